@@ -1,0 +1,56 @@
+"""gradviz: see backpropagation.
+
+Build a computation graph out of scalar `Value` nodes, run it forward and
+backward, and look at it: terminal trees, Graphviz and Mermaid diagrams, traces
+of the backward pass, and per-layer gradient tables for small networks.
+
+    >>> from gradviz import Value
+    >>> a, b = Value(2.0, label="a"), Value(-3.0, label="b")
+    >>> L = a * b + a
+    >>> L.backward()
+    >>> a.grad, b.grad
+    (-2.0, 2.0)
+"""
+
+from importlib.metadata import PackageNotFoundError, version
+
+from gradviz.engine import (
+    Graph,
+    Op,
+    Value,
+    abs,
+    cos,
+    detach,
+    exp,
+    log,
+    relu,
+    sigmoid,
+    sin,
+    sqrt,
+    tanh,
+    topological_order,
+)
+from gradviz.errors import GradvizError
+
+try:
+    __version__ = version("gradviz")
+except PackageNotFoundError:  # running from a source tree that is not installed
+    __version__ = "0.0.0+unknown"
+
+__all__ = [
+    "Graph",
+    "GradvizError",
+    "Op",
+    "Value",
+    "abs",
+    "cos",
+    "detach",
+    "exp",
+    "log",
+    "relu",
+    "sigmoid",
+    "sin",
+    "sqrt",
+    "tanh",
+    "topological_order",
+]

@@ -1,0 +1,91 @@
+"""The `gradviz` command line: a thin layer over the library.
+
+This package is the one place where library errors become exit statuses:
+0 ok, 1 runtime failure, 2 bad input (click's own contract). No traceback is
+shown unless `--traceback` is given.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+
+import click
+
+from gradviz.errors import GradvizError
+
+
+class Failure(click.ClickException):
+    """A library error on its way out: click prints `Error: …` and exits with our code."""
+
+    def __init__(self, message: str, exit_code: int) -> None:
+        super().__init__(message)
+        self.exit_code = exit_code
+
+
+class GradvizGroup(click.Group):
+    """Runs a command and turns library errors into one clear message and a status."""
+
+    def invoke(self, ctx: click.Context) -> object:
+        try:
+            return super().invoke(ctx)
+        except GradvizError as error:
+            if ctx.meta.get("gradviz.traceback"):
+                raise
+            raise Failure(error.render(), error.exit_code) from None
+        except (click.ClickException, click.exceptions.Exit, click.Abort, BrokenPipeError):
+            raise
+        except KeyboardInterrupt:
+            raise
+        except RecursionError as error:
+            if ctx.meta.get("gradviz.traceback"):
+                raise
+            raise Failure(f"input too deeply nested to process ({error})", 2) from None
+        except Exception as error:  # a bug: say so plainly, keep the traceback for --traceback
+            if ctx.meta.get("gradviz.traceback"):
+                raise
+            raise Failure(
+                f"internal error: {type(error).__name__}: {error}\n"
+                "This is a bug in gradviz; run again with --traceback and report it.",
+                1,
+            ) from None
+
+
+@click.group(cls=GradvizGroup, context_settings={"help_option_names": ["-h", "--help"]})
+@click.version_option(package_name="gradviz", prog_name="gradviz")
+@click.option(
+    "--traceback",
+    is_flag=True,
+    envvar="GRADVIZ_TRACEBACK",
+    help="Show Python's traceback on errors (for debugging gradviz itself).",
+)
+@click.pass_context
+def cli(ctx: click.Context, traceback: bool) -> None:
+    """See backpropagation: build a computation graph, run it forward and backward,
+    and show every node's value and gradient.
+
+    \b
+    Examples:
+      gradviz draw "(a+b)*c" a=2 b=-3 c=10
+      gradviz draw "e = a*b; d = e + c; L = d*f" -o graph.svg
+
+    Exit status: 0 ok, 1 runtime failure, 2 bad input.
+    """
+    ctx.meta["gradviz.traceback"] = traceback
+
+
+def main() -> None:
+    """Console-script entry point."""
+    try:
+        cli.main(prog_name="gradviz")
+    except BrokenPipeError:
+        # `gradviz … | head`: the reader left; end quietly, as Unix tools do.
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+        sys.exit(141)
+    except KeyboardInterrupt:
+        click.echo("Interrupted.", err=True)
+        sys.exit(130)
+
+
+# Each command lives in a module of its own; register it here.

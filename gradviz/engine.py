@@ -1,0 +1,386 @@
+"""The scalar autograd engine: `Value` nodes, the op table, and backpropagation.
+
+A `Value` remembers how it was computed (its op and its parents, in order, with
+repeats), so the graph is the memory of the computation. Backpropagation walks
+that memory in reverse topological order and applies the chain rule on every
+edge, adding up the credit where a value is used more than once.
+
+`data` and `grad` are floats, or numpy arrays holding a batch of independent
+samples: one graph then evaluates every sample at once, and each node's grad
+holds the per-sample gradients (sum them for a batch gradient).
+"""
+
+from __future__ import annotations
+
+import warnings
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass
+from functools import lru_cache
+
+import numpy as np
+
+Number = float | np.ndarray
+
+# NaN and inf are results we show, not errors: silence numpy's warnings about
+# them, but only those raised from gradviz's own modules.
+warnings.filterwarnings("ignore", category=RuntimeWarning, module=r"gradviz(\.|$)")
+
+
+def _result(r: object) -> Number:
+    """A numpy result as the engine stores it: floats stay plain Python floats."""
+    if type(r) is np.ndarray:
+        return float(r) if r.ndim == 0 else r
+    return float(r)  # np.float64 and friends
+
+
+def as_data(x: object) -> Number:
+    """Convert user input to engine data: a float or a float64 array."""
+    if isinstance(x, np.ndarray):
+        return _result(np.asarray(x, dtype=np.float64))
+    if isinstance(x, bool) or not isinstance(x, int | float | np.number):
+        raise TypeError(f"a Value holds a number or a numpy array, not {type(x).__name__}")
+    return float(x)
+
+
+@dataclass(frozen=True, slots=True, eq=False)
+class Op:
+    """One primitive: forward value, local derivatives and their formulas, together.
+
+    `local(out, *inputs)` returns d(out)/d(input_i) for each input, evaluated at the
+    current data; `formulas` says the same in words for the renderers and the trace,
+    in terms of the inputs `a`, `b`.
+    """
+
+    name: str
+    forward: Callable[..., Number]
+    local: Callable[..., tuple[Number, ...]]
+    formulas: tuple[str, ...]
+    symbol: str
+    passes_credit: bool = True
+
+    @property
+    def arity(self) -> int:
+        return len(self.formulas)
+
+    def __repr__(self) -> str:
+        return f"Op({self.name})"
+
+
+def _unary(np_func: Callable) -> Callable[[Number], Number]:
+    """Forward through the numpy ufunc for floats and arrays alike, so a batched
+    evaluation gives bit-for-bit the numbers of separate scalar runs."""
+
+    def forward(a: Number) -> Number:
+        return _result(np_func(a))
+
+    return forward
+
+
+def _sigmoid(a: Number) -> Number:
+    # Never exponentiate a positive number: no overflow, tiny tails kept (σ(-40) ≈ 4e-18).
+    e = np.exp(-np.abs(a))
+    return _result(np.where(np.greater_equal(a, 0.0), 1.0 / (1.0 + e), e / (1.0 + e)))
+
+
+ADD = Op("add", lambda a, b: a + b, lambda out, a, b: (1.0, 1.0), ("1", "1"), "+")
+MUL = Op("mul", lambda a, b: a * b, lambda out, a, b: (b, a), ("b", "a"), "*")
+POW = Op(
+    "pow",
+    lambda a, b: _result(np.power(a, b)),
+    lambda out, a, b: (_result(b * np.power(a, b - 1.0)), _result(out * np.log(a))),
+    ("b·a^(b-1)", "a^b·ln(a)"),
+    "**",
+)
+EXP = Op("exp", _unary(np.exp), lambda out, a: (out,), ("exp(a)",), "exp")
+LOG = Op("log", _unary(np.log), lambda out, a: (_result(np.divide(1.0, a)),), ("1/a",), "log")
+TANH = Op("tanh", _unary(np.tanh), lambda out, a: (1.0 - out * out,), ("1 - tanh²(a)",), "tanh")
+SIGMOID = Op("sigmoid", _sigmoid, lambda out, a: (out * (1.0 - out),), ("σ(a)·(1 - σ(a))",), "sigmoid")
+RELU = Op(
+    "relu",
+    lambda a: _result(np.maximum(a, 0.0)),
+    lambda out, a: (_result(np.heaviside(a, 0.0)),),
+    ("1 if a > 0 else 0",),
+    "relu",
+)
+SIN = Op("sin", _unary(np.sin), lambda out, a: (_result(np.cos(a)),), ("cos(a)",), "sin")
+COS = Op("cos", _unary(np.cos), lambda out, a: (_result(-np.sin(a)),), ("-sin(a)",), "cos")
+ABS = Op("abs", _unary(np.abs), lambda out, a: (_result(np.sign(a)),), ("sign(a)",), "abs")
+SQRT = Op(
+    "sqrt", _unary(np.sqrt), lambda out, a: (_result(np.divide(0.5, out)),), ("1/(2·√a)",), "sqrt"
+)
+DETACH = Op("detach", lambda a: a, lambda out, a: (0.0,), ("0 (stop-gradient)",), "detach", False)
+
+
+@lru_cache(maxsize=256)
+def power_op(n: float) -> Op:
+    """`a ** n` for a constant exponent: a unary op, so `x**2` has no edge to a constant."""
+    shown = repr(int(n)) if float(n).is_integer() else repr(n)
+    less = repr(int(n - 1)) if float(n - 1).is_integer() else repr(n - 1)
+    return Op(
+        f"pow{shown}",
+        lambda a: _result(np.power(a, n)),
+        lambda out, a: (_result(n * np.power(a, n - 1.0)),),
+        (f"{shown}·a^{less}",),
+        f"**{shown}",
+    )
+
+
+UNARY_OPS: dict[str, Op] = {
+    op.name: op for op in (EXP, LOG, TANH, SIGMOID, RELU, SIN, COS, ABS, SQRT, DETACH)
+}
+
+
+class Value:
+    """A scalar (or a batch of scalars) in a computation graph, with its gradient.
+
+    A leaf is made by the user (`Value(2.0, label="a")`); every other Value is made
+    by an op and remembers it. Plain numbers mixed into expressions become
+    unlabelled leaves (constants).
+    """
+
+    # Parents live in two slots rather than a tuple: one allocation per node instead
+    # of two, which is most of what keeps the engine fast and small (see bench/).
+    __slots__ = ("data", "grad", "op", "a", "b", "label")
+
+    def __init__(self, data: object, label: str | None = None) -> None:
+        self.data: Number = data if type(data) is float else as_data(data)
+        self.grad: Number = 0.0
+        self.op: Op | None = None
+        self.a: Value | None = None
+        self.b: Value | None = None
+        self.label = label
+
+    @property
+    def parents(self) -> tuple[Value, ...]:
+        """The op's inputs in order; an input used twice appears twice (`x*x`)."""
+        if self.a is None:
+            return ()
+        return (self.a,) if self.b is None else (self.a, self.b)
+
+    # -- building ---------------------------------------------------------------
+
+    def __add__(self, other: Value | float) -> Value:
+        other = other if isinstance(other, Value) else Value(other)
+        return _node(ADD, self, other, self.data + other.data)
+
+    def __mul__(self, other: Value | float) -> Value:
+        other = other if isinstance(other, Value) else Value(other)
+        return _node(MUL, self, other, self.data * other.data)
+
+    def __pow__(self, other: Value | float) -> Value:
+        if isinstance(other, Value):
+            return apply(POW, self, other)
+        return apply(power_op(float(as_data(other))), self)
+
+    def __rpow__(self, other: float) -> Value:
+        return apply(POW, Value(other), self)
+
+    def __radd__(self, other: float) -> Value:
+        return Value(other) + self
+
+    def __rmul__(self, other: float) -> Value:
+        return Value(other) * self
+
+    # Compositions of the primitives above (as in the classic lesson).
+    def __neg__(self) -> Value:
+        return self * -1.0
+
+    def __sub__(self, other: Value | float) -> Value:
+        return self + (-other)
+
+    def __rsub__(self, other: float) -> Value:
+        return Value(other) + (-self)
+
+    def __truediv__(self, other: Value | float) -> Value:
+        other = other if isinstance(other, Value) else Value(other)
+        return self * other**-1.0
+
+    def __rtruediv__(self, other: float) -> Value:
+        return Value(other) * self**-1.0
+
+    def __abs__(self) -> Value:
+        return apply(ABS, self)
+
+    def exp(self) -> Value:
+        return apply(EXP, self)
+
+    def log(self) -> Value:
+        return apply(LOG, self)
+
+    def tanh(self) -> Value:
+        return apply(TANH, self)
+
+    def sigmoid(self) -> Value:
+        return apply(SIGMOID, self)
+
+    def relu(self) -> Value:
+        return apply(RELU, self)
+
+    def sin(self) -> Value:
+        return apply(SIN, self)
+
+    def cos(self) -> Value:
+        return apply(COS, self)
+
+    def abs(self) -> Value:
+        return apply(ABS, self)
+
+    def sqrt(self) -> Value:
+        return apply(SQRT, self)
+
+    def detach(self) -> Value:
+        return apply(DETACH, self)
+
+    # -- using ------------------------------------------------------------------
+
+    @property
+    def is_leaf(self) -> bool:
+        return self.op is None
+
+    def backward(self) -> None:
+        """Fill in d(self)/d(node) for every node that self depends on.
+
+        Gradients of the graph are reset first, so calling it twice gives the same
+        numbers (unlike PyTorch, which accumulates across calls).
+        """
+        backpropagate(topological_order(self))
+
+    def __repr__(self) -> str:
+        from gradviz.numbers import fmt
+
+        name = f"{self.label}, " if self.label else ""
+        return f"Value({name}data={fmt(self.data)}, grad={fmt(self.grad)})"
+
+
+def _node(op: Op, a: Value, b: Value | None, data: Number) -> Value:
+    """Make a non-leaf Value without __init__'s input checks (the hot path)."""
+    out = _new(Value)
+    out.data = data
+    out.grad = 0.0
+    out.op = op
+    out.a = a
+    out.b = b
+    out.label = None
+    return out
+
+
+_new = object.__new__
+
+
+def apply(op: Op, *inputs: Value | float) -> Value:
+    """Apply an op to Values (plain numbers become constants)."""
+    parents = tuple(x if isinstance(x, Value) else Value(x) for x in inputs)
+    if len(parents) != op.arity:
+        raise TypeError(f"{op.name} takes {op.arity} argument(s), got {len(parents)}")
+    data = op.forward(*[p.data for p in parents])
+    return _node(op, parents[0], parents[1] if len(parents) == 2 else None, data)
+
+
+def topological_order(root: Value) -> list[Value]:
+    """Every node root depends on, parents before children (iterative DFS, no recursion).
+
+    The order is deterministic (parents visited left to right), so it can name nodes.
+    """
+    # A node is expanded (its parents pushed) the first time it is on top of the
+    # stack, and emitted the second time, once everything above it is done.
+    order: list[Value] = []
+    expanded: set[Value] = set()
+    done: set[Value] = set()
+    stack = [root]
+    while stack:
+        node = stack[-1]
+        if node in expanded:
+            stack.pop()
+            if node not in done:
+                done.add(node)
+                order.append(node)
+            continue
+        expanded.add(node)
+        b = node.b
+        if b is not None and b not in expanded:
+            stack.append(b)
+        a = node.a
+        if a is not None and a not in expanded:
+            stack.append(a)
+    return order
+
+
+def _ones_like(data: Number) -> Number:
+    return np.ones_like(data) if type(data) is np.ndarray else 1.0
+
+
+def backpropagate(order: list[Value]) -> None:
+    """The backward pass over a topological order whose last node is the output."""
+    for node in order:
+        node.grad = 0.0
+    root = order[-1]
+    root.grad = _ones_like(root.data)
+    for node in reversed(order):
+        op = node.op
+        if op is None or not op.passes_credit:
+            continue
+        g = node.grad
+        a = node.a
+        b = node.b
+        if b is not None:
+            da, db = op.local(node.data, a.data, b.data)
+            a.grad += g * da
+            b.grad += g * db
+        else:
+            (da,) = op.local(node.data, a.data)
+            a.grad += g * da
+
+
+def evaluate(order: list[Value]) -> Number:
+    """Recompute every non-leaf node's data from its parents (after leaves changed)."""
+    for node in order:
+        op = node.op
+        if op is not None:
+            b = node.b
+            node.data = op.forward(node.a.data) if b is None else op.forward(node.a.data, b.data)
+    return order[-1].data
+
+
+class Graph:
+    """A built graph kept for re-evaluation: change leaf data, then forward/backward
+    again without rebuilding a single node."""
+
+    def __init__(self, output: Value) -> None:
+        self.output = output
+        self.nodes = topological_order(output)
+
+    @property
+    def leaves(self) -> list[Value]:
+        return [n for n in self.nodes if n.op is None]
+
+    def forward(self) -> Number:
+        return evaluate(self.nodes)
+
+    def backward(self) -> None:
+        backpropagate(self.nodes)
+
+
+def _function(op: Op) -> Callable[[Value | float], Value]:
+    def function(x: Value | float) -> Value:
+        return apply(op, x)
+
+    function.__name__ = op.name
+    function.__doc__ = f"{op.name}(x): local derivative {op.formulas[0]}."
+    return function
+
+
+exp = _function(EXP)
+log = _function(LOG)
+tanh = _function(TANH)
+sigmoid = _function(SIGMOID)
+relu = _function(RELU)
+sin = _function(SIN)
+cos = _function(COS)
+sqrt = _function(SQRT)
+detach = _function(DETACH)
+abs = _function(ABS)  # noqa: A001 - mirrors the op's name, as the other functions do
+
+
+def leaves(values: Iterable[Value]) -> list[Value]:
+    """The leaves among some nodes, in the order given."""
+    return [v for v in values if v.op is None]

@@ -1,0 +1,83 @@
+"""gradviz's one error hierarchy.
+
+The library raises these with structured fields; `gradviz.cli` turns them into
+exit statuses and messages in one place. Nothing below the CLI prints or exits.
+"""
+
+from __future__ import annotations
+
+
+class GradvizError(Exception):
+    """Base class. `exit_code` is what the CLI exits with: 2 bad input, 1 runtime failure."""
+
+    exit_code = 1
+
+    def __init__(self, message: str, *, hint: str | None = None) -> None:
+        super().__init__(message)
+        self.message = message
+        self.hint = hint
+
+    def render(self) -> str:
+        """The full text for a user: message, then anything that points at the cause."""
+        return self.message if not self.hint else f"{self.message}\n{self.hint}"
+
+
+class InputError(GradvizError):
+    """The user gave something we cannot accept (exit status 2)."""
+
+    exit_code = 2
+
+
+class ExpressionError(InputError):
+    """A problem at a place in an expression: `start`/`end` are character offsets."""
+
+    def __init__(
+        self,
+        message: str,
+        *,
+        source: str,
+        start: int,
+        end: int | None = None,
+        hint: str | None = None,
+    ) -> None:
+        super().__init__(message, hint=hint)
+        self.source = source
+        self.start = max(0, min(start, len(source)))
+        self.end = max(self.start + 1, end if end is not None else self.start + 1)
+
+    def render(self) -> str:
+        """Message, the offending line, and a caret under the span."""
+        line_start = self.source.rfind("\n", 0, self.start) + 1
+        line_end = self.source.find("\n", self.start)
+        line_end = len(self.source) if line_end == -1 else line_end
+        line = self.source[line_start:line_end]
+        column = self.start - line_start
+        width = max(1, min(self.end, line_end) - self.start)
+        shown = line.replace("\t", " ")
+        caret = " " * column + "^" * width
+        text = f"{self.message}\n  {shown}\n  {caret}"
+        return f"{text}\n{self.hint}" if self.hint else text
+
+
+class SpecError(InputError):
+    """A network spec (TOML file or inline options) that cannot be used."""
+
+
+class ModelError(InputError):
+    """A saved model file that is malformed."""
+
+
+class DataError(InputError):
+    """A data set (built-in name or CSV file) that cannot be used."""
+
+
+class OutputError(InputError):
+    """An output path or format that cannot be written."""
+
+
+class RenderError(GradvizError):
+    """Rendering failed at run time (no `dot` program, `dot` crashed): exit status 1."""
+
+
+class TrainingError(GradvizError):
+    """Training failed at run time (non-finite loss): exit status 1."""
