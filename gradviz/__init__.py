@@ -31,6 +31,10 @@ from gradviz.engine import (
     topological_order,
 )
 from gradviz.errors import GradvizError
+from gradviz.expr import parse
+from gradviz.gradcheck import gradcheck  # the function (the module stays importable by name)
+from gradviz.render import draw, to_json, to_mermaid
+from gradviz.trace import trace  # the function (the module stays importable by name)
 
 try:
     __version__ = version("gradviz")
@@ -38,19 +42,25 @@ except PackageNotFoundError:  # running from a source tree that is not installed
     __version__ = "0.0.0+unknown"
 
 __all__ = [
-    "Graph",
     "GradvizError",
+    "Graph",
     "Op",
     "Value",
     "abs",
     "cos",
     "detach",
+    "draw",
     "exp",
+    "gradcheck",
     "log",
+    "parse",
     "relu",
     "sigmoid",
     "sin",
     "sqrt",
     "tanh",
+    "to_json",
+    "to_mermaid",
     "topological_order",
+    "trace",
 ]

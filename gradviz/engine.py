@@ -57,6 +57,13 @@ class Op:
     formulas: tuple[str, ...]
     symbol: str
     passes_credit: bool = True
+    # Optional straight-line Python for compilers of fixed graphs (gradviz.train): the
+    # same numbers as `forward`/`local` on floats, bit for bit. `code` assigns `{out}`
+    # from `{a}`/`{b}` (may use a scratch name `{tmp}`); `local_code` is one expression
+    # per input in `{out}`, `{a}`, `{b}`. They may name only `np` and `float`. Without
+    # them a compiler calls `forward`/`local` (same numbers, slower).
+    code: str | None = None
+    local_code: tuple[str, ...] | None = None
 
     @property
     def arity(self) -> int:
@@ -82,25 +89,98 @@ def _sigmoid(a: Number) -> Number:
     return _result(np.where(np.greater_equal(a, 0.0), 1.0 / (1.0 + e), e / (1.0 + e)))
 
 
-ADD = Op("add", lambda a, b: a + b, lambda out, a, b: (1.0, 1.0), ("1", "1"), "+")
-MUL = Op("mul", lambda a, b: a * b, lambda out, a, b: (b, a), ("b", "a"), "*")
+# numpy's power loop takes exact shortcuts (1/a, sqrt(a), a·a, ...) when the exponent is one
+# number, as in a scalar run, but not for an array of exponents, whose vectorised pow may
+# differ in the last bit. Those elements are redone the scalar way (found by tests/).
+_POWER_SHORTCUTS = (-1.0, 0.0, 0.5, 1.0, 2.0)
+
+
+def _power(a: Number, b: Number) -> Number:
+    """a ** b, sample by sample exactly as separate scalar runs compute it."""
+    r = np.power(a, b)
+    if type(b) is np.ndarray and r.ndim:
+        base = np.broadcast_to(a, r.shape)
+        for e in _POWER_SHORTCUTS:
+            hit = np.broadcast_to(b == e, r.shape)
+            if hit.any():
+                r[hit] = np.power(base[hit], e)
+    return _result(r)
+
+
+ADD = Op(
+    "add",
+    lambda a, b: a + b,
+    lambda out, a, b: (1.0, 1.0),
+    ("1", "1"),
+    "+",
+    code="{out} = {a} + {b}",
+    local_code=("1.0", "1.0"),
+)
+MUL = Op(
+    "mul",
+    lambda a, b: a * b,
+    lambda out, a, b: (b, a),
+    ("b", "a"),
+    "*",
+    code="{out} = {a} * {b}",
+    local_code=("{b}", "{a}"),
+)
 POW = Op(
     "pow",
-    lambda a, b: _result(np.power(a, b)),
-    lambda out, a, b: (_result(b * np.power(a, b - 1.0)), _result(out * np.log(a))),
+    lambda a, b: _power(a, b),
+    lambda out, a, b: (_result(b * _power(a, b - 1.0)), _result(out * np.log(a))),
     ("b·a^(b-1)", "a^b·ln(a)"),
     "**",
 )
-EXP = Op("exp", _unary(np.exp), lambda out, a: (out,), ("exp(a)",), "exp")
-LOG = Op("log", _unary(np.log), lambda out, a: (_result(np.divide(1.0, a)),), ("1/a",), "log")
-TANH = Op("tanh", _unary(np.tanh), lambda out, a: (1.0 - out * out,), ("1 - tanh²(a)",), "tanh")
-SIGMOID = Op("sigmoid", _sigmoid, lambda out, a: (out * (1.0 - out),), ("σ(a)·(1 - σ(a))",), "sigmoid")
+EXP = Op(
+    "exp",
+    _unary(np.exp),
+    lambda out, a: (out,),
+    ("exp(a)",),
+    "exp",
+    code="{out} = float(np.exp({a}))",
+    local_code=("{out}",),
+)
+LOG = Op(
+    "log",
+    _unary(np.log),
+    lambda out, a: (_result(np.divide(1.0, a)),),
+    ("1/a",),
+    "log",
+    code="{out} = float(np.log({a}))",
+    local_code=("float(np.divide(1.0, {a}))",),
+)
+TANH = Op(
+    "tanh",
+    _unary(np.tanh),
+    lambda out, a: (1.0 - out * out,),
+    ("1 - tanh²(a)",),
+    "tanh",
+    code="{out} = float(np.tanh({a}))",
+    local_code=("1.0 - {out} * {out}",),
+)
+SIGMOID = Op(
+    "sigmoid",
+    _sigmoid,
+    lambda out, a: (out * (1.0 - out),),
+    ("σ(a)·(1 - σ(a))",),
+    "sigmoid",
+    # _sigmoid on one float: only exp is transcendental, the rest is IEEE arithmetic.
+    code=(
+        "{tmp} = float(np.exp(-abs({a})))\n"
+        "{out} = 1.0 / (1.0 + {tmp}) if {a} >= 0.0 else {tmp} / (1.0 + {tmp})"
+    ),
+    local_code=("{out} * (1.0 - {out})",),
+)
 RELU = Op(
     "relu",
     lambda a: _result(np.maximum(a, 0.0)),
     lambda out, a: (_result(np.heaviside(a, 0.0)),),
     ("1 if a > 0 else 0",),
     "relu",
+    # np.maximum(a, 0.0) and np.heaviside(a, 0.0) on one float, NaN passed through.
+    code="{out} = {a} if {a} > 0.0 else (0.0 if {a} <= 0.0 else {a})",
+    local_code=("1.0 if {a} > 0.0 else (0.0 if {a} <= 0.0 else {a})",),
 )
 SIN = Op("sin", _unary(np.sin), lambda out, a: (_result(np.cos(a)),), ("cos(a)",), "sin")
 COS = Op("cos", _unary(np.cos), lambda out, a: (_result(-np.sin(a)),), ("-sin(a)",), "cos")
@@ -378,7 +458,7 @@ sin = _function(SIN)
 cos = _function(COS)
 sqrt = _function(SQRT)
 detach = _function(DETACH)
-abs = _function(ABS)  # noqa: A001 - mirrors the op's name, as the other functions do
+abs = _function(ABS)  # shadows the builtin inside this module only: use np.abs here
 
 
 def leaves(values: Iterable[Value]) -> list[Value]:

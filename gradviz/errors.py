@@ -6,6 +6,8 @@ exit statuses and messages in one place. Nothing below the CLI prints or exits.
 
 from __future__ import annotations
 
+import unicodedata
+
 
 class GradvizError(Exception):
     """Base class. `exit_code` is what the CLI exits with: 2 bad input, 1 runtime failure."""
@@ -46,17 +48,43 @@ class ExpressionError(InputError):
         self.end = max(self.start + 1, end if end is not None else self.start + 1)
 
     def render(self) -> str:
-        """Message, the offending line, and a caret under the span."""
+        """Message, the offending line, and a caret under the span.
+
+        A long line is cut to a window around the span (marked …); control characters and
+        lone surrogates print as � (no terminal escapes from user text, nothing that cannot be
+        encoded); wide characters get two carets.
+        """
         line_start = self.source.rfind("\n", 0, self.start) + 1
         line_end = self.source.find("\n", self.start)
         line_end = len(self.source) if line_end == -1 else line_end
-        line = self.source[line_start:line_end]
-        column = self.start - line_start
-        width = max(1, min(self.end, line_end) - self.start)
-        shown = line.replace("\t", " ")
-        caret = " " * column + "^" * width
+        left = max(line_start, self.start - _CONTEXT)
+        span_end = min(self.end, line_end, self.start + 2 * _CONTEXT)
+        right = min(line_end, span_end + _CONTEXT)
+        before = ("…" if left > line_start else "") + self.source[left : self.start]
+        spanned = self.source[self.start : span_end]
+        after = self.source[span_end:right] + ("…" if right < line_end else "")
+        shown = _printable(before + spanned + after)
+        caret = " " * _width(before) + "^" * max(1, _width(spanned))
         text = f"{self.message}\n  {shown}\n  {caret}"
         return f"{text}\n{self.hint}" if self.hint else text
+
+
+_CONTEXT = 60  # characters of a long line shown on each side of an error's span
+
+
+def _printable(text: str) -> str:
+    return "".join(
+        " " if c == "\t" else "\ufffd" if unicodedata.category(c) in ("Cc", "Cs") else c
+        for c in text
+    )
+
+
+def _width(text: str) -> int:
+    """Terminal columns: East Asian wide characters take two, combining marks none."""
+    return sum(
+        0 if unicodedata.combining(c) else 2 if unicodedata.east_asian_width(c) in "WF" else 1
+        for c in text
+    )
 
 
 class SpecError(InputError):

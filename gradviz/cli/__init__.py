@@ -89,3 +89,18 @@ def main() -> None:
 
 
 # Each command lives in a module of its own; register it here.
+from gradviz.cli.draw import draw  # noqa: E402
+
+cli.add_command(draw)
+from gradviz.cli.trace import check, trace_command  # noqa: E402
+
+cli.add_command(trace_command)
+cli.add_command(check)
+from gradviz.cli.train import inspect_command, train_command  # noqa: E402
+
+cli.add_command(train_command)
+cli.add_command(inspect_command)
+from gradviz.cli.grads import compare, grads  # noqa: E402
+
+cli.add_command(grads)
+cli.add_command(compare)

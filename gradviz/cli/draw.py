@@ -1,0 +1,237 @@
+"""`gradviz draw`: an expression in, its graph with data and gradients out."""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+import click
+from rich.console import Console
+
+from gradviz.errors import InputError, OutputError, RenderError
+from gradviz.expr import describe_defaults, parse_assignments, parse_program
+from gradviz.model import model_diagram
+from gradviz.numbers import DEFAULT_PRECISION
+from gradviz.output import FORMATS, format_for, refuse_inputs, render, size_warnings, write_atomic
+from gradviz.render.diagram import diagram_from_value
+from gradviz.render.dot import RANKDIRS
+from gradviz.render.terminal import to_terminal
+
+EXPR_SUFFIX = ".expr"
+MAX_EXPR_FILE = 1_000_000  # bytes; the expression language caps the text far lower
+
+
+def read_expression(expr: str) -> tuple[str, Path | None]:
+    """The expression text and the file it came from: `@path` reads a file, as does an
+    argument naming an existing `.expr` file; anything else is the expression itself."""
+    if expr.startswith("@"):
+        path = Path(expr[1:])
+    elif expr.endswith(EXPR_SUFFIX) and Path(expr).is_file():
+        path = Path(expr)
+    else:
+        return expr, None
+    try:
+        with path.open("rb") as file:
+            data = file.read(MAX_EXPR_FILE + 1)
+    except OSError as error:
+        raise InputError(f"cannot read {str(path)!r}: {error.strerror or error}") from None
+    if len(data) > MAX_EXPR_FILE:
+        raise InputError(f"{str(path)!r} is too large for an expression file")
+    try:
+        return data.decode("utf-8-sig"), path
+    except UnicodeDecodeError as error:
+        raise InputError(f"{str(path)!r} is not UTF-8 text (byte {error.start})") from None
+
+
+def _console() -> Console:
+    """stdout for the terminal view: colour only on a terminal without NO_COLOR (rich
+    checks both); wide enough when piped that lines are not wrapped."""
+    console = Console(highlight=False)
+    if not console.is_terminal:
+        console = Console(highlight=False, width=max(console.width, 120))
+    return console
+
+
+def _write_stdout(data: bytes) -> None:
+    """Bytes to stdout (text formats are UTF-8 whatever the locale)."""
+    sys.stdout.flush()
+    stream = getattr(sys.stdout, "buffer", None)
+    if stream is None:
+        sys.stdout.write(data.decode("utf-8"))
+        sys.stdout.flush()
+    else:
+        stream.write(data)
+        stream.flush()
+
+
+def _say(message: str) -> None:
+    click.echo(message, err=True)
+
+
+@click.command(
+    context_settings={"help_option_names": ["-h", "--help"]},
+    epilog="Exit status: 0 ok, 1 runtime failure (e.g. no Graphviz for PDF), 2 bad input.",
+)
+@click.argument("expr", metavar="EXPR", required=False)
+@click.argument("assignments", nargs=-1, metavar="[NAME=VALUE]...")
+@click.option(
+    "-o",
+    "--output",
+    "outputs",
+    multiple=True,
+    metavar="FILE",
+    help="Write the graph to FILE, format from its extension; repeat for several files. "
+    "'-' writes a text format to stdout.",
+)
+@click.option(
+    "-f",
+    "--format",
+    "format_",
+    type=click.Choice(list(FORMATS), case_sensitive=False),
+    help="Format for every -o, whatever the extension. Without -o: write it to stdout.",
+)
+@click.option(
+    "--rankdir",
+    type=click.Choice(RANKDIRS, case_sensitive=False),
+    default="LR",
+    show_default=True,
+    help="Direction of the diagram: left-right, top-bottom, …",
+)
+@click.option(
+    "--precision",
+    type=click.IntRange(1, 17),
+    default=DEFAULT_PRECISION,
+    show_default=True,
+    help="Significant digits of the numbers shown (tooltips and JSON keep every digit).",
+)
+@click.option("--no-grad", is_flag=True, help="Draw data only: no backward pass.")
+@click.option(
+    "--model",
+    "model_path",
+    type=click.Path(dir_okay=False),
+    help="Instead of EXPR: one example's loss through a saved model (gradviz train --save).",
+)
+@click.option("--input", "model_input", metavar="X0,X1,…", help="The example for --model.")
+@click.option(
+    "--target", type=float, help="Its target (default: its label in the model's data set)."
+)
+@click.option(
+    "--level",
+    type=click.Choice(["auto", "scalar", "neuron", "layer"]),
+    default="auto",
+    show_default=True,
+    help="With --model: every scalar, a node per neuron, or a node per layer (auto "
+    "collapses a big network and says so).",
+)
+@click.option(
+    "--seed",
+    type=click.IntRange(min=0),
+    default=0,
+    show_default=True,
+    help="Seed of the default values of leaves given no value.",
+)
+def draw(
+    expr: str,
+    assignments: tuple[str, ...],
+    outputs: tuple[str, ...],
+    format_: str | None,
+    rankdir: str,
+    precision: int,
+    no_grad: bool,
+    seed: int,
+    model_path: str | None,
+    model_input: str | None,
+    target: float | None,
+    level: str,
+) -> None:
+    """Draw the computation graph of EXPR with every node's value and gradient.
+
+    EXPR is a Python-like expression (+ - * / **, tanh sigmoid relu exp log sin cos
+    abs sqrt detach); statements separated by ';' name intermediate results, and the
+    last one is the output. Leaves take values from NAME=VALUE arguments; leaves left
+    without one get reproducible defaults (printed; --seed changes them). EXPR may
+    also be @FILE, or the path of an existing .expr file, to read it from a file.
+
+    Without -o, the graph is shown in the terminal as a tree with a table of the
+    leaves' gradients. Formats by extension: .dot .gv .svg .png .pdf (Graphviz;
+    PDF needs a system Graphviz), .mmd (Mermaid), .md (Mermaid in a fenced block),
+    .json, .txt.
+
+    \b
+    Examples:
+      gradviz draw "(a+b)*c"
+      gradviz draw "e = a*b; d = e + c; L = d*f" a=2 b=-3 c=10 f=-2
+      gradviz draw "tanh(w*x + b)" x=0.5 w=-3 b=1 -o neuron.svg -o neuron.md
+      gradviz draw samples/tanh_neuron.expr -f mermaid
+      gradviz draw --model xor.json --input 0,1 --level neuron -o xor.svg
+    """
+    rankdir = rankdir.upper()
+    if model_path is not None:  # a saved network instead of an expression
+        if expr is not None or assignments:
+            raise InputError("give an expression or --model, not both")
+        text, source_file, values = "", Path(model_path), {}
+    elif expr is None:
+        raise InputError("give an expression to draw, or --model FILE --input X0,X1")
+    else:
+        text, source_file = read_expression(expr)
+        values = parse_assignments(assignments)
+
+    if format_ is not None and not outputs:
+        outputs = ("-",)
+    targets = [(path, format_for(path, format_)) for path in outputs]
+    _check_targets(targets)
+    refuse_inputs([p for p, _ in targets], [source_file] if source_file else [])
+
+    if model_path is not None:
+        diagram, note = model_diagram(model_path, model_input, target, level, not no_grad)
+        if note:
+            _say(f"note: {note}")
+    else:
+        program = parse_program(text, values, seed=seed)
+        note = describe_defaults(program)
+        if note:
+            _say(f"note: {note}")
+        if not no_grad:
+            program.output.backward()
+        diagram = diagram_from_value(program.output, grad=not no_grad)
+
+    if not targets:
+        _console().print(to_terminal(diagram, precision=precision))
+        return
+
+    failures: list[RenderError] = []
+    for path, fmt in targets:
+        for warning in size_warnings(diagram, fmt):
+            _say(f"warning: {warning}")
+        try:
+            data = render(diagram, fmt, rankdir=rankdir, precision=precision)
+        except RenderError as error:  # other outputs still get written
+            failures.append(error)
+            continue
+        if path == "-":
+            _write_stdout(data)
+        else:
+            write_atomic(Path(path), data)
+            _say(f"wrote {path} ({fmt})")
+    if len(failures) == 1:
+        raise failures[0]
+    if failures:
+        raise RenderError("\n".join(error.render() for error in failures))
+
+
+def _check_targets(targets: list[tuple[str, str]]) -> None:
+    """Refuse what cannot work before any work is done: binary formats on stdout, and
+    one file named twice."""
+    seen: set[str] = set()
+    for path, fmt in targets:
+        if path == "-":
+            if FORMATS[fmt].binary:
+                raise OutputError(
+                    f"{fmt.upper()} is binary and cannot be written to stdout",
+                    hint=f"Write it to a file: -o graph.{fmt}",
+                )
+            continue
+        key = str(Path(path).resolve())
+        if key in seen:
+            raise OutputError(f"{path!r} is given twice as an output")
+        seen.add(key)

@@ -1,0 +1,303 @@
+"""`gradviz grads` and `gradviz compare`: per-layer gradient tables for a spec or a saved
+model, and two of them side by side."""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+from pathlib import Path
+
+import click
+from rich.console import Console
+from rich.text import Text
+
+from gradviz.model import load_model
+from gradviz.nn import LayerSample, Network, layer_samples, resolve_spec
+from gradviz.output import format_for, refuse_inputs, run_dot, write_atomic
+from gradviz.render.layers import compare_report, params_table, plot_dot, report
+from gradviz.stats import (
+    AT_REST_RMS,
+    DEAD_FRACTION,
+    EXPLODING_GRAD_DATA,
+    EXPLODING_GROWTH,
+    SATURATED_FRACTION,
+    STALLED_SPREAD,
+    VANISHING_RATIO,
+    WEAK_RATIO,
+    Diagnosis,
+    History,
+    diagnose,
+    failures,
+    history,
+    json_value,
+    parameter_grads,
+    verdict,
+)
+from gradviz.train import load_data, train
+
+# What --fail-on accepts, and the status each word means.
+FAIL_ON = {
+    "nan": "NaN",
+    "exploding": "exploding",
+    "vanishing": "vanishing",
+    "weak": "weak",
+    "stalled": "stalled",
+    "saturated": "saturated",
+    "dead": "dead",
+}
+FAIL_STATUS = 1  # the exit status when --fail-on finds what it guards against
+PLOT_FORMATS = ("svg", "png", "pdf", "dot")
+
+STATUS_HELP = f"""\b
+Statuses, first match wins (rms = root mean square of a layer's weight gradients):
+  NaN        a NaN or inf in the layer's weights, biases, gradients or activations
+  exploding  rms >= {EXPLODING_GROWTH:g}x the output layer's, or |g| >= {EXPLODING_GRAD_DATA:g}x |w|
+  dead       >= {DEAD_FRACTION:.0%} of units inactive on every sample (ReLU at 0, or a
+             hidden sigmoid/tanh stuck at one end)
+  stalled    at rest (every rms, of weight and of bias gradients, < {AT_REST_RMS:g}) and
+             the outputs vary by < {STALLED_SPREAD:g}: stuck at the mean prediction
+  converged  at rest and the outputs vary: tiny gradients everywhere, not vanishing
+  vanishing  rms < {VANISHING_RATIO:g} of a layer nearer the output
+  saturated  hidden layer, >= {SATURATED_FRACTION:.0%} of outputs saturated (sigmoid < 0.015 or
+             > 0.985, tanh |a| > 0.97); never the output layer
+  weak       rms < {WEAK_RATIO:g} of a layer nearer the output
+  ok         none of the above
+"""
+
+
+@dataclass
+class Subject:
+    """What one argument names, measured: samples now, the recorded history, a label."""
+
+    label: str
+    samples: list[LayerSample]
+    epoch: int
+    snapshots: History | None
+    note: str | None  # why training stopped early, if it did
+    description: str
+
+
+def _console() -> Console:
+    """Colour only on a terminal without NO_COLOR (rich checks both); when piped, wide
+    enough for the whole table."""
+    console = Console(highlight=False)
+    if not console.is_terminal:
+        console = Console(highlight=False, width=max(console.width, 240))
+    return console
+
+
+def measure(source: str, epochs: int | None, every: int | None) -> Subject:
+    """A saved model (.json) as saved, or a spec (TOML file or built-in name) at its
+    initial weights or after `epochs` of training."""
+    if source.lower().endswith(".json"):
+        if epochs is not None or every is not None:
+            raise click.UsageError("--epochs and --every apply to a spec, not a saved model")
+        model = load_model(Path(source))
+        samples = model.layer_samples()
+        epoch = int(model.history.get("epochs_run", 0) or 0)
+        saved = model.history.get("gradients", [])
+        snapshots = history([(int(g.get("epoch") or 0), g) for g in saved]) if saved else None
+        data = model.dataset()
+        return Subject(
+            source,
+            samples,
+            epoch,
+            snapshots,
+            model.history.get("stopped"),
+            f"saved after {epoch} epochs, on {data.name} ({data.size} examples)",
+        )
+    overrides = {"epochs": epochs, "record_every": every}
+    spec = resolve_spec(source, overrides, {"epochs": "--epochs", "record_every": "--every"})
+    data = load_data(spec)
+    where = f"on {data.name} ({data.size} examples)"
+    if epochs is None:
+        if every is not None:
+            raise click.UsageError("--every needs --epochs (statistics recorded while training)")
+        network = Network.from_spec(spec)
+        samples = layer_samples(network, data.X, data.Y)
+        return Subject(
+            source, samples, 0, None, None, f"at initialisation (seed {spec.seed}), {where}"
+        )
+    result = train(spec, data, keep_going=True)
+    epoch, samples = result.history.snapshots[-1]
+    return Subject(
+        source,
+        samples,
+        epoch,
+        history(result.history.snapshots),
+        result.history.stopped,
+        f"after {epoch} epochs (lr {spec.learning_rate:g}, {spec.update_text}), {where}",
+    )
+
+
+def _verdict(subject: Subject, diagnosis: Diagnosis) -> list[str]:
+    lines = verdict(diagnosis, subject.snapshots)
+    if subject.note:  # training's own account of the divergence is to the step
+        lines = [subject.note] + [ln for ln in lines if not ln.startswith("NaN/inf first")]
+    return lines
+
+
+def _fail_on(value: str | None) -> list[str]:
+    if not value:
+        return []
+    words = [w.strip().lower() for w in value.split(",") if w.strip()]
+    unknown = [w for w in words if w not in FAIL_ON]
+    if unknown:
+        raise click.BadParameter(
+            f"unknown status {unknown[0]!r}; choose from {', '.join(FAIL_ON)}",
+            param_hint="'--fail-on'",
+        )
+    return [FAIL_ON[w] for w in words]
+
+
+def _check_failures(diagnosis: Diagnosis, subject: Subject, guarded: list[str]) -> list[str]:
+    found = failures(diagnosis, subject.snapshots)
+    return [f"{status} in {', '.join(found[status])}" for status in guarded if status in found]
+
+
+def _write_plot(path: str, diagnosis: Diagnosis, subject: Subject, inputs: list[str]) -> None:
+    fmt = format_for(path)
+    if fmt not in PLOT_FORMATS:
+        raise click.BadParameter(
+            f"{path!r}: a plot is written as .svg, .png, .pdf or .dot", param_hint="'--plot'"
+        )
+    refuse_inputs([path], inputs)
+    title = f"{subject.label}: rms gradient per layer, {subject.description}"
+    source = plot_dot(diagnosis, subject.snapshots, title=title)
+    write_atomic(Path(path), source if fmt == "dot" else run_dot(source, fmt))
+
+
+@click.command(
+    "grads",
+    context_settings={"help_option_names": ["-h", "--help"]},
+    epilog=STATUS_HELP
+    + f"\nExit status: 0 ok, {FAIL_STATUS} a --fail-on status was found (or a runtime "
+    "failure), 2 bad spec, model or option.",
+)
+@click.argument("source", metavar="SPEC_OR_MODEL")
+@click.option("--epochs", type=click.IntRange(min=1), help="Train this many epochs first.")
+@click.option(
+    "--every", type=click.IntRange(min=1), help="Record statistics every N epochs (with --epochs)."
+)
+@click.option("--json", "as_json", is_flag=True, help="Print the numbers as JSON.")
+@click.option("--params", is_flag=True, help="Also list every parameter with its gradient.")
+@click.option(
+    "--plot",
+    metavar="FILE",
+    help="Write the picture (bars per layer; heat map over training) to FILE: .svg, .png, "
+    ".pdf or .dot.",
+)
+@click.option(
+    "--fail-on",
+    metavar="STATUS,...",
+    help=f"Exit with status {FAIL_STATUS} if a layer ends with one of these statuses (NaN "
+    f"and exploding: at any recorded epoch): {', '.join(FAIL_ON)}.",
+)
+def grads(
+    source: str,
+    epochs: int | None,
+    every: int | None,
+    as_json: bool,
+    params: bool,
+    plot: str | None,
+    fail_on: str | None,
+) -> None:
+    """Show how the gradient reaches each layer: one row per layer with its gradient
+    size, its share of the strongest layer's (rel, with a log-scale bar), the hop
+    factor of the backpropagated signal beside the activation's bound (a sigmoid passes
+    back at most 0.25 times the next weights' norm), grad:data, update:data, the
+    activations' mean, std, slope, saturation and dead units, NaN/inf, and a status;
+    then a verdict in words. Gradients are raw (before clipping), of the mean loss over
+    the whole data set, computed without changing the network.
+
+    SPEC_OR_MODEL is a spec (a TOML file or a built-in network: xor, deep-sigmoid,
+    deep-relu, ...) measured at its initial weights or after --epochs, or a model saved
+    by `gradviz train --save` (.json) with the history recorded during training.
+
+    \b
+    Examples:
+      gradviz grads samples/deep-sigmoid.toml
+      gradviz grads deep-relu --epochs 200 --every 10 --plot relu.svg
+      gradviz grads xor.json --params
+      gradviz grads model.json --fail-on vanishing,exploding,nan
+    """
+    guarded = _fail_on(fail_on)
+    subject = measure(source, epochs, every)
+    diagnosis = diagnose(subject.samples, epoch=subject.epoch)
+    lines = _verdict(subject, diagnosis)
+    if plot is not None:
+        _write_plot(plot, diagnosis, subject, [source])
+    failed = _check_failures(diagnosis, subject, guarded)
+    if as_json:
+        payload = {
+            "source": source,
+            "epoch": subject.epoch,
+            "description": subject.description,
+            "gradients": diagnosis.to_dict(),
+            "verdict": lines,
+            "history": [d.to_dict() for _, d in subject.snapshots or []],
+            "failed": failed,
+        }
+        if params:
+            payload["parameters"] = [
+                {"name": p.name, "value": p.value, "grad": p.grad}
+                for p in parameter_grads(subject.samples)
+            ]
+        click.echo(json.dumps(json_value(payload), indent=1, allow_nan=False))
+    else:
+        console = _console()
+        title = f"Gradients per layer: {source} {subject.description}"
+        console.print(report(diagnosis, lines, subject.snapshots, title=title))
+        if params:
+            console.print()
+            console.print(params_table(parameter_grads(subject.samples)))
+    if plot is not None:
+        click.echo(f"wrote {plot}", err=True)
+    if failed:
+        click.echo(f"failing (--fail-on): {'; '.join(failed)}", err=True)
+        raise click.exceptions.Exit(FAIL_STATUS)
+
+
+@click.command(
+    "compare",
+    context_settings={"help_option_names": ["-h", "--help"]},
+    epilog="Statuses as in `gradviz grads --help`.\n\n"
+    "Exit status: 0 ok, 1 runtime failure, 2 bad spec, model or option.",
+)
+@click.argument("a", metavar="A")
+@click.argument("b", metavar="B")
+@click.option("--epochs", type=click.IntRange(min=1), help="Train both specs this many epochs.")
+@click.option("--json", "as_json", is_flag=True, help="Print both sets of numbers as JSON.")
+def compare(a: str, b: str, epochs: int | None, as_json: bool) -> None:
+    """Two specs or saved models side by side, layer against layer: each layer's rms
+    gradient, its share of its own network's strongest layer on a log scale, and its
+    status, then each network's verdict.
+
+    \b
+    Examples:
+      gradviz compare samples/deep-sigmoid.toml samples/deep-relu.toml
+      gradviz compare deep-sigmoid deep-relu --epochs 100
+      gradviz compare before.json after.json
+    """
+    subjects = [measure(source, epochs, None) for source in (a, b)]
+    diagnoses = [diagnose(s.samples, epoch=s.epoch) for s in subjects]
+    verdicts = [_verdict(s, d) for s, d in zip(subjects, diagnoses, strict=True)]
+    if as_json:
+        payload = {
+            tag: {
+                "source": s.label,
+                "epoch": s.epoch,
+                "description": s.description,
+                "gradients": d.to_dict(),
+                "verdict": v,
+            }
+            for tag, s, d, v in zip("ab", subjects, diagnoses, verdicts, strict=True)
+        }
+        click.echo(json.dumps(json_value(payload), indent=1, allow_nan=False))
+        return
+    console = _console()
+    labels = [f"{s.label}, {s.description}" for s in subjects]
+    console.print(compare_report(diagnoses[0], diagnoses[1], *verdicts, *labels))
+    console.print(
+        Text("rel: log scale, 1e-8 empty, 1 full (each network's own strongest layer)", style="dim")
+    )

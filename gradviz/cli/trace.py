@@ -1,0 +1,419 @@
+"""`gradviz trace` (the backward pass, step by step) and `gradviz check` (gradients
+against finite differences): thin layers over `gradviz.trace` and `gradviz.gradcheck`."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import click
+import numpy as np
+from rich.console import Console
+
+from gradviz.cli.draw import read_expression
+from gradviz.engine import Value, topological_order
+from gradviz.errors import GradvizError, InputError, OutputError
+from gradviz.expr import Program, describe_defaults, parse_assignments, parse_program
+from gradviz.gradcheck import DEFAULT_TOL, gradcheck
+from gradviz.numbers import fmt
+from gradviz.output import refuse_inputs, render, size_warnings, write_atomic
+from gradviz.render.diagram import Diagram
+from gradviz.render.trace_view import (
+    backward_view,
+    check_view,
+    forward_view,
+    gradients_view,
+    network_frames,
+    network_view,
+    trace_frames,
+)
+from gradviz.trace import (
+    forward,
+    leaf_gradients,
+    network_trace,
+    node_names,
+    output_name,
+    trace,
+    unreached,
+)
+
+# --format of the frames: file extension -> gradviz.output format name.
+FRAME_FORMATS = {"svg": "svg", "mmd": "mermaid"}
+FRAME_PREFIX = "step-"
+
+
+def _console() -> Console:
+    """stdout: colour only on a terminal without NO_COLOR (rich checks both); lines are
+    never wrapped by rich, so piped output keeps one line per item."""
+    return Console(highlight=False, soft_wrap=True)
+
+
+def _say(message: str) -> None:
+    click.echo(message, err=True)
+
+
+def _load(expr: str, assignments: tuple[str, ...], seed: int) -> tuple[Program, Path | None]:
+    text, source_file = read_expression(expr)
+    program = parse_program(text, parse_assignments(assignments), seed=seed)
+    note = describe_defaults(program)
+    if note:
+        _say(f"note: {note}")
+    return program, source_file
+
+
+def frame_names(count: int, extension: str) -> list[str]:
+    """`step-01.svg` … : zero-padded (at least two digits) so they sort in order."""
+    width = max(2, len(str(count)))
+    return [f"{FRAME_PREFIX}{i:0{width}d}.{extension}" for i in range(1, count + 1)]
+
+
+def _prepare_folder(folder: Path) -> None:
+    if folder.exists() and not folder.is_dir():
+        raise OutputError(f"cannot write frames to {str(folder)!r}: it is not a folder")
+    try:
+        folder.mkdir(parents=True, exist_ok=True)
+    except OSError as error:
+        raise OutputError(
+            f"cannot create folder {str(folder)!r}: {error.strerror or error}"
+        ) from None
+
+
+def write_frames(
+    frames: list[Diagram], folder: Path, extension: str, inputs: list[Path]
+) -> list[Path]:
+    """One file per frame in `folder` (created if needed); returns the paths written.
+
+    Refuses before writing anything if a frame would replace an input file. Frames of
+    an earlier, longer run are left alone and mentioned."""
+    names = frame_names(len(frames), extension)
+    paths = [folder / name for name in names]
+    refuse_inputs([str(p) for p in paths], inputs)
+    _prepare_folder(folder)
+    fmt = FRAME_FORMATS[extension]
+    for warning in size_warnings(frames[0], fmt) if frames else []:
+        _say(f"warning: {warning}")
+    for frame, path in zip(frames, paths, strict=True):
+        write_atomic(path, render(frame, fmt))
+    written = set(names)
+    stale = sorted(
+        p.name for p in folder.glob(f"{FRAME_PREFIX}*.{extension}") if p.name not in written
+    )
+    if stale:
+        _say(
+            f"note: {str(folder)!r} also holds {', '.join(stale)} from an earlier run "
+            "(left as they were)"
+        )
+    return paths
+
+
+def _expression_or_model(
+    expr: str | None, assignments: tuple[str, ...], model: Path | None
+) -> None:
+    """Exactly one source of a graph: an expression, or a saved model."""
+    if model is not None and (expr is not None or assignments):
+        raise click.UsageError("give either EXPR or --model, not both")
+    if model is None and expr is None:
+        raise click.UsageError("give an expression (EXPR) or a saved model (--model FILE)")
+
+
+def _model_example(model_path: Path, input_text: str | None, target: float | None):
+    """One example's loss graph of a saved model (the first example of its data set when
+    no --input is given), run forward and backward."""
+    from gradviz.model import load_model, network_loss_graph, parse_input
+
+    model = load_model(model_path)
+    width = model.spec.layers[0]
+    if input_text is None:
+        data = model.dataset()
+        x = tuple(float(v) for v in data.X[0])
+        target = float(data.Y[0]) if target is None else target
+        _say(
+            f"note: no --input given: using the first example of {data.name}, "
+            f"x = ({', '.join(fmt(v) for v in x)}), y = {fmt(target)}"
+        )
+    else:
+        x = parse_input(input_text, width)
+    return network_loss_graph(model, x, target)
+
+
+MODEL_STEPS_NOTE = 60  # more scalar steps than this: suggest --level
+
+
+@click.command(
+    "trace",
+    context_settings={"help_option_names": ["-h", "--help"]},
+    epilog="Exit status: 0 ok, 1 runtime failure (e.g. no Graphviz for SVG frames), 2 bad input.",
+)
+@click.argument("expr", metavar="[EXPR]", required=False)
+@click.argument("assignments", nargs=-1, metavar="[NAME=VALUE]...")
+@click.option("--forward", "show_forward", is_flag=True, help="Show the forward pass first.")
+@click.option(
+    "--frames",
+    type=click.Path(path_type=Path, file_okay=False),
+    metavar="DIR",
+    help="Also write one diagram per backward step into DIR (step-01.svg, …).",
+)
+@click.option(
+    "--format",
+    "frame_format",
+    type=click.Choice(list(FRAME_FORMATS), case_sensitive=False),
+    default="svg",
+    show_default=True,
+    help="Format of the --frames files: SVG (through Graphviz) or Mermaid text.",
+)
+@click.option(
+    "--seed",
+    type=click.IntRange(min=0),
+    default=0,
+    show_default=True,
+    help="Seed of the default values of leaves given no value.",
+)
+@click.option(
+    "--model",
+    "model_path",
+    type=click.Path(path_type=Path, dir_okay=False),
+    metavar="FILE",
+    help="Trace one example through a saved model (gradviz train --save) instead of EXPR.",
+)
+@click.option("--input", "input_text", metavar="X0,X1,…", help="The example for --model.")
+@click.option("--target", type=float, help="Its target (default: looked up in the model's data).")
+@click.option(
+    "--level",
+    type=click.Choice(["scalar", "neuron", "layer"], case_sensitive=False),
+    default="scalar",
+    show_default=True,
+    help="With --model: a step per scalar node, per neuron, or per layer.",
+)
+def trace_command(
+    expr: str | None,
+    assignments: tuple[str, ...],
+    show_forward: bool,
+    frames: Path | None,
+    frame_format: str,
+    seed: int,
+    model_path: Path | None,
+    input_text: str | None,
+    target: float | None,
+    level: str,
+) -> None:
+    """Show the backward pass of EXPR one step at a time.
+
+    Nodes come in reverse topological order, so each node's credit dL/dnode is
+    complete when its turn comes. For each node: the credit it received (summed
+    when it is used more than once), each input's local derivative (formula and
+    value), and the credit passed on (dL/da += dL/dnode · local). It ends with every
+    leaf's gradient and what it means in plain words.
+
+    EXPR and NAME=VALUE work as for `gradviz draw` (EXPR may be @FILE or a .expr file).
+
+    --frames DIR writes one diagram per step: step k shows the graph after step k,
+    with the nodes of earlier steps done (green), the current node and the edges it
+    passes credit along emphasised (orange), every node's credit received so far,
+    and nodes no credit reaches dimmed. There is one step, and so one frame, per
+    node the credit reaches: every node of the graph, except those whose every path
+    to the output runs through detach. For `e = a*b; d = e + c; L = d*f` that is 7.
+
+    --model FILE traces one example (--input) through a saved network; --level
+    neuron or layer keeps it short (one step for the loss, one per neuron or layer,
+    one for the inputs; frames on the collapsed diagram).
+
+    \b
+    Examples:
+      gradviz trace "e = a*b; d = e + c; L = d*f" a=2 b=-3 c=10 f=-2
+      gradviz trace "x*x + x" x=3 --forward
+      gradviz trace "e = a*b; d = e + c; L = d*f" a=2 b=-3 c=10 f=-2 --frames docs/trace
+      gradviz trace "tanh(w*x + b)" x=0.5 w=-3 b=1 --frames out --format mmd
+      gradviz trace --model xor.json --input 0,1 --level neuron
+    """
+    _expression_or_model(expr, assignments, model_path)
+    level = level.lower()
+    extension = frame_format.lower()
+    console = _console()
+    if model_path is None:
+        if level != "scalar":
+            raise click.UsageError("--level is for --model (an expression has no neurons)")
+        if input_text is not None or target is not None:
+            raise click.UsageError("--input and --target are for --model")
+        program, source_file = _load(expr, assignments, seed)
+        value, inputs, clusters = program.output, [source_file] if source_file else [], None
+    else:
+        graph = _model_example(model_path, input_text, target)
+        value, inputs, clusters = graph.loss, [model_path], graph.clusters
+        if level != "scalar":
+            _trace_network(graph, level, show_forward, frames, extension, console)
+            return
+    steps = trace(value)
+    out = output_name(value)
+    if show_forward:
+        console.print(forward_view(forward(value)))
+        console.print()
+    console.print(backward_view(steps, out))
+    console.print()
+    names = node_names(topological_order(value))
+    console.print(
+        gradients_view(
+            leaf_gradients(value, steps), out, [names[v] for v in unreached(value, steps)]
+        )
+    )
+    if model_path is not None and len(steps) > MODEL_STEPS_NOTE:
+        _say(f"note: {len(steps)} steps; --level neuron or --level layer shows fewer")
+    if frames is not None:
+        paths = write_frames(trace_frames(value, steps, clusters), frames, extension, inputs)
+        _say(f"wrote {len(paths)} frames to {str(frames)!r} ({paths[0].name} … {paths[-1].name})")
+
+
+def _trace_network(
+    graph, level: str, show_forward: bool, frames: Path | None, extension: str, console: Console
+) -> None:
+    from gradviz.model import network_diagram
+
+    if show_forward:
+        raise click.UsageError("--forward shows scalar nodes: use it without --level")
+    steps = network_trace(graph, level)
+    x = ", ".join(fmt(v) for v in graph.x)
+    console.print(
+        network_view(
+            steps,
+            f"(one {level} per step; input ({x}), target {fmt(graph.y)}, "
+            f"loss {fmt(graph.loss.data)})",
+        )
+    )
+    if frames is not None:
+        diagram = network_diagram(graph, level)
+        paths = write_frames(network_frames(diagram, steps, level), frames, extension, [])
+        _say(f"wrote {len(paths)} frames to {str(frames)!r} ({paths[0].name} … {paths[-1].name})")
+
+
+def _split_names(text: str | None) -> list[str] | None:
+    if text is None:
+        return None
+    names = [part.strip() for part in text.split(",")]
+    if not all(names):
+        raise InputError(f"--wrt takes leaf names separated by commas, got {text!r}")
+    return names
+
+
+def _model_check_graph(
+    model_path: Path, input_text: str | None, target: float | None, samples: int, seed: int
+) -> tuple[Value, list[Value]]:
+    """The loss of a saved model and a seeded random sample of its parameters.
+
+    With --input: that one example. Without: every example of the model's data set at
+    once (a batch), each compared on its own."""
+    from gradviz.model import load_model, network_loss_graph, parse_input
+
+    model = load_model(model_path)
+    if input_text is not None:
+        graph = network_loss_graph(model, parse_input(input_text, model.spec.layers[0]), target)
+        loss, parameters, what = graph.loss, graph.network.parameters(), "one example"
+    else:
+        if target is not None:
+            raise click.UsageError("--target goes with --input")
+        data = model.dataset()
+        network = model.network()
+        inputs = [
+            Value(data.X[:, j].astype(np.float64), label=f"x{j}") for j in range(data.n_features)
+        ]
+        with np.errstate(all="ignore"):
+            loss = network.build(inputs, Value(data.Y.astype(np.float64), label="y")).loss
+        parameters = network.parameters()
+        what = f"each of the {data.size} examples of {data.name}"
+    rng = np.random.default_rng(seed)
+    count = min(samples, len(parameters))
+    chosen = sorted(rng.choice(len(parameters), size=count, replace=False).tolist())
+    _say(f"note: checking {count} of {len(parameters)} parameters (seed {seed}) on {what}")
+    return loss, [parameters[i] for i in chosen]
+
+
+@click.command(
+    context_settings={"help_option_names": ["-h", "--help"]},
+    epilog="Exit status: 0 every leaf passed (or was not comparable), 1 a leaf failed, "
+    "2 bad input.",
+)
+@click.argument("expr", metavar="[EXPR]", required=False)
+@click.argument("assignments", nargs=-1, metavar="[NAME=VALUE]...")
+@click.option("--wrt", metavar="A,B", help="Check only these leaves (default: every named leaf).")
+@click.option(
+    "--eps",
+    type=float,
+    help="Finite-difference step h (default: ∛ε·max(1,|x|) ≈ 6e-6 for float64).",
+)
+@click.option(
+    "--tol",
+    type=float,
+    default=DEFAULT_TOL,
+    show_default=True,
+    help="Largest relative error that passes (an absolute error within the rounding "
+    "noise of the finite difference passes too).",
+)
+@click.option(
+    "--seed",
+    type=click.IntRange(min=0),
+    default=0,
+    show_default=True,
+    help="Seed of the default leaf values (EXPR) or of the parameter sample (--model).",
+)
+@click.option(
+    "--model",
+    "model_path",
+    type=click.Path(path_type=Path, dir_okay=False),
+    metavar="FILE",
+    help="Check a saved model's parameters (gradviz train --save) instead of EXPR.",
+)
+@click.option(
+    "--samples",
+    type=click.IntRange(min=1),
+    default=10,
+    show_default=True,
+    help="With --model: how many parameters to check, picked at random (seeded).",
+)
+@click.option("--input", "input_text", metavar="X0,X1,…", help="With --model: one example only.")
+@click.option("--target", type=float, help="Its target (default: looked up in the model's data).")
+def check(
+    expr: str | None,
+    assignments: tuple[str, ...],
+    wrt: str | None,
+    eps: float | None,
+    tol: float,
+    seed: int,
+    model_path: Path | None,
+    samples: int,
+    input_text: str | None,
+    target: float | None,
+) -> None:
+    """Check the gradients of EXPR against central finite differences.
+
+    For each leaf: the gradient of the backward pass, the estimate
+    (L(x+h) - L(x-h)) / 2h, their absolute and relative error, and pass or fail.
+    Points where the comparison means nothing are reported, not failed: a kink
+    (relu or abs at 0), an infinite slope (sqrt at 0), nan or inf, and a path
+    through detach. Exit status 1 if any leaf fails, so it can guard a new op in CI.
+
+    EXPR and NAME=VALUE work as for `gradviz draw`. --model FILE checks a random
+    sample of a saved network's parameters (--samples N, seeded by --seed) on every
+    example of its data set, or on one (--input).
+
+    \b
+    Examples:
+      gradviz check "e = a*b; d = e + c; L = d*f" a=2 b=-3 c=10 f=-2
+      gradviz check "tanh(w*x + b)" x=0.5 w=-3 b=1 --wrt w,b
+      gradviz check "relu(x) * 3" x=0
+      gradviz check --model xor.json --samples 5
+    """
+    _expression_or_model(expr, assignments, model_path)
+    if model_path is None:
+        if input_text is not None or target is not None:
+            raise click.UsageError("--input and --target are for --model")
+        program, _ = _load(expr, assignments, seed)
+        value, leaves = program.output, _split_names(wrt)
+    else:
+        if wrt is not None:
+            raise click.UsageError("--wrt is for EXPR; with --model, use --samples")
+        value, leaves = _model_check_graph(model_path, input_text, target, samples, seed)
+    rows = gradcheck(value, leaves, eps=eps, tol=tol)
+    _console().print(check_view(rows, output_name(value)))
+    failed = [row.name for row in rows if row.failed]
+    if failed:
+        raise GradvizError(
+            f"gradient check failed for {', '.join(failed)}: the backward pass disagrees "
+            "with finite differences"
+        )

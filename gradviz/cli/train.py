@@ -1,0 +1,443 @@
+"""`gradviz train` and `gradviz inspect`: train a small network on the engine, look inside
+a saved one."""
+
+from __future__ import annotations
+
+import json
+import math
+from collections.abc import Sequence
+from pathlib import Path
+
+import click
+import numpy as np
+from rich.console import Console, Group, RenderableType
+from rich.progress import BarColumn, Progress, TaskProgressColumn, TextColumn, TimeRemainingColumn
+from rich.table import Table
+from rich.text import Text
+
+from gradviz.data import Dataset
+from gradviz.errors import InputError
+from gradviz.model import Model, from_result, load_model, save
+from gradviz.nn import LayerSample, Spec, resolve_spec
+from gradviz.numbers import fmt
+from gradviz.stats import diagnose, history, verdict
+from gradviz.train import check_data, evaluate, load_data, train
+
+# The spec key each option sets, and the option's name for error messages.
+OPTION_NAMES = {
+    "layers": "--layers",
+    "activation": "--activation",
+    "output_activation": "--output-activation",
+    "init": "--init",
+    "loss": "--loss",
+    "data": "--data",
+    "epochs": "--epochs",
+    "learning_rate": "--lr",
+    "update": "--update",
+    "batch_size": "--batch-size",
+    "clip_value": "--clip-value",
+    "clip_norm": "--clip-norm",
+    "seed": "--seed",
+    "record_every": "--every",
+}
+PREDICTION_ROWS = 16  # rows of the predictions table (all of them up to this many)
+JSON_PREDICTIONS = 1000
+_RAMP = "▁▂▃▄▅▆▇█"
+
+
+def _console() -> Console:
+    """stdout: colour only on a terminal without NO_COLOR (rich checks both); when piped,
+    wide enough for the whole gradient table."""
+    console = Console(highlight=False)
+    if not console.is_terminal:
+        console = Console(highlight=False, width=max(console.width, 160))
+    return console
+
+
+# -- pieces of the report (pure: data in, renderable out) ---------------------------------
+
+
+def sparkline(values: Sequence[float], width: int = 60, log: bool = True) -> str:
+    """One character per column, its height the value's (log10 when all are positive);
+    NaN and inf show as `!` so they are never mistaken for small numbers."""
+    if not values:
+        return ""
+    n = len(values)
+    columns = [values[min(n - 1, (i * n) // width)] for i in range(min(width, n))]
+    finite = [v for v in columns if math.isfinite(v)]
+    use_log = log and finite and min(finite) > 0
+    scaled = [math.log10(v) if use_log else v for v in finite]
+    lo, hi = (min(scaled), max(scaled)) if scaled else (0.0, 0.0)
+    out = []
+    for v in columns:
+        if not math.isfinite(v):
+            out.append("!")
+            continue
+        s = math.log10(v) if use_log else v
+        level = 0 if hi == lo else round((s - lo) / (hi - lo) * (len(_RAMP) - 1))
+        out.append(_RAMP[level])
+    return "".join(out)
+
+
+def curve_text(loss: Sequence[float], accuracy: Sequence[float], every: int = 1) -> Text:
+    """The loss curve (log scale) and the accuracy over the epochs, as two sparklines."""
+    text = Text()
+    if not loss:
+        return text
+    last = every * len(loss)
+    finite = [v for v in loss if math.isfinite(v)]
+    scale = "log scale" if finite and min(finite) > 0 else "linear scale"
+    text.append(f"loss      {fmt(loss[0]):>10} ")
+    text.append(sparkline(loss), style="cyan")
+    text.append(f" {fmt(loss[-1])}   (epochs {every}–{last}, {scale})\n")
+    text.append(f"accuracy  {_percent(accuracy[0]):>10} ")
+    text.append(sparkline(accuracy, log=False), style="green")
+    text.append(f" {_percent(accuracy[-1])}\n")
+    return text
+
+
+def _percent(x: float) -> str:
+    return "nan" if not math.isfinite(x) else f"{100 * x:.4g}%"
+
+
+def predictions_table(
+    data: Dataset, outputs: Sequence[float], rows: int = PREDICTION_ROWS
+) -> RenderableType:
+    """Inputs, target and output per example: all of them for small sets, else the
+    first rows and every wrong one up to `rows`."""
+    table = Table(show_edge=False, pad_edge=False, header_style="bold")
+    for name in data.feature_names:
+        table.add_column(Text(name), justify="right")
+    table.add_column("target", justify="right")
+    table.add_column("output", justify="right")
+    table.add_column("", justify="left")
+    right = [(o > 0.5) == (t > 0.5) for o, t in zip(outputs, data.Y.tolist(), strict=True)]
+    chosen = list(range(data.size))
+    if data.size > rows:
+        wrong = [i for i in chosen if not right[i]]
+        chosen = sorted(set(range(rows // 2)) | set(wrong[: rows - rows // 2]))
+    for i in chosen:
+        cells = [fmt(v) for v in data.X[i].tolist()]
+        mark = Text("✓", style="green") if right[i] else Text("✗ wrong", style="bold red")
+        table.add_row(*cells, fmt(data.Y[i]), fmt(outputs[i]), mark)
+    notes = []
+    if data.size > len(chosen):
+        n_wrong = right.count(False)
+        notes.append(
+            Text(
+                f"({len(chosen)} of {data.size} rows shown: the first, then wrong ones; "
+                f"{n_wrong} wrong in all)",
+                style="dim",
+            )
+        )
+    return Group(table, *notes)
+
+
+def summary_text(spec: Spec, data: Dataset) -> Text:
+    shape = "-".join(map(str, spec.layers))
+    hidden = sorted(set(spec.activations[:-1]))
+    acts = f"{'/'.join(hidden) or 'no hidden layer'} → {spec.activations[-1]}"
+    clip = ""
+    if spec.clip_value is not None:
+        clip = f", clip value {fmt(spec.clip_value)}"
+    elif spec.clip_norm is not None:
+        clip = f", clip norm {fmt(spec.clip_norm)}"
+    return Text(
+        f"{spec.name}: {shape} ({acts}), {spec.n_parameters} parameters, init {spec.init}, "
+        f"loss {spec.loss}\n"
+        f"data {data.name}, {data.size} examples, {_updates(spec)}, "
+        f"lr {fmt(spec.learning_rate)}{clip}, {spec.epochs} epochs, seed {spec.seed}"
+    )
+
+
+def _updates(spec: Spec) -> str:
+    if spec.update == "full":
+        return "full-batch updates"
+    if spec.update == "online":
+        return "online updates (shuffled)"
+    return f"minibatches of {spec.batch_size} (shuffled)"
+
+
+def gradient_report(
+    samples: list[LayerSample],
+    snapshots: list | None,
+    epoch: int | None,
+    title: str,
+) -> RenderableType:
+    """The per-layer gradient table, heat map and verdict (gradviz.stats)."""
+    from gradviz.render.layers import report
+
+    diagnosis = diagnose(samples, epoch=epoch)
+    past = history(snapshots) if snapshots else None
+    return report(diagnosis, verdict(diagnosis, past), past, title=title)
+
+
+def _final_text(loss: float, accuracy: float, size: int) -> Text:
+    correct = round(accuracy * size) if math.isfinite(accuracy) else 0
+    return Text(
+        f"final loss {fmt(loss)}, accuracy {_percent(accuracy)} ({correct}/{size})", style="bold"
+    )
+
+
+# -- train --------------------------------------------------------------------------------
+
+
+@click.command(
+    "train",
+    context_settings={"help_option_names": ["-h", "--help"]},
+    epilog="Exit status: 0 ok, 1 training diverged (NaN/inf), 2 bad spec, data or option.",
+)
+@click.argument("spec", required=False)
+@click.option("--layers", help="Layer sizes, inputs first: 2,4,1.")
+@click.option("--activation", help="Hidden activation(s): sigmoid, tanh, relu, linear (or a,b,…).")
+@click.option("--output-activation", help="Activation of the output layer (default sigmoid).")
+@click.option("--init", help="Weight init: default (U±√(2/n_in)), xavier, he, uniform1.")
+@click.option("--loss", help="mse (default) or bce.")
+@click.option("--data", help="xor, and, or, circle, moons, spiral, or a .csv file.")
+@click.option("--epochs", type=int, help="Passes over the data.")
+@click.option("--lr", "learning_rate", type=float, help="Learning rate.")
+@click.option("--update", help='full (batch), online (SGD, shuffled) or "minibatch N".')
+@click.option("--batch-size", type=int, help='Same as --update "minibatch N".')
+@click.option("--clip-value", type=float, help="Clip each gradient to [-C, C].")
+@click.option("--clip-norm", type=float, help="Scale gradients down to global norm C.")
+@click.option("--seed", type=int, help="Seed of the initial weights and the shuffling.")
+@click.option(
+    "--every", "record_every", type=int, help="Record gradient statistics every N epochs."
+)
+@click.option(
+    "--save", "save_path", type=click.Path(dir_okay=False), help="Write the model as JSON."
+)
+@click.option("--keep-going", is_flag=True, help="Train on after the loss becomes NaN/inf.")
+@click.option("-q", "--quiet", is_flag=True, help="Print nothing (errors still go to stderr).")
+@click.option("--json", "as_json", is_flag=True, help="Print the results as JSON.")
+def train_command(
+    spec: str | None,
+    save_path: str | None,
+    keep_going: bool,
+    quiet: bool,
+    as_json: bool,
+    **options: object,
+) -> None:
+    """Train a small network on gradviz's own engine and show how it learned.
+
+    SPEC is a TOML file (see samples/) or a built-in network: xor, xor-relu, circle,
+    deep-sigmoid, deep-relu, and, or, moons, spiral. Options override the spec, or
+    describe the whole network without one (then --layers and --data are needed).
+
+    At the end: the loss curve, the final accuracy, the predictions, and the
+    per-layer gradient table with a verdict (vanishing, exploding, dead, …).
+
+    \b
+    Examples:
+      gradviz train samples/xor.toml
+      gradviz train xor --save xor.json
+      gradviz train --layers 2,4,1 --activation sigmoid --data xor --lr 1 --epochs 2000
+      gradviz train samples/deep-sigmoid.toml --epochs 200 --quiet --json
+    """
+    data_option = options.get("data")
+    if isinstance(data_option, str) and data_option.lower().endswith(".csv"):
+        options["data"] = str(Path(data_option).resolve())
+    resolved = resolve_spec(spec, options, OPTION_NAMES)
+    console = _console()
+    show = not quiet and not as_json
+
+    err = Console(stderr=True, highlight=False)
+    progress = None
+    on_epoch = None
+    if show and err.is_terminal:
+        progress = Progress(
+            TextColumn("epoch {task.completed:>7.0f}/{task.total:.0f}"),
+            BarColumn(),
+            TaskProgressColumn(),
+            TextColumn("loss {task.fields[loss]}  accuracy {task.fields[accuracy]}"),
+            TimeRemainingColumn(),
+            console=err,
+            transient=True,
+        )
+        task = progress.add_task("train", total=resolved.epochs, loss="—", accuracy="—")
+        step = max(1, resolved.epochs // 200)
+
+        def on_epoch(epoch: int, loss: float, accuracy: float) -> None:
+            if epoch % step == 0 or epoch == resolved.epochs:
+                progress.update(task, completed=epoch, loss=fmt(loss), accuracy=_percent(accuracy))
+
+    data = load_data(resolved)
+    check_data(resolved, data)  # before anything is printed
+    if show:
+        console.print(summary_text(resolved, data))
+    if progress is not None:
+        with progress:
+            result = train(resolved, data, on_epoch=on_epoch, keep_going=keep_going)
+    else:
+        result = train(resolved, data, on_epoch=on_epoch, keep_going=keep_going)
+
+    model = from_result(result)
+    last_epoch, last_samples = result.history.snapshots[-1]
+    if save_path is not None:
+        save(model, Path(save_path))
+
+    if as_json:
+        diagnosis = diagnose(last_samples, epoch=last_epoch)
+        lines = verdict(diagnosis, history(result.history.snapshots))
+        payload = {
+            "spec": resolved.to_dict(),
+            "epochs_run": result.history.epochs_run,
+            "final": {"loss": result.final.loss, "accuracy": result.final.accuracy},
+            "loss": result.history.loss,
+            "accuracy": result.history.accuracy,
+            "stopped": result.history.stopped,
+            "predictions": _predictions(result.dataset, result.final.outputs),
+            "gradients": diagnosis.to_dict(),
+            "verdict": lines,
+            "saved": save_path,
+        }
+        click.echo(_json(payload))
+        return
+    if not show:
+        return
+    console.print(curve_text(result.history.loss, result.history.accuracy))
+    if result.history.stopped:
+        console.print(Text(f"warning: {result.history.stopped}", style="bold red"))
+    console.print(_final_text(result.final.loss, result.final.accuracy, result.dataset.size))
+    console.print(predictions_table(result.dataset, result.final.outputs))
+    console.print()
+    report = gradient_report(
+        last_samples,
+        result.history.snapshots,
+        last_epoch,
+        f"Gradients per layer after epoch {last_epoch} (whole data set, before clipping)",
+    )
+    console.print(report)
+    if save_path is not None:
+        click.echo(f"saved {save_path}", err=True)
+
+
+def _predictions(data: Dataset, outputs: Sequence[float]) -> list[dict]:
+    return [
+        {"input": data.X[i].tolist(), "target": float(data.Y[i]), "output": outputs[i]}
+        for i in range(min(data.size, JSON_PREDICTIONS))
+    ]
+
+
+def _json(payload: dict) -> str:
+    from gradviz.model import _plain
+
+    return json.dumps(_plain(payload), indent=1, allow_nan=False)
+
+
+# -- inspect ------------------------------------------------------------------------------
+
+
+@click.command(
+    "inspect",
+    context_settings={"help_option_names": ["-h", "--help"]},
+    epilog="Exit status: 0 ok, 2 missing or malformed model file.",
+)
+@click.argument("model_path", metavar="MODEL", type=click.Path(dir_okay=False))
+@click.option("--data", "data_path", help="Evaluate on this data (.csv or a built-in name).")
+@click.option("--json", "as_json", is_flag=True, help="Print the results as JSON.")
+def inspect_command(model_path: str, data_path: str | None, as_json: bool) -> None:
+    """Look inside a saved model: its network, its predictions on its data, and how
+    the gradient reaches each layer (with the history recorded during training).
+
+    \b
+    Examples:
+      gradviz train samples/xor.toml --save xor.json
+      gradviz inspect xor.json
+      gradviz inspect xor.json --json
+    """
+    model = load_model(Path(model_path))
+    data = _inspect_data(model, data_path)
+    network = model.network()
+    evaluation = evaluate(network, data)
+    samples = model.layer_samples(data)
+    snapshots = [(int(g.get("epoch") or 0), g) for g in model.history.get("gradients", [])]
+    epochs_run = model.history.get("epochs_run", len(model.history.get("loss", [])))
+    if as_json:
+        diagnosis = diagnose(samples, epoch=epochs_run)
+        payload = {
+            "spec": model.spec.to_dict(),
+            "epochs_run": epochs_run,
+            "final": {"loss": evaluation.loss, "accuracy": evaluation.accuracy},
+            "predictions": _predictions(data, evaluation.outputs),
+            "gradients": diagnosis.to_dict(),
+            "verdict": verdict(diagnosis, history(snapshots) if snapshots else None),
+        }
+        click.echo(_json(payload))
+        return
+    console = _console()
+    console.print(Text(f"{model_path}", style="bold"))
+    console.print(summary_text(model.spec, data))
+    console.print(_layers_table(model))
+    every = int(model.history.get("every", 1) or 1)
+    console.print(
+        curve_text(
+            [_num(v) for v in model.history.get("loss", [])],
+            [_num(v) for v in model.history.get("accuracy", [])],
+            every,
+        )
+    )
+    if model.history.get("stopped"):
+        console.print(Text(f"training stopped: {model.history['stopped']}", style="bold red"))
+    console.print(_final_text(evaluation.loss, evaluation.accuracy, data.size))
+    console.print(predictions_table(data, evaluation.outputs))
+    console.print()
+    report = gradient_report(
+        samples,
+        snapshots,
+        epochs_run,
+        "Gradients per layer of the saved weights (whole data set)",
+    )
+    console.print(report)
+
+
+def _num(v: object) -> float:
+    """A history number as saved ("nan", "inf" are strings in the file)."""
+    return float(v)  # type: ignore[arg-type]
+
+
+def _inspect_data(model: Model, data_path: str | None) -> Dataset:
+    if data_path is None:
+        data = model.dataset()
+    else:
+        from gradviz.nn import spec_from_mapping
+
+        raw = model.spec.to_dict()
+        raw["data"] = str(Path(data_path).resolve()) if data_path.endswith(".csv") else data_path
+        other = spec_from_mapping(
+            raw, locate=lambda key: "--data" if key.startswith("data") else key
+        )
+        data = load_data(other)
+    if data.n_features != model.spec.layers[0]:
+        raise InputError(
+            f"the model takes {model.spec.layers[0]} inputs but {data.name} has "
+            f"{data.n_features} feature column(s)"
+        )
+    return data
+
+
+def _layers_table(model: Model) -> Table:
+    table = Table(show_edge=False, pad_edge=False, header_style="bold")
+    for name, right in (
+        ("layer", False),
+        ("shape", False),
+        ("activation", False),
+        ("params", True),
+        ("|w| mean", True),
+        ("|w| max", True),
+        ("b mean", True),
+    ):
+        table.add_column(name, justify="right" if right else "left")
+    for i, ((W, b), activation) in enumerate(
+        zip(model.weights, model.spec.activations, strict=True), 1
+    ):
+        table.add_row(
+            f"L{i}",
+            f"{W.shape[1]} → {W.shape[0]}",
+            activation,
+            str(W.size + b.size),
+            fmt(float(np.mean(np.abs(W)))),
+            fmt(float(np.max(np.abs(W)))),
+            fmt(float(np.mean(b))),
+        )
+    return table

@@ -1,0 +1,275 @@
+"""Data sets for the small networks: the logic gates, 2-D point clouds, and CSV files.
+
+Every data set is binary classification: rows of features `X` (n, d) and a 0/1 target
+`Y` (n,). Generated sets are deterministic given their size, noise and seed, so a saved
+model only needs to remember those numbers to get its data back.
+"""
+
+from __future__ import annotations
+
+import csv
+import io
+import math
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+
+from gradviz.errors import DataError
+
+# Refused before anything is allocated: a few megabytes of floats at most.
+MAX_POINTS = 100_000
+MAX_FEATURES = 1_000
+MAX_CSV_BYTES = 50_000_000
+
+GATES: dict[str, tuple[float, float, float, float]] = {
+    # targets for the inputs (0,0), (0,1), (1,0), (1,1)
+    "xor": (0.0, 1.0, 1.0, 0.0),
+    "and": (0.0, 0.0, 0.0, 1.0),
+    "or": (0.0, 1.0, 1.0, 1.0),
+}
+# name -> (default size, default noise); None: the option does not apply
+GENERATED: dict[str, tuple[int, float | None]] = {
+    "circle": (80, None),
+    "moons": (100, 0.1),
+    "spiral": (100, 0.1),
+}
+BUILTIN = (*GATES, *GENERATED)
+
+
+@dataclass(frozen=True)
+class DataSpec:
+    """Where a data set comes from: a built-in name with its options, or a CSV file."""
+
+    name: str  # a built-in name, or "csv"
+    size: int | None = None
+    seed: int = 0
+    noise: float | None = None
+    path: str | None = None  # CSV file (as written in the spec)
+    label: str | None = None  # CSV label column: a header name or a 0-based index
+    features: tuple[str, ...] | None = None  # CSV feature columns (default: all others)
+
+    def to_dict(self) -> dict:
+        """Only the fields that apply, in plain JSON types."""
+        out: dict = {"name": self.name}
+        if self.name == "csv":
+            out["path"] = self.path
+            if self.label is not None:
+                out["label"] = self.label
+            if self.features is not None:
+                out["features"] = list(self.features)
+            return out
+        if self.name in GENERATED:
+            out["size"] = self.resolved_size
+            out["seed"] = self.seed
+            if GENERATED[self.name][1] is not None:
+                out["noise"] = self.resolved_noise
+        return out
+
+    @property
+    def resolved_size(self) -> int:
+        if self.size is not None:
+            return self.size
+        return GENERATED[self.name][0] if self.name in GENERATED else len(GATES[self.name])
+
+    @property
+    def resolved_noise(self) -> float:
+        if self.noise is not None:
+            return self.noise
+        default = GENERATED.get(self.name, (0, None))[1]
+        return 0.0 if default is None else default
+
+    def describe(self) -> str:
+        """A short name for tables: `xor`, `circle (seed 0)`, `points.csv`."""
+        if self.name == "csv":
+            return str(self.path)
+        if self.name in GENERATED:
+            return f"{self.name} (seed {self.seed})"
+        return self.name
+
+
+@dataclass(frozen=True)
+class Dataset:
+    """Features `X` (n, d) float64, targets `Y` (n,) of 0.0/1.0, and column names."""
+
+    name: str
+    X: np.ndarray
+    Y: np.ndarray
+    feature_names: tuple[str, ...]
+
+    @property
+    def size(self) -> int:
+        return int(self.X.shape[0])
+
+    @property
+    def n_features(self) -> int:
+        return int(self.X.shape[1])
+
+
+def load(spec: DataSpec, base: Path | None = None) -> Dataset:
+    """The data set a spec names; CSV paths are relative to `base` (the spec's folder)."""
+    if spec.name in GATES:
+        X = np.array([[0.0, 0.0], [0.0, 1.0], [1.0, 0.0], [1.0, 1.0]])
+        return Dataset(spec.name, X, np.array(GATES[spec.name]), ("x0", "x1"))
+    if spec.name in GENERATED:
+        size = spec.resolved_size
+        if not 1 <= size <= MAX_POINTS:
+            raise DataError(f"data size {size} is out of range (1 to {MAX_POINTS:,})")
+        rng = np.random.default_rng(spec.seed)
+        make = {"circle": _circle, "moons": _moons, "spiral": _spiral}[spec.name]
+        X, Y = make(size, spec.resolved_noise, rng)
+        return Dataset(spec.describe(), X, Y, ("x0", "x1"))
+    if spec.name == "csv":
+        if spec.path is None:
+            raise DataError("a CSV data set needs a path")
+        path = Path(spec.path)
+        if base is not None and not path.is_absolute():
+            path = base / path
+        return read_csv(path, label=spec.label, features=spec.features)
+    raise DataError(
+        f"unknown data set {spec.name!r}; built-in: {', '.join(BUILTIN)}, or a CSV file"
+    )
+
+
+# -- generated point clouds -------------------------------------------------------------
+
+
+def _circle(n: int, noise: float, rng: np.random.Generator) -> tuple[np.ndarray, np.ndarray]:
+    """Points uniform in [-1.5, 1.5]², label 1 inside the unit circle (about 35% of them)."""
+    X = rng.uniform(-1.5, 1.5, size=(n, 2))
+    Y = (np.sum(X * X, axis=1) < 1.0).astype(np.float64)
+    return X, Y
+
+
+def _moons(n: int, noise: float, rng: np.random.Generator) -> tuple[np.ndarray, np.ndarray]:
+    """Two interleaving half circles (label 0 on top, 1 below), with Gaussian noise."""
+    top = n - n // 2
+    t_top = np.linspace(0.0, math.pi, top)
+    t_low = np.linspace(0.0, math.pi, n // 2)
+    X = np.concatenate(
+        [
+            np.stack([np.cos(t_top), np.sin(t_top)], axis=1),
+            np.stack([1.0 - np.cos(t_low), 0.5 - np.sin(t_low)], axis=1),
+        ]
+    )
+    X = X + rng.normal(0.0, noise, size=X.shape)
+    Y = np.concatenate([np.zeros(top), np.ones(n // 2)])
+    return X, Y
+
+
+def _spiral(n: int, noise: float, rng: np.random.Generator) -> tuple[np.ndarray, np.ndarray]:
+    """Two interleaved spiral arms, one per class (the CS231n set), angle noise `noise`."""
+    parts, labels = [], []
+    for arm, count in enumerate((n - n // 2, n // 2)):
+        r = np.linspace(0.05, 1.0, count)
+        t = np.linspace(arm * math.pi, arm * math.pi + 3.0 * math.pi, count)
+        t = t + rng.normal(0.0, noise, size=count)
+        parts.append(np.stack([r * np.sin(t), r * np.cos(t)], axis=1))
+        labels.append(np.full(count, float(arm)))
+    return np.concatenate(parts), np.concatenate(labels)
+
+
+# -- CSV --------------------------------------------------------------------------------
+
+
+def read_csv(
+    path: Path, *, label: str | None = None, features: tuple[str, ...] | None = None
+) -> Dataset:
+    """Feature columns and a 0/1 label column (default: the last). A header row is
+    detected by a cell that is not a number. Every problem names its line."""
+    try:
+        size = path.stat().st_size
+    except FileNotFoundError:
+        raise DataError(f"{path}: no such CSV file") from None
+    except OSError as error:
+        raise DataError(f"{path}: cannot read: {error.strerror or error}") from None
+    if size > MAX_CSV_BYTES:
+        raise DataError(f"{path}: {size:,} bytes is larger than the {MAX_CSV_BYTES:,} allowed")
+    try:
+        text = path.read_bytes().decode("utf-8-sig")
+    except UnicodeDecodeError as error:
+        raise DataError(f"{path}: not UTF-8 text (byte {error.start})") from None
+    except OSError as error:
+        raise DataError(f"{path}: cannot read: {error.strerror or error}") from None
+    return parse_csv(text, str(path), label=label, features=features)
+
+
+def parse_csv(
+    text: str, name: str, *, label: str | None = None, features: tuple[str, ...] | None = None
+) -> Dataset:
+    """The CSV reader behind `read_csv`, on text already in memory."""
+    try:
+        rows = [(number, row) for number, row in enumerate(csv.reader(io.StringIO(text)), 1)]
+    except csv.Error as error:
+        raise DataError(f"{name}: invalid CSV: {error}") from None
+    rows = [(n, [cell.strip() for cell in row]) for n, row in rows if any(c.strip() for c in row)]
+    if not rows:
+        raise DataError(f"{name}: the CSV file has no rows")
+    first_line, first = rows[0]
+    has_header = any(not _is_number(cell) for cell in first)
+    header = first if has_header else [f"x{i}" for i in range(len(first))]
+    body = rows[1:] if has_header else rows
+    width = len(header)
+    if width < 2:
+        raise DataError(f"{name} line {first_line}: need at least one feature and a label column")
+    if len(set(header)) != width:
+        raise DataError(f"{name} line {first_line}: repeated column name in the header")
+    if not body:
+        raise DataError(f"{name}: the CSV file has a header but no data rows")
+    if len(body) > MAX_POINTS:
+        raise DataError(f"{name}: {len(body):,} rows is more than the {MAX_POINTS:,} allowed")
+
+    label_column = _column(label, header, name, "label") if label is not None else width - 1
+    if features is None:
+        feature_columns = [i for i in range(width) if i != label_column]
+    else:
+        feature_columns = [_column(f, header, name, "features") for f in features]
+        if label_column in feature_columns:
+            raise DataError(f"{name}: column {header[label_column]!r} is both label and feature")
+    if len(feature_columns) > MAX_FEATURES:
+        raise DataError(f"{name}: more than {MAX_FEATURES} feature columns")
+
+    X = np.empty((len(body), len(feature_columns)))
+    Y = np.empty(len(body))
+    for r, (line, row) in enumerate(body):
+        if len(row) != width:
+            raise DataError(f"{name} line {line}: {len(row)} fields, expected {width}")
+        for c, column in enumerate(feature_columns):
+            X[r, c] = _number(row[column], name, line, header[column])
+        target = _number(row[label_column], name, line, header[label_column])
+        if target not in (0.0, 1.0):
+            raise DataError(
+                f"{name} line {line}: label {row[label_column]!r} in column "
+                f"{header[label_column]!r} is not 0 or 1"
+            )
+        Y[r] = target
+    return Dataset(name, X, Y, tuple(header[c] for c in feature_columns))
+
+
+def _is_number(cell: str) -> bool:
+    try:
+        float(cell)
+    except ValueError:
+        return False
+    return True
+
+
+def _number(cell: str, name: str, line: int, column: str) -> float:
+    try:
+        value = float(cell)
+    except ValueError:
+        raise DataError(
+            f"{name} line {line}: {cell!r} in column {column!r} is not a number"
+        ) from None
+    if not math.isfinite(value):
+        raise DataError(f"{name} line {line}: {cell!r} in column {column!r} is not finite")
+    return value
+
+
+def _column(key: str, header: list[str], name: str, what: str) -> int:
+    """A column by header name or 0-based index."""
+    if key in header:
+        return header.index(key)
+    if key.isdigit() and int(key) < len(header):
+        return int(key)
+    raise DataError(f"{name}: {what} column {key!r} not found; columns: {', '.join(header)}")

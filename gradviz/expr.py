@@ -1,0 +1,1064 @@
+"""Text → graph: a small Python-like expression language, safe by allow-list.
+
+    e = a*b; d = e + c; L = d*f
+
+Statements are separated by `;` or newlines. `NAME = expression` names an
+intermediate result (its node is labelled NAME); `NAME = 2.5` makes a leaf with
+that value; the last statement is the output. Names that are used but never
+assigned are leaves too: their values come from `values` (the CLI's `a=2`
+arguments) or, failing that, from a reproducible default drawn from `seed`.
+
+The text is parsed with `ast.parse` (never compiled to code or evaluated) and
+walked iteratively against explicit tables of node types, operators and
+functions; anything else is refused by name, with the character span of the
+culprit so the CLI can put a caret under it. Sizes that could cost time or
+memory are capped before Python's parser sees the text (see `MAX_LENGTH` and
+friends). Arithmetic is done by the engine in floating point, so `2**100000`
+is `inf`, not a huge Python integer.
+
+Decisions worth knowing:
+- A name is assigned at most once, and only after its last use as a leaf: a
+  name used before the statement that assigns it is an error (Python would
+  raise NameError, and a leaf that later becomes a result is always a typo).
+- `pi` and `e` are constants unless the expression assigns them or a value is
+  given for them; then they are ordinary names (`e = a*b` is fine).
+- Identifiers are NFKC-normalised exactly as Python does (`ｅｘｐ(x)` is `exp(x)`,
+  `ａ` is `a`); messages quote the name as written. Look-alikes of builtins
+  (`ｅｖａｌ(1)`) are unknown functions like any other: nothing is ever executed.
+- Constant arithmetic is drawn, not folded: `x**(1/2)` is `x ** (1 * 2**-1)`
+  through the general power op, while `x**0.5`, `x**-1`, `x**2` (a plain,
+  optionally signed number as exponent) use the engine's unary constant power.
+- A named result that the output does not use is allowed and simply not drawn.
+"""
+
+from __future__ import annotations
+
+import ast
+import difflib
+import math
+import operator
+import re
+import unicodedata
+import warnings
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
+
+import numpy as np
+
+from gradviz.engine import UNARY_OPS, Value, apply, as_data
+from gradviz.errors import ExpressionError, InputError
+from gradviz.numbers import fmt
+
+MAX_LENGTH = 10_000
+"""Characters in an expression. Far beyond any diagram a person can read."""
+MAX_DEPTH = 100
+"""Nesting levels: open brackets plus chained signs and powers (`--x`, `a**b**c`).
+Python's own parser gives up at 200 brackets and ~3000 levels; we stop well before."""
+MAX_NODES = 2_000
+"""Names, numbers and operators in the whole text (a graph of at most a few thousand nodes)."""
+MAX_STATEMENTS = 500
+"""Statements (separated by `;` or newlines)."""
+MAX_NUMBER_LENGTH = 100
+"""Characters in one number literal (Python refuses integers of more than 4300 digits)."""
+MAX_NAME_LENGTH = 100
+"""Characters in one name: it becomes a label in every diagram."""
+MAX_EXPONENT = 1_000_000.0
+"""Largest |n| of a constant exponent `x**n` (the op is labelled `**n`); any larger
+power of a number other than ±1 is 0 or inf anyway."""
+
+LIMITS = {
+    "characters in an expression": MAX_LENGTH,
+    "nesting levels (brackets, chained signs and powers)": MAX_DEPTH,
+    "names, numbers and operators": MAX_NODES,
+    "statements": MAX_STATEMENTS,
+    "characters in a number": MAX_NUMBER_LENGTH,
+    "characters in a name": MAX_NAME_LENGTH,
+    "size of a constant exponent": MAX_EXPONENT,
+}
+"""The limits above in words, for documentation and help texts."""
+
+FUNCTIONS = tuple(sorted(UNARY_OPS))
+"""Functions an expression may call: the engine's one-argument ops."""
+CONSTANTS = {"pi": math.pi, "e": math.e}
+"""Named constants, used where the expression neither assigns the name nor gets a value for it."""
+
+_FUNCTION_LIST = ", ".join(FUNCTIONS)
+_SPLIT_HINT = "split it into named steps, e.g. t = a*b; y = tanh(t) + c"
+
+# Arithmetic the language allows, as the engine's Python operators (Value handles floats).
+_BINARY: dict[type[ast.operator], Callable[[object, object], object]] = {
+    ast.Add: operator.add,
+    ast.Sub: operator.sub,
+    ast.Mult: operator.mul,
+    ast.Div: operator.truediv,
+    ast.Pow: operator.pow,
+}
+
+# Operators refused by name: (what it is, the symbol to put a caret under, what to do instead).
+_REFUSED_BINARY: dict[type[ast.operator], tuple[str, str, str]] = {
+    ast.FloorDiv: ("floor division (//)", "//", "use / for division"),
+    ast.Mod: ("the modulo operator (%)", "%", "only + - * / ** and functions are supported"),
+    ast.MatMult: ("matrix multiplication (@)", "@", "use * to multiply numbers"),
+    ast.BitXor: ("the bitwise operator ^", "^", "use ** for powers: x**2"),
+    ast.BitAnd: ("the bitwise operator &", "&", "only + - * / ** and functions are supported"),
+    ast.BitOr: ("the bitwise operator |", "|", "only + - * / ** and functions are supported"),
+    ast.LShift: ("the shift operator <<", "<<", "use * and ** instead: x * 2**n"),
+    ast.RShift: ("the shift operator >>", ">>", "use / and ** instead: x / 2**n"),
+}
+
+# Expression kinds refused by name: (message, what to do instead).
+_PIECEWISE = "use relu(x) or abs(x) for piecewise functions"
+_ONE_NUMBER = "each leaf is one number; separate statements with ; or a newline"
+_REFUSED_EXPR: dict[type[ast.AST], tuple[str, str]] = {
+    ast.Attribute: (
+        "attribute access (.name) is not supported",
+        "call the functions directly: exp(x), not math.exp(x)",
+    ),
+    ast.Subscript: ("subscripts ([...]) are not supported", _ONE_NUMBER),
+    ast.Slice: ("slices are not supported", _ONE_NUMBER),
+    ast.Lambda: (
+        "lambda functions are not supported",
+        "name intermediate results instead: t = a*b; y = t + c",
+    ),
+    ast.ListComp: ("comprehensions are not supported", "write the terms out: a + b + c"),
+    ast.SetComp: ("comprehensions are not supported", "write the terms out: a + b + c"),
+    ast.DictComp: ("comprehensions are not supported", "write the terms out: a + b + c"),
+    ast.GeneratorExp: ("comprehensions are not supported", "write the terms out: a + b + c"),
+    ast.JoinedStr: ("f-strings are not supported", "expressions compute numbers only"),
+    ast.NamedExpr: (
+        "the walrus operator (:=) is not supported",
+        "name a result with a statement: t = a*b; y = t + c",
+    ),
+    ast.Compare: ("comparisons are not supported", _PIECEWISE),
+    ast.BoolOp: ("boolean operators (and, or) are not supported", _PIECEWISE),
+    ast.IfExp: ("conditional expressions (x if c else y) are not supported", _PIECEWISE),
+    ast.List: ("lists are not supported", _ONE_NUMBER),
+    ast.Tuple: ("tuples are not supported", _ONE_NUMBER),
+    ast.Set: ("sets are not supported", _ONE_NUMBER),
+    ast.Dict: ("dicts are not supported", _ONE_NUMBER),
+    ast.Starred: ("starred expressions (*x) are not supported", _ONE_NUMBER),
+    ast.Await: ("await is not supported", "expressions compute numbers only"),
+    ast.Yield: ("yield is not supported", "expressions compute numbers only"),
+    ast.YieldFrom: ("yield is not supported", "expressions compute numbers only"),
+}
+
+# Statements refused by name (any other kind: "<Kind> statements are not supported").
+_STATEMENT_NAMES: dict[type[ast.stmt], str] = {
+    ast.Import: "import statements are not supported",
+    ast.ImportFrom: "import statements are not supported",
+    ast.AugAssign: "augmented assignment (+=, -=, ...) is not supported",
+    ast.AnnAssign: "annotated assignment (name: type = ...) is not supported",
+    ast.FunctionDef: "function definitions are not supported",
+    ast.AsyncFunctionDef: "function definitions are not supported",
+    ast.ClassDef: "class definitions are not supported",
+    ast.Return: "return statements are not supported",
+    ast.Delete: "del statements are not supported",
+    ast.For: "for loops are not supported",
+    ast.AsyncFor: "for loops are not supported",
+    ast.While: "while loops are not supported",
+    ast.If: "if statements are not supported",
+    ast.With: "with statements are not supported",
+    ast.AsyncWith: "with statements are not supported",
+    ast.Raise: "raise statements are not supported",
+    ast.Try: "try statements are not supported",
+    ast.Assert: "assert statements are not supported",
+    ast.Global: "global statements are not supported",
+    ast.Nonlocal: "nonlocal statements are not supported",
+    ast.Pass: "pass statements are not supported",
+    ast.Break: "break statements are not supported",
+    ast.Continue: "continue statements are not supported",
+    ast.Match: "match statements are not supported",
+}
+
+# Characters people paste from maths text, and what to type instead.
+_LOOKALIKE_HINTS = {
+    "×": "use * for multiplication",
+    "·": "use * for multiplication",
+    "÷": "use / for division",
+    "−": "use the ASCII minus sign -",
+    "–": "use the ASCII minus sign -",
+    "²": "use ** for powers: x**2",
+    "³": "use ** for powers: x**3",
+    "√": "use sqrt(x)",
+}
+
+_SURROGATE = re.compile("[\ud800-\udfff]")
+
+# Keywords that nest in Python's parser like a prefix operator does.
+_PREFIX_KEYWORDS = frozenset({"not", "lambda", "await", "else"})
+
+
+@dataclass
+class Program:
+    """A parsed expression: its graph (built and evaluated forward) and its names.
+
+    Gradients are not computed: call `program.output.backward()` for them.
+    """
+
+    source: str
+    """The text as parsed (newlines normalised to \\n): error offsets index into it."""
+    output: Value
+    """The last statement's value: the node whose gradient is 1 after backward()."""
+    names: dict[str, Value]
+    """Every named node (leaves and assigned intermediates), in order of first appearance."""
+    leaves: dict[str, Value]
+    """Named leaves only, in order of first appearance."""
+    defaults: dict[str, float]
+    """Leaves that got a reproducible default value because none was given."""
+    seed: int
+
+
+def parse_program(
+    text: str, values: Mapping[str, float] | None = None, *, seed: int = 0
+) -> Program:
+    """Parse `text` into a graph, with leaf values from `values`, else defaults from `seed`.
+
+    Raises ExpressionError (with a character span) for anything the language does
+    not accept, and InputError for values that do not fit the expression.
+    """
+    if not isinstance(text, str):
+        raise InputError(f"an expression is text, not {type(text).__name__}")
+    if isinstance(seed, bool) or not isinstance(seed, int) or seed < 0:
+        raise InputError(f"the seed must be a whole number >= 0, got {seed!r}")
+    if len(text) > MAX_LENGTH:
+        raise InputError(
+            f"expression too long: {len(text)} characters (the limit is {MAX_LENGTH})",
+            hint="build bigger graphs in Python with gradviz.Value",
+        )
+    source = text.replace("\r\n", "\n").replace("\r", "\n")
+    given = _normalise_values(values or {})
+    _scan(source)
+    positions, module = _parse_module(source)
+    return _Compiler(source, positions, given).run(module, seed)
+
+
+def parse(text: str, **values: float) -> Value:
+    """The output Value of an expression: `parse("(a+b)*c", a=2, b=-3, c=10)`.
+
+    Leaves without a value get the defaults of seed 0. No backward pass is run.
+    """
+    return parse_program(text, values).output
+
+
+def parse_assignments(args: Sequence[str]) -> dict[str, float]:
+    """`["a=2", "b=-3e-2"]` → `{"a": 2.0, "b": -0.03}` (the CLI's NAME=VALUE arguments).
+
+    Names are NFKC-normalised like the expression's; `nan` and `inf` are accepted.
+    """
+    result: dict[str, float] = {}
+    for arg in args:
+        name_text, sep, value_text = arg.partition("=")
+        if not sep:
+            raise ExpressionError(
+                f"expected NAME=VALUE, got {arg!r}",
+                source=arg,
+                start=0,
+                end=len(arg),
+                hint="give leaf values as a=2 b=-3",
+            )
+        name = unicodedata.normalize("NFKC", name_text.strip())
+        name_start = len(name_text) - len(name_text.lstrip())
+        if not name.isidentifier() or _is_dunder(name) or len(name) > MAX_NAME_LENGTH:
+            raise ExpressionError(
+                f"{name_text.strip()!r} is not a usable name",
+                source=arg,
+                start=name_start,
+                end=max(len(name_text.rstrip()), name_start + 1),
+                hint="names are letters, digits and _, e.g. a=2 or x1=0.5",
+            )
+        value_start = len(name_text) + 1 + len(value_text) - len(value_text.lstrip())
+        try:
+            value = float(value_text.strip())
+        except ValueError:
+            raise ExpressionError(
+                f"the value for {name} is not a number: {value_text.strip()!r}",
+                source=arg,
+                start=value_start,
+                end=len(arg),
+                hint="write a decimal number such as 2, -0.5 or 1e-3",
+            ) from None
+        if name in result:
+            raise ExpressionError(
+                f"{name} is given twice",
+                source=arg,
+                start=name_start,
+                end=len(name_text.rstrip()),
+                hint="give each leaf one value",
+            )
+        result[name] = value
+    return result
+
+
+def describe_defaults(program: Program) -> str | None:
+    """One line saying which leaves got default values, and how to choose them instead."""
+    if not program.defaults:
+        return None
+    names = ", ".join(program.defaults)
+    used = ", ".join(f"{name}={fmt(value)}" for name, value in program.defaults.items())
+    first = next(iter(program.defaults))
+    return (
+        f"no value given for {names}: used {used} "
+        f"(set them as {first}=VALUE, or change them with --seed N)"
+    )
+
+
+# -- before Python's parser ---------------------------------------------------------------
+
+
+def _scan(source: str) -> None:
+    """Enforce MAX_DEPTH, MAX_NODES and MAX_NUMBER_LENGTH in one linear pass, before
+    `ast.parse`, whose own limits surface as RecursionError or MemoryError.
+
+    A rough tokenizer: it only needs to count brackets, prefix chains, operands
+    and operators, and to skip over comments and strings so that what they hold
+    does not count.
+    """
+    if "\0" in source:
+        at = source.index("\0")
+        raise ExpressionError(
+            "the expression contains a NUL character",
+            source=source,
+            start=at,
+            hint="remove control characters from the text",
+        )
+    surrogate = _SURROGATE.search(source)  # bytes that were not UTF-8, via surrogateescape
+    if surrogate:
+        raise ExpressionError(
+            f"the expression contains a character that is not text "
+            f"(U+{ord(surrogate.group()):04X})",
+            source=source,
+            start=surrogate.start(),
+            hint="save the text as UTF-8",
+        )
+    chains = [0]  # per open bracket: signs and ** chained at that level
+    depth = 0  # open brackets + sum(chains)
+    count = 0  # operands and operators
+    operand = False  # was the last token an operand (so + and - are binary)?
+    i, n = 0, len(source)
+
+    def deeper(at: int, width: int) -> None:
+        if depth > MAX_DEPTH:
+            raise ExpressionError(
+                f"expression nested too deeply (more than {MAX_DEPTH} levels of "
+                "brackets, signs and powers)",
+                source=source,
+                start=at,
+                end=at + width,
+                hint=_SPLIT_HINT,
+            )
+
+    def counted(at: int, width: int) -> None:
+        if count > MAX_NODES:
+            raise ExpressionError(
+                f"expression too large (more than {MAX_NODES} names, numbers and operators)",
+                source=source,
+                start=at,
+                end=at + width,
+                hint="build bigger graphs in Python with gradviz.Value",
+            )
+
+    while i < n:
+        c = source[i]
+        if c in " \t\f\\":
+            i += 1
+        elif c == "\n" or c == ";":
+            if len(chains) == 1:
+                depth -= chains[0]
+                chains[0] = 0
+            operand = False
+            i += 1
+        elif c == "#":
+            end = source.find("\n", i)
+            i = n if end == -1 else end
+        elif c in "'\"":
+            j = _skip_string(source, i)
+            count += 1
+            counted(i, j - i)
+            operand = True
+            i = j
+        elif c.isdigit() or (c == "." and i + 1 < n and source[i + 1].isdigit()):
+            j = _skip_number(source, i)
+            if j - i > MAX_NUMBER_LENGTH:
+                raise ExpressionError(
+                    f"number too long: {j - i} characters (the limit is {MAX_NUMBER_LENGTH})",
+                    source=source,
+                    start=i,
+                    end=j,
+                    hint="write big or precise numbers in scientific notation, e.g. 1.5e300",
+                )
+            count += 1
+            counted(i, j - i)
+            operand = True
+            i = j
+        elif c == "_" or c.isalpha() or ord(c) > 127:
+            j = i + 1
+            while j < n and (source[j] == "_" or source[j].isalnum() or ord(source[j]) > 127):
+                j += 1
+            word = source[i:j]
+            count += 1
+            counted(i, j - i)
+            if word in _PREFIX_KEYWORDS:
+                chains[-1] += 1
+                depth += 1
+                deeper(i, j - i)
+                operand = False
+            else:
+                operand = word not in ("and", "or", "if", "in", "is")
+            i = j
+        elif c in "([{":
+            chains.append(0)
+            depth += 1
+            deeper(i, 1)
+            operand = False
+            i += 1
+        elif c in ")]}":
+            if len(chains) > 1:
+                depth -= 1 + chains.pop()
+            operand = True
+            i += 1
+        elif source.startswith("**", i) or (c in "+-~" and not operand):
+            width = 2 if c == "*" else 1
+            chains[-1] += 1
+            depth += 1
+            count += 1
+            deeper(i, width)
+            counted(i, width)
+            operand = False
+            i += width
+        else:  # a binary operator, separator or stray character: ends the chain
+            depth -= chains[-1]
+            chains[-1] = 0
+            if c in "+-*/%@&|^<>=":
+                count += 1
+                counted(i, 1)
+            operand = False
+            i += 1
+
+
+def _skip_string(source: str, i: int) -> int:
+    """The index after the string literal starting at i (or the end of its line)."""
+    quote = source[i] * 3 if source.startswith(source[i] * 3, i) else source[i]
+    j = i + len(quote)
+    while j < len(source):
+        c = source[j]
+        if c == "\\":
+            j += 2
+        elif source.startswith(quote, j):
+            return j + len(quote)
+        elif c == "\n" and len(quote) == 1:
+            return j
+        else:
+            j += 1
+    return len(source)
+
+
+def _skip_number(source: str, i: int) -> int:
+    """The index after the number literal starting at i (`1_000`, `2.5e-3`, `0x1F`, `3j`)."""
+    j = i
+    hexadecimal = source.startswith(("0x", "0X"), i)
+    while j < len(source):
+        c = source[j]
+        exponent_sign = c in "+-" and not hexadecimal and source[j - 1] in "eE"
+        if not (c.isalnum() or c in "._" or exponent_sign):
+            break
+        j += 1
+    return j
+
+
+class _Positions:
+    """Character offsets into the source for the (line, column) pairs Python reports.
+
+    ast columns count UTF-8 bytes; SyntaxError columns count characters. Both are
+    relative to the text as parsed, which may have had common indentation removed.
+    """
+
+    def __init__(self, source: str, removed: list[int]) -> None:
+        self.lines = source.split("\n")
+        self.removed = removed
+        self.starts = []
+        offset = 0
+        for line in self.lines:
+            self.starts.append(offset)
+            offset += len(line) + 1
+
+    def _line(self, lineno: int | None) -> int:
+        return min(max((lineno or 1) - 1, 0), len(self.lines) - 1)
+
+    def from_chars(self, lineno: int | None, column: int) -> int:
+        index = self._line(lineno)
+        return self.starts[index] + self.removed[index] + max(column, 0)
+
+    def from_bytes(self, lineno: int | None, column: int) -> int:
+        index = self._line(lineno)
+        parsed_line = self.lines[index][self.removed[index] :]
+        chars = len(parsed_line.encode("utf-8")[: max(column, 0)].decode("utf-8", "ignore"))
+        return self.starts[index] + self.removed[index] + chars
+
+    def span(self, node: ast.AST) -> tuple[int, int]:
+        start = self.from_bytes(node.lineno, node.col_offset)
+        end_line = getattr(node, "end_lineno", None)
+        end_col = getattr(node, "end_col_offset", None)
+        end = self.from_bytes(end_line, end_col) if end_col is not None else start + 1
+        return start, max(end, start + 1)
+
+
+def _dedent(source: str) -> tuple[str, list[int]]:
+    """Remove indentation shared by every line with code (a multi-line shell string is
+    usually indented); return the text to parse and the characters removed per line."""
+    lines = source.split("\n")
+    code = [line for line in lines if line.strip() and not line.lstrip().startswith("#")]
+    indents = [line[: len(line) - len(line.lstrip(" \t"))] for line in code]
+    common = indents[0] if indents else ""
+    for indent in indents[1:]:
+        while not indent.startswith(common):
+            common = common[:-1]
+    removed = []
+    parsed = []
+    for line in lines:
+        cut = len(common) if line.startswith(common) else len(line) - len(line.lstrip(" \t"))
+        removed.append(cut)
+        parsed.append(line[cut:])
+    return "\n".join(parsed), removed
+
+
+def _parse_module(source: str) -> tuple[_Positions, ast.Module]:
+    """`ast.parse` with every way it can fail turned into an ExpressionError."""
+    parsed, removed = _dedent(source)
+    positions = _Positions(source, removed)
+    try:
+        # Python warns on stderr about some texts it accepts (`1 is 1`, `'\\d'`, `0x1for`);
+        # a library must not print, and we refuse or report those texts ourselves.
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", SyntaxWarning)
+            warnings.simplefilter("ignore", DeprecationWarning)
+            module = ast.parse(parsed, mode="exec")
+    except SyntaxError as error:
+        raise _syntax_error(source, positions, error) from None
+    except (RecursionError, MemoryError):
+        raise ExpressionError(
+            "expression nested too deeply for Python's parser",
+            source=source,
+            start=0,
+            end=len(source.split("\n", 1)[0]),
+            hint=_SPLIT_HINT,
+        ) from None
+    except ValueError as error:  # e.g. integer digit limits in some Python versions
+        raise ExpressionError(
+            f"cannot read the expression: {error}", source=source, start=0, hint=_SPLIT_HINT
+        ) from None
+    return positions, module
+
+
+def _syntax_error(source: str, positions: _Positions, error: SyntaxError) -> ExpressionError:
+    """Python's SyntaxError, at its position, in our words where Python's would mislead."""
+    message = error.msg or "invalid syntax"
+    start = positions.from_chars(error.lineno, (error.offset or 1) - 1)
+    end = None
+    if error.end_offset and (error.end_lineno or error.lineno) == error.lineno:
+        end = positions.from_chars(error.lineno, error.end_offset - 1)
+    hint = "expressions look like: (a + b) * c, or: e = a*b; L = tanh(e)"
+    before = source[:start].rstrip(" \t")
+    here = source[start : start + 1]
+    if "Perhaps you forgot a comma" in message or (
+        message == "invalid syntax"
+        and before[-1:].isalnum() | (before[-1:] in "_)")
+        and here.isalnum() | (here in "_(")
+        and before.strip() != ""
+    ):
+        message = "an operator is missing"
+        hint = "write a*b for a product; separate statements with ; or a newline"
+    elif message.startswith("invalid") and message.endswith("literal"):
+        while start > 0 and (source[start - 1].isalnum() or source[start - 1] in "._"):
+            start -= 1
+        end = start
+        while end < len(source) and (source[end].isalnum() or source[end] in "._"):
+            end += 1
+        number, name = _number_then_name(source[start:end])
+        hint = f"to multiply, write {number}*{name}" if name else "to multiply, write 2*x"
+    elif isinstance(error, IndentationError):
+        line_start = source.rfind("\n", 0, start) + 1
+        line = source[line_start:].split("\n", 1)[0]
+        start, end = line_start, line_start + len(line) - len(line.lstrip())
+        hint = "start every statement at the same column"
+    elif "cannot assign to" in message or "Maybe you meant '=='" in message:
+        message = "only a name can be assigned"
+        hint = "write NAME = expression, e.g. t = a*b"
+    elif "too many nested parentheses" in message:
+        message = "expression nested too deeply for Python's parser"
+        hint = _SPLIT_HINT
+    elif message.startswith("invalid character"):
+        char = source[start] if start < len(source) else ""
+        hint = _LOOKALIKE_HINTS.get(char, hint)
+    elif "Exceeds the limit" in message:
+        message = "number too long"
+        hint = "write big or precise numbers in scientific notation, e.g. 1.5e300"
+    prefix = "" if message.startswith("expression nested") else "syntax error: "
+    return ExpressionError(f"{prefix}{message}", source=source, start=start, end=end, hint=hint)
+
+
+def _number_then_name(literal: str) -> tuple[str, str]:
+    """`2x` → ("2", "x"), for a hint; ("", "") when it is not that simple."""
+    digits = len(literal) - len(literal.lstrip("0123456789."))
+    name = literal[digits:]
+    if digits and name.isidentifier() and name[0] not in "eEjJxXoObB_":
+        return literal[:digits], name
+    return "", ""
+
+
+# -- the allow-list walk ------------------------------------------------------------------
+
+
+def _is_dunder(name: str) -> bool:
+    return name.startswith("__")
+
+
+def _normalise_values(values: Mapping[str, object]) -> dict[str, object]:
+    result: dict[str, object] = {}
+    for key, value in values.items():
+        name = unicodedata.normalize("NFKC", str(key))
+        if name in result:
+            raise InputError(f"a value for {name} is given twice ({key!r} is the same name)")
+        try:
+            result[name] = as_data(value)
+        except TypeError:
+            raise InputError(
+                f"the value for {name} must be a number, got {type(value).__name__}"
+            ) from None
+    return result
+
+
+# Postfix code for one expression: ("num", float) ("name", str) ("neg", None)
+# ("bin", ast operator type) ("powc", float) ("call", function name).
+_Code = list[tuple[str, object]]
+
+
+class _Compiler:
+    """Checks a module against the allow-list and builds its graph, statement by statement."""
+
+    def __init__(self, source: str, positions: _Positions, given: dict[str, object]) -> None:
+        self.source = source
+        self.positions = positions
+        self.given = given
+        self.assigned_anywhere: set[str] = set()
+        self.assigned: set[str] = set()  # names whose assignment has been compiled
+        self.target: str | None = None  # the name the current statement assigns
+        self.first_seen: dict[str, int] = {}  # name -> offset of first appearance
+        self.free: list[str] = []  # leaves that only the values or defaults can set
+        self.number_leaves: dict[str, float] = {}  # `a = 2`
+        self.positive: set[str] = set()  # leaves whose default should be > 0 (log, sqrt, ...)
+        self.leaf_nodes: dict[str, Value] = {}
+        self.nodes: dict[str, Value] = {}  # every name's node, filled as statements run
+
+    # -- errors --
+
+    def fail(self, node: ast.AST, message: str, hint: str | None = None) -> ExpressionError:
+        start, end = self.positions.span(node)
+        return ExpressionError(message, source=self.source, start=start, end=end, hint=hint)
+
+    def written(self, node: ast.Name) -> str:
+        """The name as the user typed it, with Python's reading when NFKC changed it."""
+        start, end = self.positions.span(node)
+        text = self.source[start:end]
+        return node.id if text == node.id else f"{text} (read as {node.id})"
+
+    # -- the program --
+
+    def run(self, module: ast.Module, seed: int) -> Program:
+        body = module.body
+        if not body:
+            raise ExpressionError(
+                "the expression is empty",
+                source=self.source,
+                start=0,
+                hint="write something like (a + b) * c",
+            )
+        if len(body) > MAX_STATEMENTS:
+            raise self.fail(
+                body[MAX_STATEMENTS],
+                f"too many statements: {len(body)} (the limit is {MAX_STATEMENTS})",
+                hint="build bigger graphs in Python with gradviz.Value",
+            )
+        for statement in body:
+            if isinstance(statement, ast.Assign):
+                for target in statement.targets:
+                    if isinstance(target, ast.Name):
+                        self.assigned_anywhere.add(target.id)
+
+        compiled = [
+            self.compile_statement(statement, last=index == len(body) - 1)
+            for index, statement in enumerate(body)
+        ]
+        self.check_values()
+        defaults = self.make_leaves(seed)
+
+        output: Value | None = None
+        for target, code in compiled:
+            result = _execute(code, self.nodes)
+            node = result if isinstance(result, Value) else Value(result)
+            if target is not None:
+                if target in self.leaf_nodes:
+                    node = self.leaf_nodes[target]
+                elif node.op is not None and node.label is None:
+                    node.label = target
+                # else `b = a`: a second name for a node, which keeps its first label
+                self.nodes[target] = node
+            output = node
+        assert output is not None  # a module with statements yields one
+        order = sorted(self.first_seen, key=self.first_seen.__getitem__)
+        names = {name: self.nodes[name] for name in order}
+        leaves = {name: node for name, node in names.items() if name in self.leaf_nodes}
+        return Program(self.source, output, names, leaves, defaults, seed)
+
+    def compile_statement(self, statement: ast.stmt, last: bool) -> tuple[str | None, _Code]:
+        """The name a statement assigns (None for a bare expression) and its code."""
+        self.target = None
+        if isinstance(statement, ast.Expr):
+            if not last:
+                raise self.fail(
+                    statement,
+                    "this statement's value is never used",
+                    hint="name it (t = ...) and use the name later; only the last statement "
+                    "can be a bare expression",
+                )
+            return None, self.compile_expr(statement.value)
+        if not isinstance(statement, ast.Assign):
+            unknown = f"{type(statement).__name__} statements are not supported"
+            message = _STATEMENT_NAMES.get(type(statement), unknown)
+            hint = "write NAME = expression, e.g. t = a*b"
+            if isinstance(statement, ast.AugAssign):
+                hint = "use a new name for the new value: a2 = a + 1"
+            raise self.fail(statement, message, hint=hint)
+        if len(statement.targets) != 1:
+            raise self.fail(
+                statement.targets[1],
+                "chained assignment (a = b = ...) is not supported",
+                hint="assign one name per statement",
+            )
+        target = statement.targets[0]
+        if not isinstance(target, ast.Name):
+            raise self.fail(
+                target, "only a name can be assigned", hint="write NAME = expression, e.g. t = a*b"
+            )
+        name = self.check_name(target)
+        if name in UNARY_OPS:
+            raise self.fail(
+                target,
+                f"{self.written(target)} is a function name and cannot be assigned",
+                hint="pick another name",
+            )
+        if name in self.assigned:
+            raise self.fail(
+                target,
+                f"{self.written(target)} is assigned twice",
+                hint=f"give each result its own name: {name}2 = ...",
+            )
+        self.see(name, target)
+        self.target = name
+        code = self.compile_expr(statement.value)
+        self.assigned.add(name)
+        if len(code) == 1 and code[0][0] == "num":
+            self.number_leaves[name] = code[0][1]  # type: ignore[assignment]
+        return name, code
+
+    def see(self, name: str, node: ast.AST) -> None:
+        start, _ = self.positions.span(node)
+        self.first_seen.setdefault(name, start)
+
+    def check_name(self, node: ast.Name) -> str:
+        name = node.id
+        if _is_dunder(name):
+            raise self.fail(
+                node,
+                f"dunder names ({self.written(node)}) are not supported",
+                hint="use plain names such as a, x1, w_2",
+            )
+        if len(name) > MAX_NAME_LENGTH:
+            raise self.fail(
+                node,
+                f"name too long: {len(name)} characters (the limit is {MAX_NAME_LENGTH})",
+                hint="use a shorter name",
+            )
+        return name
+
+    def plain_number(self, node: ast.expr) -> float | None:
+        """The value of a number literal, optionally signed, or of a constant; else None."""
+        sign = 1.0
+        while isinstance(node, ast.UnaryOp) and isinstance(node.op, ast.USub | ast.UAdd):
+            sign = -sign if isinstance(node.op, ast.USub) else sign
+            node = node.operand
+        if isinstance(node, ast.Constant):
+            value = node.value
+            if isinstance(value, bool) or not isinstance(value, int | float):
+                return None
+            try:
+                return sign * float(value)
+            except OverflowError:  # an int beyond float range (not reachable under the limits)
+                return sign * math.inf
+        if isinstance(node, ast.Name) and self.is_constant(node.id):
+            return sign * CONSTANTS[node.id]
+        return None
+
+    def is_constant(self, name: str) -> bool:
+        return name in CONSTANTS and name not in self.assigned_anywhere and name not in self.given
+
+    def compile_expr(self, root: ast.expr) -> _Code:
+        """Check `root` against the allow-list (outer nodes first, left to right) and
+        return its postfix code. Iterative, so any depth Python parsed is fine."""
+        code: _Code = []
+        stack: list[tuple[ast.expr, tuple[str, object] | None]] = [(root, None)]
+        while stack:
+            node, emit = stack.pop()
+            if emit is not None:
+                code.append(emit)
+                continue
+            number = self.plain_number(node)
+            if number is not None:
+                code.append(("num", number))
+            elif isinstance(node, ast.Name):
+                code.append(("name", self.use_name(node)))
+            elif isinstance(node, ast.BinOp):
+                stack.extend(self.binop(node))
+            elif isinstance(node, ast.UnaryOp):
+                if isinstance(node.op, ast.UAdd):
+                    stack.append((node.operand, None))
+                elif isinstance(node.op, ast.USub):
+                    stack.append((node, ("neg", None)))
+                    stack.append((node.operand, None))
+                elif isinstance(node.op, ast.Not):
+                    raise self.fail(
+                        node,
+                        "boolean operators (not) are not supported",
+                        hint="use relu(x) or abs(x) for piecewise functions",
+                    )
+                else:
+                    raise self.fail(
+                        node,
+                        "the bitwise operator ~ is not supported",
+                        hint="use -x to negate",
+                    )
+            elif isinstance(node, ast.Call):
+                name = self.check_call(node)
+                argument = node.args[0]
+                if name in ("log", "sqrt") and isinstance(argument, ast.Name):
+                    self.positive.add(argument.id)
+                stack.append((node, ("call", name)))
+                stack.append((argument, None))
+            else:
+                raise self.refuse(node)
+        return code
+
+    def binop(self, node: ast.BinOp) -> list[tuple[ast.expr, tuple[str, object] | None]]:
+        """The work for `a op b`: what to push (in reverse), after checking the operator."""
+        kind = type(node.op)
+        if kind not in _BINARY:
+            what, symbol, hint = _REFUSED_BINARY.get(
+                kind, (f"the operator {kind.__name__}", "", "use + - * / **")
+            )
+            raise self.fail_operator(node, symbol, f"{what} is not supported", hint)
+        if kind is ast.Pow:
+            exponent = self.plain_number(node.right)
+            if exponent is not None:
+                if not abs(exponent) <= MAX_EXPONENT:
+                    raise self.fail(
+                        node.right,
+                        f"exponent too large: {fmt(exponent)} (the limit is {fmt(MAX_EXPONENT)})",
+                        hint="every power this large of a number other than ±1 is 0 or inf",
+                    )
+                if isinstance(node.left, ast.Name) and not float(exponent).is_integer():
+                    self.positive.add(node.left.id)
+                return [(node, ("powc", exponent)), (node.left, None)]
+            if isinstance(node.left, ast.Name):
+                self.positive.add(node.left.id)
+        return [(node, ("bin", kind)), (node.right, None), (node.left, None)]
+
+    def fail_operator(self, node: ast.BinOp, symbol: str, message: str, hint: str) -> Exception:
+        """An error under the operator itself, found between the operands."""
+        _, left_end = self.positions.span(node.left)
+        right_start, _ = self.positions.span(node.right)
+        at = self.source.find(symbol, left_end, right_start) if symbol else -1
+        if at == -1:
+            return self.fail(node, message, hint)
+        return ExpressionError(
+            message, source=self.source, start=at, end=at + len(symbol), hint=hint
+        )
+
+    def use_name(self, node: ast.Name) -> str:
+        name = self.check_name(node)
+        if name in UNARY_OPS:
+            raise self.fail(
+                node,
+                f"{self.written(node)} is a function; call it with one argument",
+                hint=f"write {name}(x)",
+            )
+        if name in self.assigned_anywhere and name not in self.assigned:
+            if name == self.target:
+                raise self.fail(
+                    node,
+                    f"{self.written(node)} is used in its own definition",
+                    hint=f"give the result a new name: {name}2 = ...",
+                )
+            raise self.fail(
+                node,
+                f"{self.written(node)} is used before it is assigned",
+                hint=f"move the assignment {name} = ... above its first use",
+            )
+        self.see(name, node)
+        if name not in self.assigned and name not in self.free:
+            self.free.append(name)
+        return name
+
+    def check_call(self, node: ast.Call) -> str:
+        func = node.func
+        if not isinstance(func, ast.Name):
+            if isinstance(func, ast.Attribute):
+                raise self.refuse(func)
+            raise self.fail(
+                func,
+                "only functions can be called",
+                hint=f"the functions are: {_FUNCTION_LIST}",
+            )
+        name = func.id
+        if _is_dunder(name):
+            self.check_name(func)
+        if name not in UNARY_OPS:
+            variable = name in self.assigned_anywhere or name in self.given or name in self.free
+            if variable or name in CONSTANTS:
+                message = f"{self.written(func)} is not a function"
+                hint = f"write {name}*(...) to multiply; the functions are: {_FUNCTION_LIST}"
+            else:
+                message = f"unknown function {self.written(func)}"
+                close = difflib.get_close_matches(name, FUNCTIONS, n=1)
+                suggestion = {"pow": "use x**y for powers", "ln": "use log(x)"}.get(name)
+                if suggestion is None and close:
+                    suggestion = f"did you mean {close[0]}?"
+                if suggestion is None and len(name) == 1:
+                    suggestion = f"to multiply, write {name}*(...)"
+                hint = f"the functions are: {_FUNCTION_LIST}"
+                hint = f"{suggestion} ({hint})" if suggestion else hint
+            raise self.fail(func, message, hint=hint)
+        for keyword in node.keywords:
+            what = "keyword arguments" if keyword.arg else "**kwargs arguments"
+            raise self.fail(keyword, f"{what} are not supported", hint=f"write {name}(x)")
+        for argument in node.args:
+            if isinstance(argument, ast.Starred):
+                raise self.fail(
+                    argument, "starred arguments (*args) are not supported", hint=f"write {name}(x)"
+                )
+        if len(node.args) != 1:
+            raise self.fail(
+                node,
+                f"{name} takes 1 argument, got {len(node.args)}",
+                hint=f"write {name}(x)",
+            )
+        return name
+
+    def refuse(self, node: ast.AST) -> ExpressionError:
+        """The error for an expression kind outside the allow-list, by name."""
+        if isinstance(node, ast.Constant):
+            value = node.value
+            if isinstance(value, bool):
+                return self.fail(node, "booleans are not supported", hint="use 1 or 0")
+            if isinstance(value, str | bytes):
+                return self.fail(
+                    node, "strings are not supported", hint="expressions compute numbers only"
+                )
+            if isinstance(value, complex):
+                return self.fail(
+                    node, "complex numbers are not supported", hint="use real numbers only"
+                )
+            shown = "... (Ellipsis)" if value is Ellipsis else repr(value)
+            return self.fail(node, f"{shown} is not supported", hint="use numbers and names")
+        unknown = f"{type(node).__name__} expressions are not supported"
+        message, hint = _REFUSED_EXPR.get(type(node), (unknown, "use + - * / ** and functions"))
+        return self.fail(node, message, hint=hint)
+
+    # -- values --
+
+    def check_values(self) -> None:
+        """Every given value must name a leaf of the expression."""
+        leaves = [*self.free, *self.number_leaves]
+        for name in self.given:
+            if name in leaves:
+                continue
+            if name in self.assigned_anywhere:
+                raise InputError(
+                    f"a value was given for {name}, but the expression computes {name}",
+                    hint="give values only to leaves: " + (", ".join(leaves) or "(there are none)"),
+                )
+            if name in UNARY_OPS:
+                raise InputError(
+                    f"a value was given for {name}, which is a function",
+                    hint="the leaves are: " + (", ".join(leaves) or "(none)"),
+                )
+            close = difflib.get_close_matches(name, leaves, n=1)
+            hint = f"did you mean {close[0]}? " if close else ""
+            hint += "the leaves are: " + (", ".join(leaves) or "(none)")
+            raise InputError(
+                f"a value was given for {name}, but {name} does not appear in the expression",
+                hint=hint,
+            )
+
+    def make_leaves(self, seed: int) -> dict[str, float]:
+        """Create the leaf nodes: a given value, else the literal, else a default."""
+        defaults = _default_values(
+            [name for name in self.free if name not in self.given], self.positive, seed
+        )
+        for name in [*self.free, *self.number_leaves]:
+            if name in self.given:
+                data = self.given[name]
+            elif name in self.number_leaves:
+                data = self.number_leaves[name]
+            else:
+                data = defaults[name]
+            self.leaf_nodes[name] = self.nodes[name] = Value(data, label=name)
+        return defaults
+
+
+# Defaults in tenths: -3.0 … 3.0 without 0 (nothing flows) and ±1 (hides a factor).
+_DEFAULT_TENTHS = np.array([k for k in range(-30, 31) if k not in (-10, 0, 10)])
+
+
+def _default_values(names: list[str], positive: set[str], seed: int) -> dict[str, float]:
+    """Short, distinct, non-zero values (one decimal, in [-3, 3]) drawn from `seed`; a
+    leaf that feeds log, sqrt or a fractional power directly gets a positive one."""
+    rng = np.random.default_rng(seed)
+    pool = [k / 10 for k in rng.permutation(_DEFAULT_TENTHS).tolist()]
+    result: dict[str, float] = {}
+    for name in names:
+        wanted = next((v for v in pool if v > 0 or name not in positive), None)
+        if wanted is None:  # more leaves than distinct values: repeat some
+            wanted = float(rng.choice(_DEFAULT_TENTHS[_DEFAULT_TENTHS > 0])) / 10
+            if name not in positive and rng.integers(2):
+                wanted = -wanted
+        else:
+            pool.remove(wanted)
+        result[name] = wanted
+    return result
+
+
+def _execute(code: _Code, nodes: dict[str, Value]) -> Value | float:
+    """Run postfix code on the engine. Plain numbers stay floats until an op meets them,
+    as in Python (`a - 2` is `a + (-2)`); two floats meet as a constant node and a float,
+    so no arithmetic ever runs on Python numbers (`2**100000` is inf, not a huge int)."""
+    stack: list[Value | float] = []
+    for kind, arg in code:
+        if kind == "num":
+            stack.append(arg)  # type: ignore[arg-type]
+        elif kind == "name":
+            stack.append(nodes[arg])  # type: ignore[index]
+        elif kind == "neg":
+            top = stack.pop()
+            stack.append(-top if isinstance(top, Value) else -float(top))
+        elif kind == "powc":
+            base = stack.pop()
+            base = base if isinstance(base, Value) else Value(base)
+            stack.append(base ** float(arg))  # type: ignore[arg-type]
+        elif kind == "call":
+            stack.append(apply(UNARY_OPS[arg], stack.pop()))  # type: ignore[index]
+        else:  # "bin"
+            right = stack.pop()
+            left = stack.pop()
+            if not isinstance(left, Value) and not isinstance(right, Value):
+                left = Value(left)
+            stack.append(_BINARY[arg](left, right))  # type: ignore[index]
+    return stack.pop()

@@ -1,0 +1,861 @@
+"""Networks built from Values: specs, layers, and the per-layer numbers diagnostics read.
+
+A network is a dense feed-forward stack whose every weight and bias is a named leaf
+`Value` (`L1.N2.w0` is the weight from input 0 into neuron 2 of layer 1; `L1.N2.b`
+its bias). Layers count from 1 (layer 0 would be the inputs), neurons from 1, inputs
+and weights from 0 (`w0` multiplies `x0`). Building one example's loss from those
+leaves gives an ordinary engine graph that can be drawn, traced and checked; the
+training loop (gradviz.train) compiles that same graph into straight-line code.
+
+A spec says which network to build and how to train it: a TOML file, a built-in
+preset (`xor`, `circle`, …), or the same keys given as command-line options.
+"""
+
+from __future__ import annotations
+
+import difflib
+import itertools
+import math
+import re
+import tomllib
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import numpy as np
+
+from gradviz.data import BUILTIN, GENERATED, MAX_POINTS, DataSpec
+from gradviz.engine import RELU, SIGMOID, TANH, Op, Value, apply
+from gradviz.errors import SpecError
+
+
+@dataclass
+class LayerSample:
+    """One dense layer at one moment of training: the raw numbers, before any clipping.
+
+    Shapes: weights (n_out, n_in); biases (n_out,); pre_activations and activations
+    (batch, n_out). Gradients are of the loss averaged over the batch, exactly as the
+    optimiser sees them (before clipping). `previous_weights` are the weights before the
+    last update (None at initialisation), for the update:data ratio.
+    """
+
+    index: int  # 1-based: layer 1 is the first hidden layer
+    name: str  # "L1"
+    activation: str  # "sigmoid", "tanh", "relu", "linear"
+    is_output: bool
+    weights: np.ndarray
+    biases: np.ndarray
+    weight_grads: np.ndarray
+    bias_grads: np.ndarray
+    pre_activations: np.ndarray
+    activations: np.ndarray
+    previous_weights: np.ndarray | None = None
+
+
+# -- the vocabulary of a spec -------------------------------------------------------------
+
+ACTIVATIONS: dict[str, Op | None] = {"sigmoid": SIGMOID, "tanh": TANH, "relu": RELU, "linear": None}
+INITS = ("default", "xavier", "he", "uniform1")
+LOSSES = ("mse", "bce")
+UPDATES = ("full", "online", "minibatch N")
+
+# Sizes refused before anything is built: every parameter becomes a few graph nodes and
+# about ten lines of compiled code, so these bound memory (~300 MB while compiling) and
+# compile time (~2 s at the limit). These are networks for looking at, not for production.
+MAX_LAYERS = 64
+MAX_WIDTH = 1024
+MAX_PARAMETERS = 5_000
+MAX_EPOCHS = 1_000_000
+
+KEYS = (
+    "name",
+    "layers",
+    "activation",
+    "output_activation",
+    "init",
+    "loss",
+    "data",
+    "epochs",
+    "learning_rate",
+    "update",
+    "clip_value",
+    "clip_norm",
+    "seed",
+    "record_every",
+)
+DATA_KEYS = ("name", "csv", "size", "seed", "noise", "label", "features")
+
+# The built-in networks, the same as samples/*.toml (a test keeps them in sync).
+PRESETS: dict[str, dict] = {
+    "xor": {
+        "name": "xor",
+        "layers": [2, 4, 1],
+        "activation": "sigmoid",
+        "data": "xor",
+        "epochs": 2000,
+        "learning_rate": 1.0,
+        "update": "full",
+    },
+    "xor-relu": {
+        "name": "xor-relu",
+        "layers": [2, 4, 1],
+        "activation": "relu",
+        "init": "he",
+        "data": "xor",
+        "epochs": 1000,
+        "learning_rate": 0.2,
+        "update": "full",
+    },
+    "circle": {
+        "name": "circle",
+        "layers": [2, 8, 1],
+        "activation": "sigmoid",
+        "data": {"name": "circle", "size": 80},
+        "epochs": 2000,
+        "learning_rate": 0.5,
+        "update": "online",
+    },
+    "deep-sigmoid": {
+        "name": "deep-sigmoid",
+        "layers": [2, 8, 8, 8, 8, 8, 8, 8, 8, 8, 1],
+        "activation": "sigmoid",
+        "data": "xor",
+        "epochs": 1000,
+        "learning_rate": 1.0,
+        "update": "full",
+    },
+    "deep-relu": {
+        "name": "deep-relu",
+        "layers": [2, 8, 8, 8, 8, 8, 8, 8, 8, 8, 1],
+        "activation": "relu",
+        "init": "he",
+        "data": "xor",
+        "epochs": 1000,
+        "learning_rate": 0.05,
+        "update": "full",
+    },
+}
+for _gate in ("and", "or"):
+    PRESETS[_gate] = {**PRESETS["xor"], "name": _gate, "data": _gate, "epochs": 1000}
+PRESETS["moons"] = {
+    "name": "moons",
+    "layers": [2, 16, 16, 1],
+    "activation": "tanh",
+    "init": "xavier",
+    "data": "moons",
+    "epochs": 300,
+    "learning_rate": 0.1,
+    "update": "minibatch 10",
+}
+PRESETS["spiral"] = {
+    "name": "spiral",
+    "layers": [2, 16, 16, 1],
+    "activation": "relu",
+    "init": "he",
+    "data": "spiral",
+    "epochs": 300,
+    "learning_rate": 0.1,
+    "update": "online",
+}
+
+
+@dataclass(frozen=True)
+class Spec:
+    """A network and how to train it, checked: every field is usable as it is."""
+
+    name: str
+    layers: tuple[int, ...]
+    activations: tuple[str, ...]  # one per weight layer; the last is the output's
+    data: DataSpec
+    init: str = "default"
+    loss: str = "mse"
+    epochs: int = 1000
+    learning_rate: float = 0.5
+    update: str = "full"  # "full", "online" or "minibatch"
+    batch_size: int | None = None  # for "minibatch"
+    clip_value: float | None = None
+    clip_norm: float | None = None
+    seed: int = 0
+    record_every: int | None = None  # gradient statistics every N epochs
+    base_dir: str | None = field(default=None, compare=False)  # for relative CSV paths
+
+    @property
+    def n_parameters(self) -> int:
+        return parameter_count(self.layers)
+
+    @property
+    def update_text(self) -> str:
+        return f"minibatch {self.batch_size}" if self.update == "minibatch" else self.update
+
+    @property
+    def stats_every(self) -> int:
+        """Epochs between recorded gradient statistics (about 20 records by default)."""
+        return self.record_every or max(1, self.epochs // 20)
+
+    def to_dict(self) -> dict:
+        """The spec as plain JSON types, readable back by `spec_from_mapping`."""
+        out: dict = {
+            "name": self.name,
+            "layers": list(self.layers),
+            "activation": list(self.activations[:-1]),
+            "output_activation": self.activations[-1],
+            "init": self.init,
+            "loss": self.loss,
+            "data": self.data.to_dict(),
+            "epochs": self.epochs,
+            "learning_rate": self.learning_rate,
+            "update": self.update_text,
+            "seed": self.seed,
+        }
+        for key in ("clip_value", "clip_norm", "record_every"):
+            if getattr(self, key) is not None:
+                out[key] = getattr(self, key)
+        if self.data.name == "csv" and self.data.path and self.base_dir:
+            path = Path(self.data.path)
+            out["data"]["path"] = str(path if path.is_absolute() else Path(self.base_dir) / path)
+        return out
+
+
+def parameter_count(layers: Sequence[int]) -> int:
+    return sum((n_in + 1) * n_out for n_in, n_out in itertools.pairwise(layers))
+
+
+# -- reading specs --------------------------------------------------------------------------
+
+Locate = Callable[[str], str]
+
+
+def load_spec(path: Path) -> Spec:
+    """A spec from a TOML file; every mistake names the key and, where found, the line."""
+    try:
+        text = path.read_text(encoding="utf-8")
+    except FileNotFoundError:
+        raise SpecError(f"{path}: no such spec file") from None
+    except UnicodeDecodeError:
+        raise SpecError(f"{path}: not UTF-8 text") from None
+    except OSError as error:
+        raise SpecError(f"{path}: cannot read: {error.strerror or error}") from None
+    if len(text) > 1_000_000:
+        raise SpecError(f"{path}: a spec file is a few lines; this one is {len(text):,} bytes")
+    try:
+        raw = tomllib.loads(text)
+    except tomllib.TOMLDecodeError as error:
+        raise SpecError(f"{path}: invalid TOML: {error}") from None
+    return spec_from_mapping(raw, locate=_file_locator(path, text), base_dir=str(path.parent))
+
+
+def resolve_spec(
+    source: str | None, overrides: Mapping[str, object], option_names: Mapping[str, str]
+) -> Spec:
+    """The spec the command line asks for: a TOML file or preset name (or nothing), with
+    options on top. Errors in options name the option (`--layers`)."""
+    base: dict = {}
+    file_locate: Locate | None = None
+    base_dir = None
+    if source is not None:
+        path = Path(source)
+        if path.is_file() or source.endswith(".toml"):
+            spec_file = load_spec(path)  # reports file errors with their lines
+            text = path.read_text(encoding="utf-8")
+            base = tomllib.loads(text)
+            file_locate = _file_locator(path, text)
+            base_dir = spec_file.base_dir
+        elif source in PRESETS:
+            base = dict(PRESETS[source])
+        else:
+            raise SpecError(
+                f"{source!r} is neither a spec file nor a built-in network; built-in: "
+                f"{', '.join(PRESETS)}"
+            )
+    given = {key: value for key, value in overrides.items() if value is not None}
+    if source is None:
+        missing = [option_names[k] for k in ("layers", "data") if k not in given]
+        if missing:
+            raise SpecError(
+                f"give a spec (a TOML file or one of {', '.join(PRESETS)}) or at least "
+                f"{' and '.join(missing)}"
+            )
+    if "data" in given and isinstance(base.get("data"), dict) and isinstance(given["data"], str):
+        # `--data circle` replaces the data set, keeping no options of the old one
+        base.pop("data")
+    merged = {**base, **given}
+    if "batch_size" in merged:
+        size = merged.pop("batch_size")
+        merged["update"] = f"minibatch {size}"
+
+    def locate(key: str) -> str:
+        top = key.split(".")[0].split("[")[0]
+        if top in given or (top == "update" and "batch_size" in given):
+            return option_names.get(top, top)
+        return file_locate(key) if file_locate else f"{source}: {key}"
+
+    return spec_from_mapping(merged, locate=locate, base_dir=base_dir)
+
+
+def preset(name: str) -> Spec:
+    """A built-in network by name (the same as `samples/<name>.toml` where one exists)."""
+    if name not in PRESETS:
+        raise SpecError(f"no built-in network {name!r}; built-in: {', '.join(PRESETS)}")
+    return spec_from_mapping(PRESETS[name], locate=lambda key: f"preset {name}: {key}")
+
+
+def _file_locator(path: Path, text: str) -> Locate:
+    """`samples/x.toml line 3: layers` when the key's line can be found."""
+    lines = text.splitlines()
+
+    def locate(key: str) -> str:
+        parts = key.split("[")[0].split(".")
+        section, bare = (parts[0], parts[1]) if len(parts) == 2 else (None, parts[0])
+        pattern = re.compile(rf"^\s*(\"?){re.escape(bare)}\1\s*=")
+        in_section = section is None
+        for number, line in enumerate(lines, 1):
+            if section is None and re.match(rf"^\s*\[\[?{re.escape(bare)}\]", line):
+                return f"{path} line {number}: {key}"  # a table of that name
+            stripped = line.strip()
+            if stripped.startswith("["):
+                in_section = section is not None and stripped.strip("[] ") == section
+                if section is None:
+                    break  # top-level keys come before any table
+                continue
+            if in_section and pattern.match(line):
+                return f"{path} line {number}: {key}"
+            if section is not None and pattern.match(line) and bare == section:
+                return f"{path} line {number}: {key}"
+        if section is not None:  # `data = {…}` inline, or `[data]` header
+            for number, line in enumerate(lines, 1):
+                if re.match(rf"^\s*(\[{re.escape(section)}\]|{re.escape(section)}\s*=)", line):
+                    return f"{path} line {number}: {key}"
+        return f"{path}: {key}"
+
+    return locate
+
+
+def spec_from_mapping(
+    raw: Mapping[str, object], *, locate: Locate = lambda key: key, base_dir: str | None = None
+) -> Spec:
+    """Check every key of a spec and build it. `locate(key)` says where a key was written."""
+
+    def fail(key: str, problem: str) -> SpecError:
+        return SpecError(f"{locate(key)}: {problem}")
+
+    if not isinstance(raw, Mapping):
+        raise SpecError("a spec is a table of keys")
+    for key in raw:
+        if key not in KEYS:
+            raise fail(key, f"unknown key{_suggest(key, KEYS)}; known keys: {', '.join(KEYS)}")
+
+    layers = _layers(raw.get("layers"), fail)
+    n_weight_layers = len(layers) - 1
+    activations = _activations(raw, n_weight_layers, fail)
+    init = _choice(raw.get("init", "default"), INITS, "init", fail)
+    loss = _choice(raw.get("loss", "mse"), LOSSES, "loss", fail)
+    if loss == "bce" and activations[-1] != "sigmoid":
+        raise fail(
+            "loss",
+            f"bce needs a sigmoid output (a probability), not {activations[-1]}: "
+            'set output_activation = "sigmoid" or use loss = "mse"',
+        )
+    if "data" not in raw:
+        raise fail("data", 'missing: say which data set to train on, e.g. data = "xor"')
+    data = _data(raw["data"], fail)
+    epochs = _integer(raw.get("epochs", 1000), "epochs", 1, MAX_EPOCHS, fail)
+    rate = _positive(raw.get("learning_rate", 0.5), "learning_rate", fail)
+    update, batch_size = _update(raw.get("update", "full"), fail)
+    clip_value = _optional_positive(raw.get("clip_value"), "clip_value", fail)
+    clip_norm = _optional_positive(raw.get("clip_norm"), "clip_norm", fail)
+    if clip_value is not None and clip_norm is not None:
+        raise fail("clip_norm", "choose one of clip_value and clip_norm, not both")
+    seed = _integer(raw.get("seed", 0), "seed", 0, 2**63 - 1, fail)
+    every = raw.get("record_every")
+    record_every = None if every is None else _integer(every, "record_every", 1, MAX_EPOCHS, fail)
+    name = raw.get("name", "network")
+    if not isinstance(name, str) or not name.strip() or len(name) > 100:
+        raise fail("name", "expected a short text")
+    return Spec(
+        name=name,
+        layers=layers,
+        activations=activations,
+        data=data,
+        init=init,
+        loss=loss,
+        epochs=epochs,
+        learning_rate=rate,
+        update=update,
+        batch_size=batch_size,
+        clip_value=clip_value,
+        clip_norm=clip_norm,
+        seed=seed,
+        record_every=record_every,
+        base_dir=base_dir,
+    )
+
+
+def _suggest(word: str, choices: Sequence[str]) -> str:
+    close = difflib.get_close_matches(word, choices, n=1)
+    return f" {word!r} (did you mean {close[0]!r}?)" if close else f" {word!r}"
+
+
+def _layers(value: object, fail: Callable[[str, str], SpecError]) -> tuple[int, ...]:
+    if value is None:
+        raise fail("layers", "missing: give the layer sizes, e.g. layers = [2, 4, 1]")
+    if isinstance(value, str):
+        value = _split_ints(value)
+    if not isinstance(value, list | tuple) or len(value) < 2:
+        raise fail("layers", "expected at least two sizes (inputs and outputs), e.g. [2, 4, 1]")
+    if len(value) - 1 > MAX_LAYERS:
+        raise fail("layers", f"{len(value) - 1} layers is more than the {MAX_LAYERS} allowed")
+    for i, size in enumerate(value):
+        if isinstance(size, bool) or not isinstance(size, int) or size < 1:
+            raise fail(f"layers[{i}]", f"{size!r} is not a positive integer")
+        if size > MAX_WIDTH:
+            raise fail(f"layers[{i}]", f"{size} units is more than the {MAX_WIDTH} allowed")
+    if value[-1] != 1:
+        raise fail(
+            "layers",
+            f"the last size is the number of outputs and must be 1 (the probability of "
+            f"class 1), not {value[-1]}",
+        )
+    count = parameter_count(value)
+    if count > MAX_PARAMETERS:
+        raise fail(
+            "layers",
+            f"{count:,} parameters is more than the {MAX_PARAMETERS:,} allowed "
+            "(every parameter is a node of the graph)",
+        )
+    return tuple(value)
+
+
+def _split_ints(text: str) -> list[object]:
+    out: list[object] = []
+    for part in text.split(","):
+        part = part.strip()
+        out.append(int(part) if re.fullmatch(r"[+-]?\d{1,9}", part) else part)
+    return out
+
+
+def _activations(
+    raw: Mapping[str, object], n_layers: int, fail: Callable[[str, str], SpecError]
+) -> tuple[str, ...]:
+    hidden = n_layers - 1
+    given = raw.get("activation", "sigmoid")
+    output = raw.get("output_activation")
+    if isinstance(given, str) and "," in given:
+        given = [part.strip() for part in given.split(",")]
+    if isinstance(given, str):
+        names = [_choice(given, tuple(ACTIVATIONS), "activation", fail)] * hidden
+    elif isinstance(given, list):
+        if len(given) not in (hidden, n_layers):
+            raise fail(
+                "activation",
+                f"{len(given)} activations for {hidden} hidden layer(s): give one name for all "
+                f"of them, a list of {hidden}, or {n_layers} including the output",
+            )
+        names = [
+            _choice(name, tuple(ACTIVATIONS), f"activation[{i}]", fail)
+            for i, name in enumerate(given)
+        ]
+        if len(given) == n_layers:
+            if output is not None and output != names[-1]:
+                raise fail("output_activation", "also given as the last item of activation")
+            return tuple(names)
+    else:
+        raise fail("activation", "expected a name (sigmoid, tanh, relu, linear) or a list of them")
+    out = _choice(
+        output if output is not None else "sigmoid", tuple(ACTIVATIONS), "output_activation", fail
+    )
+    return (*names, out)
+
+
+def _choice(
+    value: object, choices: Sequence[str], key: str, fail: Callable[[str, str], SpecError]
+) -> str:
+    if not isinstance(value, str) or value not in choices:
+        shown = repr(value) if not isinstance(value, str) else value
+        hint = _suggest(value, choices) if isinstance(value, str) else f" {shown}"
+        raise fail(key, f"unknown value{hint}; expected one of {', '.join(choices)}")
+    return value
+
+
+def _integer(
+    value: object, key: str, low: int, high: int, fail: Callable[[str, str], SpecError]
+) -> int:
+    if isinstance(value, bool) or not isinstance(value, int):
+        raise fail(key, f"expected a whole number, got {value!r}")
+    if not low <= value <= high:
+        raise fail(key, f"{value:,} is out of range ({low:,} to {high:,})")
+    return value
+
+
+def _positive(value: object, key: str, fail: Callable[[str, str], SpecError]) -> float:
+    if isinstance(value, bool) or not isinstance(value, int | float):
+        raise fail(key, f"expected a number, got {value!r}")
+    number = float(value)
+    if not math.isfinite(number) or number <= 0 or number > 1e6:
+        raise fail(key, f"{value!r} must be a positive number (at most 1e6)")
+    return number
+
+
+def _optional_positive(
+    value: object, key: str, fail: Callable[[str, str], SpecError]
+) -> float | None:
+    return None if value is None else _positive(value, key, fail)
+
+
+def _update(value: object, fail: Callable[[str, str], SpecError]) -> tuple[str, int | None]:
+    if not isinstance(value, str):
+        raise fail("update", f'expected "full", "online" or "minibatch N", got {value!r}')
+    words = value.split()
+    if words in (["full"], ["online"]):
+        return words[0], None
+    if words and words[0] == "minibatch":
+        if len(words) == 2 and words[1].isdigit() and 1 <= int(words[1]) <= MAX_POINTS:
+            return "minibatch", int(words[1])
+        raise fail("update", f'{value!r}: write the batch size after it, e.g. "minibatch 16"')
+    raise fail("update", f"unknown mode {value!r}; expected full, online or minibatch N")
+
+
+def _data(value: object, fail: Callable[[str, str], SpecError]) -> DataSpec:
+    if isinstance(value, str):
+        if value in BUILTIN:
+            return DataSpec(value)
+        if value.lower().endswith(".csv"):
+            return DataSpec("csv", path=value)
+        raise fail(
+            "data",
+            f"unknown data set{_suggest(value, BUILTIN)}; built-in: {', '.join(BUILTIN)}, "
+            "or a path ending in .csv",
+        )
+    if not isinstance(value, Mapping):
+        raise fail("data", "expected a data set name or a table ([data] with name or csv)")
+    for key in value:
+        if key not in DATA_KEYS:
+            raise fail(
+                f"data.{key}",
+                f"unknown key{_suggest(key, DATA_KEYS)}; known: {', '.join(DATA_KEYS)}",
+            )
+    if "csv" in value or value.get("name") == "csv":
+        path = value.get("csv", value.get("path"))
+        if not isinstance(path, str) or not path:
+            raise fail("data.csv", "expected the path of a CSV file")
+        for key in ("size", "noise"):
+            if key in value:
+                raise fail(f"data.{key}", "applies to generated data sets, not to a CSV file")
+        label = value.get("label")
+        if label is not None and not isinstance(label, str | int):
+            raise fail("data.label", "expected a column name or a 0-based column number")
+        features = value.get("features")
+        if features is not None and (
+            not isinstance(features, list) or not all(isinstance(f, str | int) for f in features)
+        ):
+            raise fail("data.features", "expected a list of column names or numbers")
+        return DataSpec(
+            "csv",
+            path=path,
+            label=None if label is None else str(label),
+            features=None if features is None else tuple(str(f) for f in features),
+        )
+    name = value.get("name")
+    if name is None:
+        raise fail("data", "give name = (a built-in data set) or csv = (a file path)")
+    name = _choice(name, BUILTIN, "data.name", fail)
+    for key in ("label", "features"):
+        if key in value:
+            raise fail(f"data.{key}", "applies to CSV files only")
+    size = value.get("size")
+    noise = value.get("noise")
+    if name not in GENERATED:
+        for key in ("size", "noise", "seed"):
+            if key in value:
+                raise fail(f"data.{key}", f"the {name} data set is fixed (four points)")
+    if size is not None:
+        size = _integer(size, "data.size", 1, MAX_POINTS, fail)
+    if noise is not None:
+        if GENERATED[name][1] is None:
+            raise fail("data.noise", f"the {name} data set has no noise setting")
+        if isinstance(noise, bool) or not isinstance(noise, int | float) or not 0 <= noise <= 10:
+            raise fail("data.noise", f"{noise!r} must be a number from 0 to 10")
+        noise = float(noise)
+    seed = _integer(value.get("seed", 0), "data.seed", 0, 2**63 - 1, fail)
+    return DataSpec(name, size=size, seed=seed, noise=noise)
+
+
+# -- the network ----------------------------------------------------------------------------
+
+
+@dataclass
+class Neuron:
+    """One unit: its weights (one per input) and its bias, as named leaf Values."""
+
+    name: str  # "L1.N2"
+    weights: list[Value]
+    bias: Value
+
+
+@dataclass
+class Layer:
+    index: int  # 1-based
+    activation: str
+    is_output: bool
+    neurons: list[Neuron]
+
+    @property
+    def name(self) -> str:
+        return f"L{self.index}"
+
+    @property
+    def n_in(self) -> int:
+        return len(self.neurons[0].weights)
+
+    @property
+    def n_out(self) -> int:
+        return len(self.neurons)
+
+
+@dataclass
+class Built:
+    """One graph built from the network: inputs → layers → output → loss.
+
+    `pre[i][j]` and `act[i][j]` are layer i+1's neuron j+1 before and after its
+    activation (the same Value for a linear unit)."""
+
+    inputs: list[Value]
+    target: Value
+    pre: list[list[Value]]
+    act: list[list[Value]]
+    output: Value
+    loss: Value
+
+
+class Network:
+    """A dense network whose parameters are named leaf Values (weights start at 0 until
+    `initialise` or `set_weights`)."""
+
+    def __init__(self, sizes: Sequence[int], activations: Sequence[str], loss: str = "mse"):
+        if len(activations) != len(sizes) - 1:
+            raise SpecError(f"{len(sizes) - 1} layers need as many activations")
+        self.sizes = tuple(sizes)
+        self.activations = tuple(activations)
+        self.loss = loss
+        self.layers: list[Layer] = []
+        for i, (n_in, n_out) in enumerate(itertools.pairwise(sizes), 1):
+            neurons = []
+            for j in range(1, n_out + 1):
+                name = f"L{i}.N{j}"
+                weights = [Value(0.0, label=f"{name}.w{k}") for k in range(n_in)]
+                neurons.append(Neuron(name, weights, Value(0.0, label=f"{name}.b")))
+            self.layers.append(Layer(i, activations[i - 1], i == len(sizes) - 1, neurons))
+
+    @classmethod
+    def from_spec(cls, spec: Spec) -> Network:
+        """Built and initialised as the spec says (deterministic in the seed)."""
+        network = cls(spec.layers, spec.activations, spec.loss)
+        network.initialise(spec.init, spec.seed)
+        return network
+
+    def parameters(self) -> list[Value]:
+        """Every weight and bias, in a fixed order: layer, neuron, w0 … w(n-1), b."""
+        return [p for layer in self.layers for n in layer.neurons for p in (*n.weights, n.bias)]
+
+    @property
+    def n_parameters(self) -> int:
+        return parameter_count(self.sizes)
+
+    def initialise(self, scheme: str, seed: int) -> None:
+        """default U(±√(2/n_in)); xavier U(±√(6/(n_in+n_out))); he N(0, √(2/n_in));
+        uniform1 U(-1, 1) for weights and biases (the classic lesson). Biases start at 0
+        except for uniform1."""
+        rng = np.random.default_rng(np.random.SeedSequence(seed, spawn_key=(0,)))
+        weights = []
+        for layer in self.layers:
+            n_in, n_out = layer.n_in, layer.n_out
+            biases = np.zeros(n_out)
+            if scheme == "default":
+                bound = math.sqrt(2.0 / n_in)
+                w = rng.uniform(-bound, bound, size=(n_out, n_in))
+            elif scheme == "xavier":
+                bound = math.sqrt(6.0 / (n_in + n_out))
+                w = rng.uniform(-bound, bound, size=(n_out, n_in))
+            elif scheme == "he":
+                w = rng.normal(0.0, math.sqrt(2.0 / n_in), size=(n_out, n_in))
+            elif scheme == "uniform1":
+                w = rng.uniform(-1.0, 1.0, size=(n_out, n_in))
+                biases = rng.uniform(-1.0, 1.0, size=n_out)
+            else:
+                raise SpecError(f"unknown init {scheme!r}; expected one of {', '.join(INITS)}")
+            weights.append((w, biases))
+        self.set_weights(weights)
+
+    def weights(self) -> list[tuple[np.ndarray, np.ndarray]]:
+        """(W of shape (n_out, n_in), b of shape (n_out,)) per layer, as copies."""
+        return [
+            (
+                np.array([[w.data for w in n.weights] for n in layer.neurons], dtype=np.float64),
+                np.array([n.bias.data for n in layer.neurons], dtype=np.float64),
+            )
+            for layer in self.layers
+        ]
+
+    def set_weights(self, weights: Sequence[tuple[np.ndarray, np.ndarray]]) -> None:
+        for layer, (W, b) in zip(self.layers, weights, strict=True):
+            for j, neuron in enumerate(layer.neurons):
+                for k, w in enumerate(neuron.weights):
+                    w.data = float(W[j][k])
+                neuron.bias.data = float(b[j])
+
+    def flat(self) -> list[float]:
+        """Parameter values in `parameters()` order."""
+        return [float(p.data) for p in self.parameters()]
+
+    def set_flat(self, values: Sequence[float]) -> None:
+        for p, v in zip(self.parameters(), values, strict=True):
+            p.data = float(v)
+
+    def copy(self) -> Network:
+        other = Network(self.sizes, self.activations, self.loss)
+        other.set_flat(self.flat())
+        return other
+
+    def build(self, inputs: Sequence[Value], target: Value) -> Built:
+        """The graph of one loss, from the network's own parameter leaves.
+
+        A neuron computes z = ((b + w0·x0) + w1·x1) + … (micrograd's order), then its
+        activation; the loss is (out − y)² (mse) or −(y·log p + (1−y)·log(1−p)) (bce).
+        Inputs may hold floats (one example) or arrays (a batch)."""
+        if len(inputs) != self.sizes[0]:
+            raise SpecError(f"the network takes {self.sizes[0]} inputs, got {len(inputs)}")
+        values = list(inputs)
+        pre_all: list[list[Value]] = []
+        act_all: list[list[Value]] = []
+        for layer in self.layers:
+            op = ACTIVATIONS[layer.activation]
+            pre, act = [], []
+            for neuron in layer.neurons:
+                z = neuron.bias
+                for w, x in zip(neuron.weights, values, strict=True):
+                    z = z + w * x
+                z.label = f"{neuron.name}.z"
+                a = z if op is None else apply(op, z)
+                if op is not None:
+                    a.label = f"{neuron.name}.a"
+                pre.append(z)
+                act.append(a)
+            pre_all.append(pre)
+            act_all.append(act)
+            values = act
+        output = values[0]
+        loss = _loss(self.loss, output, target)
+        loss.label = "loss"
+        return Built(list(inputs), target, pre_all, act_all, output, loss)
+
+
+def _loss(kind: str, output: Value, target: Value) -> Value:
+    if kind == "mse":
+        d = output - target
+        return d * d  # the square as a product: exact, and both edges are drawn
+    if kind == "bce":
+        return -(target * output.log() + (1.0 - target) * (1.0 - output).log())
+    raise SpecError(f"unknown loss {kind!r}; expected one of {', '.join(LOSSES)}")
+
+
+def example_graph(network: Network, x: Sequence[float], y: float) -> Built:
+    """One example's loss graph with labelled inputs (`x0`, …) and target (`y`), run
+    forward and backward: every node holds its data and its grad."""
+    inputs = [Value(float(v), label=f"x{j}") for j, v in enumerate(x)]
+    built = network.build(inputs, Value(float(y), label="y"))
+    built.loss.backward()
+    return built
+
+
+def sequential_sum(values: np.ndarray | float, count: int, start: float = -0.0) -> float:
+    """start + v1 + v2 + … added left to right (a float means `count` equal values).
+
+    The batch sums of training use this order, so every way of computing them (one
+    example at a time, a batch of arrays, compiled code) gives the same bits."""
+    if isinstance(values, np.ndarray):
+        return float(np.cumsum(np.concatenate(([start], values.ravel())))[-1])
+    total = start
+    for _ in range(count):
+        total += float(values)
+    return total
+
+
+# Floats held by one batched graph at a time in `layer_samples` (32 MB).
+GRAPH_BUDGET = 4_000_000
+
+
+def layer_samples(
+    network: Network,
+    X: np.ndarray,
+    Y: np.ndarray,
+    previous_weights: Sequence[np.ndarray] | None = None,
+) -> list[LayerSample]:
+    """Every layer's weights, gradients and activations on a batch, read-only.
+
+    The gradients are of the mean loss over the batch: per-example gradients added in
+    example order, divided by the batch size, exactly as a full-batch training step
+    sees them before clipping. The batch is evaluated as arrays through the engine, a
+    few thousand rows at a time so that big data sets stay within memory."""
+    X = np.asarray(X, dtype=np.float64)
+    Y = np.asarray(Y, dtype=np.float64)
+    if X.ndim != 2 or X.shape[1] != network.sizes[0] or Y.shape != (X.shape[0],):
+        raise SpecError(
+            f"layer_samples needs X of shape (n, {network.sizes[0]}) and Y of shape (n,)"
+        )
+    n = X.shape[0]
+    params = network.parameters()
+    totals = [-0.0] * len(params)
+    pre_parts: list[list[np.ndarray]] = [[] for _ in network.layers]
+    act_parts: list[list[np.ndarray]] = [[] for _ in network.layers]
+    rows_per_chunk = max(1, GRAPH_BUDGET // (4 * len(params) + 16))
+    with np.errstate(all="ignore"):
+        for start in range(0, n, rows_per_chunk):
+            stop = min(n, start + rows_per_chunk)
+            m = stop - start
+            inputs = [Value(X[start:stop, j].copy(), label=f"x{j}") for j in range(X.shape[1])]
+            built = network.build(inputs, Value(Y[start:stop].copy(), label="y"))
+            built.loss.backward()
+            for k, p in enumerate(params):
+                totals[k] = sequential_sum(p.grad, m, totals[k])
+            for i in range(len(network.layers)):
+                pre_parts[i].append(_columns(built.pre[i], m))
+                act_parts[i].append(_columns(built.act[i], m))
+    grads = [t / n for t in totals] if n else [math.nan] * len(params)
+    samples = []
+    position = 0
+    for i, (layer, (W, b)) in enumerate(zip(network.layers, network.weights(), strict=True)):
+        size = W.size + b.size
+        block = np.array(grads[position : position + size]).reshape(layer.n_out, layer.n_in + 1)
+        position += size
+        empty = np.empty((0, layer.n_out))
+        samples.append(
+            LayerSample(
+                index=layer.index,
+                name=layer.name,
+                activation=layer.activation,
+                is_output=layer.is_output,
+                weights=W,
+                biases=b,
+                weight_grads=block[:, :-1].copy(),
+                bias_grads=block[:, -1].copy(),
+                pre_activations=np.concatenate(pre_parts[i]) if n else empty,
+                activations=np.concatenate(act_parts[i]) if n else empty,
+                previous_weights=(
+                    None if previous_weights is None else np.array(previous_weights[i], float)
+                ),
+            )
+        )
+    return samples
+
+
+def _columns(values: list[Value], m: int) -> np.ndarray:
+    """Per-unit batch data as a (batch, units) array (a float broadcasts to the batch)."""
+    return np.stack(
+        [np.broadcast_to(np.asarray(v.data, dtype=np.float64), (m,)) for v in values], axis=1
+    )
+
+
+def with_weights(spec: Spec, weights: Sequence[tuple[np.ndarray, np.ndarray]]) -> Network:
+    """The spec's network holding the given weights."""
+    network = Network(spec.layers, spec.activations, spec.loss)
+    network.set_weights(weights)
+    return network

@@ -1,0 +1,318 @@
+"""Output formats, the Graphviz program that renders pictures, and safe file writes.
+
+Pictures (SVG, PNG, PDF) need a Graphviz layout program. A system `dot` is preferred
+(it also does PDF); otherwise `graphviz-pure`, a static port installed with gradviz
+from PyPI, renders SVG and PNG with no system packages. `GRADVIZ_DOT` chooses one:
+`system`, `pure`, `none` (as if neither were installed), or a path to a program.
+
+Files are written atomically: a temporary file in the same folder, renamed over the
+target, so a failure (or Ctrl-C) half-way leaves any previous file as it was.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import shutil
+import subprocess
+import sys
+import sysconfig
+import tempfile
+from collections.abc import Iterable
+from dataclasses import dataclass
+from pathlib import Path
+
+from gradviz.errors import OutputError, RenderError
+from gradviz.numbers import DEFAULT_PRECISION
+from gradviz.render.diagram import Diagram
+from gradviz.render.dot import to_dot
+from gradviz.render.json import to_json
+from gradviz.render.mermaid import MAX_EDGES, to_markdown, to_mermaid
+from gradviz.render.terminal import to_text
+
+
+@dataclass(frozen=True)
+class Format:
+    name: str
+    extensions: tuple[str, ...]
+    description: str
+    binary: bool = False  # cannot go to a terminal / stdout
+    graphviz: bool = False  # needs a Graphviz program
+
+
+FORMATS: dict[str, Format] = {
+    f.name: f
+    for f in (
+        Format("dot", (".dot", ".gv"), "Graphviz DOT source"),
+        Format("svg", (".svg",), "SVG picture (via Graphviz)", graphviz=True),
+        Format("png", (".png",), "PNG picture (via Graphviz)", binary=True, graphviz=True),
+        Format("pdf", (".pdf",), "PDF (needs a system Graphviz)", binary=True, graphviz=True),
+        Format("mermaid", (".mmd", ".mermaid"), "Mermaid flowchart"),
+        Format("markdown", (".md", ".markdown"), "Mermaid in a fenced block, for READMEs"),
+        Format("json", (".json",), "nodes and edges with op, data, grad"),
+        Format("text", (".txt",), "the terminal view as plain text"),
+    )
+}
+_BY_EXTENSION = {ext: f.name for f in FORMATS.values() for ext in f.extensions}
+_ALIASES = {"gv": "dot", "mmd": "mermaid", "md": "markdown", "txt": "text"}
+
+# Layout time and memory grow fast: ~2 s for a 2000-node SVG, far more for a big PNG.
+WARN_NODES = 1000
+# PNGs are capped at this size in inches (at 96 dpi: 3840 px), whatever the graph.
+PNG_MAX_INCHES = 40
+PNG_DPI = 96
+DOT_TIMEOUT = float(os.environ.get("GRADVIZ_DOT_TIMEOUT", "120"))
+
+GET_GRAPHVIZ = (
+    "install Graphviz (apt install graphviz, brew install graphviz, winget install graphviz) "
+    "or `pip install graphviz-pure` (SVG and PNG only)"
+)
+WITHOUT_GRAPHVIZ = ".dot, .mmd, .md, .json, .txt and the terminal view work without it"
+
+
+def format_for(path: str, override: str | None = None) -> str:
+    """The format to write `path` in: `override` (-f) if given, else by extension."""
+    if override is not None:
+        name = _ALIASES.get(override.lower(), override.lower())
+        if name not in FORMATS:
+            raise OutputError(
+                f"unknown format {override!r}",
+                hint=f"Formats: {', '.join(FORMATS)}.",
+            )
+        return name
+    if path == "-":
+        return "text"
+    suffix = Path(path).suffix.lower()
+    if suffix not in _BY_EXTENSION:
+        known = " ".join(sorted(_BY_EXTENSION))
+        shown = f"extension {suffix!r}" if suffix else "no extension"
+        raise OutputError(
+            f"cannot tell the format of {path!r} ({shown})",
+            hint=f"Use one of {known}, or give the format with -f.",
+        )
+    return _BY_EXTENSION[suffix]
+
+
+# -- the Graphviz program ---------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class DotProgram:
+    """A Graphviz layout program and what it can write."""
+
+    path: str
+    kind: str  # "system" (Graphviz's dot) or "pure" (graphviz-pure)
+
+    @property
+    def formats(self) -> tuple[str, ...]:
+        return ("svg", "png", "pdf") if self.kind == "system" else ("svg", "png")
+
+
+def _pure_program() -> str | None:
+    """graphviz-pure: on PATH, or next to this interpreter when the venv is not active."""
+    found = shutil.which("graphviz-pure")
+    if found:
+        return found
+    name = "graphviz-pure.exe" if os.name == "nt" else "graphviz-pure"
+    for folder in (Path(sys.executable).parent, Path(sysconfig.get_path("scripts"))):
+        candidate = folder / name
+        if candidate.is_file() and os.access(candidate, os.X_OK):
+            return str(candidate)
+    return None
+
+
+def dot_programs() -> list[DotProgram]:
+    """Usable programs, best first, as `GRADVIZ_DOT` allows."""
+    choice = os.environ.get("GRADVIZ_DOT", "").strip()
+    system = shutil.which("dot")
+    pure = _pure_program()
+    if choice in ("", "auto"):
+        found = [DotProgram(system, "system")] if system else []
+        return found + ([DotProgram(pure, "pure")] if pure else [])
+    if choice == "system":
+        return [DotProgram(system, "system")] if system else []
+    if choice == "pure":
+        return [DotProgram(pure, "pure")] if pure else []
+    if choice == "none":
+        return []
+    path = shutil.which(choice) or choice
+    if not (Path(path).is_file() and os.access(path, os.X_OK)):
+        raise RenderError(f"GRADVIZ_DOT={choice!r} is not a program that can be run")
+    return [DotProgram(path, "pure" if "graphviz-pure" in Path(path).name else "system")]
+
+
+def find_dot(fmt: str) -> DotProgram:
+    """The program that renders `fmt`, or a RenderError saying how to get one."""
+    programs = dot_programs()
+    for program in programs:
+        if fmt in program.formats:
+            return program
+    if programs:  # only graphviz-pure, asked for PDF
+        raise RenderError(
+            f"{fmt.upper()} needs Graphviz's own `dot` (graphviz-pure does SVG and PNG): "
+            f"install Graphviz (apt install graphviz, brew install graphviz); "
+            f"SVG, PNG, {WITHOUT_GRAPHVIZ}"
+        )
+    raise RenderError(
+        f"no Graphviz program found to write {fmt.upper()}: {GET_GRAPHVIZ}; {WITHOUT_GRAPHVIZ}"
+    )
+
+
+def run_dot(dot_text: str, fmt: str, *, program: DotProgram | None = None) -> bytes:
+    """Lay out DOT text and return the picture (argv list, no shell, with a timeout)."""
+    program = program or find_dot(fmt)
+    argv = [program.path, f"-T{fmt}"]
+    if fmt == "png":
+        argv += [f"-Gdpi={PNG_DPI}", f"-Gsize={PNG_MAX_INCHES},{PNG_MAX_INCHES}"]
+    try:
+        done = subprocess.run(
+            argv, input=dot_text.encode("utf-8"), capture_output=True, timeout=DOT_TIMEOUT
+        )
+    except subprocess.TimeoutExpired:
+        raise RenderError(
+            f"{Path(program.path).name} took longer than {DOT_TIMEOUT:g} s to draw the graph",
+            hint="Draw a smaller graph, write .dot or .json instead, or raise GRADVIZ_DOT_TIMEOUT.",
+        ) from None
+    except OSError as error:
+        raise RenderError(f"could not run {program.path}: {error.strerror or error}") from None
+    if done.returncode != 0 or not done.stdout:
+        message = done.stderr.decode("utf-8", "replace").strip().splitlines()
+        why = message[-1] if message else f"exit status {done.returncode}"
+        raise RenderError(f"{Path(program.path).name} failed to write {fmt.upper()}: {why}")
+    return done.stdout
+
+
+def configure_graphviz_package() -> DotProgram | None:
+    """Point the `graphviz` package at graphviz-pure when there is no system `dot`, so a
+    Digraph displays in Jupyter after a plain pip install. Returns the program used."""
+    programs = [p for p in dot_programs() if "svg" in p.formats]
+    if not programs:
+        return None
+    program = programs[0]
+    if program.kind == "pure":
+        import graphviz.backend.dot_command
+
+        graphviz.backend.dot_command.DOT_BINARY = Path(program.path)
+    return program
+
+
+# -- rendering to bytes -------------------------------------------------------------
+
+
+def render(
+    diagram: Diagram,
+    fmt: str,
+    *,
+    rankdir: str = "LR",
+    precision: int = DEFAULT_PRECISION,
+    legend: bool = True,
+) -> bytes:
+    """A diagram in one format, as the bytes to write."""
+    options = {"rankdir": rankdir, "precision": precision, "legend": legend}
+    if fmt == "mermaid":
+        text = to_mermaid(diagram, **options)
+    elif fmt == "markdown":
+        text = to_markdown(diagram, **options)
+    elif fmt == "json":
+        text = to_json(diagram)
+    elif fmt == "text":
+        text = to_text(diagram, precision=precision)
+    elif fmt == "dot":
+        text = to_dot(diagram, **options)
+    elif fmt in ("svg", "png", "pdf"):
+        return run_dot(to_dot(diagram, **options), fmt)
+    else:
+        raise OutputError(f"unknown format {fmt!r}", hint=f"Formats: {', '.join(FORMATS)}.")
+    return text.encode("utf-8")
+
+
+def size_warnings(diagram: Diagram, fmt: str) -> list[str]:
+    """What to tell a user before a slow or refused render (the CLI prints these)."""
+    warnings = []
+    nodes = len(diagram.nodes)
+    if FORMATS[fmt].graphviz and nodes > WARN_NODES:
+        warnings.append(
+            f"{nodes} nodes: Graphviz may take a while (about 2 s per 2000 nodes for SVG, "
+            "longer for PNG); a collapsed view (by neuron or layer) draws faster"
+        )
+    if fmt in ("mermaid", "markdown") and len(diagram.edges) > MAX_EDGES * 0.8:
+        warnings.append(
+            f"{len(diagram.edges)} edges: Mermaid refuses more than {MAX_EDGES}; "
+            "write SVG instead, or draw a collapsed view"
+        )
+    return warnings
+
+
+# -- writing files --------------------------------------------------------------------
+
+
+def refuse_inputs(outputs: Iterable[str], inputs: Iterable[str | Path]) -> None:
+    """Refuse an output path that names one of the inputs (it would be overwritten)."""
+    sources = []
+    for path in inputs:
+        try:
+            sources.append(Path(path).resolve())
+        except OSError:
+            continue
+    for output in outputs:
+        if output == "-":
+            continue
+        target = Path(output).resolve()
+        for source in sources:
+            if target == source or (
+                target.exists() and source.exists() and target.samefile(source)
+            ):
+                raise OutputError(
+                    f"refusing to write {output!r}: it is an input of this command",
+                    hint="Choose another output file name.",
+                )
+
+
+def write_atomic(path: Path | str, data: bytes | str) -> None:
+    """Write a file so that it is either the old one or the complete new one, never half.
+
+    The data go to a temporary file in the same folder (same file system, so the
+    rename is atomic), flushed to disk, then renamed over `path`. New files get the
+    usual permissions (0666 less the umask); an existing file keeps its mode.
+    """
+    path = Path(path)
+    if isinstance(data, str):
+        data = data.encode("utf-8")
+    folder = path.parent if str(path.parent) else Path(".")
+    if path.is_dir():
+        raise OutputError(f"cannot write {str(path)!r}: it is a folder")
+    if not folder.is_dir():
+        raise OutputError(
+            f"cannot write {str(path)!r}: folder {str(folder)!r} does not exist",
+            hint="Create the folder first, or choose another path.",
+        )
+    try:
+        mode = path.stat().st_mode & 0o7777
+    except FileNotFoundError:
+        mode = 0o666 & ~_umask()
+    except OSError as error:
+        raise OutputError(f"cannot write {str(path)!r}: {error.strerror}") from None
+    try:
+        handle, temporary = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=folder)
+    except OSError as error:
+        raise OutputError(f"cannot write to {str(folder)!r}: {error.strerror}") from None
+    try:
+        with os.fdopen(handle, "wb") as file:
+            file.write(data)
+            file.flush()
+            os.fsync(file.fileno())
+        os.chmod(temporary, mode)
+        os.replace(temporary, path)
+    except BaseException as error:  # includes KeyboardInterrupt: never leave a partial file
+        with contextlib.suppress(OSError):
+            os.unlink(temporary)
+        if isinstance(error, OSError):
+            raise OutputError(f"cannot write {str(path)!r}: {error.strerror or error}") from None
+        raise
+
+
+def _umask() -> int:
+    # The only portable way to read the umask is to set it; put it straight back.
+    mask = os.umask(0o022)
+    os.umask(mask)
+    return mask

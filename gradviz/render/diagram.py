@@ -1,0 +1,323 @@
+"""The drawing model every renderer reads: nodes, edges, and what to show on them.
+
+A `Diagram` is format-neutral: the DOT, Mermaid, JSON and terminal renderers are pure
+functions of it. Other parts of gradviz build diagrams of their own (a network
+collapsed into neuron or layer `group` nodes; a step of the backward pass with nodes
+marked `done`/`current`/`dim`) and get every output format for free.
+
+Node ids come from graph order (`n0`, `n1`, … and `n3_op` for the op that made `n3`),
+never from `id()`, so the same graph always gives byte-identical text.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass, field, replace
+from typing import Literal
+
+import numpy as np
+
+from gradviz.engine import Number, Value, topological_order
+from gradviz.numbers import fmt_full
+
+NodeKind = Literal["value", "op", "group"]
+Role = Literal["input", "constant", "intermediate", "output", "op", "group"]
+State = Literal["done", "current", "dim"] | None
+
+STATES: tuple[str, ...] = ("done", "current", "dim")
+
+
+@dataclass(frozen=True, slots=True)
+class Node:
+    """One box of a diagram.
+
+    `label` is what names the node (a variable name, an op symbol such as `*` or
+    `tanh`, or a group's title; may be empty for unnamed intermediate results).
+    `data`/`grad` are None when there is nothing to show (op nodes, `--no-grad`).
+    `detail` is the long text for tooltips: full-precision numbers, local derivatives.
+    `cluster` names a box drawn around nodes that share it; `state` is for step-by-step
+    frames; `extra_lines` are short lines shown under the numbers (group statistics).
+    """
+
+    id: str
+    kind: NodeKind
+    label: str
+    data: Number | None = None
+    grad: Number | None = None
+    detail: str = ""
+    cluster: str | None = None
+    state: State = None
+    extra_lines: tuple[str, ...] = ()
+    op: str | None = None  # the op's name: for op nodes, and for value nodes an op made
+    role: Role = "intermediate"
+
+    @property
+    def magnitude(self) -> float | None:
+        """|grad| as one number for colouring (mean over a batch); None without a grad."""
+        if self.grad is None:
+            return None
+        if isinstance(self.grad, np.ndarray):
+            return float(np.mean(np.abs(self.grad))) if self.grad.size else 0.0
+        return abs(float(self.grad))
+
+    @property
+    def is_finite(self) -> bool:
+        """False when data or grad holds a NaN or an infinity anywhere."""
+        return all(bool(np.all(np.isfinite(x))) for x in (self.data, self.grad) if x is not None)
+
+
+@dataclass(frozen=True, slots=True)
+class Edge:
+    """An arrow from `source` to `target` (node ids). `index` is the input position on
+    the target op (0 for `a`, 1 for `b`), so `x*x` has two distinct edges."""
+
+    source: str
+    target: str
+    label: str | None = None
+    emphasis: bool = False
+    index: int = 0
+
+
+@dataclass(frozen=True, slots=True)
+class Diagram:
+    """Nodes in graph order (inputs first, output last) and the edges between them.
+
+    `value_ids` maps each Value drawn to its node id, so callers that hold Values (the
+    trace) can address nodes: `diagram.id_of(v)`, `diagram.op_id_of(v)`.
+    """
+
+    nodes: tuple[Node, ...]
+    edges: tuple[Edge, ...]
+    has_grad: bool = True
+    title: str | None = None
+    value_ids: Mapping[Value, str] = field(default_factory=dict, compare=False, repr=False)
+
+    def node(self, node_id: str) -> Node:
+        for n in self.nodes:
+            if n.id == node_id:
+                return n
+        raise KeyError(node_id)
+
+    def id_of(self, value: Value) -> str:
+        """The id of the value node drawn for `value`."""
+        return self.value_ids[value]
+
+    def op_id_of(self, value: Value) -> str | None:
+        """The id of the op node that produced `value` (None for a leaf)."""
+        return None if value.op is None else op_id(self.value_ids[value])
+
+    @property
+    def clusters(self) -> list[str]:
+        """Cluster names in order of first appearance."""
+        seen: dict[str, None] = {}
+        for n in self.nodes:
+            if n.cluster is not None:
+                seen.setdefault(n.cluster, None)
+        return list(seen)
+
+    def with_states(
+        self,
+        states: Mapping[str, State],
+        emphasis: Iterable[tuple[str, str]] = (),
+        *,
+        default: State = None,
+    ) -> Diagram:
+        """A copy with node states set (`default` for nodes not named) and the edges
+        between the given (source, target) pairs emphasised: one frame of a trace."""
+        for node_id, state in states.items():
+            if state is not None and state not in STATES:
+                raise ValueError(f"unknown state {state!r} for node {node_id}")
+        emphasised = set(emphasis)
+        return replace(
+            self,
+            nodes=tuple(replace(n, state=states.get(n.id, default)) for n in self.nodes),
+            edges=tuple(
+                replace(e, emphasis=(e.source, e.target) in emphasised) for e in self.edges
+            ),
+        )
+
+    def with_clusters(self, clusters: Mapping[str, str | None]) -> Diagram:
+        """A copy with nodes put into named clusters (by node id)."""
+        return replace(
+            self,
+            nodes=tuple(
+                replace(n, cluster=clusters[n.id]) if n.id in clusters else n for n in self.nodes
+            ),
+        )
+
+
+def value_id(index: int) -> str:
+    return f"n{index}"
+
+
+def op_id(value_node_id: str) -> str:
+    return f"{value_node_id}_op"
+
+
+def _full(x: Number) -> str:
+    return fmt_full(x)
+
+
+def _value_detail(v: Value, name: str, grad: bool, role: Role) -> str:
+    lines = [f"{printable(name) or role}: data = {_full(v.data)}"]
+    if grad:
+        lines.append(f"grad = {_full(v.grad)}")
+    if v.op is not None:
+        lines.append(f"made by {v.op.name}")
+    return "\n".join(lines)
+
+
+def _op_detail(v: Value, grad: bool) -> str:
+    """The op and its local derivatives, as formulas and at the current numbers."""
+    op = v.op
+    assert op is not None  # only called for non-leaves
+    inputs = v.parents
+    lines = [f"{op.name}: out = {_full(v.data)}"]
+    try:
+        locals_ = op.local(v.data, *[p.data for p in inputs])
+    except Exception:  # a local derivative that cannot be evaluated is shown as unknown
+        locals_ = tuple(float("nan") for _ in inputs)
+    for name, formula, local in zip("ab", op.formulas, locals_, strict=False):
+        lines.append(f"∂out/∂{name} = {formula} = {_full(local)}")
+    if not op.passes_credit:
+        lines.append("passes no gradient to its input")
+    elif grad:
+        lines.append(f"grad in = {_full(v.grad)}")
+    return "\n".join(lines)
+
+
+def _role(v: Value, root: Value) -> Role:
+    if v is root:
+        return "output"
+    if v.op is not None:
+        return "intermediate"
+    return "input" if v.label else "constant"
+
+
+def diagram_from_value(
+    root: Value,
+    *,
+    grad: bool = True,
+    clusters: Mapping[Value, str] | None = None,
+    title: str | None = None,
+    order: list[Value] | None = None,
+) -> Diagram:
+    """The micrograd-style drawing of everything `root` depends on.
+
+    One value node per Value, and a small op node between an op's inputs and its
+    output; an input used twice (`x*x`) gets two edges. Grads are taken as they are
+    (call `root.backward()` first); `grad=False` draws data alone. `order` may pass a
+    topological order already computed.
+    """
+    nodes_in_order = order if order is not None else topological_order(root)
+    ids = {v: value_id(i) for i, v in enumerate(nodes_in_order)}
+    clusters = clusters or {}
+    nodes: list[Node] = []
+    edges: list[Edge] = []
+    for v in nodes_in_order:
+        vid = ids[v]
+        role = _role(v, root)
+        cluster = clusters.get(v)
+        if v.op is not None:
+            oid = op_id(vid)
+            nodes.append(
+                Node(
+                    id=oid,
+                    kind="op",
+                    label=v.op.symbol,
+                    detail=_op_detail(v, grad),
+                    cluster=cluster,
+                    op=v.op.name,
+                    role="op",
+                )
+            )
+            stops = None if v.op.passes_credit else "no grad"  # detach: credit ends here
+            for index, parent in enumerate(v.parents):
+                edges.append(Edge(ids[parent], oid, label=stops, index=index))
+            edges.append(Edge(oid, vid))
+        name = v.label or ""
+        nodes.append(
+            Node(
+                id=vid,
+                kind="value",
+                label=name,
+                data=v.data,
+                grad=v.grad if grad else None,
+                detail=_value_detail(v, name, grad, role),
+                cluster=cluster,
+                op=v.op.name if v.op is not None else None,
+                role=role,
+            )
+        )
+    return Diagram(tuple(nodes), tuple(edges), has_grad=grad, title=title, value_ids=ids)
+
+
+@dataclass(frozen=True, slots=True)
+class Band:
+    """One step of the |grad| colour scale, shared by every renderer so they agree."""
+
+    name: str  # a CSS/class-safe name: "g0" … "g6", "bad"
+    text: str  # what the legend says
+    fill: str  # background colour
+    ink: str  # text colour readable on `fill`
+
+
+# |grad| on a log scale, two decades a step: an exact zero, vanishing (< 1e-6), …,
+# large (>= 100); NaN/inf get a band of their own that nothing else uses (red).
+BANDS: tuple[Band, ...] = (
+    Band("g0", "0", "#eeeeee", "#000000"),
+    Band("g1", "< 1e-6", "#f7fbff", "#000000"),
+    Band("g2", "1e-6 – 1e-4", "#deebf7", "#000000"),
+    Band("g3", "1e-4 – 0.01", "#c6dbef", "#000000"),
+    Band("g4", "0.01 – 1", "#9ecae1", "#000000"),
+    Band("g5", "1 – 100", "#6baed6", "#000000"),
+    Band("g6", "≥ 100", "#2171b5", "#ffffff"),
+)
+BAD_BAND = Band("bad", "nan / inf", "#d62728", "#ffffff")
+_BAND_EDGES = (1e-6, 1e-4, 1e-2, 1.0, 1e2)  # lower bounds of bands g2 … g6
+
+
+def band_of(node: Node) -> Band | None:
+    """The colour band of a node: None without a grad (op nodes, --no-grad)."""
+    if not node.is_finite:
+        return BAD_BAND
+    magnitude = node.magnitude
+    if magnitude is None:
+        return None
+    if magnitude == 0:
+        return BANDS[0]
+    step = 1 + sum(magnitude >= edge for edge in _BAND_EDGES)
+    return BANDS[step]
+
+
+_ESCAPES = {"\n": "\\n", "\r": "\\r", "\t": "\\t"}
+
+
+def printable(text: str) -> str:
+    """User text with every control character, lone surrogate and non-character shown
+    as a visible escape (a newline as `\\n`), so no output format receives them raw.
+    Renderers escape the result for their own syntax."""
+    if text.isprintable():
+        return text
+    out = []
+    for ch in text:
+        code = ord(ch)
+        if ch in _ESCAPES:
+            out.append(_ESCAPES[ch])
+        elif ch.isprintable():  # not: controls, surrogates, unassigned, odd spaces
+            out.append(ch)
+        elif code < 0x100:
+            out.append(f"\\x{code:02x}")
+        else:
+            out.append(f"\\u{code:04x}" if code < 0x10000 else f"\\U{code:08x}")
+    return "".join(out)
+
+
+def is_bad(x: Number | None) -> bool:
+    """True when a number (or any sample of a batch) is NaN or infinite."""
+    if x is None:
+        return False
+    if isinstance(x, np.ndarray):
+        return not bool(np.all(np.isfinite(x)))
+    return not math.isfinite(float(x))

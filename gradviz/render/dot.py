@@ -1,0 +1,227 @@
+"""Graphviz DOT text for a diagram: micrograd-style record nodes (name | data | grad).
+
+The text is built by hand rather than through the `graphviz` package so that every
+byte is ours: ids come from graph order, numbers from `gradviz.numbers.fmt`, and every
+piece of user text goes through one escaping function per context. Graphviz reads a
+label in stages (DOT string, record fields, `\\N`-style substitution, HTML entities,
+`\\n`/`\\l` line breaks), so text is written as numeric character references where a
+stage could otherwise interpret it; tests render hostile labels with the real `dot`
+and with graphviz-pure and compare the SVG text.
+"""
+
+from __future__ import annotations
+
+from gradviz.numbers import DEFAULT_PRECISION, fmt
+from gradviz.render.diagram import (
+    BAD_BAND,
+    BANDS,
+    Diagram,
+    Edge,
+    Node,
+    band_of,
+    printable,
+)
+
+RANKDIRS = ("LR", "TB", "RL", "BT")
+FONT = "Helvetica"
+
+# Characters that some stage of Graphviz's label reading would act on, written as
+# character references: record syntax `{ } | < >`, the DOT quote, `&` (so a typed
+# `&amp;` stays literal) and the backslash, doubled because the last stage (line
+# breaks) turns `\\` into one backslash and would eat a single one.
+_LABEL_ESCAPES = {
+    "&": "&amp;",
+    '"': "&quot;",
+    "<": "&lt;",
+    ">": "&gt;",
+    "{": "&#123;",
+    "}": "&#125;",
+    "|": "&#124;",
+    "\\": "&#92;&#92;",
+}
+_LABEL_TABLE = str.maketrans(_LABEL_ESCAPES)
+
+# Tooltips are read in a different order (entities first, then two stages that each
+# halve backslashes), so one backslash is four references. No raw backslash is ever
+# written: one before the closing quote would escape it.
+_TOOLTIP_TABLE = str.maketrans(
+    {"&": "&amp;", '"': "&quot;", "<": "&lt;", ">": "&gt;", "\\": "&#92;" * 4}
+)
+
+# Node look by trace state: (border colour, pen width, ink override)
+_STATE_LOOK = {
+    "current": ("#ff7f0e", "3", None),
+    "done": ("#2ca02c", "2", None),
+    "dim": ("#cccccc", "1", "#aaaaaa"),
+}
+
+
+def label_text(text: str) -> str:
+    """Escape user text for a DOT label (inside double quotes)."""
+    return printable(text).translate(_LABEL_TABLE)
+
+
+def field_text(text: str) -> str:
+    """Escape user text for a record field: spaces become references too, since a field
+    trims and merges spaces, and Graphviz 2.x drops a space that follows a multi-byte
+    character there. (Other non-ASCII text stays UTF-8: 2.x garbles references above
+    U+FFFF.)"""
+    return label_text(text).replace(" ", "&#32;")
+
+
+def tooltip_text(text: str) -> str:
+    """Escape multi-line text for a tooltip attribute (SVG `<title>`); lines kept."""
+    return "&#10;".join(printable(line).translate(_TOOLTIP_TABLE) for line in text.split("\n"))
+
+
+def html_text(text: str) -> str:
+    """Escape text for an HTML-like label (`<...>`), where only XML rules apply."""
+    return (
+        printable(text)
+        .replace("&", "&amp;")
+        .replace("<", "&lt;")
+        .replace(">", "&gt;")
+        .replace('"', "&quot;")
+    )
+
+
+def node_id(text: str) -> str:
+    """A node id as a quoted DOT ID (ids are ours, but quoting keeps any of them safe)."""
+    safe = "".join(
+        ch if (ch.isalnum() and ch.isascii()) or ch in "_.:-" else f"_u{ord(ch):x}_" for ch in text
+    )
+    return f'"{safe}"'
+
+
+def _fields(node: Node, precision: int) -> list[str]:
+    """The record fields of a node: name (if any), data, grad, extra lines."""
+    fields = []
+    if node.label:
+        fields.append(field_text(node.label))
+    if node.data is not None:
+        fields.append("data " + fmt(node.data, precision))
+    if node.grad is not None:
+        fields.append("grad " + fmt(node.grad, precision))
+    fields.extend(field_text(line) for line in node.extra_lines)
+    return fields or [" "]
+
+
+def _attrs(pairs: list[tuple[str, str]]) -> str:
+    return ", ".join(f'{key}="{value}"' for key, value in pairs)
+
+
+def _node_line(node: Node, diagram: Diagram, precision: int, horizontal: bool) -> str:
+    """One node statement. `horizontal` puts record fields side by side."""
+    pairs: list[tuple[str, str]]
+    band = band_of(node) if diagram.has_grad or node.kind != "value" else None
+    if node.kind == "op":
+        pairs = [
+            ("shape", "ellipse"),
+            ("label", label_text(node.label)),
+            ("fontsize", "10"),
+            ("width", "0.3"),
+            ("height", "0.3"),
+            ("margin", "0.02"),
+        ]
+        fill, ink = "#ffffff", None
+    else:
+        body = " | ".join(_fields(node, precision))
+        shape_label = f"{{ {body} }}" if horizontal else body
+        pairs = [("shape", "record"), ("label", shape_label)]
+        if node.kind == "group":
+            pairs.append(("style", "filled,rounded"))
+        fill = band.fill if band is not None else "#ffffff"
+        ink = band.ink if band is not None and band.ink != "#000000" else None
+    pairs.append(("fillcolor", fill))
+    border, penwidth, state_ink = (None, None, None)
+    if band is BAD_BAND:
+        border, penwidth = BAD_BAND.fill, "3"
+    if node.state in _STATE_LOOK:
+        border, penwidth, state_ink = _STATE_LOOK[node.state]
+        if node.state == "dim":
+            pairs[-1] = ("fillcolor", "#ffffff")
+            ink = state_ink
+    if border is not None:
+        pairs += [("color", border), ("penwidth", penwidth or "1")]
+    if ink is not None:
+        pairs.append(("fontcolor", ink))
+    if node.detail:
+        pairs.append(("tooltip", tooltip_text(node.detail)))
+    return f"\t{node_id(node.id)} [{_attrs(pairs)}]\n"
+
+
+def _edge_line(edge: Edge) -> str:
+    pairs: list[tuple[str, str]] = []
+    if edge.label:
+        pairs += [("label", label_text(edge.label)), ("style", "dashed")]
+    if edge.emphasis:
+        pairs += [("color", "#ff7f0e"), ("penwidth", "2.5")]
+    return (
+        f"\t{node_id(edge.source)} -> {node_id(edge.target)}"
+        + (f" [{_attrs(pairs)}]" if pairs else "")
+        + "\n"
+    )
+
+
+def legend_line() -> str:
+    """A one-node key to the fill colours (fixed text, so an HTML-like label is safe)."""
+    cells = "".join(
+        f'<TD BGCOLOR="{b.fill}"><FONT COLOR="{b.ink}">{html_text(b.text)}</FONT></TD>'
+        for b in (*BANDS, BAD_BAND)
+    )
+    table = (
+        '<TABLE BORDER="0" CELLBORDER="1" CELLSPACING="0" CELLPADDING="3">'
+        f'<TR><TD BORDER="0">|grad| (log scale)</TD>{cells}</TR></TABLE>'
+    )
+    return f'\tgradviz_legend [shape=plaintext, style="", fontsize="9", label=<{table}>]\n'
+
+
+def dot_body(
+    diagram: Diagram,
+    *,
+    rankdir: str = "LR",
+    precision: int = DEFAULT_PRECISION,
+    legend: bool = True,
+) -> list[str]:
+    """The statements inside `digraph gradviz { … }`, one per line (tab-indented),
+    in the shape the `graphviz` package keeps in `Digraph.body`."""
+    if rankdir not in RANKDIRS:
+        raise ValueError(f"rankdir must be one of {', '.join(RANKDIRS)}, not {rankdir!r}")
+    horizontal = rankdir in ("LR", "RL")
+    lines = [
+        f'\tgraph [rankdir="{rankdir}", fontname="{FONT}", nodesep="0.25", ranksep="0.35"]\n',
+        f'\tnode [fontname="{FONT}", fontsize="11", style="filled", height="0.3"]\n',
+        f'\tedge [fontname="{FONT}", fontsize="9", color="#555555", arrowsize="0.6"]\n',
+    ]
+    if diagram.title:
+        lines.append(f'\tlabel="{label_text(diagram.title)}"\n\tlabelloc="t"\n')
+    clusters = diagram.clusters
+    cluster_index = {name: i for i, name in enumerate(clusters)}
+    loose = [n for n in diagram.nodes if n.cluster is None]
+    for node in loose:
+        lines.append(_node_line(node, diagram, precision, horizontal))
+    for name in clusters:
+        i = cluster_index[name]
+        lines.append(f"\tsubgraph cluster_{i} {{\n")
+        lines.append(f'\t\tlabel="{label_text(name)}"\n\t\tstyle="rounded"\n\t\tcolor="#999999"\n')
+        for node in diagram.nodes:
+            if node.cluster == name:
+                lines.append("\t" + _node_line(node, diagram, precision, horizontal))
+        lines.append("\t}\n")
+    for edge in diagram.edges:
+        lines.append(_edge_line(edge))
+    if legend and diagram.has_grad:
+        lines.append(legend_line())
+    return lines
+
+
+def to_dot(
+    diagram: Diagram,
+    *,
+    rankdir: str = "LR",
+    precision: int = DEFAULT_PRECISION,
+    legend: bool = True,
+) -> str:
+    """The whole DOT document (byte-stable: the same diagram gives the same text)."""
+    body = dot_body(diagram, rankdir=rankdir, precision=precision, legend=legend)
+    return "digraph gradviz {\n" + "".join(body) + "}\n"

@@ -1,0 +1,205 @@
+"""The diagram in a terminal: a tree from the output down to the leaves, and a table of
+the leaves' gradients.
+
+A node used by several others is drawn once, where it first appears, and named again
+later as a reference (`↑ e`), so the tree stays as small as the graph. Gradients are
+coloured by magnitude on the same log scale as the Graphviz fill; NaN and inf are
+marked with a `!` that survives without colour. The renderer returns rich
+renderables and never prints: the CLI's console decides about colour (`NO_COLOR`,
+not a terminal).
+"""
+
+from __future__ import annotations
+
+from rich.console import Console, Group, RenderableType
+from rich.table import Table
+from rich.text import Text
+from rich.tree import Tree
+
+from gradviz.numbers import DEFAULT_PRECISION, fmt
+from gradviz.render.diagram import BAD_BAND, Diagram, Node, band_of, is_bad, printable
+
+# Deeper or bigger trees stop with a note: they are unreadable in a terminal anyway
+# (each level indents by 4 columns).
+MAX_DEPTH = 16
+MAX_LINES = 400
+
+# Terminal colours per |grad| band: the ends of the scale (vanishing, huge) stand out.
+BAND_STYLES = {
+    "g0": "dim",
+    "g1": "bold magenta",
+    "g2": "magenta",
+    "g3": "yellow",
+    "g4": "green",
+    "g5": "cyan",
+    "g6": "bold red",
+    BAD_BAND.name: "bold white on red",
+}
+STATE_STYLES = {"current": "reverse", "done": "", "dim": "dim"}
+
+
+def _number(x: object, precision: int) -> Text:
+    text = fmt(x, precision)
+    if is_bad(x):  # type: ignore[arg-type]
+        return Text(text + " !", style=BAND_STYLES[BAD_BAND.name])
+    return Text(text)
+
+
+def _name(node: Node, op_symbol: str | None) -> Text:
+    """What a line starts with: the name, and the op that made it (`L ← *`)."""
+    text = Text()
+    if node.label:
+        text.append(printable(node.label), style="bold")
+    elif node.role == "output":
+        text.append("output", style="bold italic")
+    elif node.kind == "value" and op_symbol is None:
+        text.append("const", style="dim italic")
+    if op_symbol is not None:
+        if text:
+            text.append(" ← ", style="dim")
+        text.append(printable(op_symbol), style="italic")
+    return text
+
+
+def node_line(node: Node, op_symbol: str | None = None, *, precision: int = 4) -> Text:
+    """One node as a line: name ← op, data, grad (coloured by magnitude), extras."""
+    line = _name(node, op_symbol)
+    if node.data is not None:
+        line.append("  data ", style="dim")
+        line.append_text(_number(node.data, precision))
+    if node.grad is not None:
+        band = band_of(node)
+        grad = _number(node.grad, precision)
+        if band is not None and not is_bad(node.grad):
+            grad.stylize(BAND_STYLES[band.name])
+        line.append("  grad ", style="dim")
+        line.append_text(grad)
+    for extra in node.extra_lines:
+        line.append("  " + printable(extra), style="dim")
+    if STATE_STYLES.get(node.state or ""):
+        line.stylize(STATE_STYLES[node.state])
+    if node.state == "current":
+        line.append(" ◀")
+    return line
+
+
+def _structure(diagram: Diagram) -> tuple[dict[str, list[str]], dict[str, str | None], list[str]]:
+    """Children of each shown node (its inputs), the op symbol folded into each value
+    node, and the roots (nodes nothing consumes). Op nodes are folded into the value
+    they produce, so the tree shows values only."""
+    nodes = {n.id: n for n in diagram.nodes}
+    inputs: dict[str, list[str]] = {n.id: [] for n in diagram.nodes}
+    consumers: dict[str, int] = {n.id: 0 for n in diagram.nodes}
+    for edge in diagram.edges:
+        inputs[edge.target].append(edge.source)
+        consumers[edge.source] += 1
+    children: dict[str, list[str]] = {}
+    symbol: dict[str, str | None] = {}
+    for node in diagram.nodes:
+        if node.kind == "op":
+            continue
+        sources = inputs[node.id]
+        if len(sources) == 1 and nodes[sources[0]].kind == "op":
+            op = nodes[sources[0]]
+            symbol[node.id] = op.label
+            children[node.id] = inputs[op.id]
+        else:
+            symbol[node.id] = None
+            children[node.id] = sources
+    roots = [n.id for n in diagram.nodes if consumers[n.id] == 0 and n.kind != "op"]
+    return children, symbol, roots
+
+
+def _reference(node: Node) -> Text:
+    name = printable(node.label) if node.label else node.id
+    return Text(f"↑ {name} (shown above)", style="dim")
+
+
+def to_tree(diagram: Diagram, *, precision: int = DEFAULT_PRECISION) -> Tree:
+    """The tree from the output(s) down to the leaves; walked with a stack, not recursion."""
+    nodes = {n.id: n for n in diagram.nodes}
+    children, symbol, roots = _structure(diagram)
+    top = Tree(Text(printable(diagram.title or "")), hide_root=True, guide_style="dim")
+    shown: set[str] = set()
+    lines = 0
+    # (node id, parent tree, depth); children pushed reversed so they come out in order
+    stack: list[tuple[str, Tree, int]] = [(r, top, 0) for r in reversed(roots)]
+    while stack:
+        node_id, parent, depth = stack.pop()
+        if lines >= MAX_LINES:
+            parent.add(Text(f"… more nodes not shown (limit {MAX_LINES} lines)", style="dim"))
+            break
+        lines += 1
+        node = nodes[node_id]
+        if node_id in shown:
+            parent.add(_reference(node))
+            continue
+        shown.add(node_id)
+        branch = parent.add(node_line(node, symbol.get(node_id), precision=precision))
+        kids = children.get(node_id, [])
+        if kids and depth + 1 >= MAX_DEPTH:
+            branch.add(Text(f"… deeper than {MAX_DEPTH} levels: -o graph.svg", style="dim"))
+            continue
+        for kid in reversed(kids):
+            stack.append((kid, branch, depth + 1))
+    return top
+
+
+def leaf_table(diagram: Diagram, *, precision: int = DEFAULT_PRECISION) -> Table | None:
+    """Named inputs with data and grad (every leaf when none is named)."""
+    leaves = [n for n in diagram.nodes if n.role == "input"]
+    if not leaves:
+        leaves = [n for n in diagram.nodes if n.role in ("constant", "group")]
+    if not leaves:
+        return None
+    output = next((n for n in reversed(diagram.nodes) if n.role == "output"), None)
+    of = printable(output.label) if output is not None and output.label else "output"
+    table = Table(title=None, box=None, pad_edge=False, header_style="bold")
+    table.add_column("leaf")
+    table.add_column("data", justify="right")
+    if diagram.has_grad:
+        table.add_column(f"grad = ∂{of}/∂leaf", justify="right")
+    for leaf in leaves:
+        row: list[RenderableType] = [
+            Text(printable(leaf.label) or "const"),
+            _number(leaf.data, precision),
+        ]
+        if diagram.has_grad:
+            grad = _number(leaf.grad, precision)
+            band = band_of(leaf)
+            if band is not None and not is_bad(leaf.grad):
+                grad.stylize(BAND_STYLES[band.name])
+            row.append(grad)
+        table.add_row(*row)
+    return table
+
+
+def to_terminal(diagram: Diagram, *, precision: int = DEFAULT_PRECISION) -> RenderableType:
+    """Tree, then the leaf table, as one renderable."""
+    parts: list[RenderableType] = []
+    if diagram.title:
+        parts.append(Text(printable(diagram.title), style="bold"))
+    parts.append(to_tree(diagram, precision=precision))
+    table = leaf_table(diagram, precision=precision)
+    if table is not None:
+        parts += [Text(""), table]
+    return Group(*parts)
+
+
+def to_text(diagram: Diagram, *, precision: int = DEFAULT_PRECISION, width: int = 100) -> str:
+    """The terminal view as plain text (no colour): for files, pipes and snapshots."""
+    console = Console(
+        width=width, color_system=None, force_terminal=False, record=True, file=_Null()
+    )
+    console.print(to_terminal(diagram, precision=precision))
+    return console.export_text()
+
+
+class _Null:
+    """A file that drops what is written: the text is taken from the console's record."""
+
+    def write(self, text: str) -> int:
+        return len(text)
+
+    def flush(self) -> None:
+        pass

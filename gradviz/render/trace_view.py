@@ -1,0 +1,466 @@
+"""The trace and the gradient check as rich renderables, for the terminal.
+
+Pure functions from the steps (`gradviz.trace`) or rows (`gradviz.gradcheck`) to
+renderables; the CLI prints them. Every piece of user text goes in through `Text`,
+never through markup, so a name such as `w[0]` prints as it is.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import replace
+
+import numpy as np
+from rich.console import Group, RenderableType
+from rich.text import Text
+
+from gradviz.engine import Number, Value, topological_order
+from gradviz.gradcheck import Row, summary
+from gradviz.numbers import fmt
+from gradviz.render.diagram import Diagram, State, diagram_from_value
+from gradviz.trace import (
+    Contribution,
+    ForwardStep,
+    LeafGradient,
+    Step,
+    UnitStep,
+    node_names,
+    operand,
+    output_name,
+)
+
+NAME = "bold"
+FORMULA = "cyan"
+CREDIT = "yellow"
+STOPPED = "red"
+DIM = "dim"
+STATUS_STYLES = {
+    "pass": "green",
+    "fail": "bold red",
+    "non-differentiable": "yellow",
+    "non-finite": "yellow",
+    "detached": "yellow",
+}
+
+
+def d(out: str, name: str) -> str:
+    """Leibniz notation for a credit: `dL/da`, `dL/d(-1)` for a constant."""
+    return f"d{out}/d{operand(name)}"
+
+
+def _factor(x: Number) -> str:
+    """A number as the right-hand factor of a product: negatives in parentheses."""
+    text = fmt(x)
+    return f"({text})" if text.startswith("-") else text
+
+
+def columns(rows: list[tuple[Text, ...]], justify: str = "", gap: int = 3) -> list[Text]:
+    """Rows of cells padded into aligned columns, with no trailing spaces (so piped
+    output diffs cleanly). `justify` has one letter per column: `l` or `r` (default l)."""
+    if not rows:
+        return []
+    widths = [max(row[i].cell_len for row in rows) for i in range(len(rows[0]))]
+    lines = []
+    for row in rows:
+        line = Text()
+        for i, cell in enumerate(row):
+            pad = widths[i] - cell.cell_len
+            right = i < len(justify) and justify[i] == "r"
+            last = i == len(row) - 1
+            if right:
+                line.append(" " * pad)
+            line.append_text(cell)
+            if not right and not last:
+                line.append(" " * pad)
+            if not last:
+                line.append(" " * gap)
+        line.rstrip()
+        lines.append(line)
+    return lines
+
+
+def _indented(lines: list[Text], by: int = 2) -> list[Text]:
+    return [Text(" " * by) + line for line in lines]
+
+
+def _heading(text: str, note: str) -> Text:
+    return Text.assemble((text, "bold underline"), ("  " + note, DIM))
+
+
+def forward_view(steps: list[ForwardStep]) -> RenderableType:
+    """The forward pass: each node in topological order, how it is computed, its value."""
+    rows = []
+    for step in steps:
+        line = Text(step.name, style=NAME)
+        if step.definition is not None:
+            line.append(" = ")
+            line.append(step.definition, style=FORMULA)
+        line.append(" = " + fmt(step.data))
+        rows.append((Text(str(step.index + 1), style=DIM), line))
+    return Group(
+        _heading("Forward pass", "(topological order: every input before its use)"),
+        *_indented(columns(rows, "r", gap=2)),
+    )
+
+
+def _contribution_cells(step: Step, c: Contribution, out: str, twice: bool) -> tuple[Text, ...]:
+    """Three cells for one edge: the input, its local derivative, the credit it gets."""
+    target = Text("→ ")
+    target.append(c.parent_name, style=NAME)
+    if twice:  # x*x: say which use of x this is
+        target.append(f" (input {'ab'[c.position]})", style=DIM)
+    local = Text(c.named_formula, style=FORMULA)
+    if c.passes and c.local_text != fmt(c.local):
+        local.append(f" = {fmt(c.local)}")
+    if not c.passes:
+        passed = Text(
+            f"{step.node.op.name} passes no credit: the gradient stops here", style=STOPPED
+        )
+        return target, local, passed
+    passed = Text(f"{d(out, c.parent_name)} += {d(out, step.name)} · ")
+    passed.append(c.local_text if " " not in c.local_text else f"({c.local_text})", style=FORMULA)
+    passed.append(f" = {fmt(step.credit)} · {_factor(c.local)} = ")
+    passed.append(fmt(c.amount), style=CREDIT)
+    if c.earlier:
+        passed.append(
+            f"   (so far {fmt(c.before)} + {_factor(c.amount)} = {fmt(c.total)})", style=DIM
+        )
+    return target, local, passed
+
+
+def _credit_line(step: Step, out: str) -> Text:
+    """Where the node's credit came from, summed when it has several uses."""
+    line = Text("  ")
+    line.append(d(out, step.name), style=NAME)
+    if step.is_output:
+        line.append(" = ")
+        line.append("1", style=CREDIT)
+        line.append(f"  (the output: a nudge of {out} moves {out} by the same amount)", style=DIM)
+        return line
+    line.append(" = ")
+    if len(step.sources) > 1:
+        parts = [f"{_factor(s.amount) if i else fmt(s.amount)}" for i, s in enumerate(step.sources)]
+        line.append(" + ".join(parts) + " = ")
+    line.append(fmt(step.credit), style=CREDIT)
+    senders = ", ".join(s.consumer_name for s in step.sources)
+    uses = f"{len(step.sources)} uses: " if len(step.sources) > 1 else ""
+    line.append(f"  (from {uses}{senders})", style=DIM)
+    if step.is_leaf:
+        line.append("  — the credit stops at a leaf: its gradient", style=DIM)
+    return line
+
+
+def backward_view(steps: list[Step], out: str) -> RenderableType:
+    """The backward pass, one block per step: credit in, local derivatives, credit out."""
+    blocks: list[RenderableType] = [
+        _heading(
+            "Backward pass",
+            "(reverse topological order: a node's credit is complete when its turn comes)",
+        )
+    ]
+    total = len(steps)
+    for step in steps:
+        header = Text(f"Step {step.index + 1}/{total}  ", style="bold")
+        header.append(step.name, style=NAME)
+        if step.definition is not None:
+            header.append(" = ")
+            header.append(step.definition, style=FORMULA)
+        kind = "the output" if step.is_output else ("leaf" if step.is_leaf else "")
+        if kind:
+            header.append(f"  ({kind})", style=DIM)
+        blocks.append(Text(""))
+        blocks.append(header)
+        blocks.append(_credit_line(step, out))
+        twice = len({id(c.parent) for c in step.contributions}) < len(step.contributions)
+        rows = [_contribution_cells(step, c, out, twice) for c in step.contributions]
+        blocks.extend(_indented(columns(rows)))
+    return Group(*blocks)
+
+
+def gradients_view(rows: list[LeafGradient], out: str, unreached: list[str] = ()) -> RenderableType:
+    """Every leaf's gradient with its plain-words meaning."""
+    cells = [
+        (Text(d(out, row.name), style=NAME), Text(fmt(row.grad), style=CREDIT), Text(row.sentence))
+        for row in rows
+    ]
+    parts: list[RenderableType] = [
+        _heading("Gradients", f"(what a small nudge of each leaf does to {out})"),
+        *_indented(columns(cells, "lr", gap=2)),
+    ]
+    if unreached:
+        parts.append(
+            Text(
+                f"Not reached by any credit (behind detach): {', '.join(unreached)}",
+                style=DIM,
+            )
+        )
+    return Group(*parts)
+
+
+def check_view(rows: list[Row], out: str) -> RenderableType:
+    """The gradient check as a table, notes for rows that need one, and a summary line."""
+    header = tuple(
+        Text(t, style="bold")
+        for t in (
+            "leaf",
+            "value",
+            f"analytic d{out}/dx",
+            "finite difference",
+            "abs error",
+            "rel error",
+            "status",
+        )
+    )
+    cells = [header]
+    for row in rows:
+        cells.append(
+            (
+                Text(row.name, style=NAME),
+                Text(fmt(row.data)),
+                Text(fmt(row.analytic)),
+                Text(fmt(row.numeric)),
+                Text(fmt(row.abs_error, 2)),
+                Text(fmt(row.rel_error, 2)),
+                Text(row.status, style=STATUS_STYLES[row.status]),
+            )
+        )
+    lines = columns(cells, "lrrrrrl")
+    rule = Text("─" * max(line.cell_len for line in lines), style=DIM)
+    notes = [
+        Text.assemble((f"{row.name}: ", NAME), (row.note, STATUS_STYLES[row.status]))
+        for row in rows
+        if row.note
+    ]
+    verdict = Text(summary(rows), style="bold red" if any(r.failed for r in rows) else "bold")
+    return Group(lines[0], rule, *lines[1:], *notes, verdict)
+
+
+# -- frames: the backward pass as a sequence of diagrams ---------------------------
+
+
+def _frame_title(step: Step, total: int, out: str) -> str:
+    """One line saying what happens in this step, with the numbers."""
+    head = f"Step {step.index + 1}/{total}: "
+    credit = f"{d(out, step.name)} = {fmt(step.credit)}"
+    if step.is_leaf:
+        return head + f"{step.name} is a leaf, {credit} is its gradient"
+    # No `;` in titles: Mermaid would show it as an entity code in a title.
+    what = f"{step.name} = {step.definition} with {credit}"
+    if step.stops_credit:
+        return head + what + f" passes nothing on ({step.node.op.name})"
+    passed = " and ".join(f"{fmt(c.amount)} to {c.parent_name}" for c in step.contributions)
+    return head + what + f" passes {passed}"
+
+
+def trace_frames(
+    value: Value, steps: list[Step], clusters: dict[Value, str] | None = None
+) -> list[Diagram]:
+    """One diagram per step of the backward pass, for slides or an animation.
+
+    Frame k shows the graph after step k: the nodes of earlier steps `done`, the node
+    of step k (and its op) `current`, nodes no credit reaches `dim`; each value node
+    shows the credit it has received so far as its grad (none yet: no grad), so a
+    node used twice visibly adds up. The edges of step k are emphasised: from the op
+    to its inputs for a non-leaf (each input edge labelled with the credit it carries
+    back, `+= -2`), from the leaf into its consumers for a leaf.
+    """
+    order = topological_order(value)
+    # Drawn without grads, so no tooltip tells a grad before its step; the frames then
+    # put back the credit received so far.
+    base = replace(
+        diagram_from_value(value, order=order, grad=False, clusters=clusters), has_grad=True
+    )
+    out = output_name(value, order)
+    names = node_names(order)
+    # Unnamed results get the names the titles use (`n3`), so a title can be followed.
+    labels = {base.id_of(v): names[v] for v in order if v.op is not None and not v.label}
+    reached = {s.node for s in steps}
+    dim = {base.id_of(v): "dim" for v in order if v not in reached}
+    dim.update({base.op_id_of(v): "dim" for v in order if v not in reached and v.op is not None})
+    received: dict[str, Number] = {}
+    done: dict[str, str] = {}
+    frames: list[Diagram] = []
+    for step in steps:
+        vid = base.id_of(step.node)
+        oid = base.op_id_of(step.node)
+        if step.is_output:
+            received[vid] = step.credit
+        for c in step.contributions:
+            if c.passes:
+                received[base.id_of(c.parent)] = c.total
+        states: dict[str, State] = {**dim, **done, vid: "current"}
+        if oid is not None:
+            states[oid] = "current"
+            emphasis = [(base.id_of(p), oid) for p in step.node.parents] + [(oid, vid)]
+        else:
+            emphasis = [(vid, base.op_id_of(s.consumer)) for s in step.sources]
+        frame = base.with_states(states, emphasis)
+        nodes = tuple(
+            replace(n, grad=received.get(n.id), label=labels.get(n.id, n.label))
+            if n.kind == "value"
+            else n
+            for n in frame.nodes
+        )
+        # The credit each input receives, written on the edge it travels back along.
+        passed = {
+            (base.id_of(c.parent), oid, c.position): f"+= {fmt(c.amount)}"
+            if c.passes
+            else "no grad"
+            for c in step.contributions
+        }
+        edges = tuple(
+            replace(e, label=passed[(e.source, e.target, e.index)])
+            if (e.source, e.target, e.index) in passed
+            else e
+            for e in frame.edges
+        )
+        frames.append(
+            replace(frame, nodes=nodes, edges=edges, title=_frame_title(step, len(steps), out))
+        )
+        done[vid] = "done"
+        if oid is not None:
+            done[oid] = "done"
+    return frames
+
+
+# -- a network's backward pass, by neuron or by layer -------------------------------------
+
+MAX_SHOWN = 8  # entries of a vector shown before "…"
+
+
+def _vector(values: tuple[Number, ...]) -> str:
+    """One number plain, several as a short list: `[0.1, -2, …]` (with how many more)."""
+    if len(values) == 1:
+        return fmt(values[0])
+    shown = ", ".join(fmt(v) for v in values[:MAX_SHOWN])
+    more = f", … {len(values) - MAX_SHOWN} more" if len(values) > MAX_SHOWN else ""
+    return f"[{shown}{more}]"
+
+
+def _sum_line(label: str, sources: tuple[tuple[str, Number], ...], total: str) -> Text:
+    line = Text("  ")
+    line.append(label, style=NAME)
+    line.append(" = ")
+    if len(sources) > MAX_SHOWN:
+        line.append(f"sum of {len(sources)} credits = ")
+    elif len(sources) > 1:
+        line.append(
+            " + ".join(fmt(a) if i == 0 else _factor(a) for i, (_, a) in enumerate(sources)) + " = "
+        )
+    line.append(total, style=CREDIT)
+    if sources:
+        senders = ", ".join(name for name, _ in sources[:MAX_SHOWN])
+        more = ", …" if len(sources) > MAX_SHOWN else ""
+        line.append(f"  (from {senders}{more})", style=DIM)
+    return line
+
+
+def network_view(steps: list[UnitStep], title: str) -> RenderableType:
+    """A network's backward pass for one example, a neuron or a layer per step."""
+    blocks: list[RenderableType] = [
+        _heading("Backward pass", title),
+    ]
+    total = len(steps)
+    for step in steps:
+        blocks.append(Text(""))
+        header = Text(f"Step {step.index + 1}/{total}  ", style="bold")
+        header.append(step.name, style=NAME)
+        if step.kind == "loss":
+            header.append("  (the output: dL/dL = 1)", style=DIM)
+            blocks.append(header)
+            (p,) = step.passed
+            line = Text("  → ")
+            line.append(p.to, style=NAME)
+            line.append("   ∂loss/∂out = ")
+            line.append(step.formula, style=FORMULA)
+            line.append(" = ")
+            line.append(fmt(p.amount), style=CREDIT)
+            blocks.append(line)
+            continue
+        if step.kind == "inputs":
+            header.append("  (leaves: the credit stops here)", style=DIM)
+            blocks.append(header)
+            for k, (credit, sources) in enumerate(zip(step.credit, step.sources, strict=True)):
+                blocks.append(_sum_line(f"dL/dx{k}", sources, fmt(credit)))
+            continue
+        units = len(step.credit)
+        plural = "unit" if units == 1 else "units"
+        kind = f"{units} {step.activation} {plural}" if step.kind == "layer" else step.activation
+        header.append(f"  ({kind})", style=DIM)
+        blocks.append(header)
+        if step.kind == "neuron":
+            blocks.append(_sum_line("dL/da", step.sources[0], fmt(step.credit[0])))
+        else:
+            blocks.append(_sum_line("dL/da", (), _vector(step.credit)))
+        slope = Text("  dL/dz = dL/da · ")
+        slope.append(step.formula, style=FORMULA)
+        slope.append(f" = {_vector(step.credit)} · {_vector(step.local)} = ")
+        slope.append(_vector(step.credit_z), style=CREDIT)
+        slope.append(f"  (z = {_vector(step.z)})", style=DIM)
+        blocks.append(slope)
+        if step.kind == "neuron":
+            grads = ", ".join(fmt(g) for g in step.weight_grads[0])
+            blocks.append(
+                Text(
+                    f"  dL/db = dL/dz = {fmt(step.bias_grads[0])};  dL/dw = dL/dz · input = "
+                    f"[{grads}]"
+                )
+            )
+            rows = []
+            for p in step.passed:
+                target = Text("→ ")
+                target.append(p.to, style=NAME)
+                passed = Text(f"dL/d{p.to} += dL/dz · w = {fmt(step.credit_z[0])} · ")
+                passed.append(f"{_factor(p.weight)} = ")
+                passed.append(fmt(p.amount), style=CREDIT)
+                if p.earlier:
+                    passed.append(
+                        f"   (so far {fmt(p.total - p.amount)} + {_factor(p.amount)} = "
+                        f"{fmt(p.total)})",
+                        style=DIM,
+                    )
+                rows.append((target, passed))
+            blocks.extend(_indented(columns(rows)))
+        else:
+            flat = [g for row in step.weight_grads for g in row]
+            rms = math.sqrt(sum(float(np.mean(np.square(g))) for g in flat) / len(flat))
+            biggest = max(float(np.max(np.abs(g))) for g in flat)
+            blocks.append(
+                Text(
+                    f"  dL/db = dL/dz = {_vector(step.bias_grads)};  dL/dW: rms {fmt(rms)}, "
+                    f"max |.| {fmt(biggest)} over {len(flat)} weights"
+                )
+            )
+            line = Text("  → previous layer: dL/da = Wᵀ · dL/dz = ")
+            line.append(_vector(tuple(p.total for p in step.passed)), style=CREDIT)
+            line.append(f"  ({', '.join(p.to for p in step.passed[:MAX_SHOWN])}", style=DIM)
+            line.append(", …)" if len(step.passed) > MAX_SHOWN else ")", style=DIM)
+            blocks.append(line)
+    return Group(*blocks)
+
+
+def network_frames(diagram: Diagram, steps: list[UnitStep], level: str) -> list[Diagram]:
+    """One frame per network step on the neuron or layer diagram: earlier steps done,
+    the current one (and the edges its credit goes back along) emphasised."""
+    done: dict[str, State] = {}
+    frames = []
+    total = len(steps)
+    for step in steps:
+        current = set(step.ids)
+        states: dict[str, State] = {**done, **dict.fromkeys(current, "current")}
+        emphasis = [(e.source, e.target) for e in diagram.edges if e.target in current]
+        if step.kind == "inputs":
+            emphasis = [(e.source, e.target) for e in diagram.edges if e.source in current]
+        title = f"Step {step.index + 1}/{total}: {_network_title(step)}"
+        frames.append(replace(diagram.with_states(states, emphasis), title=title))
+        done.update(dict.fromkeys(current, "done"))
+    return frames
+
+
+def _network_title(step: UnitStep) -> str:
+    if step.kind == "loss":
+        (p,) = step.passed
+        return f"loss passes dL/dout = {fmt(p.amount)} to {p.to}"
+    if step.kind == "inputs":
+        return f"inputs receive dL/dx = {_vector(step.credit)}"
+    return f"{step.name}: dL/da = {_vector(step.credit)}, dL/dz = {_vector(step.credit_z)}"

@@ -1,0 +1,718 @@
+"""Per-layer gradient statistics, a status per layer, and a verdict in words.
+
+Pure functions over `gradviz.nn.LayerSample`s (one dense layer at one moment, raw
+gradients before any clipping), so the same numbers serve the terminal table, the
+JSON output, the saved model's history and the tests.
+
+Statuses, first match wins (the thresholds are the constants below):
+
+    NaN        a NaN or ±inf in the layer's weights, biases, gradients or activations
+    exploding  rms gradient >= 100x the output layer's, or ‖g‖ >= 10·‖w‖ (one step at
+               learning rate 0.1 would move the weights by their own size); never
+               when the network is at rest
+    dead       >= 50% of the units inactive for every sample of the batch: ReLU output
+               0, or a hidden sigmoid/tanh unit saturated at the same end throughout
+    stalled    the network is at rest (every layer's rms weight gradient and rms bias
+               gradient < 1e-4) while its outputs vary by < 1e-3 across the batch:
+               stuck at the mean prediction
+    converged  at rest, and the outputs do vary: tiny gradients everywhere are
+               success, not vanishing
+    vanishing  rms gradient < 1/100 of some layer nearer the output (relative to the
+               other layers, so saturation is not required and the output layer never
+               vanishes)
+    saturated  a hidden layer with >= 50% of its outputs saturated (sigmoid < 0.015 or
+               > 0.985, tanh |a| > 0.97); the output layer is never flagged saturated
+    weak       rms gradient < 1/10 of some layer nearer the output
+    ok         none of the above
+"""
+
+from __future__ import annotations
+
+import itertools
+import math
+from collections.abc import Sequence
+from dataclasses import asdict, dataclass, fields
+
+import numpy as np
+
+from gradviz.errors import InputError
+from gradviz.nn import LayerSample
+from gradviz.numbers import fmt
+
+# -- thresholds (documented in the module docstring, the README and `gradviz grads --help`)
+VANISHING_RATIO = 1e-2  # rms gradient below this fraction of a layer nearer the output
+WEAK_RATIO = 1e-1
+EXPLODING_GROWTH = 1e2  # rms gradient at least this many times the output layer's
+EXPLODING_GRAD_DATA = 10.0  # ‖g‖ / ‖w‖
+AT_REST_RMS = 1e-4  # every rms weight and bias gradient below this: the network is at rest
+STALLED_SPREAD = 1e-3  # output std across the batch (relative to max(1, |mean|))
+SATURATED_FRACTION = 0.5
+DEAD_FRACTION = 0.5
+SIGMOID_SATURATION = (0.015, 0.985)
+TANH_SATURATION = 0.97
+HEALTHY_UPDATE_DATA = 1e-3  # ‖Δw‖ / ‖w‖ per step, the usual rule of thumb
+
+STATUSES = (
+    "NaN",
+    "exploding",
+    "dead",
+    "stalled",
+    "converged",
+    "vanishing",
+    "saturated",
+    "weak",
+    "ok",
+)
+
+# The largest slope of each activation: the most of the signal it can pass back.
+SLOPE_BOUND = {"sigmoid": 0.25, "tanh": 1.0, "relu": 1.0, "linear": 1.0}
+
+# The quantities of a layer in the order the forward then backward pass makes them.
+_QUANTITIES = (
+    ("weights", "weights"),
+    ("biases", "biases"),
+    ("pre_activations", "pre-activations"),
+    ("activations", "activations"),
+    ("bias_grads", "gradients"),
+    ("weight_grads", "gradients"),
+)
+_FORWARD = {"weights", "biases", "pre-activations", "activations"}
+
+
+@dataclass
+class LayerStats:
+    """The numbers of one layer's row. `None` means "does not apply here" (the output
+    layer has no hop, a layer at initialisation has no update), never zero."""
+
+    index: int
+    name: str
+    activation: str
+    is_output: bool
+    n_in: int
+    n_out: int
+    n_params: int
+    batch: int
+    mean_abs: float  # of the weight gradients
+    max_abs: float
+    rms: float
+    norm: float  # ‖g‖₂ over the weight gradients
+    signal: float  # rms of the bias gradients: the backpropagated signal δ
+    rel: float | None  # rms / the largest layer's rms
+    below: float | None  # rms / the largest rms of a layer nearer the output
+    growth: float  # rms / the output layer's rms
+    hop: float | None  # ‖δ here‖ / ‖δ of the next layer‖
+    hop_bound: float | None  # max slope here × ‖W of the next layer‖₂
+    grad_data: float | None  # ‖g‖ / ‖w‖
+    update_data: float | None  # ‖Δw‖ / ‖w‖ for the last update
+    act_mean: float
+    act_std: float
+    mean_slope: float
+    saturated: float | None  # fraction of outputs saturated (sigmoid/tanh only)
+    dead: float  # fraction of units inactive for the whole batch
+    dead_units: int
+    nonfinite: int
+    nonfinite_in: str | None  # the first quantity holding a NaN/inf
+    status: str = "ok"
+    reason: str = ""
+
+    def to_dict(self) -> dict:
+        """Plain JSON types; NaN and infinities as the strings "nan", "inf", "-inf"."""
+        return {key: _json_number(value) for key, value in asdict(self).items()}
+
+    @classmethod
+    def from_dict(cls, data: dict) -> LayerStats:
+        """The inverse of `to_dict` (for a saved model's history)."""
+        names = {f.name for f in fields(cls)}
+        missing = sorted(names - set(data))
+        if missing:
+            raise InputError(f"layer statistics miss the field(s): {', '.join(missing)}")
+        values = {}
+        for key in names:
+            value = data[key]
+            values[key] = float(value) if value in ("nan", "inf", "-inf") else value
+        return cls(**values)
+
+
+@dataclass
+class Diagnosis:
+    """Every layer's statistics at one moment, with what holds for the whole network."""
+
+    layers: list[LayerStats]
+    at_rest: bool  # every rms gradient below AT_REST_RMS
+    output_spread: float  # std of the outputs across the batch (largest over units)
+    stalled: bool
+    first_nonfinite: tuple[int, str] | None = None  # (layer index, quantity)
+    epoch: int | None = None
+
+    def to_dict(self) -> dict:
+        return {
+            "epoch": self.epoch,
+            "at_rest": self.at_rest,
+            "stalled": self.stalled,
+            "output_spread": _json_number(self.output_spread),
+            "first_nonfinite": (
+                None
+                if self.first_nonfinite is None
+                else {"layer": self.first_nonfinite[0], "in": self.first_nonfinite[1]}
+            ),
+            "layers": [layer.to_dict() for layer in self.layers],
+        }
+
+    @classmethod
+    def from_dict(cls, data: dict) -> Diagnosis:
+        try:
+            first = data.get("first_nonfinite")
+            spread = data["output_spread"]
+            return cls(
+                layers=[LayerStats.from_dict(layer) for layer in data["layers"]],
+                at_rest=bool(data["at_rest"]),
+                output_spread=float(spread),
+                stalled=bool(data["stalled"]),
+                first_nonfinite=None if first is None else (int(first["layer"]), first["in"]),
+                epoch=data.get("epoch"),
+            )
+        except (KeyError, TypeError, ValueError) as error:
+            raise InputError(f"malformed gradient statistics: {error}") from None
+
+
+History = list[tuple[int, Diagnosis]]
+
+
+def _json_number(value: object) -> object:
+    if isinstance(value, float) and not math.isfinite(value):
+        return "nan" if math.isnan(value) else ("inf" if value > 0 else "-inf")
+    return value
+
+
+# -- the numbers of one layer -------------------------------------------------------
+
+
+def slope(activation: str, pre: np.ndarray, act: np.ndarray) -> np.ndarray:
+    """The activation's derivative at each pre-activation (σ′ = σ(1-σ) ≤ 0.25)."""
+    if activation == "sigmoid":
+        return act * (1.0 - act)
+    if activation == "tanh":
+        return 1.0 - act * act
+    if activation == "relu":
+        return np.where(pre > 0, 1.0, 0.0)
+    if activation == "linear":
+        return np.ones_like(act)
+    raise InputError(f"unknown activation {activation!r}; expected one of {', '.join(SLOPE_BOUND)}")
+
+
+def _saturation_masks(activation: str, act: np.ndarray) -> tuple[np.ndarray, np.ndarray] | None:
+    """(low end, high end) masks of saturated outputs, or None where it does not apply."""
+    if activation == "sigmoid":
+        low, high = SIGMOID_SATURATION
+        return act < low, act > high
+    if activation == "tanh":
+        return act < -TANH_SATURATION, act > TANH_SATURATION
+    return None
+
+
+def _dead_units(sample: LayerSample) -> int:
+    """Units that pass nothing back for every sample of the batch: a ReLU at 0, or a
+    hidden sigmoid/tanh stuck at one end (one that flips between ends still tells
+    the inputs apart, so it is not dead)."""
+    act = np.asarray(sample.activations, dtype=float)
+    if act.shape[0] == 0:
+        return 0
+    if sample.activation == "relu":
+        return int(np.sum(np.all(act <= 0, axis=0)))
+    masks = _saturation_masks(sample.activation, act)
+    if masks is None or sample.is_output:
+        return 0
+    low, high = masks
+    return int(np.sum(np.all(low, axis=0) | np.all(high, axis=0)))
+
+
+def _nonfinite(sample: LayerSample) -> tuple[int, str | None]:
+    count, first = 0, None
+    for attribute, label in _QUANTITIES:
+        values = np.asarray(getattr(sample, attribute), dtype=float)
+        bad = int(np.size(values) - np.count_nonzero(np.isfinite(values)))
+        if bad and first is None:
+            first = label
+        count += bad
+    return count, first
+
+
+def _ratio(top: float, bottom: float) -> float | None:
+    if not (math.isfinite(top) and math.isfinite(bottom)) or bottom == 0:
+        return None
+    return top / bottom
+
+
+def _layer_numbers(sample: LayerSample) -> LayerStats:
+    """Everything that depends on this layer alone."""
+    g = np.asarray(sample.weight_grads, dtype=float)
+    w = np.asarray(sample.weights, dtype=float)
+    b = np.asarray(sample.biases, dtype=float)
+    bg = np.asarray(sample.bias_grads, dtype=float)
+    pre = np.asarray(sample.pre_activations, dtype=float)
+    act = np.asarray(sample.activations, dtype=float)
+    n_out, n_in = w.shape
+    with np.errstate(all="ignore"):
+        abs_g = np.abs(g)
+        norm = float(np.sqrt(np.sum(g * g)))
+        w_norm = float(np.sqrt(np.sum(w * w)))
+        previous = sample.previous_weights
+        update = None
+        if previous is not None:
+            step = w - np.asarray(previous, dtype=float)
+            update = _ratio(float(np.sqrt(np.sum(step * step))), w_norm)
+        slopes = slope(sample.activation, pre, act)
+        masks = _saturation_masks(sample.activation, act)
+        saturated = None if masks is None else float(np.mean(masks[0] | masks[1]))
+        dead = _dead_units(sample)
+        count, first = _nonfinite(sample)
+        return LayerStats(
+            index=sample.index,
+            name=sample.name,
+            activation=sample.activation,
+            is_output=sample.is_output,
+            n_in=n_in,
+            n_out=n_out,
+            n_params=int(w.size + b.size),
+            batch=int(act.shape[0]),
+            mean_abs=float(np.mean(abs_g)),
+            max_abs=float(np.max(abs_g)),
+            rms=float(np.sqrt(np.mean(g * g))),
+            norm=norm,
+            signal=float(np.sqrt(np.mean(bg * bg))),
+            rel=None,
+            below=None,
+            growth=1.0,
+            hop=None,
+            hop_bound=None,
+            grad_data=_ratio(norm, w_norm),
+            update_data=update,
+            act_mean=float(np.mean(act)),
+            act_std=float(np.std(act)),
+            mean_slope=float(np.mean(slopes)),
+            saturated=saturated,
+            dead=dead / n_out if n_out else 0.0,
+            dead_units=dead,
+            nonfinite=count,
+            nonfinite_in=first,
+        )
+
+
+# -- the whole network ----------------------------------------------------------------
+
+
+def _check(samples: Sequence[LayerSample]) -> None:
+    if not samples:
+        raise InputError("no layers to diagnose")
+    for before, after in itertools.pairwise(samples):
+        if after.weights.shape[1] != before.weights.shape[0]:
+            raise InputError(
+                f"layer {after.name} takes {after.weights.shape[1]} inputs but "
+                f"{before.name} gives {before.weights.shape[0]}"
+            )
+    if not samples[-1].is_output:
+        raise InputError(f"the last layer ({samples[-1].name}) is not marked as the output")
+
+
+def first_nonfinite(samples: Sequence[LayerSample]) -> tuple[int, str] | None:
+    """Where NaN/inf first shows up, in the order the computation makes the numbers:
+    the forward pass from the first layer up, then the backward pass from the output
+    down. Returns (layer index, quantity) or None."""
+    found = [(s.index, _nonfinite(s)[1]) for s in samples]
+    for index, what in found:
+        if what in _FORWARD:
+            return index, what
+    for index, what in reversed(found):
+        if what is not None:
+            return index, what
+    return None
+
+
+def diagnose(samples: Sequence[LayerSample], epoch: int | None = None) -> Diagnosis:
+    """Statistics and a status for every layer (statuses compare layers with each other,
+    so they are computed for the whole network at once)."""
+    _check(samples)
+    layers = [_layer_numbers(s) for s in samples]
+    output = layers[-1]
+    finite = [lay.rms for lay in layers if math.isfinite(lay.rms)]
+    strongest = max(finite, default=0.0)
+    # At rest: no weight gradient and no backpropagated signal (bias gradient) left.
+    signals = [lay.signal for lay in layers]
+    at_rest = (
+        len(finite) == len(layers)
+        and strongest < AT_REST_RMS
+        and all(math.isfinite(x) and x < AT_REST_RMS for x in signals)
+    )
+
+    out_act = np.asarray(samples[-1].activations, dtype=float)
+    with np.errstate(all="ignore"):
+        spread = float(np.max(np.std(out_act, axis=0))) if out_act.shape[0] else 0.0
+        scale = max(1.0, float(np.mean(np.abs(out_act)))) if out_act.size else 1.0
+    stalled = at_rest and out_act.shape[0] >= 2 and spread < STALLED_SPREAD * scale
+
+    with np.errstate(all="ignore"):
+        for i, layer in enumerate(layers):
+            _compare(layer, i, layers, samples, strongest, output.rms)
+            layer.status, layer.reason = _status(layer, at_rest, stalled)
+
+    return Diagnosis(
+        layers=layers,
+        at_rest=at_rest,
+        output_spread=spread,
+        stalled=stalled,
+        first_nonfinite=first_nonfinite(samples),
+        epoch=epoch,
+    )
+
+
+def _compare(
+    layer: LayerStats,
+    i: int,
+    layers: list[LayerStats],
+    samples: Sequence[LayerSample],
+    strongest: float,
+    output_rms: float,
+) -> None:
+    """Fill in what depends on the other layers: rel, below, growth, hop and its bound."""
+    layer.rel = _ratio(layer.rms, strongest)
+    later = [lay.rms for lay in layers[i + 1 :] if math.isfinite(lay.rms)]
+    layer.below = _ratio(layer.rms, max(later)) if later else None
+    growth = _ratio(layer.rms, output_rms)
+    layer.growth = growth if growth is not None else math.nan
+    if layer.is_output:
+        return
+    nxt = samples[i + 1]
+    # δ_i = f'(z_i) ⊙ (W_{i+1}ᵀ δ_{i+1}), so ‖δ_i‖ ≤ max f' · ‖W_{i+1}‖₂ · ‖δ_{i+1}‖ per sample
+    here = float(np.linalg.norm(np.asarray(samples[i].bias_grads, dtype=float)))
+    layer.hop = _ratio(here, float(np.linalg.norm(np.asarray(nxt.bias_grads, dtype=float))))
+    w_next = np.asarray(nxt.weights, dtype=float)
+    if np.all(np.isfinite(w_next)):
+        spectral = float(np.linalg.norm(w_next, 2))
+        layer.hop_bound = SLOPE_BOUND.get(layer.activation, 1.0) * spectral
+
+
+def _status(layer: LayerStats, at_rest: bool, stalled: bool) -> tuple[str, str]:
+    """The first status that applies, and the numbers that made it apply."""
+    if layer.nonfinite:
+        return "NaN", f"{layer.nonfinite} NaN/inf, first in its {layer.nonfinite_in}"
+    if not at_rest:
+        if not layer.is_output and layer.growth >= EXPLODING_GROWTH:
+            return "exploding", f"rms gradient {fmt(layer.growth, 3)}× the output layer's"
+        if layer.grad_data is not None and layer.grad_data >= EXPLODING_GRAD_DATA:
+            return "exploding", f"gradient {fmt(layer.grad_data, 3)}× its weights"
+    if layer.dead >= DEAD_FRACTION:
+        return "dead", f"{layer.dead_units} of {layer.n_out} units dead"
+    if stalled:
+        return "stalled", "outputs barely vary and every gradient is tiny"
+    if at_rest:
+        return "converged", f"every rms gradient below {fmt(AT_REST_RMS)}"
+    if layer.below is not None and layer.below < VANISHING_RATIO:
+        return "vanishing", f"{fmt(layer.below, 3)} of a later layer's gradient"
+    if (
+        not layer.is_output
+        and layer.saturated is not None
+        and layer.saturated >= SATURATED_FRACTION
+    ):
+        return "saturated", f"{round(100 * layer.saturated)}% of outputs saturated"
+    if layer.below is not None and layer.below < WEAK_RATIO:
+        return "weak", f"{fmt(layer.below, 3)} of a later layer's gradient"
+    return "ok", ""
+
+
+# -- over training --------------------------------------------------------------------
+
+
+def history(snapshots: Sequence[tuple[int, object]]) -> History:
+    """Normalise a training history: each entry (epoch, list of LayerSample | Diagnosis
+    | its dict form) becomes (epoch, Diagnosis)."""
+    out: History = []
+    for epoch, item in snapshots:
+        if isinstance(item, Diagnosis):
+            diagnosis = item
+        elif isinstance(item, dict):
+            diagnosis = Diagnosis.from_dict(item)
+        else:
+            diagnosis = diagnose(list(item), epoch=epoch)  # type: ignore[call-overload]
+        diagnosis.epoch = epoch
+        out.append((int(epoch), diagnosis))
+    return out
+
+
+def series(snapshots: History) -> tuple[list[int], list[str], list[list[float]]]:
+    """(epochs, layer names, rms gradient per layer over time) for heat maps and plots;
+    NaN wherever the layer held a NaN/inf at that moment."""
+    if not snapshots:
+        return [], [], []
+    names = [layer.name for layer in snapshots[-1][1].layers]
+    epochs = [epoch for epoch, _ in snapshots]
+    rows = [
+        [
+            d.layers[i].rms if i < len(d.layers) and not d.layers[i].nonfinite else math.nan
+            for _, d in snapshots
+        ]
+        for i in range(len(names))
+    ]
+    return epochs, names, rows
+
+
+# -- the verdict ------------------------------------------------------------------------
+
+
+def _layer_span(layers: list[LayerStats]) -> str:
+    """'9 sigmoid layers' or '5 layers (3 sigmoid, 2 tanh)'."""
+    kinds: dict[str, int] = {}
+    for layer in layers:
+        kinds[layer.activation] = kinds.get(layer.activation, 0) + 1
+    n = len(layers)
+    noun = "layer" if n == 1 else "layers"
+    if len(kinds) == 1:
+        return f"{n} {next(iter(kinds))} {noun}"
+    parts = ", ".join(f"{count} {kind}" for kind, count in kinds.items())
+    return f"{n} {noun} ({parts})"
+
+
+def _names(layers: list[LayerStats]) -> str:
+    if len(layers) == 1:
+        return layers[0].name
+    if [lay.index for lay in layers] == list(range(layers[0].index, layers[-1].index + 1)):
+        return f"{layers[0].name}–{layers[-1].name}"
+    return ", ".join(lay.name for lay in layers)
+
+
+def _vanishing_sentence(d: Diagnosis) -> str | None:
+    vanishing = [lay for lay in d.layers if lay.status == "vanishing"]
+    if not vanishing:
+        return None
+    first = vanishing[0]
+    position = d.layers.index(first)
+    later = [lay for lay in d.layers[position + 1 :] if math.isfinite(lay.rms)]
+    reference = max(later, key=lambda lay: lay.rms)
+    between = d.layers[position : d.layers.index(reference)]
+    ratio = first.rms / reference.rms if reference.rms else 0.0
+    per_hop = ratio ** (1 / len(between)) if ratio > 0 else 0.0
+    kinds = {lay.activation for lay in between}
+    sat = [lay.saturated for lay in between if lay.saturated is not None]
+    if "sigmoid" in kinds:
+        why = "; a sigmoid passes back at most 0.25"
+        fixes = "try tanh or ReLU, Xavier/He init, or fewer layers"
+    elif "tanh" in kinds:
+        why = ""
+        fixes = "try ReLU, Xavier init, or fewer layers"
+    else:
+        why = ""
+        fixes = "try He init, or fewer layers"
+    if sat:
+        mean_sat = 100 * sum(sat) / len(sat)
+        why += (
+            f"; {mean_sat:.0f}% of their outputs saturated"
+            if mean_sat >= 1
+            else "; none saturated: the slope alone does it"
+        )
+    who = _names(vanishing)
+    verb = "is" if len(vanishing) == 1 else "are"
+    return (
+        f"{who} {verb} vanishing: {first.name} receives {fmt(ratio, 2)} of {reference.name}'s "
+        f"gradient through {_layer_span(between)} (about ×{fmt(per_hop, 2)} per layer{why}): "
+        f"{fixes}."
+    )
+
+
+def _exploding_sentence(d: Diagnosis, when: str | None) -> str | None:
+    exploding = [lay for lay in d.layers if lay.status == "exploding"]
+    if not exploding:
+        return None
+    first = exploding[0]
+    when = when or ""
+    if not first.is_output and first.growth >= EXPLODING_GROWTH:
+        hops = len(d.layers) - d.layers.index(first) - 1
+        per_hop = first.growth ** (1 / hops)
+        size = (
+            f"{first.name}'s gradient is {fmt(first.growth, 3)}× the output layer's "
+            f"(about ×{fmt(per_hop, 2)} per layer through {hops} layers: the weights are too "
+            "large for the activations' slope)"
+        )
+    else:
+        size = f"{first.name}'s gradient is {fmt(first.grad_data, 3)}× its weights (grad:data)"
+    return (
+        f"{_names(exploding)} {'is' if len(exploding) == 1 else 'are'} exploding{when}: "
+        f"{size}: lower the learning rate, clip gradients, "
+        "or initialise smaller weights (Xavier/He)."
+    )
+
+
+def _nan_sentence(d: Diagnosis, epoch: int | None) -> str | None:
+    if d.first_nonfinite is None:
+        return None
+    index, what = d.first_nonfinite
+    name = next((lay.name for lay in d.layers if lay.index == index), f"L{index}")
+    when = f" at epoch {epoch}" if epoch is not None else ""
+    return (
+        f"NaN/inf first appeared in layer {name} (its {what}){when}: lower the learning rate, "
+        "clip gradients, and check the inputs for NaN or huge values."
+    )
+
+
+def verdict(diagnosis: Diagnosis, snapshots: History | None = None) -> list[str]:
+    """A short diagnosis in sentences, each naming the layer, the cause and the usual
+    fixes. With a training history, also when NaN or explosion first appeared."""
+    d = diagnosis
+    lines: list[str] = []
+    nan_epoch = first_exploding = None
+    nan_snapshot = None
+    for epoch, snap in snapshots or []:
+        if nan_snapshot is None and snap.first_nonfinite is not None:
+            nan_snapshot, nan_epoch = snap, epoch
+        if first_exploding is None and any(lay.status == "exploding" for lay in snap.layers):
+            first_exploding = (epoch, snap)
+
+    if nan_snapshot is not None:
+        lines.append(_nan_sentence(nan_snapshot, nan_epoch))  # type: ignore[arg-type]
+    elif d.first_nonfinite is not None:
+        lines.append(_nan_sentence(d, d.epoch))  # type: ignore[arg-type]
+    now = _exploding_sentence(d, None)
+    if first_exploding is None or first_exploding[0] == d.epoch:
+        if now:
+            lines.append(now)
+    elif now:  # still exploding: say since when
+        lines.append(_exploding_sentence(d, f" (first at epoch {first_exploding[0]})"))  # type: ignore[arg-type]
+    else:  # it happened, and has passed
+        first_epoch, first_snapshot = first_exploding
+        lines.append(_exploding_sentence(first_snapshot, f" at epoch {first_epoch}"))  # type: ignore[arg-type]
+
+    dead = [lay for lay in d.layers if lay.status == "dead"]
+    relu = [lay for lay in dead if lay.activation == "relu"]
+    stuck = [lay for lay in dead if lay.activation != "relu"]
+    if relu:
+        counts = ", ".join(f"{lay.dead_units}/{lay.n_out}" for lay in relu)
+        lines.append(
+            f"{_names(relu)}: most ReLU units are dead ({counts} output 0 for every sample, so "
+            "no gradient passes through them): lower the learning rate if they died in "
+            "training; start biases slightly positive, or use wider layers."
+        )
+    if stuck:
+        counts = ", ".join(f"{lay.dead_units}/{lay.n_out}" for lay in stuck)
+        lines.append(
+            f"{_names(stuck)}: most units are stuck at one end of their range for every sample "
+            f"({counts}; constant output, no gradient): use smaller initial weights (Xavier), "
+            "normalise the inputs, or lower the learning rate."
+        )
+
+    if d.stalled:
+        lines.append(
+            f"The network is stuck at the mean prediction: its outputs vary by only "
+            f"{fmt(d.output_spread, 2)} across the batch and every gradient is below "
+            f"{fmt(AT_REST_RMS)}, so the input no longer reaches the output: try tanh/ReLU, "
+            "Xavier/He init, or fewer layers."
+        )
+        for epoch, snap in snapshots or []:  # how it got there
+            sentence = _vanishing_sentence(snap)
+            if sentence:
+                lines.append(f"How it began, at epoch {epoch}: {sentence}")
+                break
+    elif d.at_rest and not any(lay.status in ("NaN", "dead") for lay in d.layers):
+        lines.append(
+            f"Converged: every layer's rms gradient is below {fmt(AT_REST_RMS)} while the outputs "
+            "still vary with the input; tiny gradients here are success, not vanishing."
+        )
+
+    sentence = _vanishing_sentence(d)
+    if sentence:
+        lines.append(sentence)
+
+    for layer in d.layers:
+        if layer.status == "saturated":
+            lines.append(
+                f"{layer.name}: {round(100 * (layer.saturated or 0))}% of its {layer.activation} "
+                f"outputs are saturated (mean slope {fmt(layer.mean_slope, 2)}): use Xavier "
+                "init or smaller weights, and normalise the inputs."
+            )
+    weak = [lay for lay in d.layers if lay.status == "weak"]
+    if weak and not any(lay.status == "vanishing" for lay in d.layers):
+        slowest = min(weak, key=lambda lay: lay.below or 1.0)
+        lines.append(
+            f"{_names(weak)} {'is' if len(weak) == 1 else 'are'} weak: {slowest.name} gets "
+            f"{fmt(slowest.below or 0.0, 2)} of the gradient of a layer nearer the output, so it "
+            "learns that much slower."
+        )
+
+    updates = [lay.update_data for lay in d.layers if lay.update_data is not None]
+    finite_updates = [u for u in updates if math.isfinite(u) and u > 0]
+    if finite_updates and not d.at_rest and not lines:  # other problems come first
+        top = max(finite_updates)
+        if top > 100 * HEALTHY_UPDATE_DATA:
+            lines.append(
+                f"The last update moved weights by up to {fmt(top, 2)} of their size "
+                f"(update:data, healthy near {fmt(HEALTHY_UPDATE_DATA)}): lower the learning rate."
+            )
+        elif top < HEALTHY_UPDATE_DATA / 100:
+            lines.append(
+                f"The last update moved weights by at most {fmt(top, 2)} of their size "
+                f"(update:data, healthy near {fmt(HEALTHY_UPDATE_DATA)}): raise the learning rate."
+            )
+
+    if not lines:
+        lines.append(
+            "Healthy: every layer gets at least a tenth of the gradient of the layers after it, "
+            "with no NaN, explosion, dead or saturated layer."
+        )
+    return lines
+
+
+# Statuses that count when they happened at any recorded moment, not only at the end.
+TRANSIENT = ("NaN", "exploding")
+
+
+def failures(diagnosis: Diagnosis, snapshots: History | None = None) -> dict[str, list[str]]:
+    """For `--fail-on`: each status present in the final state, or (NaN, exploding) at
+    any recorded moment, with the layers that had it."""
+    found: dict[str, list[str]] = {}
+    for _, snap in [*(snapshots or []), (None, diagnosis)]:
+        last = snap is diagnosis
+        for layer in snap.layers:
+            if last or layer.status in TRANSIENT:
+                names = found.setdefault(layer.status, [])
+                if layer.name not in names:
+                    names.append(layer.name)
+    return found
+
+
+def json_value(value: object) -> object:
+    """Plain JSON types for any of this module's results: NaN and infinities as the
+    strings "nan", "inf", "-inf", so the output is valid JSON."""
+    if isinstance(value, dict):
+        return {str(k): json_value(v) for k, v in value.items()}
+    if isinstance(value, list | tuple):
+        return [json_value(v) for v in value]
+    if isinstance(value, np.floating | np.integer):
+        return json_value(value.item())
+    return _json_number(value)
+
+
+# -- single parameters ------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class ParamGrad:
+    """One parameter's value and gradient, named as the network names it."""
+
+    name: str
+    layer: str
+    value: float
+    grad: float
+
+
+def parameter_grads(samples: Sequence[LayerSample]) -> list[ParamGrad]:
+    """Every weight and bias with its gradient, in network order (`L1.N1.w0`, ...,
+    `L1.N1.b`): which single weights get the least credit."""
+    rows: list[ParamGrad] = []
+    for s in samples:
+        w, g = np.asarray(s.weights, dtype=float), np.asarray(s.weight_grads, dtype=float)
+        for j in range(w.shape[0]):
+            for k in range(w.shape[1]):
+                rows.append(ParamGrad(f"{s.name}.N{j + 1}.w{k}", s.name, w[j, k], g[j, k]))
+            rows.append(
+                ParamGrad(
+                    f"{s.name}.N{j + 1}.b", s.name, float(s.biases[j]), float(s.bias_grads[j])
+                )
+            )
+    return rows

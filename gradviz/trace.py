@@ -1,0 +1,494 @@
+"""The backward pass as data: one `Step` per node the credit reaches, in order.
+
+Backpropagation is the chain rule applied to a graph that remembers how it was
+computed. Walking the nodes in reverse topological order, each node holds its
+complete credit dL/dnode (every consumer came before it), multiplies it by the
+local derivative of its op for each input, and adds that to the input's credit.
+`trace` records exactly that walk, so the terminal view, the SVG frames and the
+tests all read the same steps.
+
+Which nodes get a step: the output, then every node the credit reaches, that is
+every node with a path to the output that does not pass through `detach`. For a
+graph without `detach` that is every node: its non-leaf nodes (which pass credit
+on) plus its leaves (where the credit ends as their gradient).
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from dataclasses import dataclass
+
+import numpy as np
+
+from gradviz.engine import Number, Op, Value, topological_order
+from gradviz.numbers import fmt
+from gradviz.render.diagram import printable  # a pure text helper shared by every view
+
+# How a learner would write each op's output in terms of its inputs `a` and `b`.
+_BINARY_FORMS = {"add": "{a} + {b}", "mul": "{a}·{b}", "pow": "{a}^{b}"}
+
+NUDGE = 0.01  # the step size of the plain-words sentences: "raising a by 0.01 …"
+
+
+@dataclass(frozen=True, slots=True)
+class Contribution:
+    """The credit one node passes to one of its inputs (one edge of the backward pass).
+
+    `formula` is the op's local derivative in its own terms (`∂(a·b)/∂a = b`);
+    `named_formula` says the same with the graph's names (`∂(d·f)/∂d = f`) and
+    `local_text` is its right-hand side (`f`). `amount` = credit · `local` is added to
+    the input's credit, whose running total goes from `before` to `total`; `earlier`
+    counts the contributions it had already received. `passes` is False for an op that
+    stops the gradient (`detach`): then nothing is added.
+    """
+
+    parent: Value
+    parent_name: str
+    position: int  # 0 for the op's first input `a`, 1 for `b`
+    formula: str
+    named_formula: str
+    local_text: str
+    local: Number
+    amount: Number
+    before: Number
+    total: Number
+    earlier: int
+    passes: bool = True
+
+
+@dataclass(frozen=True, slots=True)
+class Source:
+    """One piece of a node's credit: which consumer sent it, and how much."""
+
+    consumer: Value
+    consumer_name: str
+    position: int
+    amount: Number
+
+
+@dataclass(frozen=True, slots=True)
+class Step:
+    """One node of the backward pass, at the moment its credit is complete.
+
+    `credit` is dL/dnode (1 for the output), the sum of `sources` (one per use of the
+    node: `x*x + x` gives x three). A non-leaf passes credit to its inputs
+    (`contributions`); a leaf keeps it as its gradient.
+    """
+
+    index: int  # 0-based position in the backward pass
+    node: Value
+    name: str
+    definition: str | None  # "d·f" for L = d·f; None for a leaf
+    credit: Number
+    sources: tuple[Source, ...]
+    contributions: tuple[Contribution, ...]
+    is_output: bool = False
+
+    @property
+    def is_leaf(self) -> bool:
+        return self.node.op is None
+
+    @property
+    def stops_credit(self) -> bool:
+        """True at a `detach`: the credit arrives and goes no further."""
+        return self.node.op is not None and not self.node.op.passes_credit
+
+
+@dataclass(frozen=True, slots=True)
+class ForwardStep:
+    """One node of the forward pass: its name, how it is computed, and its value."""
+
+    index: int
+    node: Value
+    name: str
+    definition: str | None  # None for a leaf
+    data: Number
+
+
+@dataclass(frozen=True, slots=True)
+class LeafGradient:
+    """A leaf's gradient with one sentence in plain words about what it means."""
+
+    leaf: Value
+    name: str
+    data: Number
+    grad: Number
+    reached: bool  # False when every path to the output runs through detach
+    sentence: str
+
+
+# -- names ----------------------------------------------------------------------
+
+
+def node_names(order: list[Value]) -> dict[Value, str]:
+    """A short name for every node: its label, a constant's value, or `n<i>`.
+
+    The output (last in `order`) is called by `output_name` when it has no label.
+    `n<i>` is the node's position in topological order, the same id the diagrams use,
+    so an unnamed intermediate result can be found in a frame. A label used by several
+    nodes gets `#2`, `#3` … after its first use, so names stay unique. Control
+    characters in labels are shown as escapes (`\\n`), since names are for display.
+    """
+    names: dict[Value, str] = {}
+    taken: dict[str, int] = {}
+    root = order[-1]
+    for i, v in enumerate(order):
+        if v.label:
+            name = printable(v.label)
+        elif v is root:
+            name = output_name(root, order)
+        elif v.op is None:
+            name = fmt(v.data)
+        else:
+            name = f"n{i}"
+        if name in taken and (v.label or v.op is not None):
+            taken[name] += 1
+            name = f"{name}#{taken[name]}"
+        else:
+            taken.setdefault(name, 1)
+        names[v] = name
+    return names
+
+
+def output_name(root: Value, order: list[Value] | None = None) -> str:
+    """What the output is called in `dL/dx`: its label, else `L` (the usual name),
+    or `out` when a node of the graph is already labelled `L`."""
+    if root.label:
+        return printable(root.label)
+    order = order if order is not None else topological_order(root)
+    return "out" if any(v.label == "L" for v in order) else "L"
+
+
+def operand(name: str) -> str:
+    """A name as an operand: negative constants get parentheses (`x·(-1)`)."""
+    return f"({name})" if name.startswith("-") else name
+
+
+def op_form(op: Op, a: str = "a", b: str = "b") -> str:
+    """The op applied to operands, as a learner writes it: `a·b`, `tanh(a)`, `a^2`."""
+    if op.arity == 2:
+        return _BINARY_FORMS.get(op.name, f"{op.name}({{a}}, {{b}})").format(
+            a=operand(a), b=operand(b)
+        )
+    if op.symbol.startswith("**"):
+        return f"{operand(a)}^{op.symbol[2:]}"
+    return f"{op.name}({a})"
+
+
+_OPERAND = re.compile(r"\b[ab]\b")
+
+
+def substitute(formula: str, a: str, b: str = "b") -> str:
+    """A formula in `a`, `b` rewritten with the graph's names (`b` -> `f`)."""
+    names = {"a": operand(a), "b": operand(b)}
+    return _OPERAND.sub(lambda m: names[m.group(0)], formula)
+
+
+def definition(node: Value, names: dict[Value, str]) -> str | None:
+    """How a node is computed from its inputs, with names: `d·f`. None for a leaf."""
+    if node.op is None:
+        return None
+    parents = [names[p] for p in node.parents]
+    return op_form(node.op, *parents)
+
+
+# -- the walks ------------------------------------------------------------------
+
+
+def forward(value: Value) -> list[ForwardStep]:
+    """The forward pass as data: every node in topological order with its value."""
+    order = topological_order(value)
+    names = node_names(order)
+    return [ForwardStep(i, v, names[v], definition(v, names), v.data) for i, v in enumerate(order)]
+
+
+def trace(value: Value) -> list[Step]:
+    """The backward pass from `value`, one `Step` per node the credit reaches, in order.
+
+    The credits are computed here edge by edge with the op table's local derivatives
+    (the same arithmetic as `engine.backpropagate`), and then `value.backward()` is
+    run so the graph's `.grad` fields hold the same numbers for the other views.
+    """
+    order = topological_order(value)
+    names = node_names(order)
+    credit: dict[Value, Number] = {value: np.ones_like(value.data) if _is_array(value) else 1.0}
+    sources: dict[Value, list[Source]] = {value: []}
+    steps: list[Step] = []
+    for node in reversed(order):
+        if node not in credit:
+            continue  # no credit reaches it: all its uses are behind a detach
+        g = credit[node]
+        contributions: list[Contribution] = []
+        op = node.op
+        if op is not None:
+            parents = node.parents
+            with np.errstate(all="ignore"):  # nan and inf are shown, not warned about
+                locals_ = op.local(node.data, *[p.data for p in parents])
+            parent_names = [names[p] for p in parents]
+            for position, (parent, local) in enumerate(zip(parents, locals_, strict=True)):
+                formula_text = op.formulas[position]
+                var = "ab"[position]
+                generic = f"∂({op_form(op)})/∂{var} = {formula_text}"
+                local_text = substitute(formula_text, *parent_names)
+                named = (
+                    f"∂({op_form(op, *parent_names)})/∂{operand(parent_names[position])}"
+                    f" = {local_text}"
+                )
+                earlier = len(sources.get(parent, ()))
+                before = credit.get(parent, 0.0)
+                if op.passes_credit:
+                    amount = g * local
+                    total = before + amount
+                    credit[parent] = total
+                    sources.setdefault(parent, []).append(
+                        Source(node, names[node], position, amount)
+                    )
+                else:
+                    amount, total = 0.0, before
+                contributions.append(
+                    Contribution(
+                        parent=parent,
+                        parent_name=parent_names[position],
+                        position=position,
+                        formula=generic,
+                        named_formula=named,
+                        local_text=local_text,
+                        local=local,
+                        amount=amount,
+                        before=before,
+                        total=total,
+                        earlier=earlier,
+                        passes=op.passes_credit,
+                    )
+                )
+        steps.append(
+            Step(
+                index=len(steps),
+                node=node,
+                name=names[node],
+                definition=definition(node, names),
+                credit=g,
+                sources=tuple(sources.get(node, ())),
+                contributions=tuple(contributions),
+                is_output=node is value,
+            )
+        )
+    value.backward()
+    return steps
+
+
+def _is_array(v: Value) -> bool:
+    return isinstance(v.data, np.ndarray)
+
+
+def unreached(value: Value, steps: list[Step]) -> list[Value]:
+    """Nodes of the graph that no credit reaches (every path runs through detach)."""
+    seen = {s.node for s in steps}
+    return [v for v in topological_order(value) if v not in seen]
+
+
+# -- in plain words ---------------------------------------------------------------
+
+
+def sentence(name: str, grad: Number, output: str, *, reached: bool = True) -> str:
+    """What a gradient means for a nudge of NUDGE, in one sentence a newcomer can read."""
+    if not reached:
+        return (
+            f"no credit reaches {name}: every path from {name} to {output} runs through "
+            f"detach, so its gradient is 0"
+        )
+    g = float(np.mean(grad)) if isinstance(grad, np.ndarray) else float(grad)
+    if math.isnan(g):
+        return f"the gradient of {name} is nan: {output} is not differentiable here"
+    if math.isinf(g):
+        direction = "raises" if g > 0 else "lowers"
+        return (
+            f"the gradient of {name} is {fmt(g)}: {output} is infinitely steep here "
+            f"(a tiny raise {direction} it by an unbounded amount)"
+        )
+    if g == 0:
+        return f"nudging {name} leaves {output} unchanged to first order (gradient 0)"
+    change = NUDGE * g
+    direction = "raises" if change > 0 else "lowers"
+    return f"raising {name} by {fmt(NUDGE)} {direction} {output} by about {fmt(abs(change))}"
+
+
+def leaf_gradients(
+    value: Value, steps: list[Step], *, constants: bool = False
+) -> list[LeafGradient]:
+    """Every labelled leaf (and constants, if asked) with its gradient and a sentence.
+
+    Leaves come in the order they first appear in the graph (topological order).
+    """
+    order = topological_order(value)
+    out = output_name(value, order)
+    by_node = {s.node: s for s in steps}
+    names = node_names(order)
+    rows = []
+    for v in order:
+        if v.op is not None or not (v.label or constants):
+            continue
+        step = by_node.get(v)
+        grad = step.credit if step is not None else 0.0
+        rows.append(
+            LeafGradient(
+                leaf=v,
+                name=names[v],
+                data=v.data,
+                grad=grad,
+                reached=step is not None,
+                sentence=sentence(names[v], grad, out, reached=step is not None),
+            )
+        )
+    return rows
+
+
+# -- a network, one neuron (or one layer) at a time --------------------------------------
+
+
+@dataclass(frozen=True, slots=True)
+class Passed:
+    """Credit sent back to one input of a unit: dL/dz · w (or, for a layer, the total
+    its previous layer's unit received from the whole layer)."""
+
+    to: str
+    weight: Number | None
+    amount: Number
+    total: Number  # the input's credit so far
+    earlier: int  # contributions it had received before this one
+
+
+@dataclass(frozen=True, slots=True)
+class UnitStep:
+    """One neuron, layer, the loss or the inputs in a network's backward pass.
+
+    Tuples hold one entry per neuron of the step (one for a neuron, n_out for a
+    layer): `credit` dL/da arriving at the activations, `local` the activation's
+    slope act'(z), `credit_z` dL/dz = dL/da · act'(z), and the parameters' grads.
+    `ids` are the node ids of the step in `gradviz.model.network_diagram`.
+    """
+
+    index: int
+    kind: str  # "loss", "neuron", "layer", "inputs"
+    name: str
+    ids: tuple[str, ...]
+    activation: str | None
+    credit: tuple[Number, ...]
+    sources: tuple[tuple[tuple[str, Number], ...], ...]  # per unit: (sender, amount)
+    z: tuple[Number, ...] = ()
+    local: tuple[Number, ...] = ()
+    credit_z: tuple[Number, ...] = ()
+    bias_grads: tuple[Number, ...] = ()
+    weight_grads: tuple[tuple[Number, ...], ...] = ()
+    passed: tuple[Passed, ...] = ()
+    formula: str = ""
+
+
+def _slope(activation: str, a: Value, z: Value) -> Number:
+    """act'(z) from the op table (1 for a linear unit)."""
+    if a is z:
+        return 1.0
+    with np.errstate(all="ignore"):
+        return a.op.local(a.data, z.data)[0]
+
+
+def network_trace(graph, level: str = "neuron") -> list[UnitStep]:
+    """The backward pass of one example through a network, by neuron or by layer.
+
+    `graph` is a `gradviz.model.LossGraph` (built and run backward). Steps: the loss,
+    then each layer from the output back (each neuron of it, for `neuron`), then the
+    inputs. The credits are the engine's grads; what a unit passes back to an input is
+    dL/dz · w, summed over the units that use it.
+    """
+    if level not in ("neuron", "layer"):
+        raise ValueError(f"level must be neuron or layer, not {level!r}")
+    built, network = graph.built, graph.network
+    layers = network.layers
+    unit_names: list[list[str]] = [[f"x{k}" for k in range(len(built.inputs))]]
+    unit_names += [[n.name for n in layer.neurons] for layer in layers]
+    # Who sends credit to each unit: the next layer's neurons (dL/dz' · w'), or the loss.
+    received: dict[str, list[tuple[str, Number]]] = {}
+    for i, layer in enumerate(layers):
+        for neuron, z in zip(layer.neurons, built.pre[i], strict=True):
+            for k, w in enumerate(neuron.weights):
+                received.setdefault(unit_names[i][k], []).append((neuron.name, z.grad * w.data))
+    out_name = unit_names[-1][0]
+    received[out_name] = [("loss", built.output.grad)]
+    loss_kind = network.loss
+    steps: list[UnitStep] = [
+        UnitStep(
+            index=0,
+            kind="loss",
+            name="loss",
+            ids=("loss",),
+            activation=None,
+            credit=(1.0,),
+            sources=(),
+            passed=(Passed(out_name, None, built.output.grad, built.output.grad, 0),),
+            formula="2·(out − y)" if loss_kind == "mse" else "(out − y)/(out·(1 − out))",
+        )
+    ]
+    for i in range(len(layers) - 1, -1, -1):
+        layer = layers[i]
+        inputs = unit_names[i]
+        units = list(zip(layer.neurons, built.pre[i], built.act[i], strict=True))
+        groups = [[u] for u in units] if level == "neuron" else [units]
+        totals: dict[str, Number] = {}
+        counts: dict[str, int] = {}
+        for group in groups:
+            passed: list[Passed] = []
+            for neuron, z, _a in group:
+                for k, w in enumerate(neuron.weights):
+                    amount = z.grad * w.data
+                    before = totals.get(inputs[k], 0.0)
+                    totals[inputs[k]] = before + amount
+                    passed.append(
+                        Passed(
+                            inputs[k], w.data, amount, totals[inputs[k]], counts.get(inputs[k], 0)
+                        )
+                    )
+                    counts[inputs[k]] = counts.get(inputs[k], 0) + 1
+            if level == "layer":  # one line per input unit: what the whole layer sent it
+                passed = [Passed(name, None, totals[name], totals[name], 0) for name in inputs]
+            names = [n.name for n, _, _ in group]
+            steps.append(
+                UnitStep(
+                    index=len(steps),
+                    kind=level,
+                    name=names[0] if level == "neuron" else layer.name,
+                    ids=tuple(n.replace(".", "_") for n in names)
+                    if level == "neuron"
+                    else (layer.name,),
+                    activation=layer.activation,
+                    credit=tuple(a.grad for _, _, a in group),
+                    sources=tuple(tuple(received.get(n, [])) for n in names),
+                    z=tuple(z.data for _, z, _ in group),
+                    local=tuple(_slope(layer.activation, a, z) for _, z, a in group),
+                    credit_z=tuple(z.grad for _, z, _ in group),
+                    bias_grads=tuple(n.bias.grad for n, _, _ in group),
+                    weight_grads=tuple(tuple(w.grad for w in n.weights) for n, _, _ in group),
+                    passed=tuple(passed),
+                    formula=_ACTIVATION_FORMULAS.get(layer.activation, "1"),
+                )
+            )
+    steps.append(
+        UnitStep(
+            index=len(steps),
+            kind="inputs",
+            name="inputs",
+            ids=tuple(unit_names[0]) if level == "neuron" else ("inputs",),
+            activation=None,
+            credit=tuple(x.grad for x in built.inputs),
+            sources=tuple(tuple(received.get(n, [])) for n in unit_names[0]),
+        )
+    )
+    return steps
+
+
+_ACTIVATION_FORMULAS = {
+    "sigmoid": "σ(z)·(1 − σ(z))",
+    "tanh": "1 − tanh²(z)",
+    "relu": "1 if z > 0 else 0",
+    "linear": "1",
+}

@@ -1,0 +1,640 @@
+"""Training on the gradviz engine: the loop, its history, and the fast path it runs on.
+
+Why compiled: a network's graph has the same shape for every example, so rebuilding
+thousands of `Value` nodes per example (what an interpreter does) is pure overhead.
+We build one example's graph once with the engine, take its topological order, and
+turn it into straight-line Python: one assignment per node forward, one per edge
+backward, in exactly the order `engine.backpropagate` visits them. The text of each
+line comes from the engine's op table (`Op.code`, `Op.local_code`), never from user
+input; an op without code is called through its own `forward`/`local`. So the numbers
+are the engine's, bit for bit, at 10-50x the speed (see bench/README.md).
+
+The arithmetic of one update, the same in every path (compiled, `reference_step`):
+- per example: the loss (mse: (out − y)², bce: −(y log p + (1−y) log(1−p))) and the
+  gradient of every parameter from one backward pass over its graph;
+- per batch: the gradients added in example order (`nn.sequential_sum`), divided by
+  the batch size; then clipped (each to [−c, c], or all scaled by c/‖g‖ when the norm
+  ‖g‖ = √(g₀² + g₁² + …) exceeds c); then p ← p − lr·g.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from functools import lru_cache
+from pathlib import Path
+
+import numpy as np
+
+from gradviz.data import Dataset, load
+from gradviz.engine import Op, Value, topological_order
+from gradviz.errors import SpecError, TrainingError
+from gradviz.nn import LayerSample, Network, Spec, layer_samples, sequential_sum
+from gradviz.numbers import fmt
+
+# -- compiling a network ------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Compiled:
+    """A network's loss graph as two Python functions over a flat parameter list.
+
+    `run(P, X, Y, order, start, stop, batch, lr, clip, total, correct)` trains on the
+    examples `order[start:stop]` in batches of `batch`, updating `P` in place, and
+    returns the running (sum of losses, count of correct outputs).
+    `gradient(P, X, Y, order)` returns (sum of losses, the mean gradient over the
+    examples `order`, unclipped) and `evaluate(P, X, Y)` (sum of losses, outputs),
+    both without changing anything.
+    X is a list of tuples of floats, Y a list of floats."""
+
+    run: Callable[..., tuple[float, int]]
+    gradient: Callable[..., tuple[float, list[float]]]
+    evaluate: Callable[..., tuple[float, list[float]]]
+    source: str
+    n_parameters: int
+
+
+_NAME = re.compile(r"\(?-?[A-Za-z_0-9.]+\)?")
+
+
+def _wrap(expression: str) -> str:
+    """Parenthesise a compound expression so `g * (local)` multiplies as the engine does."""
+    return expression if _NAME.fullmatch(expression) else f"({expression})"
+
+
+def _times(g: str, local: str) -> str:
+    """The engine's `g * local`, dropping exact multiplications by 1.0."""
+    if g == "1.0":
+        return _wrap(local)
+    if local == "1.0":
+        return g
+    return f"{g} * {_wrap(local)}"
+
+
+def _literal(x: float) -> str:
+    return f"({x!r})" if x < 0 or (x == 0 and math.copysign(1.0, x) < 0) else repr(x)
+
+
+def _graph_code(network: Network) -> tuple[list[str], dict[str, list[str]], str, str, dict]:
+    """Forward lines and backward lines (per parameter-grad sink) for one example, the
+    output and loss variable names, and the namespace the lines need (ops without code,
+    odd constants)."""
+    xs = [Value(0.0, label=f"x{j}") for j in range(network.sizes[0])]
+    y = Value(0.0, label="y")
+    built = network.build(xs, y)
+    order = topological_order(built.loss)
+    params = network.parameters()
+    names: dict[Value, str] = {p: f"p{i}" for i, p in enumerate(params)}
+    names.update({x: f"x{j}" for j, x in enumerate(xs)})
+    names[y] = "y"
+    namespace: dict = {}
+
+    # Gradients flow only where they can reach a parameter; the rest is never read.
+    needs = set(params)
+    for node in order:
+        reaches = node.a in needs or (node.b is not None and node.b in needs)
+        if node.op is not None and node.op.passes_credit and reaches:
+            needs.add(node)
+    inline = _inlinable(order, needs, {built.output, built.loss})
+
+    forward: list[str] = []
+    depth: dict[Value, int] = {}
+    for k, node in enumerate(order):
+        if node in names:
+            continue
+        if node.op is None:  # a constant of the graph (our own -1.0, 1.0)
+            data = float(node.data)
+            if math.isfinite(data):
+                names[node] = _literal(data)
+            else:
+                names[node] = f"c{k}"
+                namespace[f"c{k}"] = data
+            continue
+        a = names[node.a]
+        b = names[node.b] if node.b is not None else ""
+        if node.op.code is not None:
+            depth[node] = 1 + max(depth.get(node.a, 0), depth.get(node.b, 0))
+            if node in inline and depth[node] <= MAX_INLINE_DEPTH:
+                # used once, by a one-line template, and never by the backward pass:
+                # written into its user's expression (the same operations, in order)
+                names[node] = "(" + node.op.code.format(out="", a=a, b=b)[3:] + ")"
+                continue
+            depth[node] = 0
+            names[node] = f"v{k}"
+            code = node.op.code.format(out=f"v{k}", a=a, b=b, tmp="t")
+            forward.extend(code.splitlines())
+        else:
+            names[node] = f"v{k}"
+            namespace[f"f{k}"] = node.op.forward
+            forward.append(f"v{k} = f{k}({a}{', ' + b if b else ''})")
+
+    backward = {
+        sink: _backward_lines(order, params, built.loss, names, needs, namespace, sink)
+        for sink in ("assign", "accumulate")
+    }
+    return forward, backward, names[built.output], names[built.loss], namespace
+
+
+MAX_INLINE_DEPTH = 40  # nested operations in one expression (CPython's parser has limits)
+
+
+def _one_line(op: Op) -> bool:
+    code = op.code
+    return (
+        code is not None
+        and code.startswith("{out} = ")
+        and "\n" not in code
+        and "{tmp}" not in code
+    )
+
+
+def _inlinable(order: list[Value], needs: set[Value], kept: set[Value]) -> set[Value]:
+    """Nodes whose value can live inside their one user's expression: made by a one-line
+    template, used exactly once, by a template naming it once, and not read by the
+    backward pass (whose local slopes name the values they need)."""
+    users: dict[Value, list[Value]] = {}
+    for node in order:
+        for parent in node.parents:
+            users.setdefault(parent, []).append(node)
+    read: set[Value] = set()
+    for node in order:
+        if node.op is None or not node.op.passes_credit or node not in needs:
+            continue
+        if node.op.local_code is None:
+            read.update((node, *node.parents))
+            continue
+        for parent, template in zip(node.parents, node.op.local_code, strict=True):
+            if parent not in needs:
+                continue
+            if "{out}" in template:
+                read.add(node)
+            if "{a}" in template:
+                read.add(node.a)
+            if "{b}" in template and node.b is not None:
+                read.add(node.b)
+    out = set()
+    for node in order:
+        if node.op is None or node in kept or node in read or not _one_line(node.op):
+            continue
+        (user, *others) = users.get(node, [None])
+        if others or user is None or user.op is None or user.op.code is None:
+            continue
+        slot = "{a}" if user.a is node else "{b}"
+        if user.op.code.count(slot) == 1:
+            out.add(node)
+    return out
+
+
+def _backward_lines(
+    order: list[Value],
+    params: list[Value],
+    root: Value,
+    names: dict[Value, str],
+    needs: set[Value],
+    namespace: dict,
+    sink: str,
+) -> list[str]:
+    """`engine.backpropagate` unrolled: the same contributions in the same order.
+
+    Exactness: the engine starts each grad at 0.0 and adds, and 0.0 + c differs from c
+    only for c = -0.0. Inner nodes skip the `0.0 +` (and a node fed by one `+` simply
+    shares its child's grad variable): their zeros may differ in sign, which no
+    parameter gradient can see, because each parameter's grad does start from `0.0 +`
+    (a zero times a finite local slope is still a zero, and 0.0 + ±0 is +0.0).
+    `sink`: "assign" puts a parameter's grad in `gp{i}`; "accumulate" adds it to the
+    batch sum `G{i}` directly. That sum starts at +0.0 and adds the raw contribution c:
+    the same bits as -0.0 + (0.0 + c₁) + (0.0 + c₂) + …, because a sum started at +0.0
+    is never -0.0, and then S + c = S + (0.0 + c) for every c."""
+    index = {p: i for i, p in enumerate(params)}
+    position = {node: k for k, node in enumerate(order)}
+    incoming: dict[Value, int] = {}
+    for node in order:
+        if node.op is not None and node.op.passes_credit and node in needs:
+            for parent in node.parents:
+                if parent in needs:
+                    incoming[parent] = incoming.get(parent, 0) + 1
+    grads: dict[Value, str] = {}
+    lines: list[str] = []
+    seen: dict[Value, int] = {}
+    pending: dict[Value, list[str]] = {}
+    for k in range(len(order) - 1, -1, -1):
+        node = order[k]
+        if node.op is None or not node.op.passes_credit or node not in needs:
+            continue
+        if node is root:
+            g = "1.0"
+        elif node in grads:
+            g = grads[node]
+        else:  # reached only through ops that pass no credit
+            g = grads[node] = f"g{k}"
+            lines.append(f"{g} = 0.0")
+        parents = node.parents
+        slots = dict(out=names[node], a=names[node.a], b=names[node.b] if node.b else "")
+        if node.op.local_code is not None:
+            locals_ = [template.format(**slots) for template in node.op.local_code]
+        else:
+            namespace[f"l{k}"] = node.op.local
+            args = ", ".join(names[p] for p in parents)
+            lines.append(f"d{k} = l{k}({names[node]}, {args})")
+            locals_ = [f"d{k}[{i}]" for i in range(len(parents))]
+        for parent, local in zip(parents, locals_, strict=True):
+            if parent not in needs:
+                continue
+            contribution = _times(g, local)
+            count = seen[parent] = seen.get(parent, 0) + 1
+            if parent in index:
+                i = index[parent]
+                if sink == "accumulate" and incoming[parent] == 1:
+                    lines.append(f"G{i} += {contribution}")
+                elif count == 1:
+                    lines.append(f"gp{i} = 0.0 + {contribution}")
+                else:
+                    lines.append(f"gp{i} += {contribution}")
+                if sink == "accumulate" and incoming[parent] > 1 and count == incoming[parent]:
+                    lines.append(f"G{i} += gp{i}")
+            elif incoming[parent] == 1 and contribution == g:
+                grads[parent] = g  # one `+` feeds it: the same number
+            else:  # summed left to right in one expression once the last one is known
+                pending.setdefault(parent, []).append(contribution)
+                if count == incoming[parent]:
+                    grads[parent] = f"g{position[parent]}"
+                    lines.extend(_sum_lines(grads[parent], pending.pop(parent)))
+    for i, p in enumerate(params):
+        if p not in seen:
+            lines.append(f"G{i} += 0.0" if sink == "accumulate" else f"gp{i} = 0.0")
+    return lines
+
+
+def _sum_lines(target: str, terms: list[str]) -> list[str]:
+    """target = t1 + t2 + … (Python adds left to right, as the engine's += does), in
+    statements of at most MAX_INLINE_DEPTH terms."""
+    lines = []
+    for start in range(0, len(terms), MAX_INLINE_DEPTH):
+        chunk = terms[start : start + MAX_INLINE_DEPTH]
+        head = [] if start == 0 else [target]
+        lines.append(f"{target} = {' + '.join(head + chunk)}")
+    return lines
+
+
+def _clip_lines(names: list[str], kind: str | None) -> list[str]:
+    if kind == "value":
+        return [f"{g} = clip if {g} > clip else (-clip if {g} < -clip else {g})" for g in names]
+    if kind == "norm":
+        lines = [f"s = {names[0]} * {names[0]}"]
+        lines += [f"s += {g} * {g}" for g in names[1:]]
+        lines += ["norm = sqrt(s)", "if norm > clip:", "    f = clip / norm"]
+        lines += [f"    {g} = {g} * f" for g in names]
+        return lines
+    return []
+
+
+def _update_lines(n: int, clip: str | None) -> list[str]:
+    """Mean gradient, clipping, p ← p − lr·g (fused into one line per parameter when
+    nothing is clipped: the same operations in the same order)."""
+    if clip is None:
+        return [f"p{i} = p{i} - lr * (G{i} / m)" for i in range(n)]
+    return [
+        *[f"G{i} = G{i} / m" for i in range(n)],
+        *_clip_lines([f"G{i}" for i in range(n)], clip),
+        *[f"p{i} = p{i} - lr * G{i}" for i in range(n)],
+    ]
+
+
+def _indent(lines: list[str], depth: int) -> list[str]:
+    pad = "    " * depth
+    return [pad + line for line in lines]
+
+
+@lru_cache(maxsize=4)
+def _compile(
+    sizes: tuple[int, ...], activations: tuple[str, ...], loss: str, clip: str | None, online: bool
+) -> Compiled:
+    network = Network(sizes, activations, loss)
+    forward, backward, out, loss_name, namespace = _graph_code(network)
+    n = network.n_parameters
+    ps = [f"p{i}" for i in range(n)]
+    xs = [f"x{j}" for j in range(sizes[0])]
+    unpack_p = f"{', '.join(ps)}, = P"
+    unpack_x = f"{', '.join(xs)}, = X[i]"
+    head = [
+        unpack_x,
+        "y = Y[i]",
+        *forward,
+        f"total += {loss_name}",
+        f"if ({out} > 0.5) == (y > 0.5):",
+        "    correct += 1",
+    ]
+    example = [*head, *backward["assign"]]  # a parameter's grad in gp{i}
+    summing = [*head, *backward["accumulate"]]  # added straight into the batch sum G{i}
+    lines = [
+        "def run(P, X, Y, order, start, stop, batch, lr, clip, total, correct):",
+        "    " + unpack_p,
+    ]
+    if online:  # batch of one: the gradient is the example's own (exactly: -0.0 + g = g, g / 1 = g)
+        grads = [f"gp{i}" for i in range(n)]
+        body = [
+            "for i in order[start:stop]:",
+            *_indent(example, 1),
+            *_indent(_clip_lines(grads, clip), 1),
+            *_indent([f"p{i} = p{i} - lr * gp{i}" for i in range(n)], 1),
+        ]
+    else:
+        grads = [f"G{i}" for i in range(n)]
+        body = [
+            "while start < stop:",
+            "    end = min(start + batch, stop)",
+            *_indent([f"G{i} = 0.0" for i in range(n)], 1),
+            "    for i in order[start:end]:",
+            *_indent(summing, 2),
+            "    m = end - start",
+            *_indent(_update_lines(n, clip), 1),
+            "    start = end",
+        ]
+    lines += _indent(body, 1)
+    lines += [f"    P[:] = [{', '.join(ps)}]", "    return total, correct"]
+    gradient = [
+        "def gradient(P, X, Y, order):",
+        "    " + unpack_p,
+        "    total = -0.0",
+        "    correct = 0",
+        *_indent([f"G{i} = 0.0" for i in range(n)], 1),
+        "    for i in order:",
+        *_indent(summing, 2),
+        "    m = len(order)",
+        f"    return total, [{', '.join(f'G{i} / m' for i in range(n))}]",
+    ]
+    evaluate = [
+        "def evaluate(P, X, Y):",
+        "    " + unpack_p,
+        "    total = -0.0",
+        "    outputs = []",
+        "    for i in range(len(Y)):",
+        *_indent([unpack_x, "y = Y[i]", *forward, f"total += {loss_name}"], 2),
+        f"        outputs.append({out})",
+        "    return total, outputs",
+    ]
+    # The source is built only from the op table's templates, variable names we made
+    # and float literals of our own constants: no user text reaches it. Each function
+    # is compiled on its own, which keeps the compiler's peak memory to one of them.
+    scope = {"np": np, "float": float, "min": min, "sqrt": math.sqrt, **namespace}
+    scope["__name__"] = "gradviz.compiled"
+    sources = []
+    for function in (lines, gradient, evaluate):
+        source = "\n".join(function) + "\n"
+        exec(compile(source, f"<gradviz network {'-'.join(map(str, sizes))}>", "exec"), scope)
+        sources.append(source)
+    source = "\n".join(sources)
+    return Compiled(scope["run"], scope["gradient"], scope["evaluate"], source, n)
+
+
+def compile_network(network: Network, clip: str | None = None, online: bool = False) -> Compiled:
+    """The compiled loss graph of a network's shape (cached: same shape, same code).
+    `clip` is None, "value" or "norm"; `online` specialises for batches of one."""
+    return _compile(network.sizes, network.activations, network.loss, clip, online)
+
+
+# -- training -----------------------------------------------------------------------------
+
+
+@dataclass
+class Evaluation:
+    """A network on a data set, weights unchanged: mean loss, accuracy, every output."""
+
+    loss: float
+    accuracy: float
+    outputs: list[float]
+
+
+@dataclass
+class History:
+    """What happened during training, epoch by epoch.
+
+    `loss[e]`/`accuracy[e]` are over the examples of epoch e+1 as each was seen, before
+    its own update. `snapshots` are (epoch, per-layer samples on the whole data set
+    after that epoch) at epoch 0, every `Spec.stats_every` epochs and the last one."""
+
+    loss: list[float] = field(default_factory=list)
+    accuracy: list[float] = field(default_factory=list)
+    snapshots: list[tuple[int, list[LayerSample]]] = field(default_factory=list)
+    stopped: str | None = None  # why training stopped early (non-finite loss)
+
+    @property
+    def epochs_run(self) -> int:
+        return len(self.loss)
+
+
+@dataclass
+class Result:
+    spec: Spec
+    network: Network
+    dataset: Dataset
+    history: History
+    final: Evaluation
+
+
+def evaluate(network: Network, dataset: Dataset) -> Evaluation:
+    """Loss, accuracy and outputs of the network's current weights (compiled forward)."""
+    compiled = compile_network(network)
+    X, Y = dataset.X.tolist(), dataset.Y.tolist()
+    with np.errstate(all="ignore"):
+        total, outputs = compiled.evaluate(network.flat(), [tuple(r) for r in X], Y)
+    n = len(Y)
+    correct = sum((o > 0.5) == (t > 0.5) for o, t in zip(outputs, Y, strict=True))
+    return Evaluation(total / n if n else math.nan, correct / n if n else math.nan, outputs)
+
+
+OnEpoch = Callable[[int, float, float], None]
+
+
+def train(
+    spec: Spec,
+    dataset: Dataset | None = None,
+    *,
+    on_epoch: OnEpoch | None = None,
+    keep_going: bool = False,
+    record: bool = True,
+) -> Result:
+    """Train the spec's network from its seed; the same spec gives the same bits.
+
+    Raises TrainingError when the loss or a weight stops being finite (naming the
+    epoch and the first layer where NaN/inf appeared), unless `keep_going`."""
+    data = dataset if dataset is not None else load_data(spec)
+    check_data(spec, data)
+    network = Network.from_spec(spec)
+    clip = "value" if spec.clip_value is not None else ("norm" if spec.clip_norm else None)
+    clip_at = spec.clip_value if spec.clip_value is not None else (spec.clip_norm or 0.0)
+    n = data.size
+    batch = {"full": n, "online": 1}.get(spec.update, spec.batch_size or n)
+    batch = min(batch, n)
+    compiled = compile_network(network, clip, online=batch == 1)
+    X = [tuple(row) for row in data.X.tolist()]
+    Y = data.Y.tolist()
+    P = network.flat()
+    rng = np.random.default_rng(np.random.SeedSequence(spec.seed, spawn_key=(1,)))
+    shuffle = spec.update != "full"
+    last_batch = n - batch * ((n - 1) // batch)
+    history = History()
+    every = spec.stats_every
+    lr = spec.learning_rate
+
+    def snapshot(epoch: int, previous: list[float] | None) -> None:
+        network.set_flat(P)
+        before = None
+        if previous is not None:
+            other = network.copy()
+            other.set_flat(previous)
+            before = [W for W, _ in other.weights()]
+        history.snapshots.append((epoch, layer_samples(network, data.X, data.Y, before)))
+
+    with np.errstate(all="ignore"):
+        if record:
+            snapshot(0, None)
+        for epoch in range(1, spec.epochs + 1):
+            order = rng.permutation(n).tolist() if shuffle else list(range(n))
+            start_weights = list(P)
+            recording = record and (epoch % every == 0 or epoch == spec.epochs)
+            if recording:  # keep the weights before the epoch's last update
+                total, correct = compiled.run(
+                    P, X, Y, order, 0, n - last_batch, batch, lr, clip_at, -0.0, 0
+                )
+                previous = list(P)
+                total, correct = compiled.run(
+                    P, X, Y, order, n - last_batch, n, batch, lr, clip_at, total, correct
+                )
+            else:
+                total, correct = compiled.run(P, X, Y, order, 0, n, batch, lr, clip_at, -0.0, 0)
+            loss = total / n
+            history.loss.append(loss)
+            history.accuracy.append(correct / n)
+            if not (math.isfinite(loss) and math.isfinite(sum(P))) and not _all_finite_sum(P, loss):
+                message = _divergence(
+                    network, compiled, start_weights, data, order, batch, lr, clip_at, epoch, loss
+                )
+                if not keep_going:
+                    network.set_flat(P)
+                    history.stopped = message
+                    raise TrainingError(message)
+                if history.stopped is None:
+                    history.stopped = message
+            if recording:
+                snapshot(epoch, previous)
+            if on_epoch is not None:
+                on_epoch(epoch, loss, correct / n)
+    network.set_flat(P)
+    return Result(spec, network, data, history, evaluate(network, data))
+
+
+def _all_finite_sum(P: list[float], loss: float) -> bool:
+    """The quick test `sum(P)` can overflow with finite weights: check one by one."""
+    return math.isfinite(loss) and all(math.isfinite(p) for p in P)
+
+
+def load_data(spec: Spec) -> Dataset:
+    """The spec's data set (a CSV path is relative to the spec file's folder)."""
+    return load(spec.data, Path(spec.base_dir) if spec.base_dir else None)
+
+
+def check_data(spec: Spec, data: Dataset) -> None:
+    """The network's input width must be the data's number of features."""
+    if data.n_features != spec.layers[0]:
+        raise SpecError(
+            f"layers[0] is {spec.layers[0]} but the data set {data.name} has "
+            f"{data.n_features} feature(s): the first size must match"
+        )
+
+
+def _divergence(
+    network: Network,
+    compiled: Compiled,
+    weights: list[float],
+    data: Dataset,
+    order: list[int],
+    batch: int,
+    lr: float,
+    clip: float,
+    epoch: int,
+    loss: float,
+) -> str:
+    """Replay the epoch batch by batch to find the step where NaN/inf appeared, and
+    name the first layer holding it (forward pass first, then the backward pass)."""
+    from gradviz.stats import first_nonfinite
+
+    X = [tuple(row) for row in data.X.tolist()]
+    Y = data.Y.tolist()
+    P = list(weights)
+    n = len(order)
+    where = "the loss"  # (not found again on replay)
+    for step, start in enumerate(range(0, n, batch), 1):
+        end = min(n, start + batch)
+        before = list(P)
+        total, _ = compiled.run(P, X, Y, order, start, end, batch, lr, clip, -0.0, 0)
+        if math.isfinite(total) and all(math.isfinite(p) for p in P):
+            continue
+        probe = network.copy()
+        probe.set_flat(before)
+        rows = order[start:end]
+        found = first_nonfinite(layer_samples(probe, data.X[rows], data.Y[rows]))
+        if found is not None:
+            index, quantity = found
+            where = f"layer L{index} (its {quantity})"
+        elif math.isfinite(total):
+            where = "the update (learning rate × gradient overflowed)"
+        else:
+            where = "the loss (the outputs are finite, their error overflowed)"
+        if n > batch:
+            where += f", step {step} of the epoch"
+        break
+    return (
+        f"training diverged at epoch {epoch}: the loss is {fmt(loss)}; NaN/inf first appeared "
+        f"in {where}. Lower the learning rate or clip gradients (clip_norm = 1), "
+        "or pass --keep-going to train on regardless."
+    )
+
+
+# -- the plain engine path (the definition the compiled code must match) ---------------
+
+
+def clip_gradients(
+    grads: list[float], clip_value: float | None, clip_norm: float | None
+) -> list[float]:
+    """Clipping as training does it: each to [−c, c], or all scaled by c/‖g‖ when ‖g‖ > c."""
+    if clip_value is not None:
+        c = clip_value
+        return [c if g > c else (-c if g < -c else g) for g in grads]
+    if clip_norm:
+        s = -0.0
+        for g in grads:
+            s += g * g
+        norm = math.sqrt(s)
+        if norm > clip_norm:
+            f = clip_norm / norm
+            return [g * f for g in grads]
+    return list(grads)
+
+
+def reference_step(
+    network: Network,
+    X: Sequence[Sequence[float]],
+    Y: Sequence[float],
+    lr: float,
+    clip_value: float | None = None,
+    clip_norm: float | None = None,
+) -> tuple[float, list[float]]:
+    """One update on a batch with a fresh engine graph per example (slow, plain, and the
+    definition `train` matches bit for bit). Returns (batch loss sum, clipped gradients)."""
+    params = network.parameters()
+    sums = [-0.0] * len(params)
+    total = -0.0
+    for x, y in zip(X, Y, strict=True):
+        inputs = [Value(float(v), label=f"x{j}") for j, v in enumerate(x)]
+        built = network.build(inputs, Value(float(y), label="y"))
+        built.loss.backward()
+        total += built.loss.data
+        sums = [sequential_sum(p.grad, 1, s) for p, s in zip(params, sums, strict=True)]
+    m = len(Y)
+    grads = clip_gradients([s / m for s in sums], clip_value, clip_norm)
+    for p, g in zip(params, grads, strict=True):
+        p.data = p.data - lr * g
+    return total, grads

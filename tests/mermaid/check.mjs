@@ -1,0 +1,48 @@
+// Parse Mermaid texts with the real mermaid.js (under jsdom) and report what it read.
+//
+// stdin: a JSON array of Mermaid texts. stdout: a JSON array, one result per text:
+//   {ok: true, type, nodes: {id: label}, edges: [[from, to, stroke]], subgraphs: [[id, title, [ids]]]}
+//   {ok: false, error: "..."}
+// Labels are decoded the way a browser shows them: Mermaid's entity codes (#quot;, #35;)
+// become characters and <br> a newline, so tests can compare them with the original text.
+import { JSDOM } from "jsdom";
+
+const dom = new JSDOM("<!DOCTYPE html><html><body></body></html>");
+globalThis.window = dom.window;
+globalThis.document = dom.window.document;
+const { default: mermaid } = await import("mermaid");
+mermaid.initialize({ startOnLoad: false, securityLevel: "strict" });
+
+function shown(text) {
+  // Mermaid keeps entity codes as placeholders until rendering (its decodeEntities).
+  const html = String(text ?? "")
+    .replace(/ﬂ°°/g, "&#")
+    .replace(/ﬂ°/g, "&")
+    .replace(/¶ß/g, ";")
+    .replace(/<br\s*\/?>/gi, "\n");
+  const element = document.createElement("textarea");
+  element.innerHTML = html;
+  return element.value;
+}
+
+async function check(text) {
+  try {
+    await mermaid.parse(text);
+    const diagram = await mermaid.mermaidAPI.getDiagramFromText(text);
+    const db = diagram.db;
+    const nodes = {};
+    for (const vertex of db.getVertices().values()) nodes[vertex.id] = shown(vertex.text);
+    const edges = db.getEdges().map((e) => [e.start, e.end, e.stroke]);
+    const subgraphs = db.getSubGraphs().map((s) => [s.id, shown(s.title), s.nodes]);
+    return { ok: true, type: diagram.type, nodes, edges, subgraphs };
+  } catch (error) {
+    return { ok: false, error: String(error?.message ?? error) };
+  }
+}
+
+const chunks = [];
+for await (const chunk of process.stdin) chunks.push(chunk);
+const texts = JSON.parse(Buffer.concat(chunks).toString("utf8"));
+const results = [];
+for (const text of texts) results.push(await check(text));
+process.stdout.write(JSON.stringify(results));

@@ -1,0 +1,207 @@
+"""`gradviz draw` through click's CliRunner: output, files, exit statuses, stderr."""
+
+from __future__ import annotations
+
+import json
+import re
+import shutil
+import xml.etree.ElementTree as ET
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner
+from mermaid.check import parse_mermaid
+
+from gradviz.cli import cli
+
+ROOT = Path(__file__).resolve().parent.parent
+HAND = ["draw", "e = a*b; d = e + c; L = d*f", "a=2", "b=-3", "c=10", "f=-2"]
+COLOUR = re.compile(r"\x1b\[[0-9;]*(3[0-9]|4[0-9]|9[0-7])m")
+needs_system_dot = pytest.mark.skipif(not shutil.which("dot"), reason="no system Graphviz")
+
+
+def run(*args: str, **env: str):
+    return CliRunner().invoke(cli, list(args), env={"GRADVIZ_DOT": None, **env})
+
+
+def test_bare_expression_shows_something_meaningful_and_says_which_defaults():
+    result = run("draw", "(a+b)*c")
+    assert result.exit_code == 0, result.output
+    note = re.fullmatch(
+        r"note: no value given for a, b, c: used a=(\S+), b=(\S+), c=(\S+) \(set them as "
+        r"a=VALUE, or change them with --seed N\)\n",
+        result.stderr,
+    )
+    assert note, result.stderr
+    a, b, c = (float(x) for x in note.groups())
+    lines = result.stdout.splitlines()
+    assert lines[0].startswith("output ← *  data ")
+    assert "grad = ∂output/∂leaf" in result.stdout
+    assert COLOUR.search(result.stdout) is None  # not a terminal: no colour
+    table = {line.split()[0]: line.split()[1:] for line in lines[-3:]}
+    assert set(table) == {"a", "b", "c"}
+    assert float(table["c"][1]) == pytest.approx(a + b, rel=1e-3)  # d/dc (a+b)*c = a+b
+    assert float(table["a"][1]) == pytest.approx(c, rel=1e-3)
+
+
+def test_seed_changes_defaults_reproducibly():
+    first, again, other = run("draw", "a*b"), run("draw", "a*b"), run("draw", "a*b", "--seed", "7")
+    assert first.stdout == again.stdout and first.stderr == again.stderr
+    assert other.stderr != first.stderr
+
+
+HAND_NUMBERS = [
+    ("a", "2", "6"),
+    ("b", "-3", "-4"),
+    ("c", "10", "-2"),
+    ("f", "-2", "4"),
+    ("L", "-8", "1"),
+]
+
+
+def test_hand_example_in_the_terminal():
+    result = run(*HAND)
+    assert result.exit_code == 0 and result.stderr == ""
+    assert result.stdout.splitlines()[0] == "L ← *  data -8  grad 1"
+    for name, data, grad in HAND_NUMBERS[:4]:
+        assert re.search(rf"^{name} +{data} +{grad}$", result.stdout, re.M)
+
+
+def test_hand_example_in_every_file_format(tmp_path):
+    files = ["g.dot", "g.gv", "g.svg", "g.png", "g.mmd", "g.md", "g.json", "g.txt"]
+    result = run(*HAND, *[arg for f in files for arg in ("-o", str(tmp_path / f))])
+    assert result.exit_code == 0, result.output
+    assert result.stderr.count("wrote ") == len(files)
+    read = {f: (tmp_path / f).read_bytes() for f in files}
+    for name, data, grad in HAND_NUMBERS:
+        record = f"{name} | data {data} | grad {grad}"
+        assert f"{{ {record} }}".encode() in read["g.dot"] and read["g.gv"] == read["g.dot"]
+        assert f"{name} │ data {data} │ grad {grad}".encode() in read["g.mmd"]
+        assert re.search(
+            rf"\b{name}( ← \*)?  data {data}  grad {grad}$", read["g.txt"].decode(), re.M
+        )
+    svg_text = {
+        t.text for t in ET.fromstring(read["g.svg"]).iter("{http://www.w3.org/2000/svg}text")
+    }
+    assert {f"data {d}" for _, d, _ in HAND_NUMBERS} <= svg_text
+    assert {f"grad {g}" for _, _, g in HAND_NUMBERS} <= svg_text
+    assert read["g.png"].startswith(b"\x89PNG")
+    assert read["g.md"] == b"```mermaid\n" + read["g.mmd"] + b"```\n"
+    nodes = json.loads(read["g.json"])["nodes"]
+    by_label = {n["label"]: (n["data"], n["grad"]) for n in nodes if n["kind"] == "value"}
+    for name, data, grad in HAND_NUMBERS:
+        assert by_label[name] == (float(data), float(grad))
+    (parsed,) = parse_mermaid([read["g.mmd"].decode()])
+    assert parsed["ok"], parsed
+    for name, data, grad in HAND_NUMBERS:
+        assert f"{name} │ data {data} │ grad {grad}" in parsed["nodes"].values()
+
+
+@pytest.mark.parametrize("program", [pytest.param("system", marks=needs_system_dot), "pure"])
+def test_svg_through_both_graphviz_programs(tmp_path, program):
+    result = run(*HAND, "-o", str(tmp_path / "g.svg"), GRADVIZ_DOT=program)
+    assert result.exit_code == 0, result.output
+    svg = ET.parse(tmp_path / "g.svg").getroot()
+    shown = {t.text for t in svg.iter("{http://www.w3.org/2000/svg}text")}
+    assert {"grad 6", "grad -4", "grad -2", "grad 4", "data -8"} <= shown
+
+
+@needs_system_dot
+def test_pdf_with_system_dot(tmp_path):
+    result = run(*HAND, "-o", str(tmp_path / "g.pdf"), GRADVIZ_DOT="system")
+    assert result.exit_code == 0 and (tmp_path / "g.pdf").read_bytes().startswith(b"%PDF-")
+
+
+def test_pdf_without_system_dot_fails_but_other_outputs_are_written(tmp_path):
+    result = run(
+        *HAND, "-o", str(tmp_path / "g.pdf"), "-o", str(tmp_path / "g.svg"), GRADVIZ_DOT="pure"
+    )
+    assert result.exit_code == 1
+    assert result.stderr.splitlines()[-1].startswith("Error: PDF needs Graphviz's own `dot`")
+    assert (tmp_path / "g.svg").is_file() and not (tmp_path / "g.pdf").exists()
+
+
+def test_no_graphviz_at_all(tmp_path):
+    result = run(
+        *HAND, "-o", str(tmp_path / "g.svg"), "-o", str(tmp_path / "g.json"), GRADVIZ_DOT="none"
+    )
+    assert result.exit_code == 1
+    errors = [line for line in result.stderr.splitlines() if line.startswith("Error:")]
+    assert len(errors) == 1 and "no Graphviz program found to write SVG" in errors[0]
+    assert "pip install graphviz-pure" in errors[0]
+    assert (tmp_path / "g.json").is_file() and not (tmp_path / "g.svg").exists()
+
+
+def test_text_formats_to_stdout():
+    mermaid = run(*HAND, "-o", "-", "-f", "mermaid")
+    assert mermaid.exit_code == 0 and mermaid.stdout.startswith("flowchart LR\n")
+    as_json = run(*HAND, "-f", "json")  # -f without -o: stdout
+    assert json.loads(as_json.stdout)["nodes"][0]["grad"] == 6.0
+    dot = run(*HAND, "-o", "-", "-f", "dot", "--rankdir", "tb", "--precision", "2")
+    assert 'rankdir="TB"' in dot.stdout
+    text = run(*HAND, "-o", "-")
+    assert text.stdout == run(*HAND).stdout
+
+
+def test_binary_format_to_stdout_is_refused():
+    result = run(*HAND, "-o", "-", "-f", "png")
+    assert result.exit_code == 2 and result.stdout == ""
+    assert result.stderr == (
+        "Error: PNG is binary and cannot be written to stdout\nWrite it to a file: -o graph.png\n"
+    )
+
+
+def test_bad_outputs_are_refused_before_anything_is_written(tmp_path):
+    good = tmp_path / "g.svg"
+    result = run(*HAND, "-o", str(good), "-o", str(tmp_path / "g.jpeg"))
+    assert result.exit_code == 2 and "cannot tell the format" in result.stderr
+    assert not good.exists()
+    twice = run(*HAND, "-o", str(good), "-o", str(good))
+    assert twice.exit_code == 2 and "given twice" in twice.stderr
+
+
+def test_expression_files_and_refusing_to_overwrite_them(tmp_path, monkeypatch):
+    source = tmp_path / "hand.expr"
+    source.write_bytes((ROOT / "samples" / "hand.expr").read_bytes())
+    monkeypatch.chdir(tmp_path)
+    by_at = run("draw", "@hand.expr")
+    by_path = run("draw", "hand.expr")
+    assert by_at.exit_code == 0 and by_at.stdout == by_path.stdout
+    assert by_at.stdout.splitlines()[0] == "L ← *  data -8  grad 1"
+    before = source.read_bytes()
+    refused = run("draw", "hand.expr", "-o", "hand.expr", "-f", "json")
+    assert refused.exit_code == 2 and "it is an input" in refused.stderr
+    assert source.read_bytes() == before
+    missing = run("draw", "@nope.expr")
+    assert missing.exit_code == 2 and "cannot read 'nope.expr'" in missing.stderr
+
+
+def test_no_grad_draws_data_only(tmp_path):
+    result = run(*HAND, "--no-grad")
+    assert result.exit_code == 0 and "grad" not in result.stdout
+    assert result.stdout.splitlines()[0] == "L ← *  data -8"
+
+
+def test_bad_input_exits_2_with_a_caret_and_no_traceback():
+    result = run("draw", "a[0] + b")
+    assert result.exit_code == 2
+    assert "Traceback" not in result.output and "^" in result.stderr
+    assert "a[0] + b" in result.stderr  # brackets printed literally
+    bad_value = run("draw", "a*b", "a=x")
+    assert bad_value.exit_code == 2 and "not a number" in bad_value.stderr
+    bad_option = run("draw", "a*b", "--rankdir", "XY")
+    assert bad_option.exit_code == 2
+
+
+def test_colour_only_when_asked_and_never_with_no_color():
+    coloured = run("draw", "x*y", "x=1", "y=1e-9", FORCE_COLOR="1")
+    assert COLOUR.search(coloured.stdout)
+    plain = run("draw", "x*y", "x=1", "y=1e-9", FORCE_COLOR="1", NO_COLOR="1")
+    assert COLOUR.search(plain.stdout) is None and "1e-9" in plain.stdout
+
+
+def test_help_has_an_example():
+    result = run("draw", "--help")
+    assert result.exit_code == 0
+    assert 'gradviz draw "e = a*b; d = e + c; L = d*f" a=2 b=-3 c=10 f=-2' in result.stdout
+    assert "@FILE" in result.stdout

@@ -1,0 +1,200 @@
+"""The gradient check: passes for every primitive, catches a wrong local derivative,
+and reports points where a finite difference means nothing as such."""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pytest
+from rich.console import Console
+
+from gradviz import engine
+from gradviz.engine import ADD, MUL, POW, UNARY_OPS, Op, Value, apply, power_op
+from gradviz.errors import InputError
+from gradviz.gradcheck import EPS_SCALE, default_eps, gradcheck, summary
+from gradviz.render.trace_view import check_view
+
+# An ordinary point inside every op's domain (log and sqrt need a positive input).
+POINT = 0.7
+
+
+@pytest.mark.parametrize("name", sorted(set(UNARY_OPS) - {"detach"}))
+@pytest.mark.parametrize("x0", [POINT, 1.9])
+def test_every_unary_primitive_passes(name: str, x0: float) -> None:
+    x, w = Value(x0, "x"), Value(-1.3, "w")
+    rows = gradcheck(apply(UNARY_OPS[name], x) * w)
+    assert [(r.name, r.status) for r in rows] == [("x", "pass"), ("w", "pass")]
+    assert all(r.rel_error < 1e-8 for r in rows)
+
+
+@pytest.mark.parametrize("op", [ADD, MUL, POW], ids=lambda op: op.name)
+def test_every_binary_primitive_passes(op: Op) -> None:
+    x, y = Value(1.7, "x"), Value(-0.6, "y")
+    rows = gradcheck(apply(op, x, y))
+    assert [r.status for r in rows] == ["pass", "pass"]
+
+
+@pytest.mark.parametrize("n", [2.0, 3.0, -1.0, 0.5, -2.5])
+def test_constant_powers_pass(n: float) -> None:
+    x = Value(1.3, "x")
+    assert [r.status for r in gradcheck(apply(power_op(n), x))] == ["pass"]
+
+
+def test_compositions_and_large_inputs_pass() -> None:
+    x, y = Value(1.0e4, "x"), Value(-3.5, "y")
+    out = (x * 1e-3).sin() / (y * y + 1) - x.sqrt() * y.exp() + (-y).relu()
+    rows = gradcheck(out)
+    assert [r.status for r in rows] == ["pass", "pass"]
+    assert rows[0].eps == pytest.approx(EPS_SCALE * 1e4)
+
+
+def test_a_wrong_local_derivative_fails() -> None:
+    wrong_tanh = Op(
+        "tanh",
+        engine.TANH.forward,
+        lambda out, a: (1.0 - out,),  # should be 1 - out²
+        ("1 - tanh(a)",),
+        "tanh",
+    )
+    x = Value(0.5, "x")
+    (row,) = gradcheck(apply(wrong_tanh, x) * 2.0)
+    assert row.status == "fail" and row.failed
+    assert row.analytic == pytest.approx(2 * (1 - math.tanh(0.5)))
+    assert row.numeric == pytest.approx(2 * (1 - math.tanh(0.5) ** 2), rel=1e-8)
+    assert "a local derivative on the way is wrong" in row.note
+    assert summary([row]) == "1 leaf checked: 1 fail — FAILED: x"
+
+
+def test_a_wrong_derivative_is_caught_even_when_the_gradient_is_tiny(monkeypatch) -> None:
+    wrong_mul = Op("mul", MUL.forward, lambda out, a, b: (2 * b, a), ("2·b", "a"), "*")
+    monkeypatch.setattr(engine, "MUL", wrong_mul)  # Value.__mul__ reads the op table
+    x = Value(0.3, "x")
+    rows = gradcheck(x * 1e-7)
+    assert rows[0].analytic == 2e-7 and rows[0].numeric == pytest.approx(1e-7)
+    assert rows[0].status == "fail"
+
+
+def test_a_true_zero_gradient_passes() -> None:
+    x = Value(-2.0, "x")
+    (row,) = gradcheck(x.relu() + 5.0)
+    assert (row.analytic, row.numeric, row.status) == (0.0, 0.0, "pass")
+
+
+@pytest.mark.parametrize(
+    ("build", "words"),
+    [
+        (lambda x: x.relu() * 3.0, "relu at 0"),
+        (lambda x: abs(x) + x, "abs at 0"),
+        (lambda x: x.sqrt(), "sqrt at 0"),
+        (lambda x: (x * 2.0).relu(), "relu at 0"),
+    ],
+    ids=["relu", "abs", "sqrt", "relu-inside"],
+)
+def test_non_differentiable_points_are_reported_not_failed(build, words: str) -> None:
+    x = Value(0.0, "x")
+    (row,) = gradcheck(build(x))
+    assert row.status == "non-differentiable" and not row.failed
+    assert words in row.note
+
+
+def test_a_kink_within_the_step_is_reported() -> None:
+    x = Value(1e-9, "x")
+    (row,) = gradcheck(x.relu())
+    assert row.status == "non-differentiable"
+    assert "crosses 0 within ±h" in row.note
+
+
+def test_non_finite_values_are_reported() -> None:
+    with np.errstate(invalid="ignore"):
+        out = Value(-1.0, "x").log()
+    (row,) = gradcheck(out)
+    assert (row.status, row.note) == ("non-finite", "L is nan at this point")
+    (row,) = gradcheck(Value(math.inf, "x") * 2.0)
+    assert row.status == "non-finite" and "x itself is inf" in row.note
+
+
+def test_detach_is_reported_not_failed() -> None:
+    x, w = Value(3.0, "x"), Value(2.0, "w")
+    rows = gradcheck(x.detach() * w)
+    assert [(r.name, r.status) for r in rows] == [("x", "detached"), ("w", "pass")]
+    assert "stops the gradient on purpose" in rows[0].note
+
+
+def test_wrt_by_name_and_value_and_errors() -> None:
+    a, b = Value(2.0, "a"), Value(-3.0, "b")
+    e = a * b
+    e.label = "e"
+    out = e + 1.0
+    assert [r.name for r in gradcheck(out, ["b"])] == ["b"]
+    assert [r.name for r in gradcheck(out, [a, "b", "a"])] == ["a", "b"]
+    with pytest.raises(InputError, match="no leaf named 'z'") as info:
+        gradcheck(out, ["z"])
+    assert info.value.hint == "Leaves with names: a, b."
+    with pytest.raises(InputError, match="e is computed from other values, not a leaf"):
+        gradcheck(out, ["e"])
+    with pytest.raises(InputError, match="eps must be a positive number"):
+        gradcheck(out, eps=0.0)
+    with pytest.raises(InputError, match="tol must be a positive number"):
+        gradcheck(out, tol=math.nan)
+
+
+def test_unlabelled_graph_checks_every_leaf() -> None:
+    out = Value(2.0) * Value(3.0)
+    assert [r.name for r in gradcheck(out)] == ["2", "3"]
+
+
+def test_the_graph_is_left_as_it_was() -> None:
+    x, y = Value(0.4, "x"), Value(1.1, "y")
+    out = (x * y).tanh() + y
+    out.backward()
+    before = [(n.data, n.grad) for n in engine.topological_order(out)]
+    gradcheck(out, eps=0.1)
+    assert [(n.data, n.grad) for n in engine.topological_order(out)] == before
+
+
+def test_explicit_eps_is_used() -> None:
+    x = Value(1.0, "x")
+    (row,) = gradcheck(x**3, eps=1e-3)
+    assert row.eps == 1e-3
+    # Truncation error of the central difference: h²·f'''/6 = 1e-6 exactly for x³.
+    assert row.abs_error == pytest.approx(1e-6, rel=1e-4)
+
+
+def test_default_eps_scales_with_magnitude() -> None:
+    assert default_eps(0.0) == default_eps(0.5) == EPS_SCALE
+    assert default_eps(-200.0) == pytest.approx(200 * EPS_SCALE)
+    assert 6.0e-6 < EPS_SCALE < 6.1e-6
+
+
+def test_batched_values_check_each_sample() -> None:
+    x = Value(np.array([0.3, -0.5, 2.0]), "x")
+    w = Value(0.8, "w")
+    rows = gradcheck((x * w).tanh())
+    assert [r.status for r in rows] == ["pass", "pass"]
+
+
+def test_check_view_text() -> None:
+    x = Value(0.0, "x")
+    rows = gradcheck(x.relu() + x * 2.0)
+    console = Console(width=120, no_color=True, record=True, file=open("/dev/null", "w"))  # noqa: SIM115
+    console.print(check_view(rows, "L"))
+    lines = console.export_text().splitlines()
+    assert lines[0].split() == [
+        "leaf",
+        "value",
+        "analytic",
+        "dL/dx",
+        "finite",
+        "difference",
+        "abs",
+        "error",
+        "rel",
+        "error",
+        "status",
+    ]
+    assert lines[2].split() == ["x", "0", "2", "2.5", "0.5", "0.2", "non-differentiable"]
+    assert (
+        lines[3] == "x: relu at 0: n1 = relu(x) has a corner there (the slopes on each side differ)"
+    )
+    assert lines[4] == "1 leaf checked: 1 non-differentiable — ok"

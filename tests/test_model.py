@@ -1,0 +1,219 @@
+"""Saved models: plain JSON that round-trips exactly, strict loading with one clear error
+per problem, and one example's loss graph drawn at three levels (checked by `dot`)."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import xml.etree.ElementTree as ET
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from gradviz import model as M
+from gradviz import nn
+from gradviz import train as T
+from gradviz.engine import topological_order
+from gradviz.errors import InputError, ModelError
+from gradviz.render import to_dot
+
+
+@pytest.fixture(scope="module")
+def trained() -> T.Result:
+    return T.train(nn.spec_from_mapping({**nn.PRESETS["xor"], "epochs": 300}))
+
+
+@pytest.fixture
+def saved(tmp_path: Path, trained: T.Result) -> Path:
+    path = tmp_path / "xor.json"
+    M.save(M.from_result(trained), path)
+    return path
+
+
+def test_save_and_load_round_trip_exactly(saved: Path, trained: T.Result) -> None:
+    text = saved.read_text()
+    raw = json.loads(text)  # plain JSON
+    assert raw["format"] == "gradviz-model" and raw["version"] == 1
+    assert raw["layers"][0]["weights"][0][0] == trained.network.weights()[0][0][0, 0]
+    model = M.load_model(saved)
+    assert model.spec == trained.spec
+    for (W, b), (W2, b2) in zip(model.weights, trained.network.weights(), strict=True):
+        assert np.array_equal(W, W2) and np.array_equal(b, b2)
+    assert model.history["loss"] == trained.history.loss
+    assert model.history["epochs_run"] == 300
+    epochs = [g["epoch"] for g in model.history["gradients"]]
+    assert epochs[0] == 0 and epochs[-1] == 300
+    assert {"rms", "status", "update_data"} <= set(model.history["gradients"][-1]["layers"][0])
+    assert model.network().flat() == trained.network.flat()
+    assert T.evaluate(model.network(), model.dataset()).outputs == trained.final.outputs
+
+
+def test_saving_is_atomic_and_leaves_no_temporary_files(saved: Path, trained: T.Result) -> None:
+    M.save(M.from_result(trained), saved)  # over an existing file
+    assert sorted(p.name for p in saved.parent.iterdir()) == ["xor.json"]
+
+
+def test_nonfinite_history_is_saved_as_strings(tmp_path: Path) -> None:
+    spec = nn.spec_from_mapping(
+        {
+            **nn.PRESETS["circle"],
+            "activation": "relu",
+            "output_activation": "linear",
+            "learning_rate": 1e6,
+            "epochs": 2,
+        }
+    )
+    result = T.train(spec, keep_going=True)
+    path = tmp_path / "nan.json"
+    M.save(M.from_result(result), path)
+    raw = json.loads(path.read_text(), parse_constant=_refuse)  # strict JSON: no NaN literal
+    assert raw["history"]["loss"] == ["nan", "nan"]
+    with pytest.raises(ModelError, match=r"is not finite \(the model diverged\)"):
+        M.load_model(path)
+
+
+def _refuse(constant: str) -> None:
+    raise AssertionError(f"non-standard JSON constant {constant}")
+
+
+def _mutate(saved: Path, change) -> Path:
+    raw = json.loads(saved.read_text())
+    change(raw)
+    saved.write_text(json.dumps(raw))
+    return saved
+
+
+@pytest.mark.parametrize(
+    ("change", "expected"),
+    [
+        (lambda r: r.pop("layers"), "layers: missing"),
+        (lambda r: r.pop("history"), "history: missing"),
+        (lambda r: r.update(format="other"), "not a gradviz model"),
+        (lambda r: r.update(version=99), "version: 99 is not a version"),
+        (lambda r: r["layers"].pop(), "layers: expected 2 layers"),
+        (
+            lambda r: r["layers"][0]["weights"].pop(),
+            r"layers\[0\] \(L1\)\.weights: expected 4 rows",
+        ),
+        (
+            lambda r: r["layers"][1]["weights"][0].append(1.0),
+            r"layers\[1\] \(L2\)\.weights\[0\]: expected 4 numbers",
+        ),
+        (
+            lambda r: r["layers"][0]["weights"][2].__setitem__(1, "x"),
+            r"weights\[2\]\[1\]: L1\.N3\.w1 = \"x\" is not a number",
+        ),
+        (lambda r: r["layers"][0]["weights"][0].__setitem__(0, True), "is not a number"),
+        (
+            lambda r: r["layers"][1]["biases"].__setitem__(0, "nan"),
+            r"biases\[0\]: L2\.N1\.b = \"nan\" is not finite",
+        ),
+        (lambda r: r["layers"][0].update(activation="relu"), "activation: does not match the spec"),
+        (lambda r: r["spec"].update(layers=[2, 0, 1]), r"spec\.layers\[1\]: 0 is not a positive"),
+        (lambda r: r["spec"].update(colour=1), r"spec\.colour: unknown key"),
+        (lambda r: r["history"].update(loss="high"), "history.loss: expected a list of numbers"),
+    ],
+)
+def test_malformed_models_are_one_clear_error(saved: Path, change, expected: str) -> None:
+    _mutate(saved, change)
+    with pytest.raises(ModelError, match=expected) as info:
+        M.load_model(saved)
+    assert info.value.exit_code == 2
+    assert "\n" not in info.value.render()
+
+
+def test_nan_literal_and_truncated_and_missing_files(saved: Path, tmp_path: Path) -> None:
+    text = saved.read_text()
+    raw = json.loads(text)
+    raw["layers"][0]["biases"][0] = float("nan")
+    saved.write_text(json.dumps(raw))  # Python writes the non-standard NaN literal
+    with pytest.raises(ModelError, match=r"L1\.N1\.b = \"NaN\" is not finite"):
+        M.load_model(saved)
+    saved.write_text(text[: len(text) // 2])
+    with pytest.raises(ModelError, match="truncated"):
+        M.load_model(saved)
+    saved.write_text("not json at all")
+    with pytest.raises(ModelError, match="not valid JSON"):
+        M.load_model(saved)
+    with pytest.raises(ModelError, match="no such model file"):
+        M.load_model(tmp_path / "missing.json")
+    (tmp_path / "binary.json").write_bytes(b"\xff\xfe\x00")
+    with pytest.raises(ModelError, match="not UTF-8"):
+        M.load_model(tmp_path / "binary.json")
+
+
+# -- one example's graph ------------------------------------------------------------------
+
+
+def test_network_loss_graph_has_named_params_and_layer_clusters(saved: Path) -> None:
+    model = M.load_model(saved)
+    graph = M.network_loss_graph(model, (0.0, 1.0))
+    assert graph.y == 1.0  # looked up in the data set
+    nodes = topological_order(graph.loss)
+    labels = {v.label for v in nodes if v.label}
+    assert {"L1.N1.w0", "L1.N4.b", "L2.N1.w3", "x0", "x1", "y", "loss"} <= labels
+    assert {graph.clusters.get(v) for v in nodes} == {None, "L1", "L2", "loss"}
+    assert all(graph.clusters.get(v) is None for v in graph.built.inputs)
+    assert graph.neurons[graph.built.pre[0][2]] == "L1.N3"
+    outputs = T.evaluate(model.network(), model.dataset()).outputs
+    assert graph.built.output.data == outputs[1]
+    w = next(v for v in nodes if v.label == "L2.N1.w0")
+    assert w.grad != 0  # backward was run
+    with pytest.raises(InputError, match="not in the data set"):
+        M.network_loss_graph(model, (0.5, 0.5))
+    assert M.network_loss_graph(model, (0.5, 0.5), y=1.0).y == 1.0
+    with pytest.raises(InputError, match="takes 2 inputs"):
+        M.network_loss_graph(model, (0.5,), y=1.0)
+
+
+def test_parse_input() -> None:
+    assert M.parse_input("0, 1", 2) == (0.0, 1.0)
+    for bad in ("0", "a,b", "1,nan", "1,2,3"):
+        with pytest.raises(InputError, match="--input"):
+            M.parse_input(bad, 2)
+
+
+def _svg(dot_text: str) -> ET.Element:
+    svg = subprocess.run(
+        ["dot", "-Tsvg"], input=dot_text.encode(), capture_output=True, check=True
+    ).stdout
+    return ET.fromstring(svg)
+
+
+@pytest.mark.parametrize("level", M.LEVELS)
+def test_diagrams_at_every_level_render_with_dot(saved: Path, level: str) -> None:
+    model = M.load_model(saved)
+    graph = M.network_loss_graph(model, (1.0, 0.0))
+    diagram = M.network_diagram(graph, level)
+    ids = {n.id for n in diagram.nodes}
+    assert all(e.source in ids and e.target in ids for e in diagram.edges)
+    svg = _svg(to_dot(diagram))
+    text = " ".join(t for t in svg.itertext())
+    assert "loss" in text
+    if level == "scalar":
+        assert "L1.N1.w0" in text and set(diagram.clusters) == {"L1", "L2", "loss"}
+    if level == "neuron":
+        assert [n.label for n in diagram.nodes if n.kind == "group"] == [
+            "L1.N1",
+            "L1.N2",
+            "L1.N3",
+            "L1.N4",
+            "L2.N1",
+        ]
+        assert len(diagram.edges) == 2 * 4 + 4 + 2
+        assert "∂L/∂z" in text
+    if level == "layer":
+        assert [n.label for n in diagram.nodes if n.kind == "group"] == ["inputs", "L1", "L2"]
+        assert "status" in text
+
+
+def test_big_networks_collapse_by_themselves() -> None:
+    deep = nn.Network.from_spec(nn.preset("deep-sigmoid"))
+    graph = M.network_loss_graph(deep, (0.0, 1.0), y=1.0)
+    level, note = M.choose_level(graph)
+    assert level == "neuron" and "drawn one node per neuron" in (note or "")
+    assert M.choose_level(graph, "layer") == ("layer", None)
+    small = M.network_loss_graph(nn.Network.from_spec(nn.preset("xor")), (0.0, 1.0), y=1.0)
+    assert M.choose_level(small) == ("scalar", None)
+    assert M.choose_level(graph, limit=10)[0] == "layer"

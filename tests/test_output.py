@@ -1,0 +1,300 @@
+"""Formats, the Graphviz program (system `dot` and graphviz-pure), and atomic writes."""
+
+from __future__ import annotations
+
+import os
+import shutil
+import stat
+import subprocess
+import xml.etree.ElementTree as ET
+from pathlib import Path
+
+import pytest
+
+import gradviz.output as output
+from gradviz import Value
+from gradviz.errors import OutputError, RenderError
+from gradviz.output import (
+    DotProgram,
+    dot_programs,
+    find_dot,
+    format_for,
+    refuse_inputs,
+    render,
+    run_dot,
+    size_warnings,
+    write_atomic,
+)
+from gradviz.render.diagram import diagram_from_value
+
+SYSTEM_DOT = shutil.which("dot")
+needs_system_dot = pytest.mark.skipif(not SYSTEM_DOT, reason="no system Graphviz")
+
+
+def hand_diagram():
+    a, b, c, f = (Value(x, label=n) for x, n in ((2.0, "a"), (-3.0, "b"), (10.0, "c"), (-2.0, "f")))
+    L = (a * b + c) * f
+    L.label = "L"
+    L.backward()
+    return diagram_from_value(L)
+
+
+# -- formats ------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("path", "fmt"),
+    [
+        ("g.dot", "dot"),
+        ("g.gv", "dot"),
+        ("G.SVG", "svg"),
+        ("dir.x/g.png", "png"),
+        ("g.pdf", "pdf"),
+        ("g.mmd", "mermaid"),
+        ("g.md", "markdown"),
+        ("g.json", "json"),
+        ("g.txt", "text"),
+        ("-", "text"),
+    ],
+)
+def test_format_from_extension(path, fmt):
+    assert format_for(path) == fmt
+
+
+def test_format_option_overrides_extension():
+    assert format_for("graph.txt", "mermaid") == "mermaid"
+    assert format_for("graph", "MD") == "markdown"
+    assert format_for("-", "json") == "json"
+
+
+@pytest.mark.parametrize("path", ["graph", "graph.jpeg", "graph.svg.bak"])
+def test_unknown_extension_is_bad_input(path):
+    with pytest.raises(OutputError, match="cannot tell the format") as error:
+        format_for(path)
+    assert error.value.exit_code == 2
+    assert "-f" in error.value.render()
+
+
+def test_unknown_format_option():
+    with pytest.raises(OutputError, match="unknown format 'gif'"):
+        format_for("g.svg", "gif")
+
+
+# -- the Graphviz program ---------------------------------------------------------
+
+
+def test_programs_by_environment(monkeypatch):
+    monkeypatch.setenv("GRADVIZ_DOT", "pure")
+    (pure,) = dot_programs()
+    assert pure.kind == "pure" and Path(pure.path).name == "graphviz-pure"
+    assert pure.formats == ("svg", "png")
+    monkeypatch.setenv("GRADVIZ_DOT", "none")
+    assert dot_programs() == []
+    monkeypatch.setenv("GRADVIZ_DOT", pure.path)
+    assert dot_programs() == [DotProgram(pure.path, "pure")]
+    monkeypatch.setenv("GRADVIZ_DOT", "/no/such/dot")
+    with pytest.raises(RenderError, match="not a program"):
+        dot_programs()
+
+
+@needs_system_dot
+def test_system_dot_is_preferred(monkeypatch):
+    monkeypatch.delenv("GRADVIZ_DOT", raising=False)
+    programs = dot_programs()
+    assert [p.kind for p in programs] == ["system", "pure"]
+    assert find_dot("svg").kind == "system"
+    monkeypatch.setenv("GRADVIZ_DOT", "system")
+    assert find_dot("pdf").path == SYSTEM_DOT
+
+
+def test_pure_is_found_next_to_the_interpreter_without_path(monkeypatch):
+    monkeypatch.setenv("PATH", "/nonexistent")
+    monkeypatch.delenv("GRADVIZ_DOT", raising=False)
+    assert [p.kind for p in dot_programs()] == ["pure"]  # no `dot`, but the venv's pure
+
+
+def test_pdf_without_system_dot_says_what_to_do(monkeypatch):
+    monkeypatch.setenv("GRADVIZ_DOT", "pure")
+    with pytest.raises(RenderError) as error:
+        find_dot("pdf")
+    message = error.value.render()
+    assert "\n" not in message and error.value.exit_code == 1
+    assert "install Graphviz" in message and "SVG, PNG" in message
+
+
+def test_no_program_at_all_says_what_to_do_and_text_formats_still_work(monkeypatch):
+    monkeypatch.setenv("GRADVIZ_DOT", "none")
+    diagram = hand_diagram()
+    for fmt in ("svg", "png", "pdf"):
+        with pytest.raises(RenderError) as error:
+            render(diagram, fmt)
+        message = error.value.render()
+        assert "no Graphviz program found" in message and "\n" not in message
+        assert "pip install graphviz-pure" in message and ".mmd" in message
+    for fmt in ("dot", "mermaid", "markdown", "json", "text"):
+        assert b"grad 6" in render(diagram, fmt) or b'"grad": 6.0' in render(diagram, fmt)
+
+
+@pytest.mark.parametrize("choice", [pytest.param("system", marks=needs_system_dot), "pure"])
+def test_both_programs_render_svg_and_png(monkeypatch, choice):
+    monkeypatch.setenv("GRADVIZ_DOT", choice)
+    diagram = hand_diagram()
+    svg = ET.fromstring(render(diagram, "svg"))
+    shown = {t.text for t in svg.iter("{http://www.w3.org/2000/svg}text")}
+    assert {"data 2", "grad 6", "data -3", "grad -4", "data 10", "grad -2", "grad 4"} <= shown
+    assert {"data -8", "grad 1"} <= shown
+    assert render(diagram, "png").startswith(b"\x89PNG\r\n\x1a\n")
+
+
+@needs_system_dot
+def test_pdf_with_system_dot(monkeypatch):
+    monkeypatch.setenv("GRADVIZ_DOT", "system")
+    assert render(hand_diagram(), "pdf").startswith(b"%PDF-")
+
+
+def test_png_size_is_capped(monkeypatch):
+    seen = []
+
+    def fake_run(argv, **kwargs):
+        seen.append(argv)
+        assert "shell" not in kwargs and kwargs["timeout"] == output.DOT_TIMEOUT
+        return subprocess.CompletedProcess(argv, 0, b"\x89PNG", b"")
+
+    monkeypatch.setattr(output.subprocess, "run", fake_run)
+    run_dot("digraph {}", "png", program=DotProgram("/bin/dot", "system"))
+    assert seen == [["/bin/dot", "-Tpng", "-Gdpi=96", "-Gsize=40,40"]]
+
+
+def fake_program(tmp_path: Path, script: str) -> DotProgram:
+    path = tmp_path / "fake-dot"
+    path.write_text("#!/bin/sh\n" + script + "\n")
+    path.chmod(0o755)
+    return DotProgram(str(path), "system")
+
+
+def test_a_failing_program_gives_its_last_message(tmp_path):
+    program = fake_program(
+        tmp_path, "echo 'Warning: x' >&2; echo 'Error: syntax error in line 1' >&2; exit 1"
+    )
+    with pytest.raises(
+        RenderError, match="fake-dot failed to write SVG: Error: syntax error in line 1"
+    ):
+        run_dot("digraph {", "svg", program=program)
+
+
+def test_a_slow_program_times_out(tmp_path, monkeypatch):
+    monkeypatch.setattr(output, "DOT_TIMEOUT", 0.2)
+    program = fake_program(tmp_path, "exec sleep 5")
+    with pytest.raises(RenderError, match=r"longer than 0\.2 s"):
+        run_dot("digraph {}", "svg", program=program)
+
+
+def test_big_graph_warnings():
+    x = Value(1.0, label="x")
+    out = x
+    for _ in range(600):  # 1201 nodes, 1200 edges
+        out = out * x
+    diagram = diagram_from_value(out)
+    assert any("Graphviz may take a while" in w for w in size_warnings(diagram, "svg"))
+    assert any("Mermaid refuses more than 500" in w for w in size_warnings(diagram, "mermaid"))
+    assert size_warnings(diagram, "json") == []
+    assert size_warnings(hand_diagram(), "svg") == []
+
+
+# -- atomic writes ------------------------------------------------------------------
+
+
+def test_write_atomic_writes_text_and_bytes(tmp_path):
+    write_atomic(tmp_path / "a.txt", "héllo\n")
+    write_atomic(tmp_path / "b.bin", b"\x00\x01")
+    assert (tmp_path / "a.txt").read_bytes() == "héllo\n".encode()
+    assert (tmp_path / "b.bin").read_bytes() == b"\x00\x01"
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["a.txt", "b.bin"]
+
+
+def test_new_files_respect_the_umask_and_old_files_keep_their_mode(tmp_path):
+    old = os.umask(0o027)
+    try:
+        write_atomic(tmp_path / "new.txt", "x")
+    finally:
+        os.umask(old)
+    assert stat.S_IMODE((tmp_path / "new.txt").stat().st_mode) == 0o640
+    kept = tmp_path / "kept.txt"
+    kept.write_text("old")
+    kept.chmod(0o604)
+    write_atomic(kept, "new")
+    assert stat.S_IMODE(kept.stat().st_mode) == 0o604 and kept.read_text() == "new"
+
+
+@pytest.mark.parametrize("failure", [OSError(28, "No space left on device"), KeyboardInterrupt()])
+def test_a_failed_write_leaves_the_old_file_byte_identical(tmp_path, monkeypatch, failure):
+    target = tmp_path / "graph.svg"
+    target.write_bytes(b"<svg>old</svg>")
+
+    class Failing:
+        def __init__(self, file):
+            self.file = file
+
+        def __enter__(self):
+            return self
+
+        def __exit__(self, *exc):
+            self.file.close()
+
+        def write(self, data):
+            self.file.write(data[:3])  # half-way
+            raise failure
+
+    real_fdopen = os.fdopen
+    monkeypatch.setattr(output.os, "fdopen", lambda fd, mode: Failing(real_fdopen(fd, mode)))
+    with pytest.raises(OutputError if isinstance(failure, OSError) else KeyboardInterrupt):
+        write_atomic(target, b"<svg>new and longer</svg>")
+    assert target.read_bytes() == b"<svg>old</svg>"
+    assert [p.name for p in tmp_path.iterdir()] == ["graph.svg"]  # no temporary left
+
+
+def test_a_failed_rename_leaves_the_old_file(tmp_path, monkeypatch):
+    target = tmp_path / "g.json"
+    target.write_text("{}")
+
+    def refuse(src, dst):
+        raise PermissionError(13, "Permission denied")
+
+    monkeypatch.setattr(output.os, "replace", refuse)
+    with pytest.raises(OutputError, match="Permission denied"):
+        write_atomic(target, "[1]")
+    assert target.read_text() == "{}" and len(list(tmp_path.iterdir())) == 1
+
+
+def test_write_into_missing_folder_or_onto_a_folder(tmp_path):
+    with pytest.raises(OutputError, match="does not exist"):
+        write_atomic(tmp_path / "missing" / "g.svg", "x")
+    with pytest.raises(OutputError, match="it is a folder"):
+        write_atomic(tmp_path, "x")
+
+
+@pytest.mark.skipif(os.geteuid() == 0, reason="root can write anywhere")
+def test_unwritable_folder(tmp_path):
+    folder = tmp_path / "ro"
+    folder.mkdir()
+    folder.chmod(0o500)
+    try:
+        with pytest.raises(OutputError, match="cannot write"):
+            write_atomic(folder / "g.svg", "x")
+    finally:
+        folder.chmod(0o700)
+
+
+def test_output_equal_to_an_input_is_refused(tmp_path, monkeypatch):
+    source = tmp_path / "model.expr"
+    source.write_text("a*b")
+    monkeypatch.chdir(tmp_path)
+    for name in ("model.expr", str(source), "./sub/../model.expr"):
+        with pytest.raises(OutputError, match="it is an input") as error:
+            refuse_inputs([name], [source])
+        assert error.value.exit_code == 2
+    link = tmp_path / "link.expr"
+    link.symlink_to(source)
+    with pytest.raises(OutputError):
+        refuse_inputs(["link.expr"], [source])
+    refuse_inputs(["-", "other.svg"], [source])

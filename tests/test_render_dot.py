@@ -1,0 +1,274 @@
+"""DOT output, checked by what Graphviz makes of it: the real `dot` and graphviz-pure.
+
+Every test that renders runs against both programs, and reads the SVG back with an XML
+parser: the text a user sees must be exactly the text we meant, whatever was in it.
+"""
+
+from __future__ import annotations
+
+import re
+import shutil
+import subprocess
+import xml.etree.ElementTree as ET
+from pathlib import Path
+
+import graphviz
+import pytest
+
+import gradviz
+from gradviz import Value
+from gradviz.expr import parse_program
+from gradviz.output import _pure_program
+from gradviz.render.diagram import Diagram, Edge, Node, diagram_from_value, printable
+from gradviz.render.dot import label_text, to_dot
+
+ROOT = Path(__file__).resolve().parent.parent
+SVG = "{http://www.w3.org/2000/svg}"
+XLINK = "{http://www.w3.org/1999/xlink}"
+
+
+def _programs() -> list:
+    system = shutil.which("dot")
+    return [
+        pytest.param(
+            system, id="system-dot", marks=pytest.mark.skipif(not system, reason="no dot")
+        ),
+        pytest.param(_pure_program(), id="graphviz-pure"),
+    ]
+
+
+@pytest.fixture(params=_programs())
+def program(request) -> str:
+    assert request.param, "graphviz-pure is a dependency of gradviz and must be installed"
+    return request.param
+
+
+def svg_of(dot_text: str, program: str) -> ET.Element:
+    done = subprocess.run(
+        [program, "-Tsvg"], input=dot_text.encode(), capture_output=True, timeout=60
+    )
+    assert done.returncode == 0, done.stderr.decode()
+    return ET.fromstring(done.stdout)  # well-formed XML or this raises
+
+
+def texts(svg: ET.Element) -> list[str]:
+    # Graphviz turns runs of spaces into no-break spaces; the reader sees spaces.
+    return [(t.text or "").replace("\xa0", " ").strip() for t in svg.iter(f"{SVG}text")]
+
+
+def tooltips(svg: ET.Element) -> list[str]:
+    found = (a.get(f"{XLINK}title") for a in svg.iter(f"{SVG}a"))
+    return [t.replace("\xa0", " ") for t in found if t]
+
+
+def node_count(svg: ET.Element) -> int:
+    return sum(1 for g in svg.iter(f"{SVG}g") if g.get("class") == "node")
+
+
+def hand() -> Value:
+    program = parse_program((ROOT / "samples" / "hand.expr").read_text())
+    program.output.backward()
+    return program.output
+
+
+def test_hand_example_records():
+    text = to_dot(diagram_from_value(hand()))
+    for label in (
+        "{ a | data 2 | grad 6 }",
+        "{ b | data -3 | grad -4 }",
+        "{ c | data 10 | grad -2 }",
+        "{ f | data -2 | grad 4 }",
+        "{ L | data -8 | grad 1 }",
+    ):
+        assert f'label="{label}"' in text
+
+
+def test_hand_example_svg_shows_every_number(program):
+    diagram = diagram_from_value(hand())
+    svg = svg_of(to_dot(diagram), program)
+    shown = texts(svg)
+    for node in diagram.nodes:
+        if node.kind == "value":
+            assert f"data {gradviz.numbers.fmt(node.data)}" in shown
+            assert f"grad {gradviz.numbers.fmt(node.grad)}" in shown
+    assert shown.count("*") == 2 and shown.count("+") == 1
+    tips = tooltips(svg)
+    assert "a: data = 2.0\ngrad = 6.0" in tips
+    assert any(t.startswith("mul: out = -8.0\n∂out/∂a = b = -2.0") for t in tips)
+    assert node_count(svg) == len(diagram.nodes) + 1  # and the legend
+
+
+def test_output_is_byte_stable():
+    assert to_dot(diagram_from_value(hand())) == to_dot(diagram_from_value(hand()))
+
+
+def test_tiny_gradient_is_not_rounded_away_and_precision_applies():
+    x = Value(1.0, label="x")
+    y = x * 1e-7
+    y.backward()
+    text = to_dot(diagram_from_value(y))
+    assert "grad 1e-7" in text and "0.0000" not in text
+    z = Value(1.0, label="z") * (1 / 3)
+    z.backward()
+    assert "data 0.33 " in to_dot(diagram_from_value(z), precision=2)
+    assert "data 0.333333 " in to_dot(diagram_from_value(z), precision=6)
+
+
+@pytest.mark.filterwarnings("ignore::RuntimeWarning")
+def test_nan_and_inf_are_unmistakable(program):
+    x = Value(0.0, label="x")
+    y = x.log()  # -inf, and d/dx log(x) at 0 is inf
+    y.label = "y"
+    y.backward()
+    text = to_dot(diagram_from_value(y))
+    assert "data -inf" in text and "grad inf" in text
+    red = re.findall(r'"n\d+" \[[^\n]*fillcolor="#d62728"[^\n]*penwidth="3"', text)
+    assert len(red) == 2
+    svg = svg_of(text, program)
+    assert "data -inf" in texts(svg) and "grad inf" in texts(svg)
+    assert "nan / inf" in texts(svg)  # the legend names the colour
+
+
+@pytest.mark.parametrize("rankdir", ["LR", "RL"])
+def test_horizontal_records_in_lr(rankdir):
+    assert 'label="{ a | data 2' in to_dot(diagram_from_value(hand()), rankdir=rankdir)
+
+
+@pytest.mark.parametrize("rankdir", ["TB", "BT"])
+def test_records_stay_side_by_side_in_tb(rankdir):
+    text = to_dot(diagram_from_value(hand()), rankdir=rankdir)
+    assert f'rankdir="{rankdir}"' in text and 'label="a | data 2 | grad 6"' in text
+
+
+def test_bad_rankdir_is_refused():
+    with pytest.raises(ValueError, match="rankdir"):
+        to_dot(diagram_from_value(hand()), rankdir="XY")
+
+
+def test_no_grad_has_no_grad_fields_colours_or_legend():
+    text = to_dot(diagram_from_value(hand(), grad=False))
+    assert "grad" not in text.replace("gradviz", "")
+    assert "legend" not in text
+    assert 'label="{ a | data 2 }"' in text
+
+
+HOSTILE = [
+    'a"b',
+    "{x}",
+    "p|q",
+    "<port>",
+    "<f0> x",
+    "back\\slash",
+    "\\N",
+    "\\G\\E\\T\\H\\L",
+    "\\l\\r\\n",
+    "x\\",
+    "\\",
+    '\\"',
+    "a&amp;b",
+    "&",
+    "&#92;",
+    "#;",
+    "new\nline",
+    "ctl\x07\x00\x1b[31m",
+    "héllo ∂ σ 😀",
+    "é b",  # Graphviz 2.x drops a space after a multi-byte character
+    "😀 x  y",
+    "]]>",
+    "<!-- x -->",
+    "<script>alert(1)</script>",
+    "node [shape=box]",
+    "a; b -> c",
+    "   spaced   ",
+    "\udc80 lone surrogate",
+]
+
+
+def hostile_graph() -> tuple[Value, list[Value]]:
+    leaves = [Value(float(i), label=text) for i, text in enumerate(HOSTILE)]
+    out = leaves[0]
+    for leaf in leaves[1:]:
+        out = out * leaf
+    out.label = 'out"\\'
+    out.backward()
+    return out, leaves
+
+
+def test_hostile_labels_render_exactly(program):
+    out, _ = hostile_graph()
+    diagram = diagram_from_value(out, title='title "{|}" \\N')
+    svg = svg_of(to_dot(diagram), program)
+    shown = texts(svg)
+    for text in [*HOSTILE, 'out"\\']:
+        assert printable(text).strip() in shown, text
+    assert 'title "{|}" \\N' in shown
+    assert node_count(svg) == len(diagram.nodes) + 1  # nothing injected, nothing split
+    tips = tooltips(svg)
+    for text in HOSTILE:
+        assert any(t.startswith(f"{printable(text)}: data = ") for t in tips), text
+
+
+def test_hostile_text_in_clusters_edges_and_extra_lines(program):
+    nasty = 'x"}|<y>\\N&amp;\n é b'
+    diagram = Diagram(
+        nodes=(
+            Node("g1", "group", nasty, data=1.0, grad=2.0, cluster=nasty, extra_lines=(nasty,)),
+            Node("g2", "group", "plain", cluster=None),
+        ),
+        edges=(Edge("g1", "g2", label=nasty),),
+    )
+    svg = svg_of(to_dot(diagram), program)
+    shown = texts(svg)
+    assert shown.count(printable(nasty)) == 4  # node label, extra line, cluster, edge label
+    assert node_count(svg) == 3
+
+
+def test_ids_from_other_builders_are_quoted_safely(program):
+    diagram = Diagram(
+        nodes=(Node('a" -> b', "group", "A"), Node("x\\", "group", "B"), Node("end", "group", "C")),
+        edges=(Edge('a" -> b', "x\\"), Edge("x\\", "end")),
+        has_grad=False,
+    )
+    svg = svg_of(to_dot(diagram), program)
+    assert node_count(svg) == 3 and sorted(texts(svg)) == ["A", "B", "C"]
+
+
+def test_label_escaping_leaves_no_raw_specials():
+    escaped = label_text('{}|<>"\\&')
+    assert not set(escaped) & set('{}|<>"\\')
+
+
+def test_states_and_emphasis_for_trace_frames(program):
+    diagram = diagram_from_value(hand())
+    frame = diagram.with_states({"n4": "current", "n6": "done"}, [("n4", "n6_op")], default="dim")
+    text = to_dot(frame)
+    assert re.search(r'"n4" \[[^\n]*color="#ff7f0e", penwidth="3"', text)
+    assert re.search(r'"n0" \[[^\n]*fillcolor="#ffffff"[^\n]*fontcolor="#aaaaaa"', text)
+    assert '"n4" -> "n6_op" [color="#ff7f0e", penwidth="2.5"]' in text
+    svg_of(text, program)
+
+
+def test_clusters_become_subgraphs(program):
+    L = hand()
+    text = to_dot(diagram_from_value(L, clusters={L: "the output"}))
+    assert 'subgraph cluster_0 {\n\t\tlabel="the output"' in text
+    assert "the output" in texts(svg_of(text, program))
+
+
+def test_draw_returns_a_digraph_with_the_same_source():
+    L = hand()
+    digraph = gradviz.draw(L, rankdir="TB", precision=3)
+    assert isinstance(digraph, graphviz.Digraph)
+    assert digraph.source == to_dot(diagram_from_value(L), rankdir="TB", precision=3)
+
+
+def test_draw_renders_through_the_graphviz_package(monkeypatch):
+    # With no system dot, the package is pointed at graphviz-pure (a plain pip install).
+    monkeypatch.setenv("GRADVIZ_DOT", "pure")
+    monkeypatch.setattr(
+        graphviz.backend.dot_command, "DOT_BINARY", graphviz.backend.dot_command.DOT_BINARY
+    )
+    digraph = gradviz.draw(hand())
+    assert Path(graphviz.backend.dot_command.DOT_BINARY).name == "graphviz-pure"
+    svg = digraph.pipe(format="svg")
+    assert "grad 6" in texts(ET.fromstring(svg))

@@ -1,0 +1,225 @@
+"""Mermaid output, checked by the real Mermaid parser (mermaid.js under Node + jsdom).
+
+All texts are parsed in one Node process (a module fixture): the parser reports each
+node's label as a browser would show it, so tests compare it with what we meant.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+from mermaid.check import parse_mermaid
+
+import gradviz
+from gradviz import Value
+from gradviz.errors import RenderError
+from gradviz.expr import parse_program
+from gradviz.render import to_markdown, to_mermaid
+from gradviz.render.diagram import Diagram, Edge, Node, diagram_from_value, printable
+from gradviz.render.mermaid import MAX_EDGES, escape
+
+ROOT = Path(__file__).resolve().parent.parent
+
+
+def program_output(name: str) -> Value:
+    program = parse_program((ROOT / "samples" / f"{name}.expr").read_text())
+    program.output.backward()
+    return program.output
+
+
+HOSTILE = [
+    'a"b',
+    "#quot;",
+    "#35;",
+    "&amp;",
+    "&",
+    "<b>bold</b>",
+    "<img src=x onerror=alert(1)>",
+    "back\\slash \\n",
+    "`code`",
+    "**not markdown**",
+    "{x} [y] (z)",
+    "p|q",
+    "A;B",
+    "50%",
+    "%%",
+    ":::g0",
+    "-->",
+    "end",
+    "style",
+    "subgraph",
+    "graph TD",
+    "click",
+    "new\nclick n0 call alert(1)",
+    "x\n%%{init: {'theme':'dark'}}%%",
+    "ctl\x07\x00\x1b[31m",
+    "héllo ∂ σ 😀",
+    '"\nstyle:"',  # Mermaid strips `;` of an entity on lines like `style…:…#…;`
+    "classDef x:#fff;",
+    "   spaced   ",
+]
+
+
+def hostile_graph() -> Value:
+    leaves = [Value(float(i), label=text) for i, text in enumerate(HOSTILE)]
+    out = leaves[0]
+    for leaf in leaves[1:]:
+        out = out + leaf
+    out.label = "end"
+    out.backward()
+    return out
+
+
+def square() -> Value:
+    x = Value(3.0, label="x")
+    y = x * x
+    y.label = "y"
+    y.backward()
+    return y
+
+
+def framed() -> Diagram:
+    diagram = diagram_from_value(program_output("hand"))
+    return diagram.with_states({"n4": "current", "n6": "done"}, [("n4", "n6_op")], default="dim")
+
+
+NASTY = 'c"l}|#end\n%%'
+CASES = {
+    "hand": lambda: to_mermaid(program_output("hand")),
+    "square": lambda: to_mermaid(square()),
+    "hostile": lambda: to_mermaid(hostile_graph()),
+    "titled": lambda: to_mermaid(
+        diagram_from_value(square(), title='t"#\\`itle: x\n---\nflowchart TD'),
+    ),
+    "clusters": lambda: to_mermaid(
+        Diagram(
+            nodes=(
+                Node("a", "group", "A", data=1.0, grad=0.5, cluster=NASTY, extra_lines=(NASTY,)),
+                Node("b", "group", "B", data=2.0, grad=float("nan"), cluster="end"),
+            ),
+            edges=(Edge("a", "b", label=NASTY),),
+        )
+    ),
+    "frame": lambda: to_mermaid(framed()),
+    "no_grad": lambda: to_mermaid(program_output("hand"), grad=False),
+    "tb": lambda: to_mermaid(program_output("tanh_neuron"), rankdir="TB"),
+    "detach": lambda: to_mermaid(program_output("detach")),
+}
+
+
+@pytest.fixture(scope="module")
+def parsed() -> dict[str, dict]:
+    texts = {name: make() for name, make in CASES.items()}
+    results = parse_mermaid(list(texts.values()))
+    out = {}
+    for (name, text), result in zip(texts.items(), results, strict=True):
+        assert result["ok"], f"{name}: {result.get('error')}\n{text}"
+        out[name] = {**result, "text": text}
+    return out
+
+
+def labels(result: dict) -> list[str]:
+    return [v for k, v in result["nodes"].items() if not k.startswith("key_")]
+
+
+def test_every_case_parses_as_a_flowchart(parsed):
+    assert {r["type"] for r in parsed.values()} == {"flowchart-v2"}
+
+
+def test_hand_example_labels(parsed):
+    shown = labels(parsed["hand"])
+    for label in (
+        "a │ data 2 │ grad 6",
+        "b │ data -3 │ grad -4",
+        "c │ data 10 │ grad -2",
+        "f │ data -2 │ grad 4",
+        "L │ data -8 │ grad 1",
+    ):
+        assert label in shown
+    assert shown.count("*") == 2 and shown.count("+") == 1
+
+
+def test_square_has_two_edges_from_x(parsed):
+    edges = [(a, b) for a, b, _ in parsed["square"]["edges"]]
+    assert edges == [("n0", "n1"), ("n0", "n1"), ("n1", "n2")]
+    assert parsed["square"]["nodes"]["n0"] == "x │ data 3 │ grad 6"
+
+
+def test_hostile_labels_come_through_exactly(parsed):
+    result = parsed["hostile"]
+    shown = {label.split(" │ ")[0].strip() for label in labels(result)}
+    for text in HOSTILE:
+        assert printable(text).strip() in shown, text
+    # one node per value and per op: nothing injected, nothing split off
+    diagram = diagram_from_value(hostile_graph())
+    assert len(labels(result)) == len(diagram.nodes)
+    assert len(result["edges"]) == len(diagram.edges)
+    assert result["subgraphs"] == [["legend", "|grad| (log scale)", ["key_g5"]]]
+
+
+def test_no_line_can_start_a_directive_or_click(parsed):
+    for name, result in parsed.items():
+        for line in result["text"].splitlines():
+            stripped = line.strip()
+            assert not stripped.startswith(("%%", "click")), (name, line)
+
+
+def test_titles_are_escaped_in_front_matter(parsed):
+    text = parsed["titled"]["text"]
+    assert text.startswith(
+        '---\ntitle: "t#quot;#35;#92;#96;itle#58; x#92;n---#92;nflowchart TD"\n---\n'
+    )
+    assert labels(parsed["titled"])[0] == "x │ data 3 │ grad 6"
+
+
+def test_clusters_edges_and_extra_lines_with_hostile_text(parsed):
+    result = parsed["clusters"]
+    nasty = printable(NASTY)
+    titles = {title for _, title, _ in result["subgraphs"]}
+    assert {nasty, "end"} <= titles
+    assert result["nodes"]["n0"] == f"A │ data 1 │ grad 0.5\n{nasty}"
+    assert result["nodes"]["n1"] == "B │ data 2 │ grad nan"
+    assert "class n1 bad" in result["text"]
+    assert f'-->|"{escape(NASTY)}"|' in result["text"]
+
+
+def test_trace_frame_classes_and_thick_edges(parsed):
+    result = parsed["frame"]
+    assert [s for a, b, s in result["edges"] if (a, b) == ("n6", "n8")] == ["thick"]
+    text = result["text"]
+    assert "class n6 current" in text and "class n9 done" in text
+    assert "classDef dim " in text
+
+
+def test_no_grad_shows_data_only(parsed):
+    shown = labels(parsed["no_grad"])
+    assert "a │ data 2" in shown and not any("grad" in s for s in shown)
+    assert "legend" not in parsed["no_grad"]["text"]
+
+
+def test_direction_and_detach_label(parsed):
+    assert parsed["tb"]["text"].startswith("flowchart TB\n")
+    assert '-->|"no grad"|' in parsed["detach"]["text"]
+
+
+def test_more_edges_than_mermaid_draws_is_refused():
+    x = Value(1.0, label="x")
+    out = x
+    for _ in range(MAX_EDGES // 3 + 1):
+        out = out * x
+    with pytest.raises(RenderError, match="Mermaid refuses more than 500") as error:
+        to_mermaid(out)
+    assert "collapsed" in error.value.render()
+
+
+def test_markdown_is_a_fenced_block_and_library_api_matches():
+    y = square()
+    md = to_markdown(y)
+    assert md.startswith("```mermaid\nflowchart LR\n") and md.endswith("```\n")
+    assert md.count("```") == 2
+    assert gradviz.to_mermaid(y) == to_mermaid(y)
+
+
+def test_output_is_byte_stable():
+    assert to_mermaid(program_output("hand")) == to_mermaid(program_output("hand"))

@@ -1,0 +1,34 @@
+"""Golden files: the exact DOT, Mermaid, JSON and terminal text of a few samples.
+
+Any change to the output shows up as a diff here. After an intended change, rewrite
+them with `GRADVIZ_UPDATE_SNAPSHOTS=1 pytest tests/test_render_snapshots.py` and
+review the diff under tests/snapshots/.
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import pytest
+
+from gradviz.expr import parse_program
+from gradviz.render import to_dot, to_json, to_mermaid, to_text
+
+ROOT = Path(__file__).resolve().parent.parent
+SNAPSHOTS = Path(__file__).resolve().parent / "snapshots"
+SAMPLES = ["hand", "sigmoid_neuron", "used_twice", "detach", "saturated"]
+RENDERERS = {"dot": to_dot, "mmd": to_mermaid, "json": to_json, "txt": to_text}
+
+
+@pytest.mark.parametrize("extension", list(RENDERERS))
+@pytest.mark.parametrize("sample", SAMPLES)
+def test_snapshot(sample, extension):
+    program = parse_program((ROOT / "samples" / f"{sample}.expr").read_text(encoding="utf-8"))
+    program.output.backward()
+    text = RENDERERS[extension](program.output)
+    golden = SNAPSHOTS / f"{sample}.{extension}"
+    if os.environ.get("GRADVIZ_UPDATE_SNAPSHOTS"):
+        golden.write_text(text, encoding="utf-8")
+    assert golden.is_file(), f"missing {golden}: run with GRADVIZ_UPDATE_SNAPSHOTS=1"
+    assert text == golden.read_text(encoding="utf-8")

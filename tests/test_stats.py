@@ -1,0 +1,412 @@
+"""Per-layer gradient statistics against numbers they did not produce: gradients from the
+engine's own backward pass, closed forms where theory gives exact ratios (the sigmoid
+chains), and renderings read back by `dot` and an XML parser."""
+
+from __future__ import annotations
+
+import itertools
+import json
+import math
+import subprocess
+import xml.etree.ElementTree as ET
+
+import numpy as np
+import pytest
+from rich.console import Console
+
+from gradviz import output, stats
+from gradviz.engine import Value
+from gradviz.errors import InputError
+from gradviz.nn import LayerSample
+from gradviz.render import layers as view
+
+# -- LayerSamples built with the engine (independent of the code under test) ---------------
+
+ACT = {
+    "sigmoid": lambda z: z.sigmoid(),
+    "tanh": lambda z: z.tanh(),
+    "relu": lambda z: z.relu(),
+    "linear": lambda z: z,
+}
+
+
+def chain(weight: float, bias: float, n: int = 10, x: float = 0.5) -> list[LayerSample]:
+    """n single-input sigmoid neurons in a row; the loss is the last output itself."""
+    a = Value(x)
+    kept = []
+    for _ in range(n):
+        w, b = Value(weight, "w"), Value(bias, "b")
+        z = w * a + b
+        out = z.sigmoid()
+        kept.append((w, b, z, out))
+        a = out
+    a.backward()
+    return [
+        LayerSample(
+            index=i + 1,
+            name=f"L{i + 1}",
+            activation="sigmoid",
+            is_output=i == n - 1,
+            weights=np.array([[w.data]]),
+            biases=np.array([b.data]),
+            weight_grads=np.array([[w.grad]]),
+            bias_grads=np.array([b.grad]),
+            pre_activations=np.array([[z.data]]),
+            activations=np.array([[out.data]]),
+        )
+        for i, (w, b, z, out) in enumerate(kept)
+    ]
+
+
+def network(
+    weights: list[np.ndarray],
+    biases: list[np.ndarray],
+    activations: list[str],
+    X: np.ndarray,
+    T: np.ndarray,
+    previous: list[np.ndarray] | None = None,
+) -> list[LayerSample]:
+    """A dense network as a graph of Values over the whole batch at once (numpy data), with
+    the loss = mean over the batch of the summed squared error; returns its LayerSamples."""
+    batch = X.shape[0]
+    a = [Value(X[:, k].astype(float)) for k in range(X.shape[1])]
+    kept = []
+    for W, b, act in zip(weights, biases, activations, strict=True):
+        wv = [[Value(float(W[j, k])) for k in range(W.shape[1])] for j in range(W.shape[0])]
+        bv = [Value(float(b[j])) for j in range(W.shape[0])]
+        zs = []
+        for j in range(W.shape[0]):
+            z = bv[j]
+            for k in range(W.shape[1]):
+                z = z + wv[j][k] * a[k]
+            zs.append(z)
+        outs = [ACT[act](z) for z in zs]
+        kept.append((wv, bv, zs, outs))
+        a = outs
+    loss = Value(0.0)
+    for j, out in enumerate(a):
+        loss = loss + (out - Value(T[:, j].astype(float))) ** 2
+    loss.backward()
+
+    def batch_mean(g: object) -> float:  # per-sample grads -> gradient of the mean loss
+        return float(np.sum(g)) / batch
+
+    samples = []
+    for i, (wv, bv, zs, outs) in enumerate(kept):
+        samples.append(
+            LayerSample(
+                index=i + 1,
+                name=f"L{i + 1}",
+                activation=activations[i],
+                is_output=i == len(kept) - 1,
+                weights=weights[i].astype(float),
+                biases=biases[i].astype(float),
+                weight_grads=np.array([[batch_mean(w.grad) for w in row] for row in wv]),
+                bias_grads=np.array([batch_mean(b.grad) for b in bv]),
+                pre_activations=np.stack([np.broadcast_to(z.data, (batch,)) for z in zs], axis=1),
+                activations=np.stack([np.broadcast_to(o.data, (batch,)) for o in outs], axis=1),
+                previous_weights=None if previous is None else previous[i],
+            )
+        )
+    return samples
+
+
+def deep(activation: str, seed: int = 0, depth: int = 10, width: int = 8) -> list[LayerSample]:
+    """A fresh deep net, uniform ±sqrt(2/n_in) weights and zero biases (the spec default)."""
+    rng = np.random.default_rng(seed)
+    sizes = [2] + [width] * (depth - 1) + [1]
+    Ws = [rng.uniform(-1, 1, (m, n)) * math.sqrt(2 / n) for n, m in itertools.pairwise(sizes)]
+    bs = [np.zeros(m) for m in sizes[1:]]
+    acts = [activation] * (depth - 1) + ["sigmoid"]
+    X = rng.uniform(-1.5, 1.5, (32, 2))
+    T = (np.sum(X * X, axis=1, keepdims=True) < 1).astype(float)
+    return network(Ws, bs, acts, X, T)
+
+
+def statuses(samples: list[LayerSample]) -> list[str]:
+    return [layer.status for layer in stats.diagnose(samples).layers]
+
+
+def render(renderable: object, width: int = 200) -> str:
+    console = Console(width=width, no_color=True, record=True, file=open("/dev/null", "w"))  # noqa: SIM115
+    console.print(renderable)
+    return console.export_text()
+
+
+# -- the three exact sigmoid chains ----------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("weight", "bias", "hop"),
+    [(1.0, -0.5, 0.25), (4.0, -2.0, 1.0), (8.0, -4.0, 2.0)],
+)
+def test_chain_gradients_match_closed_form(weight: float, bias: float, hop: float) -> None:
+    # Every pre-activation is w·0.5 + b = 0, so σ = 0.5, σ' = 0.25, and going back one
+    # neuron multiplies dL/dz by w·σ' = hop. dL/dz10 = σ'(0) = 0.25, dL/dw_i = dL/dz_i · 0.5.
+    samples = chain(weight, bias)
+    for i, s in enumerate(samples, start=1):
+        assert s.pre_activations[0, 0] == 0.0
+        assert s.bias_grads[0] == 0.25 * hop ** (10 - i)
+        assert s.weight_grads[0, 0] == 0.125 * hop ** (10 - i)
+    ratio = samples[0].weight_grads[0, 0] / samples[-1].weight_grads[0, 0]
+    assert ratio == hop**9  # 0.25⁹, 1, 2⁹ exactly: powers of two
+
+
+def test_chain_weights_1_first_layers_vanishing_with_no_saturation() -> None:
+    d = stats.diagnose(chain(1.0, -0.5))
+    first, last = d.layers[0], d.layers[-1]
+    assert first.rel == 0.25**9 and last.rel == 1.0
+    assert all(layer.hop == 0.25 and layer.hop_bound == 0.25 for layer in d.layers[:-1])
+    assert d.layers[-1].hop is None and d.layers[-1].hop_bound is None
+    assert all(layer.saturated == 0.0 and layer.mean_slope == 0.25 for layer in d.layers)
+    # below = 0.25^(10-i): < 1e-2 for i <= 6, < 1e-1 for i = 7, 8
+    assert [layer.status for layer in d.layers] == ["vanishing"] * 6 + ["weak"] * 2 + ["ok"] * 2
+    (sentence,) = stats.verdict(d)
+    assert sentence.startswith("L1–L6 are vanishing: L1 receives 3.8e-6 of L10's gradient")
+    assert "through 9 sigmoid layers" in sentence and "×0.25 per layer" in sentence
+    assert "none saturated" in sentence and "tanh or ReLU" in sentence
+
+
+def test_chain_weights_4_ratio_one_all_ok() -> None:
+    d = stats.diagnose(chain(4.0, -2.0))
+    assert [layer.rel for layer in d.layers] == [1.0] * 10
+    assert [layer.hop for layer in d.layers[:-1]] == [1.0] * 9
+    assert [layer.status for layer in d.layers] == ["ok"] * 10
+    assert stats.verdict(d)[0].startswith("Healthy")
+
+
+def test_chain_weights_8_first_layers_exploding() -> None:
+    d = stats.diagnose(chain(8.0, -4.0))
+    assert [layer.growth for layer in d.layers] == [2.0 ** (10 - i) for i in range(1, 11)]
+    assert [layer.hop for layer in d.layers[:-1]] == [2.0] * 9
+    assert [layer.hop_bound for layer in d.layers[:-1]] == [2.0] * 9  # 0.25 · |8|
+    # growth >= 100: 512, 256, 128; the rest grow less and nothing vanishes toward the output
+    assert [layer.status for layer in d.layers] == ["exploding"] * 3 + ["ok"] * 7
+    (sentence,) = stats.verdict(d)
+    assert sentence.startswith("L1–L3 are exploding: L1's gradient is 512× the output layer's")
+    assert "lower the learning rate" in sentence
+
+
+def test_chain_table_says_so() -> None:
+    text = render(view.layer_table(stats.diagnose(chain(1.0, -0.5))))
+    rows = {line.split()[0]: line for line in text.splitlines() if line.strip().startswith("L")}
+    assert "3.81e-6" in rows["L1"] and "vanishing" in rows["L1"] and "×0.25" in rows["L1"]
+    assert "≤0.25" in rows["L1"]
+    assert rows["L10"].split()[-1] == "ok"
+    text = render(view.layer_table(stats.diagnose(chain(8.0, -4.0))))
+    assert "exploding" in text and "×2" in text
+
+
+# -- the statuses on networks made with the engine -------------------------------------------
+
+
+def test_fresh_deep_sigmoid_vanishes_without_saturation() -> None:
+    d = stats.diagnose(deep("sigmoid"))
+    assert [layer.status for layer in d.layers[:3]] == ["vanishing"] * 3
+    assert d.layers[-1].status == "ok" and d.layers[-2].status in ("ok", "weak")
+    assert max(layer.saturated or 0 for layer in d.layers) < 0.05
+    # each sigmoid passes back at most 0.25 × ‖W next‖: the measured hop obeys the bound
+    for layer in d.layers[:-1]:
+        assert layer.hop <= layer.hop_bound * (1 + 1e-12)
+
+
+def test_fresh_deep_relu_does_not_vanish() -> None:
+    for seed in range(3):
+        found = statuses(deep("relu", seed=seed))
+        assert "vanishing" not in found and "exploding" not in found, found
+
+
+def test_output_layer_never_saturated_nor_vanishing() -> None:
+    # A confident sigmoid output (every output at 0.999...) is success, not saturation.
+    X = np.array([[1.0], [2.0], [3.0]])
+    samples = network(
+        [np.array([[1.0]]), np.array([[9.0]])],
+        [np.zeros(1), np.zeros(1)],
+        ["tanh", "sigmoid"],
+        X,
+        np.ones((3, 1)),
+    )
+    d = stats.diagnose(samples)
+    assert d.layers[-1].saturated == 1.0
+    assert d.layers[-1].status not in ("saturated", "dead", "vanishing")
+
+
+def test_hidden_layer_saturated() -> None:
+    X = np.array([[1.0], [-1.0], [2.0], [-2.0]])
+    T = np.array([[1.0], [0.0], [1.0], [0.0]])
+    samples = network(
+        [np.array([[10.0], [-10.0]]), np.array([[1.0, 1.0]])],
+        [np.zeros(2), np.zeros(1)],
+        ["sigmoid", "sigmoid"],
+        X,
+        T,
+    )
+    d = stats.diagnose(samples)
+    assert d.layers[0].saturated == 1.0
+    # every unit flips between the two ends with the input: saturated, yet not dead
+    assert d.layers[0].dead == 0.0
+    assert d.layers[0].status in ("saturated", "vanishing")
+
+
+def test_dead_relu_units() -> None:
+    X = np.array([[1.0], [2.0], [3.0]])
+    W1 = np.array([[-1.0], [-2.0], [-3.0], [1.0]])  # three units negative for every input
+    samples = network(
+        [W1, np.ones((1, 4))],
+        [np.zeros(4), np.zeros(1)],
+        ["relu", "linear"],
+        X,
+        np.array([[1.0], [0.0], [1.0]]),
+    )
+    d = stats.diagnose(samples)
+    assert d.layers[0].dead_units == 3 and d.layers[0].dead == 0.75
+    assert d.layers[0].status == "dead"
+    assert any(line.startswith("L1: most ReLU units are dead (3/4") for line in stats.verdict(d))
+
+
+def _scaled(samples: list[LayerSample], factor: float) -> list[LayerSample]:
+    for s in samples:
+        s.weight_grads = s.weight_grads * factor
+        s.bias_grads = s.bias_grads * factor
+    return samples
+
+
+def test_converged_network_is_not_vanishing() -> None:
+    # Tiny gradients everywhere, uneven between layers, outputs that vary: converged.
+    samples = _scaled(deep("sigmoid", depth=4), 1e-6)
+    d = stats.diagnose(samples)
+    assert d.at_rest and not d.stalled
+    assert {layer.status for layer in d.layers} == {"converged"}
+    assert any(line.startswith("Converged") for line in stats.verdict(d))
+
+
+def test_stuck_at_the_mean_is_stalled() -> None:
+    # Outputs equal for every sample (the net ignores its input) and gradients ~ 0.
+    X = np.array([[0.0], [1.0], [2.0], [3.0]])
+    T = np.array([[0.0], [1.0], [0.0], [1.0]])
+    samples = network(
+        [np.array([[0.0]]), np.array([[0.0]])],
+        [np.zeros(1), np.zeros(1)],
+        ["sigmoid", "sigmoid"],
+        X,
+        T,
+    )
+    d = stats.diagnose(samples)
+    assert d.output_spread == 0.0 and d.stalled
+    assert {layer.status for layer in d.layers} == {"stalled"}
+    assert any("stuck at the mean prediction" in line for line in stats.verdict(d))
+
+
+def test_nan_names_the_first_layer_in_forward_order() -> None:
+    samples = deep("relu", depth=4)
+    samples[1].pre_activations = samples[1].pre_activations.copy()
+    samples[1].pre_activations[0, 0] = np.inf
+    samples[3].weight_grads = samples[3].weight_grads * np.nan
+    d = stats.diagnose(samples)
+    assert d.first_nonfinite == (2, "pre-activations")
+    assert d.layers[1].status == "NaN" and d.layers[3].status == "NaN"
+    assert d.layers[1].nonfinite == 1
+    assert stats.verdict(d)[0].startswith(
+        "NaN/inf first appeared in layer L2 (its pre-activations)"
+    )
+    # only gradients: the backward pass meets the output layer first
+    samples = deep("relu", depth=4)
+    samples[2].bias_grads = samples[2].bias_grads * np.nan
+    assert stats.first_nonfinite(samples) == (3, "gradients")
+
+
+def test_update_data_and_grad_data() -> None:
+    samples = chain(1.0, -0.5, n=3)
+    samples[0].previous_weights = np.array([[1.001]])
+    d = stats.diagnose(samples)
+    assert d.layers[0].update_data == pytest.approx(0.001)
+    assert d.layers[1].update_data is None
+    assert d.layers[2].grad_data == 0.125  # ‖g‖/‖w‖ = 0.125 / 1
+
+
+def test_history_heat_map_and_first_epochs() -> None:
+    snaps = [(0, chain(1.0, -0.5)), (10, chain(4.0, -2.0)), (20, chain(8.0, -4.0))]
+    bad = chain(8.0, -4.0)
+    bad[0].weights = np.array([[np.nan]])
+    snaps.append((30, bad))
+    history = stats.history(snaps)
+    lines = stats.verdict(history[-1][1], history)
+    assert lines[0].startswith("NaN/inf first appeared in layer L1 (its weights) at epoch 30")
+    # L1 is NaN by now; L2 and L3 still explode, as they have since epoch 20
+    assert lines[1].startswith("L2–L3 are exploding (first at epoch 20): L2's gradient is 256×")
+    calmed = stats.history([*snaps[:3], (30, chain(4.0, -2.0))])
+    lines = stats.verdict(calmed[-1][1], calmed)
+    assert lines[0].startswith("L1–L3 are exploding at epoch 20: L1's gradient is 512×")
+    found = stats.failures(history[-1][1], history)
+    assert found["NaN"] == ["L1"] and found["exploding"] == ["L1", "L2", "L3"]
+    assert "vanishing" not in found  # only at epoch 0: what counts is the final state
+    text = render(view.heat_map(history))
+    rows = {line.split()[0]: line for line in text.splitlines() if line.startswith("L")}
+    assert rows["L1"].split()[2] == "▁▆█!"  # log scale 4.8e-7 .. 64, then NaN
+    assert "4.8e-7" in rows["L1"]
+
+
+def test_json_round_trip_keeps_nan_and_none() -> None:
+    samples = chain(1.0, -0.5, n=3)
+    samples[1].activations = np.array([[np.nan]])
+    d = stats.diagnose(samples, epoch=7)
+    text = json.dumps(d.to_dict(), allow_nan=False)  # valid JSON: no bare NaN
+    back = stats.Diagnosis.from_dict(json.loads(text))
+    assert back.epoch == 7 and back.first_nonfinite == d.first_nonfinite
+    assert math.isnan(back.layers[1].act_mean)
+    assert back.layers[2].hop is None
+    assert [lay.status for lay in back.layers] == [lay.status for lay in d.layers]
+    with pytest.raises(InputError, match="miss"):
+        stats.LayerStats.from_dict({"index": 1})
+
+
+def test_bad_input_is_an_input_error() -> None:
+    with pytest.raises(InputError, match="no layers"):
+        stats.diagnose([])
+    samples = chain(1.0, -0.5, n=2)
+    samples[1].activation = "softplus"
+    with pytest.raises(InputError, match="unknown activation 'softplus'"):
+        stats.diagnose(samples)
+
+
+def test_parameter_grads_names_and_values() -> None:
+    params = stats.parameter_grads(chain(1.0, -0.5, n=2))
+    assert [p.name for p in params] == ["L1.N1.w0", "L1.N1.b", "L2.N1.w0", "L2.N1.b"]
+    assert params[0].grad == 0.125 * 0.25 and params[1].grad == 0.25 * 0.25
+    text = render(view.params_table(params))
+    assert "least credit: L1.N1.w0 (0.031)" in text
+
+
+# -- rendering -------------------------------------------------------------------------------
+
+
+def test_log_bar_separates_small_gradients() -> None:
+    bars = [view.log_bar(x).plain.rstrip() for x in (1.0, 1e-2, 1e-6, 1e-12, 0.0)]
+    assert bars[0] == "█" * 8
+    assert len(bars[1]) > len(bars[2]) > 0  # 1e-2 and 1e-6 differ, neither is empty
+    assert bars[3] == "▏" and bars[4] == "·"
+    assert view.log_bar(math.nan).plain == "nan" and view.log_bar(None).plain == ""
+
+
+def test_layer_names_are_not_markup() -> None:
+    samples = chain(1.0, -0.5, n=2)
+    samples[0].name = "[bold]x[/]"
+    text = render(view.report(stats.diagnose(samples), ["[red]kept[/red]"]))
+    assert "[bold]x[/]" in text and "[red]kept[/red]" in text
+
+
+@pytest.mark.parametrize("kind", ["system", "pure"])
+def test_plot_renders_with_dot_to_valid_svg(kind: str) -> None:
+    found = [p.path for p in output.dot_programs() if p.kind == kind]
+    if not found:
+        pytest.skip(f"no {kind} Graphviz program installed")
+    path = found[0]
+    history = stats.history([(e, chain(1.0 + e / 10, -0.5 - e / 20)) for e in range(0, 50, 5)])
+    source = view.plot_dot(history[-1][1], history, title="a <chain> & more")
+    done = subprocess.run([path, "-Tsvg"], input=source.encode(), capture_output=True, check=True)
+    root = ET.fromstring(done.stdout)
+    texts = ["".join(t.itertext()) for t in root.iter("{http://www.w3.org/2000/svg}text")]
+    assert "a <chain> & more" in texts
+    assert "L1 sigmoid" in texts and "L10 sigmoid" in texts
+    fills = {e.get("fill") for e in root.iter("{http://www.w3.org/2000/svg}polygon")}
+    assert "#313695" in fills and "#d73027" in fills  # coldest and hottest heat-map cells

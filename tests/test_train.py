@@ -1,0 +1,230 @@
+"""Training: the compiled fast path gives the plain engine's numbers bit for bit, the same
+seed gives the same bits, the classic networks learn, and divergence is reported."""
+
+from __future__ import annotations
+
+import re
+import struct
+
+import numpy as np
+import pytest
+
+from gradviz import nn
+from gradviz import train as T
+from gradviz.data import load
+from gradviz.engine import Op, Value, apply
+from gradviz.errors import SpecError, TrainingError
+
+
+def spec_of(name: str, **changes: object) -> nn.Spec:
+    return nn.spec_from_mapping({**nn.PRESETS[name], **changes})
+
+
+def bits(values: list[float]) -> list[bytes]:
+    """Exact float identity (also tells 0.0 from -0.0, and NaN payloads apart)."""
+    return [struct.pack("<d", v) for v in values]
+
+
+def reference_train(spec: nn.Spec, epochs: int) -> tuple[list[float], list[float]]:
+    """The same training on a fresh engine graph per example (`reference_step`), with the
+    same shuffling stream: returns (weights, per-epoch mean loss)."""
+    data = T.load_data(spec)
+    net = nn.Network.from_spec(spec)
+    rng = np.random.default_rng(np.random.SeedSequence(spec.seed, spawn_key=(1,)))
+    n = data.size
+    batch = {"full": n, "online": 1}.get(spec.update, spec.batch_size or n)
+    losses = []
+    for _ in range(epochs):
+        order = rng.permutation(n).tolist() if spec.update != "full" else list(range(n))
+        total = -0.0
+        for start in range(0, n, batch):
+            rows = order[start : start + batch]
+            for i in rows:  # the losses of the batch, added in order as training does
+                built = nn.example_graph(net.copy(), data.X[i].tolist(), float(data.Y[i]))
+                total += built.loss.data
+            T.reference_step(
+                net,
+                data.X[rows].tolist(),
+                data.Y[rows].tolist(),
+                spec.learning_rate,
+                spec.clip_value,
+                spec.clip_norm,
+            )
+        losses.append(total / n)
+    return net.flat(), losses
+
+
+CASES = [
+    ("xor", {}),
+    ("xor", {"loss": "bce"}),
+    ("xor", {"activation": "tanh", "output_activation": "linear", "clip_value": 0.05}),
+    ("xor-relu", {"clip_norm": 0.1}),
+    ("circle", {}),
+    ("moons", {"update": "minibatch 7", "clip_norm": 0.5}),
+    ("deep-relu", {}),
+    ("deep-sigmoid", {"init": "uniform1"}),
+]
+
+
+@pytest.mark.parametrize(("name", "changes"), CASES)
+def test_compiled_training_is_the_plain_engine_bit_for_bit(name: str, changes: dict) -> None:
+    epochs = 2
+    spec = spec_of(name, **changes, epochs=epochs)
+    if name == "moons":
+        spec = spec_of(name, **changes, epochs=epochs, data={"name": "moons", "size": 30})
+    result = T.train(spec, record=False)
+    weights, losses = reference_train(spec, epochs)
+    assert bits(result.network.flat()) == bits(weights)
+    assert bits(result.history.loss) == bits(losses)
+
+
+@pytest.mark.parametrize("name", ["xor", "circle", "deep-sigmoid", "deep-relu", "xor-relu"])
+def test_compiled_gradient_is_the_engines_and_layer_samples(name: str) -> None:
+    spec = spec_of(name)
+    net = nn.Network.from_spec(spec)
+    data = T.load_data(spec)
+    X, Y = data.X[:12], data.Y[:12]
+    compiled = T.compile_network(net)
+    _, grads = compiled.gradient(
+        net.flat(), [tuple(r) for r in X.tolist()], Y.tolist(), list(range(len(Y)))
+    )
+    # one example at a time through the engine
+    _, reference = T.reference_step(net.copy(), X.tolist(), Y.tolist(), lr=0.0)
+    assert bits(grads) == bits(reference)
+    # the batched engine graph behind the diagnostics
+    samples = nn.layer_samples(net, X, Y)
+    flat = np.concatenate(
+        [np.concatenate([s.weight_grads, s.bias_grads[:, None]], axis=1).ravel() for s in samples]
+    )
+    assert bits(flat.tolist()) == bits(grads)
+
+
+def test_ops_without_code_are_called_through_the_op_table() -> None:
+    """A network whose graph holds an op with no code template still compiles, and gives
+    the engine's numbers (the compiler calls forward/local)."""
+    net = nn.Network((2, 2, 1), ("tanh", "sigmoid"))
+    net.initialise("xavier", 1)
+    plain = Op("double", lambda a: a * 2.0, lambda out, a: (2.0,), ("2",), "x2")
+    original = nn.Network.build
+
+    def build(self, inputs, target):
+        built = original(self, inputs, target)
+        built.loss = apply(plain, built.loss)
+        return built
+
+    try:
+        nn.Network.build = build  # type: ignore[method-assign]
+        compiled = T._compile.__wrapped__(net.sizes, net.activations, "mse", None, False)
+        total, grads = compiled.gradient(net.flat(), [(0.5, -1.0)], [1.0], [0])
+        built = net.build([Value(0.5), Value(-1.0)], Value(1.0))
+        built.loss.backward()
+    finally:
+        nn.Network.build = original  # type: ignore[method-assign]
+    assert re.search(r"= f\d+\(", compiled.source) and re.search(r"= l\d+\(", compiled.source)
+    assert total == built.loss.data
+    assert grads == [p.grad for p in net.parameters()]
+
+
+def test_same_seed_same_bits_other_seed_other_numbers() -> None:
+    spec = spec_of("circle", epochs=30)
+    a = T.train(spec)
+    b = T.train(spec)
+    assert bits(a.network.flat()) == bits(b.network.flat())
+    assert bits(a.history.loss) == bits(b.history.loss)
+    c = T.train(spec_of("circle", epochs=30, seed=1))
+    assert a.network.flat() != c.network.flat()
+
+
+def test_xor_sample_learns_from_the_default_seed() -> None:
+    result = T.train(nn.load_spec(nn_sample("xor")))
+    for output, target in zip(result.final.outputs, [0, 1, 1, 0], strict=True):
+        assert (output > 0.5) == (target == 1)
+        assert abs(output - target) < 0.1
+    assert result.final.accuracy == 1.0
+
+
+def test_circle_sample_reaches_95_percent() -> None:
+    result = T.train(nn.load_spec(nn_sample("circle")), record=False)
+    assert result.dataset.size == 80
+    assert result.final.accuracy >= 0.95
+
+
+def nn_sample(name: str):
+    from pathlib import Path
+
+    return Path(__file__).resolve().parent.parent / "samples" / f"{name}.toml"
+
+
+def test_deep_sigmoid_does_not_learn_and_deep_relu_does() -> None:
+    stuck = T.train(spec_of("deep-sigmoid", epochs=200), record=False)
+    assert stuck.final.accuracy <= 0.75
+    assert max(stuck.final.outputs) - min(stuck.final.outputs) < 0.01  # the mean prediction
+    learns = T.train(spec_of("deep-relu"), record=False)
+    assert learns.final.accuracy == 1.0
+
+
+def test_history_records_gradients_at_first_every_and_last_epoch() -> None:
+    spec = spec_of("xor", epochs=25, record_every=10)
+    result = T.train(spec)
+    epochs = [e for e, _ in result.history.snapshots]
+    assert epochs == [0, 10, 20, 25]
+    first, last = result.history.snapshots[0][1], result.history.snapshots[-1][1]
+    assert first[0].previous_weights is None
+    # the weights before the last update of epoch 25 (full batch: after epoch 24)
+    before = T.train(spec_of("xor", epochs=24), record=False).network.weights()
+    assert np.array_equal(last[0].previous_weights, before[0][0])
+    assert np.array_equal(last[0].weights, result.network.weights()[0][0])
+    assert len(result.history.loss) == len(result.history.accuracy) == 25
+
+
+def test_full_batch_loss_history_is_the_loss_before_each_update() -> None:
+    spec = spec_of("xor", epochs=3)
+    result = T.train(spec, record=False)
+    net = nn.Network.from_spec(spec)
+    data = load(spec.data)
+    for epoch_loss in result.history.loss:
+        assert epoch_loss == T.evaluate(net, data).loss
+        T.reference_step(net, data.X.tolist(), data.Y.tolist(), spec.learning_rate)
+
+
+def test_input_width_must_match_the_data() -> None:
+    with pytest.raises(SpecError, match=r"layers\[0\] is 3 but the data set xor has 2"):
+        T.train(spec_of("xor", layers=[3, 4, 1]))
+
+
+def test_divergence_names_the_epoch_and_the_first_layer() -> None:
+    spec = spec_of(
+        "circle", activation="relu", output_activation="linear", learning_rate=1e6, epochs=5
+    )
+    with pytest.raises(TrainingError) as info:
+        T.train(spec)
+    message = info.value.render()
+    assert "training diverged at epoch 1" in message
+    assert "first appeared in layer L2 (its pre-activations)" in message
+    assert "--keep-going" in message and info.value.exit_code == 1
+
+
+def test_keep_going_trains_on_through_nan() -> None:
+    spec = spec_of(
+        "circle", activation="relu", output_activation="linear", learning_rate=1e6, epochs=3
+    )
+    result = T.train(spec, keep_going=True)
+    assert result.history.epochs_run == 3
+    assert "diverged at epoch 1" in (result.history.stopped or "")
+    assert all(np.isnan(v) for v in result.history.loss)
+
+
+def test_clip_gradients() -> None:
+    assert T.clip_gradients([3.0, -0.5, -4.0], 1.0, None) == [1.0, -0.5, -1.0]
+    clipped = T.clip_gradients([3.0, 4.0], None, 1.0)
+    assert clipped == pytest.approx([0.6, 0.8])
+    assert T.clip_gradients([0.3, 0.4], None, 1.0) == [0.3, 0.4]
+    nan = T.clip_gradients([float("nan")], 1.0, None)[0]
+    assert nan != nan
+
+
+def test_generated_code_comes_from_the_op_table_only() -> None:
+    net = nn.Network.from_spec(spec_of("xor"))
+    source = T.compile_network(net).source
+    assert "np.exp(-abs(" in source  # SIGMOID.code
+    assert "L1" not in source and "xor" not in source  # no labels or names of user things

@@ -1,0 +1,208 @@
+"""`gradviz train` and `gradviz inspect` through click's CliRunner: output, exit statuses,
+and one-line errors on stderr."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner
+
+from gradviz.cli import cli
+
+SAMPLES = Path(__file__).resolve().parent.parent / "samples"
+
+
+def run(*args: str):
+    return CliRunner().invoke(cli, list(args), catch_exceptions=False)
+
+
+def test_train_a_sample_prints_curve_predictions_and_gradient_table() -> None:
+    result = run("train", str(SAMPLES / "xor.toml"))
+    assert result.exit_code == 0, result.output
+    out = result.stdout
+    assert "xor: 2-4-1 (sigmoid → sigmoid), 17 parameters" in out
+    assert "loss " in out and "log scale" in out
+    assert "final loss" in out and "accuracy 100% (4/4)" in out
+    assert out.count("✓") == 4
+    assert "Gradients per layer after epoch 2000" in out
+    assert "rms g" in out and "status" in out
+
+
+def test_inline_spec_and_json_output() -> None:
+    result = run(
+        "train",
+        "--layers",
+        "2,4,1",
+        "--activation",
+        "sigmoid",
+        "--data",
+        "xor",
+        "--lr",
+        "1",
+        "--epochs",
+        "50",
+        "--json",
+    )
+    assert result.exit_code == 0, result.output
+    payload = json.loads(result.stdout)
+    assert payload["spec"]["layers"] == [2, 4, 1]
+    assert payload["epochs_run"] == 50 and len(payload["loss"]) == 50
+    assert [p["input"] for p in payload["predictions"]] == [[0, 0], [0, 1], [1, 0], [1, 1]]
+    assert [layer["name"] for layer in payload["gradients"]["layers"]] == ["L1", "L2"]
+    assert payload["verdict"]
+
+
+def test_quiet_prints_nothing_and_save_then_inspect(tmp_path: Path) -> None:
+    path = tmp_path / "model.json"
+    result = run("train", "xor", "--epochs", "300", "--quiet", "--save", str(path))
+    assert result.exit_code == 0 and result.stdout == ""
+    assert json.loads(path.read_text())["format"] == "gradviz-model"
+    inspected = run("inspect", str(path))
+    assert inspected.exit_code == 0, inspected.output
+    assert "L1    │ 2 → 4 │ sigmoid" in inspected.stdout
+    assert "x0" in inspected.stdout and "target" in inspected.stdout
+    assert "Gradients per layer of the saved weights" in inspected.stdout
+    as_json = json.loads(run("inspect", str(path), "--json").stdout)
+    assert as_json["epochs_run"] == 300 and len(as_json["predictions"]) == 4
+
+
+def test_inspect_on_other_data(tmp_path: Path) -> None:
+    path = tmp_path / "model.json"
+    run("train", "xor", "--epochs", "10", "--quiet", "--save", str(path))
+    result = run("inspect", str(path), "--data", "and", "--json")
+    assert result.exit_code == 0
+    assert [p["target"] for p in json.loads(result.stdout)["predictions"]] == [0, 0, 0, 1]
+    bad = run("inspect", str(path), "--data", "nope")
+    assert bad.exit_code == 2 and "--data: unknown data set 'nope'" in bad.stderr
+
+
+def test_csv_data(tmp_path: Path) -> None:
+    csv = tmp_path / "gate.csv"
+    csv.write_text("a,b,label\n0,0,0\n0,1,1\n1,0,1\n1,1,1\n")
+    result = run(
+        "train", "--layers", "2,1", "--data", str(csv), "--epochs", "500", "--lr", "2", "--json"
+    )
+    assert result.exit_code == 0, result.output
+    assert json.loads(result.stdout)["final"]["accuracy"] == 1.0
+
+
+@pytest.mark.parametrize(
+    ("args", "expected"),
+    [
+        (("train", "nope.toml"), "nope.toml: no such spec file"),
+        (("train", "xorr"), "'xorr' is neither a spec file nor a built-in network"),
+        (("train", "xor", "--activation", "sigmod"), "--activation: unknown value 'sigmod'"),
+        (("train", "xor", "--layers", "3,4,1"), "layers[0] is 3 but the data set xor has 2"),
+        (("train", "xor", "--layers", "2,0,1"), "--layers: 0 is not a positive integer"),
+        (("train", "xor", "--update", "batch"), "--update: unknown mode 'batch'"),
+        (("train", "--layers", "2,1"), "or at least --data"),
+        (("train", "xor", "--data", "missing.csv"), "no such CSV file"),
+        (("train", "xor", "--layers", "2,100,100,1"), "10,501 parameters is more than the 5,000"),
+        (("inspect", "missing.json"), "missing.json: no such model file"),
+    ],
+)
+def test_bad_input_is_one_line_and_exit_2(args: tuple[str, ...], expected: str) -> None:
+    result = run(*args)
+    assert result.exit_code == 2
+    assert result.stdout == ""
+    assert result.stderr.startswith("Error: ")
+    assert expected in result.stderr
+    assert result.stderr.count("\n") == 1
+    assert "Traceback" not in result.stderr
+
+
+def test_unknown_key_in_a_spec_file_names_its_line(tmp_path: Path) -> None:
+    spec = tmp_path / "typo.toml"
+    spec.write_text('layers = [2, 4, 1]\ndata = "xor"\n[data2]\nx = 1\n')
+    result = run("train", str(spec))
+    assert result.exit_code == 2
+    assert f"{spec} line 3: data2: unknown key 'data2'" in result.stderr
+
+
+def test_malformed_model_is_exit_2(tmp_path: Path) -> None:
+    path = tmp_path / "model.json"
+    run("train", "xor", "--epochs", "5", "--quiet", "--save", str(path))
+    path.write_text(path.read_text()[:200])
+    result = run("inspect", str(path))
+    assert result.exit_code == 2 and "truncated" in result.stderr
+
+
+def test_divergence_is_exit_1_unless_keep_going() -> None:
+    args = (
+        "train",
+        "circle",
+        "--activation",
+        "relu",
+        "--output-activation",
+        "linear",
+        "--lr",
+        "1000000",
+        "--epochs",
+        "3",
+    )
+    result = run(*args)
+    assert result.exit_code == 1
+    assert "training diverged at epoch 1" in result.stderr and "layer L2" in result.stderr
+    going = run(*args, "--keep-going")
+    assert going.exit_code == 0
+    assert "warning: training diverged" in going.stdout
+    assert "!!!" in going.stdout  # the loss curve shows NaN as '!', never as small
+
+
+def test_help_has_an_example() -> None:
+    for command in ("train", "inspect"):
+        result = run(command, "--help")
+        assert result.exit_code == 0
+        assert "Examples:" in result.stdout and f"gradviz {command}" in result.stdout
+
+
+def test_save_inspect_draw_round_trip(tmp_path: Path) -> None:
+    import xml.etree.ElementTree as ET
+
+    model = tmp_path / "xor.json"
+    assert run("train", "xor", "--epochs", "200", "--quiet", "--save", str(model)).exit_code == 0
+    assert run("inspect", str(model)).exit_code == 0
+    svg = tmp_path / "xor.svg"
+    drawn = run("draw", "--model", str(model), "--input", "0,1", "-o", str(svg))
+    assert drawn.exit_code == 0, drawn.output
+    text = " ".join(ET.parse(svg).getroot().itertext())
+    assert "L1.N1.w0" in text and "loss" in text
+    mermaid = run(
+        "draw", "--model", str(model), "--input", "1,1", "--level", "neuron", "-f", "mermaid"
+    )
+    assert mermaid.exit_code == 0
+    assert 'subgraph c0 ["L1"]' in mermaid.stdout and "L2.N1" in mermaid.stdout
+    layer = run("draw", "--model", str(model), "--input", "1,1", "--level", "layer")
+    assert layer.exit_code == 0 and "status" in layer.stdout
+
+
+def test_draw_collapses_a_deep_model_and_says_so(tmp_path: Path) -> None:
+    model = tmp_path / "deep.json"
+    run("train", "deep-sigmoid", "--epochs", "2", "--quiet", "--save", str(model))
+    result = run("draw", "--model", str(model), "--input", "0,0", "-f", "dot")
+    assert result.exit_code == 0
+    assert "drawn one node per neuron" in result.stderr
+    assert result.stdout.count("L10.N1") >= 1 and "L1.N1.w0" not in result.stdout
+
+
+@pytest.mark.parametrize(
+    ("args", "expected"),
+    [
+        (("--input", "0,1"), None),
+        ((), "--model needs --input"),
+        (("--input", "0.5,0.5"), "is not in the data set xor: give its target (--target)"),
+        (("--input", "0,1,2"), "expected 2 finite numbers"),
+    ],
+)
+def test_draw_model_errors(tmp_path: Path, args: tuple[str, ...], expected: str | None) -> None:
+    model = tmp_path / "xor.json"
+    run("train", "xor", "--epochs", "5", "--quiet", "--save", str(model))
+    result = run("draw", "--model", str(model), *args, "-f", "json")
+    if expected is None:
+        assert result.exit_code == 0
+        return
+    assert result.exit_code == 2 and expected in result.stderr
+    both = run("draw", "a*b", "--model", str(model), "--input", "0,1")
+    assert both.exit_code == 2 and "not both" in both.stderr
