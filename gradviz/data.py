@@ -53,7 +53,7 @@ class DataSpec:
         """Only the fields that apply, in plain JSON types."""
         out: dict = {"name": self.name}
         if self.name == "csv":
-            out["path"] = self.path
+            out["csv"] = self.path  # the key a spec's [data] table uses
             if self.label is not None:
                 out["label"] = self.label
             if self.features is not None:

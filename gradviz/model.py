@@ -12,7 +12,7 @@ from __future__ import annotations
 import json
 import math
 from collections.abc import Sequence
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 from pathlib import Path
 
 import numpy as np
@@ -28,10 +28,11 @@ from gradviz.nn import (
     example_graph,
     layer_samples,
     spec_from_mapping,
+    stats_rows,
 )
 from gradviz.numbers import fmt
 from gradviz.render.diagram import Diagram, Edge, Node, diagram_from_value
-from gradviz.stats import diagnose
+from gradviz.stats import Diagnosis, diagnose
 from gradviz.train import Result
 
 FORMAT = "gradviz-model"
@@ -62,8 +63,12 @@ class Model:
         return load(self.spec.data, Path(self.spec.base_dir) if self.spec.base_dir else None)
 
     def layer_samples(self, dataset: Dataset | None = None) -> list[LayerSample]:
+        """Per-layer state of the saved weights on its data (the first rows of a data set
+        too big for `nn.STATS_FLOATS`)."""
         data = dataset if dataset is not None else self.dataset()
-        return layer_samples(self.network(), data.X, data.Y)
+        network = self.network()
+        rows = stats_rows(network, data.size)
+        return layer_samples(network, data.X[:rows], data.Y[:rows])
 
 
 def from_result(result: Result) -> Model:
@@ -81,7 +86,10 @@ def from_result(result: Result) -> Model:
             "loss": history.loss[kept],
             "accuracy": history.accuracy[kept],
             "stopped": history.stopped,
-            "gradients": [diagnose(s, epoch=e).to_dict() for e, s in history.snapshots],
+            "gradients": [
+                (s if isinstance(s, Diagnosis) else diagnose(s, epoch=e)).to_dict()
+                for e, s in history.snapshots
+            ],
         },
         final={
             "loss": result.final.loss,
@@ -362,27 +370,37 @@ def choose_level(
     return "layer", f"{size} nodes is more than {limit}: drawn one node per layer (--level)"
 
 
-def network_diagram(graph: LossGraph, level: str = "scalar", title: str | None = None) -> Diagram:
+def network_diagram(
+    graph: LossGraph, level: str = "scalar", title: str | None = None, grad: bool = True
+) -> Diagram:
     """The drawing of one example's loss: every scalar (`scalar`), a node per neuron with
     its pre-activation, activation and grads (`neuron`), or a node per layer with its
-    gradient statistics (`layer`)."""
+    gradient statistics (`layer`). `grad=False` leaves every gradient out, in the nodes'
+    text too: data alone."""
     if level == "scalar":
-        return diagram_from_value(graph.loss, clusters=graph.clusters, title=title)
+        return diagram_from_value(graph.loss, grad=grad, clusters=graph.clusters, title=title)
     if level == "neuron":
-        return _neuron_diagram(graph, title)
+        return _neuron_diagram(graph, title, grad)
     if level == "layer":
-        return _layer_diagram(graph, title)
+        return _layer_diagram(graph, title, grad)
     raise InputError(f"unknown level {level!r}; expected one of {', '.join(LEVELS)}")
 
 
-def _input_nodes(graph: LossGraph) -> list[Node]:
+def _input_nodes(graph: LossGraph, grad: bool) -> list[Node]:
     return [
-        Node(id=f"x{j}", kind="value", label=f"x{j}", data=x.data, grad=x.grad, role="input")
+        Node(
+            id=f"x{j}",
+            kind="value",
+            label=f"x{j}",
+            data=x.data,
+            grad=x.grad if grad else None,
+            role="input",
+        )
         for j, x in enumerate(graph.built.inputs)
     ]
 
 
-def _loss_nodes(graph: LossGraph, source: str) -> tuple[list[Node], list[Edge]]:
+def _loss_nodes(graph: LossGraph, source: str, grad: bool) -> tuple[list[Node], list[Edge]]:
     built = graph.built
     kind = graph.network.loss
     formula = "(out − y)²" if kind == "mse" else "−(y·log out + (1−y)·log(1−out))"
@@ -392,7 +410,7 @@ def _loss_nodes(graph: LossGraph, source: str) -> tuple[list[Node], list[Edge]]:
             kind="value",
             label="y",
             data=built.target.data,
-            grad=built.target.grad,
+            grad=built.target.grad if grad else None,
             role="input",
             cluster="loss",
         ),
@@ -401,7 +419,7 @@ def _loss_nodes(graph: LossGraph, source: str) -> tuple[list[Node], list[Edge]]:
             kind="value",
             label="loss",
             data=built.loss.data,
-            grad=built.loss.grad,
+            grad=built.loss.grad if grad else None,
             extra_lines=(f"{kind}: {formula}",),
             role="output",
             cluster="loss",
@@ -410,9 +428,9 @@ def _loss_nodes(graph: LossGraph, source: str) -> tuple[list[Node], list[Edge]]:
     return nodes, [Edge(source, "loss"), Edge("y", "loss", index=1)]
 
 
-def _neuron_diagram(graph: LossGraph, title: str | None) -> Diagram:
+def _neuron_diagram(graph: LossGraph, title: str | None, grad: bool = True) -> Diagram:
     built, network = graph.built, graph.network
-    nodes = _input_nodes(graph)
+    nodes = _input_nodes(graph, grad)
     edges: list[Edge] = []
     sources = [n.id for n in nodes]
     for layer, pre, act in zip(network.layers, built.pre, built.act, strict=True):
@@ -423,21 +441,25 @@ def _neuron_diagram(graph: LossGraph, title: str | None) -> Diagram:
             ids.append(nid)
             weights = ", ".join(fmt(w.data, 3) for w in neuron.weights)
             wgrads = ", ".join(fmt(w.grad, 3) for w in neuron.weights)
-            lines = [f"z {fmt(z.data)}  ∂L/∂z {fmt(z.grad)}"]
+            bias = neuron.bias
+            lines = [f"z {fmt(z.data)}  ∂L/∂z {fmt(z.grad)}" if grad else f"z {fmt(z.data)}"]
             if a is not z:
                 lines.append(f"{layer.activation}(z) {fmt(a.data)}")
-            lines.append(f"b {fmt(neuron.bias.data)}  ∂L/∂b {fmt(neuron.bias.grad)}")
-            detail = (
-                f"{neuron.name}\nweights: {weights}\nweight grads: {wgrads}\n"
-                f"bias: {fmt(neuron.bias.data)} (grad {fmt(neuron.bias.grad)})"
+            lines.append(
+                f"b {fmt(bias.data)}  ∂L/∂b {fmt(bias.grad)}" if grad else f"b {fmt(bias.data)}"
             )
+            detail = f"{neuron.name}\nweights: {weights}\n"
+            if grad:
+                detail += f"weight grads: {wgrads}\nbias: {fmt(bias.data)} (grad {fmt(bias.grad)})"
+            else:
+                detail += f"bias: {fmt(bias.data)}"
             nodes.append(
                 Node(
                     id=nid,
                     kind="group",
                     label=neuron.name,
                     data=a.data,
-                    grad=a.grad,
+                    grad=a.grad if grad else None,
                     detail=detail,
                     cluster=layer.name,
                     extra_lines=tuple(lines),
@@ -448,11 +470,11 @@ def _neuron_diagram(graph: LossGraph, title: str | None) -> Diagram:
                 label = f"w{k} {fmt(w.data, 3)}" if label_edges else None
                 edges.append(Edge(source, nid, label=label, index=k))
         sources = ids
-    loss_nodes, loss_edges = _loss_nodes(graph, sources[0])
-    return Diagram(tuple(nodes + loss_nodes), tuple(edges + loss_edges), title=title)
+    loss_nodes, loss_edges = _loss_nodes(graph, sources[0], grad)
+    return Diagram(tuple(nodes + loss_nodes), tuple(edges + loss_edges), has_grad=grad, title=title)
 
 
-def _layer_diagram(graph: LossGraph, title: str | None) -> Diagram:
+def _layer_diagram(graph: LossGraph, title: str | None, grad: bool = True) -> Diagram:
     built, network = graph.built, graph.network
     samples = layer_samples(network, np.array([graph.x]), np.array([graph.y]))
     diagnosis = diagnose(samples)
@@ -460,27 +482,34 @@ def _layer_diagram(graph: LossGraph, title: str | None) -> Diagram:
     nodes = [Node(id="inputs", kind="group", label="inputs", extra_lines=(inputs,), role="group")]
     edges: list[Edge] = []
     source = "inputs"
-    for layer, stats in zip(network.layers, diagnosis.layers, strict=True):
-        lines = (
-            f"{layer.n_out} {layer.activation} units, {stats.n_params} params",
-            f"grad shown: rms ∂L/∂w; max |∂L/∂w| {fmt(stats.max_abs)}",
-            f"rel {fmt(stats.rel) if stats.rel is not None else '—'}  status {stats.status}",
-        )
+    for layer, stats, acts in zip(network.layers, diagnosis.layers, built.act, strict=True):
+        units = f"{layer.n_out} {layer.activation} unit{'s' if layer.n_out != 1 else ''}"
+        lines = [f"{units}, {stats.n_params} params"]
+        if grad:
+            rel = fmt(stats.rel) if stats.rel is not None else "—"
+            lines += [
+                f"grad shown: rms ∂L/∂w; max |∂L/∂w| {fmt(stats.max_abs)}",
+                f"rel {rel}  status {stats.status}",
+            ]
+        else:
+            lines.append("outputs " + ", ".join(fmt(a.data, 3) for a in acts[:8]))
+            if len(acts) > 8:
+                lines[-1] += ", …"
         nodes.append(
             Node(
                 id=layer.name,
                 kind="group",
                 label=layer.name,
-                grad=stats.rms,  # the colour follows the layer's rms gradient
-                detail=f"{layer.name}: {stats.reason or stats.status}",
-                extra_lines=lines,
+                grad=stats.rms if grad else None,  # the colour follows the rms gradient
+                detail=f"{layer.name}: {stats.reason or stats.status}" if grad else layer.name,
+                extra_lines=tuple(lines),
                 role="group",
             )
         )
         edges.append(Edge(source, layer.name))
         source = layer.name
-    loss_nodes, loss_edges = _loss_nodes(graph, source)
-    return Diagram(tuple(nodes + loss_nodes), tuple(edges + loss_edges), title=title)
+    loss_nodes, loss_edges = _loss_nodes(graph, source, grad)
+    return Diagram(tuple(nodes + loss_nodes), tuple(edges + loss_edges), has_grad=grad, title=title)
 
 
 def model_diagram(
@@ -500,8 +529,4 @@ def model_diagram(
     chosen, note = choose_level(graph, level)
     shown = ", ".join(fmt(v) for v in graph.x)
     title = f"{model.spec.name}: loss of input ({shown}), target {fmt(graph.y)}"
-    diagram = network_diagram(graph, chosen, title)
-    if not grad:
-        nodes = tuple(replace(n, grad=None) for n in diagram.nodes)
-        diagram = replace(diagram, nodes=nodes, has_grad=False)
-    return diagram, note
+    return network_diagram(graph, chosen, title, grad), note

@@ -210,9 +210,10 @@ class Spec:
         for key in ("clip_value", "clip_norm", "record_every"):
             if getattr(self, key) is not None:
                 out[key] = getattr(self, key)
-        if self.data.name == "csv" and self.data.path and self.base_dir:
-            path = Path(self.data.path)
-            out["data"]["path"] = str(path if path.is_absolute() else Path(self.base_dir) / path)
+        if self.data.name == "csv" and self.data.path:
+            # absolute, so a saved model finds its data wherever the model file goes
+            path = Path(self.base_dir or "") / self.data.path
+            out["data"]["csv"] = str(path.absolute())
         return out
 
 
@@ -368,6 +369,12 @@ def spec_from_mapping(
     seed = _integer(raw.get("seed", 0), "seed", 0, 2**63 - 1, fail)
     every = raw.get("record_every")
     record_every = None if every is None else _integer(every, "record_every", 1, MAX_EPOCHS, fail)
+    if record_every is not None and epochs // record_every > MAX_RECORDS:
+        raise fail(
+            "record_every",
+            f"every {record_every} of {epochs:,} epochs is more than {MAX_RECORDS:,} records; "
+            f"use at least {math.ceil(epochs / MAX_RECORDS)}",
+        )
     name = raw.get("name", "network")
     if not isinstance(name, str) or not name.strip() or len(name) > 100:
         raise fail("name", "expected a short text")
@@ -534,7 +541,7 @@ def _data(value: object, fail: Callable[[str, str], SpecError]) -> DataSpec:
                 f"unknown key{_suggest(key, DATA_KEYS)}; known: {', '.join(DATA_KEYS)}",
             )
     if "csv" in value or value.get("name") == "csv":
-        path = value.get("csv", value.get("path"))
+        path = value.get("csv")
         if not isinstance(path, str) or not path:
             raise fail("data.csv", "expected the path of a CSV file")
         for key in ("size", "noise"):
@@ -781,6 +788,17 @@ def sequential_sum(values: np.ndarray | float, count: int, start: float = -0.0) 
 
 # Floats held by one batched graph at a time in `layer_samples` (32 MB).
 GRAPH_BUDGET = 4_000_000
+# Activations kept per recorded moment (8 MB each for pre-activations and activations).
+STATS_FLOATS = 1_000_000
+# Gradient statistics recorded during one training run, at most.
+MAX_RECORDS = 1_000
+
+
+def stats_rows(network: Network, n: int) -> int:
+    """How many rows of a data set the per-layer statistics use: all of them unless
+    (rows × units) would pass STATS_FLOATS."""
+    units = sum(network.sizes[1:])
+    return max(1, min(n, STATS_FLOATS // units))
 
 
 def layer_samples(

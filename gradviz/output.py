@@ -25,7 +25,7 @@ from pathlib import Path
 from gradviz.errors import OutputError, RenderError
 from gradviz.numbers import DEFAULT_PRECISION
 from gradviz.render.diagram import Diagram
-from gradviz.render.dot import to_dot
+from gradviz.render.dot import layout_cost, to_dot
 from gradviz.render.json import to_json
 from gradviz.render.mermaid import MAX_EDGES, to_markdown, to_mermaid
 from gradviz.render.terminal import to_text
@@ -56,12 +56,14 @@ FORMATS: dict[str, Format] = {
 _BY_EXTENSION = {ext: f.name for f in FORMATS.values() for ext in f.extensions}
 _ALIASES = {"gv": "dot", "mmd": "mermaid", "md": "markdown", "txt": "text"}
 
-# Layout time and memory grow fast: ~2 s for a 2000-node SVG, far more for a big PNG.
+# Layout time and memory grow fast: ~2 s for a 2000-node SVG, far more for a big PNG,
+# and far more again when long edges add many hidden nodes (see dot.layout_cost).
 WARN_NODES = 1000
+WARN_LAYOUT_COST = 20_000
 # PNGs are capped at this size in inches (at 96 dpi: 3840 px), whatever the graph.
 PNG_MAX_INCHES = 40
 PNG_DPI = 96
-DOT_TIMEOUT = float(os.environ.get("GRADVIZ_DOT_TIMEOUT", "120"))
+DOT_TIMEOUT = 60.0  # seconds; GRADVIZ_DOT_TIMEOUT overrides
 
 GET_GRAPHVIZ = (
     "install Graphviz (apt install graphviz, brew install graphviz, winget install graphviz) "
@@ -158,19 +160,34 @@ def find_dot(fmt: str) -> DotProgram:
     )
 
 
+def dot_timeout() -> float:
+    """Seconds a layout may take: GRADVIZ_DOT_TIMEOUT, else DOT_TIMEOUT."""
+    text = os.environ.get("GRADVIZ_DOT_TIMEOUT", "").strip()
+    if not text:
+        return DOT_TIMEOUT
+    try:
+        seconds = float(text)
+    except ValueError:
+        seconds = -1.0
+    if not 0 < seconds < 1e6:
+        raise RenderError(f"GRADVIZ_DOT_TIMEOUT={text!r} is not a number of seconds > 0")
+    return seconds
+
+
 def run_dot(dot_text: str, fmt: str, *, program: DotProgram | None = None) -> bytes:
     """Lay out DOT text and return the picture (argv list, no shell, with a timeout)."""
     program = program or find_dot(fmt)
+    timeout = dot_timeout()
     argv = [program.path, f"-T{fmt}"]
     if fmt == "png":
         argv += [f"-Gdpi={PNG_DPI}", f"-Gsize={PNG_MAX_INCHES},{PNG_MAX_INCHES}"]
     try:
         done = subprocess.run(
-            argv, input=dot_text.encode("utf-8"), capture_output=True, timeout=DOT_TIMEOUT
+            argv, input=dot_text.encode("utf-8"), capture_output=True, timeout=timeout
         )
     except subprocess.TimeoutExpired:
         raise RenderError(
-            f"{Path(program.path).name} took longer than {DOT_TIMEOUT:g} s to draw the graph",
+            f"{Path(program.path).name} took longer than {timeout:g} s to draw the graph",
             hint="Draw a smaller graph, write .dot or .json instead, or raise GRADVIZ_DOT_TIMEOUT.",
         ) from None
     except OSError as error:
@@ -230,10 +247,13 @@ def size_warnings(diagram: Diagram, fmt: str) -> list[str]:
     """What to tell a user before a slow or refused render (the CLI prints these)."""
     warnings = []
     nodes = len(diagram.nodes)
-    if FORMATS[fmt].graphviz and nodes > WARN_NODES:
+    heavy = layout_cost(diagram) > WARN_LAYOUT_COST
+    if FORMATS[fmt].graphviz and (nodes > WARN_NODES or heavy):
+        reused = ", some values reused far down long chains" if heavy else ""
         warnings.append(
-            f"{nodes} nodes: Graphviz may take a while (about 2 s per 2000 nodes for SVG, "
-            "longer for PNG); a collapsed view (by neuron or layer) draws faster"
+            f"{nodes} nodes{reused}: Graphviz may take a while (it gives up after "
+            f"{dot_timeout():g} s; GRADVIZ_DOT_TIMEOUT=SECONDS to wait longer); "
+            "a collapsed view (by neuron or layer) draws faster"
         )
     if fmt in ("mermaid", "markdown") and len(diagram.edges) > MAX_EDGES * 0.8:
         warnings.append(

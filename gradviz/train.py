@@ -31,8 +31,9 @@ import numpy as np
 from gradviz.data import Dataset, load
 from gradviz.engine import Op, Value, topological_order
 from gradviz.errors import SpecError, TrainingError
-from gradviz.nn import LayerSample, Network, Spec, layer_samples, sequential_sum
+from gradviz.nn import LayerSample, Network, Spec, layer_samples, sequential_sum, stats_rows
 from gradviz.numbers import fmt
+from gradviz.stats import Diagnosis, diagnose, first_nonfinite
 
 # -- compiling a network ------------------------------------------------------------------
 
@@ -412,12 +413,15 @@ class History:
     """What happened during training, epoch by epoch.
 
     `loss[e]`/`accuracy[e]` are over the examples of epoch e+1 as each was seen, before
-    its own update. `snapshots` are (epoch, per-layer samples on the whole data set
-    after that epoch) at epoch 0, every `Spec.stats_every` epochs and the last one."""
+    its own update. `snapshots` are (epoch, the network's per-layer state on the whole
+    data set after that epoch) at epoch 0, every `Spec.stats_every` epochs and the last
+    one: the latest as raw `LayerSample`s, the earlier ones already reduced to their
+    `stats.Diagnosis` (a few numbers per layer), so that memory stays small. (Data sets
+    too big for `nn.STATS_FLOATS` are measured on their first rows.)"""
 
     loss: list[float] = field(default_factory=list)
     accuracy: list[float] = field(default_factory=list)
-    snapshots: list[tuple[int, list[LayerSample]]] = field(default_factory=list)
+    snapshots: list[tuple[int, list[LayerSample] | Diagnosis]] = field(default_factory=list)
     stopped: str | None = None  # why training stopped early (non-finite loss)
 
     @property
@@ -479,6 +483,8 @@ def train(
     every = spec.stats_every
     lr = spec.learning_rate
 
+    rows = stats_rows(network, n)
+
     def snapshot(epoch: int, previous: list[float] | None) -> None:
         network.set_flat(P)
         before = None
@@ -486,7 +492,11 @@ def train(
             other = network.copy()
             other.set_flat(previous)
             before = [W for W, _ in other.weights()]
-        history.snapshots.append((epoch, layer_samples(network, data.X, data.Y, before)))
+        if history.snapshots:  # only the latest keeps its raw arrays
+            last_epoch, last = history.snapshots[-1]
+            history.snapshots[-1] = (last_epoch, diagnose(last, epoch=last_epoch))
+        samples = layer_samples(network, data.X[:rows], data.Y[:rows], before)
+        history.snapshots.append((epoch, samples))
 
     with np.errstate(all="ignore"):
         if record:
@@ -559,8 +569,6 @@ def _divergence(
 ) -> str:
     """Replay the epoch batch by batch to find the step where NaN/inf appeared, and
     name the first layer holding it (forward pass first, then the backward pass)."""
-    from gradviz.stats import first_nonfinite
-
     X = [tuple(row) for row in data.X.tolist()]
     Y = data.Y.tolist()
     P = list(weights)

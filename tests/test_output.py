@@ -26,6 +26,7 @@ from gradviz.output import (
     write_atomic,
 )
 from gradviz.render.diagram import diagram_from_value
+from gradviz.render.dot import layout_cost, to_dot
 
 SYSTEM_DOT = shutil.which("dot")
 needs_system_dot = pytest.mark.skipif(not SYSTEM_DOT, reason="no system Graphviz")
@@ -153,11 +154,12 @@ def test_pdf_with_system_dot(monkeypatch):
 
 
 def test_png_size_is_capped(monkeypatch):
+    monkeypatch.delenv("GRADVIZ_DOT_TIMEOUT", raising=False)
     seen = []
 
     def fake_run(argv, **kwargs):
         seen.append(argv)
-        assert "shell" not in kwargs and kwargs["timeout"] == output.DOT_TIMEOUT
+        assert "shell" not in kwargs and kwargs["timeout"] == output.DOT_TIMEOUT == 60
         return subprocess.CompletedProcess(argv, 0, b"\x89PNG", b"")
 
     monkeypatch.setattr(output.subprocess, "run", fake_run)
@@ -183,10 +185,28 @@ def test_a_failing_program_gives_its_last_message(tmp_path):
 
 
 def test_a_slow_program_times_out(tmp_path, monkeypatch):
-    monkeypatch.setattr(output, "DOT_TIMEOUT", 0.2)
+    monkeypatch.setenv("GRADVIZ_DOT_TIMEOUT", "0.2")
     program = fake_program(tmp_path, "exec sleep 5")
     with pytest.raises(RenderError, match=r"longer than 0\.2 s"):
         run_dot("digraph {}", "svg", program=program)
+
+
+def test_bad_timeout_setting_is_an_error(monkeypatch):
+    monkeypatch.setenv("GRADVIZ_DOT_TIMEOUT", "soon")
+    with pytest.raises(RenderError, match="not a number of seconds"):
+        run_dot("digraph {}", "svg")
+
+
+def test_long_chains_get_a_fast_layout_and_a_warning():
+    x = Value(1.0, label="x")
+    out = x
+    for _ in range(200):  # x reused at every rank: ~40000 virtual nodes for dot
+        out = out * x
+    diagram = diagram_from_value(out)
+    assert layout_cost(diagram) > 20_000 and len(diagram.nodes) == 401
+    assert 'mclimit="0.01"' in to_dot(diagram)
+    assert "reused far down long chains" in size_warnings(diagram, "png")[0]
+    assert "mclimit" not in to_dot(hand_diagram()) and layout_cost(hand_diagram()) == 16
 
 
 def test_big_graph_warnings():

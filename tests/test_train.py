@@ -14,6 +14,7 @@ from gradviz import train as T
 from gradviz.data import load
 from gradviz.engine import Op, Value, apply
 from gradviz.errors import SpecError, TrainingError
+from gradviz.stats import Diagnosis
 
 
 def spec_of(name: str, **changes: object) -> nn.Spec:
@@ -169,7 +170,8 @@ def test_history_records_gradients_at_first_every_and_last_epoch() -> None:
     epochs = [e for e, _ in result.history.snapshots]
     assert epochs == [0, 10, 20, 25]
     first, last = result.history.snapshots[0][1], result.history.snapshots[-1][1]
-    assert first[0].previous_weights is None
+    assert isinstance(first, Diagnosis) and first.epoch == 0  # reduced, to keep memory small
+    assert first.layers[0].update_data is None  # at initialisation there was no update
     # the weights before the last update of epoch 25 (full batch: after epoch 24)
     before = T.train(spec_of("xor", epochs=24), record=False).network.weights()
     assert np.array_equal(last[0].previous_weights, before[0][0])
@@ -228,3 +230,15 @@ def test_generated_code_comes_from_the_op_table_only() -> None:
     source = T.compile_network(net).source
     assert "np.exp(-abs(" in source  # SIGMOID.code
     assert "L1" not in source and "xor" not in source  # no labels or names of user things
+
+
+def test_big_data_sets_are_measured_on_their_first_rows(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(nn, "STATS_FLOATS", 9 * 20)  # 9 units (2-8-1): 20 rows
+    result = T.train(spec_of("circle", epochs=2))
+    samples = result.history.snapshots[-1][1]
+    assert samples[0].activations.shape == (20, 8)
+
+
+def test_too_many_records_are_refused() -> None:
+    with pytest.raises(SpecError, match="record_every: every 1 of 5,000 epochs is more than 1,000"):
+        spec_of("xor", epochs=5000, record_every=1)

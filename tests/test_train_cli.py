@@ -4,6 +4,7 @@ and one-line errors on stderr."""
 from __future__ import annotations
 
 import json
+import re
 from pathlib import Path
 
 import pytest
@@ -206,3 +207,52 @@ def test_draw_model_errors(tmp_path: Path, args: tuple[str, ...], expected: str 
     assert result.exit_code == 2 and expected in result.stderr
     both = run("draw", "a*b", "--model", str(model), "--input", "0,1")
     assert both.exit_code == 2 and "not both" in both.stderr
+
+
+def test_save_path_is_checked_before_training(tmp_path: Path) -> None:
+    spec = tmp_path / "xor.toml"
+    spec.write_text((SAMPLES / "xor.toml").read_text())
+    result = run("train", str(spec), "--save", str(spec))
+    assert result.exit_code == 2 and result.stdout == ""
+    assert spec.read_text() == (SAMPLES / "xor.toml").read_text()
+    missing = run("train", "xor", "--save", str(tmp_path / "no" / "model.json"))
+    assert missing.exit_code == 2 and "no folder" in missing.stderr and missing.stdout == ""
+
+
+def test_csv_model_round_trip(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Trained on a CSV given by a relative path: the saved model finds its data again
+    from another folder, for inspect, grads and draw --model."""
+    import xml.etree.ElementTree as ET
+
+    work = tmp_path / "work"
+    work.mkdir()
+    (work / "gate.csv").write_text("a,b,label\n0,0,0\n0,1,1\n1,0,1\n1,1,0\n")
+    monkeypatch.chdir(work)
+    trained = run(
+        "train", "--layers", "2,4,1", "--data", "gate.csv", "--lr", "1", "--epochs", "2000",
+        "--save", "model.json", "--json",
+    )  # fmt: skip
+    assert trained.exit_code == 0, trained.output
+    saved = json.loads((work / "model.json").read_text())
+    assert saved["spec"]["data"] == {"name": "csv", "csv": str(work / "gate.csv")}
+    monkeypatch.chdir(tmp_path)
+    model = str(work / "model.json")
+
+    inspected = run("inspect", model, "--json")
+    assert inspected.exit_code == 0, inspected.output
+    payload = json.loads(inspected.stdout)
+    assert [p["target"] for p in payload["predictions"]] == [0, 1, 1, 0]
+    assert payload["final"]["accuracy"] == json.loads(trained.stdout)["final"]["accuracy"] == 1.0
+    shown = run("inspect", model)
+    assert shown.exit_code == 0
+    assert re.search(r"^a\W+b\W+target\W+output", shown.stdout, re.MULTILINE)
+
+    grads = run("grads", model, "--json")
+    assert grads.exit_code == 0, grads.output
+    layers = json.loads(grads.stdout)["gradients"]["layers"]
+    assert [layer["name"] for layer in layers] == ["L1", "L2"]
+
+    svg = tmp_path / "gate.svg"
+    drawn = run("draw", "--model", model, "--input", "1,0", "-o", str(svg))
+    assert drawn.exit_code == 0, drawn.output
+    assert "target 1" in " ".join(ET.parse(svg).getroot().itertext())

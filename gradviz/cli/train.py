@@ -16,7 +16,7 @@ from rich.table import Table
 from rich.text import Text
 
 from gradviz.data import Dataset
-from gradviz.errors import InputError
+from gradviz.errors import InputError, OutputError
 from gradviz.model import Model, from_result, load_model, save
 from gradviz.nn import LayerSample, Spec, resolve_spec
 from gradviz.numbers import fmt
@@ -238,6 +238,8 @@ def train_command(
     if isinstance(data_option, str) and data_option.lower().endswith(".csv"):
         options["data"] = str(Path(data_option).resolve())
     resolved = resolve_spec(spec, options, OPTION_NAMES)
+    if save_path is not None:  # before training, so a bad path costs no training time
+        _check_save_path(save_path, spec, resolved)
     console = _console()
     show = not quiet and not as_json
 
@@ -310,6 +312,19 @@ def train_command(
     console.print(report)
     if save_path is not None:
         click.echo(f"saved {save_path}", err=True)
+
+
+def _check_save_path(save_path: str, spec: str | None, resolved: Spec) -> None:
+    from gradviz.output import refuse_inputs
+
+    inputs: list[str | Path] = [spec] if spec is not None and Path(spec).is_file() else []
+    if resolved.data.path is not None:
+        base = Path(resolved.base_dir) if resolved.base_dir else Path()
+        inputs.append(base / resolved.data.path)
+    refuse_inputs([save_path], inputs)
+    folder = Path(save_path).parent
+    if not folder.is_dir():
+        raise OutputError(f"--save {save_path}: no folder {str(folder)!r} to write it in")
 
 
 def _predictions(data: Dataset, outputs: Sequence[float]) -> list[dict]:

@@ -113,7 +113,7 @@ def _attrs(pairs: list[tuple[str, str]]) -> str:
 def _node_line(node: Node, diagram: Diagram, precision: int, horizontal: bool) -> str:
     """One node statement. `horizontal` puts record fields side by side."""
     pairs: list[tuple[str, str]]
-    band = band_of(node) if diagram.has_grad or node.kind != "value" else None
+    band = band_of(node)
     if node.kind == "op":
         pairs = [
             ("shape", "ellipse"),
@@ -163,6 +163,41 @@ def _edge_line(edge: Edge) -> str:
     )
 
 
+# Graphviz's time goes mostly to edges that span many ranks (each rank crossed is a
+# hidden "virtual" node): a value reused deep down a long chain (`x*x*…*x`, a long
+# sum) costs O(n²) of them, and old versions of dot then need minutes for a few
+# hundred nodes. Above this many (nodes + virtual nodes), the layout's search limits
+# are cut: a slightly less tidy picture in a second instead of minutes.
+HEAVY_LAYOUT = 2000
+FAST_LAYOUT = 'mclimit="0.01", nslimit="0.1", nslimit1="0.1", searchsize="10"'
+
+
+def layout_cost(diagram: Diagram) -> int:
+    """Nodes plus the virtual nodes Graphviz will add for long edges (ranks by longest
+    path; each edge crossing k ranks adds k - 1). Iterative, any node order."""
+    incoming: dict[str, int] = {n.id: 0 for n in diagram.nodes}
+    outgoing: dict[str, list[str]] = {n.id: [] for n in diagram.nodes}
+    for edge in diagram.edges:
+        if edge.source in outgoing and edge.target in incoming:
+            outgoing[edge.source].append(edge.target)
+            incoming[edge.target] += 1
+    rank = dict.fromkeys(incoming, 0)
+    ready = [node_id for node_id, count in incoming.items() if count == 0]
+    while ready:
+        node_id = ready.pop()
+        for target in outgoing[node_id]:
+            rank[target] = max(rank[target], rank[node_id] + 1)
+            incoming[target] -= 1
+            if incoming[target] == 0:
+                ready.append(target)
+    spans = sum(
+        max(0, rank[e.target] - rank[e.source] - 1)
+        for e in diagram.edges
+        if e.source in rank and e.target in rank
+    )
+    return len(diagram.nodes) + spans
+
+
 def legend_line() -> str:
     """A one-node key to the fill colours (fixed text, so an HTML-like label is safe)."""
     cells = "".join(
@@ -188,8 +223,9 @@ def dot_body(
     if rankdir not in RANKDIRS:
         raise ValueError(f"rankdir must be one of {', '.join(RANKDIRS)}, not {rankdir!r}")
     horizontal = rankdir in ("LR", "RL")
+    fast = f", {FAST_LAYOUT}" if layout_cost(diagram) > HEAVY_LAYOUT else ""
     lines = [
-        f'\tgraph [rankdir="{rankdir}", fontname="{FONT}", nodesep="0.25", ranksep="0.35"]\n',
+        f'\tgraph [rankdir="{rankdir}", fontname="{FONT}", nodesep="0.25", ranksep="0.35"{fast}]\n',
         f'\tnode [fontname="{FONT}", fontsize="11", style="filled", height="0.3"]\n',
         f'\tedge [fontname="{FONT}", fontsize="9", color="#555555", arrowsize="0.6"]\n',
     ]

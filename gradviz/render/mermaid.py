@@ -107,7 +107,7 @@ def to_mermaid(
 
     def node_line(node: Node, indent: str) -> str:
         mid = ids[node.id]
-        band = band_of(node) if diagram.has_grad or node.kind != "value" else None
+        band = band_of(node)
         if node.kind == "op":
             classes.setdefault("op", []).append(mid)
             return f'{indent}{mid}(("{_label(node, precision)}"))\n'
