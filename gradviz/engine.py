@@ -125,13 +125,16 @@ MUL = Op(
     code="{out} = {a} * {b}",
     local_code=("{b}", "{a}"),
 )
-POW = Op(
-    "pow",
-    lambda a, b: _power(a, b),
-    lambda out, a, b: (_result(b * _power(a, b - 1.0)), _result(out * np.log(a))),
-    ("b·a^(b-1)", "a^b·ln(a)"),
-    "**",
-)
+def _power_local(out: Number, a: Number, b: Number) -> tuple[Number, Number]:
+    """d(a^b)/da and d(a^b)/db, with the limits the bare formulas miss: a^0 is constant
+    (0, not 0·0⁻¹ = nan) and a^b·ln(a) → 0 as a → 0 for b > 0. For a < 0, ln(a) is nan:
+    a^b is not defined for the exponents next to b, so its slope in b does not exist."""
+    da = np.where(np.equal(b, 0.0), 0.0, b * _power(a, b - 1.0))
+    db = np.where(np.equal(a, 0.0) & np.greater(b, 0.0), 0.0, out * np.log(a))
+    return _result(da), _result(db)
+
+
+POW = Op("pow", _power, _power_local, ("b·a^(b-1)", "a^b·ln(a)"), "**")
 EXP = Op(
     "exp",
     _unary(np.exp),
@@ -199,8 +202,11 @@ def power_op(n: float) -> Op:
     return Op(
         f"pow{shown}",
         lambda a: _result(np.power(a, n)),
-        lambda out, a: (_result(n * np.power(a, n - 1.0)),),
-        (f"{shown}·a^{less}",),
+        # a^0 is constant: its slope is 0 everywhere, also at a = 0 where 0·0⁻¹ is nan.
+        (lambda out, a: (_result(np.zeros_like(a)),))
+        if n == 0
+        else (lambda out, a: (_result(n * np.power(a, n - 1.0)),)),
+        (f"{shown}·a^{less}",) if n != 0 else ("0",),
         f"**{shown}",
     )
 

@@ -406,3 +406,23 @@ def test_dropped_graphs_are_freed_without_the_cycle_collector() -> None:
         assert gc.collect() > 0
     finally:
         gc.enable()
+
+
+def test_power_limits_that_the_bare_formulas_miss() -> None:
+    """a^0 is constant (slope 0 even at a = 0, where 0·0⁻¹ is nan), and d(a^b)/db → 0 as
+    a → 0 for b > 0. References: the functions are constant / identically 0 nearby, so a
+    central difference is exact."""
+    h = 1e-6
+    x = Value(0.0)
+    y = x**0
+    y.backward()
+    assert x.grad == 0.0 == ((0.0 + h) ** 0 - (0.0 - h) ** 0) / (2 * h)
+
+    a, b = Value(0.0), Value(2.0)
+    (a**b).backward()
+    assert b.grad == 0.0 == (0.0 ** (2.0 + h) - 0.0 ** (2.0 - h)) / (2 * h)
+    assert a.grad == 0.0  # 2·0¹
+
+    a, b = Value(5.0), Value(0.0)
+    (a**b).backward()
+    assert a.grad == 0.0
