@@ -1,5 +1,6 @@
 """Training speed: gradviz (compiled engine graph) against micrograd, PyTorch CPU and
-hand-written numpy, the same arithmetic in each, side by side in one run.
+hand-written numpy, the same arithmetic in each, side by side in one run; and against
+the other two ways gradviz could run its own graph (why it compiles).
 
 Workloads (float64 everywhere, the same initial weights, data and example order):
 - xor:    2-4-1 sigmoid, mse, 1000 full-batch epochs, lr 1.0 (4 examples);
@@ -10,14 +11,24 @@ gradviz's times include building the graph and compiling it (xor, circle); for `
 the compile is reported on its own and the step is the steady state. micrograd has no
 sigmoid: it gets one written in its own style (`_backward` closure, math.exp).
 
-micrograd and PyTorch need about 50 s and 75 s for the full circle run, so by default
-they run 1/10 of its epochs and the time is scaled by 10 (per-epoch cost is constant);
-`GRADVIZ_BENCH_FULL=1` runs them in full. PyTorch runs single-threaded (as gradviz and
-micrograd do) and is skipped when not installed; it is never a gradviz dependency.
+The alternatives, both on gradviz's own engine and op table:
+- engine, rebuilt: an interpreter that builds every example's graph of `Value`s again
+  and calls `backward()` (`gradviz.train.reference_step`, the definition training
+  matches bit for bit);
+- engine, fixed graph: the graph built once and re-evaluated in place each step
+  (`engine.evaluate`, `engine.backpropagate`); for a full batch its inputs hold numpy
+  arrays of the whole batch (one graph evaluated over the batch), online they hold floats.
 
-Every figure is the best of several runs (`gc.collect()` before each, the collector on):
-on a shared machine the other processes only ever add time, so the minimum is the
-steadiest estimate of what each contender costs, and all of them are measured the same way.
+Timing: every contender runs once per round, in an order that rotates from round to
+round, `gc.collect()` before each run, the collector on (the imported modules' objects
+frozen out of its reach first, `gc.freeze()`, so PyTorch's presence does not slow the
+collection of micrograd's garbage); a figure is the median of the
+rounds and a ratio is the median of the per-round ratios (with their range), so load
+from other processes that comes and goes hits every contender alike. micrograd, PyTorch
+and the slow alternatives run 1/10 of the circle epochs and their time is scaled by 10
+(per-epoch cost is constant); `GRADVIZ_BENCH_FULL=1` runs them in full. PyTorch runs
+single-threaded (as gradviz and micrograd do) and is skipped, saying so, when not
+installed; it is never a gradviz dependency.
 
 Run: `make bench`, or `python bench/train.py` with the `bench` extra installed.
 """
@@ -27,8 +38,10 @@ from __future__ import annotations
 import gc
 import math
 import os
+import statistics
 import time
 from collections.abc import Callable
+from dataclasses import dataclass
 
 import numpy as np
 from rich.console import Console
@@ -37,6 +50,7 @@ from rich.table import Table
 from gradviz import nn
 from gradviz import train as T
 from gradviz.data import load
+from gradviz.engine import Value, backpropagate, evaluate, topological_order
 
 try:
     from micrograd.engine import Value as MicroValue
@@ -47,24 +61,58 @@ try:
 except ImportError:  # pragma: no cover - optional, never a dependency
     torch = None
 
-RUNS = 3
+ROUNDS = 5
 FULL = os.environ.get("GRADVIZ_BENCH_FULL") == "1"
-SCALE = 1 if FULL else 10  # micrograd and PyTorch run 1/SCALE of the circle epochs
+SCALE = 1 if FULL else 10  # the slow contenders run 1/SCALE of the circle epochs
 TARGETS = {"xor": 10.0, "circle": 5.0, "deep": 10.0}  # x faster than micrograd
+CONTENDERS = ("gradviz", "micrograd", "PyTorch", "numpy", "engine, rebuilt", "engine, fixed")
 
 XOR = nn.spec_from_mapping({**nn.PRESETS["xor"], "epochs": 1000})
 CIRCLE = nn.spec_from_mapping({**nn.PRESETS["circle"], "epochs": 2000})
-DEEP = nn.spec_from_mapping({**nn.PRESETS["deep-sigmoid"], "epochs": 1})
+# the issue's deep net, independent of the samples: 10 sigmoid layers of 8 units, XOR
+DEEP = nn.spec_from_mapping(
+    {
+        "name": "deep",
+        "layers": [2, *[8] * 9, 1],
+        "activation": "sigmoid",
+        "data": "xor",
+        "epochs": 1,
+        "learning_rate": 1.0,
+        "update": "full",
+    }
+)
 
 
-def best_time(run: Callable[[], object], runs: int = RUNS) -> float:
-    times = []
-    for _ in range(runs):
-        gc.collect()
-        start = time.perf_counter()
-        run()
-        times.append(time.perf_counter() - start)
-    return min(times)
+@dataclass
+class Timed:
+    """Seconds per round of each contender (already divided or scaled as reported)."""
+
+    times: dict[str, list[float]]
+
+    def median(self, name: str) -> float:
+        return statistics.median(self.times[name]) if name in self.times else math.nan
+
+    def ratio(self, name: str, base: str = "gradviz") -> tuple[float, float, float]:
+        """(median, lowest, highest) of the per-round ratios name / base."""
+        if name not in self.times:
+            return math.nan, math.nan, math.nan
+        ratios = [t / g for t, g in zip(self.times[name], self.times[base], strict=True)]
+        return statistics.median(ratios), min(ratios), max(ratios)
+
+
+def side_by_side(runs: dict[str, tuple[Callable[[], object], float]], rounds: int) -> Timed:
+    """Each contender `name: (run, factor)` once per round, in an order rotating from
+    round to round; a run's seconds times `factor` is its figure for that round."""
+    names = list(runs)
+    times: dict[str, list[float]] = {name: [] for name in names}
+    for r in range(rounds):
+        for name in names[r % len(names) :] + names[: r % len(names)]:
+            run, factor = runs[name]
+            gc.collect()
+            start = time.perf_counter()
+            run()
+            times[name].append((time.perf_counter() - start) * factor)
+    return Timed(times)
 
 
 def orders(spec: nn.Spec, epochs: int, n: int) -> list[list[int]]:
@@ -139,7 +187,42 @@ def deep_steps() -> dict[str, Callable[[list[int], int], Callable[[], None]]]:
         return lambda: [numpy_step(params, Xn, Yn, 1.0) for _ in range(steps)]
 
     makers["numpy"] = numpy_maker
+
+    def rebuilt_maker(rows: list[int], steps: int) -> Callable[[], None]:
+        net = nn.Network.from_spec(DEEP)
+        Xr, Yr = [X[i] for i in rows], [Y[i] for i in rows]
+        return lambda: [T.reference_step(net, Xr, Yr, 1.0) for _ in range(steps)]
+
+    makers["engine, rebuilt"] = rebuilt_maker
+
+    def fixed_maker(rows: list[int], steps: int) -> Callable[[], None]:
+        graph = FixedGraph(DEEP, batched=len(rows) > 1)
+        return lambda: [graph.step(data.X, data.Y, rows, 1.0) for _ in range(steps)]
+
+    makers["engine, fixed"] = fixed_maker
     return makers
+
+
+def big_batch(points: int = 1000) -> Timed:
+    """One full-batch step of the deep net on `points` circle points: where a graph
+    evaluated over the batch with numpy arrays pays off (compiled code loops in Python)."""
+    spec = nn.spec_from_mapping(
+        {**DEEP.to_dict(), "data": {"name": "circle", "size": points}, "epochs": 1}
+    )
+    data = load(spec.data)
+    net = nn.Network.from_spec(spec)
+    compiled = T.compile_network(net)
+    P, XT, Y = net.flat(), [tuple(r) for r in data.X.tolist()], data.Y.tolist()
+    rows = list(range(points))
+    graph = FixedGraph(spec, batched=True)
+    runs = {
+        "gradviz": (
+            lambda: compiled.run(P, XT, Y, rows, 0, points, points, 1.0, 0.0, -0.0, 0),
+            1.0,
+        ),
+        "engine, fixed": (lambda: graph.step(data.X, data.Y, rows, 1.0), 1.0),
+    }
+    return side_by_side(runs, ROUNDS)
 
 
 def compile_time() -> float:
@@ -147,6 +230,70 @@ def compile_time() -> float:
     start = time.perf_counter()
     T.compile_network(nn.Network.from_spec(DEEP))
     return time.perf_counter() - start
+
+
+# -- the alternatives on gradviz's engine ----------------------------------------------
+
+
+class FixedGraph:
+    """One loss graph built once and re-evaluated in place: set the inputs, `evaluate`,
+    `backpropagate`, update. `batched`: the inputs hold numpy arrays of the whole batch,
+    so one walk over the graph handles every example; else floats, one example a walk."""
+
+    def __init__(self, spec: nn.Spec, batched: bool) -> None:
+        self.network = nn.Network.from_spec(spec)
+        self.params = self.network.parameters()
+        width = spec.layers[0]
+        self.inputs = [Value(0.0, label=f"x{j}") for j in range(width)]
+        self.target = Value(0.0, label="y")
+        built = self.network.build(self.inputs, self.target)
+        self.order = topological_order(built.loss)
+        self.batched = batched
+
+    def step(self, X: np.ndarray, Y: np.ndarray, rows: list[int], lr: float) -> None:
+        params, order = self.params, self.order
+        if self.batched:
+            for j, x in enumerate(self.inputs):
+                x.data = X[rows, j]
+            self.target.data = Y[rows]
+            evaluate(order)
+            backpropagate(order)
+            n = len(rows)
+            grads = [float(np.sum(p.grad)) / n for p in params]
+        else:
+            sums = [0.0] * len(params)
+            for i in rows:
+                for j, x in enumerate(self.inputs):
+                    x.data = float(X[i, j])
+                self.target.data = float(Y[i])
+                evaluate(order)
+                backpropagate(order)
+                sums = [s + p.grad for s, p in zip(sums, params, strict=True)]
+            grads = [s / len(rows) for s in sums]
+        for p, g in zip(params, grads, strict=True):
+            p.data -= lr * g
+
+
+def fixed_train(spec: nn.Spec, epochs: int) -> FixedGraph:
+    data = load(spec.data)
+    batch = data.size if spec.update == "full" else 1
+    graph = FixedGraph(spec, batched=batch > 1)
+    for order in orders(spec, epochs, data.size):
+        for start in range(0, data.size, batch):
+            graph.step(data.X, data.Y, order[start : start + batch], spec.learning_rate)
+    return graph
+
+
+def rebuilt_train(spec: nn.Spec, epochs: int) -> nn.Network:
+    data = load(spec.data)
+    X, Y = data.X.tolist(), data.Y.tolist()
+    net = nn.Network.from_spec(spec)
+    batch = data.size if spec.update == "full" else 1
+    for order in orders(spec, epochs, data.size):
+        for start in range(0, data.size, batch):
+            rows = order[start : start + batch]
+            T.reference_step(net, [X[i] for i in rows], [Y[i] for i in rows], spec.learning_rate)
+    return net
 
 
 # -- micrograd ----------------------------------------------------------------------------
@@ -291,77 +438,108 @@ def bit_identical(spec: nn.Spec, epochs: int = 3) -> bool:
     return result.network.flat() == net.flat()
 
 
+def training_runs(spec: nn.Spec, epochs: int, scale: int):
+    """The contenders training `spec` (gradviz for all its epochs, the others for
+    epochs/scale, their times multiplied by scale)."""
+    runs = {"gradviz": (lambda: gradviz_train(spec), 1.0)}
+    short = epochs // scale
+    if MicroValue:
+        runs["micrograd"] = (lambda: micrograd_train(spec, short), float(scale))
+    if torch:
+        runs["PyTorch"] = (lambda: torch_train(spec, short), float(scale))
+    runs["numpy"] = (lambda: numpy_train(spec, short), float(scale))
+    runs["engine, rebuilt"] = (lambda: rebuilt_train(spec, short), float(scale))
+    runs["engine, fixed"] = (lambda: fixed_train(spec, short), float(scale))
+    return runs
+
+
+# calls of each contender per timed run of the deep step (each run about 0.05-0.3 s)
+DEEP_STEPS = {"micrograd": 10, "engine, rebuilt": 20, "engine, fixed": 40}
+
+
 def main() -> None:
     console = Console(highlight=False)
     if not console.is_terminal:
         console = Console(highlight=False, width=150)
     if torch is not None:
         torch.set_num_threads(1)
-    rows_out = []
+    # The objects of the imported modules (PyTorch's are many) move out of the
+    # collector's reach, so they do not slow the collections of micrograd's cyclic
+    # garbage: each contender pays for collecting its own objects only.
+    gc.collect()
+    gc.freeze()
+    measured: list[tuple[str, str, Timed]] = []
 
-    # XOR, 1000 full-batch epochs
-    g = best_time(lambda: gradviz_train(XOR), 5)
-    m = best_time(lambda: micrograd_train(XOR, XOR.epochs)) if MicroValue else math.nan
-    t = best_time(lambda: torch_train(XOR, XOR.epochs)) if torch else math.nan
-    n = best_time(lambda: numpy_train(XOR, XOR.epochs))
-    rows_out.append(("xor 2-4-1, 1000 full-batch epochs", "xor", g, m, t, n))
+    xor = side_by_side(training_runs(XOR, XOR.epochs, 1), ROUNDS)
+    measured.append(("xor 2-4-1, 1000 full-batch epochs", "xor", xor))
+    circle = side_by_side(training_runs(CIRCLE, CIRCLE.epochs, SCALE), ROUNDS)
+    measured.append(("circle 2-8-1, 2000 online epochs (160k updates)", "circle", circle))
 
-    # circle, 2000 online epochs (160,000 updates)
-    short = CIRCLE.epochs // SCALE
-    g = best_time(lambda: gradviz_train(CIRCLE))
-    m = best_time(lambda: micrograd_train(CIRCLE, short)) * SCALE if MicroValue else math.nan
-    t = best_time(lambda: torch_train(CIRCLE, short)) * SCALE if torch else math.nan
-    n = best_time(lambda: numpy_train(CIRCLE, short)) * SCALE
-    rows_out.append(("circle 2-8-1, 2000 online epochs (160k updates)", "circle", g, m, t, n))
-
-    # one step of the 10-layer width-8 sigmoid net: online (1 example) and full batch (4)
     makers = deep_steps()
     for rows, label in (
-        ([1], "deep 10×8 sigmoid, one online step (1 example)"),
-        ([0, 1, 2, 3], "deep 10×8 sigmoid, one full-batch step (4 examples)"),
+        ([1], "deep 10×8 sigmoid, 1 online step (1 example)"),
+        ([0, 1, 2, 3], "deep 10×8 sigmoid, 1 full-batch step (4 ex.)"),
     ):
-        per_step = {}
+        runs = {}
         for name, make in makers.items():
-            steps = 10 if name == "micrograd" else 200
-            per_step[name] = best_time(make(rows, steps), 7) / steps
-        times = [per_step.get(k, math.nan) for k in ("gradviz", "micrograd", "PyTorch", "numpy")]
-        rows_out.append((label, "deep", *times))
+            steps = DEEP_STEPS.get(name, 200)
+            runs[name] = (make(rows, steps), 1.0 / steps)
+        measured.append((label, "deep", side_by_side(runs, 2 * ROUNDS + 1)))
     compile_seconds = compile_time()
 
-    table = Table(title="Training speed (best of runs; lower is better)")
-    for name in (
-        "workload",
-        "gradviz",
-        "micrograd",
-        "PyTorch",
-        "numpy",
-        "× micrograd",
-        "× PyTorch",
-        "target",
-    ):
+    title = f"Training speed: medians of {ROUNDS} rounds (deep: {2 * ROUNDS + 1}), lower is better"
+    table = Table(title=title)
+    columns = ("workload", "gradviz", "micrograd", "PyTorch", "numpy", "× micrograd", "× PyTorch")
+    for name in (*columns, "target"):
         table.add_column(name, justify="left" if name == "workload" else "right")
     ok = True
-    for label, key, g, m, t, n in rows_out:
-        vs_micro = m / g
-        vs_torch = t / g
+    for label, key, timed in measured:
+        vs_micro, vs_torch = timed.ratio("micrograd")[0], timed.ratio("PyTorch")[0]
         met = vs_micro >= TARGETS[key] and (math.isnan(vs_torch) or vs_torch > 1.0)
         ok &= met
         table.add_row(
             label,
-            _time(g),
-            _time(m),
-            _time(t),
-            _time(n),
-            f"{vs_micro:.1f}x",
-            "—" if math.isnan(vs_torch) else f"{vs_torch:.1f}x",
+            *(_time(timed.median(name)) for name in ("gradviz", "micrograd", "PyTorch", "numpy")),
+            _ratio(timed.ratio("micrograd")),
+            _ratio(timed.ratio("PyTorch")),
             f"≥{TARGETS[key]:.0f}x, >1x {'ok' if met else 'MISSED'}",
         )
     console.print(table)
+    console.print("× = how many times faster gradviz is: median of the per-round ratios (range)")
+
+    other = Table(title="The same work on gradviz's engine run three ways (medians)")
+    for name in ("workload", "compiled (gradviz)", "engine, rebuilt", "engine, fixed graph"):
+        other.add_column(name, justify="left" if name == "workload" else "right")
+    for label, _, timed in measured:
+        other.add_row(
+            label,
+            _time(timed.median("gradviz")),
+            f"{_time(timed.median('engine, rebuilt'))} ({_ratio(timed.ratio('engine, rebuilt'))})",
+            f"{_time(timed.median('engine, fixed'))} ({_ratio(timed.ratio('engine, fixed'))})",
+        )
+    big = big_batch()
+    other.add_row(
+        "deep 10×8 sigmoid, 1 full-batch step (1000 ex.)",
+        _time(big.median("gradviz")),
+        "",
+        f"{_time(big.median('engine, fixed'))} ({_ratio(big.ratio('engine, fixed'))})",
+    )
+    console.print(other)
     console.print(
-        f"deep net: compiling its graph (609 parameters) takes {_time(compile_seconds)}, once"
+        "rebuilt: a new graph of Values per example, then backward(). fixed graph: built once,\n"
+        "re-evaluated in place; full batch: numpy arrays of the batch; online: floats"
+    )
+    console.print(
+        f"deep net: compiling its graph ({DEEP.n_parameters} parameters) takes "
+        f"{_time(compile_seconds)}, once"
     )
     if not FULL:
-        console.print(f"circle: micrograd, PyTorch and numpy ran {short} epochs, times ×{SCALE}")
+        console.print(
+            f"circle: every contender but gradviz ran {CIRCLE.epochs // SCALE} epochs, "
+            f"times ×{SCALE}"
+        )
+    if MicroValue is None:
+        console.print("micrograd not installed: skipped (pip install -e '.[bench]')")
     if torch is None:
         console.print("PyTorch not installed: skipped (pip install torch to compare)")
     same = all(bit_identical(s) for s in (XOR, CIRCLE, DEEP))
@@ -369,6 +547,14 @@ def main() -> None:
         f"gradviz's training is bit-identical to the plain engine graph: {'yes' if same else 'NO'}"
     )
     console.print("all targets met" if ok and same else "TARGETS MISSED")
+
+
+def _ratio(ratio: tuple[float, float, float]) -> str:
+    middle, low, high = ratio
+    if math.isnan(middle):
+        return "—"
+    digits = 1 if low >= 1 else 2
+    return f"{middle:.{digits}f}x ({low:.{digits}f}-{high:.{digits}f})"
 
 
 def _time(seconds: float) -> str:

@@ -16,6 +16,7 @@ from pathlib import Path
 import numpy as np
 
 from gradviz.errors import DataError
+from gradviz.files import read_capped
 
 # Refused before anything is allocated: a few megabytes of floats at most.
 MAX_POINTS = 100_000
@@ -177,20 +178,11 @@ def read_csv(
 ) -> Dataset:
     """Feature columns and a 0/1 label column (default: the last). A header row is
     detected by a cell that is not a number. Every problem names its line."""
+    data = read_capped(path, MAX_CSV_BYTES, DataError, "CSV file")
     try:
-        size = path.stat().st_size
-    except FileNotFoundError:
-        raise DataError(f"{path}: no such CSV file") from None
-    except OSError as error:
-        raise DataError(f"{path}: cannot read: {error.strerror or error}") from None
-    if size > MAX_CSV_BYTES:
-        raise DataError(f"{path}: {size:,} bytes is larger than the {MAX_CSV_BYTES:,} allowed")
-    try:
-        text = path.read_bytes().decode("utf-8-sig")
+        text = data.decode("utf-8-sig")
     except UnicodeDecodeError as error:
         raise DataError(f"{path}: not UTF-8 text (byte {error.start})") from None
-    except OSError as error:
-        raise DataError(f"{path}: cannot read: {error.strerror or error}") from None
     return parse_csv(text, str(path), label=label, features=features)
 
 
@@ -214,6 +206,11 @@ def parse_csv(
         raise DataError(f"{name} line {first_line}: need at least one feature and a label column")
     if len(set(header)) != width:
         raise DataError(f"{name} line {first_line}: repeated column name in the header")
+    for cell in header:
+        if not cell.isprintable():  # names are printed to terminals: no escape sequences
+            raise DataError(
+                f"{name} line {first_line}: column name {cell!r} holds control characters"
+            )
     if not body:
         raise DataError(f"{name}: the CSV file has a header but no data rows")
     if len(body) > MAX_POINTS:
@@ -255,14 +252,15 @@ def _is_number(cell: str) -> bool:
 
 
 def _number(cell: str, name: str, line: int, column: str) -> float:
+    shown = cell if len(cell) <= 40 else f"{cell[:30]}… ({len(cell):,} characters)"
     try:
         value = float(cell)
     except ValueError:
         raise DataError(
-            f"{name} line {line}: {cell!r} in column {column!r} is not a number"
+            f"{name} line {line}: {shown!r} in column {column!r} is not a number"
         ) from None
-    if not math.isfinite(value):
-        raise DataError(f"{name} line {line}: {cell!r} in column {column!r} is not finite")
+    if not math.isfinite(value):  # nan, inf, or a number beyond float range (1e999)
+        raise DataError(f"{name} line {line}: {shown!r} in column {column!r} is not finite")
     return value
 
 

@@ -64,6 +64,14 @@ class Op:
     # them a compiler calls `forward`/`local` (same numbers, slower).
     code: str | None = None
     local_code: tuple[str, ...] | None = None
+    # How a learner writes the op applied to `{a}` (and `{b}`): "{a}·{b}"; None: "name({a})".
+    form: str | None = None
+    # Inputs where the slope jumps (relu and abs at 0): a finite difference across one
+    # measures neither side, so the gradient check reports them instead of failing.
+    kinks: tuple[float, ...] = ()
+    # The largest |local derivative| anywhere (σ' <= 0.25), None when unbounded: the most
+    # of the credit the op can pass back, for the vanishing-gradient diagnostics.
+    max_slope: float | None = None
 
     @property
     def arity(self) -> int:
@@ -115,6 +123,7 @@ ADD = Op(
     "+",
     code="{out} = {a} + {b}",
     local_code=("1.0", "1.0"),
+    form="{a} + {b}",
 )
 MUL = Op(
     "mul",
@@ -124,7 +133,10 @@ MUL = Op(
     "*",
     code="{out} = {a} * {b}",
     local_code=("{b}", "{a}"),
+    form="{a}·{b}",
 )
+
+
 def _power_local(out: Number, a: Number, b: Number) -> tuple[Number, Number]:
     """d(a^b)/da and d(a^b)/db, with the limits the bare formulas miss: a^0 is constant
     (0, not 0·0⁻¹ = nan) and a^b·ln(a) → 0 as a → 0 for b > 0. For a < 0, ln(a) is nan:
@@ -134,7 +146,7 @@ def _power_local(out: Number, a: Number, b: Number) -> tuple[Number, Number]:
     return _result(da), _result(db)
 
 
-POW = Op("pow", _power, _power_local, ("b·a^(b-1)", "a^b·ln(a)"), "**")
+POW = Op("pow", _power, _power_local, ("b·a^(b-1)", "a^b·ln(a)"), "**", form="{a}^{b}")
 EXP = Op(
     "exp",
     _unary(np.exp),
@@ -161,6 +173,7 @@ TANH = Op(
     "tanh",
     code="{out} = float(np.tanh({a}))",
     local_code=("1.0 - {out} * {out}",),
+    max_slope=1.0,
 )
 SIGMOID = Op(
     "sigmoid",
@@ -174,6 +187,7 @@ SIGMOID = Op(
         "{out} = 1.0 / (1.0 + {tmp}) if {a} >= 0.0 else {tmp} / (1.0 + {tmp})"
     ),
     local_code=("{out} * (1.0 - {out})",),
+    max_slope=0.25,
 )
 RELU = Op(
     "relu",
@@ -184,10 +198,24 @@ RELU = Op(
     # np.maximum(a, 0.0) and np.heaviside(a, 0.0) on one float, NaN passed through.
     code="{out} = {a} if {a} > 0.0 else (0.0 if {a} <= 0.0 else {a})",
     local_code=("1.0 if {a} > 0.0 else (0.0 if {a} <= 0.0 else {a})",),
+    kinks=(0.0,),
+    max_slope=1.0,
 )
-SIN = Op("sin", _unary(np.sin), lambda out, a: (_result(np.cos(a)),), ("cos(a)",), "sin")
-COS = Op("cos", _unary(np.cos), lambda out, a: (_result(-np.sin(a)),), ("-sin(a)",), "cos")
-ABS = Op("abs", _unary(np.abs), lambda out, a: (_result(np.sign(a)),), ("sign(a)",), "abs")
+SIN = Op(
+    "sin", _unary(np.sin), lambda out, a: (_result(np.cos(a)),), ("cos(a)",), "sin", max_slope=1.0
+)
+COS = Op(
+    "cos", _unary(np.cos), lambda out, a: (_result(-np.sin(a)),), ("-sin(a)",), "cos", max_slope=1.0
+)
+ABS = Op(
+    "abs",
+    _unary(np.abs),
+    lambda out, a: (_result(np.sign(a)),),
+    ("sign(a)",),
+    "abs",
+    kinks=(0.0,),
+    max_slope=1.0,
+)
 SQRT = Op(
     "sqrt", _unary(np.sqrt), lambda out, a: (_result(np.divide(0.5, out)),), ("1/(2·√a)",), "sqrt"
 )
@@ -208,6 +236,7 @@ def power_op(n: float) -> Op:
         else (lambda out, a: (_result(n * np.power(a, n - 1.0)),)),
         (f"{shown}·a^{less}",) if n != 0 else ("0",),
         f"**{shown}",
+        form=f"{{a}}^{shown}",
     )
 
 
@@ -395,17 +424,38 @@ def _ones_like(data: Number) -> Number:
     return np.ones_like(data) if type(data) is np.ndarray else 1.0
 
 
-def backpropagate(order: list[Value]) -> None:
-    """The backward pass over a topological order whose last node is the output."""
+# The grad every node starts a backward pass with. A node that no credit reaches (every
+# path to the output runs through detach) still holds this very object afterwards, while
+# any credit received, even 0, is a new float: so `is` tells the two apart at no cost.
+_NO_CREDIT = 0.0
+
+# on_edge(node, input_index, parent, local, contribution), after the add: see backpropagate.
+EdgeObserver = Callable[[Value, int, Value, Number, Number], None]
+
+
+def backpropagate(order: list[Value], on_edge: EdgeObserver | None = None) -> None:
+    """The backward pass over a topological order whose last node is the output.
+
+    Nodes that no credit reaches (behind detach) pass none on, not even 0·inf = nan.
+    `on_edge`, if given, is called for every edge the credit travels along, right after
+    `contribution = node.grad · local` was added to `parent.grad`: the trace is built
+    from it, so its numbers are the engine's. Without it the loop below runs untouched.
+    """
+    no_credit = _NO_CREDIT
     for node in order:
-        node.grad = 0.0
+        node.grad = no_credit
     root = order[-1]
     root.grad = _ones_like(root.data)
+    if on_edge is not None:
+        _backpropagate_observed(order, on_edge)
+        return
     for node in reversed(order):
         op = node.op
         if op is None or not op.passes_credit:
             continue
         g = node.grad
+        if g is no_credit:
+            continue
         a = node.a
         b = node.b
         if b is not None:
@@ -415,6 +465,24 @@ def backpropagate(order: list[Value]) -> None:
         else:
             (da,) = op.local(node.data, a.data)
             a.grad += g * da
+
+
+def _backpropagate_observed(order: list[Value], on_edge: EdgeObserver) -> None:
+    """`backpropagate`'s loop with a call per edge: the same arithmetic in the same order
+    (input `a` before `b`), so the grads come out bit for bit the same."""
+    for node in reversed(order):
+        op = node.op
+        if op is None or not op.passes_credit:
+            continue
+        g = node.grad
+        if g is _NO_CREDIT:
+            continue
+        parents = node.parents
+        locals_ = op.local(node.data, *[p.data for p in parents])
+        for index, (parent, local) in enumerate(zip(parents, locals_, strict=True)):
+            contribution = g * local
+            parent.grad += contribution
+            on_edge(node, index, parent, local, contribution)
 
 
 def evaluate(order: list[Value]) -> Number:

@@ -50,9 +50,10 @@ class ExpressionError(InputError):
     def render(self) -> str:
         """Message, the offending line, and a caret under the span.
 
-        A long line is cut to a window around the span (marked …); control characters and
-        lone surrogates print as � (no terminal escapes from user text, nothing that cannot be
-        encoded); wide characters get two carets.
+        A long line is cut to a window around the span (marked …); control characters, lone
+        surrogates and invisible format characters (bidi overrides, which would reorder the
+        line) print as � (no terminal escapes from user text, nothing that cannot be encoded,
+        carets that line up); wide characters get two carets.
         """
         line_start = self.source.rfind("\n", 0, self.start) + 1
         line_end = self.source.find("\n", self.start)
@@ -74,7 +75,7 @@ _CONTEXT = 60  # characters of a long line shown on each side of an error's span
 
 def _printable(text: str) -> str:
     return "".join(
-        " " if c == "\t" else "\ufffd" if unicodedata.category(c) in ("Cc", "Cs") else c
+        " " if c == "\t" else "\ufffd" if unicodedata.category(c) in ("Cc", "Cs", "Cf") else c
         for c in text
     )
 
@@ -100,7 +101,12 @@ class DataError(InputError):
 
 
 class OutputError(InputError):
-    """An output path or format that cannot be written."""
+    """An output path or format that cannot be used: a missing folder, a folder, no
+    permission, an unknown extension (the user chose it: exit status 2)."""
+
+
+class WriteError(GradvizError):
+    """Writing failed at run time on a usable path (disk full, I/O error): exit status 1."""
 
 
 class RenderError(GradvizError):

@@ -293,13 +293,20 @@ def describe_defaults(program: Program) -> str | None:
     """One line saying which leaves got default values, and how to choose them instead."""
     if not program.defaults:
         return None
-    names = ", ".join(program.defaults)
-    used = ", ".join(f"{name}={fmt(value)}" for name, value in program.defaults.items())
-    first = next(iter(program.defaults))
-    return (
-        f"no value given for {names}: used {used} "
-        f"(set them as {first}=VALUE, or change them with --seed N)"
-    )
+    items = list(program.defaults.items())
+    first = items[0][0]
+    how = f"(set them as {first}=VALUE, or change them with --seed N)"
+    if len(items) <= MAX_DEFAULTS_SHOWN:
+        names = ", ".join(name for name, _ in items)
+        used = ", ".join(f"{name}={fmt(value)}" for name, value in items)
+        return f"no value given for {names}: used {used} {how}"
+    # One line, not one per leaf: 300 leaves would otherwise make a 12 KB line.
+    shown = ", ".join(f"{name}={fmt(value)}" for name, value in items[:MAX_DEFAULTS_SHOWN])
+    rest = len(items) - MAX_DEFAULTS_SHOWN
+    return f"no value given for {len(items)} leaves: used {shown}, … and {rest} more {how}"
+
+
+MAX_DEFAULTS_SHOWN = 10  # leaves listed by name in the default-values note
 
 
 # -- before Python's parser ---------------------------------------------------------------
@@ -910,7 +917,7 @@ class _Compiler:
     def check_call(self, node: ast.Call) -> str:
         func = node.func
         if not isinstance(func, ast.Name):
-            if isinstance(func, ast.Attribute):
+            if type(func) in _REFUSED_EXPR:  # `(lambda: 1)()`, `a.b()`: refuse it by name
                 raise self.refuse(func)
             raise self.fail(
                 func,

@@ -6,10 +6,15 @@ every op's local derivative is right. The step h trades truncation error (∝ h�
 against rounding error (∝ ε/h); both are balanced near h = ∛ε ≈ 6e-6 for float64,
 scaled by |x| so that large inputs are nudged by a visible amount.
 
+`detach` stops the gradient on purpose: to the backward pass its output is a
+constant. The nudged forward passes hold it so too (every detach keeps its value),
+so a leaf with one path through detach and one without is compared normally.
+
 Points where the comparison means nothing are reported as such rather than as
-failures: a kink (relu or abs with input 0, or crossing 0 within ±h), a local
-derivative that is infinite (sqrt at 0), non-finite numbers, and paths through
-`detach` (which stops the gradient on purpose while the forward pass sees through it).
+failures, judged only on the paths from the leaf to the output that carry credit:
+a kink of an op (`Op.kinks`: relu or abs with input 0, or crossing 0 within ±h),
+a local derivative that is infinite (sqrt at 0), non-finite numbers, and a leaf
+whose every path to the output runs through `detach`.
 """
 
 from __future__ import annotations
@@ -21,15 +26,7 @@ from typing import Literal
 
 import numpy as np
 
-from gradviz.engine import (
-    ABS,
-    RELU,
-    Number,
-    Value,
-    backpropagate,
-    evaluate,
-    topological_order,
-)
+from gradviz.engine import Number, Value, backpropagate, evaluate, topological_order
 from gradviz.errors import InputError
 from gradviz.numbers import fmt
 from gradviz.trace import definition, node_names, output_name
@@ -40,7 +37,6 @@ DEFAULT_TOL = 1e-6  # relative error; a wrong derivative is off by far more
 NOISE_ULPS = 100.0  # rounding noise of L(x±h), in multiples of ε·|L|
 
 Status = Literal["pass", "fail", "non-differentiable", "non-finite", "detached"]
-KINKS = (RELU, ABS)  # ops with a corner at input 0 (one-sided slopes differ)
 
 
 @dataclass(frozen=True, slots=True)
@@ -117,35 +113,61 @@ def _choose_leaves(order: list[Value], wrt: Iterable[Value | str] | None) -> lis
     return chosen
 
 
-def _dependents(order: list[Value], leaf: Value) -> list[Value]:
-    """The non-leaf nodes whose value depends on `leaf`, in topological order."""
-    depends = {leaf}
-    out = []
+def _reached(order: list[Value]) -> set[Value]:
+    """The nodes the credit reaches: those with a path to the output free of detach."""
+    reached = {order[-1]}
+    for v in reversed(order):
+        if v in reached and v.op is not None and v.op.passes_credit:
+            reached.update(v.parents)
+    return reached
+
+
+def _on_path(
+    order: list[Value], leaf: Value, reached: set[Value]
+) -> tuple[list[Value], set[Value]]:
+    """The non-leaf nodes on the paths that carry credit from `leaf` to the output (in
+    topological order), and everything whose value moves with the leaf once every
+    detach is held fixed (the leaf, those nodes, and nodes behind a detach)."""
+    moves = {leaf}
+    nodes = []
     for v in order:
-        if v.op is not None and any(p in depends for p in v.parents):
-            depends.add(v)
-            out.append(v)
-    return out
+        if v.op is not None and v.op.passes_credit and any(p in moves for p in v.parents):
+            moves.add(v)
+            if v in reached:
+                nodes.append(v)
+    return nodes, moves
 
 
-def _singular(nodes: list[Value], names: dict[Value, str]) -> str | None:
-    """Why the graph is not differentiable at the current point, or None.
+def _live_inputs(v: Value, moves: set[Value]) -> list[int]:
+    """The input positions of `v` that move with the leaf: the only slopes that matter."""
+    return [i for i, p in enumerate(v.parents) if p in moves]
 
-    A kink op with input exactly 0, or a local derivative that is not finite while
-    its inputs are (sqrt at 0: 1/(2·√0) = inf).
+
+def _at_kink(v: Value, moves: set[Value]) -> bool:
+    """True when a kink op's input (on the leaf's path) sits exactly on a kink."""
+    return bool(v.op.kinks) and v.a in moves and any(np.any(v.a.data == k) for k in v.op.kinks)
+
+
+def _singular(nodes: list[Value], moves: set[Value], names: dict[Value, str]) -> str | None:
+    """Why the output is not differentiable in the leaf at the current point, or None.
+
+    A kink op with its input exactly on the kink, or a local derivative with respect to
+    an input that moves with the leaf that is not finite while the inputs are (sqrt at
+    0: 1/(2·√0) = inf). Slopes in other inputs do not matter: (-3)^(1+1) has no slope
+    in its exponent, but its slope in the base is fine.
     """
     for v in nodes:
         op = v.op
-        inputs = [p.data for p in v.parents]
-        if op in KINKS and bool(np.any(np.asarray(inputs[0]) == 0)):
+        if _at_kink(v, moves):
             return (
-                f"{op.name} at 0: {names[v]} = {definition(v, names)} has a corner there "
-                "(the slopes on each side differ)"
+                f"{op.name} at {fmt(v.a.data)}: {names[v]} = {definition(v, names)} has a "
+                "corner there (the slopes on each side differ)"
             )
+        inputs = [p.data for p in v.parents]
         if not all(_finite(x) for x in inputs):
             continue
         locals_ = op.local(v.data, *inputs)
-        if not all(_finite(d) for d in locals_):
+        if not all(_finite(locals_[i]) for i in _live_inputs(v, moves)):
             shown = ", ".join(fmt(x) for x in inputs)
             return (
                 f"{op.name} at {shown}: the local derivative of {names[v]} = "
@@ -157,9 +179,10 @@ def _singular(nodes: list[Value], names: dict[Value, str]) -> str | None:
 def _crossed(below: list[Number], above: list[Number], nodes: list[Value], names) -> str | None:
     """A kink crossed between x-h and x+h: the finite difference straddles a corner."""
     for lo, hi, v in zip(below, above, nodes, strict=True):
-        if bool(np.any(np.sign(lo) != np.sign(hi))):
+        if any(bool(np.any(np.sign(lo - k) != np.sign(hi - k))) for k in v.op.kinks):
             return (
-                f"the input of {names[v]} = {definition(v, names)} crosses 0 within ±h: "
+                f"the input of {names[v]} = {definition(v, names)} crosses "
+                f"{fmt(v.op.kinks[0]) if len(v.op.kinks) == 1 else 'a kink'} within ±h: "
                 f"too close to {v.op.name}'s corner for a finite difference"
             )
     return None
@@ -167,6 +190,13 @@ def _crossed(below: list[Number], above: list[Number], nodes: list[Value], names
 
 def _kink_inputs(nodes: list[Value]) -> list[Number]:
     return [v.a.data for v in nodes]
+
+
+def _nudged(order: list[Value], held: list[Value]) -> Number:
+    """The output after a leaf changed, with every detach held at its value: to the
+    backward pass a detached value is a constant, so the nudge must not move it."""
+    evaluate(held)
+    return order[-1].data
 
 
 def gradcheck(
@@ -202,18 +232,20 @@ def _gradcheck(
     backpropagate(order)
     analytic = {leaf: leaf.grad for leaf in leaves}
     f0 = value.data
+    reached = _reached(order)
+    held = [v for v in order if v.op is None or v.op.passes_credit]  # every detach held
     rows = []
     for leaf in leaves:
         x = leaf.data
         h = eps if eps is not None else default_eps(x)
-        nodes = _dependents(order, leaf)
-        kinks = [v for v in nodes if v.op in KINKS]
+        nodes, moves = _on_path(order, leaf, reached)
+        kinks = [v for v in nodes if v.op.kinks and v.a in moves]
         try:
             leaf.data = x + h
-            f_plus = evaluate(order)
+            f_plus = _nudged(order, held)
             above = _kink_inputs(kinks)
             leaf.data = x - h
-            f_minus = evaluate(order)
+            f_minus = _nudged(order, held)
             below = _kink_inputs(kinks)
             step = (x + h) - (x - h)  # the step the floats really took
         finally:
@@ -229,13 +261,12 @@ def _gradcheck(
         noise = NOISE_ULPS * MACHINE_EPS * size / float(np.min(step))
         status: Status
         note = ""
-        detach = next((v for v in nodes if not v.op.passes_credit), None)
-        singular = _singular(nodes, names)
-        if detach is not None:
+        singular = _singular(nodes, moves, names)
+        if leaf not in reached:
             status = "detached"
             note = (
-                f"a path from {names[leaf]} to {out} runs through detach ({names[detach]}), "
-                "which stops the gradient on purpose; finite differences see through it"
+                f"every path from {names[leaf]} to {out} runs through detach, which stops "
+                "the gradient on purpose: there is nothing to compare"
             )
         elif singular is not None:
             status, note = "non-differentiable", singular

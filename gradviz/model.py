@@ -1,10 +1,13 @@
 """Saved models: the spec, the trained weights and the training history, as plain JSON.
 
 Never pickle: a model file is data a person can read and a program can check. Loading
-checks everything (format, shapes, that every weight is a finite number) and says what
-is wrong in one line, so a truncated or hand-edited file is a clear error, not a crash.
-Also here: one example's loss graph of a saved model, and the collapsed (neuron or
-layer) diagrams of it that keep a 10-layer network readable.
+checks everything (format, shapes, that every weight is a number, the types of the
+recorded statistics) and says what is wrong in one line naming the field, so a
+truncated or hand-edited file is a clear error, not a crash. Weights are finite unless
+the file says training diverged (`history.stopped`, written by `train --keep-going`):
+then NaN and inf are kept and shown, never hidden. A model's CSV data is found relative
+to the model file and only inside its folder. Also here: one example's loss graph of a
+saved network (drawn by `gradviz.render.network`).
 """
 
 from __future__ import annotations
@@ -20,6 +23,7 @@ import numpy as np
 from gradviz.data import Dataset, load
 from gradviz.engine import Value, topological_order
 from gradviz.errors import GradvizError, InputError, ModelError
+from gradviz.files import read_capped
 from gradviz.nn import (
     Built,
     LayerSample,
@@ -30,9 +34,8 @@ from gradviz.nn import (
     spec_from_mapping,
     stats_rows,
 )
-from gradviz.numbers import fmt
-from gradviz.render.diagram import Diagram, Edge, Node, diagram_from_value
-from gradviz.stats import Diagnosis, diagnose
+from gradviz.numbers import fmt, from_json_number, json_safe
+from gradviz.stats import Diagnosis, History, diagnose, history
 from gradviz.train import Result
 
 FORMAT = "gradviz-model"
@@ -47,12 +50,14 @@ class Model:
 
     `history` holds plain JSON: `loss` and `accuracy` every `every` epochs,
     `epochs_run`, `stopped` (why training stopped early, or None), and `gradients`:
-    the per-layer statistics (`gradviz.stats.Diagnosis.to_dict`) at recorded epochs."""
+    the per-layer statistics (`gradviz.stats.Diagnosis.to_dict`) at recorded epochs.
+    `source` is the file it was read from (None for a model just trained)."""
 
     spec: Spec
     weights: list[tuple[np.ndarray, np.ndarray]]
     history: dict = field(default_factory=dict)
     final: dict = field(default_factory=dict)
+    source: Path | None = None
 
     def network(self) -> Network:
         network = Network(self.spec.layers, self.spec.activations, self.spec.loss)
@@ -60,7 +65,20 @@ class Model:
         return network
 
     def dataset(self) -> Dataset:
-        return load(self.spec.data, Path(self.spec.base_dir) if self.spec.base_dir else None)
+        """The data it was trained on. A model read from a file may name a CSV file only
+        inside that file's folder: a model someone sends you must not make gradviz read
+        (and quote in its errors) any other file of yours."""
+        data = self.spec.data
+        if self.source is not None and data.name == "csv" and data.path is not None:
+            folder = self.source.parent
+            path = folder / data.path
+            if not path.resolve().is_relative_to(folder.resolve()):
+                raise ModelError(
+                    f"{self.source}: its data set {data.path} is outside the model's folder; "
+                    "a model file may only name data beside it or below it. Move the model "
+                    "next to its data, or give the data yourself with --data"
+                )
+        return load(data, Path(self.spec.base_dir) if self.spec.base_dir else None)
 
     def layer_samples(self, dataset: Dataset | None = None) -> list[LayerSample]:
         """Per-layer state of the saved weights on its data (the first rows of a data set
@@ -69,6 +87,23 @@ class Model:
         network = self.network()
         rows = stats_rows(network, data.size)
         return layer_samples(network, data.X[:rows], data.Y[:rows])
+
+    @property
+    def epochs_run(self) -> int:
+        return int(self.history.get("epochs_run", len(self.history.get("loss", []))))
+
+    def snapshots(self) -> History:
+        """The gradient statistics recorded during training, as (epoch, Diagnosis)."""
+        return history([(g.get("epoch") or 0, g) for g in self.history.get("gradients", [])])
+
+    def curves(self) -> tuple[list[float], list[float], int]:
+        """(loss, accuracy, every): the saved curves as floats (NaN kept), one point
+        every `every` epochs."""
+
+        def floats(key: str) -> list[float]:  # (checked when loaded: never None here)
+            return [from_json_number(v) or 0.0 for v in self.history.get(key, [])]
+
+        return floats("loss"), floats("accuracy"), int(self.history.get("every", 1))
 
 
 def from_result(result: Result) -> Model:
@@ -101,29 +136,17 @@ def from_result(result: Result) -> Model:
 # -- writing ------------------------------------------------------------------------------
 
 
-def _plain(value: object) -> object:
-    """JSON-safe: NaN and infinities as the strings "nan", "inf", "-inf"."""
-    if isinstance(value, float | np.floating):
-        x = float(value)
-        if math.isfinite(x):
-            return x
-        return "nan" if math.isnan(x) else ("inf" if x > 0 else "-inf")
-    if isinstance(value, dict):
-        return {k: _plain(v) for k, v in value.items()}
-    if isinstance(value, list | tuple):
-        return [_plain(v) for v in value]
-    if isinstance(value, np.ndarray):
-        return _plain(value.tolist())
-    if isinstance(value, np.integer):
-        return int(value)
-    return value
-
-
-def to_dict(model: Model) -> dict:
+def to_dict(model: Model, folder: Path | None = None) -> dict:
+    """The model as JSON data. Given the `folder` the file goes in, a CSV data set inside
+    it is named relative to it (the pair can move together, and `dataset` finds it);
+    data elsewhere keeps its absolute path, which loading refuses without --data."""
+    spec = model.spec.to_dict()
+    if folder is not None and model.spec.data.name == "csv" and model.spec.data.path:
+        spec["data"]["csv"] = _csv_reference(Path(spec["data"]["csv"]), folder)
     return {
         "format": FORMAT,
         "version": VERSION,
-        "spec": model.spec.to_dict(),
+        "spec": spec,
         "layers": [
             {
                 "name": f"L{i}",
@@ -140,15 +163,25 @@ def to_dict(model: Model) -> dict:
     }
 
 
-def to_json(model: Model) -> str:
-    return json.dumps(_plain(to_dict(model)), indent=1, allow_nan=False) + "\n"
+def _csv_reference(path: Path, folder: Path) -> str:
+    """`path` relative to `folder` (with /) when it is inside it, else absolute."""
+    try:
+        return path.resolve().relative_to(folder.resolve()).as_posix()
+    except ValueError:
+        return str(path.absolute())
+
+
+def to_json(model: Model, folder: Path | None = None) -> str:
+    """Valid JSON (NaN and infinities as the strings "nan", "inf", "-inf")."""
+    return json.dumps(json_safe(to_dict(model, folder)), indent=1, allow_nan=False) + "\n"
 
 
 def save(model: Model, path: Path | str) -> None:
     """Write atomically: a failure half-way leaves any previous file as it was."""
     from gradviz.output import write_atomic
 
-    write_atomic(Path(path), to_json(model))
+    path = Path(path)
+    write_atomic(path, to_json(model, path.parent))
 
 
 # -- reading ------------------------------------------------------------------------------
@@ -157,30 +190,29 @@ def save(model: Model, path: Path | str) -> None:
 def load_model(path: Path | str) -> Model:
     """A saved model, checked; any problem is a ModelError naming the field."""
     path = Path(path)
+    data = read_capped(path, MAX_MODEL_BYTES, ModelError, "model file")
     try:
-        size = path.stat().st_size
-    except FileNotFoundError:
-        raise ModelError(f"{path}: no such model file") from None
-    except OSError as error:
-        raise ModelError(f"{path}: cannot read: {error.strerror or error}") from None
-    if size > MAX_MODEL_BYTES:
-        raise ModelError(f"{path}: {size:,} bytes is larger than a model can be")
-    try:
-        text = path.read_bytes().decode("utf-8")
+        text = data.decode("utf-8")
     except UnicodeDecodeError:
         raise ModelError(f"{path}: not a gradviz model (not UTF-8 text)") from None
-    except OSError as error:
-        raise ModelError(f"{path}: cannot read: {error.strerror or error}") from None
-    return parse_model(text, str(path), base_dir=str(path.parent))
+    model = parse_model(text, str(path), base_dir=str(path.parent))
+    model.source = path
+    return model
 
 
 def parse_model(text: str, name: str = "model", base_dir: str | None = None) -> Model:
     try:
-        raw = json.loads(text, parse_constant=lambda c: c)  # NaN/Infinity stay strings
+        raw = json.loads(
+            text,
+            parse_constant=lambda c: c,  # NaN/Infinity stay strings (refused where they matter)
+            parse_int=lambda t: int(_short_number(t, name)),
+            parse_float=lambda t: float(_short_number(t, name)),
+            object_pairs_hook=lambda pairs: _unique_keys(pairs, name),
+        )
     except json.JSONDecodeError as error:
         what = "truncated" if error.pos >= len(text.rstrip()) else "not valid JSON"
         raise ModelError(
-            f"{name}: {what}: {error.msg} at line {error.lineno} column {error.colno}"
+            f"{name}: {what}: {error.msg} (line {error.lineno} column {error.colno})"
         ) from None
     except RecursionError:
         raise ModelError(f"{name}: nested too deeply to be a model") from None
@@ -203,6 +235,15 @@ def parse_model(text: str, name: str = "model", base_dir: str | None = None) -> 
         spec = spec_from_mapping(raw["spec"], locate=lambda key: f"spec.{key}", base_dir=base_dir)
     except GradvizError as error:
         raise ModelError(f"{name}: {error.message}") from None
+    history = raw["history"]
+    if not isinstance(history, dict):
+        raise fail("history", "expected an object")
+    try:
+        _check_history(history)
+    except InputError as error:
+        raise ModelError(f"{name}: {error.message}") from None
+    # A model whose training diverged (and says so) keeps its NaN/inf weights.
+    diverged = history.get("stopped") is not None
     layers = raw["layers"]
     if not isinstance(layers, list) or len(layers) != len(spec.layers) - 1:
         raise fail("layers", f"expected {len(spec.layers) - 1} layers as the spec says")
@@ -215,60 +256,103 @@ def parse_model(text: str, name: str = "model", base_dir: str | None = None) -> 
             raise fail(where, "expected an object with weights and biases")
         if layer.get("activation", spec.activations[i - 1]) != spec.activations[i - 1]:
             raise fail(f"{where}.activation", "does not match the spec")
-        W = _matrix(layer.get("weights"), n_out, n_in, f"{where}.weights", fail, f"L{i}")
-        b = _vector(layer.get("biases"), n_out, f"{where}.biases", fail, f"L{i}")
+        W = _matrix(layer.get("weights"), n_out, n_in, f"{where}.weights", fail, f"L{i}", diverged)
+        b = _vector(layer.get("biases"), n_out, f"{where}.biases", fail, f"L{i}", diverged)
         weights.append((W, b))
-    history = raw["history"]
-    if not isinstance(history, dict):
-        raise fail("history", "expected an object")
-    for key in ("loss", "accuracy"):
-        series = history.get(key)
-        if not isinstance(series, list) or not all(
-            _is_number(v, allow_nonfinite=True) for v in series
-        ):
-            raise fail(f"history.{key}", "expected a list of numbers")
-    gradients = history.get("gradients", [])
-    if not isinstance(gradients, list) or not all(isinstance(g, dict) for g in gradients):
-        raise fail("history.gradients", "expected a list of objects")
     final = raw.get("final", {})
-    if not isinstance(final, dict):
-        raise fail("final", "expected an object")
+    if not isinstance(final, dict) or not all(
+        from_json_number(final.get(key, 0.0)) is not None for key in ("loss", "accuracy")
+    ):
+        raise fail("final", "expected an object with the numbers loss and accuracy")
     return Model(spec, weights, history, final)
 
 
-def _is_number(value: object, allow_nonfinite: bool = False) -> bool:
-    if isinstance(value, str):
-        return allow_nonfinite and value in ("nan", "inf", "-inf")
-    if isinstance(value, bool) or not isinstance(value, int | float):
-        return False
-    return allow_nonfinite or math.isfinite(value)
+def _check_history(history: dict) -> None:
+    """Every field of a saved history has the type its readers expect; an InputError
+    names the first that does not (`history.gradients[0].layers[0].rms`)."""
+    for key in ("loss", "accuracy"):
+        series = history.get(key)
+        if not isinstance(series, list) or any(from_json_number(v) is None for v in series):
+            raise InputError(f"history.{key}: expected a list of numbers")
+    for key, low in (("epochs_run", 0), ("every", 1)):
+        value = history.get(key, low)
+        if isinstance(value, bool) or not isinstance(value, int) or value < low:
+            raise InputError(f"history.{key}: expected a whole number ≥ {low}, got {value!r}")
+    stopped = history.get("stopped")
+    if stopped is not None and (not isinstance(stopped, str) or not stopped.isprintable()):
+        raise InputError("history.stopped: expected null or a line of text")
+    gradients = history.get("gradients", [])
+    if not isinstance(gradients, list):
+        raise InputError("history.gradients: expected a list of objects")
+    for i, entry in enumerate(gradients):
+        Diagnosis.from_dict(entry, f"history.gradients[{i}]")
+
+
+MAX_NUMBER_LENGTH = 100
+"""Characters in one number of a model file (a float64 needs at most 24). Longer ones are
+refused: Python would spend quadratic time on a huge integer, or fail past 4300 digits."""
+
+
+def _short_number(text: str, name: str) -> str:
+    if len(text) > MAX_NUMBER_LENGTH:
+        raise ModelError(
+            f"{name}: a number of {len(text):,} characters ({text[:20]}…) is longer than "
+            f"the {MAX_NUMBER_LENGTH} allowed"
+        )
+    return text
+
+
+def _unique_keys(pairs: list[tuple[str, object]], name: str) -> dict:
+    """An object whose keys are all different: JSON readers disagree on which of two
+    equal keys counts (Python's keeps the last), so a model with one is refused."""
+    result: dict = {}
+    for key, value in pairs:
+        if key in result:
+            raise ModelError(f"{name}: the key {json.dumps(key)} appears twice in one object")
+        result[key] = value
+    return result
 
 
 def _vector(
-    value: object, n: int, where: str, fail, layer: str, row: int | None = None
+    value: object,
+    n: int,
+    where: str,
+    fail,
+    layer: str,
+    diverged: bool,
+    row: int | None = None,
 ) -> np.ndarray:
+    """n numbers: finite, or also "nan"/"inf"/"-inf" when the model says it diverged."""
     if not isinstance(value, list) or len(value) != n:
         raise fail(where, f"expected {n} numbers")
+    numbers = []
     for k, v in enumerate(value):
-        if _is_number(v):
+        x = from_json_number(v)
+        if x is not None and (math.isfinite(x) or diverged):
+            numbers.append(x)
             continue
         param = f"{layer}.N{row + 1}.w{k}" if row is not None else f"{layer}.N{k + 1}.b"
-        nonfinite = _is_number(v, allow_nonfinite=True) or v in ("NaN", "Infinity", "-Infinity")
+        nonfinite = x is not None or v in ("NaN", "Infinity", "-Infinity")
         problem = "is not finite (the model diverged)" if nonfinite else "is not a number"
         raise fail(f"{where}[{k}]", f"{param} = {json.dumps(v)} {problem}")
-    return np.array(value, dtype=np.float64)
+    return np.array(numbers, dtype=np.float64)
 
 
-def _matrix(value: object, rows: int, columns: int, where: str, fail, layer: str) -> np.ndarray:
+def _matrix(
+    value: object, rows: int, columns: int, where: str, fail, layer: str, diverged: bool
+) -> np.ndarray:
     if not isinstance(value, list) or len(value) != rows:
         raise fail(where, f"expected {rows} rows of {columns} weights (n_out × n_in)")
     return np.array(
-        [_vector(row, columns, f"{where}[{j}]", fail, layer, row=j) for j, row in enumerate(value)],
+        [
+            _vector(row, columns, f"{where}[{j}]", fail, layer, diverged, row=j)
+            for j, row in enumerate(value)
+        ],
         dtype=np.float64,
     ).reshape(rows, columns)
 
 
-# -- one example's graph, and collapsed drawings of it -----------------------------------
+# -- one example's graph ------------------------------------------------------------------
 
 
 @dataclass
@@ -349,184 +433,3 @@ def network_loss_graph(
         if node not in clusters and node not in inputs:
             clusters[node] = "loss"
     return LossGraph(network, built, tuple(float(v) for v in x), float(y), clusters, neurons)
-
-
-LEVELS = ("scalar", "neuron", "layer")
-AUTO_NODE_LIMIT = 400  # above this many scalar nodes, `auto` draws neurons instead
-
-
-def choose_level(
-    graph: LossGraph, level: str = "auto", limit: int = AUTO_NODE_LIMIT
-) -> tuple[str, str | None]:
-    """The level to draw and, when chosen automatically, a note saying so."""
-    if level != "auto":
-        return level, None
-    size = graph.size
-    if size <= limit:
-        return "scalar", None
-    neurons = sum(graph.network.sizes[1:]) + graph.network.sizes[0] + 2
-    if neurons <= limit:
-        return "neuron", f"{size} nodes is more than {limit}: drawn one node per neuron (--level)"
-    return "layer", f"{size} nodes is more than {limit}: drawn one node per layer (--level)"
-
-
-def network_diagram(
-    graph: LossGraph, level: str = "scalar", title: str | None = None, grad: bool = True
-) -> Diagram:
-    """The drawing of one example's loss: every scalar (`scalar`), a node per neuron with
-    its pre-activation, activation and grads (`neuron`), or a node per layer with its
-    gradient statistics (`layer`). `grad=False` leaves every gradient out, in the nodes'
-    text too: data alone."""
-    if level == "scalar":
-        return diagram_from_value(graph.loss, grad=grad, clusters=graph.clusters, title=title)
-    if level == "neuron":
-        return _neuron_diagram(graph, title, grad)
-    if level == "layer":
-        return _layer_diagram(graph, title, grad)
-    raise InputError(f"unknown level {level!r}; expected one of {', '.join(LEVELS)}")
-
-
-def _input_nodes(graph: LossGraph, grad: bool) -> list[Node]:
-    return [
-        Node(
-            id=f"x{j}",
-            kind="value",
-            label=f"x{j}",
-            data=x.data,
-            grad=x.grad if grad else None,
-            role="input",
-        )
-        for j, x in enumerate(graph.built.inputs)
-    ]
-
-
-def _loss_nodes(graph: LossGraph, source: str, grad: bool) -> tuple[list[Node], list[Edge]]:
-    built = graph.built
-    kind = graph.network.loss
-    formula = "(out − y)²" if kind == "mse" else "−(y·log out + (1−y)·log(1−out))"
-    nodes = [
-        Node(
-            id="y",
-            kind="value",
-            label="y",
-            data=built.target.data,
-            grad=built.target.grad if grad else None,
-            role="input",
-            cluster="loss",
-        ),
-        Node(
-            id="loss",
-            kind="value",
-            label="loss",
-            data=built.loss.data,
-            grad=built.loss.grad if grad else None,
-            extra_lines=(f"{kind}: {formula}",),
-            role="output",
-            cluster="loss",
-        ),
-    ]
-    return nodes, [Edge(source, "loss"), Edge("y", "loss", index=1)]
-
-
-def _neuron_diagram(graph: LossGraph, title: str | None, grad: bool = True) -> Diagram:
-    built, network = graph.built, graph.network
-    nodes = _input_nodes(graph, grad)
-    edges: list[Edge] = []
-    sources = [n.id for n in nodes]
-    for layer, pre, act in zip(network.layers, built.pre, built.act, strict=True):
-        ids = []
-        label_edges = layer.n_in * layer.n_out <= 32
-        for neuron, z, a in zip(layer.neurons, pre, act, strict=True):
-            nid = neuron.name.replace(".", "_")
-            ids.append(nid)
-            weights = ", ".join(fmt(w.data, 3) for w in neuron.weights)
-            wgrads = ", ".join(fmt(w.grad, 3) for w in neuron.weights)
-            bias = neuron.bias
-            lines = [f"z {fmt(z.data)}  ∂L/∂z {fmt(z.grad)}" if grad else f"z {fmt(z.data)}"]
-            if a is not z:
-                lines.append(f"{layer.activation}(z) {fmt(a.data)}")
-            lines.append(
-                f"b {fmt(bias.data)}  ∂L/∂b {fmt(bias.grad)}" if grad else f"b {fmt(bias.data)}"
-            )
-            detail = f"{neuron.name}\nweights: {weights}\n"
-            if grad:
-                detail += f"weight grads: {wgrads}\nbias: {fmt(bias.data)} (grad {fmt(bias.grad)})"
-            else:
-                detail += f"bias: {fmt(bias.data)}"
-            nodes.append(
-                Node(
-                    id=nid,
-                    kind="group",
-                    label=neuron.name,
-                    data=a.data,
-                    grad=a.grad if grad else None,
-                    detail=detail,
-                    cluster=layer.name,
-                    extra_lines=tuple(lines),
-                    role="group",
-                )
-            )
-            for k, (source, w) in enumerate(zip(sources, neuron.weights, strict=True)):
-                label = f"w{k} {fmt(w.data, 3)}" if label_edges else None
-                edges.append(Edge(source, nid, label=label, index=k))
-        sources = ids
-    loss_nodes, loss_edges = _loss_nodes(graph, sources[0], grad)
-    return Diagram(tuple(nodes + loss_nodes), tuple(edges + loss_edges), has_grad=grad, title=title)
-
-
-def _layer_diagram(graph: LossGraph, title: str | None, grad: bool = True) -> Diagram:
-    built, network = graph.built, graph.network
-    samples = layer_samples(network, np.array([graph.x]), np.array([graph.y]))
-    diagnosis = diagnose(samples)
-    inputs = ", ".join(f"x{j} {fmt(x.data)}" for j, x in enumerate(built.inputs))
-    nodes = [Node(id="inputs", kind="group", label="inputs", extra_lines=(inputs,), role="group")]
-    edges: list[Edge] = []
-    source = "inputs"
-    for layer, stats, acts in zip(network.layers, diagnosis.layers, built.act, strict=True):
-        units = f"{layer.n_out} {layer.activation} unit{'s' if layer.n_out != 1 else ''}"
-        lines = [f"{units}, {stats.n_params} params"]
-        if grad:
-            rel = fmt(stats.rel) if stats.rel is not None else "—"
-            lines += [
-                f"grad shown: rms ∂L/∂w; max |∂L/∂w| {fmt(stats.max_abs)}",
-                f"rel {rel}  status {stats.status}",
-            ]
-        else:
-            lines.append("outputs " + ", ".join(fmt(a.data, 3) for a in acts[:8]))
-            if len(acts) > 8:
-                lines[-1] += ", …"
-        nodes.append(
-            Node(
-                id=layer.name,
-                kind="group",
-                label=layer.name,
-                grad=stats.rms if grad else None,  # the colour follows the rms gradient
-                detail=f"{layer.name}: {stats.reason or stats.status}" if grad else layer.name,
-                extra_lines=tuple(lines),
-                role="group",
-            )
-        )
-        edges.append(Edge(source, layer.name))
-        source = layer.name
-    loss_nodes, loss_edges = _loss_nodes(graph, source, grad)
-    return Diagram(tuple(nodes + loss_nodes), tuple(edges + loss_edges), has_grad=grad, title=title)
-
-
-def model_diagram(
-    path: Path | str,
-    input_text: str | None,
-    target: float | None = None,
-    level: str = "auto",
-    grad: bool = True,
-) -> tuple[Diagram, str | None]:
-    """What `gradviz draw --model` draws: one example's loss through a saved model, at
-    the level asked for (`auto` collapses big networks), and a note when it collapsed."""
-    model = load_model(path)
-    if input_text is None:
-        raise InputError("--model needs --input: the example to draw, e.g. --input 0,1")
-    x = parse_input(input_text, model.spec.layers[0])
-    graph = network_loss_graph(model, x, target)
-    chosen, note = choose_level(graph, level)
-    shown = ", ".join(fmt(v) for v in graph.x)
-    title = f"{model.spec.name}: loss of input ({shown}), target {fmt(graph.y)}"
-    return network_diagram(graph, chosen, title, grad), note

@@ -27,6 +27,7 @@ import numpy as np
 from gradviz.data import BUILTIN, GENERATED, MAX_POINTS, DataSpec
 from gradviz.engine import RELU, SIGMOID, TANH, Op, Value, apply
 from gradviz.errors import SpecError
+from gradviz.files import read_capped
 
 
 @dataclass
@@ -56,7 +57,36 @@ class LayerSample:
 
 ACTIVATIONS: dict[str, Op | None] = {"sigmoid": SIGMOID, "tanh": TANH, "relu": RELU, "linear": None}
 INITS = ("default", "xavier", "he", "uniform1")
-LOSSES = ("mse", "bce")
+
+
+@dataclass(frozen=True)
+class Loss:
+    """A loss in one place, as an op is in the op table: how it is built from the
+    network's output and the target, and its formula and slope for display."""
+
+    name: str
+    build: Callable[[Value, Value], Value]
+    formula: str  # the loss in terms of the output `out` and the target `y`
+    derivative: str  # ∂loss/∂out, in the same terms
+
+
+def _mse(output: Value, target: Value) -> Value:
+    d = output - target
+    return d * d  # the square as a product: exact, and both edges are drawn
+
+
+def _bce(output: Value, target: Value) -> Value:
+    return -(target * output.log() + (1.0 - target) * (1.0 - output).log())
+
+
+LOSS_FUNCTIONS: dict[str, Loss] = {
+    loss.name: loss
+    for loss in (
+        Loss("mse", _mse, "(out − y)²", "2·(out − y)"),
+        Loss("bce", _bce, "−(y·log out + (1−y)·log(1−out))", "(out − y)/(out·(1 − out))"),
+    )
+}
+LOSSES = tuple(LOSS_FUNCTIONS)
 UPDATES = ("full", "online", "minibatch N")
 
 # Sizes refused before anything is built: every parameter becomes a few graph nodes and
@@ -117,20 +147,20 @@ PRESETS: dict[str, dict] = {
     },
     "deep-sigmoid": {
         "name": "deep-sigmoid",
-        "layers": [2, 8, 8, 8, 8, 8, 8, 8, 8, 8, 1],
+        "layers": [2, 16, 16, 16, 16, 16, 16, 16, 16, 16, 1],
         "activation": "sigmoid",
-        "data": "xor",
-        "epochs": 1000,
+        "data": {"name": "circle", "size": 80},
+        "epochs": 300,
         "learning_rate": 1.0,
         "update": "full",
     },
     "deep-relu": {
         "name": "deep-relu",
-        "layers": [2, 8, 8, 8, 8, 8, 8, 8, 8, 8, 1],
+        "layers": [2, 16, 16, 16, 16, 16, 16, 16, 16, 16, 1],
         "activation": "relu",
         "init": "he",
-        "data": "xor",
-        "epochs": 1000,
+        "data": {"name": "circle", "size": 80},
+        "epochs": 300,
         "learning_rate": 0.05,
         "update": "full",
     },
@@ -178,6 +208,9 @@ class Spec:
     seed: int = 0
     record_every: int | None = None  # gradient statistics every N epochs
     base_dir: str | None = field(default=None, compare=False)  # for relative CSV paths
+    # Where a key was written (`--layers`, `xor.toml line 3: layers`; `str`: the key
+    # itself), for what is found wrong after reading: the data's width, the work.
+    locate: Callable[[str], str] = field(default=str, compare=False, repr=False)
 
     @property
     def n_parameters(self) -> int:
@@ -226,23 +259,31 @@ def parameter_count(layers: Sequence[int]) -> int:
 Locate = Callable[[str], str]
 
 
+MAX_SPEC_BYTES = 1_000_000  # a spec is a few lines
+
+
 def load_spec(path: Path) -> Spec:
     """A spec from a TOML file; every mistake names the key and, where found, the line."""
+    raw, locate = _read_spec(path)
+    return spec_from_mapping(raw, locate=locate, base_dir=str(path.parent))
+
+
+def _read_spec(path: Path) -> tuple[dict, Locate]:
+    """A spec file's table of keys, and where each key is written in it."""
+    data = read_capped(path, MAX_SPEC_BYTES, SpecError, "spec file")
     try:
-        text = path.read_text(encoding="utf-8")
-    except FileNotFoundError:
-        raise SpecError(f"{path}: no such spec file") from None
-    except UnicodeDecodeError:
-        raise SpecError(f"{path}: not UTF-8 text") from None
-    except OSError as error:
-        raise SpecError(f"{path}: cannot read: {error.strerror or error}") from None
-    if len(text) > 1_000_000:
-        raise SpecError(f"{path}: a spec file is a few lines; this one is {len(text):,} bytes")
+        text = data.decode("utf-8")
+    except UnicodeDecodeError as error:
+        raise SpecError(f"{path}: not UTF-8 text (byte {error.start})") from None
     try:
         raw = tomllib.loads(text)
     except tomllib.TOMLDecodeError as error:
         raise SpecError(f"{path}: invalid TOML: {error}") from None
-    return spec_from_mapping(raw, locate=_file_locator(path, text), base_dir=str(path.parent))
+    except ValueError:  # an integer of more than 4300 digits (Python's own limit)
+        raise SpecError(f"{path}: a number is too long to read (more than 4300 digits)") from None
+    except RecursionError:
+        raise SpecError(f"{path}: nested too deeply to be a spec") from None
+    return raw, _file_locator(path, text)
 
 
 def resolve_spec(
@@ -256,11 +297,10 @@ def resolve_spec(
     if source is not None:
         path = Path(source)
         if path.is_file() or source.endswith(".toml"):
-            spec_file = load_spec(path)  # reports file errors with their lines
-            text = path.read_text(encoding="utf-8")
-            base = tomllib.loads(text)
-            file_locate = _file_locator(path, text)
-            base_dir = spec_file.base_dir
+            base, file_locate = _read_spec(path)
+            base_dir = str(path.parent)
+            # the file alone must be a valid spec: its errors name its lines
+            spec_from_mapping(base, locate=file_locate, base_dir=base_dir)
         elif source in PRESETS:
             base = dict(PRESETS[source])
         else:
@@ -378,6 +418,8 @@ def spec_from_mapping(
     name = raw.get("name", "network")
     if not isinstance(name, str) or not name.strip() or len(name) > 100:
         raise fail("name", "expected a short text")
+    if not name.isprintable():  # it is printed to terminals: no escape sequences from a file
+        raise fail("name", f"{name!r} holds control characters")
     return Spec(
         name=name,
         layers=layers,
@@ -394,6 +436,7 @@ def spec_from_mapping(
         seed=seed,
         record_every=record_every,
         base_dir=base_dir,
+        locate=locate,
     )
 
 
@@ -496,7 +539,7 @@ def _integer(
 def _positive(value: object, key: str, fail: Callable[[str, str], SpecError]) -> float:
     if isinstance(value, bool) or not isinstance(value, int | float):
         raise fail(key, f"expected a number, got {value!r}")
-    number = float(value)
+    number = float(value) if not isinstance(value, int) or abs(value) < 2**1000 else math.inf
     if not math.isfinite(number) or number <= 0 or number > 1e6:
         raise fail(key, f"{value!r} must be a positive number (at most 1e6)")
     return number
@@ -525,7 +568,7 @@ def _data(value: object, fail: Callable[[str, str], SpecError]) -> DataSpec:
     if isinstance(value, str):
         if value in BUILTIN:
             return DataSpec(value)
-        if value.lower().endswith(".csv"):
+        if value.lower().endswith(".csv") and value.isprintable():
             return DataSpec("csv", path=value)
         raise fail(
             "data",
@@ -544,6 +587,8 @@ def _data(value: object, fail: Callable[[str, str], SpecError]) -> DataSpec:
         path = value.get("csv")
         if not isinstance(path, str) or not path:
             raise fail("data.csv", "expected the path of a CSV file")
+        if not path.isprintable():
+            raise fail("data.csv", f"{path!r} holds control characters")
         for key in ("size", "noise"):
             if key in value:
                 raise fail(f"data.{key}", "applies to generated data sets, not to a CSV file")
@@ -756,12 +801,10 @@ class Network:
 
 
 def _loss(kind: str, output: Value, target: Value) -> Value:
-    if kind == "mse":
-        d = output - target
-        return d * d  # the square as a product: exact, and both edges are drawn
-    if kind == "bce":
-        return -(target * output.log() + (1.0 - target) * (1.0 - output).log())
-    raise SpecError(f"unknown loss {kind!r}; expected one of {', '.join(LOSSES)}")
+    loss = LOSS_FUNCTIONS.get(kind)
+    if loss is None:
+        raise SpecError(f"unknown loss {kind!r}; expected one of {', '.join(LOSSES)}")
+    return loss.build(output, target)
 
 
 def example_graph(network: Network, x: Sequence[float], y: float) -> Built:

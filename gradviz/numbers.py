@@ -12,8 +12,11 @@ DEFAULT_PRECISION = 4
 def fmt(x: object, precision: int = DEFAULT_PRECISION) -> str:
     """Format a float with `precision` significant digits, scientific when tiny or huge.
 
-    NaN and infinities print as `nan`, `inf`, `-inf`; a batch (numpy array) prints
-    as its mean with the batch size, since one label has room for one number.
+    The rule (pinned in tests/test_numbers.py): Python's `g` — scientific when the
+    decimal exponent is below -4 or at least `precision` — with trailing zeros dropped
+    and the exponent written plainly (1e-7, 1.234e4). NaN and infinities print as
+    `nan`, `inf`, `-inf`; zero of either sign as `0`; a batch (numpy array) prints as
+    its mean with the batch size, since one label has room for one number.
     """
     if isinstance(x, np.ndarray):
         if x.ndim == 0:
@@ -38,3 +41,49 @@ def fmt_full(x: object) -> str:
     if isinstance(x, np.ndarray):
         return "[" + ", ".join(fmt_full(v) for v in x.ravel().tolist()) + "]"
     return fmt(x, 17) if not math.isfinite(float(x)) else repr(float(x))  # type: ignore[arg-type]
+
+
+# JSON has no NaN or infinity: gradviz writes them as these strings everywhere (saved
+# models, --json output, graph JSON), so a reader sees them instead of a parse error.
+NONFINITE_STRINGS = ("nan", "inf", "-inf")
+
+
+def json_number(x: float) -> float | str:
+    """A float as JSON can hold it: NaN and infinities as "nan", "inf", "-inf"."""
+    value = float(x)
+    if math.isnan(value):
+        return "nan"
+    if math.isinf(value):
+        return "inf" if value > 0 else "-inf"
+    return value
+
+
+def from_json_number(value: object) -> float | None:
+    """The inverse of `json_number`: a float, or None if `value` is neither a JSON number
+    (bool excluded) nor one of NONFINITE_STRINGS."""
+    if isinstance(value, str):
+        return float(value) if value in NONFINITE_STRINGS else None
+    if isinstance(value, bool) or not isinstance(value, int | float):
+        return None
+    try:
+        return float(value)
+    except OverflowError:  # an integer beyond float range
+        return math.inf if value > 0 else -math.inf
+
+
+def json_safe(value: object) -> object:
+    """Plain JSON types all the way down: numpy scalars and arrays become Python numbers
+    and lists, tuples lists, keys strings, and every float goes through `json_number`."""
+    if isinstance(value, dict):
+        return {str(k): json_safe(v) for k, v in value.items()}
+    if isinstance(value, list | tuple):
+        return [json_safe(v) for v in value]
+    if isinstance(value, np.ndarray):
+        return json_safe(value.tolist())
+    if isinstance(value, np.bool_):
+        return bool(value)
+    if isinstance(value, np.integer):
+        return int(value)
+    if isinstance(value, float | np.floating):
+        return json_number(value)
+    return value

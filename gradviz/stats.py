@@ -29,15 +29,17 @@ Statuses, first match wins (the thresholds are the constants below):
 from __future__ import annotations
 
 import itertools
+import json
 import math
 from collections.abc import Sequence
 from dataclasses import asdict, dataclass, fields
 
 import numpy as np
 
+from gradviz.engine import Op
 from gradviz.errors import InputError
-from gradviz.nn import LayerSample
-from gradviz.numbers import fmt
+from gradviz.nn import ACTIVATIONS, LayerSample
+from gradviz.numbers import fmt, from_json_number, json_number, json_safe
 
 # -- thresholds (documented in the module docstring, the README and `gradviz grads --help`)
 VANISHING_RATIO = 1e-2  # rms gradient below this fraction of a layer nearer the output
@@ -63,9 +65,6 @@ STATUSES = (
     "weak",
     "ok",
 )
-
-# The largest slope of each activation: the most of the signal it can pass back.
-SLOPE_BOUND = {"sigmoid": 0.25, "tanh": 1.0, "relu": 1.0, "linear": 1.0}
 
 # The quantities of a layer in the order the forward then backward pass makes them.
 _QUANTITIES = (
@@ -117,19 +116,23 @@ class LayerStats:
 
     def to_dict(self) -> dict:
         """Plain JSON types; NaN and infinities as the strings "nan", "inf", "-inf"."""
-        return {key: _json_number(value) for key, value in asdict(self).items()}
+        return json_safe(asdict(self))  # type: ignore[return-value]
 
     @classmethod
-    def from_dict(cls, data: dict) -> LayerStats:
-        """The inverse of `to_dict` (for a saved model's history)."""
-        names = {f.name for f in fields(cls)}
-        missing = sorted(names - set(data))
-        if missing:
-            raise InputError(f"layer statistics miss the field(s): {', '.join(missing)}")
+    def from_dict(cls, data: object, where: str = "layer") -> LayerStats:
+        """The inverse of `to_dict` (a saved model's history), checked field by field: a
+        missing field or a wrong type is an InputError naming its path (`where.rms`)."""
+        if not isinstance(data, dict):
+            raise InputError(f"{where}: expected an object of layer statistics")
         values = {}
-        for key in names:
-            value = data[key]
-            values[key] = float(value) if value in ("nan", "inf", "-inf") else value
+        for f in fields(cls):
+            if f.name not in data:
+                raise InputError(f"{where}.{f.name}: missing")
+            values[f.name] = _field(data[f.name], str(f.type), f"{where}.{f.name}")
+        if values["status"] not in STATUSES:
+            raise InputError(f"{where}.status: {_shown(values['status'])} is not a status")
+        if values["activation"] not in ACTIVATIONS:
+            raise InputError(f"{where}.activation: {_shown(values['activation'])} is unknown")
         return cls(**values)
 
 
@@ -149,7 +152,7 @@ class Diagnosis:
             "epoch": self.epoch,
             "at_rest": self.at_rest,
             "stalled": self.stalled,
-            "output_spread": _json_number(self.output_spread),
+            "output_spread": json_number(self.output_spread),
             "first_nonfinite": (
                 None
                 if self.first_nonfinite is None
@@ -159,45 +162,107 @@ class Diagnosis:
         }
 
     @classmethod
-    def from_dict(cls, data: dict) -> Diagnosis:
-        try:
-            first = data.get("first_nonfinite")
-            spread = data["output_spread"]
-            return cls(
-                layers=[LayerStats.from_dict(layer) for layer in data["layers"]],
-                at_rest=bool(data["at_rest"]),
-                output_spread=float(spread),
-                stalled=bool(data["stalled"]),
-                first_nonfinite=None if first is None else (int(first["layer"]), first["in"]),
-                epoch=data.get("epoch"),
-            )
-        except (KeyError, TypeError, ValueError) as error:
-            raise InputError(f"malformed gradient statistics: {error}") from None
+    def from_dict(cls, data: object, where: str = "gradients") -> Diagnosis:
+        """The inverse of `to_dict`, checked: an InputError names the path of the first
+        field that is missing or of the wrong type (`where.layers[0].rms`)."""
+        if not isinstance(data, dict):
+            raise InputError(f"{where}: expected an object of gradient statistics")
+
+        def get(key: str, kind: str) -> object:
+            if key not in data:
+                raise InputError(f"{where}.{key}: missing")
+            return _field(data[key], kind, f"{where}.{key}")
+
+        raw_layers = data.get("layers")
+        if not isinstance(raw_layers, list) or not raw_layers:
+            raise InputError(f"{where}.layers: expected a list of layer statistics")
+        layers = [
+            LayerStats.from_dict(layer, f"{where}.layers[{i}]")
+            for i, layer in enumerate(raw_layers)
+        ]
+        for i, layer in enumerate(layers):
+            if layer.index != i + 1 or layer.is_output != (i == len(layers) - 1):
+                raise InputError(
+                    f"{where}.layers[{i}]: expected layer {i + 1}, the output layer last"
+                )
+        first = data.get("first_nonfinite")
+        if first is not None:
+            if not isinstance(first, dict):
+                raise InputError(f"{where}.first_nonfinite: expected null or an object")
+            index = _field(first.get("layer"), "int", f"{where}.first_nonfinite.layer")
+            quantity = _field(first.get("in"), "str", f"{where}.first_nonfinite.in")
+            first = (index, quantity)
+        return cls(
+            layers=layers,
+            at_rest=get("at_rest", "bool"),  # type: ignore[arg-type]
+            output_spread=get("output_spread", "float"),  # type: ignore[arg-type]
+            stalled=get("stalled", "bool"),  # type: ignore[arg-type]
+            first_nonfinite=first,  # type: ignore[arg-type]
+            epoch=get("epoch", "int | None"),  # type: ignore[arg-type]
+        )
 
 
 History = list[tuple[int, Diagnosis]]
 
+# Statistics that are sizes, ratios or fractions (never negative, or NaN); of the floats
+# only the activations' mean has a sign.
+_SIGNED = {"act_mean"}
+MAX_TEXT = 1_000  # characters of a name, status or reason read from a file
 
-def _json_number(value: object) -> object:
-    if isinstance(value, float) and not math.isfinite(value):
-        return "nan" if math.isnan(value) else ("inf" if value > 0 else "-inf")
+
+def _field(value: object, kind: str, where: str) -> object:
+    """A value read back from JSON, checked against its field's type (`float`, `int`,
+    `bool`, `str`, each maybe `| None`); floats may be "nan", "inf", "-inf"."""
+    base = kind.removesuffix(" | None")
+    if value is None and base != kind:
+        return None
+    if base == "float":
+        number = from_json_number(value)
+        if number is None or (number < 0 and where.rsplit(".", 1)[-1] not in _SIGNED):
+            raise InputError(f"{where}: expected a number ≥ 0, got {_shown(value)}")
+        return number
+    if base == "int":
+        if isinstance(value, bool) or not isinstance(value, int) or value < 0:
+            raise InputError(f"{where}: expected a whole number ≥ 0, got {_shown(value)}")
+        return value
+    if base == "bool":
+        if not isinstance(value, bool):
+            raise InputError(f"{where}: expected true or false, got {_shown(value)}")
+        return value
+    if not isinstance(value, str) or len(value) > MAX_TEXT or not value.isprintable():
+        raise InputError(f"{where}: expected a short line of text, got {_shown(value)}")
     return value
+
+
+def _shown(value: object) -> str:
+    """A value from a file as it was written, cut short."""
+    text = json.dumps(value)
+    return text if len(text) <= 40 else text[:30] + "…"
 
 
 # -- the numbers of one layer -------------------------------------------------------
 
 
+def _activation_op(activation: str) -> Op | None:
+    """The op of an activation (None for linear): its slopes come from the op table."""
+    if activation not in ACTIVATIONS:
+        known = ", ".join(ACTIVATIONS)
+        raise InputError(f"unknown activation {activation!r}; expected one of {known}")
+    return ACTIVATIONS[activation]
+
+
 def slope(activation: str, pre: np.ndarray, act: np.ndarray) -> np.ndarray:
     """The activation's derivative at each pre-activation (σ′ = σ(1-σ) ≤ 0.25)."""
-    if activation == "sigmoid":
-        return act * (1.0 - act)
-    if activation == "tanh":
-        return 1.0 - act * act
-    if activation == "relu":
-        return np.where(pre > 0, 1.0, 0.0)
-    if activation == "linear":
+    op = _activation_op(activation)
+    if op is None:
         return np.ones_like(act)
-    raise InputError(f"unknown activation {activation!r}; expected one of {', '.join(SLOPE_BOUND)}")
+    return np.asarray(op.local(act, pre)[0], dtype=np.float64)
+
+
+def max_slope(activation: str) -> float:
+    """The activation's largest slope: the most of the signal it can pass back."""
+    op = _activation_op(activation)
+    return 1.0 if op is None or op.max_slope is None else op.max_slope
 
 
 def _saturation_masks(activation: str, act: np.ndarray) -> tuple[np.ndarray, np.ndarray] | None:
@@ -388,7 +453,7 @@ def _compare(
     w_next = np.asarray(nxt.weights, dtype=float)
     if np.all(np.isfinite(w_next)):
         spectral = float(np.linalg.norm(w_next, 2))
-        layer.hop_bound = SLOPE_BOUND.get(layer.activation, 1.0) * spectral
+        layer.hop_bound = max_slope(layer.activation) * spectral
 
 
 def _status(layer: LayerStats, at_rest: bool, stalled: bool) -> tuple[str, str]:
@@ -486,6 +551,8 @@ def _vanishing_sentence(d: Diagnosis) -> str | None:
     first = vanishing[0]
     position = d.layers.index(first)
     later = [lay for lay in d.layers[position + 1 :] if math.isfinite(lay.rms)]
+    if not later:  # (only in statistics read from a file that disagree with themselves)
+        return None
     reference = max(later, key=lambda lay: lay.rms)
     between = d.layers[position : d.layers.index(reference)]
     ratio = first.rms / reference.rms if reference.rms else 0.0
@@ -545,7 +612,15 @@ def _nan_sentence(d: Diagnosis, epoch: int | None) -> str | None:
         return None
     index, what = d.first_nonfinite
     name = next((lay.name for lay in d.layers if lay.index == index), f"L{index}")
-    when = f" at epoch {epoch}" if epoch is not None else ""
+    # statistics recorded after epoch N hold the weights at its end (as training's own
+    # message says: "computed from the weights at the end of epoch N")
+    when = (
+        ""
+        if epoch is None
+        else " at initialisation"
+        if epoch == 0
+        else f" by the end of epoch {epoch}"
+    )
     return (
         f"NaN/inf first appeared in layer {name} (its {what}){when}: lower the learning rate, "
         "clip gradients, and check the inputs for NaN or huge values."
@@ -674,18 +749,6 @@ def failures(diagnosis: Diagnosis, snapshots: History | None = None) -> dict[str
                 if layer.name not in names:
                     names.append(layer.name)
     return found
-
-
-def json_value(value: object) -> object:
-    """Plain JSON types for any of this module's results: NaN and infinities as the
-    strings "nan", "inf", "-inf", so the output is valid JSON."""
-    if isinstance(value, dict):
-        return {str(k): json_value(v) for k, v in value.items()}
-    if isinstance(value, list | tuple):
-        return [json_value(v) for v in value]
-    if isinstance(value, np.floating | np.integer):
-        return json_value(value.item())
-    return _json_number(value)
 
 
 # -- single parameters ------------------------------------------------------------------

@@ -21,12 +21,11 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from gradviz.engine import Number, Op, Value, topological_order
+from gradviz.engine import Number, Op, Value, backpropagate, topological_order
+from gradviz.nn import ACTIVATIONS, LOSS_FUNCTIONS
 from gradviz.numbers import fmt
-from gradviz.render.diagram import printable  # a pure text helper shared by every view
-
-# How a learner would write each op's output in terms of its inputs `a` and `b`.
-_BINARY_FORMS = {"add": "{a} + {b}", "mul": "{a}·{b}", "pow": "{a}^{b}"}
+from gradviz.text import output_name as name_output
+from gradviz.text import printable
 
 NUDGE = 0.01  # the step size of the plain-words sentences: "raising a by 0.01 …"
 
@@ -152,12 +151,12 @@ def node_names(order: list[Value]) -> dict[Value, str]:
 
 
 def output_name(root: Value, order: list[Value] | None = None) -> str:
-    """What the output is called in `dL/dx`: its label, else `L` (the usual name),
-    or `out` when a node of the graph is already labelled `L`."""
+    """What the output is called in `dL/dx`: its label, else `L` (the usual name), by
+    the rule `draw` uses too (`gradviz.text.output_name`)."""
     if root.label:
         return printable(root.label)
     order = order if order is not None else topological_order(root)
-    return "out" if any(v.label == "L" for v in order) else "L"
+    return name_output(None, (v.label for v in order))
 
 
 def operand(name: str) -> str:
@@ -167,12 +166,10 @@ def operand(name: str) -> str:
 
 def op_form(op: Op, a: str = "a", b: str = "b") -> str:
     """The op applied to operands, as a learner writes it: `a·b`, `tanh(a)`, `a^2`."""
+    if op.form is not None:
+        return op.form.format(a=operand(a), b=operand(b))
     if op.arity == 2:
-        return _BINARY_FORMS.get(op.name, f"{op.name}({{a}}, {{b}})").format(
-            a=operand(a), b=operand(b)
-        )
-    if op.symbol.startswith("**"):
-        return f"{operand(a)}^{op.symbol[2:]}"
+        return f"{op.name}({a}, {b})"
     return f"{op.name}({a})"
 
 
@@ -206,80 +203,89 @@ def forward(value: Value) -> list[ForwardStep]:
 def trace(value: Value) -> list[Step]:
     """The backward pass from `value`, one `Step` per node the credit reaches, in order.
 
-    The credits are computed here edge by edge with the op table's local derivatives
-    (the same arithmetic as `engine.backpropagate`), and then `value.backward()` is
-    run so the graph's `.grad` fields hold the same numbers for the other views.
+    The engine's own backward pass runs (`engine.backpropagate`) and reports every edge
+    it processes; the steps are made from those reports, so their numbers are the
+    engine's by construction, and the graph's `.grad` fields hold them afterwards.
     """
     order = topological_order(value)
     names = node_names(order)
-    credit: dict[Value, Number] = {value: np.ones_like(value.data) if _is_array(value) else 1.0}
-    sources: dict[Value, list[Source]] = {value: []}
+    edges: dict[Value, list[tuple[int, Value, Number, Number, Number]]] = {}
+    sources: dict[Value, list[Source]] = {}
+
+    def on_edge(node: Value, position: int, parent: Value, local: Number, amount: Number) -> None:
+        # parent.grad is updated in place for a batch: keep the running total as it is now.
+        total = parent.grad.copy() if isinstance(parent.grad, np.ndarray) else parent.grad
+        edges.setdefault(node, []).append((position, parent, local, amount, total))
+        sources.setdefault(parent, []).append(Source(node, names[node], position, amount))
+
+    backpropagate(order, on_edge=on_edge)
+    totals: dict[Value, tuple[Number, int]] = {}  # each input's credit so far, and from how many
     steps: list[Step] = []
     for node in reversed(order):
-        if node not in credit:
+        if node is not value and node not in sources:
             continue  # no credit reaches it: all its uses are behind a detach
-        g = credit[node]
         contributions: list[Contribution] = []
         op = node.op
-        if op is not None:
-            parents = node.parents
-            with np.errstate(all="ignore"):  # nan and inf are shown, not warned about
-                locals_ = op.local(node.data, *[p.data for p in parents])
-            parent_names = [names[p] for p in parents]
-            for position, (parent, local) in enumerate(zip(parents, locals_, strict=True)):
-                formula_text = op.formulas[position]
-                var = "ab"[position]
-                generic = f"∂({op_form(op)})/∂{var} = {formula_text}"
-                local_text = substitute(formula_text, *parent_names)
-                named = (
-                    f"∂({op_form(op, *parent_names)})/∂{operand(parent_names[position])}"
-                    f" = {local_text}"
-                )
-                earlier = len(sources.get(parent, ()))
-                before = credit.get(parent, 0.0)
-                if op.passes_credit:
-                    amount = g * local
-                    total = before + amount
-                    credit[parent] = total
-                    sources.setdefault(parent, []).append(
-                        Source(node, names[node], position, amount)
-                    )
-                else:
-                    amount, total = 0.0, before
+        if op is not None and not op.passes_credit:  # detach: shown, though nothing passes
+            locals_ = op.local(node.data, *[p.data for p in node.parents])
+            for position, (parent, local) in enumerate(zip(node.parents, locals_, strict=True)):
+                before, earlier = totals.get(parent, (0.0, 0))
                 contributions.append(
-                    Contribution(
-                        parent=parent,
-                        parent_name=parent_names[position],
-                        position=position,
-                        formula=generic,
-                        named_formula=named,
-                        local_text=local_text,
-                        local=local,
-                        amount=amount,
-                        before=before,
-                        total=total,
-                        earlier=earlier,
-                        passes=op.passes_credit,
-                    )
+                    _contribution(node, names, position, local, 0.0, before, before, earlier, False)
                 )
+        for position, parent, local, amount, total in edges.get(node, ()):
+            before, earlier = totals.get(parent, (0.0, 0))
+            totals[parent] = (total, earlier + 1)
+            contributions.append(
+                _contribution(node, names, position, local, amount, before, total, earlier)
+            )
         steps.append(
             Step(
                 index=len(steps),
                 node=node,
                 name=names[node],
                 definition=definition(node, names),
-                credit=g,
+                credit=node.grad,
                 sources=tuple(sources.get(node, ())),
                 contributions=tuple(contributions),
                 is_output=node is value,
             )
         )
-    value.backward()
     return steps
 
 
-def _is_array(v: Value) -> bool:
-    return isinstance(v.data, np.ndarray)
+def _contribution(
+    node: Value,
+    names: dict[Value, str],
+    position: int,
+    local: Number,
+    amount: Number,
+    before: Number,
+    total: Number,
+    earlier: int,
+    passes: bool = True,
+) -> Contribution:
+    """One edge of the backward pass with its formulas, generic and with the names."""
+    op = node.op
+    parent_names = [names[p] for p in node.parents]
+    formula_text = op.formulas[position]
+    local_text = substitute(formula_text, *parent_names)
+    return Contribution(
+        parent=node.parents[position],
+        parent_name=parent_names[position],
+        position=position,
+        formula=f"∂({op_form(op)})/∂{'ab'[position]} = {formula_text}",
+        named_formula=(
+            f"∂({op_form(op, *parent_names)})/∂{operand(parent_names[position])} = {local_text}"
+        ),
+        local_text=local_text,
+        local=local,
+        amount=amount,
+        before=before,
+        total=total,
+        earlier=earlier,
+        passes=passes,
+    )
 
 
 def unreached(value: Value, steps: list[Step]) -> list[Value]:
@@ -366,7 +372,7 @@ class UnitStep:
     Tuples hold one entry per neuron of the step (one for a neuron, n_out for a
     layer): `credit` dL/da arriving at the activations, `local` the activation's
     slope act'(z), `credit_z` dL/dz = dL/da · act'(z), and the parameters' grads.
-    `ids` are the node ids of the step in `gradviz.model.network_diagram`.
+    `ids` are the node ids of the step in `gradviz.render.network.network_diagram`.
     """
 
     index: int
@@ -426,7 +432,7 @@ def network_trace(graph, level: str = "neuron") -> list[UnitStep]:
             credit=(1.0,),
             sources=(),
             passed=(Passed(out_name, None, built.output.grad, built.output.grad, 0),),
-            formula="2·(out − y)" if loss_kind == "mse" else "(out − y)/(out·(1 − out))",
+            formula=LOSS_FUNCTIONS[loss_kind].derivative,
         )
     ]
     for i in range(len(layers) - 1, -1, -1):
@@ -469,7 +475,7 @@ def network_trace(graph, level: str = "neuron") -> list[UnitStep]:
                     bias_grads=tuple(n.bias.grad for n, _, _ in group),
                     weight_grads=tuple(tuple(w.grad for w in n.weights) for n, _, _ in group),
                     passed=tuple(passed),
-                    formula=_ACTIVATION_FORMULAS.get(layer.activation, "1"),
+                    formula=activation_formula(layer.activation),
                 )
             )
     steps.append(
@@ -486,9 +492,7 @@ def network_trace(graph, level: str = "neuron") -> list[UnitStep]:
     return steps
 
 
-_ACTIVATION_FORMULAS = {
-    "sigmoid": "σ(z)·(1 − σ(z))",
-    "tanh": "1 − tanh²(z)",
-    "relu": "1 if z > 0 else 0",
-    "linear": "1",
-}
+def activation_formula(activation: str) -> str:
+    """act'(z) as the op table writes it, in terms of the pre-activation z (1 if linear)."""
+    op = ACTIVATIONS[activation]
+    return "1" if op is None else substitute(op.formulas[0], "z")

@@ -324,7 +324,7 @@ def _compile(
         "y = Y[i]",
         *forward,
         f"total += {loss_name}",
-        f"if ({out} > 0.5) == (y > 0.5):",
+        f"if ({out} > 0.5 if y > 0.5 else {out} <= 0.5):",  # as `correct`: NaN is wrong
         "    correct += 1",
     ]
     example = [*head, *backward["assign"]]  # a parameter's grad in gp{i}
@@ -445,8 +445,14 @@ def evaluate(network: Network, dataset: Dataset) -> Evaluation:
     with np.errstate(all="ignore"):
         total, outputs = compiled.evaluate(network.flat(), [tuple(r) for r in X], Y)
     n = len(Y)
-    correct = sum((o > 0.5) == (t > 0.5) for o, t in zip(outputs, Y, strict=True))
+    correct = sum(map(is_correct, outputs, Y))
     return Evaluation(total / n if n else math.nan, correct / n if n else math.nan, outputs)
+
+
+def is_correct(output: float, target: float) -> bool:
+    """The output is on the target's side of 0.5. A NaN output is on neither side: it is
+    wrong whatever the target (never counted as a correct 0)."""
+    return output > 0.5 if target > 0.5 else output <= 0.5
 
 
 OnEpoch = Callable[[int, float, float], None]
@@ -462,8 +468,10 @@ def train(
 ) -> Result:
     """Train the spec's network from its seed; the same spec gives the same bits.
 
-    Raises TrainingError when the loss or a weight stops being finite (naming the
-    epoch and the first layer where NaN/inf appeared), unless `keep_going`."""
+    Raises `Diverged` (a TrainingError, carrying the training so far) when the loss or
+    a weight stops being finite, naming the epoch and the first layer where NaN/inf
+    appeared, unless `keep_going`. Refuses (SpecError) a data set of the wrong width and
+    more work than MAX_WORK before it starts."""
     data = dataset if dataset is not None else load_data(spec)
     check_data(spec, data)
     network = Network.from_spec(spec)
@@ -523,9 +531,13 @@ def train(
                     network, compiled, start_weights, data, order, batch, lr, clip_at, epoch, loss
                 )
                 if not keep_going:
-                    network.set_flat(P)
                     history.stopped = message
-                    raise TrainingError(message)
+                    if record:  # the state it stopped in, NaN and all
+                        snapshot(epoch, previous if recording else None)
+                    network.set_flat(P)
+                    raise Diverged(
+                        message, Result(spec, network, data, history, evaluate(network, data))
+                    )
                 if history.stopped is None:
                     history.stopped = message
             if recording:
@@ -541,18 +553,60 @@ def _all_finite_sum(P: list[float], loss: float) -> bool:
     return math.isfinite(loss) and all(math.isfinite(p) for p in P)
 
 
+class Diverged(TrainingError):
+    """Training stopped at a non-finite loss or weight: the message names the epoch and
+    the first layer; `result` is the training so far (for `--json` and diagnosis)."""
+
+    def __init__(self, message: str, result: Result) -> None:
+        super().__init__(message)
+        self.result = result
+
+
 def load_data(spec: Spec) -> Dataset:
     """The spec's data set (a CSV path is relative to the spec file's folder)."""
     return load(spec.data, Path(spec.base_dir) if spec.base_dir else None)
 
 
+# Work refused before training: epochs × examples × parameters (each epoch runs every
+# example forward and backward through every parameter, and online updates touch every
+# parameter once per example). 1e9 is a few minutes here (about 4-8 million a second,
+# see bench/README.md): these are networks to look at, not to train for hours.
+MAX_WORK = 1_000_000_000
+
+
 def check_data(spec: Spec, data: Dataset) -> None:
-    """The network's input width must be the data's number of features."""
+    """What can only be checked with the data in hand, before training: the input width
+    (`check_width`) and the work (`check_work`)."""
+    check_width(spec, data)
+    check_work(spec, data.size)
+
+
+def check_width(spec: Spec, data: Dataset) -> None:
+    """The network's input width must be the data's number of features. The error names
+    where the sizes were written (`--layers`, `xor.toml line 3: layers`)."""
     if data.n_features != spec.layers[0]:
         raise SpecError(
-            f"layers[0] is {spec.layers[0]} but the data set {data.name} has "
-            f"{data.n_features} feature(s): the first size must match"
+            f"{spec.locate('layers')}: the first size is {spec.layers[0]} but the data set "
+            f"{data.name} has {data.n_features} feature(s): they must match"
         )
+
+
+def check_work(spec: Spec, examples: int) -> None:
+    """Training's work (epochs × examples × parameters) must stay within MAX_WORK."""
+    work = training_work(spec, examples)
+    if work > MAX_WORK:
+        most = MAX_WORK // (examples * spec.n_parameters)
+        raise SpecError(
+            f"{spec.locate('epochs')}: {spec.epochs:,} epochs × {examples:,} examples × "
+            f"{spec.n_parameters:,} parameters is {fmt(work, 3)} steps of work, more than the "
+            f"{fmt(MAX_WORK)} allowed: use at most {most:,} epochs, or less data or a "
+            "smaller network"
+        )
+
+
+def training_work(spec: Spec, examples: int) -> int:
+    """epochs × examples × parameters: what MAX_WORK bounds."""
+    return spec.epochs * examples * spec.n_parameters
 
 
 def _divergence(
@@ -593,6 +647,15 @@ def _divergence(
             where = "the loss (the outputs are finite, their error overflowed)"
         if n > batch:
             where += f", step {step} of the epoch"
+        if found is not None and step == 1:
+            # the weights this epoch started from: what the statistics recorded at the end
+            # of the last epoch saw (`stats.verdict` says "by the end of epoch N" too)
+            origin = (
+                "the initial weights"
+                if epoch == 1
+                else f"the weights at the end of epoch {epoch - 1}"
+            )
+            where += f", computed from {origin}"
         break
     return (
         f"training diverged at epoch {epoch}: the loss is {fmt(loss)}; NaN/inf first appeared "

@@ -2,7 +2,10 @@
 
 from __future__ import annotations
 
+import errno
+import importlib
 import json
+import os
 import re
 import shutil
 import xml.etree.ElementTree as ET
@@ -12,7 +15,10 @@ import pytest
 from click.testing import CliRunner
 from mermaid.check import parse_mermaid
 
+import gradviz.output as output
 from gradviz.cli import cli
+from gradviz.errors import WriteError
+from gradviz.numbers import fmt
 
 ROOT = Path(__file__).resolve().parent.parent
 HAND = ["draw", "e = a*b; d = e + c; L = d*f", "a=2", "b=-3", "c=10", "f=-2"]
@@ -35,8 +41,8 @@ def test_bare_expression_shows_something_meaningful_and_says_which_defaults():
     assert note, result.stderr
     a, b, c = (float(x) for x in note.groups())
     lines = result.stdout.splitlines()
-    assert lines[0].startswith("output ← *  data ")
-    assert "grad = ∂output/∂leaf" in result.stdout
+    assert lines[0].startswith("L ← *  data ")  # the unnamed output, named as trace names it
+    assert "grad = ∂L/∂leaf" in result.stdout
     assert COLOUR.search(result.stdout) is None  # not a terminal: no colour
     table = {line.split()[0]: line.split()[1:] for line in lines[-3:]}
     assert set(table) == {"a", "b", "c"}
@@ -205,3 +211,74 @@ def test_help_has_an_example():
     assert result.exit_code == 0
     assert 'gradviz draw "e = a*b; d = e + c; L = d*f" a=2 b=-3 c=10 f=-2' in result.stdout
     assert "@FILE" in result.stdout
+
+
+def test_rankdir_choices_show_in_the_case_of_their_default():
+    help_text = " ".join(run("draw", "--help").stdout.split())
+    assert "--rankdir [LR|TB|RL|BT] " in help_text and "[default: LR]" in help_text
+    for typed in ("bt", "Bt", "BT"):
+        result = run(*HAND, "-f", "mermaid", "--rankdir", typed)
+        assert result.exit_code == 0 and result.stdout.startswith("flowchart BT\n")
+    bad = run(*HAND, "--rankdir", "up")
+    assert bad.exit_code == 2
+    assert "'up' is not one of 'LR', 'TB', 'RL', 'BT'" in bad.stderr
+
+
+def test_the_default_values_note_stays_one_short_line():
+    many = " + ".join(f"x{i}" for i in range(300))
+    result = run("draw", many, "-f", "json")
+    assert result.exit_code == 0, result.output
+    note = result.stderr.splitlines()[0]
+    values = json.loads(result.stdout)["nodes"]
+    x9 = next(n["data"] for n in values if n["label"] == "x9")
+    assert note.startswith("note: no value given for 300 leaves: used x0=")
+    assert f", x9={fmt(x9)}, … and 290 more (set them as x0=VALUE," in note
+    assert "x10=" not in note and len(note) < 300
+    few = run("draw", "a*b", "-f", "json").stderr
+    assert few.startswith("note: no value given for a, b: used a=")
+
+
+def test_a_failed_write_is_a_runtime_failure_and_other_outputs_are_written(tmp_path, monkeypatch):
+    real_fsync, calls = os.fsync, []
+
+    def fsync(fd: int) -> None:  # the disk fills up during the first file only
+        calls.append(fd)
+        if len(calls) == 1:
+            raise OSError(errno.ENOSPC, os.strerror(errno.ENOSPC))
+        real_fsync(fd)
+
+    monkeypatch.setattr(output.os, "fsync", fsync)
+    monkeypatch.chdir(tmp_path)
+    result = run(*HAND, "-o", "a.json", "-o", "b.dot")
+    assert result.exit_code == 1, result.output
+    assert "Error: cannot write 'a.json': No space left on device" in result.stderr
+    assert "wrote b.dot (dot)" in result.stderr
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["b.dot"]
+
+
+def test_a_bad_output_path_is_bad_input(tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "file").write_text("")
+    result = run(*HAND, "-o", "file/g.dot")
+    assert result.exit_code == 2
+    assert "Error: cannot write 'file/g.dot': Not a directory" in result.stderr
+
+
+def test_stdout_on_a_full_disk_is_a_runtime_failure(monkeypatch):
+    class FullDisk:
+        def write(self, data) -> int:
+            raise OSError(errno.ENOSPC, os.strerror(errno.ENOSPC))
+
+        def flush(self) -> None:
+            pass
+
+    class Stdout:
+        buffer = FullDisk()
+
+        def flush(self) -> None:
+            pass
+
+    draw_module = importlib.import_module("gradviz.cli.draw")
+    monkeypatch.setattr(draw_module.sys, "stdout", Stdout())
+    with pytest.raises(WriteError, match="cannot write to stdout: No space left on device"):
+        draw_module._write_stdout(b"digraph {}")

@@ -8,7 +8,7 @@ import math
 from collections.abc import Callable
 
 import numpy as np
-from hypothesis import HealthCheck, assume, given, settings
+from hypothesis import HealthCheck, assume, example, given, settings
 from hypothesis import strategies as st
 
 import gradviz
@@ -166,21 +166,28 @@ class Reference:
         return v
 
 
-def reference_and_gradient(expr: tuple, xs: list[float]) -> tuple[float, list[float]]:
-    """f(xs) and its gradient by central differences; rejects points near trouble."""
+def reference_and_gradient(expr: tuple, xs: list[float]) -> tuple[float, list[float], list[float]]:
+    """f(xs), its gradient by central differences, and each difference's own error estimate
+    (two step sizes apart: Richardson), large where f curves fast; rejects points near trouble."""
     f = Reference(expr)
+
+    def central(i: int, h: float) -> float:
+        up, down = list(xs), list(xs)
+        up[i] += h
+        down[i] -= h
+        return (f(*up) - f(*down)) / (2 * h)
+
     try:
         value = f(*xs)
-        grads = []
+        grads, errors = [], []
         for i in range(len(xs)):
             h = 1e-6 * max(1.0, abs(xs[i]))
-            up, down = list(xs), list(xs)
-            up[i] += h
-            down[i] -= h
-            grads.append((f(*up) - f(*down)) / (2 * h))
+            coarse, fine = central(i, 2 * h), central(i, h)
+            grads.append(fine)
+            errors.append(abs(coarse - fine))
     except (OffDomain, OverflowError, ValueError, ZeroDivisionError):
         assume(False)
-    return value, grads
+    return value, grads, errors
 
 
 # -- properties ----------------------------------------------------------------------------
@@ -188,15 +195,18 @@ def reference_and_gradient(expr: tuple, xs: list[float]) -> tuple[float, list[fl
 
 @settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.filter_too_much])
 @given(expressions, points)
+# Found by hypothesis: steep enough that a fixed tolerance blamed the finite difference's error.
+@example(("f", "sin", ("pow", -2.0, ("f", "cos", ("x", 0)))), [1.5, 0.0, 0.0])
 def test_gradients_match_finite_differences(expr: tuple, xs: list[float]) -> None:
-    value, expected = reference_and_gradient(expr, xs)
+    value, expected, errors = reference_and_gradient(expr, xs)
     assume(all(abs(g) < 1e4 for g in expected))  # steep spots are for the cases above
     leaves = [Value(x, f"x{i}") for i, x in enumerate(xs)]
     out = build_value(expr, leaves)
     out.backward()
     assert math.isclose(out.data, value, rel_tol=1e-9, abs_tol=1e-9)
-    for leaf, g in zip(leaves, expected, strict=True):
-        assert math.isclose(leaf.grad, g, rel_tol=1e-5, abs_tol=1e-5), (leaf.label, leaf.grad, g)
+    for leaf, g, error in zip(leaves, expected, errors, strict=True):
+        tolerance = 1e-5 * max(1.0, abs(g)) + 2 * error
+        assert abs(leaf.grad - g) <= tolerance, (leaf.label, leaf.grad, g, error)
 
 
 def _bits(x: object) -> bytes:

@@ -184,7 +184,7 @@ def test_check_view_text() -> None:
         "leaf",
         "value",
         "analytic",
-        "dL/dx",
+        "∂L/∂leaf",
         "finite",
         "difference",
         "abs",
@@ -198,3 +198,71 @@ def test_check_view_text() -> None:
         lines[3] == "x: relu at 0: n1 = relu(x) has a corner there (the slopes on each side differ)"
     )
     assert lines[4] == "1 leaf checked: 1 non-differentiable — ok"
+
+
+# -- only the paths that carry credit from the leaf count ------------------------------
+
+
+def test_a_slope_in_an_input_that_does_not_move_is_no_reason_to_skip() -> None:
+    # (-3)^(1+1): the exponent is computed, and a^b has no slope in b for a < 0 (nan);
+    # but the exponent does not depend on x, and d/dx = 2·x = -6 is perfectly fine.
+    x = Value(-3.0, "x")
+    (row,) = gradcheck(x ** (Value(1.0) + Value(1.0)))
+    assert (row.status, row.analytic) == ("pass", -6.0)
+    assert row.numeric == pytest.approx(-6.0, rel=1e-9)
+    x, n = Value(-2.0, "x"), Value(2.0, "n")
+    rows = gradcheck(x**n)
+    assert [(r.name, r.status) for r in rows] == [("x", "pass"), ("n", "non-differentiable")]
+    assert "the local derivative of L = x^n is not finite there" in rows[1].note
+
+
+def test_a_kink_on_another_leafs_path_is_no_reason_to_skip() -> None:
+    x, y = Value(1.5, "x"), Value(0.0, "y")
+    rows = gradcheck(x * y.relu())
+    assert [(r.name, r.status) for r in rows] == [("x", "pass"), ("y", "non-differentiable")]
+
+
+def test_op_kinks_come_from_the_op_table() -> None:
+    # A made-up op with a corner at 1: the check reads Op.kinks, not a list of its own.
+    clamp = Op(
+        "clamp1",
+        lambda a: min(a, 1.0),
+        lambda out, a: (1.0 if a < 1.0 else 0.0,),
+        ("1 if a < 1 else 0",),
+        "clamp1",
+        kinks=(1.0,),
+    )
+    (row,) = gradcheck(apply(clamp, Value(1.0, "x")))
+    assert row.status == "non-differentiable" and "clamp1 at 1" in row.note
+    (row,) = gradcheck(apply(clamp, Value(1.0 - 1e-9, "x")))
+    assert row.status == "non-differentiable" and "crosses 1 within ±h" in row.note
+    (row,) = gradcheck(apply(clamp, Value(0.5, "x")))
+    assert row.status == "pass"
+    assert engine.RELU.kinks == engine.ABS.kinks == (0.0,)
+
+
+WRONG_TANH = Op("tanh", engine.TANH.forward, lambda out, a: (1.0 - out,), ("1 - tanh(a)",), "tanh")
+
+
+def test_a_detach_on_another_path_does_not_hide_a_wrong_derivative() -> None:
+    x = Value(0.5, "x")
+    (row,) = gradcheck(apply(WRONG_TANH, x) + x.detach())
+    # detach(x) is held at 0.5 while x is nudged, as the backward pass treats it.
+    assert row.status == "fail"
+    assert row.numeric == pytest.approx(1 - math.tanh(0.5) ** 2, rel=1e-8)
+
+
+def test_a_detach_on_another_path_is_held_and_the_rest_compared() -> None:
+    x = Value(0.0, "x")
+    # The relu (at its kink) and the sqrt (infinite slope) are behind detach: irrelevant.
+    (row,) = gradcheck(x.relu().detach() + x.sqrt().detach() * 3.0 + x * 2.0)
+    assert (row.status, row.analytic, row.numeric) == ("pass", 2.0, pytest.approx(2.0))
+    assert x.data == 0.0
+
+
+def test_detached_only_when_every_path_runs_through_detach() -> None:
+    x = Value(0.5, "x")
+    (row,) = gradcheck((x * x).detach() + (x.exp() * 0.0).detach())
+    assert row.status == "detached" and "every path from x to L runs through detach" in row.note
+    (row,) = gradcheck((x * x).detach() * x)
+    assert (row.status, row.analytic) == ("pass", 0.25)

@@ -15,7 +15,7 @@ from click.testing import CliRunner
 
 from gradviz import stats
 from gradviz.cli import cli
-from gradviz.model import Model, to_dict
+from gradviz.model import Model, save
 from gradviz.nn import spec_from_mapping
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -52,10 +52,9 @@ def chain_model(tmp_path: Path, weight: float, bias: float) -> str:
     )
     layer = (np.array([[weight]]), np.array([bias]))
     history = {"epochs_run": 0, "loss": [], "accuracy": [], "gradients": []}
-    raw = to_dict(Model(spec, [layer] * 10, history))
-    raw["spec"]["data"] = {"csv": "half.csv"}  # relative to the model file's folder
     path = tmp_path / f"chain-{weight:g}.json"
-    path.write_text(json.dumps(raw))
+    save(Model(spec, [layer] * 10, history), path)
+    assert json.loads(path.read_text())["spec"]["data"]["csv"] == "half.csv"  # beside it
     return str(path)
 
 
@@ -99,8 +98,33 @@ def test_deep_sigmoid_at_init_first_layers_vanish_not_the_last() -> None:
 
 
 def test_deep_relu_at_init_does_not_vanish() -> None:
-    found = statuses(grads_json(DEEP_RELU))
-    assert "vanishing" not in found and "exploding" not in found and "NaN" not in found
+    payload = grads_json(DEEP_RELU)
+    assert statuses(payload) == ["ok"] * 10  # not vanishing, exploding, NaN, nor dead
+    # a few ReLU units are dead (0 for all 80 points), far from half a layer
+    dead = [layer["dead"] for layer in payload["gradients"]["layers"]]
+    assert max(dead) < stats.DEAD_FRACTION and max(dead) == 5 / 16
+    assert payload["verdict"] == [
+        "Healthy: every layer gets at least a tenth of the gradient of the layers after it, "
+        "with no NaN, explosion, dead or saturated layer."
+    ]
+
+
+def test_measure_is_library_logic() -> None:
+    """What grads and compare show comes from `gradviz.measure`, callable without a CLI."""
+    from gradviz.errors import InputError
+    from gradviz.measure import Measurement, measure
+
+    fresh = measure(DEEP_SIGMOID)
+    assert isinstance(fresh, Measurement) and fresh.epoch == 0 and fresh.snapshots is None
+    assert fresh.description == "at initialisation (seed 0), on circle (seed 0), 80 examples"
+    assert [lay.status for lay in fresh.diagnosis().layers][:5] == ["vanishing"] * 5
+    trained = measure(XOR, epochs=20, every=5)
+    assert trained.epoch == 20 and [e for e, _ in trained.snapshots or []] == [0, 5, 10, 15, 20]
+    assert trained.verdict() == grads_json(XOR, "--epochs", "20", "--every", "5")["verdict"]
+    with pytest.raises(InputError, match="--every needs --epochs"):
+        measure(XOR, every=5)
+    with pytest.raises(InputError, match="apply to a spec, not to a saved model"):
+        measure("model.json", epochs=5)
 
 
 def test_compare_deep_sigmoid_and_deep_relu() -> None:

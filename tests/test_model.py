@@ -4,6 +4,7 @@ per problem, and one example's loss graph drawn at three levels (checked by `dot
 from __future__ import annotations
 
 import json
+import re
 import subprocess
 import xml.etree.ElementTree as ET
 from pathlib import Path
@@ -12,10 +13,11 @@ import numpy as np
 import pytest
 
 from gradviz import model as M
-from gradviz import nn
+from gradviz import nn, stats
 from gradviz import train as T
 from gradviz.engine import topological_order
 from gradviz.errors import InputError, ModelError
+from gradviz.render import network as RN
 from gradviz.render import to_dot
 
 
@@ -69,6 +71,19 @@ def test_nonfinite_history_is_saved_as_strings(tmp_path: Path) -> None:
     M.save(M.from_result(result), path)
     raw = json.loads(path.read_text(), parse_constant=_refuse)  # strict JSON: no NaN literal
     assert raw["history"]["loss"] == ["nan", "nan"]
+    assert raw["history"]["stopped"].startswith("training diverged at epoch 1")
+    # A model that says it diverged loads with its NaN weights, shown as they are...
+    model = M.load_model(path)
+    saved = [x for W, b in model.weights for x in (*W.ravel(), *b)]
+    trained = [x for W, b in result.network.weights() for x in (*W.ravel(), *b)]
+    assert np.array_equal(saved, trained, equal_nan=True) and np.isnan(saved).any()
+    loss, _, _ = model.curves()
+    assert all(np.isnan(loss))
+    last = stats.diagnose(model.layer_samples())
+    assert "NaN" in [layer.status for layer in last.layers]
+    # ...one that does not say so is damaged
+    raw["history"]["stopped"] = None
+    path.write_text(json.dumps(raw))
     with pytest.raises(ModelError, match=r"is not finite \(the model diverged\)"):
         M.load_model(path)
 
@@ -113,6 +128,48 @@ def _mutate(saved: Path, change) -> Path:
         (lambda r: r["spec"].update(layers=[2, 0, 1]), r"spec\.layers\[1\]: 0 is not a positive"),
         (lambda r: r["spec"].update(colour=1), r"spec\.colour: unknown key"),
         (lambda r: r["history"].update(loss="high"), "history.loss: expected a list of numbers"),
+        # the recorded statistics, field by field (they were a TypeError or ValueError)
+        (
+            lambda r: r["history"]["gradients"][0]["layers"][0].update(rms="abc"),
+            r'history\.gradients\[0\]\.layers\[0\]\.rms: expected a number ≥ 0, got "abc"',
+        ),
+        (
+            lambda r: r["history"]["gradients"][0].update(epoch="zz"),
+            r'history\.gradients\[0\]\.epoch: expected a whole number ≥ 0, got "zz"',
+        ),
+        (
+            lambda r: r["history"]["gradients"][1]["layers"][1].update(hop=-1),
+            r"history\.gradients\[1\]\.layers\[1\]\.hop: expected a number ≥ 0, got -1",
+        ),
+        (
+            lambda r: r["history"]["gradients"][0].update(at_rest="no"),
+            r'history\.gradients\[0\]\.at_rest: expected true or false, got "no"',
+        ),
+        (
+            lambda r: r["history"]["gradients"][0]["layers"][0].update(status="fine"),
+            r'history\.gradients\[0\]\.layers\[0\]\.status: "fine" is not a status',
+        ),
+        (
+            lambda r: r["history"]["gradients"][0]["layers"][0].update(name="L1\x1b[2J"),
+            r"layers\[0\]\.name: expected a short line of text",
+        ),
+        (
+            lambda r: r["history"]["gradients"][0]["layers"][0].pop("dead"),
+            r"history\.gradients\[0\]\.layers\[0\]\.dead: missing",
+        ),
+        (
+            lambda r: r["history"]["gradients"][0]["layers"][0].update(is_output=True),
+            r"history\.gradients\[0\]\.layers\[0\]: expected layer 1, the output layer last",
+        ),
+        (
+            lambda r: r["history"]["gradients"][0].update(first_nonfinite={"layer": "x"}),
+            r"history\.gradients\[0\]\.first_nonfinite\.layer: expected a whole number",
+        ),
+        (lambda r: r["history"]["gradients"].append(7), r"history\.gradients\[\d+\]: expected an"),
+        (lambda r: r["history"].update(every=0), "history.every: expected a whole number ≥ 1"),
+        (lambda r: r["history"].update(epochs_run="9"), "history.epochs_run: expected a whole"),
+        (lambda r: r["history"].update(stopped=3), "history.stopped: expected null or a line"),
+        (lambda r: r.update(final={"loss": "low"}), "final: expected an object with the numbers"),
     ],
 )
 def test_malformed_models_are_one_clear_error(saved: Path, change, expected: str) -> None:
@@ -181,11 +238,11 @@ def _svg(dot_text: str) -> ET.Element:
     return ET.fromstring(svg)
 
 
-@pytest.mark.parametrize("level", M.LEVELS)
+@pytest.mark.parametrize("level", RN.LEVELS)
 def test_diagrams_at_every_level_render_with_dot(saved: Path, level: str) -> None:
     model = M.load_model(saved)
     graph = M.network_loss_graph(model, (1.0, 0.0))
-    diagram = M.network_diagram(graph, level)
+    diagram = RN.network_diagram(graph, level)
     ids = {n.id for n in diagram.nodes}
     assert all(e.source in ids and e.target in ids for e in diagram.edges)
     svg = _svg(to_dot(diagram))
@@ -211,9 +268,113 @@ def test_diagrams_at_every_level_render_with_dot(saved: Path, level: str) -> Non
 def test_big_networks_collapse_by_themselves() -> None:
     deep = nn.Network.from_spec(nn.preset("deep-sigmoid"))
     graph = M.network_loss_graph(deep, (0.0, 1.0), y=1.0)
-    level, note = M.choose_level(graph)
+    level, note = RN.choose_level(graph)
     assert level == "neuron" and "drawn one node per neuron" in (note or "")
-    assert M.choose_level(graph, "layer") == ("layer", None)
+    assert RN.choose_level(graph, "layer") == ("layer", None)
     small = M.network_loss_graph(nn.Network.from_spec(nn.preset("xor")), (0.0, 1.0), y=1.0)
-    assert M.choose_level(small) == ("scalar", None)
-    assert M.choose_level(graph, limit=10)[0] == "layer"
+    assert RN.choose_level(small) == ("scalar", None)
+    assert RN.choose_level(graph, limit=10)[0] == "layer"
+
+
+@pytest.mark.parametrize("level", RN.LEVELS)
+def test_no_grad_drawings_show_no_gradient_anywhere(saved: Path, level: str) -> None:
+    """`draw --model … --no-grad`: data only, also in the text of collapsed nodes."""
+    from gradviz.render import to_mermaid
+
+    diagram, _ = RN.model_diagram(saved, "0,1", level=level, grad=False)
+    assert not diagram.has_grad and all(n.grad is None for n in diagram.nodes)
+    texts = [to_dot(diagram), to_mermaid(diagram)]
+    texts.append(" ".join(_svg(texts[0]).itertext()))
+    for text in texts:
+        assert "∂L" not in text and "rel " not in text
+        assert not re.search(r"grad(?!viz)", text)
+        assert "loss" in text and "data" in text
+    with_grad, _ = RN.model_diagram(saved, "0,1", level=level)
+    assert re.search(r"grad(?!viz)", to_dot(with_grad))  # what the check looks for
+    if level == "neuron":
+        assert "z " in texts[0] and "sigmoid(z)" in texts[0]
+    if level == "layer":
+        assert "status" not in texts[0] and "outputs" in texts[0]
+
+
+# -- the data a model file may read ---------------------------------------------------------
+
+GATE = "a,b,label\n0,0,0\n0,1,1\n1,0,1\n1,1,0\n"
+
+
+def _csv_model(folder: Path, data: Path) -> Path:
+    """A model trained on `data` (a CSV file), saved in `folder`."""
+    spec = nn.spec_from_mapping(
+        {"layers": [2, 2, 1], "data": {"csv": str(data)}, "epochs": 3}, base_dir=str(folder)
+    )
+    path = folder / "model.json"
+    M.save(M.from_result(T.train(spec)), path)
+    return path
+
+
+def test_csv_data_is_saved_relative_to_the_model(tmp_path: Path) -> None:
+    (tmp_path / "data").mkdir()
+    (tmp_path / "data" / "gate.csv").write_text(GATE)
+    path = _csv_model(tmp_path, tmp_path / "data" / "gate.csv")
+    assert json.loads(path.read_text())["spec"]["data"]["csv"] == "data/gate.csv"
+    moved = tmp_path / "elsewhere"
+    moved.mkdir()
+    (moved / "data").mkdir()
+    path.rename(moved / "model.json")  # the pair moves together
+    (tmp_path / "data" / "gate.csv").rename(moved / "data" / "gate.csv")
+    assert M.load_model(moved / "model.json").dataset().Y.tolist() == [0, 1, 1, 0]
+
+
+@pytest.mark.parametrize("where", ["parent", "absolute", "symlink"])
+def test_a_model_may_not_read_data_outside_its_folder(tmp_path: Path, where: str) -> None:
+    """A model file someone sends you must not make gradviz read (and quote in its
+    errors) another file of yours: data outside the model's folder is refused."""
+    from gradviz.measure import model_data
+
+    secret = tmp_path / "secret.csv"
+    secret.write_text(GATE)
+    folder = tmp_path / "received"
+    folder.mkdir()
+    path = _csv_model(folder, secret)
+    raw = json.loads(path.read_text())
+    assert raw["spec"]["data"]["csv"] == str(secret)  # outside: kept absolute
+    if where == "parent":
+        raw["spec"]["data"]["csv"] = "../secret.csv"
+    if where == "symlink":
+        (folder / "link.csv").symlink_to(secret)
+        raw["spec"]["data"]["csv"] = "link.csv"
+    path.write_text(json.dumps(raw))
+    model = M.load_model(path)  # loading alone reads nothing
+    with pytest.raises(ModelError, match="is outside the model's folder") as info:
+        model.dataset()
+    assert info.value.exit_code == 2 and "--data" in info.value.message
+    with pytest.raises(ModelError, match="outside the model's folder"):
+        M.network_loss_graph(model, (0.0, 1.0))  # its target would be read from the data
+    assert M.network_loss_graph(model, (0.0, 1.0), y=1.0).y == 1.0  # given: nothing read
+    assert model_data(model, str(secret)).Y.tolist() == [0, 1, 1, 0]  # named by the user
+    # a model just trained (not read from a file) reads its data where the spec said
+    assert M.from_result(T.train(model.spec)).dataset().size == 4
+
+
+def test_model_persistence_imports_no_renderer_and_no_cli() -> None:
+    """The import flow: engine → expr → nn/data → stats → train → model → measure,
+    trace → render → output → cli. A module imports only what comes earlier."""
+    import ast
+
+    root = Path(M.__file__).parent
+    later = {
+        "data": ("gradviz.nn", "gradviz.stats", "gradviz.train", "gradviz.model"),
+        "nn": ("gradviz.stats", "gradviz.train", "gradviz.model"),
+        "stats": ("gradviz.train", "gradviz.model"),
+        "train": ("gradviz.model", "gradviz.measure"),
+        "model": ("gradviz.measure", "gradviz.trace"),
+        "measure": (),
+    }
+    for module, forbidden in later.items():
+        tree = ast.parse((root / f"{module}.py").read_text())
+        names = [
+            node.module or "" for node in ast.walk(tree) if isinstance(node, ast.ImportFrom)
+        ] + [a.name for node in ast.walk(tree) if isinstance(node, ast.Import) for a in node.names]
+        bad = [n for n in names if n.startswith((*forbidden, "gradviz.render", "gradviz.cli"))]
+        bad += [n for n in names if n in ("click", "rich") or n.startswith("rich.")]
+        assert bad == [], (module, bad)

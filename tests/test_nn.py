@@ -254,6 +254,71 @@ def test_csv_missing_and_not_utf8(tmp_path: Path) -> None:
         datasets.read_csv(path)
 
 
+@pytest.mark.parametrize(
+    ("reader", "error", "what"),
+    [
+        (lambda p: datasets.read_csv(p), DataError, "CSV file"),
+        (lambda p: nn.load_spec(p), SpecError, "spec file"),
+        (lambda p: __import__("gradviz.model").model.load_model(p), InputError, "model file"),
+    ],
+)
+def test_every_file_is_read_through_one_capped_reader(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, reader, error, what: str
+) -> None:
+    """CSV, spec and model files: one reader (`gradviz.files.read_capped`), one set of
+    messages; a file larger than its limit is refused by its size before it is read."""
+    from gradviz import files
+
+    limits: list[int] = []
+    real = files.read_capped
+
+    def spy(path, limit, error_class, name):
+        limits.append(limit)
+        return real(path, 10, error_class, name)  # every limit 10 bytes, to test it
+
+    for module in ("gradviz.data", "gradviz.nn", "gradviz.model"):
+        monkeypatch.setattr(f"{module}.read_capped", spy)
+    with pytest.raises(error, match=f"no such {what}"):
+        reader(tmp_path / "missing")
+    big = tmp_path / "big"
+    big.write_bytes(b"x" * 11)
+    with pytest.raises(error, match=f"11 bytes is larger than the 10 allowed for a {what}"):
+        reader(big)
+    with pytest.raises(error, match=f"is a folder, not a {what}"):
+        reader(tmp_path)
+    assert len(limits) == 3
+
+
+def test_a_file_that_goes_on_is_cut_at_the_limit() -> None:
+    from gradviz.files import read_capped
+
+    with pytest.raises(DataError, match="more than the 1,000 bytes allowed for a CSV file"):
+        read_capped(Path("/dev/zero"), 1000, DataError, "CSV file")  # size 0, endless
+
+
+def test_one_json_encoding_of_non_finite_numbers() -> None:
+    from gradviz import numbers, stats
+    from gradviz.render import json as graph_json
+
+    assert graph_json.number is numbers.json_number
+    assert [numbers.json_number(x) for x in (1.5, math.nan, math.inf, -math.inf)] == [
+        1.5, "nan", "inf", "-inf",
+    ]  # fmt: skip
+    for x in (0.1, -2.0, math.inf, -math.inf):
+        assert numbers.from_json_number(numbers.json_number(x)) == x
+    assert math.isnan(numbers.from_json_number("nan"))  # type: ignore[arg-type]
+    for bad in ("NaN", "abc", True, None, [1.0]):
+        assert numbers.from_json_number(bad) is None
+    assert numbers.from_json_number(10**400) == math.inf
+    nested = {"a": [np.float64("nan"), (np.int64(3), np.bool_(True))], 2: np.array([1.0, np.inf])}
+    assert numbers.json_safe(nested) == {"a": ["nan", [3, True]], "2": [1.0, "inf"]}
+    layer = stats.diagnose(
+        nn.layer_samples(nn.Network([1, 1], ["sigmoid"]), np.array([[0.0]]), np.array([1.0]))
+    ).layers[0]
+    layer.act_std = math.nan
+    assert layer.to_dict()["act_std"] == "nan"
+
+
 # -- networks -----------------------------------------------------------------------------
 
 

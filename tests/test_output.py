@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import errno
 import os
 import shutil
 import stat
@@ -13,7 +14,7 @@ import pytest
 
 import gradviz.output as output
 from gradviz import Value
-from gradviz.errors import OutputError, RenderError
+from gradviz.errors import GradvizError, OutputError, RenderError, WriteError
 from gradviz.output import (
     DotProgram,
     dot_programs,
@@ -209,6 +210,65 @@ def test_long_chains_get_a_fast_layout_and_a_warning():
     assert "mclimit" not in to_dot(hand_diagram()) and layout_cost(hand_diagram()) == 16
 
 
+def chain(n: int) -> Value:
+    x = Value(1.0, label="x")
+    out = x
+    for _ in range(n):
+        out = out * x
+    out.backward()
+    return out
+
+
+@needs_system_dot
+def test_heavy_layouts_prefer_graphviz_pure_for_svg_and_png(monkeypatch):
+    monkeypatch.delenv("GRADVIZ_DOT", raising=False)
+    assert [p.kind for p in dot_programs(heavy=True)] == ["pure", "system"]
+    assert find_dot("svg", heavy=True).kind == find_dot("png", heavy=True).kind == "pure"
+    assert find_dot("pdf", heavy=True).kind == "system"  # only dot writes PDF
+    seen = []
+
+    def fake_run(argv, **kwargs):
+        seen.append(Path(argv[0]).name)
+        return subprocess.CompletedProcess(argv, 0, b"<svg/>", b"")
+
+    monkeypatch.setattr(output.subprocess, "run", fake_run)
+    heavy = diagram_from_value(chain(150))  # layout cost ~22,800
+    assert (
+        layout_cost(heavy) > output.PREFER_PURE_COST > layout_cost(diagram_from_value(chain(100)))
+    )
+    for fmt in ("svg", "png", "pdf"):
+        render(heavy, fmt)
+        render(hand_diagram(), fmt)
+    assert seen == ["graphviz-pure", "dot", "graphviz-pure", "dot", "dot", "dot"]
+    monkeypatch.setenv("GRADVIZ_DOT", "system")  # a choice is respected
+    assert [p.kind for p in dot_programs(heavy=True)] == ["system"]
+
+
+def test_size_advice_fits_what_is_drawn():
+    """An expression has no collapsed view to offer; a network (layers as clusters) has."""
+    out = chain(200)
+    expression = size_warnings(diagram_from_value(out), "svg")[0]
+    assert "to go faster, draw a part of the expression, or write .dot or .json" in expression
+    assert "collapsed" not in expression and "neuron" not in expression
+    network = size_warnings(diagram_from_value(out, clusters={out: "L1"}), "svg")[0]
+    assert "draw a collapsed view (--level neuron or --level layer)" in network
+    mermaid = size_warnings(diagram_from_value(chain(150)), "mermaid")[0]
+    assert mermaid.endswith("write SVG instead, or draw a part of the expression")
+
+
+def test_a_timeout_says_what_to_try(tmp_path, monkeypatch):
+    monkeypatch.setenv("GRADVIZ_DOT_TIMEOUT", "0.2")
+    program = fake_program(tmp_path, "exec sleep 5")
+    with pytest.raises(RenderError) as error:
+        run_dot("digraph {}", "svg", program=program, smaller="draw a part of the expression")
+    assert error.value.render() == (
+        "fake-dot took longer than 0.2 s to draw the graph\n"
+        "Draw a part of the expression, write .dot or .json instead (no layout needed), or set "
+        "GRADVIZ_DOT_TIMEOUT=SECONDS to wait longer; graphviz-pure is much faster on such "
+        "graphs: GRADVIZ_DOT=pure."
+    )
+
+
 def test_big_graph_warnings():
     x = Value(1.0, label="x")
     out = x
@@ -267,7 +327,7 @@ def test_a_failed_write_leaves_the_old_file_byte_identical(tmp_path, monkeypatch
 
     real_fdopen = os.fdopen
     monkeypatch.setattr(output.os, "fdopen", lambda fd, mode: Failing(real_fdopen(fd, mode)))
-    with pytest.raises(OutputError if isinstance(failure, OSError) else KeyboardInterrupt):
+    with pytest.raises(WriteError if isinstance(failure, OSError) else KeyboardInterrupt):
         write_atomic(target, b"<svg>new and longer</svg>")
     assert target.read_bytes() == b"<svg>old</svg>"
     assert [p.name for p in tmp_path.iterdir()] == ["graph.svg"]  # no temporary left
@@ -291,6 +351,44 @@ def test_write_into_missing_folder_or_onto_a_folder(tmp_path):
         write_atomic(tmp_path / "missing" / "g.svg", "x")
     with pytest.raises(OutputError, match="it is a folder"):
         write_atomic(tmp_path, "x")
+
+
+# A path the user chose badly is bad input (exit 2); the machine failing to write to a
+# usable path is a runtime failure (exit 1). (errno, where it happens, error class)
+WRITE_FAILURES = [
+    (errno.EACCES, "mkstemp", OutputError),  # a folder we may not write in
+    (errno.EROFS, "mkstemp", OutputError),  # a read-only file system
+    (errno.EPERM, "replace", OutputError),  # a sticky folder, someone else's file
+    (errno.ENOSPC, "mkstemp", WriteError),  # no inode left
+    (errno.ENOSPC, "fsync", WriteError),  # disk full
+    (errno.EDQUOT, "fsync", WriteError),  # quota
+    (errno.EIO, "fsync", WriteError),
+    (errno.EXDEV, "replace", WriteError),
+]
+
+
+@pytest.mark.parametrize(("code", "where", "expected"), WRITE_FAILURES)
+def test_write_failures_are_bad_input_or_runtime_failures(
+    tmp_path, monkeypatch, code, where, expected
+):
+    def fail(*args, **kwargs):
+        raise OSError(code, os.strerror(code))
+
+    module = output.tempfile if where == "mkstemp" else output.os
+    monkeypatch.setattr(module, where, fail)
+    target = tmp_path / "g.json"
+    target.write_text("{}")
+    with pytest.raises(GradvizError) as error:
+        write_atomic(target, "[1]")
+    assert type(error.value) is expected
+    assert error.value.exit_code == (2 if expected is OutputError else 1)
+    assert os.strerror(code) in error.value.render()
+    assert target.read_text() == "{}" and [p.name for p in tmp_path.iterdir()] == ["g.json"]
+
+
+def test_a_name_too_long_is_bad_input(tmp_path):
+    with pytest.raises(OutputError, match="File name too long"):
+        write_atomic(tmp_path / ("a" * 300 + ".svg"), "x")
 
 
 @pytest.mark.skipif(os.geteuid() == 0, reason="root can write anywhere")

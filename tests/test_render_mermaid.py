@@ -210,7 +210,14 @@ def test_more_edges_than_mermaid_draws_is_refused():
         out = out * x
     with pytest.raises(RenderError, match="Mermaid refuses more than 500") as error:
         to_mermaid(out)
-    assert "collapsed" in error.value.render()
+    # an expression has no collapsed view to offer; a network (layers as clusters) does
+    assert error.value.render().endswith(
+        "Write SVG instead (-o graph.svg), or draw a part of the expression."
+    )
+    network = diagram_from_value(out, clusters={x: "L1"})
+    with pytest.raises(RenderError) as error:
+        to_mermaid(network)
+    assert "or draw a collapsed view (--level neuron or --level layer)." in error.value.render()
 
 
 def test_markdown_is_a_fenced_block_and_library_api_matches():

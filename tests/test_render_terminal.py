@@ -56,7 +56,7 @@ def test_shared_node_is_shown_once_then_referenced():
 
 def test_unnamed_output_and_no_grad():
     text = to_text(diagram_from_value(run("(a+b)*c", a=1, b=2, c=3), grad=False))
-    assert text.splitlines()[0] == "output ← *  data 9"
+    assert text.splitlines()[0] == "L ← *  data 9"
     assert "grad" not in text
 
 

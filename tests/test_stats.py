@@ -14,7 +14,7 @@ import numpy as np
 import pytest
 from rich.console import Console
 
-from gradviz import output, stats
+from gradviz import nn, output, stats
 from gradviz.engine import Value
 from gradviz.errors import InputError
 from gradviz.nn import LayerSample
@@ -150,6 +150,42 @@ def test_chain_gradients_match_closed_form(weight: float, bias: float, hop: floa
         assert s.weight_grads[0, 0] == 0.125 * hop ** (10 - i)
     ratio = samples[0].weight_grads[0, 0] / samples[-1].weight_grads[0, 0]
     assert ratio == hop**9  # 0.25⁹, 1, 2⁹ exactly: powers of two
+
+
+def network_chain(weight: float, bias: float, n: int = 10) -> list[LayerSample]:
+    """The same chain as a real gradviz network (n single-input sigmoid layers, mse loss)
+    measured by `nn.layer_samples` on the one example x = 0.5, target 1."""
+    network = nn.Network([1] * (n + 1), ["sigmoid"] * n)
+    network.set_weights([(np.array([[weight]]), np.array([bias]))] * n)
+    return nn.layer_samples(network, np.array([[0.5]]), np.array([1.0]))
+
+
+@pytest.mark.parametrize(
+    ("weight", "bias", "hop", "expected"),
+    [
+        (1.0, -0.5, 0.25, ["vanishing"] * 6 + ["weak"] * 2 + ["ok"] * 2),
+        (4.0, -2.0, 1.0, ["ok"] * 10),
+        (8.0, -4.0, 2.0, ["exploding"] * 3 + ["ok"] * 7),
+    ],
+)
+def test_chain_through_the_network_code_is_exact(
+    weight: float, bias: float, hop: float, expected: list[str]
+) -> None:
+    """Every pre-activation is 0 (σ = 0.5, σ' = 0.25); the loss (a − 1)² sends back
+    2(0.5 − 1) = −1, so dL/dz10 = −0.25 and each hop multiplies by w·σ' = hop exactly."""
+    samples = network_chain(weight, bias)
+    assert [s.pre_activations.tolist() for s in samples] == [[[0.0]]] * 10
+    for i, s in enumerate(samples, 1):
+        assert s.bias_grads.tolist() == [-0.25 * hop ** (10 - i)]
+        assert s.weight_grads.tolist() == [[-0.125 * hop ** (10 - i)]]  # × the input 0.5
+    d = stats.diagnose(samples)
+    assert d.layers[0].rms / d.layers[-1].rms == hop**9  # 0.25⁹, 1, 2⁹
+    assert [layer.hop for layer in d.layers[:-1]] == [hop] * 9
+    assert [layer.hop_bound for layer in d.layers[:-1]] == [hop] * 9  # 0.25 · |w|
+    assert [layer.status for layer in d.layers] == expected
+    # the same numbers as the chain built by hand with the engine (the loss is a10 there)
+    by_hand = stats.diagnose(chain(weight, bias))
+    assert [lay.rel for lay in d.layers] == [lay.rel for lay in by_hand.layers]
 
 
 def test_chain_weights_1_first_layers_vanishing_with_no_saturation() -> None:
@@ -331,7 +367,9 @@ def test_history_heat_map_and_first_epochs() -> None:
     snaps.append((30, bad))
     history = stats.history(snaps)
     lines = stats.verdict(history[-1][1], history)
-    assert lines[0].startswith("NaN/inf first appeared in layer L1 (its weights) at epoch 30")
+    assert lines[0].startswith(
+        "NaN/inf first appeared in layer L1 (its weights) by the end of epoch 30"
+    )
     # L1 is NaN by now; L2 and L3 still explode, as they have since epoch 20
     assert lines[1].startswith("L2–L3 are exploding (first at epoch 20): L2's gradient is 256×")
     calmed = stats.history([*snaps[:3], (30, chain(4.0, -2.0))])

@@ -2,18 +2,31 @@
 
 from __future__ import annotations
 
+import ast
+import importlib
 import math
+from pathlib import Path
 
 import numpy as np
 import pytest
 from rich.console import Console
 
-from gradviz.engine import Value
-from gradviz.render.trace_view import backward_view, forward_view, gradients_view, trace_frames
+from gradviz import engine, nn, stats
+from gradviz.engine import Op, Value, apply, backpropagate, topological_order
+from gradviz.render.trace_view import (
+    backward_view,
+    check_view,
+    forward_view,
+    gradients_view,
+    trace_frames,
+)
 from gradviz.trace import (
+    activation_formula,
+    definition,
     forward,
     leaf_gradients,
     node_names,
+    op_form,
     output_name,
     sentence,
     trace,
@@ -324,3 +337,134 @@ def test_frame_dot_text_is_byte_stable() -> None:
         return [to_dot(f) for f in trace_frames(out, trace(out))]
 
     assert frames_text() == frames_text()
+
+
+# -- the trace is the engine's own backward pass, observed ------------------------------
+
+
+def _bits(x: object) -> bytes:
+    return np.asarray(x, dtype=np.float64).tobytes()
+
+
+def _messy_graph(x0: object) -> Value:
+    x, w = Value(x0, "x"), Value(-1.3, "w")
+    h = (x * w).tanh() + x * x
+    return (h.sigmoid() * x.exp() + abs(h - 0.2)) / (w * w + 1)
+
+
+@pytest.mark.parametrize("x0", [0.7, np.array([0.7, -0.3, 2.0])], ids=["float", "batch"])
+def test_the_observed_backward_pass_is_the_plain_one_bit_for_bit(x0: object) -> None:
+    out = _messy_graph(x0)
+    order = topological_order(out)
+    backpropagate(order)
+    plain = [_bits(v.grad) for v in order]
+    edges = []
+    backpropagate(order, on_edge=lambda *edge: edges.append(edge))
+    assert [_bits(v.grad) for v in order] == plain
+    # One call per edge that carries credit, each with the engine's own numbers.
+    assert len(edges) == sum(len(v.parents) for v in order if v.op is not None)
+    for node, position, parent, local, amount in edges:
+        assert parent is node.parents[position]
+        assert _bits(amount) == _bits(node.grad * local)
+
+
+def test_trace_is_built_from_the_engine_pass_not_a_copy_of_it(monkeypatch) -> None:
+    calls = []
+    real = engine.backpropagate
+
+    def spy(order, on_edge=None):
+        calls.append(on_edge)
+        real(order, on_edge)
+
+    # (the package exports the function `trace`, which hides the module's name)
+    monkeypatch.setattr(importlib.import_module("gradviz.trace"), "backpropagate", spy)
+    monkeypatch.setattr(Value, "backward", lambda self: pytest.fail("a second backward pass"))
+    v = hand_example()
+    steps = trace(v["L"])
+    assert len(calls) == 1 and calls[0] is not None
+    # Every credit and every amount passed is the engine's: the grads it left behind.
+    for step in steps:
+        assert step.credit == step.node.grad
+        assert sum(s.amount for s in step.sources) == (step.credit if step.sources else 0.0)
+
+
+def test_a_wrong_op_shows_the_same_wrong_numbers_in_trace_and_engine() -> None:
+    wrong = Op("tanh", engine.TANH.forward, lambda out, a: (1.0 - out,), ("1 - tanh(a)",), "tanh")
+    x = Value(0.5, "x")
+    out = apply(wrong, x) * 2.0
+    steps = trace(out)
+    assert steps[-1].credit == x.grad == 2 * (1 - math.tanh(0.5))
+
+
+def test_no_credit_leaks_from_behind_a_detach() -> None:
+    # sqrt(x) is behind a detach: its slope at 0 (inf) times no credit must not make nan.
+    x = Value(0.0, "x")
+    out = x.sqrt().detach() + x
+    steps = trace(out)
+    assert steps[-1].name == "x" and steps[-1].credit == 1.0 == x.grad
+    out.backward()
+    assert x.grad == 1.0
+
+
+# -- one op, one place ----------------------------------------------------------------
+
+
+def test_how_an_op_is_written_comes_from_the_op_table() -> None:
+    xor = Op(
+        "xor", lambda a, b: a + b, lambda out, a, b: (1.0, 1.0), ("1", "1"), "^", form="{a}⊕{b}"
+    )
+    a, b = Value(1.0, "a"), Value(-2.0, "b")
+    out = apply(xor, a, b)
+    assert definition(out, node_names(topological_order(out))) == "a⊕b"
+    assert trace(out)[0].contributions[0].formula == "∂(a⊕b)/∂a = 1"
+    assert op_form(engine.MUL, "x", "-1") == "x·(-1)"
+    assert op_form(engine.power_op(3.0), "x") == "x^3"
+    assert op_form(engine.TANH, "z") == "tanh(z)"
+
+
+@pytest.mark.parametrize("activation", sorted(nn.ACTIVATIONS))
+def test_activation_slopes_and_bounds_come_from_the_op_table(activation: str) -> None:
+    op = nn.ACTIVATIONS[activation]
+    pre = np.array([[-2.0, -0.5, 0.0], [0.3, 1.0, 4.0]])
+    act = pre if op is None else op.forward(pre)
+    expected = np.ones_like(pre) if op is None else op.local(act, pre)[0]
+    np.testing.assert_array_equal(stats.slope(activation, pre, act), expected)
+    if op is None:
+        assert (activation_formula(activation), stats.max_slope(activation)) == ("1", 1.0)
+    else:
+        assert (
+            activation_formula(activation)
+            == {
+                "sigmoid": "σ(z)·(1 - σ(z))",  # the op table's formula, in z
+                "tanh": "1 - tanh²(z)",
+                "relu": "1 if z > 0 else 0",
+            }[activation]
+        )
+        assert stats.max_slope(activation) == op.max_slope
+        # the bound holds: no slope anywhere above it
+        grid = np.linspace(-8, 8, 1601)
+        assert np.max(np.abs(op.local(op.forward(grid), grid)[0])) <= op.max_slope
+    assert engine.SIGMOID.max_slope == 0.25
+
+
+# Modules that come before the renderers in the data flow (text → graph → numbers).
+LIBRARY = ("engine", "errors", "numbers", "text", "expr", "data", "nn", "train", "stats")
+
+
+@pytest.mark.parametrize("module", [*LIBRARY, "trace", "gradcheck"])
+def test_library_modules_import_no_renderer(module: str) -> None:
+    path = Path(engine.__file__).parent / f"{module}.py"
+    tree = ast.parse(path.read_text(encoding="utf-8"))
+    imported = [n.module or "" for n in ast.walk(tree) if isinstance(n, ast.ImportFrom)]
+    imported += [a.name for n in ast.walk(tree) if isinstance(n, ast.Import) for a in n.names]
+    assert [m for m in imported if m.startswith("gradviz.render")] == []
+
+
+def test_check_view_header_uses_the_real_names() -> None:
+    from gradviz.gradcheck import gradcheck
+
+    x = Value(1.0, "x")
+    out = x * 3.0
+    out.label = "loss"
+    lines = render(check_view(gradcheck(out), output_name(out))).splitlines()
+    assert lines[0].split()[:4] == ["leaf", "value", "analytic", "∂loss/∂leaf"]

@@ -11,7 +11,7 @@ from mermaid.check import parse_mermaid
 
 from gradviz import engine
 from gradviz.cli import cli
-from gradviz.engine import Op
+from gradviz.engine import Op, Value
 
 HAND = ["e = a*b; d = e + c; L = d*f", "a=2", "b=-3", "c=10", "f=-2"]
 SVG = "{http://www.w3.org/2000/svg}"
@@ -264,6 +264,67 @@ def test_check_a_too_coarse_step_fails() -> None:
     assert result.exit_code == 1
 
 
+@pytest.mark.parametrize(
+    ("expr", "name"),
+    [("x*2 + y", "L"), ("L = x*2; L + y", "out"), ("loss = x*2 + y", "loss")],
+    ids=["unnamed", "L-taken", "named"],
+)
+def test_draw_trace_and_check_name_the_output_alike(expr: str, name: str) -> None:
+    draw = run("draw", expr, "x=1", "y=5")
+    assert draw.exit_code == 0, draw.output
+    assert draw.stdout.startswith(f"{name} ← +  data 7")
+    assert f"grad = ∂{name}/∂leaf" in draw.stdout
+    traced = run("trace", expr, "x=1", "y=5")
+    assert traced.exit_code == 0, traced.output
+    assert f"d{name}/dx = 2" in traced.stdout and f"d{name}/dy = 1" in traced.stdout
+    checked = run("check", expr, "x=1", "y=5")
+    assert checked.exit_code == 0, checked.output
+    assert checked.stdout.split()[:4] == ["leaf", "value", "analytic", f"∂{name}/∂leaf"]
+
+
+@pytest.mark.parametrize("command", ["draw", "trace", "check"])
+def test_an_expression_starting_with_minus_says_to_put_dashes_first(command: str) -> None:
+    result = run(command, "-x*2", "x=1")
+    assert result.exit_code == 2
+    assert result.stderr.endswith(
+        "Error: No such option '-x'.\n"
+        f"If '-x*2' is the expression, put -- before it (options go before --): "
+        f"gradviz {command} -- '-x*2' x=1\n"
+    )
+    result = run(command, "--", "-x*2", "x=1")
+    assert result.exit_code == 0, result.output
+    help_text = " ".join(run(command, "--help").stdout.split())
+    assert f'gradviz {command} -- "-x*2" x=1' in help_text
+    assert "An expression that starts with '-' goes after --" in help_text
+
+
+def test_the_minus_hint_keeps_options_before_the_dashes() -> None:
+    result = run("trace", "--forward", "-(a+b)", "a=1", "b=2")
+    assert result.exit_code == 2
+    assert "gradviz trace --forward -- '-(a+b)' a=1 b=2" in result.stderr
+    result = run("trace", "--forward", "--", "-(a+b)", "a=1", "b=2")
+    assert result.exit_code == 0 and "da/d" not in result.stdout
+    assert "dL/da = -1" in result.stdout
+    # A mistyped long option is still just that: no hint about expressions.
+    result = run("draw", "--outptu", "x")
+    assert result.exit_code == 2 and "put -- before" not in result.stderr
+
+
+def test_the_model_options_are_declared_once_for_all_three_commands() -> None:
+    commands = {name: cli.commands[name] for name in ("draw", "trace", "check")}
+
+    def option(command, name):
+        (param,) = [p for p in command.params if p.name == name]
+        return (tuple(param.opts), type(param.type), getattr(param.type, "path_type", None))
+
+    for name in ("model_path", "input_text", "target", "seed"):
+        shapes = {option(command, name) for command in commands.values()}
+        assert len(shapes) == 1, (name, shapes)
+    levels = {c: [p for p in commands[c].params if p.name == "level"] for c in commands}
+    assert [p.type.case_sensitive for c in ("draw", "trace") for p in levels[c]] == [False] * 2
+    assert levels["check"] == []
+
+
 def test_help_texts_have_examples() -> None:
     for command in ("trace", "check"):
         result = run(command, "--help")
@@ -330,6 +391,28 @@ def test_network_trace_agrees_with_the_engine(xor_model: Path) -> None:
     layer_steps = network_trace(graph, "layer")
     assert [s.name for s in layer_steps] == ["loss", "L2", "L1", "inputs"]
     assert layer_steps[2].credit_z == tuple(z.grad for z in built.pre[0])
+
+
+@pytest.mark.parametrize("kind", ["mse", "bce"])
+def test_loss_formulas_come_from_the_one_loss_table(kind: str) -> None:
+    from gradviz import nn
+    from gradviz.model import LossGraph
+    from gradviz.render.network import network_diagram
+    from gradviz.trace import network_trace
+
+    network = nn.Network([2, 2, 1], ["tanh", "sigmoid"], kind)
+    x = [Value(0.3, "x0"), Value(-1.2, "x1")]
+    built = network.build(x, Value(1.0, "y"))
+    built.loss.backward()
+    graph = LossGraph(network, built, (0.3, -1.2), 1.0, {}, {})
+    loss = nn.LOSS_FUNCTIONS[kind]
+    step = network_trace(graph, "layer")[0]
+    assert step.formula == loss.derivative
+    out, y = built.output.data, 1.0
+    by_hand = {"mse": 2 * (out - y), "bce": (out - y) / (out * (1 - out))}[kind]
+    assert step.passed[0].amount == pytest.approx(by_hand, rel=1e-12)
+    lines = network_diagram(graph, "layer").node("loss").extra_lines
+    assert lines == (f"{kind}: {loss.formula}",)
 
 
 def test_trace_model_by_neuron_and_layer(xor_model: Path, tmp_path: Path) -> None:

@@ -9,7 +9,7 @@ import struct
 import numpy as np
 import pytest
 
-from gradviz import nn
+from gradviz import nn, stats
 from gradviz import train as T
 from gradviz.data import load
 from gradviz.engine import Op, Value, apply
@@ -157,10 +157,11 @@ def nn_sample(name: str):
 
 
 def test_deep_sigmoid_does_not_learn_and_deep_relu_does() -> None:
-    stuck = T.train(spec_of("deep-sigmoid", epochs=200), record=False)
-    assert stuck.final.accuracy <= 0.75
-    assert max(stuck.final.outputs) - min(stuck.final.outputs) < 0.01  # the mean prediction
-    learns = T.train(spec_of("deep-relu"), record=False)
+    stuck = T.train(spec_of("deep-sigmoid", epochs=100), record=False)
+    share = float(np.mean(stuck.dataset.Y))  # points inside the circle
+    assert stuck.final.accuracy == 1 - share  # every point called "outside"
+    assert max(abs(o - share) for o in stuck.final.outputs) < 0.01  # the mean prediction
+    learns = T.train(nn.load_spec(nn_sample("deep-relu")), record=False)
     assert learns.final.accuracy == 1.0
 
 
@@ -190,8 +191,27 @@ def test_full_batch_loss_history_is_the_loss_before_each_update() -> None:
 
 
 def test_input_width_must_match_the_data() -> None:
-    with pytest.raises(SpecError, match=r"layers\[0\] is 3 but the data set xor has 2"):
+    with pytest.raises(SpecError, match=r"^layers: the first size is 3 but the data set xor has 2"):
         T.train(spec_of("xor", layers=[3, 4, 1]))
+
+
+def test_the_work_of_training_is_bounded_before_it_starts() -> None:
+    """epochs × examples × parameters: 1e6 online epochs of circle would be 2.6e9."""
+    spec = spec_of("circle", epochs=1_000_000)
+    assert T.training_work(spec, 80) == 1_000_000 * 80 * 33 > T.MAX_WORK
+    with pytest.raises(SpecError) as info:
+        T.train(spec)
+    assert info.value.message == (
+        "epochs: 1,000,000 epochs × 80 examples × 33 parameters is 2.64e9 steps of work, "
+        "more than the 1e9 allowed: use at most 378,787 epochs, or less data or a smaller network"
+    )
+    T.check_work(spec_of("circle", epochs=378_787), 80)  # the largest allowed: no error
+    with pytest.raises(SpecError, match="378,788 epochs"):
+        T.check_work(spec_of("circle", epochs=378_788), 80)
+    # the biggest data set and network allowed still train for a couple of epochs
+    big = spec_of("xor", layers=[2, 64, 70, 1], epochs=2)
+    assert big.n_parameters <= nn.MAX_PARAMETERS
+    T.check_work(big, nn.MAX_POINTS)
 
 
 def test_divergence_names_the_epoch_and_the_first_layer() -> None:
@@ -206,6 +226,45 @@ def test_divergence_names_the_epoch_and_the_first_layer() -> None:
     assert "--keep-going" in message and info.value.exit_code == 1
 
 
+def test_divergence_and_the_verdict_name_the_same_epoch() -> None:
+    """The statistics recorded after epoch N hold the weights that epoch N+1 starts
+    from: training (which sees the NaN in epoch N+1) and the verdict (which sees it in
+    the record of epoch N) both say "the end of epoch N"."""
+    spec = nn.spec_from_mapping(
+        {
+            "layers": [2, 8, 1],
+            "output_activation": "linear",
+            "learning_rate": 1e4,
+            "epochs": 40,
+            "data": "xor",
+            "record_every": 1,
+        }
+    )
+    result = T.train(spec, keep_going=True)
+    stopped = result.history.stopped or ""
+    assert stopped.startswith("training diverged at epoch 33: the loss is inf; NaN/inf first ")
+    assert "layer L1 (its gradients), computed from the weights at the end of epoch 32." in stopped
+    past = stats.history(result.history.snapshots)
+    nan = [line for line in stats.verdict(past[-1][1], past) if line.startswith("NaN/inf")]
+    assert nan == [
+        "NaN/inf first appeared in layer L1 (its gradients) by the end of epoch 32: lower the "
+        "learning rate, clip gradients, and check the inputs for NaN or huge values."
+    ]
+
+
+def test_divergence_keeps_the_training_so_far() -> None:
+    spec = spec_of("xor", output_activation="linear", learning_rate=1e4, epochs=40)
+    with pytest.raises(T.Diverged) as info:
+        T.train(spec)
+    result = info.value.result
+    assert info.value.exit_code == 1 and result.history.stopped == info.value.message
+    epoch = result.history.epochs_run
+    assert f"training diverged at epoch {epoch}:" in info.value.message
+    assert not np.isfinite(result.history.loss[-1]) and np.isfinite(result.history.loss[-2])
+    assert result.history.snapshots[-1][0] == epoch  # the state it stopped in, recorded
+    assert stats.diagnose(result.history.snapshots[-1][1]).first_nonfinite is not None
+
+
 def test_keep_going_trains_on_through_nan() -> None:
     spec = spec_of(
         "circle", activation="relu", output_activation="linear", learning_rate=1e6, epochs=3
@@ -214,6 +273,10 @@ def test_keep_going_trains_on_through_nan() -> None:
     assert result.history.epochs_run == 3
     assert "diverged at epoch 1" in (result.history.stopped or "")
     assert all(np.isnan(v) for v in result.history.loss)
+    # NaN outputs are on neither side of 0.5: wrong, never a correct 0 (62% of circle)
+    assert all(np.isnan(result.final.outputs))
+    assert result.history.accuracy[-1] == result.final.accuracy == 0.0
+    assert not T.is_correct(float("nan"), 0.0) and T.is_correct(0.5, 0.0)
 
 
 def test_clip_gradients() -> None:

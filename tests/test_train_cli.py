@@ -95,7 +95,14 @@ def test_csv_data(tmp_path: Path) -> None:
         (("train", "nope.toml"), "nope.toml: no such spec file"),
         (("train", "xorr"), "'xorr' is neither a spec file nor a built-in network"),
         (("train", "xor", "--activation", "sigmod"), "--activation: unknown value 'sigmod'"),
-        (("train", "xor", "--layers", "3,4,1"), "layers[0] is 3 but the data set xor has 2"),
+        (("train", "xor", "--layers", "3,4,1"), "--layers: the first size is 3 but the data set"),
+        (("train", "--layers", "3,4,1", "--data", "xor"), "--layers: the first size is 3 but"),
+        (("train", "xor", "--save", "xor.toml"), "--save xor.toml: a model is saved as JSON"),
+        (
+            ("train", "circle", "--epochs", "1000000"),
+            "--epochs: 1,000,000 epochs × 80 examples × 33 parameters is 2.64e9 steps of work, "
+            "more than the 1e9 allowed: use at most 378,787 epochs",
+        ),
         (("train", "xor", "--layers", "2,0,1"), "--layers: 0 is not a positive integer"),
         (("train", "xor", "--update", "batch"), "--update: unknown mode 'batch'"),
         (("train", "--layers", "2,1"), "or at least --data"),
@@ -182,7 +189,7 @@ def test_save_inspect_draw_round_trip(tmp_path: Path) -> None:
 def test_draw_collapses_a_deep_model_and_says_so(tmp_path: Path) -> None:
     model = tmp_path / "deep.json"
     run("train", "deep-sigmoid", "--epochs", "2", "--quiet", "--save", str(model))
-    result = run("draw", "--model", str(model), "--input", "0,0", "-f", "dot")
+    result = run("draw", "--model", str(model), "--input", "0,0", "--target", "1", "-f", "dot")
     assert result.exit_code == 0
     assert "drawn one node per neuron" in result.stderr
     assert result.stdout.count("L10.N1") >= 1 and "L1.N1.w0" not in result.stdout
@@ -234,7 +241,8 @@ def test_csv_model_round_trip(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -
     )  # fmt: skip
     assert trained.exit_code == 0, trained.output
     saved = json.loads((work / "model.json").read_text())
-    assert saved["spec"]["data"] == {"name": "csv", "csv": str(work / "gate.csv")}
+    assert saved["spec"]["data"] == {"name": "csv", "csv": "gate.csv"}  # beside the model
+    assert trained.stderr == ""  # (no note: the data is in the model's folder)
     monkeypatch.chdir(tmp_path)
     model = str(work / "model.json")
 
@@ -256,3 +264,152 @@ def test_csv_model_round_trip(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -
     drawn = run("draw", "--model", model, "--input", "1,0", "-o", str(svg))
     assert drawn.exit_code == 0, drawn.output
     assert "target 1" in " ".join(ET.parse(svg).getroot().itertext())
+
+
+def test_report_pieces_fit_a_100_column_terminal() -> None:
+    import io
+
+    from rich.console import Console
+
+    from gradviz.cli.train import curve_text, predictions_table, shape_text
+    from gradviz.data import DataSpec, load
+
+    loss = [0.25 * 0.999**i for i in range(2000)]
+    accuracy = [min(1.0, 0.5 + i / 1000) for i in range(2000)]
+    for width in (80, 100, 160):
+        out = io.StringIO()
+        Console(file=out, width=width).print(curve_text(loss, accuracy, width=width))
+        lines = [line for line in out.getvalue().splitlines() if line]
+        assert len(lines) == 2 and lines[0].endswith("(epochs 1–2000, log scale)")
+        assert max(len(line) for line in lines) <= width
+    assert shape_text([2, 16, 16, 16, 16, 16, 16, 16, 16, 16, 1]) == "2-16×9-1"
+    assert shape_text([2, 4, 4, 1]) == "2-4-4-1"
+
+    data = load(DataSpec("circle"))
+    out = io.StringIO()
+    Console(file=out, width=100).print(predictions_table(data, data.Y.tolist()))
+    assert "(16 of 80 rows shown, the first ones; none is wrong)" in out.getvalue()
+
+
+def test_a_file_spec_names_its_line_when_the_data_does_not_fit(tmp_path: Path) -> None:
+    spec = tmp_path / "xor.toml"
+    spec.write_text((SAMPLES / "xor.toml").read_text())
+    line = next(
+        n for n, text in enumerate(spec.read_text().splitlines(), 1) if text.startswith("layers")
+    )
+    (tmp_path / "three.csv").write_text("a,b,c,y\n0,0,0,0\n1,1,1,1\n")
+    result = run("train", str(spec), "--data", str(tmp_path / "three.csv"))
+    assert result.exit_code == 2 and result.stdout == ""
+    assert f"{spec} line {line}: layers: the first size is 2 but the data set" in result.stderr
+
+
+def test_the_work_limit_names_the_spec_file_line(tmp_path: Path) -> None:
+    spec = tmp_path / "long.toml"
+    spec.write_text(
+        (SAMPLES / "circle.toml").read_text().replace("epochs = 2000", "epochs = 999999")
+    )
+    result = run("train", str(spec))
+    assert result.exit_code == 2 and result.stdout == ""
+    assert re.search(
+        rf"{re.escape(str(spec))} line \d+: epochs: 999,999 epochs × 80", result.stderr
+    )
+
+
+BLOW = ("train", "xor", "--output-activation", "linear", "--lr", "1e4", "--epochs", "40")
+
+
+def test_json_on_divergence_prints_the_numbers_then_exits_1() -> None:
+    result = run(*BLOW, "--json")
+    assert result.exit_code == 1
+    assert result.stderr.startswith("Error: training diverged at epoch")
+    payload = json.loads(result.stdout)
+    assert payload["stopped"] == result.stderr[len("Error: ") :].strip()
+    assert payload["epochs_run"] == len(payload["loss"]) and payload["loss"][-1] in ("nan", "inf")
+    assert payload["saved"] is None and payload["gradients"]["first_nonfinite"] is not None
+
+
+def test_a_diverged_model_saved_with_keep_going_is_inspected_with_its_nan(tmp_path: Path) -> None:
+    """`--keep-going --save` keeps the NaN weights; inspect and grads show them, NaN status
+    and all, instead of refusing the file training itself wrote."""
+    path = tmp_path / "blow.json"
+    trained = run(*BLOW, "--keep-going", "--quiet", "--save", str(path))
+    assert trained.exit_code == 0, trained.output
+    inspected = run("inspect", str(path))
+    assert inspected.exit_code == 0, inspected.output
+    assert "training stopped: training diverged at epoch" in inspected.stdout
+    assert re.search(r"L1 +│ 2 → 4 │ sigmoid +│ +12 │ +nan │ +nan │ +nan", inspected.stdout)
+    assert inspected.stdout.count("✗ wrong") == 4  # a NaN output is never a correct 0
+    assert "final loss nan, accuracy 0% (0/4)" in inspected.stdout
+    assert "NaN/inf first appeared in layer" in inspected.stdout
+    payload = json.loads(run("inspect", str(path), "--json").stdout)
+    assert payload["stopped"].startswith("training diverged")
+    assert [p["output"] for p in payload["predictions"]] == ["nan"] * 4
+    grads = run("grads", str(path), "--json")
+    assert grads.exit_code == 0, grads.output
+    layers = json.loads(grads.stdout)["gradients"]["layers"]
+    assert [layer["status"] for layer in layers] == ["NaN", "NaN"]
+    guarded = run("grads", str(path), "--fail-on", "nan")
+    assert guarded.exit_code == 1 and "failing (--fail-on): NaN in L1, L2" in guarded.stderr
+
+
+@pytest.mark.parametrize(
+    ("change", "field"),
+    [
+        (lambda r: r["history"]["gradients"][0]["layers"][0].update(rms="abc"), ".layers[0].rms"),
+        (lambda r: r["history"]["gradients"][0].update(epoch="zz"), "history.gradients[0].epoch"),
+    ],
+)
+@pytest.mark.parametrize("command", ["inspect", "grads"])
+def test_malformed_history_is_exit_2_naming_the_field(
+    tmp_path: Path, change, field: str, command: str
+) -> None:
+    path = tmp_path / "bad.json"
+    run("train", "xor", "--epochs", "20", "--quiet", "--save", str(path))
+    raw = json.loads(path.read_text())
+    change(raw)
+    path.write_text(json.dumps(raw))
+    result = run(command, str(path))
+    assert result.exit_code == 2 and result.stdout == ""
+    assert result.stderr.startswith(f"Error: {path}: history.gradients[0]")
+    assert field in result.stderr and "internal error" not in result.stderr
+
+
+def test_data_outside_the_model_folder_needs_data(tmp_path: Path, monkeypatch) -> None:
+    (tmp_path / "data").mkdir()
+    (tmp_path / "models").mkdir()
+    (tmp_path / "data" / "gate.csv").write_text("a,b,label\n0,0,0\n0,1,1\n1,0,1\n1,1,0\n")
+    monkeypatch.chdir(tmp_path)
+    saved = run("train", "--layers", "2,2,1", "--data", "data/gate.csv", "--epochs", "5",
+                "--save", "models/m.json", "--json")  # fmt: skip
+    assert saved.exit_code == 0
+    assert "note: the data" in saved.stderr and "--data" in saved.stderr
+    for command in ("inspect", "grads"):
+        refused = run(command, "models/m.json")
+        assert refused.exit_code == 2 and "outside the model's folder" in refused.stderr
+        given = run(command, "models/m.json", "--data", "data/gate.csv", "--json")
+        assert given.exit_code == 0, given.output
+
+
+@pytest.mark.parametrize("command", [("train", "xor", "--epochs", "50"), ("inspect",)])
+def test_piped_output_keeps_every_column(tmp_path: Path, command: tuple[str, ...]) -> None:
+    """Not a terminal: as wide as `grads` (one console helper), no column dropped."""
+    if command == ("inspect",):
+        path = tmp_path / "m.json"
+        run("train", "xor", "--epochs", "50", "--quiet", "--save", str(path))
+        command = ("inspect", str(path))
+    result = run(*command)
+    assert result.exit_code == 0
+    assert "not shown for lack of width" not in result.stdout
+    header = next(line for line in result.stdout.splitlines() if line.startswith("layer   act"))
+    assert "mean|g|" in header and "act std" in header and "dead%" in header
+
+
+def test_every_command_uses_the_one_console_helper() -> None:
+    import gradviz.cli as package
+
+    folder = Path(package.__file__).parent
+    for module in folder.glob("*.py"):
+        if module.name == "console.py":
+            continue
+        text = module.read_text()
+        assert "Console(" not in text and "def _console" not in text, module.name

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import os
 import sys
+import unicodedata
 
 import click
 
@@ -19,8 +20,33 @@ class Failure(click.ClickException):
     """A library error on its way out: click prints `Error: …` and exits with our code."""
 
     def __init__(self, message: str, exit_code: int) -> None:
-        super().__init__(message)
+        super().__init__(_visible(message))
         self.exit_code = exit_code
+
+
+def _visible(text: str) -> str:
+    """Text for a terminal with control characters (other than newlines and tabs) and
+    lone surrogates shown as escapes: a message may quote a spec or model file someone
+    else wrote, and an escape sequence in it must not reach the terminal."""
+    shown = []
+    for c in text:
+        if c in "\n\t" or unicodedata.category(c) not in ("Cc", "Cs"):
+            shown.append(c)
+        else:
+            shown.append(f"\\x{ord(c):02x}" if ord(c) < 0x100 else f"\\u{ord(c):04x}")
+    return "".join(shown)
+
+
+def _closed_pipe() -> click.exceptions.Exit:
+    """`gradviz … | head`: the reader left. Point stdout at /dev/null so that nothing
+    complains while Python exits, and end quietly with 141 (128 + SIGPIPE, as the shell
+    reports a command killed by a closed pipe)."""
+    try:
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+    except (OSError, ValueError, AttributeError):  # io.UnsupportedOperation is both
+        pass  # stdout is not a real file (tests): nothing will be flushed to a pipe
+    return click.exceptions.Exit(141)
 
 
 class GradvizGroup(click.Group):
@@ -33,10 +59,22 @@ class GradvizGroup(click.Group):
             if ctx.meta.get("gradviz.traceback"):
                 raise
             raise Failure(error.render(), error.exit_code) from None
-        except (click.ClickException, click.exceptions.Exit, click.Abort, BrokenPipeError):
+        except (click.ClickException, click.exceptions.Exit, click.Abort):
+            raise
+        except BrokenPipeError:
+            raise _closed_pipe() from None
+        except SystemExit as error:
+            # rich's consoles end a closed pipe with SystemExit(1) (Console.on_broken_pipe)
+            if isinstance(error.__context__, BrokenPipeError):
+                raise _closed_pipe() from None
             raise
         except KeyboardInterrupt:
-            raise
+            # Ctrl-C: files being written are left as they were (atomic writes); say so
+            # in one line and exit 130 (128 + SIGINT), not with click's "Aborted!" and 1.
+            if ctx.meta.get("gradviz.traceback"):
+                raise
+            click.echo("\nInterrupted.", err=True)
+            raise click.exceptions.Exit(130) from None
         except RecursionError as error:
             if ctx.meta.get("gradviz.traceback"):
                 raise

@@ -6,15 +6,16 @@ import sys
 from pathlib import Path
 
 import click
-from rich.console import Console
 
-from gradviz.errors import InputError, OutputError, RenderError
+from gradviz.cli.console import stdout_console
+from gradviz.cli.options import DASH_HELP, ExpressionCommand, model_options
+from gradviz.errors import InputError, OutputError, RenderError, WriteError
 from gradviz.expr import describe_defaults, parse_assignments, parse_program
-from gradviz.model import model_diagram
 from gradviz.numbers import DEFAULT_PRECISION
 from gradviz.output import FORMATS, format_for, refuse_inputs, render, size_warnings, write_atomic
 from gradviz.render.diagram import diagram_from_value
 from gradviz.render.dot import RANKDIRS
+from gradviz.render.network import model_diagram
 from gradviz.render.terminal import to_terminal
 
 EXPR_SUFFIX = ".expr"
@@ -43,15 +44,6 @@ def read_expression(expr: str) -> tuple[str, Path | None]:
         raise InputError(f"{str(path)!r} is not UTF-8 text (byte {error.start})") from None
 
 
-def _console() -> Console:
-    """stdout for the terminal view: colour only on a terminal without NO_COLOR (rich
-    checks both); wide enough when piped that lines are not wrapped."""
-    console = Console(highlight=False)
-    if not console.is_terminal:
-        console = Console(highlight=False, width=max(console.width, 120))
-    return console
-
-
 def _write_stdout(data: bytes) -> None:
     """Bytes to stdout (text formats are UTF-8 whatever the locale)."""
     sys.stdout.flush()
@@ -60,17 +52,39 @@ def _write_stdout(data: bytes) -> None:
         sys.stdout.write(data.decode("utf-8"))
         sys.stdout.flush()
     else:
-        stream.write(data)
-        stream.flush()
+        # A write into a pipe whose reader left can return a short count instead of raising
+        # (CPython's BufferedWriter); writing the rest raises BrokenPipeError, as it should.
+        rest = memoryview(data)
+        try:
+            while rest:
+                rest = rest[stream.write(rest) :]
+            stream.flush()
+        except BrokenPipeError:
+            raise
+        except OSError as error:  # stdout redirected to a full disk, say
+            raise WriteError(f"cannot write to stdout: {error.strerror or error}") from None
 
 
 def _say(message: str) -> None:
     click.echo(message, err=True)
 
 
+class UpperChoice(click.Choice):
+    """Choices in Graphviz's upper case (LR, TB), accepted in any case. click lowercases
+    case-insensitive choices in help and errors, which would list `lr` with default `LR`."""
+
+    def __init__(self, choices: tuple[str, ...]) -> None:
+        super().__init__(choices, case_sensitive=False)
+
+    def normalize_choice(self, choice: object, ctx: click.Context | None) -> str:
+        return super().normalize_choice(choice, ctx).upper()
+
+
 @click.command(
+    cls=ExpressionCommand,
     context_settings={"help_option_names": ["-h", "--help"]},
-    epilog="Exit status: 0 ok, 1 runtime failure (e.g. no Graphviz for PDF), 2 bad input.",
+    epilog=DASH_HELP.format(command="draw")
+    + "\n\nExit status: 0 ok, 1 runtime failure (e.g. no Graphviz for PDF), 2 bad input.",
 )
 @click.argument("expr", metavar="EXPR", required=False)
 @click.argument("assignments", nargs=-1, metavar="[NAME=VALUE]...")
@@ -92,7 +106,7 @@ def _say(message: str) -> None:
 )
 @click.option(
     "--rankdir",
-    type=click.Choice(RANKDIRS, case_sensitive=False),
+    type=UpperChoice(RANKDIRS),
     default="LR",
     show_default=True,
     help="Direction of the diagram: left-right, top-bottom, …",
@@ -105,30 +119,11 @@ def _say(message: str) -> None:
     help="Significant digits of the numbers shown (tooltips and JSON keep every digit).",
 )
 @click.option("--no-grad", is_flag=True, help="Draw data only: no backward pass.")
-@click.option(
-    "--model",
-    "model_path",
-    type=click.Path(dir_okay=False),
-    help="Instead of EXPR: one example's loss through a saved model (gradviz train --save).",
-)
-@click.option("--input", "model_input", metavar="X0,X1,…", help="The example for --model.")
-@click.option(
-    "--target", type=float, help="Its target (default: its label in the model's data set)."
-)
-@click.option(
-    "--level",
-    type=click.Choice(["auto", "scalar", "neuron", "layer"]),
-    default="auto",
-    show_default=True,
-    help="With --model: every scalar, a node per neuron, or a node per layer (auto "
+@model_options(
+    model_help="Instead of EXPR: one example's loss through a saved model (gradviz train --save).",
+    levels=("auto", "scalar", "neuron", "layer"),
+    level_help="With --model: every scalar, a node per neuron, or a node per layer (auto "
     "collapses a big network and says so).",
-)
-@click.option(
-    "--seed",
-    type=click.IntRange(min=0),
-    default=0,
-    show_default=True,
-    help="Seed of the default values of leaves given no value.",
 )
 def draw(
     expr: str,
@@ -138,11 +133,11 @@ def draw(
     rankdir: str,
     precision: int,
     no_grad: bool,
-    seed: int,
-    model_path: str | None,
-    model_input: str | None,
+    model_path: Path | None,
+    input_text: str | None,
     target: float | None,
     level: str,
+    seed: int,
 ) -> None:
     """Draw the computation graph of EXPR with every node's value and gradient.
 
@@ -164,6 +159,7 @@ def draw(
       gradviz draw "tanh(w*x + b)" x=0.5 w=-3 b=1 -o neuron.svg -o neuron.md
       gradviz draw samples/tanh_neuron.expr -f mermaid
       gradviz draw --model xor.json --input 0,1 --level neuron -o xor.svg
+      gradviz draw -- "-x*2" x=1
     """
     rankdir = rankdir.upper()
     if model_path is not None:  # a saved network instead of an expression
@@ -183,7 +179,7 @@ def draw(
     refuse_inputs([p for p, _ in targets], [source_file] if source_file else [])
 
     if model_path is not None:
-        diagram, note = model_diagram(model_path, model_input, target, level, not no_grad)
+        diagram, note = model_diagram(model_path, input_text, target, level, not no_grad)
         if note:
             _say(f"note: {note}")
     else:
@@ -196,23 +192,22 @@ def draw(
         diagram = diagram_from_value(program.output, grad=not no_grad)
 
     if not targets:
-        _console().print(to_terminal(diagram, precision=precision))
+        stdout_console().print(to_terminal(diagram, precision=precision))
         return
 
-    failures: list[RenderError] = []
+    failures: list[RenderError | WriteError] = []
     for path, fmt in targets:
         for warning in size_warnings(diagram, fmt):
             _say(f"warning: {warning}")
         try:
             data = render(diagram, fmt, rankdir=rankdir, precision=precision)
-        except RenderError as error:  # other outputs still get written
-            failures.append(error)
-            continue
-        if path == "-":
-            _write_stdout(data)
-        else:
-            write_atomic(Path(path), data)
-            _say(f"wrote {path} ({fmt})")
+            if path == "-":
+                _write_stdout(data)
+            else:
+                write_atomic(Path(path), data)
+                _say(f"wrote {path} ({fmt})")
+        except (RenderError, WriteError) as error:  # runtime failures: other outputs still
+            failures.append(error)  # get written (a bad path is refused: exit 2 at once)
     if len(failures) == 1:
         raise failures[0]
     if failures:

@@ -4,15 +4,14 @@ model, and two of them side by side."""
 from __future__ import annotations
 
 import json
-from dataclasses import dataclass
 from pathlib import Path
 
 import click
-from rich.console import Console
 from rich.text import Text
 
-from gradviz.model import load_model
-from gradviz.nn import LayerSample, Network, layer_samples, resolve_spec
+from gradviz.cli.console import stdout_console
+from gradviz.measure import Measurement, measure
+from gradviz.numbers import json_safe
 from gradviz.output import format_for, refuse_inputs, run_dot, write_atomic
 from gradviz.render.layers import compare_report, params_table, plot_dot, report
 from gradviz.stats import (
@@ -25,15 +24,9 @@ from gradviz.stats import (
     VANISHING_RATIO,
     WEAK_RATIO,
     Diagnosis,
-    History,
-    diagnose,
     failures,
-    history,
-    json_value,
     parameter_grads,
-    verdict,
 )
-from gradviz.train import load_data, train
 
 # What --fail-on accepts, and the status each word means.
 FAIL_ON = {
@@ -65,78 +58,6 @@ Statuses, first match wins (rms = root mean square of a layer's weight gradients
 """
 
 
-@dataclass
-class Subject:
-    """What one argument names, measured: samples now, the recorded history, a label."""
-
-    label: str
-    samples: list[LayerSample]
-    epoch: int
-    snapshots: History | None
-    note: str | None  # why training stopped early, if it did
-    description: str
-
-
-def _console() -> Console:
-    """Colour only on a terminal without NO_COLOR (rich checks both); when piped, wide
-    enough for the whole table."""
-    console = Console(highlight=False)
-    if not console.is_terminal:
-        console = Console(highlight=False, width=max(console.width, 240))
-    return console
-
-
-def measure(source: str, epochs: int | None, every: int | None) -> Subject:
-    """A saved model (.json) as saved, or a spec (TOML file or built-in name) at its
-    initial weights or after `epochs` of training."""
-    if source.lower().endswith(".json"):
-        if epochs is not None or every is not None:
-            raise click.UsageError("--epochs and --every apply to a spec, not a saved model")
-        model = load_model(Path(source))
-        samples = model.layer_samples()
-        epoch = int(model.history.get("epochs_run", 0) or 0)
-        saved = model.history.get("gradients", [])
-        snapshots = history([(int(g.get("epoch") or 0), g) for g in saved]) if saved else None
-        data = model.dataset()
-        return Subject(
-            source,
-            samples,
-            epoch,
-            snapshots,
-            model.history.get("stopped"),
-            f"saved after {epoch} epochs, on {data.name} ({data.size} examples)",
-        )
-    overrides = {"epochs": epochs, "record_every": every}
-    spec = resolve_spec(source, overrides, {"epochs": "--epochs", "record_every": "--every"})
-    data = load_data(spec)
-    where = f"on {data.name} ({data.size} examples)"
-    if epochs is None:
-        if every is not None:
-            raise click.UsageError("--every needs --epochs (statistics recorded while training)")
-        network = Network.from_spec(spec)
-        samples = layer_samples(network, data.X, data.Y)
-        return Subject(
-            source, samples, 0, None, None, f"at initialisation (seed {spec.seed}), {where}"
-        )
-    result = train(spec, data, keep_going=True)
-    epoch, samples = result.history.snapshots[-1]
-    return Subject(
-        source,
-        samples,
-        epoch,
-        history(result.history.snapshots),
-        result.history.stopped,
-        f"after {epoch} epochs (lr {spec.learning_rate:g}, {spec.update_text}), {where}",
-    )
-
-
-def _verdict(subject: Subject, diagnosis: Diagnosis) -> list[str]:
-    lines = verdict(diagnosis, subject.snapshots)
-    if subject.note:  # training's own account of the divergence is to the step
-        lines = [subject.note] + [ln for ln in lines if not ln.startswith("NaN/inf first")]
-    return lines
-
-
 def _fail_on(value: str | None) -> list[str]:
     if not value:
         return []
@@ -150,12 +71,12 @@ def _fail_on(value: str | None) -> list[str]:
     return [FAIL_ON[w] for w in words]
 
 
-def _check_failures(diagnosis: Diagnosis, subject: Subject, guarded: list[str]) -> list[str]:
+def _check_failures(diagnosis: Diagnosis, subject: Measurement, guarded: list[str]) -> list[str]:
     found = failures(diagnosis, subject.snapshots)
     return [f"{status} in {', '.join(found[status])}" for status in guarded if status in found]
 
 
-def _write_plot(path: str, diagnosis: Diagnosis, subject: Subject, inputs: list[str]) -> None:
+def _write_plot(path: str, diagnosis: Diagnosis, subject: Measurement, inputs: list[str]) -> None:
     fmt = format_for(path)
     if fmt not in PLOT_FORMATS:
         raise click.BadParameter(
@@ -179,6 +100,11 @@ def _write_plot(path: str, diagnosis: Diagnosis, subject: Subject, inputs: list[
 @click.option(
     "--every", type=click.IntRange(min=1), help="Record statistics every N epochs (with --epochs)."
 )
+@click.option(
+    "--data",
+    help="Measure on this data set (a built-in name or a .csv file) instead of the spec's or "
+    "the model's own.",
+)
 @click.option("--json", "as_json", is_flag=True, help="Print the numbers as JSON.")
 @click.option("--params", is_flag=True, help="Also list every parameter with its gradient.")
 @click.option(
@@ -197,6 +123,7 @@ def grads(
     source: str,
     epochs: int | None,
     every: int | None,
+    data: str | None,
     as_json: bool,
     params: bool,
     plot: str | None,
@@ -222,11 +149,11 @@ def grads(
       gradviz grads model.json --fail-on vanishing,exploding,nan
     """
     guarded = _fail_on(fail_on)
-    subject = measure(source, epochs, every)
-    diagnosis = diagnose(subject.samples, epoch=subject.epoch)
-    lines = _verdict(subject, diagnosis)
+    subject = measure(source, epochs, every, data)
+    diagnosis = subject.diagnosis()
+    lines = subject.verdict(diagnosis)
     if plot is not None:
-        _write_plot(plot, diagnosis, subject, [source])
+        _write_plot(plot, diagnosis, subject, [source, *([data] if data else [])])
     failed = _check_failures(diagnosis, subject, guarded)
     if as_json:
         payload = {
@@ -243,9 +170,9 @@ def grads(
                 {"name": p.name, "value": p.value, "grad": p.grad}
                 for p in parameter_grads(subject.samples)
             ]
-        click.echo(json.dumps(json_value(payload), indent=1, allow_nan=False))
+        click.echo(json.dumps(json_safe(payload), indent=1, allow_nan=False))
     else:
-        console = _console()
+        console = stdout_console()
         title = f"Gradients per layer: {source} {subject.description}"
         console.print(report(diagnosis, lines, subject.snapshots, title=title))
         if params:
@@ -280,8 +207,8 @@ def compare(a: str, b: str, epochs: int | None, as_json: bool) -> None:
       gradviz compare before.json after.json
     """
     subjects = [measure(source, epochs, None) for source in (a, b)]
-    diagnoses = [diagnose(s.samples, epoch=s.epoch) for s in subjects]
-    verdicts = [_verdict(s, d) for s, d in zip(subjects, diagnoses, strict=True)]
+    diagnoses = [s.diagnosis() for s in subjects]
+    verdicts = [s.verdict(d) for s, d in zip(subjects, diagnoses, strict=True)]
     if as_json:
         payload = {
             tag: {
@@ -293,9 +220,9 @@ def compare(a: str, b: str, epochs: int | None, as_json: bool) -> None:
             }
             for tag, s, d, v in zip("ab", subjects, diagnoses, verdicts, strict=True)
         }
-        click.echo(json.dumps(json_value(payload), indent=1, allow_nan=False))
+        click.echo(json.dumps(json_safe(payload), indent=1, allow_nan=False))
         return
-    console = _console()
+    console = stdout_console()
     labels = [f"{s.label}, {s.description}" for s in subjects]
     console.print(compare_report(diagnoses[0], diagnoses[1], *verdicts, *labels))
     console.print(

@@ -9,7 +9,9 @@ import click
 import numpy as np
 from rich.console import Console
 
+from gradviz.cli.console import stdout_console
 from gradviz.cli.draw import read_expression
+from gradviz.cli.options import DASH_HELP, ExpressionCommand, model_options
 from gradviz.engine import Value, topological_order
 from gradviz.errors import GradvizError, InputError, OutputError
 from gradviz.expr import Program, describe_defaults, parse_assignments, parse_program
@@ -39,12 +41,6 @@ from gradviz.trace import (
 # --format of the frames: file extension -> gradviz.output format name.
 FRAME_FORMATS = {"svg": "svg", "mmd": "mermaid"}
 FRAME_PREFIX = "step-"
-
-
-def _console() -> Console:
-    """stdout: colour only on a terminal without NO_COLOR (rich checks both); lines are
-    never wrapped by rich, so piped output keeps one line per item."""
-    return Console(highlight=False, soft_wrap=True)
 
 
 def _say(message: str) -> None:
@@ -140,8 +136,10 @@ MODEL_STEPS_NOTE = 60  # more scalar steps than this: suggest --level
 
 @click.command(
     "trace",
+    cls=ExpressionCommand,
     context_settings={"help_option_names": ["-h", "--help"]},
-    epilog="Exit status: 0 ok, 1 runtime failure (e.g. no Graphviz for SVG frames), 2 bad input.",
+    epilog=DASH_HELP.format(command="trace")
+    + "\n\nExit status: 0 ok, 1 runtime failure (e.g. no Graphviz for SVG frames), 2 bad input.",
 )
 @click.argument("expr", metavar="[EXPR]", required=False)
 @click.argument("assignments", nargs=-1, metavar="[NAME=VALUE]...")
@@ -160,28 +158,10 @@ MODEL_STEPS_NOTE = 60  # more scalar steps than this: suggest --level
     show_default=True,
     help="Format of the --frames files: SVG (through Graphviz) or Mermaid text.",
 )
-@click.option(
-    "--seed",
-    type=click.IntRange(min=0),
-    default=0,
-    show_default=True,
-    help="Seed of the default values of leaves given no value.",
-)
-@click.option(
-    "--model",
-    "model_path",
-    type=click.Path(path_type=Path, dir_okay=False),
-    metavar="FILE",
-    help="Trace one example through a saved model (gradviz train --save) instead of EXPR.",
-)
-@click.option("--input", "input_text", metavar="X0,X1,…", help="The example for --model.")
-@click.option("--target", type=float, help="Its target (default: looked up in the model's data).")
-@click.option(
-    "--level",
-    type=click.Choice(["scalar", "neuron", "layer"], case_sensitive=False),
-    default="scalar",
-    show_default=True,
-    help="With --model: a step per scalar node, per neuron, or per layer.",
+@model_options(
+    model_help="Trace one example through a saved model (gradviz train --save) instead of EXPR.",
+    levels=("scalar", "neuron", "layer"),
+    level_help="With --model: a step per scalar node, per neuron, or per layer.",
 )
 def trace_command(
     expr: str | None,
@@ -223,11 +203,12 @@ def trace_command(
       gradviz trace "e = a*b; d = e + c; L = d*f" a=2 b=-3 c=10 f=-2 --frames docs/trace
       gradviz trace "tanh(w*x + b)" x=0.5 w=-3 b=1 --frames out --format mmd
       gradviz trace --model xor.json --input 0,1 --level neuron
+      gradviz trace -- "-x*2" x=1
     """
     _expression_or_model(expr, assignments, model_path)
     level = level.lower()
     extension = frame_format.lower()
-    console = _console()
+    console = stdout_console(soft_wrap=True)
     if model_path is None:
         if level != "scalar":
             raise click.UsageError("--level is for --model (an expression has no neurons)")
@@ -264,7 +245,7 @@ def trace_command(
 def _trace_network(
     graph, level: str, show_forward: bool, frames: Path | None, extension: str, console: Console
 ) -> None:
-    from gradviz.model import network_diagram
+    from gradviz.render.network import network_diagram
 
     if show_forward:
         raise click.UsageError("--forward shows scalar nodes: use it without --level")
@@ -325,8 +306,10 @@ def _model_check_graph(
 
 
 @click.command(
+    cls=ExpressionCommand,
     context_settings={"help_option_names": ["-h", "--help"]},
-    epilog="Exit status: 0 every leaf passed (or was not comparable), 1 a leaf failed, "
+    epilog=DASH_HELP.format(command="check")
+    + "\n\nExit status: 0 every leaf passed (or was not comparable), 1 a leaf failed, "
     "2 bad input.",
 )
 @click.argument("expr", metavar="[EXPR]", required=False)
@@ -345,19 +328,10 @@ def _model_check_graph(
     help="Largest relative error that passes (an absolute error within the rounding "
     "noise of the finite difference passes too).",
 )
-@click.option(
-    "--seed",
-    type=click.IntRange(min=0),
-    default=0,
-    show_default=True,
-    help="Seed of the default leaf values (EXPR) or of the parameter sample (--model).",
-)
-@click.option(
-    "--model",
-    "model_path",
-    type=click.Path(path_type=Path, dir_okay=False),
-    metavar="FILE",
-    help="Check a saved model's parameters (gradviz train --save) instead of EXPR.",
+@model_options(
+    model_help="Check a saved model's parameters (gradviz train --save) instead of EXPR.",
+    input_help="With --model: one example only.",
+    seed_help="Seed of the default leaf values (EXPR) or of the parameter sample (--model).",
 )
 @click.option(
     "--samples",
@@ -366,8 +340,6 @@ def _model_check_graph(
     show_default=True,
     help="With --model: how many parameters to check, picked at random (seeded).",
 )
-@click.option("--input", "input_text", metavar="X0,X1,…", help="With --model: one example only.")
-@click.option("--target", type=float, help="Its target (default: looked up in the model's data).")
 def check(
     expr: str | None,
     assignments: tuple[str, ...],
@@ -385,8 +357,10 @@ def check(
     For each leaf: the gradient of the backward pass, the estimate
     (L(x+h) - L(x-h)) / 2h, their absolute and relative error, and pass or fail.
     Points where the comparison means nothing are reported, not failed: a kink
-    (relu or abs at 0), an infinite slope (sqrt at 0), nan or inf, and a path
-    through detach. Exit status 1 if any leaf fails, so it can guard a new op in CI.
+    (relu or abs at 0) or an infinite slope (sqrt at 0) on the leaf's way to the
+    output, nan or inf, and a leaf whose every path runs through detach. Values
+    behind a detach are held fixed while nudging, as the backward pass treats them.
+    Exit status 1 if any leaf fails, so it can guard a new op in CI.
 
     EXPR and NAME=VALUE work as for `gradviz draw`. --model FILE checks a random
     sample of a saved network's parameters (--samples N, seeded by --seed) on every
@@ -398,6 +372,7 @@ def check(
       gradviz check "tanh(w*x + b)" x=0.5 w=-3 b=1 --wrt w,b
       gradviz check "relu(x) * 3" x=0
       gradviz check --model xor.json --samples 5
+      gradviz check -- "-x*2" x=1
     """
     _expression_or_model(expr, assignments, model_path)
     if model_path is None:
@@ -410,7 +385,7 @@ def check(
             raise click.UsageError("--wrt is for EXPR; with --model, use --samples")
         value, leaves = _model_check_graph(model_path, input_text, target, samples, seed)
     rows = gradcheck(value, leaves, eps=eps, tol=tol)
-    _console().print(check_view(rows, output_name(value)))
+    stdout_console(soft_wrap=True).print(check_view(rows, output_name(value)))
     failed = [row.name for row in rows if row.failed]
     if failed:
         raise GradvizError(

@@ -3,6 +3,7 @@ a saved one."""
 
 from __future__ import annotations
 
+import itertools
 import json
 import math
 from collections.abc import Sequence
@@ -10,18 +11,20 @@ from pathlib import Path
 
 import click
 import numpy as np
-from rich.console import Console, Group, RenderableType
+from rich.console import Group, RenderableType
 from rich.progress import BarColumn, Progress, TaskProgressColumn, TextColumn, TimeRemainingColumn
 from rich.table import Table
 from rich.text import Text
 
+from gradviz.cli.console import stderr_console, stdout_console
 from gradviz.data import Dataset
-from gradviz.errors import InputError, OutputError
+from gradviz.errors import OutputError
+from gradviz.measure import model_data
 from gradviz.model import Model, from_result, load_model, save
 from gradviz.nn import LayerSample, Spec, resolve_spec
-from gradviz.numbers import fmt
+from gradviz.numbers import fmt, json_safe
 from gradviz.stats import diagnose, history, verdict
-from gradviz.train import check_data, evaluate, load_data, train
+from gradviz.train import Diverged, Result, check_data, evaluate, is_correct, load_data, train
 
 # The spec key each option sets, and the option's name for error messages.
 OPTION_NAMES = {
@@ -43,15 +46,6 @@ OPTION_NAMES = {
 PREDICTION_ROWS = 16  # rows of the predictions table (all of them up to this many)
 JSON_PREDICTIONS = 1000
 _RAMP = "▁▂▃▄▅▆▇█"
-
-
-def _console() -> Console:
-    """stdout: colour only on a terminal without NO_COLOR (rich checks both); when piped,
-    wide enough for the whole gradient table."""
-    console = Console(highlight=False)
-    if not console.is_terminal:
-        console = Console(highlight=False, width=max(console.width, 160))
-    return console
 
 
 # -- pieces of the report (pure: data in, renderable out) ---------------------------------
@@ -79,19 +73,25 @@ def sparkline(values: Sequence[float], width: int = 60, log: bool = True) -> str
     return "".join(out)
 
 
-def curve_text(loss: Sequence[float], accuracy: Sequence[float], every: int = 1) -> Text:
-    """The loss curve (log scale) and the accuracy over the epochs, as two sparklines."""
+def curve_text(
+    loss: Sequence[float], accuracy: Sequence[float], every: int = 1, width: int = 160
+) -> Text:
+    """The loss curve (log scale) and the accuracy over the epochs, as two sparklines
+    that fit in `width` columns (at most 60 characters of curve)."""
     text = Text()
     if not loss:
         return text
     last = every * len(loss)
     finite = [v for v in loss if math.isfinite(v)]
     scale = "log scale" if finite and min(finite) > 0 else "linear scale"
+    ends = max(len(fmt(loss[-1])), len(_percent(accuracy[-1])))
+    note = f"   (epochs {every}–{last}, {scale})"
+    columns = max(10, min(60, width - 21 - 1 - ends - len(note)))
     text.append(f"loss      {fmt(loss[0]):>10} ")
-    text.append(sparkline(loss), style="cyan")
-    text.append(f" {fmt(loss[-1])}   (epochs {every}–{last}, {scale})\n")
+    text.append(sparkline(loss, columns), style="cyan")
+    text.append(f" {fmt(loss[-1]):<{ends}}{note}\n")
     text.append(f"accuracy  {_percent(accuracy[0]):>10} ")
-    text.append(sparkline(accuracy, log=False), style="green")
+    text.append(sparkline(accuracy, columns, log=False), style="green")
     text.append(f" {_percent(accuracy[-1])}\n")
     return text
 
@@ -111,11 +111,12 @@ def predictions_table(
     table.add_column("target", justify="right")
     table.add_column("output", justify="right")
     table.add_column("", justify="left")
-    right = [(o > 0.5) == (t > 0.5) for o, t in zip(outputs, data.Y.tolist(), strict=True)]
+    right = list(map(is_correct, outputs, data.Y.tolist()))
     chosen = list(range(data.size))
     if data.size > rows:
         wrong = [i for i in chosen if not right[i]]
-        chosen = sorted(set(range(rows // 2)) | set(wrong[: rows - rows // 2]))
+        wrong = wrong[: rows - rows // 2]
+        chosen = sorted(set(range(rows - len(wrong))) | set(wrong))
     for i in chosen:
         cells = [fmt(v) for v in data.X[i].tolist()]
         mark = Text("✓", style="green") if right[i] else Text("✗ wrong", style="bold red")
@@ -123,18 +124,25 @@ def predictions_table(
     notes = []
     if data.size > len(chosen):
         n_wrong = right.count(False)
-        notes.append(
-            Text(
-                f"({len(chosen)} of {data.size} rows shown: the first, then wrong ones; "
-                f"{n_wrong} wrong in all)",
-                style="dim",
-            )
-        )
+        shown = f"{len(chosen)} of {data.size} rows shown"
+        if n_wrong:
+            shown += f": the first, then wrong ones; {n_wrong} wrong in all"
+        else:
+            shown += ", the first ones; none is wrong"
+        notes.append(Text(f"({shown})", style="dim"))
     return Group(table, *notes)
 
 
+def shape_text(layers: Sequence[int]) -> str:
+    """`2-4-1`; three or more equal layers in a row as one, `2-16×9-1`."""
+    parts = [(size, len(list(run))) for size, run in itertools.groupby(layers)]
+    return "-".join(
+        f"{size}×{count}" if count >= 3 else "-".join([str(size)] * count) for size, count in parts
+    )
+
+
 def summary_text(spec: Spec, data: Dataset) -> Text:
-    shape = "-".join(map(str, spec.layers))
+    shape = shape_text(spec.layers)
     hidden = sorted(set(spec.activations[:-1]))
     acts = f"{'/'.join(hidden) or 'no hidden layer'} → {spec.activations[-1]}"
     clip = ""
@@ -240,10 +248,10 @@ def train_command(
     resolved = resolve_spec(spec, options, OPTION_NAMES)
     if save_path is not None:  # before training, so a bad path costs no training time
         _check_save_path(save_path, spec, resolved)
-    console = _console()
+    console = stdout_console()
     show = not quiet and not as_json
 
-    err = Console(stderr=True, highlight=False)
+    err = stderr_console()
     progress = None
     on_epoch = None
     if show and err.is_terminal:
@@ -267,37 +275,29 @@ def train_command(
     check_data(resolved, data)  # before anything is printed
     if show:
         console.print(summary_text(resolved, data))
-    if progress is not None:
-        with progress:
+    try:
+        if progress is not None:
+            with progress:
+                result = train(resolved, data, on_epoch=on_epoch, keep_going=keep_going)
+        else:
             result = train(resolved, data, on_epoch=on_epoch, keep_going=keep_going)
-    else:
-        result = train(resolved, data, on_epoch=on_epoch, keep_going=keep_going)
+    except Diverged as diverged:
+        if as_json:  # scripts get the numbers up to the divergence, then the exit status
+            click.echo(_json(_train_payload(diverged.result, None)))
+        raise  # nothing is saved: a previous model file stays as it was
 
-    model = from_result(result)
     last_epoch, last_samples = result.history.snapshots[-1]
     if save_path is not None:
-        save(model, Path(save_path))
+        save(from_result(result), Path(save_path))
+        if not quiet:
+            _note_data_outside(resolved, Path(save_path))
 
     if as_json:
-        diagnosis = diagnose(last_samples, epoch=last_epoch)
-        lines = verdict(diagnosis, history(result.history.snapshots))
-        payload = {
-            "spec": resolved.to_dict(),
-            "epochs_run": result.history.epochs_run,
-            "final": {"loss": result.final.loss, "accuracy": result.final.accuracy},
-            "loss": result.history.loss,
-            "accuracy": result.history.accuracy,
-            "stopped": result.history.stopped,
-            "predictions": _predictions(result.dataset, result.final.outputs),
-            "gradients": diagnosis.to_dict(),
-            "verdict": lines,
-            "saved": save_path,
-        }
-        click.echo(_json(payload))
+        click.echo(_json(_train_payload(result, save_path)))
         return
     if not show:
         return
-    console.print(curve_text(result.history.loss, result.history.accuracy))
+    console.print(curve_text(result.history.loss, result.history.accuracy, width=console.width))
     if result.history.stopped:
         console.print(Text(f"warning: {result.history.stopped}", style="bold red"))
     console.print(_final_text(result.final.loss, result.final.accuracy, result.dataset.size))
@@ -314,17 +314,54 @@ def train_command(
         click.echo(f"saved {save_path}", err=True)
 
 
+def _train_payload(result: Result, save_path: str | None) -> dict:
+    """What `train --json` prints: the spec, the curves, the predictions, the last
+    gradient statistics and the verdict; `stopped` says why training stopped early."""
+    last_epoch, last_samples = result.history.snapshots[-1]
+    diagnosis = diagnose(last_samples, epoch=last_epoch)  # type: ignore[arg-type]
+    return {
+        "spec": result.spec.to_dict(),
+        "epochs_run": result.history.epochs_run,
+        "final": {"loss": result.final.loss, "accuracy": result.final.accuracy},
+        "loss": result.history.loss,
+        "accuracy": result.history.accuracy,
+        "stopped": result.history.stopped,
+        "predictions": _predictions(result.dataset, result.final.outputs),
+        "gradients": diagnosis.to_dict(),
+        "verdict": verdict(diagnosis, history(result.history.snapshots)),
+        "saved": save_path,
+    }
+
+
 def _check_save_path(save_path: str, spec: str | None, resolved: Spec) -> None:
+    """Before training, so that a bad path costs no training time."""
     from gradviz.output import refuse_inputs
 
     inputs: list[str | Path] = [spec] if spec is not None and Path(spec).is_file() else []
     if resolved.data.path is not None:
         base = Path(resolved.base_dir) if resolved.base_dir else Path()
         inputs.append(base / resolved.data.path)
-    refuse_inputs([save_path], inputs)
+    refuse_inputs([save_path], inputs)  # first: the worse mistake gets named
+    if not save_path.lower().endswith(".json"):
+        raise OutputError(
+            f"--save {save_path}: a model is saved as JSON; give a file name ending in .json"
+        )
     folder = Path(save_path).parent
     if not folder.is_dir():
         raise OutputError(f"--save {save_path}: no folder {str(folder)!r} to write it in")
+
+
+def _note_data_outside(spec: Spec, save_path: Path) -> None:
+    """A saved model reads CSV data only inside its own folder: say so when it is not."""
+    if spec.data.name != "csv" or spec.data.path is None:
+        return
+    data = Path(spec.base_dir or "") / spec.data.path
+    if not data.resolve().is_relative_to(save_path.parent.resolve()):
+        click.echo(
+            f"note: the data ({data}) is outside the model's folder; a model only reads data "
+            f"beside it: give it to inspect and grads with --data {data}",
+            err=True,
+        )
 
 
 def _predictions(data: Dataset, outputs: Sequence[float]) -> list[dict]:
@@ -335,9 +372,7 @@ def _predictions(data: Dataset, outputs: Sequence[float]) -> list[dict]:
 
 
 def _json(payload: dict) -> str:
-    from gradviz.model import _plain
-
-    return json.dumps(_plain(payload), indent=1, allow_nan=False)
+    return json.dumps(json_safe(payload), indent=1, allow_nan=False)
 
 
 # -- inspect ------------------------------------------------------------------------------
@@ -362,36 +397,32 @@ def inspect_command(model_path: str, data_path: str | None, as_json: bool) -> No
       gradviz inspect xor.json --json
     """
     model = load_model(Path(model_path))
-    data = _inspect_data(model, data_path)
-    network = model.network()
-    evaluation = evaluate(network, data)
+    data = model_data(model, data_path)
+    evaluation = evaluate(model.network(), data)
     samples = model.layer_samples(data)
-    snapshots = [(int(g.get("epoch") or 0), g) for g in model.history.get("gradients", [])]
-    epochs_run = model.history.get("epochs_run", len(model.history.get("loss", [])))
+    snapshots = model.snapshots()
+    epochs_run = model.epochs_run
     if as_json:
         diagnosis = diagnose(samples, epoch=epochs_run)
         payload = {
             "spec": model.spec.to_dict(),
             "epochs_run": epochs_run,
+            "stopped": model.history.get("stopped"),
             "final": {"loss": evaluation.loss, "accuracy": evaluation.accuracy},
             "predictions": _predictions(data, evaluation.outputs),
             "gradients": diagnosis.to_dict(),
-            "verdict": verdict(diagnosis, history(snapshots) if snapshots else None),
+            "verdict": verdict(diagnosis, snapshots or None),
         }
         click.echo(_json(payload))
         return
-    console = _console()
+    console = stdout_console()
     console.print(Text(f"{model_path}", style="bold"))
     console.print(summary_text(model.spec, data))
+    console.print()
     console.print(_layers_table(model))
-    every = int(model.history.get("every", 1) or 1)
-    console.print(
-        curve_text(
-            [_num(v) for v in model.history.get("loss", [])],
-            [_num(v) for v in model.history.get("accuracy", [])],
-            every,
-        )
-    )
+    console.print()
+    loss, accuracy, every = model.curves()
+    console.print(curve_text(loss, accuracy, every, width=console.width))
     if model.history.get("stopped"):
         console.print(Text(f"training stopped: {model.history['stopped']}", style="bold red"))
     console.print(_final_text(evaluation.loss, evaluation.accuracy, data.size))
@@ -404,31 +435,6 @@ def inspect_command(model_path: str, data_path: str | None, as_json: bool) -> No
         "Gradients per layer of the saved weights (whole data set)",
     )
     console.print(report)
-
-
-def _num(v: object) -> float:
-    """A history number as saved ("nan", "inf" are strings in the file)."""
-    return float(v)  # type: ignore[arg-type]
-
-
-def _inspect_data(model: Model, data_path: str | None) -> Dataset:
-    if data_path is None:
-        data = model.dataset()
-    else:
-        from gradviz.nn import spec_from_mapping
-
-        raw = model.spec.to_dict()
-        raw["data"] = str(Path(data_path).resolve()) if data_path.endswith(".csv") else data_path
-        other = spec_from_mapping(
-            raw, locate=lambda key: "--data" if key.startswith("data") else key
-        )
-        data = load_data(other)
-    if data.n_features != model.spec.layers[0]:
-        raise InputError(
-            f"the model takes {model.spec.layers[0]} inputs but {data.name} has "
-            f"{data.n_features} feature column(s)"
-        )
-    return data
 
 
 def _layers_table(model: Model) -> Table:

@@ -20,6 +20,7 @@ import numpy as np
 
 from gradviz.engine import Number, Value, topological_order
 from gradviz.numbers import fmt_full
+from gradviz.text import output_name, printable
 
 NodeKind = Literal["value", "op", "group"]
 Role = Literal["input", "constant", "intermediate", "output", "op", "group"]
@@ -212,6 +213,7 @@ def diagram_from_value(
     """
     nodes_in_order = order if order is not None else topological_order(root)
     ids = {v: value_id(i) for i, v in enumerate(nodes_in_order)}
+    out = output_name(root.label, (v.label for v in nodes_in_order))
     clusters = clusters or {}
     nodes: list[Node] = []
     edges: list[Edge] = []
@@ -244,7 +246,7 @@ def diagram_from_value(
                 label=name,
                 data=v.data,
                 grad=v.grad if grad else None,
-                detail=_value_detail(v, name, grad, role),
+                detail=_value_detail(v, out if v is root else name, grad, role),
                 cluster=cluster,
                 op=v.op.name if v.op is not None else None,
                 role=role,
@@ -291,29 +293,6 @@ def band_of(node: Node) -> Band | None:
     return BANDS[step]
 
 
-_ESCAPES = {"\n": "\\n", "\r": "\\r", "\t": "\\t"}
-
-
-def printable(text: str) -> str:
-    """User text with every control character, lone surrogate and non-character shown
-    as a visible escape (a newline as `\\n`), so no output format receives them raw.
-    Renderers escape the result for their own syntax."""
-    if text.isprintable():
-        return text
-    out = []
-    for ch in text:
-        code = ord(ch)
-        if ch in _ESCAPES:
-            out.append(_ESCAPES[ch])
-        elif ch.isprintable():  # not: controls, surrogates, unassigned, odd spaces
-            out.append(ch)
-        elif code < 0x100:
-            out.append(f"\\x{code:02x}")
-        else:
-            out.append(f"\\u{code:04x}" if code < 0x10000 else f"\\U{code:08x}")
-    return "".join(out)
-
-
 def is_bad(x: Number | None) -> bool:
     """True when a number (or any sample of a batch) is NaN or infinite."""
     if x is None:
@@ -321,3 +300,11 @@ def is_bad(x: Number | None) -> bool:
     if isinstance(x, np.ndarray):
         return not bool(np.all(np.isfinite(x)))
     return not math.isfinite(float(x))
+
+
+def draw_less(diagram: Diagram) -> str:
+    """How to draw less of this diagram, for size warnings and errors: a network (its
+    layers are clusters) has collapsed views; an expression has none."""
+    if diagram.clusters:
+        return "draw a collapsed view (--level neuron or --level layer)"
+    return "draw a part of the expression"

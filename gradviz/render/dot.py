@@ -19,8 +19,8 @@ from gradviz.render.diagram import (
     Edge,
     Node,
     band_of,
-    printable,
 )
+from gradviz.text import printable
 
 RANKDIRS = ("LR", "TB", "RL", "BT")
 FONT = "Helvetica"

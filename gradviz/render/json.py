@@ -14,25 +14,15 @@ round-trip exactly). A batch (numpy array) becomes a list. Text is UTF-8 as is.
 from __future__ import annotations
 
 import json
-import math
 from typing import Any
 
 import numpy as np
 
+from gradviz.numbers import json_number as number
 from gradviz.render.diagram import Diagram, Node
 
 FORMAT = "gradviz.graph"
 VERSION = 1
-
-
-def number(x: float) -> float | str:
-    """A float as JSON can hold it: non-finite values as the strings nan, inf, -inf."""
-    x = float(x)
-    if math.isnan(x):
-        return "nan"
-    if math.isinf(x):
-        return "inf" if x > 0 else "-inf"
-    return x
 
 
 def _numbers(x: object) -> Any:

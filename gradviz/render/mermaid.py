@@ -4,7 +4,7 @@ Mermaid has no general escape character, so every label is quoted and each chara
 that Mermaid (or the HTML it renders into) would act on is written as one of its
 entity codes (`#quot;`, `#35;`, …). Node ids are generated (`n0`, `n1`, …) rather
 than taken from names, since a node called `end` or `style` would end a block or start
-a statement. Control characters never reach the text (see `diagram.printable`), so no
+a statement. Control characters never reach the text (see `gradviz.text.printable`), so no
 label can start a new line such as `%%{init}%%` or `click`. Tests run the output
 through the real Mermaid parser and compare the labels it reads.
 """
@@ -15,7 +15,8 @@ import json
 
 from gradviz.errors import RenderError
 from gradviz.numbers import DEFAULT_PRECISION, fmt
-from gradviz.render.diagram import BAD_BAND, BANDS, Band, Diagram, Node, band_of, printable
+from gradviz.render.diagram import BAD_BAND, BANDS, Band, Diagram, Node, band_of, draw_less
+from gradviz.text import printable
 
 DIRECTIONS = ("LR", "TB", "RL", "BT")
 
@@ -94,8 +95,7 @@ def to_mermaid(
     if len(diagram.edges) > MAX_EDGES:
         raise RenderError(
             f"the graph has {len(diagram.edges)} edges; Mermaid refuses more than {MAX_EDGES}",
-            hint="Write SVG instead (-o graph.svg), or draw a collapsed view "
-            "(a network by neurons or layers).",
+            hint=f"Write SVG instead (-o graph.svg), or {draw_less(diagram)}.",
         )
     ids = {node.id: f"n{i}" for i, node in enumerate(diagram.nodes)}
     lines: list[str] = []

@@ -17,7 +17,8 @@ from rich.text import Text
 from rich.tree import Tree
 
 from gradviz.numbers import DEFAULT_PRECISION, fmt
-from gradviz.render.diagram import BAD_BAND, Diagram, Node, band_of, is_bad, printable
+from gradviz.render.diagram import BAD_BAND, Diagram, Node, band_of, is_bad
+from gradviz.text import output_name, printable
 
 # Deeper or bigger trees stop with a note: they are unreadable in a terminal anyway
 # (each level indents by 4 columns).
@@ -45,13 +46,13 @@ def _number(x: object, precision: int) -> Text:
     return Text(text)
 
 
-def _name(node: Node, op_symbol: str | None) -> Text:
+def _name(node: Node, op_symbol: str | None, output: str) -> Text:
     """What a line starts with: the name, and the op that made it (`L ← *`)."""
     text = Text()
     if node.label:
         text.append(printable(node.label), style="bold")
     elif node.role == "output":
-        text.append("output", style="bold italic")
+        text.append(output, style="bold italic")
     elif node.kind == "value" and op_symbol is None:
         text.append("const", style="dim italic")
     if op_symbol is not None:
@@ -61,9 +62,12 @@ def _name(node: Node, op_symbol: str | None) -> Text:
     return text
 
 
-def node_line(node: Node, op_symbol: str | None = None, *, precision: int = 4) -> Text:
-    """One node as a line: name ← op, data, grad (coloured by magnitude), extras."""
-    line = _name(node, op_symbol)
+def node_line(
+    node: Node, op_symbol: str | None = None, *, precision: int = 4, output: str = "L"
+) -> Text:
+    """One node as a line: name ← op, data, grad (coloured by magnitude), extras.
+    `output` is what an unlabelled output is called (see `diagram_output_name`)."""
+    line = _name(node, op_symbol, output)
     if node.data is not None:
         line.append("  data ", style="dim")
         line.append_text(_number(node.data, precision))
@@ -110,6 +114,13 @@ def _structure(diagram: Diagram) -> tuple[dict[str, list[str]], dict[str, str | 
     return children, symbol, roots
 
 
+def diagram_output_name(diagram: Diagram) -> str:
+    """The output's name by the rule `trace` and `check` use (`gradviz.text.output_name`)."""
+    output = next((n for n in reversed(diagram.nodes) if n.role == "output"), None)
+    labels = (n.label for n in diagram.nodes if n.kind == "value")
+    return output_name(output.label if output is not None else None, labels)
+
+
 def _reference(node: Node) -> Text:
     name = printable(node.label) if node.label else node.id
     return Text(f"↑ {name} (shown above)", style="dim")
@@ -120,6 +131,7 @@ def to_tree(diagram: Diagram, *, precision: int = DEFAULT_PRECISION) -> Tree:
     nodes = {n.id: n for n in diagram.nodes}
     children, symbol, roots = _structure(diagram)
     top = Tree(Text(printable(diagram.title or "")), hide_root=True, guide_style="dim")
+    out = diagram_output_name(diagram)
     shown: set[str] = set()
     lines = 0
     # (node id, parent tree, depth); children pushed reversed so they come out in order
@@ -135,7 +147,7 @@ def to_tree(diagram: Diagram, *, precision: int = DEFAULT_PRECISION) -> Tree:
             parent.add(_reference(node))
             continue
         shown.add(node_id)
-        branch = parent.add(node_line(node, symbol.get(node_id), precision=precision))
+        branch = parent.add(node_line(node, symbol.get(node_id), precision=precision, output=out))
         kids = children.get(node_id, [])
         if kids and depth + 1 >= MAX_DEPTH:
             branch.add(Text(f"… deeper than {MAX_DEPTH} levels: -o graph.svg", style="dim"))
@@ -152,8 +164,7 @@ def leaf_table(diagram: Diagram, *, precision: int = DEFAULT_PRECISION) -> Table
         leaves = [n for n in diagram.nodes if n.role in ("constant", "group")]
     if not leaves:
         return None
-    output = next((n for n in reversed(diagram.nodes) if n.role == "output"), None)
-    of = printable(output.label) if output is not None and output.label else "output"
+    of = diagram_output_name(diagram)
     table = Table(title=None, box=None, pad_edge=False, header_style="bold")
     table.add_column("leaf")
     table.add_column("data", justify="right")

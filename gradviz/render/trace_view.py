@@ -204,7 +204,7 @@ def check_view(rows: list[Row], out: str) -> RenderableType:
         for t in (
             "leaf",
             "value",
-            f"analytic d{out}/dx",
+            f"analytic ∂{out}/∂leaf",
             "finite difference",
             "abs error",
             "rel error",

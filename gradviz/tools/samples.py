@@ -1,8 +1,14 @@
 """Regenerate the diagrams of samples/*.expr under docs/ (`make samples`).
 
 For each sample: `docs/<name>.svg` (Graphviz) and `docs/<name>.md` (Mermaid, renders
-on GitHub), plus `docs/README.md`, an index that shows them all. Run from the
+on GitHub), plus `docs/README.md`, an index that shows them all; and the picture of the
+diagnostics' headline case, `docs/deep-sigmoid-grads.svg` (the README shows it). Run from the
 repository root; the output is deterministic, so a diff shows real changes only.
+
+The SVGs are drawn with graphviz-pure (installed with gradviz) whatever else is
+installed: a system `dot` measures text with the fonts of the machine it runs on and
+differs between versions, so the same docs would come out different elsewhere.
+`GRADVIZ_DOT` still chooses another program.
 """
 
 from __future__ import annotations
@@ -12,8 +18,10 @@ from pathlib import Path
 
 from gradviz.errors import GradvizError
 from gradviz.expr import parse_program
-from gradviz.output import dot_programs, render, write_atomic
+from gradviz.measure import measure
+from gradviz.output import DotProgram, dot_programs, render, run_dot, write_atomic
 from gradviz.render.diagram import diagram_from_value
+from gradviz.render.layers import plot_dot
 
 INDEX_HEADER = """\
 # Sample diagrams
@@ -44,31 +52,54 @@ def comment_of(source: str) -> str:
     return " ".join(lines)
 
 
-def build(samples: Path, docs: Path) -> list[Path]:
+def docs_program() -> DotProgram | None:
+    """The program that draws the docs: graphviz-pure unless GRADVIZ_DOT names one (the
+    same bytes on every machine); None when there is none (render then says so)."""
+    programs = [p for p in dot_programs() if "svg" in p.formats]
+    pure = [p for p in programs if p.kind == "pure"]
+    return (pure or programs or [None])[0]
+
+
+def build(samples: Path, docs: Path, program: DotProgram | None = None) -> list[Path]:
     """Write every sample's SVG and Mermaid, and the index; return the files written."""
     written: list[Path] = []
     sections = [INDEX_HEADER]
     for path in sorted(samples.glob("*.expr"), key=_reading_order):
         source = path.read_text(encoding="utf-8")
-        program = parse_program(source)
-        program.output.backward()
-        diagram = diagram_from_value(program.output)
+        parsed = parse_program(source)
+        parsed.output.backward()
+        diagram = diagram_from_value(parsed.output)
         svg, md = docs / f"{path.stem}.svg", docs / f"{path.stem}.md"
-        write_atomic(svg, render(diagram, "svg"))
-        write_atomic(md, render(diagram, "markdown"))
+        markdown = render(diagram, "markdown")
+        write_atomic(svg, render(diagram, "svg", program=program))
+        write_atomic(md, markdown)
         written += [svg, md]
         code = "\n".join(line for line in source.splitlines() if not line.startswith("#"))
         sections.append(
             f"## {path.stem}\n\n{comment_of(source)}\n\n```python\n{code.strip()}\n```\n\n"
-            f"![{path.stem}]({svg.name})\n\n" + md.read_text(encoding="utf-8")
+            f"![{path.stem}]({svg.name})\n\n" + markdown.decode("utf-8")
         )
     index = docs / "README.md"
     write_atomic(index, "\n".join(sections))
     written.append(index)
+    deep = samples / "deep-sigmoid.toml"
+    if deep.is_file():
+        written.append(grads_plot(deep, docs / "deep-sigmoid-grads.svg", program))
     return written
 
 
+def grads_plot(spec: Path, target: Path, program: DotProgram | None = None) -> Path:
+    """`gradviz grads samples/deep-sigmoid.toml --epochs 200 --every 10 --plot …`, as the
+    README shows it: vanishing at epoch 0, then stuck at the mean prediction."""
+    subject = measure(str(spec), epochs=200, every=10)
+    title = f"samples/{spec.name}: rms gradient per layer, {subject.description}"
+    picture = plot_dot(subject.diagnosis(), subject.snapshots, title=title)
+    write_atomic(target, run_dot(picture, "svg", program=program))
+    return target
+
+
 def main(argv: list[str] | None = None) -> int:
+    """`make samples`: the entry point, and the only place this tool prints."""
     args = sys.argv[1:] if argv is None else argv
     root = Path(args[0]) if args else Path.cwd()
     samples, docs = root / "samples", root / "docs"
@@ -76,13 +107,13 @@ def main(argv: list[str] | None = None) -> int:
         print(f"error: no samples/ folder under {root}", file=sys.stderr)
         return 2
     docs.mkdir(exist_ok=True)
-    programs = dot_programs()
-    using = f"{programs[0].path} ({programs[0].kind})" if programs else "no Graphviz program"
     try:
-        written = build(samples, docs)
+        program = docs_program()
+        written = build(samples, docs, program)
     except GradvizError as error:
         print(f"error: {error.render()}", file=sys.stderr)
         return error.exit_code
+    using = f"{program.path} ({program.kind})" if program else "no Graphviz program"
     print(f"wrote {len(written)} files under {docs} using {using}")
     return 0
 

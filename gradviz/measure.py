@@ -1,0 +1,125 @@
+"""What `gradviz grads`, `compare` and `inspect` measure: a saved model as it was saved,
+or a spec at its initial weights or after some training, as per-layer statistics.
+
+Library logic behind thin commands: load, train if asked, take the per-layer samples
+on the whole data set (read-only, raw gradients before clipping), keep the history
+recorded during training and training's own account of a divergence.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+
+from gradviz.data import Dataset
+from gradviz.errors import InputError
+from gradviz.model import Model, load_model
+from gradviz.nn import LayerSample, Network, layer_samples, resolve_spec, spec_from_mapping
+from gradviz.stats import Diagnosis, History, diagnose, history, verdict
+from gradviz.train import check_width, load_data, train
+
+MODEL_SUFFIX = ".json"
+
+
+@dataclass
+class Measurement:
+    """One network's per-layer state now (`samples`, after `epoch` epochs), the history
+    recorded while it trained, why training stopped early (or None), and words for a
+    title: `label` (what the user named) and `description` (when and on what data)."""
+
+    label: str
+    samples: list[LayerSample]
+    epoch: int
+    snapshots: History | None
+    stopped: str | None
+    description: str
+
+    def diagnosis(self) -> Diagnosis:
+        return diagnose(self.samples, epoch=self.epoch)
+
+    def verdict(self, diagnosis: Diagnosis | None = None) -> list[str]:
+        """The verdict in words; when training diverged, its own account (to the step)
+        comes first, in place of the statistics' coarser NaN sentence."""
+        lines = verdict(diagnosis or self.diagnosis(), self.snapshots)
+        if self.stopped:
+            lines = [self.stopped] + [ln for ln in lines if not ln.startswith("NaN/inf first")]
+        return lines
+
+
+def measure(
+    source: str, epochs: int | None = None, every: int | None = None, data: str | None = None
+) -> Measurement:
+    """A saved model (a `.json` file) as saved, or a spec (a TOML file or a built-in
+    name) at its initial weights or after `epochs` of training (statistics recorded
+    every `every` epochs). `data` (a built-in name or a .csv path, as the user gave it)
+    replaces the data set; for a model, it is also how to use data outside its folder."""
+    if source.lower().endswith(MODEL_SUFFIX):
+        if epochs is not None or every is not None:
+            raise InputError("--epochs and --every apply to a spec, not to a saved model")
+        model = load_model(Path(source))
+        dataset = model_data(model, data)
+        epoch = model.epochs_run
+        return Measurement(
+            source,
+            model.layer_samples(dataset),
+            epoch,
+            model.snapshots() or None,
+            model.history.get("stopped"),
+            f"saved after {epoch} epochs, on {dataset.name}, {dataset.size} examples",
+        )
+    overrides = {"epochs": epochs, "record_every": every, "data": _data_option(data)}
+    names = {"epochs": "--epochs", "record_every": "--every", "data": "--data"}
+    spec = resolve_spec(source, overrides, names)
+    dataset = load_data(spec)
+    where = f"on {dataset.name}, {dataset.size} examples"
+    if epochs is None:
+        if every is not None:
+            raise InputError("--every needs --epochs (statistics are recorded while training)")
+        check_width(spec, dataset)
+        network = Network.from_spec(spec)
+        return Measurement(
+            source,
+            layer_samples(network, dataset.X, dataset.Y),
+            0,
+            None,
+            None,
+            f"at initialisation (seed {spec.seed}), {where}",
+        )
+    result = train(spec, dataset, keep_going=True)
+    epoch, samples = result.history.snapshots[-1]
+    return Measurement(
+        source,
+        samples,  # type: ignore[arg-type]  (the latest snapshot keeps its raw samples)
+        epoch,
+        history(result.history.snapshots),
+        result.history.stopped,
+        f"after {epoch} epochs (lr {spec.learning_rate:g}, {spec.update_text}), {where}",
+    )
+
+
+def model_data(model: Model, data: str | None = None) -> Dataset:
+    """The data set to measure a saved model on: its own, or `data` (a built-in name or
+    a .csv path, relative to the current folder) when the user names one."""
+    if data is None:
+        dataset = model.dataset()
+    else:
+        raw = model.spec.to_dict()
+        raw["data"] = _data_option(data)
+        other = spec_from_mapping(
+            raw, locate=lambda key: "--data" if key.startswith("data") else f"spec.{key}"
+        )
+        dataset = load_data(other)
+    if dataset.n_features != model.spec.layers[0]:
+        where = "--data" if data is not None else f"{model.source or 'model'}: spec.data"
+        raise InputError(
+            f"{where}: the model takes {model.spec.layers[0]} inputs but {dataset.name} has "
+            f"{dataset.n_features} feature column(s)"
+        )
+    return dataset
+
+
+def _data_option(data: str | None) -> str | None:
+    """A CSV path given on the command line is relative to the current folder."""
+    if data is not None and data.lower().endswith(".csv"):
+        return str(Path(data).resolve())
+    return data

@@ -1,0 +1,44 @@
+"""User text made safe to show, and the one rule that names an unnamed output.
+
+Pure string helpers shared by the library (trace, gradcheck) and every renderer, so
+that no library module needs to import a renderer for them.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+
+_ESCAPES = {"\n": "\\n", "\r": "\\r", "\t": "\\t"}
+
+# What an unlabelled output is called, in order of preference: `L` (the usual name of
+# the quantity whose gradient we take), unless a node of the graph is already called so.
+OUTPUT_NAMES = ("L", "out", "output")
+
+
+def printable(text: str) -> str:
+    """User text with every control character, lone surrogate and non-character shown
+    as a visible escape (a newline as `\\n`), so no output format receives them raw.
+    Renderers escape the result for their own syntax."""
+    if text.isprintable():
+        return text
+    out = []
+    for ch in text:
+        code = ord(ch)
+        if ch in _ESCAPES:
+            out.append(_ESCAPES[ch])
+        elif ch.isprintable():  # not: controls, surrogates, unassigned, odd spaces
+            out.append(ch)
+        elif code < 0x100:
+            out.append(f"\\x{code:02x}")
+        else:
+            out.append(f"\\u{code:04x}" if code < 0x10000 else f"\\U{code:08x}")
+    return "".join(out)
+
+
+def output_name(label: str | None, labels: Iterable[str | None]) -> str:
+    """What the output is called in `∂L/∂x`, by `draw`, `trace` and `check` alike: its
+    label, else the first of OUTPUT_NAMES that no node of the graph is `labels`-ed."""
+    if label:
+        return printable(label)
+    taken = set(labels)
+    return next((name for name in OUTPUT_NAMES if name not in taken), OUTPUT_NAMES[0])

@@ -1,0 +1,299 @@
+"""Nothing lost: what gradviz writes is either the complete new file or the old one.
+
+A write that fails half-way (disk full, rename refused, `dot` crashing), Ctrl-C while
+writing or while `dot` runs: the previous file stays byte-identical and no temporary
+file is left behind. An output path that names an input is refused. A reader that
+leaves early (`gradviz … | head`) ends gradviz quietly. New files get the permissions
+the umask asks for.
+"""
+
+from __future__ import annotations
+
+import errno
+import os
+import signal
+import stat
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner
+
+import gradviz.output as output
+from gradviz.cli import cli
+
+OLD = b"the previous file, which must survive\n"
+DRAW = ["draw", "e = a*b; d = e + c; L = d*f", "a=2", "b=-3", "c=10", "f=-2"]
+BIG = "+".join(["x*y"] * 200)  # its DOT, JSON and trace run far past a pipe's 64 KiB
+
+
+def run(*args: str, **env: str | None):
+    return CliRunner().invoke(cli, list(args), env={"GRADVIZ_DOT": None, **env})
+
+
+def leftovers(folder: Path) -> list[str]:
+    """Temporary files of write_atomic (`.NAME.XXXX.tmp`) still in the folder."""
+    return sorted(p.name for p in folder.iterdir() if p.name.endswith(".tmp"))
+
+
+@pytest.fixture
+def previous(tmp_path: Path, monkeypatch) -> Path:
+    monkeypatch.chdir(tmp_path)
+    path = tmp_path / "graph.dot"
+    path.write_bytes(OLD)
+    return path
+
+
+# -- a failed write leaves the previous file ------------------------------------------------
+
+
+def _fail_midway(monkeypatch) -> None:
+    """The temporary file takes half the data, then the disk is full."""
+    real_fdopen = os.fdopen
+
+    class HalfWriter:
+        def __init__(self, handle: int, mode: str) -> None:
+            self.file = real_fdopen(handle, mode)
+
+        def __enter__(self):
+            return self
+
+        def __exit__(self, *exc) -> None:
+            self.file.close()
+
+        def write(self, data: bytes) -> int:
+            self.file.write(data[: len(data) // 2])
+            self.file.flush()
+            raise OSError(errno.ENOSPC, os.strerror(errno.ENOSPC))
+
+    monkeypatch.setattr(output.os, "fdopen", HalfWriter)
+
+
+def _fail_fsync(monkeypatch) -> None:
+    def fsync(fd: int) -> None:
+        raise OSError(errno.EIO, os.strerror(errno.EIO))
+
+    monkeypatch.setattr(output.os, "fsync", fsync)
+
+
+def _fail_rename(monkeypatch) -> None:
+    def replace(source, target) -> None:
+        raise OSError(errno.EXDEV, os.strerror(errno.EXDEV))
+
+    monkeypatch.setattr(output.os, "replace", replace)
+
+
+@pytest.mark.parametrize(
+    ("failure", "message"),
+    [
+        (_fail_midway, "No space left on device"),
+        (_fail_fsync, "Input/output error"),
+        (_fail_rename, "Invalid cross-device link"),
+    ],
+    ids=["disk-full-midway", "fsync", "rename"],
+)
+def test_a_failed_write_leaves_the_previous_file_byte_identical(
+    previous: Path, monkeypatch, failure, message
+):
+    failure(monkeypatch)
+    result = run(*DRAW, "-o", "graph.dot")
+    assert result.exit_code == 1, result.output  # a runtime failure: the path was fine
+    assert f"Error: cannot write 'graph.dot': {message}" in result.stderr
+    assert "Traceback" not in result.stderr
+    assert previous.read_bytes() == OLD
+    assert leftovers(previous.parent) == []
+
+
+def test_a_failing_dot_leaves_the_previous_picture(tmp_path: Path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    crash = tmp_path / "crashing-dot"
+    crash.write_text("#!/bin/sh\necho 'Error: out of memory' >&2\nprintf '<svg'\nexit 3\n")
+    crash.chmod(0o755)
+    picture = tmp_path / "graph.svg"
+    picture.write_bytes(OLD)
+    result = run(*DRAW, "-o", "graph.svg", "-o", "graph.json", GRADVIZ_DOT=str(crash))
+    assert result.exit_code == 1, result.output
+    assert "crashing-dot failed to write SVG: Error: out of memory" in result.stderr
+    assert picture.read_bytes() == OLD
+    assert (tmp_path / "graph.json").is_file()  # the other output is still written
+    assert leftovers(tmp_path) == []
+
+
+def test_a_diverging_training_keeps_the_previous_model(tmp_path: Path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    saved = tmp_path / "m.json"
+    saved.write_bytes(OLD)
+    args = ["train", "circle", "--activation", "relu", "--output-activation", "linear"]
+    result = run(*args, "--lr", "1000000", "--epochs", "3", "-q", "--save", "m.json")
+    assert result.exit_code == 1
+    assert "training diverged" in result.stderr
+    assert saved.read_bytes() == OLD
+    _fail_midway(monkeypatch)
+    result = run("train", "xor", "--epochs", "2", "-q", "--save", "m.json")
+    assert result.exit_code == 1 and "No space left on device" in result.stderr
+    assert saved.read_bytes() == OLD
+    assert leftovers(tmp_path) == []
+
+
+# -- an output that is an input ------------------------------------------------------------
+
+
+@pytest.mark.parametrize("link", ["symlink", "hardlink", "relative"])
+def test_an_output_that_is_an_input_is_refused_however_it_is_named(
+    tmp_path: Path, monkeypatch, link
+):
+    monkeypatch.chdir(tmp_path)
+    source = tmp_path / "in.expr"
+    source.write_text("a*b\n")
+    (tmp_path / "sub").mkdir()
+    if link == "symlink":
+        (tmp_path / "alias.dot").symlink_to(source)
+        target = "alias.dot"
+    elif link == "hardlink":
+        os.link(source, tmp_path / "alias.dot")
+        target = "alias.dot"
+    else:
+        target = "sub/../in.expr"
+    result = run("draw", "@in.expr", "-f", "dot", "-o", target)
+    assert result.exit_code == 2
+    assert f"refusing to write '{target}': it is an input of this command" in result.stderr
+    assert source.read_text() == "a*b\n"
+
+
+# -- Ctrl-C -----------------------------------------------------------------------------------
+
+
+def test_ctrl_c_while_writing_leaves_no_partial_or_temporary_file(previous: Path, monkeypatch):
+    def interrupted(fd: int) -> None:
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(output.os, "fsync", interrupted)
+    result = run(*DRAW, "-o", "new.json", "-o", "graph.dot")
+    assert result.exit_code == 130
+    assert result.stderr.endswith("Interrupted.\n") and "Traceback" not in result.stderr
+    assert previous.read_bytes() == OLD
+    assert not (previous.parent / "new.json").exists()
+    assert leftovers(previous.parent) == []
+
+
+def test_ctrl_c_while_rendering_writes_nothing(previous: Path, monkeypatch):
+    def interrupted(*args, **kwargs):
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(output.subprocess, "run", interrupted)
+    result = run(*DRAW, "-o", "graph.svg")
+    assert result.exit_code == 130 and "Interrupted." in result.stderr
+    assert not (previous.parent / "graph.svg").exists()
+    assert leftovers(previous.parent) == []
+
+
+def _gradviz(*args: str, **kwargs) -> subprocess.Popen:
+    env = {**os.environ, "NO_COLOR": "1", **kwargs.pop("env", {})}
+    command = [sys.executable, "-m", "gradviz", *args]
+    return subprocess.Popen(command, env=env, stderr=subprocess.PIPE, **kwargs)
+
+
+def _interrupt_when(process: subprocess.Popen, ready) -> tuple[int, str]:
+    deadline = time.monotonic() + 60
+    while not ready() and process.poll() is None and time.monotonic() < deadline:
+        time.sleep(0.05)
+    assert process.poll() is None, "finished before it could be interrupted"
+    process.send_signal(signal.SIGINT)
+    _, err = process.communicate(timeout=60)
+    return process.returncode, err.decode()
+
+
+@pytest.mark.skipif(os.name != "posix", reason="signals and shell scripts")
+def test_real_ctrl_c_during_dot_leaves_the_previous_picture(tmp_path: Path):
+    started = tmp_path / "dot-started"
+    slow = tmp_path / "slow-dot"
+    slow.write_text(f"#!/bin/sh\ntouch '{started}'\nexec sleep 20\n")
+    slow.chmod(0o755)
+    picture = tmp_path / "graph.svg"
+    picture.write_bytes(OLD)
+    process = _gradviz(
+        *DRAW, "-o", str(picture), env={"GRADVIZ_DOT": str(slow)}, stdout=subprocess.DEVNULL
+    )
+    status, err = _interrupt_when(process, started.exists)
+    assert status == 130, err
+    assert err.rstrip().endswith("Interrupted.") and "Traceback" not in err
+    assert picture.read_bytes() == OLD
+    assert leftovers(tmp_path) == []
+
+
+@pytest.mark.skipif(os.name != "posix", reason="signals")
+def test_real_ctrl_c_during_training_saves_nothing(tmp_path: Path):
+    model = tmp_path / "m.json"
+    process = _gradviz(
+        "train", "circle", "--epochs", "300000", "--save", str(model), stdout=subprocess.PIPE
+    )
+    assert process.stdout is not None
+    first = process.stdout.readline()  # the summary line: training has started
+    assert first
+    status, err = _interrupt_when(process, lambda: True)
+    assert status == 130, err
+    assert "Traceback" not in err and "Interrupted." in err
+    assert not model.exists() and leftovers(tmp_path) == []
+
+
+# -- a closed pipe --------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    "args",
+    [
+        ["draw", BIG, "-f", "dot"],
+        ["draw", BIG, "-f", "json"],
+        ["draw", BIG, "x=1", "y=2", "-o", "-", "-f", "dot", "--precision", "17"],
+        ["trace", BIG],  # printed through rich
+    ],
+    ids=["dot", "json", "dash-o", "rich"],
+)
+def test_a_closed_pipe_ends_quietly(args):
+    process = _gradviz(*args, stdout=subprocess.PIPE)
+    assert process.stdout is not None
+    head = process.stdout.read(10)  # `| head -c 10`
+    process.stdout.close()
+    err = process.stderr.read().decode()
+    status = process.wait(timeout=60)
+    assert len(head) == 10
+    assert status == 141, err  # 128 + SIGPIPE, as a shell reports a command killed by it
+    assert "Traceback" not in err and "Error" not in err and "Exception" not in err
+
+
+@pytest.mark.skipif(not Path("/bin/bash").exists(), reason="needs bash")
+def test_a_closed_pipe_in_a_real_shell_pipeline():
+    script = (
+        f'"{sys.executable}" -m gradviz draw "{BIG}" -f dot | head -c 10; '
+        'echo " status=${PIPESTATUS[0]}"'
+    )
+    done = subprocess.run(["/bin/bash", "-c", script], capture_output=True, timeout=60)
+    assert done.stdout.decode().endswith(" status=141\n"), done
+    assert b"Traceback" not in done.stderr and b"Error" not in done.stderr
+
+
+# -- permissions -------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("umask", [0o022, 0o077, 0o002])
+def test_new_files_follow_the_umask(tmp_path: Path, monkeypatch, umask):
+    monkeypatch.chdir(tmp_path)
+    old = os.umask(umask)
+    try:
+        result = run(*DRAW, "-o", "new.dot", "-o", "new.json")
+        trained = run("train", "xor", "--epochs", "2", "-q", "--save", "m.json")
+    finally:
+        os.umask(old)
+    assert result.exit_code == 0 and trained.exit_code == 0
+    for name in ("new.dot", "new.json", "m.json"):
+        assert stat.S_IMODE((tmp_path / name).stat().st_mode) == 0o666 & ~umask, name
+
+
+def test_an_overwritten_file_keeps_its_mode(previous: Path):
+    previous.chmod(0o640)
+    result = run(*DRAW, "-o", "graph.dot")
+    assert result.exit_code == 0
+    assert previous.read_bytes() != OLD
+    assert stat.S_IMODE(previous.stat().st_mode) == 0o640

@@ -1,0 +1,448 @@
+"""Property-based hardening: whatever text, names and numbers come in, gradviz answers
+with its own errors or with output that the real tools accept.
+
+- The readers (expressions, NAME=VALUE, specs, models, CSV) raise nothing but
+  GradvizError, whatever the text.
+- Every generated graph's DOT is rendered by the real `dot` AND by graphviz-pure; every
+  SVG parses as XML and shows each node's data and grad; every Mermaid text is parsed by
+  the real mermaid.js (tests/mermaid, one Node process for all of them) and reads back
+  exactly the labels we meant.
+- Gradients agree with central finite differences on functions that are smooth
+  everywhere.
+
+Hypothesis runs collect many examples and check them in one batch, since starting
+`dot` or Node costs more than any single check. Example counts are modest: the file
+runs in seconds.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import os
+import shutil
+import subprocess
+import unicodedata
+import xml.etree.ElementTree as ET
+
+import pytest
+from hypothesis import HealthCheck, assume, given, settings
+from hypothesis import strategies as st
+from mermaid.check import parse_mermaid
+
+from gradviz import Value
+from gradviz.data import parse_csv
+from gradviz.engine import evaluate, topological_order
+from gradviz.errors import ExpressionError, GradvizError
+from gradviz.expr import FUNCTIONS, parse_assignments, parse_program
+from gradviz.model import parse_model
+from gradviz.nn import MAX_EPOCHS, MAX_PARAMETERS, spec_from_mapping
+from gradviz.numbers import fmt
+from gradviz.output import _pure_program
+from gradviz.render.diagram import Diagram, diagram_from_value, printable
+from gradviz.render.dot import to_dot
+from gradviz.render.json import to_json
+from gradviz.render.mermaid import SEPARATOR, to_mermaid
+
+SVG = "{http://www.w3.org/2000/svg}"
+CONTROL = ("Cc", "Cs", "Cf")
+FAST = settings(
+    max_examples=60,
+    deadline=None,
+    database=None,
+    suppress_health_check=[HealthCheck.too_slow, HealthCheck.filter_too_much],
+)
+
+# -- strategies ---------------------------------------------------------------------------
+
+# Names that are keywords or statements in DOT or Mermaid, non-ASCII identifiers, and
+# identifiers that Python reads differently after NFKC normalisation (ｘ is x, ℌ is H).
+NAMES = st.one_of(
+    st.sampled_from(
+        [
+            "a",
+            "x1",
+            "w_2",
+            "end",
+            "style",
+            "click",
+            "graph",
+            "node",
+            "edge",
+            "subgraph",
+            "digraph",
+            "strict",
+            "flowchart",
+            "classDef",
+            "linkStyle",
+            "direction",
+            "default",
+            "é",
+            "ñandú",
+            "Δx",
+            "σ",
+            "ｘ",
+            "ℌ",
+            "x١",
+            "_",
+        ]
+    ),
+    st.from_regex(r"[a-z][a-z0-9_]{0,4}", fullmatch=True).filter(
+        lambda n: (
+            n not in FUNCTIONS
+            and n not in {"pi", "e", "if", "in", "is", "or", "and"}
+            and n not in {"as", "def", "del", "for", "not", "try"}
+        )
+    ),
+)
+NUMBERS = st.one_of(
+    st.floats(min_value=0, max_value=1e300, allow_nan=False, allow_infinity=False),
+    st.sampled_from([0.0, 1e-300, 5e-324, 1e-7, 0.5, 2.0, 1e300]),
+).map(repr)
+
+
+def _binary(pair: tuple[str, str], op: str) -> str:
+    return f"({pair[0]}) {op} ({pair[1]})"
+
+
+EXPRESSIONS = st.recursive(
+    st.one_of(NAMES, NUMBERS),
+    lambda inner: st.one_of(
+        st.builds(_binary, st.tuples(inner, inner), st.sampled_from(["+", "-", "*", "/", "**"])),
+        st.builds(lambda f, x: f"{f}({x})", st.sampled_from(FUNCTIONS), inner),
+        inner.map(lambda x: f"-({x})"),
+    ),
+    max_leaves=10,
+)
+VALUES = st.one_of(
+    st.floats(allow_nan=True, allow_infinity=True),
+    st.sampled_from([0.0, -0.0, 1e-12, -3.5, float("nan"), float("inf"), float("-inf")]),
+)
+
+# Characters that mean something to Python, DOT, Mermaid, HTML, terminals or JSON.
+HOSTILE_ALPHABET = st.one_of(
+    st.sampled_from(list("{}|<>\"'\\#&;:%`[]()=*/+-_., \n\r\t\x00\x1b\x07\u2028\u202e\ufeff")),
+    st.sampled_from(["\\N", "\\l", "\\G", "%%{init}%%", "click", "end", "&amp;", "#quot;"]),
+    st.characters(),
+)
+HOSTILE_TEXT = st.lists(HOSTILE_ALPHABET, min_size=1, max_size=8).map("".join)
+
+CODE_ALPHABET = st.sampled_from(
+    [
+        *"abcxyz_019.+-*/%@()[]{}:;=,'\"\\#!~^&|<> \n\tｅｘｐ²×−",
+        *("lambda ", "import ", "__import__", ".", "**", "//", ":=", "f'", "for ", "if ", "exp"),
+    ]
+)
+CODE_TEXT = st.lists(CODE_ALPHABET, max_size=30).map("".join)
+
+
+# -- the readers raise only our errors ------------------------------------------------------
+
+
+@FAST
+@given(st.one_of(EXPRESSIONS, CODE_TEXT, st.text(max_size=60)))
+def test_the_expression_parser_raises_only_our_errors(text):
+    try:
+        program = parse_program(text)
+    except ExpressionError as error:
+        shown = error.render()  # one message, the line, a caret: no control characters
+        assert "^" in shown
+        # no control, surrogate or bidi/format character reaches the terminal
+        assert all(c == "\n" or unicodedata.category(c) not in CONTROL for c in shown), shown
+        return
+    except GradvizError:
+        return
+    program.output.backward()  # a program that parsed also runs backward
+
+
+@FAST
+@given(EXPRESSIONS, st.lists(VALUES, min_size=0, max_size=4))
+def test_values_of_any_float_never_crash_and_stay_visible(text, numbers):
+    try:
+        names = list(parse_program(text).leaves)
+    except GradvizError:
+        return
+    values = dict(zip(names, numbers, strict=False))
+    program = parse_program(text, values)
+    program.output.backward()
+    diagram = diagram_from_value(program.output)
+    document = json.loads(to_json(diagram))  # valid JSON, non-finite numbers as strings
+    for node, entry in zip(diagram.nodes, document["nodes"], strict=True):
+        if node.data is not None:
+            expected = fmt(node.data, 17) if not math.isfinite(node.data) else node.data
+            assert entry["data"] == expected
+
+
+@FAST
+@given(st.lists(st.one_of(st.text(max_size=12), HOSTILE_TEXT), max_size=4))
+def test_name_value_arguments_raise_only_our_errors(args):
+    try:
+        values = parse_assignments(args)
+    except GradvizError:
+        return
+    assert all(isinstance(v, float) for v in values.values())
+
+
+JSON_VALUES = st.recursive(
+    st.one_of(
+        st.none(),
+        st.booleans(),
+        st.integers(min_value=-(10**400), max_value=10**400),
+        st.floats(),
+        st.text(max_size=8),
+    ),
+    lambda inner: st.one_of(
+        st.lists(inner, max_size=4), st.dictionaries(st.text(max_size=6), inner, max_size=4)
+    ),
+    max_leaves=12,
+)
+SPEC_KEYS = st.sampled_from(
+    ["layers", "activation", "data", "epochs", "learning_rate", "update", "seed", "name"]
+)
+SPEC_VALUES = st.one_of(
+    JSON_VALUES,
+    st.lists(st.integers(min_value=-3, max_value=3000), max_size=5),
+    st.sampled_from(["xor", "circle", "minibatch 0", "minibatch 4", "sigmoid", "x.csv"]),
+)
+
+
+@FAST
+@given(st.dictionaries(st.one_of(SPEC_KEYS, st.text(max_size=5)), SPEC_VALUES, max_size=6))
+def test_spec_checking_raises_only_our_errors(raw):
+    try:
+        spec = spec_from_mapping(raw)
+    except GradvizError:
+        return
+    assert spec.n_parameters <= MAX_PARAMETERS and spec.epochs <= MAX_EPOCHS
+
+
+@pytest.fixture(scope="module")
+def model_text(tmp_path_factory) -> str:
+    from click.testing import CliRunner
+
+    from gradviz.cli import cli
+
+    path = tmp_path_factory.mktemp("model") / "xor.json"
+    result = CliRunner().invoke(cli, ["train", "xor", "--epochs", "3", "-q", "--save", str(path)])
+    assert result.exit_code == 0, result.output
+    return path.read_text()
+
+
+@FAST
+@given(
+    st.data(),
+    st.sampled_from(["cut", "replace", "insert", "value"]),
+)
+def test_damaged_models_raise_only_our_errors(model_text, data, how):
+    text = model_text
+    at = data.draw(st.integers(0, len(text)))
+    if how == "cut":
+        text = text[:at]
+    elif how == "replace":
+        text = text[:at] + data.draw(HOSTILE_TEXT) + text[at + 3 :]
+    elif how == "insert":
+        text = (
+            text[:at]
+            + data.draw(st.sampled_from(["NaN", "1e999", "9" * 400, '"x":1,']))
+            + text[at:]
+        )
+    else:
+        raw = json.loads(text)
+        raw["layers"][0]["weights"][0][0] = data.draw(JSON_VALUES)
+        raw["spec"][data.draw(SPEC_KEYS)] = data.draw(SPEC_VALUES)
+        text = json.dumps(raw)
+    try:
+        model = parse_model(text, "model.json")
+    except GradvizError:
+        return
+    for weights, biases in model.weights:
+        assert math.isfinite(float(abs(weights).sum() + abs(biases).sum()))
+
+
+@FAST
+@given(
+    st.lists(st.lists(st.one_of(HOSTILE_TEXT, NUMBERS, st.sampled_from(["0", "1"]))), max_size=5)
+)
+def test_csv_reading_raises_only_our_errors(rows):
+    text = "\n".join(",".join(row) for row in rows)
+    try:
+        data = parse_csv(text, "data.csv")
+    except GradvizError:
+        return
+    assert data.X.shape[0] == data.Y.shape[0] and set(data.Y.tolist()) <= {0.0, 1.0}
+
+
+# -- graphs through the real tools -------------------------------------------------------
+
+
+def _collect(strategy, count: int) -> list:
+    """`count` examples of a strategy, drawn by hypothesis, to check in one batch."""
+    found: list = []
+
+    @settings(max_examples=count, deadline=None, database=None)
+    @given(strategy)
+    def keep(example):
+        found.append(example)
+
+    keep()
+    return found
+
+
+@st.composite
+def expression_graphs(draw) -> Diagram:
+    """A parsed expression with arbitrary leaf values (NaN and infinities included),
+    run backward, as a diagram."""
+    text = draw(EXPRESSIONS)
+    try:
+        names = list(parse_program(text).leaves)
+    except GradvizError:
+        assume(False)
+    values = {name: draw(VALUES) for name in names}
+    program = parse_program(text, values)
+    program.output.backward()
+    return diagram_from_value(program.output, grad=draw(st.booleans()))
+
+
+@st.composite
+def labelled_graphs(draw) -> Diagram:
+    """Leaves and results labelled with hostile text (any label a Python user can set),
+    in clusters with hostile names, under a hostile title."""
+    leaves = [Value(draw(VALUES), label=draw(HOSTILE_TEXT)) for _ in range(draw(st.integers(1, 4)))]
+    out = leaves[0]
+    for leaf in leaves[1:]:
+        out = out * leaf if draw(st.booleans()) else out + leaf
+    out = out.tanh() if draw(st.booleans()) else out
+    out.label = draw(HOSTILE_TEXT)
+    out.backward()
+    clusters = {v: draw(HOSTILE_TEXT) for v in leaves if draw(st.booleans())}
+    return diagram_from_value(out, clusters=clusters, title=draw(st.none() | HOSTILE_TEXT))
+
+
+def _graphviz_programs() -> list[str]:
+    system = shutil.which("dot")
+    if system is None:
+        if os.environ.get("CI"):
+            pytest.fail("Graphviz's `dot` must be installed in CI (see .ci/run)")
+        pytest.skip("no system Graphviz `dot` here")
+    pure = _pure_program()
+    assert pure, "graphviz-pure is a dependency of gradviz and must be installed"
+    return [system, pure]
+
+
+def _render_all(program: str, dot_texts: list[str]) -> list[ET.Element]:
+    """Every DOT text through one run of `program`; each SVG parsed as XML. When the batch
+    fails, find the culprit one by one so the failure shows its text."""
+    done = subprocess.run(
+        [program, "-Tsvg"], input="".join(dot_texts).encode(), capture_output=True, timeout=120
+    )
+    documents = [d for d in done.stdout.decode().split("<?xml") if d.strip()]
+    if done.returncode != 0 or len(documents) != len(dot_texts):
+        for text in dot_texts:
+            one = subprocess.run([program, "-Tsvg"], input=text.encode(), capture_output=True)
+            assert one.returncode == 0, f"{program} refused:\n{text}\n{one.stderr.decode()}"
+        pytest.fail(f"{program} rendered {len(documents)} of {len(dot_texts)} graphs")
+    return [ET.fromstring("<?xml" + d) for d in documents]  # raises if not well-formed
+
+
+def _svg_text(svg: ET.Element) -> str:
+    parts = ((t.text or "").replace("\xa0", " ").strip() for t in svg.iter(f"{SVG}text"))
+    return "\n".join(parts)
+
+
+@pytest.fixture(scope="module")
+def diagrams() -> list[Diagram]:
+    return _collect(expression_graphs(), 40) + _collect(labelled_graphs(), 40)
+
+
+def test_every_dot_renders_with_both_programs_as_well_formed_svg(diagrams):
+    programs = _graphviz_programs()
+    texts = [to_dot(d, rankdir=("LR", "TB")[i % 2]) for i, d in enumerate(diagrams)]
+    for program in programs:
+        for diagram, svg in zip(diagrams, _render_all(program, texts), strict=True):
+            shown = _svg_text(svg)
+            for node in diagram.nodes:
+                if node.data is not None:
+                    assert f"data {fmt(node.data)}" in shown, (program, node)
+                if node.grad is not None:
+                    assert f"grad {fmt(node.grad)}" in shown, (program, node)
+                # the label reads back exactly: nothing was taken as DOT, record or
+                # escape syntax (Graphviz trims the ends of a field)
+                label = printable(node.label).strip()
+                if node.kind == "value" and label:
+                    assert label in shown, (program, node.label, shown)
+            if diagram.title:
+                assert printable(diagram.title).strip() in shown, (program, diagram.title)
+
+
+def test_every_mermaid_text_is_accepted_and_reads_back_exactly(diagrams):
+    texts = [to_mermaid(d, rankdir=("LR", "TB", "RL", "BT")[i % 4]) for i, d in enumerate(diagrams)]
+    results = parse_mermaid(texts)  # skips locally without node_modules; fails under CI
+    for diagram, text, result in zip(diagrams, texts, results, strict=True):
+        assert result["ok"], f"{result.get('error')}\n{text}"
+        ids = {f"n{i}" for i in range(len(diagram.nodes))}
+        # no label started a statement of its own: exactly our nodes (plus the legend
+        # keys) and our edges, nothing else
+        assert ids <= set(result["nodes"]), text
+        assert all(i in ids or i.startswith("key_") for i in result["nodes"]), text
+        assert len(result["edges"]) == len(diagram.edges), text
+        for i, node in enumerate(diagram.nodes):
+            parts = [printable(node.label)] if node.label else []
+            if node.data is not None:
+                parts.append(f"data {fmt(node.data)}")
+            if node.grad is not None:
+                parts.append(f"grad {fmt(node.grad)}")
+            expected = SEPARATOR.join(parts) or " "
+            assert result["nodes"][f"n{i}"].strip() == expected.strip(), (node.label, text)
+        titles = [title.strip() for _, title, _ in result["subgraphs"]]  # Mermaid trims
+        for name in diagram.clusters:
+            assert printable(name).strip() in titles, (name, text)
+
+
+# -- gradients where the function is smooth -------------------------------------------------
+
+# Functions smooth everywhere, with no pole and no kink: a finite difference is then a
+# good estimate of the derivative at any point.
+SMOOTH_UNARY = [
+    "tanh({})",
+    "sigmoid({})",
+    "sin({})",
+    "cos({})",
+    "({})**2",
+    "exp(tanh({}))",
+    "log(1 + ({})**2)",
+    "sqrt(1 + ({})**2)",
+    "1 / (1 + ({})**2)",
+]
+SMOOTH = st.recursive(
+    st.sampled_from(["a", "b", "c", "0.5", "2"]),
+    lambda inner: st.one_of(
+        st.builds(_binary, st.tuples(inner, inner), st.sampled_from(["+", "-", "*"])),
+        st.builds(str.format, st.sampled_from(SMOOTH_UNARY), inner),
+    ),
+    max_leaves=6,
+)
+
+
+@settings(max_examples=80, deadline=None, database=None)
+@given(SMOOTH, st.lists(st.floats(-2, 2), min_size=3, max_size=3))
+def test_gradients_agree_with_finite_differences_where_smooth(text, point):
+    names = list(parse_program(text).leaves)
+    program = parse_program(text, {name: point["abc".index(name)] for name in names})
+    program.output.backward()
+    order = topological_order(program.output)
+    f0 = float(program.output.data)
+    for name, leaf in program.leaves.items():
+        x = leaf.data
+        h = 1e-5 * max(1.0, abs(x))
+        leaf.data = x + h
+        up = evaluate(order)
+        leaf.data = x - h
+        down = evaluate(order)
+        leaf.data = x
+        numeric = (up - down) / (2 * h)
+        assert math.isclose(leaf.grad, numeric, rel_tol=1e-4, abs_tol=1e-6 * (1 + abs(f0))), (
+            text,
+            name,
+            leaf.grad,
+            numeric,
+        )

@@ -1,0 +1,724 @@
+"""Hostile inputs at every entry point, as a table: what goes in, the exit status, and a
+fragment of the one message that comes out.
+
+Entry points: expression text, NAME=VALUE arguments, spec TOML files and inline spec
+options, saved model JSON, CSV data, output paths. Every row runs through click's
+CliRunner and is held to the same contract (see `check`): the status (2 bad input,
+1 runtime failure, 0 handled), the message on stderr and not on stdout, no traceback,
+no escape sequence from the input on the terminal, rich markup printed literally.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner, Result
+
+from gradviz.cli import cli
+from gradviz.errors import ExpressionError
+
+Content = str | bytes | Callable[[str], str]  # a callable gets the text of a saved model
+
+
+@dataclass(frozen=True)
+class Case:
+    args: tuple[str, ...]
+    status: int
+    fragment: str  # in stderr for an error, in stdout when the input is handled (status 0)
+    files: dict[str, Content] = field(default_factory=dict)
+    caret: bool = False  # an expression error: the line and a caret under the span
+
+
+def case(status: int, fragment: str, *args: str, files=None, caret=False, id: str):
+    return pytest.param(Case(args, status, fragment, files or {}, caret), id=id)
+
+
+def draw(expr: str, *rest: str, status: int = 2, fragment: str, caret: bool = True, id: str):
+    return case(status, fragment, "draw", expr, *rest, caret=caret and status == 2, id=id)
+
+
+# -- expressions --------------------------------------------------------------------------
+
+EXPRESSIONS = [
+    # no code execution: each construct refused by name
+    draw("__import__('os')", fragment="dunder names (__import__)", id="dunder-import"),
+    draw("__builtins__", fragment="dunder names", id="dunder-name"),
+    draw("os.system('ls')", fragment="attribute access (.name) is not supported", id="attr"),
+    draw("a.__class__.__bases__", fragment="attribute access", id="attr-chain"),
+    draw("lambda: 1", fragment="lambda functions are not supported", id="lambda"),
+    draw("(lambda: 1)()", fragment="lambda functions are not supported", id="lambda-call"),
+    draw("[x for x in y]", fragment="comprehensions are not supported", id="listcomp"),
+    draw("exp(x for x in y)", fragment="comprehensions are not supported", id="genexp"),
+    draw("{x: 1 for x in y}", fragment="comprehensions are not supported", id="dictcomp"),
+    draw("f'{a}'", fragment="f-strings are not supported", id="fstring"),
+    draw("(y := 2) * y", fragment="the walrus operator (:=) is not supported", id="walrus"),
+    draw("a[0]", fragment="subscripts ([...]) are not supported", id="subscript"),
+    draw("a[0](x)", fragment="subscripts ([...]) are not supported", id="subscript-call"),
+    draw("ｅｖａｌ(1)", fragment="unknown function ｅｖａｌ (read as eval)", id="fullwidth-eval"),
+    draw("ᵉˣᵉᶜ(x)", fragment="unknown function ᵉˣᵉᶜ (read as exec)", id="superscript-exec"),
+    draw("exec(x)", fragment="unknown function exec", id="exec"),
+    draw("open(x)", fragment="unknown function open", id="open"),
+    draw("＿＿import＿＿('os')", fragment="invalid character '＿'", id="fullwidth-dunder"),
+    draw("import os", fragment="import statements are not supported", id="import"),
+    draw("def f(): pass", fragment="function definitions are not supported", id="def"),
+    draw("'rm -rf'", fragment="strings are not supported", id="string"),
+    draw("b'x'", fragment="strings are not supported", id="bytes"),
+    draw("1j", fragment="complex numbers are not supported", id="complex"),
+    draw("True", fragment="booleans are not supported", id="bool"),
+    draw("...", fragment="is not supported", id="ellipsis"),
+    draw("a if b else c", fragment="conditional expressions", id="ifexp"),
+    draw("a < b", fragment="comparisons are not supported", id="compare"),
+    draw("a and b", fragment="boolean operators (and, or)", id="and"),
+    draw("not a", fragment="boolean operators (not)", id="not"),
+    draw("~a", fragment="the bitwise operator ~", id="invert"),
+    draw("a // b", fragment="floor division (//)", id="floordiv"),
+    draw("a % b", fragment="the modulo operator (%)", id="mod"),
+    draw("a @ b", fragment="matrix multiplication (@)", id="matmul"),
+    draw("a ^ 2", fragment="the bitwise operator ^", id="xor"),
+    draw("a << 2", fragment="the shift operator <<", id="shift"),
+    draw("a += 1", fragment="augmented assignment", id="augassign"),
+    draw("x: int = 1", fragment="annotated assignment", id="annassign"),
+    draw("del a", fragment="del statements are not supported", id="del"),
+    draw("*a", fragment="starred", id="starred"),
+    draw("exp(x=1)", fragment="keyword arguments are not supported", id="kwargs"),
+    draw("exp(*a)", fragment="starred arguments", id="star-args"),
+    draw("exp(a, b)", fragment="exp takes 1 argument, got 2", id="two-args"),
+    draw("exp", fragment="exp is a function; call it with one argument", id="bare-function"),
+    draw("exp = 2; exp", fragment="exp is a function name and cannot be assigned", id="assign-fn"),
+    draw("a = b = c", fragment="chained assignment", id="chained"),
+    draw("a = 1; a = 2; a", fragment="a is assigned twice", id="twice"),
+    draw("y = y + 1", fragment="y is used in its own definition", id="self-ref"),
+    draw("2x", fragment="to multiply, write 2*x", id="juxtapose"),
+    draw("a b", fragment="an operator is missing", id="missing-op"),
+    draw("(a + b", fragment="syntax error", id="unclosed"),
+    draw("", fragment="the expression is empty", id="empty"),
+    draw("# just a comment", fragment="the expression is empty", id="comment"),
+    draw("a\x00b", fragment="NUL character", id="nul"),
+    draw("a\x1b[31m", fragment="syntax error", id="escape-seq"),
+    draw("a\u202e + b", fragment="syntax error", id="bidi-override"),
+    draw("a × b", fragment="use * for multiplication", id="times-sign"),
+    # rich markup in the input is printed as typed
+    draw("[red]x[/]", fragment="[red]x[/]", id="markup"),
+    # bounded work: refused before Python's parser, or computed in floating point
+    draw("9" * 101, fragment="number too long: 101 characters (the limit is 100)", id="long-num"),
+    draw("a" * 101, fragment="name too long: 101 characters (the limit is 100)", id="long-name"),
+    draw("(" * 101 + "a" + ")" * 101, fragment="nested too deeply", id="deep-parens"),
+    draw(
+        "(" * 5000 + "a" + ")" * 5000, fragment="expression too long", caret=False, id="parens-5k"
+    ),
+    draw("a*" + "-" * 101 + "a", fragment="nested too deeply", id="deep-signs"),
+    draw("a" + "**a" * 101, fragment="nested too deeply", id="deep-powers"),
+    draw("exp(" * 101 + "a" + ")" * 101, fragment="nested too deeply", id="deep-calls"),
+    draw("a" + "+a" * 1001, fragment="expression too large (more than 2000", id="many-nodes"),
+    draw(
+        "\n".join(f"t{i} = 1" for i in range(501)) + "\nt0",
+        fragment="too many statements: 502 (the limit is 500)",
+        id="many-statements",
+    ),
+    draw("a" * 10_001, fragment="expression too long: 10001 characters", caret=False, id="long"),
+    draw("x**10000000", fragment="exponent too large: 1e7 (the limit is 1e6)", id="exponent"),
+    draw("x**1e400", fragment="exponent too large: inf", id="exponent-inf"),
+    draw("2**100000", status=0, fragment="data inf", id="2**100000"),
+    draw("10**10**10", status=0, fragment="data inf", id="10**10**10"),
+    draw("exp(exp(exp(1000)))", status=0, fragment="data inf", id="exp-overflow"),
+    draw("log(0) * 0", status=0, fragment="data nan", id="nan-result"),
+    draw("1e99999 * a", "a=2", status=0, fragment="data inf", id="huge-literal"),
+]
+
+# -- NAME=VALUE -----------------------------------------------------------------------------
+
+ASSIGNMENTS = [
+    draw("a", "a", fragment="expected NAME=VALUE, got 'a'", id="no-equals"),
+    draw("a", "=1", fragment="'' is not a usable name", id="no-name"),
+    draw("a", "a=x", fragment="the value for a is not a number: 'x'", id="not-number"),
+    draw("a", "a=1", "a=2", fragment="a is given twice", id="twice"),
+    draw("a", "ａ=1", "a=2", fragment="a is given twice", id="nfkc-twice"),
+    draw("a", "__class__=1", fragment="'__class__' is not a usable name", id="dunder"),
+    draw("a", "[red]x[/]=1", fragment="'[red]x[/]' is not a usable name", id="markup-name"),
+    draw("a", "a=[red]", fragment="not a number: '[red]'", id="markup-value"),
+    draw("a", "a=\x1b[31m", fragment="not a number", id="escape-value"),
+    draw("a", "b=1", fragment="b does not appear in the expression", caret=False, id="unknown"),
+    draw("a", "exp=1", fragment="exp, which is a function", caret=False, id="function"),
+    draw("e = a*b; e", "e=1", fragment="the expression computes e", caret=False, id="computed"),
+    draw("a*b", "a=nan", "b=2", status=0, fragment="data nan", id="nan"),
+    draw("a*b", "a=-inf", "b=2", status=0, fragment="data -inf", id="inf"),
+    draw("a*b", "a=1e400", "b=2", status=0, fragment="data inf", id="overflow"),
+    draw("a*b", "a=" + "9" * 5000, "b=2", status=0, fragment="data inf", id="5000-digits"),
+]
+
+# -- spec files and inline options --------------------------------------------------------
+
+XOR = 'layers = [2, 2, 1]\ndata = "xor"\nepochs = 2\n'
+
+
+def spec(text: str, fragment: str, *, status: int = 2, id: str):
+    return case(status, fragment, "train", "s.toml", "-q", files={"s.toml": text}, id=id)
+
+
+def option(fragment: str, *args: str, status: int = 2, id: str):
+    return case(status, fragment, "train", "-q", "--epochs", "2", *args, id=id)
+
+
+SPECS = [
+    spec(XOR + "learning_rate = nan\n", "learning_rate: nan must be a positive number", id="nan"),
+    spec(XOR + "learning_rate = inf\n", "learning_rate: inf must be a positive", id="inf"),
+    spec(XOR + "learning_rate = 1e400\n", "learning_rate: inf must be", id="overflow"),
+    spec(XOR + "learning_rate = 1" + "0" * 400 + "\n", "learning_rate: 1000", id="lr-400-digits"),
+    spec(XOR + "clip_value = 1" + "0" * 400 + "\n", "clip_value: 1000", id="clip-400-digits"),
+    spec(XOR + "epochs = 3\n", "invalid TOML: Cannot overwrite a value", id="duplicate-key"),
+    spec(XOR + "seed = " + "9" * 5000 + "\n", "a number is too long to read", id="5000-digits"),
+    spec(XOR + "seed = " + "9" * 30 + "\n", "seed: 999,999,999", id="30-digits"),
+    spec("x = " + "[" * 5000 + "]" * 5000 + "\n", "nested too deeply", id="nested"),
+    spec(XOR + "layres = 1\n", "line 4: layres: unknown key", id="unknown-key"),
+    spec(XOR + '"[red]x[/]" = 1\n', "[red]x[/]: unknown key", id="markup-key"),
+    spec(XOR + '"\\u001b[31m" = 1\n', "\\x1b[31m: unknown key", id="escape-key"),
+    spec(XOR + 'name = "a\\u001b]0;pwned\\u0007"\n', "name: 'a\\x1b]0;pwned\\x07'", id="esc-name"),
+    spec('layers = [2, 100000, 1]\ndata = "xor"\n', "100000 units is more than", id="wide"),
+    spec(f"layers = [{'2,' * 70}1]\ndata = 'xor'\n", "70 layers is more than the 64", id="deep"),
+    spec('layers = [2, 1000, 1000, 1]\ndata = "xor"\n', "parameters is more than", id="params"),
+    spec(XOR.replace("2\n", "1000000000\n"), "epochs: 1,000,000,000 is out of range", id="epochs"),
+    spec(XOR.replace("epochs = 2", "epochs = 2.5"), "expected a whole number, got 2.5", id="float"),
+    spec(XOR.replace("epochs = 2", "epochs = true"), "expected a whole number, got True", id="b"),
+    spec(XOR.replace("xor", "[bold]x"), "unknown data set", id="markup-data"),
+    spec("layers = [2, 2, 1]\ndata = {csv = 'gone.csv'}\n", "gone.csv: no such CSV", id="csv"),
+    spec("layers = [2, 2, 1]\ndata = {name = 'circle', size = 1e12}\n", "data.size", id="size"),
+    spec("layers = [2,\n", "invalid TOML", id="invalid"),
+    spec(b"\xff\xfe layers", "not UTF-8 text", id="not-utf8"),  # type: ignore[arg-type]
+    case(2, "no such spec file", "train", "missing.toml", id="missing-file"),
+    option("--layers: 'x' is not a positive integer", "--layers", "2,x,1", "--data", "xor", id="x"),
+    option(
+        "is not a positive integer",
+        "--layers",
+        "2,99999999999999999999,1",
+        "--data",
+        "xor",
+        id="huge-layer",
+    ),
+    option(
+        "--layers: expected at least two sizes",
+        "--layers",
+        "[red]",
+        "--data",
+        "xor",
+        id="markup-layers",
+    ),
+    option(
+        "--epochs: 99,999",
+        "--layers",
+        "2,2,1",
+        "--data",
+        "xor",
+        "--epochs",
+        "9" * 20,
+        id="huge-epochs",
+    ),
+    option(
+        "--lr: nan must be a positive number",
+        "--layers",
+        "2,2,1",
+        "--data",
+        "xor",
+        "--lr",
+        "nan",
+        id="lr-nan",
+    ),
+    option("--lr: -1", "--layers", "2,2,1", "--data", "xor", "--lr", "-1", id="lr-negative"),
+    option(
+        "--seed: -5 is out of range",
+        "--layers",
+        "2,2,1",
+        "--data",
+        "xor",
+        "--seed",
+        "-5",
+        id="seed",
+    ),
+    option(
+        "--activation: unknown value",
+        "--layers",
+        "2,2,1",
+        "--data",
+        "xor",
+        "--activation",
+        "[bold]evil[/]",
+        id="activation",
+    ),
+    option(
+        "--clip-value: nan",
+        "--layers",
+        "2,2,1",
+        "--data",
+        "xor",
+        "--clip-value",
+        "nan",
+        id="clip-nan",
+    ),
+    option(
+        "--update:",
+        "--layers",
+        "2,2,1",
+        "--data",
+        "xor",
+        "--update",
+        "minibatch 0",
+        id="minibatch-0",
+    ),
+    option("no such CSV file", "--layers", "2,2,1", "--data", "gone.csv", id="csv-missing"),
+    option(
+        "training diverged at epoch 1",
+        "circle",
+        "--activation",
+        "relu",
+        "--output-activation",
+        "linear",
+        "--lr",
+        "1000000",
+        status=1,
+        id="diverged",
+    ),
+]
+
+# -- saved models ----------------------------------------------------------------------------
+
+
+def first_weight(replacement: str) -> Callable[[str], str]:
+    """The saved model with its first weight's text replaced."""
+
+    def edit(text: str) -> str:
+        raw = json.loads(text)
+        number = json.dumps(raw["layers"][0]["weights"][0][0])
+        return text.replace(number, replacement, 1)
+
+    return edit
+
+
+def edited(change: Callable[[dict], None]) -> Callable[[str], str]:
+    def edit(text: str) -> str:
+        raw = json.loads(text)
+        change(raw)
+        return json.dumps(raw)
+
+    return edit
+
+
+def model(content: Content, fragment: str, *, status: int = 2, command: str = "inspect", id: str):
+    args = {
+        "inspect": ("inspect", "m.json"),
+        "draw": ("draw", "--model", "m.json", "--input", "0,1", "-f", "dot"),
+        "trace": ("trace", "--model", "m.json", "--input", "0,1", "--level", "layer"),
+        "grads": ("grads", "m.json"),
+    }[command]
+    return case(status, fragment, *args, files={"m.json": content}, id=id)
+
+
+MODELS = [
+    model(first_weight("NaN"), 'L1.N1.w0 = "NaN" is not finite', id="nan-literal"),
+    model(first_weight("-Infinity"), "is not finite (the model diverged)", id="inf-literal"),
+    model(first_weight('"nan"'), 'L1.N1.w0 = "nan" is not finite', id="nan-string"),
+    model(first_weight("1e400"), "L1.N1.w0 = Infinity is not finite", id="overflow"),
+    model(first_weight("9" * 5000), "a number of 5,000 characters", id="5000-digits"),
+    model(first_weight("9" * 400), "a number of 400 characters", command="draw", id="400-digits"),
+    model(first_weight("true"), "L1.N1.w0 = true is not a number", id="bool"),
+    model(first_weight('"[red]x[/]"'), 'L1.N1.w0 = "[red]x[/]" is not a number', id="markup"),
+    model(
+        lambda t: t.replace('"version": 1', '"version": 1, "version": 2', 1),
+        'the key "version" appears twice in one object',
+        id="duplicate-key",
+    ),
+    model(
+        lambda t: t.replace(
+            '"format": "gradviz-model"', '"format": "x", "format": "gradviz-model"'
+        ),
+        'the key "format" appears twice',
+        command="draw",
+        id="duplicate-format",
+    ),
+    model(lambda t: t[: len(t) // 2], "m.json: truncated: Expecting", id="truncated"),
+    model(lambda t: t[:-3], "truncated", id="truncated-end"),
+    model("[" * 100_000 + "]" * 100_000, "nested too deeply to be a model", id="nested"),
+    model("", "truncated: Expecting value", id="empty"),
+    model("[]", 'not a gradviz model (no "format": "gradviz-model")', id="list"),
+    model(lambda t: "\ufeff" + t, "Unexpected UTF-8 BOM", id="bom"),
+    model(b"\xff\xfe{}", "not UTF-8 text", id="not-utf8"),  # type: ignore[arg-type]
+    model(edited(lambda r: r.update(version=99)), "99 is not a version", id="version"),
+    model(edited(lambda r: r.pop("layers")), "layers: missing", id="no-layers"),
+    model(
+        edited(lambda r: r["spec"].update(layers=[2, 1000, 1])),
+        "expected 1000 rows of 2 weights",
+        id="shape",
+    ),
+    model(
+        edited(lambda r: r["spec"].update(layers=[2, 100000, 1])),
+        "100000 units is more than",
+        id="huge-layer",
+    ),
+    model(
+        edited(lambda r: r["spec"].update(name="x\u001b[2J")),
+        "spec.name: 'x\\x1b[2J' holds control characters",
+        id="esc-name",
+    ),
+    model(
+        edited(lambda r: r["spec"].update(data={"csv": "/etc/passwd"})),
+        "/etc/passwd is outside the model's folder",
+        command="draw",
+        id="csv-elsewhere",
+    ),
+    model(
+        edited(lambda r: r["history"].update(loss=["nan", "inf", 0.5])),
+        "nan",
+        status=0,
+        id="history-nan",
+    ),
+    model(
+        edited(lambda r: r["spec"].update(name="[red]evil[/]")),
+        "[red]evil[/]: 2-4-1",
+        status=0,
+        id="markup-name",
+    ),
+    model(
+        edited(lambda r: r.update(layers="x")),
+        "layers: expected 2 layers",
+        command="trace",
+        id="trace",
+    ),
+    model(first_weight("NaN"), "is not finite", command="grads", id="grads"),
+    case(2, "no such model file", "inspect", "missing.json", id="missing"),
+    case(
+        2,
+        "expected 2 finite numbers",
+        "draw",
+        "--model",
+        "m.json",
+        "--input",
+        "nan,1",
+        files={"m.json": lambda t: t},
+        id="input-nan",
+    ),
+    case(
+        2,
+        "expected 2 numbers separated by commas",
+        "draw",
+        "--model",
+        "m.json",
+        "--input",
+        "[red]",
+        files={"m.json": lambda t: t},
+        id="input-markup",
+    ),
+    case(
+        2,
+        "is not in the data set xor",
+        "draw",
+        "--model",
+        "m.json",
+        "--input",
+        "0.5,0.5",
+        files={"m.json": lambda t: t},
+        id="input-unknown",
+    ),
+    case(
+        2,
+        "give an expression or --model, not both",
+        "draw",
+        "a",
+        "--model",
+        "m.json",
+        files={"m.json": lambda t: t},
+        id="both",
+    ),
+]
+
+# -- CSV data ----------------------------------------------------------------------------------
+
+
+def csv(text: str | bytes, fragment: str, *, status: int = 2, id: str):
+    args = ("train", "-q", "--layers", "2,2,1", "--data", "d.csv", "--epochs", "2")
+    return case(status, fragment, *args, files={"d.csv": text}, id=id)
+
+
+CSVS = [
+    csv("a,b,y\n1,nan,0\n", "line 2: 'nan' in column 'b' is not finite", id="nan"),
+    csv("a,b,y\n1,-inf,0\n", "'-inf' in column 'b' is not finite", id="inf"),
+    csv("a,b,y\n1,1e999,0\n", "'1e999' in column 'b' is not finite", id="overflow"),
+    csv("a,b,y\n1," + "9" * 5000 + ",0\n", "(5,000 characters)' in column 'b' is not", id="long"),
+    csv("a,b,y\n1,2,3\n", "label '3' in column 'y' is not 0 or 1", id="label"),
+    csv("a,b,y\n1,2\n", "line 2: 2 fields, expected 3", id="ragged"),
+    csv("a,b,y\n1,\x002,0\n", "is not a number", id="nul"),
+    csv("a,a,y\n1,2,0\n", "repeated column name", id="duplicate-header"),
+    csv("\x1b[31ma,b,y\n1,2,0\n", "column name '\\x1b[31ma' holds control characters", id="esc"),
+    csv("", "the CSV file has no rows", id="empty"),
+    csv("a,b,y\n", "a header but no data rows", id="header-only"),
+    csv(
+        ",".join(f"c{i}" for i in range(1002)) + "\n" + ",".join(["0"] * 1002) + "\n",
+        "more than 1000 feature columns",
+        id="wide",
+    ),
+    csv("a,b,y\n1," + "1" * 200_000 + ",0\n", "field larger than field limit", id="huge-field"),
+    csv(b"a,b,y\n\xff,1,0\n", "not UTF-8 text", id="not-utf8"),
+    csv("a,b,c,y\n1,2,3,0\n3,4,5,1\n", "they must match", id="width"),
+    case(
+        0,
+        "[red]a[/] ┃ b",
+        "train",
+        "--layers",
+        "2,2,1",
+        "--data",
+        "d.csv",
+        "--epochs",
+        "2",
+        files={"d.csv": "[red]a[/],b,y\n1,2,0\n"},
+        id="markup-header",
+    ),
+]
+
+# -- output paths ----------------------------------------------------------------------------------
+
+OUTPUTS = [
+    case(2, "cannot tell the format of 'out.xyz'", "draw", "a", "-o", "out.xyz", id="ext"),
+    case(2, "(no extension)", "draw", "a", "-o", "out", id="no-ext"),
+    case(2, "folder 'nowhere' does not exist", "draw", "a", "-o", "nowhere/out.dot", id="folder"),
+    case(2, "it is a folder", "draw", "a", "-o", "dir.dot", files={"dir.dot/keep": ""}, id="dir"),
+    case(2, "File name too long", "draw", "a", "-o", "n" * 300 + ".dot", id="name-too-long"),
+    case(2, "Not a directory", "draw", "a", "-o", "f.txt/a.dot", files={"f.txt": ""}, id="not-dir"),
+    case(
+        2,
+        "PNG is binary and cannot be written to stdout",
+        "draw",
+        "a",
+        "-o",
+        "-",
+        "-f",
+        "png",
+        id="png-stdout",
+    ),
+    case(
+        2,
+        "is given twice as an output",
+        "draw",
+        "a",
+        "-o",
+        "a.dot",
+        "-o",
+        "./a.dot",
+        id="twice",
+    ),
+    case(
+        2,
+        "refusing to write 'in.expr': it is an input",
+        "draw",
+        "@in.expr",
+        "-f",
+        "dot",
+        "-o",
+        "in.expr",
+        files={"in.expr": "a*b"},
+        id="input-expr",
+    ),
+    case(
+        2,
+        "refusing to write 'in.expr': it is an input",
+        "draw",
+        "in.expr",
+        "-f",
+        "json",
+        "-o",
+        "in.expr",
+        files={"in.expr": "a*b"},
+        id="input-expr-path",
+    ),
+    case(
+        2,
+        "refusing to write 'm.json': it is an input",
+        "draw",
+        "--model",
+        "m.json",
+        "--input",
+        "0,1",
+        "-o",
+        "m.json",
+        files={"m.json": lambda t: t},
+        id="input-model",
+    ),
+    case(
+        2,
+        "refusing to write 's.toml': it is an input",
+        "train",
+        "s.toml",
+        "--save",
+        "s.toml",
+        files={"s.toml": XOR},
+        id="save-spec",
+    ),
+    case(
+        2,
+        "it is an input",
+        "train",
+        "--layers",
+        "2,2,1",
+        "--data",
+        "d.csv",
+        "--save",
+        "d.csv",
+        files={"d.csv": "a,b,y\n1,2,0\n"},
+        id="save-csv",
+    ),
+    case(2, "no folder 'nowhere'", "train", "xor", "--save", "nowhere/m.json", id="save-folder"),
+    case(2, "'gif' is not one of", "draw", "a", "-f", "gif", id="format"),
+    case(2, "cannot read 'gone.expr'", "draw", "@gone.expr", id="missing-input"),
+    case(2, "is not UTF-8 text", "draw", "@bin.expr", files={"bin.expr": b"a\xff"}, id="binary"),
+    case(
+        2,
+        "too large for an expression file",
+        "draw",
+        "@big.expr",
+        files={"big.expr": "a" * 1_000_001},
+        id="big-input",
+    ),
+]
+
+
+def check(result: Result, expected: Case) -> None:
+    """The contract every row is held to."""
+    everything = result.stdout + result.stderr
+    assert "Traceback" not in everything
+    assert "\x1b" not in everything  # no escape sequence from the input; no colour off a tty
+    if result.exception is not None:  # an exception that escaped the CLI is a crash
+        assert isinstance(result.exception, SystemExit), repr(result.exception)
+    assert result.exit_code == expected.status, (result.exit_code, result.stderr, result.stdout)
+    if expected.status == 0:
+        assert expected.fragment in result.stdout, result.stdout
+        assert "Error" not in result.stderr
+        return
+    assert expected.fragment in result.stderr, result.stderr
+    assert expected.fragment not in result.stdout
+    errors = [line for line in result.stderr.splitlines() if line.startswith("Error: ")]
+    assert len(errors) == 1, result.stderr  # one message, naming the problem
+    if expected.caret:
+        lines = result.stderr.splitlines()
+        at = next(i for i, line in enumerate(lines) if line.startswith("Error: "))
+        assert re.fullmatch(r"  \s*\^+", lines[at + 2]), result.stderr  # the line, the caret
+
+
+@pytest.fixture(scope="module")
+def model_text(tmp_path_factory) -> str:
+    path = tmp_path_factory.mktemp("model") / "xor.json"
+    result = CliRunner().invoke(cli, ["train", "xor", "--epochs", "3", "-q", "--save", str(path)])
+    assert result.exit_code == 0, result.output
+    return path.read_text()
+
+
+def table(prefix: str, rows: list) -> list:
+    return [pytest.param(*row.values, id=f"{prefix}-{row.id}", marks=row.marks) for row in rows]
+
+
+@pytest.mark.parametrize(
+    "expected",
+    table("expr", EXPRESSIONS)
+    + table("value", ASSIGNMENTS)
+    + table("spec", SPECS)
+    + table("model", MODELS)
+    + table("csv", CSVS)
+    + table("output", OUTPUTS),
+)
+def test_hostile_input(expected: Case, tmp_path: Path, monkeypatch, model_text: str) -> None:
+    monkeypatch.chdir(tmp_path)
+    for name, content in expected.files.items():
+        path = tmp_path / name
+        path.parent.mkdir(parents=True, exist_ok=True)
+        if callable(content):
+            content = content(model_text)
+        if name.endswith("/keep"):
+            continue  # only the folder
+        if isinstance(content, bytes):
+            path.write_bytes(content)
+        else:
+            path.write_text(content, encoding="utf-8")
+    before = sorted(p.name for p in tmp_path.iterdir())
+    result = CliRunner().invoke(
+        cli, list(expected.args), env={"GRADVIZ_DOT": None, "NO_COLOR": "1", "COLUMNS": "200"}
+    )
+    check(result, expected)
+    if expected.status != 0:  # a refused input leaves no file behind, half-written or not
+        assert sorted(p.name for p in tmp_path.iterdir()) == before
+
+
+@pytest.mark.skipif(os.geteuid() == 0 if hasattr(os, "geteuid") else True, reason="root")
+def test_unwritable_folder_is_bad_input(tmp_path: Path, monkeypatch) -> None:
+    locked = tmp_path / "locked"
+    locked.mkdir()
+    locked.chmod(0o500)
+    monkeypatch.chdir(tmp_path)
+    try:
+        result = CliRunner().invoke(cli, ["draw", "a", "a=1", "-o", "locked/a.dot"])
+    finally:
+        locked.chmod(0o700)
+    check(result, Case((), 2, "Permission denied"))
+
+
+def test_traceback_only_when_asked() -> None:
+    quiet = CliRunner().invoke(cli, ["draw", "a.b"])
+    assert quiet.exit_code == 2 and isinstance(quiet.exception, SystemExit)
+    loud = CliRunner().invoke(cli, ["--traceback", "draw", "a.b"])
+    assert isinstance(loud.exception, ExpressionError)  # raised, so Python prints it
+    env = CliRunner().invoke(cli, ["draw", "a.b"], env={"GRADVIZ_TRACEBACK": "1"})
+    assert isinstance(env.exception, ExpressionError)
+
+
+def test_runtime_failures_are_status_1_and_other_outputs_still_written(
+    tmp_path: Path, monkeypatch
+) -> None:
+    monkeypatch.chdir(tmp_path)
+    result = CliRunner().invoke(
+        cli,
+        ["draw", "a*b", "a=1", "b=2", "-o", "g.svg", "-o", "g.dot"],
+        env={"GRADVIZ_DOT": "none"},
+    )
+    check(result, Case((), 1, "no Graphviz program found to write SVG"))
+    assert (tmp_path / "g.dot").is_file() and not (tmp_path / "g.svg").exists()
+    assert "wrote g.dot" in result.stderr
+    many = " + ".join(f"x{i}*y{i}" for i in range(200))
+    result = CliRunner().invoke(cli, ["draw", many, "-f", "mermaid"])
+    check(result, Case((), 1, "Mermaid refuses more than 500"))
+
+
+def _strict_json(text: str) -> object:
+    """JSON as RFC 8259 has it: a bare NaN or Infinity is an error, not a number."""
+
+    def refuse(constant: str) -> None:
+        raise AssertionError(f"non-standard JSON constant {constant}")
+
+    return json.loads(text, parse_constant=refuse)
+
+
+def _strings(value: object) -> set[str]:
+    if isinstance(value, dict):
+        return set().union(*(_strings(v) for v in value.values())) if value else set()
+    if isinstance(value, list):
+        return set().union(*(_strings(v) for v in value)) if value else set()
+    return {value} if isinstance(value, str) else set()
+
+
+def test_json_outputs_stay_valid_json_with_non_finite_numbers_as_strings(tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    drawn = CliRunner().invoke(cli, ["draw", "a*b + c", "a=nan", "b=inf", "c=-inf", "-f", "json"])
+    assert drawn.exit_code == 0, drawn.output
+    nodes = {n["label"]: n for n in _strict_json(drawn.stdout)["nodes"]}  # type: ignore[index]
+    assert (nodes["a"]["data"], nodes["b"]["data"], nodes["c"]["data"]) == ("nan", "inf", "-inf")
+    diverging = ["circle", "--activation", "relu", "--output-activation", "linear", "--lr", "1e6"]
+    trained = CliRunner().invoke(
+        cli, ["train", *diverging, "--epochs", "3", "--keep-going", "--json", "--save", "m.json"]
+    )
+    assert trained.exit_code == 0, trained.output
+    assert _strings(_strict_json(trained.stdout)) & {"nan", "inf", "-inf"}
+    saved = _strict_json((tmp_path / "m.json").read_text())
+    assert _strings(saved) & {"nan", "inf", "-inf"}
+    # and reading it back shows the NaN weights (the file says training diverged)
+    inspected = CliRunner().invoke(cli, ["inspect", "m.json", "--json"])
+    assert inspected.exit_code == 0, inspected.output
+    assert _strings(_strict_json(inspected.stdout)) & {"nan", "inf", "-inf"}
