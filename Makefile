@@ -8,11 +8,13 @@ BIN    := $(VENV)/bin
 
 .PHONY: demo test lint format bench samples clean install
 
+# pip's own chatter (and setuptools' banners) go to a log, shown only if the install fails.
 $(VENV)/.installed: pyproject.toml
-	$(PYTHON) -m venv $(VENV)
-	$(PY) -m pip install -q --upgrade pip
-	$(PY) -m pip install -q -e '.[dev]'
-	touch $@
+	@echo "setting up $(VENV) (once; pip's log in $(VENV)/install.log)"
+	@$(PYTHON) -m venv $(VENV)
+	@$(PY) -m pip install --upgrade pip > $(VENV)/install.log 2>&1 || { cat $(VENV)/install.log; exit 1; }
+	@$(PY) -m pip install -e '.[dev]' >> $(VENV)/install.log 2>&1 || { cat $(VENV)/install.log; exit 1; }
+	@touch $@
 
 install: $(VENV)/.installed
 
@@ -37,8 +39,8 @@ format: install
 	$(BIN)/ruff check --fix gradviz tests bench
 
 $(VENV)/.bench-installed: $(VENV)/.installed
-	$(PY) -m pip install -q -e '.[bench]'
-	touch $@
+	@$(PY) -m pip install -e '.[bench]' >> $(VENV)/install.log 2>&1 || { cat $(VENV)/install.log; exit 1; }
+	@touch $@
 
 bench: $(VENV)/.bench-installed
 	$(PY) bench/run.py
