@@ -1,20 +1,24 @@
-"""The old, healthy check: analytic gradients against central finite differences.
+"""The old, healthy check: analytic gradients against finite differences.
 
-For a leaf x the backward pass claims dL/dx; nudging x by ±h and re-running the
-forward pass measures (L(x+h) - L(x-h)) / 2h. The two agree to many digits when
-every op's local derivative is right. The step h trades truncation error (∝ h²)
-against rounding error (∝ ε/h); both are balanced near h = ∛ε ≈ 6e-6 for float64,
-scaled by |x| so that large inputs are nudged by a visible amount.
+For a leaf x the backward pass claims dL/dx; nudging x and re-running the forward
+pass measures it. The central difference D(h) = (L(x+h) - L(x-h)) / 2h is off by
+c·h² (truncation) plus ε·|L|/h (rounding); h = ∛ε·max(1, |x|) ≈ 6e-6 balances the
+two for |x| ≤ 1, and must grow with |x| so that x ± h is a different float. Then the
+h² term grows too (exp at 700: a relative error of 3e-6), so the estimate is
+Richardson's extrapolation (4·D(h/2) − D(h)) / 3, whose h² terms cancel, and the
+difference of D(h/2) and D(h) estimates the truncation error that may remain.
 
 `detach` stops the gradient on purpose: to the backward pass its output is a
 constant. The nudged forward passes hold it so too (every detach keeps its value),
 so a leaf with one path through detach and one without is compared normally.
 
 Points where the comparison means nothing are reported as such rather than as
-failures, judged only on the paths from the leaf to the output that carry credit:
-a kink of an op (`Op.kinks`: relu or abs with input 0, or crossing 0 within ±h),
-a local derivative that is infinite (sqrt at 0), non-finite numbers, and a leaf
-whose every path to the output runs through `detach`.
+failures, judged only on the paths from the leaf to the output that carry credit, in
+this order: nan or inf anywhere on the way (a weight that is nan, exp overflowing; at
+the point, in the backward pass, or at a nudged point), a local derivative that is
+infinite (sqrt at 0), a kink of an op (`Op.kinks`: relu or abs with input 0, or
+crossing it within ±h), and a leaf whose every path to the output runs through
+`detach`.
 """
 
 from __future__ import annotations
@@ -43,9 +47,11 @@ Status = Literal["pass", "fail", "non-differentiable", "non-finite", "detached"]
 class Row:
     """One leaf compared: the gradient the backward pass gives and the one measured.
 
-    `noise` is the rounding noise of the finite difference (NOISE_ULPS·ε·|L| / h):
-    an absolute error below it passes even when the relative error is large (a true
-    gradient of 0 measured as 1e-12). `note` says why a row is not a plain pass/fail.
+    `noise` is the rounding noise of the estimate (about 3·NOISE_ULPS·ε·|L| / 2h) and
+    `truncation` what remains of its truncation error at most (|D(h/2) − D(h)| / 3): an
+    absolute error within their sum passes even when the relative error is large (a
+    true gradient of 0 measured as 1e-12). `note` says why a row is not a plain
+    pass/fail.
     """
 
     leaf: Value
@@ -59,6 +65,7 @@ class Row:
     noise: float
     status: Status
     note: str = ""
+    truncation: float = 0.0
 
     @property
     def failed(self) -> bool:
@@ -148,55 +155,145 @@ def _at_kink(v: Value, moves: set[Value]) -> bool:
     return bool(v.op.kinks) and v.a in moves and any(np.any(v.a.data == k) for k in v.op.kinks)
 
 
-def _singular(nodes: list[Value], moves: set[Value], names: dict[Value, str]) -> str | None:
-    """Why the output is not differentiable in the leaf at the current point, or None.
-
-    A kink op with its input exactly on the kink, or a local derivative with respect to
-    an input that moves with the leaf that is not finite while the inputs are (sqrt at
-    0: 1/(2·√0) = inf). Slopes in other inputs do not matter: (-3)^(1+1) has no slope
-    in its exponent, but its slope in the base is fine.
-    """
+def _infinite_slope(nodes: list[Value], moves: set[Value], names: dict[Value, str]) -> str | None:
+    """A local derivative, with respect to an input that moves with the leaf, that is not
+    finite while the inputs are (sqrt at 0: 1/(2·√0) = inf): no slope to compare. Slopes
+    in other inputs do not matter: (-3)^(1+1) has no slope in its exponent, but its slope
+    in the base is fine."""
     for v in nodes:
-        op = v.op
-        if _at_kink(v, moves):
-            return (
-                f"{op.name} at {fmt(v.a.data)}: {names[v]} = {definition(v, names)} has a "
-                "corner there (the slopes on each side differ)"
-            )
         inputs = [p.data for p in v.parents]
-        if not all(_finite(x) for x in inputs):
+        if not (_finite(v.data) and all(_finite(x) for x in inputs)):
             continue
-        locals_ = op.local(v.data, *inputs)
+        locals_ = v.op.local(v.data, *inputs)
         if not all(_finite(locals_[i]) for i in _live_inputs(v, moves)):
             shown = ", ".join(fmt(x) for x in inputs)
             return (
-                f"{op.name} at {shown}: the local derivative of {names[v]} = "
+                f"{v.op.name} at {shown}: the local derivative of {names[v]} = "
                 f"{definition(v, names)} is not finite there"
             )
     return None
 
 
-def _crossed(below: list[Number], above: list[Number], nodes: list[Value], names) -> str | None:
-    """A kink crossed between x-h and x+h: the finite difference straddles a corner."""
-    for lo, hi, v in zip(below, above, nodes, strict=True):
-        if any(bool(np.any(np.sign(lo - k) != np.sign(hi - k))) for k in v.op.kinks):
+def _on_kink(nodes: list[Value], moves: set[Value], names: dict[Value, str]) -> str | None:
+    """A kink op (on the leaf's path) whose input sits exactly on its kink."""
+    for v in nodes:
+        if _at_kink(v, moves):
             return (
-                f"the input of {names[v]} = {definition(v, names)} crosses "
-                f"{fmt(v.op.kinks[0]) if len(v.op.kinks) == 1 else 'a kink'} within ±h: "
-                f"too close to {v.op.name}'s corner for a finite difference"
+                f"{v.op.name} at {fmt(v.a.data)}: {names[v]} = {definition(v, names)} has a "
+                "corner there (the slopes on each side differ)"
             )
     return None
 
 
-def _kink_inputs(nodes: list[Value]) -> list[Number]:
-    return [v.a.data for v in nodes]
+@dataclass(frozen=True, slots=True)
+class _Probe:
+    """The output at one nudged point (`point`, the leaf's value as the floats hold it),
+    the inputs of the kink ops there, and, when the output is not finite, where the first
+    nan or inf appeared."""
+
+    point: Number
+    value: Number
+    kink_inputs: list[Number]
+    origin: str | None
 
 
-def _nudged(order: list[Value], held: list[Value]) -> Number:
-    """The output after a leaf changed, with every detach held at its value: to the
-    backward pass a detached value is a constant, so the nudge must not move it."""
+def _probe(
+    order: list[Value],
+    held: list[Value],
+    leaf: Value,
+    point: Number,
+    kinks: list[Value],
+    names: dict[Value, str],
+) -> _Probe:
+    """Run the forward pass with the leaf at `point` and every detach held at its value:
+    to the backward pass a detached value is a constant, so the nudge must not move it."""
+    leaf.data = point
     evaluate(held)
-    return order[-1].data
+    value = order[-1].data
+    origin = None if _finite(value) else _origin(order, names, leaf)[1]
+    return _Probe(leaf.data, value, [v.a.data for v in kinks], origin)
+
+
+def _crossed(probes: list[_Probe], kinks: list[Value], names: dict[Value, str]) -> str | None:
+    """A kink crossed between the nudged points: the finite difference straddles a corner."""
+    for i, v in enumerate(kinks):
+        seen = [np.asarray(p.kink_inputs[i], dtype=np.float64) for p in probes]
+        seen.append(np.asarray(v.a.data, dtype=np.float64))
+        for k in v.op.kinks:
+            offsets = np.stack([s - k for s in np.broadcast_arrays(*seen)])
+            if np.any((np.min(offsets, axis=0) < 0) & (np.max(offsets, axis=0) > 0)):
+                return (
+                    f"the input of {names[v]} = {definition(v, names)} crosses "
+                    f"{fmt(k)} within ±h: too close to {v.op.name}'s corner for a "
+                    "finite difference"
+                )
+    return None
+
+
+def _spell(x: Number) -> str:
+    """A value that is not finite, in words: `inf`, or `nan in 3 of 80 examples`."""
+    if not isinstance(x, np.ndarray) or x.ndim == 0:
+        return fmt(x)
+    bad = ~np.isfinite(x)
+    first = x.flat[int(np.argmax(bad))]
+    return f"{fmt(first)} in {int(bad.sum())} of {x.size} examples"
+
+
+def _sample(x: Number, index: int) -> Number:
+    return x.flat[index] if isinstance(x, np.ndarray) and x.ndim > 0 else x
+
+
+def _origin(order: list[Value], names: dict[Value, str], leaf: Value) -> tuple[Value, str]:
+    """The first node (in topological order, so its inputs are finite) that holds a nan or
+    an inf, and what happened there: a leaf that holds one, or an op that overflows, hits
+    a pole or is undefined at its (finite) inputs."""
+    for v in order:
+        if _finite(v.data):
+            continue
+        bad = _spell(v.data)
+        if v.op is None:
+            if v is leaf:
+                return v, f"{names[v]} itself is {bad}"
+            return v, f"the leaf {names[v]} is {bad}" if v.label else f"a constant is {bad}"
+        index = int(np.argmax(~np.isfinite(np.asarray(v.data)).ravel()))
+        inputs = [_sample(p.data, index) for p in v.parents]
+        shown = ", ".join(fmt(x) for x in inputs)
+        value = float(_sample(v.data, index))
+        what = f"{names[v]} = {definition(v, names)}"
+        if math.isnan(value):
+            return v, f"{what} is {bad} ({v.op.name} is undefined at {shown})"
+        if any(float(x) == 0 for x in inputs):
+            return v, f"{what} is {bad} ({v.op.name} has a pole at {shown})"
+        return v, f"{what} overflows to {bad} ({v.op.name} of {shown})"
+    return order[-1], f"{names[order[-1]]} is {_spell(order[-1].data)}"
+
+
+def _non_finite_at_point(
+    order: list[Value], nodes: list[Value], names: dict[Value, str], leaf: Value, out: str
+) -> str | None:
+    """Why the forward pass at the point itself holds a nan or an inf on the leaf's way to
+    the output (or in the output), or None."""
+    f0 = order[-1].data
+    if _finite(leaf.data) and _finite(f0) and all(_finite(v.data) for v in nodes):
+        return None
+    node, note = _origin(order, names, leaf)
+    if node is not order[-1] and not _finite(f0):
+        note += f", so {out} is {_spell(f0)}"
+    return note
+
+
+def _non_finite_grad(order: list[Value], names: dict[Value, str], grad: Number) -> str:
+    """Where the backward pass first produced a nan or an inf (walking from the output)."""
+    for v in reversed(order):
+        if not _finite(v.grad):
+            return (
+                f"the backward pass gives {_spell(grad)}: the gradient is already "
+                f"{_spell(v.grad)} at {names[v]}"
+            )
+    return f"the backward pass gives {_spell(grad)}"
+
+
+OFFSETS = ((1.0, "+ h"), (-1.0, "− h"), (0.5, "+ h/2"), (-0.5, "− h/2"))
 
 
 def gradcheck(
@@ -206,12 +303,18 @@ def gradcheck(
     eps: float | None = None,
     tol: float = DEFAULT_TOL,
 ) -> list[Row]:
-    """Compare every chosen leaf's analytic gradient with a central finite difference.
+    """Compare every chosen leaf's analytic gradient with a finite-difference estimate.
+
+    The estimate is Richardson's extrapolation of central differences with steps h and
+    h/2: D(h) = (L(x+h) − L(x−h)) / 2h has the error c·h² + O(h⁴), so
+    (4·D(h/2) − D(h)) / 3 cancels the h² term, and |D(h/2) − D(h)| / 3 estimates what is
+    left of it (the truncation error, which grows with h, and h grows with |x|).
 
     `wrt` names the leaves (Values or names; default: every labelled leaf). `eps` is
-    the step h (default `default_eps(x)` per leaf); a row passes when the relative error
-    is at most `tol` or the absolute error is within the rounding noise. The graph is
-    left as it was found, with the analytic gradients in `.grad`.
+    the step h (default `default_eps(x)` per leaf). A row passes when the relative error
+    is at most `tol`, or the absolute error is within the rounding noise of the estimate
+    plus its truncation estimate. The graph is left as it was found, with the analytic
+    gradients in `.grad`.
     """
     # nan and inf are results to report here, not warnings to print.
     with np.errstate(all="ignore"):
@@ -240,42 +343,73 @@ def _gradcheck(
         h = eps if eps is not None else default_eps(x)
         nodes, moves = _on_path(order, leaf, reached)
         kinks = [v for v in nodes if v.op.kinks and v.a in moves]
+        at_point = _non_finite_at_point(order, nodes, names, leaf, out)
         try:
-            leaf.data = x + h
-            f_plus = _nudged(order, held)
-            above = _kink_inputs(kinks)
-            leaf.data = x - h
-            f_minus = _nudged(order, held)
-            below = _kink_inputs(kinks)
-            step = (x + h) - (x - h)  # the step the floats really took
+            probes = [_probe(order, held, leaf, x + k * h, kinks, names) for k, _ in OFFSETS]
         finally:
             leaf.data = x
             evaluate(order)
-        numeric = (f_plus - f_minus) / step
+        plus, minus, half_plus, half_minus = probes
+        full = plus.point - minus.point  # the steps the floats really took
+        half = half_plus.point - half_minus.point
+        d_full = (plus.value - minus.value) / full
+        d_half = (half_plus.value - half_minus.value) / half
+        ratio = (full / half) ** 2  # 4, up to the rounding of x ± h
+        numeric = d_half + (d_half - d_full) / (ratio - 1)
+        if not _finite(numeric) and _finite(d_half):  # L(x±h) overflowed, L(x±h/2) did not
+            numeric = d_half
         grad = analytic[leaf]
         diff = np.abs(np.asarray(grad) - np.asarray(numeric))
         abs_error = float(np.max(diff)) if diff.size else 0.0
         scale = max(_max_abs(grad), _max_abs(numeric)) if _finite(grad) else math.inf
         rel_error = abs_error / scale if scale > 0 else 0.0
-        size = max(_max_abs(f0), _max_abs(f_plus), _max_abs(f_minus))
-        noise = NOISE_ULPS * MACHINE_EPS * size / float(np.min(step))
+        if math.isnan(abs_error):  # nothing to compare: no relative error either
+            rel_error = math.nan
+        size = max(_max_abs(f0), *(_max_abs(p.value) for p in probes))
+        # Each L(·) carries rounding noise δ = NOISE_ULPS·ε·|L| / 2; the extrapolation
+        # weighs the two differences by ratio/(ratio − 1) and 1/(ratio − 1).
+        noise = _max_finite(
+            NOISE_ULPS * MACHINE_EPS * (size / half * ratio + size / full) / (ratio - 1)
+        )
+        truncation = _max_finite(np.abs(d_half - d_full) / (ratio - 1))
         status: Status
         note = ""
-        singular = _singular(nodes, moves, names)
         if leaf not in reached:
             status = "detached"
             note = (
                 f"every path from {names[leaf]} to {out} runs through detach, which stops "
                 "the gradient on purpose: there is nothing to compare"
             )
-        elif singular is not None:
-            status, note = "non-differentiable", singular
-        elif (crossed := _crossed(below, above, kinks, names)) is not None:
-            status, note = "non-differentiable", crossed
-        elif not all(_finite(v) for v in (x, f0, f_plus, f_minus, grad, numeric)):
+        elif at_point is not None:
+            status, note = "non-finite", at_point
+        elif (slope := _infinite_slope(nodes, moves, names)) is not None:
+            status, note = "non-differentiable", slope
+        elif not _finite(grad):
+            status, note = "non-finite", _non_finite_grad(order, names, grad)
+        elif (nudged := next((p for p in probes if p.origin), None)) is not None:
+            where = OFFSETS[probes.index(nudged)][1]
             status = "non-finite"
-            note = _non_finite_note(names[leaf], out, x, f0, f_plus, f_minus, grad, numeric)
-        elif abs_error <= tol * scale or abs_error <= noise:
+            note = (
+                f"{out} is {_spell(nudged.value)} at {names[leaf]} {where} = "
+                f"{fmt(nudged.point)}: {nudged.origin}"
+            )
+        elif (kink := _on_kink(nodes, moves, names)) is not None:
+            status, note = "non-differentiable", kink
+        elif (crossed := _crossed(probes, kinks, names)) is not None:
+            status, note = "non-differentiable", crossed
+        elif not (np.all(full != 0) and np.all(half != 0)):
+            status = "non-finite"
+            note = (
+                f"h = {fmt(h)} is too small to move {names[leaf]} = {fmt(x)} in float64: "
+                "give a larger step (--eps)"
+            )
+        elif not _finite(numeric):
+            status = "non-finite"
+            note = (
+                f"the finite difference overflows: {out} is {fmt(minus.value)} at "
+                f"{names[leaf]} − h and {fmt(plus.value)} at {names[leaf]} + h"
+            )
+        elif abs_error <= tol * scale or abs_error <= noise + truncation:
             status = "pass"
         else:
             status = "fail"
@@ -294,6 +428,7 @@ def _gradcheck(
                 rel_error=rel_error,
                 eps=float(np.max(h)),
                 noise=noise,
+                truncation=truncation,
                 status=status,
                 note=note,
             )
@@ -302,17 +437,11 @@ def _gradcheck(
     return rows
 
 
-def _non_finite_note(name, out, x, f0, f_plus, f_minus, grad, numeric) -> str:
-    """Which number is not finite, in words."""
-    if not _finite(x):
-        return f"{name} itself is {fmt(x)}"
-    if not _finite(f0):
-        return f"{out} is {fmt(f0)} at this point"
-    if not (_finite(f_plus) and _finite(f_minus)):
-        return f"{out} is not finite within ±h of this point ({fmt(f_minus)}, {fmt(f_plus)})"
-    if not _finite(grad):
-        return f"the backward pass gives {fmt(grad)}"
-    return f"the finite difference is {fmt(numeric)}"
+def _max_finite(x: Number) -> float:
+    """The largest finite element (0 when there is none): a bound for the pass test."""
+    values = np.asarray(x, dtype=np.float64)
+    values = values[np.isfinite(values)]
+    return float(np.max(values)) if values.size else 0.0
 
 
 def summary(rows: list[Row]) -> str:

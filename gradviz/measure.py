@@ -64,7 +64,7 @@ def measure(
             model.layer_samples(dataset),
             epoch,
             model.snapshots() or None,
-            model.history.get("stopped"),
+            model.stopped,
             f"saved after {epoch} epochs, on {dataset.name}, {dataset.size} examples",
         )
     overrides = {"epochs": epochs, "record_every": every, "data": _data_option(data)}

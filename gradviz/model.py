@@ -36,7 +36,7 @@ from gradviz.nn import (
 )
 from gradviz.numbers import fmt, from_json_number, json_safe
 from gradviz.stats import Diagnosis, History, diagnose, history
-from gradviz.train import Result
+from gradviz.train import KEEP_GOING_ADVICE, Result
 
 FORMAT = "gradviz-model"
 VERSION = 1
@@ -87,6 +87,16 @@ class Model:
         network = self.network()
         rows = stats_rows(network, data.size)
         return layer_samples(network, data.X[:rows], data.Y[:rows])
+
+    @property
+    def stopped(self) -> str | None:
+        """Why training diverged, or None. A saved model trained on after that (only a
+        run with --keep-going gets saved), so advice to pass --keep-going, which files
+        written before gradviz knew better may hold, is left out."""
+        stopped = self.history.get("stopped")
+        if stopped is not None and stopped.endswith(KEEP_GOING_ADVICE):
+            return stopped.removesuffix(KEEP_GOING_ADVICE) + "."
+        return stopped
 
     @property
     def epochs_run(self) -> int:
@@ -360,7 +370,9 @@ class LossGraph:
     """One example through a saved network, forward and backward.
 
     `clusters` maps every node to its layer (`L1`, …) or to `loss`; inputs are in no
-    cluster. `neurons` maps a layer's nodes to their neuron (`L1.N2`)."""
+    cluster. `neurons` maps a layer's nodes to their neuron (`L1.N2`). `model` is the
+    saved model it came from (None for a bare Network): its data set says what one
+    example cannot, such as which units are dead."""
 
     network: Network
     built: Built
@@ -368,6 +380,7 @@ class LossGraph:
     y: float
     clusters: dict[Value, str]
     neurons: dict[Value, str]
+    model: Model | None = None
 
     @property
     def loss(self) -> Value:
@@ -418,6 +431,8 @@ def network_loss_graph(
         if not isinstance(model, Model):
             raise InputError("give the target y for this input")
         y = target_for(model, x)
+    elif not math.isfinite(y):
+        raise InputError(f"--target {fmt(y)}: expected a finite number")
     with np.errstate(all="ignore"):
         built = example_graph(network, x, y)
     clusters: dict[Value, str] = {}
@@ -432,4 +447,7 @@ def network_loss_graph(
     for node in topological_order(built.loss):
         if node not in clusters and node not in inputs:
             clusters[node] = "loss"
-    return LossGraph(network, built, tuple(float(v) for v in x), float(y), clusters, neurons)
+    source = model if isinstance(model, Model) else None
+    return LossGraph(
+        network, built, tuple(float(v) for v in x), float(y), clusters, neurons, source
+    )

@@ -5,7 +5,8 @@ Pictures (SVG, PNG, PDF) need a Graphviz layout program. A system `dot` is prefe
 from PyPI, renders SVG and PNG with no system packages. For a heavy layout (a value
 reused far down a long chain) graphviz-pure is preferred for SVG and PNG: measured
 10-15 times faster than dot 2.43 there (see PREFER_PURE_COST). `GRADVIZ_DOT` chooses
-one: `system`, `pure`, `none` (as if neither were installed), or a path to a program.
+one: `system`, `pure`, `none` (Graphviz switched off), or a path to a program; any
+other value, like a bad `GRADVIZ_DOT_TIMEOUT`, is bad input (exit status 2).
 
 Files are written atomically: a temporary file in the same folder, renamed over the
 target, so a failure (or Ctrl-C) half-way leaves any previous file as it was.
@@ -26,7 +27,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
 
-from gradviz.errors import GradvizError, OutputError, RenderError, WriteError
+from gradviz.errors import GradvizError, InputError, OutputError, RenderError, WriteError
 from gradviz.numbers import DEFAULT_PRECISION
 from gradviz.render.diagram import Diagram, draw_less
 from gradviz.render.dot import layout_cost, to_dot
@@ -133,13 +134,31 @@ def _pure_program() -> str | None:
     return None
 
 
+DOT_CHOICES = ("auto", "system", "pure", "none")
+
+
+def dot_choice() -> str:
+    """GRADVIZ_DOT as given (`auto` when unset): a word of DOT_CHOICES or a program's
+    path. Anything else is the user's mistake (InputError, exit 2)."""
+    choice = os.environ.get("GRADVIZ_DOT", "").strip() or "auto"
+    if choice in DOT_CHOICES:
+        return choice
+    path = shutil.which(choice) or choice
+    if not (Path(path).is_file() and os.access(path, os.X_OK)):
+        raise InputError(
+            f"GRADVIZ_DOT={choice!r} is neither {', '.join(DOT_CHOICES)} nor a program "
+            "that can be run"
+        )
+    return path
+
+
 def dot_programs(*, heavy: bool = False) -> list[DotProgram]:
     """Usable programs, best first, as `GRADVIZ_DOT` allows: system `dot` first, unless
     the layout is `heavy` and no program was chosen (then graphviz-pure, much faster)."""
-    choice = os.environ.get("GRADVIZ_DOT", "").strip()
+    choice = dot_choice()
     system = shutil.which("dot")
     pure = _pure_program()
-    if choice in ("", "auto"):
+    if choice == "auto":
         found = [DotProgram(system, "system")] if system else []
         found += [DotProgram(pure, "pure")] if pure else []
         return sorted(found, key=lambda p: p.kind != "pure") if heavy else found
@@ -149,10 +168,7 @@ def dot_programs(*, heavy: bool = False) -> list[DotProgram]:
         return [DotProgram(pure, "pure")] if pure else []
     if choice == "none":
         return []
-    path = shutil.which(choice) or choice
-    if not (Path(path).is_file() and os.access(path, os.X_OK)):
-        raise RenderError(f"GRADVIZ_DOT={choice!r} is not a program that can be run")
-    return [DotProgram(path, "pure" if "graphviz-pure" in Path(path).name else "system")]
+    return [DotProgram(choice, "pure" if "graphviz-pure" in Path(choice).name else "system")]
 
 
 def find_dot(fmt: str, *, heavy: bool = False) -> DotProgram:
@@ -161,11 +177,23 @@ def find_dot(fmt: str, *, heavy: bool = False) -> DotProgram:
     for program in programs:
         if fmt in program.formats:
             return program
+    choice = dot_choice()
+    if choice == "none":  # switched off on purpose: say so, not how to install it
+        raise RenderError(
+            f"GRADVIZ_DOT=none switched Graphviz off, so {fmt.upper()} cannot be written "
+            f"(unset GRADVIZ_DOT to use it); {WITHOUT_GRAPHVIZ}"
+        )
     if programs:  # only graphviz-pure, asked for PDF
         raise RenderError(
             f"{fmt.upper()} needs Graphviz's own `dot` (graphviz-pure does SVG and PNG): "
             f"install Graphviz (apt install graphviz, brew install graphviz); "
             f"SVG, PNG, {WITHOUT_GRAPHVIZ}"
+        )
+    if choice in ("system", "pure"):
+        missing = "no `dot` is on PATH" if choice == "system" else "graphviz-pure is not found"
+        raise RenderError(
+            f"GRADVIZ_DOT={choice} but {missing}, so {fmt.upper()} cannot be written: "
+            f"unset GRADVIZ_DOT, or {GET_GRAPHVIZ}; {WITHOUT_GRAPHVIZ}"
         )
     raise RenderError(
         f"no Graphviz program found to write {fmt.upper()}: {GET_GRAPHVIZ}; {WITHOUT_GRAPHVIZ}"
@@ -181,8 +209,8 @@ def dot_timeout() -> float:
         seconds = float(text)
     except ValueError:
         seconds = -1.0
-    if not 0 < seconds < 1e6:
-        raise RenderError(f"GRADVIZ_DOT_TIMEOUT={text!r} is not a number of seconds > 0")
+    if not 0 < seconds < 1e6:  # the user's setting: bad input, exit 2
+        raise InputError(f"GRADVIZ_DOT_TIMEOUT={text!r} is not a number of seconds (> 0, < 1e6)")
     return seconds
 
 
@@ -293,7 +321,8 @@ def size_warnings(diagram: Diagram, fmt: str) -> list[str]:
             f"{dot_timeout():g} s; GRADVIZ_DOT_TIMEOUT=SECONDS to wait longer); "
             f"to go faster, {draw_less(diagram)}, or write .dot or .json (no layout needed)"
         )
-    if fmt in ("mermaid", "markdown") and len(diagram.edges) > MAX_EDGES * 0.8:
+    # Close to Mermaid's limit; above it, rendering fails with the same advice.
+    if fmt in ("mermaid", "markdown") and MAX_EDGES * 0.8 < len(diagram.edges) <= MAX_EDGES:
         warnings.append(
             f"{len(diagram.edges)} edges: Mermaid refuses more than {MAX_EDGES}; "
             f"write SVG instead, or {draw_less(diagram)}"

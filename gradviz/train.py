@@ -530,6 +530,8 @@ def train(
                 message = _divergence(
                     network, compiled, start_weights, data, order, batch, lr, clip_at, epoch, loss
                 )
+                # the advice to go on only for a run that stops here
+                message += "." if keep_going else KEEP_GOING_ADVICE
                 if not keep_going:
                     history.stopped = message
                     if record:  # the state it stopped in, NaN and all
@@ -659,9 +661,11 @@ def _divergence(
         break
     return (
         f"training diverged at epoch {epoch}: the loss is {fmt(loss)}; NaN/inf first appeared "
-        f"in {where}. Lower the learning rate or clip gradients (clip_norm = 1), "
-        "or pass --keep-going to train on regardless."
+        f"in {where}. Lower the learning rate or clip gradients (clip_norm = 1)"
     )
+
+
+KEEP_GOING_ADVICE = ", or pass --keep-going to train on regardless."
 
 
 # -- the plain engine path (the definition the compiled code must match) ---------------

@@ -127,15 +127,32 @@ def test_pdf_without_system_dot_fails_but_other_outputs_are_written(tmp_path):
     assert (tmp_path / "g.svg").is_file() and not (tmp_path / "g.pdf").exists()
 
 
-def test_no_graphviz_at_all(tmp_path):
+def test_graphviz_switched_off_says_so(tmp_path):
     result = run(
         *HAND, "-o", str(tmp_path / "g.svg"), "-o", str(tmp_path / "g.json"), GRADVIZ_DOT="none"
     )
     assert result.exit_code == 1
     errors = [line for line in result.stderr.splitlines() if line.startswith("Error:")]
-    assert len(errors) == 1 and "no Graphviz program found to write SVG" in errors[0]
-    assert "pip install graphviz-pure" in errors[0]
+    assert len(errors) == 1
+    assert errors[0].startswith("Error: GRADVIZ_DOT=none switched Graphviz off, so SVG cannot")
+    assert "pip install" not in errors[0]  # it is installed, just switched off
     assert (tmp_path / "g.json").is_file() and not (tmp_path / "g.svg").exists()
+
+
+@pytest.mark.parametrize(
+    ("variable", "value"),
+    [("GRADVIZ_DOT", "sytem"), ("GRADVIZ_DOT", "/no/such/dot"), ("GRADVIZ_DOT_TIMEOUT", "soon")],
+)
+def test_bad_graphviz_settings_are_bad_input_before_anything_is_written(tmp_path, variable, value):
+    result = run(
+        *HAND, "-o", str(tmp_path / "g.json"), "-o", str(tmp_path / "g.svg"), **{variable: value}
+    )
+    assert result.exit_code == 2
+    assert result.stderr.startswith(f"Error: {variable}={value!r} ")
+    assert len(result.stderr.splitlines()) == 1
+    assert list(tmp_path.iterdir()) == []
+    text_only = run(*HAND, "-f", "json", **{variable: value})  # no picture: not needed
+    assert text_only.exit_code == 0
 
 
 def test_text_formats_to_stdout():
@@ -164,6 +181,9 @@ def test_bad_outputs_are_refused_before_anything_is_written(tmp_path):
     assert not good.exists()
     twice = run(*HAND, "-o", str(good), "-o", str(good))
     assert twice.exit_code == 2 and "given twice" in twice.stderr
+    stdout_twice = run(*HAND, "-o", "-", "-o", "-")
+    assert stdout_twice.exit_code == 2 and stdout_twice.stdout == ""
+    assert stdout_twice.stderr == "Error: '-' (stdout) is given twice as an output\n"
 
 
 def test_expression_files_and_refusing_to_overwrite_them(tmp_path, monkeypatch):
@@ -180,6 +200,69 @@ def test_expression_files_and_refusing_to_overwrite_them(tmp_path, monkeypatch):
     assert source.read_bytes() == before
     missing = run("draw", "@nope.expr")
     assert missing.exit_code == 2 and "cannot read 'nope.expr'" in missing.stderr
+    for bare in ("@", "@ "):  # not "cannot read '.': Is a directory"
+        result = run("draw", bare)
+        assert result.exit_code == 2
+        assert result.stderr == (
+            "Error: '@' needs a file name after it: @FILE, e.g. @samples/hand.expr\n"
+        )
+
+
+def test_unnamed_output_has_one_name_in_every_format():
+    # the terminal called it L, the pictures left it blank, JSON said "" (and "L:")
+    args = ("draw", "a*b", "a=2", "b=3")
+    assert run(*args).stdout.splitlines()[0] == "L ← *  data 6  grad 1"
+    assert 'label="{ L | data 6 | grad 1 }"' in run(*args, "-f", "dot").stdout
+    assert 'n3["L │ data 6 │ grad 1"]' in run(*args, "-f", "mermaid").stdout
+    output = json.loads(run(*args, "-f", "json").stdout)["nodes"][-1]
+    assert (output["label"], output["detail"].split(":")[0]) == ("L", "L")
+
+
+def test_mermaid_over_its_limit_says_so_once():
+    chain = "x" + "*x" * 200  # 600 edges
+    result = run("draw", chain, "x=1", "-f", "mermaid")
+    assert result.exit_code == 1 and result.stdout == ""
+    assert result.stderr.count("Mermaid refuses more than 500") == 1
+    assert result.stderr.startswith("Error: the graph has 600 edges")
+    near = run("draw", "x" + "*x" * 150, "x=1", "-f", "mermaid")  # 450 edges: a warning
+    assert near.exit_code == 0 and near.stderr.startswith("warning: 450 edges: Mermaid refuses")
+
+
+@pytest.fixture(scope="module")
+def xor_model(tmp_path_factory) -> Path:
+    model = tmp_path_factory.mktemp("model") / "xor.json"
+    assert run("train", "xor", "--epochs", "5", "--quiet", "--save", str(model)).exit_code == 0
+    return model
+
+
+def test_model_without_input_draws_the_first_example_as_trace_does(xor_model):
+    result = run("draw", "--model", str(xor_model), "-f", "json")
+    assert result.exit_code == 0, result.output
+    note = "note: no --input given: using the first example of xor, x = (0, 0), y = 0\n"
+    assert result.stderr == note
+    assert run("trace", "--model", str(xor_model)).stderr.startswith(note)
+    drawn = json.loads(result.stdout)
+    assert drawn["title"] == "xor: loss of input (0, 0), target 0"
+    assert drawn == json.loads(
+        run("draw", "--model", str(xor_model), "--input", "0,0", "-f", "json").stdout
+    )
+    other = run("draw", "--model", str(xor_model), "--target", "1", "-f", "json")
+    assert json.loads(other.stdout)["title"] == "xor: loss of input (0, 0), target 1"
+
+
+def test_size_advice_on_a_collapsed_model_offers_only_coarser_levels(xor_model):
+    from gradviz.render.diagram import draw_less
+    from gradviz.render.network import model_diagram
+
+    advice = {
+        level: draw_less(model_diagram(xor_model, "0,1", None, level)[0])
+        for level in ("scalar", "neuron", "layer")
+    }
+    assert advice == {
+        "scalar": "draw a collapsed view (--level neuron or --level layer)",
+        "neuron": "draw a collapsed view (--level layer)",
+        "layer": "draw a smaller network",
+    }
 
 
 def test_no_grad_draws_data_only(tmp_path):
@@ -215,7 +298,7 @@ def test_help_has_an_example():
 
 def test_rankdir_choices_show_in_the_case_of_their_default():
     help_text = " ".join(run("draw", "--help").stdout.split())
-    assert "--rankdir [LR|TB|RL|BT] " in help_text and "[default: LR]" in help_text
+    assert "--rankdir [LR|TB|RL|BT] " in help_text and "(default LR;" in help_text
     for typed in ("bt", "Bt", "BT"):
         result = run(*HAND, "-f", "mermaid", "--rankdir", typed)
         assert result.exit_code == 0 and result.stdout.startswith("flowchart BT\n")

@@ -109,9 +109,117 @@ def test_non_finite_values_are_reported() -> None:
     with np.errstate(invalid="ignore"):
         out = Value(-1.0, "x").log()
     (row,) = gradcheck(out)
-    assert (row.status, row.note) == ("non-finite", "L is nan at this point")
+    assert (row.status, row.note) == ("non-finite", "L = log(x) is nan (log is undefined at -1)")
     (row,) = gradcheck(Value(math.inf, "x") * 2.0)
     assert row.status == "non-finite" and "x itself is inf" in row.note
+
+
+def test_an_overflow_is_non_finite_not_non_differentiable() -> None:
+    with np.errstate(over="ignore"):
+        out = Value(1000.0, "x").exp()
+    (row,) = gradcheck(out)
+    assert (row.status, row.note) == ("non-finite", "L = exp(x) overflows to inf (exp of 1000)")
+    with np.errstate(over="ignore"):
+        out = Value(1e200, "x") * Value(1e200, "y") + 1.0
+    (row, _) = gradcheck(out)
+    assert row.note == "n2 = x·y overflows to inf (mul of 1e200, 1e200), so L is inf"
+
+
+def test_an_overflow_within_the_step_is_non_finite() -> None:
+    # exp(709.78) is finite, exp(709.78 + h) is not (the largest float is e^709.7827).
+    (row,) = gradcheck(Value(709.78, "x").exp())
+    assert row.status == "non-finite"
+    assert row.note.startswith("L is inf at x + h = 709.8: L = exp(x) overflows to inf")
+    assert row.numeric == pytest.approx(math.exp(709.78), rel=1e-5)  # the h/2 difference
+
+
+def test_nan_weights_are_non_finite_not_a_kink() -> None:
+    """A diverged network: a nan weight feeds a relu. Its input is nan, which is no
+    reason to talk about relu's corner (nan compares unequal to everything)."""
+    x, w = Value(1.0, "x"), Value(math.nan, "w")
+    out = (w * x).relu() * 2.0 + x * 3.0
+    rows = gradcheck(out)
+    assert [(r.name, r.status) for r in rows] == [("w", "non-finite"), ("x", "non-finite")]
+    assert rows[0].note == "w itself is nan, so L is nan"
+    assert rows[1].note == "the leaf w is nan, so L is nan"
+    assert math.isnan(rows[1].abs_error) and math.isnan(rows[1].rel_error)
+    batch = Value(np.array([1.0, -1.0, 2.0]), "x")
+    with np.errstate(over="ignore"):
+        out = (batch * 400.0).exp().relu()
+    (row,) = gradcheck(out)
+    assert row.note == (
+        "n3 = exp(n2) overflows to inf in 1 of 3 examples (exp of 800), so L is inf in 1 of "
+        "3 examples"
+    )
+
+
+def test_a_gradient_that_overflows_with_finite_data_is_non_finite() -> None:
+    # Five square roots of a tiny number: every value is finite, the product of the
+    # local derivatives 1/(2·√a) is not.
+    x = Value(1e-320, "x")
+    out = x.sqrt().sqrt().sqrt().sqrt().sqrt()
+    (row,) = gradcheck(out)
+    assert (row.status, row.note) == (
+        "non-finite",
+        "the backward pass gives inf: the gradient is already inf at x",
+    )
+
+
+def test_a_tiny_step_at_a_tiny_input_has_its_rounding_noise_counted() -> None:
+    # L(x±h) differ in their 10th digit only: the rounding noise (ε·|L|/h, computed
+    # without overflowing although 1/h does) is what the estimate is good for.
+    (row,) = gradcheck(Value(1e-310, "x").sqrt(), eps=1e-320)
+    assert row.status == "pass" and row.rel_error > 1e-7
+    assert 0 < row.abs_error < row.noise
+
+
+@pytest.mark.parametrize(
+    ("build", "x0"),
+    [
+        (lambda x: x.exp(), 700.0),
+        (lambda x: x.exp(), 500.0),
+        (lambda x: x.exp(), -700.0),
+        (lambda x: x.sin(), 500.0),
+        (lambda x: x.sin(), 1000.0),
+        (lambda x: (x * 1000.0).sin(), 1.0),
+        (lambda x: x**3, 1e5),
+        (lambda x: x.tanh() * x.log(), 3e4),
+    ],
+    ids=["exp700", "exp500", "exp-700", "sin500", "sin1000", "sin1000x", "cube1e5", "tanhlog"],
+)
+def test_large_inputs_pass(build, x0: float) -> None:
+    """h grows with |x|, and so does the h² error of a central difference (3e-6 for exp
+    at 700): Richardson's extrapolation cancels it."""
+    (row,) = gradcheck(build(Value(x0, "x")))
+    assert row.status == "pass", row
+    assert row.rel_error < 1e-9
+
+
+def _scaled(op: Op, factor: float) -> Op:
+    """`op` with its local derivative multiplied by `factor`: a deliberately wrong op."""
+    return Op(
+        op.name,
+        op.forward,
+        lambda out, *inputs: tuple(factor * d for d in op.local(out, *inputs)),
+        op.formulas,
+        op.symbol,
+    )
+
+
+@pytest.mark.parametrize("factor", [1.01, 0.99, 1 + 1e-4])
+@pytest.mark.parametrize(
+    ("op", "x0"),
+    [(engine.EXP, 700.0), (engine.SIN, 1000.0), (engine.TANH, 0.5), (engine.EXP, 0.0)],
+    ids=["exp700", "sin1000", "tanh", "exp0"],
+)
+def test_a_slightly_wrong_derivative_fails_even_at_large_inputs(
+    op: Op, x0: float, factor: float
+) -> None:
+    """The truncation estimate widens what passes, but not enough to let a derivative
+    that is 1% (or 0.01%) off through, also where h is large."""
+    (row,) = gradcheck(apply(_scaled(op, factor), Value(x0, "x")))
+    assert row.status == "fail", row
+    assert row.truncation < 1e-5 * abs(row.numeric)
 
 
 def test_detach_is_reported_not_failed() -> None:
@@ -157,8 +265,10 @@ def test_explicit_eps_is_used() -> None:
     x = Value(1.0, "x")
     (row,) = gradcheck(x**3, eps=1e-3)
     assert row.eps == 1e-3
-    # Truncation error of the central difference: h²·f'''/6 = 1e-6 exactly for x³.
-    assert row.abs_error == pytest.approx(1e-6, rel=1e-4)
+    # The central difference is off by h²·f'''/6 = 1e-6 exactly for x³ (2.5e-7 at h/2);
+    # the extrapolation cancels it, and the estimate of what may remain is that 2.5e-7.
+    assert row.abs_error < 1e-10
+    assert row.truncation == pytest.approx(2.5e-7, rel=1e-4)
 
 
 def test_default_eps_scales_with_magnitude() -> None:

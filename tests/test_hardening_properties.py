@@ -39,7 +39,7 @@ from gradviz.model import parse_model
 from gradviz.nn import MAX_EPOCHS, MAX_PARAMETERS, spec_from_mapping
 from gradviz.numbers import fmt
 from gradviz.output import _pure_program
-from gradviz.render.diagram import Diagram, diagram_from_value, printable
+from gradviz.render.diagram import Diagram, diagram_from_value, number_text, printable
 from gradviz.render.dot import to_dot
 from gradviz.render.json import to_json
 from gradviz.render.mermaid import SEPARATOR, to_mermaid
@@ -362,9 +362,9 @@ def test_every_dot_renders_with_both_programs_as_well_formed_svg(diagrams):
             shown = _svg_text(svg)
             for node in diagram.nodes:
                 if node.data is not None:
-                    assert f"data {fmt(node.data)}" in shown, (program, node)
+                    assert f"data {number_text(node.data)}" in shown, (program, node)
                 if node.grad is not None:
-                    assert f"grad {fmt(node.grad)}" in shown, (program, node)
+                    assert f"grad {number_text(node.grad)}" in shown, (program, node)
                 # the label reads back exactly: nothing was taken as DOT, record or
                 # escape syntax (Graphviz trims the ends of a field)
                 label = printable(node.label).strip()
@@ -388,9 +388,9 @@ def test_every_mermaid_text_is_accepted_and_reads_back_exactly(diagrams):
         for i, node in enumerate(diagram.nodes):
             parts = [printable(node.label)] if node.label else []
             if node.data is not None:
-                parts.append(f"data {fmt(node.data)}")
+                parts.append(f"data {number_text(node.data)}")
             if node.grad is not None:
-                parts.append(f"grad {fmt(node.grad)}")
+                parts.append(f"grad {number_text(node.grad)}")
             expected = SEPARATOR.join(parts) or " "
             assert result["nodes"][f"n{i}"].strip() == expected.strip(), (node.label, text)
         titles = [title.strip() for _, title, _ in result["subgraphs"]]  # Mermaid trims

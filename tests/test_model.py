@@ -17,6 +17,7 @@ from gradviz import nn, stats
 from gradviz import train as T
 from gradviz.engine import topological_order
 from gradviz.errors import InputError, ModelError
+from gradviz.numbers import fmt
 from gradviz.render import network as RN
 from gradviz.render import to_dot
 
@@ -265,15 +266,97 @@ def test_diagrams_at_every_level_render_with_dot(saved: Path, level: str) -> Non
         assert "status" in text
 
 
+def _graph(layers: list[int]) -> M.LossGraph:
+    acts = ["relu"] * (len(layers) - 2) + ["sigmoid"]
+    return M.network_loss_graph(nn.Network(layers, acts, "mse"), (0.0,) * layers[0], y=1.0)
+
+
 def test_big_networks_collapse_by_themselves() -> None:
-    deep = nn.Network.from_spec(nn.preset("deep-sigmoid"))
-    graph = M.network_loss_graph(deep, (0.0, 1.0), y=1.0)
-    level, note = RN.choose_level(graph)
-    assert level == "neuron" and "drawn one node per neuron" in (note or "")
-    assert RN.choose_level(graph, "layer") == ("layer", None)
-    small = M.network_loss_graph(nn.Network.from_spec(nn.preset("xor")), (0.0, 1.0), y=1.0)
-    assert RN.choose_level(small) == ("scalar", None)
-    assert RN.choose_level(graph, limit=10)[0] == "layer"
+    """Nodes first (every scalar up to 400), then the neuron view's edges: a weight
+    each, every unit wired to every unit of the next layer, so a 10-layer net of 16
+    units (2,098 edges) goes straight to one node per layer."""
+    deep = _graph([2, *[16] * 9, 1])
+    assert RN.neuron_view_size(deep.network) == (149, 2098)
+    level, note = RN.choose_level(deep)
+    assert (level, note) == (
+        "layer",
+        "6,585 scalar nodes is more than 400, and one node per neuron would take 2,098 edges "
+        "(more than 100): drawn one node per layer (--level)",
+    )
+    assert RN.choose_level(deep, "neuron") == ("neuron", None)  # asked for: drawn so
+    assert RN.choose_level(deep, edge_limit=5000)[0] == "neuron"
+    assert RN.choose_level(deep, limit=100, edge_limit=5000)[1] == (
+        "6,585 scalar nodes is more than 100, and one node per neuron would take 149 nodes "
+        "(more than 100): drawn one node per layer (--level)"
+    )
+    assert RN.choose_level(_graph([2, 8, 8, 1]), limit=300) == (
+        "neuron",  # 90 edges
+        "305 scalar nodes is more than 300: drawn one node per neuron (--level)",
+    )
+    assert RN.choose_level(_graph([2, 8, 8, 8, 1]))[0] == "layer"  # 154 edges
+    assert RN.choose_level(_graph([2, 16, 16, 1]))[0] == "layer"  # 306 edges
+    assert RN.choose_level(_graph([2, 4, 1])) == ("scalar", None)
+
+
+@pytest.fixture(scope="module")
+def xor_model() -> M.Model:
+    """XOR after 2000 epochs: for the input (0, 1) every hidden sigmoid sits near 0 or 1,
+    which on this one example looks like a dead layer; on the data set it is fine."""
+    return M.from_result(T.train(nn.spec_from_mapping(nn.PRESETS["xor"])))
+
+
+def test_the_layer_view_takes_statuses_from_the_whole_data_set(xor_model: M.Model) -> None:
+    graph = M.network_loss_graph(xor_model, (0.0, 1.0))
+    one = stats.diagnose(nn.layer_samples(graph.network, np.array([graph.x]), np.array([1.0])))
+    assert [layer.status for layer in one.layers] == ["dead", "ok"]  # what it used to show
+    diagram = RN.network_diagram(graph, "layer", title="xor")
+    assert diagram.node("L1").extra_lines == (
+        "4 sigmoid, 12 params",
+        _max_rel(graph, 0),
+        "status ok",
+    )
+    assert diagram.node("L1").detail == "L1: ok on the 4 examples of xor"
+    assert diagram.title == (
+        "xor — per layer: grad = rms ∂L/∂w, max = max |∂L/∂w|, rel = grad ÷ largest (this "
+        "example); status on all 4 examples"
+    )
+    grads = stats.diagnose(xor_model.layer_samples())  # what `gradviz grads` says
+    assert [layer.status for layer in grads.layers] == ["ok", "ok"]
+    assert RN.preferred_rankdir(diagram) == "TB"
+    assert RN.preferred_rankdir(RN.network_diagram(graph, "neuron")) == "LR"
+
+
+def _max_rel(graph: M.LossGraph, index: int) -> str:
+    layer = stats.diagnose(
+        nn.layer_samples(graph.network, np.array([graph.x]), np.array([graph.y]))
+    ).layers[index]
+    return f"max {fmt(layer.max_abs)}  rel {fmt(layer.rel)}"
+
+
+def test_the_layer_view_without_a_data_set_shows_no_status() -> None:
+    graph = _graph([2, 4, 1])
+    diagram = RN.network_diagram(graph, "layer")
+    assert all("status" not in line for n in diagram.nodes for line in n.extra_lines)
+    assert (diagram.title or "").endswith(
+        "; no status (dead units show on a data set only: gradviz grads)"
+    )
+
+
+@pytest.mark.parametrize("target", [float("nan"), float("inf"), -float("inf")])
+def test_a_target_that_is_not_finite_is_refused(saved: Path, target: float) -> None:
+    with pytest.raises(InputError, match=r"^--target (nan|inf|-inf): expected a finite number$"):
+        M.network_loss_graph(M.load_model(saved), (0.0, 1.0), target)
+
+
+def test_old_keep_going_advice_in_a_saved_model_is_not_repeated(saved: Path) -> None:
+    """Only a run that trained on is saved; a file may still hold the advice to pass
+    --keep-going that training gave before it knew which run it was."""
+    raw = json.loads(saved.read_text())
+    raw["history"]["stopped"] = "training diverged at epoch 3: … (clip_norm = 1)" + (
+        T.KEEP_GOING_ADVICE
+    )
+    saved.write_text(json.dumps(raw))
+    assert M.load_model(saved).stopped == "training diverged at epoch 3: … (clip_norm = 1)."
 
 
 @pytest.mark.parametrize("level", RN.LEVELS)

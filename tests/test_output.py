@@ -8,13 +8,14 @@ import shutil
 import stat
 import subprocess
 import xml.etree.ElementTree as ET
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
 
 import gradviz.output as output
 from gradviz import Value
-from gradviz.errors import GradvizError, OutputError, RenderError, WriteError
+from gradviz.errors import GradvizError, InputError, OutputError, RenderError, WriteError
 from gradviz.output import (
     DotProgram,
     dot_programs,
@@ -94,9 +95,13 @@ def test_programs_by_environment(monkeypatch):
     assert dot_programs() == []
     monkeypatch.setenv("GRADVIZ_DOT", pure.path)
     assert dot_programs() == [DotProgram(pure.path, "pure")]
-    monkeypatch.setenv("GRADVIZ_DOT", "/no/such/dot")
-    with pytest.raises(RenderError, match="not a program"):
-        dot_programs()
+    for bad in ("/no/such/dot", "sytem"):  # the user's setting: bad input, exit 2
+        monkeypatch.setenv("GRADVIZ_DOT", bad)
+        with pytest.raises(InputError) as error:
+            dot_programs()
+        assert error.value.render() == (
+            f"GRADVIZ_DOT={bad!r} is neither auto, system, pure, none nor a program that can be run"
+        )
 
 
 @needs_system_dot
@@ -124,8 +129,26 @@ def test_pdf_without_system_dot_says_what_to_do(monkeypatch):
     assert "install Graphviz" in message and "SVG, PNG" in message
 
 
-def test_no_program_at_all_says_what_to_do_and_text_formats_still_work(monkeypatch):
+def test_graphviz_switched_off_says_so(monkeypatch):
     monkeypatch.setenv("GRADVIZ_DOT", "none")
+    with pytest.raises(RenderError) as error:
+        render(hand_diagram(), "svg")
+    message = error.value.render()
+    assert message.startswith("GRADVIZ_DOT=none switched Graphviz off, so SVG cannot be written")
+    assert "install" not in message and "\n" not in message
+
+
+def test_a_chosen_program_that_is_missing_is_named(monkeypatch):
+    monkeypatch.setenv("PATH", "/nonexistent")
+    monkeypatch.setenv("GRADVIZ_DOT", "system")
+    with pytest.raises(RenderError, match="GRADVIZ_DOT=system but no `dot` is on PATH"):
+        find_dot("svg")
+
+
+def test_no_program_at_all_says_what_to_do_and_text_formats_still_work(monkeypatch):
+    monkeypatch.delenv("GRADVIZ_DOT", raising=False)
+    monkeypatch.setenv("PATH", "/nonexistent")
+    monkeypatch.setattr(output, "_pure_program", lambda: None)
     diagram = hand_diagram()
     for fmt in ("svg", "png", "pdf"):
         with pytest.raises(RenderError) as error:
@@ -192,10 +215,15 @@ def test_a_slow_program_times_out(tmp_path, monkeypatch):
         run_dot("digraph {}", "svg", program=program)
 
 
-def test_bad_timeout_setting_is_an_error(monkeypatch):
-    monkeypatch.setenv("GRADVIZ_DOT_TIMEOUT", "soon")
-    with pytest.raises(RenderError, match="not a number of seconds"):
+@pytest.mark.parametrize("value", ["soon", "0", "-1", "nan", "inf"])
+def test_bad_timeout_setting_is_bad_input(monkeypatch, value):
+    monkeypatch.setenv("GRADVIZ_DOT_TIMEOUT", value)
+    with pytest.raises(InputError) as error:
         run_dot("digraph {}", "svg")
+    assert error.value.exit_code == 2
+    assert error.value.render() == (
+        f"GRADVIZ_DOT_TIMEOUT={value!r} is not a number of seconds (> 0, < 1e6)"
+    )
 
 
 def test_long_chains_get_a_fast_layout_and_a_warning():
@@ -254,6 +282,8 @@ def test_size_advice_fits_what_is_drawn():
     assert "draw a collapsed view (--level neuron or --level layer)" in network
     mermaid = size_warnings(diagram_from_value(chain(150)), "mermaid")[0]
     assert mermaid.endswith("write SVG instead, or draw a part of the expression")
+    neurons = replace(diagram_from_value(chain(150)), level="neuron")
+    assert size_warnings(neurons, "mermaid")[0].endswith("draw a collapsed view (--level layer)")
 
 
 def test_a_timeout_says_what_to_try(tmp_path, monkeypatch):
@@ -276,7 +306,10 @@ def test_big_graph_warnings():
         out = out * x
     diagram = diagram_from_value(out)
     assert any("Graphviz may take a while" in w for w in size_warnings(diagram, "svg"))
-    assert any("Mermaid refuses more than 500" in w for w in size_warnings(diagram, "mermaid"))
+    # above Mermaid's limit rendering fails and says so: a warning would say it twice
+    assert size_warnings(diagram, "mermaid") == []
+    near = diagram_from_value(chain(150))  # 450 edges
+    assert any("Mermaid refuses more than 500" in w for w in size_warnings(near, "mermaid"))
     assert size_warnings(diagram, "json") == []
     assert size_warnings(hand_diagram(), "svg") == []
 

@@ -12,11 +12,15 @@ from gradviz.engine import power_op
 from gradviz.render.diagram import (
     BAD_BAND,
     BANDS,
+    Diagram,
     Node,
     band_of,
     diagram_from_value,
+    draw_less,
+    number_text,
     printable,
 )
+from gradviz.trace import trace
 
 
 def hand_example() -> Value:
@@ -101,6 +105,7 @@ def test_no_grad_leaves_grads_out_and_says_so():
     assert not diagram.has_grad
     assert all(n.grad is None for n in diagram.nodes)
     assert all("grad" not in n.detail for n in diagram.nodes if n.kind == "value")
+    assert diagram.node("n6_op").detail == "mul: L = d·f = -8.0"  # no local derivatives
 
 
 def test_op_detail_has_formula_and_local_value():
@@ -108,8 +113,68 @@ def test_op_detail_has_formula_and_local_value():
     y = x.tanh()
     y.backward()
     detail = diagram_from_value(y).node("n1_op").detail
-    assert "1 - tanh²(a)" in detail
-    assert f"= {1 - math.tanh(0.5) ** 2!r}" in detail  # full precision
+    assert f"∂(tanh(x))/∂x = 1 - tanh²(x) = {1 - math.tanh(0.5) ** 2!r}" in detail  # full
+
+
+def test_op_detail_names_the_operands_as_the_trace_does():
+    L = hand_example()
+    diagram = diagram_from_value(L)
+    assert diagram.node("n6_op").detail == (
+        "mul: L = d·f = -8.0\n∂(d·f)/∂d = f = -2.0\n∂(d·f)/∂f = d = 4.0\ngrad in = 1.0"
+    )
+    # the same formulas as `gradviz trace` prints for that step
+    step = trace(L)[0]
+    assert [c.named_formula for c in step.contributions] == ["∂(d·f)/∂d = f", "∂(d·f)/∂f = d"]
+
+
+def test_op_detail_states_a_constant_derivative_once():
+    x, y = Value(1.5, label="x"), Value(2.0, label="y")
+    s = x + y
+    s.backward()
+    detail = diagram_from_value(s).node("n2_op").detail
+    assert "∂(x + y)/∂x = 1\n" in detail and "∂(x + y)/∂y = 1\n" in detail
+    z = x * -1.0  # a constant operand is named by its value, in parentheses when negative
+    z.backward()
+    detail = diagram_from_value(z).node("n2_op").detail
+    assert "∂(x·(-1))/∂x = (-1)\n" in detail
+    assert "∂(x·(-1))/∂(-1) = x = 1.5\n" in detail
+    stopped = x.detach() * x
+    stopped.backward()
+    assert (
+        "∂(detach(x))/∂x = 0 (stop-gradient)\n" in diagram_from_value(stopped).node("n1_op").detail
+    )
+
+
+def test_unnamed_output_is_named_by_the_one_rule():
+    a, b = Value(2.0, label="a"), Value(3.0, label="b")
+    out = a * b
+    out.backward()
+    node = diagram_from_value(out).node("n2")
+    assert (node.label, node.detail.split(":")[0]) == ("L", "L")
+    L = Value(1.0, label="L")  # `L` is taken: the output is `out`, as in trace and check
+    out = L * 2.0
+    out.backward()
+    diagram = diagram_from_value(out)
+    assert diagram.node("n2").label == "out"
+    assert diagram.node("n1").label == ""  # an unnamed constant stays unnamed
+
+
+def test_draw_less_offers_only_coarser_levels():
+    x = Value(1.0, label="x")
+    diagram = diagram_from_value(x * x)
+    assert draw_less(diagram) == "draw a part of the expression"
+    network = diagram_from_value(x * x, clusters={x: "L1"})
+    assert draw_less(network) == "draw a collapsed view (--level neuron or --level layer)"
+    neuron = Diagram((), (), level="neuron")
+    assert draw_less(neuron) == "draw a collapsed view (--level layer)"
+    assert "--level" not in draw_less(Diagram((), (), level="layer"))
+
+
+def test_bad_numbers_carry_a_mark():
+    assert number_text(float("nan")) == "nan ‼"
+    assert number_text(float("-inf")) == "-inf ‼"
+    assert number_text(np.array([1.0, np.inf])).endswith(" ‼")
+    assert number_text(2.5) == "2.5"
 
 
 def test_detach_edge_is_labelled_and_op_says_no_gradient():

@@ -94,8 +94,53 @@ def test_hand_example_svg_shows_every_number(program):
     assert shown.count("*") == 2 and shown.count("+") == 1
     tips = tooltips(svg)
     assert "a: data = 2.0\ngrad = 6.0" in tips
-    assert any(t.startswith("mul: out = -8.0\n∂out/∂a = b = -2.0") for t in tips)
-    assert node_count(svg) == len(diagram.nodes) + 1  # and the legend
+    assert "mul: L = d·f = -8.0\n∂(d·f)/∂d = f = -2.0\n∂(d·f)/∂f = d = 4.0\ngrad in = 1.0" in tips
+    assert node_count(svg) == len(diagram.nodes)  # the legend is the graph's label
+    assert "|grad| (log scale)" in shown and "nan / inf" in shown
+
+
+def test_unnamed_output_is_called_L_in_the_picture():
+    a, b = Value(2.0, label="a"), Value(3.0, label="b")
+    out = a * b
+    out.backward()
+    assert 'label="{ L | data 6 | grad 1 }"' in to_dot(diagram_from_value(out))
+
+
+def svg_size(svg: ET.Element) -> tuple[float, float]:
+    return float(svg.get("width").removesuffix("pt")), float(svg.get("height").removesuffix("pt"))
+
+
+def text_ys(svg: ET.Element, inside_nodes: bool) -> list[float]:
+    """y of every text inside (or outside) the node groups."""
+    in_nodes = {
+        id(t) for g in svg.iter(f"{SVG}g") if g.get("class") == "node" for t in g.iter(f"{SVG}text")
+    }
+    return [
+        float(t.get("y")) for t in svg.iter(f"{SVG}text") if (id(t) in in_nodes) == inside_nodes
+    ]
+
+
+@pytest.mark.parametrize("rankdir", ["TB", "LR"])
+def test_legend_sits_above_the_drawing_and_does_not_widen_it(program, rankdir):
+    # It used to be a node, laid out beside the inputs: top to bottom, that made the
+    # picture of the hand example 1.7 times as wide as the graph.
+    diagram = diagram_from_value(hand())
+    with_legend = svg_of(to_dot(diagram, rankdir=rankdir), program)
+    without = svg_of(to_dot(diagram, rankdir=rankdir, legend=False), program)
+    assert svg_size(with_legend)[0] <= 1.1 * svg_size(without)[0]
+    assert max(text_ys(with_legend, inside_nodes=False)) < min(text_ys(with_legend, True))
+    assert node_count(with_legend) == len(diagram.nodes)
+
+
+def test_title_and_legend_share_the_graph_label(program):
+    title = 'Step 1/7: L = d·f <b>&amp;</b> "q" \\G \\N \\\\ ]]> 😀 new\nline x\\'
+    diagram = diagram_from_value(hand(), title=title)
+    text = to_dot(diagram)
+    assert text.count("\tlabel=") == 1 and "gradviz_legend" not in text
+    svg = svg_of(text, program)
+    assert printable(title) in texts(svg)  # exactly, though it is in an HTML-like label
+    assert node_count(svg) == len(diagram.nodes)
+    assert 'label="Step' in to_dot(diagram, legend=False)  # no legend: the plain title
 
 
 def test_output_is_byte_stable():
@@ -114,19 +159,37 @@ def test_tiny_gradient_is_not_rounded_away_and_precision_applies():
     assert "data 0.333333 " in to_dot(diagram_from_value(z), precision=6)
 
 
+def node_shapes(svg: ET.Element) -> dict[str, tuple[str | None, str | None]]:
+    """(fill, stroke) of each node's outline, by node id (the SVG <title>)."""
+    shapes = {}
+    for g in svg.iter(f"{SVG}g"):
+        if g.get("class") == "node":
+            outline = next(g.iter(f"{SVG}polygon"), None)
+            if outline is None:
+                outline = next(g.iter(f"{SVG}ellipse"))
+            shapes[g.find(f"{SVG}title").text] = (outline.get("fill"), outline.get("stroke"))
+    return shapes
+
+
 @pytest.mark.filterwarnings("ignore::RuntimeWarning")
-def test_nan_and_inf_are_unmistakable(program):
+def test_nan_and_inf_are_unmistakable_and_say_which(program):
     x = Value(0.0, label="x")
     y = x.log()  # -inf, and d/dx log(x) at 0 is inf
     y.label = "y"
     y.backward()
     text = to_dot(diagram_from_value(y))
-    assert "data -inf" in text and "grad inf" in text
-    red = re.findall(r'"n\d+" \[[^\n]*fillcolor="#d62728"[^\n]*penwidth="3"', text)
-    assert len(red) == 2
+    # the bad number is marked, the good one beside it is not
+    assert 'label="{ x | data 0 | grad inf ‼ }"' in text
+    assert 'label="{ y | data -inf ‼ | grad 1 }"' in text
+    bad = re.findall(r'"n\d+" \[[^\n]*fillcolor="#d62728", color="#000000", penwidth="3"', text)
+    assert len(bad) == 2
     svg = svg_of(text, program)
-    assert "data -inf" in texts(svg) and "grad inf" in texts(svg)
-    assert "nan / inf" in texts(svg)  # the legend names the colour
+    shown = texts(svg)
+    assert {"data 0", "grad inf ‼", "data -inf ‼", "grad 1"} <= set(shown)
+    assert "nan / inf" in shown  # the legend names the colour
+    for node_id in ("n0", "n1"):  # a border that shows: not the colour of the fill
+        fill, stroke = node_shapes(svg)[node_id]
+        assert fill.lower() == "#d62728" and stroke.lower() in ("#000000", "black")
 
 
 @pytest.mark.parametrize("rankdir", ["LR", "RL"])
@@ -202,7 +265,7 @@ def test_hostile_labels_render_exactly(program):
     for text in [*HOSTILE, 'out"\\']:
         assert printable(text).strip() in shown, text
     assert 'title "{|}" \\N' in shown
-    assert node_count(svg) == len(diagram.nodes) + 1  # nothing injected, nothing split
+    assert node_count(svg) == len(diagram.nodes)  # nothing injected, nothing split
     tips = tooltips(svg)
     for text in HOSTILE:
         assert any(t.startswith(f"{printable(text)}: data = ") for t in tips), text
@@ -220,7 +283,7 @@ def test_hostile_text_in_clusters_edges_and_extra_lines(program):
     svg = svg_of(to_dot(diagram), program)
     shown = texts(svg)
     assert shown.count(printable(nasty)) == 4  # node label, extra line, cluster, edge label
-    assert node_count(svg) == 3
+    assert node_count(svg) == 2
 
 
 def test_ids_from_other_builders_are_quoted_safely(program):

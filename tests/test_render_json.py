@@ -124,3 +124,19 @@ def test_states_clusters_and_library_api():
     x = Value(2.0, label="x")
     assert gradviz.to_json(x) == to_json(diagram_from_value(x))
     assert not math.isnan(strict_loads(gradviz.to_json(x))["nodes"][0]["data"])
+
+
+def test_unnamed_output_is_L_and_unnamed_nodes_have_a_null_label():
+    x = Value(2.0, label="x")
+    out = (x * 3.0).tanh()  # an unnamed intermediate result, a constant, unnamed output
+    out.backward()
+    nodes = strict_loads(to_json(diagram_from_value(out)))["nodes"]
+    values = [
+        (n["role"], n["label"], n["detail"].split(":")[0]) for n in nodes if n["kind"] == "value"
+    ]
+    assert values == [
+        ("input", "x", "x"),
+        ("constant", None, "constant"),
+        ("intermediate", None, "n2"),  # the trace's name for it, in the tooltip
+        ("output", "L", "L"),
+    ]

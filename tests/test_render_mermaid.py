@@ -6,6 +6,7 @@ node's label as a browser would show it, so tests compare it with what we meant.
 
 from __future__ import annotations
 
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
@@ -18,6 +19,8 @@ from gradviz.expr import parse_program
 from gradviz.render import to_markdown, to_mermaid
 from gradviz.render.diagram import Diagram, Edge, Node, diagram_from_value, printable
 from gradviz.render.mermaid import MAX_EDGES, escape
+from gradviz.render.trace_view import trace_frames
+from gradviz.trace import trace
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -85,6 +88,24 @@ def framed() -> Diagram:
 
 
 NASTY = 'c"l}|#end\n%%'
+
+# Titles as Mermaid must draw them: it shows the front matter's text as it is (no
+# entity codes), except that it garbles & < >, which become look-alikes.
+TITLES = {
+    "Step 1/7: L = d·f": "Step 1/7: L = d·f",
+    "xor: loss of input (0, 1), target 1": "xor: loss of input (0, 1), target 1",
+    't"#\\`itle: x\n---\nflowchart TD': 't"#\\`itle: x\\n---\\nflowchart TD',
+    "<b>a</b> & b > %%{init}%% #35; é 😀": "‹b›a‹/b› ＆ b › %%{init}%% #35; é 😀",
+    "---": "---",
+    "key: [1] - 'q' null \\": "key: [1] - 'q' null \\",
+}
+
+
+def hand_frames() -> list[str]:
+    output = program_output("hand")
+    return [to_mermaid(frame) for frame in trace_frames(output, trace(output))]
+
+
 CASES = {
     "hand": lambda: to_mermaid(program_output("hand")),
     "square": lambda: to_mermaid(square()),
@@ -102,6 +123,14 @@ CASES = {
         )
     ),
     "frame": lambda: to_mermaid(framed()),
+    **{
+        f"title{i}": (lambda t=title: to_mermaid(diagram_from_value(square(), title=t)))
+        for i, title in enumerate(TITLES)
+    },
+    "trace_frame": lambda: hand_frames()[0],
+    "nan": lambda: to_mermaid(
+        Diagram((Node("x", "value", "x", data=0.0, grad=float("nan")),), (), title="xor: nan")
+    ),
     "no_grad": lambda: to_mermaid(program_output("hand"), grad=False),
     "tb": lambda: to_mermaid(program_output("tanh_neuron"), rankdir="TB"),
     "detach": lambda: to_mermaid(program_output("detach")),
@@ -167,10 +196,36 @@ def test_no_line_can_start_a_directive_or_click(parsed):
 
 def test_titles_are_escaped_in_front_matter(parsed):
     text = parsed["titled"]["text"]
-    assert text.startswith(
-        '---\ntitle: "t#quot;#35;#92;#96;itle#58; x#92;n---#92;nflowchart TD"\n---\n'
-    )
+    assert text.startswith('---\ntitle: "t\\"#\\\\`itle: x\\\\n---\\\\nflowchart TD"\n---\n')
     assert labels(parsed["titled"])[0] == "x │ data 3 │ grad 6"
+    assert parsed["titled"]["title"] == 't"#\\`itle: x\\n---\\nflowchart TD'
+
+
+def test_mermaid_draws_each_title_exactly(parsed):
+    # The front matter is YAML, shown without decoding: entity codes were drawn as
+    # they are ("Step 1/7#58; L = d·f").
+    for i, shown in enumerate(TITLES.values()):
+        result = parsed[f"title{i}"]
+        assert result["title"] == shown, result["text"]
+        assert result["text"].count("\n---\n") == 1  # the front matter ends where we end it
+        assert labels(result)[0] == "x │ data 3 │ grad 6"
+    assert parsed["hand"]["title"] is None
+
+
+def test_trace_frame_titles_read_back_exactly(parsed):
+    assert parsed["trace_frame"]["title"] == (
+        "Step 1/7: L = d·f with dL/dL = 1 passes -2 to d and 4 to f"
+    )
+
+
+def test_nan_node_has_a_dark_border_and_a_marked_number(parsed):
+    result = parsed["nan"]
+    assert result["nodes"]["n0"] == "x │ data 0 │ grad nan ‼"
+    assert (
+        "classDef bad fill:#d62728,stroke:#000000,stroke-width:3px,color:#ffffff"
+        in (result["text"])
+    )
+    assert result["title"] == "xor: nan"
 
 
 def test_clusters_edges_and_extra_lines_with_hostile_text(parsed):
@@ -179,7 +234,7 @@ def test_clusters_edges_and_extra_lines_with_hostile_text(parsed):
     titles = {title for _, title, _ in result["subgraphs"]}
     assert {nasty, "end"} <= titles
     assert result["nodes"]["n0"] == f"A │ data 1 │ grad 0.5\n{nasty}"
-    assert result["nodes"]["n1"] == "B │ data 2 │ grad nan"
+    assert result["nodes"]["n1"] == "B │ data 2 │ grad nan ‼"
     assert "class n1 bad" in result["text"]
     assert f'-->|"{escape(NASTY)}"|' in result["text"]
 
@@ -218,6 +273,10 @@ def test_more_edges_than_mermaid_draws_is_refused():
     with pytest.raises(RenderError) as error:
         to_mermaid(network)
     assert "or draw a collapsed view (--level neuron or --level layer)." in error.value.render()
+    # drawn one node per neuron already: only the coarser view is offered
+    with pytest.raises(RenderError) as error:
+        to_mermaid(replace(network, level="neuron"))
+    assert error.value.render().endswith("or draw a collapsed view (--level layer).")
 
 
 def test_markdown_is_a_fenced_block_and_library_api_matches():

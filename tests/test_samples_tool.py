@@ -57,4 +57,4 @@ def test_main_reports_errors_with_a_status(tmp_path, capsys, monkeypatch):
     (tmp_path / "samples" / "bad.expr").write_text("a*b\n")
     monkeypatch.setenv("GRADVIZ_DOT", "none")
     assert main([str(tmp_path)]) == 1
-    assert "no Graphviz program found" in capsys.readouterr().err
+    assert "GRADVIZ_DOT=none switched Graphviz off" in capsys.readouterr().err

@@ -178,7 +178,7 @@ def test_frames_without_graphviz_fail_cleanly(tmp_path: Path) -> None:
         "trace", "a*b", "a=1", "b=2", "--frames", str(tmp_path), env={"GRADVIZ_DOT": "none"}
     )
     assert result.exit_code == 1
-    assert result.stderr.startswith("Error: no Graphviz program found")
+    assert result.stderr.startswith("Error: GRADVIZ_DOT=none switched Graphviz off")
     assert "Traceback" not in result.stderr
     # The mermaid frames need no Graphviz.
     result = run(
@@ -258,10 +258,40 @@ def test_check_bad_options_are_exit_2(args: list[str], message: str) -> None:
     assert result.stderr.startswith(message)
 
 
-def test_check_a_too_coarse_step_fails() -> None:
-    # With h = 1 the central difference of x³ is off by h² = 1: a real disagreement.
-    result = run("check", "x**3", "x=1", "--eps", "1")
+@pytest.mark.parametrize(
+    "args", [["exp(x)", "x=700"], ["exp(x)", "x=500"], ["sin(x)", "x=500"], ["sin(x)", "x=1000"]]
+)
+def test_check_passes_at_large_inputs(args: list[str]) -> None:
+    """h = ∛ε·|x| is large there, and so is the h² error of a central difference (a
+    relative error of 3e-6 for exp at 700): the extrapolated estimate has none of it."""
+    result = run("check", *args)
+    assert result.exit_code == 0, result.output
+    assert result.stdout.splitlines()[-1] == "1 leaf checked: 1 pass — ok"
+
+
+def test_check_fails_a_derivative_one_percent_off_at_a_large_input(monkeypatch) -> None:
+    exp = engine.UNARY_OPS["exp"]
+    wrong = Op("exp", exp.forward, lambda out, a: (1.01 * out,), ("1.01·exp(a)",), "exp")  # 1% off
+    monkeypatch.setitem(engine.UNARY_OPS, "exp", wrong)
+    result = run("check", "exp(x)", "x=700")
     assert result.exit_code == 1
+    assert "a local derivative on the way is wrong" in result.stdout
+
+
+def test_check_a_coarse_step_is_extrapolated_and_its_error_counted() -> None:
+    # With h = 1 the central difference of x³ is off by h² = 1 (3 + 1 = 4), and by 1/4
+    # with h/2; the extrapolation (4·3.25 − 4) / 3 = 3 is exact for a cubic.
+    result = run("check", "x**3", "x=1", "--eps", "1")
+    assert result.exit_code == 0, result.output
+    assert result.stdout.splitlines()[2].split() == ["x", "1", "3", "3", "0", "0", "pass"]
+
+
+@pytest.mark.filterwarnings("ignore:overflow encountered:RuntimeWarning")
+def test_check_calls_an_overflow_non_finite() -> None:
+    result = run("check", "exp(x)", "x=1000")
+    assert result.exit_code == 0
+    assert result.stdout.splitlines()[2].split()[-1] == "non-finite"
+    assert "x: L = exp(x) overflows to inf (exp of 1000)" in result.stdout
 
 
 @pytest.mark.parametrize(
@@ -489,3 +519,59 @@ def test_model_usage_errors_are_exit_2(xor_model: Path, args: list[str]) -> None
     result = run(*[str(xor_model) if a == "MODEL" else a for a in args])
     assert result.exit_code == 2, result.output
     assert "Traceback" not in result.stderr
+
+
+@pytest.mark.parametrize(
+    ("args", "message"),
+    [
+        (["check", "a*b", "--samples", "3"], "Error: --samples is for --model"),
+        (["trace", "a*b", "--format", "mmd"], "Error: --format is the format of the --frames"),
+        (["trace", "--model", "MODEL", "--format", "svg"], "Error: --format is the format of"),
+    ],
+)
+def test_options_that_would_be_ignored_are_usage_errors(
+    xor_model: Path, args: list[str], message: str
+) -> None:
+    result = run(*[str(xor_model) if a == "MODEL" else a for a in args])
+    assert result.exit_code == 2, result.output
+    assert message in result.stderr
+
+
+@pytest.mark.parametrize("target", ["nan", "1e400", "-inf"])
+@pytest.mark.parametrize("command", ["draw", "trace", "check"])
+def test_a_target_that_is_not_finite_is_exit_2(xor_model: Path, command: str, target: str) -> None:
+    result = run(command, "--model", str(xor_model), "--input", "0,1", "--target", target)
+    assert result.exit_code == 2, result.output
+    shown = {"nan": "nan", "1e400": "inf", "-inf": "-inf"}[target]
+    assert result.stderr.endswith(f"Error: --target {shown}: expected a finite number\n")
+
+
+def test_check_a_diverged_model_reports_its_nan_weights(xor_model: Path, tmp_path: Path) -> None:
+    """A network trained with --keep-going until it diverged: NaN weights feeding relu
+    units are non-finite numbers, not relu's corner."""
+    import json
+
+    raw = json.loads(xor_model.read_text())
+    raw["spec"]["activation"] = "relu"
+    for layer in raw["layers"][:1]:
+        layer["activation"] = "relu"
+        layer["weights"][0][0] = "nan"
+    raw["history"]["stopped"] = "training diverged at epoch 3: the loss is nan"
+    path = tmp_path / "nan.json"
+    path.write_text(json.dumps(raw))
+    result = run("check", "--model", str(path), "--samples", "17")
+    assert result.exit_code == 0, result.output
+    assert result.stdout.splitlines()[-1] == "17 leaves checked: 17 non-finite — ok"
+    assert "non-differentiable" not in result.stdout and "crosses" not in result.stdout
+    assert "L1.N1.w0: L1.N1.w0 itself is nan, so loss is nan in 4 of 4 examples" in result.stdout
+    assert "L1.N1.b: the leaf L1.N1.w0 is nan, so loss is nan in 4 of 4 examples" in result.stdout
+
+
+def test_trace_layer_frames_run_top_to_bottom(xor_model: Path, tmp_path: Path) -> None:
+    result = run(
+        "trace", "--model", str(xor_model), "--input", "0,1", "--level", "layer",
+        "--frames", str(tmp_path), "--format", "mmd",
+    )  # fmt: skip
+    assert result.exit_code == 0, result.output
+    text = (tmp_path / "step-01.mmd").read_text()
+    assert "flowchart TB" in text and "status ok" in text

@@ -25,7 +25,11 @@ def test_train_a_sample_prints_curve_predictions_and_gradient_table() -> None:
     out = result.stdout
     assert "xor: 2-4-1 (sigmoid → sigmoid), 17 parameters" in out
     assert "loss " in out and "log scale" in out
-    assert "final loss" in out and "accuracy 100% (4/4)" in out
+    assert "final loss" in out and "accuracy 100% (4/4) after training" in out
+    # the curve's last point is a mean during the last epoch; the final loss is not
+    curve_end = re.search(r"(\S+) +\(mean per epoch, 1–2000, log scale\)", out)
+    final = re.search(r"final loss (\S+),", out)
+    assert curve_end and final and curve_end[1] != final[1]
     assert out.count("✓") == 4
     assert "Gradients per layer after epoch 2000" in out
     assert "rms g" in out and "status" in out
@@ -186,20 +190,71 @@ def test_save_inspect_draw_round_trip(tmp_path: Path) -> None:
     assert layer.exit_code == 0 and "status" in layer.stdout
 
 
-def test_draw_collapses_a_deep_model_and_says_so(tmp_path: Path) -> None:
+def test_draw_collapses_a_deep_model_to_layers_and_says_so(tmp_path: Path) -> None:
+    """10 layers of 16: the neuron view would have 2,098 edges, a tangle; auto draws a
+    node per layer, top to bottom (a long chain reads as a table)."""
     model = tmp_path / "deep.json"
     run("train", "deep-sigmoid", "--epochs", "2", "--quiet", "--save", str(model))
     result = run("draw", "--model", str(model), "--input", "0,0", "--target", "1", "-f", "dot")
     assert result.exit_code == 0
-    assert "drawn one node per neuron" in result.stderr
-    assert result.stdout.count("L10.N1") >= 1 and "L1.N1.w0" not in result.stdout
+    assert result.stderr == (
+        "note: 6,585 scalar nodes is more than 400, and one node per neuron would take 2,098 "
+        "edges (more than 100): drawn one node per layer (--level)\n"
+    )
+    assert '"L10" [' in result.stdout and "L10.N1" not in result.stdout
+    assert 'rankdir="TB"' in result.stdout
+    wide = run(
+        "draw",
+        "--model",
+        str(model),
+        "--input",
+        "0,0",
+        "--target",
+        "1",
+        "-f",
+        "dot",
+        "--level",
+        "layer",
+        "--rankdir",
+        "LR",
+    )
+    assert 'rankdir="LR"' in wide.stdout  # asked for: the user's direction wins
+    neurons = run(
+        "draw",
+        "--model",
+        str(model),
+        "--input",
+        "0,0",
+        "--target",
+        "1",
+        "-f",
+        "dot",
+        "--level",
+        "neuron",
+    )
+    assert 'rankdir="LR"' in neurons.stdout and "L10.N1" in neurons.stdout
+    assert neurons.stderr == (
+        "note: the neuron view has 2,098 edges (a weight each): expect a tangle; --level "
+        "layer shows the gradient layer by layer\n"
+    )
+
+
+def test_divergence_advises_keep_going_only_to_a_run_that_stopped() -> None:
+    stopped = run(*BLOW)
+    assert stopped.exit_code == 1
+    assert stopped.stderr.rstrip().endswith(", or pass --keep-going to train on regardless.")
+    went_on = run(*BLOW, "--keep-going", "--json")
+    assert went_on.exit_code == 0
+    message = json.loads(went_on.stdout)["stopped"]
+    assert message.startswith("training diverged at epoch") and message.endswith("= 1).")
+    assert "--keep-going" not in message
 
 
 @pytest.mark.parametrize(
     ("args", "expected"),
     [
         (("--input", "0,1"), None),
-        ((), "--model needs --input"),
+        ((), None),  # the first example of the data set (tests/test_draw_cli.py)
         (("--input", "0.5,0.5"), "is not in the data set xor: give its target (--target)"),
         (("--input", "0,1,2"), "expected 2 finite numbers"),
     ],
@@ -280,7 +335,7 @@ def test_report_pieces_fit_a_100_column_terminal() -> None:
         out = io.StringIO()
         Console(file=out, width=width).print(curve_text(loss, accuracy, width=width))
         lines = [line for line in out.getvalue().splitlines() if line]
-        assert len(lines) == 2 and lines[0].endswith("(epochs 1–2000, log scale)")
+        assert len(lines) == 2 and lines[0].endswith("(mean per epoch, 1–2000, log scale)")
         assert max(len(line) for line in lines) <= width
     assert shape_text([2, 16, 16, 16, 16, 16, 16, 16, 16, 16, 1]) == "2-16×9-1"
     assert shape_text([2, 4, 4, 1]) == "2-4-4-1"
@@ -336,7 +391,10 @@ def test_a_diverged_model_saved_with_keep_going_is_inspected_with_its_nan(tmp_pa
     assert trained.exit_code == 0, trained.output
     inspected = run("inspect", str(path))
     assert inspected.exit_code == 0, inspected.output
-    assert "training stopped: training diverged at epoch" in inspected.stdout
+    assert "warning: training diverged at epoch" in inspected.stdout
+    words = " ".join(inspected.stdout.split())
+    assert "= 1). It trained on (--keep-going)." in words
+    assert "pass --keep-going" not in words  # it did
     assert re.search(r"L1 +│ 2 → 4 │ sigmoid +│ +12 │ +nan │ +nan │ +nan", inspected.stdout)
     assert inspected.stdout.count("✗ wrong") == 4  # a NaN output is never a correct 0
     assert "final loss nan, accuracy 0% (0/4)" in inspected.stdout
@@ -348,6 +406,7 @@ def test_a_diverged_model_saved_with_keep_going_is_inspected_with_its_nan(tmp_pa
     assert grads.exit_code == 0, grads.output
     layers = json.loads(grads.stdout)["gradients"]["layers"]
     assert [layer["status"] for layer in layers] == ["NaN", "NaN"]
+    assert "pass --keep-going" not in " ".join(run("grads", str(path)).stdout.split())
     guarded = run("grads", str(path), "--fail-on", "nan")
     assert guarded.exit_code == 1 and "failing (--fail-on): NaN in L1, L2" in guarded.stderr
 

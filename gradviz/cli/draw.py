@@ -12,10 +12,20 @@ from gradviz.cli.options import DASH_HELP, ExpressionCommand, model_options
 from gradviz.errors import InputError, OutputError, RenderError, WriteError
 from gradviz.expr import describe_defaults, parse_assignments, parse_program
 from gradviz.numbers import DEFAULT_PRECISION
-from gradviz.output import FORMATS, format_for, refuse_inputs, render, size_warnings, write_atomic
+from gradviz.numbers import fmt as show_number
+from gradviz.output import (
+    FORMATS,
+    dot_choice,
+    dot_timeout,
+    format_for,
+    refuse_inputs,
+    render,
+    size_warnings,
+    write_atomic,
+)
 from gradviz.render.diagram import diagram_from_value
 from gradviz.render.dot import RANKDIRS
-from gradviz.render.network import model_diagram
+from gradviz.render.network import model_diagram, preferred_rankdir
 from gradviz.render.terminal import to_terminal
 
 EXPR_SUFFIX = ".expr"
@@ -26,6 +36,8 @@ def read_expression(expr: str) -> tuple[str, Path | None]:
     """The expression text and the file it came from: `@path` reads a file, as does an
     argument naming an existing `.expr` file; anything else is the expression itself."""
     if expr.startswith("@"):
+        if not expr[1:].strip():
+            raise InputError("'@' needs a file name after it: @FILE, e.g. @samples/hand.expr")
         path = Path(expr[1:])
     elif expr.endswith(EXPR_SUFFIX) and Path(expr).is_file():
         path = Path(expr)
@@ -107,9 +119,8 @@ class UpperChoice(click.Choice):
 @click.option(
     "--rankdir",
     type=UpperChoice(RANKDIRS),
-    default="LR",
-    show_default=True,
-    help="Direction of the diagram: left-right, top-bottom, …",
+    help="Direction of the diagram: left-right, top-bottom, … (default LR; TB for a "
+    "network drawn per layer).",
 )
 @click.option(
     "--precision",
@@ -121,6 +132,7 @@ class UpperChoice(click.Choice):
 @click.option("--no-grad", is_flag=True, help="Draw data only: no backward pass.")
 @model_options(
     model_help="Instead of EXPR: one example's loss through a saved model (gradviz train --save).",
+    input_help="The example for --model (default: the first of the model's data set).",
     levels=("auto", "scalar", "neuron", "layer"),
     level_help="With --model: every scalar, a node per neuron, or a node per layer (auto "
     "collapses a big network and says so).",
@@ -130,7 +142,7 @@ def draw(
     assignments: tuple[str, ...],
     outputs: tuple[str, ...],
     format_: str | None,
-    rankdir: str,
+    rankdir: str | None,
     precision: int,
     no_grad: bool,
     model_path: Path | None,
@@ -159,15 +171,15 @@ def draw(
       gradviz draw "tanh(w*x + b)" x=0.5 w=-3 b=1 -o neuron.svg -o neuron.md
       gradviz draw samples/tanh_neuron.expr -f mermaid
       gradviz draw --model xor.json --input 0,1 --level neuron -o xor.svg
+      gradviz draw --model xor.json    (the first example of its data)
       gradviz draw -- "-x*2" x=1
     """
-    rankdir = rankdir.upper()
     if model_path is not None:  # a saved network instead of an expression
         if expr is not None or assignments:
             raise InputError("give an expression or --model, not both")
         text, source_file, values = "", Path(model_path), {}
     elif expr is None:
-        raise InputError("give an expression to draw, or --model FILE --input X0,X1")
+        raise InputError("give an expression to draw, or --model FILE")
     else:
         text, source_file = read_expression(expr)
         values = parse_assignments(assignments)
@@ -179,6 +191,8 @@ def draw(
     refuse_inputs([p for p, _ in targets], [source_file] if source_file else [])
 
     if model_path is not None:
+        if input_text is None:
+            input_text, target = _first_example(model_path, target)
         diagram, note = model_diagram(model_path, input_text, target, level, not no_grad)
         if note:
             _say(f"note: {note}")
@@ -191,6 +205,7 @@ def draw(
             program.output.backward()
         diagram = diagram_from_value(program.output, grad=not no_grad)
 
+    rankdir = (rankdir or preferred_rankdir(diagram)).upper()
     if not targets:
         stdout_console().print(to_terminal(diagram, precision=precision))
         return
@@ -214,10 +229,28 @@ def draw(
         raise RenderError("\n".join(error.render() for error in failures))
 
 
+def _first_example(model_path: Path, target: float | None) -> tuple[str, float]:
+    """No --input: the first example of the model's data set, as `trace` and `check`
+    take it, said on stderr. Returned as --input text (repr: every digit) and target."""
+    from gradviz.model import load_model
+
+    data = load_model(model_path).dataset()
+    x = [float(v) for v in data.X[0]]
+    target = float(data.Y[0]) if target is None else target
+    _say(
+        f"note: no --input given: using the first example of {data.name}, "
+        f"x = ({', '.join(show_number(v) for v in x)}), y = {show_number(target)}"
+    )
+    return ",".join(repr(v) for v in x), target
+
+
 def _check_targets(targets: list[tuple[str, str]]) -> None:
-    """Refuse what cannot work before any work is done: binary formats on stdout, and
-    one file named twice."""
+    """Refuse what cannot work before any work is done: binary formats on stdout, one
+    file (or stdout) named twice, and bad GRADVIZ_DOT settings when a picture is due."""
     seen: set[str] = set()
+    if any(FORMATS[fmt].graphviz for _, fmt in targets):
+        dot_choice()
+        dot_timeout()
     for path, fmt in targets:
         if path == "-":
             if FORMATS[fmt].binary:
@@ -225,6 +258,9 @@ def _check_targets(targets: list[tuple[str, str]]) -> None:
                     f"{fmt.upper()} is binary and cannot be written to stdout",
                     hint=f"Write it to a file: -o graph.{fmt}",
                 )
+            if "-" in seen:
+                raise OutputError("'-' (stdout) is given twice as an output")
+            seen.add("-")
             continue
         key = str(Path(path).resolve())
         if key in seen:

@@ -74,9 +74,10 @@ def _prepare_folder(folder: Path) -> None:
 
 
 def write_frames(
-    frames: list[Diagram], folder: Path, extension: str, inputs: list[Path]
+    frames: list[Diagram], folder: Path, extension: str, inputs: list[Path], rankdir: str = "LR"
 ) -> list[Path]:
-    """One file per frame in `folder` (created if needed); returns the paths written.
+    """One file per frame in `folder` (created if needed), laid out in direction
+    `rankdir`; returns the paths written.
 
     Refuses before writing anything if a frame would replace an input file. Frames of
     an earlier, longer run are left alone and mentioned."""
@@ -88,7 +89,7 @@ def write_frames(
     for warning in size_warnings(frames[0], fmt) if frames else []:
         _say(f"warning: {warning}")
     for frame, path in zip(frames, paths, strict=True):
-        write_atomic(path, render(frame, fmt))
+        write_atomic(path, render(frame, fmt, rankdir=rankdir))
     written = set(names)
     stale = sorted(
         p.name for p in folder.glob(f"{FRAME_PREFIX}*.{extension}") if p.name not in written
@@ -132,6 +133,7 @@ def _model_example(model_path: Path, input_text: str | None, target: float | Non
 
 
 MODEL_STEPS_NOTE = 60  # more scalar steps than this: suggest --level
+DEFAULT_SAMPLES = 10  # parameters of a model that `check` compares
 
 
 @click.command(
@@ -154,9 +156,7 @@ MODEL_STEPS_NOTE = 60  # more scalar steps than this: suggest --level
     "--format",
     "frame_format",
     type=click.Choice(list(FRAME_FORMATS), case_sensitive=False),
-    default="svg",
-    show_default=True,
-    help="Format of the --frames files: SVG (through Graphviz) or Mermaid text.",
+    help="Format of the --frames files: SVG (through Graphviz; the default) or Mermaid text.",
 )
 @model_options(
     model_help="Trace one example through a saved model (gradviz train --save) instead of EXPR.",
@@ -168,7 +168,7 @@ def trace_command(
     assignments: tuple[str, ...],
     show_forward: bool,
     frames: Path | None,
-    frame_format: str,
+    frame_format: str | None,
     seed: int,
     model_path: Path | None,
     input_text: str | None,
@@ -206,8 +206,10 @@ def trace_command(
       gradviz trace -- "-x*2" x=1
     """
     _expression_or_model(expr, assignments, model_path)
+    if frame_format is not None and frames is None:
+        raise click.UsageError("--format is the format of the --frames files: give --frames DIR")
     level = level.lower()
-    extension = frame_format.lower()
+    extension = (frame_format or "svg").lower()
     console = stdout_console(soft_wrap=True)
     if model_path is None:
         if level != "scalar":
@@ -245,7 +247,7 @@ def trace_command(
 def _trace_network(
     graph, level: str, show_forward: bool, frames: Path | None, extension: str, console: Console
 ) -> None:
-    from gradviz.render.network import network_diagram
+    from gradviz.render.network import network_diagram, preferred_rankdir
 
     if show_forward:
         raise click.UsageError("--forward shows scalar nodes: use it without --level")
@@ -260,7 +262,13 @@ def _trace_network(
     )
     if frames is not None:
         diagram = network_diagram(graph, level)
-        paths = write_frames(network_frames(diagram, steps, level), frames, extension, [])
+        paths = write_frames(
+            network_frames(diagram, steps, level),
+            frames,
+            extension,
+            [],
+            preferred_rankdir(diagram),
+        )
         _say(f"wrote {len(paths)} frames to {str(frames)!r} ({paths[0].name} … {paths[-1].name})")
 
 
@@ -326,7 +334,7 @@ def _model_check_graph(
     default=DEFAULT_TOL,
     show_default=True,
     help="Largest relative error that passes (an absolute error within the rounding "
-    "noise of the finite difference passes too).",
+    "noise and truncation estimate of the finite difference passes too).",
 )
 @model_options(
     model_help="Check a saved model's parameters (gradviz train --save) instead of EXPR.",
@@ -336,9 +344,8 @@ def _model_check_graph(
 @click.option(
     "--samples",
     type=click.IntRange(min=1),
-    default=10,
-    show_default=True,
-    help="With --model: how many parameters to check, picked at random (seeded).",
+    help=f"With --model: how many parameters to check, picked at random (seeded; "
+    f"default {DEFAULT_SAMPLES}).",
 )
 def check(
     expr: str | None,
@@ -348,17 +355,21 @@ def check(
     tol: float,
     seed: int,
     model_path: Path | None,
-    samples: int,
+    samples: int | None,
     input_text: str | None,
     target: float | None,
 ) -> None:
-    """Check the gradients of EXPR against central finite differences.
+    """Check the gradients of EXPR against finite differences.
 
-    For each leaf: the gradient of the backward pass, the estimate
-    (L(x+h) - L(x-h)) / 2h, their absolute and relative error, and pass or fail.
-    Points where the comparison means nothing are reported, not failed: a kink
-    (relu or abs at 0) or an infinite slope (sqrt at 0) on the leaf's way to the
-    output, nan or inf, and a leaf whose every path runs through detach. Values
+    For each leaf: the gradient of the backward pass, the finite-difference
+    estimate, their absolute and relative error, and pass or fail. The estimate
+    extrapolates the central differences D(h) = (L(x+h) - L(x-h)) / 2h and D(h/2)
+    to (4·D(h/2) - D(h)) / 3, which cancels their h² error (large when |x|, and so
+    h, is large); what may remain of it is counted, with the rounding noise.
+    Points where the comparison means nothing are reported, not failed: nan or
+    inf on the leaf's way to the output (a nan weight, exp overflowing; at x or
+    within ±h), an infinite slope (sqrt at 0) or a kink (relu or abs at 0), and a
+    leaf whose every path runs through detach. Values
     behind a detach are held fixed while nudging, as the backward pass treats them.
     Exit status 1 if any leaf fails, so it can guard a new op in CI.
 
@@ -378,12 +389,19 @@ def check(
     if model_path is None:
         if input_text is not None or target is not None:
             raise click.UsageError("--input and --target are for --model")
+        if samples is not None:
+            raise click.UsageError(
+                "--samples is for --model (an expression's leaves are all checked; "
+                "--wrt picks some)"
+            )
         program, _ = _load(expr, assignments, seed)
         value, leaves = program.output, _split_names(wrt)
     else:
         if wrt is not None:
             raise click.UsageError("--wrt is for EXPR; with --model, use --samples")
-        value, leaves = _model_check_graph(model_path, input_text, target, samples, seed)
+        value, leaves = _model_check_graph(
+            model_path, input_text, target, samples or DEFAULT_SAMPLES, seed
+        )
     rows = gradcheck(value, leaves, eps=eps, tol=tol)
     stdout_console(soft_wrap=True).print(check_view(rows, output_name(value)))
     failed = [row.name for row in rows if row.failed]

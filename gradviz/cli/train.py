@@ -6,6 +6,7 @@ from __future__ import annotations
 import itertools
 import json
 import math
+import shlex
 from collections.abc import Sequence
 from pathlib import Path
 
@@ -18,7 +19,7 @@ from rich.text import Text
 
 from gradviz.cli.console import stderr_console, stdout_console
 from gradviz.data import Dataset
-from gradviz.errors import OutputError
+from gradviz.errors import ModelError, OutputError
 from gradviz.measure import model_data
 from gradviz.model import Model, from_result, load_model, save
 from gradviz.nn import LayerSample, Spec, resolve_spec
@@ -77,7 +78,9 @@ def curve_text(
     loss: Sequence[float], accuracy: Sequence[float], every: int = 1, width: int = 160
 ) -> Text:
     """The loss curve (log scale) and the accuracy over the epochs, as two sparklines
-    that fit in `width` columns (at most 60 characters of curve)."""
+    that fit in `width` columns (at most 60 characters of curve). Each point is the mean
+    over one epoch's examples as training saw them, before or while that epoch's updates
+    changed the weights: not the loss of the final weights (`_final_text`)."""
     text = Text()
     if not loss:
         return text
@@ -85,7 +88,7 @@ def curve_text(
     finite = [v for v in loss if math.isfinite(v)]
     scale = "log scale" if finite and min(finite) > 0 else "linear scale"
     ends = max(len(fmt(loss[-1])), len(_percent(accuracy[-1])))
-    note = f"   (epochs {every}–{last}, {scale})"
+    note = f"   (mean per epoch, {every}–{last}, {scale})"
     columns = max(10, min(60, width - 21 - 1 - ends - len(note)))
     text.append(f"loss      {fmt(loss[0]):>10} ")
     text.append(sparkline(loss, columns), style="cyan")
@@ -181,9 +184,12 @@ def gradient_report(
 
 
 def _final_text(loss: float, accuracy: float, size: int) -> Text:
+    """The trained weights evaluated on every example, after training: not the curve's
+    last point, a mean measured during the last epoch."""
     correct = round(accuracy * size) if math.isfinite(accuracy) else 0
     return Text(
-        f"final loss {fmt(loss)}, accuracy {_percent(accuracy)} ({correct}/{size})", style="bold"
+        f"final loss {fmt(loss)}, accuracy {_percent(accuracy)} ({correct}/{size}) after training",
+        style="bold",
     )
 
 
@@ -396,7 +402,7 @@ def inspect_command(model_path: str, data_path: str | None, as_json: bool) -> No
       gradviz inspect xor.json
       gradviz inspect xor.json --json
     """
-    model = load_model(Path(model_path))
+    model = _load_for_inspect(model_path)
     data = model_data(model, data_path)
     evaluation = evaluate(model.network(), data)
     samples = model.layer_samples(data)
@@ -407,7 +413,7 @@ def inspect_command(model_path: str, data_path: str | None, as_json: bool) -> No
         payload = {
             "spec": model.spec.to_dict(),
             "epochs_run": epochs_run,
-            "stopped": model.history.get("stopped"),
+            "stopped": model.stopped,
             "final": {"loss": evaluation.loss, "accuracy": evaluation.accuracy},
             "predictions": _predictions(data, evaluation.outputs),
             "gradients": diagnosis.to_dict(),
@@ -423,8 +429,10 @@ def inspect_command(model_path: str, data_path: str | None, as_json: bool) -> No
     console.print()
     loss, accuracy, every = model.curves()
     console.print(curve_text(loss, accuracy, every, width=console.width))
-    if model.history.get("stopped"):
-        console.print(Text(f"training stopped: {model.history['stopped']}", style="bold red"))
+    if model.stopped:
+        console.print(
+            Text(f"warning: {model.stopped} It trained on (--keep-going).", style="bold red")
+        )
     console.print(_final_text(evaluation.loss, evaluation.accuracy, data.size))
     console.print(predictions_table(data, evaluation.outputs))
     console.print()
@@ -435,6 +443,28 @@ def inspect_command(model_path: str, data_path: str | None, as_json: bool) -> No
         "Gradients per layer of the saved weights (whole data set)",
     )
     console.print(report)
+
+
+def _load_for_inspect(model_path: str) -> Model:
+    """A saved model; a spec given by mistake (a .toml file or a built-in name) is
+    refused with the commands that take one."""
+    shown = shlex.quote(model_path)
+    specs = f"For a spec: gradviz grads {shown} (its gradients) or gradviz train {shown}."
+    if model_path.lower().endswith(".toml"):
+        raise ModelError(
+            f"{model_path}: inspect reads a saved model (.json, from gradviz train --save), "
+            "not a spec",
+            hint=specs,
+        )
+    try:
+        return load_model(Path(model_path))
+    except ModelError as error:
+        if model_path.lower().endswith(".json"):
+            raise
+        raise ModelError(
+            error.message,
+            hint=f"inspect reads a saved model (.json, from gradviz train --save). {specs}",
+        ) from None
 
 
 def _layers_table(model: Model) -> Table:

@@ -12,6 +12,7 @@ never from `id()`, so the same graph always gives byte-identical text.
 from __future__ import annotations
 
 import math
+import re
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field, replace
 from typing import Literal
@@ -19,8 +20,9 @@ from typing import Literal
 import numpy as np
 
 from gradviz.engine import Number, Value, topological_order
-from gradviz.numbers import fmt_full
-from gradviz.text import output_name, printable
+from gradviz.numbers import DEFAULT_PRECISION, fmt, fmt_full
+from gradviz.text import printable  # noqa: F401 (renderers and tests import it from here)
+from gradviz.trace import node_names, op_form, operand, substitute
 
 NodeKind = Literal["value", "op", "group"]
 Role = Literal["input", "constant", "intermediate", "output", "op", "group"]
@@ -34,7 +36,9 @@ class Node:
     """One box of a diagram.
 
     `label` is what names the node (a variable name, an op symbol such as `*` or
-    `tanh`, or a group's title; may be empty for unnamed intermediate results).
+    `tanh`, or a group's title; the output is named by `gradviz.text.output_name`
+    when it has no label of its own, `L` as in the trace; empty for unnamed
+    intermediate results and constants).
     `data`/`grad` are None when there is nothing to show (op nodes, `--no-grad`).
     `detail` is the long text for tooltips: full-precision numbers, local derivatives.
     `cluster` names a box drawn around nodes that share it; `state` is for step-by-step
@@ -85,13 +89,16 @@ class Diagram:
     """Nodes in graph order (inputs first, output last) and the edges between them.
 
     `value_ids` maps each Value drawn to its node id, so callers that hold Values (the
-    trace) can address nodes: `diagram.id_of(v)`, `diagram.op_id_of(v)`.
+    trace) can address nodes: `diagram.id_of(v)`, `diagram.op_id_of(v)`. `level` is
+    the level a saved network is drawn at (`scalar`, `neuron`, `layer`; None for an
+    expression), so a size warning suggests only the coarser views.
     """
 
     nodes: tuple[Node, ...]
     edges: tuple[Edge, ...]
     has_grad: bool = True
     title: str | None = None
+    level: str | None = None
     value_ids: Mapping[Value, str] = field(default_factory=dict, compare=False, repr=False)
 
     def node(self, node_id: str) -> Node:
@@ -160,8 +167,8 @@ def _full(x: Number) -> str:
     return fmt_full(x)
 
 
-def _value_detail(v: Value, name: str, grad: bool, role: Role) -> str:
-    lines = [f"{printable(name) or role}: data = {_full(v.data)}"]
+def _value_detail(v: Value, name: str, grad: bool) -> str:
+    lines = [f"{name}: data = {_full(v.data)}"]
     if grad:
         lines.append(f"grad = {_full(v.grad)}")
     if v.op is not None:
@@ -169,18 +176,43 @@ def _value_detail(v: Value, name: str, grad: bool, role: Role) -> str:
     return "\n".join(lines)
 
 
-def _op_detail(v: Value, grad: bool) -> str:
-    """The op and its local derivatives, as formulas and at the current numbers."""
+# A formula that is a number, maybe in parentheses, maybe with a remark: `1`, `(-1)`,
+# `0 (stop-gradient)`.
+_NUMBER_FORMULA = re.compile(r"\(?([^()\s]+)\)?(?: \(.*\))?")
+
+
+def _states_a_value(text: str, value: Number) -> bool:
+    """True when a formula is just a number equal to `value`, so writing `= value`
+    after it would say the same thing twice."""
+    match = _NUMBER_FORMULA.fullmatch(text)
+    if match is None or isinstance(value, np.ndarray):
+        return False
+    try:
+        return float(match.group(1)) == float(value)
+    except ValueError:
+        return False
+
+
+def _op_detail(v: Value, names: Mapping[Value, str], grad: bool) -> str:
+    """The op and, with `grad`, its local derivatives with the graph's names as the
+    trace writes them (`∂(d·f)/∂d = f = -2.0`), at the current numbers."""
     op = v.op
     assert op is not None  # only called for non-leaves
     inputs = v.parents
-    lines = [f"{op.name}: out = {_full(v.data)}"]
-    try:
-        locals_ = op.local(v.data, *[p.data for p in inputs])
-    except Exception:  # a local derivative that cannot be evaluated is shown as unknown
-        locals_ = tuple(float("nan") for _ in inputs)
-    for name, formula, local in zip("ab", op.formulas, locals_, strict=False):
-        lines.append(f"∂out/∂{name} = {formula} = {_full(local)}")
+    operands = [names[p] for p in inputs]
+    applied = op_form(op, *operands)
+    lines = [f"{op.name}: {names[v]} = {applied} = {_full(v.data)}"]
+    if grad:  # without: data alone, the backward pass was not run
+        try:
+            locals_ = op.local(v.data, *[p.data for p in inputs])
+        except Exception:  # a local derivative that cannot be evaluated is shown as unknown
+            locals_ = tuple(float("nan") for _ in inputs)
+        for position, (formula, local) in enumerate(zip(op.formulas, locals_, strict=False)):
+            named = substitute(formula, *operands)
+            line = f"∂({applied})/∂{operand(operands[position])} = {named}"
+            if not _states_a_value(named, local):
+                line += f" = {_full(local)}"
+            lines.append(line)
     if not op.passes_credit:
         lines.append("passes no gradient to its input")
     elif grad:
@@ -213,7 +245,7 @@ def diagram_from_value(
     """
     nodes_in_order = order if order is not None else topological_order(root)
     ids = {v: value_id(i) for i, v in enumerate(nodes_in_order)}
-    out = output_name(root.label, (v.label for v in nodes_in_order))
+    names = node_names(nodes_in_order)  # the trace's names, for tooltips
     clusters = clusters or {}
     nodes: list[Node] = []
     edges: list[Edge] = []
@@ -228,7 +260,7 @@ def diagram_from_value(
                     id=oid,
                     kind="op",
                     label=v.op.symbol,
-                    detail=_op_detail(v, grad),
+                    detail=_op_detail(v, names, grad),
                     cluster=cluster,
                     op=v.op.name,
                     role="op",
@@ -238,15 +270,16 @@ def diagram_from_value(
             for index, parent in enumerate(v.parents):
                 edges.append(Edge(ids[parent], oid, label=stops, index=index))
             edges.append(Edge(oid, vid))
-        name = v.label or ""
+        label = names[v] if v is root and not v.label else (v.label or "")
+        shown = role if role == "constant" else names[v]
         nodes.append(
             Node(
                 id=vid,
                 kind="value",
-                label=name,
+                label=label,
                 data=v.data,
                 grad=v.grad if grad else None,
-                detail=_value_detail(v, out if v is root else name, grad, role),
+                detail=_value_detail(v, shown, grad),
                 cluster=cluster,
                 op=v.op.name if v.op is not None else None,
                 role=role,
@@ -277,6 +310,10 @@ BANDS: tuple[Band, ...] = (
     Band("g6", "≥ 100", "#2171b5", "#ffffff"),
 )
 BAD_BAND = Band("bad", "nan / inf", "#d62728", "#ffffff")
+# A NaN/inf node has a thick dark border (red on red would not show), and the bad
+# number itself carries BAD_MARK, so one can tell whether data or grad went wrong.
+BAD_BORDER = "#000000"
+BAD_MARK = "‼"
 _BAND_EDGES = (1e-6, 1e-4, 1e-2, 1.0, 1e2)  # lower bounds of bands g2 … g6
 
 
@@ -302,9 +339,23 @@ def is_bad(x: Number | None) -> bool:
     return not math.isfinite(float(x))
 
 
+def number_text(x: Number, precision: int = DEFAULT_PRECISION) -> str:
+    """A number as a node shows it; NaN/inf (in any sample) followed by BAD_MARK."""
+    text = fmt(x, precision)
+    return f"{text} {BAD_MARK}" if is_bad(x) else text
+
+
+# The views of a saved network that draw less than each level (gradviz draw --level).
+COARSER_LEVELS = {"scalar": ("neuron", "layer"), "neuron": ("layer",), "layer": ()}
+
+
 def draw_less(diagram: Diagram) -> str:
     """How to draw less of this diagram, for size warnings and errors: a network (its
-    layers are clusters) has collapsed views; an expression has none."""
-    if diagram.clusters:
-        return "draw a collapsed view (--level neuron or --level layer)"
-    return "draw a part of the expression"
+    layers are clusters, or `level` says so) has the collapsed views coarser than the
+    one drawn; an expression has none."""
+    if diagram.level is None and not diagram.clusters:
+        return "draw a part of the expression"
+    coarser = COARSER_LEVELS.get(diagram.level or "scalar", ())
+    if not coarser:
+        return "draw a smaller network"
+    return f"draw a collapsed view ({' or '.join(f'--level {level}' for level in coarser)})"

@@ -11,14 +11,16 @@ and with graphviz-pure and compare the SVG text.
 
 from __future__ import annotations
 
-from gradviz.numbers import DEFAULT_PRECISION, fmt
+from gradviz.numbers import DEFAULT_PRECISION
 from gradviz.render.diagram import (
     BAD_BAND,
+    BAD_BORDER,
     BANDS,
     Diagram,
     Edge,
     Node,
     band_of,
+    number_text,
 )
 from gradviz.text import printable
 
@@ -75,13 +77,15 @@ def tooltip_text(text: str) -> str:
 
 
 def html_text(text: str) -> str:
-    """Escape text for an HTML-like label (`<...>`), where only XML rules apply."""
+    """Escape text for an HTML-like label (`<...>`): XML rules, and the backslash
+    doubled, since Graphviz still expands `\\G` (the graph's name) and `\\\\` there."""
     return (
         printable(text)
         .replace("&", "&amp;")
         .replace("<", "&lt;")
         .replace(">", "&gt;")
         .replace('"', "&quot;")
+        .replace("\\", "&#92;&#92;")
     )
 
 
@@ -98,10 +102,12 @@ def _fields(node: Node, precision: int) -> list[str]:
     fields = []
     if node.label:
         fields.append(field_text(node.label))
+    # Numbers need no escaping: digits, `.-+e`, nan, inf and BAD_MARK (after a space,
+    # never before one, so Graphviz 2.x keeps every space).
     if node.data is not None:
-        fields.append("data " + fmt(node.data, precision))
+        fields.append("data " + number_text(node.data, precision))
     if node.grad is not None:
-        fields.append("grad " + fmt(node.grad, precision))
+        fields.append("grad " + number_text(node.grad, precision))
     fields.extend(field_text(line) for line in node.extra_lines)
     return fields or [" "]
 
@@ -135,7 +141,7 @@ def _node_line(node: Node, diagram: Diagram, precision: int, horizontal: bool) -
     pairs.append(("fillcolor", fill))
     border, penwidth, state_ink = (None, None, None)
     if band is BAD_BAND:
-        border, penwidth = BAD_BAND.fill, "3"
+        border, penwidth = BAD_BORDER, "3"
     if node.state in _STATE_LOOK:
         border, penwidth, state_ink = _STATE_LOOK[node.state]
         if node.state == "dim":
@@ -198,17 +204,24 @@ def layout_cost(diagram: Diagram) -> int:
     return len(diagram.nodes) + spans
 
 
-def legend_line() -> str:
-    """A one-node key to the fill colours (fixed text, so an HTML-like label is safe)."""
+def legend_table(title: str | None = None) -> str:
+    """The key to the fill colours as an HTML-like table, under the title if there is
+    one. It becomes the graph's own label, placed above the drawing: a node would be
+    laid out beside the inputs and, top to bottom, double the picture's width."""
     cells = "".join(
         f'<TD BGCOLOR="{b.fill}"><FONT COLOR="{b.ink}">{html_text(b.text)}</FONT></TD>'
         for b in (*BANDS, BAD_BAND)
     )
-    table = (
+    key = (
         '<TABLE BORDER="0" CELLBORDER="1" CELLSPACING="0" CELLPADDING="3">'
         f'<TR><TD BORDER="0">|grad| (log scale)</TD>{cells}</TR></TABLE>'
     )
-    return f'\tgradviz_legend [shape=plaintext, style="", fontsize="9", label=<{table}>]\n'
+    heading = f"<TR><TD>{html_text(title)}</TD></TR>" if title else ""
+    return (
+        '<TABLE BORDER="0" CELLBORDER="0" CELLSPACING="0" CELLPADDING="0">'
+        f'{heading}<TR><TD><FONT POINT-SIZE="9">{key}</FONT></TD></TR>'
+        '<TR><TD HEIGHT="4"></TD></TR></TABLE>'  # a gap above the drawing
+    )
 
 
 def dot_body(
@@ -229,8 +242,6 @@ def dot_body(
         f'\tnode [fontname="{FONT}", fontsize="11", style="filled", height="0.3"]\n',
         f'\tedge [fontname="{FONT}", fontsize="9", color="#555555", arrowsize="0.6"]\n',
     ]
-    if diagram.title:
-        lines.append(f'\tlabel="{label_text(diagram.title)}"\n\tlabelloc="t"\n')
     clusters = diagram.clusters
     cluster_index = {name: i for i, name in enumerate(clusters)}
     loose = [n for n in diagram.nodes if n.cluster is None]
@@ -246,8 +257,11 @@ def dot_body(
         lines.append("\t}\n")
     for edge in diagram.edges:
         lines.append(_edge_line(edge))
+    # The graph's label (title and legend) comes last, so no cluster inherits it.
     if legend and diagram.has_grad:
-        lines.append(legend_line())
+        lines.append(f'\tlabel=<{legend_table(diagram.title)}>\n\tlabelloc="t"\n')
+    elif diagram.title:
+        lines.append(f'\tlabel="{label_text(diagram.title)}"\n\tlabelloc="t"\n')
     return lines
 
 

@@ -5,6 +5,11 @@ strings "nan", "inf" and "-inf", so a reader sees them instead of a parse error 
 silent null. Finite numbers are JSON numbers with every digit of the float64 (they
 round-trip exactly). A batch (numpy array) becomes a list. Text is UTF-8 as is.
 
+`label` is the name the pictures show: a variable's name, an op's symbol, and for an
+unlabelled output the name `trace` and `check` give it (`L`, see
+`gradviz.text.output_name`); null for a node shown without a name (an unnamed
+intermediate result, a constant).
+
     {"format": "gradviz.graph", "version": 1, "has_grad": true, "title": null,
      "nodes": [{"id": "n0", "kind": "value", "role": "input", "label": "a",
                 "op": null, "data": 2.0, "grad": 6.0, ...}, ...],
@@ -38,7 +43,7 @@ def _node(node: Node) -> dict[str, Any]:
         "id": node.id,
         "kind": node.kind,
         "role": node.role,
-        "label": node.label,
+        "label": node.label or None,
         "op": node.op,
         "data": _numbers(node.data),
         "grad": _numbers(node.grad),

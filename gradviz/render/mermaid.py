@@ -7,6 +7,10 @@ than taken from names, since a node called `end` or `style` would end a block or
 a statement. Control characters never reach the text (see `gradviz.text.printable`), so no
 label can start a new line such as `%%{init}%%` or `click`. Tests run the output
 through the real Mermaid parser and compare the labels it reads.
+
+A title is different: it goes in the YAML front matter, which Mermaid shows as plain
+text without decoding entity codes, so it is written as a YAML double-quoted string
+(see `title_yaml`).
 """
 
 from __future__ import annotations
@@ -14,8 +18,18 @@ from __future__ import annotations
 import json
 
 from gradviz.errors import RenderError
-from gradviz.numbers import DEFAULT_PRECISION, fmt
-from gradviz.render.diagram import BAD_BAND, BANDS, Band, Diagram, Node, band_of, draw_less
+from gradviz.numbers import DEFAULT_PRECISION
+from gradviz.render.diagram import (
+    BAD_BAND,
+    BAD_BORDER,
+    BANDS,
+    Band,
+    Diagram,
+    Node,
+    band_of,
+    draw_less,
+    number_text,
+)
 from gradviz.text import printable
 
 DIRECTIONS = ("LR", "TB", "RL", "BT")
@@ -61,14 +75,31 @@ def escape(text: str) -> str:
     return printable(text).translate(_ENTITIES)
 
 
+# Mermaid passes a title through DOMPurify, which writes `&`, `<`, `>` as HTML
+# entities, and then shows that text as it is (`a &lt; b`): look-alikes show right.
+_TITLE_LOOKALIKES = str.maketrans({"&": "＆", "<": "‹", ">": "›"})
+
+
+def title_text(title: str) -> str:
+    """The title as Mermaid will show it: printable (no newline can end the front
+    matter), with look-alikes for the three characters Mermaid would garble."""
+    return printable(title).translate(_TITLE_LOOKALIKES)
+
+
+def title_yaml(title: str) -> str:
+    """The title as a YAML double-quoted scalar on one line (a JSON string is one:
+    `\\` and `"` escaped; `printable` already made every control character visible)."""
+    return json.dumps(title_text(title), ensure_ascii=False)
+
+
 def _label(node: Node, precision: int) -> str:
     parts = []
     if node.label:
         parts.append(escape(node.label))
     if node.data is not None:
-        parts.append("data " + escape(fmt(node.data, precision)))
+        parts.append("data " + escape(number_text(node.data, precision)))
     if node.grad is not None:
-        parts.append("grad " + escape(fmt(node.grad, precision)))
+        parts.append("grad " + escape(number_text(node.grad, precision)))
     text = SEPARATOR.join(parts)
     if node.extra_lines:
         text = "<br>".join([text, *(escape(line) for line in node.extra_lines)])
@@ -76,7 +107,9 @@ def _label(node: Node, precision: int) -> str:
 
 
 def _class_def(band: Band) -> str:
-    return f"    classDef {band.name} fill:{band.fill},stroke:#555555,color:{band.ink}\n"
+    # NaN/inf: a thick dark border, since red on red would not show
+    stroke = f"stroke:{BAD_BORDER},stroke-width:3px" if band is BAD_BAND else "stroke:#555555"
+    return f"    classDef {band.name} fill:{band.fill},{stroke},color:{band.ink}\n"
 
 
 def to_mermaid(
@@ -100,7 +133,7 @@ def to_mermaid(
     ids = {node.id: f"n{i}" for i, node in enumerate(diagram.nodes)}
     lines: list[str] = []
     if diagram.title:
-        lines += ["---\n", f"title: {json.dumps(escape(diagram.title))}\n", "---\n"]
+        lines += ["---\n", f"title: {title_yaml(diagram.title)}\n", "---\n"]
     lines.append(f"flowchart {rankdir}\n")
 
     classes: dict[str, list[str]] = {}  # class name -> mermaid ids, in node order

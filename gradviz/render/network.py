@@ -5,34 +5,71 @@ reads the model file, for `gradviz draw --model`)."""
 
 from __future__ import annotations
 
+from dataclasses import dataclass, replace
+from itertools import pairwise
 from pathlib import Path
 
 import numpy as np
 
-from gradviz.errors import InputError
+from gradviz.errors import GradvizError, InputError
 from gradviz.model import LossGraph, load_model, network_loss_graph, parse_input
-from gradviz.nn import LOSS_FUNCTIONS, layer_samples
+from gradviz.nn import LOSS_FUNCTIONS, Network, layer_samples
 from gradviz.numbers import fmt
 from gradviz.render.diagram import Diagram, Edge, Node, diagram_from_value
-from gradviz.stats import diagnose
+from gradviz.stats import Diagnosis, diagnose
 
 LEVELS = ("scalar", "neuron", "layer")
-AUTO_NODE_LIMIT = 400  # above this many scalar nodes, `auto` draws neurons instead
+AUTO_NODE_LIMIT = 400  # above this many nodes, `auto` draws the next coarser level
+# Above this many edges the neuron view is a tangle (every unit is wired to every unit of
+# the next layer; Graphviz routes a dense band between two layers in loops around them:
+# 2-8-8-1 has 90 edges and still reads, 2-16-16-1 has 306 and does not), so `auto` draws
+# layers.
+AUTO_EDGE_LIMIT = 100
+# The layer view is a chain: top to bottom it reads as a table, one row per layer.
+LAYER_RANKDIR = "TB"
+
+
+def preferred_rankdir(diagram: Diagram) -> str:
+    """The direction a drawing reads best in when the user names none: top to bottom for
+    a network drawn per layer (a long chain), left to right for everything else."""
+    return LAYER_RANKDIR if diagram.level == "layer" else "LR"
+
+
+def neuron_view_size(network: Network) -> tuple[int, int]:
+    """Nodes and edges of the neuron view: the inputs, a node per neuron, y and the
+    loss; an edge per weight, and two into the loss."""
+    sizes = network.sizes
+    return sum(sizes) + 2, sum(a * b for a, b in pairwise(sizes)) + 2
 
 
 def choose_level(
-    graph: LossGraph, level: str = "auto", limit: int = AUTO_NODE_LIMIT
+    graph: LossGraph,
+    level: str = "auto",
+    limit: int = AUTO_NODE_LIMIT,
+    edge_limit: int = AUTO_EDGE_LIMIT,
 ) -> tuple[str, str | None]:
-    """The level to draw and, when chosen automatically, a note saying so."""
+    """The level to draw and, when chosen automatically, a note saying so: every scalar
+    up to `limit` nodes, else a node per neuron if that view has at most `limit` nodes
+    and `edge_limit` edges, else a node per layer."""
     if level != "auto":
         return level, None
     size = graph.size
     if size <= limit:
         return "scalar", None
-    neurons = sum(graph.network.sizes[1:]) + graph.network.sizes[0] + 2
-    if neurons <= limit:
-        return "neuron", f"{size} nodes is more than {limit}: drawn one node per neuron (--level)"
-    return "layer", f"{size} nodes is more than {limit}: drawn one node per layer (--level)"
+    scalars = f"{size:,} scalar nodes is more than {limit}"
+    nodes, edges = neuron_view_size(graph.network)
+    if nodes <= limit and edges <= edge_limit:
+        return "neuron", f"{scalars}: drawn one node per neuron (--level)"
+    too_many = (
+        f"{nodes:,} nodes (more than {limit})"
+        if nodes > limit
+        else f"{edges:,} edges (more than {edge_limit})"
+    )
+    return (
+        "layer",
+        f"{scalars}, and one node per neuron would take {too_many}: drawn one node per "
+        "layer (--level)",
+    )
 
 
 def network_diagram(
@@ -43,12 +80,14 @@ def network_diagram(
     gradient statistics (`layer`). `grad=False` leaves every gradient out, in the nodes'
     text too: data alone."""
     if level == "scalar":
-        return diagram_from_value(graph.loss, grad=grad, clusters=graph.clusters, title=title)
-    if level == "neuron":
-        return _neuron_diagram(graph, title, grad)
-    if level == "layer":
-        return _layer_diagram(graph, title, grad)
-    raise InputError(f"unknown level {level!r}; expected one of {', '.join(LEVELS)}")
+        diagram = diagram_from_value(graph.loss, grad=grad, clusters=graph.clusters, title=title)
+    elif level == "neuron":
+        diagram = _neuron_diagram(graph, title, grad)
+    elif level == "layer":
+        diagram = _layer_diagram(graph, title, grad)
+    else:
+        raise InputError(f"unknown level {level!r}; expected one of {', '.join(LEVELS)}")
+    return replace(diagram, level=level)  # size advice then offers only coarser levels
 
 
 def _input_nodes(graph: LossGraph, grad: bool) -> list[Node]:
@@ -139,26 +178,60 @@ def _neuron_diagram(graph: LossGraph, title: str | None, grad: bool = True) -> D
     return Diagram(tuple(nodes + loss_nodes), tuple(edges + loss_edges), has_grad=grad, title=title)
 
 
+@dataclass(frozen=True, slots=True)
+class DataSetStatus:
+    """The statuses `gradviz grads` gives a model, on its whole data set (`diagnosis`),
+    and that data set in words; or, with no data set to use, `diagnosis` None and
+    `data` saying why."""
+
+    diagnosis: Diagnosis | None
+    data: str
+    size: int = 0
+
+
+def data_set_status(graph: LossGraph) -> DataSetStatus:
+    """One example cannot tell a dead unit (inactive on every example) or a stalled
+    network (outputs that do not vary) from a unit or an output that happens to be 0
+    here: statuses come from the model's whole data set, as in `gradviz grads`."""
+    model = graph.model
+    if model is None:
+        return DataSetStatus(None, "a network without a data set")
+    try:
+        data = model.dataset()
+        samples = model.layer_samples(data)
+    except GradvizError as error:  # its CSV data is missing or outside its folder
+        return DataSetStatus(None, f"its data set cannot be read ({error.message})")
+    return DataSetStatus(diagnose(samples), f"{data.size} examples of {data.name}", data.size)
+
+
 def _layer_diagram(graph: LossGraph, title: str | None, grad: bool = True) -> Diagram:
+    """A node per layer, one short line per quantity; what the numbers are is said once,
+    in the title, not in every node. The numbers are this example's, the status the
+    whole data set's (`data_set_status`)."""
     built, network = graph.built, graph.network
     samples = layer_samples(network, np.array([graph.x]), np.array([graph.y]))
-    diagnosis = diagnose(samples)
+    example = diagnose(samples)
+    overall = data_set_status(graph) if grad else DataSetStatus(None, "")
     inputs = ", ".join(f"x{j} {fmt(x.data)}" for j, x in enumerate(built.inputs))
     nodes = [Node(id="inputs", kind="group", label="inputs", extra_lines=(inputs,), role="group")]
     edges: list[Edge] = []
     source = "inputs"
-    for layer, stats, acts in zip(network.layers, diagnosis.layers, built.act, strict=True):
-        units = f"{layer.n_out} {layer.activation} unit{'s' if layer.n_out != 1 else ''}"
-        lines = [f"{units}, {stats.n_params} params"]
+    for i, (layer, stats, acts) in enumerate(
+        zip(network.layers, example.layers, built.act, strict=True)
+    ):
+        lines = [f"{layer.n_out} {layer.activation}, {stats.n_params} params"]
+        detail = layer.name
         if grad:
             rel = fmt(stats.rel) if stats.rel is not None else "—"
-            lines += [
-                f"grad shown: rms ∂L/∂w; max |∂L/∂w| {fmt(stats.max_abs)}",
-                f"rel {rel}  status {stats.status}",
-            ]
+            lines.append(f"max {fmt(stats.max_abs)}  rel {rel}")
+            if overall.diagnosis is not None:
+                status = overall.diagnosis.layers[i]
+                lines.append(f"status {status.status}")
+                detail = f"{layer.name}: {status.status} on the {overall.data}"
+                detail += f" ({status.reason})" if status.reason else ""
         else:
-            lines.append("outputs " + ", ".join(fmt(a.data, 3) for a in acts[:8]))
-            if len(acts) > 8:
+            lines.append("outputs " + ", ".join(fmt(a.data, 3) for a in acts[:4]))
+            if len(acts) > 4:
                 lines[-1] += ", …"
         nodes.append(
             Node(
@@ -166,13 +239,20 @@ def _layer_diagram(graph: LossGraph, title: str | None, grad: bool = True) -> Di
                 kind="group",
                 label=layer.name,
                 grad=stats.rms if grad else None,  # the colour follows the rms gradient
-                detail=f"{layer.name}: {stats.reason or stats.status}" if grad else layer.name,
+                detail=detail,
                 extra_lines=tuple(lines),
                 role="group",
             )
         )
         edges.append(Edge(source, layer.name))
         source = layer.name
+    if grad:
+        key = "per layer: grad = rms ∂L/∂w, max = max |∂L/∂w|, rel = grad ÷ largest (this example)"
+        if overall.diagnosis is not None:
+            key += f"; status on all {overall.size} examples"
+        else:
+            key += "; no status (dead units show on a data set only: gradviz grads)"
+        title = f"{title} — {key}" if title else key
     loss_nodes, loss_edges = _loss_nodes(graph, source, grad)
     return Diagram(tuple(nodes + loss_nodes), tuple(edges + loss_edges), has_grad=grad, title=title)
 
@@ -185,13 +265,20 @@ def model_diagram(
     grad: bool = True,
 ) -> tuple[Diagram, str | None]:
     """What `gradviz draw --model` draws: one example's loss through a saved model, at
-    the level asked for (`auto` collapses big networks), and a note when it collapsed."""
+    the level asked for (`auto` collapses big networks), and a note when it collapsed
+    (or when the neuron view asked for will be a tangle)."""
     model = load_model(path)
     if input_text is None:
         raise InputError("--model needs --input: the example to draw, e.g. --input 0,1")
     x = parse_input(input_text, model.spec.layers[0])
     graph = network_loss_graph(model, x, target)
     chosen, note = choose_level(graph, level)
+    edges = neuron_view_size(graph.network)[1]
+    if chosen == "neuron" and edges > AUTO_EDGE_LIMIT and note is None:
+        note = (
+            f"the neuron view has {edges:,} edges (a weight each): expect a tangle; "
+            "--level layer shows the gradient layer by layer"
+        )
     shown = ", ".join(fmt(v) for v in graph.x)
     title = f"{model.spec.name}: loss of input ({shown}), target {fmt(graph.y)}"
     return network_diagram(graph, chosen, title, grad), note

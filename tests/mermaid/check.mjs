@@ -1,15 +1,22 @@
 // Parse Mermaid texts with the real mermaid.js (under jsdom) and report what it read.
 //
 // stdin: a JSON array of Mermaid texts. stdout: a JSON array, one result per text:
-//   {ok: true, type, nodes: {id: label}, edges: [[from, to, stroke]], subgraphs: [[id, title, [ids]]]}
+//   {ok: true, type, title, nodes: {id: label}, edges: [[from, to, stroke]],
+//    subgraphs: [[id, title, [ids]]]}
 //   {ok: false, error: "..."}
 // Labels are decoded the way a browser shows them: Mermaid's entity codes (#quot;, #35;)
 // become characters and <br> a newline, so tests can compare them with the original text.
+// `title` is the front matter's title exactly as Mermaid draws it, read from the SVG that
+// mermaid.render makes (it shows the stored string as plain text, decoding nothing); null
+// without a title.
 import { JSDOM } from "jsdom";
 
 const dom = new JSDOM("<!DOCTYPE html><html><body></body></html>");
 globalThis.window = dom.window;
 globalThis.document = dom.window.document;
+// jsdom does no layout: rendering (done only to read a title) needs text sizes of some kind.
+window.SVGElement.prototype.getBBox = () => ({ x: 0, y: 0, width: 100, height: 20 });
+window.SVGElement.prototype.getComputedTextLength = () => 50;
 const { default: mermaid } = await import("mermaid");
 mermaid.initialize({ startOnLoad: false, securityLevel: "strict" });
 
@@ -25,6 +32,15 @@ function shown(text) {
   return element.value;
 }
 
+let renders = 0;
+
+async function drawnTitle(text) {
+  const { svg } = await mermaid.render(`title${renders++}`, text);
+  const drawn = new window.DOMParser().parseFromString(svg, "image/svg+xml");
+  const title = drawn.querySelector(".flowchartTitleText");
+  return title ? title.textContent : null;
+}
+
 async function check(text) {
   try {
     await mermaid.parse(text);
@@ -34,7 +50,8 @@ async function check(text) {
     for (const vertex of db.getVertices().values()) nodes[vertex.id] = shown(vertex.text);
     const edges = db.getEdges().map((e) => [e.start, e.end, e.stroke]);
     const subgraphs = db.getSubGraphs().map((s) => [s.id, shown(s.title), s.nodes]);
-    return { ok: true, type: diagram.type, nodes, edges, subgraphs };
+    const title = text.startsWith("---") ? await drawnTitle(text) : null;
+    return { ok: true, type: diagram.type, title, nodes, edges, subgraphs };
   } catch (error) {
     return { ok: false, error: String(error?.message ?? error) };
   }
