@@ -206,6 +206,9 @@ class Program:
     defaults: dict[str, float]
     """Leaves that got a reproducible default value because none was given."""
     seed: int
+    output_name: str | None = None
+    """The name the last statement gives the output (`y` in `t = a*b; y = t`, `L` in
+    `L = x; L`), None for an unnamed expression. An op node output is labelled so."""
 
 
 def parse_program(
@@ -711,10 +714,18 @@ class _Compiler:
                 self.nodes[target] = node
             output = node
         assert output is not None  # a module with statements yields one
+        output_name = compiled[-1][0]
+        last = body[-1]
+        if output_name is None and isinstance(last, ast.Expr) and isinstance(last.value, ast.Name):
+            output_name = last.value.id if last.value.id in self.assigned else None
+        if output_name is not None and output.op is not None:
+            # `t = a*b; y = t`: the output is called y in every view. Nothing drawn uses
+            # the output, so t's other uses (not drawn) lose nothing. A leaf keeps its name.
+            output.label = output_name
         order = sorted(self.first_seen, key=self.first_seen.__getitem__)
         names = {name: self.nodes[name] for name in order}
         leaves = {name: node for name, node in names.items() if name in self.leaf_nodes}
-        return Program(self.source, output, names, leaves, defaults, seed)
+        return Program(self.source, output, names, leaves, defaults, seed, output_name)
 
     def compile_statement(self, statement: ast.stmt, last: bool) -> tuple[str | None, _Code]:
         """The name a statement assigns (None for a bare expression) and its code."""

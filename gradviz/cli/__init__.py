@@ -13,6 +13,7 @@ import unicodedata
 
 import click
 
+from gradviz.cli.options import traceback_option
 from gradviz.errors import GradvizError
 
 
@@ -51,6 +52,12 @@ def _closed_pipe() -> click.exceptions.Exit:
 
 class GradvizGroup(click.Group):
     """Runs a command and turns library errors into one clear message and a status."""
+
+    def add_command(self, cmd: click.Command, name: str | None = None) -> None:
+        """Registers `cmd` with a hidden --traceback, so it also works after the name."""
+        if not any(p.name == "traceback" for p in cmd.params):
+            cmd.params.append(traceback_option())
+        super().add_command(cmd, name)
 
     def invoke(self, ctx: click.Context) -> object:
         try:

@@ -3,10 +3,15 @@
 Colour only on a terminal without NO_COLOR (rich checks both). On a terminal, rich fits
 the output to its width. Piped or redirected, there is no width to fit: lines are made
 wide enough that no table drops a column and no line wraps, so `gradviz … > file`
-keeps every number (PIPED_WIDTH columns at least, or COLUMNS if wider).
+keeps every number (PIPED_WIDTH columns at least, or COLUMNS if wider). Piped lines
+carry no trailing spaces (rich pads table cells to the column width): a file diffs
+cleanly and `grep 'x$'` finds what it should.
 """
 
 from __future__ import annotations
+
+import re
+from typing import IO
 
 from rich.console import Console
 
@@ -18,7 +23,10 @@ def stdout_console(soft_wrap: bool = False) -> Console:
     console = Console(highlight=False, soft_wrap=soft_wrap)
     if not console.is_terminal:
         console = Console(
-            highlight=False, soft_wrap=soft_wrap, width=max(console.width, PIPED_WIDTH)
+            file=_StrippedLines(console.file),
+            highlight=False,
+            soft_wrap=soft_wrap,
+            width=max(console.width, PIPED_WIDTH),
         )
     return console
 
@@ -26,3 +34,28 @@ def stdout_console(soft_wrap: bool = False) -> Console:
 def stderr_console() -> Console:
     """stderr, for progress bars and notes (shown only when it is a terminal)."""
     return Console(stderr=True, highlight=False)
+
+
+_TRAILING = re.compile(r"[ \t]+(?=\n)")
+
+
+class _StrippedLines:
+    """A text file that drops the spaces at the end of every line written to it. Spaces at
+    the end of one write are held back until the next shows whether a newline follows."""
+
+    def __init__(self, file: IO[str]) -> None:
+        self._file = file
+        self._held = ""
+
+    def write(self, text: str) -> int:
+        text = self._held + text
+        kept = text.rstrip(" \t")
+        self._held = text[len(kept) :]
+        self._file.write(_TRAILING.sub("", kept))
+        return len(text)
+
+    def flush(self) -> None:
+        self._file.flush()
+
+    def __getattr__(self, name: str) -> object:  # encoding, isatty, fileno: the real file's
+        return getattr(self._file, name)

@@ -61,6 +61,27 @@ def _with_dashes(command: str, args: list[str], token: str) -> str:
     return " ".join([command, *map(shlex.quote, before), "--", *map(shlex.quote, after)])
 
 
+TRACEBACK_KEY = "gradviz.traceback"  # ctx.meta flag: let errors through with their traceback
+
+
+def _remember_traceback(ctx: click.Context, _param: click.Parameter, value: bool) -> None:
+    if value:  # never switch off what `gradviz --traceback` or GRADVIZ_TRACEBACK switched on
+        ctx.meta[TRACEBACK_KEY] = True
+
+
+def traceback_option() -> click.Option:
+    """`--traceback` after the command name (`gradviz draw x --traceback`) as well as
+    before it: hidden (the group's --help lists it once), sets the same ctx.meta flag."""
+    return click.Option(
+        ["--traceback"],
+        is_flag=True,
+        expose_value=False,
+        hidden=True,
+        is_eager=True,  # set before other options' callbacks can fail
+        callback=_remember_traceback,
+    )
+
+
 SEED_HELP = "Seed of the default values of leaves given no value."
 
 
