@@ -13,11 +13,13 @@ holds the per-sample gradients (sum them for a batch gradient).
 from __future__ import annotations
 
 import warnings
-from collections.abc import Callable, Iterable
+from collections.abc import Callable
 from dataclasses import dataclass
 from functools import lru_cache
 
 import numpy as np
+
+from gradviz.numbers import fmt
 
 Number = float | np.ndarray
 
@@ -361,8 +363,6 @@ class Value:
         backpropagate(topological_order(self))
 
     def __repr__(self) -> str:
-        from gradviz.numbers import fmt
-
         name = f"{self.label}, " if self.label else ""
         return f"Value({name}data={fmt(self.data)}, grad={fmt(self.grad)})"
 
@@ -533,8 +533,3 @@ cos = _function(COS)
 sqrt = _function(SQRT)
 detach = _function(DETACH)
 abs = _function(ABS)  # shadows the builtin inside this module only: use np.abs here
-
-
-def leaves(values: Iterable[Value]) -> list[Value]:
-    """The leaves among some nodes, in the order given."""
-    return [v for v in values if v.op is None]

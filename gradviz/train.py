@@ -19,8 +19,11 @@ The arithmetic of one update, the same in every path (compiled, `reference_step`
 
 from __future__ import annotations
 
+import io
+import keyword
 import math
 import re
+import tokenize
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from functools import lru_cache
@@ -377,17 +380,79 @@ def _compile(
         "    return total, outputs",
     ]
     # The source is built only from the op table's templates, variable names we made
-    # and float literals of our own constants: no user text reaches it. Each function
-    # is compiled on its own, which keeps the compiler's peak memory to one of them.
+    # and float literals of our own constants: no user text reaches it, and
+    # `_only_generated` checks that before anything runs. Each function is compiled on
+    # its own, which keeps the compiler's peak memory to one of them.
     scope = {"np": np, "float": float, "min": min, "sqrt": math.sqrt, **namespace}
     scope["__name__"] = "gradviz.compiled"
     sources = []
     for function in (lines, gradient, evaluate):
-        source = "\n".join(function) + "\n"
+        source = _only_generated("\n".join(function) + "\n")
         exec(compile(source, f"<gradviz network {'-'.join(map(str, sizes))}>", "exec"), scope)
         sources.append(source)
     source = "\n".join(sources)
     return Compiled(scope["run"], scope["gradient"], scope["evaluate"], source, n)
+
+
+# Every name the generator writes: its numbered variables, the loop's own names, and what
+# the op table's templates call (numpy's functions by attribute). Anything else in a
+# source means text from somewhere else got in, and nothing of it may run.
+_GENERATED_NAME = re.compile(r"(?:[pxvcfldgG]|gp)\d+")
+_FIXED_NAMES = frozenset(
+    [
+        "P",
+        "f",
+        "X",
+        "Y",
+        "i",
+        "y",
+        "t",
+        "s",
+        "m",
+        "end",
+        "norm",
+        "batch",
+        "clip",
+        "lr",
+        "order",
+        "start",
+        "stop",
+        "total",
+        "correct",
+        "outputs",
+        "run",
+        "gradient",
+        "evaluate",
+        "np",
+        "float",
+        "min",
+        "len",
+        "range",
+        "abs",
+        "sqrt",
+        "append",
+        "exp",
+        "log",
+        "tanh",
+        "divide",
+    ]
+)
+
+
+def _only_generated(source: str) -> str:
+    """`source`, after checking that it holds nothing but what the generator writes: our
+    names, numbers and operators; no string literal, no other name."""
+    for token in tokenize.generate_tokens(io.StringIO(source).readline):
+        if token.type == tokenize.STRING or (
+            token.type == tokenize.NAME
+            and not keyword.iskeyword(token.string)
+            and token.string not in _FIXED_NAMES
+            and not _GENERATED_NAME.fullmatch(token.string)
+        ):
+            raise RuntimeError(
+                f"generated training code holds {token.string!r}: refusing to run it"
+            )
+    return source
 
 
 def compile_network(network: Network, clip: str | None = None, online: bool = False) -> Compiled:

@@ -305,3 +305,18 @@ def test_big_data_sets_are_measured_on_their_first_rows(monkeypatch: pytest.Monk
 def test_too_many_records_are_refused() -> None:
     with pytest.raises(SpecError, match="record_every: every 1 of 5,000 epochs is more than 1,000"):
         spec_of("xor", epochs=5000, record_every=1)
+
+
+@pytest.mark.parametrize(
+    "injected",
+    ["__import__('os').system('true')", "open", "eval", "x0.__class__", "'text'", "os"],
+)
+def test_generated_code_is_checked_before_it_runs(injected: str) -> None:
+    """exec runs only what the generator writes: one foreign name or string in the
+    source and nothing of it is compiled."""
+    from gradviz.train import _only_generated
+
+    good = "def run(P, X, Y):\n    p0, = P\n    v3 = p0 * x0 + float(np.exp(-abs(v2)))\n"
+    assert _only_generated(good) == good
+    with pytest.raises(RuntimeError, match="refusing to run it"):
+        _only_generated(good + f"    v4 = {injected}\n")

@@ -9,12 +9,12 @@ from __future__ import annotations
 
 import os
 import sys
-import unicodedata
 
 import click
 
 from gradviz.cli.options import traceback_option
 from gradviz.errors import GradvizError
+from gradviz.text import printable
 
 
 class Failure(click.ClickException):
@@ -26,16 +26,9 @@ class Failure(click.ClickException):
 
 
 def _visible(text: str) -> str:
-    """Text for a terminal with control characters (other than newlines and tabs) and
-    lone surrogates shown as escapes: a message may quote a spec or model file someone
-    else wrote, and an escape sequence in it must not reach the terminal."""
-    shown = []
-    for c in text:
-        if c in "\n\t" or unicodedata.category(c) not in ("Cc", "Cs"):
-            shown.append(c)
-        else:
-            shown.append(f"\\x{ord(c):02x}" if ord(c) < 0x100 else f"\\u{ord(c):04x}")
-    return "".join(shown)
+    """Text for a terminal: a message may quote a spec or model file someone else wrote,
+    and an escape sequence in it must not reach the terminal. Lines stay lines."""
+    return "\n".join(printable(line) for line in text.split("\n"))
 
 
 def _closed_pipe() -> click.exceptions.Exit:
