@@ -12,34 +12,42 @@ of the backward pass, and per-layer gradient tables for small networks.
     (-2.0, 2.0)
 """
 
-from importlib.metadata import PackageNotFoundError, version
+from __future__ import annotations
 
-from gradviz.engine import (
-    Graph,
-    Op,
-    Value,
-    abs,
-    cos,
-    detach,
-    exp,
-    log,
-    relu,
-    sigmoid,
-    sin,
-    sqrt,
-    tanh,
-    topological_order,
-)
-from gradviz.errors import GradvizError
-from gradviz.expr import parse
-from gradviz.gradcheck import gradcheck  # the function (the module stays importable by name)
-from gradviz.render import draw, to_json, to_mermaid
-from gradviz.trace import trace  # the function (the module stays importable by name)
+import importlib
+from typing import TYPE_CHECKING
 
-try:
-    __version__ = version("gradviz")
-except PackageNotFoundError:  # running from a source tree that is not installed
-    __version__ = "0.0.0+unknown"
+# The public API, by the module that defines it. Each name is imported the first time it
+# is used (module `__getattr__`), so `import gradviz` costs almost nothing and the command
+# line pays only for what a command uses. `trace` and `gradcheck` are the modules
+# `gradviz.trace` and `gradviz.gradcheck`; calling either module calls its function.
+_API: dict[str, str] = {
+    **dict.fromkeys(
+        [
+            "Graph",
+            "Op",
+            "Value",
+            "abs",
+            "cos",
+            "detach",
+            "exp",
+            "log",
+            "relu",
+            "sigmoid",
+            "sin",
+            "sqrt",
+            "tanh",
+            "topological_order",
+        ],
+        "gradviz.engine",
+    ),
+    "GradvizError": "gradviz.errors",
+    "parse": "gradviz.expr",
+    "draw": "gradviz.render",
+    "to_json": "gradviz.render",
+    "to_mermaid": "gradviz.render",
+}
+_MODULES = ("gradcheck", "trace")  # callable modules (see above)
 
 __all__ = [
     "GradvizError",
@@ -64,3 +72,54 @@ __all__ = [
     "topological_order",
     "trace",
 ]
+
+if TYPE_CHECKING:
+    from gradviz import gradcheck, trace
+    from gradviz.engine import (
+        Graph,
+        Op,
+        Value,
+        abs,
+        cos,
+        detach,
+        exp,
+        log,
+        relu,
+        sigmoid,
+        sin,
+        sqrt,
+        tanh,
+        topological_order,
+    )
+    from gradviz.errors import GradvizError
+    from gradviz.expr import parse
+    from gradviz.render import draw, to_json, to_mermaid
+
+    __version__: str
+
+
+def __getattr__(name: str) -> object:
+    """Imports a public name on first use, and keeps it (the next lookup is direct)."""
+    if name in _MODULES:
+        return importlib.import_module(f"gradviz.{name}")  # binds itself on the package
+    if name == "__version__":
+        value: object = _version()
+    elif name in _API:
+        value = getattr(importlib.import_module(_API[name]), name)
+    else:
+        raise AttributeError(f"module 'gradviz' has no attribute {name!r}")
+    globals()[name] = value
+    return value
+
+
+def __dir__() -> list[str]:
+    return sorted({*globals(), *__all__, "__version__"})
+
+
+def _version() -> str:
+    from importlib.metadata import PackageNotFoundError, version  # lazy: start-up
+
+    try:
+        return version("gradviz")
+    except PackageNotFoundError:  # running from a source tree that is not installed
+        return "0.0.0+unknown"

@@ -16,12 +16,14 @@ import warnings
 from collections.abc import Callable
 from dataclasses import dataclass
 from functools import lru_cache
+from typing import TypeAlias
 
-import numpy as np
-
+from gradviz.lazy import loaded_numpy, np
 from gradviz.numbers import fmt
 
-Number = float | np.ndarray
+# numpy is imported on first use (gradviz.lazy): a graph of plain floats that uses only
+# + and * never needs it. Transcendental ops still go through numpy for floats too.
+Number: TypeAlias = "float | np.ndarray"
 
 # NaN and inf are results we show, not errors: silence numpy's warnings about
 # them, but only those raised from gradviz's own modules.
@@ -37,9 +39,11 @@ def _result(r: object) -> Number:
 
 def as_data(x: object) -> Number:
     """Convert user input to engine data: a float or a float64 array."""
-    if isinstance(x, np.ndarray):
-        return _result(np.asarray(x, dtype=np.float64))
-    if isinstance(x, bool) or not isinstance(x, int | float | np.number):
+    numpy = loaded_numpy()  # None: then no numpy value can exist yet
+    if numpy is not None and isinstance(x, numpy.ndarray):
+        return _result(numpy.asarray(x, dtype=numpy.float64))
+    number = isinstance(x, int | float) or (numpy is not None and isinstance(x, numpy.number))
+    if isinstance(x, bool) or not number:
         raise TypeError(f"a Value holds a number or a numpy array, not {type(x).__name__}")
     return float(x)
 
@@ -83,12 +87,17 @@ class Op:
         return f"Op({self.name})"
 
 
-def _unary(np_func: Callable) -> Callable[[Number], Number]:
-    """Forward through the numpy ufunc for floats and arrays alike, so a batched
-    evaluation gives bit-for-bit the numbers of separate scalar runs."""
+def _unary(name: str) -> Callable[[Number], Number]:
+    """Forward through the numpy ufunc `name` for floats and arrays alike, so a batched
+    evaluation gives bit-for-bit the numbers of separate scalar runs. The ufunc is looked
+    up at the first call (numpy is imported then, not when gradviz is)."""
+    func = None
 
     def forward(a: Number) -> Number:
-        return _result(np_func(a))
+        nonlocal func
+        if func is None:
+            func = getattr(np, name)
+        return _result(func(a))
 
     return forward
 
@@ -151,7 +160,7 @@ def _power_local(out: Number, a: Number, b: Number) -> tuple[Number, Number]:
 POW = Op("pow", _power, _power_local, ("b·a^(b-1)", "a^b·ln(a)"), "**", form="{a}^{b}")
 EXP = Op(
     "exp",
-    _unary(np.exp),
+    _unary("exp"),
     lambda out, a: (out,),
     ("exp(a)",),
     "exp",
@@ -160,7 +169,7 @@ EXP = Op(
 )
 LOG = Op(
     "log",
-    _unary(np.log),
+    _unary("log"),
     lambda out, a: (_result(np.divide(1.0, a)),),
     ("1/a",),
     "log",
@@ -169,7 +178,7 @@ LOG = Op(
 )
 TANH = Op(
     "tanh",
-    _unary(np.tanh),
+    _unary("tanh"),
     lambda out, a: (1.0 - out * out,),
     ("1 - tanh²(a)",),
     "tanh",
@@ -204,14 +213,14 @@ RELU = Op(
     max_slope=1.0,
 )
 SIN = Op(
-    "sin", _unary(np.sin), lambda out, a: (_result(np.cos(a)),), ("cos(a)",), "sin", max_slope=1.0
+    "sin", _unary("sin"), lambda out, a: (_result(np.cos(a)),), ("cos(a)",), "sin", max_slope=1.0
 )
 COS = Op(
-    "cos", _unary(np.cos), lambda out, a: (_result(-np.sin(a)),), ("-sin(a)",), "cos", max_slope=1.0
+    "cos", _unary("cos"), lambda out, a: (_result(-np.sin(a)),), ("-sin(a)",), "cos", max_slope=1.0
 )
 ABS = Op(
     "abs",
-    _unary(np.abs),
+    _unary("abs"),
     lambda out, a: (_result(np.sign(a)),),
     ("sign(a)",),
     "abs",
@@ -219,7 +228,7 @@ ABS = Op(
     max_slope=1.0,
 )
 SQRT = Op(
-    "sqrt", _unary(np.sqrt), lambda out, a: (_result(np.divide(0.5, out)),), ("1/(2·√a)",), "sqrt"
+    "sqrt", _unary("sqrt"), lambda out, a: (_result(np.divide(0.5, out)),), ("1/(2·√a)",), "sqrt"
 )
 DETACH = Op("detach", lambda a: a, lambda out, a: (0.0,), ("0 (stop-gradient)",), "detach", False)
 
@@ -421,7 +430,8 @@ def topological_order(root: Value) -> list[Value]:
 
 
 def _ones_like(data: Number) -> Number:
-    return np.ones_like(data) if type(data) is np.ndarray else 1.0
+    numpy = loaded_numpy()
+    return numpy.ones_like(data) if numpy is not None and type(data) is numpy.ndarray else 1.0
 
 
 # The grad every node starts a backward pass with. A node that no credit reaches (every

@@ -43,8 +43,7 @@ import warnings
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 
-import numpy as np
-
+from gradviz import seeded
 from gradviz.engine import UNARY_OPS, Value, apply, as_data
 from gradviz.errors import ExpressionError, InputError
 from gradviz.numbers import fmt
@@ -1033,19 +1032,40 @@ class _Compiler:
 
 
 # Defaults in tenths: -3.0 … 3.0 without 0 (nothing flows) and ±1 (hides a factor).
-_DEFAULT_TENTHS = np.array([k for k in range(-30, 31) if k not in (-10, 0, 10)])
+_DEFAULT_TENTHS = [k for k in range(-30, 31) if k not in (-10, 0, 10)]
 
 
 def _default_values(names: list[str], positive: set[str], seed: int) -> dict[str, float]:
     """Short, distinct, non-zero values (one decimal, in [-3, 3]) drawn from `seed`; a
     leaf that feeds log, sqrt or a fractional power directly gets a positive one."""
+    # The pool is numpy's default_rng(seed).permutation, drawn in plain Python (no numpy
+    # import for a scalar graph); numpy itself when the pool runs out or for a seed that
+    # numpy would refuse (its error is the one to show).
+    if type(seed) is not int or seed < 0:
+        return _default_values_numpy(names, positive, seed)
+    pool = [_DEFAULT_TENTHS[k] / 10 for k in seeded.permutation(seed, len(_DEFAULT_TENTHS))]
+    result: dict[str, float] = {}
+    for name in names:
+        wanted = next((v for v in pool if v > 0 or name not in positive), None)
+        if wanted is None:  # more leaves than distinct values: numpy draws the repeats
+            return _default_values_numpy(names, positive, seed)
+        pool.remove(wanted)
+        result[name] = wanted
+    return result
+
+
+def _default_values_numpy(names: list[str], positive: set[str], seed: int) -> dict[str, float]:
+    """`_default_values` when the pool runs out: the same pool, then repeats drawn on."""
+    import numpy as np  # lazy: start-up
+
+    tenths = np.array(_DEFAULT_TENTHS)
     rng = np.random.default_rng(seed)
-    pool = [k / 10 for k in rng.permutation(_DEFAULT_TENTHS).tolist()]
+    pool = [k / 10 for k in rng.permutation(tenths).tolist()]
     result: dict[str, float] = {}
     for name in names:
         wanted = next((v for v in pool if v > 0 or name not in positive), None)
         if wanted is None:  # more leaves than distinct values: repeat some
-            wanted = float(rng.choice(_DEFAULT_TENTHS[_DEFAULT_TENTHS > 0])) / 10
+            wanted = float(rng.choice(tenths[tenths > 0])) / 10
             if name not in positive and rng.integers(2):
                 wanted = -wanted
         else:

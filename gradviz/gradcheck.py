@@ -32,6 +32,7 @@ import numpy as np
 
 from gradviz.engine import Number, Value, backpropagate, evaluate, topological_order
 from gradviz.errors import InputError
+from gradviz.lazy import callable_module
 from gradviz.numbers import fmt
 from gradviz.trace import definition, node_names, output_name
 
@@ -454,3 +455,7 @@ def summary(rows: list[Row]) -> str:
     failed = [r.name for r in rows if r.failed]
     verdict = f"FAILED: {', '.join(failed)}" if failed else "ok"
     return f"{len(rows)} {noun} checked: {', '.join(parts) or 'none'} — {verdict}"
+
+
+# `gradviz.gradcheck(...)` calls the function; `import gradviz.gradcheck` gives this module.
+callable_module(__name__, gradcheck)

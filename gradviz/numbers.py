@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import math
 
-import numpy as np
+from gradviz.lazy import is_array, loaded_numpy, np
 
 DEFAULT_PRECISION = 4
 
@@ -18,7 +18,7 @@ def fmt(x: object, precision: int = DEFAULT_PRECISION) -> str:
     `nan`, `inf`, `-inf`; zero of either sign as `0`; a batch (numpy array) prints as
     its mean with the batch size, since one label has room for one number.
     """
-    if isinstance(x, np.ndarray):
+    if is_array(x):
         if x.ndim == 0:
             return fmt(float(x), precision)
         return f"{fmt(float(np.mean(x)), precision)} (mean of {x.size})"
@@ -38,7 +38,7 @@ def fmt(x: object, precision: int = DEFAULT_PRECISION) -> str:
 
 def fmt_full(x: object) -> str:
     """Every digit a float64 has (for tooltips and JSON-like detail)."""
-    if isinstance(x, np.ndarray):
+    if is_array(x):
         return "[" + ", ".join(fmt_full(v) for v in x.ravel().tolist()) + "]"
     return fmt(x, 17) if not math.isfinite(float(x)) else repr(float(x))  # type: ignore[arg-type]
 
@@ -78,12 +78,16 @@ def json_safe(value: object) -> object:
         return {str(k): json_safe(v) for k, v in value.items()}
     if isinstance(value, list | tuple):
         return [json_safe(v) for v in value]
-    if isinstance(value, np.ndarray):
-        return json_safe(value.tolist())
-    if isinstance(value, np.bool_):
-        return bool(value)
-    if isinstance(value, np.integer):
-        return int(value)
-    if isinstance(value, float | np.floating):
+    numpy = loaded_numpy()  # None: then no numpy value can exist yet
+    if numpy is not None:
+        if isinstance(value, numpy.ndarray):
+            return json_safe(value.tolist())
+        if isinstance(value, numpy.bool_):
+            return bool(value)
+        if isinstance(value, numpy.integer):
+            return int(value)
+        if isinstance(value, numpy.floating):
+            return json_number(value)
+    if isinstance(value, float):
         return json_number(value)
     return value

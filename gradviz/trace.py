@@ -19,10 +19,8 @@ import math
 import re
 from dataclasses import dataclass
 
-import numpy as np
-
 from gradviz.engine import Number, Op, Value, backpropagate, topological_order
-from gradviz.nn import ACTIVATIONS, LOSS_FUNCTIONS
+from gradviz.lazy import callable_module, is_array, np
 from gradviz.numbers import fmt
 from gradviz.text import output_name as name_output
 from gradviz.text import printable
@@ -214,7 +212,7 @@ def trace(value: Value) -> list[Step]:
 
     def on_edge(node: Value, position: int, parent: Value, local: Number, amount: Number) -> None:
         # parent.grad is updated in place for a batch: keep the running total as it is now.
-        total = parent.grad.copy() if isinstance(parent.grad, np.ndarray) else parent.grad
+        total = parent.grad.copy() if is_array(parent.grad) else parent.grad
         edges.setdefault(node, []).append((position, parent, local, amount, total))
         sources.setdefault(parent, []).append(Source(node, names[node], position, amount))
 
@@ -304,7 +302,7 @@ def sentence(name: str, grad: Number, output: str, *, reached: bool = True) -> s
             f"no credit reaches {name}: every path from {name} to {output} runs through "
             f"detach, so its gradient is 0"
         )
-    g = float(np.mean(grad)) if isinstance(grad, np.ndarray) else float(grad)
+    g = float(np.mean(grad)) if is_array(grad) else float(grad)
     if math.isnan(g):
         return f"the gradient of {name} is nan: {output} is not differentiable here"
     if math.isinf(g):
@@ -407,6 +405,8 @@ def network_trace(graph, level: str = "neuron") -> list[UnitStep]:
     inputs. The credits are the engine's grads; what a unit passes back to an input is
     dL/dz · w, summed over the units that use it.
     """
+    from gradviz.nn import LOSS_FUNCTIONS  # lazy: start-up (a network is loaded by now)
+
     if level not in ("neuron", "layer"):
         raise ValueError(f"level must be neuron or layer, not {level!r}")
     built, network = graph.built, graph.network
@@ -494,5 +494,11 @@ def network_trace(graph, level: str = "neuron") -> list[UnitStep]:
 
 def activation_formula(activation: str) -> str:
     """act'(z) as the op table writes it, in terms of the pre-activation z (1 if linear)."""
+    from gradviz.nn import ACTIVATIONS  # lazy: start-up (`draw` of an expression needs no nn)
+
     op = ACTIVATIONS[activation]
     return "1" if op is None else substitute(op.formulas[0], "z")
+
+
+# `gradviz.trace(...)` calls the function; `import gradviz.trace` gives this module.
+callable_module(__name__, trace)

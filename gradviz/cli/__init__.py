@@ -7,6 +7,7 @@ shown unless `--traceback` is given.
 
 from __future__ import annotations
 
+import importlib
 import os
 import sys
 
@@ -15,6 +16,8 @@ import click
 from gradviz.cli.options import traceback_option
 from gradviz.errors import GradvizError
 from gradviz.text import printable
+
+_LISTING = "gradviz.listing_commands"  # ctx.meta key: --help is listing the commands
 
 
 class Failure(click.ClickException):
@@ -44,7 +47,28 @@ def _closed_pipe() -> click.exceptions.Exit:
 
 
 class GradvizGroup(click.Group):
-    """Runs a command and turns library errors into one clear message and a status."""
+    """Runs a command and turns library errors into one clear message and a status.
+
+    Commands named in `COMMANDS` are imported the first time they are asked for (click's
+    "lazily loading subcommands"); the command list in `--help` uses their summaries."""
+
+    def list_commands(self, ctx: click.Context) -> list[str]:
+        return sorted({*self.commands, *COMMANDS})
+
+    def get_command(self, ctx: click.Context, cmd_name: str) -> click.Command | None:
+        if cmd_name not in self.commands and cmd_name in COMMANDS:
+            module, function, summary = COMMANDS[cmd_name]
+            if ctx.meta.get(_LISTING):  # `gradviz --help`: the summary is all it shows
+                return click.Command(cmd_name, help=summary)
+            self.add_command(getattr(importlib.import_module(module), function), cmd_name)
+        return super().get_command(ctx, cmd_name)
+
+    def format_commands(self, ctx: click.Context, formatter: click.HelpFormatter) -> None:
+        ctx.meta[_LISTING] = True
+        try:
+            super().format_commands(ctx, formatter)
+        finally:
+            del ctx.meta[_LISTING]
 
     def add_command(self, cmd: click.Command, name: str | None = None) -> None:
         """Registers `cmd` with a hidden --traceback, so it also works after the name."""
@@ -126,19 +150,45 @@ def main() -> None:
         sys.exit(130)
 
 
-# Each command lives in a module of its own; register it here.
-from gradviz.cli.draw import draw  # noqa: E402
-
-cli.add_command(draw)
-from gradviz.cli.trace import check, trace_command  # noqa: E402
-
-cli.add_command(trace_command)
-cli.add_command(check)
-from gradviz.cli.train import inspect_command, train_command  # noqa: E402
-
-cli.add_command(train_command)
-cli.add_command(inspect_command)
-from gradviz.cli.grads import compare, grads  # noqa: E402
-
-cli.add_command(grads)
-cli.add_command(compare)
+# Each command lives in a module of its own, imported only when that command runs or shows
+# its help: `gradviz draw` does not pay for training's imports, nor `gradviz --help` for any.
+# Name -> (module, function, summary). The summary is the start of the first paragraph of
+# the command's help, as much as `gradviz --help` can show at 80 columns; the test
+# tests/test_cli_startup.py checks that the listing is the same as with every command loaded.
+COMMANDS: dict[str, tuple[str, str, str]] = {
+    "draw": (
+        "gradviz.cli.draw",
+        "draw",
+        "Draw the computation graph of EXPR with every node's value and gradient.",
+    ),
+    "trace": (
+        "gradviz.cli.trace",
+        "trace_command",
+        "Show the backward pass of EXPR one step at a time.",
+    ),
+    "check": (
+        "gradviz.cli.trace",
+        "check",
+        "Check the gradients of EXPR against finite differences.",
+    ),
+    "train": (
+        "gradviz.cli.train",
+        "train_command",
+        "Train a small network on gradviz's own engine and show how it learned.",
+    ),
+    "inspect": (
+        "gradviz.cli.train",
+        "inspect_command",
+        "Look inside a saved model: its network, its predictions on its data, and how the",
+    ),
+    "grads": (
+        "gradviz.cli.grads",
+        "grads",
+        "Show how the gradient reaches each layer: one row per layer with its gradient size,",
+    ),
+    "compare": (
+        "gradviz.cli.grads",
+        "compare",
+        "Two specs or saved models side by side, layer against layer: each layer's rms gradient,",
+    ),
+}

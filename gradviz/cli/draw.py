@@ -23,9 +23,8 @@ from gradviz.output import (
     size_warnings,
     write_atomic,
 )
-from gradviz.render.diagram import diagram_from_value
+from gradviz.render.diagram import diagram_from_value, preferred_rankdir
 from gradviz.render.dot import RANKDIRS
-from gradviz.render.network import model_diagram, preferred_rankdir
 from gradviz.render.terminal import to_terminal
 
 EXPR_SUFFIX = ".expr"
@@ -191,6 +190,8 @@ def draw(
     refuse_inputs([p for p, _ in targets], [source_file] if source_file else [])
 
     if model_path is not None:
+        from gradviz.render.network import model_diagram  # lazy: start-up (loads numpy, nn)
+
         if input_text is None:
             input_text, target = _first_example(model_path, target)
         diagram, note = model_diagram(model_path, input_text, target, level, not no_grad)
@@ -232,7 +233,7 @@ def draw(
 def _first_example(model_path: Path, target: float | None) -> tuple[str, float]:
     """No --input: the first example of the model's data set, as `trace` and `check`
     take it, said on stderr. Returned as --input text (repr: every digit) and target."""
-    from gradviz.model import load_model
+    from gradviz.model import load_model  # lazy: start-up
 
     data = load_model(model_path).dataset()
     x = [float(v) for v in data.X[0]]

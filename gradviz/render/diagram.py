@@ -17,9 +17,8 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field, replace
 from typing import Literal
 
-import numpy as np
-
 from gradviz.engine import Number, Value, topological_order
+from gradviz.lazy import is_array, np
 from gradviz.numbers import DEFAULT_PRECISION, fmt, fmt_full
 from gradviz.text import printable  # noqa: F401 (renderers and tests import it from here)
 from gradviz.trace import node_names, op_form, operand, substitute
@@ -62,14 +61,14 @@ class Node:
         """|grad| as one number for colouring (mean over a batch); None without a grad."""
         if self.grad is None:
             return None
-        if isinstance(self.grad, np.ndarray):
+        if is_array(self.grad):
             return float(np.mean(np.abs(self.grad))) if self.grad.size else 0.0
         return abs(float(self.grad))
 
     @property
     def is_finite(self) -> bool:
         """False when data or grad holds a NaN or an infinity anywhere."""
-        return all(bool(np.all(np.isfinite(x))) for x in (self.data, self.grad) if x is not None)
+        return not (is_bad(self.data) or is_bad(self.grad))
 
 
 @dataclass(frozen=True, slots=True)
@@ -185,7 +184,7 @@ def _states_a_value(text: str, value: Number) -> bool:
     """True when a formula is just a number equal to `value`, so writing `= value`
     after it would say the same thing twice."""
     match = _NUMBER_FORMULA.fullmatch(text)
-    if match is None or isinstance(value, np.ndarray):
+    if match is None or is_array(value):
         return False
     try:
         return float(match.group(1)) == float(value)
@@ -334,7 +333,7 @@ def is_bad(x: Number | None) -> bool:
     """True when a number (or any sample of a batch) is NaN or infinite."""
     if x is None:
         return False
-    if isinstance(x, np.ndarray):
+    if is_array(x):
         return not bool(np.all(np.isfinite(x)))
     return not math.isfinite(float(x))
 
@@ -343,6 +342,16 @@ def number_text(x: Number, precision: int = DEFAULT_PRECISION) -> str:
     """A number as a node shows it; NaN/inf (in any sample) followed by BAD_MARK."""
     text = fmt(x, precision)
     return f"{text} {BAD_MARK}" if is_bad(x) else text
+
+
+# The layer view is a chain: top to bottom it reads as a table, one row per layer.
+LAYER_RANKDIR = "TB"
+
+
+def preferred_rankdir(diagram: Diagram) -> str:
+    """The direction a drawing reads best in when the user names none: top to bottom for
+    a network drawn per layer (a long chain), left to right for everything else."""
+    return LAYER_RANKDIR if diagram.level == "layer" else "LR"
 
 
 # The views of a saved network that draw less than each level (gradviz draw --level).

@@ -21,8 +21,7 @@ from __future__ import annotations
 import json
 from typing import Any
 
-import numpy as np
-
+from gradviz.lazy import is_array
 from gradviz.numbers import json_number as number
 from gradviz.render.diagram import Diagram, Node
 
@@ -33,7 +32,7 @@ VERSION = 1
 def _numbers(x: object) -> Any:
     if x is None:
         return None
-    if isinstance(x, np.ndarray):
+    if is_array(x):
         return [number(v) for v in x.ravel().tolist()]
     return number(x)  # type: ignore[arg-type]
 

@@ -15,7 +15,14 @@ from gradviz.errors import GradvizError, InputError
 from gradviz.model import LossGraph, load_model, network_loss_graph, parse_input
 from gradviz.nn import LOSS_FUNCTIONS, Network, layer_samples
 from gradviz.numbers import fmt
-from gradviz.render.diagram import Diagram, Edge, Node, diagram_from_value
+from gradviz.render.diagram import (  # noqa: F401 (its old home)
+    LAYER_RANKDIR,
+    Diagram,
+    Edge,
+    Node,
+    diagram_from_value,
+    preferred_rankdir,
+)
 from gradviz.stats import Diagnosis, diagnose
 
 LEVELS = ("scalar", "neuron", "layer")
@@ -25,14 +32,6 @@ AUTO_NODE_LIMIT = 400  # above this many nodes, `auto` draws the next coarser le
 # 2-8-8-1 has 90 edges and still reads, 2-16-16-1 has 306 and does not), so `auto` draws
 # layers.
 AUTO_EDGE_LIMIT = 100
-# The layer view is a chain: top to bottom it reads as a table, one row per layer.
-LAYER_RANKDIR = "TB"
-
-
-def preferred_rankdir(diagram: Diagram) -> str:
-    """The direction a drawing reads best in when the user names none: top to bottom for
-    a network drawn per layer (a long chain), left to right for everything else."""
-    return LAYER_RANKDIR if diagram.level == "layer" else "LR"
 
 
 def neuron_view_size(network: Network) -> tuple[int, int]:
