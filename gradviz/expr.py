@@ -34,7 +34,6 @@ Decisions worth knowing:
 from __future__ import annotations
 
 import ast
-import difflib
 import math
 import operator
 import re
@@ -944,6 +943,8 @@ class _Compiler:
                 hint = f"write {name}*(...) to multiply; the functions are: {_FUNCTION_LIST}"
             else:
                 message = f"unknown function {self.written(func)}"
+                import difflib  # lazy: start-up (only for a mistyped name)
+
                 close = difflib.get_close_matches(name, FUNCTIONS, n=1)
                 suggestion = {"pow": "use x**y for powers", "ln": "use log(x)"}.get(name)
                 if suggestion is None and close:
@@ -1007,6 +1008,8 @@ class _Compiler:
                     f"a value was given for {name}, which is a function",
                     hint="the leaves are: " + (", ".join(leaves) or "(none)"),
                 )
+            import difflib  # lazy: start-up (only for a mistyped name)
+
             close = difflib.get_close_matches(name, leaves, n=1)
             hint = f"did you mean {close[0]}? " if close else ""
             hint += "the leaves are: " + (", ".join(leaves) or "(none)")

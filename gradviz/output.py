@@ -17,12 +17,8 @@ from __future__ import annotations
 import contextlib
 import errno
 import os
-import shutil
 import stat
-import subprocess
 import sys
-import sysconfig
-import tempfile
 from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
@@ -31,8 +27,6 @@ from gradviz.errors import GradvizError, InputError, OutputError, RenderError, W
 from gradviz.numbers import DEFAULT_PRECISION
 from gradviz.render.diagram import Diagram, draw_less
 from gradviz.render.dot import layout_cost, to_dot
-from gradviz.render.json import to_json
-from gradviz.render.mermaid import MAX_EDGES, to_markdown, to_mermaid
 from gradviz.render.terminal import to_text
 
 
@@ -123,6 +117,9 @@ class DotProgram:
 
 def _pure_program() -> str | None:
     """graphviz-pure: on PATH, or next to this interpreter when the venv is not active."""
+    import shutil  # lazy: start-up (as are the other imports for writing pictures)
+    import sysconfig  # lazy: start-up
+
     found = shutil.which("graphviz-pure")
     if found:
         return found
@@ -143,6 +140,8 @@ def dot_choice() -> str:
     choice = os.environ.get("GRADVIZ_DOT", "").strip() or "auto"
     if choice in DOT_CHOICES:
         return choice
+    import shutil  # lazy: start-up
+
     path = shutil.which(choice) or choice
     if not (Path(path).is_file() and os.access(path, os.X_OK)):
         raise InputError(
@@ -155,6 +154,8 @@ def dot_choice() -> str:
 def dot_programs(*, heavy: bool = False) -> list[DotProgram]:
     """Usable programs, best first, as `GRADVIZ_DOT` allows: system `dot` first, unless
     the layout is `heavy` and no program was chosen (then graphviz-pure, much faster)."""
+    import shutil  # lazy: start-up
+
     choice = dot_choice()
     system = shutil.which("dot")
     pure = _pure_program()
@@ -227,6 +228,8 @@ def run_dot(
     One call per format: a PNG's size cap (`-Gsize`) would also shrink an SVG drawn in
     the same call, so formats do not share a layout. `smaller` is what the timeout
     message suggests first."""
+    import subprocess  # lazy: start-up
+
     program = program or find_dot(fmt, heavy=heavy)
     timeout = dot_timeout()
     argv = [program.path, f"-T{fmt}"]
@@ -284,6 +287,9 @@ def render(
 ) -> bytes:
     """A diagram in one format, as the bytes to write. Pictures go through `program`, or
     through the best one found (graphviz-pure first for heavy layouts)."""
+    from gradviz.render.json import to_json  # lazy: start-up (these two renderers)
+    from gradviz.render.mermaid import to_markdown, to_mermaid  # lazy: start-up
+
     options = {"rankdir": rankdir, "precision": precision, "legend": legend}
     if fmt == "mermaid":
         text = to_mermaid(diagram, **options)
@@ -311,6 +317,8 @@ def render(
 
 def size_warnings(diagram: Diagram, fmt: str) -> list[str]:
     """What to tell a user before a slow or refused render (the CLI prints these)."""
+    from gradviz.render.mermaid import MAX_EDGES  # lazy: start-up
+
     warnings = []
     nodes = len(diagram.nodes)
     heavy = layout_cost(diagram) > WARN_LAYOUT_COST
@@ -366,6 +374,8 @@ def write_atomic(path: Path | str, data: bytes | str) -> None:
     read-only file system) is an OutputError (exit 2: choose another path); a write
     that fails on a usable path (disk full, I/O error) is a WriteError (exit 1).
     """
+    import tempfile  # lazy: start-up
+
     path = Path(path)
     if isinstance(data, str):
         data = data.encode("utf-8")

@@ -7,6 +7,7 @@ import os
 import shutil
 import stat
 import subprocess
+import tempfile
 import xml.etree.ElementTree as ET
 from dataclasses import replace
 from pathlib import Path
@@ -186,7 +187,7 @@ def test_png_size_is_capped(monkeypatch):
         assert "shell" not in kwargs and kwargs["timeout"] == output.DOT_TIMEOUT == 60
         return subprocess.CompletedProcess(argv, 0, b"\x89PNG", b"")
 
-    monkeypatch.setattr(output.subprocess, "run", fake_run)
+    monkeypatch.setattr(subprocess, "run", fake_run)
     run_dot("digraph {}", "png", program=DotProgram("/bin/dot", "system"))
     assert seen == [["/bin/dot", "-Tpng", "-Gdpi=96", "-Gsize=40,40"]]
 
@@ -259,7 +260,7 @@ def test_heavy_layouts_prefer_graphviz_pure_for_svg_and_png(monkeypatch):
         seen.append(Path(argv[0]).name)
         return subprocess.CompletedProcess(argv, 0, b"<svg/>", b"")
 
-    monkeypatch.setattr(output.subprocess, "run", fake_run)
+    monkeypatch.setattr(subprocess, "run", fake_run)
     heavy = diagram_from_value(chain(150))  # layout cost ~22,800
     assert (
         layout_cost(heavy) > output.PREFER_PURE_COST > layout_cost(diagram_from_value(chain(100)))
@@ -407,7 +408,7 @@ def test_write_failures_are_bad_input_or_runtime_failures(
     def fail(*args, **kwargs):
         raise OSError(code, os.strerror(code))
 
-    module = output.tempfile if where == "mkstemp" else output.os
+    module = tempfile if where == "mkstemp" else output.os
     monkeypatch.setattr(module, where, fail)
     target = tmp_path / "g.json"
     target.write_text("{}")

@@ -4,7 +4,6 @@ and the options that pick one example of a saved model instead of an expression.
 from __future__ import annotations
 
 import re
-import shlex
 from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import TypeVar
@@ -56,6 +55,8 @@ def _dash_expression(args: list[str], option: str) -> str | None:
 def _with_dashes(command: str, args: list[str], token: str) -> str:
     """The command line again with `--` before the expression: options first, then the
     expression and its NAME=VALUE assignments."""
+    import shlex  # lazy: start-up (only for this error message)
+
     after = [a for a in args if a == token or ("=" in a and not a.startswith("-"))]
     before = [a for a in args if a not in after]
     return " ".join([command, *map(shlex.quote, before), "--", *map(shlex.quote, after)])

@@ -20,8 +20,6 @@ from typing import TYPE_CHECKING
 from gradviz.engine import Value
 from gradviz.numbers import DEFAULT_PRECISION
 from gradviz.render import dot as _dot
-from gradviz.render import json as _json
-from gradviz.render import mermaid as _mermaid
 from gradviz.render import terminal as _terminal
 from gradviz.render.diagram import Diagram, Edge, Node, diagram_from_value
 
@@ -96,6 +94,8 @@ def to_mermaid(
     legend: bool = True,
 ) -> str:
     """A Mermaid `flowchart` (raises RenderError above Mermaid's 500-edge limit)."""
+    from gradviz.render import mermaid as _mermaid  # lazy: start-up
+
     diagram = as_diagram(graph, grad=grad)
     return _mermaid.to_mermaid(diagram, rankdir=rankdir, precision=precision, legend=legend)
 
@@ -109,12 +109,16 @@ def to_markdown(
     legend: bool = True,
 ) -> str:
     """The Mermaid flowchart in a fenced block, ready to paste into a README."""
+    from gradviz.render import mermaid as _mermaid  # lazy: start-up
+
     diagram = as_diagram(graph, grad=grad)
     return _mermaid.to_markdown(diagram, rankdir=rankdir, precision=precision, legend=legend)
 
 
 def to_json(graph: Value | Diagram, *, grad: bool = True) -> str:
     """Nodes and edges with op, data and grad (NaN/inf as the strings "nan", "inf")."""
+    from gradviz.render import json as _json  # lazy: start-up
+
     return _json.to_json(as_diagram(graph, grad=grad))
 
 
