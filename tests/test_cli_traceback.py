@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import click
 import pytest
 from click.testing import CliRunner
 
@@ -41,7 +42,9 @@ def test_no_traceback_without_the_flag(command: str) -> None:
 def test_traceback_is_hidden_from_command_help_and_works_for_every_command() -> None:
     assert "--traceback" not in CliRunner().invoke(cli, ["draw", "--help"]).stdout
     assert "--traceback" in CliRunner().invoke(cli, ["--help"]).stdout
-    for name, command in cli.commands.items():
+    ctx = click.Context(cli)
+    for name in cli.list_commands(ctx):  # commands load lazily: ask for each one
+        command = cli.get_command(ctx, name)
         assert any(p.name == "traceback" for p in command.params), name
 
 

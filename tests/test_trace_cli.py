@@ -5,6 +5,7 @@ from __future__ import annotations
 import xml.etree.ElementTree as ET
 from pathlib import Path
 
+import click
 import pytest
 from click.testing import CliRunner
 from mermaid.check import parse_mermaid
@@ -341,7 +342,8 @@ def test_the_minus_hint_keeps_options_before_the_dashes() -> None:
 
 
 def test_the_model_options_are_declared_once_for_all_three_commands() -> None:
-    commands = {name: cli.commands[name] for name in ("draw", "trace", "check")}
+    ctx = click.Context(cli)
+    commands = {name: cli.get_command(ctx, name) for name in ("draw", "trace", "check")}
 
     def option(command, name):
         (param,) = [p for p in command.params if p.name == name]

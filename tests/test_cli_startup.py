@@ -1,0 +1,174 @@
+"""Start-up: what `gradviz draw` and `gradviz --help` import, and the package's lazy API.
+
+Each check runs in a fresh interpreter (other tests have imported everything already).
+bench/startup.py measures the time; these tests keep the heavy imports from coming back.
+"""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+import types
+
+import click
+import pytest
+
+import gradviz
+from gradviz.cli import COMMANDS, cli
+
+# Loaded only by the commands (or options) that need them, never by drawing an expression.
+HEAVY = (
+    "numpy",
+    "graphviz",
+    "importlib.metadata",
+    "subprocess",
+    "gradviz.train",
+    "gradviz.nn",
+    "gradviz.model",
+    "gradviz.stats",
+    "gradviz.data",
+    "gradviz.measure",
+    "gradviz.gradcheck",
+    "gradviz.render.network",
+    "gradviz.render.layers",
+    "gradviz.render.trace_view",
+    "gradviz.render.json",
+    "gradviz.render.mermaid",
+    "gradviz.cli.train",
+    "gradviz.cli.grads",
+    "gradviz.cli.trace",
+    "rich.progress",
+)
+
+
+def modules_after(args: list[str]) -> dict[str, object]:
+    """Runs `gradviz ARGS` in a fresh interpreter; the modules it imported, and its output."""
+    code = f"""
+import contextlib, io, json, sys
+from gradviz.cli import main
+sys.argv = ["gradviz", *{args!r}]
+out = io.StringIO()
+with contextlib.redirect_stdout(out), contextlib.redirect_stderr(io.StringIO()):
+    try:
+        main()
+    except SystemExit as exit:
+        status = exit.code
+    else:
+        status = 0
+print(json.dumps({{"modules": sorted(sys.modules), "status": status, "out": out.getvalue()}}))
+"""
+    done = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, check=True, timeout=60
+    )
+    return json.loads(done.stdout.splitlines()[-1])
+
+
+def loaded(modules: list[str], names: tuple[str, ...]) -> list[str]:
+    return sorted(m for m in modules if m in names or m.startswith(tuple(f"{n}." for n in names)))
+
+
+def test_drawing_an_expression_imports_no_numpy_graphviz_or_training() -> None:
+    run = modules_after(["draw", "(a+b)*c"])
+    assert run["status"] == 0 and "grad = ∂L/∂leaf" in run["out"]
+    assert loaded(run["modules"], HEAVY) == []
+
+
+def test_drawing_a_transcendental_op_imports_numpy_for_it_and_nothing_else_heavy() -> None:
+    run = modules_after(["draw", "tanh(a*b)", "a=0.5", "b=-1"])
+    assert run["status"] == 0
+    heavy = loaded(run["modules"], HEAVY)
+    assert "numpy" in heavy and [m for m in heavy if not m.startswith("numpy")] == []
+
+
+def test_help_imports_no_command_and_no_library_module() -> None:
+    run = modules_after(["--help"])
+    assert run["status"] == 0 and "Commands:" in run["out"]
+    ours = [m for m in run["modules"] if m == "gradviz" or m.startswith("gradviz.")]
+    assert ours == [
+        "gradviz",
+        "gradviz.cli",
+        "gradviz.cli.options",
+        "gradviz.errors",
+        "gradviz.text",
+    ]
+    assert loaded(run["modules"], ("rich", "numpy")) == []
+
+
+def test_help_lists_the_same_summaries_as_the_loaded_commands() -> None:
+    """cli.COMMANDS keeps the start of each command's help for `gradviz --help`: the
+    listing must be what click shows with every command imported, at every width click
+    uses (its help is at most 80 columns wide unless a program sets max_content_width)."""
+    code = """
+import json, click
+from click.testing import CliRunner
+from gradviz.cli import COMMANDS, cli
+widths = range(40, 81)
+lazy = [CliRunner().invoke(cli, ["--help"], terminal_width=w).output for w in widths]
+ctx = click.Context(cli)
+for name in COMMANDS:
+    cli.get_command(ctx, name)
+eager = [CliRunner().invoke(cli, ["--help"], terminal_width=w).output for w in widths]
+print(json.dumps([lazy, eager]))
+"""
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    lazy, eager = json.loads(done.stdout)
+    assert "Commands:" in lazy[0]
+    assert lazy == eager, "cli.COMMANDS is out of step with a command's help (first paragraph)"
+
+
+def test_every_listed_command_loads_under_its_name_with_the_summary_it_advertises() -> None:
+    ctx = click.Context(cli)
+    assert cli.list_commands(ctx) == sorted(COMMANDS)
+    for name, (_module, _function, summary) in COMMANDS.items():
+        command = cli.get_command(ctx, name)
+        assert command is not None and command.name == name
+        first_paragraph = " ".join(command.help.split("\n\n")[0].split())
+        assert first_paragraph.startswith(summary), name
+        # Long enough for every limit an 80-column listing can ask for (7-letter names).
+        for limit in range(20, 80 - 2 - 6 - 7 + 1):
+            shown = click.Command(name, help=summary).get_short_help_str(limit)
+            assert shown == command.get_short_help_str(limit), (name, limit)
+    assert cli.get_command(ctx, "no-such-command") is None
+
+
+# -- the package's API ----------------------------------------------------------------
+
+
+def test_submodules_import_as_modules() -> None:
+    import gradviz.gradcheck as g
+    import gradviz.trace as t
+
+    assert isinstance(t, types.ModuleType) and t.__name__ == "gradviz.trace"
+    assert isinstance(g, types.ModuleType) and g.__name__ == "gradviz.gradcheck"
+    assert gradviz.trace is t and gradviz.gradcheck is g
+
+
+def test_trace_and_gradcheck_are_still_callable_as_the_readme_shows() -> None:
+    from gradviz import Value, gradcheck, trace
+
+    x = Value(3.0, label="x")
+    steps = trace(x * x + x)
+    assert [(s.name, s.credit) for s in steps] == [("L", 1.0), ("n1", 1.0), ("x", 7.0)]
+    assert [(r.name, r.status) for r in gradcheck(x * x + x)] == [("x", "pass")]
+    y = x * x
+    assert [s.name for s in gradviz.trace(y)] == [s.name for s in gradviz.trace.trace(y)]
+    assert gradviz.gradcheck.__call__.__doc__ == gradviz.gradcheck.gradcheck.__doc__
+
+
+def test_every_public_name_resolves_and_dir_lists_it() -> None:
+    for name in gradviz.__all__:
+        assert getattr(gradviz, name) is not None, name
+    assert set(gradviz.__all__) <= set(dir(gradviz))
+    assert gradviz.Value is __import__("gradviz.engine").engine.Value
+    assert isinstance(gradviz.__version__, str) and gradviz.__version__
+    with pytest.raises(AttributeError, match="no_such_name"):
+        _ = gradviz.no_such_name
+
+
+def test_importing_gradviz_imports_nothing_heavy() -> None:
+    code = "import sys, json, gradviz; print(json.dumps(sorted(sys.modules)))"
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    modules = json.loads(done.stdout)
+    assert [m for m in modules if m.startswith("gradviz")] == ["gradviz"]
+    assert loaded(modules, ("numpy", "click", "rich", "importlib.metadata")) == []
