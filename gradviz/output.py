@@ -267,7 +267,7 @@ def configure_graphviz_package() -> DotProgram | None:
         return None
     program = programs[0]
     if program.kind == "pure":
-        import graphviz.backend.dot_command
+        import graphviz.backend.dot_command  # lazy: start-up
 
         graphviz.backend.dot_command.DOT_BINARY = Path(program.path)
     return program

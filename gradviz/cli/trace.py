@@ -115,7 +115,7 @@ def _expression_or_model(
 def _model_example(model_path: Path, input_text: str | None, target: float | None):
     """One example's loss graph of a saved model (the first example of its data set when
     no --input is given), run forward and backward."""
-    from gradviz.model import load_model, network_loss_graph, parse_input
+    from gradviz.model import load_model, network_loss_graph, parse_input  # lazy: start-up
 
     model = load_model(model_path)
     width = model.spec.layers[0]
@@ -247,7 +247,7 @@ def trace_command(
 def _trace_network(
     graph, level: str, show_forward: bool, frames: Path | None, extension: str, console: Console
 ) -> None:
-    from gradviz.render.network import network_diagram, preferred_rankdir
+    from gradviz.render.network import network_diagram, preferred_rankdir  # lazy: start-up
 
     if show_forward:
         raise click.UsageError("--forward shows scalar nodes: use it without --level")
@@ -288,7 +288,7 @@ def _model_check_graph(
 
     With --input: that one example. Without: every example of the model's data set at
     once (a batch), each compared on its own."""
-    from gradviz.model import load_model, network_loss_graph, parse_input
+    from gradviz.model import load_model, network_loss_graph, parse_input  # lazy: start-up
 
     model = load_model(model_path)
     if input_text is not None:

@@ -24,6 +24,8 @@ from gradviz.measure import model_data
 from gradviz.model import Model, from_result, load_model, save
 from gradviz.nn import LayerSample, Spec, resolve_spec
 from gradviz.numbers import fmt, json_safe
+from gradviz.output import refuse_inputs
+from gradviz.render.layers import report
 from gradviz.stats import diagnose, history, verdict
 from gradviz.train import Diverged, Result, check_data, evaluate, is_correct, load_data, train
 
@@ -176,8 +178,6 @@ def gradient_report(
     title: str,
 ) -> RenderableType:
     """The per-layer gradient table, heat map and verdict (gradviz.stats)."""
-    from gradviz.render.layers import report
-
     diagnosis = diagnose(samples, epoch=epoch)
     past = history(snapshots) if snapshots else None
     return report(diagnosis, verdict(diagnosis, past), past, title=title)
@@ -341,8 +341,6 @@ def _train_payload(result: Result, save_path: str | None) -> dict:
 
 def _check_save_path(save_path: str, spec: str | None, resolved: Spec) -> None:
     """Before training, so that a bad path costs no training time."""
-    from gradviz.output import refuse_inputs
-
     inputs: list[str | Path] = [spec] if spec is not None and Path(spec).is_file() else []
     if resolved.data.path is not None:
         base = Path(resolved.base_dir) if resolved.base_dir else Path()

@@ -75,7 +75,7 @@ def draw(
 ) -> graphviz.Digraph:
     """A `graphviz.Digraph` of the graph: displays inline in Jupyter, `.render()` writes
     files. Uses graphviz-pure when no system Graphviz is installed."""
-    import graphviz  # imported here: it is only needed for this function
+    import graphviz  # lazy: start-up (only this function needs it)
 
     from gradviz.output import configure_graphviz_package
 

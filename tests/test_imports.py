@@ -1,0 +1,183 @@
+"""The package's import graph, read from the source (ast over gradviz/**/*.py).
+
+- No cycle among module-level imports (`if TYPE_CHECKING:` blocks do not count: they never
+  run). A cycle works only as long as the order of imports happens to be right.
+- An import inside a function says why it is there: `# lazy: start-up` (kept out of the
+  start-up of commands that do not need it; see bench/startup.py), or it is listed in
+  UNTANGLE below: an import that avoids a cycle or an upward import (a lower layer reaching
+  into a higher one), still to be untangled. The list may shrink, never grow.
+"""
+
+from __future__ import annotations
+
+import ast
+from pathlib import Path
+
+import gradviz
+
+ROOT = Path(gradviz.__file__).parent
+LAZY_MARK = "# lazy: start-up"
+
+# Imports inside functions that dodge a cycle or an upward import: (module, imported) -> why.
+UNTANGLE = {
+    # output renders through render, and render.draw asks output where `dot` is: a cycle at
+    # module level. The Digraph maker (or the finding of `dot`) should move (issue 10 item 4).
+    ("gradviz.render", "gradviz.output"): "cycle",
+    # model.save writes atomically with output.write_atomic: the library would import the
+    # output layer (and with it every renderer). write_atomic belongs beside files.read_capped.
+    ("gradviz.model", "gradviz.output"): "upward",
+}
+
+
+def module_files() -> dict[str, Path]:
+    files = {}
+    for path in sorted(ROOT.rglob("*.py")):
+        parts = list(path.relative_to(ROOT.parent).with_suffix("").parts)
+        if parts[-1] == "__init__":
+            parts.pop()
+        files[".".join(parts)] = path
+    return files
+
+
+MODULES = module_files()
+
+
+def imported(node: ast.Import | ast.ImportFrom, module: str) -> list[str]:
+    """The gradviz modules an import statement loads (`from a import b`: a.b when b is a
+    module, else a)."""
+    if isinstance(node, ast.Import):
+        return [a.name for a in node.names if a.name in MODULES]
+    base = node.module or ""
+    if node.level:  # relative: from the module's package
+        package = (
+            module.split(".") if MODULES[module].name == "__init__.py" else module.split(".")[:-1]
+        )
+        base = ".".join(package[: len(package) - node.level + 1] + ([base] if base else []))
+    found = []
+    for alias in node.names:
+        sub = f"{base}.{alias.name}"
+        if sub in MODULES:
+            found.append(sub)
+        elif base in MODULES:
+            found.append(base)
+    return found
+
+
+def _is_type_checking(node: ast.If) -> bool:
+    test = node.test
+    return (isinstance(test, ast.Name) and test.id == "TYPE_CHECKING") or (
+        isinstance(test, ast.Attribute) and test.attr == "TYPE_CHECKING"
+    )
+
+
+def module_level_imports(module: str) -> set[str]:
+    """What importing `module` imports at once: statements outside functions and classes'
+    methods, `if`/`try` blocks included, `if TYPE_CHECKING:` excluded."""
+    tree = ast.parse(MODULES[module].read_text(encoding="utf-8"))
+    found: set[str] = set()
+    body = list(tree.body)
+    while body:
+        node = body.pop()
+        if isinstance(node, ast.Import | ast.ImportFrom):
+            found.update(imported(node, module))
+        elif isinstance(node, ast.If):
+            if not _is_type_checking(node):
+                body.extend(node.body)
+            body.extend(node.orelse)
+        elif isinstance(node, ast.Try):
+            body.extend([*node.body, *node.orelse, *node.finalbody])
+            for handler in node.handlers:
+                body.extend(handler.body)
+        elif isinstance(node, ast.ClassDef):
+            body.extend(n for n in node.body if not isinstance(n, ast.FunctionDef))
+        elif isinstance(node, ast.With):
+            body.extend(node.body)
+    found.discard(module)
+    return found
+
+
+def function_level_imports(module: str) -> list[tuple[int, str, tuple[str, ...]]]:
+    """(line number, source line, gradviz modules) of every import inside a function."""
+    text = MODULES[module].read_text(encoding="utf-8")
+    lines = text.splitlines()
+    found = set()
+    for node in ast.walk(ast.parse(text)):
+        if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef):
+            for inner in ast.walk(node):
+                if isinstance(inner, ast.Import | ast.ImportFrom):
+                    targets = tuple(imported(inner, module))
+                    found.add((inner.lineno, lines[inner.lineno - 1], targets))
+    return sorted(found)
+
+
+def cycles(graph: dict[str, set[str]]) -> list[list[str]]:
+    """The strongly connected components with more than one module (Tarjan, iterative)."""
+    index: dict[str, int] = {}
+    low: dict[str, int] = {}
+    on_stack: set[str] = set()
+    stack: list[str] = []
+    found: list[list[str]] = []
+    counter = 0
+    for start in sorted(graph):
+        if start in index:
+            continue
+        work = [(start, iter(sorted(graph[start])))]
+        index[start] = low[start] = counter
+        counter += 1
+        stack.append(start)
+        on_stack.add(start)
+        while work:
+            node, children = work[-1]
+            child = next(children, None)
+            if child is not None:
+                if child not in index:
+                    index[child] = low[child] = counter
+                    counter += 1
+                    stack.append(child)
+                    on_stack.add(child)
+                    work.append((child, iter(sorted(graph.get(child, ())))))
+                elif child in on_stack:
+                    low[node] = min(low[node], index[child])
+                continue
+            work.pop()
+            if work:
+                low[work[-1][0]] = min(low[work[-1][0]], low[node])
+            if low[node] == index[node]:
+                component = []
+                while True:
+                    member = stack.pop()
+                    on_stack.discard(member)
+                    component.append(member)
+                    if member == node:
+                        break
+                if len(component) > 1:
+                    found.append(sorted(component))
+    return found
+
+
+def test_the_walker_sees_the_imports_it_should() -> None:
+    """The checks below are only as good as the walk: pin a few known edges."""
+    assert "gradviz.engine" in module_level_imports("gradviz.expr")
+    assert "gradviz.seeded" in module_level_imports("gradviz.expr")  # from gradviz import seeded
+    assert "gradviz.render.diagram" in module_level_imports("gradviz.render")
+    assert "gradviz.engine" not in module_level_imports("gradviz")  # TYPE_CHECKING only
+    assert cycles({"a": {"b"}, "b": {"c"}, "c": {"a"}, "d": {"a"}}) == [["a", "b", "c"]]
+    assert cycles({"a": {"b"}, "b": set()}) == []
+
+
+def test_no_import_cycle_at_module_level() -> None:
+    graph = {module: module_level_imports(module) for module in MODULES}
+    assert cycles(graph) == []
+
+
+def test_every_import_inside_a_function_says_why() -> None:
+    unexplained = []
+    dodges_seen = set()
+    for module in MODULES:
+        for number, line, targets in function_level_imports(module):
+            dodges = {(module, t) for t in targets} & set(UNTANGLE)
+            dodges_seen |= dodges
+            if LAZY_MARK not in line and not dodges:
+                unexplained.append(f"{module}:{number}: {line.strip()}")
+    assert unexplained == [], "mark start-up imports with '# lazy: start-up'"
+    assert dodges_seen == set(UNTANGLE), "one was untangled: take it off UNTANGLE"
