@@ -1,10 +1,10 @@
 """Start-up cost: whole-process CPU time of `gradviz draw` and `gradviz --help` against the
 floor of any click + rich tool, `python -c "import click, rich.console, rich.table"`.
 
-Usage: `python bench/startup.py [rounds] [--tree DIR]` (default 11 rounds), or
+Usage: `python bench/startup.py [rounds] [--tree DIR] [--no-pyc]` (default 11 rounds), or
 `python bench/run.py startup`. `--tree DIR` runs the gradviz package found in DIR (put first
 on PYTHONPATH) instead of the installed one: how the "before" figures were measured, on an
-exported older commit.
+exported older commit. `--no-pyc` measures with PYTHONDONTWRITEBYTECODE=1 (see below).
 
 Each command runs as a child process (stdout and stderr to /dev/null) and its CPU time is
 user + system from `os.wait4`, which counts the whole process: interpreter start, `site`,
@@ -16,12 +16,16 @@ their range; the medians of the raw times are shown beside it.
 Bytecode caching is on in the children (PYTHONDONTWRITEBYTECODE is removed from their
 environment, and one unmeasured run of each command writes the .pyc files first), as for a
 user: otherwise gradviz's modules would be compiled from source on every run while click's
-and rich's come precompiled from pip, which is not the comparison we mean.
+and rich's come precompiled from pip, which is not the comparison we mean. `--no-pyc` shows
+that case: it deletes the __pycache__ folders of the gradviz package measured and runs with
+PYTHONDONTWRITEBYTECODE=1 (an editable install in such an environment), so gradviz's
+modules are compiled on every run and click's and rich's are not.
 """
 
 from __future__ import annotations
 
 import os
+import shutil
 import statistics
 import sys
 from pathlib import Path
@@ -39,9 +43,12 @@ COMMANDS: dict[str, list[str]] = {
 TARGETS = {"draw": 1.5, "help": 1.2}  # issue 10 item 5: at most this many times the floor
 
 
-def child_environment(tree: str | None) -> dict[str, str]:
-    """The environment of the measured commands: bytecode caching on, `tree` first."""
+def child_environment(tree: str | None, pyc: bool = True) -> dict[str, str]:
+    """The environment of the measured commands: bytecode caching on (unless not `pyc`),
+    `tree` first on the path."""
     env = {k: v for k, v in os.environ.items() if k != "PYTHONDONTWRITEBYTECODE"}
+    if not pyc:
+        env["PYTHONDONTWRITEBYTECODE"] = "1"
     if tree is not None:
         env["PYTHONPATH"] = os.pathsep.join(filter(None, [tree, env.get("PYTHONPATH")]))
     return env
@@ -65,9 +72,13 @@ def cpu_seconds(argv: list[str], env: dict[str, str]) -> float:
     return usage.ru_utime + usage.ru_stime
 
 
-def measure(rounds: int, tree: str | None = None) -> dict[str, list[float]]:
+def measure(rounds: int, tree: str | None = None, pyc: bool = True) -> dict[str, list[float]]:
     """CPU seconds per command, one run per command per round, rotating the order."""
-    env = child_environment(tree)
+    env = child_environment(tree, pyc)
+    if not pyc:
+        package = Path(tree or Path(__file__).resolve().parent.parent) / "gradviz"
+        for cache in package.rglob("__pycache__"):
+            shutil.rmtree(cache)
     names = list(COMMANDS)
     for name in names:  # warm the file cache (and .pyc files) once, unmeasured
         cpu_seconds(COMMANDS[name], env)
@@ -84,9 +95,9 @@ def report(times: dict[str, list[float]]) -> bool:
     floor = times[FLOOR]
     rounds = len(floor)
     print(f"Whole-process CPU time (user + sys), {rounds} interleaved rounds, medians")
-    print(f"  {'command':<44} {'median':>8}  {'ratio to floor (range)':<24} target")
+    print(f"  {'command':<52} {'median':>8}  {'ratio to floor (range)':<24} target")
     shown = "python -c '" + COMMANDS[FLOOR][2] + "'"
-    print(f"  {shown:<44} {statistics.median(floor) * 1000:6.0f} ms")
+    print(f"  {shown:<52} {statistics.median(floor) * 1000:6.0f} ms")
     ok = True
     for name, target in TARGETS.items():
         ratios = [t / f for t, f in zip(times[name], floor, strict=True)]
@@ -96,24 +107,29 @@ def report(times: dict[str, list[float]]) -> bool:
         shown = " ".join(COMMANDS[name][1:])
         span = f"{ratio:.2f}x ({min(ratios):.2f}-{max(ratios):.2f})"
         print(
-            f"  {'gradviz ' + shown:<44} {statistics.median(times[name]) * 1000:6.0f} ms  "
+            f"  {'gradviz ' + shown:<52} {statistics.median(times[name]) * 1000:6.0f} ms  "
             f"{span:<24} <= {target}x {'yes' if met else 'NO'}"
         )
     return ok
 
 
 def main(argv: list[str] | None = None) -> None:
-    args = list(sys.argv[1:] if argv is None else argv)
+    """`bench/run.py` calls main() (defaults); the command line passes its arguments."""
+    args = list(argv or [])
     tree = None
     if "--tree" in args:
         at = args.index("--tree")
         tree = str(Path(args[at + 1]).resolve())
         del args[at : at + 2]
         print(f"gradviz from {tree}")
+    pyc = "--no-pyc" not in args
+    if not pyc:
+        args.remove("--no-pyc")
+        print("bytecode cache off (PYTHONDONTWRITEBYTECODE=1)")
     rounds = int(args[0]) if args else 11
-    if not report(measure(rounds, tree)):
+    if not report(measure(rounds, tree, pyc)):
         raise SystemExit("start-up target missed")
 
 
 if __name__ == "__main__":
-    main()
+    main(sys.argv[1:])
