@@ -179,7 +179,7 @@ COMMANDS: dict[str, tuple[str, str, str]] = {
     "inspect": (
         "gradviz.cli.train",
         "inspect_command",
-        "Look inside a saved model: its network, its predictions on its data, and how the",
+        "Look inside a saved model: its network, its predictions on its data, and how the gradient",
     ),
     "grads": (
         "gradviz.cli.grads",
