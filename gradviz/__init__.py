@@ -43,7 +43,7 @@ _API: dict[str, str] = {
     ),
     "GradvizError": "gradviz.errors",
     "parse": "gradviz.expr",
-    "draw": "gradviz.render",
+    "draw": "gradviz.output",
     "to_json": "gradviz.render",
     "to_mermaid": "gradviz.render",
 }
@@ -93,7 +93,8 @@ if TYPE_CHECKING:
     )
     from gradviz.errors import GradvizError
     from gradviz.expr import parse
-    from gradviz.render import draw, to_json, to_mermaid
+    from gradviz.output import draw
+    from gradviz.render import to_json, to_mermaid
 
     __version__: str
 

@@ -22,12 +22,19 @@ import sys
 from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from gradviz.errors import GradvizError, InputError, OutputError, RenderError, WriteError
 from gradviz.numbers import DEFAULT_PRECISION
+from gradviz.render import as_diagram
 from gradviz.render.diagram import Diagram, draw_less
-from gradviz.render.dot import layout_cost, to_dot
+from gradviz.render.dot import dot_body, layout_cost, to_dot
 from gradviz.render.terminal import to_text
+
+if TYPE_CHECKING:
+    import graphviz
+
+    from gradviz.engine import Value
 
 
 @dataclass(frozen=True)
@@ -336,6 +343,25 @@ def size_warnings(diagram: Diagram, fmt: str) -> list[str]:
             f"write SVG instead, or {draw_less(diagram)}"
         )
     return warnings
+
+
+def draw(
+    graph: Value | Diagram,
+    *,
+    rankdir: str = "LR",
+    precision: int = DEFAULT_PRECISION,
+    grad: bool = True,
+    legend: bool = True,
+) -> graphviz.Digraph:
+    """A `graphviz.Digraph` of the graph (`gradviz.draw`): displays inline in Jupyter,
+    `.render()` writes files. Uses graphviz-pure when no system Graphviz is installed, so it
+    lives here, beside the finding of `dot`, rather than among the pure renderers."""
+    import graphviz  # lazy: start-up (only this function needs it)
+
+    configure_graphviz_package()
+    diagram = as_diagram(graph, grad=grad)
+    body = dot_body(diagram, rankdir=rankdir, precision=precision, legend=legend)
+    return graphviz.Digraph(name="gradviz", body=body)
 
 
 # -- writing files --------------------------------------------------------------------

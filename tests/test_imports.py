@@ -20,9 +20,6 @@ LAZY_MARK = "# lazy: start-up"
 
 # Imports inside functions that dodge a cycle or an upward import: (module, imported) -> why.
 UNTANGLE = {
-    # output renders through render, and render.draw asks output where `dot` is: a cycle at
-    # module level. The Digraph maker (or the finding of `dot`) should move (issue 10 item 4).
-    ("gradviz.render", "gradviz.output"): "cycle",
     # model.save writes atomically with output.write_atomic: the library would import the
     # output layer (and with it every renderer). write_atomic belongs beside files.read_capped.
     ("gradviz.model", "gradviz.output"): "upward",

@@ -15,7 +15,6 @@ to see gradients) or a ready-made `Diagram`, and never prints or writes files.
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import TYPE_CHECKING
 
 from gradviz.engine import Value
 from gradviz.numbers import DEFAULT_PRECISION
@@ -23,16 +22,12 @@ from gradviz.render import dot as _dot
 from gradviz.render import terminal as _terminal
 from gradviz.render.diagram import Diagram, Edge, Node, diagram_from_value
 
-if TYPE_CHECKING:
-    import graphviz
-
 __all__ = [
     "Diagram",
     "Edge",
     "Node",
     "as_diagram",
     "diagram_from_value",
-    "draw",
     "to_dot",
     "to_json",
     "to_markdown",
@@ -63,26 +58,6 @@ def to_dot(
     """Graphviz DOT text (byte-stable)."""
     diagram = as_diagram(graph, grad=grad)
     return _dot.to_dot(diagram, rankdir=rankdir, precision=precision, legend=legend)
-
-
-def draw(
-    graph: Value | Diagram,
-    *,
-    rankdir: str = "LR",
-    precision: int = DEFAULT_PRECISION,
-    grad: bool = True,
-    legend: bool = True,
-) -> graphviz.Digraph:
-    """A `graphviz.Digraph` of the graph: displays inline in Jupyter, `.render()` writes
-    files. Uses graphviz-pure when no system Graphviz is installed."""
-    import graphviz  # lazy: start-up (only this function needs it)
-
-    from gradviz.output import configure_graphviz_package
-
-    configure_graphviz_package()
-    diagram = as_diagram(graph, grad=grad)
-    body = _dot.dot_body(diagram, rankdir=rankdir, precision=precision, legend=legend)
-    return graphviz.Digraph(name="gradviz", body=body)
 
 
 def to_mermaid(
