@@ -10,6 +10,20 @@ of the backward pass, and per-layer gradient tables for small networks.
     >>> L.backward()
     >>> a.grad, b.grad
     (-2.0, 2.0)
+
+The public API (`__all__`):
+
+- the engine: `Value`, `Graph` (a built graph re-evaluated in place), `Op`,
+  `topological_order`, and the ops as functions `exp log tanh sigmoid relu sin cos abs
+  sqrt detach`;
+- `parse(text, **values)`: an expression (statements separated by `;`) to its output Value;
+- pictures: `draw` (a `graphviz.Digraph`), `to_mermaid`, `to_json` (more in `gradviz.render`);
+- `trace(value)`: the backward pass as steps; `gradcheck(value)`: analytic gradients against
+  finite differences. `gradviz.trace` and `gradviz.gradcheck` are modules (`import
+  gradviz.trace as t` gives the module); calling the module calls its function;
+- `GradvizError`, the root of every error gradviz raises; `__version__`.
+
+Other modules (`gradviz.nn`, `gradviz.train`, `gradviz.stats`, ...) are imported by name.
 """
 
 from __future__ import annotations
