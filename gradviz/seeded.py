@@ -86,8 +86,8 @@ def _uint32s(seed: int) -> Iterator[int]:
     its high half."""
     s_hi, s_lo, i_hi, i_lo = _state_words64(seed, 4)
     inc = ((((i_hi << 64) | i_lo) << 1) | 1) & _MASK128
-    state = (inc) & _MASK128  # srandom: state = 0, one step, add the seed, one step
-    state = (state + ((s_hi << 64) | s_lo)) & _MASK128
+    # pcg64_set_seed: state 0, one step (state = inc), add the seed, one step.
+    state = (inc + ((s_hi << 64) | s_lo)) & _MASK128
     state = (state * _PCG_MULT + inc) & _MASK128
     while True:
         state = (state * _PCG_MULT + inc) & _MASK128

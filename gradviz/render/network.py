@@ -15,14 +15,8 @@ from gradviz.errors import GradvizError, InputError
 from gradviz.model import LossGraph, load_model, network_loss_graph, parse_input
 from gradviz.nn import LOSS_FUNCTIONS, Network, layer_samples
 from gradviz.numbers import fmt
-from gradviz.render.diagram import (  # noqa: F401 (its old home)
-    LAYER_RANKDIR,
-    Diagram,
-    Edge,
-    Node,
-    diagram_from_value,
-    preferred_rankdir,
-)
+from gradviz.render.diagram import Diagram, Edge, Node, diagram_from_value
+from gradviz.render.diagram import preferred_rankdir as preferred_rankdir  # moved; kept here
 from gradviz.stats import Diagnosis, diagnose
 
 LEVELS = ("scalar", "neuron", "layer")
