@@ -12,3 +12,5 @@ from hypothesis import settings
 settings.register_profile("ci", derandomize=True, print_blob=True)
 if os.environ.get("CI"):
     settings.load_profile("ci")
+
+from browser import browser  # noqa: E402, F401  (the shared real-browser fixture)

@@ -1,0 +1,104 @@
+"""A real browser for the tests: Debian's Chromium driven by Selenium through chromedriver.
+
+Selenium is given the driver's path, so it never downloads a browser or a driver. Under CI
+(`CI` set) a missing browser is a failure, not a skip: those tests must run there.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import tempfile
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+CHROMIUM = os.environ.get("GRADVIZ_CHROMIUM", "/usr/bin/chromium")
+CHROMEDRIVER = os.environ.get("GRADVIZ_CHROMEDRIVER", "/usr/bin/chromedriver")
+
+# Without the background-networking flags Chromium keeps trying hosts this machine cannot reach.
+FLAGS = (
+    "--headless=new",
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-dev-shm-usage",
+    "--disable-quic",
+    "--no-first-run",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
+    "--disable-extensions",
+    "--hide-scrollbars",
+    "--force-device-scale-factor=1",
+)
+
+
+def browser_missing() -> str | None:
+    """Why no browser test can run here, or None when one can."""
+    for path in (CHROMIUM, CHROMEDRIVER):
+        if not (Path(path).is_file() and os.access(path, os.X_OK)):
+            return f"{path} not found (apt-get install chromium chromium-driver)"
+    try:
+        import selenium  # noqa: F401
+    except ImportError:
+        return "selenium not installed (pip install -e '.[dev]')"
+    return None
+
+
+@pytest.fixture(scope="session")
+def browser() -> Iterator[object]:
+    """One headless Chromium for the whole session (about 0.2 s a page once it is open)."""
+    why = browser_missing()
+    if why:
+        if os.environ.get("CI"):
+            pytest.fail(f"browser tests must run in CI: {why}")
+        pytest.skip(why)
+    from selenium import webdriver
+    from selenium.webdriver.chrome.service import Service
+
+    options = webdriver.ChromeOptions()
+    options.binary_location = CHROMIUM
+    profile = tempfile.mkdtemp(prefix="gradviz-chromium-")
+    for flag in (*FLAGS, f"--user-data-dir={profile}", "--window-size=1600,1200"):
+        options.add_argument(flag)
+    options.set_capability("goog:loggingPrefs", {"browser": "ALL"})
+    driver = webdriver.Chrome(service=Service(executable_path=CHROMEDRIVER), options=options)
+    try:
+        yield driver
+    finally:
+        driver.quit()
+        shutil.rmtree(profile, ignore_errors=True)
+
+
+def open_page(driver: object, html: str, folder: Path) -> None:
+    """Show `html` in the browser from a file (as a user opens a saved page)."""
+    page = folder / "page.html"
+    page.write_text(html, encoding="utf-8")
+    driver.get(page.as_uri())
+
+
+def inline_svg_page(svg: str, width_px: int | None = None) -> str:
+    """A page holding `svg` inline (its XML declaration and doctype dropped), optionally
+    fitted to `width_px` as a docs page would embed it."""
+    start = svg.find("<svg")
+    style = f"<style>svg{{max-width:{width_px}px;height:auto}}</style>" if width_px else ""
+    head = f"<!doctype html><html><head><meta charset='utf-8'>{style}</head>"
+    return f"{head}<body>{svg[start:]}</body></html>"
+
+
+# Each Graphviz node group: the box of its shape and the boxes of its texts, as the browser
+# lays them out with the fonts it really has.
+NODE_GEOMETRY_JS = """
+const box = r => ({x: r.x, y: r.y, right: r.x + r.width, bottom: r.y + r.height});
+return Array.from(document.querySelectorAll('g.node')).map(g => {
+  const shape = g.querySelector('polygon, ellipse, path, rect');
+  return {
+    id: g.id,
+    title: (g.querySelector('title') || {}).textContent,
+    shape: shape ? box(shape.getBoundingClientRect()) : null,
+    texts: Array.from(g.querySelectorAll('text')).map(t => ({
+      text: t.textContent, ...box(t.getBoundingClientRect())})),
+  };
+});
+"""
