@@ -24,6 +24,28 @@ class GradvizError(Exception):
         return self.message if not self.hint else f"{self.message}\n{self.hint}"
 
 
+QUOTE_LIMIT = 60  # characters of the user's text an error quotes; the rest is elided
+
+
+def quoted(value: object, limit: int = QUOTE_LIMIT) -> str:
+    """The user's text (or a value read from a file) as an error quotes it: in quotes, with
+    control characters escaped (repr), and cut after `limit` characters with its length,
+    so that no error line echoes 20,000 characters: `'vvvv…' (20,000 characters)`."""
+    if isinstance(value, str):
+        if len(value) <= limit:
+            return repr(value)
+        head = repr(value[:limit])
+        return f"{head[:-1]}…{head[-1]} ({len(value):,} characters)"
+    shown = repr(value)
+    return shown if len(shown) <= limit else f"{shown[:limit]}… ({len(shown):,} characters)"
+
+
+def shortened(text: str, limit: int = QUOTE_LIMIT) -> str:
+    """A name as an error shows it unquoted (a spec key, a column): cut after `limit`
+    characters with …"""
+    return text if len(text) <= limit else f"{text[:limit]}…"
+
+
 class InputError(GradvizError):
     """The user gave something we cannot accept (exit status 2)."""
 
@@ -59,7 +81,7 @@ class ExpressionError(InputError):
         line_end = self.source.find("\n", self.start)
         line_end = len(self.source) if line_end == -1 else line_end
         left = max(line_start, self.start - _CONTEXT)
-        span_end = min(self.end, line_end, self.start + 2 * _CONTEXT)
+        span_end = min(self.end, line_end, self.start + _CONTEXT)
         right = min(line_end, span_end + _CONTEXT)
         before = ("…" if left > line_start else "") + self.source[left : self.start]
         spanned = self.source[self.start : span_end]

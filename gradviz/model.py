@@ -22,7 +22,7 @@ import numpy as np
 
 from gradviz.data import Dataset, load
 from gradviz.engine import Value, topological_order
-from gradviz.errors import GradvizError, InputError, ModelError
+from gradviz.errors import GradvizError, InputError, ModelError, quoted
 from gradviz.files import read_capped
 from gradviz.nn import (
     Built,
@@ -234,7 +234,8 @@ def parse_model(text: str, name: str = "model", base_dir: str | None = None) -> 
         raise ModelError(f'{name}: not a gradviz model (no "format": "{FORMAT}")')
     if raw.get("version") != VERSION:
         raise fail(
-            "version", f"{raw.get('version')!r} is not a version this gradviz reads ({VERSION})"
+            "version",
+            f"{quoted(raw.get('version'))} is not a version this gradviz reads ({VERSION})",
         )
     for key in ("spec", "layers", "history"):
         if key not in raw:
@@ -287,7 +288,7 @@ def _check_history(history: dict) -> None:
     for key, low in (("epochs_run", 0), ("every", 1)):
         value = history.get(key, low)
         if isinstance(value, bool) or not isinstance(value, int) or value < low:
-            raise InputError(f"history.{key}: expected a whole number ≥ {low}, got {value!r}")
+            raise InputError(f"history.{key}: expected a whole number ≥ {low}, got {quoted(value)}")
     stopped = history.get("stopped")
     if stopped is not None and (not isinstance(stopped, str) or not stopped.isprintable()):
         raise InputError("history.stopped: expected null or a line of text")
@@ -398,10 +399,12 @@ def parse_input(text: str, width: int) -> tuple[float, ...]:
         values = tuple(float(p) for p in parts)
     except ValueError:
         raise InputError(
-            f"--input {text!r}: expected {width} numbers separated by commas"
+            f"--input {quoted(text)}: expected {width} numbers separated by commas"
         ) from None
     if len(values) != width or not all(math.isfinite(v) for v in values):
-        raise InputError(f"--input {text!r}: expected {width} finite numbers separated by commas")
+        raise InputError(
+            f"--input {quoted(text)}: expected {width} finite numbers separated by commas"
+        )
     return values
 
 

@@ -27,7 +27,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
 
-from gradviz.errors import GradvizError, InputError, OutputError, RenderError, WriteError
+from gradviz.errors import GradvizError, InputError, OutputError, RenderError, WriteError, quoted
 from gradviz.numbers import DEFAULT_PRECISION
 from gradviz.render.diagram import Diagram, draw_less
 from gradviz.render.dot import layout_cost, to_dot
@@ -89,7 +89,7 @@ def format_for(path: str, override: str | None = None) -> str:
         name = _ALIASES.get(override.lower(), override.lower())
         if name not in FORMATS:
             raise OutputError(
-                f"unknown format {override!r}",
+                f"unknown format {quoted(override)}",
                 hint=f"Formats: {', '.join(FORMATS)}.",
             )
         return name
@@ -98,9 +98,9 @@ def format_for(path: str, override: str | None = None) -> str:
     suffix = Path(path).suffix.lower()
     if suffix not in _BY_EXTENSION:
         known = " ".join(sorted(_BY_EXTENSION))
-        shown = f"extension {suffix!r}" if suffix else "no extension"
+        shown = f"extension {quoted(suffix)}" if suffix else "no extension"
         raise OutputError(
-            f"cannot tell the format of {path!r} ({shown})",
+            f"cannot tell the format of {quoted(path)} ({shown})",
             hint=f"Use one of {known}, or give the format with -f.",
         )
     return _BY_EXTENSION[suffix]
@@ -146,7 +146,7 @@ def dot_choice() -> str:
     path = shutil.which(choice) or choice
     if not (Path(path).is_file() and os.access(path, os.X_OK)):
         raise InputError(
-            f"GRADVIZ_DOT={choice!r} is neither {', '.join(DOT_CHOICES)} nor a program "
+            f"GRADVIZ_DOT={quoted(choice)} is neither {', '.join(DOT_CHOICES)} nor a program "
             "that can be run"
         )
     return path
@@ -210,7 +210,9 @@ def dot_timeout() -> float:
     except ValueError:
         seconds = -1.0
     if not 0 < seconds < 1e6:  # the user's setting: bad input, exit 2
-        raise InputError(f"GRADVIZ_DOT_TIMEOUT={text!r} is not a number of seconds (> 0, < 1e6)")
+        raise InputError(
+            f"GRADVIZ_DOT_TIMEOUT={quoted(text)} is not a number of seconds (> 0, < 1e6)"
+        )
     return seconds
 
 
@@ -305,7 +307,7 @@ def render(
             smaller=draw_less(diagram),
         )
     else:
-        raise OutputError(f"unknown format {fmt!r}", hint=f"Formats: {', '.join(FORMATS)}.")
+        raise OutputError(f"unknown format {quoted(fmt)}", hint=f"Formats: {', '.join(FORMATS)}.")
     return text.encode("utf-8")
 
 
@@ -350,7 +352,7 @@ def refuse_inputs(outputs: Iterable[str], inputs: Iterable[str | Path]) -> None:
                 target.exists() and source.exists() and target.samefile(source)
             ):
                 raise OutputError(
-                    f"refusing to write {output!r}: it is an input of this command",
+                    f"refusing to write {quoted(output)}: it is an input of this command",
                     hint="Choose another output file name.",
                 )
 
@@ -377,10 +379,10 @@ def write_atomic(path: Path | str, data: bytes | str) -> None:
     except OSError as error:
         raise _write_failure(path, error) from None
     if mode is not None and stat.S_ISDIR(mode):
-        raise OutputError(f"cannot write {str(path)!r}: it is a folder")
+        raise OutputError(f"cannot write {quoted(str(path))}: it is a folder")
     if not folder.is_dir():
         raise OutputError(
-            f"cannot write {str(path)!r}: folder {str(folder)!r} does not exist",
+            f"cannot write {quoted(str(path))}: folder {quoted(str(folder))} does not exist",
             hint="Create the folder first, or choose another path.",
         )
     mode = (mode & 0o7777) if mode is not None else 0o666 & ~_umask()
@@ -423,7 +425,7 @@ def _write_failure(path: Path, error: OSError, *, where: Path | None = None) -> 
     """The error to raise for an OSError while writing `path` (or creating a file in
     `where`, the folder)."""
     why = error.strerror or str(error)
-    target = f"to {str(where)!r}" if where is not None else repr(str(path))
+    target = f"to {quoted(str(where))}" if where is not None else repr(str(path))
     if error.errno in _PATH_ERRNOS:
         return OutputError(f"cannot write {target}: {why}", hint="Choose another path.")
     return WriteError(f"cannot write {target}: {why}")

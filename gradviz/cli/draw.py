@@ -9,7 +9,7 @@ import click
 
 from gradviz.cli.console import stdout_console
 from gradviz.cli.options import DASH_HELP, ExpressionCommand, model_options
-from gradviz.errors import InputError, OutputError, RenderError, WriteError
+from gradviz.errors import InputError, OutputError, RenderError, WriteError, quoted
 from gradviz.expr import describe_defaults, parse_assignments, parse_program
 from gradviz.numbers import DEFAULT_PRECISION
 from gradviz.numbers import fmt as show_number
@@ -47,13 +47,13 @@ def read_expression(expr: str) -> tuple[str, Path | None]:
         with path.open("rb") as file:
             data = file.read(MAX_EXPR_FILE + 1)
     except OSError as error:
-        raise InputError(f"cannot read {str(path)!r}: {error.strerror or error}") from None
+        raise InputError(f"cannot read {quoted(str(path))}: {error.strerror or error}") from None
     if len(data) > MAX_EXPR_FILE:
-        raise InputError(f"{str(path)!r} is too large for an expression file")
+        raise InputError(f"{quoted(str(path))} is too large for an expression file")
     try:
         return data.decode("utf-8-sig"), path
     except UnicodeDecodeError as error:
-        raise InputError(f"{str(path)!r} is not UTF-8 text (byte {error.start})") from None
+        raise InputError(f"{quoted(str(path))} is not UTF-8 text (byte {error.start})") from None
 
 
 def _write_stdout(data: bytes) -> None:
@@ -264,5 +264,5 @@ def _check_targets(targets: list[tuple[str, str]]) -> None:
             continue
         key = str(Path(path).resolve())
         if key in seen:
-            raise OutputError(f"{path!r} is given twice as an output")
+            raise OutputError(f"{quoted(path)} is given twice as an output")
         seen.add(key)

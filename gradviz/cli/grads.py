@@ -10,6 +10,7 @@ import click
 from rich.text import Text
 
 from gradviz.cli.console import stdout_console
+from gradviz.errors import quoted
 from gradviz.measure import Measurement, measure
 from gradviz.numbers import json_safe
 from gradviz.output import format_for, refuse_inputs, run_dot, write_atomic
@@ -65,7 +66,7 @@ def _fail_on(value: str | None) -> list[str]:
     unknown = [w for w in words if w not in FAIL_ON]
     if unknown:
         raise click.BadParameter(
-            f"unknown status {unknown[0]!r}; choose from {', '.join(FAIL_ON)}",
+            f"unknown status {quoted(unknown[0])}; choose from {', '.join(FAIL_ON)}",
             param_hint="'--fail-on'",
         )
     return [FAIL_ON[w] for w in words]
@@ -80,7 +81,7 @@ def _write_plot(path: str, diagnosis: Diagnosis, subject: Measurement, inputs: l
     fmt = format_for(path)
     if fmt not in PLOT_FORMATS:
         raise click.BadParameter(
-            f"{path!r}: a plot is written as .svg, .png, .pdf or .dot", param_hint="'--plot'"
+            f"{quoted(path)}: a plot is written as .svg, .png, .pdf or .dot", param_hint="'--plot'"
         )
     refuse_inputs([path], inputs)
     title = f"{subject.label}: rms gradient per layer, {subject.description}"
