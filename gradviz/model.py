@@ -80,6 +80,14 @@ class Model:
                 )
         return load(data, Path(self.spec.base_dir) if self.spec.base_dir else None)
 
+    def data_file(self) -> Path | None:
+        """The CSV file its data set is read from (None for a built-in data set)."""
+        data = self.spec.data
+        if data.name != "csv" or data.path is None:
+            return None
+        path = Path(data.path)
+        return Path(self.spec.base_dir) / path if self.spec.base_dir else path
+
     def layer_samples(self, dataset: Dataset | None = None) -> list[LayerSample]:
         """Per-layer state of the saved weights on its data (the first rows of a data set
         too big for `nn.STATS_FLOATS`)."""
@@ -208,6 +216,16 @@ def load_model(path: Path | str) -> Model:
     model = parse_model(text, str(path), base_dir=str(path.parent))
     model.source = path
     return model
+
+
+def model_inputs(path: Path) -> list[Path]:
+    """A saved model's file and the CSV file it names: the inputs that no output of a
+    command may overwrite (`draw --model m.json -o points.csv` would destroy the data)."""
+    try:
+        data = load_model(path).data_file()
+    except GradvizError:  # its error is raised where the command reads it
+        return [path]
+    return [path] if data is None else [path, data]
 
 
 def parse_model(text: str, name: str = "model", base_dir: str | None = None) -> Model:

@@ -188,7 +188,12 @@ def draw(
         outputs = ("-",)
     targets = [(path, format_for(path, format_)) for path in outputs]
     _check_targets(targets)
-    refuse_inputs([p for p, _ in targets], [source_file] if source_file else [])
+    inputs: list[Path] = [source_file] if source_file else []
+    if model_path is not None:  # its CSV data is an input too
+        from gradviz.model import model_inputs
+
+        inputs = model_inputs(model_path)
+    refuse_inputs([p for p, _ in targets], inputs)
 
     if model_path is not None:
         if input_text is None:

@@ -11,7 +11,7 @@ from rich.text import Text
 
 from gradviz.cli.console import stdout_console
 from gradviz.errors import quoted
-from gradviz.measure import Measurement, measure
+from gradviz.measure import Measurement, input_files, measure
 from gradviz.numbers import json_safe
 from gradviz.output import format_for, refuse_inputs, run_dot, write_atomic
 from gradviz.render.layers import compare_report, params_table, plot_dot, report
@@ -77,7 +77,9 @@ def _check_failures(diagnosis: Diagnosis, subject: Measurement, guarded: list[st
     return [f"{status} in {', '.join(found[status])}" for status in guarded if status in found]
 
 
-def _write_plot(path: str, diagnosis: Diagnosis, subject: Measurement, inputs: list[str]) -> None:
+def _write_plot(
+    path: str, diagnosis: Diagnosis, subject: Measurement, inputs: list[str | Path]
+) -> None:
     fmt = format_for(path)
     if fmt not in PLOT_FORMATS:
         raise click.BadParameter(
@@ -154,7 +156,7 @@ def grads(
     diagnosis = subject.diagnosis()
     lines = subject.verdict(diagnosis)
     if plot is not None:
-        _write_plot(plot, diagnosis, subject, [source, *([data] if data else [])])
+        _write_plot(plot, diagnosis, subject, input_files(source, data))
     failed = _check_failures(diagnosis, subject, guarded)
     if as_json:
         payload = {

@@ -220,7 +220,9 @@ def trace_command(
         value, inputs, clusters = program.output, [source_file] if source_file else [], None
     else:
         graph = _model_example(model_path, input_text, target)
-        value, inputs, clusters = graph.loss, [model_path], graph.clusters
+        from gradviz.model import model_inputs
+
+        value, inputs, clusters = graph.loss, model_inputs(model_path), graph.clusters
         if level != "scalar":
             _trace_network(graph, level, show_forward, frames, extension, console)
             return

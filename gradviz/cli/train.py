@@ -19,7 +19,7 @@ from rich.text import Text
 
 from gradviz.cli.console import stderr_console, stdout_console
 from gradviz.data import Dataset
-from gradviz.errors import ModelError, OutputError, quoted
+from gradviz.errors import ModelError, OutputError, quoted, shortened
 from gradviz.measure import model_data
 from gradviz.model import Model, from_result, load_model, save
 from gradviz.nn import LayerSample, Spec, resolve_spec
@@ -352,13 +352,13 @@ def _check_save_path(save_path: str, spec: str | None, resolved: Spec) -> None:
         )
     if not save_path.lower().endswith(".json"):
         raise OutputError(
-            f"--save {quoted(save_path)}: a model is saved as JSON; "
+            f"--save {shortened(save_path)}: a model is saved as JSON; "
             "give a file name ending in .json"
         )
     folder = Path(save_path).parent
     if not folder.is_dir():
         raise OutputError(
-            f"--save {quoted(save_path)}: no folder {quoted(str(folder))} to write it in"
+            f"--save {shortened(save_path)}: no folder {quoted(str(folder))} to write it in"
         )
 
 
