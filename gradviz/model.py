@@ -14,6 +14,8 @@ from __future__ import annotations
 
 import json
 import math
+import os
+import stat
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -78,6 +80,7 @@ class Model:
                     "a model file may only name data beside it or below it. Move the model "
                     "next to its data, or give the data yourself with --data"
                 )
+            _regular_file(path, self.source)
         return load(data, Path(self.spec.base_dir) if self.spec.base_dir else None)
 
     def data_file(self) -> Path | None:
@@ -216,6 +219,18 @@ def load_model(path: Path | str) -> Model:
     model = parse_model(text, str(path), base_dir=str(path.parent))
     model.source = path
     return model
+
+
+def _regular_file(path: Path, model: Path) -> None:
+    """A model's data path must be a plain file: a named pipe or a device named in a
+    model someone sent would make gradviz wait forever, or read without end."""
+    try:
+        mode = os.stat(path).st_mode
+    except OSError:
+        return  # missing or unreadable: read_csv says so
+    if not stat.S_ISREG(mode):
+        what = "a folder" if stat.S_ISDIR(mode) else "not a regular file (a pipe or a device)"
+        raise ModelError(f"{model}: its data set {quoted(str(path))} is {what}")
 
 
 def model_inputs(path: Path) -> list[Path]:

@@ -18,6 +18,7 @@ import contextlib
 import errno
 import os
 import shutil
+import signal
 import stat
 import subprocess
 import sys
@@ -235,9 +236,7 @@ def run_dot(
     if fmt == "png":
         argv += [f"-Gdpi={PNG_DPI}", f"-Gsize={PNG_MAX_INCHES},{PNG_MAX_INCHES}"]
     try:
-        done = subprocess.run(
-            argv, input=dot_text.encode("utf-8"), capture_output=True, timeout=timeout
-        )
+        done = _run_in_own_group(argv, dot_text.encode("utf-8"), timeout)
     except subprocess.TimeoutExpired:
         faster = (
             "; graphviz-pure is much faster on such graphs: GRADVIZ_DOT=pure"
@@ -256,6 +255,36 @@ def run_dot(
         why = message[-1] if message else f"exit status {done.returncode}"
         raise RenderError(f"{Path(program.path).name} failed to write {fmt.upper()}: {why}")
     return done.stdout
+
+
+def _run_in_own_group(argv: list[str], data: bytes, timeout: float) -> subprocess.CompletedProcess:
+    """`subprocess.run` with its output captured, but the program runs in a process group
+    of its own, and on a timeout (or Ctrl-C) the whole group is killed: a `dot` wrapper
+    that started a child of its own leaves nothing running behind it."""
+    process = subprocess.Popen(
+        argv,
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        start_new_session=os.name == "posix",
+    )
+    try:
+        out, err = process.communicate(data, timeout=timeout)
+    except BaseException:  # the timeout, Ctrl-C: end every process it started
+        _kill_group(process)
+        raise
+    return subprocess.CompletedProcess(argv, process.returncode, out, err)
+
+
+def _kill_group(process: subprocess.Popen) -> None:
+    if os.name == "posix":
+        with contextlib.suppress(OSError):  # already gone
+            os.killpg(process.pid, signal.SIGKILL)
+    process.kill()
+    process.wait()  # reap it; not communicate(): a child that left the group may hold a pipe
+    for pipe in (process.stdin, process.stdout, process.stderr):
+        with contextlib.suppress(OSError):
+            pipe.close()  # type: ignore[union-attr]
 
 
 def configure_graphviz_package() -> DotProgram | None:

@@ -182,7 +182,7 @@ def test_ctrl_c_while_rendering_writes_nothing(previous: Path, monkeypatch):
     def interrupted(*args, **kwargs):
         raise KeyboardInterrupt
 
-    monkeypatch.setattr(output.subprocess, "run", interrupted)
+    monkeypatch.setattr(output.subprocess.Popen, "communicate", interrupted)
     result = run(*DRAW, "-o", "graph.svg")
     assert result.exit_code == 130 and "Interrupted." in result.stderr
     assert not (previous.parent / "graph.svg").exists()

@@ -122,7 +122,9 @@ EXPRESSIONS = [
         id="many-statements",
     ),
     draw("a" * 10_001, fragment="expression too long: 10001 characters", caret=False, id="long"),
-    draw("x**10000000", fragment="exponent too large: 10000000 is outside -1e6 to 1e6", id="exponent"),
+    draw(
+        "x**10000000", fragment="exponent too large: 10000000 is outside -1e6 to 1e6", id="exponent"
+    ),
     draw("x**1e400", fragment="exponent too large: inf", id="exponent-inf"),
     draw("2**100000", status=0, fragment="data inf", id="2**100000"),
     draw("10**10**10", status=0, fragment="data inf", id="10**10**10"),

@@ -14,7 +14,7 @@ import click
 
 from gradviz.cli.options import traceback_option
 from gradviz.errors import GradvizError
-from gradviz.text import printable
+from gradviz.text import printable_lines
 
 
 class Failure(click.ClickException):
@@ -28,7 +28,7 @@ class Failure(click.ClickException):
 def _visible(text: str) -> str:
     """Text for a terminal: a message may quote a spec or model file someone else wrote,
     and an escape sequence in it must not reach the terminal. Lines stay lines."""
-    return "\n".join(printable(line) for line in text.split("\n"))
+    return printable_lines(text)
 
 
 def _closed_pipe() -> click.exceptions.Exit:

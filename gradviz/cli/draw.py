@@ -27,6 +27,7 @@ from gradviz.render.diagram import diagram_from_value
 from gradviz.render.dot import RANKDIRS
 from gradviz.render.network import model_diagram, preferred_rankdir
 from gradviz.render.terminal import to_terminal
+from gradviz.text import printable_lines
 
 EXPR_SUFFIX = ".expr"
 MAX_EXPR_FILE = 1_000_000  # bytes; the expression language caps the text far lower
@@ -78,7 +79,7 @@ def _write_stdout(data: bytes) -> None:
 
 
 def _say(message: str) -> None:
-    click.echo(message, err=True)
+    click.echo(printable_lines(message), err=True)  # file names may hold escapes
 
 
 class UpperChoice(click.Choice):

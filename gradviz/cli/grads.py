@@ -28,6 +28,7 @@ from gradviz.stats import (
     failures,
     parameter_grads,
 )
+from gradviz.text import printable
 
 # What --fail-on accepts, and the status each word means.
 FAIL_ON = {
@@ -176,13 +177,13 @@ def grads(
         click.echo(json.dumps(json_safe(payload), indent=1, allow_nan=False))
     else:
         console = stdout_console()
-        title = f"Gradients per layer: {source} {subject.description}"
+        title = f"Gradients per layer: {printable(source)} {subject.description}"
         console.print(report(diagnosis, lines, subject.snapshots, title=title))
         if params:
             console.print()
             console.print(params_table(parameter_grads(subject.samples)))
     if plot is not None:
-        click.echo(f"wrote {plot}", err=True)
+        click.echo(f"wrote {printable(plot)}", err=True)
     if failed:
         click.echo(f"failing (--fail-on): {'; '.join(failed)}", err=True)
         raise click.exceptions.Exit(FAIL_STATUS)
@@ -226,7 +227,7 @@ def compare(a: str, b: str, epochs: int | None, as_json: bool) -> None:
         click.echo(json.dumps(json_safe(payload), indent=1, allow_nan=False))
         return
     console = stdout_console()
-    labels = [f"{s.label}, {s.description}" for s in subjects]
+    labels = [f"{printable(s.label)}, {s.description}" for s in subjects]
     console.print(compare_report(diagnoses[0], diagnoses[1], *verdicts, *labels))
     console.print(
         Text("rel: log scale, 1e-8 empty, 1 full (each network's own strongest layer)", style="dim")

@@ -28,6 +28,7 @@ from gradviz.render.trace_view import (
     network_view,
     trace_frames,
 )
+from gradviz.text import printable_lines
 from gradviz.trace import (
     forward,
     leaf_gradients,
@@ -44,7 +45,7 @@ FRAME_PREFIX = "step-"
 
 
 def _say(message: str) -> None:
-    click.echo(message, err=True)
+    click.echo(printable_lines(message), err=True)  # file names may hold escapes
 
 
 def _load(expr: str, assignments: tuple[str, ...], seed: int) -> tuple[Program, Path | None]:

@@ -25,6 +25,7 @@ from gradviz.model import Model, from_result, load_model, save
 from gradviz.nn import LayerSample, Spec, resolve_spec
 from gradviz.numbers import fmt, json_safe
 from gradviz.stats import diagnose, history, verdict
+from gradviz.text import printable
 from gradviz.train import Diverged, Result, check_data, evaluate, is_correct, load_data, train
 
 # The spec key each option sets, and the option's name for error messages.
@@ -427,7 +428,7 @@ def inspect_command(model_path: str, data_path: str | None, as_json: bool) -> No
         click.echo(_json(payload))
         return
     console = stdout_console()
-    console.print(Text(f"{model_path}", style="bold"))
+    console.print(Text(printable(model_path), style="bold"))
     console.print(summary_text(model.spec, data))
     console.print()
     console.print(_layers_table(model))
