@@ -46,7 +46,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from gradviz.engine import UNARY_OPS, Value, apply, as_data
-from gradviz.errors import ExpressionError, InputError, quoted
+from gradviz.errors import ExpressionError, InputError, quoted, shortened
 from gradviz.numbers import fmt
 
 MAX_LENGTH = 10_000
@@ -1010,20 +1010,21 @@ class _Compiler:
     def check_values(self) -> None:
         """Every given value must name a leaf of the expression."""
         leaves = [*self.free, *self.number_leaves]
-        for name in self.given:
-            if name in leaves:
+        for given in self.given:
+            if given in leaves:
                 continue
-            if name in self.assigned_anywhere:
+            name = shortened(given, 40)  # said twice below: a name may be 100 characters
+            if given in self.assigned_anywhere:
                 raise InputError(
                     f"a value was given for {name}, but the expression computes {name}",
                     hint="give values only to leaves: " + (", ".join(leaves) or "(there are none)"),
                 )
-            if name in UNARY_OPS:
+            if given in UNARY_OPS:
                 raise InputError(
                     f"a value was given for {name}, which is a function",
                     hint="the leaves are: " + (", ".join(leaves) or "(none)"),
                 )
-            close = difflib.get_close_matches(name, leaves, n=1)
+            close = difflib.get_close_matches(given, leaves, n=1)
             hint = f"did you mean {close[0]}? " if close else ""
             hint += "the leaves are: " + (", ".join(leaves) or "(none)")
             raise InputError(

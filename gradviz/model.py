@@ -24,7 +24,7 @@ import numpy as np
 
 from gradviz.data import Dataset, load
 from gradviz.engine import Value, topological_order
-from gradviz.errors import GradvizError, InputError, ModelError, quoted
+from gradviz.errors import GradvizError, InputError, ModelError, quoted, shortened
 from gradviz.files import read_capped
 from gradviz.nn import (
     Built,
@@ -378,7 +378,7 @@ def _vector(
         param = f"{layer}.N{row + 1}.w{k}" if row is not None else f"{layer}.N{k + 1}.b"
         nonfinite = x is not None or v in ("NaN", "Infinity", "-Infinity")
         problem = "is not finite (the model diverged)" if nonfinite else "is not a number"
-        raise fail(f"{where}[{k}]", f"{param} = {json.dumps(v)} {problem}")
+        raise fail(f"{where}[{k}]", f"{param} = {shortened(json.dumps(v))} {problem}")
     return np.array(numbers, dtype=np.float64)
 
 

@@ -144,8 +144,12 @@ def dot_choice() -> str:
     choice = os.environ.get("GRADVIZ_DOT", "").strip() or "auto"
     if choice in DOT_CHOICES:
         return choice
-    path = shutil.which(choice) or choice
-    if not (Path(path).is_file() and os.access(path, os.X_OK)):
+    try:  # a name too long for the file system is no program either
+        path = shutil.which(choice) or choice
+        runnable = Path(path).is_file() and os.access(path, os.X_OK)
+    except OSError:
+        runnable = False
+    if not runnable:
         raise InputError(
             f"GRADVIZ_DOT={quoted(choice)} is neither {', '.join(DOT_CHOICES)} nor a program "
             "that can be run"
@@ -454,7 +458,7 @@ def _write_failure(path: Path, error: OSError, *, where: Path | None = None) -> 
     """The error to raise for an OSError while writing `path` (or creating a file in
     `where`, the folder)."""
     why = error.strerror or str(error)
-    target = f"to {quoted(str(where))}" if where is not None else repr(str(path))
+    target = f"to {quoted(str(where))}" if where is not None else quoted(str(path))
     if error.errno in _PATH_ERRNOS:
         return OutputError(f"cannot write {target}: {why}", hint="Choose another path.")
     return WriteError(f"cannot write {target}: {why}")

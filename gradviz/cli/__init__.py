@@ -8,12 +8,13 @@ shown unless `--traceback` is given.
 from __future__ import annotations
 
 import os
+import re
 import sys
 
 import click
 
 from gradviz.cli.options import traceback_option
-from gradviz.errors import GradvizError
+from gradviz.errors import QUOTE_LIMIT, GradvizError
 from gradviz.text import printable_lines
 
 
@@ -29,6 +30,17 @@ def _visible(text: str) -> str:
     """Text for a terminal: a message may quote a spec or model file someone else wrote,
     and an escape sequence in it must not reach the terminal. Lines stay lines."""
     return printable_lines(text)
+
+
+_LONG_QUOTE = re.compile(rf"'([^'\n]{{{QUOTE_LIMIT + 1},}})'")
+
+
+def _short_quotes(message: str) -> str:
+    """click's messages quote the value given (`'vvv…' is not one of …`) whole: cut it
+    as our own errors do (errors.quoted)."""
+    return _LONG_QUOTE.sub(
+        lambda m: f"'{m.group(1)[:QUOTE_LIMIT]}…' ({len(m.group(1)):,} characters)", message
+    )
 
 
 def _closed_pipe() -> click.exceptions.Exit:
@@ -59,7 +71,10 @@ class GradvizGroup(click.Group):
             if ctx.meta.get("gradviz.traceback"):
                 raise
             raise Failure(error.render(), error.exit_code) from None
-        except (click.ClickException, click.exceptions.Exit, click.Abort):
+        except click.ClickException as error:
+            error.message = _short_quotes(error.message)  # click's own messages echo values
+            raise
+        except (click.exceptions.Exit, click.Abort):
             raise
         except BrokenPipeError:
             raise _closed_pipe() from None
