@@ -15,7 +15,7 @@ from pathlib import Path
 
 import numpy as np
 
-from gradviz.errors import DataError, quoted
+from gradviz.errors import DataError, listing, quoted
 from gradviz.files import read_capped
 
 # Refused before anything is allocated: a few megabytes of floats at most.
@@ -273,11 +273,4 @@ def _column(key: str, header: list[str], name: str, what: str) -> int:
         return header.index(key)
     if key.isdigit() and int(key) < len(header):
         return int(key)
-    raise DataError(f"{name}: {what} column {quoted(key)} not found; columns: {_names(header)}")
-
-
-def _names(header: list[str], shown: int = 8) -> str:
-    """Column names for an error line: the first few (each cut to 20 characters), then
-    how many there are in all."""
-    names = ", ".join(name if len(name) <= 20 else f"{name[:20]}…" for name in header[:shown])
-    return names if len(header) <= shown else f"{names}, … ({len(header):,} columns)"
+    raise DataError(f"{name}: {what} column {quoted(key)} not found; columns: {listing(header)}")

@@ -32,9 +32,16 @@ def quoted(value: object, limit: int = QUOTE_LIMIT) -> str:
     control characters escaped (repr), and cut after `limit` characters with its length,
     so that no error line echoes 20,000 characters: `'vvvv…' (20,000 characters)`."""
     if isinstance(value, str):
-        if len(value) <= limit:
-            return repr(value)
-        head = repr(value[:limit])
+        if len(value) <= limit and len(shown := repr(value)) <= limit + 2:
+            return shown
+        # the longest start whose repr fits: an escape such as \x1b takes four columns
+        low, high = 0, min(len(value), limit)
+        while low < high:
+            middle = (low + high + 1) // 2
+            low, high = (
+                (middle, high) if len(repr(value[:middle])) <= limit + 2 else (low, middle - 1)
+            )
+        head = repr(value[:low])
         return f"{head[:-1]}…{head[-1]} ({len(value):,} characters)"
     shown = repr(value)
     return shown if len(shown) <= limit else f"{shown[:limit]}… ({len(shown):,} characters)"
@@ -44,6 +51,13 @@ def shortened(text: str, limit: int = QUOTE_LIMIT) -> str:
     """A name as an error shows it unquoted (a spec key, a column): cut after `limit`
     characters with …"""
     return text if len(text) <= limit else f"{text[:limit]}…"
+
+
+def listing(names: list[str], shown: int = 8, width: int = 20) -> str:
+    """Names for an error line (the leaves, the columns): the first `shown`, each cut to
+    `width` characters, then how many there are in all: `c0, c1, … (1,000 in all)`."""
+    text = ", ".join(shortened(name, width) for name in names[:shown])
+    return text if len(names) <= shown else f"{text}, … ({len(names):,} in all)"
 
 
 class InputError(GradvizError):

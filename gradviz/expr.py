@@ -46,7 +46,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from gradviz.engine import UNARY_OPS, Value, apply, as_data
-from gradviz.errors import ExpressionError, InputError, quoted, shortened
+from gradviz.errors import ExpressionError, InputError, listing, quoted, shortened
 from gradviz.numbers import fmt
 
 MAX_LENGTH = 10_000
@@ -1017,16 +1017,16 @@ class _Compiler:
             if given in self.assigned_anywhere:
                 raise InputError(
                     f"a value was given for {name}, but the expression computes {name}",
-                    hint="give values only to leaves: " + (", ".join(leaves) or "(there are none)"),
+                    hint="give values only to leaves: " + (listing(leaves) or "(there are none)"),
                 )
             if given in UNARY_OPS:
                 raise InputError(
                     f"a value was given for {name}, which is a function",
-                    hint="the leaves are: " + (", ".join(leaves) or "(none)"),
+                    hint="the leaves are: " + (listing(leaves) or "(none)"),
                 )
             close = difflib.get_close_matches(given, leaves, n=1)
             hint = f"did you mean {close[0]}? " if close else ""
-            hint += "the leaves are: " + (", ".join(leaves) or "(none)")
+            hint += "the leaves are: " + (listing(leaves) or "(none)")
             raise InputError(
                 f"a value was given for {name}, but {name} does not appear in the expression",
                 hint=hint,

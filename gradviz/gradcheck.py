@@ -31,7 +31,7 @@ from typing import Literal
 import numpy as np
 
 from gradviz.engine import Number, Value, backpropagate, evaluate, topological_order
-from gradviz.errors import InputError, quoted
+from gradviz.errors import InputError, listing, quoted
 from gradviz.numbers import fmt
 from gradviz.trace import definition, node_names, output_name
 
@@ -125,7 +125,7 @@ def _choose_leaves(order: list[Value], wrt: Iterable[Value | str] | None) -> lis
         else:
             node = by_name.get(item)
             if node is None:
-                known = ", ".join(names[v] for v in leaves if v.label) or "none"
+                known = listing([names[v] for v in leaves if v.label]) or "none"
                 raise InputError(
                     f"no leaf named {quoted(item)} in this graph",
                     hint=f"Leaves with names: {known}.",

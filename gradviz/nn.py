@@ -464,7 +464,8 @@ def spec_from_mapping(
 
 def _suggest(word: str, choices: Sequence[str]) -> str:
     close = difflib.get_close_matches(word, choices, n=1)
-    return f" {quoted(word)} (did you mean {quoted(close[0])}?)" if close else f" {quoted(word)}"
+    shown = quoted(word, 30)  # the line names the key already, and lists the known ones
+    return f" {shown} (did you mean {quoted(close[0])}?)" if close else f" {shown}"
 
 
 def _layers(value: object, fail: Callable[[str, str], SpecError]) -> tuple[int, ...]:

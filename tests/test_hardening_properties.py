@@ -272,6 +272,89 @@ def test_csv_reading_raises_only_our_errors(rows):
     assert data.X.shape[0] == data.Y.shape[0] and set(data.Y.tolist()) <= {0.0, 1.0}
 
 
+# Text far longer than any error may quote: a long name, value, key, cell or column.
+LONG_TEXT = st.one_of(
+    st.text(min_size=61, max_size=3000),
+    st.builds(
+        lambda c, n: c * n,
+        st.sampled_from(["v", "9", "é", "漢", "\x1b", "'"]),
+        st.integers(61, 20_000),
+    ),
+)
+MAX_ERROR_LINE = 250
+
+
+def _short_lines(error: GradvizError) -> None:
+    for line in error.render().splitlines():
+        # a line that lists the 14 spec keys is longer by that list, not by the input
+        limit = MAX_ERROR_LINE + (200 if "known keys: name, layers" in line else 0)
+        assert len(line) < limit, (len(line), line[:300])
+
+
+@FAST
+@given(
+    LONG_TEXT,
+    st.sampled_from(
+        [
+            "name",
+            "value",
+            "bare",
+            "expression",
+            "spec-key",
+            "spec-value",
+            "cell",
+            "column",
+            "weight",
+            "model-spec",
+        ]
+    ),
+)
+def test_errors_quote_long_text_cut_short(text, where):
+    """Whatever the entry point, an error quotes at most a short piece of the text."""
+    try:
+        if where == "name":
+            parse_assignments([f"{text}=1"])
+        elif where == "value":
+            parse_assignments([f"a={text}"])
+        elif where == "bare":
+            parse_assignments([text.replace("=", "")])
+        elif where == "expression":
+            parse_program(text)
+        elif where == "spec-key":
+            spec_from_mapping({"layers": [2, 2, 1], "data": "xor", text: 1})
+        elif where == "spec-value":
+            for key in ("layers", "activation", "data", "update", "loss", "init", "name"):
+                try:
+                    spec_from_mapping({"layers": [2, 2, 1], "data": "xor", key: text})
+                except GradvizError as error:
+                    _short_lines(error)
+            return
+        elif where == "cell":
+            parse_csv(f"a,b,y\n1,{text.replace(',', '')},0\n", "d.csv")
+        elif where == "column":
+            parse_csv(f"a,{text.replace(',', '')},y\n1,x,0\n", "d.csv")
+        elif where == "weight":
+            parse_model(
+                json.dumps(
+                    {"format": "gradviz-model", "version": 1, "layers": [{"weights": [[text]]}]}
+                ),
+                "m.json",
+            )
+        else:
+            parse_model(
+                json.dumps(
+                    {
+                        "format": "gradviz-model",
+                        "version": 1,
+                        "spec": {"name": text, "layers": text},
+                    }
+                ),
+                "m.json",
+            )
+    except GradvizError as error:
+        _short_lines(error)
+
+
 # -- graphs through the real tools -------------------------------------------------------
 
 

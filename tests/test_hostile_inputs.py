@@ -624,6 +624,20 @@ ODD = [
         "a", "v" * 100 + "=1", fragment="does not appear in the expression", caret=False, id="100"
     ),
     draw("a", "a=" + LONG, fragment="not a number: 'vvvv", id="long-value"),
+    draw(
+        " + ".join(f"x{i}" for i in range(500)),
+        "q=1",
+        fragment="the leaves are: x0, x1, x2, x3, x4, x5, x6, x7, … (500 in all)",
+        caret=False,
+        id="many-leaves",
+    ),
+    check_cmd(
+        " + ".join(f"x{i}" for i in range(500)),
+        "--wrt",
+        "q",
+        fragment="no leaf named 'q'",
+        id="wrt-many-leaves",
+    ),
     draw("a", LONG, fragment="expected NAME=VALUE, got 'vvv", id="long-no-equals"),
     draw("a**-1000001", fragment="exponent too large: -1000001 is outside -1e6 to 1e6", id="exp"),
     draw("a**1000000", "a=1", status=0, fragment="data 1", id="exponent-at-limit"),
@@ -632,7 +646,7 @@ ODD = [
     case(2, "(204 characters)", "draw", "a", "-o", LONG[:200] + ".xyz", id="long-output"),
     case(
         2,
-        "label column 'y' not found; columns: c0, c1, c2, c3, c4, c5, c6, c7, … (1,000 columns)",
+        "label column 'y' not found; columns: c0, c1, c2, c3, c4, c5, c6, c7, … (1,000 in all)",
         "train",
         "s.toml",
         "-q",
