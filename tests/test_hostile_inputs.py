@@ -643,6 +643,19 @@ ODD = [
     draw("a**1000000", "a=1", status=0, fragment="data 1", id="exponent-at-limit"),
     check_cmd("a*b", "a=1", "b=2", "--wrt", LONG, fragment="no leaf named 'vvvv", id="long-wrt"),
     case(2, "'vvvv", "draw", "a", "-f", LONG, id="long-format"),
+    case(2, "'vvvv", "grads", "xor", "--fail-on", LONG, id="long-fail-on"),
+    *[
+        case(2, "file name too long: 'vvvv", *args, id=f"long-path-{i}-{args[0]}")
+        for i, args in enumerate(
+            ("grads", LONG),
+            ("compare", LONG, "xor"),
+            ("train", LONG + ".toml"),
+            ("train", "xor", "-q", "--save", LONG + ".json"),
+            ("trace", "a", "a=1", "--frames", LONG),
+            ("draw", LONG + ".expr"),
+        ]
+    )],
+    case(2, "…: cannot read: File name too long", "inspect", LONG + ".json", id="long-inspect"),
     case(2, "(204 characters)", "draw", "a", "-o", LONG[:200] + ".xyz", id="long-output"),
     case(
         2,

@@ -7,6 +7,7 @@ shown unless `--traceback` is given.
 
 from __future__ import annotations
 
+import errno
 import os
 import re
 import sys
@@ -14,7 +15,7 @@ import sys
 import click
 
 from gradviz.cli.options import traceback_option
-from gradviz.errors import QUOTE_LIMIT, GradvizError
+from gradviz.errors import QUOTE_LIMIT, GradvizError, quoted
 from gradviz.text import printable_lines
 
 
@@ -32,7 +33,8 @@ def _visible(text: str) -> str:
     return printable_lines(text)
 
 
-_LONG_QUOTE = re.compile(rf"'([^'\n]{{{QUOTE_LIMIT + 1},}})'")
+# longer than anything errors.quoted leaves (QUOTE_LIMIT characters and …)
+_LONG_QUOTE = re.compile(rf"'([^'\n]{{{QUOTE_LIMIT + 2},}})'")
 
 
 def _short_quotes(message: str) -> str:
@@ -97,6 +99,10 @@ class GradvizGroup(click.Group):
         except Exception as error:  # a bug: say so plainly, keep the traceback for --traceback
             if ctx.meta.get("gradviz.traceback"):
                 raise
+            if isinstance(error, OSError) and error.errno == errno.ENAMETOOLONG:
+                # a name too long for the file system, met while looking at a path the
+                # user gave (Path.is_file() raises it): bad input, said in one line
+                raise Failure(f"file name too long: {quoted(str(error.filename))}", 2) from None
             raise Failure(
                 f"internal error: {type(error).__name__}: {error}\n"
                 "This is a bug in gradviz; run again with --traceback and report it.",
