@@ -647,14 +647,16 @@ ODD = [
     *[
         case(2, "file name too long: 'vvvv", *args, id=f"long-path-{i}-{args[0]}")
         for i, args in enumerate(
-            ("grads", LONG),
-            ("compare", LONG, "xor"),
-            ("train", LONG + ".toml"),
-            ("train", "xor", "-q", "--save", LONG + ".json"),
-            ("trace", "a", "a=1", "--frames", LONG),
-            ("draw", LONG + ".expr"),
-        ]
-    )],
+            [
+                ("grads", LONG),
+                ("compare", LONG, "xor"),
+                ("train", LONG + ".toml"),
+                ("train", "xor", "-q", "--save", LONG + ".json"),
+                ("trace", "a", "a=1", "--frames", LONG),
+                ("draw", LONG + ".expr"),
+            ]
+        )
+    ],
     case(2, "…: cannot read: File name too long", "inspect", LONG + ".json", id="long-inspect"),
     case(2, "(204 characters)", "draw", "a", "-o", LONG[:200] + ".xyz", id="long-output"),
     case(
