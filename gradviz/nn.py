@@ -398,8 +398,11 @@ def spec_from_mapping(
     """Check every key of a spec and build it. `locate(key)` says where a key was written."""
 
     def fail(key: str, problem: str) -> SpecError:
-        # a key is the user's text: a 20,000-character one is cut, with the line it is on
-        return SpecError(f"{shortened(locate(key), 2 * QUOTE_LIMIT)}: {problem}")
+        # a key is the user's text: a 20,000-character one is cut where the line is named
+        where = locate(key)
+        if len(key) > QUOTE_LIMIT:
+            where = where.replace(key, shortened(key))
+        return SpecError(f"{shortened(where, 3 * QUOTE_LIMIT)}: {problem}")
 
     if not isinstance(raw, Mapping):
         raise SpecError("a spec is a table of keys")
