@@ -94,8 +94,8 @@ def _check_step(eps: float, x: Number, name: str) -> None:
     if eps < smallest:
         raise InputError(
             f"eps {eps:g} is too small to measure a slope at {name} = {fmt(x)}: "
-            f"float64 cannot take steps below {smallest:.2g} there (give a larger --eps, "
-            f"or leave it out for {default_eps(x):.2g})"
+            f"float64 cannot take steps below {smallest:.2g} there (give a larger eps, "
+            f"or none for the default, {default_eps(x):.2g})"
         )
 
 

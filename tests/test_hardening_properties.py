@@ -33,7 +33,7 @@ from mermaid.check import parse_mermaid
 from gradviz import Value
 from gradviz.data import parse_csv
 from gradviz.engine import evaluate, topological_order
-from gradviz.errors import ExpressionError, GradvizError
+from gradviz.errors import ExpressionError, GradvizError, InputError
 from gradviz.expr import FUNCTIONS, parse_assignments, parse_program
 from gradviz.model import parse_model
 from gradviz.nn import MAX_EPOCHS, MAX_PARAMETERS, spec_from_mapping
@@ -534,3 +534,26 @@ def test_gradients_agree_with_finite_differences_where_smooth(text, point):
             leaf.grad,
             numeric,
         )
+
+
+@FAST
+@given(
+    st.sampled_from(["x*x", "exp(x)", "tanh(x)", "x**3", "sin(x) * x"]),
+    st.one_of(st.floats(allow_nan=False, allow_infinity=False), st.sampled_from([0.0, 3.0, 1e300])),
+    st.one_of(
+        st.floats(min_value=5e-324, max_value=1e-6),
+        st.sampled_from([1e-20, 1e-14, 5e-324, 1e-300]),
+    ),
+)
+def test_any_step_is_measured_or_refused_with_a_reason(text, x, eps):
+    """`check --eps`: a step float64 cannot take at x is refused (InputError, exit 2),
+    never a ZeroDivisionError; any other step gives a row per leaf."""
+    from gradviz.gradcheck import gradcheck
+
+    output = parse_program(text, {"x": x}).output
+    try:
+        rows = gradcheck(output, eps=eps)
+    except InputError as error:
+        assert "too small to measure a slope at x" in error.message
+        return
+    assert len(rows) == 1 and rows[0].status in ("pass", "fail", "non-finite", "non-differentiable")
