@@ -33,15 +33,22 @@ def _visible(text: str) -> str:
     return printable_lines(text)
 
 
-# longer than anything errors.quoted leaves (QUOTE_LIMIT characters and …)
-_LONG_QUOTE = re.compile(rf"'([^'\n]{{{QUOTE_LIMIT + 2},}})'")
+# A quoted value longer than anything errors.quoted leaves (QUOTE_LIMIT characters and …),
+# between word boundaries: `'vvv…' is not one of …`.
+_LONG_QUOTE = re.compile(rf"(?<![^\s(:=])'([^'\n]{{{QUOTE_LIMIT + 2},}})'(?=$|[\s),.;:])")
+_LONG_LINE = 200
 
 
 def _short_quotes(message: str) -> str:
-    """click's messages quote the value given (`'vvv…' is not one of …`) whole: cut it
-    as our own errors do (errors.quoted)."""
-    return _LONG_QUOTE.sub(
-        lambda m: f"'{m.group(1)[:QUOTE_LIMIT]}…' ({len(m.group(1)):,} characters)", message
+    """click's messages quote the value given (`'vvv…' is not one of …`) whole: in an
+    over-long line, cut it as our own errors do (errors.quoted)."""
+    return "\n".join(
+        _LONG_QUOTE.sub(
+            lambda m: f"'{m.group(1)[:QUOTE_LIMIT]}…' ({len(m.group(1)):,} characters)", line
+        )
+        if len(line) > _LONG_LINE
+        else line
+        for line in message.split("\n")
     )
 
 
