@@ -15,7 +15,7 @@ from pathlib import Path
 
 import numpy as np
 
-from gradviz.errors import DataError
+from gradviz.errors import DataError, listing, quoted
 from gradviz.files import read_capped
 
 # Refused before anything is allocated: a few megabytes of floats at most.
@@ -128,7 +128,7 @@ def load(spec: DataSpec, base: Path | None = None) -> Dataset:
             path = base / path
         return read_csv(path, label=spec.label, features=spec.features)
     raise DataError(
-        f"unknown data set {spec.name!r}; built-in: {', '.join(BUILTIN)}, or a CSV file"
+        f"unknown data set {quoted(spec.name)}; built-in: {', '.join(BUILTIN)}, or a CSV file"
     )
 
 
@@ -209,7 +209,7 @@ def parse_csv(
     for cell in header:
         if not cell.isprintable():  # names are printed to terminals: no escape sequences
             raise DataError(
-                f"{name} line {first_line}: column name {cell!r} holds control characters"
+                f"{name} line {first_line}: column name {quoted(cell)} holds control characters"
             )
     if not body:
         raise DataError(f"{name}: the CSV file has a header but no data rows")
@@ -222,7 +222,9 @@ def parse_csv(
     else:
         feature_columns = [_column(f, header, name, "features") for f in features]
         if label_column in feature_columns:
-            raise DataError(f"{name}: column {header[label_column]!r} is both label and feature")
+            raise DataError(
+                f"{name}: column {quoted(header[label_column])} is both label and feature"
+            )
     if len(feature_columns) > MAX_FEATURES:
         raise DataError(f"{name}: more than {MAX_FEATURES} feature columns")
 
@@ -236,8 +238,8 @@ def parse_csv(
         target = _number(row[label_column], name, line, header[label_column])
         if target not in (0.0, 1.0):
             raise DataError(
-                f"{name} line {line}: label {row[label_column]!r} in column "
-                f"{header[label_column]!r} is not 0 or 1"
+                f"{name} line {line}: label {quoted(row[label_column])} in column "
+                f"{quoted(header[label_column])} is not 0 or 1"
             )
         Y[r] = target
     return Dataset(name, X, Y, tuple(header[c] for c in feature_columns))
@@ -252,15 +254,16 @@ def _is_number(cell: str) -> bool:
 
 
 def _number(cell: str, name: str, line: int, column: str) -> float:
-    shown = cell if len(cell) <= 40 else f"{cell[:30]}… ({len(cell):,} characters)"
     try:
         value = float(cell)
     except ValueError:
         raise DataError(
-            f"{name} line {line}: {shown!r} in column {column!r} is not a number"
+            f"{name} line {line}: {quoted(cell)} in column {quoted(column)} is not a number"
         ) from None
     if not math.isfinite(value):  # nan, inf, or a number beyond float range (1e999)
-        raise DataError(f"{name} line {line}: {shown!r} in column {column!r} is not finite")
+        raise DataError(
+            f"{name} line {line}: {quoted(cell)} in column {quoted(column)} is not finite"
+        )
     return value
 
 
@@ -270,4 +273,4 @@ def _column(key: str, header: list[str], name: str, what: str) -> int:
         return header.index(key)
     if key.isdigit() and int(key) < len(header):
         return int(key)
-    raise DataError(f"{name}: {what} column {key!r} not found; columns: {', '.join(header)}")
+    raise DataError(f"{name}: {what} column {quoted(key)} not found; columns: {listing(header)}")

@@ -31,7 +31,7 @@ from typing import Literal
 import numpy as np
 
 from gradviz.engine import Number, Value, backpropagate, evaluate, topological_order
-from gradviz.errors import InputError
+from gradviz.errors import InputError, listing, quoted
 from gradviz.lazy import callable_module
 from gradviz.numbers import fmt
 from gradviz.trace import definition, node_names, output_name
@@ -81,6 +81,25 @@ def default_eps(x: Number) -> float:
     return EPS_SCALE * max(1.0, magnitude)
 
 
+# The smallest step, in units in the last place of the leaf, that the extrapolation can
+# use: x ± h/2 must land on floats apart from x ± h, and rounding must not make the two
+# steps equal (h = 1e-20 at x = 3 moves x not at all: 0/0).
+MIN_STEP_ULPS = 16
+
+
+def _check_step(eps: float, x: Number, name: str) -> None:
+    """Refuse a step given by the user that float64 cannot take at this leaf."""
+    magnitude = _max_abs(x) if _finite(x) else 0.0
+    x = x if isinstance(x, float) else magnitude  # a batch: its largest value
+    smallest = MIN_STEP_ULPS * float(np.spacing(magnitude))
+    if eps < smallest:
+        raise InputError(
+            f"eps {eps:g} is too small to measure a slope at {name} = {fmt(x)}: "
+            f"float64 cannot take steps below {smallest:.2g} there (give a larger eps, "
+            f"or none for the default, {default_eps(x):.2g})"
+        )
+
+
 def _finite(x: Number) -> bool:
     return bool(np.all(np.isfinite(x)))
 
@@ -107,9 +126,10 @@ def _choose_leaves(order: list[Value], wrt: Iterable[Value | str] | None) -> lis
         else:
             node = by_name.get(item)
             if node is None:
-                known = ", ".join(names[v] for v in leaves if v.label) or "none"
+                known = listing([names[v] for v in leaves if v.label]) or "none"
                 raise InputError(
-                    f"no leaf named {item!r} in this graph", hint=f"Leaves with names: {known}."
+                    f"no leaf named {quoted(item)} in this graph",
+                    hint=f"Leaves with names: {known}.",
                 )
         if node.op is not None:
             raise InputError(
@@ -342,6 +362,8 @@ def _gradcheck(
     for leaf in leaves:
         x = leaf.data
         h = eps if eps is not None else default_eps(x)
+        if eps is not None:
+            _check_step(eps, x, names[leaf])
         nodes, moves = _on_path(order, leaf, reached)
         kinks = [v for v in nodes if v.op.kinks and v.a in moves]
         at_point = _non_finite_at_point(order, nodes, names, leaf, out)

@@ -12,8 +12,8 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from gradviz.data import Dataset
-from gradviz.errors import InputError
-from gradviz.model import Model, load_model
+from gradviz.errors import GradvizError, InputError
+from gradviz.model import Model, load_model, model_inputs
 from gradviz.nn import LayerSample, Network, layer_samples, resolve_spec, spec_from_mapping
 from gradviz.stats import Diagnosis, History, diagnose, history, verdict
 from gradviz.train import check_width, load_data, train
@@ -95,6 +95,24 @@ def measure(
         result.history.stopped,
         f"after {epoch} epochs (lr {spec.learning_rate:g}, {spec.update_text}), {where}",
     )
+
+
+def input_files(source: str, data: str | None = None) -> list[str | Path]:
+    """The files `measure(source, data=data)` reads: the spec or model, and the CSV data
+    it names. No output of the command may overwrite one of them."""
+    files: list[str | Path] = [data] if data else []
+    if source.lower().endswith(MODEL_SUFFIX):
+        return [*model_inputs(Path(source)), *files]
+    if not Path(source).is_file():
+        return files  # a built-in network
+    try:
+        spec = resolve_spec(source, {}, {})
+    except GradvizError:  # its error is raised where the command reads it
+        return [source, *files]
+    if spec.data.path is not None:
+        base = Path(spec.base_dir) if spec.base_dir else Path()
+        files.append(base / spec.data.path)
+    return [source, *files]
 
 
 def model_data(model: Model, data: str | None = None) -> Dataset:

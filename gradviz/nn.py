@@ -26,7 +26,7 @@ import numpy as np
 
 from gradviz.data import BUILTIN, GENERATED, MAX_POINTS, DataSpec
 from gradviz.engine import RELU, SIGMOID, TANH, Op, Value, apply
-from gradviz.errors import SpecError
+from gradviz.errors import QUOTE_LIMIT, SpecError, quoted, shortened
 from gradviz.files import read_capped
 
 
@@ -272,18 +272,39 @@ def _read_spec(path: Path) -> tuple[dict, Locate]:
     """A spec file's table of keys, and where each key is written in it."""
     data = read_capped(path, MAX_SPEC_BYTES, SpecError, "spec file")
     try:
-        text = data.decode("utf-8")
+        text = data.decode("utf-8-sig")  # a byte-order mark (Windows editors) is not TOML's
     except UnicodeDecodeError as error:
         raise SpecError(f"{path}: not UTF-8 text (byte {error.start})") from None
     try:
         raw = tomllib.loads(text)
     except tomllib.TOMLDecodeError as error:
-        raise SpecError(f"{path}: invalid TOML: {error}") from None
+        raise SpecError(_toml_problem(path, text, str(error))) from None
     except ValueError:  # an integer of more than 4300 digits (Python's own limit)
         raise SpecError(f"{path}: a number is too long to read (more than 4300 digits)") from None
     except RecursionError:
         raise SpecError(f"{path}: nested too deeply to be a spec") from None
     return raw, _file_locator(path, text)
+
+
+_TOML_AT = re.compile(r"(.*) \(at line (\d+), column \d+\)$", re.DOTALL)
+_TOML_KEY = re.compile(r"""\s*\[*\s*((?:"[^"]*"|'[^']*'|[\w.\s-])+?)\s*(?:=|\])""")
+_TOML_REPEATS = ("Cannot overwrite a value", "Cannot declare", "Cannot mutate immutable")
+
+
+def _toml_problem(path: Path, text: str, problem: str) -> str:
+    """tomllib's message, made like every other spec error: a key given twice is named
+    with its line (`s.toml line 3: layers: given twice`)."""
+    found = _TOML_AT.match(problem)
+    if found is None:
+        return f"{path}: invalid TOML: {problem}"
+    message, line = found.group(1), int(found.group(2))
+    if message.startswith(_TOML_REPEATS):
+        lines = text.splitlines()
+        key = _TOML_KEY.match(lines[line - 1]) if line <= len(lines) else None
+        if key is not None:
+            name = ".".join(part.strip().strip("\"'") for part in key.group(1).split("."))
+            return f"{path} line {line}: {shortened(name)}: given twice"
+    return f"{path}: invalid TOML: {problem}"
 
 
 def resolve_spec(
@@ -305,7 +326,7 @@ def resolve_spec(
             base = dict(PRESETS[source])
         else:
             raise SpecError(
-                f"{source!r} is neither a spec file nor a built-in network; built-in: "
+                f"{quoted(source)} is neither a spec file nor a built-in network; built-in: "
                 f"{', '.join(PRESETS)}"
             )
     given = {key: value for key, value in overrides.items() if value is not None}
@@ -336,7 +357,7 @@ def resolve_spec(
 def preset(name: str) -> Spec:
     """A built-in network by name (the same as `samples/<name>.toml` where one exists)."""
     if name not in PRESETS:
-        raise SpecError(f"no built-in network {name!r}; built-in: {', '.join(PRESETS)}")
+        raise SpecError(f"no built-in network {quoted(name)}; built-in: {', '.join(PRESETS)}")
     return spec_from_mapping(PRESETS[name], locate=lambda key: f"preset {name}: {key}")
 
 
@@ -377,7 +398,11 @@ def spec_from_mapping(
     """Check every key of a spec and build it. `locate(key)` says where a key was written."""
 
     def fail(key: str, problem: str) -> SpecError:
-        return SpecError(f"{locate(key)}: {problem}")
+        # a key is the user's text: a 20,000-character one is cut where the line is named
+        where = locate(key)
+        if len(key) > QUOTE_LIMIT:
+            where = where.replace(key, shortened(key))
+        return SpecError(f"{shortened(where, 3 * QUOTE_LIMIT)}: {problem}")
 
     if not isinstance(raw, Mapping):
         raise SpecError("a spec is a table of keys")
@@ -419,7 +444,7 @@ def spec_from_mapping(
     if not isinstance(name, str) or not name.strip() or len(name) > 100:
         raise fail("name", "expected a short text")
     if not name.isprintable():  # it is printed to terminals: no escape sequences from a file
-        raise fail("name", f"{name!r} holds control characters")
+        raise fail("name", f"{quoted(name)} holds control characters")
     return Spec(
         name=name,
         layers=layers,
@@ -442,7 +467,8 @@ def spec_from_mapping(
 
 def _suggest(word: str, choices: Sequence[str]) -> str:
     close = difflib.get_close_matches(word, choices, n=1)
-    return f" {word!r} (did you mean {close[0]!r}?)" if close else f" {word!r}"
+    shown = quoted(word, 30)  # the line names the key already, and lists the known ones
+    return f" {shown} (did you mean {quoted(close[0])}?)" if close else f" {shown}"
 
 
 def _layers(value: object, fail: Callable[[str, str], SpecError]) -> tuple[int, ...]:
@@ -456,7 +482,7 @@ def _layers(value: object, fail: Callable[[str, str], SpecError]) -> tuple[int, 
         raise fail("layers", f"{len(value) - 1} layers is more than the {MAX_LAYERS} allowed")
     for i, size in enumerate(value):
         if isinstance(size, bool) or not isinstance(size, int) or size < 1:
-            raise fail(f"layers[{i}]", f"{size!r} is not a positive integer")
+            raise fail(f"layers[{i}]", f"{quoted(size)} is not a positive integer")
         if size > MAX_WIDTH:
             raise fail(f"layers[{i}]", f"{size} units is more than the {MAX_WIDTH} allowed")
     if value[-1] != 1:
@@ -530,7 +556,7 @@ def _integer(
     value: object, key: str, low: int, high: int, fail: Callable[[str, str], SpecError]
 ) -> int:
     if isinstance(value, bool) or not isinstance(value, int):
-        raise fail(key, f"expected a whole number, got {value!r}")
+        raise fail(key, f"expected a whole number, got {quoted(value)}")
     if not low <= value <= high:
         raise fail(key, f"{value:,} is out of range ({low:,} to {high:,})")
     return value
@@ -538,10 +564,10 @@ def _integer(
 
 def _positive(value: object, key: str, fail: Callable[[str, str], SpecError]) -> float:
     if isinstance(value, bool) or not isinstance(value, int | float):
-        raise fail(key, f"expected a number, got {value!r}")
+        raise fail(key, f"expected a number, got {quoted(value)}")
     number = float(value) if not isinstance(value, int) or abs(value) < 2**1000 else math.inf
     if not math.isfinite(number) or number <= 0 or number > 1e6:
-        raise fail(key, f"{value!r} must be a positive number (at most 1e6)")
+        raise fail(key, f"{quoted(value)} must be a positive number (at most 1e6)")
     return number
 
 
@@ -553,15 +579,15 @@ def _optional_positive(
 
 def _update(value: object, fail: Callable[[str, str], SpecError]) -> tuple[str, int | None]:
     if not isinstance(value, str):
-        raise fail("update", f'expected "full", "online" or "minibatch N", got {value!r}')
+        raise fail("update", f'expected "full", "online" or "minibatch N", got {quoted(value)}')
     words = value.split()
     if words in (["full"], ["online"]):
         return words[0], None
     if words and words[0] == "minibatch":
         if len(words) == 2 and words[1].isdigit() and 1 <= int(words[1]) <= MAX_POINTS:
             return "minibatch", int(words[1])
-        raise fail("update", f'{value!r}: write the batch size after it, e.g. "minibatch 16"')
-    raise fail("update", f"unknown mode {value!r}; expected full, online or minibatch N")
+        raise fail("update", f'{quoted(value)}: write the batch size after it, e.g. "minibatch 16"')
+    raise fail("update", f"unknown mode {quoted(value)}; expected full, online or minibatch N")
 
 
 def _data(value: object, fail: Callable[[str, str], SpecError]) -> DataSpec:
@@ -588,7 +614,7 @@ def _data(value: object, fail: Callable[[str, str], SpecError]) -> DataSpec:
         if not isinstance(path, str) or not path:
             raise fail("data.csv", "expected the path of a CSV file")
         if not path.isprintable():
-            raise fail("data.csv", f"{path!r} holds control characters")
+            raise fail("data.csv", f"{quoted(path)} holds control characters")
         for key in ("size", "noise"):
             if key in value:
                 raise fail(f"data.{key}", "applies to generated data sets, not to a CSV file")
@@ -625,7 +651,7 @@ def _data(value: object, fail: Callable[[str, str], SpecError]) -> DataSpec:
         if GENERATED[name][1] is None:
             raise fail("data.noise", f"the {name} data set has no noise setting")
         if isinstance(noise, bool) or not isinstance(noise, int | float) or not 0 <= noise <= 10:
-            raise fail("data.noise", f"{noise!r} must be a number from 0 to 10")
+            raise fail("data.noise", f"{quoted(noise)} must be a number from 0 to 10")
         noise = float(noise)
     seed = _integer(value.get("seed", 0), "data.seed", 0, 2**63 - 1, fail)
     return DataSpec(name, size=size, seed=seed, noise=noise)
@@ -733,7 +759,9 @@ class Network:
                 w = rng.uniform(-1.0, 1.0, size=(n_out, n_in))
                 biases = rng.uniform(-1.0, 1.0, size=n_out)
             else:
-                raise SpecError(f"unknown init {scheme!r}; expected one of {', '.join(INITS)}")
+                raise SpecError(
+                    f"unknown init {quoted(scheme)}; expected one of {', '.join(INITS)}"
+                )
             weights.append((w, biases))
         self.set_weights(weights)
 
@@ -803,7 +831,7 @@ class Network:
 def _loss(kind: str, output: Value, target: Value) -> Value:
     loss = LOSS_FUNCTIONS.get(kind)
     if loss is None:
-        raise SpecError(f"unknown loss {kind!r}; expected one of {', '.join(LOSSES)}")
+        raise SpecError(f"unknown loss {quoted(kind)}; expected one of {', '.join(LOSSES)}")
     return loss.build(output, target)
 
 

@@ -37,7 +37,7 @@ from dataclasses import asdict, dataclass, fields
 import numpy as np
 
 from gradviz.engine import Op
-from gradviz.errors import InputError
+from gradviz.errors import InputError, quoted
 from gradviz.nn import ACTIVATIONS, LayerSample
 from gradviz.numbers import fmt, from_json_number, json_number, json_safe
 
@@ -247,7 +247,7 @@ def _activation_op(activation: str) -> Op | None:
     """The op of an activation (None for linear): its slopes come from the op table."""
     if activation not in ACTIVATIONS:
         known = ", ".join(ACTIVATIONS)
-        raise InputError(f"unknown activation {activation!r}; expected one of {known}")
+        raise InputError(f"unknown activation {quoted(activation)}; expected one of {known}")
     return ACTIVATIONS[activation]
 
 

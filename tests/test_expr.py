@@ -523,8 +523,13 @@ def test_name_length_limit():
 def test_exponent_limit():
     with pytest.raises(ExpressionError) as caught:
         parse("x**-1e7")
-    assert caught.value.message == "exponent too large: -1e7 (the limit is 1e6)"
+    assert caught.value.message == "exponent too large: -10000000 is outside -1e6 to 1e6"
     assert "x**-1e7"[caught.value.start : caught.value.end] == "-1e7"
+    # just over the limit: the number is shown exactly, not rounded onto the limit
+    with pytest.raises(ExpressionError) as caught:
+        parse("x**-1000001")
+    assert caught.value.message == "exponent too large: -1000001 is outside -1e6 to 1e6"
+    assert parse("x**-1000000").op  # the limit itself is allowed
 
 
 @pytest.mark.parametrize(

@@ -7,15 +7,17 @@ shown unless `--traceback` is given.
 
 from __future__ import annotations
 
+import errno
 import importlib
 import os
+import re
 import sys
 
 import click
 
 from gradviz.cli.options import traceback_option
-from gradviz.errors import GradvizError
-from gradviz.text import printable
+from gradviz.errors import QUOTE_LIMIT, GradvizError, quoted
+from gradviz.text import printable_lines
 
 _LISTING = "gradviz.listing_commands"  # ctx.meta key: --help is listing the commands
 
@@ -31,7 +33,26 @@ class Failure(click.ClickException):
 def _visible(text: str) -> str:
     """Text for a terminal: a message may quote a spec or model file someone else wrote,
     and an escape sequence in it must not reach the terminal. Lines stay lines."""
-    return "\n".join(printable(line) for line in text.split("\n"))
+    return printable_lines(text)
+
+
+# A quoted value longer than anything errors.quoted leaves (QUOTE_LIMIT characters and …),
+# between word boundaries: `'vvv…' is not one of …`.
+_LONG_QUOTE = re.compile(rf"(?<![^\s(:=])'([^'\n]{{{QUOTE_LIMIT + 2},}})'(?=$|[\s),.;:])")
+_LONG_LINE = 200
+
+
+def _short_quotes(message: str) -> str:
+    """click's messages quote the value given (`'vvv…' is not one of …`) whole: in an
+    over-long line, cut it as our own errors do (errors.quoted)."""
+    return "\n".join(
+        _LONG_QUOTE.sub(
+            lambda m: f"'{m.group(1)[:QUOTE_LIMIT]}…' ({len(m.group(1)):,} characters)", line
+        )
+        if len(line) > _LONG_LINE
+        else line
+        for line in message.split("\n")
+    )
 
 
 def _closed_pipe() -> click.exceptions.Exit:
@@ -83,7 +104,10 @@ class GradvizGroup(click.Group):
             if ctx.meta.get("gradviz.traceback"):
                 raise
             raise Failure(error.render(), error.exit_code) from None
-        except (click.ClickException, click.exceptions.Exit, click.Abort):
+        except click.ClickException as error:
+            error.message = _short_quotes(error.message)  # click's own messages echo values
+            raise
+        except (click.exceptions.Exit, click.Abort):
             raise
         except BrokenPipeError:
             raise _closed_pipe() from None
@@ -106,6 +130,10 @@ class GradvizGroup(click.Group):
         except Exception as error:  # a bug: say so plainly, keep the traceback for --traceback
             if ctx.meta.get("gradviz.traceback"):
                 raise
+            if isinstance(error, OSError) and error.errno == errno.ENAMETOOLONG:
+                # a name too long for the file system, met while looking at a path the
+                # user gave (Path.is_file() raises it): bad input, said in one line
+                raise Failure(f"file name too long: {quoted(str(error.filename))}", 2) from None
             raise Failure(
                 f"internal error: {type(error).__name__}: {error}\n"
                 "This is a bug in gradviz; run again with --traceback and report it.",

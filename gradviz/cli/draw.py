@@ -9,7 +9,7 @@ import click
 
 from gradviz.cli.console import stdout_console
 from gradviz.cli.options import DASH_HELP, ExpressionCommand, model_options
-from gradviz.errors import InputError, OutputError, RenderError, WriteError
+from gradviz.errors import InputError, OutputError, RenderError, WriteError, quoted
 from gradviz.expr import describe_defaults, parse_assignments, parse_program
 from gradviz.numbers import DEFAULT_PRECISION
 from gradviz.numbers import fmt as show_number
@@ -26,6 +26,7 @@ from gradviz.output import (
 from gradviz.render.diagram import diagram_from_value, preferred_rankdir
 from gradviz.render.dot import RANKDIRS
 from gradviz.render.terminal import to_terminal
+from gradviz.text import printable_lines
 
 EXPR_SUFFIX = ".expr"
 MAX_EXPR_FILE = 1_000_000  # bytes; the expression language caps the text far lower
@@ -46,13 +47,13 @@ def read_expression(expr: str) -> tuple[str, Path | None]:
         with path.open("rb") as file:
             data = file.read(MAX_EXPR_FILE + 1)
     except OSError as error:
-        raise InputError(f"cannot read {str(path)!r}: {error.strerror or error}") from None
+        raise InputError(f"cannot read {quoted(str(path))}: {error.strerror or error}") from None
     if len(data) > MAX_EXPR_FILE:
-        raise InputError(f"{str(path)!r} is too large for an expression file")
+        raise InputError(f"{quoted(str(path))} is too large for an expression file")
     try:
         return data.decode("utf-8-sig"), path
     except UnicodeDecodeError as error:
-        raise InputError(f"{str(path)!r} is not UTF-8 text (byte {error.start})") from None
+        raise InputError(f"{quoted(str(path))} is not UTF-8 text (byte {error.start})") from None
 
 
 def _write_stdout(data: bytes) -> None:
@@ -77,7 +78,7 @@ def _write_stdout(data: bytes) -> None:
 
 
 def _say(message: str) -> None:
-    click.echo(message, err=True)
+    click.echo(printable_lines(message), err=True)  # file names may hold escapes
 
 
 class UpperChoice(click.Choice):
@@ -187,7 +188,12 @@ def draw(
         outputs = ("-",)
     targets = [(path, format_for(path, format_)) for path in outputs]
     _check_targets(targets)
-    refuse_inputs([p for p, _ in targets], [source_file] if source_file else [])
+    inputs: list[Path] = [source_file] if source_file else []
+    if model_path is not None:  # its CSV data is an input too
+        from gradviz.model import model_inputs  # lazy: start-up
+
+        inputs = model_inputs(model_path)
+    refuse_inputs([p for p, _ in targets], inputs)
 
     if model_path is not None:
         from gradviz.render.network import model_diagram  # lazy: start-up (loads numpy, nn)
@@ -265,5 +271,5 @@ def _check_targets(targets: list[tuple[str, str]]) -> None:
             continue
         key = str(Path(path).resolve())
         if key in seen:
-            raise OutputError(f"{path!r} is given twice as an output")
+            raise OutputError(f"{quoted(path)} is given twice as an output")
         seen.add(key)

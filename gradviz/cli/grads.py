@@ -10,7 +10,8 @@ import click
 from rich.text import Text
 
 from gradviz.cli.console import stdout_console
-from gradviz.measure import Measurement, measure
+from gradviz.errors import quoted
+from gradviz.measure import Measurement, input_files, measure
 from gradviz.numbers import json_safe
 from gradviz.output import format_for, refuse_inputs, run_dot, write_atomic
 from gradviz.render.layers import compare_report, params_table, plot_dot, report
@@ -27,6 +28,7 @@ from gradviz.stats import (
     failures,
     parameter_grads,
 )
+from gradviz.text import printable
 
 # What --fail-on accepts, and the status each word means.
 FAIL_ON = {
@@ -65,7 +67,7 @@ def _fail_on(value: str | None) -> list[str]:
     unknown = [w for w in words if w not in FAIL_ON]
     if unknown:
         raise click.BadParameter(
-            f"unknown status {unknown[0]!r}; choose from {', '.join(FAIL_ON)}",
+            f"unknown status {quoted(unknown[0])}; choose from {', '.join(FAIL_ON)}",
             param_hint="'--fail-on'",
         )
     return [FAIL_ON[w] for w in words]
@@ -76,11 +78,13 @@ def _check_failures(diagnosis: Diagnosis, subject: Measurement, guarded: list[st
     return [f"{status} in {', '.join(found[status])}" for status in guarded if status in found]
 
 
-def _write_plot(path: str, diagnosis: Diagnosis, subject: Measurement, inputs: list[str]) -> None:
+def _write_plot(
+    path: str, diagnosis: Diagnosis, subject: Measurement, inputs: list[str | Path]
+) -> None:
     fmt = format_for(path)
     if fmt not in PLOT_FORMATS:
         raise click.BadParameter(
-            f"{path!r}: a plot is written as .svg, .png, .pdf or .dot", param_hint="'--plot'"
+            f"{quoted(path)}: a plot is written as .svg, .png, .pdf or .dot", param_hint="'--plot'"
         )
     refuse_inputs([path], inputs)
     title = f"{subject.label}: rms gradient per layer, {subject.description}"
@@ -153,7 +157,7 @@ def grads(
     diagnosis = subject.diagnosis()
     lines = subject.verdict(diagnosis)
     if plot is not None:
-        _write_plot(plot, diagnosis, subject, [source, *([data] if data else [])])
+        _write_plot(plot, diagnosis, subject, input_files(source, data))
     failed = _check_failures(diagnosis, subject, guarded)
     if as_json:
         payload = {
@@ -173,13 +177,13 @@ def grads(
         click.echo(json.dumps(json_safe(payload), indent=1, allow_nan=False))
     else:
         console = stdout_console()
-        title = f"Gradients per layer: {source} {subject.description}"
+        title = f"Gradients per layer: {printable(source)} {subject.description}"
         console.print(report(diagnosis, lines, subject.snapshots, title=title))
         if params:
             console.print()
             console.print(params_table(parameter_grads(subject.samples)))
     if plot is not None:
-        click.echo(f"wrote {plot}", err=True)
+        click.echo(f"wrote {printable(plot)}", err=True)
     if failed:
         click.echo(f"failing (--fail-on): {'; '.join(failed)}", err=True)
         raise click.exceptions.Exit(FAIL_STATUS)
@@ -223,7 +227,7 @@ def compare(a: str, b: str, epochs: int | None, as_json: bool) -> None:
         click.echo(json.dumps(json_safe(payload), indent=1, allow_nan=False))
         return
     console = stdout_console()
-    labels = [f"{s.label}, {s.description}" for s in subjects]
+    labels = [f"{printable(s.label)}, {s.description}" for s in subjects]
     console.print(compare_report(diagnoses[0], diagnoses[1], *verdicts, *labels))
     console.print(
         Text("rel: log scale, 1e-8 empty, 1 full (each network's own strongest layer)", style="dim")

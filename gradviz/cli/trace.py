@@ -13,7 +13,7 @@ from gradviz.cli.console import stdout_console
 from gradviz.cli.draw import read_expression
 from gradviz.cli.options import DASH_HELP, ExpressionCommand, model_options
 from gradviz.engine import Value, topological_order
-from gradviz.errors import GradvizError, InputError, OutputError
+from gradviz.errors import GradvizError, InputError, OutputError, quoted
 from gradviz.expr import Program, describe_defaults, parse_assignments, parse_program
 from gradviz.gradcheck import DEFAULT_TOL, gradcheck
 from gradviz.numbers import fmt
@@ -28,6 +28,7 @@ from gradviz.render.trace_view import (
     network_view,
     trace_frames,
 )
+from gradviz.text import printable_lines
 from gradviz.trace import (
     forward,
     leaf_gradients,
@@ -44,7 +45,7 @@ FRAME_PREFIX = "step-"
 
 
 def _say(message: str) -> None:
-    click.echo(message, err=True)
+    click.echo(printable_lines(message), err=True)  # file names may hold escapes
 
 
 def _load(expr: str, assignments: tuple[str, ...], seed: int) -> tuple[Program, Path | None]:
@@ -64,12 +65,12 @@ def frame_names(count: int, extension: str) -> list[str]:
 
 def _prepare_folder(folder: Path) -> None:
     if folder.exists() and not folder.is_dir():
-        raise OutputError(f"cannot write frames to {str(folder)!r}: it is not a folder")
+        raise OutputError(f"cannot write frames to {quoted(str(folder))}: it is not a folder")
     try:
         folder.mkdir(parents=True, exist_ok=True)
     except OSError as error:
         raise OutputError(
-            f"cannot create folder {str(folder)!r}: {error.strerror or error}"
+            f"cannot create folder {quoted(str(folder))}: {error.strerror or error}"
         ) from None
 
 
@@ -96,7 +97,7 @@ def write_frames(
     )
     if stale:
         _say(
-            f"note: {str(folder)!r} also holds {', '.join(stale)} from an earlier run "
+            f"note: {quoted(str(folder))} also holds {', '.join(stale)} from an earlier run "
             "(left as they were)"
         )
     return paths
@@ -148,7 +149,7 @@ DEFAULT_SAMPLES = 10  # parameters of a model that `check` compares
 @click.option("--forward", "show_forward", is_flag=True, help="Show the forward pass first.")
 @click.option(
     "--frames",
-    type=click.Path(path_type=Path, file_okay=False),
+    type=click.Path(path_type=Path),  # a file: our one-line error, not click's usage
     metavar="DIR",
     help="Also write one diagram per backward step into DIR (step-01.svg, …).",
 )
@@ -220,7 +221,9 @@ def trace_command(
         value, inputs, clusters = program.output, [source_file] if source_file else [], None
     else:
         graph = _model_example(model_path, input_text, target)
-        value, inputs, clusters = graph.loss, [model_path], graph.clusters
+        from gradviz.model import model_inputs  # lazy: start-up
+
+        value, inputs, clusters = graph.loss, model_inputs(model_path), graph.clusters
         if level != "scalar":
             _trace_network(graph, level, show_forward, frames, extension, console)
             return
@@ -277,7 +280,7 @@ def _split_names(text: str | None) -> list[str] | None:
         return None
     names = [part.strip() for part in text.split(",")]
     if not all(names):
-        raise InputError(f"--wrt takes leaf names separated by commas, got {text!r}")
+        raise InputError(f"--wrt takes leaf names separated by commas, got {quoted(text)}")
     return names
 
 

@@ -19,7 +19,7 @@ from rich.text import Text
 
 from gradviz.cli.console import stderr_console, stdout_console
 from gradviz.data import Dataset
-from gradviz.errors import ModelError, OutputError
+from gradviz.errors import ModelError, OutputError, quoted, shortened
 from gradviz.measure import model_data
 from gradviz.model import Model, from_result, load_model, save
 from gradviz.nn import LayerSample, Spec, resolve_spec
@@ -27,6 +27,7 @@ from gradviz.numbers import fmt, json_safe
 from gradviz.output import refuse_inputs
 from gradviz.render.layers import report
 from gradviz.stats import diagnose, history, verdict
+from gradviz.text import printable
 from gradviz.train import Diverged, Result, check_data, evaluate, is_correct, load_data, train
 
 # The spec key each option sets, and the option's name for error messages.
@@ -218,9 +219,7 @@ def _final_text(loss: float, accuracy: float, size: int) -> Text:
 @click.option(
     "--every", "record_every", type=int, help="Record gradient statistics every N epochs."
 )
-@click.option(
-    "--save", "save_path", type=click.Path(dir_okay=False), help="Write the model as JSON."
-)
+@click.option("--save", "save_path", metavar="FILE", help="Write the model as JSON.")
 @click.option("--keep-going", is_flag=True, help="Train on after the loss becomes NaN/inf.")
 @click.option("-q", "--quiet", is_flag=True, help="Print nothing (errors still go to stderr).")
 @click.option("--json", "as_json", is_flag=True, help="Print the results as JSON.")
@@ -346,13 +345,20 @@ def _check_save_path(save_path: str, spec: str | None, resolved: Spec) -> None:
         base = Path(resolved.base_dir) if resolved.base_dir else Path()
         inputs.append(base / resolved.data.path)
     refuse_inputs([save_path], inputs)  # first: the worse mistake gets named
+    if Path(save_path).is_dir():
+        raise OutputError(
+            f"--save {quoted(save_path)}: is a folder; give a file name ending in .json"
+        )
     if not save_path.lower().endswith(".json"):
         raise OutputError(
-            f"--save {save_path}: a model is saved as JSON; give a file name ending in .json"
+            f"--save {shortened(save_path)}: a model is saved as JSON; "
+            "give a file name ending in .json"
         )
     folder = Path(save_path).parent
     if not folder.is_dir():
-        raise OutputError(f"--save {save_path}: no folder {str(folder)!r} to write it in")
+        raise OutputError(
+            f"--save {shortened(save_path)}: no folder {quoted(str(folder))} to write it in"
+        )
 
 
 def _note_data_outside(spec: Spec, save_path: Path) -> None:
@@ -387,7 +393,7 @@ def _json(payload: dict) -> str:
     context_settings={"help_option_names": ["-h", "--help"]},
     epilog="Exit status: 0 ok, 2 missing or malformed model file.",
 )
-@click.argument("model_path", metavar="MODEL", type=click.Path(dir_okay=False))
+@click.argument("model_path", metavar="MODEL")
 @click.option("--data", "data_path", help="Evaluate on this data (.csv or a built-in name).")
 @click.option("--json", "as_json", is_flag=True, help="Print the results as JSON.")
 def inspect_command(model_path: str, data_path: str | None, as_json: bool) -> None:
@@ -420,7 +426,7 @@ def inspect_command(model_path: str, data_path: str | None, as_json: bool) -> No
         click.echo(_json(payload))
         return
     console = stdout_console()
-    console.print(Text(f"{model_path}", style="bold"))
+    console.print(Text(printable(model_path), style="bold"))
     console.print(summary_text(model.spec, data))
     console.print()
     console.print(_layers_table(model))
@@ -480,13 +486,13 @@ def _layers_table(model: Model) -> Table:
     for i, ((W, b), activation) in enumerate(
         zip(model.weights, model.spec.activations, strict=True), 1
     ):
+        with np.errstate(over="ignore", invalid="ignore"):  # weights of 1e308: a mean of inf
+            means = np.mean(np.abs(W)), np.max(np.abs(W)), np.mean(b)
         table.add_row(
             f"L{i}",
             f"{W.shape[1]} → {W.shape[0]}",
             activation,
             str(W.size + b.size),
-            fmt(float(np.mean(np.abs(W)))),
-            fmt(float(np.max(np.abs(W)))),
-            fmt(float(np.mean(b))),
+            *(fmt(float(m)) for m in means),
         )
     return table
