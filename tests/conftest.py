@@ -9,6 +9,7 @@ and run by `make test-all`; under CI nothing may leave them out.
 """
 
 import os
+import signal
 
 import pytest
 from hypothesis import settings
@@ -16,6 +17,12 @@ from hypothesis import settings
 settings.register_profile("ci", derandomize=True, print_blob=True)
 if os.environ.get("CI"):
     settings.load_profile("ci")
+
+# Started in the background (`make test &`, some CI runners), a process inherits SIGINT
+# ignored, and so would every gradviz the tests start: the Ctrl-C tests could not interrupt
+# them. Handling it here (as Python does by default) lets each child start with the default.
+if signal.getsignal(signal.SIGINT) == signal.SIG_IGN:
+    signal.signal(signal.SIGINT, signal.default_int_handler)
 
 
 def pytest_configure(config: pytest.Config) -> None:

@@ -9,6 +9,7 @@ from __future__ import annotations
 import os
 import re
 import shutil
+import signal
 import subprocess
 import sys
 from pathlib import Path
@@ -169,3 +170,18 @@ def test_quick_start_says_what_is_needed_and_how_to_run_gradviz() -> None:
     quick = readme.split("\n## Quick start\n", 1)[1].split("\n## ", 1)[0]
     for needed in ("Python ≥ 3.11", "make", "Node.js", "npm", ".venv/bin/gradviz", "activate"):
         assert needed in quick, needed
+
+
+@pytest.mark.slow
+def test_ctrl_c_tests_pass_when_the_suite_starts_with_sigint_ignored() -> None:
+    # as under `make test &` or a CI runner that ignores SIGINT: conftest must undo it
+    command = [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "-k", "ctrl_c"]
+    result = subprocess.run(
+        [*command, "tests/test_files_safety.py"],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=300,
+        preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_IGN),
+    )
+    assert result.returncode == 0, result.stdout[-2000:]
