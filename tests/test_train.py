@@ -145,6 +145,7 @@ def test_xor_sample_learns_from_the_default_seed() -> None:
     assert result.final.accuracy == 1.0
 
 
+@pytest.mark.slow
 def test_circle_sample_reaches_95_percent() -> None:
     result = T.train(nn.load_spec(nn_sample("circle")), record=False)
     assert result.dataset.size == 80
