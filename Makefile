@@ -9,8 +9,14 @@ BIN    := $(VENV)/bin
 
 .PHONY: demo test test-all lint format bench samples clean install
 
+# Without Python >= 3.11, one line says so (instead of a page of pip's log).
+PYTHON_FOUND = $(shell command -v $(PYTHON) 2>/dev/null)
+PYTHON_OK = $(if $(PYTHON_FOUND),$(shell $(PYTHON) -c 'import sys; print(sys.version_info >= (3, 11))' 2>/dev/null))
+PYTHON_IS = $(if $(PYTHON_FOUND),$(PYTHON) is $(shell $(PYTHON) --version 2>&1),there is no $(PYTHON))
+
 # pip's own chatter (and setuptools' banners) go to a log, shown only if the install fails.
 $(VENV)/.installed: pyproject.toml
+	$(if $(filter True,$(PYTHON_OK)),,$(error gradviz needs Python >= 3.11 and $(PYTHON_IS): install it, or name one with make PYTHON=python3.11))
 	@echo "setting up $(VENV) (once; pip's log in $(VENV)/install.log)"
 	@$(PYTHON) -m venv $(VENV)
 	@$(PY) -m pip install --upgrade pip > $(VENV)/install.log 2>&1 || { cat $(VENV)/install.log; exit 1; }

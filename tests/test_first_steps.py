@@ -116,6 +116,25 @@ def test_demo_installs_gradviz_alone_and_test_adds_the_test_tools(tmp_path: Path
     assert "-m venv .venv" in test  # one environment for both
 
 
+@needs_make
+@pytest.mark.parametrize(
+    ("python", "said"),
+    [("./py38", "./py38 is Python 3.8.10"), ("no-such-python", "there is no no-such-python")],
+)
+def test_without_python_3_11_make_demo_says_so_in_one_line(
+    tmp_path: Path, python: str, said: str
+) -> None:
+    folder = scratch_copy(tmp_path)
+    old = folder / "py38"
+    old.write_text('#!/bin/sh\ncase "$1" in --version) echo "Python 3.8.10";; *) exit 1;; esac\n')
+    old.chmod(0o755)
+    result = make("demo", f"PYTHON={python}", cwd=folder)
+    assert result.returncode != 0 and result.stdout == ""
+    [line] = result.stderr.splitlines()
+    assert f"gradviz needs Python >= 3.11 and {said}: install it" in line
+    assert not (folder / ".venv").exists()
+
+
 # -- make test and make test-all -----------------------------------------------------------
 
 
@@ -148,6 +167,7 @@ def test_ci_runs_the_full_test_command_the_readme_gives() -> None:
         if line.strip() and not line.startswith("#")
     ]
     assert commands[-1] == "make test-all"
+    assert 'export CI="${CI:-1}"' in commands  # by hand too: nothing skips
     tests = (ROOT / "README.md").read_text(encoding="utf-8").split("\n## Tests\n", 1)[1]
     assert re.search(r"^\$ make test-all +# .*CI", tests, re.MULTILINE), tests[:600]
 
