@@ -310,7 +310,8 @@ def describe_defaults(program: Program) -> str | None:
         return None
     items = list(program.defaults.items())
     first = items[0][0]
-    how = f"(set them as {first}=VALUE, or change them with --seed N)"
+    them = "it" if len(items) == 1 else "them"
+    how = f"(set {them} as {first}=VALUE, or change {them} with --seed N)"
     if len(items) <= MAX_DEFAULTS_SHOWN:
         names = ", ".join(name for name, _ in items)
         used = ", ".join(f"{name}={fmt(value)}" for name, value in items)

@@ -217,6 +217,7 @@ def test_backward_from_a_bigger_graph_resets_the_shared_part() -> None:
     assert (a.grad, L.grad) == (4.0, 1.0)
 
 
+@pytest.mark.slow
 def test_million_node_chain_at_the_default_recursion_limit() -> None:
     # y_k = y_{k-1} + x: a chain a million nodes deep, where recursion would need a
     # million frames. Closed form: y = y0 + n·x, dy/dx = n, dy/dy0 = 1 (all exact).

@@ -330,6 +330,14 @@ def test_describe_defaults():
     )
 
 
+def test_describe_defaults_of_one_leaf_says_it():
+    program = parse_program("a * b", {"b": 2})
+    a = program.defaults["a"]
+    assert describe_defaults(program) == (
+        f"no value given for a: used a={a:g} (set it as a=VALUE, or change it with --seed N)"
+    )
+
+
 def test_negative_seed_is_refused():
     with pytest.raises(InputError, match="seed must be a whole number >= 0"):
         parse_program("a", seed=-1)

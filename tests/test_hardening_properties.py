@@ -457,6 +457,7 @@ def test_every_dot_renders_with_both_programs_as_well_formed_svg(diagrams):
                 assert printable(diagram.title).strip() in shown, (program, diagram.title)
 
 
+@pytest.mark.slow
 def test_every_mermaid_text_is_accepted_and_reads_back_exactly(diagrams):
     texts = [to_mermaid(d, rankdir=("LR", "TB", "RL", "BT")[i % 4]) for i, d in enumerate(diagrams)]
     results = parse_mermaid(texts)  # skips locally without node_modules; fails under CI

@@ -62,8 +62,9 @@ CASES = [
     ("xor-relu", {"clip_norm": 0.1}),
     ("circle", {}),
     ("moons", {"update": "minibatch 7", "clip_norm": 0.5}),
-    ("deep-relu", {}),
-    ("deep-sigmoid", {"init": "uniform1"}),
+    # ten layers: seconds each, so only in `make test-all`
+    pytest.param("deep-relu", {}, marks=pytest.mark.slow),
+    pytest.param("deep-sigmoid", {"init": "uniform1"}, marks=pytest.mark.slow),
 ]
 
 
@@ -144,6 +145,7 @@ def test_xor_sample_learns_from_the_default_seed() -> None:
     assert result.final.accuracy == 1.0
 
 
+@pytest.mark.slow
 def test_circle_sample_reaches_95_percent() -> None:
     result = T.train(nn.load_spec(nn_sample("circle")), record=False)
     assert result.dataset.size == 80
@@ -156,6 +158,7 @@ def nn_sample(name: str):
     return Path(__file__).resolve().parent.parent / "samples" / f"{name}.toml"
 
 
+@pytest.mark.slow
 def test_deep_sigmoid_does_not_learn_and_deep_relu_does() -> None:
     stuck = T.train(spec_of("deep-sigmoid", epochs=100), record=False)
     share = float(np.mean(stuck.dataset.Y))  # points inside the circle

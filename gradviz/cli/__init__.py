@@ -80,7 +80,7 @@ class GradvizGroup(click.Group):
         if cmd_name not in self.commands and cmd_name in COMMANDS:
             module, function, summary = COMMANDS[cmd_name]
             if ctx.meta.get(_LISTING):  # `gradviz --help`: the summary is all it shows
-                return click.Command(cmd_name, help=summary)
+                return click.Command(cmd_name, short_help=summary)
             self.add_command(getattr(importlib.import_module(module), function), cmd_name)
         return super().get_command(ctx, cmd_name)
 
@@ -180,14 +180,14 @@ def main() -> None:
 
 # Each command lives in a module of its own, imported only when that command runs or shows
 # its help: `gradviz draw` does not pay for training's imports, nor `gradviz --help` for any.
-# Name -> (module, function, summary). The summary is the start of the first paragraph of
-# the command's help, as much as `gradviz --help` can show at 80 columns; the test
-# tests/test_cli_startup.py checks that the listing is the same as with every command loaded.
+# Name -> (module, function, summary). The summary is the command's `short_help` (whole at
+# 80 columns); tests/test_cli_startup.py checks it, and that the listing is the same as with
+# every command loaded.
 COMMANDS: dict[str, tuple[str, str, str]] = {
     "draw": (
         "gradviz.cli.draw",
         "draw",
-        "Draw the computation graph of EXPR with every node's value and gradient.",
+        "Draw EXPR's graph with every node's data and grad.",
     ),
     "trace": (
         "gradviz.cli.trace",
@@ -197,26 +197,26 @@ COMMANDS: dict[str, tuple[str, str, str]] = {
     "check": (
         "gradviz.cli.trace",
         "check",
-        "Check the gradients of EXPR against finite differences.",
+        "Check EXPR's gradients against finite differences.",
     ),
     "train": (
         "gradviz.cli.train",
         "train_command",
-        "Train a small network on gradviz's own engine and show how it learned.",
+        "Train a small network and show how it learned.",
     ),
     "inspect": (
         "gradviz.cli.train",
         "inspect_command",
-        "Look inside a saved model: its network, its predictions on its data, and how the gradient",
+        "Look inside a saved model: predictions, gradients.",
     ),
     "grads": (
         "gradviz.cli.grads",
         "grads",
-        "Show how the gradient reaches each layer: one row per layer with its gradient size,",
+        "Show how the gradient reaches each layer.",
     ),
     "compare": (
         "gradviz.cli.grads",
         "compare",
-        "Two specs or saved models side by side, layer against layer: each layer's rms gradient,",
+        "Two specs or saved models side by side, by layer.",
     ),
 }

@@ -94,6 +94,7 @@ class UpperChoice(click.Choice):
 
 @click.command(
     cls=ExpressionCommand,
+    short_help="Draw EXPR's graph with every node's data and grad.",
     context_settings={"help_option_names": ["-h", "--help"]},
     epilog=DASH_HELP.format(command="draw")
     + "\n\nExit status: 0 ok, 1 runtime failure (e.g. no Graphviz for PDF), 2 bad input.",

@@ -94,6 +94,7 @@ def _write_plot(
 
 @click.command(
     "grads",
+    short_help="Show how the gradient reaches each layer.",
     context_settings={"help_option_names": ["-h", "--help"]},
     epilog=STATUS_HELP
     + f"\nExit status: 0 ok, {FAIL_STATUS} a --fail-on status was found (or a runtime "
@@ -191,6 +192,7 @@ def grads(
 
 @click.command(
     "compare",
+    short_help="Two specs or saved models side by side, by layer.",
     context_settings={"help_option_names": ["-h", "--help"]},
     epilog="Statuses as in `gradviz grads --help`.\n\n"
     "Exit status: 0 ok, 1 runtime failure, 2 bad spec, model or option.",

@@ -140,6 +140,7 @@ DEFAULT_SAMPLES = 10  # parameters of a model that `check` compares
 @click.command(
     "trace",
     cls=ExpressionCommand,
+    short_help="Show the backward pass of EXPR one step at a time.",
     context_settings={"help_option_names": ["-h", "--help"]},
     epilog=DASH_HELP.format(command="trace")
     + "\n\nExit status: 0 ok, 1 runtime failure (e.g. no Graphviz for SVG frames), 2 bad input.",
@@ -318,6 +319,7 @@ def _model_check_graph(
 
 @click.command(
     cls=ExpressionCommand,
+    short_help="Check EXPR's gradients against finite differences.",
     context_settings={"help_option_names": ["-h", "--help"]},
     epilog=DASH_HELP.format(command="check")
     + "\n\nExit status: 0 every leaf passed (or was not comparable), 1 a leaf failed, "

@@ -199,6 +199,7 @@ def _final_text(loss: float, accuracy: float, size: int) -> Text:
 
 @click.command(
     "train",
+    short_help="Train a small network and show how it learned.",
     context_settings={"help_option_names": ["-h", "--help"]},
     epilog="Exit status: 0 ok, 1 training diverged (NaN/inf), 2 bad spec, data or option.",
 )
@@ -390,6 +391,7 @@ def _json(payload: dict) -> str:
 
 @click.command(
     "inspect",
+    short_help="Look inside a saved model: predictions, gradients.",
     context_settings={"help_option_names": ["-h", "--help"]},
     epilog="Exit status: 0 ok, 2 missing or malformed model file.",
 )
