@@ -39,7 +39,9 @@ def as_data(x: object) -> Number:
     """Convert user input to engine data: a float or a float64 array."""
     if isinstance(x, np.ndarray):
         return _result(np.asarray(x, dtype=np.float64))
-    if isinstance(x, bool) or not isinstance(x, int | float | np.number):
+    # bool is an int in Python, and micrograd's code relies on it (`Value(True)`); the
+    # expression language refuses `True` on its own (gradviz.expr).
+    if not isinstance(x, int | float | np.number):
         raise TypeError(f"a Value holds a number or a numpy array, not {type(x).__name__}")
     return float(x)
 
@@ -74,6 +76,8 @@ class Op:
     # The largest |local derivative| anywhere (σ' <= 0.25), None when unbounded: the most
     # of the credit the op can pass back, for the vanishing-gradient diagnostics.
     max_slope: float | None = None
+    # micrograd's name for the op (`Value._op`) where it differs from `symbol` ('ReLU').
+    micrograd: str | None = None
 
     @property
     def arity(self) -> int:
@@ -202,6 +206,7 @@ RELU = Op(
     local_code=("1.0 if {a} > 0.0 else (0.0 if {a} <= 0.0 else {a})",),
     kinks=(0.0,),
     max_slope=1.0,
+    micrograd="ReLU",
 )
 SIN = Op(
     "sin", _unary(np.sin), lambda out, a: (_result(np.cos(a)),), ("cos(a)",), "sin", max_slope=1.0
@@ -273,6 +278,21 @@ class Value:
         if self.a is None:
             return ()
         return (self.a,) if self.b is None else (self.a, self.b)
+
+    # -- micrograd's names, read-only, so its `draw_dot` and `nn.py` run unchanged ----
+
+    @property
+    def _prev(self) -> set[Value]:
+        """micrograd's parents: a new set each call (so `x*x` has one), never stored."""
+        return set(self.parents)
+
+    @property
+    def _op(self) -> str:
+        """micrograd's op string: '+', '*', '**2', 'ReLU', 'tanh', 'exp', '' for a leaf."""
+        op = self.op
+        if op is None:
+            return ""
+        return op.micrograd or op.symbol
 
     # -- building ---------------------------------------------------------------
 
@@ -355,12 +375,27 @@ class Value:
         return self.op is None
 
     def backward(self) -> None:
-        """Fill in d(self)/d(node) for every node that self depends on.
+        """Add d(self)/d(node) into `node.grad` for every node self depends on.
 
-        Gradients of the graph are reset first, so calling it twice gives the same
-        numbers (unlike PyTorch, which accumulates across calls).
-        """
-        backpropagate(topological_order(self))
+        `.grad` is an accumulator, as in micrograd and PyTorch: two calls add up
+        (`l1.backward(); l2.backward()` leaves w.grad = dl1/dw + dl2/dw), and
+        `zero_grad()` empties it. Each call's own pass is exact even where the graphs
+        share nodes (unlike micrograd, whose stale inner grads are passed on again).
+        Nothing warns about a second call: accumulating on purpose (two losses, or
+        several examples of a batch) cannot be told from doing it by mistake.
+        `backpropagate` is the pass that starts from zero (the CLI's)."""
+        order = topological_order(self)
+        # Grads held from earlier calls: set aside, the pass runs from zero, then added.
+        carried = [(n, g) for n in order if type(g := n.grad) is np.ndarray or g != 0.0]
+        backpropagate(order)
+        for node, earlier in carried:
+            node.grad = earlier + node.grad
+
+    def zero_grad(self) -> None:
+        """Set the grad of self and of every node it depends on to 0 (before a backward
+        whose numbers should not add to the last one's)."""
+        for node in topological_order(self):
+            node.grad = 0.0
 
     def __repr__(self) -> str:
         name = f"{self.label}, " if self.label else ""
@@ -511,7 +546,13 @@ class Graph:
         return evaluate(self.nodes)
 
     def backward(self) -> None:
+        """A fresh backward pass (grads from zero): after a `forward` with new leaf data,
+        the grads are those of the new data, never added to the last ones'."""
         backpropagate(self.nodes)
+
+    def zero_grad(self) -> None:
+        for node in self.nodes:
+            node.grad = 0.0
 
 
 def _function(op: Op) -> Callable[[Value | float], Value]:

@@ -205,7 +205,8 @@ def trace(value: Value) -> list[Step]:
 
     The engine's own backward pass runs (`engine.backpropagate`) and reports every edge
     it processes; the steps are made from those reports, so their numbers are the
-    engine's by construction, and the graph's `.grad` fields hold them afterwards.
+    engine's by construction, and the graph's `.grad` fields hold them afterwards: a
+    pass from zero, which replaces grads accumulated by earlier `backward()` calls.
     """
     order = topological_order(value)
     names = node_names(order)
