@@ -15,6 +15,7 @@ of the backward pass, and per-layer gradient tables for small networks.
 from importlib.metadata import PackageNotFoundError, version
 
 from gradviz.engine import (
+    Constant,
     Graph,
     Op,
     Value,
@@ -23,6 +24,7 @@ from gradviz.engine import (
     detach,
     exp,
     log,
+    no_grad,
     relu,
     sigmoid,
     sin,
@@ -42,6 +44,7 @@ except PackageNotFoundError:  # running from a source tree that is not installed
     __version__ = "0.0.0+unknown"
 
 __all__ = [
+    "Constant",
     "GradvizError",
     "Graph",
     "Op",
@@ -53,6 +56,7 @@ __all__ = [
     "exp",
     "gradcheck",
     "log",
+    "no_grad",
     "parse",
     "relu",
     "sigmoid",

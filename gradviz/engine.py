@@ -13,7 +13,8 @@ holds the per-sample gradients (sum them for a batch gradient).
 from __future__ import annotations
 
 import warnings
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
 from functools import lru_cache
 
@@ -257,7 +258,7 @@ class Value:
 
     A leaf is made by the user (`Value(2.0, label="a")`); every other Value is made
     by an op and remembers it. Plain numbers mixed into expressions become
-    unlabelled leaves (constants).
+    `Constant` leaves.
     """
 
     # Parents live in two slots rather than a tuple: one allocation per node instead
@@ -297,11 +298,11 @@ class Value:
     # -- building ---------------------------------------------------------------
 
     def __add__(self, other: Value | float) -> Value:
-        other = other if isinstance(other, Value) else Value(other)
+        other = other if isinstance(other, Value) else Constant(other)
         return _node(ADD, self, other, self.data + other.data)
 
     def __mul__(self, other: Value | float) -> Value:
-        other = other if isinstance(other, Value) else Value(other)
+        other = other if isinstance(other, Value) else Constant(other)
         return _node(MUL, self, other, self.data * other.data)
 
     def __pow__(self, other: Value | float) -> Value:
@@ -310,13 +311,13 @@ class Value:
         return apply(power_op(float(as_data(other))), self)
 
     def __rpow__(self, other: float) -> Value:
-        return apply(POW, Value(other), self)
+        return apply(POW, Constant(other), self)
 
     def __radd__(self, other: float) -> Value:
-        return Value(other) + self
+        return Constant(other) + self
 
     def __rmul__(self, other: float) -> Value:
-        return Value(other) * self
+        return Constant(other) * self
 
     # Compositions of the primitives above (as in the classic lesson).
     def __neg__(self) -> Value:
@@ -326,14 +327,14 @@ class Value:
         return self + (-other)
 
     def __rsub__(self, other: float) -> Value:
-        return Value(other) + (-self)
+        return Constant(other) + (-self)
 
     def __truediv__(self, other: Value | float) -> Value:
-        other = other if isinstance(other, Value) else Value(other)
+        other = other if isinstance(other, Value) else Constant(other)
         return self * other**-1.0
 
     def __rtruediv__(self, other: float) -> Value:
-        return Value(other) * self**-1.0
+        return Constant(other) * self**-1.0
 
     def __abs__(self) -> Value:
         return apply(ABS, self)
@@ -417,9 +418,50 @@ def _node(op: Op, a: Value, b: Value | None, data: Number) -> Value:
 _new = object.__new__
 
 
+class Constant(Value):
+    """A plain number in an expression (the 2 of `2*x`, the hidden -1 of `a - b`), or a
+    value made under `no_grad`: a leaf that is not an input. The engine treats it as any
+    leaf; the pictures and the trace show it by its number, with no gradient and no step
+    of its own, since nobody can nudge it."""
+
+    __slots__ = ()
+
+
+def _constant_node(op: Op, a: Value, b: Value | None, data: Number) -> Value:
+    """`_node` under `no_grad`: the result alone, with no op and no parents."""
+    out = _new(Constant)
+    out.data = data
+    out.grad = 0.0
+    out.op = None
+    out.a = None
+    out.b = None
+    out.label = None
+    return out
+
+
+@contextmanager
+def no_grad() -> Iterator[None]:
+    """Values computed inside are constants: they record no op and no parents, as under
+    `torch.no_grad()`, so no graph is kept and no gradient flows back through them.
+
+    `detach(x)` differs: it records a `detach` node, so the graph still shows where the
+    value came from (a dashed "no grad" edge) and `Graph.forward` recomputes it when the
+    leaves change; only the gradient stops there. `no_grad` keeps nothing: cheaper (no
+    node per op), but the value is frozen and drawn as a bare number. Use it for work
+    that needs no gradient, such as an update step or an evaluation. It sets a module-level
+    switch: not for use from several threads at once."""
+    global _node
+    previous = _node
+    _node = _constant_node
+    try:
+        yield
+    finally:
+        _node = previous
+
+
 def apply(op: Op, *inputs: Value | float) -> Value:
     """Apply an op to Values (plain numbers become constants)."""
-    parents = tuple(x if isinstance(x, Value) else Value(x) for x in inputs)
+    parents = tuple(x if isinstance(x, Value) else Constant(x) for x in inputs)
     if len(parents) != op.arity:
         raise TypeError(f"{op.name} takes {op.arity} argument(s), got {len(parents)}")
     data = op.forward(*[p.data for p in parents])

@@ -30,7 +30,7 @@ from typing import Literal
 
 import numpy as np
 
-from gradviz.engine import Number, Value, backpropagate, evaluate, topological_order
+from gradviz.engine import Constant, Number, Value, backpropagate, evaluate, topological_order
 from gradviz.errors import InputError
 from gradviz.numbers import fmt
 from gradviz.trace import definition, node_names, output_name
@@ -90,8 +90,9 @@ def _max_abs(x: Number) -> float:
 
 def _choose_leaves(order: list[Value], wrt: Iterable[Value | str] | None) -> list[Value]:
     """The leaves to check: those asked for (by Value or name), else the labelled ones
-    (all leaves when none has a label, as in a graph built from plain Values)."""
-    leaves = [v for v in order if v.op is None]
+    (all inputs when none has a label, as in a graph built from plain Values; never the
+    constants, which nobody nudges)."""
+    leaves = [v for v in order if v.op is None and type(v) is not Constant]
     if wrt is None:
         labelled = [v for v in leaves if v.label]
         return labelled or leaves

@@ -421,7 +421,7 @@ def test_graph_re_evaluated_with_new_leaf_data_equals_a_fresh_graph(batched: boo
 
 
 def _live_values() -> int:
-    return sum(1 for o in gc.get_objects() if type(o) is Value)
+    return sum(1 for o in gc.get_objects() if isinstance(o, Value))
 
 
 def test_dropped_graphs_are_freed_without_the_cycle_collector() -> None:

@@ -27,6 +27,7 @@ from gradviz.render.diagram import (
     Diagram,
     Node,
     band_of,
+    constant_text,
     draw_less,
     number_text,
 )
@@ -93,6 +94,9 @@ def title_yaml(title: str) -> str:
 
 
 def _label(node: Node, precision: int) -> str:
+    constant = constant_text(node, precision)
+    if constant is not None:
+        return escape(constant)
     parts = []
     if node.label:
         parts.append(escape(node.label))

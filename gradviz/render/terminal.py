@@ -17,7 +17,7 @@ from rich.text import Text
 from rich.tree import Tree
 
 from gradviz.numbers import DEFAULT_PRECISION, fmt
-from gradviz.render.diagram import BAD_BAND, Diagram, Node, band_of, is_bad
+from gradviz.render.diagram import BAD_BAND, Diagram, Node, band_of, constant_text, is_bad
 from gradviz.text import output_name, printable
 
 # Deeper or bigger trees stop with a note: they are unreadable in a terminal anyway
@@ -49,12 +49,14 @@ def _number(x: object, precision: int) -> Text:
 def _name(node: Node, op_symbol: str | None, output: str) -> Text:
     """What a line starts with: the name, and the op that made it (`L ← *`)."""
     text = Text()
-    if node.label:
+    if node.role == "constant":
+        text.append(printable(node.label), style="dim italic")
+    elif node.label:
         text.append(printable(node.label), style="bold")
     elif node.role == "output":
         text.append(output, style="bold italic")
     elif node.kind == "value" and op_symbol is None:
-        text.append("const", style="dim italic")
+        text.append(node.id, style="italic")  # an unnamed input: n0, as the trace calls it
     if op_symbol is not None:
         if text:
             text.append(" ← ", style="dim")
@@ -68,7 +70,11 @@ def node_line(
     """One node as a line: name ← op, data, grad (coloured by magnitude), extras.
     `output` is what an unlabelled output is called (see `diagram_output_name`)."""
     line = _name(node, op_symbol, output)
-    if node.data is not None:
+    constant = constant_text(node, precision)
+    if constant is not None:  # named by its number: said once, at this precision
+        line = Text(constant, style="dim italic")
+        line.append("  constant", style="dim")
+    elif node.data is not None:
         line.append("  data ", style="dim")
         line.append_text(_number(node.data, precision))
     if node.grad is not None:
@@ -158,10 +164,10 @@ def to_tree(diagram: Diagram, *, precision: int = DEFAULT_PRECISION) -> Tree:
 
 
 def leaf_table(diagram: Diagram, *, precision: int = DEFAULT_PRECISION) -> Table | None:
-    """Named inputs with data and grad (every leaf when none is named)."""
+    """The inputs with data and grad (constants have no grad: they are not listed)."""
     leaves = [n for n in diagram.nodes if n.role == "input"]
     if not leaves:
-        leaves = [n for n in diagram.nodes if n.role in ("constant", "group")]
+        leaves = [n for n in diagram.nodes if n.role == "group"]
     if not leaves:
         return None
     of = diagram_output_name(diagram)
@@ -172,7 +178,7 @@ def leaf_table(diagram: Diagram, *, precision: int = DEFAULT_PRECISION) -> Table
         table.add_column(f"grad = ∂{of}/∂leaf", justify="right")
     for leaf in leaves:
         row: list[RenderableType] = [
-            Text(printable(leaf.label) or "const"),
+            Text(printable(leaf.label) or leaf.id),
             _number(leaf.data, precision),
         ]
         if diagram.has_grad:
