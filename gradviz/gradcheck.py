@@ -66,6 +66,14 @@ class Row:
     status: Status
     note: str = ""
     truncation: float = 0.0
+    # The lesson's numbers: L at the leaf's two nudged points (x + h, x − h as the floats
+    # hold them), and the plain central difference D(h) = (L(x+h) − L(x−h)) / 2h, where
+    # `step` is the 2h the floats really took. The table's `numeric` extrapolates D(h)
+    # and D(h/2), so it is closer to the truth than `central`.
+    plus: Number = math.nan
+    minus: Number = math.nan
+    step: Number = math.nan
+    central: Number = math.nan
 
     @property
     def failed(self) -> bool:
@@ -432,6 +440,10 @@ def _gradcheck(
                 truncation=truncation,
                 status=status,
                 note=note,
+                plus=plus.value,
+                minus=minus.value,
+                step=full,
+                central=d_full,
             )
         )
     backpropagate(order)  # the grads as they were (the nudges did not touch them, but be sure)

@@ -20,10 +20,11 @@ from gradviz.numbers import DEFAULT_PRECISION, fmt
 from gradviz.render.diagram import BAD_BAND, Diagram, Node, band_of, constant_text, is_bad
 from gradviz.text import output_name, printable
 
-# Deeper or bigger trees stop with a note: they are unreadable in a terminal anyway
-# (each level indents by 4 columns).
+# Deeper trees collapse their middle into a count, then list the inputs below it (each
+# level indents by 4 columns: 16 levels take 64). Bigger trees stop with a note.
 MAX_DEPTH = 16
 MAX_LINES = 400
+MORE_LEVELS = "a larger depth shows them"  # the CLI names its option instead
 
 # Terminal colours per |grad| band: the ends of the scale (vanishing, huge) stand out.
 BAND_STYLES = {
@@ -132,18 +133,56 @@ def _reference(node: Node) -> Text:
     return Text(f"↑ {name} (shown above)", style="dim")
 
 
-def to_tree(diagram: Diagram, *, precision: int = DEFAULT_PRECISION) -> Tree:
-    """The tree from the output(s) down to the leaves; walked with a stack, not recursion."""
+def _heights(diagram: Diagram, children: dict[str, list[str]]) -> dict[str, int]:
+    """Levels below each node down to its deepest leaf (inputs come first in a diagram)."""
+    heights: dict[str, int] = {}
+    for node in diagram.nodes:
+        kids = children.get(node.id, [])
+        heights[node.id] = 1 + max((heights.get(k, 0) for k in kids), default=-1)
+    return heights
+
+
+def _leaves_below(node_id: str, children: dict[str, list[str]]) -> list[str]:
+    """The leaves a node depends on, left to right, each once (a stack, no recursion)."""
+    seen: set[str] = set()
+    leaves: list[str] = []
+    stack = [node_id]
+    while stack:
+        current = stack.pop()
+        if current in seen:
+            continue
+        seen.add(current)
+        kids = children.get(current, [])
+        if not kids and current != node_id:
+            leaves.append(current)
+        stack.extend(reversed(kids))
+    return leaves
+
+
+def to_tree(
+    diagram: Diagram,
+    *,
+    precision: int = DEFAULT_PRECISION,
+    depth: int | None = MAX_DEPTH,
+    more: str = MORE_LEVELS,
+) -> Tree:
+    """The tree from the output(s) down to the leaves; walked with a stack, not recursion.
+
+    Past `depth` levels (None: no limit) the middle of a deep chain is collapsed into a
+    line that counts the levels left out and says how to see them (`more`), followed by
+    the inputs those levels lead to, so a chain's leaves always show."""
     nodes = {n.id: n for n in diagram.nodes}
     children, symbol, roots = _structure(diagram)
+    heights = _heights(diagram, children)
     top = Tree(Text(printable(diagram.title or "")), hide_root=True, guide_style="dim")
     out = diagram_output_name(diagram)
     shown: set[str] = set()
     lines = 0
-    # (node id, parent tree, depth); children pushed reversed so they come out in order
+    limit = depth
+    # (node id, parent tree, level); children pushed reversed so they come out in order
     stack: list[tuple[str, Tree, int]] = [(r, top, 0) for r in reversed(roots)]
     while stack:
-        node_id, parent, depth = stack.pop()
+        node_id, parent, level = stack.pop()
         if lines >= MAX_LINES:
             parent.add(Text(f"… more nodes not shown (limit {MAX_LINES} lines)", style="dim"))
             break
@@ -155,11 +194,17 @@ def to_tree(diagram: Diagram, *, precision: int = DEFAULT_PRECISION) -> Tree:
         shown.add(node_id)
         branch = parent.add(node_line(node, symbol.get(node_id), precision=precision, output=out))
         kids = children.get(node_id, [])
-        if kids and depth + 1 >= MAX_DEPTH:
-            branch.add(Text(f"… deeper than {MAX_DEPTH} levels: -o graph.svg", style="dim"))
+        if kids and limit is not None and level + 1 >= limit:
+            hidden = heights[node_id] - 1
+            leaves = _leaves_below(node_id, children)
+            note = f"… {hidden} level{'s' if hidden != 1 else ''} hidden ({more}); the inputs:"
+            if hidden:
+                branch = branch.add(Text(note, style="dim"))
+            for leaf in reversed(leaves):
+                stack.append((leaf, branch, level + 1 + hidden))
             continue
         for kid in reversed(kids):
-            stack.append((kid, branch, depth + 1))
+            stack.append((kid, branch, level + 1))
     return top
 
 
@@ -191,24 +236,37 @@ def leaf_table(diagram: Diagram, *, precision: int = DEFAULT_PRECISION) -> Table
     return table
 
 
-def to_terminal(diagram: Diagram, *, precision: int = DEFAULT_PRECISION) -> RenderableType:
-    """Tree, then the leaf table, as one renderable."""
+def to_terminal(
+    diagram: Diagram,
+    *,
+    precision: int = DEFAULT_PRECISION,
+    depth: int | None = MAX_DEPTH,
+    more: str = MORE_LEVELS,
+) -> RenderableType:
+    """Tree, then the leaf table, as one renderable (`depth`, `more`: see `to_tree`)."""
     parts: list[RenderableType] = []
     if diagram.title:
         parts.append(Text(printable(diagram.title), style="bold"))
-    parts.append(to_tree(diagram, precision=precision))
+    parts.append(to_tree(diagram, precision=precision, depth=depth, more=more))
     table = leaf_table(diagram, precision=precision)
     if table is not None:
         parts += [Text(""), table]
     return Group(*parts)
 
 
-def to_text(diagram: Diagram, *, precision: int = DEFAULT_PRECISION, width: int = 100) -> str:
+def to_text(
+    diagram: Diagram,
+    *,
+    precision: int = DEFAULT_PRECISION,
+    width: int = 100,
+    depth: int | None = MAX_DEPTH,
+    more: str = MORE_LEVELS,
+) -> str:
     """The terminal view as plain text (no colour): for files, pipes and snapshots."""
     console = Console(
         width=width, color_system=None, force_terminal=False, record=True, file=_Null()
     )
-    console.print(to_terminal(diagram, precision=precision))
+    console.print(to_terminal(diagram, precision=precision, depth=depth, more=more))
     return console.export_text()
 
 
