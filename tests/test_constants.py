@@ -122,3 +122,15 @@ def test_no_grad_is_restored_after_an_error_and_when_nested() -> None:
             pass
         assert (x + 1.0).op is None
     assert (x + 1.0).op is not None
+
+
+def test_trace_frames_neither_dim_nor_emphasise_a_constant() -> None:
+    from gradviz.render.trace_view import trace_frames
+
+    out = _minus()
+    steps = trace(out)
+    frames = trace_frames(out, steps)
+    constant = next(v for v in gradviz.topological_order(out) if type(v) is Constant)
+    cid = frames[0].id_of(constant)
+    assert all(f.node(cid).state is None for f in frames)
+    assert not any(e.emphasis and e.source == cid for f in frames for e in f.edges)

@@ -14,7 +14,7 @@ import numpy as np
 from rich.console import Group, RenderableType
 from rich.text import Text
 
-from gradviz.engine import Number, Value, topological_order
+from gradviz.engine import Constant, Number, Value, topological_order
 from gradviz.gradcheck import Row, summary
 from gradviz.numbers import fmt
 from gradviz.render.diagram import Diagram, State, diagram_from_value
@@ -318,7 +318,8 @@ def trace_frames(
     # Unnamed results get the names the titles use (`n3`), so a title can be followed.
     labels = {base.id_of(v): names[v] for v in order if v.op is not None and not v.label}
     reached = {s.node for s in steps}
-    dim = {base.id_of(v): "dim" for v in order if v not in reached}
+    # Dim what no credit reaches; constants never take part, so they keep their plain look.
+    dim = {base.id_of(v): "dim" for v in order if v not in reached and type(v) is not Constant}
     dim.update({base.op_id_of(v): "dim" for v in order if v not in reached and v.op is not None})
     received: dict[str, Number] = {}
     done: dict[str, str] = {}
@@ -334,7 +335,8 @@ def trace_frames(
         states: dict[str, State] = {**dim, **done, vid: "current"}
         if oid is not None:
             states[oid] = "current"
-            emphasis = [(base.id_of(p), oid) for p in step.node.parents] + [(oid, vid)]
+            inputs = [p for p in step.node.parents if type(p) is not Constant]
+            emphasis = [(base.id_of(p), oid) for p in inputs] + [(oid, vid)]
         else:
             emphasis = [(vid, base.op_id_of(s.consumer)) for s in step.sources]
         frame = base.with_states(states, emphasis)
