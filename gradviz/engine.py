@@ -511,7 +511,9 @@ EdgeObserver = Callable[[Value, int, Value, Number, Number], None]
 
 
 def backpropagate(order: list[Value], on_edge: EdgeObserver | None = None) -> None:
-    """The backward pass over a topological order whose last node is the output.
+    """The backward pass over a topological order whose last node is the output, from
+    zero: every node's grad is reset first (`Value.backward` adds the result to what the
+    grads held before; the CLI, training and the trace use this pass as it is).
 
     Nodes that no credit reaches (behind detach) pass none on, not even 0·inf = nan.
     `on_edge`, if given, is called for every edge the credit travels along, right after

@@ -323,7 +323,7 @@ def gradcheck(
     the step h (default `default_eps(x)` per leaf). A row passes when the relative error
     is at most `tol`, or the absolute error is within the rounding noise of the estimate
     plus its truncation estimate. The graph is left as it was found, with the analytic
-    gradients in `.grad`.
+    gradients of one pass from zero in `.grad` (grads accumulated before are replaced).
     """
     # nan and inf are results to report here, not warnings to print.
     with np.errstate(all="ignore"):
