@@ -263,7 +263,9 @@ def _origin(order: list[Value], names: dict[Value, str], leaf: Value) -> tuple[V
         if v.op is None:
             if v is leaf:
                 return v, f"{names[v]} itself is {bad}"
-            return v, f"the leaf {names[v]} is {bad}" if v.label else f"a constant is {bad}"
+            if type(v) is Constant:
+                return v, f"a constant is {bad}"
+            return v, f"the leaf {names[v]} is {bad}"
         index = int(np.argmax(~np.isfinite(np.asarray(v.data)).ravel()))
         inputs = [_sample(p.data, index) for p in v.parents]
         shown = ", ".join(fmt(x) for x in inputs)

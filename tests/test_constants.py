@@ -134,3 +134,12 @@ def test_trace_frames_neither_dim_nor_emphasise_a_constant() -> None:
     cid = frames[0].id_of(constant)
     assert all(f.node(cid).state is None for f in frames)
     assert not any(e.emphasis and e.source == cid for f in frames for e in f.edges)
+
+
+def test_the_check_names_a_nan_leaf_or_constant_for_what_it_is() -> None:
+    x = Value(1.0, "x")
+    unnamed = Value(float("nan"))
+    assert gradviz.gradcheck(x * unnamed, wrt=["x"])[0].note == "the leaf n1 is nan, so L is nan"
+    assert (
+        gradviz.gradcheck(x * float("nan"), wrt=["x"])[0].note == "a constant is nan, so L is nan"
+    )
