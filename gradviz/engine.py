@@ -387,7 +387,16 @@ class Value:
         `backpropagate` is the pass that starts from zero (the CLI's)."""
         order = topological_order(self)
         # Grads held from earlier calls: set aside, the pass runs from zero, then added.
-        carried = [(n, g) for n in order if type(g := n.grad) is np.ndarray or g != 0.0]
+        grads = [n.grad for n in order]
+        try:
+            held = any(grads)  # at C speed: a fresh graph holds zeros only
+        except ValueError:  # a batch's array has no single truth value
+            held = True
+        carried = (
+            [(n, g) for n, g in zip(order, grads, strict=True) if type(g) is np.ndarray or g != 0]
+            if held
+            else []
+        )
         backpropagate(order)
         for node, earlier in carried:
             node.grad = earlier + node.grad
