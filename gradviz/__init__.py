@@ -13,9 +13,10 @@ of the backward pass, and per-layer gradient tables for small networks.
 
 The public API (`__all__`):
 
-- the engine: `Value`, `Graph` (a built graph re-evaluated in place), `Op`,
-  `topological_order`, and the ops as functions `exp log tanh sigmoid relu sin cos abs
-  sqrt detach`;
+- the engine: `Value`, `Constant` (a number in an expression: no gradient), `Graph` (a
+  built graph re-evaluated in place), `Op`, `topological_order`, `no_grad()` (build without
+  recording a graph), and the ops as functions `exp log tanh sigmoid relu sin cos abs sqrt
+  detach`;
 - `parse(text, **values)`: an expression (statements separated by `;`) to its output Value;
 - pictures: `draw` (a `graphviz.Digraph`), `to_mermaid`, `to_json` (more in `gradviz.render`);
 - `trace(value)`: the backward pass as steps; `gradcheck(value)`: analytic gradients against
@@ -38,6 +39,7 @@ from typing import TYPE_CHECKING
 _API: dict[str, str] = {
     **dict.fromkeys(
         [
+            "Constant",
             "Graph",
             "Op",
             "Value",
@@ -46,6 +48,7 @@ _API: dict[str, str] = {
             "detach",
             "exp",
             "log",
+            "no_grad",
             "relu",
             "sigmoid",
             "sin",
@@ -64,6 +67,7 @@ _API: dict[str, str] = {
 _MODULES = ("gradcheck", "trace")  # callable modules (see above)
 
 __all__ = [
+    "Constant",
     "GradvizError",
     "Graph",
     "Op",
@@ -75,6 +79,7 @@ __all__ = [
     "exp",
     "gradcheck",
     "log",
+    "no_grad",
     "parse",
     "relu",
     "sigmoid",
@@ -90,6 +95,7 @@ __all__ = [
 if TYPE_CHECKING:
     from gradviz import gradcheck, trace
     from gradviz.engine import (
+        Constant,
         Graph,
         Op,
         Value,
@@ -98,6 +104,7 @@ if TYPE_CHECKING:
         detach,
         exp,
         log,
+        no_grad,
         relu,
         sigmoid,
         sin,

@@ -43,7 +43,7 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 
 from gradviz import seeded
-from gradviz.engine import UNARY_OPS, Value, apply, as_data
+from gradviz.engine import UNARY_OPS, Constant, Value, apply, as_data
 from gradviz.errors import ExpressionError, InputError, listing, quoted, shortened
 from gradviz.numbers import fmt
 
@@ -642,6 +642,8 @@ def _normalise_values(values: Mapping[str, object]) -> dict[str, object]:
         if name in result:
             raise InputError(f"a value for {name} is given twice ({quoted(key)} is the same name)")
         try:
+            if isinstance(value, bool):  # Value(True) is 1.0 (micrograd), a=True a slip
+                raise TypeError
             result[name] = as_data(value)
         except TypeError:
             raise InputError(
@@ -1109,7 +1111,7 @@ def _execute(code: _Code, nodes: dict[str, Value]) -> Value | float:
             stack.append(-top if isinstance(top, Value) else -float(top))
         elif kind == "powc":
             base = stack.pop()
-            base = base if isinstance(base, Value) else Value(base)
+            base = base if isinstance(base, Value) else Constant(base)
             stack.append(base ** float(arg))  # type: ignore[arg-type]
         elif kind == "call":
             stack.append(apply(UNARY_OPS[arg], stack.pop()))  # type: ignore[index]
@@ -1117,6 +1119,6 @@ def _execute(code: _Code, nodes: dict[str, Value]) -> Value | float:
             right = stack.pop()
             left = stack.pop()
             if not isinstance(left, Value) and not isinstance(right, Value):
-                left = Value(left)
+                left = Constant(left)
             stack.append(_BINARY[arg](left, right))  # type: ignore[index]
     return stack.pop()

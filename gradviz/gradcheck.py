@@ -30,7 +30,7 @@ from typing import Literal
 
 import numpy as np
 
-from gradviz.engine import Number, Value, backpropagate, evaluate, topological_order
+from gradviz.engine import Constant, Number, Value, backpropagate, evaluate, topological_order
 from gradviz.errors import InputError, listing, quoted
 from gradviz.lazy import callable_module
 from gradviz.numbers import fmt
@@ -67,6 +67,14 @@ class Row:
     status: Status
     note: str = ""
     truncation: float = 0.0
+    # The lesson's numbers: L at the leaf's two nudged points (x + h, x − h as the floats
+    # hold them), and the plain central difference D(h) = (L(x+h) − L(x−h)) / 2h, where
+    # `step` is the 2h the floats really took. The table's `numeric` extrapolates D(h)
+    # and D(h/2), so it is closer to the truth than `central`.
+    plus: Number = math.nan
+    minus: Number = math.nan
+    step: Number = math.nan
+    central: Number = math.nan
 
     @property
     def failed(self) -> bool:
@@ -110,8 +118,9 @@ def _max_abs(x: Number) -> float:
 
 def _choose_leaves(order: list[Value], wrt: Iterable[Value | str] | None) -> list[Value]:
     """The leaves to check: those asked for (by Value or name), else the labelled ones
-    (all leaves when none has a label, as in a graph built from plain Values)."""
-    leaves = [v for v in order if v.op is None]
+    (all inputs when none has a label, as in a graph built from plain Values; never the
+    constants, which nobody nudges)."""
+    leaves = [v for v in order if v.op is None and type(v) is not Constant]
     if wrt is None:
         labelled = [v for v in leaves if v.label]
         return labelled or leaves
@@ -275,7 +284,9 @@ def _origin(order: list[Value], names: dict[Value, str], leaf: Value) -> tuple[V
         if v.op is None:
             if v is leaf:
                 return v, f"{names[v]} itself is {bad}"
-            return v, f"the leaf {names[v]} is {bad}" if v.label else f"a constant is {bad}"
+            if type(v) is Constant:
+                return v, f"a constant is {bad}"
+            return v, f"the leaf {names[v]} is {bad}"
         index = int(np.argmax(~np.isfinite(np.asarray(v.data)).ravel()))
         inputs = [_sample(p.data, index) for p in v.parents]
         shown = ", ".join(fmt(x) for x in inputs)
@@ -335,7 +346,7 @@ def gradcheck(
     the step h (default `default_eps(x)` per leaf). A row passes when the relative error
     is at most `tol`, or the absolute error is within the rounding noise of the estimate
     plus its truncation estimate. The graph is left as it was found, with the analytic
-    gradients in `.grad`.
+    gradients of one pass from zero in `.grad` (grads accumulated before are replaced).
     """
     # nan and inf are results to report here, not warnings to print.
     with np.errstate(all="ignore"):
@@ -454,6 +465,10 @@ def _gradcheck(
                 truncation=truncation,
                 status=status,
                 note=note,
+                plus=plus.value,
+                minus=minus.value,
+                step=full,
+                central=d_full,
             )
         )
     backpropagate(order)  # the grads as they were (the nudges did not touch them, but be sure)

@@ -25,7 +25,7 @@ from pathlib import Path
 import numpy as np
 
 from gradviz.data import BUILTIN, GENERATED, MAX_POINTS, DataSpec
-from gradviz.engine import RELU, SIGMOID, TANH, Op, Value, apply
+from gradviz.engine import RELU, SIGMOID, TANH, Op, Value, apply, backpropagate, topological_order
 from gradviz.errors import QUOTE_LIMIT, SpecError, quoted, shortened
 from gradviz.files import read_capped
 
@@ -734,6 +734,11 @@ class Network:
         """Every weight and bias, in a fixed order: layer, neuron, w0 … w(n-1), b."""
         return [p for layer in self.layers for n in layer.neurons for p in (*n.weights, n.bias)]
 
+    def zero_grad(self) -> None:
+        """Empty every parameter's grad: `Value.backward()` adds into it (see there)."""
+        for p in self.parameters():
+            p.grad = 0.0
+
     @property
     def n_parameters(self) -> int:
         return parameter_count(self.sizes)
@@ -840,7 +845,7 @@ def example_graph(network: Network, x: Sequence[float], y: float) -> Built:
     forward and backward: every node holds its data and its grad."""
     inputs = [Value(float(v), label=f"x{j}") for j, v in enumerate(x)]
     built = network.build(inputs, Value(float(y), label="y"))
-    built.loss.backward()
+    backpropagate(topological_order(built.loss))  # from zero: the parameters are shared
     return built
 
 
@@ -902,7 +907,7 @@ def layer_samples(
             m = stop - start
             inputs = [Value(X[start:stop, j].copy(), label=f"x{j}") for j in range(X.shape[1])]
             built = network.build(inputs, Value(Y[start:stop].copy(), label="y"))
-            built.loss.backward()
+            backpropagate(topological_order(built.loss))  # this chunk's grads alone
             for k, p in enumerate(params):
                 totals[k] = sequential_sum(p.grad, m, totals[k])
             for i in range(len(network.layers)):

@@ -32,7 +32,7 @@ from pathlib import Path
 import numpy as np
 
 from gradviz.data import Dataset, load
-from gradviz.engine import Op, Value, topological_order
+from gradviz.engine import Op, Value, backpropagate, topological_order
 from gradviz.errors import SpecError, TrainingError
 from gradviz.nn import LayerSample, Network, Spec, layer_samples, sequential_sum, stats_rows
 from gradviz.numbers import fmt
@@ -770,7 +770,7 @@ def reference_step(
     for x, y in zip(X, Y, strict=True):
         inputs = [Value(float(v), label=f"x{j}") for j, v in enumerate(x)]
         built = network.build(inputs, Value(float(y), label="y"))
-        built.loss.backward()
+        backpropagate(topological_order(built.loss))  # this example's grads alone
         total += built.loss.data
         sums = [sequential_sum(p.grad, 1, s) for p, s in zip(params, sums, strict=True)]
     m = len(Y)

@@ -39,7 +39,13 @@ from gradviz.model import parse_model
 from gradviz.nn import MAX_EPOCHS, MAX_PARAMETERS, spec_from_mapping
 from gradviz.numbers import fmt
 from gradviz.output import _pure_program
-from gradviz.render.diagram import Diagram, diagram_from_value, number_text, printable
+from gradviz.render.diagram import (
+    Diagram,
+    constant_text,
+    diagram_from_value,
+    number_text,
+    printable,
+)
 from gradviz.render.dot import to_dot
 from gradviz.render.json import to_json
 from gradviz.render.mermaid import SEPARATOR, to_mermaid
@@ -444,7 +450,9 @@ def test_every_dot_renders_with_both_programs_as_well_formed_svg(diagrams):
         for diagram, svg in zip(diagrams, _render_all(program, texts), strict=True):
             shown = _svg_text(svg)
             for node in diagram.nodes:
-                if node.data is not None:
+                if constant_text(node) is not None:  # a constant shows its number alone
+                    assert constant_text(node) in shown.splitlines(), (program, node)
+                elif node.data is not None:
                     assert f"data {number_text(node.data)}" in shown, (program, node)
                 if node.grad is not None:
                     assert f"grad {number_text(node.grad)}" in shown, (program, node)
@@ -476,7 +484,9 @@ def test_every_mermaid_text_is_accepted_and_reads_back_exactly(diagrams):
         assert len(result["edges"]) == len(diagram.edges), text
         for i, node in enumerate(diagram.nodes):
             parts = [printable(node.label)] if node.label else []
-            if node.data is not None:
+            if constant_text(node) is not None:  # a constant shows its number alone
+                parts = [constant_text(node)]
+            elif node.data is not None:
                 parts.append(f"data {number_text(node.data)}")
             if node.grad is not None:
                 parts.append(f"grad {number_text(node.grad)}")

@@ -25,7 +25,7 @@ from gradviz.output import (
 )
 from gradviz.render.diagram import diagram_from_value, preferred_rankdir
 from gradviz.render.dot import RANKDIRS
-from gradviz.render.terminal import to_terminal
+from gradviz.render.terminal import MAX_DEPTH, to_terminal
 from gradviz.text import printable_lines
 
 EXPR_SUFFIX = ".expr"
@@ -81,6 +81,25 @@ def _say(message: str) -> None:
     click.echo(printable_lines(message), err=True)  # file names may hold escapes
 
 
+class DepthType(click.ParamType):
+    """A positive number of levels, or `all` (None: no limit)."""
+
+    name = "depth"
+
+    def convert(self, value: object, param: click.Parameter | None, ctx: click.Context | None):
+        if value is None or (isinstance(value, str) and value.strip().lower() == "all"):
+            return None
+        if isinstance(value, int):
+            return value
+        try:
+            levels = int(str(value).strip())
+        except ValueError:
+            levels = 0
+        if levels < 1:
+            self.fail(f"{value!r} is not a positive number of levels or 'all'", param, ctx)
+        return levels
+
+
 class UpperChoice(click.Choice):
     """Choices in Graphviz's upper case (LR, TB), accepted in any case. click lowercases
     case-insensitive choices in help and errors, which would list `lr` with default `LR`."""
@@ -131,6 +150,15 @@ class UpperChoice(click.Choice):
     help="Significant digits of the numbers shown (tooltips and JSON keep every digit).",
 )
 @click.option("--no-grad", is_flag=True, help="Draw data only: no backward pass.")
+@click.option(
+    "--depth",
+    type=DepthType(),
+    default=str(MAX_DEPTH),
+    show_default=True,
+    metavar="N|all",
+    help="Levels of the terminal tree; deeper ones are counted and their inputs listed "
+    "('all': every level).",
+)
 @model_options(
     model_help="Instead of EXPR: one example's loss through a saved model (gradviz train --save).",
     input_help="The example for --model (default: the first of the model's data set).",
@@ -151,6 +179,7 @@ def draw(
     target: float | None,
     level: str,
     seed: int,
+    depth: int | None,
 ) -> None:
     """Draw the computation graph of EXPR with every node's value and gradient.
 
@@ -215,7 +244,8 @@ def draw(
 
     rankdir = (rankdir or preferred_rankdir(diagram)).upper()
     if not targets:
-        stdout_console().print(to_terminal(diagram, precision=precision))
+        more = "--depth all shows them"
+        stdout_console().print(to_terminal(diagram, precision=precision, depth=depth, more=more))
         return
 
     failures: list[RenderError | WriteError] = []

@@ -20,6 +20,7 @@ from gradviz.render.diagram import (
     Edge,
     Node,
     band_of,
+    constant_text,
     number_text,
 )
 from gradviz.text import printable
@@ -99,6 +100,9 @@ def node_id(text: str) -> str:
 
 def _fields(node: Node, precision: int) -> list[str]:
     """The record fields of a node: name (if any), data, grad, extra lines."""
+    constant = constant_text(node, precision)
+    if constant is not None:
+        return [constant]
     fields = []
     if node.label:
         fields.append(field_text(node.label))

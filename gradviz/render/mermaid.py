@@ -25,6 +25,7 @@ from gradviz.render.diagram import (
     Diagram,
     Node,
     band_of,
+    constant_text,
     draw_less,
     number_text,
 )
@@ -78,6 +79,9 @@ _CAPTION_STYLE = "fill:none,stroke:none,color:#000000,font-weight:bold"
 
 
 def _label(node: Node, precision: int) -> str:
+    constant = constant_text(node, precision)
+    if constant is not None:
+        return escape(constant)
     parts = []
     if node.label:
         parts.append(escape(node.label))
