@@ -8,9 +8,11 @@ prints them or hands the DOT to `dot`. Layer names reach rich as `Text`, never m
 from __future__ import annotations
 
 import math
+import re
 from collections.abc import Sequence
 
 from rich import box
+from rich.cells import cell_len
 from rich.console import Console, ConsoleOptions, Group, RenderableType, RenderResult
 from rich.table import Table
 from rich.text import Text
@@ -193,9 +195,53 @@ def layer_table(diagnosis: Diagnosis, title: str | None = None, width: int | Non
     return table
 
 
-def verdict_text(lines: Sequence[str]) -> Text:
+def verdict_text(lines: Sequence[str], prefix: str = "• ") -> VerdictLines:
     """The verdict sentences, one per line, as plain text (never markup)."""
-    return Text("\n").join(Text("• " + line) for line in lines)
+    return VerdictLines([(prefix, line) for line in lines])
+
+
+# where a verdict line may break: after a clause's punctuation, so that what belongs
+# together ("Xavier/He init", "×0.44 per layer") stays on one line
+_CLAUSE_END = re.compile(r"(?<=[,;:.)])\s+")
+
+
+class VerdictLines:
+    """Sentences, each after its prefix (`• `, `A: `). On a terminal they are wrapped to
+    its width between clauses, never inside one (inside only a clause wider than the
+    terminal, between words), continuation lines indented under the text. When the
+    console does not wrap (piped output: `cli.console.stdout_console`), one sentence is
+    one line, however long."""
+
+    def __init__(self, items: Sequence[tuple[str, str]]) -> None:
+        self.items = list(items)
+
+    def __rich_console__(self, console: Console, options: ConsoleOptions) -> RenderResult:
+        for prefix, sentence in self.items:
+            if options.no_wrap or console.soft_wrap:
+                yield Text(prefix + sentence)
+                continue
+            for line in wrap_clauses(sentence, options.max_width, prefix):
+                yield Text(line)
+
+
+def wrap_clauses(sentence: str, width: int, prefix: str = "") -> list[str]:
+    """`prefix + sentence` in lines of at most `width` cells, broken between clauses
+    (after `,` `;` `:` `.` `)`), between words only in a clause too wide for a line."""
+    indent = " " * cell_len(prefix)
+    lines: list[str] = []
+    line, empty = prefix, True  # `empty`: nothing of the sentence on this line yet
+    for clause in _CLAUSE_END.split(sentence):
+        pieces = [clause]
+        if cell_len(indent + clause) > width:  # too wide for any line: by words
+            pieces = clause.split(" ")
+        for piece in pieces:
+            if not empty and cell_len(f"{line} {piece}") > width:
+                lines.append(line)
+                line, empty = indent, True
+            line = line + piece if empty else f"{line} {piece}"
+            empty = False
+    lines.append(line)
+    return lines
 
 
 def heat_map(snapshots: History, width: int = 60) -> RenderableType:
@@ -313,8 +359,7 @@ def compare_report(
     header = Text.assemble(("A", "bold"), f" = {label_a}\n", ("B", "bold"), f" = {label_b}")
     parts: list[RenderableType] = [header, compare_table(a, b)]
     for tag, lines in (("A", verdict_a), ("B", verdict_b)):
-        for line in lines:
-            parts.append(Text.assemble((f"{tag}: ", "bold"), line))
+        parts.append(verdict_text(lines, f"{tag}: "))
     return Group(*parts)
 
 
