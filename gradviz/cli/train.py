@@ -19,7 +19,7 @@ from rich.text import Text
 
 from gradviz.cli.console import stderr_console, stdout_console
 from gradviz.data import Dataset
-from gradviz.errors import ModelError, OutputError
+from gradviz.errors import InputError, ModelError, OutputError
 from gradviz.measure import model_data
 from gradviz.model import Model, from_result, load_model, save
 from gradviz.nn import LOSS_FUNCTIONS, LayerSample, Spec, resolve_spec
@@ -446,6 +446,41 @@ def _predictions(data: Dataset, outputs: Sequence[float]) -> list[dict]:
 
 def _json(payload: dict) -> str:
     return json.dumps(json_safe(payload), indent=1, allow_nan=False)
+
+
+def spec_options(words: Sequence[str], text: str) -> dict[str, object]:
+    """`--activation relu --lr=0.5` as spec keys and values, read with `train`'s own
+    option grammar and types (only the options that set spec keys). For `compare`'s
+    "xor --activation relu": the words are split from the user's text as a shell would
+    split them, but no shell ever sees them."""
+    by_flag: dict[str, click.Option] = {}
+    for param in train_command.params:
+        if isinstance(param, click.Option) and param.name in OPTION_NAMES:
+            by_flag.update(dict.fromkeys(param.opts, param))
+    values: dict[str, object] = {}
+    i = 0
+    while i < len(words):
+        flag, equals, value = words[i].partition("=")
+        param = by_flag.get(flag)
+        if param is None or param.name is None:
+            raise InputError(
+                f"{text!r}: {flag!r} is not an option of a spec; these are: "
+                f"{', '.join(OPTION_NAMES.values())}"
+            )
+        if not equals:
+            if i + 1 >= len(words):
+                raise InputError(f"{text!r}: {flag} needs a value")
+            i += 1
+            value = words[i]
+        try:
+            converted = param.type.convert(value, param, None)
+        except click.BadParameter as error:
+            raise InputError(f"{text!r}: {flag} {value!r}: {error.message}") from None
+        if param.name == "data" and str(converted).lower().endswith(".csv"):
+            converted = str(Path(str(converted)).resolve())
+        values[param.name] = converted
+        i += 1
+    return values
 
 
 # -- inspect ------------------------------------------------------------------------------
