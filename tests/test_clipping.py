@@ -116,3 +116,16 @@ def test_clipping_that_never_engages_says_so() -> None:
     result = run("train", "deep-sigmoid", "--clip-norm", "1", "--epochs", "5")
     assert "clipping  clip norm 1: 0 of 5 updates clipped" in result.stdout
     assert "it never engaged: the gradient norm stayed within 1" in result.stdout
+
+
+@pytest.mark.slow
+def test_exploding_sample_diverges_without_clipping_and_trains_with_it() -> None:
+    sample = str(ROOT / "samples" / "exploding.toml")
+    result = CliRunner().invoke(cli, ["train", sample, "--quiet"])
+    assert result.exit_code == 1
+    assert "training diverged at epoch" in result.stderr and "(its gradients)" in result.stderr
+    result = run("train", sample, "--clip-norm", "0.5", "--json")
+    payload = json.loads(result.stdout)
+    assert payload["final"]["accuracy"] == 1.0
+    assert sum(payload["clipping"]["clipped"]) > 100  # it worked hard
+    assert payload["clipping"]["norm_before"][0] > 1 > payload["clipping"]["norm_after"][0]
