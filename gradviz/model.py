@@ -143,8 +143,9 @@ def from_result(result: Result) -> Model:
             "loss": history.loss[kept],
             "accuracy": history.accuracy[kept],
             "stopped": history.stopped,
-            # with clipping, per kept epoch: updates, clipped, mean ‖g‖ before and after
-            "clipping": history.clipping_series(kept),
+            # with clipping (else absent), per kept epoch: updates, clipped, mean ‖g‖
+            # before and after
+            **({"clipping": clipping} if (clipping := history.clipping_series(kept)) else {}),
             "gradients": [
                 (s if isinstance(s, Diagnosis) else diagnose(s, epoch=e)).to_dict()
                 for e, s in history.snapshots

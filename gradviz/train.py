@@ -55,9 +55,11 @@ from gradviz.stats import Diagnosis, diagnose, first_nonfinite
 class Compiled:
     """A network's loss graph as two Python functions over a flat parameter list.
 
-    `run(P, X, Y, order, start, stop, batch, lr, clip, total, correct)` trains on the
-    examples `order[start:stop]` in batches of `batch`, updating `P` in place, and
-    returns the running (sum of losses, count of correct outputs).
+    `run(P, X, Y, order, start, stop, batch, lr, clip, total, correct, decay=0.0,
+    counts=None)` trains on the examples `order[start:stop]` in batches of `batch`,
+    updating `P` in place, and returns the running (sum of losses, count of correct
+    outputs); `decay` is the l2 term's strength (compiled in only for a network with
+    one), and a `counts` list gets [updates, clipped, Σ‖g‖ before, Σ‖g‖ after] added.
     `gradient(P, X, Y, order)` returns (sum of losses, the mean gradient over the
     examples `order`, unclipped) and `evaluate(P, X, Y)` (sum of losses, outputs),
     both without changing anything.
