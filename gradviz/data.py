@@ -188,7 +188,7 @@ def _spiral(n: int, noise: float, rng: np.random.Generator) -> tuple[np.ndarray,
 def read_csv(
     path: Path, *, label: str | None = None, features: tuple[str, ...] | None = None
 ) -> Dataset:
-    """Feature columns and a 0/1 label column (default: the last). A header row is
+    """Feature columns and a 0/1 (or −1/1) label column (default: the last). A header row is
     detected by a cell that is not a number. Every problem names its line."""
     data = read_capped(path, MAX_CSV_BYTES, DataError, "CSV file")
     try:
@@ -240,18 +240,25 @@ def parse_csv(
 
     X = np.empty((len(body), len(feature_columns)))
     Y = np.empty(len(body))
+    first: dict[float, int] = {}  # the line of each label's first use: 0/1 or −1/1
     for r, (line, row) in enumerate(body):
         if len(row) != width:
             raise DataError(f"{name} line {line}: {len(row)} fields, expected {width}")
         for c, column in enumerate(feature_columns):
             X[r, c] = _number(row[column], name, line, header[column])
         target = _number(row[label_column], name, line, header[label_column])
-        if target not in (0.0, 1.0):
+        if target not in (-1.0, 0.0, 1.0):
             raise DataError(
                 f"{name} line {line}: label {row[label_column]!r} in column "
-                f"{header[label_column]!r} is not 0 or 1"
+                f"{header[label_column]!r} is not 0 or 1 (nor −1/1)"
             )
-        Y[r] = target
+        first[target] = first.get(target) or line
+        if -1.0 in first and 0.0 in first:
+            raise DataError(
+                f"{name} line {line}: labels 0 (line {first[0.0]}) and −1 (line "
+                f"{first[-1.0]}) in one file: use 0/1, or −1/1"
+            )
+        Y[r] = 0.0 if target == -1.0 else target  # −1/1 labels (hinge loss's) as 0/1
     return Dataset(name, X, Y, tuple(header[c] for c in feature_columns))
 
 

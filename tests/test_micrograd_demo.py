@@ -17,7 +17,7 @@ from gradviz import train as T
 from gradviz.cli import cli
 from gradviz.data import DataSpec, load
 from gradviz.engine import Value
-from gradviz.errors import SpecError
+from gradviz.errors import DataError, SpecError
 
 SAMPLES = Path(__file__).resolve().parent.parent / "samples"
 
@@ -213,3 +213,12 @@ def test_losses_equal_micrograds_own_run_step_by_step(tmp_path: Path) -> None:
     result = CliRunner().invoke(cli, ["train", str(path), "--json"])
     assert result.exit_code == 0, result.output
     assert json.loads(result.stdout)["loss"] == ours.history.loss
+
+
+def test_csv_labels_may_be_plus_minus_one(tmp_path: Path) -> None:
+    path = tmp_path / "pm.csv"
+    path.write_text("x,y\n0.5,1\n-0.5,-1\n")
+    assert load(DataSpec("csv", path=str(path))).Y.tolist() == [1.0, 0.0]
+    path.write_text("x,y\n0.5,1\n-0.5,-1\n0.1,0\n")
+    with pytest.raises(DataError, match=r"line 4: labels 0 \(line 4\) and −1 \(line 3\)"):
+        load(DataSpec("csv", path=str(path)))
