@@ -112,6 +112,7 @@ def test_clipping_in_json_terminal_and_saved_model(tmp_path: Path) -> None:
     assert result.exit_code == 2 and "history.clipping" in result.stderr
 
 
+@pytest.mark.slow
 def test_clipping_that_never_engages_says_so() -> None:
     result = run("train", "deep-sigmoid", "--clip-norm", "1", "--epochs", "5")
     assert "clipping  clip norm 1: 0 of 5 updates clipped" in result.stdout

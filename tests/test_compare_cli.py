@@ -102,6 +102,7 @@ def test_compare_options_never_reach_a_shell(tmp_path: Path, monkeypatch) -> Non
     assert not (tmp_path / "pwned").exists() and not (tmp_path / "pwned2").exists()
 
 
+@pytest.mark.slow
 def test_compare_fits_80_columns_and_never_cuts_a_number(monkeypatch) -> None:
     monkeypatch.setattr(
         grads_cli, "stdout_console", lambda: Console(width=80, highlight=False, color_system=None)
