@@ -615,10 +615,13 @@ def _exploding_sentence(d: Diagnosis, when: str | None) -> str | None:
     if not first.is_output and first.growth >= EXPLODING_GROWTH:
         hops = len(d.layers) - d.layers.index(first) - 1
         per_hop = first.growth ** (1 / hops)
+        position = d.layers.index(first)
+        parts = _hop_parts(d.layers[position : position + hops], per_hop)
+        parts = parts or ": the weights are too large for the activations' slope"
         size = (
             f"{first.name}'s gradient is {fmt(first.growth, 3)}× the output layer's "
-            f"(about ×{fmt(per_hop, 2)} per layer through {hops} layers: the weights are too "
-            "large for the activations' slope)"
+            f"(about ×{fmt(per_hop, 2)} per layer through {hops} layers"
+            f"{parts})"
         )
     else:
         size = f"{first.name}'s gradient is {fmt(first.grad_data, 3)}× its weights (grad:data)"

@@ -222,6 +222,9 @@ def test_chain_weights_8_first_layers_exploding() -> None:
     assert [layer.status for layer in d.layers] == ["exploding"] * 3 + ["ok"] * 7
     (sentence,) = stats.verdict(d)
     assert sentence.startswith("L1–L3 are exploding: L1's gradient is 512× the output layer's")
+    # ×2 per layer: every slope σ′(0) = 0.25, every weight 8
+    assert "×2 per layer through 9 layers: σ′ averages 0.25 here (at most 0.25) and the" in sentence
+    assert "weights multiply it by 8)" in sentence
     assert "lower the learning rate" in sentence
 
 
