@@ -130,3 +130,20 @@ def test_exploding_sample_diverges_without_clipping_and_trains_with_it() -> None
     assert payload["final"]["accuracy"] == 1.0
     assert sum(payload["clipping"]["clipped"]) > 100  # it worked hard
     assert payload["clipping"]["norm_before"][0] > 1 > payload["clipping"]["norm_after"][0]
+
+
+@pytest.mark.parametrize("width", [80, 100, 160])
+def test_clipping_lines_fit_the_terminal(width: int) -> None:
+    import io
+
+    from rich.console import Console
+
+    from gradviz.cli.train import clipping_text
+
+    spec = spec_of("xor", clip_norm=0.012, epochs=300)
+    rows = T.train(spec, record=False).history.clipping
+    out = io.StringIO()
+    Console(file=out, width=width).print(clipping_text(rows, spec, width=width))
+    lines = out.getvalue().rstrip("\n").splitlines()
+    assert len(lines) == 3 and max(len(line) for line in lines) <= width
+    assert lines[1].startswith("‖g‖ before") and lines[2].startswith("‖g‖ after")

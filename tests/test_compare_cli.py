@@ -86,6 +86,7 @@ def test_compare_a_spec_with_itself_under_changed_options(tmp_path: Path) -> Non
         ("xor --activation 'relu", "No closing quotation"),
         ("xor --save x.json", "'--save' is not an option of a spec"),
         ("xor --activation swish", "--activation: unknown value 'swish'"),
+        ("model.json --lr 1", "spec options apply to a spec, not to a saved model"),
     ],
 )
 def test_compare_refuses_bad_options_in_one_line(text: str, message: str) -> None:

@@ -137,7 +137,9 @@ def clipping_text(
     ends = max(len(fmt(before[-1])), len(fmt(after[-1])))
     finite = [v for v in before + after if math.isfinite(v)]
     scale = "log scale" if finite and min(finite) > 0 else "linear scale"
-    note = f"   (mean ‖g‖ per epoch, {every}–{last}, {scale})"
+    note = f"   (mean per epoch, {every}–{last}, {scale})"
+    if width - 21 - 1 - ends - len(note) < 10:
+        note = ""  # a narrow terminal: the curves before their caption
     columns = max(10, min(60, width - 21 - 1 - ends - len(note)))
     # both lines on one scale, so that "after" reads against "before"
     line = sparkline(before + after, 2 * columns)
