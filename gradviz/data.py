@@ -116,9 +116,12 @@ def load(spec: DataSpec, base: Path | None = None) -> Dataset:
         size = spec.resolved_size
         if not 1 <= size <= MAX_POINTS:
             raise DataError(f"data size {size} is out of range (1 to {MAX_POINTS:,})")
-        rng = np.random.default_rng(spec.seed)
-        make = {"circle": _circle, "moons": _moons, "spiral": _spiral}[spec.name]
-        X, Y = make(size, spec.resolved_noise, rng)
+        if spec.name == "moons":
+            X, Y = _moons(size, spec.resolved_noise, spec.seed)
+        else:
+            rng = np.random.default_rng(spec.seed)
+            make = {"circle": _circle, "spiral": _spiral}[spec.name]
+            X, Y = make(size, spec.resolved_noise, rng)
         return Dataset(spec.describe(), X, Y, ("x0", "x1"))
     if spec.name == "csv":
         if spec.path is None:
@@ -142,19 +145,28 @@ def _circle(n: int, noise: float, rng: np.random.Generator) -> tuple[np.ndarray,
     return X, Y
 
 
-def _moons(n: int, noise: float, rng: np.random.Generator) -> tuple[np.ndarray, np.ndarray]:
-    """Two interleaving half circles (label 0 on top, 1 below), with Gaussian noise."""
-    top = n - n // 2
-    t_top = np.linspace(0.0, math.pi, top)
-    t_low = np.linspace(0.0, math.pi, n // 2)
-    X = np.concatenate(
+def _moons(n: int, noise: float, seed: int) -> tuple[np.ndarray, np.ndarray]:
+    """scikit-learn's `make_moons(n, noise=noise, random_state=seed)`, point for point:
+    the upper half circle (cos t, sin t) with label 0 and the lower one
+    (1 − cos t, 1 − sin t − 0.5) with label 1, t evenly over [0, π] (n // 2 points on
+    the upper one); the rows shuffled and then Gaussian noise added, both drawn from
+    numpy's legacy `RandomState(seed)` in that order, as scikit-learn does."""
+    n_out = n // 2
+    n_in = n - n_out
+    t_out = np.linspace(0, np.pi, n_out)
+    t_in = np.linspace(0, np.pi, n_in)
+    X = np.vstack(
         [
-            np.stack([np.cos(t_top), np.sin(t_top)], axis=1),
-            np.stack([1.0 - np.cos(t_low), 0.5 - np.sin(t_low)], axis=1),
+            np.append(np.cos(t_out), 1 - np.cos(t_in)),
+            np.append(np.sin(t_out), 1 - np.sin(t_in) - 0.5),
         ]
-    )
-    X = X + rng.normal(0.0, noise, size=X.shape)
-    Y = np.concatenate([np.zeros(top), np.ones(n // 2)])
+    ).T
+    Y = np.hstack([np.zeros(n_out), np.ones(n_in)])
+    generator = np.random.RandomState(seed)
+    indices = np.arange(n)
+    generator.shuffle(indices)  # sklearn.utils.shuffle: a shuffled range, then indexing
+    X, Y = X[indices], Y[indices]
+    X = X + generator.normal(scale=noise, size=X.shape)
     return X, Y
 
 
@@ -176,7 +188,7 @@ def _spiral(n: int, noise: float, rng: np.random.Generator) -> tuple[np.ndarray,
 def read_csv(
     path: Path, *, label: str | None = None, features: tuple[str, ...] | None = None
 ) -> Dataset:
-    """Feature columns and a 0/1 label column (default: the last). A header row is
+    """Feature columns and a 0/1 (or −1/1) label column (default: the last). A header row is
     detected by a cell that is not a number. Every problem names its line."""
     data = read_capped(path, MAX_CSV_BYTES, DataError, "CSV file")
     try:
@@ -230,18 +242,25 @@ def parse_csv(
 
     X = np.empty((len(body), len(feature_columns)))
     Y = np.empty(len(body))
+    first: dict[float, int] = {}  # the line of each label's first use: 0/1 or −1/1
     for r, (line, row) in enumerate(body):
         if len(row) != width:
             raise DataError(f"{name} line {line}: {len(row)} fields, expected {width}")
         for c, column in enumerate(feature_columns):
             X[r, c] = _number(row[column], name, line, header[column])
         target = _number(row[label_column], name, line, header[label_column])
-        if target not in (0.0, 1.0):
+        if target not in (-1.0, 0.0, 1.0):
             raise DataError(
                 f"{name} line {line}: label {quoted(row[label_column])} in column "
-                f"{quoted(header[label_column])} is not 0 or 1"
+                f"{quoted(header[label_column])} is not 0 or 1 (nor −1/1)"
             )
-        Y[r] = target
+        first[target] = first.get(target) or line
+        if -1.0 in first and 0.0 in first:
+            raise DataError(
+                f"{name} line {line}: labels 0 (line {first[0.0]}) and −1 (line "
+                f"{first[-1.0]}) in one file: use 0/1, or −1/1"
+            )
+        Y[r] = 0.0 if target == -1.0 else target  # −1/1 labels (hinge loss's) as 0/1
     return Dataset(name, X, Y, tuple(header[c] for c in feature_columns))
 
 

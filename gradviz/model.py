@@ -38,7 +38,7 @@ from gradviz.nn import (
 )
 from gradviz.numbers import fmt, from_json_number, json_safe
 from gradviz.stats import Diagnosis, History, diagnose, history
-from gradviz.train import KEEP_GOING_ADVICE, Result
+from gradviz.train import CLIPPING_KEYS, KEEP_GOING_ADVICE, Result
 
 FORMAT = "gradviz-model"
 VERSION = 1
@@ -62,7 +62,7 @@ class Model:
     source: Path | None = None
 
     def network(self) -> Network:
-        network = Network(self.spec.layers, self.spec.activations, self.spec.loss)
+        network = Network(self.spec.layers, self.spec.activations, self.spec.loss, self.spec.l2)
         network.set_weights(self.weights)
         return network
 
@@ -126,6 +126,18 @@ class Model:
 
         return floats("loss"), floats("accuracy"), int(self.history.get("every", 1))
 
+    def clipping(self) -> list[tuple[int, int, float, float]]:
+        """The saved clipping record (see `train.History.clipping`); [] when the model
+        did not clip or was saved before gradviz recorded it."""
+        saved = self.history.get("clipping")
+        if not saved:
+            return []
+        columns = [[from_json_number(v) for v in saved[key]] for key in CLIPPING_KEYS]
+        return [
+            (int(u or 0), int(c or 0), float(b or 0.0), float(a or 0.0))  # (checked on load)
+            for u, c, b, a in zip(*columns, strict=True)
+        ]
+
 
 def from_result(result: Result) -> Model:
     """A Model from `gradviz.train.train`'s result, with its gradient history."""
@@ -142,6 +154,9 @@ def from_result(result: Result) -> Model:
             "loss": history.loss[kept],
             "accuracy": history.accuracy[kept],
             "stopped": history.stopped,
+            # with clipping (else absent), per kept epoch: updates, clipped, mean ‖g‖
+            # before and after
+            **({"clipping": clipping} if (clipping := history.clipping_series(kept)) else {}),
             "gradients": [
                 (s if isinstance(s, Diagnosis) else diagnose(s, epoch=e)).to_dict()
                 for e, s in history.snapshots
@@ -325,6 +340,25 @@ def _check_history(history: dict) -> None:
     stopped = history.get("stopped")
     if stopped is not None and (not isinstance(stopped, str) or not stopped.isprintable()):
         raise InputError("history.stopped: expected null or a line of text")
+    clipping = history.get("clipping")  # absent from files older than the record
+    if clipping is not None:
+        if not isinstance(clipping, dict) or set(clipping) != set(CLIPPING_KEYS):
+            raise InputError(
+                f"history.clipping: expected null or an object of {', '.join(CLIPPING_KEYS)}"
+            )
+        for key in CLIPPING_KEYS:
+            series = clipping[key]
+            counts = key in ("updates", "clipped")
+            if not isinstance(series, list) or any(
+                (isinstance(v, bool) or not isinstance(v, int) or v < 0)
+                if counts
+                else from_json_number(v) is None
+                for v in series
+            ):
+                kind = "whole numbers ≥ 0" if counts else "numbers"
+                raise InputError(f"history.clipping.{key}: expected a list of {kind}")
+        if len({len(clipping[key]) for key in CLIPPING_KEYS}) != 1:
+            raise InputError("history.clipping: its lists differ in length")
     gradients = history.get("gradients", [])
     if not isinstance(gradients, list):
         raise InputError("history.gradients: expected a list of objects")

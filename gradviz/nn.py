@@ -56,7 +56,8 @@ class LayerSample:
 # -- the vocabulary of a spec -------------------------------------------------------------
 
 ACTIVATIONS: dict[str, Op | None] = {"sigmoid": SIGMOID, "tanh": TANH, "relu": RELU, "linear": None}
-INITS = ("default", "xavier", "he", "uniform1")
+INITS = ("default", "xavier", "he", "uniform1", "micrograd")
+LR_SCHEDULES = ("constant", "linear")
 
 
 @dataclass(frozen=True)
@@ -68,6 +69,10 @@ class Loss:
     build: Callable[[Value, Value], Value]
     formula: str  # the loss in terms of the output `out` and the target `y`
     derivative: str  # ∂loss/∂out, in the same terms
+    # an output is right when it is on the target's side of this (0.5 for a probability;
+    # 0 for a score whose sign is the class, as hinge loss reads it)
+    threshold: float = 0.5
+    default_output: str = "sigmoid"  # the output activation when the spec names none
 
 
 def _mse(output: Value, target: Value) -> Value:
@@ -79,11 +84,26 @@ def _bce(output: Value, target: Value) -> Value:
     return -(target * output.log() + (1.0 - target) * (1.0 - output).log())
 
 
+def _hinge(output: Value, target: Value) -> Value:
+    # labels ±1: the data's 0/1 target read as t = 2y − 1 (exact for 0 and 1); then
+    # micrograd's max-margin loss relu(1 + (−t)·score), written 1 − t·score (the same bits)
+    sign = target * 2.0 - 1.0
+    return (1.0 - sign * output).relu()
+
+
 LOSS_FUNCTIONS: dict[str, Loss] = {
     loss.name: loss
     for loss in (
         Loss("mse", _mse, "(out − y)²", "2·(out − y)"),
         Loss("bce", _bce, "−(y·log out + (1−y)·log(1−out))", "(out − y)/(out·(1 − out))"),
+        Loss(
+            "hinge",
+            _hinge,
+            "max(0, 1 − t·out), t = 2y − 1 = ±1",
+            "−t where t·out < 1, else 0",
+            threshold=0.0,
+            default_output="linear",
+        ),
     )
 }
 LOSSES = tuple(LOSS_FUNCTIONS)
@@ -112,6 +132,9 @@ KEYS = (
     "clip_norm",
     "seed",
     "record_every",
+    "l2",
+    "lr_schedule",
+    "lr_end",
 )
 DATA_KEYS = ("name", "csv", "size", "seed", "noise", "label", "features")
 
@@ -167,15 +190,20 @@ PRESETS: dict[str, dict] = {
 }
 for _gate in ("and", "or"):
     PRESETS[_gate] = {**PRESETS["xor"], "name": _gate, "data": _gate, "epochs": 1000}
-PRESETS["moons"] = {
+PRESETS["moons"] = {  # micrograd's demo.ipynb
     "name": "moons",
     "layers": [2, 16, 16, 1],
-    "activation": "tanh",
-    "init": "xavier",
-    "data": "moons",
-    "epochs": 300,
-    "learning_rate": 0.1,
-    "update": "minibatch 10",
+    "activation": "relu",
+    "output_activation": "linear",
+    "init": "micrograd",
+    "loss": "hinge",
+    "l2": 1e-4,
+    "data": {"name": "moons", "size": 100, "noise": 0.1, "seed": 1},
+    "epochs": 100,
+    "learning_rate": 1.0,
+    "lr_schedule": "linear",
+    "lr_end": 0.1,
+    "update": "full",
 }
 PRESETS["spiral"] = {
     "name": "spiral",
@@ -207,6 +235,12 @@ class Spec:
     clip_norm: float | None = None
     seed: int = 0
     record_every: int | None = None  # gradient statistics every N epochs
+    # l2 · Σ p² added to the loss over every weight AND bias, as micrograd's demo does
+    # (`alpha * sum(p*p for p in model.parameters())`): its gradient 2·l2·p joins each
+    # parameter's gradient before clipping
+    l2: float = 0.0
+    lr_schedule: str = "constant"  # "linear": from learning_rate towards lr_end
+    lr_end: float | None = None
     base_dir: str | None = field(default=None, compare=False)  # for relative CSV paths
     # Where a key was written (`--layers`, `xor.toml line 3: layers`; `str`: the key
     # itself), for what is found wrong after reading: the data's width, the work.
@@ -219,6 +253,15 @@ class Spec:
     @property
     def update_text(self) -> str:
         return f"minibatch {self.batch_size}" if self.update == "minibatch" else self.update
+
+    def rate_at(self, epoch: int) -> float:
+        """The learning rate of epoch `epoch` (1-based). Linear: lr − (lr − lr_end)·k/epochs
+        with k = epoch − 1, micrograd's `1.0 - 0.9*k/100` for 1.0 → 0.1 over 100 steps
+        (the last epoch's rate is one step short of lr_end, as there)."""
+        if self.lr_schedule != "linear" or self.lr_end is None:
+            return self.learning_rate
+        k = epoch - 1
+        return self.learning_rate - (self.learning_rate - self.lr_end) * k / self.epochs
 
     @property
     def stats_every(self) -> int:
@@ -240,9 +283,13 @@ class Spec:
             "update": self.update_text,
             "seed": self.seed,
         }
-        for key in ("clip_value", "clip_norm", "record_every"):
+        for key in ("clip_value", "clip_norm", "record_every", "lr_end"):
             if getattr(self, key) is not None:
                 out[key] = getattr(self, key)
+        if self.l2:
+            out["l2"] = self.l2
+        if self.lr_schedule != "constant":
+            out["lr_schedule"] = self.lr_schedule
         if self.data.name == "csv" and self.data.path:
             # absolute, so a saved model finds its data wherever the model file goes
             path = Path(self.base_dir or "") / self.data.path
@@ -415,6 +462,14 @@ def spec_from_mapping(
     activations = _activations(raw, n_weight_layers, fail)
     init = _choice(raw.get("init", "default"), INITS, "init", fail)
     loss = _choice(raw.get("loss", "mse"), LOSSES, "loss", fail)
+    given = raw.get("activation")
+    if isinstance(given, str):
+        given = given.split(",")
+    if "output_activation" not in raw and not (
+        isinstance(given, list) and len(given) == n_weight_layers
+    ):
+        default_output = LOSS_FUNCTIONS[loss].default_output
+        activations = (*activations[:-1], default_output)
     if loss == "bce" and activations[-1] != "sigmoid":
         raise fail(
             "loss",
@@ -440,6 +495,23 @@ def spec_from_mapping(
             f"every {record_every} of {epochs:,} epochs is more than {MAX_RECORDS:,} records; "
             f"use at least {math.ceil(epochs / MAX_RECORDS)}",
         )
+    l2 = raw.get("l2", 0.0)
+    if isinstance(l2, bool) or not isinstance(l2, int | float) or not 0 <= l2 <= 1e3:
+        raise fail("l2", f"{l2!r} must be a number from 0 to 1000 (e.g. 1e-4)")
+    schedule = _choice(raw.get("lr_schedule", "constant"), LR_SCHEDULES, "lr_schedule", fail)
+    lr_end = raw.get("lr_end")
+    if lr_end is not None:
+        if (
+            isinstance(lr_end, bool)
+            or not isinstance(lr_end, int | float)
+            or not (0 <= lr_end <= 1e6)
+        ):
+            raise fail("lr_end", f"{lr_end!r} must be a number from 0 to 1e6")
+        lr_end = float(lr_end)
+        if schedule == "constant":
+            raise fail("lr_end", 'applies to a schedule: add lr_schedule = "linear"')
+    elif schedule == "linear":
+        raise fail("lr_schedule", "linear needs an end value: add lr_end = (e.g. 0.1)")
     name = raw.get("name", "network")
     if not isinstance(name, str) or not name.strip() or len(name) > 100:
         raise fail("name", "expected a short text")
@@ -460,6 +532,9 @@ def spec_from_mapping(
         clip_norm=clip_norm,
         seed=seed,
         record_every=record_every,
+        l2=float(l2),
+        lr_schedule=schedule,
+        lr_end=lr_end,
         base_dir=base_dir,
         locate=locate,
     )
@@ -653,7 +728,9 @@ def _data(value: object, fail: Callable[[str, str], SpecError]) -> DataSpec:
         if isinstance(noise, bool) or not isinstance(noise, int | float) or not 0 <= noise <= 10:
             raise fail("data.noise", f"{quoted(noise)} must be a number from 0 to 10")
         noise = float(noise)
-    seed = _integer(value.get("seed", 0), "data.seed", 0, 2**63 - 1, fail)
+    # moons draws from numpy's RandomState as scikit-learn does: seeds below 2³²
+    top = 2**32 - 1 if name == "moons" else 2**63 - 1
+    seed = _integer(value.get("seed", 0), "data.seed", 0, top, fail)
     return DataSpec(name, size=size, seed=seed, noise=noise)
 
 
@@ -708,12 +785,19 @@ class Network:
     """A dense network whose parameters are named leaf Values (weights start at 0 until
     `initialise` or `set_weights`)."""
 
-    def __init__(self, sizes: Sequence[int], activations: Sequence[str], loss: str = "mse"):
+    def __init__(
+        self,
+        sizes: Sequence[int],
+        activations: Sequence[str],
+        loss: str = "mse",
+        l2: float = 0.0,
+    ):
         if len(activations) != len(sizes) - 1:
             raise SpecError(f"{len(sizes) - 1} layers need as many activations")
         self.sizes = tuple(sizes)
         self.activations = tuple(activations)
         self.loss = loss
+        self.l2 = l2  # the loss's l2·Σp² term (gradients include its 2·l2·p)
         self.layers: list[Layer] = []
         for i, (n_in, n_out) in enumerate(itertools.pairwise(sizes), 1):
             neurons = []
@@ -726,7 +810,7 @@ class Network:
     @classmethod
     def from_spec(cls, spec: Spec) -> Network:
         """Built and initialised as the spec says (deterministic in the seed)."""
-        network = cls(spec.layers, spec.activations, spec.loss)
+        network = cls(spec.layers, spec.activations, spec.loss, spec.l2)
         network.initialise(spec.init, spec.seed)
         return network
 
@@ -745,8 +829,9 @@ class Network:
 
     def initialise(self, scheme: str, seed: int) -> None:
         """default U(±√(2/n_in)); xavier U(±√(6/(n_in+n_out))); he N(0, √(2/n_in));
-        uniform1 U(-1, 1) for weights and biases (the classic lesson). Biases start at 0
-        except for uniform1."""
+        uniform1 U(-1, 1) for weights and biases (the classic lesson); micrograd U(-1, 1)
+        weights and zero biases (micrograd's `Neuron`). Biases start at 0 except for
+        uniform1."""
         rng = np.random.default_rng(np.random.SeedSequence(seed, spawn_key=(0,)))
         weights = []
         for layer in self.layers:
@@ -763,6 +848,8 @@ class Network:
             elif scheme == "uniform1":
                 w = rng.uniform(-1.0, 1.0, size=(n_out, n_in))
                 biases = rng.uniform(-1.0, 1.0, size=n_out)
+            elif scheme == "micrograd":
+                w = rng.uniform(-1.0, 1.0, size=(n_out, n_in))
             else:
                 raise SpecError(
                     f"unknown init {quoted(scheme)}; expected one of {', '.join(INITS)}"
@@ -796,7 +883,7 @@ class Network:
             p.data = float(v)
 
     def copy(self) -> Network:
-        other = Network(self.sizes, self.activations, self.loss)
+        other = Network(self.sizes, self.activations, self.loss, self.l2)
         other.set_flat(self.flat())
         return other
 
@@ -914,6 +1001,8 @@ def layer_samples(
                 pre_parts[i].append(_columns(built.pre[i], m))
                 act_parts[i].append(_columns(built.act[i], m))
     grads = [t / n for t in totals] if n else [math.nan] * len(params)
+    if network.l2:  # the l2·Σp² term's gradient, as the optimiser adds it
+        grads = [g + 2.0 * network.l2 * p.data for g, p in zip(grads, params, strict=True)]
     samples = []
     position = 0
     for i, (layer, (W, b)) in enumerate(zip(network.layers, network.weights(), strict=True)):
@@ -950,6 +1039,6 @@ def _columns(values: list[Value], m: int) -> np.ndarray:
 
 def with_weights(spec: Spec, weights: Sequence[tuple[np.ndarray, np.ndarray]]) -> Network:
     """The spec's network holding the given weights."""
-    network = Network(spec.layers, spec.activations, spec.loss)
+    network = Network(spec.layers, spec.activations, spec.loss, spec.l2)
     network.set_weights(weights)
     return network

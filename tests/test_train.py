@@ -35,11 +35,13 @@ def reference_train(spec: nn.Spec, epochs: int) -> tuple[list[float], list[float
     n = data.size
     batch = {"full": n, "online": 1}.get(spec.update, spec.batch_size or n)
     losses = []
-    for _ in range(epochs):
+    for epoch in range(1, epochs + 1):
         order = rng.permutation(n).tolist() if spec.update != "full" else list(range(n))
         total = -0.0
         for start in range(0, n, batch):
             rows = order[start : start + batch]
+            if spec.l2:  # the l2 term at the batch's starting weights, per example, first
+                total += T.l2_term(spec.l2, net.flat()) * len(rows)
             for i in rows:  # the losses of the batch, added in order as training does
                 built = nn.example_graph(net.copy(), data.X[i].tolist(), float(data.Y[i]))
                 total += built.loss.data
@@ -47,7 +49,7 @@ def reference_train(spec: nn.Spec, epochs: int) -> tuple[list[float], list[float
                 net,
                 data.X[rows].tolist(),
                 data.Y[rows].tolist(),
-                spec.learning_rate,
+                spec.rate_at(epoch),
                 spec.clip_value,
                 spec.clip_norm,
             )
@@ -61,7 +63,9 @@ CASES = [
     ("xor", {"activation": "tanh", "output_activation": "linear", "clip_value": 0.05}),
     ("xor-relu", {"clip_norm": 0.1}),
     ("circle", {}),
-    ("moons", {"update": "minibatch 7", "clip_norm": 0.5}),
+    ("moons", {"update": "minibatch 7", "clip_norm": 0.5}),  # hinge, l2, linear schedule
+    ("moons", {"update": "online", "clip_value": 0.3, "l2": 0.01}),
+    ("xor", {"loss": "hinge", "l2": 1e-3, "lr_schedule": "linear", "lr_end": 0.5}),
     # ten layers: seconds each, so only in `make test-all`
     pytest.param("deep-relu", {}, marks=pytest.mark.slow),
     pytest.param("deep-sigmoid", {"init": "uniform1"}, marks=pytest.mark.slow),

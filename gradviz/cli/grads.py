@@ -4,13 +4,14 @@ model, and two of them side by side."""
 from __future__ import annotations
 
 import json
+import shlex
 from pathlib import Path
 
 import click
 from rich.text import Text
 
 from gradviz.cli.console import stdout_console
-from gradviz.errors import quoted
+from gradviz.errors import InputError, quoted
 from gradviz.measure import Measurement, input_files, measure
 from gradviz.numbers import json_safe
 from gradviz.output import format_for, refuse_inputs, run_dot, write_atomic
@@ -190,6 +191,28 @@ def grads(
         raise click.exceptions.Exit(FAIL_STATUS)
 
 
+def _subject(text: str, epochs: int | None) -> Measurement:
+    """What one side of `compare` names: a spec or a saved model, or a spec followed by
+    `train`'s spec options (`xor --activation relu`)."""
+    from gradviz.cli.train import OPTION_NAMES, spec_options  # lazy: start-up (train's grammar)
+
+    if Path(text).exists() or not text.strip() or len(text.split()) == 1:
+        return measure(text.strip() or text, epochs, None)
+    try:
+        words = shlex.split(text)
+    except ValueError as error:  # an unclosed quote
+        raise InputError(f"{text!r}: {error}") from None
+    source, *rest = words
+    return measure(
+        source,
+        epochs,
+        None,
+        options=spec_options(rest, text),
+        option_names=OPTION_NAMES,
+        label=text,
+    )
+
+
 @click.command(
     "compare",
     short_help="Two specs or saved models side by side, by layer.",
@@ -202,35 +225,45 @@ def grads(
 @click.option("--epochs", type=click.IntRange(min=1), help="Train both specs this many epochs.")
 @click.option("--json", "as_json", is_flag=True, help="Print both sets of numbers as JSON.")
 def compare(a: str, b: str, epochs: int | None, as_json: bool) -> None:
-    """Two specs or saved models side by side, layer against layer: each layer's rms
-    gradient, its share of its own network's strongest layer on a log scale, and its
-    status, then each network's verdict.
+    """Two specs or saved models side by side: each one's loss and accuracy on its data,
+    then layer against layer, each layer's rms gradient, its share of its own
+    network's strongest layer on a log scale, and its status; then each verdict.
+
+    A spec may be followed by `train`'s spec options, in quotes, to compare it with
+    itself changed: "xor --activation relu". On a narrow terminal the bars, then the
+    activations, are left out (and named) before any number is cut.
 
     \b
     Examples:
       gradviz compare samples/deep-sigmoid.toml samples/deep-relu.toml
       gradviz compare deep-sigmoid deep-relu --epochs 100
+      gradviz compare xor "xor --activation relu --init he" --epochs 1000
       gradviz compare before.json after.json
     """
-    subjects = [measure(source, epochs, None) for source in (a, b)]
+    subjects = [_subject(source, epochs) for source in (a, b)]
     diagnoses = [s.diagnosis() for s in subjects]
     verdicts = [s.verdict(d) for s, d in zip(subjects, diagnoses, strict=True)]
+    performances = [s.performance() for s in subjects]
     if as_json:
         payload = {
             tag: {
                 "source": s.label,
                 "epoch": s.epoch,
                 "description": s.description,
+                "final": None if p is None else {"loss": p.loss, "accuracy": p.accuracy},
                 "gradients": d.to_dict(),
                 "verdict": v,
             }
-            for tag, s, d, v in zip("ab", subjects, diagnoses, verdicts, strict=True)
+            for tag, s, d, v, p in zip(
+                "ab", subjects, diagnoses, verdicts, performances, strict=True
+            )
         }
         click.echo(json.dumps(json_safe(payload), indent=1, allow_nan=False))
         return
     console = stdout_console()
     labels = [f"{printable(s.label)}, {s.description}" for s in subjects]
-    console.print(compare_report(diagnoses[0], diagnoses[1], *verdicts, *labels))
+    scores = [None if p is None else (p.loss, p.accuracy, len(p.outputs)) for p in performances]
+    console.print(compare_report(diagnoses[0], diagnoses[1], *verdicts, *labels, scores=scores))
     console.print(
         Text("rel: log scale, 1e-8 empty, 1 full (each network's own strongest layer)", style="dim")
     )
