@@ -324,7 +324,7 @@ def boundary_plot(
     b: Boundary, title: str = "decision boundary", subtitle: str = "", fmt: str = "svg"
 ) -> bytes:
     """The network's output over the input plane on a diverging map centred on the
-    decision threshold, the threshold's contour, the data points on top (crossed where
+    decision threshold, the threshold's contour, the data points on top (ringed where
     misclassified), and beside it one small map per unit of the first hidden layer."""
     return _draw(lambda: _boundary_figure(b, title, subtitle), fmt)
 
@@ -371,9 +371,11 @@ def _boundary_figure(b: Boundary, title: str, subtitle: str) -> Figure:
         ax.contour(b.xs, b.ys, b.output, levels=[b.threshold], colors="black", linewidths=1.0)
     positive = b.targets > b.threshold
     wrong = b.wrong
+    few = len(b.targets) <= 20  # a gate's four corners: bigger marks
+    halo, mark = (150, 90) if few else (70, 42)
     for mask, colour, marker in ((positive, POSITIVE, "o"), (~positive, NEGATIVE, "s")):
         # a black halo under a white-edged marker: visible on any colour of the map
-        for size, face, edge, z in ((70, "black", "black", 3), (42, colour, "white", 4)):
+        for size, face, edge, z in ((halo, "black", "black", 3), (mark, colour, "white", 4)):
             ax.scatter(
                 b.points[mask, 0],
                 b.points[mask, 1],
@@ -384,17 +386,18 @@ def _boundary_figure(b: Boundary, title: str, subtitle: str) -> Figure:
                 linewidths=1.0,
                 zorder=z,
             )
-    if wrong.any():
-        ax.scatter(
-            b.points[wrong, 0],
-            b.points[wrong, 1],
-            s=110,
-            marker="X",
-            c="black",
-            edgecolors="white",
-            linewidths=1.0,
-            zorder=5,
-        )
+    if wrong.any():  # a white-and-black ring around the point, which stays visible
+        for width, colour, z in ((3.2, "white", 5), (1.6, "black", 6)):
+            ax.scatter(
+                b.points[wrong, 0],
+                b.points[wrong, 1],
+                s=4 * mark,
+                marker="o",
+                facecolors="none",
+                edgecolors=colour,
+                linewidths=width,
+                zorder=z,
+            )
     ax.set_xlabel(plain(b.feature_names[0]))
     ax.set_ylabel(plain(b.feature_names[1]))
     bar = main_fig.colorbar(image, ax=ax, pad=0.02, aspect=30)
@@ -405,7 +408,15 @@ def _boundary_figure(b: Boundary, title: str, subtitle: str) -> Figure:
         Line2D([], [], ls="", marker="o", color=POSITIVE, mec="black", label=f"target > {cut}"),
         Line2D([], [], ls="", marker="s", color=NEGATIVE, mec="black", label=f"target ≤ {cut}"),
         Line2D(
-            [], [], ls="", marker="X", color="black", ms=8, label=f"misclassified: {wrong.sum()}"
+            [],
+            [],
+            ls="",
+            marker="o",
+            ms=11,
+            mfc="none",
+            mec="black",
+            mew=1.6,
+            label=f"misclassified (ringed): {wrong.sum()}",
         ),
         Line2D([], [], color="black", lw=1.0, label=f"output = {cut}"),
     ]
@@ -448,7 +459,13 @@ def _hidden_maps(
             interpolation="nearest",
         )
         ax.scatter(
-            b.points[:, 0], b.points[:, 1], s=2, c="white", alpha=0.6, linewidths=0, rasterized=True
+            b.points[:, 0],
+            b.points[:, 1],
+            s=5,
+            c="white",
+            edgecolors="black",
+            linewidths=0.3,
+            rasterized=True,
         )
         ax.set_xticks([])
         ax.set_yticks([])
