@@ -1,14 +1,18 @@
 """What a network with two inputs decides: its output over a grid of the input plane.
 
-The grid, the data points and the first hidden layer's units are evaluated in ONE batched
-forward pass of the engine (a Value holding a numpy array evaluates every sample at
-once), so the picture is the network's own arithmetic, not a re-implementation of it.
+The grid and the first hidden layer's units are evaluated in ONE batched forward pass of
+the engine (a Value holding a numpy array evaluates every sample at once), so the picture
+is the network's own arithmetic, not a re-implementation of it; the outputs at the data
+points are training's own evaluation, so the marks agree with the predictions table.
 Pure data in, arrays out: the plot (render/plots.py) and the terminal map
 (render/boundary_map.py) draw from the same `Boundary`.
 """
 
 from __future__ import annotations
 
+import itertools
+import math
+from collections.abc import Sequence
 from dataclasses import dataclass
 
 import numpy as np
@@ -17,8 +21,12 @@ from gradviz.data import Dataset
 from gradviz.engine import Value
 from gradviz.errors import InputError
 from gradviz.nn import Network
+from gradviz.train import evaluate
 
 MARGIN = 0.1  # of the data's span, on each side of the plane shown
+# The forward pass keeps every node's array: at most this many floats (160 MB) in all.
+FLOAT_BUDGET = 20_000_000
+MIN_SIDE = 48
 # Losses whose targets are -1/+1 (threshold 0); every other loss has 0/1 targets.
 SIGNED_LOSSES = frozenset({"hinge"})
 
@@ -93,41 +101,68 @@ def plane(X: np.ndarray) -> tuple[float, float, float, float]:
     return box[0], box[1], box[2], box[3]
 
 
-def boundary(network: Network, data: Dataset, columns: int = 200, rows: int = 200) -> Boundary:
+def boundary(
+    network: Network,
+    data: Dataset,
+    columns: int = 200,
+    rows: int = 200,
+    outputs: Sequence[float] | None = None,
+) -> Boundary:
     """The output over a `columns` x `rows` grid of the plane around the data (grid
-    points at the cell centres), the first hidden layer there too, and the output at
-    every data point: one forward pass over all of them."""
+    points at the cell centres) and the first hidden layer there too, in one forward
+    pass; and the output at every data point: `outputs` when the caller has training's
+    own evaluation (so the marks agree with its predictions table), else evaluated here.
+
+    The pass keeps every node's array, so a big network gets a coarser grid: at most
+    FLOAT_BUDGET floats in all (a 2-8-1 network keeps 200 x 200)."""
     require_two_inputs(network.sizes[0])
+    columns, rows = affordable_grid(network, columns, rows)
     X = np.asarray(data.X, dtype=np.float64)
     x_lo, x_hi, y_lo, y_hi = plane(X)
     xs = x_lo + (np.arange(columns) + 0.5) * (x_hi - x_lo) / columns
     ys = y_lo + (np.arange(rows) + 0.5) * (y_hi - y_lo) / rows
     gx, gy = np.meshgrid(xs, ys)
-    inputs = [np.concatenate([g.ravel(), X[:, k]]) for k, g in enumerate((gx, gy))]
     n_grid = gx.size
     with np.errstate(all="ignore"):
         built = network.build(
-            [Value(x, label=f"x{k}") for k, x in enumerate(inputs)],
-            Value(np.zeros(n_grid + len(X)), label="y"),
+            [Value(g.ravel(), label=f"x{k}") for k, g in enumerate((gx, gy))],
+            Value(np.zeros(n_grid), label="y"),
         )
-    out = _as_array(built.output.data, n_grid + len(X))
     hidden = []
     if len(network.layers) > 1:
-        hidden = [_as_array(a.data, n_grid)[:n_grid].reshape(gx.shape) for a in built.act[0]]
+        hidden = [_as_array(a.data, n_grid).reshape(gx.shape) for a in built.act[0]]
+    if outputs is None:
+        outputs = evaluate(network, data).outputs
     names = tuple(data.feature_names[:2]) if len(data.feature_names) >= 2 else ("x0", "x1")
     return Boundary(
         xs=xs,
         ys=ys,
-        output=out[:n_grid].reshape(gx.shape),
+        output=_as_array(built.output.data, n_grid).reshape(gx.shape),
         hidden=hidden,
         hidden_activation=network.activations[0] if len(network.layers) > 1 else None,
         output_activation=network.activations[-1],
         threshold=decision_threshold(network),
         points=X,
         targets=np.asarray(data.Y, dtype=np.float64),
-        point_outputs=out[n_grid:],
+        point_outputs=np.asarray(outputs, dtype=np.float64),
         feature_names=(names[0], names[1]),
     )
+
+
+def graph_nodes(network: Network) -> int:
+    """About how many nodes one forward graph of the network holds: per unit, a product
+    and a sum per input, its bias and its activation."""
+    return sum(n_out * (2 * n_in + 2) for n_in, n_out in itertools.pairwise(network.sizes)) + 8
+
+
+def affordable_grid(network: Network, columns: int, rows: int) -> tuple[int, int]:
+    """The grid, shrunk in proportion until nodes x cells fits FLOAT_BUDGET (never below
+    MIN_SIDE cells a side: the terminal map's own grid)."""
+    cells = FLOAT_BUDGET // graph_nodes(network)
+    if columns * rows <= cells:
+        return columns, rows
+    scale = math.sqrt(cells / (columns * rows))
+    return max(MIN_SIDE, int(columns * scale)), max(MIN_SIDE, int(rows * scale))
 
 
 def _as_array(data: float | np.ndarray, n: int) -> np.ndarray:

@@ -10,10 +10,16 @@ import numpy as np
 import pytest
 from plot_cases import diagonal_network, square_data, trained
 
-from gradviz.boundary import boundary, decision_threshold, predicted_positive
+from gradviz.boundary import (
+    FLOAT_BUDGET,
+    affordable_grid,
+    boundary,
+    decision_threshold,
+    graph_nodes,
+    predicted_positive,
+)
 from gradviz.errors import InputError
-from gradviz.nn import Network
-from gradviz.train import evaluate
+from gradviz.nn import Network, example_graph
 
 
 def test_one_neuron_output_is_the_hand_written_sigmoid_on_every_grid_cell() -> None:
@@ -50,11 +56,15 @@ def test_misclassified_points_and_nan_outputs_are_wrong() -> None:
 
 
 @pytest.mark.parametrize("name", ["xor", "circle"])
-def test_outputs_at_the_points_are_training_s_own_and_the_grid_agrees(name: str) -> None:
+def test_outputs_at_the_points_are_the_network_s_and_the_grid_agrees(name: str) -> None:
     result = trained(name)
     b = boundary(result.network, result.dataset)
-    compiled = evaluate(result.network, result.dataset).outputs
-    assert b.point_outputs.tolist() == pytest.approx(compiled, rel=1e-12, abs=1e-15)
+    # each point through the plain scalar graph of Values (not the compiled evaluation)
+    scalar = [
+        example_graph(result.network, x, y).output.data
+        for x, y in zip(result.dataset.X.tolist(), result.dataset.Y.tolist(), strict=True)
+    ]
+    assert b.point_outputs.tolist() == pytest.approx(scalar, rel=1e-12, abs=1e-15)
     assert b.wrong.sum() == round((1 - result.final.accuracy) * result.dataset.size)
     # read the grid cell each point falls in: same side of the threshold as the point,
     # except a point so near the boundary that its own cell straddles it
@@ -63,6 +73,24 @@ def test_outputs_at_the_points_are_training_s_own_and_the_grid_agrees(name: str)
         if predicted_positive(b.output[i, j], 0.5) != predicted_positive(out, 0.5):
             near = b.output[max(0, i - 1) : i + 2, max(0, j - 1) : j + 2]
             assert near.min() <= 0.5 < near.max(), (x, y, out)
+    # given training's own outputs, the marks are those of its predictions table
+    given = boundary(result.network, result.dataset, 20, 20, outputs=result.final.outputs)
+    assert given.point_outputs.tolist() == result.final.outputs
+
+
+def test_a_big_network_gets_a_coarser_grid_within_the_memory_budget() -> None:
+    small = Network((2, 8, 1), ("sigmoid", "sigmoid"))
+    assert affordable_grid(small, 200, 200) == (200, 200)
+    mid = Network((2, 32, 32, 1), ("relu", "relu", "sigmoid"))  # 1,185 parameters
+    columns, rows = affordable_grid(mid, 200, 200)
+    assert columns == rows and 48 < columns < 200
+    assert columns * rows * graph_nodes(mid) <= FLOAT_BUDGET
+    big = Network((2, 64, 64, 1), ("relu", "relu", "sigmoid"))  # 4,417 parameters
+    columns, rows = affordable_grid(big, 200, 200)
+    assert (columns, rows) == (48, 48)  # never below the terminal map's grid
+    big.initialise("he", 0)
+    b = boundary(big, square_data())
+    assert b.output.shape == (rows, columns) and np.isfinite(b.output).all()
 
 
 def test_first_hidden_layer_maps_are_the_units_outputs() -> None:

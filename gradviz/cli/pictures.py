@@ -49,6 +49,7 @@ def write_pictures(
     paths: tuple[str | None, str | None],
     network: Network,
     data: Dataset,
+    outputs: Sequence[float],
     loss: Sequence[float],
     accuracy: Sequence[float],
     every: int,
@@ -64,7 +65,9 @@ def write_pictures(
         from gradviz.render.plots import boundary_plot  # lazy: start-up (matplotlib)
 
         title = f"{name}: decision boundary after {epochs} epochs"
-        picture = boundary_plot(boundary(network, data), title, where, format_for(boundary_path))
+        picture = boundary_plot(
+            boundary(network, data, outputs=outputs), title, where, format_for(boundary_path)
+        )
         write_atomic(Path(boundary_path), picture)
         written.append(boundary_path)
     if curves_path is not None:
@@ -77,7 +80,9 @@ def write_pictures(
     return written
 
 
-def print_boundary_map(console: Console, network: Network, data: Dataset) -> None:
+def print_boundary_map(
+    console: Console, network: Network, data: Dataset, outputs: Sequence[float]
+) -> None:
     """The terminal's boundary map, for a network with 2 inputs only: coloured half-blocks
     on a colour terminal, plain characters when piped or under NO_COLOR."""
     if network.sizes[0] != 2:
@@ -85,4 +90,5 @@ def print_boundary_map(console: Console, network: Network, data: Dataset) -> Non
     colour = console.color_system is not None and not console.no_color
     console.print()
     console.print(Text("Decision boundary (output over the input plane)", style="bold"))
-    console.print(boundary_map(boundary(network, data, *grid_shape(colour)), colour))
+    grid = boundary(network, data, *grid_shape(colour), outputs=outputs)
+    console.print(boundary_map(grid, colour))

@@ -323,6 +323,7 @@ def train_command(
         (boundary_path, curves_path),
         result.network,
         result.dataset,
+        result.final.outputs,
         history.loss,
         history.accuracy,
         1,
@@ -340,7 +341,7 @@ def train_command(
         console.print(Text(f"warning: {result.history.stopped}", style="bold red"))
     console.print(_final_text(result.final.loss, result.final.accuracy, result.dataset.size))
     console.print(predictions_table(result.dataset, result.final.outputs))
-    pictures.print_boundary_map(console, result.network, result.dataset)
+    pictures.print_boundary_map(console, result.network, result.dataset, result.final.outputs)
     console.print()
     report = gradient_report(
         last_samples,
@@ -467,6 +468,7 @@ def inspect_command(
         (boundary_path, curves_path),
         network,
         data,
+        evaluation.outputs,
         loss,
         accuracy,
         every,
@@ -502,7 +504,7 @@ def inspect_command(
         )
     console.print(_final_text(evaluation.loss, evaluation.accuracy, data.size))
     console.print(predictions_table(data, evaluation.outputs))
-    pictures.print_boundary_map(console, network, data)
+    pictures.print_boundary_map(console, network, data, evaluation.outputs)
     console.print()
     report = gradient_report(
         samples,

@@ -372,6 +372,7 @@ def _boundary_figure(b: Boundary, title: str, subtitle: str) -> Figure:
     positive = b.targets > b.threshold
     wrong = b.wrong
     few = len(b.targets) <= 20  # a gate's four corners: bigger marks
+    many = len(b.targets) > 2000  # drawn as an image: an SVG of 100,000 marks is unusable
     halo, mark = (150, 90) if few else (70, 42)
     for mask, colour, marker in ((positive, POSITIVE, "o"), (~positive, NEGATIVE, "s")):
         # a black halo under a white-edged marker: visible on any colour of the map
@@ -385,6 +386,7 @@ def _boundary_figure(b: Boundary, title: str, subtitle: str) -> Figure:
                 edgecolors=edge,
                 linewidths=1.0,
                 zorder=z,
+                rasterized=many,
             )
     if wrong.any():  # a white-and-black ring around the point, which stays visible
         for width, colour, z in ((3.2, "white", 5), (1.6, "black", 6)):

@@ -117,7 +117,12 @@ def boundary_picture(spec: Path, target: Path) -> Path:
     result = train(resolved)
     title = f"samples/{spec.name}: decision boundary after {result.history.epochs_run} epochs"
     where = f"on {result.dataset.name}, {result.dataset.size} examples"
-    write_atomic(target, boundary_plot(boundary(result.network, result.dataset), title, where))
+    write_atomic(
+        target,
+        boundary_plot(
+            boundary(result.network, result.dataset, outputs=result.final.outputs), title, where
+        ),
+    )
     return target
 
 
