@@ -448,6 +448,10 @@ def inspect_command(
     """Look inside a saved model: its network, its predictions on its data, and how
     the gradient reaches each layer (with the history recorded during training).
 
+    For a network with 2 inputs, also a map of what it decides over the input plane.
+    --boundary and --curves write the decision boundary and the training curves as
+    pictures.
+
     \b
     Examples:
       gradviz train samples/xor.toml --save xor.json
