@@ -58,8 +58,10 @@ METADATA = {
 
 # Bars: the statuses a reader must not miss are vivid and hatched, healthy ones calm.
 VANISHING = "#c2187d"  # vivid magenta, as the terminal's vanishing/stalled
+NONFINITE = ("#56b4e9", "xxx")  # NaN/inf: cyan, crossed
+ZERO = ("#ffffff", "...")  # exact zeros: white, dotted
 STATUS_COLOURS = {
-    "NaN": ("#d55e00", "xxx"),
+    "NaN": NONFINITE,
     "exploding": ("#d55e00", "xxx"),
     "dead": ("#333333", "..."),
     "stalled": (VANISHING, "////"),
@@ -70,8 +72,6 @@ STATUS_COLOURS = {
     "ok": ("#9ab7d3", ""),
 }
 MAGNITUDE_MAP = "magma"  # sequential, perceptually uniform: dark = small
-NONFINITE = ("#56b4e9", "xxx")  # NaN/inf cells: cyan, crossed
-ZERO = ("#ffffff", "...")  # exact zeros: white, dotted
 BOUNDARY_MAP = "PuOr_r"  # diverging: purple below the threshold, orange above
 POSITIVE, NEGATIVE = "#b35806", "#542788"  # the two ends of PuOr, for the points
 HIDDEN_MAP = "viridis"
@@ -170,9 +170,14 @@ def _grads_figure(
         v = layer.rms
         if 0 < v < math.inf:
             bars.barh(i, v, left=lo, color=colour, hatch=hatch, edgecolor="white", height=0.7)
-        else:  # no bar for 0 or NaN: a marker says which
-            face, mark = NONFINITE if not math.isfinite(v) else ZERO
+        elif not math.isfinite(v):  # no length to show: the whole row, crossed
+            face, mark = NONFINITE
             bars.barh(i, hi, left=lo, color=face, hatch=mark, edgecolor="#666666", height=0.7)
+        else:  # exactly 0: a short dotted stub at the axis' start, never a long bar
+            stub = lo * (hi / lo) ** 0.06 - lo
+            bars.barh(
+                i, stub, left=lo, color=ZERO[0], hatch=ZERO[1], edgecolor="#666666", height=0.7
+            )
     bars.set_xscale("log")
     bars.set_xlim(lo, hi)
     bars.xaxis.set_major_locator(LogLocator(numticks=6))  # room for every 10⁻ⁿ label
@@ -188,7 +193,8 @@ def _grads_figure(
     for label, layer in zip(status.get_yticklabels(), layers, strict=True):
         colour = STATUS_COLOURS.get(layer.status, ("#333333", ""))[0]
         # text a shade darker than its bar where the bar colour is too light to read
-        label.set_color({"#e69f00": "#9a5c00", "#9ab7d3": "#333333"}.get(colour, colour))
+        dark = {"#e69f00": "#9a5c00", "#9ab7d3": "#333333", NONFINITE[0]: "#00669b"}
+        label.set_color(dark.get(colour, colour))
         if layer.status in ("vanishing", "stalled", "NaN", "exploding", "dead"):
             label.set_fontweight("bold")
 
@@ -198,15 +204,13 @@ def _grads_figure(
     ]
     if grid is not None:
         _heat(figure, grid, epochs, names, rows, layers, LogNorm(lo, hi), MaxNLocator)
-        flags = [v for row in rows for v in row]
-        if any(not math.isfinite(v) for v in flags):
-            handles.append(
-                Patch(facecolor=NONFINITE[0], hatch=NONFINITE[1], label="NaN/inf in the layer")
-            )
-        if any(v == 0 for v in flags):
-            handles.append(
-                Patch(facecolor=ZERO[0], hatch=ZERO[1], edgecolor="#666666", label="exactly 0")
-            )
+    flags = [lay.rms for lay in layers] + [v for row in rows for v in row]
+    if any(not math.isfinite(v) for v in flags) and "NaN" not in shown:
+        handles.append(Patch(facecolor=NONFINITE[0], hatch=NONFINITE[1], label="NaN/inf"))
+    if any(v == 0 for v in flags):
+        handles.append(
+            Patch(facecolor=ZERO[0], hatch=ZERO[1], edgecolor="#666666", label="exactly 0")
+        )
     figure.legend(
         handles=handles,
         loc="outside lower center",
@@ -259,7 +263,8 @@ def _heat(
             )
         )
     ax.set_xlim(edges[0], edges[-1])
-    ax.xaxis.set_major_locator(locator(nbins=8, integer=True, steps=[1, 2, 5, 10]))
+    ticks = locator(nbins=8, integer=True, steps=[1, 2, 5, 10]).tick_values(e[0], e[-1])
+    ax.set_xticks([t for t in ticks if e[0] <= t <= e[-1]])  # recorded epochs only
     ax.set_xlabel("epoch")
     ax.set_title("over training", loc="left")
     ax.tick_params(axis="y", left=False, labelleft=False)
