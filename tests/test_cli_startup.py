@@ -39,6 +39,8 @@ HEAVY = (
     "gradviz.cli.grads",
     "gradviz.cli.trace",
     "rich.progress",
+    "matplotlib",
+    "gradviz.render.plots",
 )
 
 
@@ -169,3 +171,9 @@ def test_importing_gradviz_imports_nothing_heavy() -> None:
     modules = json.loads(done.stdout)
     assert [m for m in modules if m.startswith("gradviz")] == ["gradviz"]
     assert loaded(modules, ("numpy", "click", "rich", "importlib.metadata")) == []
+
+
+def test_training_without_a_picture_option_imports_no_matplotlib() -> None:
+    run = modules_after(["train", "xor", "--epochs", "5"])
+    assert run["status"] == 0 and "Decision boundary" in run["out"]
+    assert loaded(run["modules"], ("matplotlib", "gradviz.render.plots")) == []

@@ -1,8 +1,10 @@
 """Regenerate the diagrams of samples/*.expr under docs/ (`make samples`).
 
 For each sample: `docs/<name>.svg` (Graphviz) and `docs/<name>.md` (Mermaid, renders
-on GitHub), plus `docs/README.md`, an index that shows them all; and the picture of the
-diagnostics' headline case, `docs/deep-sigmoid-grads.svg` (the README shows it). Run from the
+on GitHub), plus `docs/README.md`, an index that shows them all; the plot of the
+diagnostics' headline case, `docs/deep-sigmoid-grads.svg`, and the decision boundaries of
+the XOR and circle samples, `docs/xor-boundary.svg` and `docs/circle-boundary.svg` (the
+README shows them; matplotlib draws them, with fixed fonts and ids). Run from the
 repository root; the output is deterministic, so a diff shows real changes only.
 
 The SVGs are drawn with graphviz-pure (installed with gradviz) whatever else is
@@ -16,12 +18,15 @@ from __future__ import annotations
 import sys
 from pathlib import Path
 
+from gradviz.boundary import boundary
 from gradviz.errors import GradvizError
 from gradviz.expr import parse_program
 from gradviz.measure import measure
-from gradviz.output import DotProgram, dot_programs, render, run_dot, write_atomic
+from gradviz.nn import resolve_spec
+from gradviz.output import DotProgram, dot_programs, render, write_atomic
 from gradviz.render.diagram import diagram_from_value
-from gradviz.render.layers import plot_dot
+from gradviz.render.plots import boundary_plot, grads_plot
+from gradviz.train import train
 
 INDEX_HEADER = """\
 # Sample diagrams
@@ -84,17 +89,40 @@ def build(samples: Path, docs: Path, program: DotProgram | None = None) -> list[
     written.append(index)
     deep = samples / "deep-sigmoid.toml"
     if deep.is_file():
-        written.append(grads_plot(deep, docs / "deep-sigmoid-grads.svg", program))
+        written.append(gradient_plot(deep, docs / "deep-sigmoid-grads.svg"))
+    for name in BOUNDARIES:
+        spec = samples / f"{name}.toml"
+        if spec.is_file():
+            written.append(boundary_picture(spec, docs / f"{name}-boundary.svg"))
     return written
 
 
-def grads_plot(spec: Path, target: Path, program: DotProgram | None = None) -> Path:
+# The samples whose decision boundary the README shows.
+BOUNDARIES = ("xor", "circle")
+
+
+def gradient_plot(spec: Path, target: Path) -> Path:
     """`gradviz grads samples/deep-sigmoid.toml --epochs 200 --every 10 --plot …`, as the
     README shows it: vanishing at epoch 0, then stuck at the mean prediction."""
     subject = measure(str(spec), epochs=200, every=10)
-    title = f"samples/{spec.name}: rms gradient per layer, {subject.description}"
-    picture = plot_dot(subject.diagnosis(), subject.snapshots, title=title)
-    write_atomic(target, run_dot(picture, "svg", program=program))
+    title = f"samples/{spec.name}: rms gradient per layer"
+    picture = grads_plot(subject.diagnosis(), subject.snapshots, title, subject.description)
+    write_atomic(target, picture)
+    return target
+
+
+def boundary_picture(spec: Path, target: Path) -> Path:
+    """`gradviz train samples/NAME.toml --boundary …`: what the trained network decides."""
+    resolved = resolve_spec(str(spec), {}, {})
+    result = train(resolved)
+    title = f"samples/{spec.name}: decision boundary after {result.history.epochs_run} epochs"
+    where = f"on {result.dataset.name}, {result.dataset.size} examples"
+    write_atomic(
+        target,
+        boundary_plot(
+            boundary(result.network, result.dataset, outputs=result.final.outputs), title, where
+        ),
+    )
     return target
 
 
