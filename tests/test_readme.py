@@ -159,11 +159,22 @@ def test_numbers_the_lesson_quotes_are_in_its_outputs() -> None:
     assert not stale, "numbers quoted in the lesson but not in its outputs: " + ", ".join(stale)
 
 
+def _anchors(document: Path) -> set[str]:
+    """GitHub's anchors for a document's headings: lower case, punctuation dropped."""
+    headings = re.findall(r"^#+ (.*)$", document.read_text("utf-8"), flags=re.MULTILINE)
+    return {re.sub(r"[^\w\- ]", "", h.strip().lower()).replace(" ", "-") for h in headings}
+
+
 def test_readme_links_the_lesson_and_the_lessons_links_resolve() -> None:
     readme = README.read_text("utf-8")
     head = readme.split("\n## ", 1)[0]
     assert "(docs/lesson.md)" in head, "the README links the lesson near the top"
-    links = re.findall(r"\]\(([^)#:]+)(?:#[^)]*)?\)", LESSON.read_text("utf-8"))
+    links = re.findall(r"\]\(([^):]*)\)", LESSON.read_text("utf-8"))
     assert links
-    missing = [link for link in links if not (LESSON.parent / link).exists()]
-    assert not missing, f"lesson links to missing files: {missing}"
+    broken = []
+    for link in links:
+        path, _, anchor = link.partition("#")
+        target = (LESSON.parent / path).resolve() if path else LESSON
+        if not target.exists() or (anchor and anchor not in _anchors(target)):
+            broken.append(link)
+    assert not broken, f"lesson links that lead nowhere: {broken}"
