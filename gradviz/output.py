@@ -57,10 +57,13 @@ FORMATS: dict[str, Format] = {
         Format("markdown", (".md", ".markdown"), "Mermaid in a fenced block, for READMEs"),
         Format("json", (".json",), "nodes and edges with op, data, grad"),
         Format("text", (".txt",), "the terminal view as plain text"),
+        Format(
+            "html", (".html", ".htm"), "a live page: inputs, numbers, backward pass", graphviz=True
+        ),
     )
 }
 _BY_EXTENSION = {ext: f.name for f in FORMATS.values() for ext in f.extensions}
-_ALIASES = {"gv": "dot", "mmd": "mermaid", "md": "markdown", "txt": "text"}
+_ALIASES = {"gv": "dot", "mmd": "mermaid", "md": "markdown", "txt": "text", "htm": "html"}
 
 # Layout time and memory grow fast: ~2 s for a 2000-node SVG, far more for a big PNG,
 # and far more again when long edges add many hidden nodes (see dot.layout_cost).
@@ -291,9 +294,13 @@ def render(
     precision: int = DEFAULT_PRECISION,
     legend: bool = True,
     program: DotProgram | None = None,
+    expression: str | None = None,
+    command: str = "draw",
 ) -> bytes:
     """A diagram in one format, as the bytes to write. Pictures go through `program`, or
-    through the best one found (graphviz-pure first for heavy layouts)."""
+    through the best one found (graphviz-pure first for heavy layouts). An HTML page is
+    live when `expression` (the text it was parsed from) is given: its copy-command
+    button writes `gradviz COMMAND EXPRESSION name=value…` (`trace` opens on step 1)."""
     from gradviz.render.json import to_json  # lazy: start-up (these two renderers)
     from gradviz.render.mermaid import to_markdown, to_mermaid  # lazy: start-up
 
@@ -308,6 +315,15 @@ def render(
         text = to_text(diagram, precision=precision)
     elif fmt == "dot":
         text = to_dot(diagram, **options)
+    elif fmt == "html":
+        return html_page(
+            diagram,
+            rankdir=rankdir,
+            precision=precision,
+            program=program,
+            expression=expression,
+            command=command,
+        ).encode("utf-8")
     elif fmt in ("svg", "png", "pdf"):
         heavy = layout_cost(diagram) > PREFER_PURE_COST
         return run_dot(
@@ -320,6 +336,45 @@ def render(
     else:
         raise OutputError(f"unknown format {fmt!r}", hint=f"Formats: {', '.join(FORMATS)}.")
     return text.encode("utf-8")
+
+
+def html_page(
+    diagram: Diagram,
+    *,
+    rankdir: str = "LR",
+    precision: int = DEFAULT_PRECISION,
+    program: DotProgram | None = None,
+    expression: str | None = None,
+    command: str = "draw",
+) -> str:
+    """The self-contained page of `gradviz.render.html`, with its SVG drawn by Graphviz
+    (numbers laid out wide enough for the page to rewrite them)."""
+    from gradviz.render import html  # lazy: start-up (only for .html outputs)
+
+    live = html.live_reason(diagram) is None and expression is not None
+    drawn = html.page_diagram(diagram) if live else diagram
+    dot_text = to_dot(
+        drawn,
+        rankdir=rankdir,
+        precision=precision,
+        number_width=html.NUMBER_WIDTH if live else 0,
+    )
+    heavy = layout_cost(diagram) > PREFER_PURE_COST
+    svg = run_dot(dot_text, "svg", program=program, heavy=heavy, smaller=draw_less(diagram))
+    note = (
+        None
+        if live or html.live_reason(diagram)
+        else "only a graph drawn from an expression is live"
+    )
+    return html.to_html(
+        diagram,
+        svg.decode("utf-8"),
+        expression=expression,
+        command=command,
+        step=1 if command == "trace" else 0,
+        precision=precision,
+        note=note,
+    )
 
 
 def size_warnings(diagram: Diagram, fmt: str) -> list[str]:
