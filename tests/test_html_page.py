@@ -1,0 +1,248 @@
+"""The live page's logic under jsdom (always run: Node is in the test setup): what it shows
+at first and after an input moves, against the Python engine at the same values; its
+steps against `gradviz trace`; its state in the URL; its command; hostile names.
+
+tests/html/page.js opens a page in jsdom, performs actions and reports what the page shows.
+"""
+
+from __future__ import annotations
+
+import base64
+import hashlib
+import json
+import re
+import shlex
+import shutil
+import subprocess
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner
+
+from gradviz.cli import cli
+from gradviz.engine import Value, topological_order
+from gradviz.expr import parse_program
+from gradviz.numbers import fmt
+from gradviz.output import html_page
+from gradviz.render import html
+from gradviz.render.diagram import diagram_from_value
+from gradviz.text import printable
+from gradviz.trace import node_names
+
+HARNESS = Path(__file__).parent / "html" / "page.js"
+MODULES = Path(__file__).parent / "mermaid" / "node_modules"
+NODE = shutil.which("node")
+pytestmark = pytest.mark.skipif(
+    NODE is None or not (MODULES / "jsdom").is_dir(),
+    reason="node or jsdom missing (cd tests/mermaid && npm ci)",
+)
+
+HAND = "e = a*b; d = e + c; L = d*f"
+HAND_VALUES = {"a": 2.0, "b": -3.0, "c": 10.0, "f": -2.0}
+TWICE = "y = x*x; z = y + detach(x); L = z*x"
+
+
+def page_for(text: str, values: dict[str, float], command: str = "draw") -> str:
+    program = parse_program(text, values)
+    program.output.backward()
+    return html_page(diagram_from_value(program.output), expression=text, command=command)
+
+
+def run_page(page: str, actions: list[dict], tmp_path: Path, hash_: str = "") -> list[dict]:
+    page_file = tmp_path / "page.html"
+    page_file.write_text(page, encoding="utf-8")
+    actions_file = tmp_path / "actions.json"
+    actions_file.write_text(json.dumps(actions), encoding="utf-8")
+    done = subprocess.run(
+        [NODE, str(HARNESS), str(page_file), str(actions_file), hash_],
+        capture_output=True,
+        text=True,
+        timeout=60,
+        env={"NODE_PATH": str(MODULES)},
+        check=False,
+    )
+    assert done.returncode == 0, done.stderr
+    result = json.loads(done.stdout)
+    assert result["errors"] == []
+    return result["states"]
+
+
+def shown_numbers(state: dict) -> dict[str, tuple[str, str]]:
+    """Each value node's data and grad as the page shows them (figure spaces dropped)."""
+    shown = {}
+    for node in state["nodes"]:
+        texts = [t.replace("\u2007", "").strip() for t in node["texts"]]
+        data = [t[5:] for t in texts if t.startswith("data ")]
+        grad = [t[5:] for t in texts if t.startswith("grad ")]
+        if data:
+            shown[node["id"]] = (data[0], grad[0])
+    return shown
+
+
+def python_numbers(text: str, values: dict[str, float]) -> dict[str, tuple[str, str]]:
+    program = parse_program(text, values)
+    program.output.backward()
+    order = topological_order(program.output)
+    return {f"n{i}": (fmt(v.data), fmt(v.grad)) for i, v in enumerate(order)}
+
+
+def leaf_index(page: str, name: str) -> int:
+    data = json.loads(re.search(r'id="gv-data">(.*?)</script>', page).group(1))
+    return next(i for i in data["leaves"] if data["nodes"][i]["name"] == name)
+
+
+def trace_blocks(text: str, values: dict[str, float]) -> list[str]:
+    """`gradviz trace`'s backward pass as it prints it, one block per step."""
+    args = ["trace", text, *(f"{k}={v!r}" for k, v in values.items())]
+    out = CliRunner().invoke(cli, args).output
+    backward = out.split("\n\nGradients")[0]
+    return [b.rstrip("\n") for b in re.split(r"\n\n(?=Step \d)", backward)[1:]]
+
+
+def test_the_page_shows_the_python_engines_numbers_and_follows_an_input(tmp_path: Path) -> None:
+    page = page_for(HAND, HAND_VALUES)
+    a = leaf_index(page, "a")
+    states = run_page(page, [{"type": [a, "2.5"]}, {"type": [a, "-7.25"]}], tmp_path)
+    assert shown_numbers(states[0]) == python_numbers(HAND, HAND_VALUES)
+    assert shown_numbers(states[1]) == python_numbers(HAND, {**HAND_VALUES, "a": 2.5})
+    assert shown_numbers(states[2]) == python_numbers(HAND, {**HAND_VALUES, "a": -7.25})
+
+
+def test_the_nudge_readout_compares_the_measured_change_with_the_estimate(tmp_path: Path) -> None:
+    page = page_for(HAND, HAND_VALUES)
+    states = run_page(page, [{"type": [leaf_index(page, "a"), "2.5"]}], tmp_path)
+    # L = (a·b + c)·f: at a = 2, L = -8 and dL/da = b·f = 6; at 2.5, L = -5.
+    assert states[1]["nudge"].splitlines() == [
+        "a: 2 → 2.5   (Δa = 0.5)",
+        "L: -8 → -5   measured ΔL = 3",
+        "estimate dL/da · Δa = 6 · 0.5 = 3",
+        "the linear estimate is off by 0 (0% of the change)",
+    ]
+
+
+@pytest.mark.parametrize(
+    ("text", "values", "moved"),
+    [(HAND, HAND_VALUES, {"b": 0.5}), (TWICE, {"x": 3.0}, {"x": -1.5})],
+)
+def test_every_step_says_what_gradviz_trace_says(
+    text: str, values: dict[str, float], moved: dict[str, float], tmp_path: Path
+) -> None:
+    page = page_for(text, values)
+    expected = trace_blocks(text, values)
+    states = run_page(page, [{"click": "next"}] * len(expected), tmp_path)
+    assert [s["step"] for s in states[1:]] == expected
+    # After an input moves, the page computes its steps itself: still gradviz trace's.
+    name, x = next(iter(moved.items()))
+    actions = [{"type": [leaf_index(page, name), repr(x)]}] + [{"click": "next"}] * len(expected)
+    states = run_page(page, actions, tmp_path)
+    assert [s["step"] for s in states[2:]] == trace_blocks(text, {**values, **moved})
+
+
+def test_details_on_hover_are_the_svg_tooltips(tmp_path: Path) -> None:
+    page = page_for(HAND, HAND_VALUES)
+    moved = {**HAND_VALUES, "f": 0.125}
+    hovers = ["n6_op", "n2_op", "n0", "n6"]
+    states = run_page(
+        page,
+        [{"type": [leaf_index(page, "f"), "0.125"]}] + [{"hover": h} for h in hovers],
+        tmp_path,
+    )
+    program = parse_program(HAND, moved)
+    program.output.backward()
+    diagram = diagram_from_value(program.output)
+    assert [s["detail"] for s in states[2:]] == [diagram.node(h).detail for h in hovers]
+    assert "∂(d·f)/∂d = f = 0.125" in states[2]["detail"]
+
+
+def test_state_lives_in_the_url_and_the_command_reproduces_it(tmp_path: Path) -> None:
+    page = page_for(HAND, HAND_VALUES)
+    states = run_page(
+        page, [{"type": [leaf_index(page, "c"), "1e-7"]}, {"click": "next"}], tmp_path
+    )
+    assert states[-1]["hash"] == "#a=2&b=-3&c=1e-7&f=-2&step=1"
+    assert (
+        states[-1]["command"] == "gradviz draw 'e = a*b; d = e + c; L = d*f' a=2 b=-3 c=1e-7 f=-2"
+    )
+    reopened = run_page(page, [], tmp_path, "#a=2&b=-3&c=1e-7&f=-2&step=0")[0]
+    assert shown_numbers(reopened) == python_numbers(HAND, {**HAND_VALUES, "c": 1e-7})
+    reopened = run_page(page, [], tmp_path, "#a=2&b=-3&c=1e-7&f=-2&step=3")[0]
+    assert reopened["step"] == trace_blocks(HAND, {**HAND_VALUES, "c": 1e-7})[2]
+    # The command runs: same numbers.
+    words = ["draw", HAND, "a=2", "b=-3", "c=1e-7", "f=-2"]
+    assert CliRunner().invoke(cli, words).exit_code == 0
+
+
+def test_the_trace_page_opens_on_step_one(tmp_path: Path) -> None:
+    out = tmp_path / "trace.html"
+    args = ["trace", HAND, *(f"{k}={v!r}" for k, v in HAND_VALUES.items()), "-o", str(out)]
+    result = CliRunner().invoke(cli, args)
+    assert result.exit_code == 0, result.output
+    state = run_page(out.read_text("utf-8"), [], tmp_path)[0]
+    assert state["step"] == trace_blocks(HAND, HAND_VALUES)[0]
+    assert state["command"].startswith("gradviz trace 'e = a*b;")
+
+
+def test_a_graph_too_large_to_be_live_is_the_picture_with_a_note() -> None:
+    text = "; ".join(["t0 = x*x"] + [f"t{i} = t{i - 1}*x + x" for i in range(1, 160)])
+    program = parse_program(text, {"x": 0.5})
+    program.output.backward()
+    page = html_page(diagram_from_value(program.output), expression=text)
+    assert "<script" not in page
+    assert f"live pages stop at {html.LIVE_LIMIT}" in page
+    assert "<svg" in page
+
+
+HOSTILE = [
+    "</script><script>window.pwned = 1</script>",
+    "<!--",
+    "a\u2028b\u2029c",
+    "\"'&amp;<b>x</b>",
+    "]]><img src=x onerror=window.pwned=2>",
+    "</title></style><svg onload=window.pwned=3>",
+]
+
+
+def test_hostile_names_stay_text(tmp_path: Path) -> None:
+    leaves = [Value(float(i + 1), label=label) for i, label in enumerate(HOSTILE)]
+    out = leaves[0]
+    for leaf in leaves[1:]:
+        out = out * leaf
+    out.label = "out</script>"
+    out.backward()
+    expression = " * ".join(HOSTILE)
+    page = html_page(diagram_from_value(out), expression=expression)
+    assert page.count("<script") == 2 and page.count("</script>") == 2
+    data = json.loads(re.search(r'id="gv-data">(.*?)</script>', page).group(1))
+    assert [n["name"] for n in data["nodes"] if n["k"] is None] == [
+        node_names(topological_order(out))[leaf] for leaf in leaves
+    ]
+    states = run_page(page, [{"hover": "n0"}, {"click": "next"}], tmp_path)
+    assert states[0]["scripts"] == 2
+    assert states[0]["h1"] == expression[:77] + "…"  # long titles are cut
+    assert states[1]["detail"].startswith(f"{HOSTILE[0]}: data = 1.0")
+    assert all(state["pwned"] is None for state in states)
+    names = [f"{printable(label)}={i + 1}" for i, label in enumerate(HOSTILE)]
+    assert states[-1]["command"] == " ".join(
+        ["gradviz", "draw", shlex.quote(expression), *map(shlex.quote, names)]
+    )
+    assert states[2]["step"].startswith("Step 1/11  out</script> = n8·</title></style><svg")
+
+
+def test_the_policy_allows_exactly_the_pages_own_script_and_style() -> None:
+    page = page_for(HAND, HAND_VALUES)
+    csp = re.search(r'http-equiv="Content-Security-Policy" content="([^"]*)"', page).group(1)
+    code = re.search(r"<script>(.*?)</script>", page, re.S).group(1)
+    css = re.search(r"<style>(.*?)</style>", page, re.S).group(1)
+
+    def digest(text: str) -> str:
+        return base64.b64encode(hashlib.sha256(text.encode()).digest()).decode()
+
+    assert csp.startswith("default-src 'none'; ")
+    assert f"script-src 'sha256-{digest(code)}';" in csp
+    assert f"style-src 'sha256-{digest(css)}';" in csp
+    # Nothing the page could fetch: no src or href anywhere, no URL but SVG's namespaces.
+    assert not re.search(r"\b(src|href|action)\s*=", page)
+    assert set(re.findall(r"https?://[^\s\"']*", page)) <= {
+        "http://www.w3.org/2000/svg",
+        "http://www.w3.org/1999/xlink",
+    }
