@@ -1,0 +1,129 @@
+"""The live page in a real browser (Chromium through Selenium; must run in CI, see
+tests/browser.py): keyboard on the sliders and buttons, the numbers against the Python
+engine, the steps against `gradviz trace`, no console error, no network request, every
+control reachable by Tab and labelled."""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+import pytest
+from browser import open_page
+from click.testing import CliRunner
+from test_html_page import HAND, HAND_VALUES, TWICE, page_for, python_numbers, trace_blocks
+
+from gradviz.cli import cli
+
+SHOWN_JS = """
+return Array.from(document.querySelectorAll('#graph g.node')).map(g => ({
+  id: g.querySelector('title').textContent,
+  texts: Array.from(g.querySelectorAll('text')).map(t => t.textContent)}));
+"""
+
+
+def shown(driver) -> dict[str, tuple[str, str]]:
+    numbers = {}
+    for node in driver.execute_script(SHOWN_JS):
+        texts = [t.replace("\u2007", "").strip() for t in node["texts"]]
+        data = [t[5:] for t in texts if t.startswith("data ")]
+        grad = [t[5:] for t in texts if t.startswith("grad ")]
+        if data:
+            numbers[node["id"]] = (data[0], grad[0])
+    return numbers
+
+
+def severe(driver) -> list[dict]:
+    return [entry for entry in driver.get_log("browser") if entry["level"] == "SEVERE"]
+
+
+def leaf_range(driver, name: str):
+    from selenium.webdriver.common.by import By
+
+    label = driver.find_element(By.XPATH, f"//div[@class='leaf']/label[text()='{name}']")
+    return driver.find_element(By.ID, label.get_attribute("for"))
+
+
+def test_arrow_keys_move_an_input_and_every_number_follows(browser, tmp_path: Path) -> None:
+    from selenium.webdriver.common.keys import Keys
+
+    severe(browser)  # start with an empty log
+    open_page(browser, page_for(HAND, HAND_VALUES), tmp_path)
+    assert shown(browser) == python_numbers(HAND, HAND_VALUES)
+    slider = leaf_range(browser, "a")
+    for _ in range(3):
+        slider.send_keys(Keys.ARROW_RIGHT)
+    a = float(slider.get_attribute("value"))
+    assert a == pytest.approx(2.3)
+    assert shown(browser) == python_numbers(HAND, {**HAND_VALUES, "a": a})
+    nudge = browser.find_element("id", "nudge").text
+    assert nudge.startswith(f"a: 2 → {a:g}")
+    assert re.search(r"#a=2\.3&b=-3&c=10&f=-2&step=0$", browser.current_url)
+    assert severe(browser) == []
+
+
+def test_stepping_with_the_keyboard_says_what_gradviz_trace_says(browser, tmp_path: Path) -> None:
+    from selenium.webdriver.common.keys import Keys
+
+    severe(browser)
+    out = tmp_path / "trace.html"
+    args = ["trace", TWICE, "x=3", "-o", str(out)]
+    assert CliRunner().invoke(cli, args).exit_code == 0
+    browser.get(out.as_uri())
+    expected = trace_blocks(TWICE, {"x": 3.0})
+    text = browser.find_element("id", "step-text")
+    seen = [text.text]  # the trace page opens on step 1
+    nxt = browser.find_element("id", "next")
+    for _ in expected[1:]:
+        nxt.send_keys(Keys.ENTER)
+        seen.append(text.text)
+    assert seen == expected
+    hand = page_for(HAND, HAND_VALUES)
+    open_page(browser, hand, tmp_path)
+    nxt = browser.find_element("id", "next")
+    seen = []
+    for _ in range(7):
+        nxt.send_keys(Keys.ENTER)
+        seen.append(browser.find_element("id", "step-text").text)
+    assert seen == trace_blocks(HAND, HAND_VALUES)
+    assert severe(browser) == []
+
+
+def test_the_page_requests_nothing_and_its_policy_blocks_requests(browser, tmp_path: Path) -> None:
+    open_page(browser, page_for(HAND, HAND_VALUES), tmp_path)
+    assert browser.execute_script("return performance.getEntriesByType('resource').length") == 0
+    blocked = browser.execute_async_script(
+        """
+        const done = arguments[arguments.length - 1];
+        const seen = [];
+        document.addEventListener('securitypolicyviolation', e => seen.push(e.effectiveDirective));
+        const img = new Image(); img.src = 'http://127.0.0.1:9/x.png';
+        fetch('http://127.0.0.1:9/x').catch(() => {});
+        setTimeout(() => done(seen), 500);
+        """
+    )
+    assert sorted(blocked) == ["connect-src", "img-src"]
+    severe(browser)  # those two violations were ours
+
+
+def test_every_control_is_reached_by_tab_and_has_a_name(browser, tmp_path: Path) -> None:
+    from selenium.webdriver.common.by import By
+    from selenium.webdriver.common.keys import Keys
+
+    open_page(browser, page_for(HAND, HAND_VALUES), tmp_path)
+    controls = browser.find_elements(By.CSS_SELECTOR, "input, button")
+    wanted = {c.get_attribute("id") for c in controls}
+    browser.find_element(By.TAG_NAME, "body").click()
+    reached, names = set(), {}
+    active = browser.switch_to.active_element
+    for _ in range(60):
+        active.send_keys(Keys.TAB)
+        active = browser.switch_to.active_element
+        ident = active.get_attribute("id") or active.get_attribute("aria-label")
+        reached.add(ident)
+        names[ident] = active.accessible_name
+    assert wanted <= reached
+    assert all(names[i].strip() for i in wanted)
+    # The nodes are reachable too, and focus shows their details.
+    nodes = [i for i in reached if i and re.fullmatch(r"node\d+", i)]
+    assert len(nodes) == len(browser.find_elements(By.CSS_SELECTOR, "#graph g.node"))
