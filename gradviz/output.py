@@ -377,6 +377,65 @@ def html_page(
     )
 
 
+class Page:
+    """A live page (`gradviz.explore`): `.html` is its text, `.save(path)` writes it, and a
+    notebook (Jupyter, JupyterLab, VS Code) shows it inline in an isolated iframe."""
+
+    def __init__(self, html: str, height: int = 900) -> None:
+        self.html = html
+        self.height = height
+
+    def _repr_html_(self) -> str:
+        # srcdoc + sandbox: the page's scripts run in a frame of their own (an opaque
+        # origin), so they cannot touch the notebook and the notebook's cannot touch them.
+        import html  # lazy: start-up
+
+        return (
+            f'<iframe srcdoc="{html.escape(self.html, quote=True)}" sandbox="allow-scripts" '
+            f'title="gradviz page" width="100%" height="{self.height}" '
+            'frameborder="0"></iframe>'
+        )
+
+    def save(self, path: str | Path) -> None:
+        write_atomic(Path(path), self.html.encode("utf-8"))
+
+
+def explore(
+    graph: Value | str,
+    *,
+    rankdir: str = "LR",
+    precision: int = DEFAULT_PRECISION,
+    **values: float,
+) -> Page:
+    """The live page of a graph (`gradviz.explore`): a Value (its backward pass is run), or
+    an expression with its inputs' values, `explore("e = a*b; L = e + a", a=2, b=-3)`,
+    whose page can also copy the `gradviz draw` command that reproduces it."""
+    import re  # lazy: start-up
+
+    from gradviz.engine import Value  # lazy: start-up
+    from gradviz.expr import parse_program  # lazy: start-up
+    from gradviz.render.diagram import diagram_from_value  # lazy: start-up
+
+    if isinstance(graph, str):
+        expression, root = graph, parse_program(graph, values).output
+    elif isinstance(graph, Value):
+        if values:
+            raise TypeError("values go with an expression: explore('a*b', a=2, b=3)")
+        expression, root = "", graph
+    else:
+        raise TypeError(f"explore takes a Value or an expression, not {type(graph).__name__}")
+    root.backward()
+    page = html_page(
+        diagram_from_value(root),
+        rankdir=rankdir,
+        precision=precision,
+        expression=expression,
+    )
+    size = re.search(r'<svg width="[\d.]+pt" height="([\d.]+)pt"', page)
+    drawing = float(size.group(1)) * 4 / 3 if size else 300.0
+    return Page(page, height=int(min(drawing, 900) + 720))
+
+
 def size_warnings(diagram: Diagram, fmt: str) -> list[str]:
     """What to tell a user before a slow or refused render (the CLI prints these)."""
     from gradviz.render.mermaid import MAX_EDGES  # lazy: start-up

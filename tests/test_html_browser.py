@@ -127,3 +127,23 @@ def test_every_control_is_reached_by_tab_and_has_a_name(browser, tmp_path: Path)
     # The nodes are reachable too, and focus shows their details.
     nodes = [i for i in reached if i and re.fullmatch(r"node\d+", i)]
     assert len(nodes) == len(browser.find_elements(By.CSS_SELECTOR, "#graph g.node"))
+
+
+def test_the_notebook_frame_runs_the_page(browser, tmp_path: Path) -> None:
+    import gradviz
+
+    severe(browser)
+    frame = gradviz.explore(HAND, **HAND_VALUES)._repr_html_()
+    open_page(browser, f"<!doctype html><html><body>{frame}</body></html>", tmp_path)
+    browser.switch_to.frame(0)
+    try:
+        assert shown(browser) == python_numbers(HAND, HAND_VALUES)
+        slider = leaf_range(browser, "f")
+        from selenium.webdriver.common.keys import Keys
+
+        slider.send_keys(Keys.ARROW_LEFT)
+        f = float(slider.get_attribute("value"))
+        assert shown(browser) == python_numbers(HAND, {**HAND_VALUES, "f": f})
+    finally:
+        browser.switch_to.default_content()
+    assert severe(browser) == []

@@ -246,3 +246,22 @@ def test_the_policy_allows_exactly_the_pages_own_script_and_style() -> None:
         "http://www.w3.org/2000/svg",
         "http://www.w3.org/1999/xlink",
     }
+
+
+def test_explore_shows_the_page_in_an_isolated_frame(tmp_path: Path) -> None:
+    import html as html_module
+
+    import gradviz
+
+    page = gradviz.explore(HAND, **HAND_VALUES)
+    frame = page._repr_html_()
+    assert frame.startswith("<iframe srcdoc=") and 'sandbox="allow-scripts"' in frame
+    srcdoc = re.search(r'srcdoc="([^"]*)"', frame).group(1)
+    assert html_module.unescape(srcdoc) == page.html
+    assert shown_numbers(run_page(page.html, [], tmp_path)[0]) == python_numbers(HAND, HAND_VALUES)
+    # A Value built in Python: live, with no command line to copy.
+    a, b = Value(2.0, label="a"), Value(-3.0, label="b")
+    state = run_page(gradviz.explore(a * b + a).html, [{"type": [0, "4"]}], tmp_path)[-1]
+    assert shown_numbers(state)["n3"] == ("-8", "1") and state["command"] == ""
+    page.save(tmp_path / "saved.html")
+    assert (tmp_path / "saved.html").read_text("utf-8") == page.html
