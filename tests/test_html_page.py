@@ -265,3 +265,11 @@ def test_explore_shows_the_page_in_an_isolated_frame(tmp_path: Path) -> None:
     assert shown_numbers(state)["n3"] == ("-8", "1") and state["command"] == ""
     page.save(tmp_path / "saved.html")
     assert (tmp_path / "saved.html").read_text("utf-8") == page.html
+
+
+@pytest.mark.parametrize("sample", sorted(Path("samples").glob("*.expr")), ids=lambda p: p.name)
+def test_an_expression_file_becomes_one_line_for_the_heading_and_command(sample: Path) -> None:
+    text = sample.read_text("utf-8")
+    line = html.one_line(text)
+    assert "\n" not in line and "#" not in line
+    assert parse_program(line).output.data == parse_program(text).output.data

@@ -254,6 +254,41 @@ def _esc(text: str) -> str:
     return html.escape(text, quote=True)
 
 
+def one_line(text: str) -> str:
+    """An expression file as one line for a heading and a command that works anywhere:
+    comments dropped, statements joined by `; ` (lines inside brackets by a space). The
+    text as it was when the one line would not parse to the same graph."""
+    from gradviz.errors import GradvizError  # lazy: start-up
+    from gradviz.expr import parse_program  # lazy: start-up
+
+    parts: list[str] = []
+    depth = 0
+    for line in text.split("\n"):
+        code = line.split("#", 1)[0].strip()
+        if not code:
+            continue
+        if parts:
+            joined = depth > 0 or parts[-1].endswith("\\")
+            parts[-1] = parts[-1].rstrip("\\").rstrip()
+            parts.append(" " if joined else "; ")
+        parts.append(code.rstrip(";").rstrip() if code.endswith(";") else code)
+        depth += sum(code.count(c) for c in "([{") - sum(code.count(c) for c in ")]}")
+    short = "".join(parts)
+    if short == text:
+        return text
+    try:
+        before, after = parse_program(text), parse_program(short)
+    except GradvizError:
+        return text
+    shape = [
+        (n.op.name if n.op else n.label, n.data) for n in (before.output, *before.names.values())
+    ]
+    again = [
+        (n.op.name if n.op else n.label, n.data) for n in (after.output, *after.names.values())
+    ]
+    return short if shape == again and list(before.names) == list(after.names) else text
+
+
 def _leaf_rows(data: dict[str, Any]) -> str:
     rows = []
     for i in data["leaves"]:
@@ -325,8 +360,7 @@ CONTROLS = """<div id="panels">
 <span id="step-count" aria-live="polite"></span></p>
 <pre id="step-text" aria-live="polite"></pre>
 <h3>Details</h3>
-<pre id="detail" aria-live="polite">Hover over a node, or Tab to it, for its op and local
-derivatives.</pre>
+<pre id="detail" aria-live="polite">{hint}</pre>
 <div id="reproduce"><h3>Reproduce</h3>
 <p class="buttons"><button type="button" id="copy">Copy command</button>
 <span id="copy-status" aria-live="polite"></span></p>
@@ -356,6 +390,7 @@ def to_html(
     reason = note or live_reason(diagram)
     if reason is None and expression is None:
         expression = ""
+    expression = one_line(expression) if expression else expression
     title = expression.strip().replace("\n", " ") if expression else (diagram.title or "graph")
     short = title if len(title) <= 80 else title[:77] + "…"
     css = _css()
@@ -375,7 +410,11 @@ def to_html(
             f"<script>{code}</script>"
         )
         script_src = f"'{_sha256(code)}'"
-        controls = CONTROLS.format(leaves=_leaf_rows(data), nudge=_esc(data["nudgeIntro"]))
+        controls = CONTROLS.format(
+            leaves=_leaf_rows(data),
+            nudge=_esc(data["nudgeIntro"]),
+            hint="Hover over a node, or Tab to it, for its op and local derivatives.",
+        )
         sub = (
             "Move an input to recompute every data and gradient; step through the backward pass "
             "below."

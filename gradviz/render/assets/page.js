@@ -14,6 +14,15 @@
   var result = GV.run(nodes, values);
   var step = G.startStep || 0, changed = false, reference = null, timer = null;
 
+  // A wide graph is shrunk to fit the page, but never below 3/4 of its size: past that it
+  // scrolls sideways instead, so its numbers stay readable.
+  var svg = document.querySelector("#graph svg");
+  var natural = svg ? parseFloat(svg.getAttribute("width")) * 4 / 3 : 0; // pt -> px
+  if (natural && natural * 0.75 > $("graph").clientWidth - 20) {
+    svg.style.maxWidth = "none";
+    svg.style.width = natural * 0.75 + "px";
+  }
+
   // -- the picture: Graphviz's SVG, addressed by node id (each node group's <title>) ----------
   var svgNodes = {}, svgEdges = [];
   document.querySelectorAll("#graph g.node").forEach(function (g) {
@@ -93,8 +102,14 @@
     return same;
   }
 
+  function reveal(g) { // scroll a wide graph sideways to the node of the current step
+    var box = $("graph"), r = g.getBoundingClientRect(), c = box.getBoundingClientRect();
+    if (r.left < c.left || r.right > c.right) box.scrollLeft += (r.left + r.right - c.left - c.right) / 2;
+  }
+
   function paint() {
     var f = frame();
+    if (f !== null && svgNodes[nodes[result.steps[step - 1].node].id]) reveal(svgNodes[nodes[result.steps[step - 1].node].id].g);
     nodes.forEach(function (nd, i) {
       var s = svgNodes[nd.id], grad = result.grad[i], data = result.data[i];
       if (f !== null) grad = f.received.hasOwnProperty(i) ? f.received[i] : null;
