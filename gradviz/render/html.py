@@ -122,16 +122,13 @@ def live_reason(diagram: Diagram) -> str | None:
     """Why this diagram gets a static page (None: it can be live)."""
     values = list(diagram.value_ids)
     if not values or len(values) != sum(n.kind == "value" for n in diagram.nodes):
-        return "only an expression's graph is live (this one is drawn from a model)"
+        return "only a graph drawn from an expression is live"
     if not diagram.has_grad:
         return "drawn without gradients (--no-grad), so not live"
     if len(values) > LIVE_LIMIT:
-        return (
-            f"{len(values)} values: live pages stop at {LIVE_LIMIT}, so this one is the "
-            "picture alone"
-        )
+        return f"{len(values)} values: live pages stop at {LIVE_LIMIT}"
     if any(v.data.__class__ is not float for v in values):
-        return "a batch of samples is drawn as a picture, not live"
+        return "a batch of samples is not live"
     return None
 
 
@@ -337,7 +334,7 @@ PAGE = """<!doctype html>
 <body>
 <header><h1>{heading}</h1><p class="sub">{sub}</p></header>
 <main>
-<figure id="graph" aria-label="the computation graph">{svg}</figure>
+<figure id="graph" class="{kind}" aria-label="the computation graph">{svg}</figure>
 {controls}
 </main>
 {scripts}
@@ -396,7 +393,10 @@ def to_html(
     css = _css()
     if reason is not None:
         body_scripts = ""
-        controls = f'<p class="note">{_esc(reason)}</p>'
+        controls = (
+            f'<p class="note">{_esc(reason)}: this page is the picture (hover a node for '
+            "its numbers).</p>"
+        )
         script_src = "'none'"
         sub = "gradviz: the graph with every node's data and gradient"
     else:
@@ -430,6 +430,7 @@ def to_html(
         heading=_esc(short),
         sub=_esc(sub),
         svg=inline_svg(svg),
+        kind="live" if reason is None else "static",
         controls=controls,
         scripts=body_scripts,
     )
