@@ -15,10 +15,13 @@ import re
 import shlex
 import shutil
 import subprocess
+from html.parser import HTMLParser
 from pathlib import Path
 
 import pytest
 from click.testing import CliRunner
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from gradviz.cli import cli
 from gradviz.engine import Value, topological_order
@@ -281,3 +284,57 @@ def test_an_expression_file_becomes_one_line_for_the_heading_and_command(sample:
     line = html.one_line(text)
     assert "\n" not in line and "#" not in line
     assert parse_program(line).output.data == parse_program(text).output.data
+
+
+class _Page(HTMLParser):
+    """What an HTML parser makes of a page: script elements and their text, and text."""
+
+    def __init__(self) -> None:
+        super().__init__(convert_charrefs=True)
+        self.scripts: list[str] = []
+        self.text: list[str] = []
+        self._in_script = False
+
+    def handle_starttag(self, tag: str, attrs: list) -> None:
+        if tag == "script":
+            self._in_script = True
+            self.scripts.append("")
+
+    def handle_endtag(self, tag: str) -> None:
+        if tag == "script":
+            self._in_script = False
+
+    def handle_data(self, data: str) -> None:
+        if self._in_script:
+            self.scripts[-1] += data
+        else:
+            self.text.append(data)
+
+
+@settings(max_examples=150, deadline=None)
+@given(st.lists(st.text(min_size=1, max_size=12), min_size=2, max_size=3), st.text(max_size=40))
+def test_any_name_and_expression_text_stays_inside_its_element(
+    labels: list[str], text: str
+) -> None:
+    """Pure page building (no Graphviz): the names reach the page only as escaped text or as
+    JSON without `<`, so the parser sees exactly two scripts and the JSON reads back."""
+    leaves = [Value(float(i), label=label) for i, label in enumerate(labels)]
+    out = leaves[0] * leaves[1] + leaves[-1]
+    out.backward()
+    diagram = diagram_from_value(out)
+    page = html.to_html(diagram, "<svg></svg>", expression=text or "x")
+    parser = _Page()
+    parser.feed(page)
+    parser.close()
+    assert len(parser.scripts) == 2
+    data, code = parser.scripts
+    assert "<" not in data and "\u2028" not in data
+    names = node_names(topological_order(out))
+    assert [n["name"] for n in json.loads(data)["nodes"]] == [
+        names[v] for v in topological_order(out)
+    ]
+    assert code == html.engine_script() + html._asset("page.js")
+    shown = "".join(parser.text)
+    for leaf in leaves:
+        if leaf.label.strip():
+            assert names[leaf] in shown  # each input's label, as text
