@@ -147,3 +147,30 @@ def test_the_notebook_frame_runs_the_page(browser, tmp_path: Path) -> None:
     finally:
         browser.switch_to.default_content()
     assert severe(browser) == []
+
+
+def test_copy_and_play_work_from_the_keyboard(browser, tmp_path: Path) -> None:
+    import time
+
+    from selenium.webdriver.common.keys import Keys
+
+    severe(browser)
+    open_page(browser, page_for(HAND, HAND_VALUES), tmp_path)
+    leaf_range(browser, "c").send_keys(Keys.ARROW_LEFT)
+    command = browser.find_element("id", "command").text
+    assert command == "gradviz draw 'e = a*b; d = e + c; L = d*f' a=2 b=-3 c=9.9 f=-2"
+    browser.find_element("id", "copy").send_keys(Keys.ENTER)
+    time.sleep(0.3)
+    # Headless Chromium may refuse the clipboard; then the line is selected for Ctrl+C.
+    status = browser.find_element("id", "copy-status").text
+    assert status in ("copied", "selected: press Ctrl+C to copy")
+    if status != "copied":
+        assert browser.execute_script("return String(window.getSelection())") == command
+    browser.find_element("id", "play").send_keys(Keys.ENTER)
+    time.sleep(2.7)  # a step every 1.2 s
+    count = browser.find_element("id", "step-count").text
+    assert count in ("step 2 of 7", "step 3 of 7")
+    browser.find_element("id", "play").send_keys(Keys.ENTER)  # pause
+    time.sleep(1.3)
+    assert browser.find_element("id", "step-count").text == count
+    assert severe(browser) == []

@@ -152,7 +152,7 @@ def test_every_step_says_what_gradviz_trace_says(
 def test_details_on_hover_are_the_svg_tooltips(tmp_path: Path) -> None:
     page = page_for(HAND, HAND_VALUES)
     moved = {**HAND_VALUES, "f": 0.125}
-    hovers = ["n6_op", "n2_op", "n0", "n6"]
+    hovers = ["n6_op", "n2_op", "n0", "n6", "n5->n6_op"]
     states = run_page(
         page,
         [{"type": [leaf_index(page, "f"), "0.125"]}] + [{"hover": h} for h in hovers],
@@ -161,7 +161,10 @@ def test_details_on_hover_are_the_svg_tooltips(tmp_path: Path) -> None:
     program = parse_program(HAND, moved)
     program.output.backward()
     diagram = diagram_from_value(program.output)
-    assert [s["detail"] for s in states[2:]] == [diagram.node(h).detail for h in hovers]
+    details = [s["detail"] for s in states[2:]]
+    assert details[:4] == [diagram.node(h).detail for h in hovers[:4]]
+    # An edge into an op: the op, and the local derivative along that edge.
+    assert details[4].splitlines() == diagram.node("n6_op").detail.splitlines()[:3:2]
     assert "∂(d·f)/∂d = f = 0.125" in states[2]["detail"]
 
 
@@ -181,6 +184,13 @@ def test_state_lives_in_the_url_and_the_command_reproduces_it(tmp_path: Path) ->
     # The command runs: same numbers.
     words = ["draw", HAND, "a=2", "b=-3", "c=1e-7", "f=-2"]
     assert CliRunner().invoke(cli, words).exit_code == 0
+
+
+def test_the_sliders_come_in_the_order_the_expression_names_them(tmp_path: Path) -> None:
+    text = "L = (v*h + w*x)*y"
+    page = page_for(text, {"y": 1.0, "x": 2.0, "w": 3.0, "v": 4.0, "h": 5.0})
+    order = re.findall(r'<div class="leaf" id="leaf-\d+"><label for="range-\d+">(\w+)<', page)
+    assert order == ["v", "h", "w", "x", "y"]
 
 
 def test_the_trace_page_opens_on_step_one(tmp_path: Path) -> None:
@@ -233,6 +243,7 @@ def test_hostile_names_stay_text(tmp_path: Path) -> None:
     assert states[1]["detail"].startswith(f"{HOSTILE[0]}: data = 1.0")
     assert all(state["pwned"] is None for state in states)
     names = [f"{printable(label)}={i + 1}" for i, label in enumerate(HOSTILE)]
+    names.append(names.pop(2))  # shown as `a\u2028b…`, not found in the text: last
     assert states[-1]["command"] == " ".join(
         ["gradviz", "draw", shlex.quote(expression), *map(shlex.quote, names)]
     )

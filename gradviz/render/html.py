@@ -251,6 +251,18 @@ def _esc(text: str) -> str:
     return html.escape(text, quote=True)
 
 
+def reading_order(data: dict[str, Any], expression: str) -> list[int]:
+    """The inputs in the order the expression names them (graph order breaks ties, and
+    places names it does not find), so the sliders read like the text."""
+
+    def first_use(i: int) -> int:
+        name = data["nodes"][i]["name"]
+        found = re.search(rf"(?<![\w.]){re.escape(name)}(?![\w.])", expression)
+        return found.start() if found else len(expression)
+
+    return sorted(data["leaves"], key=first_use)
+
+
 def one_line(text: str) -> str:
     """An expression file as one line for a heading and a command that works anywhere:
     comments dropped, statements joined by `; ` (lines inside brackets by a space). The
@@ -402,6 +414,7 @@ def to_html(
     else:
         data = graph_data(diagram, precision=precision)
         data.update(expression=expression, command=command)
+        data["leaves"] = reading_order(data, expression)
         if step:
             data["startStep"] = step
         code = engine_script() + _asset("page.js")
