@@ -57,13 +57,21 @@
     G.edges.forEach(function (edge) { if (m >= edge) k++; });
     return G.bands[k];
   }
-  function setText(t, text) { // squeeze a number wider than its box into it
+  var written = [];
+  function setText(t, text) {
+    if (t.textContent === text) return;
     t.textContent = text;
     t.removeAttribute("textLength");
-    if (t.room && t.getComputedTextLength() > t.room) {
-      t.setAttribute("textLength", String(t.room));
-      t.setAttribute("lengthAdjust", "spacingAndGlyphs");
-    }
+    written.push(t);
+  }
+  function fit() { // squeeze numbers wider than their box into it: all writes, then all reads
+    written.forEach(function (t) {
+      if (t.room && t.getComputedTextLength() > t.room) {
+        t.setAttribute("textLength", String(t.room));
+        t.setAttribute("lengthAdjust", "spacingAndGlyphs");
+      }
+    });
+    written = [];
   }
   function numberText(x) { return fmt(x) + (isFinite(x) ? "" : " " + G.mark); }
 
@@ -131,6 +139,7 @@
           ostate === "dim" ? G.states.dim[2] : null);
       }
     });
+    fit();
     svgEdges.forEach(function (e) {
       var on = f !== null && f.emphasis.indexOf(e.key) >= 0;
       e.parts.forEach(function (part) {
@@ -174,7 +183,7 @@
       range.value = String(x);
     }
     if (from !== box) box.value = String(x);
-    update();
+    update(from === range);
     readout(i);
   }
 
@@ -267,7 +276,12 @@
     leaves.forEach(function (i) { words.push(GV.quote(nodes[i].name + "=" + String(values[i]))); });
     return words.join(" ");
   }
-  function save() {
+  var saving = null;
+  function save(later) { // a dragged slider saves at most 5 times a second (browsers throttle history updates)
+    if (!later) { clearTimeout(saving); saving = null; saveNow(); return; }
+    if (saving === null) saving = setTimeout(function () { saving = null; saveNow(); }, 200);
+  }
+  function saveNow() {
     var parts = leaves.map(function (i) { return encodeURIComponent(nodes[i].name) + "=" + encodeURIComponent(String(values[i])); });
     parts.push("step=" + step);
     try { history.replaceState(null, "", "#" + parts.join("&")); } catch (e) { /* a sandboxed frame */ }
@@ -321,12 +335,12 @@
     update();
   });
 
-  function update() {
+  function update(dragged) {
     showStep();
     paint();
     leafGrads();
     $("command").textContent = command();
-    save();
+    save(dragged);
   }
   $("reproduce").hidden = !G.expression; // a graph built in Python has no command line
   load();
