@@ -262,9 +262,20 @@
   var graph = $("graph");
   graph.addEventListener("mouseover", function (ev) { showDetail(ev.target); });
   graph.addEventListener("focusin", function (ev) { showDetail(ev.target); });
-  document.querySelectorAll("#graph g.node").forEach(function (g) {
-    g.setAttribute("tabindex", "0");
+  // One Tab stop for the whole graph (a roving tabindex): arrow keys go from node to node, in
+  // graph order, and each shows its details; Tab goes on to the inputs.
+  var order = Array.prototype.slice.call(document.querySelectorAll("#graph g.node"));
+  order.forEach(function (g, k) {
+    g.setAttribute("tabindex", k === 0 ? "0" : "-1");
     g.setAttribute("role", "img");
+    g.addEventListener("keydown", function (ev) {
+      var move = { ArrowRight: 1, ArrowDown: 1, ArrowLeft: -1, ArrowUp: -1, Home: -order.length, End: order.length }[ev.key];
+      if (!move) return;
+      ev.preventDefault();
+      var next = order[Math.max(0, Math.min(order.length - 1, k + move))];
+      order.forEach(function (other) { other.setAttribute("tabindex", other === next ? "0" : "-1"); });
+      next.focus();
+    });
   });
 
   // -- the state in the address, and the command that reproduces it -----------------------
