@@ -67,7 +67,7 @@ def main(argv: list[str] | None = None) -> int:
     driver = webdriver.Chrome(service=Service(executable_path=CHROMEDRIVER), options=options)
     try:
         for name, (page, scripts) in SHOTS.items():
-            driver.set_window_size(WIDTH, 900)
+            driver.set_window_size(WIDTH, 500)
             driver.get((docs / page).resolve().as_uri())
             for script in scripts:
                 driver.execute_script(script)
