@@ -10,6 +10,7 @@ from __future__ import annotations
 import base64
 import hashlib
 import json
+import math
 import os
 import re
 import shlex
@@ -349,3 +350,35 @@ def test_any_name_and_expression_text_stays_inside_its_element(
     for leaf in leaves:
         if leaf.label.strip():
             assert names[leaf] in shown  # each input's label, as text
+
+
+@pytest.mark.parametrize(
+    ("text", "values"),
+    [
+        ("a", {"a": 2.0}),
+        ("2*3 + 1", {}),
+        ("log(a) * b", {"a": -1.0, "b": 0.0}),
+        ("a*b", {"a": math.inf, "b": math.nan}),
+        ("exp(a)", {"a": 800.0}),
+    ],
+    ids=["a leaf alone", "no inputs", "nan", "inf and nan inputs", "overflow"],
+)
+def test_odd_graphs_show_what_python_shows(text: str, values: dict, tmp_path: Path) -> None:
+    page = page_for(text, values)
+    states = run_page(page, [{"click": "next"}] * 3, tmp_path)
+    shown = {k: tuple(x.removesuffix(" ‼") for x in v) for k, v in shown_numbers(states[0]).items()}
+    assert shown == python_numbers(text, values)
+    blocks = trace_blocks(text, values)
+    assert [s["step"] for s in states[1 : len(blocks) + 1]] == blocks[:3]
+
+
+def test_the_page_keeps_the_trace_format_whatever_the_precision(tmp_path: Path) -> None:
+    program = parse_program(HAND, HAND_VALUES)
+    program.output.backward()
+    page = html_page(diagram_from_value(program.output), expression=HAND, precision=7)
+    moved = {**HAND_VALUES, "a": 1 / 3}
+    states = run_page(
+        page, [{"type": [leaf_index(page, "a"), repr(1 / 3)]}, {"click": "next"}], tmp_path
+    )
+    assert states[-1]["step"] == trace_blocks(HAND, moved)[0]
+    assert shown_numbers(states[1])["n0"] == ("0.3333333", "6")

@@ -194,6 +194,7 @@ def graph_data(
         "leaves": leaves,
         "out": out,
         "precision": precision,
+        "tracePrecision": DEFAULT_PRECISION,  # the trace prints numbers its own way
         "bands": [{"fill": b.fill, "ink": b.ink} for b in BANDS],
         "bad": {"fill": BAD_BAND.fill, "ink": BAD_BAND.ink},
         "edges": list(_BAND_EDGES),
@@ -302,15 +303,16 @@ def _leaf_rows(data: dict[str, Any]) -> str:
     rows = []
     for i in data["leaves"]:
         node = data["nodes"][i]
-        x = float(node["v"]) if not isinstance(node["v"], str) else 0.0
+        x = float(node["v"])  # "nan", "inf", "-inf" too
         low, high, step = slider_range(x)
         name = _esc(node["name"])
-        value = _esc(_js_number(x))
+        value = _js_number(x) if math.isfinite(x) else ""  # a number box cannot hold nan
         rows.append(
             f'<div class="leaf" id="leaf-{i}">'
             f'<label for="range-{i}">{name}</label>'
             f'<input type="range" id="range-{i}" min="{_js_number(low)}" max="{_js_number(high)}" '
-            f'step="{_js_number(step)}" value="{value}" aria-label="{name} (slider)">'
+            f'step="{_js_number(step)}" value="{value or _js_number(low / 2 + high / 2)}" '
+            f'aria-label="{name} (slider)">'
             f'<input type="number" id="box-{i}" step="any" value="{value}" '
             f'aria-label="{name} (value)">'
             f'<span class="leaf-grad"></span></div>'

@@ -216,7 +216,7 @@
     step = Math.max(0, Math.min(step, total));
     $("step-count").textContent = step === 0 ? "before the backward pass (" + total + " steps)" : "step " + step + " of " + total;
     $("step-text").textContent = step === 0 ? G.intro :
-      (!changed && G.trace ? G.trace[step - 1] : GV.stepText(G, result, result.steps[step - 1], total, P));
+      (!changed && G.trace ? G.trace[step - 1] : GV.stepText(G, result, result.steps[step - 1], total, G.tracePrecision));
     $("prev").disabled = step === 0;
     $("next").disabled = step === total;
   }
