@@ -1,33 +1,57 @@
-# One command sets up and runs: `make demo` (draw a sample) and `make test` (the suite).
-# Each creates its own virtual environment in .venv; nothing to install by hand.
+# One command sets up and runs: `make demo` (draw a sample), `make test` (the fast suite) and
+# `make test-all` (every test, as CI runs them). They share one virtual environment in .venv:
+# the demo installs gradviz alone, the tests add their tools; nothing to install by hand.
 
 PYTHON ?= python3
 VENV   ?= .venv
 PY     := $(VENV)/bin/python
 BIN    := $(VENV)/bin
 
-.PHONY: demo test lint format bench samples clean install
+.PHONY: demo test test-all lint format bench samples clean install
+
+# Without Python >= 3.11, one line says so (instead of a page of pip's log).
+PYTHON_FOUND = $(shell command -v $(PYTHON) 2>/dev/null)
+PYTHON_OK = $(if $(PYTHON_FOUND),$(shell $(PYTHON) -c 'import sys; print(sys.version_info >= (3, 11))' 2>/dev/null))
+PYTHON_IS = $(if $(PYTHON_FOUND),$(PYTHON) is $(shell $(PYTHON) --version 2>&1),there is no $(PYTHON))
 
 # pip's own chatter (and setuptools' banners) go to a log, shown only if the install fails.
 $(VENV)/.installed: pyproject.toml
+	$(if $(filter True,$(PYTHON_OK)),,$(error gradviz needs Python >= 3.11 and $(PYTHON_IS): install it, or name one with make PYTHON=python3.11))
 	@echo "setting up $(VENV) (once; pip's log in $(VENV)/install.log)"
 	@$(PYTHON) -m venv $(VENV)
 	@$(PY) -m pip install --upgrade pip > $(VENV)/install.log 2>&1 || { cat $(VENV)/install.log; exit 1; }
+	@$(PY) -m pip install -e . >> $(VENV)/install.log 2>&1 || { cat $(VENV)/install.log; exit 1; }
+	@touch $@
+
+# The test tools (pytest, hypothesis, ruff, selenium) only for the targets that use them, not for the demo.
+$(VENV)/.dev-installed: $(VENV)/.installed
+	@echo "adding the test tools to $(VENV) (pytest, hypothesis, ruff, selenium)"
 	@$(PY) -m pip install -e '.[dev]' >> $(VENV)/install.log 2>&1 || { cat $(VENV)/install.log; exit 1; }
 	@touch $@
 
-install: $(VENV)/.installed
+install: $(VENV)/.dev-installed
 
 # The main job: the hand-derived example, drawn in the terminal with data and grads.
-demo: install
+# It ends with the next step: gradviz lives in .venv, not on PATH.
+demo: $(VENV)/.installed
 	$(BIN)/gradviz draw "e = a*b; d = e + c; L = d*f" a=2 b=-3 c=10 f=-2
+	@echo
+	@echo "next: gradviz is in $(VENV), not on PATH: run $(BIN)/gradviz --help, or \`source $(BIN)/activate\` and then gradviz --help"
 
 # The Mermaid parser (mermaid.js under Node with jsdom) that the tests check output against.
+# Without npm, one line says what to install (instead of `npm: not found`, Error 127).
+NPM = $(shell command -v npm 2>/dev/null)
 tests/mermaid/node_modules/.installed: tests/mermaid/package.json tests/mermaid/package-lock.json
+	$(if $(NPM),,$(error the tests need Node.js and npm (for the Mermaid parser): install them, e.g. `apt-get install nodejs npm`, then run make again))
 	cd tests/mermaid && npm ci --no-audit --no-fund --loglevel=error
 	touch $@
 
+# The fast suite, for every change; `make test-all` adds the tests marked slow (the ones that
+# train networks to the end), as CI (.ci/run) does.
 test: install tests/mermaid/node_modules/.installed
+	$(PY) -m pytest -q -m "not slow"
+
+test-all: install tests/mermaid/node_modules/.installed
 	$(PY) -m pytest -q
 
 lint: install

@@ -13,9 +13,10 @@ of the backward pass, and per-layer gradient tables for small networks.
 
 The public API (`__all__`):
 
-- the engine: `Value`, `Graph` (a built graph re-evaluated in place), `Op`,
-  `topological_order`, and the ops as functions `exp log tanh sigmoid relu sin cos abs
-  sqrt detach`;
+- the engine: `Value`, `Constant` (a number in an expression: no gradient), `Graph` (a
+  built graph re-evaluated in place), `Op`, `topological_order`, `no_grad()` (build without
+  recording a graph), and the ops as functions `exp log tanh sigmoid relu sin cos abs sqrt
+  detach`;
 - `parse(text, **values)`: an expression (statements separated by `;`) to its output Value;
 - pictures: `draw` (a `graphviz.Digraph`), `to_mermaid`, `to_json` (more in `gradviz.render`);
   `explore(value)`: the live HTML page, shown inline in notebooks (`.save(path)` writes it);
@@ -39,6 +40,7 @@ from typing import TYPE_CHECKING
 _API: dict[str, str] = {
     **dict.fromkeys(
         [
+            "Constant",
             "Graph",
             "Op",
             "Value",
@@ -47,6 +49,7 @@ _API: dict[str, str] = {
             "detach",
             "exp",
             "log",
+            "no_grad",
             "relu",
             "sigmoid",
             "sin",
@@ -66,6 +69,7 @@ _API: dict[str, str] = {
 _MODULES = ("gradcheck", "trace")  # callable modules (see above)
 
 __all__ = [
+    "Constant",
     "GradvizError",
     "Graph",
     "Op",
@@ -78,6 +82,7 @@ __all__ = [
     "explore",
     "gradcheck",
     "log",
+    "no_grad",
     "parse",
     "relu",
     "sigmoid",
@@ -93,6 +98,7 @@ __all__ = [
 if TYPE_CHECKING:
     from gradviz import gradcheck, trace
     from gradviz.engine import (
+        Constant,
         Graph,
         Op,
         Value,
@@ -101,6 +107,7 @@ if TYPE_CHECKING:
         detach,
         exp,
         log,
+        no_grad,
         relu,
         sigmoid,
         sin,

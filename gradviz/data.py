@@ -15,7 +15,7 @@ from pathlib import Path
 
 import numpy as np
 
-from gradviz.errors import DataError
+from gradviz.errors import DataError, listing, quoted
 from gradviz.files import read_capped
 
 # Refused before anything is allocated: a few megabytes of floats at most.
@@ -116,9 +116,12 @@ def load(spec: DataSpec, base: Path | None = None) -> Dataset:
         size = spec.resolved_size
         if not 1 <= size <= MAX_POINTS:
             raise DataError(f"data size {size} is out of range (1 to {MAX_POINTS:,})")
-        rng = np.random.default_rng(spec.seed)
-        make = {"circle": _circle, "moons": _moons, "spiral": _spiral}[spec.name]
-        X, Y = make(size, spec.resolved_noise, rng)
+        if spec.name == "moons":
+            X, Y = _moons(size, spec.resolved_noise, spec.seed)
+        else:
+            rng = np.random.default_rng(spec.seed)
+            make = {"circle": _circle, "spiral": _spiral}[spec.name]
+            X, Y = make(size, spec.resolved_noise, rng)
         return Dataset(spec.describe(), X, Y, ("x0", "x1"))
     if spec.name == "csv":
         if spec.path is None:
@@ -128,7 +131,7 @@ def load(spec: DataSpec, base: Path | None = None) -> Dataset:
             path = base / path
         return read_csv(path, label=spec.label, features=spec.features)
     raise DataError(
-        f"unknown data set {spec.name!r}; built-in: {', '.join(BUILTIN)}, or a CSV file"
+        f"unknown data set {quoted(spec.name)}; built-in: {', '.join(BUILTIN)}, or a CSV file"
     )
 
 
@@ -142,19 +145,28 @@ def _circle(n: int, noise: float, rng: np.random.Generator) -> tuple[np.ndarray,
     return X, Y
 
 
-def _moons(n: int, noise: float, rng: np.random.Generator) -> tuple[np.ndarray, np.ndarray]:
-    """Two interleaving half circles (label 0 on top, 1 below), with Gaussian noise."""
-    top = n - n // 2
-    t_top = np.linspace(0.0, math.pi, top)
-    t_low = np.linspace(0.0, math.pi, n // 2)
-    X = np.concatenate(
+def _moons(n: int, noise: float, seed: int) -> tuple[np.ndarray, np.ndarray]:
+    """scikit-learn's `make_moons(n, noise=noise, random_state=seed)`, point for point:
+    the upper half circle (cos t, sin t) with label 0 and the lower one
+    (1 − cos t, 1 − sin t − 0.5) with label 1, t evenly over [0, π] (n // 2 points on
+    the upper one); the rows shuffled and then Gaussian noise added, both drawn from
+    numpy's legacy `RandomState(seed)` in that order, as scikit-learn does."""
+    n_out = n // 2
+    n_in = n - n_out
+    t_out = np.linspace(0, np.pi, n_out)
+    t_in = np.linspace(0, np.pi, n_in)
+    X = np.vstack(
         [
-            np.stack([np.cos(t_top), np.sin(t_top)], axis=1),
-            np.stack([1.0 - np.cos(t_low), 0.5 - np.sin(t_low)], axis=1),
+            np.append(np.cos(t_out), 1 - np.cos(t_in)),
+            np.append(np.sin(t_out), 1 - np.sin(t_in) - 0.5),
         ]
-    )
-    X = X + rng.normal(0.0, noise, size=X.shape)
-    Y = np.concatenate([np.zeros(top), np.ones(n // 2)])
+    ).T
+    Y = np.hstack([np.zeros(n_out), np.ones(n_in)])
+    generator = np.random.RandomState(seed)
+    indices = np.arange(n)
+    generator.shuffle(indices)  # sklearn.utils.shuffle: a shuffled range, then indexing
+    X, Y = X[indices], Y[indices]
+    X = X + generator.normal(scale=noise, size=X.shape)
     return X, Y
 
 
@@ -176,7 +188,7 @@ def _spiral(n: int, noise: float, rng: np.random.Generator) -> tuple[np.ndarray,
 def read_csv(
     path: Path, *, label: str | None = None, features: tuple[str, ...] | None = None
 ) -> Dataset:
-    """Feature columns and a 0/1 label column (default: the last). A header row is
+    """Feature columns and a 0/1 (or −1/1) label column (default: the last). A header row is
     detected by a cell that is not a number. Every problem names its line."""
     data = read_capped(path, MAX_CSV_BYTES, DataError, "CSV file")
     try:
@@ -209,7 +221,7 @@ def parse_csv(
     for cell in header:
         if not cell.isprintable():  # names are printed to terminals: no escape sequences
             raise DataError(
-                f"{name} line {first_line}: column name {cell!r} holds control characters"
+                f"{name} line {first_line}: column name {quoted(cell)} holds control characters"
             )
     if not body:
         raise DataError(f"{name}: the CSV file has a header but no data rows")
@@ -222,24 +234,33 @@ def parse_csv(
     else:
         feature_columns = [_column(f, header, name, "features") for f in features]
         if label_column in feature_columns:
-            raise DataError(f"{name}: column {header[label_column]!r} is both label and feature")
+            raise DataError(
+                f"{name}: column {quoted(header[label_column])} is both label and feature"
+            )
     if len(feature_columns) > MAX_FEATURES:
         raise DataError(f"{name}: more than {MAX_FEATURES} feature columns")
 
     X = np.empty((len(body), len(feature_columns)))
     Y = np.empty(len(body))
+    first: dict[float, int] = {}  # the line of each label's first use: 0/1 or −1/1
     for r, (line, row) in enumerate(body):
         if len(row) != width:
             raise DataError(f"{name} line {line}: {len(row)} fields, expected {width}")
         for c, column in enumerate(feature_columns):
             X[r, c] = _number(row[column], name, line, header[column])
         target = _number(row[label_column], name, line, header[label_column])
-        if target not in (0.0, 1.0):
+        if target not in (-1.0, 0.0, 1.0):
             raise DataError(
-                f"{name} line {line}: label {row[label_column]!r} in column "
-                f"{header[label_column]!r} is not 0 or 1"
+                f"{name} line {line}: label {quoted(row[label_column])} in column "
+                f"{quoted(header[label_column])} is not 0 or 1 (nor −1/1)"
             )
-        Y[r] = target
+        first[target] = first.get(target) or line
+        if -1.0 in first and 0.0 in first:
+            raise DataError(
+                f"{name} line {line}: labels 0 (line {first[0.0]}) and −1 (line "
+                f"{first[-1.0]}) in one file: use 0/1, or −1/1"
+            )
+        Y[r] = 0.0 if target == -1.0 else target  # −1/1 labels (hinge loss's) as 0/1
     return Dataset(name, X, Y, tuple(header[c] for c in feature_columns))
 
 
@@ -252,15 +273,16 @@ def _is_number(cell: str) -> bool:
 
 
 def _number(cell: str, name: str, line: int, column: str) -> float:
-    shown = cell if len(cell) <= 40 else f"{cell[:30]}… ({len(cell):,} characters)"
     try:
         value = float(cell)
     except ValueError:
         raise DataError(
-            f"{name} line {line}: {shown!r} in column {column!r} is not a number"
+            f"{name} line {line}: {quoted(cell)} in column {quoted(column)} is not a number"
         ) from None
     if not math.isfinite(value):  # nan, inf, or a number beyond float range (1e999)
-        raise DataError(f"{name} line {line}: {shown!r} in column {column!r} is not finite")
+        raise DataError(
+            f"{name} line {line}: {quoted(cell)} in column {quoted(column)} is not finite"
+        )
     return value
 
 
@@ -270,4 +292,4 @@ def _column(key: str, header: list[str], name: str, what: str) -> int:
         return header.index(key)
     if key.isdigit() and int(key) < len(header):
         return int(key)
-    raise DataError(f"{name}: {what} column {key!r} not found; columns: {', '.join(header)}")
+    raise DataError(f"{name}: {what} column {quoted(key)} not found; columns: {listing(header)}")

@@ -13,7 +13,8 @@ holds the per-sample gradients (sum them for a batch gradient).
 from __future__ import annotations
 
 import warnings
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
 from functools import lru_cache
 from typing import TypeAlias
@@ -43,7 +44,9 @@ def as_data(x: object) -> Number:
     if numpy is not None and isinstance(x, numpy.ndarray):
         return _result(numpy.asarray(x, dtype=numpy.float64))
     number = isinstance(x, int | float) or (numpy is not None and isinstance(x, numpy.number))
-    if isinstance(x, bool) or not number:
+    # bool is an int in Python, and micrograd's code relies on it (`Value(True)`); the
+    # expression language refuses `True` on its own (gradviz.expr).
+    if not number:
         raise TypeError(f"a Value holds a number or a numpy array, not {type(x).__name__}")
     return float(x)
 
@@ -78,6 +81,8 @@ class Op:
     # The largest |local derivative| anywhere (σ' <= 0.25), None when unbounded: the most
     # of the credit the op can pass back, for the vanishing-gradient diagnostics.
     max_slope: float | None = None
+    # micrograd's name for the op (`Value._op`) where it differs from `symbol` ('ReLU').
+    micrograd: str | None = None
 
     @property
     def arity(self) -> int:
@@ -211,6 +216,7 @@ RELU = Op(
     local_code=("1.0 if {a} > 0.0 else (0.0 if {a} <= 0.0 else {a})",),
     kinks=(0.0,),
     max_slope=1.0,
+    micrograd="ReLU",
 )
 SIN = Op(
     "sin", _unary("sin"), lambda out, a: (_result(np.cos(a)),), ("cos(a)",), "sin", max_slope=1.0
@@ -261,7 +267,7 @@ class Value:
 
     A leaf is made by the user (`Value(2.0, label="a")`); every other Value is made
     by an op and remembers it. Plain numbers mixed into expressions become
-    unlabelled leaves (constants).
+    `Constant` leaves.
     """
 
     # Parents live in two slots rather than a tuple: one allocation per node instead
@@ -283,14 +289,29 @@ class Value:
             return ()
         return (self.a,) if self.b is None else (self.a, self.b)
 
+    # -- micrograd's names, read-only, so its `draw_dot` and `nn.py` run unchanged ----
+
+    @property
+    def _prev(self) -> set[Value]:
+        """micrograd's parents: a new set each call (so `x*x` has one), never stored."""
+        return set(self.parents)
+
+    @property
+    def _op(self) -> str:
+        """micrograd's op string: '+', '*', '**2', 'ReLU', 'tanh', 'exp', '' for a leaf."""
+        op = self.op
+        if op is None:
+            return ""
+        return op.micrograd or op.symbol
+
     # -- building ---------------------------------------------------------------
 
     def __add__(self, other: Value | float) -> Value:
-        other = other if isinstance(other, Value) else Value(other)
+        other = other if isinstance(other, Value) else Constant(other)
         return _node(ADD, self, other, self.data + other.data)
 
     def __mul__(self, other: Value | float) -> Value:
-        other = other if isinstance(other, Value) else Value(other)
+        other = other if isinstance(other, Value) else Constant(other)
         return _node(MUL, self, other, self.data * other.data)
 
     def __pow__(self, other: Value | float) -> Value:
@@ -299,13 +320,13 @@ class Value:
         return apply(power_op(float(as_data(other))), self)
 
     def __rpow__(self, other: float) -> Value:
-        return apply(POW, Value(other), self)
+        return apply(POW, Constant(other), self)
 
     def __radd__(self, other: float) -> Value:
-        return Value(other) + self
+        return Constant(other) + self
 
     def __rmul__(self, other: float) -> Value:
-        return Value(other) * self
+        return Constant(other) * self
 
     # Compositions of the primitives above (as in the classic lesson).
     def __neg__(self) -> Value:
@@ -315,14 +336,14 @@ class Value:
         return self + (-other)
 
     def __rsub__(self, other: float) -> Value:
-        return Value(other) + (-self)
+        return Constant(other) + (-self)
 
     def __truediv__(self, other: Value | float) -> Value:
-        other = other if isinstance(other, Value) else Value(other)
+        other = other if isinstance(other, Value) else Constant(other)
         return self * other**-1.0
 
     def __rtruediv__(self, other: float) -> Value:
-        return Value(other) * self**-1.0
+        return Constant(other) * self**-1.0
 
     def __abs__(self) -> Value:
         return apply(ABS, self)
@@ -364,12 +385,36 @@ class Value:
         return self.op is None
 
     def backward(self) -> None:
-        """Fill in d(self)/d(node) for every node that self depends on.
+        """Add d(self)/d(node) into `node.grad` for every node self depends on.
 
-        Gradients of the graph are reset first, so calling it twice gives the same
-        numbers (unlike PyTorch, which accumulates across calls).
-        """
-        backpropagate(topological_order(self))
+        `.grad` is an accumulator, as in micrograd and PyTorch: two calls add up
+        (`l1.backward(); l2.backward()` leaves w.grad = dl1/dw + dl2/dw), and
+        `zero_grad()` empties it. Each call's own pass is exact even where the graphs
+        share nodes (unlike micrograd, whose stale inner grads are passed on again).
+        Nothing warns about a second call: accumulating on purpose (two losses, or
+        several examples of a batch) cannot be told from doing it by mistake.
+        `backpropagate` is the pass that starts from zero (the CLI's)."""
+        order = topological_order(self)
+        # Grads held from earlier calls: set aside, the pass runs from zero, then added.
+        grads = [n.grad for n in order]
+        try:
+            held = any(grads)  # at C speed: a fresh graph holds zeros only
+        except ValueError:  # a batch's array has no single truth value
+            held = True
+        carried = (
+            [(n, g) for n, g in zip(order, grads, strict=True) if type(g) is np.ndarray or g != 0]
+            if held
+            else []
+        )
+        backpropagate(order)
+        for node, earlier in carried:
+            node.grad = earlier + node.grad
+
+    def zero_grad(self) -> None:
+        """Set the grad of self and of every node it depends on to 0 (before a backward
+        whose numbers should not add to the last one's)."""
+        for node in topological_order(self):
+            node.grad = 0.0
 
     def __repr__(self) -> str:
         name = f"{self.label}, " if self.label else ""
@@ -391,9 +436,50 @@ def _node(op: Op, a: Value, b: Value | None, data: Number) -> Value:
 _new = object.__new__
 
 
+class Constant(Value):
+    """A plain number in an expression (the 2 of `2*x`, the hidden -1 of `a - b`), or a
+    value made under `no_grad`: a leaf that is not an input. The engine treats it as any
+    leaf; the pictures and the trace show it by its number, with no gradient and no step
+    of its own, since nobody can nudge it."""
+
+    __slots__ = ()
+
+
+def _constant_node(op: Op, a: Value, b: Value | None, data: Number) -> Value:
+    """`_node` under `no_grad`: the result alone, with no op and no parents."""
+    out = _new(Constant)
+    out.data = data
+    out.grad = 0.0
+    out.op = None
+    out.a = None
+    out.b = None
+    out.label = None
+    return out
+
+
+@contextmanager
+def no_grad() -> Iterator[None]:
+    """Values computed inside are constants: they record no op and no parents, as under
+    `torch.no_grad()`, so no graph is kept and no gradient flows back through them.
+
+    `detach(x)` differs: it records a `detach` node, so the graph still shows where the
+    value came from (a dashed "no grad" edge) and `Graph.forward` recomputes it when the
+    leaves change; only the gradient stops there. `no_grad` keeps nothing: cheaper (no
+    node per op), but the value is frozen and drawn as a bare number. Use it for work
+    that needs no gradient, such as an update step or an evaluation. It sets a module-level
+    switch: not for use from several threads at once."""
+    global _node
+    previous = _node
+    _node = _constant_node
+    try:
+        yield
+    finally:
+        _node = previous
+
+
 def apply(op: Op, *inputs: Value | float) -> Value:
     """Apply an op to Values (plain numbers become constants)."""
-    parents = tuple(x if isinstance(x, Value) else Value(x) for x in inputs)
+    parents = tuple(x if isinstance(x, Value) else Constant(x) for x in inputs)
     if len(parents) != op.arity:
         raise TypeError(f"{op.name} takes {op.arity} argument(s), got {len(parents)}")
     data = op.forward(*[p.data for p in parents])
@@ -444,7 +530,9 @@ EdgeObserver = Callable[[Value, int, Value, Number, Number], None]
 
 
 def backpropagate(order: list[Value], on_edge: EdgeObserver | None = None) -> None:
-    """The backward pass over a topological order whose last node is the output.
+    """The backward pass over a topological order whose last node is the output, from
+    zero: every node's grad is reset first (`Value.backward` adds the result to what the
+    grads held before; the CLI, training and the trace use this pass as it is).
 
     Nodes that no credit reaches (behind detach) pass none on, not even 0·inf = nan.
     `on_edge`, if given, is called for every edge the credit travels along, right after
@@ -521,7 +609,13 @@ class Graph:
         return evaluate(self.nodes)
 
     def backward(self) -> None:
+        """A fresh backward pass (grads from zero): after a `forward` with new leaf data,
+        the grads are those of the new data, never added to the last ones'."""
         backpropagate(self.nodes)
+
+    def zero_grad(self) -> None:
+        for node in self.nodes:
+            node.grad = 0.0
 
 
 def _function(op: Op) -> Callable[[Value | float], Value]:

@@ -24,6 +24,42 @@ class GradvizError(Exception):
         return self.message if not self.hint else f"{self.message}\n{self.hint}"
 
 
+QUOTE_LIMIT = 60  # characters of the user's text an error quotes; the rest is elided
+
+
+def quoted(value: object, limit: int = QUOTE_LIMIT) -> str:
+    """The user's text (or a value read from a file) as an error quotes it: in quotes, with
+    control characters escaped (repr), and cut after `limit` characters with its length,
+    so that no error line echoes 20,000 characters: `'vvvv…' (20,000 characters)`."""
+    if isinstance(value, str):
+        if len(value) <= limit and len(shown := repr(value)) <= limit + 2:
+            return shown
+        # the longest start whose repr fits: an escape such as \x1b takes four columns
+        low, high = 0, min(len(value), limit)
+        while low < high:
+            middle = (low + high + 1) // 2
+            low, high = (
+                (middle, high) if len(repr(value[:middle])) <= limit + 2 else (low, middle - 1)
+            )
+        head = repr(value[:low])
+        return f"{head[:-1]}…{head[-1]} ({len(value):,} characters)"
+    shown = repr(value)
+    return shown if len(shown) <= limit else f"{shown[:limit]}… ({len(shown):,} characters)"
+
+
+def shortened(text: str, limit: int = QUOTE_LIMIT) -> str:
+    """A name as an error shows it unquoted (a spec key, a column): cut after `limit`
+    characters with …"""
+    return text if len(text) <= limit else f"{text[:limit]}…"
+
+
+def listing(names: list[str], shown: int = 8, width: int = 20) -> str:
+    """Names for an error line (the leaves, the columns): the first `shown`, each cut to
+    `width` characters, then how many there are in all: `c0, c1, … (1,000 in all)`."""
+    text = ", ".join(shortened(name, width) for name in names[:shown])
+    return text if len(names) <= shown else f"{text}, … ({len(names):,} in all)"
+
+
 class InputError(GradvizError):
     """The user gave something we cannot accept (exit status 2)."""
 
@@ -59,7 +95,7 @@ class ExpressionError(InputError):
         line_end = self.source.find("\n", self.start)
         line_end = len(self.source) if line_end == -1 else line_end
         left = max(line_start, self.start - _CONTEXT)
-        span_end = min(self.end, line_end, self.start + 2 * _CONTEXT)
+        span_end = min(self.end, line_end, self.start + _CONTEXT)
         right = min(line_end, span_end + _CONTEXT)
         before = ("…" if left > line_start else "") + self.source[left : self.start]
         spanned = self.source[self.start : span_end]

@@ -43,8 +43,8 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 
 from gradviz import seeded
-from gradviz.engine import UNARY_OPS, Value, apply, as_data
-from gradviz.errors import ExpressionError, InputError
+from gradviz.engine import UNARY_OPS, Constant, Value, apply, as_data
+from gradviz.errors import ExpressionError, InputError, listing, quoted, shortened
 from gradviz.numbers import fmt
 
 MAX_LENGTH = 10_000
@@ -220,7 +220,7 @@ def parse_program(
     if not isinstance(text, str):
         raise InputError(f"an expression is text, not {type(text).__name__}")
     if isinstance(seed, bool) or not isinstance(seed, int) or seed < 0:
-        raise InputError(f"the seed must be a whole number >= 0, got {seed!r}")
+        raise InputError(f"the seed must be a whole number >= 0, got {quoted(seed)}")
     if len(text) > MAX_LENGTH:
         raise InputError(
             f"expression too long: {len(text)} characters (the limit is {MAX_LENGTH})",
@@ -241,6 +241,12 @@ def parse(text: str, **values: float) -> Value:
     return parse_program(text, values).output
 
 
+def _exact(number: float) -> str:
+    """A number as written, digit for digit (`-1000001`, not fmt's `-1e6`): an error
+    that names a limit must not round the number onto it."""
+    return str(int(number)) if number.is_integer() and abs(number) < 1e18 else repr(number)
+
+
 def parse_assignments(args: Sequence[str]) -> dict[str, float]:
     """`["a=2", "b=-3e-2"]` → `{"a": 2.0, "b": -0.03}` (the CLI's NAME=VALUE arguments).
 
@@ -251,7 +257,7 @@ def parse_assignments(args: Sequence[str]) -> dict[str, float]:
         name_text, sep, value_text = arg.partition("=")
         if not sep:
             raise ExpressionError(
-                f"expected NAME=VALUE, got {arg!r}",
+                f"expected NAME=VALUE, got {quoted(arg)}",
                 source=arg,
                 start=0,
                 end=len(arg),
@@ -259,9 +265,17 @@ def parse_assignments(args: Sequence[str]) -> dict[str, float]:
             )
         name = unicodedata.normalize("NFKC", name_text.strip())
         name_start = len(name_text) - len(name_text.lstrip())
-        if not name.isidentifier() or _is_dunder(name) or len(name) > MAX_NAME_LENGTH:
+        if len(name) > MAX_NAME_LENGTH:
             raise ExpressionError(
-                f"{name_text.strip()!r} is not a usable name",
+                f"name too long: {len(name)} characters (the limit is {MAX_NAME_LENGTH})",
+                source=arg,
+                start=name_start,
+                end=max(len(name_text.rstrip()), name_start + 1),
+                hint="use a shorter name",
+            )
+        if not name.isidentifier() or _is_dunder(name):
+            raise ExpressionError(
+                f"{quoted(name_text.strip())} is not a usable name",
                 source=arg,
                 start=name_start,
                 end=max(len(name_text.rstrip()), name_start + 1),
@@ -272,7 +286,7 @@ def parse_assignments(args: Sequence[str]) -> dict[str, float]:
             value = float(value_text.strip())
         except ValueError:
             raise ExpressionError(
-                f"the value for {name} is not a number: {value_text.strip()!r}",
+                f"the value for {name} is not a number: {quoted(value_text.strip())}",
                 source=arg,
                 start=value_start,
                 end=len(arg),
@@ -296,7 +310,8 @@ def describe_defaults(program: Program) -> str | None:
         return None
     items = list(program.defaults.items())
     first = items[0][0]
-    how = f"(set them as {first}=VALUE, or change them with --seed N)"
+    them = "it" if len(items) == 1 else "them"
+    how = f"(set {them} as {first}=VALUE, or change {them} with --seed N)"
     if len(items) <= MAX_DEFAULTS_SHOWN:
         names = ", ".join(name for name, _ in items)
         used = ", ".join(f"{name}={fmt(value)}" for name, value in items)
@@ -625,8 +640,10 @@ def _normalise_values(values: Mapping[str, object]) -> dict[str, object]:
     for key, value in values.items():
         name = unicodedata.normalize("NFKC", str(key))
         if name in result:
-            raise InputError(f"a value for {name} is given twice ({key!r} is the same name)")
+            raise InputError(f"a value for {name} is given twice ({quoted(key)} is the same name)")
         try:
+            if isinstance(value, bool):  # Value(True) is 1.0 (micrograd), a=True a slip
+                raise TypeError
             result[name] = as_data(value)
         except TypeError:
             raise InputError(
@@ -877,7 +894,8 @@ class _Compiler:
                 if not abs(exponent) <= MAX_EXPONENT:
                     raise self.fail(
                         node.right,
-                        f"exponent too large: {fmt(exponent)} (the limit is {fmt(MAX_EXPONENT)})",
+                        f"exponent too large: {_exact(exponent)} is outside "
+                        f"{fmt(-MAX_EXPONENT)} to {fmt(MAX_EXPONENT)}",
                         hint="every power this large of a number other than ±1 is 0 or inf",
                     )
                 if isinstance(node.left, ast.Name) and not float(exponent).is_integer():
@@ -995,24 +1013,25 @@ class _Compiler:
     def check_values(self) -> None:
         """Every given value must name a leaf of the expression."""
         leaves = [*self.free, *self.number_leaves]
-        for name in self.given:
-            if name in leaves:
+        for given in self.given:
+            if given in leaves:
                 continue
-            if name in self.assigned_anywhere:
+            name = shortened(given, 40)  # said twice below: a name may be 100 characters
+            if given in self.assigned_anywhere:
                 raise InputError(
                     f"a value was given for {name}, but the expression computes {name}",
-                    hint="give values only to leaves: " + (", ".join(leaves) or "(there are none)"),
+                    hint="give values only to leaves: " + (listing(leaves) or "(there are none)"),
                 )
-            if name in UNARY_OPS:
+            if given in UNARY_OPS:
                 raise InputError(
                     f"a value was given for {name}, which is a function",
-                    hint="the leaves are: " + (", ".join(leaves) or "(none)"),
+                    hint="the leaves are: " + (listing(leaves) or "(none)"),
                 )
             import difflib  # lazy: start-up (only for a mistyped name)
 
-            close = difflib.get_close_matches(name, leaves, n=1)
+            close = difflib.get_close_matches(given, leaves, n=1)
             hint = f"did you mean {close[0]}? " if close else ""
-            hint += "the leaves are: " + (", ".join(leaves) or "(none)")
+            hint += "the leaves are: " + (listing(leaves) or "(none)")
             raise InputError(
                 f"a value was given for {name}, but {name} does not appear in the expression",
                 hint=hint,
@@ -1092,7 +1111,7 @@ def _execute(code: _Code, nodes: dict[str, Value]) -> Value | float:
             stack.append(-top if isinstance(top, Value) else -float(top))
         elif kind == "powc":
             base = stack.pop()
-            base = base if isinstance(base, Value) else Value(base)
+            base = base if isinstance(base, Value) else Constant(base)
             stack.append(base ** float(arg))  # type: ignore[arg-type]
         elif kind == "call":
             stack.append(apply(UNARY_OPS[arg], stack.pop()))  # type: ignore[index]
@@ -1100,6 +1119,6 @@ def _execute(code: _Code, nodes: dict[str, Value]) -> Value | float:
             right = stack.pop()
             left = stack.pop()
             if not isinstance(left, Value) and not isinstance(right, Value):
-                left = Value(left)
+                left = Constant(left)
             stack.append(_BINARY[arg](left, right))  # type: ignore[index]
     return stack.pop()

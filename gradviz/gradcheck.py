@@ -30,8 +30,8 @@ from typing import Literal
 
 import numpy as np
 
-from gradviz.engine import Number, Value, backpropagate, evaluate, topological_order
-from gradviz.errors import InputError
+from gradviz.engine import Constant, Number, Value, backpropagate, evaluate, topological_order
+from gradviz.errors import InputError, listing, quoted
 from gradviz.lazy import callable_module
 from gradviz.numbers import fmt
 from gradviz.trace import definition, node_names, output_name
@@ -67,6 +67,14 @@ class Row:
     status: Status
     note: str = ""
     truncation: float = 0.0
+    # The lesson's numbers: L at the leaf's two nudged points (x + h, x − h as the floats
+    # hold them), and the plain central difference D(h) = (L(x+h) − L(x−h)) / 2h, where
+    # `step` is the 2h the floats really took. The table's `numeric` extrapolates D(h)
+    # and D(h/2), so it is closer to the truth than `central`.
+    plus: Number = math.nan
+    minus: Number = math.nan
+    step: Number = math.nan
+    central: Number = math.nan
 
     @property
     def failed(self) -> bool:
@@ -81,6 +89,25 @@ def default_eps(x: Number) -> float:
     return EPS_SCALE * max(1.0, magnitude)
 
 
+# The smallest step, in units in the last place of the leaf, that the extrapolation can
+# use: x ± h/2 must land on floats apart from x ± h, and rounding must not make the two
+# steps equal (h = 1e-20 at x = 3 moves x not at all: 0/0).
+MIN_STEP_ULPS = 16
+
+
+def _check_step(eps: float, x: Number, name: str) -> None:
+    """Refuse a step given by the user that float64 cannot take at this leaf."""
+    magnitude = _max_abs(x) if _finite(x) else 0.0
+    x = x if isinstance(x, float) else magnitude  # a batch: its largest value
+    smallest = MIN_STEP_ULPS * float(np.spacing(magnitude))
+    if eps < smallest:
+        raise InputError(
+            f"eps {eps:g} is too small to measure a slope at {name} = {fmt(x)}: "
+            f"float64 cannot take steps below {smallest:.2g} there (give a larger eps, "
+            f"or none for the default, {default_eps(x):.2g})"
+        )
+
+
 def _finite(x: Number) -> bool:
     return bool(np.all(np.isfinite(x)))
 
@@ -91,8 +118,9 @@ def _max_abs(x: Number) -> float:
 
 def _choose_leaves(order: list[Value], wrt: Iterable[Value | str] | None) -> list[Value]:
     """The leaves to check: those asked for (by Value or name), else the labelled ones
-    (all leaves when none has a label, as in a graph built from plain Values)."""
-    leaves = [v for v in order if v.op is None]
+    (all inputs when none has a label, as in a graph built from plain Values; never the
+    constants, which nobody nudges)."""
+    leaves = [v for v in order if v.op is None and type(v) is not Constant]
     if wrt is None:
         labelled = [v for v in leaves if v.label]
         return labelled or leaves
@@ -107,9 +135,10 @@ def _choose_leaves(order: list[Value], wrt: Iterable[Value | str] | None) -> lis
         else:
             node = by_name.get(item)
             if node is None:
-                known = ", ".join(names[v] for v in leaves if v.label) or "none"
+                known = listing([names[v] for v in leaves if v.label]) or "none"
                 raise InputError(
-                    f"no leaf named {item!r} in this graph", hint=f"Leaves with names: {known}."
+                    f"no leaf named {quoted(item)} in this graph",
+                    hint=f"Leaves with names: {known}.",
                 )
         if node.op is not None:
             raise InputError(
@@ -255,7 +284,9 @@ def _origin(order: list[Value], names: dict[Value, str], leaf: Value) -> tuple[V
         if v.op is None:
             if v is leaf:
                 return v, f"{names[v]} itself is {bad}"
-            return v, f"the leaf {names[v]} is {bad}" if v.label else f"a constant is {bad}"
+            if type(v) is Constant:
+                return v, f"a constant is {bad}"
+            return v, f"the leaf {names[v]} is {bad}"
         index = int(np.argmax(~np.isfinite(np.asarray(v.data)).ravel()))
         inputs = [_sample(p.data, index) for p in v.parents]
         shown = ", ".join(fmt(x) for x in inputs)
@@ -315,7 +346,7 @@ def gradcheck(
     the step h (default `default_eps(x)` per leaf). A row passes when the relative error
     is at most `tol`, or the absolute error is within the rounding noise of the estimate
     plus its truncation estimate. The graph is left as it was found, with the analytic
-    gradients in `.grad`.
+    gradients of one pass from zero in `.grad` (grads accumulated before are replaced).
     """
     # nan and inf are results to report here, not warnings to print.
     with np.errstate(all="ignore"):
@@ -342,6 +373,8 @@ def _gradcheck(
     for leaf in leaves:
         x = leaf.data
         h = eps if eps is not None else default_eps(x)
+        if eps is not None:
+            _check_step(eps, x, names[leaf])
         nodes, moves = _on_path(order, leaf, reached)
         kinks = [v for v in nodes if v.op.kinks and v.a in moves]
         at_point = _non_finite_at_point(order, nodes, names, leaf, out)
@@ -432,6 +465,10 @@ def _gradcheck(
                 truncation=truncation,
                 status=status,
                 note=note,
+                plus=plus.value,
+                minus=minus.value,
+                step=full,
+                central=d_full,
             )
         )
     backpropagate(order)  # the grads as they were (the nudges did not touch them, but be sure)

@@ -8,15 +8,16 @@ recorded during training and training's own account of a divergence.
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
 from gradviz.data import Dataset
-from gradviz.errors import InputError
-from gradviz.model import Model, load_model
+from gradviz.errors import GradvizError, InputError
+from gradviz.model import Model, load_model, model_inputs
 from gradviz.nn import LayerSample, Network, layer_samples, resolve_spec, spec_from_mapping
 from gradviz.stats import Diagnosis, History, diagnose, history, verdict
-from gradviz.train import check_width, load_data, train
+from gradviz.train import Evaluation, check_width, evaluate, load_data, train
 
 MODEL_SUFFIX = ".json"
 
@@ -33,6 +34,18 @@ class Measurement:
     snapshots: History | None
     stopped: str | None
     description: str
+    network: Network | None = None  # the weights measured, and on what (for `performance`)
+    dataset: Dataset | None = None
+    final: Evaluation | None = None  # training's own evaluation, when it trained
+
+    def performance(self) -> Evaluation | None:
+        """Loss and accuracy of the weights measured, on the data measured (None when
+        the network or the data is not at hand)."""
+        if self.final is not None:
+            return self.final
+        if self.network is None or self.dataset is None:
+            return None
+        return evaluate(self.network, self.dataset)
 
     def diagnosis(self) -> Diagnosis:
         return diagnose(self.samples, epoch=self.epoch)
@@ -47,28 +60,47 @@ class Measurement:
 
 
 def measure(
-    source: str, epochs: int | None = None, every: int | None = None, data: str | None = None
+    source: str,
+    epochs: int | None = None,
+    every: int | None = None,
+    data: str | None = None,
+    options: Mapping[str, object] | None = None,
+    option_names: Mapping[str, str] | None = None,
+    label: str | None = None,
 ) -> Measurement:
     """A saved model (a `.json` file) as saved, or a spec (a TOML file or a built-in
     name) at its initial weights or after `epochs` of training (statistics recorded
     every `every` epochs). `data` (a built-in name or a .csv path, as the user gave it)
-    replaces the data set; for a model, it is also how to use data outside its folder."""
+    replaces the data set; for a model, it is also how to use data outside its folder.
+    `options` are more spec keys on top (`{"activation": "relu"}`), `option_names` the
+    names their errors give them, `label` the name the measurement goes by."""
+    options = dict(options or {})
+    if "epochs" in options:
+        epochs = options.pop("epochs")  # type: ignore[assignment]
     if source.lower().endswith(MODEL_SUFFIX):
+        if options:
+            raise InputError(
+                f"{label or source}: spec options apply to a spec, not to a saved model"
+            )
         if epochs is not None or every is not None:
             raise InputError("--epochs and --every apply to a spec, not to a saved model")
         model = load_model(Path(source))
         dataset = model_data(model, data)
         epoch = model.epochs_run
         return Measurement(
-            source,
+            label or source,
             model.layer_samples(dataset),
             epoch,
             model.snapshots() or None,
             model.stopped,
             f"saved after {epoch} epochs, on {dataset.name}, {dataset.size} examples",
+            model.network(),
+            dataset,
         )
     overrides = {"epochs": epochs, "record_every": every, "data": _data_option(data)}
     names = {"epochs": "--epochs", "record_every": "--every", "data": "--data"}
+    overrides.update(options)
+    names.update(option_names or {})
     spec = resolve_spec(source, overrides, names)
     dataset = load_data(spec)
     where = f"on {dataset.name}, {dataset.size} examples"
@@ -78,23 +110,46 @@ def measure(
         check_width(spec, dataset)
         network = Network.from_spec(spec)
         return Measurement(
-            source,
+            label or source,
             layer_samples(network, dataset.X, dataset.Y),
             0,
             None,
             None,
             f"at initialisation (seed {spec.seed}), {where}",
+            network,
+            dataset,
         )
     result = train(spec, dataset, keep_going=True)
     epoch, samples = result.history.snapshots[-1]
     return Measurement(
-        source,
+        label or source,
         samples,  # type: ignore[arg-type]  (the latest snapshot keeps its raw samples)
         epoch,
         history(result.history.snapshots),
         result.history.stopped,
         f"after {epoch} epochs (lr {spec.learning_rate:g}, {spec.update_text}), {where}",
+        result.network,
+        dataset,
+        result.final,
     )
+
+
+def input_files(source: str, data: str | None = None) -> list[str | Path]:
+    """The files `measure(source, data=data)` reads: the spec or model, and the CSV data
+    it names. No output of the command may overwrite one of them."""
+    files: list[str | Path] = [data] if data else []
+    if source.lower().endswith(MODEL_SUFFIX):
+        return [*model_inputs(Path(source)), *files]
+    if not Path(source).is_file():
+        return files  # a built-in network
+    try:
+        spec = resolve_spec(source, {}, {})
+    except GradvizError:  # its error is raised where the command reads it
+        return [source, *files]
+    if spec.data.path is not None:
+        base = Path(spec.base_dir) if spec.base_dir else Path()
+        files.append(base / spec.data.path)
+    return [source, *files]
 
 
 def model_data(model: Model, data: str | None = None) -> Dataset:

@@ -14,6 +14,8 @@ from __future__ import annotations
 
 import json
 import math
+import os
+import stat
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -22,7 +24,7 @@ import numpy as np
 
 from gradviz.data import Dataset, load
 from gradviz.engine import Value, topological_order
-from gradviz.errors import GradvizError, InputError, ModelError
+from gradviz.errors import GradvizError, InputError, ModelError, quoted, shortened
 from gradviz.files import read_capped
 from gradviz.nn import (
     Built,
@@ -36,7 +38,7 @@ from gradviz.nn import (
 )
 from gradviz.numbers import fmt, from_json_number, json_safe
 from gradviz.stats import Diagnosis, History, diagnose, history
-from gradviz.train import KEEP_GOING_ADVICE, Result
+from gradviz.train import CLIPPING_KEYS, KEEP_GOING_ADVICE, Result
 
 FORMAT = "gradviz-model"
 VERSION = 1
@@ -60,7 +62,7 @@ class Model:
     source: Path | None = None
 
     def network(self) -> Network:
-        network = Network(self.spec.layers, self.spec.activations, self.spec.loss)
+        network = Network(self.spec.layers, self.spec.activations, self.spec.loss, self.spec.l2)
         network.set_weights(self.weights)
         return network
 
@@ -78,7 +80,16 @@ class Model:
                     "a model file may only name data beside it or below it. Move the model "
                     "next to its data, or give the data yourself with --data"
                 )
+            _regular_file(path, self.source)
         return load(data, Path(self.spec.base_dir) if self.spec.base_dir else None)
+
+    def data_file(self) -> Path | None:
+        """The CSV file its data set is read from (None for a built-in data set)."""
+        data = self.spec.data
+        if data.name != "csv" or data.path is None:
+            return None
+        path = Path(data.path)
+        return Path(self.spec.base_dir) / path if self.spec.base_dir else path
 
     def layer_samples(self, dataset: Dataset | None = None) -> list[LayerSample]:
         """Per-layer state of the saved weights on its data (the first rows of a data set
@@ -115,6 +126,18 @@ class Model:
 
         return floats("loss"), floats("accuracy"), int(self.history.get("every", 1))
 
+    def clipping(self) -> list[tuple[int, int, float, float]]:
+        """The saved clipping record (see `train.History.clipping`); [] when the model
+        did not clip or was saved before gradviz recorded it."""
+        saved = self.history.get("clipping")
+        if not saved:
+            return []
+        columns = [[from_json_number(v) for v in saved[key]] for key in CLIPPING_KEYS]
+        return [
+            (int(u or 0), int(c or 0), float(b or 0.0), float(a or 0.0))  # (checked on load)
+            for u, c, b, a in zip(*columns, strict=True)
+        ]
+
 
 def from_result(result: Result) -> Model:
     """A Model from `gradviz.train.train`'s result, with its gradient history."""
@@ -131,6 +154,9 @@ def from_result(result: Result) -> Model:
             "loss": history.loss[kept],
             "accuracy": history.accuracy[kept],
             "stopped": history.stopped,
+            # with clipping (else absent), per kept epoch: updates, clipped, mean ‖g‖
+            # before and after
+            **({"clipping": clipping} if (clipping := history.clipping_series(kept)) else {}),
             "gradients": [
                 (s if isinstance(s, Diagnosis) else diagnose(s, epoch=e)).to_dict()
                 for e, s in history.snapshots
@@ -210,6 +236,28 @@ def load_model(path: Path | str) -> Model:
     return model
 
 
+def _regular_file(path: Path, model: Path) -> None:
+    """A model's data path must be a plain file: a named pipe or a device named in a
+    model someone sent would make gradviz wait forever, or read without end."""
+    try:
+        mode = os.stat(path).st_mode
+    except OSError:
+        return  # missing or unreadable: read_csv says so
+    if not stat.S_ISREG(mode):
+        what = "a folder" if stat.S_ISDIR(mode) else "not a regular file (a pipe or a device)"
+        raise ModelError(f"{model}: its data set {quoted(str(path))} is {what}")
+
+
+def model_inputs(path: Path) -> list[Path]:
+    """A saved model's file and the CSV file it names: the inputs that no output of a
+    command may overwrite (`draw --model m.json -o points.csv` would destroy the data)."""
+    try:
+        data = load_model(path).data_file()
+    except GradvizError:  # its error is raised where the command reads it
+        return [path]
+    return [path] if data is None else [path, data]
+
+
 def parse_model(text: str, name: str = "model", base_dir: str | None = None) -> Model:
     try:
         raw = json.loads(
@@ -234,7 +282,8 @@ def parse_model(text: str, name: str = "model", base_dir: str | None = None) -> 
         raise ModelError(f'{name}: not a gradviz model (no "format": "{FORMAT}")')
     if raw.get("version") != VERSION:
         raise fail(
-            "version", f"{raw.get('version')!r} is not a version this gradviz reads ({VERSION})"
+            "version",
+            f"{quoted(raw.get('version'))} is not a version this gradviz reads ({VERSION})",
         )
     for key in ("spec", "layers", "history"):
         if key not in raw:
@@ -287,10 +336,29 @@ def _check_history(history: dict) -> None:
     for key, low in (("epochs_run", 0), ("every", 1)):
         value = history.get(key, low)
         if isinstance(value, bool) or not isinstance(value, int) or value < low:
-            raise InputError(f"history.{key}: expected a whole number ≥ {low}, got {value!r}")
+            raise InputError(f"history.{key}: expected a whole number ≥ {low}, got {quoted(value)}")
     stopped = history.get("stopped")
     if stopped is not None and (not isinstance(stopped, str) or not stopped.isprintable()):
         raise InputError("history.stopped: expected null or a line of text")
+    clipping = history.get("clipping")  # absent from files older than the record
+    if clipping is not None:
+        if not isinstance(clipping, dict) or set(clipping) != set(CLIPPING_KEYS):
+            raise InputError(
+                f"history.clipping: expected null or an object of {', '.join(CLIPPING_KEYS)}"
+            )
+        for key in CLIPPING_KEYS:
+            series = clipping[key]
+            counts = key in ("updates", "clipped")
+            if not isinstance(series, list) or any(
+                (isinstance(v, bool) or not isinstance(v, int) or v < 0)
+                if counts
+                else from_json_number(v) is None
+                for v in series
+            ):
+                kind = "whole numbers ≥ 0" if counts else "numbers"
+                raise InputError(f"history.clipping.{key}: expected a list of {kind}")
+        if len({len(clipping[key]) for key in CLIPPING_KEYS}) != 1:
+            raise InputError("history.clipping: its lists differ in length")
     gradients = history.get("gradients", [])
     if not isinstance(gradients, list):
         raise InputError("history.gradients: expected a list of objects")
@@ -344,7 +412,7 @@ def _vector(
         param = f"{layer}.N{row + 1}.w{k}" if row is not None else f"{layer}.N{k + 1}.b"
         nonfinite = x is not None or v in ("NaN", "Infinity", "-Infinity")
         problem = "is not finite (the model diverged)" if nonfinite else "is not a number"
-        raise fail(f"{where}[{k}]", f"{param} = {json.dumps(v)} {problem}")
+        raise fail(f"{where}[{k}]", f"{param} = {shortened(json.dumps(v))} {problem}")
     return np.array(numbers, dtype=np.float64)
 
 
@@ -398,10 +466,12 @@ def parse_input(text: str, width: int) -> tuple[float, ...]:
         values = tuple(float(p) for p in parts)
     except ValueError:
         raise InputError(
-            f"--input {text!r}: expected {width} numbers separated by commas"
+            f"--input {quoted(text)}: expected {width} numbers separated by commas"
         ) from None
     if len(values) != width or not all(math.isfinite(v) for v in values):
-        raise InputError(f"--input {text!r}: expected {width} finite numbers separated by commas")
+        raise InputError(
+            f"--input {quoted(text)}: expected {width} finite numbers separated by commas"
+        )
     return values
 
 

@@ -25,8 +25,8 @@ from pathlib import Path
 import numpy as np
 
 from gradviz.data import BUILTIN, GENERATED, MAX_POINTS, DataSpec
-from gradviz.engine import RELU, SIGMOID, TANH, Op, Value, apply
-from gradviz.errors import SpecError
+from gradviz.engine import RELU, SIGMOID, TANH, Op, Value, apply, backpropagate, topological_order
+from gradviz.errors import QUOTE_LIMIT, SpecError, quoted, shortened
 from gradviz.files import read_capped
 
 
@@ -56,7 +56,8 @@ class LayerSample:
 # -- the vocabulary of a spec -------------------------------------------------------------
 
 ACTIVATIONS: dict[str, Op | None] = {"sigmoid": SIGMOID, "tanh": TANH, "relu": RELU, "linear": None}
-INITS = ("default", "xavier", "he", "uniform1")
+INITS = ("default", "xavier", "he", "uniform1", "micrograd")
+LR_SCHEDULES = ("constant", "linear")
 
 
 @dataclass(frozen=True)
@@ -68,6 +69,10 @@ class Loss:
     build: Callable[[Value, Value], Value]
     formula: str  # the loss in terms of the output `out` and the target `y`
     derivative: str  # ∂loss/∂out, in the same terms
+    # an output is right when it is on the target's side of this (0.5 for a probability;
+    # 0 for a score whose sign is the class, as hinge loss reads it)
+    threshold: float = 0.5
+    default_output: str = "sigmoid"  # the output activation when the spec names none
 
 
 def _mse(output: Value, target: Value) -> Value:
@@ -79,11 +84,26 @@ def _bce(output: Value, target: Value) -> Value:
     return -(target * output.log() + (1.0 - target) * (1.0 - output).log())
 
 
+def _hinge(output: Value, target: Value) -> Value:
+    # labels ±1: the data's 0/1 target read as t = 2y − 1 (exact for 0 and 1); then
+    # micrograd's max-margin loss relu(1 + (−t)·score), written 1 − t·score (the same bits)
+    sign = target * 2.0 - 1.0
+    return (1.0 - sign * output).relu()
+
+
 LOSS_FUNCTIONS: dict[str, Loss] = {
     loss.name: loss
     for loss in (
         Loss("mse", _mse, "(out − y)²", "2·(out − y)"),
         Loss("bce", _bce, "−(y·log out + (1−y)·log(1−out))", "(out − y)/(out·(1 − out))"),
+        Loss(
+            "hinge",
+            _hinge,
+            "max(0, 1 − t·out), t = 2y − 1 = ±1",
+            "−t where t·out < 1, else 0",
+            threshold=0.0,
+            default_output="linear",
+        ),
     )
 }
 LOSSES = tuple(LOSS_FUNCTIONS)
@@ -112,6 +132,9 @@ KEYS = (
     "clip_norm",
     "seed",
     "record_every",
+    "l2",
+    "lr_schedule",
+    "lr_end",
 )
 DATA_KEYS = ("name", "csv", "size", "seed", "noise", "label", "features")
 
@@ -167,15 +190,20 @@ PRESETS: dict[str, dict] = {
 }
 for _gate in ("and", "or"):
     PRESETS[_gate] = {**PRESETS["xor"], "name": _gate, "data": _gate, "epochs": 1000}
-PRESETS["moons"] = {
+PRESETS["moons"] = {  # micrograd's demo.ipynb
     "name": "moons",
     "layers": [2, 16, 16, 1],
-    "activation": "tanh",
-    "init": "xavier",
-    "data": "moons",
-    "epochs": 300,
-    "learning_rate": 0.1,
-    "update": "minibatch 10",
+    "activation": "relu",
+    "output_activation": "linear",
+    "init": "micrograd",
+    "loss": "hinge",
+    "l2": 1e-4,
+    "data": {"name": "moons", "size": 100, "noise": 0.1, "seed": 1},
+    "epochs": 100,
+    "learning_rate": 1.0,
+    "lr_schedule": "linear",
+    "lr_end": 0.1,
+    "update": "full",
 }
 PRESETS["spiral"] = {
     "name": "spiral",
@@ -207,6 +235,12 @@ class Spec:
     clip_norm: float | None = None
     seed: int = 0
     record_every: int | None = None  # gradient statistics every N epochs
+    # l2 · Σ p² added to the loss over every weight AND bias, as micrograd's demo does
+    # (`alpha * sum(p*p for p in model.parameters())`): its gradient 2·l2·p joins each
+    # parameter's gradient before clipping
+    l2: float = 0.0
+    lr_schedule: str = "constant"  # "linear": from learning_rate towards lr_end
+    lr_end: float | None = None
     base_dir: str | None = field(default=None, compare=False)  # for relative CSV paths
     # Where a key was written (`--layers`, `xor.toml line 3: layers`; `str`: the key
     # itself), for what is found wrong after reading: the data's width, the work.
@@ -219,6 +253,15 @@ class Spec:
     @property
     def update_text(self) -> str:
         return f"minibatch {self.batch_size}" if self.update == "minibatch" else self.update
+
+    def rate_at(self, epoch: int) -> float:
+        """The learning rate of epoch `epoch` (1-based). Linear: lr − (lr − lr_end)·k/epochs
+        with k = epoch − 1, micrograd's `1.0 - 0.9*k/100` for 1.0 → 0.1 over 100 steps
+        (the last epoch's rate is one step short of lr_end, as there)."""
+        if self.lr_schedule != "linear" or self.lr_end is None:
+            return self.learning_rate
+        k = epoch - 1
+        return self.learning_rate - (self.learning_rate - self.lr_end) * k / self.epochs
 
     @property
     def stats_every(self) -> int:
@@ -240,9 +283,13 @@ class Spec:
             "update": self.update_text,
             "seed": self.seed,
         }
-        for key in ("clip_value", "clip_norm", "record_every"):
+        for key in ("clip_value", "clip_norm", "record_every", "lr_end"):
             if getattr(self, key) is not None:
                 out[key] = getattr(self, key)
+        if self.l2:
+            out["l2"] = self.l2
+        if self.lr_schedule != "constant":
+            out["lr_schedule"] = self.lr_schedule
         if self.data.name == "csv" and self.data.path:
             # absolute, so a saved model finds its data wherever the model file goes
             path = Path(self.base_dir or "") / self.data.path
@@ -272,18 +319,39 @@ def _read_spec(path: Path) -> tuple[dict, Locate]:
     """A spec file's table of keys, and where each key is written in it."""
     data = read_capped(path, MAX_SPEC_BYTES, SpecError, "spec file")
     try:
-        text = data.decode("utf-8")
+        text = data.decode("utf-8-sig")  # a byte-order mark (Windows editors) is not TOML's
     except UnicodeDecodeError as error:
         raise SpecError(f"{path}: not UTF-8 text (byte {error.start})") from None
     try:
         raw = tomllib.loads(text)
     except tomllib.TOMLDecodeError as error:
-        raise SpecError(f"{path}: invalid TOML: {error}") from None
+        raise SpecError(_toml_problem(path, text, str(error))) from None
     except ValueError:  # an integer of more than 4300 digits (Python's own limit)
         raise SpecError(f"{path}: a number is too long to read (more than 4300 digits)") from None
     except RecursionError:
         raise SpecError(f"{path}: nested too deeply to be a spec") from None
     return raw, _file_locator(path, text)
+
+
+_TOML_AT = re.compile(r"(.*) \(at line (\d+), column \d+\)$", re.DOTALL)
+_TOML_KEY = re.compile(r"""\s*\[*\s*((?:"[^"]*"|'[^']*'|[\w.\s-])+?)\s*(?:=|\])""")
+_TOML_REPEATS = ("Cannot overwrite a value", "Cannot declare", "Cannot mutate immutable")
+
+
+def _toml_problem(path: Path, text: str, problem: str) -> str:
+    """tomllib's message, made like every other spec error: a key given twice is named
+    with its line (`s.toml line 3: layers: given twice`)."""
+    found = _TOML_AT.match(problem)
+    if found is None:
+        return f"{path}: invalid TOML: {problem}"
+    message, line = found.group(1), int(found.group(2))
+    if message.startswith(_TOML_REPEATS):
+        lines = text.splitlines()
+        key = _TOML_KEY.match(lines[line - 1]) if line <= len(lines) else None
+        if key is not None:
+            name = ".".join(part.strip().strip("\"'") for part in key.group(1).split("."))
+            return f"{path} line {line}: {shortened(name)}: given twice"
+    return f"{path}: invalid TOML: {problem}"
 
 
 def resolve_spec(
@@ -305,7 +373,7 @@ def resolve_spec(
             base = dict(PRESETS[source])
         else:
             raise SpecError(
-                f"{source!r} is neither a spec file nor a built-in network; built-in: "
+                f"{quoted(source)} is neither a spec file nor a built-in network; built-in: "
                 f"{', '.join(PRESETS)}"
             )
     given = {key: value for key, value in overrides.items() if value is not None}
@@ -336,7 +404,7 @@ def resolve_spec(
 def preset(name: str) -> Spec:
     """A built-in network by name (the same as `samples/<name>.toml` where one exists)."""
     if name not in PRESETS:
-        raise SpecError(f"no built-in network {name!r}; built-in: {', '.join(PRESETS)}")
+        raise SpecError(f"no built-in network {quoted(name)}; built-in: {', '.join(PRESETS)}")
     return spec_from_mapping(PRESETS[name], locate=lambda key: f"preset {name}: {key}")
 
 
@@ -377,7 +445,11 @@ def spec_from_mapping(
     """Check every key of a spec and build it. `locate(key)` says where a key was written."""
 
     def fail(key: str, problem: str) -> SpecError:
-        return SpecError(f"{locate(key)}: {problem}")
+        # a key is the user's text: a 20,000-character one is cut where the line is named
+        where = locate(key)
+        if len(key) > QUOTE_LIMIT:
+            where = where.replace(key, shortened(key))
+        return SpecError(f"{shortened(where, 3 * QUOTE_LIMIT)}: {problem}")
 
     if not isinstance(raw, Mapping):
         raise SpecError("a spec is a table of keys")
@@ -390,6 +462,14 @@ def spec_from_mapping(
     activations = _activations(raw, n_weight_layers, fail)
     init = _choice(raw.get("init", "default"), INITS, "init", fail)
     loss = _choice(raw.get("loss", "mse"), LOSSES, "loss", fail)
+    given = raw.get("activation")
+    if isinstance(given, str):
+        given = given.split(",")
+    if "output_activation" not in raw and not (
+        isinstance(given, list) and len(given) == n_weight_layers
+    ):
+        default_output = LOSS_FUNCTIONS[loss].default_output
+        activations = (*activations[:-1], default_output)
     if loss == "bce" and activations[-1] != "sigmoid":
         raise fail(
             "loss",
@@ -415,11 +495,28 @@ def spec_from_mapping(
             f"every {record_every} of {epochs:,} epochs is more than {MAX_RECORDS:,} records; "
             f"use at least {math.ceil(epochs / MAX_RECORDS)}",
         )
+    l2 = raw.get("l2", 0.0)
+    if isinstance(l2, bool) or not isinstance(l2, int | float) or not 0 <= l2 <= 1e3:
+        raise fail("l2", f"{l2!r} must be a number from 0 to 1000 (e.g. 1e-4)")
+    schedule = _choice(raw.get("lr_schedule", "constant"), LR_SCHEDULES, "lr_schedule", fail)
+    lr_end = raw.get("lr_end")
+    if lr_end is not None:
+        if (
+            isinstance(lr_end, bool)
+            or not isinstance(lr_end, int | float)
+            or not (0 <= lr_end <= 1e6)
+        ):
+            raise fail("lr_end", f"{lr_end!r} must be a number from 0 to 1e6")
+        lr_end = float(lr_end)
+        if schedule == "constant":
+            raise fail("lr_end", 'applies to a schedule: add lr_schedule = "linear"')
+    elif schedule == "linear":
+        raise fail("lr_schedule", "linear needs an end value: add lr_end = (e.g. 0.1)")
     name = raw.get("name", "network")
     if not isinstance(name, str) or not name.strip() or len(name) > 100:
         raise fail("name", "expected a short text")
     if not name.isprintable():  # it is printed to terminals: no escape sequences from a file
-        raise fail("name", f"{name!r} holds control characters")
+        raise fail("name", f"{quoted(name)} holds control characters")
     return Spec(
         name=name,
         layers=layers,
@@ -435,6 +532,9 @@ def spec_from_mapping(
         clip_norm=clip_norm,
         seed=seed,
         record_every=record_every,
+        l2=float(l2),
+        lr_schedule=schedule,
+        lr_end=lr_end,
         base_dir=base_dir,
         locate=locate,
     )
@@ -442,7 +542,8 @@ def spec_from_mapping(
 
 def _suggest(word: str, choices: Sequence[str]) -> str:
     close = difflib.get_close_matches(word, choices, n=1)
-    return f" {word!r} (did you mean {close[0]!r}?)" if close else f" {word!r}"
+    shown = quoted(word, 30)  # the line names the key already, and lists the known ones
+    return f" {shown} (did you mean {quoted(close[0])}?)" if close else f" {shown}"
 
 
 def _layers(value: object, fail: Callable[[str, str], SpecError]) -> tuple[int, ...]:
@@ -456,7 +557,7 @@ def _layers(value: object, fail: Callable[[str, str], SpecError]) -> tuple[int, 
         raise fail("layers", f"{len(value) - 1} layers is more than the {MAX_LAYERS} allowed")
     for i, size in enumerate(value):
         if isinstance(size, bool) or not isinstance(size, int) or size < 1:
-            raise fail(f"layers[{i}]", f"{size!r} is not a positive integer")
+            raise fail(f"layers[{i}]", f"{quoted(size)} is not a positive integer")
         if size > MAX_WIDTH:
             raise fail(f"layers[{i}]", f"{size} units is more than the {MAX_WIDTH} allowed")
     if value[-1] != 1:
@@ -530,7 +631,7 @@ def _integer(
     value: object, key: str, low: int, high: int, fail: Callable[[str, str], SpecError]
 ) -> int:
     if isinstance(value, bool) or not isinstance(value, int):
-        raise fail(key, f"expected a whole number, got {value!r}")
+        raise fail(key, f"expected a whole number, got {quoted(value)}")
     if not low <= value <= high:
         raise fail(key, f"{value:,} is out of range ({low:,} to {high:,})")
     return value
@@ -538,10 +639,10 @@ def _integer(
 
 def _positive(value: object, key: str, fail: Callable[[str, str], SpecError]) -> float:
     if isinstance(value, bool) or not isinstance(value, int | float):
-        raise fail(key, f"expected a number, got {value!r}")
+        raise fail(key, f"expected a number, got {quoted(value)}")
     number = float(value) if not isinstance(value, int) or abs(value) < 2**1000 else math.inf
     if not math.isfinite(number) or number <= 0 or number > 1e6:
-        raise fail(key, f"{value!r} must be a positive number (at most 1e6)")
+        raise fail(key, f"{quoted(value)} must be a positive number (at most 1e6)")
     return number
 
 
@@ -553,15 +654,15 @@ def _optional_positive(
 
 def _update(value: object, fail: Callable[[str, str], SpecError]) -> tuple[str, int | None]:
     if not isinstance(value, str):
-        raise fail("update", f'expected "full", "online" or "minibatch N", got {value!r}')
+        raise fail("update", f'expected "full", "online" or "minibatch N", got {quoted(value)}')
     words = value.split()
     if words in (["full"], ["online"]):
         return words[0], None
     if words and words[0] == "minibatch":
         if len(words) == 2 and words[1].isdigit() and 1 <= int(words[1]) <= MAX_POINTS:
             return "minibatch", int(words[1])
-        raise fail("update", f'{value!r}: write the batch size after it, e.g. "minibatch 16"')
-    raise fail("update", f"unknown mode {value!r}; expected full, online or minibatch N")
+        raise fail("update", f'{quoted(value)}: write the batch size after it, e.g. "minibatch 16"')
+    raise fail("update", f"unknown mode {quoted(value)}; expected full, online or minibatch N")
 
 
 def _data(value: object, fail: Callable[[str, str], SpecError]) -> DataSpec:
@@ -588,7 +689,7 @@ def _data(value: object, fail: Callable[[str, str], SpecError]) -> DataSpec:
         if not isinstance(path, str) or not path:
             raise fail("data.csv", "expected the path of a CSV file")
         if not path.isprintable():
-            raise fail("data.csv", f"{path!r} holds control characters")
+            raise fail("data.csv", f"{quoted(path)} holds control characters")
         for key in ("size", "noise"):
             if key in value:
                 raise fail(f"data.{key}", "applies to generated data sets, not to a CSV file")
@@ -625,9 +726,11 @@ def _data(value: object, fail: Callable[[str, str], SpecError]) -> DataSpec:
         if GENERATED[name][1] is None:
             raise fail("data.noise", f"the {name} data set has no noise setting")
         if isinstance(noise, bool) or not isinstance(noise, int | float) or not 0 <= noise <= 10:
-            raise fail("data.noise", f"{noise!r} must be a number from 0 to 10")
+            raise fail("data.noise", f"{quoted(noise)} must be a number from 0 to 10")
         noise = float(noise)
-    seed = _integer(value.get("seed", 0), "data.seed", 0, 2**63 - 1, fail)
+    # moons draws from numpy's RandomState as scikit-learn does: seeds below 2³²
+    top = 2**32 - 1 if name == "moons" else 2**63 - 1
+    seed = _integer(value.get("seed", 0), "data.seed", 0, top, fail)
     return DataSpec(name, size=size, seed=seed, noise=noise)
 
 
@@ -682,12 +785,19 @@ class Network:
     """A dense network whose parameters are named leaf Values (weights start at 0 until
     `initialise` or `set_weights`)."""
 
-    def __init__(self, sizes: Sequence[int], activations: Sequence[str], loss: str = "mse"):
+    def __init__(
+        self,
+        sizes: Sequence[int],
+        activations: Sequence[str],
+        loss: str = "mse",
+        l2: float = 0.0,
+    ):
         if len(activations) != len(sizes) - 1:
             raise SpecError(f"{len(sizes) - 1} layers need as many activations")
         self.sizes = tuple(sizes)
         self.activations = tuple(activations)
         self.loss = loss
+        self.l2 = l2  # the loss's l2·Σp² term (gradients include its 2·l2·p)
         self.layers: list[Layer] = []
         for i, (n_in, n_out) in enumerate(itertools.pairwise(sizes), 1):
             neurons = []
@@ -700,7 +810,7 @@ class Network:
     @classmethod
     def from_spec(cls, spec: Spec) -> Network:
         """Built and initialised as the spec says (deterministic in the seed)."""
-        network = cls(spec.layers, spec.activations, spec.loss)
+        network = cls(spec.layers, spec.activations, spec.loss, spec.l2)
         network.initialise(spec.init, spec.seed)
         return network
 
@@ -708,14 +818,20 @@ class Network:
         """Every weight and bias, in a fixed order: layer, neuron, w0 … w(n-1), b."""
         return [p for layer in self.layers for n in layer.neurons for p in (*n.weights, n.bias)]
 
+    def zero_grad(self) -> None:
+        """Empty every parameter's grad: `Value.backward()` adds into it (see there)."""
+        for p in self.parameters():
+            p.grad = 0.0
+
     @property
     def n_parameters(self) -> int:
         return parameter_count(self.sizes)
 
     def initialise(self, scheme: str, seed: int) -> None:
         """default U(±√(2/n_in)); xavier U(±√(6/(n_in+n_out))); he N(0, √(2/n_in));
-        uniform1 U(-1, 1) for weights and biases (the classic lesson). Biases start at 0
-        except for uniform1."""
+        uniform1 U(-1, 1) for weights and biases (the classic lesson); micrograd U(-1, 1)
+        weights and zero biases (micrograd's `Neuron`). Biases start at 0 except for
+        uniform1."""
         rng = np.random.default_rng(np.random.SeedSequence(seed, spawn_key=(0,)))
         weights = []
         for layer in self.layers:
@@ -732,8 +848,12 @@ class Network:
             elif scheme == "uniform1":
                 w = rng.uniform(-1.0, 1.0, size=(n_out, n_in))
                 biases = rng.uniform(-1.0, 1.0, size=n_out)
+            elif scheme == "micrograd":
+                w = rng.uniform(-1.0, 1.0, size=(n_out, n_in))
             else:
-                raise SpecError(f"unknown init {scheme!r}; expected one of {', '.join(INITS)}")
+                raise SpecError(
+                    f"unknown init {quoted(scheme)}; expected one of {', '.join(INITS)}"
+                )
             weights.append((w, biases))
         self.set_weights(weights)
 
@@ -763,7 +883,7 @@ class Network:
             p.data = float(v)
 
     def copy(self) -> Network:
-        other = Network(self.sizes, self.activations, self.loss)
+        other = Network(self.sizes, self.activations, self.loss, self.l2)
         other.set_flat(self.flat())
         return other
 
@@ -803,7 +923,7 @@ class Network:
 def _loss(kind: str, output: Value, target: Value) -> Value:
     loss = LOSS_FUNCTIONS.get(kind)
     if loss is None:
-        raise SpecError(f"unknown loss {kind!r}; expected one of {', '.join(LOSSES)}")
+        raise SpecError(f"unknown loss {quoted(kind)}; expected one of {', '.join(LOSSES)}")
     return loss.build(output, target)
 
 
@@ -812,7 +932,7 @@ def example_graph(network: Network, x: Sequence[float], y: float) -> Built:
     forward and backward: every node holds its data and its grad."""
     inputs = [Value(float(v), label=f"x{j}") for j, v in enumerate(x)]
     built = network.build(inputs, Value(float(y), label="y"))
-    built.loss.backward()
+    backpropagate(topological_order(built.loss))  # from zero: the parameters are shared
     return built
 
 
@@ -874,13 +994,15 @@ def layer_samples(
             m = stop - start
             inputs = [Value(X[start:stop, j].copy(), label=f"x{j}") for j in range(X.shape[1])]
             built = network.build(inputs, Value(Y[start:stop].copy(), label="y"))
-            built.loss.backward()
+            backpropagate(topological_order(built.loss))  # this chunk's grads alone
             for k, p in enumerate(params):
                 totals[k] = sequential_sum(p.grad, m, totals[k])
             for i in range(len(network.layers)):
                 pre_parts[i].append(_columns(built.pre[i], m))
                 act_parts[i].append(_columns(built.act[i], m))
     grads = [t / n for t in totals] if n else [math.nan] * len(params)
+    if network.l2:  # the l2·Σp² term's gradient, as the optimiser adds it
+        grads = [g + 2.0 * network.l2 * p.data for g, p in zip(grads, params, strict=True)]
     samples = []
     position = 0
     for i, (layer, (W, b)) in enumerate(zip(network.layers, network.weights(), strict=True)):
@@ -917,6 +1039,6 @@ def _columns(values: list[Value], m: int) -> np.ndarray:
 
 def with_weights(spec: Spec, weights: Sequence[tuple[np.ndarray, np.ndarray]]) -> Network:
     """The spec's network holding the given weights."""
-    network = Network(spec.layers, spec.activations, spec.loss)
+    network = Network(spec.layers, spec.activations, spec.loss, spec.l2)
     network.set_weights(weights)
     return network

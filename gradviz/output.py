@@ -17,6 +17,7 @@ from __future__ import annotations
 import contextlib
 import errno
 import os
+import signal
 import stat
 import sys
 from collections.abc import Iterable
@@ -24,7 +25,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from gradviz.errors import GradvizError, InputError, OutputError, RenderError, WriteError
+from gradviz.errors import GradvizError, InputError, OutputError, RenderError, WriteError, quoted
 from gradviz.numbers import DEFAULT_PRECISION
 from gradviz.render import as_diagram
 from gradviz.render.diagram import Diagram, draw_less
@@ -32,6 +33,8 @@ from gradviz.render.dot import dot_body, layout_cost, to_dot
 from gradviz.render.terminal import to_text
 
 if TYPE_CHECKING:
+    import subprocess
+
     import graphviz
 
     from gradviz.engine import Value
@@ -93,7 +96,7 @@ def format_for(path: str, override: str | None = None) -> str:
         name = _ALIASES.get(override.lower(), override.lower())
         if name not in FORMATS:
             raise OutputError(
-                f"unknown format {override!r}",
+                f"unknown format {quoted(override)}",
                 hint=f"Formats: {', '.join(FORMATS)}.",
             )
         return name
@@ -102,9 +105,9 @@ def format_for(path: str, override: str | None = None) -> str:
     suffix = Path(path).suffix.lower()
     if suffix not in _BY_EXTENSION:
         known = " ".join(sorted(_BY_EXTENSION))
-        shown = f"extension {suffix!r}" if suffix else "no extension"
+        shown = f"extension {quoted(suffix)}" if suffix else "no extension"
         raise OutputError(
-            f"cannot tell the format of {path!r} ({shown})",
+            f"cannot tell the format of {quoted(path)} ({shown})",
             hint=f"Use one of {known}, or give the format with -f.",
         )
     return _BY_EXTENSION[suffix]
@@ -152,10 +155,14 @@ def dot_choice() -> str:
         return choice
     import shutil  # lazy: start-up
 
-    path = shutil.which(choice) or choice
-    if not (Path(path).is_file() and os.access(path, os.X_OK)):
+    try:  # a name too long for the file system is no program either
+        path = shutil.which(choice) or choice
+        runnable = Path(path).is_file() and os.access(path, os.X_OK)
+    except OSError:
+        runnable = False
+    if not runnable:
         raise InputError(
-            f"GRADVIZ_DOT={choice!r} is neither {', '.join(DOT_CHOICES)} nor a program "
+            f"GRADVIZ_DOT={quoted(choice)} is neither {', '.join(DOT_CHOICES)} nor a program "
             "that can be run"
         )
     return path
@@ -221,7 +228,9 @@ def dot_timeout() -> float:
     except ValueError:
         seconds = -1.0
     if not 0 < seconds < 1e6:  # the user's setting: bad input, exit 2
-        raise InputError(f"GRADVIZ_DOT_TIMEOUT={text!r} is not a number of seconds (> 0, < 1e6)")
+        raise InputError(
+            f"GRADVIZ_DOT_TIMEOUT={quoted(text)} is not a number of seconds (> 0, < 1e6)"
+        )
     return seconds
 
 
@@ -246,9 +255,7 @@ def run_dot(
     if fmt == "png":
         argv += [f"-Gdpi={PNG_DPI}", f"-Gsize={PNG_MAX_INCHES},{PNG_MAX_INCHES}"]
     try:
-        done = subprocess.run(
-            argv, input=dot_text.encode("utf-8"), capture_output=True, timeout=timeout
-        )
+        done = _run_in_own_group(argv, dot_text.encode("utf-8"), timeout)
     except subprocess.TimeoutExpired:
         faster = (
             "; graphviz-pure is much faster on such graphs: GRADVIZ_DOT=pure"
@@ -267,6 +274,38 @@ def run_dot(
         why = message[-1] if message else f"exit status {done.returncode}"
         raise RenderError(f"{Path(program.path).name} failed to write {fmt.upper()}: {why}")
     return done.stdout
+
+
+def _run_in_own_group(argv: list[str], data: bytes, timeout: float) -> subprocess.CompletedProcess:
+    """`subprocess.run` with its output captured, but the program runs in a process group
+    of its own, and on a timeout (or Ctrl-C) the whole group is killed: a `dot` wrapper
+    that started a child of its own leaves nothing running behind it."""
+    import subprocess  # lazy: start-up
+
+    process = subprocess.Popen(
+        argv,
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        start_new_session=os.name == "posix",
+    )
+    try:
+        out, err = process.communicate(data, timeout=timeout)
+    except BaseException:  # the timeout, Ctrl-C: end every process it started
+        _kill_group(process)
+        raise
+    return subprocess.CompletedProcess(argv, process.returncode, out, err)
+
+
+def _kill_group(process: subprocess.Popen) -> None:
+    if os.name == "posix":
+        with contextlib.suppress(OSError):  # already gone
+            os.killpg(process.pid, signal.SIGKILL)
+    process.kill()
+    process.wait()  # reap it; not communicate(): a child that left the group may hold a pipe
+    for pipe in (process.stdin, process.stdout, process.stderr):
+        with contextlib.suppress(OSError):
+            pipe.close()  # type: ignore[union-attr]
 
 
 def configure_graphviz_package() -> DotProgram | None:
@@ -334,7 +373,7 @@ def render(
             smaller=draw_less(diagram),
         )
     else:
-        raise OutputError(f"unknown format {fmt!r}", hint=f"Formats: {', '.join(FORMATS)}.")
+        raise OutputError(f"unknown format {quoted(fmt)}", hint=f"Formats: {', '.join(FORMATS)}.")
     return text.encode("utf-8")
 
 
@@ -498,7 +537,7 @@ def refuse_inputs(outputs: Iterable[str], inputs: Iterable[str | Path]) -> None:
                 target.exists() and source.exists() and target.samefile(source)
             ):
                 raise OutputError(
-                    f"refusing to write {output!r}: it is an input of this command",
+                    f"refusing to write {quoted(output)}: it is an input of this command",
                     hint="Choose another output file name.",
                 )
 
@@ -527,10 +566,10 @@ def write_atomic(path: Path | str, data: bytes | str) -> None:
     except OSError as error:
         raise _write_failure(path, error) from None
     if mode is not None and stat.S_ISDIR(mode):
-        raise OutputError(f"cannot write {str(path)!r}: it is a folder")
+        raise OutputError(f"cannot write {quoted(str(path))}: it is a folder")
     if not folder.is_dir():
         raise OutputError(
-            f"cannot write {str(path)!r}: folder {str(folder)!r} does not exist",
+            f"cannot write {quoted(str(path))}: folder {quoted(str(folder))} does not exist",
             hint="Create the folder first, or choose another path.",
         )
     mode = (mode & 0o7777) if mode is not None else 0o666 & ~_umask()
@@ -573,7 +612,7 @@ def _write_failure(path: Path, error: OSError, *, where: Path | None = None) -> 
     """The error to raise for an OSError while writing `path` (or creating a file in
     `where`, the folder)."""
     why = error.strerror or str(error)
-    target = f"to {str(where)!r}" if where is not None else repr(str(path))
+    target = f"to {quoted(str(where))}" if where is not None else quoted(str(path))
     if error.errno in _PATH_ERRNOS:
         return OutputError(f"cannot write {target}: {why}", hint="Choose another path.")
     return WriteError(f"cannot write {target}: {why}")

@@ -37,7 +37,7 @@ from dataclasses import asdict, dataclass, fields
 import numpy as np
 
 from gradviz.engine import Op
-from gradviz.errors import InputError
+from gradviz.errors import InputError, quoted
 from gradviz.nn import ACTIVATIONS, LayerSample
 from gradviz.numbers import fmt, from_json_number, json_number, json_safe
 
@@ -247,7 +247,7 @@ def _activation_op(activation: str) -> Op | None:
     """The op of an activation (None for linear): its slopes come from the op table."""
     if activation not in ACTIVATIONS:
         known = ", ".join(ACTIVATIONS)
-        raise InputError(f"unknown activation {activation!r}; expected one of {known}")
+        raise InputError(f"unknown activation {quoted(activation)}; expected one of {known}")
     return ACTIVATIONS[activation]
 
 
@@ -559,28 +559,50 @@ def _vanishing_sentence(d: Diagnosis) -> str | None:
     per_hop = ratio ** (1 / len(between)) if ratio > 0 else 0.0
     kinds = {lay.activation for lay in between}
     sat = [lay.saturated for lay in between if lay.saturated is not None]
+    why = _hop_parts(between, per_hop)
     if "sigmoid" in kinds:
-        why = "; a sigmoid passes back at most 0.25"
         fixes = "try tanh or ReLU, Xavier/He init, or fewer layers"
     elif "tanh" in kinds:
-        why = ""
         fixes = "try ReLU, Xavier init, or fewer layers"
     else:
-        why = ""
         fixes = "try He init, or fewer layers"
     if sat:
         mean_sat = 100 * sum(sat) / len(sat)
         why += (
             f"; {mean_sat:.0f}% of their outputs saturated"
             if mean_sat >= 1
-            else "; none saturated: the slope alone does it"
+            else "; none of their outputs saturated"
         )
     who = _names(vanishing)
     verb = "is" if len(vanishing) == 1 else "are"
     return (
         f"{who} {verb} vanishing: {first.name} receives {fmt(ratio, 2)} of {reference.name}'s "
-        f"gradient through {_layer_span(between)} (about ×{fmt(per_hop, 2)} per layer{why}): "
-        f"{fixes}."
+        f"gradient through {_layer_span(between)}, about ×{fmt(per_hop, 2)} per layer{why}. "
+        f"{fixes[0].upper()}{fixes[1:]}."
+    )
+
+
+# the most an activation's slope can be, as the verdict names it
+_SLOPE_NAMES = {"sigmoid": ("σ′", 0.25), "tanh": ("tanh′", 1.0), "relu": ("relu′", 1.0)}
+
+
+def _hop_parts(between: list[LayerStats], per_hop: float) -> str:
+    """The per-layer factor split in two: the activations' slope (the geometric mean of
+    each layer's mean slope) and what multiplies it, the weights' part (the factor over
+    the slope), so that slope × weights = the factor: '; σ′ averages 0.2 here (at most
+    0.25) and the weights multiply it by 2.2'."""
+    slopes = [lay.mean_slope for lay in between]
+    if not slopes or per_hop <= 0 or not all(math.isfinite(v) and v > 0 for v in slopes):
+        return ""
+    slope = math.exp(sum(math.log(v) for v in slopes) / len(slopes))
+    weights = per_hop / slope
+    kinds = {lay.activation for lay in between}
+    name, most = _SLOPE_NAMES.get(next(iter(kinds)), ("the slope", 1.0))
+    if len(kinds) != 1:
+        name, most = "the slope", max(_SLOPE_NAMES.get(k, ("", 1.0))[1] for k in kinds)
+    return (
+        f": {name} averages {fmt(slope, 2)} here (at most {fmt(most, 2)}) and the weights "
+        f"multiply it by {fmt(weights, 2)}"
     )
 
 
@@ -593,10 +615,13 @@ def _exploding_sentence(d: Diagnosis, when: str | None) -> str | None:
     if not first.is_output and first.growth >= EXPLODING_GROWTH:
         hops = len(d.layers) - d.layers.index(first) - 1
         per_hop = first.growth ** (1 / hops)
+        position = d.layers.index(first)
+        parts = _hop_parts(d.layers[position : position + hops], per_hop)
+        parts = parts or ": the weights are too large for the activations' slope"
         size = (
             f"{first.name}'s gradient is {fmt(first.growth, 3)}× the output layer's "
-            f"(about ×{fmt(per_hop, 2)} per layer through {hops} layers: the weights are too "
-            "large for the activations' slope)"
+            f"(about ×{fmt(per_hop, 2)} per layer through {hops} layers"
+            f"{parts})"
         )
     else:
         size = f"{first.name}'s gradient is {fmt(first.grad_data, 3)}× its weights (grad:data)"

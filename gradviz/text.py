@@ -35,6 +35,12 @@ def printable(text: str) -> str:
     return "".join(out)
 
 
+def printable_lines(text: str) -> str:
+    """`printable`, line by line: a message for a terminal may quote a file name or a
+    spec someone else wrote, and no escape sequence in it may reach the terminal."""
+    return "\n".join(printable(line) for line in text.split("\n"))
+
+
 def output_name(label: str | None, labels: Iterable[str | None]) -> str:
     """What the output is called in `∂L/∂x`, by `draw`, `trace` and `check` alike: its
     label, else the first of OUTPUT_NAMES that no node of the graph is `labels`-ed."""

@@ -19,7 +19,7 @@ import math
 import re
 from dataclasses import dataclass
 
-from gradviz.engine import Number, Op, Value, backpropagate, topological_order
+from gradviz.engine import Constant, Number, Op, Value, backpropagate, topological_order
 from gradviz.lazy import callable_module, is_array, np
 from gradviz.numbers import fmt
 from gradviz.text import output_name as name_output
@@ -119,7 +119,7 @@ class LeafGradient:
 
 
 def node_names(order: list[Value]) -> dict[Value, str]:
-    """A short name for every node: its label, a constant's value, or `n<i>`.
+    """A short name for every node: its label, a constant's number (`-1`), or `n<i>`.
 
     The output (last in `order`) is called by `output_name` when it has no label.
     `n<i>` is the node's position in topological order, the same id the diagrams use,
@@ -135,7 +135,7 @@ def node_names(order: list[Value]) -> dict[Value, str]:
             name = printable(v.label)
         elif v is root:
             name = output_name(root, order)
-        elif v.op is None:
+        elif type(v) is Constant:
             name = fmt(v.data)
         else:
             name = f"n{i}"
@@ -203,7 +203,8 @@ def trace(value: Value) -> list[Step]:
 
     The engine's own backward pass runs (`engine.backpropagate`) and reports every edge
     it processes; the steps are made from those reports, so their numbers are the
-    engine's by construction, and the graph's `.grad` fields hold them afterwards.
+    engine's by construction, and the graph's `.grad` fields hold them afterwards: a
+    pass from zero, which replaces grads accumulated by earlier `backward()` calls.
     """
     order = topological_order(value)
     names = node_names(order)
@@ -220,18 +221,22 @@ def trace(value: Value) -> list[Step]:
     totals: dict[Value, tuple[Number, int]] = {}  # each input's credit so far, and from how many
     steps: list[Step] = []
     for node in reversed(order):
-        if node is not value and node not in sources:
-            continue  # no credit reaches it: all its uses are behind a detach
+        if node is not value and (node not in sources or type(node) is Constant):
+            continue  # no credit reaches it (behind a detach), or a constant: nobody nudges it
         contributions: list[Contribution] = []
         op = node.op
         if op is not None and not op.passes_credit:  # detach: shown, though nothing passes
             locals_ = op.local(node.data, *[p.data for p in node.parents])
             for position, (parent, local) in enumerate(zip(node.parents, locals_, strict=True)):
+                if type(parent) is Constant:
+                    continue
                 before, earlier = totals.get(parent, (0.0, 0))
                 contributions.append(
                     _contribution(node, names, position, local, 0.0, before, before, earlier, False)
                 )
         for position, parent, local, amount, total in edges.get(node, ()):
+            if type(parent) is Constant:
+                continue  # the engine adds credit to it too, but it has nothing to move
             before, earlier = totals.get(parent, (0.0, 0))
             totals[parent] = (total, earlier + 1)
             contributions.append(
@@ -287,9 +292,10 @@ def _contribution(
 
 
 def unreached(value: Value, steps: list[Step]) -> list[Value]:
-    """Nodes of the graph that no credit reaches (every path runs through detach)."""
+    """Nodes of the graph that no credit reaches (every path runs through detach);
+    constants are not counted: they never get a step."""
     seen = {s.node for s in steps}
-    return [v for v in topological_order(value) if v not in seen]
+    return [v for v in topological_order(value) if v not in seen and type(v) is not Constant]
 
 
 # -- in plain words ---------------------------------------------------------------
@@ -321,7 +327,8 @@ def sentence(name: str, grad: Number, output: str, *, reached: bool = True) -> s
 def leaf_gradients(
     value: Value, steps: list[Step], *, constants: bool = False
 ) -> list[LeafGradient]:
-    """Every labelled leaf (and constants, if asked) with its gradient and a sentence.
+    """Every labelled leaf (and unlabelled ones, if asked; never a `Constant`) with its
+    gradient and a sentence.
 
     Leaves come in the order they first appear in the graph (topological order).
     """
@@ -331,7 +338,7 @@ def leaf_gradients(
     names = node_names(order)
     rows = []
     for v in order:
-        if v.op is not None or not (v.label or constants):
+        if v.op is not None or not (v.label or constants) or type(v) is Constant:
             continue
         step = by_node.get(v)
         grad = step.credit if step is not None else 0.0

@@ -13,8 +13,10 @@ The arithmetic of one update, the same in every path (compiled, `reference_step`
 - per example: the loss (mse: (out − y)², bce: −(y log p + (1−y) log(1−p))) and the
   gradient of every parameter from one backward pass over its graph;
 - per batch: the gradients added in example order (`nn.sequential_sum`), divided by
-  the batch size; then clipped (each to [−c, c], or all scaled by c/‖g‖ when the norm
-  ‖g‖ = √(g₀² + g₁² + …) exceeds c); then p ← p − lr·g.
+  the batch size, plus 2·l2·p when the spec has an l2 term (whose l2·Σp² at the
+  batch's starting weights joins each example's loss); then clipped (each to
+  [−c, c], or all scaled by c/‖g‖ when the norm ‖g‖ = √(g₀² + g₁² + …) exceeds c);
+  then p ← p − lr·g, lr being the epoch's (`Spec.rate_at`).
 """
 
 from __future__ import annotations
@@ -32,9 +34,17 @@ from pathlib import Path
 import numpy as np
 
 from gradviz.data import Dataset, load
-from gradviz.engine import Op, Value, topological_order
+from gradviz.engine import Op, Value, backpropagate, topological_order
 from gradviz.errors import SpecError, TrainingError
-from gradviz.nn import LayerSample, Network, Spec, layer_samples, sequential_sum, stats_rows
+from gradviz.nn import (
+    LOSS_FUNCTIONS,
+    LayerSample,
+    Network,
+    Spec,
+    layer_samples,
+    sequential_sum,
+    stats_rows,
+)
 from gradviz.numbers import fmt
 from gradviz.stats import Diagnosis, diagnose, first_nonfinite
 
@@ -45,9 +55,11 @@ from gradviz.stats import Diagnosis, diagnose, first_nonfinite
 class Compiled:
     """A network's loss graph as two Python functions over a flat parameter list.
 
-    `run(P, X, Y, order, start, stop, batch, lr, clip, total, correct)` trains on the
-    examples `order[start:stop]` in batches of `batch`, updating `P` in place, and
-    returns the running (sum of losses, count of correct outputs).
+    `run(P, X, Y, order, start, stop, batch, lr, clip, total, correct, decay=0.0,
+    counts=None)` trains on the examples `order[start:stop]` in batches of `batch`,
+    updating `P` in place, and returns the running (sum of losses, count of correct
+    outputs); `decay` is the l2 term's strength (compiled in only for a network with
+    one), and a `counts` list gets [updates, clipped, Σ‖g‖ before, Σ‖g‖ after] added.
     `gradient(P, X, Y, order)` returns (sum of losses, the mean gradient over the
     examples `order`, unclipped) and `evaluate(P, X, Y)` (sum of losses, outputs),
     both without changing anything.
@@ -283,26 +295,55 @@ def _sum_lines(target: str, terms: list[str]) -> list[str]:
 
 
 def _clip_lines(names: list[str], kind: str | None) -> list[str]:
+    """Clipping, counted: `nupd` updates, `nclip` of them clipped, `before`/`after` the
+    sums of their gradient norms ‖g‖ before and after clipping (for the per-epoch line)."""
+    if kind is None:
+        return []
+    norm = [f"s = {names[0]} * {names[0]}", *[f"s += {g} * {g}" for g in names[1:]]]
+    lines = [*norm, "norm = sqrt(s)", "before += norm", "nupd += 1"]
     if kind == "value":
-        return [f"{g} = clip if {g} > clip else (-clip if {g} < -clip else {g})" for g in names]
-    if kind == "norm":
-        lines = [f"s = {names[0]} * {names[0]}"]
-        lines += [f"s += {g} * {g}" for g in names[1:]]
-        lines += ["norm = sqrt(s)", "if norm > clip:", "    f = clip / norm"]
-        lines += [f"    {g} = {g} * f" for g in names]
+        lines += (
+            [f"big = max({', '.join(f'abs({g})' for g in names)})"]
+            if len(names) < 250
+            else [
+                "big = 0.0",
+                *[f"big = max(big, abs({g}))" for g in names],
+            ]
+        )
+        lines += ["if big > clip:", "    nclip += 1"]
+        lines += [
+            f"    {g} = clip if {g} > clip else (-clip if {g} < -clip else {g})" for g in names
+        ]
+        lines += _indent([*norm, "after += sqrt(s)"], 1)
+        lines += ["else:", "    after += norm"]
         return lines
-    return []
+    lines += ["if norm > clip:", "    f = clip / norm", "    nclip += 1"]
+    lines += [f"    {g} = {g} * f" for g in names]
+    lines += _indent([*norm, "after += sqrt(s)"], 1)
+    lines += ["else:", "    after += norm"]
+    return lines
 
 
-def _update_lines(n: int, clip: str | None) -> list[str]:
-    """Mean gradient, clipping, p ← p − lr·g (fused into one line per parameter when
-    nothing is clipped: the same operations in the same order)."""
+def _update_lines(n: int, clip: str | None, l2: bool) -> list[str]:
+    """Mean gradient (plus the l2 term's 2·l2·p), clipping, p ← p − lr·g (fused into
+    one line per parameter when nothing is clipped: the same operations in order)."""
+    decay = [f" + decay2 * p{i}" if l2 else "" for i in range(n)]
     if clip is None:
-        return [f"p{i} = p{i} - lr * (G{i} / m)" for i in range(n)]
+        return [f"p{i} = p{i} - lr * (G{i} / m{decay[i]})" for i in range(n)]
     return [
-        *[f"G{i} = G{i} / m" for i in range(n)],
+        *[f"G{i} = G{i} / m{decay[i]}" for i in range(n)],
         *_clip_lines([f"G{i}" for i in range(n)], clip),
         *[f"p{i} = p{i} - lr * G{i}" for i in range(n)],
+    ]
+
+
+def _l2_lines(n: int, m: str) -> list[str]:
+    """The l2·Σp² term of the loss at the current weights, counted `m` times in the
+    running total (once per example it applies to)."""
+    return [
+        "reg = p0 * p0",
+        *[f"reg += p{i} * p{i}" for i in range(1, n)],
+        f"total += decay * reg * {m}" if m != "1" else "total += decay * reg",
     ]
 
 
@@ -313,10 +354,16 @@ def _indent(lines: list[str], depth: int) -> list[str]:
 
 @lru_cache(maxsize=4)
 def _compile(
-    sizes: tuple[int, ...], activations: tuple[str, ...], loss: str, clip: str | None, online: bool
+    sizes: tuple[int, ...],
+    activations: tuple[str, ...],
+    loss: str,
+    clip: str | None,
+    online: bool,
+    l2: bool = False,
 ) -> Compiled:
     network = Network(sizes, activations, loss)
     forward, backward, out, loss_name, namespace = _graph_code(network)
+    threshold = _literal(LOSS_FUNCTIONS[loss].threshold)
     n = network.n_parameters
     ps = [f"p{i}" for i in range(n)]
     xs = [f"x{j}" for j in range(sizes[0])]
@@ -327,20 +374,29 @@ def _compile(
         "y = Y[i]",
         *forward,
         f"total += {loss_name}",
-        f"if ({out} > 0.5 if y > 0.5 else {out} <= 0.5):",  # as `correct`: NaN is wrong
+        # as `is_correct`: NaN is wrong
+        f"if ({out} > {threshold} if y > 0.5 else {out} <= {threshold}):",
         "    correct += 1",
     ]
     example = [*head, *backward["assign"]]  # a parameter's grad in gp{i}
     summing = [*head, *backward["accumulate"]]  # added straight into the batch sum G{i}
     lines = [
-        "def run(P, X, Y, order, start, stop, batch, lr, clip, total, correct):",
+        "def run(P, X, Y, order, start, stop, batch, lr, clip, total, correct, decay=0.0, "
+        "counts=None):",
         "    " + unpack_p,
+        "    decay2 = 2.0 * decay",
+        "    nupd = 0",
+        "    nclip = 0",
+        "    before = 0.0",
+        "    after = 0.0",
     ]
     if online:  # batch of one: the gradient is the example's own (exactly: -0.0 + g = g, g / 1 = g)
         grads = [f"gp{i}" for i in range(n)]
         body = [
             "for i in order[start:stop]:",
+            *_indent(_l2_lines(n, "1") if l2 else [], 1),
             *_indent(example, 1),
+            *_indent([f"gp{i} = gp{i} + decay2 * p{i}" for i in range(n)] if l2 else [], 1),
             *_indent(_clip_lines(grads, clip), 1),
             *_indent([f"p{i} = p{i} - lr * gp{i}" for i in range(n)], 1),
         ]
@@ -350,14 +406,23 @@ def _compile(
             "while start < stop:",
             "    end = min(start + batch, stop)",
             *_indent([f"G{i} = 0.0" for i in range(n)], 1),
+            *_indent(_l2_lines(n, "(end - start)") if l2 else [], 1),
             "    for i in order[start:end]:",
             *_indent(summing, 2),
             "    m = end - start",
-            *_indent(_update_lines(n, clip), 1),
+            *_indent(_update_lines(n, clip, l2), 1),
             "    start = end",
         ]
     lines += _indent(body, 1)
-    lines += [f"    P[:] = [{', '.join(ps)}]", "    return total, correct"]
+    lines += [
+        f"    P[:] = [{', '.join(ps)}]",
+        "    if counts is not None:",
+        "        counts[0] += nupd",
+        "        counts[1] += nclip",
+        "        counts[2] += before",
+        "        counts[3] += after",
+        "    return total, correct",
+    ]
     gradient = [
         "def gradient(P, X, Y, order):",
         "    " + unpack_p,
@@ -412,6 +477,16 @@ _FIXED_NAMES = frozenset(
         "end",
         "norm",
         "batch",
+        "decay",
+        "decay2",
+        "reg",
+        "counts",
+        "nupd",
+        "nclip",
+        "before",
+        "after",
+        "big",
+        "max",
         "clip",
         "lr",
         "order",
@@ -457,8 +532,9 @@ def _only_generated(source: str) -> str:
 
 def compile_network(network: Network, clip: str | None = None, online: bool = False) -> Compiled:
     """The compiled loss graph of a network's shape (cached: same shape, same code).
-    `clip` is None, "value" or "norm"; `online` specialises for batches of one."""
-    return _compile(network.sizes, network.activations, network.loss, clip, online)
+    `clip` is None, "value" or "norm"; `online` specialises for batches of one; a
+    network with an l2 term gets its lines (its strength is `run`'s `decay`)."""
+    return _compile(network.sizes, network.activations, network.loss, clip, online, network.l2 > 0)
 
 
 # -- training -----------------------------------------------------------------------------
@@ -488,10 +564,25 @@ class History:
     accuracy: list[float] = field(default_factory=list)
     snapshots: list[tuple[int, list[LayerSample] | Diagnosis]] = field(default_factory=list)
     stopped: str | None = None  # why training stopped early (non-finite loss)
+    # with clipping, per epoch: (updates, how many were clipped, mean gradient norm ‖g‖
+    # before clipping, mean after); empty without clipping
+    clipping: list[tuple[int, int, float, float]] = field(default_factory=list)
 
     @property
     def epochs_run(self) -> int:
         return len(self.loss)
+
+    def clipping_series(self, kept: slice = slice(None)) -> dict | None:
+        """The clipping record as four lists (the epochs `kept`), for JSON; None when
+        training did not clip."""
+        if not self.clipping:
+            return None
+        rows = self.clipping[kept]
+        return {key: [row[i] for row in rows] for i, key in enumerate(CLIPPING_KEYS)}
+
+
+# the per-epoch clipping record's fields, in `History.clipping`'s order
+CLIPPING_KEYS = ("updates", "clipped", "norm_before", "norm_after")
 
 
 @dataclass
@@ -509,15 +600,28 @@ def evaluate(network: Network, dataset: Dataset) -> Evaluation:
     X, Y = dataset.X.tolist(), dataset.Y.tolist()
     with np.errstate(all="ignore"):
         total, outputs = compiled.evaluate(network.flat(), [tuple(r) for r in X], Y)
+        reg = l2_term(network.l2, network.flat())
     n = len(Y)
-    correct = sum(map(is_correct, outputs, Y))
-    return Evaluation(total / n if n else math.nan, correct / n if n else math.nan, outputs)
+    threshold = LOSS_FUNCTIONS[network.loss].threshold
+    correct = sum(is_correct(o, y, threshold) for o, y in zip(outputs, Y, strict=True))
+    return Evaluation(total / n + reg if n else math.nan, correct / n if n else math.nan, outputs)
 
 
-def is_correct(output: float, target: float) -> bool:
-    """The output is on the target's side of 0.5. A NaN output is on neither side: it is
-    wrong whatever the target (never counted as a correct 0)."""
-    return output > 0.5 if target > 0.5 else output <= 0.5
+def l2_term(l2: float, weights: Sequence[float]) -> float:
+    """l2·Σp² over every weight and bias (0.0 without an l2 term)."""
+    if not l2:
+        return 0.0
+    reg = -0.0
+    for p in weights:
+        reg += p * p
+    return l2 * reg
+
+
+def is_correct(output: float, target: float, threshold: float = 0.5) -> bool:
+    """The output is on the target's side of the threshold (0.5 for a probability, 0 for
+    hinge loss's signed score). A NaN output is on neither side: it is wrong whatever
+    the target (never counted as a correct 0)."""
+    return output > threshold if target > 0.5 else output <= threshold
 
 
 OnEpoch = Callable[[int, float, float], None]
@@ -554,7 +658,8 @@ def train(
     last_batch = n - batch * ((n - 1) // batch)
     history = History()
     every = spec.stats_every
-    lr = spec.learning_rate
+    decay = spec.l2
+    counts = [0, 0, 0.0, 0.0] if clip is not None else None
 
     rows = stats_rows(network, n)
 
@@ -577,23 +682,55 @@ def train(
         for epoch in range(1, spec.epochs + 1):
             order = rng.permutation(n).tolist() if shuffle else list(range(n))
             start_weights = list(P)
+            lr = spec.rate_at(epoch)
+            if counts is not None:
+                counts[:] = [0, 0, 0.0, 0.0]
             recording = record and (epoch % every == 0 or epoch == spec.epochs)
             if recording:  # keep the weights before the epoch's last update
                 total, correct = compiled.run(
-                    P, X, Y, order, 0, n - last_batch, batch, lr, clip_at, -0.0, 0
+                    P, X, Y, order, 0, n - last_batch, batch, lr, clip_at, -0.0, 0, decay, counts
                 )
                 previous = list(P)
                 total, correct = compiled.run(
-                    P, X, Y, order, n - last_batch, n, batch, lr, clip_at, total, correct
+                    P,
+                    X,
+                    Y,
+                    order,
+                    n - last_batch,
+                    n,
+                    batch,
+                    lr,
+                    clip_at,
+                    total,
+                    correct,
+                    decay,
+                    counts,
                 )
             else:
-                total, correct = compiled.run(P, X, Y, order, 0, n, batch, lr, clip_at, -0.0, 0)
+                total, correct = compiled.run(
+                    P, X, Y, order, 0, n, batch, lr, clip_at, -0.0, 0, decay, counts
+                )
             loss = total / n
             history.loss.append(loss)
+            if counts is not None:
+                updates, clipped, before, after = counts
+                history.clipping.append(
+                    (updates, clipped, before / updates, after / updates)
+                    if updates
+                    else (0, 0, math.nan, math.nan)
+                )
             history.accuracy.append(correct / n)
             if not (math.isfinite(loss) and math.isfinite(sum(P))) and not _all_finite_sum(P, loss):
                 message = _divergence(
-                    network, compiled, start_weights, data, order, batch, lr, clip_at, epoch, loss
+                    network,
+                    compiled,
+                    start_weights,
+                    data,
+                    order,
+                    batch,
+                    (lr, clip_at, decay),
+                    epoch,
+                    loss,
                 )
                 # the advice to go on only for a run that stops here
                 message += "." if keep_going else KEEP_GOING_ADVICE
@@ -683,13 +820,13 @@ def _divergence(
     data: Dataset,
     order: list[int],
     batch: int,
-    lr: float,
-    clip: float,
+    settings: tuple[float, float, float],
     epoch: int,
     loss: float,
 ) -> str:
     """Replay the epoch batch by batch to find the step where NaN/inf appeared, and
     name the first layer holding it (forward pass first, then the backward pass)."""
+    lr, clip, decay = settings  # the epoch's learning rate, clipping threshold, l2
     X = [tuple(row) for row in data.X.tolist()]
     Y = data.Y.tolist()
     P = list(weights)
@@ -698,7 +835,7 @@ def _divergence(
     for step, start in enumerate(range(0, n, batch), 1):
         end = min(n, start + batch)
         before = list(P)
-        total, _ = compiled.run(P, X, Y, order, start, end, batch, lr, clip, -0.0, 0)
+        total, _ = compiled.run(P, X, Y, order, start, end, batch, lr, clip, -0.0, 0, decay)
         if math.isfinite(total) and all(math.isfinite(p) for p in P):
             continue
         probe = network.copy()
@@ -766,15 +903,18 @@ def reference_step(
     definition `train` matches bit for bit). Returns (batch loss sum, clipped gradients)."""
     params = network.parameters()
     sums = [-0.0] * len(params)
-    total = -0.0
+    # the l2 term at the batch's starting weights, once per example, counted first
+    total = l2_term(network.l2, [p.data for p in params]) * len(Y) if network.l2 else -0.0
     for x, y in zip(X, Y, strict=True):
         inputs = [Value(float(v), label=f"x{j}") for j, v in enumerate(x)]
         built = network.build(inputs, Value(float(y), label="y"))
-        built.loss.backward()
+        backpropagate(topological_order(built.loss))  # this example's grads alone
         total += built.loss.data
         sums = [sequential_sum(p.grad, 1, s) for p, s in zip(params, sums, strict=True)]
     m = len(Y)
-    grads = clip_gradients([s / m for s in sums], clip_value, clip_norm)
+    l2 = network.l2
+    grads = [s / m + 2.0 * l2 * p.data if l2 else s / m for s, p in zip(sums, params, strict=True)]
+    grads = clip_gradients(grads, clip_value, clip_norm)
     for p, g in zip(params, grads, strict=True):
         p.data = p.data - lr * g
     return total, grads

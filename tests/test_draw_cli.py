@@ -50,6 +50,16 @@ def test_bare_expression_shows_something_meaningful_and_says_which_defaults():
     assert float(table["a"][1]) == pytest.approx(c, rel=1e-3)
 
 
+def test_one_default_leaf_is_it_not_them():
+    result = run("draw", "x*x")
+    assert result.exit_code == 0, result.output
+    assert re.fullmatch(
+        r"note: no value given for x: used x=\S+ \(set it as x=VALUE, or change it with "
+        r"--seed N\)\n",
+        result.stderr,
+    ), result.stderr
+
+
 def test_seed_changes_defaults_reproducibly():
     first, again, other = run("draw", "a*b"), run("draw", "a*b"), run("draw", "a*b", "--seed", "7")
     assert first.stdout == again.stdout and first.stderr == again.stderr

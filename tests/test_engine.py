@@ -197,26 +197,69 @@ def test_detach_blocks_even_an_infinite_credit() -> None:
     assert gradviz.detach(x).data == 2.0
 
 
-def test_backward_twice_gives_the_same_grads() -> None:
-    # Documented semantics: backward() resets the graph's grads, it does not accumulate.
+def test_backward_twice_adds_the_grads_and_zero_grad_empties_them() -> None:
+    # `.grad` accumulates, as in micrograd and PyTorch: a second call adds the same again.
     a, b = Value(0.3, "a"), Value(-1.2, "b")
     L = (a * b).tanh() + a**2
     L.backward()
     first = [(n.grad) for n in topological_order(L)]
     L.backward()
+    assert [(n.grad) for n in topological_order(L)] == [2 * g for g in first]
+    by_hand = b.data * (1 - math.tanh(0.3 * -1.2) ** 2) + 0.6
+    assert math.isclose(a.grad, 2 * by_hand, rel_tol=1e-15)
+    L.zero_grad()
+    assert all(n.grad == 0.0 for n in topological_order(L))
+    L.backward()
     assert [(n.grad) for n in topological_order(L)] == first
-    assert math.isclose(a.grad, b.data * (1 - math.tanh(0.3 * -1.2) ** 2) + 0.6, rel_tol=1e-15)
 
 
-def test_backward_from_a_bigger_graph_resets_the_shared_part() -> None:
+def test_the_lessons_two_losses_add_up_to_seven() -> None:
+    # w=2, x=3: dl1/dw = x = 3 and dl2/dw = 2w = 4, so w.grad = 3 + 4 = 7.
+    w, x = Value(2.0, "w"), Value(3.0, "x")
+    l1 = w * x
+    l2 = w * w
+    l1.backward()
+    assert (w.grad, x.grad) == (3.0, 2.0)
+    l2.backward()
+    assert (w.grad, x.grad) == (7.0, 2.0)
+    l2.zero_grad()  # w's graph through l2: w and l2, not x
+    assert (w.grad, x.grad, l2.grad) == (0.0, 2.0, 0.0)
+
+
+def test_a_second_backward_through_a_shared_node_counts_only_its_own_credit() -> None:
+    # h = w·x is used by both losses; micrograd would pass h's stale grad on again
+    # (w.grad = 21). The right total is dl1/dw + dl2/dw = 2·3 + 3·3 = 15.
+    w, x = Value(2.0, "w"), Value(3.0, "x")
+    h = w * x
+    l1, l2 = h * 2.0, h * 3.0
+    l1.backward()
+    l2.backward()
+    assert (w.grad, h.grad) == (15.0, 5.0)
+
+
+def test_accumulation_keeps_batches_apart_and_graph_backward_starts_from_zero() -> None:
+    x = Value(np.array([1.0, 2.0]), "x")
+    L = x * x
+    L.backward()
+    L.backward()
+    assert list(x.grad) == [4.0, 8.0]
+    graph = Graph(L)
+    graph.backward()  # a fresh pass, for re-evaluation with new leaf data
+    assert list(x.grad) == [2.0, 4.0]
+    graph.zero_grad()
+    assert x.grad == 0.0
+
+
+def test_backward_from_a_bigger_graph_adds_to_the_shared_part() -> None:
     a = Value(2.0, "a")
     L = a * 3.0
     L.backward()
     M = L + a
-    M.backward()
-    assert (a.grad, L.grad) == (4.0, 1.0)
+    M.backward()  # dM/da = 4, dM/dL = 1, added to dL/da = 3, dL/dL = 1
+    assert (a.grad, L.grad) == (7.0, 2.0)
 
 
+@pytest.mark.slow
 def test_million_node_chain_at_the_default_recursion_limit() -> None:
     # y_k = y_{k-1} + x: a chain a million nodes deep, where recursion would need a
     # million frames. Closed form: y = y0 + n·x, dy/dx = n, dy/dy0 = 1 (all exact).
@@ -328,6 +371,7 @@ def test_batched_exponents_give_exactly_the_scalar_numbers() -> None:
     a, b = Value(bases), Value(exponents)
     for build in (lambda a, b: a**b, lambda a, b: 2.5**b * a**2):
         out = build(a, b)
+        out.zero_grad()  # a and b are shared by both builds: their grads would add up
         out.backward()
         for i in range(bases.size):
             x, y = Value(float(bases[i])), Value(float(exponents[i]))
@@ -378,7 +422,7 @@ def test_graph_re_evaluated_with_new_leaf_data_equals_a_fresh_graph(batched: boo
 
 
 def _live_values() -> int:
-    return sum(1 for o in gc.get_objects() if type(o) is Value)
+    return sum(1 for o in gc.get_objects() if isinstance(o, Value))
 
 
 def test_dropped_graphs_are_freed_without_the_cycle_collector() -> None:

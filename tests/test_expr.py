@@ -330,6 +330,14 @@ def test_describe_defaults():
     )
 
 
+def test_describe_defaults_of_one_leaf_says_it():
+    program = parse_program("a * b", {"b": 2})
+    a = program.defaults["a"]
+    assert describe_defaults(program) == (
+        f"no value given for a: used a={a:g} (set it as a=VALUE, or change it with --seed N)"
+    )
+
+
 def test_negative_seed_is_refused():
     with pytest.raises(InputError, match="seed must be a whole number >= 0"):
         parse_program("a", seed=-1)
@@ -523,8 +531,13 @@ def test_name_length_limit():
 def test_exponent_limit():
     with pytest.raises(ExpressionError) as caught:
         parse("x**-1e7")
-    assert caught.value.message == "exponent too large: -1e7 (the limit is 1e6)"
+    assert caught.value.message == "exponent too large: -10000000 is outside -1e6 to 1e6"
     assert "x**-1e7"[caught.value.start : caught.value.end] == "-1e7"
+    # just over the limit: the number is shown exactly, not rounded onto the limit
+    with pytest.raises(ExpressionError) as caught:
+        parse("x**-1000001")
+    assert caught.value.message == "exponent too large: -1000001 is outside -1e6 to 1e6"
+    assert parse("x**-1000000").op  # the limit itself is allowed
 
 
 @pytest.mark.parametrize(

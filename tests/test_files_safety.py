@@ -182,7 +182,7 @@ def test_ctrl_c_while_rendering_writes_nothing(previous: Path, monkeypatch):
     def interrupted(*args, **kwargs):
         raise KeyboardInterrupt
 
-    monkeypatch.setattr(subprocess, "run", interrupted)
+    monkeypatch.setattr(subprocess.Popen, "communicate", interrupted)
     result = run(*DRAW, "-o", "graph.svg")
     assert result.exit_code == 130 and "Interrupted." in result.stderr
     assert not (previous.parent / "graph.svg").exists()
@@ -297,3 +297,31 @@ def test_an_overwritten_file_keeps_its_mode(previous: Path):
     assert result.exit_code == 0
     assert previous.read_bytes() != OLD
     assert stat.S_IMODE(previous.stat().st_mode) == 0o640
+
+
+def _gone_or_zombie(pid: int) -> bool:
+    """True once `pid` runs no more (a zombie waits only for its parent to read it)."""
+    try:
+        fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    except (FileNotFoundError, ProcessLookupError):
+        return True
+    return fields[0] in ("Z", "X")
+
+
+@pytest.mark.skipif(not Path("/proc/self/stat").exists(), reason="reads /proc")
+def test_a_hanging_dot_is_stopped_with_every_process_it_started(previous: Path):
+    """A `dot` (here a wrapper script) that starts a child of its own and hangs: on the
+    timeout gradviz ends the whole process group, so no child keeps running."""
+    fake = previous.parent / "hanging-dot"
+    fake.write_text("#!/bin/sh\nsleep 60 &\necho $! > child.pid\nwait\n")
+    fake.chmod(0o755)
+    started = time.monotonic()
+    result = run(*DRAW, "-o", "graph.svg", GRADVIZ_DOT=str(fake), GRADVIZ_DOT_TIMEOUT="0.5")
+    assert time.monotonic() - started < 10
+    assert result.exit_code == 1 and "took longer than 0.5 s" in result.stderr, result.stderr
+    child = int((previous.parent / "child.pid").read_text())
+    deadline = time.monotonic() + 5
+    while not _gone_or_zombie(child) and time.monotonic() < deadline:
+        time.sleep(0.05)
+    assert _gone_or_zombie(child), f"the dot's child {child} is still running"
+    assert not (previous.parent / "graph.svg").exists() and leftovers(previous.parent) == []

@@ -154,6 +154,7 @@ def test_trained_xor_has_no_vanishing_exploding_or_dead(tmp_path: Path) -> None:
     assert payload["history"][0]["epoch"] == 0
 
 
+@pytest.mark.slow
 def test_deep_sigmoid_trained_is_stalled_at_the_mean() -> None:
     payload = grads_json(DEEP_SIGMOID, "--epochs", "300")
     assert set(statuses(payload)) == {"stalled"}

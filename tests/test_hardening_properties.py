@@ -33,13 +33,19 @@ from mermaid.check import parse_mermaid
 from gradviz import Value
 from gradviz.data import parse_csv
 from gradviz.engine import evaluate, topological_order
-from gradviz.errors import ExpressionError, GradvizError
+from gradviz.errors import ExpressionError, GradvizError, InputError
 from gradviz.expr import FUNCTIONS, parse_assignments, parse_program
 from gradviz.model import parse_model
 from gradviz.nn import MAX_EPOCHS, MAX_PARAMETERS, spec_from_mapping
 from gradviz.numbers import fmt
 from gradviz.output import _pure_program
-from gradviz.render.diagram import Diagram, diagram_from_value, number_text, printable
+from gradviz.render.diagram import (
+    Diagram,
+    constant_text,
+    diagram_from_value,
+    number_text,
+    printable,
+)
 from gradviz.render.dot import to_dot
 from gradviz.render.json import to_json
 from gradviz.render.mermaid import SEPARATOR, to_mermaid
@@ -272,6 +278,89 @@ def test_csv_reading_raises_only_our_errors(rows):
     assert data.X.shape[0] == data.Y.shape[0] and set(data.Y.tolist()) <= {0.0, 1.0}
 
 
+# Text far longer than any error may quote: a long name, value, key, cell or column.
+LONG_TEXT = st.one_of(
+    st.text(min_size=61, max_size=3000),
+    st.builds(
+        lambda c, n: c * n,
+        st.sampled_from(["v", "9", "é", "漢", "\x1b", "'"]),
+        st.integers(61, 20_000),
+    ),
+)
+MAX_ERROR_LINE = 250
+
+
+def _short_lines(error: GradvizError) -> None:
+    for line in error.render().splitlines():
+        # a line that lists the 14 spec keys is longer by that list, not by the input
+        limit = MAX_ERROR_LINE + (200 if "known keys: name, layers" in line else 0)
+        assert len(line) < limit, (len(line), line[:300])
+
+
+@FAST
+@given(
+    LONG_TEXT,
+    st.sampled_from(
+        [
+            "name",
+            "value",
+            "bare",
+            "expression",
+            "spec-key",
+            "spec-value",
+            "cell",
+            "column",
+            "weight",
+            "model-spec",
+        ]
+    ),
+)
+def test_errors_quote_long_text_cut_short(text, where):
+    """Whatever the entry point, an error quotes at most a short piece of the text."""
+    try:
+        if where == "name":
+            parse_assignments([f"{text}=1"])
+        elif where == "value":
+            parse_assignments([f"a={text}"])
+        elif where == "bare":
+            parse_assignments([text.replace("=", "")])
+        elif where == "expression":
+            parse_program(text)
+        elif where == "spec-key":
+            spec_from_mapping({"layers": [2, 2, 1], "data": "xor", text: 1})
+        elif where == "spec-value":
+            for key in ("layers", "activation", "data", "update", "loss", "init", "name"):
+                try:
+                    spec_from_mapping({"layers": [2, 2, 1], "data": "xor", key: text})
+                except GradvizError as error:
+                    _short_lines(error)
+            return
+        elif where == "cell":
+            parse_csv(f"a,b,y\n1,{text.replace(',', '')},0\n", "d.csv")
+        elif where == "column":
+            parse_csv(f"a,{text.replace(',', '')},y\n1,x,0\n", "d.csv")
+        elif where == "weight":
+            parse_model(
+                json.dumps(
+                    {"format": "gradviz-model", "version": 1, "layers": [{"weights": [[text]]}]}
+                ),
+                "m.json",
+            )
+        else:
+            parse_model(
+                json.dumps(
+                    {
+                        "format": "gradviz-model",
+                        "version": 1,
+                        "spec": {"name": text, "layers": text},
+                    }
+                ),
+                "m.json",
+            )
+    except GradvizError as error:
+        _short_lines(error)
+
+
 # -- graphs through the real tools -------------------------------------------------------
 
 
@@ -361,7 +450,9 @@ def test_every_dot_renders_with_both_programs_as_well_formed_svg(diagrams):
         for diagram, svg in zip(diagrams, _render_all(program, texts), strict=True):
             shown = _svg_text(svg)
             for node in diagram.nodes:
-                if node.data is not None:
+                if constant_text(node) is not None:  # a constant shows its number alone
+                    assert constant_text(node) in shown.splitlines(), (program, node)
+                elif node.data is not None:
                     assert f"data {number_text(node.data)}" in shown, (program, node)
                 if node.grad is not None:
                     assert f"grad {number_text(node.grad)}" in shown, (program, node)
@@ -374,6 +465,7 @@ def test_every_dot_renders_with_both_programs_as_well_formed_svg(diagrams):
                 assert printable(diagram.title).strip() in shown, (program, diagram.title)
 
 
+@pytest.mark.slow
 def test_every_mermaid_text_is_accepted_and_reads_back_exactly(diagrams):
     texts = [to_mermaid(d, rankdir=("LR", "TB", "RL", "BT")[i % 4]) for i, d in enumerate(diagrams)]
     results = parse_mermaid(texts)  # skips locally without node_modules; fails under CI
@@ -383,11 +475,18 @@ def test_every_mermaid_text_is_accepted_and_reads_back_exactly(diagrams):
         # no label started a statement of its own: exactly our nodes (plus the legend
         # keys) and our edges, nothing else
         assert ids <= set(result["nodes"]), text
-        assert all(i in ids or i.startswith("key_") for i in result["nodes"]), text
+        assert all(i in ids or i.startswith("key_") for i in result["nodes"] if i != "caption")
+        if diagram.title:  # the title is a node of its own, drawn exactly as given
+            assert result["nodes"]["caption"].strip() == printable(diagram.title).strip(), text
+            assert result["title"].strip() == printable(diagram.title).strip(), text
+        else:
+            assert "caption" not in result["nodes"], text
         assert len(result["edges"]) == len(diagram.edges), text
         for i, node in enumerate(diagram.nodes):
             parts = [printable(node.label)] if node.label else []
-            if node.data is not None:
+            if constant_text(node) is not None:  # a constant shows its number alone
+                parts = [constant_text(node)]
+            elif node.data is not None:
                 parts.append(f"data {number_text(node.data)}")
             if node.grad is not None:
                 parts.append(f"grad {number_text(node.grad)}")
@@ -446,3 +545,26 @@ def test_gradients_agree_with_finite_differences_where_smooth(text, point):
             leaf.grad,
             numeric,
         )
+
+
+@FAST
+@given(
+    st.sampled_from(["x*x", "exp(x)", "tanh(x)", "x**3", "sin(x) * x"]),
+    st.one_of(st.floats(allow_nan=False, allow_infinity=False), st.sampled_from([0.0, 3.0, 1e300])),
+    st.one_of(
+        st.floats(min_value=5e-324, max_value=1e-6),
+        st.sampled_from([1e-20, 1e-14, 5e-324, 1e-300]),
+    ),
+)
+def test_any_step_is_measured_or_refused_with_a_reason(text, x, eps):
+    """`check --eps`: a step float64 cannot take at x is refused (InputError, exit 2),
+    never a ZeroDivisionError; any other step gives a row per leaf."""
+    from gradviz.gradcheck import gradcheck
+
+    output = parse_program(text, {"x": x}).output
+    try:
+        rows = gradcheck(output, eps=eps)
+    except InputError as error:
+        assert "too small to measure a slope at x" in error.message
+        return
+    assert len(rows) == 1 and rows[0].status in ("pass", "fail", "non-finite", "non-differentiable")

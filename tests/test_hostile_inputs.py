@@ -13,6 +13,7 @@ from __future__ import annotations
 import json
 import os
 import re
+import warnings
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -26,6 +27,15 @@ from gradviz.errors import ExpressionError
 Content = str | bytes | Callable[[str], str]  # a callable gets the text of a saved model
 
 
+FIFO = b"<a named pipe>"  # file content that makes the file a named pipe (no writer)
+FOLDER = b"<a folder>"  # file content that makes the name a folder
+
+# Every error line is short, whatever the input's size: quoted text is cut (errors.quoted).
+MAX_LINE = 250
+# Lines that list what is allowed (the 14 spec keys) are longer by that list, not by input.
+LISTING = re.compile(r"known keys: name, layers|Use one of \.dot")
+
+
 @dataclass(frozen=True)
 class Case:
     args: tuple[str, ...]
@@ -33,10 +43,11 @@ class Case:
     fragment: str  # in stderr for an error, in stdout when the input is handled (status 0)
     files: dict[str, Content] = field(default_factory=dict)
     caret: bool = False  # an expression error: the line and a caret under the span
+    env: dict[str, str] = field(default_factory=dict)
 
 
-def case(status: int, fragment: str, *args: str, files=None, caret=False, id: str):
-    return pytest.param(Case(args, status, fragment, files or {}, caret), id=id)
+def case(status: int, fragment: str, *args: str, files=None, caret=False, env=None, id: str):
+    return pytest.param(Case(args, status, fragment, files or {}, caret, env or {}), id=id)
 
 
 def draw(expr: str, *rest: str, status: int = 2, fragment: str, caret: bool = True, id: str):
@@ -122,7 +133,9 @@ EXPRESSIONS = [
         id="many-statements",
     ),
     draw("a" * 10_001, fragment="expression too long: 10001 characters", caret=False, id="long"),
-    draw("x**10000000", fragment="exponent too large: 1e7 (the limit is 1e6)", id="exponent"),
+    draw(
+        "x**10000000", fragment="exponent too large: 10000000 is outside -1e6 to 1e6", id="exponent"
+    ),
     draw("x**1e400", fragment="exponent too large: inf", id="exponent-inf"),
     draw("2**100000", status=0, fragment="data inf", id="2**100000"),
     draw("10**10**10", status=0, fragment="data inf", id="10**10**10"),
@@ -171,7 +184,10 @@ SPECS = [
     spec(XOR + "learning_rate = 1e400\n", "learning_rate: inf must be", id="overflow"),
     spec(XOR + "learning_rate = 1" + "0" * 400 + "\n", "learning_rate: 1000", id="lr-400-digits"),
     spec(XOR + "clip_value = 1" + "0" * 400 + "\n", "clip_value: 1000", id="clip-400-digits"),
-    spec(XOR + "epochs = 3\n", "invalid TOML: Cannot overwrite a value", id="duplicate-key"),
+    spec(XOR + "epochs = 3\n", "s.toml line 4: epochs: given twice", id="duplicate-key"),
+    spec(XOR + '"epochs" = 3\n', "s.toml line 4: epochs: given twice", id="duplicate-quoted"),
+    spec(XOR + "[data]\nname = 'or'\n", "s.toml line 4: data: given twice", id="duplicate-table"),
+    case(0, "Gradients per layer", "grads", "s.toml", files={"s.toml": "\ufeff" + XOR}, id="bom"),
     spec(XOR + "seed = " + "9" * 5000 + "\n", "a number is too long to read", id="5000-digits"),
     spec(XOR + "seed = " + "9" * 30 + "\n", "seed: 999,999,999", id="30-digits"),
     spec("x = " + "[" * 5000 + "]" * 5000 + "\n", "nested too deeply", id="nested"),
@@ -438,7 +454,8 @@ MODELS = [
 
 
 def csv(text: str | bytes, fragment: str, *, status: int = 2, id: str):
-    args = ("train", "-q", "--layers", "2,2,1", "--data", "d.csv", "--epochs", "2")
+    quiet = ("-q",) if status else ()  # handled: the output shows the data was read
+    args = ("train", *quiet, "--layers", "2,2,1", "--data", "d.csv", "--epochs", "2")
     return case(status, fragment, *args, files={"d.csv": text}, id=id)
 
 
@@ -446,7 +463,7 @@ CSVS = [
     csv("a,b,y\n1,nan,0\n", "line 2: 'nan' in column 'b' is not finite", id="nan"),
     csv("a,b,y\n1,-inf,0\n", "'-inf' in column 'b' is not finite", id="inf"),
     csv("a,b,y\n1,1e999,0\n", "'1e999' in column 'b' is not finite", id="overflow"),
-    csv("a,b,y\n1," + "9" * 5000 + ",0\n", "(5,000 characters)' in column 'b' is not", id="long"),
+    csv("a,b,y\n1," + "9" * 5000 + ",0\n", "…' (5,000 characters) in column 'b' is not", id="long"),
     csv("a,b,y\n1,2,3\n", "label '3' in column 'y' is not 0 or 1", id="label"),
     csv("a,b,y\n1,2\n", "line 2: 2 fields, expected 3", id="ragged"),
     csv("a,b,y\n1,\x002,0\n", "is not a number", id="nul"),
@@ -583,10 +600,380 @@ OUTPUTS = [
 ]
 
 
-def check(result: Result, expected: Case) -> None:
-    """The contract every row is held to."""
+# -- issue 11: odd input at the other entry points ----------------------------------------------
+
+LONG = "v" * 20_000  # every error that quotes it must cut it (errors.quoted)
+CSV_MODEL_SPEC = 'layers = [2, 2, 1]\ndata = {csv = "d.csv"}\nepochs = 2\n'
+POINTS = "a,b,y\n0,0,0\n0,1,1\n1,0,1\n1,1,0\n"
+
+
+def csv_model(path: str) -> Callable[[str], str]:
+    """The saved model with its data set replaced by the CSV file `path`."""
+    return edited(lambda r: r["spec"].update(data={"csv": path}))
+
+
+def check_cmd(*args: str, status: int = 2, fragment: str, id: str):
+    return case(status, fragment, "check", *args, id=id)
+
+
+ODD = [
+    # echoes of long text are cut (item 15) and say what is wrong (items 10, 16)
+    draw("a", LONG + "=1", fragment="name too long: 20000 characters (the limit is 100)", id="n"),
+    draw("a", "v" * 101 + "=1", fragment="name too long: 101 characters", id="name-101"),
+    draw(
+        "a", "v" * 100 + "=1", fragment="does not appear in the expression", caret=False, id="100"
+    ),
+    draw("a", "a=" + LONG, fragment="not a number: 'vvvv", id="long-value"),
+    draw(
+        " + ".join(f"x{i}" for i in range(500)),
+        "q=1",
+        fragment="the leaves are: x0, x1, x2, x3, x4, x5, x6, x7, … (500 in all)",
+        caret=False,
+        id="many-leaves",
+    ),
+    check_cmd(
+        " + ".join(f"x{i}" for i in range(500)),
+        "--wrt",
+        "q",
+        fragment="no leaf named 'q'",
+        id="wrt-many-leaves",
+    ),
+    draw("a", LONG, fragment="expected NAME=VALUE, got 'vvv", id="long-no-equals"),
+    draw("a**-1000001", fragment="exponent too large: -1000001 is outside -1e6 to 1e6", id="exp"),
+    draw("a**1000000", "a=1", status=0, fragment="data 1", id="exponent-at-limit"),
+    check_cmd("a*b", "a=1", "b=2", "--wrt", LONG, fragment="no leaf named 'vvvv", id="long-wrt"),
+    case(2, "'vvvv", "draw", "a", "-f", LONG, id="long-format"),
+    case(2, "'vvvv", "grads", "xor", "--fail-on", LONG, id="long-fail-on"),
+    *[
+        case(2, "file name too long: 'vvvv", *args, id=f"long-path-{i}-{args[0]}")
+        for i, args in enumerate(
+            [
+                ("grads", LONG),
+                ("compare", LONG, "xor"),
+                ("train", LONG + ".toml"),
+                ("train", "xor", "-q", "--save", LONG + ".json"),
+                ("trace", "a", "a=1", "--frames", LONG),
+                ("draw", LONG + ".expr"),
+            ]
+        )
+    ],
+    case(2, "…: cannot read: File name too long", "inspect", LONG + ".json", id="long-inspect"),
+    case(2, "(204 characters)", "draw", "a", "-o", LONG[:200] + ".xyz", id="long-output"),
+    case(
+        2,
+        "label column 'y' not found; columns: c0, c1, c2, c3, c4, c5, c6, c7, … (1,000 in all)",
+        "train",
+        "s.toml",
+        "-q",
+        files={
+            "s.toml": 'layers = [2, 2, 1]\ndata = {csv = "d.csv", label = "y"}\n',
+            "d.csv": ",".join(f"c{i}" for i in range(1000)) + "\n" + "0," * 999 + "0\n",
+        },
+        id="no-label-column",
+    ),
+    model(first_weight(json.dumps(LONG)), "is not a number", id="long-weight"),
+    model(
+        edited(lambda r: r["spec"].update(activation=[LONG])),
+        "'vvvv",
+        id="long-activation",
+    ),
+    spec(XOR + "activation = " + json.dumps(LONG) + "\n", "'vvvv", id="long-activation"),
+    spec(XOR + json.dumps(LONG) + " = 1\n", "unknown key", id="long-key"),
+    spec(XOR + "name = " + json.dumps(LONG) + "\n", "name: expected a short text", id="long-name"),
+    # TOML (items 7, 11)
+    spec(XOR + '"layers" = [3, 4, 1]\n', "s.toml line 4: layers: given twice", id="dup-layers"),
+    spec("\ufeff" + XOR + "epochs = 1\n", "s.toml line 4: epochs: given twice", id="bom-dup"),
+    case(
+        0, "data 2", "draw", "@e.expr", "a=1", "b=2", files={"e.expr": "\ufeffa*b"}, id="bom-expr"
+    ),
+    # outputs (items 12, 13)
+    case(
+        2,
+        "--save 'd': is a folder",
+        "train",
+        "xor",
+        "-q",
+        "--save",
+        "d",
+        files={"d": FOLDER},
+        id="save-dir",
+    ),
+    case(2, "is a folder, not a model file", "inspect", "d", files={"d": FOLDER}, id="inspect-dir"),
+    case(
+        2, "is a folder, not a model", "draw", "--model", "d", files={"d": FOLDER}, id="model-dir"
+    ),
+    case(
+        2,
+        "refusing to write 'd.csv': it is an input",
+        "draw",
+        "--model",
+        "m.json",
+        "--input",
+        "0,1",
+        "-f",
+        "json",
+        "-o",
+        "d.csv",
+        files={"d.csv": POINTS, "m.json": csv_model("d.csv")},
+        id="output-is-model-data",
+    ),
+    case(
+        2,
+        "refusing to write 'd.csv': it is an input",
+        "draw",
+        "--model",
+        "m.json",
+        "-f",
+        "dot",
+        "-o",
+        "d.csv",
+        files={"d.csv": POINTS, "m.json": csv_model("d.csv")},
+        id="output-is-model-data-no-input",
+    ),
+    # a model's data path (items 19, 20)
+    case(
+        2,
+        "its data set 'p.csv' is not a regular file",
+        "inspect",
+        "m.json",
+        files={"p.csv": FIFO, "m.json": csv_model("p.csv")},
+        id="data-fifo",
+    ),
+    case(
+        2,
+        "its data set 'p.csv' is not a regular file",
+        "draw",
+        "--model",
+        "m.json",
+        "-f",
+        "dot",
+        files={"p.csv": FIFO, "m.json": csv_model("p.csv")},
+        id="data-fifo-draw",
+    ),
+    model(csv_model("../d.csv"), "../d.csv is outside the model's folder", id="data-parent"),
+    case(
+        2,
+        "its data set 'sub.csv' is a folder",
+        "grads",
+        "m.json",
+        files={"sub.csv": FOLDER, "m.json": csv_model("sub.csv")},
+        id="data-folder",
+    ),
+    model(csv_model("gone.csv"), "gone.csv: no such CSV file", id="data-missing"),
+    model(
+        edited(
+            lambda r: [
+                w.update(weights=[[1e308] * len(w["weights"][0])] * len(w["weights"]))
+                for w in r["layers"]
+            ]
+        ),
+        "inf",
+        status=0,
+        id="weights-1e308",
+    ),
+    model(
+        edited(
+            lambda r: [
+                w.update(weights=[[1e308] * len(w["weights"][0])] * len(w["weights"]))
+                for w in r["layers"]
+            ]
+        ),
+        "Gradients per layer",
+        status=0,
+        command="grads",
+        id="grads-weights-1e308",
+    ),
+    # check (item 14)
+    check_cmd("x*x", "x=3", "--eps", "1e-20", fragment="eps 1e-20 is too small", id="eps-tiny"),
+    check_cmd("x*x", "x=3", "--eps", "1e-14", status=0, fragment="pass", id="eps-small-ok"),
+    check_cmd("x*x", "x=1e300", "--eps", "1e-20", fragment="too small", id="eps-huge-x"),
+    check_cmd("x*x", "x=3", "--eps", "nan", fragment="eps must be a positive number", id="eps-nan"),
+    check_cmd("x*x", "x=3", "--eps", "-1", fragment="eps must be a positive", id="eps-negative"),
+    check_cmd("x*x", "x=3", "--tol", "0", fragment="tol must be a positive", id="tol-0"),
+    check_cmd("x*x", "x=3", "--wrt", "y", fragment="no leaf named 'y'", id="wrt-unknown"),
+    check_cmd("x*", fragment="syntax error", id="syntax"),
+    # compare (item 20)
+    case(2, "no such model file", "compare", "xor", "gone.json", id="compare-missing"),
+    case(2, "is neither a spec file nor", "compare", "xor", "nope", id="compare-unknown"),
+    case(
+        2,
+        "is not finite",
+        "compare",
+        "xor",
+        "m.json",
+        files={"m.json": first_weight("NaN")},
+        id="compare-nan",
+    ),
+    case(2, "is a folder", "compare", "xor", "d.json", files={"d.json": FOLDER}, id="compare-dir"),
+    case(
+        0,
+        "\\x1b[31mevil.json",
+        "compare",
+        "xor",
+        "\x1b[31mevil.json",
+        files={"\x1b[31mevil.json": lambda t: t},
+        id="compare-escape-name",
+    ),
+    case(
+        0,
+        "\\x1b[31mevil.json",
+        "grads",
+        "\x1b[31mevil.json",
+        files={"\x1b[31mevil.json": lambda t: t},
+        id="grads-escape-name",
+    ),
+    case(
+        0,
+        "\\x1b[31mevil.json",
+        "inspect",
+        "\x1b[31mevil.json",
+        files={"\x1b[31mevil.json": lambda t: t},
+        id="inspect-escape-name",
+    ),
+    # trace --frames and grads --plot targets
+    case(
+        2,
+        "it is not a folder",
+        "trace",
+        "a*b",
+        "a=1",
+        "b=2",
+        "--frames",
+        "f.txt",
+        files={"f.txt": ""},
+        id="frames-file",
+    ),
+    case(
+        2,
+        "'gif' is not one of",
+        "trace",
+        "a*b",
+        "--frames",
+        "out",
+        "--format",
+        "gif",
+        id="frames-format",
+    ),
+    case(
+        2,
+        "--format is the format of the --frames files",
+        "trace",
+        "a",
+        "--format",
+        "svg",
+        id="format-without-frames",
+    ),
+    case(
+        2,
+        "cannot create folder",
+        "trace",
+        "a*b",
+        "a=1",
+        "b=2",
+        "--frames",
+        "f.txt/sub",
+        files={"f.txt": ""},
+        id="frames-under-file",
+    ),
+    case(2, "cannot tell the format of 'p.xyz'", "grads", "xor", "--plot", "p.xyz", id="plot-ext"),
+    case(2, "a plot is written as .svg", "grads", "xor", "--plot", "p.json", id="plot-json"),
+    case(
+        2,
+        "it is a folder",
+        "grads",
+        "xor",
+        "--plot",
+        "p.svg",
+        files={"p.svg": FOLDER},
+        id="plot-folder",
+    ),
+    case(2, "does not exist", "grads", "xor", "--plot", "nowhere/p.dot", id="plot-nowhere"),
+    case(
+        2,
+        "refusing to write 's.dot'",
+        "grads",
+        "s.dot",
+        "--plot",
+        "s.dot",
+        files={"s.dot": XOR},
+        id="plot-over-spec",
+    ),
+    case(
+        2,
+        "refusing to write 'd.dot'",
+        "grads",
+        "s.toml",
+        "--plot",
+        "d.dot",
+        files={"s.toml": CSV_MODEL_SPEC.replace("d.csv", "d.dot"), "d.dot": POINTS},
+        id="plot-over-spec-data",
+    ),
+    case(
+        2,
+        "refusing to write 'd.dot'",
+        "grads",
+        "m.json",
+        "--plot",
+        "d.dot",
+        files={"d.dot": POINTS, "m.json": csv_model("d.dot")},
+        id="plot-over-model-data",
+    ),
+    # GRADVIZ_DOT and GRADVIZ_DOT_TIMEOUT (item 20)
+    *[
+        case(2, fragment, "draw", "a", "-o", "a.svg", env=env, id=f"env-{name}")
+        for name, env, fragment in [
+            ("dot-missing", {"GRADVIZ_DOT": "/no/such/dot"}, "is neither auto, system, pure"),
+            ("dot-folder", {"GRADVIZ_DOT": "."}, "nor a program that can be run"),
+            ("dot-long", {"GRADVIZ_DOT": LONG}, "GRADVIZ_DOT='vvvv"),
+            ("timeout-word", {"GRADVIZ_DOT_TIMEOUT": "soon"}, "GRADVIZ_DOT_TIMEOUT='soon'"),
+            ("timeout-0", {"GRADVIZ_DOT_TIMEOUT": "0"}, "is not a number of seconds"),
+            ("timeout-neg", {"GRADVIZ_DOT_TIMEOUT": "-1"}, "is not a number of seconds"),
+            ("timeout-nan", {"GRADVIZ_DOT_TIMEOUT": "nan"}, "is not a number of seconds"),
+            ("timeout-inf", {"GRADVIZ_DOT_TIMEOUT": "inf"}, "is not a number of seconds"),
+            ("timeout-1e6", {"GRADVIZ_DOT_TIMEOUT": "1e6"}, "is not a number of seconds"),
+            ("timeout-long", {"GRADVIZ_DOT_TIMEOUT": LONG}, "(20,000 characters)"),
+        ]
+    ],
+    case(
+        2,
+        "nor a program",
+        "draw",
+        "a",
+        "-o",
+        "a.svg",
+        files={"dot": "#!/bin/sh\n"},
+        env={"GRADVIZ_DOT": "./dot"},
+        id="env-dot-not-executable",
+    ),
+    # CSV data (item 20)
+    csv("a,b,y\n1,2,0\n1,2\n", "line 3: 2 fields, expected 3", id="ragged-later"),
+    csv("a,b,y\n1,2,0\n1,2,0,4\n", "line 3: 4 fields, expected 3", id="ragged-long"),
+    csv("a,b,y\n1,NaN,0\n", "'NaN' in column 'b' is not finite", id="nan-caps"),
+    csv("a,b,y\n1,,0\n", "'' in column 'b' is not a number", id="empty-cell"),
+    csv("a,b,y\n1,2,0.5\n", "label '0.5' in column 'y' is not 0 or 1", id="label-half"),
+    csv("a,,y\n1,2,0\n3,4,1\n", "examples, full-batch", status=0, id="empty-column-name"),
+    csv('é ∂,b b,"y,1"\n1,2,0\n3,4,1\n', "examples, full-batch", status=0, id="odd-column-names"),
+    csv("\ufeffa,b,y\n1,2,0\n3,4,1\n", "examples, full-batch", status=0, id="bom"),
+    csv("a,b,y\r\n1,2,0\r\n3,4,1\r\n", "examples, full-batch", status=0, id="crlf"),
+    csv("\n\n,,\n", "the CSV file has no rows", id="blank-lines"),
+    csv(
+        'a,b,y\n"1,2,0\n',
+        "1 fields, expected 3",
+        id="open-quote",
+    ),
+    csv("a,b,y\n1," + "1" * 131_000 + ",0\n", "is not finite", id="field-just-under"),
+]
+
+
+def check(result: Result, expected: Case, caught: list | None = None) -> None:
+    """The contract every row is held to. `caught`: the Python warnings the run raised."""
     everything = result.stdout + result.stderr
     assert "Traceback" not in everything
+    assert not caught, [str(w.message) for w in caught]  # no Python warning, ever
+    assert "Warning" not in result.stderr, result.stderr
+    for line in result.stderr.splitlines():
+        limit = MAX_LINE + (200 if LISTING.search(line) else 0)
+        assert len(line) < limit, f"{len(line)} characters: {line[:300]}"
     assert "\x1b" not in everything  # no escape sequence from the input; no colour off a tty
     if result.exception is not None:  # an exception that escaped the CLI is a crash
         assert isinstance(result.exception, SystemExit), repr(result.exception)
@@ -613,6 +1000,35 @@ def model_text(tmp_path_factory) -> str:
     return path.read_text()
 
 
+def make_files(folder: Path, files: dict[str, Content], model_text: str) -> None:
+    for name, content in files.items():
+        path = folder / name
+        path.parent.mkdir(parents=True, exist_ok=True)
+        if callable(content):
+            content = content(model_text)
+        if name.endswith("/keep"):
+            continue  # only the folder
+        if content == FIFO:
+            os.mkfifo(path)
+        elif content == FOLDER:
+            path.mkdir()
+        elif isinstance(content, bytes):
+            path.write_bytes(content)
+        else:
+            path.write_text(content, encoding="utf-8")
+
+
+def invoke(expected: Case) -> tuple[Result, list]:
+    """Run one case in-process, with the warning filters a user's run has: everything
+    shown, except the NaN/inf warnings that gradviz's engine silences on purpose."""
+    env = {"GRADVIZ_DOT": None, "NO_COLOR": "1", "COLUMNS": "200", **expected.env}
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        warnings.filterwarnings("ignore", category=RuntimeWarning, module=r"gradviz(\.|$)")
+        result = CliRunner().invoke(cli, list(expected.args), env=env)
+    return result, list(caught)
+
+
 def table(prefix: str, rows: list) -> list:
     return [pytest.param(*row.values, id=f"{prefix}-{row.id}", marks=row.marks) for row in rows]
 
@@ -624,26 +1040,15 @@ def table(prefix: str, rows: list) -> list:
     + table("spec", SPECS)
     + table("model", MODELS)
     + table("csv", CSVS)
-    + table("output", OUTPUTS),
+    + table("output", OUTPUTS)
+    + table("odd", ODD),
 )
 def test_hostile_input(expected: Case, tmp_path: Path, monkeypatch, model_text: str) -> None:
     monkeypatch.chdir(tmp_path)
-    for name, content in expected.files.items():
-        path = tmp_path / name
-        path.parent.mkdir(parents=True, exist_ok=True)
-        if callable(content):
-            content = content(model_text)
-        if name.endswith("/keep"):
-            continue  # only the folder
-        if isinstance(content, bytes):
-            path.write_bytes(content)
-        else:
-            path.write_text(content, encoding="utf-8")
+    make_files(tmp_path, expected.files, model_text)
     before = sorted(p.name for p in tmp_path.iterdir())
-    result = CliRunner().invoke(
-        cli, list(expected.args), env={"GRADVIZ_DOT": None, "NO_COLOR": "1", "COLUMNS": "200"}
-    )
-    check(result, expected)
+    result, caught = invoke(expected)
+    check(result, expected, caught)
     if expected.status != 0:  # a refused input leaves no file behind, half-written or not
         assert sorted(p.name for p in tmp_path.iterdir()) == before
 

@@ -182,12 +182,12 @@ def test_png_size_is_capped(monkeypatch):
     monkeypatch.delenv("GRADVIZ_DOT_TIMEOUT", raising=False)
     seen = []
 
-    def fake_run(argv, **kwargs):
+    def fake_run(argv, data, timeout):  # an argv list: no shell
         seen.append(argv)
-        assert "shell" not in kwargs and kwargs["timeout"] == output.DOT_TIMEOUT == 60
+        assert timeout == output.DOT_TIMEOUT == 60
         return subprocess.CompletedProcess(argv, 0, b"\x89PNG", b"")
 
-    monkeypatch.setattr(subprocess, "run", fake_run)
+    monkeypatch.setattr(output, "_run_in_own_group", fake_run)
     run_dot("digraph {}", "png", program=DotProgram("/bin/dot", "system"))
     assert seen == [["/bin/dot", "-Tpng", "-Gdpi=96", "-Gsize=40,40"]]
 
@@ -256,11 +256,11 @@ def test_heavy_layouts_prefer_graphviz_pure_for_svg_and_png(monkeypatch):
     assert find_dot("pdf", heavy=True).kind == "system"  # only dot writes PDF
     seen = []
 
-    def fake_run(argv, **kwargs):
+    def fake_run(argv, data, timeout):
         seen.append(Path(argv[0]).name)
         return subprocess.CompletedProcess(argv, 0, b"<svg/>", b"")
 
-    monkeypatch.setattr(subprocess, "run", fake_run)
+    monkeypatch.setattr(output, "_run_in_own_group", fake_run)
     heavy = diagram_from_value(chain(150))  # layout cost ~22,800
     assert (
         layout_cost(heavy) > output.PREFER_PURE_COST > layout_cost(diagram_from_value(chain(100)))

@@ -3,7 +3,9 @@
 A block is checked when the line before its opening fence is `<!-- checked -->`. Each
 `$ gradviz …` line in it is run through click's CliRunner (stdout and stderr as a
 terminal user sees them, no colour, 100 columns) and must print exactly the lines that
-follow it in the README, up to the next `$` line or the end of the block.
+follow it in the README, up to the next `$` line or the end of the block. A block marked
+`<!-- checked slow -->` (it trains networks: seconds) is a test marked slow, run by
+`make test-all` and CI but not by `make test`.
 
 After a deliberate change of output, `GRADVIZ_UPDATE_README=1 pytest tests/test_readme.py`
 rewrites the blocks (and skips, so an update never passes as a check).
@@ -24,7 +26,7 @@ from gradviz.cli import cli
 
 ROOT = Path(__file__).resolve().parent.parent
 README = ROOT / "README.md"
-BLOCK = re.compile(r"^<!-- checked -->\n```console\n(.*?)^```$", re.MULTILINE | re.DOTALL)
+BLOCK = re.compile(r"^<!-- checked( slow)? -->\n```console\n(.*?)^```$", re.MULTILINE | re.DOTALL)
 
 
 def _commands(block: str) -> list[tuple[str, str]]:
@@ -59,14 +61,22 @@ def _run_block(commands: list[str]) -> list[str]:
 
 
 def _blocks() -> list[str]:
-    return BLOCK.findall(README.read_text(encoding="utf-8"))
+    return [block for _, block in BLOCK.findall(README.read_text(encoding="utf-8"))]
+
+
+def _block_params() -> list:
+    """One test per block, marked slow where the README marks it so."""
+    return [
+        pytest.param(index, marks=pytest.mark.slow) if slow else index
+        for index, (slow, _) in enumerate(BLOCK.findall(README.read_text(encoding="utf-8")))
+    ]
 
 
 def test_readme_has_checked_blocks() -> None:
     assert len(_blocks()) >= 5
 
 
-@pytest.mark.parametrize("block_index", range(len(_blocks())))
+@pytest.mark.parametrize("block_index", _block_params())
 def test_readme_block_matches_what_gradviz_prints(block_index: int) -> None:
     block = _blocks()[block_index]
     pairs = _commands(block)

@@ -136,7 +136,7 @@ def test_unnamed_output_is_L_and_unnamed_nodes_have_a_null_label():
     ]
     assert values == [
         ("input", "x", "x"),
-        ("constant", None, "constant"),
+        ("constant", "3", "3"),  # named by its number, as the trace names it
         ("intermediate", None, "n2"),  # the trace's name for it, in the tooltip
         ("output", "L", "L"),
     ]

@@ -51,7 +51,7 @@ def test_shared_node_is_shown_once_then_referenced():
     assert text.count("x  data 2  grad 7") == 1
     assert text.splitlines()[-1] == "x        2                7"
     assert text.count("↑ x (shown above)") == 2
-    assert "const  data 3  grad 2" in text
+    assert "3  constant" in text and "grad 2" not in text  # no gradient for a constant
 
 
 def test_unnamed_output_and_no_grad():
@@ -76,15 +76,22 @@ def test_gradients_are_coloured_by_magnitude():
     assert "\x1b[1;37;41mnan !" in nan
 
 
-def test_deep_chains_stop_with_a_note_and_never_recurse():
+def test_deep_chains_collapse_their_middle_and_never_recurse():
     x = Value(0.5, label="x")
     out = x
     for _ in range(3000):  # deeper than Python's recursion limit
         out = out.tanh()
     out.backward()
     text = to_text(diagram_from_value(out))
-    assert f"deeper than {MAX_DEPTH} levels" in text
+    # 3001 levels: MAX_DEPTH shown, the middle counted, then the leaf x
+    assert f"… {3000 - MAX_DEPTH} levels hidden" in text
+    assert "└── x  data 0.5" in text  # the leaf, in the tree
     assert len(text.splitlines()) < MAX_DEPTH + 10
+    short = x
+    for _ in range(200):
+        short = short.tanh()
+    whole = to_text(diagram_from_value(short), depth=None, width=2_000)
+    assert "hidden" not in whole and whole.count("tanh  data") == 200
 
 
 def test_wide_graphs_stop_at_the_line_limit():

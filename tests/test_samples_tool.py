@@ -24,6 +24,7 @@ def generate(tmp_path: Path, name: str) -> dict[str, bytes]:
     return {p.name: p.read_bytes() for p in sorted(docs.iterdir())}
 
 
+@pytest.mark.slow
 @needs_pure
 def test_docs_are_what_make_samples_generates_and_it_is_deterministic(tmp_path):
     first, again = generate(tmp_path, "a"), generate(tmp_path, "b")

@@ -200,7 +200,9 @@ def test_chain_weights_1_first_layers_vanishing_with_no_saturation() -> None:
     (sentence,) = stats.verdict(d)
     assert sentence.startswith("L1–L6 are vanishing: L1 receives 3.8e-6 of L10's gradient")
     assert "through 9 sigmoid layers" in sentence and "×0.25 per layer" in sentence
-    assert "none saturated" in sentence and "tanh or ReLU" in sentence
+    assert "none of their outputs saturated" in sentence and "tanh or ReLU" in sentence
+    # the factor's two parts: every slope 0.25 (σ(0)), every weight 1
+    assert "σ′ averages 0.25 here (at most 0.25) and the weights multiply it by 1;" in sentence
 
 
 def test_chain_weights_4_ratio_one_all_ok() -> None:
@@ -220,6 +222,9 @@ def test_chain_weights_8_first_layers_exploding() -> None:
     assert [layer.status for layer in d.layers] == ["exploding"] * 3 + ["ok"] * 7
     (sentence,) = stats.verdict(d)
     assert sentence.startswith("L1–L3 are exploding: L1's gradient is 512× the output layer's")
+    # ×2 per layer: every slope σ′(0) = 0.25, every weight 8
+    assert "×2 per layer through 9 layers: σ′ averages 0.25 here (at most 0.25) and the" in sentence
+    assert "weights multiply it by 8)" in sentence
     assert "lower the learning rate" in sentence
 
 
@@ -448,3 +453,24 @@ def test_plot_renders_with_dot_to_valid_svg(kind: str) -> None:
     assert "L1 sigmoid" in texts and "L10 sigmoid" in texts
     fills = {e.get("fill") for e in root.iter("{http://www.w3.org/2000/svg}polygon")}
     assert "#313695" in fills and "#d73027" in fills  # coldest and hottest heat-map cells
+
+
+def test_verdict_splits_the_factor_into_slope_and_weights_by_hand() -> None:
+    """A chain of one-unit sigmoid layers, each weight 2.2 and each bias chosen so every
+    activation is p with σ′ = p(1 − p) = 0.2: by hand, δ shrinks by σ′·w = 0.2 × 2.2 =
+    0.44 per layer, and every layer's input is p, so the weight gradients do too."""
+    p = (1 + math.sqrt(0.2)) / 2  # p(1 − p) = 0.2
+    z = math.log(p / (1 - p))
+    w = 2.2
+    depth = 8
+    net = nn.Network([1] * (depth + 1), ["sigmoid"] * depth)
+    net.set_flat([w, z - w * p] * depth)
+    samples = nn.layer_samples(net, np.array([[p]]), np.array([0.0]))
+    for sample in samples:  # the premise: every activation is p
+        assert sample.activations[0, 0] == pytest.approx(p, rel=1e-12)
+    lines = stats.verdict(stats.diagnose(samples))
+    sentence = next(line for line in lines if "vanishing" in line)
+    assert (
+        "about ×0.44 per layer: σ′ averages 0.2 here (at most 0.25) and the weights "
+        "multiply it by 2.2" in sentence
+    ), sentence

@@ -12,7 +12,7 @@ from mermaid.check import parse_mermaid
 
 from gradviz import engine
 from gradviz.cli import cli
-from gradviz.engine import Op, Value
+from gradviz.engine import Constant, Op, Value
 
 HAND = ["e = a*b; d = e + c; L = d*f", "a=2", "b=-3", "c=10", "f=-2"]
 SVG = "{http://www.w3.org/2000/svg}"
@@ -135,8 +135,8 @@ def test_frames_one_valid_svg_per_step(tmp_path: Path, dot: str) -> None:
 def test_frames_count_leaves_out_what_detach_cuts_off(tmp_path: Path) -> None:
     result = run("trace", "x*x + detach(w)*0.5", "x=3", "w=2", "--frames", str(tmp_path))
     assert result.exit_code == 0, result.output
-    # 7 nodes, but w gets no credit: 6 steps, 6 frames.
-    assert len(list(tmp_path.glob("step-*.svg"))) == 6
+    # 7 nodes, but w gets no credit and 0.5 is a constant: 5 steps, 5 frames.
+    assert len(list(tmp_path.glob("step-*.svg"))) == 5
 
 
 def test_frames_in_mermaid_parse(tmp_path: Path) -> None:
@@ -284,7 +284,7 @@ def test_check_a_coarse_step_is_extrapolated_and_its_error_counted() -> None:
     # with h/2; the extrapolation (4·3.25 − 4) / 3 = 3 is exact for a cubic.
     result = run("check", "x**3", "x=1", "--eps", "1")
     assert result.exit_code == 0, result.output
-    assert result.stdout.splitlines()[2].split() == ["x", "1", "3", "3", "0", "0", "pass"]
+    assert result.stdout.splitlines()[2].split() == ["x", "1", "3", "3", "0", "pass"]
 
 
 @pytest.mark.filterwarnings("ignore:overflow encountered:RuntimeWarning")
@@ -479,8 +479,9 @@ def test_trace_model_scalar_frames_count_every_node(xor_model: Path, tmp_path: P
         "mmd",
     )  # fmt: skip  (Mermaid: no Graphviz run for each of ~50 frames)
     assert result.exit_code == 0, result.output
-    nodes = len(topological_order(network_loss_graph(load_model(xor_model), (1.0, 0.0)).loss))
-    assert len(list(tmp_path.glob("step-*.mmd"))) == nodes == 53
+    order = topological_order(network_loss_graph(load_model(xor_model), (1.0, 0.0)).loss)
+    constants = sum(type(v) is Constant for v in order)  # the -1 of (output - y): no step
+    assert len(list(tmp_path.glob("step-*.mmd"))) == len(order) - constants == 52
     assert "dloss/dL1.N1.w0" in result.stdout
 
 

@@ -35,11 +35,13 @@ def reference_train(spec: nn.Spec, epochs: int) -> tuple[list[float], list[float
     n = data.size
     batch = {"full": n, "online": 1}.get(spec.update, spec.batch_size or n)
     losses = []
-    for _ in range(epochs):
+    for epoch in range(1, epochs + 1):
         order = rng.permutation(n).tolist() if spec.update != "full" else list(range(n))
         total = -0.0
         for start in range(0, n, batch):
             rows = order[start : start + batch]
+            if spec.l2:  # the l2 term at the batch's starting weights, per example, first
+                total += T.l2_term(spec.l2, net.flat()) * len(rows)
             for i in rows:  # the losses of the batch, added in order as training does
                 built = nn.example_graph(net.copy(), data.X[i].tolist(), float(data.Y[i]))
                 total += built.loss.data
@@ -47,7 +49,7 @@ def reference_train(spec: nn.Spec, epochs: int) -> tuple[list[float], list[float
                 net,
                 data.X[rows].tolist(),
                 data.Y[rows].tolist(),
-                spec.learning_rate,
+                spec.rate_at(epoch),
                 spec.clip_value,
                 spec.clip_norm,
             )
@@ -61,9 +63,12 @@ CASES = [
     ("xor", {"activation": "tanh", "output_activation": "linear", "clip_value": 0.05}),
     ("xor-relu", {"clip_norm": 0.1}),
     ("circle", {}),
-    ("moons", {"update": "minibatch 7", "clip_norm": 0.5}),
-    ("deep-relu", {}),
-    ("deep-sigmoid", {"init": "uniform1"}),
+    ("moons", {"update": "minibatch 7", "clip_norm": 0.5}),  # hinge, l2, linear schedule
+    ("moons", {"update": "online", "clip_value": 0.3, "l2": 0.01}),
+    ("xor", {"loss": "hinge", "l2": 1e-3, "lr_schedule": "linear", "lr_end": 0.5}),
+    # ten layers: seconds each, so only in `make test-all`
+    pytest.param("deep-relu", {}, marks=pytest.mark.slow),
+    pytest.param("deep-sigmoid", {"init": "uniform1"}, marks=pytest.mark.slow),
 ]
 
 
@@ -144,6 +149,7 @@ def test_xor_sample_learns_from_the_default_seed() -> None:
     assert result.final.accuracy == 1.0
 
 
+@pytest.mark.slow
 def test_circle_sample_reaches_95_percent() -> None:
     result = T.train(nn.load_spec(nn_sample("circle")), record=False)
     assert result.dataset.size == 80
@@ -156,6 +162,7 @@ def nn_sample(name: str):
     return Path(__file__).resolve().parent.parent / "samples" / f"{name}.toml"
 
 
+@pytest.mark.slow
 def test_deep_sigmoid_does_not_learn_and_deep_relu_does() -> None:
     stuck = T.train(spec_of("deep-sigmoid", epochs=100), record=False)
     share = float(np.mean(stuck.dataset.Y))  # points inside the circle

@@ -7,15 +7,17 @@ shown unless `--traceback` is given.
 
 from __future__ import annotations
 
+import errno
 import importlib
 import os
+import re
 import sys
 
 import click
 
 from gradviz.cli.options import traceback_option
-from gradviz.errors import GradvizError
-from gradviz.text import printable
+from gradviz.errors import QUOTE_LIMIT, GradvizError, quoted
+from gradviz.text import printable_lines
 
 _LISTING = "gradviz.listing_commands"  # ctx.meta key: --help is listing the commands
 
@@ -31,7 +33,26 @@ class Failure(click.ClickException):
 def _visible(text: str) -> str:
     """Text for a terminal: a message may quote a spec or model file someone else wrote,
     and an escape sequence in it must not reach the terminal. Lines stay lines."""
-    return "\n".join(printable(line) for line in text.split("\n"))
+    return printable_lines(text)
+
+
+# A quoted value longer than anything errors.quoted leaves (QUOTE_LIMIT characters and …),
+# between word boundaries: `'vvv…' is not one of …`.
+_LONG_QUOTE = re.compile(rf"(?<![^\s(:=])'([^'\n]{{{QUOTE_LIMIT + 2},}})'(?=$|[\s),.;:])")
+_LONG_LINE = 200
+
+
+def _short_quotes(message: str) -> str:
+    """click's messages quote the value given (`'vvv…' is not one of …`) whole: in an
+    over-long line, cut it as our own errors do (errors.quoted)."""
+    return "\n".join(
+        _LONG_QUOTE.sub(
+            lambda m: f"'{m.group(1)[:QUOTE_LIMIT]}…' ({len(m.group(1)):,} characters)", line
+        )
+        if len(line) > _LONG_LINE
+        else line
+        for line in message.split("\n")
+    )
 
 
 def _closed_pipe() -> click.exceptions.Exit:
@@ -59,7 +80,7 @@ class GradvizGroup(click.Group):
         if cmd_name not in self.commands and cmd_name in COMMANDS:
             module, function, summary = COMMANDS[cmd_name]
             if ctx.meta.get(_LISTING):  # `gradviz --help`: the summary is all it shows
-                return click.Command(cmd_name, help=summary)
+                return click.Command(cmd_name, short_help=summary)
             self.add_command(getattr(importlib.import_module(module), function), cmd_name)
         return super().get_command(ctx, cmd_name)
 
@@ -83,7 +104,10 @@ class GradvizGroup(click.Group):
             if ctx.meta.get("gradviz.traceback"):
                 raise
             raise Failure(error.render(), error.exit_code) from None
-        except (click.ClickException, click.exceptions.Exit, click.Abort):
+        except click.ClickException as error:
+            error.message = _short_quotes(error.message)  # click's own messages echo values
+            raise
+        except (click.exceptions.Exit, click.Abort):
             raise
         except BrokenPipeError:
             raise _closed_pipe() from None
@@ -106,6 +130,10 @@ class GradvizGroup(click.Group):
         except Exception as error:  # a bug: say so plainly, keep the traceback for --traceback
             if ctx.meta.get("gradviz.traceback"):
                 raise
+            if isinstance(error, OSError) and error.errno == errno.ENAMETOOLONG:
+                # a name too long for the file system, met while looking at a path the
+                # user gave (Path.is_file() raises it): bad input, said in one line
+                raise Failure(f"file name too long: {quoted(str(error.filename))}", 2) from None
             raise Failure(
                 f"internal error: {type(error).__name__}: {error}\n"
                 "This is a bug in gradviz; run again with --traceback and report it.",
@@ -152,14 +180,14 @@ def main() -> None:
 
 # Each command lives in a module of its own, imported only when that command runs or shows
 # its help: `gradviz draw` does not pay for training's imports, nor `gradviz --help` for any.
-# Name -> (module, function, summary). The summary is the start of the first paragraph of
-# the command's help, as much as `gradviz --help` can show at 80 columns; the test
-# tests/test_cli_startup.py checks that the listing is the same as with every command loaded.
+# Name -> (module, function, summary). The summary is the command's `short_help` (whole at
+# 80 columns); tests/test_cli_startup.py checks it, and that the listing is the same as with
+# every command loaded.
 COMMANDS: dict[str, tuple[str, str, str]] = {
     "draw": (
         "gradviz.cli.draw",
         "draw",
-        "Draw the computation graph of EXPR with every node's value and gradient.",
+        "Draw EXPR's graph with every node's data and grad.",
     ),
     "trace": (
         "gradviz.cli.trace",
@@ -169,26 +197,26 @@ COMMANDS: dict[str, tuple[str, str, str]] = {
     "check": (
         "gradviz.cli.trace",
         "check",
-        "Check the gradients of EXPR against finite differences.",
+        "Check EXPR's gradients against finite differences.",
     ),
     "train": (
         "gradviz.cli.train",
         "train_command",
-        "Train a small network on gradviz's own engine and show how it learned.",
+        "Train a small network and show how it learned.",
     ),
     "inspect": (
         "gradviz.cli.train",
         "inspect_command",
-        "Look inside a saved model: its network, its predictions on its data, and how the gradient",
+        "Look inside a saved model: predictions, gradients.",
     ),
     "grads": (
         "gradviz.cli.grads",
         "grads",
-        "Show how the gradient reaches each layer: one row per layer with its gradient size,",
+        "Show how the gradient reaches each layer.",
     ),
     "compare": (
         "gradviz.cli.grads",
         "compare",
-        "Two specs or saved models side by side, layer against layer: each layer's rms gradient,",
+        "Two specs or saved models side by side, by layer.",
     ),
 }

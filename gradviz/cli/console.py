@@ -1,9 +1,10 @@
 """The one way every command makes its rich consoles.
 
 Colour only on a terminal without NO_COLOR (rich checks both). On a terminal, rich fits
-the output to its width. Piped or redirected, there is no width to fit: lines are made
-wide enough that no table drops a column and no line wraps, so `gradviz … > file`
-keeps every number (PIPED_WIDTH columns at least, or COLUMNS if wider). Piped lines
+the output to its width. Piped or redirected, there is no width to fit: tables are laid
+out PIPED_WIDTH columns wide (or COLUMNS if wider), enough that none drops a column, and
+text is never wrapped (soft wrap: a sentence is one line, whatever its length), so
+`gradviz … > file` keeps every number and every phrase whole. Piped lines
 carry no trailing spaces (rich pads table cells to the column width): a file diffs
 cleanly and `grep 'x$'` finds what it should.
 """
@@ -25,7 +26,7 @@ def stdout_console(soft_wrap: bool = False) -> Console:
         console = Console(
             file=_StrippedLines(console.file),
             highlight=False,
-            soft_wrap=soft_wrap,
+            soft_wrap=True,
             width=max(console.width, PIPED_WIDTH),
         )
     return console

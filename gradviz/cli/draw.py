@@ -9,7 +9,7 @@ import click
 
 from gradviz.cli.console import stdout_console
 from gradviz.cli.options import DASH_HELP, ExpressionCommand, model_options
-from gradviz.errors import InputError, OutputError, RenderError, WriteError
+from gradviz.errors import InputError, OutputError, RenderError, WriteError, quoted
 from gradviz.expr import describe_defaults, parse_assignments, parse_program
 from gradviz.numbers import DEFAULT_PRECISION
 from gradviz.numbers import fmt as show_number
@@ -25,7 +25,8 @@ from gradviz.output import (
 )
 from gradviz.render.diagram import diagram_from_value, preferred_rankdir
 from gradviz.render.dot import RANKDIRS
-from gradviz.render.terminal import to_terminal
+from gradviz.render.terminal import MAX_DEPTH, to_terminal
+from gradviz.text import printable_lines
 
 EXPR_SUFFIX = ".expr"
 MAX_EXPR_FILE = 1_000_000  # bytes; the expression language caps the text far lower
@@ -46,13 +47,13 @@ def read_expression(expr: str) -> tuple[str, Path | None]:
         with path.open("rb") as file:
             data = file.read(MAX_EXPR_FILE + 1)
     except OSError as error:
-        raise InputError(f"cannot read {str(path)!r}: {error.strerror or error}") from None
+        raise InputError(f"cannot read {quoted(str(path))}: {error.strerror or error}") from None
     if len(data) > MAX_EXPR_FILE:
-        raise InputError(f"{str(path)!r} is too large for an expression file")
+        raise InputError(f"{quoted(str(path))} is too large for an expression file")
     try:
         return data.decode("utf-8-sig"), path
     except UnicodeDecodeError as error:
-        raise InputError(f"{str(path)!r} is not UTF-8 text (byte {error.start})") from None
+        raise InputError(f"{quoted(str(path))} is not UTF-8 text (byte {error.start})") from None
 
 
 def _write_stdout(data: bytes) -> None:
@@ -77,7 +78,26 @@ def _write_stdout(data: bytes) -> None:
 
 
 def _say(message: str) -> None:
-    click.echo(message, err=True)
+    click.echo(printable_lines(message), err=True)  # file names may hold escapes
+
+
+class DepthType(click.ParamType):
+    """A positive number of levels, or `all` (None: no limit)."""
+
+    name = "depth"
+
+    def convert(self, value: object, param: click.Parameter | None, ctx: click.Context | None):
+        if value is None or (isinstance(value, str) and value.strip().lower() == "all"):
+            return None
+        if isinstance(value, int):
+            return value
+        try:
+            levels = int(str(value).strip())
+        except ValueError:
+            levels = 0
+        if levels < 1:
+            self.fail(f"{value!r} is not a positive number of levels or 'all'", param, ctx)
+        return levels
 
 
 class UpperChoice(click.Choice):
@@ -93,6 +113,7 @@ class UpperChoice(click.Choice):
 
 @click.command(
     cls=ExpressionCommand,
+    short_help="Draw EXPR's graph with every node's data and grad.",
     context_settings={"help_option_names": ["-h", "--help"]},
     epilog=DASH_HELP.format(command="draw")
     + "\n\nExit status: 0 ok, 1 runtime failure (e.g. no Graphviz for PDF), 2 bad input.",
@@ -129,6 +150,15 @@ class UpperChoice(click.Choice):
     help="Significant digits of the numbers shown (tooltips and JSON keep every digit).",
 )
 @click.option("--no-grad", is_flag=True, help="Draw data only: no backward pass.")
+@click.option(
+    "--depth",
+    type=DepthType(),
+    default=str(MAX_DEPTH),
+    show_default=True,
+    metavar="N|all",
+    help="Levels of the terminal tree; deeper ones are counted and their inputs listed "
+    "('all': every level).",
+)
 @model_options(
     model_help="Instead of EXPR: one example's loss through a saved model (gradviz train --save).",
     input_help="The example for --model (default: the first of the model's data set).",
@@ -149,6 +179,7 @@ def draw(
     target: float | None,
     level: str,
     seed: int,
+    depth: int | None,
 ) -> None:
     """Draw the computation graph of EXPR with every node's value and gradient.
 
@@ -188,7 +219,12 @@ def draw(
         outputs = ("-",)
     targets = [(path, format_for(path, format_)) for path in outputs]
     _check_targets(targets)
-    refuse_inputs([p for p, _ in targets], [source_file] if source_file else [])
+    inputs: list[Path] = [source_file] if source_file else []
+    if model_path is not None:  # its CSV data is an input too
+        from gradviz.model import model_inputs  # lazy: start-up
+
+        inputs = model_inputs(model_path)
+    refuse_inputs([p for p, _ in targets], inputs)
 
     if model_path is not None:
         from gradviz.render.network import model_diagram  # lazy: start-up (loads numpy, nn)
@@ -209,7 +245,8 @@ def draw(
 
     rankdir = (rankdir or preferred_rankdir(diagram)).upper()
     if not targets:
-        stdout_console().print(to_terminal(diagram, precision=precision))
+        more = "--depth all shows them"
+        stdout_console().print(to_terminal(diagram, precision=precision, depth=depth, more=more))
         return
 
     failures: list[RenderError | WriteError] = []
@@ -272,5 +309,5 @@ def _check_targets(targets: list[tuple[str, str]]) -> None:
             continue
         key = str(Path(path).resolve())
         if key in seen:
-            raise OutputError(f"{path!r} is given twice as an output")
+            raise OutputError(f"{quoted(path)} is given twice as an output")
         seen.add(key)

@@ -4,13 +4,15 @@ model, and two of them side by side."""
 from __future__ import annotations
 
 import json
+import shlex
 from pathlib import Path
 
 import click
 from rich.text import Text
 
 from gradviz.cli.console import stdout_console
-from gradviz.measure import Measurement, measure
+from gradviz.errors import InputError, quoted
+from gradviz.measure import Measurement, input_files, measure
 from gradviz.numbers import json_safe
 from gradviz.output import format_for, refuse_inputs, run_dot, write_atomic
 from gradviz.render.layers import compare_report, params_table, plot_dot, report
@@ -27,6 +29,7 @@ from gradviz.stats import (
     failures,
     parameter_grads,
 )
+from gradviz.text import printable
 
 # What --fail-on accepts, and the status each word means.
 FAIL_ON = {
@@ -65,7 +68,7 @@ def _fail_on(value: str | None) -> list[str]:
     unknown = [w for w in words if w not in FAIL_ON]
     if unknown:
         raise click.BadParameter(
-            f"unknown status {unknown[0]!r}; choose from {', '.join(FAIL_ON)}",
+            f"unknown status {quoted(unknown[0])}; choose from {', '.join(FAIL_ON)}",
             param_hint="'--fail-on'",
         )
     return [FAIL_ON[w] for w in words]
@@ -76,11 +79,13 @@ def _check_failures(diagnosis: Diagnosis, subject: Measurement, guarded: list[st
     return [f"{status} in {', '.join(found[status])}" for status in guarded if status in found]
 
 
-def _write_plot(path: str, diagnosis: Diagnosis, subject: Measurement, inputs: list[str]) -> None:
+def _write_plot(
+    path: str, diagnosis: Diagnosis, subject: Measurement, inputs: list[str | Path]
+) -> None:
     fmt = format_for(path)
     if fmt not in PLOT_FORMATS:
         raise click.BadParameter(
-            f"{path!r}: a plot is written as .svg, .png, .pdf or .dot", param_hint="'--plot'"
+            f"{quoted(path)}: a plot is written as .svg, .png, .pdf or .dot", param_hint="'--plot'"
         )
     refuse_inputs([path], inputs)
     title = f"{subject.label}: rms gradient per layer, {subject.description}"
@@ -90,6 +95,7 @@ def _write_plot(path: str, diagnosis: Diagnosis, subject: Measurement, inputs: l
 
 @click.command(
     "grads",
+    short_help="Show how the gradient reaches each layer.",
     context_settings={"help_option_names": ["-h", "--help"]},
     epilog=STATUS_HELP
     + f"\nExit status: 0 ok, {FAIL_STATUS} a --fail-on status was found (or a runtime "
@@ -153,7 +159,7 @@ def grads(
     diagnosis = subject.diagnosis()
     lines = subject.verdict(diagnosis)
     if plot is not None:
-        _write_plot(plot, diagnosis, subject, [source, *([data] if data else [])])
+        _write_plot(plot, diagnosis, subject, input_files(source, data))
     failed = _check_failures(diagnosis, subject, guarded)
     if as_json:
         payload = {
@@ -173,20 +179,43 @@ def grads(
         click.echo(json.dumps(json_safe(payload), indent=1, allow_nan=False))
     else:
         console = stdout_console()
-        title = f"Gradients per layer: {source} {subject.description}"
+        title = f"Gradients per layer: {printable(source)} {subject.description}"
         console.print(report(diagnosis, lines, subject.snapshots, title=title))
         if params:
             console.print()
             console.print(params_table(parameter_grads(subject.samples)))
     if plot is not None:
-        click.echo(f"wrote {plot}", err=True)
+        click.echo(f"wrote {printable(plot)}", err=True)
     if failed:
         click.echo(f"failing (--fail-on): {'; '.join(failed)}", err=True)
         raise click.exceptions.Exit(FAIL_STATUS)
 
 
+def _subject(text: str, epochs: int | None) -> Measurement:
+    """What one side of `compare` names: a spec or a saved model, or a spec followed by
+    `train`'s spec options (`xor --activation relu`)."""
+    from gradviz.cli.train import OPTION_NAMES, spec_options  # lazy: start-up (train's grammar)
+
+    if Path(text).exists() or not text.strip() or len(text.split()) == 1:
+        return measure(text.strip() or text, epochs, None)
+    try:
+        words = shlex.split(text)
+    except ValueError as error:  # an unclosed quote
+        raise InputError(f"{text!r}: {error}") from None
+    source, *rest = words
+    return measure(
+        source,
+        epochs,
+        None,
+        options=spec_options(rest, text),
+        option_names=OPTION_NAMES,
+        label=text,
+    )
+
+
 @click.command(
     "compare",
+    short_help="Two specs or saved models side by side, by layer.",
     context_settings={"help_option_names": ["-h", "--help"]},
     epilog="Statuses as in `gradviz grads --help`.\n\n"
     "Exit status: 0 ok, 1 runtime failure, 2 bad spec, model or option.",
@@ -196,35 +225,45 @@ def grads(
 @click.option("--epochs", type=click.IntRange(min=1), help="Train both specs this many epochs.")
 @click.option("--json", "as_json", is_flag=True, help="Print both sets of numbers as JSON.")
 def compare(a: str, b: str, epochs: int | None, as_json: bool) -> None:
-    """Two specs or saved models side by side, layer against layer: each layer's rms
-    gradient, its share of its own network's strongest layer on a log scale, and its
-    status, then each network's verdict.
+    """Two specs or saved models side by side: each one's loss and accuracy on its data,
+    then layer against layer, each layer's rms gradient, its share of its own
+    network's strongest layer on a log scale, and its status; then each verdict.
+
+    A spec may be followed by `train`'s spec options, in quotes, to compare it with
+    itself changed: "xor --activation relu". On a narrow terminal the bars, then the
+    activations, are left out (and named) before any number is cut.
 
     \b
     Examples:
       gradviz compare samples/deep-sigmoid.toml samples/deep-relu.toml
       gradviz compare deep-sigmoid deep-relu --epochs 100
+      gradviz compare xor "xor --activation relu --init he" --epochs 1000
       gradviz compare before.json after.json
     """
-    subjects = [measure(source, epochs, None) for source in (a, b)]
+    subjects = [_subject(source, epochs) for source in (a, b)]
     diagnoses = [s.diagnosis() for s in subjects]
     verdicts = [s.verdict(d) for s, d in zip(subjects, diagnoses, strict=True)]
+    performances = [s.performance() for s in subjects]
     if as_json:
         payload = {
             tag: {
                 "source": s.label,
                 "epoch": s.epoch,
                 "description": s.description,
+                "final": None if p is None else {"loss": p.loss, "accuracy": p.accuracy},
                 "gradients": d.to_dict(),
                 "verdict": v,
             }
-            for tag, s, d, v in zip("ab", subjects, diagnoses, verdicts, strict=True)
+            for tag, s, d, v, p in zip(
+                "ab", subjects, diagnoses, verdicts, performances, strict=True
+            )
         }
         click.echo(json.dumps(json_safe(payload), indent=1, allow_nan=False))
         return
     console = stdout_console()
-    labels = [f"{s.label}, {s.description}" for s in subjects]
-    console.print(compare_report(diagnoses[0], diagnoses[1], *verdicts, *labels))
+    labels = [f"{printable(s.label)}, {s.description}" for s in subjects]
+    scores = [None if p is None else (p.loss, p.accuracy, len(p.outputs)) for p in performances]
+    console.print(compare_report(diagnoses[0], diagnoses[1], *verdicts, *labels, scores=scores))
     console.print(
         Text("rel: log scale, 1e-8 empty, 1 full (each network's own strongest layer)", style="dim")
     )

@@ -10,6 +10,8 @@ from typing import TypeVar
 
 import click
 
+from gradviz.errors import quoted
+
 F = TypeVar("F", bound=Callable[..., object])
 
 # For the help texts: how to give an expression such as -x*2, which reads as an option.
@@ -35,7 +37,7 @@ class ExpressionCommand(click.Command):
                 raise
             again = _with_dashes(f"gradviz {ctx.info_name}", given, token)
             raise click.UsageError(
-                f"{error.format_message()}\nIf {token!r} is the expression, put -- before it "
+                f"{error.format_message()}\nIf {quoted(token)} is the expression, put -- before it "
                 f"(options go before --): {again}",
                 ctx,
             ) from None
@@ -101,7 +103,7 @@ def model_options(
         click.option(
             "--model",
             "model_path",
-            type=click.Path(path_type=Path, dir_okay=False),
+            type=click.Path(path_type=Path),  # a folder: our one-line error, not click's usage
             metavar="FILE",
             help=model_help,
         ),

@@ -13,7 +13,7 @@ from gradviz.cli.console import stdout_console
 from gradviz.cli.draw import read_expression
 from gradviz.cli.options import DASH_HELP, ExpressionCommand, model_options
 from gradviz.engine import Value, topological_order
-from gradviz.errors import GradvizError, InputError, OutputError
+from gradviz.errors import GradvizError, InputError, OutputError, quoted
 from gradviz.expr import Program, describe_defaults, parse_assignments, parse_program
 from gradviz.gradcheck import DEFAULT_TOL, gradcheck
 from gradviz.numbers import fmt
@@ -28,6 +28,7 @@ from gradviz.render.trace_view import (
     network_view,
     trace_frames,
 )
+from gradviz.text import printable_lines
 from gradviz.trace import (
     forward,
     leaf_gradients,
@@ -44,7 +45,7 @@ FRAME_PREFIX = "step-"
 
 
 def _say(message: str) -> None:
-    click.echo(message, err=True)
+    click.echo(printable_lines(message), err=True)  # file names may hold escapes
 
 
 def _load(expr: str, assignments: tuple[str, ...], seed: int) -> tuple[Program, Path | None]:
@@ -64,12 +65,12 @@ def frame_names(count: int, extension: str) -> list[str]:
 
 def _prepare_folder(folder: Path) -> None:
     if folder.exists() and not folder.is_dir():
-        raise OutputError(f"cannot write frames to {str(folder)!r}: it is not a folder")
+        raise OutputError(f"cannot write frames to {quoted(str(folder))}: it is not a folder")
     try:
         folder.mkdir(parents=True, exist_ok=True)
     except OSError as error:
         raise OutputError(
-            f"cannot create folder {str(folder)!r}: {error.strerror or error}"
+            f"cannot create folder {quoted(str(folder))}: {error.strerror or error}"
         ) from None
 
 
@@ -96,7 +97,7 @@ def write_frames(
     )
     if stale:
         _say(
-            f"note: {str(folder)!r} also holds {', '.join(stale)} from an earlier run "
+            f"note: {quoted(str(folder))} also holds {', '.join(stale)} from an earlier run "
             "(left as they were)"
         )
     return paths
@@ -139,6 +140,7 @@ DEFAULT_SAMPLES = 10  # parameters of a model that `check` compares
 @click.command(
     "trace",
     cls=ExpressionCommand,
+    short_help="Show the backward pass of EXPR one step at a time.",
     context_settings={"help_option_names": ["-h", "--help"]},
     epilog=DASH_HELP.format(command="trace")
     + "\n\nExit status: 0 ok, 1 runtime failure (e.g. no Graphviz for SVG frames), 2 bad input.",
@@ -148,7 +150,7 @@ DEFAULT_SAMPLES = 10  # parameters of a model that `check` compares
 @click.option("--forward", "show_forward", is_flag=True, help="Show the forward pass first.")
 @click.option(
     "--frames",
-    type=click.Path(path_type=Path, file_okay=False),
+    type=click.Path(path_type=Path),  # a file: our one-line error, not click's usage
     metavar="DIR",
     help="Also write one diagram per backward step into DIR (step-01.svg, …).",
 )
@@ -235,7 +237,9 @@ def trace_command(
         value, inputs, clusters = program.output, [source_file] if source_file else [], None
     else:
         graph = _model_example(model_path, input_text, target)
-        value, inputs, clusters = graph.loss, [model_path], graph.clusters
+        from gradviz.model import model_inputs  # lazy: start-up
+
+        value, inputs, clusters = graph.loss, model_inputs(model_path), graph.clusters
         if level != "scalar":
             if page is not None:
                 raise click.UsageError("-o (a page) draws every scalar: use it without --level")
@@ -300,7 +304,7 @@ def _split_names(text: str | None) -> list[str] | None:
         return None
     names = [part.strip() for part in text.split(",")]
     if not all(names):
-        raise InputError(f"--wrt takes leaf names separated by commas, got {text!r}")
+        raise InputError(f"--wrt takes leaf names separated by commas, got {quoted(text)}")
     return names
 
 
@@ -338,6 +342,7 @@ def _model_check_graph(
 
 @click.command(
     cls=ExpressionCommand,
+    short_help="Check EXPR's gradients against finite differences.",
     context_settings={"help_option_names": ["-h", "--help"]},
     epilog=DASH_HELP.format(command="check")
     + "\n\nExit status: 0 every leaf passed (or was not comparable), 1 a leaf failed, "
@@ -370,6 +375,13 @@ def _model_check_graph(
     help=f"With --model: how many parameters to check, picked at random (seeded; "
     f"default {DEFAULT_SAMPLES}).",
 )
+@click.option(
+    "--show",
+    is_flag=True,
+    help="Also print each leaf's L(x+h), L(x-h), their difference over 2h and the "
+    "analytic gradient, with the digits it takes to see them differ, and the absolute "
+    "error the table leaves out.",
+)
 def check(
     expr: str | None,
     assignments: tuple[str, ...],
@@ -381,11 +393,13 @@ def check(
     samples: int | None,
     input_text: str | None,
     target: float | None,
+    show: bool,
 ) -> None:
     """Check the gradients of EXPR against finite differences.
 
     For each leaf: the gradient of the backward pass, the finite-difference
-    estimate, their absolute and relative error, and pass or fail. The estimate
+    estimate, their relative error, and pass or fail (the absolute error is in
+    --show, so the table fits 80 columns). The estimate
     extrapolates the central differences D(h) = (L(x+h) - L(x-h)) / 2h and D(h/2)
     to (4·D(h/2) - D(h)) / 3, which cancels their h² error (large when |x|, and so
     h, is large); what may remain of it is counted, with the rounding noise.
@@ -407,6 +421,7 @@ def check(
       gradviz check "relu(x) * 3" x=0
       gradviz check --model xor.json --samples 5
       gradviz check -- "-x*2" x=1
+      gradviz check "x**3" x=2 --show
     """
     _expression_or_model(expr, assignments, model_path)
     if model_path is None:
@@ -426,7 +441,7 @@ def check(
             model_path, input_text, target, samples or DEFAULT_SAMPLES, seed
         )
     rows = gradcheck(value, leaves, eps=eps, tol=tol)
-    stdout_console(soft_wrap=True).print(check_view(rows, output_name(value)))
+    stdout_console(soft_wrap=True).print(check_view(rows, output_name(value), show=show))
     failed = [row.name for row in rows if row.failed]
     if failed:
         raise GradvizError(

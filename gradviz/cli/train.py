@@ -19,14 +19,15 @@ from rich.text import Text
 
 from gradviz.cli.console import stderr_console, stdout_console
 from gradviz.data import Dataset
-from gradviz.errors import ModelError, OutputError
+from gradviz.errors import InputError, ModelError, OutputError, quoted, shortened
 from gradviz.measure import model_data
 from gradviz.model import Model, from_result, load_model, save
-from gradviz.nn import LayerSample, Spec, resolve_spec
+from gradviz.nn import LOSS_FUNCTIONS, LayerSample, Spec, resolve_spec
 from gradviz.numbers import fmt, json_safe
 from gradviz.output import refuse_inputs
 from gradviz.render.layers import report
 from gradviz.stats import diagnose, history, verdict
+from gradviz.text import printable
 from gradviz.train import Diverged, Result, check_data, evaluate, is_correct, load_data, train
 
 # The spec key each option sets, and the option's name for error messages.
@@ -45,6 +46,9 @@ OPTION_NAMES = {
     "clip_norm": "--clip-norm",
     "seed": "--seed",
     "record_every": "--every",
+    "l2": "--l2",
+    "lr_schedule": "--lr-schedule",
+    "lr_end": "--lr-end",
 }
 PREDICTION_ROWS = 16  # rows of the predictions table (all of them up to this many)
 JSON_PREDICTIONS = 1000
@@ -101,22 +105,76 @@ def curve_text(
     return text
 
 
+def clipping_text(
+    clipping: Sequence[tuple[int, int, float, float]], spec: Spec, every: int = 1, width: int = 160
+) -> Text:
+    """What clipping did: how many updates it clipped, and the mean gradient norm ‖g‖
+    per epoch before and after it (two sparklines on the loss curve's scale of columns).
+    Said plainly when it never engaged, which is what a vanishing gradient does to it."""
+    text = Text()
+    if not clipping:
+        return text
+    kind, at = (
+        ("value", spec.clip_value) if spec.clip_value is not None else ("norm", spec.clip_norm)
+    )
+    updates = sum(row[0] for row in clipping)
+    clipped = sum(row[1] for row in clipping)
+    before = [row[2] for row in clipping]
+    after = [row[3] for row in clipping]
+    share = f" ({100 * clipped / updates:.3g}%)" if updates and clipped else ""
+    counted = "" if every == 1 else f" (of the epochs kept, every {every})"
+    text.append(
+        f"clipping  clip {kind} {fmt(at)}: {clipped:,} of {updates:,} updates clipped{share}"
+        f"{counted}\n",
+        style="bold" if clipped else "",
+    )
+    if not clipped:
+        finite = [v for v in before if math.isfinite(v)]
+        largest = f" (mean per epoch at most {fmt(max(finite))})" if finite else ""
+        text.append(
+            f"          it never engaged: the gradient norm stayed within {fmt(at)}{largest}\n",
+            style="dim",
+        )
+        return text
+    last = every * len(before)
+    ends = max(len(fmt(before[-1])), len(fmt(after[-1])))
+    finite = [v for v in before + after if math.isfinite(v)]
+    scale = "log scale" if finite and min(finite) > 0 else "linear scale"
+    note = f"   (mean per epoch, {every}–{last}, {scale})"
+    if width - 21 - 1 - ends - len(note) < 10:
+        note = ""  # a narrow terminal: the curves before their caption
+    columns = max(10, min(60, width - 21 - 1 - ends - len(note)))
+    # both lines on one scale, so that "after" reads against "before"
+    line = sparkline(before + after, 2 * columns)
+    half = len(line) // 2
+    text.append(f"‖g‖ before {fmt(before[0]):>9} ")
+    text.append(line[:half], style="magenta")
+    text.append(f" {fmt(before[-1]):<{ends}}{note}\n")
+    text.append(f"‖g‖ after  {fmt(after[0]):>9} ")
+    text.append(line[half:], style="magenta")
+    text.append(f" {fmt(after[-1])}\n")
+    return text
+
+
 def _percent(x: float) -> str:
     return "nan" if not math.isfinite(x) else f"{100 * x:.4g}%"
 
 
 def predictions_table(
-    data: Dataset, outputs: Sequence[float], rows: int = PREDICTION_ROWS
+    data: Dataset, outputs: Sequence[float], rows: int = PREDICTION_ROWS, loss: str = "mse"
 ) -> RenderableType:
     """Inputs, target and output per example: all of them for small sets, else the
-    first rows and every wrong one up to `rows`."""
+    first rows and every wrong one up to `rows`. With hinge loss the target shows as
+    the ±1 the loss reads, and an output is right when its sign is the target's."""
+    threshold = LOSS_FUNCTIONS[loss].threshold
+    signed = loss == "hinge"
     table = Table(show_edge=False, pad_edge=False, header_style="bold")
     for name in data.feature_names:
         table.add_column(Text(name), justify="right")
     table.add_column("target", justify="right")
     table.add_column("output", justify="right")
     table.add_column("", justify="left")
-    right = list(map(is_correct, outputs, data.Y.tolist()))
+    right = [is_correct(o, y, threshold) for o, y in zip(outputs, data.Y.tolist(), strict=True)]
     chosen = list(range(data.size))
     if data.size > rows:
         wrong = [i for i in chosen if not right[i]]
@@ -125,7 +183,8 @@ def predictions_table(
     for i in chosen:
         cells = [fmt(v) for v in data.X[i].tolist()]
         mark = Text("✓", style="green") if right[i] else Text("✗ wrong", style="bold red")
-        table.add_row(*cells, fmt(data.Y[i]), fmt(outputs[i]), mark)
+        target = 2.0 * data.Y[i] - 1.0 if signed else data.Y[i]
+        table.add_row(*cells, fmt(target), fmt(outputs[i]), mark)
     notes = []
     if data.size > len(chosen):
         n_wrong = right.count(False)
@@ -155,11 +214,15 @@ def summary_text(spec: Spec, data: Dataset) -> Text:
         clip = f", clip value {fmt(spec.clip_value)}"
     elif spec.clip_norm is not None:
         clip = f", clip norm {fmt(spec.clip_norm)}"
+    l2 = f" + {fmt(spec.l2)}·Σp²" if spec.l2 else ""
+    rate = fmt(spec.learning_rate)
+    if spec.lr_schedule == "linear" and spec.lr_end is not None:
+        rate += f" → {fmt(spec.lr_end)} (linear)"
     return Text(
         f"{spec.name}: {shape} ({acts}), {spec.n_parameters} parameters, init {spec.init}, "
-        f"loss {spec.loss}\n"
+        f"loss {spec.loss}{l2}\n"
         f"data {data.name}, {data.size} examples, {_updates(spec)}, "
-        f"lr {fmt(spec.learning_rate)}{clip}, {spec.epochs} epochs, seed {spec.seed}"
+        f"lr {rate}{clip}, {spec.epochs} epochs, seed {spec.seed}"
     )
 
 
@@ -198,6 +261,7 @@ def _final_text(loss: float, accuracy: float, size: int) -> Text:
 
 @click.command(
     "train",
+    short_help="Train a small network and show how it learned.",
     context_settings={"help_option_names": ["-h", "--help"]},
     epilog="Exit status: 0 ok, 1 training diverged (NaN/inf), 2 bad spec, data or option.",
 )
@@ -205,11 +269,14 @@ def _final_text(loss: float, accuracy: float, size: int) -> Text:
 @click.option("--layers", help="Layer sizes, inputs first: 2,4,1.")
 @click.option("--activation", help="Hidden activation(s): sigmoid, tanh, relu, linear (or a,b,…).")
 @click.option("--output-activation", help="Activation of the output layer (default sigmoid).")
-@click.option("--init", help="Weight init: default (U±√(2/n_in)), xavier, he, uniform1.")
-@click.option("--loss", help="mse (default) or bce.")
+@click.option("--init", help="Weight init: default (U±√(2/n_in)), xavier, he, uniform1, micrograd.")
+@click.option("--loss", help="mse (default), bce, or hinge (a ±1 score, linear output).")
 @click.option("--data", help="xor, and, or, circle, moons, spiral, or a .csv file.")
 @click.option("--epochs", type=int, help="Passes over the data.")
 @click.option("--lr", "learning_rate", type=float, help="Learning rate.")
+@click.option("--lr-schedule", help="constant (default) or linear (from --lr to --lr-end).")
+@click.option("--lr-end", type=float, help="The learning rate a linear schedule falls towards.")
+@click.option("--l2", type=float, help="Add L2·Σp² (every weight and bias) to the loss.")
 @click.option("--update", help='full (batch), online (SGD, shuffled) or "minibatch N".')
 @click.option("--batch-size", type=int, help='Same as --update "minibatch N".')
 @click.option("--clip-value", type=float, help="Clip each gradient to [-C, C].")
@@ -218,9 +285,7 @@ def _final_text(loss: float, accuracy: float, size: int) -> Text:
 @click.option(
     "--every", "record_every", type=int, help="Record gradient statistics every N epochs."
 )
-@click.option(
-    "--save", "save_path", type=click.Path(dir_okay=False), help="Write the model as JSON."
-)
+@click.option("--save", "save_path", metavar="FILE", help="Write the model as JSON.")
 @click.option("--keep-going", is_flag=True, help="Train on after the loss becomes NaN/inf.")
 @click.option("-q", "--quiet", is_flag=True, help="Print nothing (errors still go to stderr).")
 @click.option("--json", "as_json", is_flag=True, help="Print the results as JSON.")
@@ -304,10 +369,12 @@ def train_command(
     if not show:
         return
     console.print(curve_text(result.history.loss, result.history.accuracy, width=console.width))
+    if result.history.clipping:
+        console.print(clipping_text(result.history.clipping, resolved, width=console.width))
     if result.history.stopped:
         console.print(Text(f"warning: {result.history.stopped}", style="bold red"))
     console.print(_final_text(result.final.loss, result.final.accuracy, result.dataset.size))
-    console.print(predictions_table(result.dataset, result.final.outputs))
+    console.print(predictions_table(result.dataset, result.final.outputs, loss=resolved.loss))
     console.print()
     report = gradient_report(
         last_samples,
@@ -332,6 +399,8 @@ def _train_payload(result: Result, save_path: str | None) -> dict:
         "loss": result.history.loss,
         "accuracy": result.history.accuracy,
         "stopped": result.history.stopped,
+        # with clipping, per epoch: updates, how many clipped, mean ‖g‖ before and after
+        "clipping": result.history.clipping_series(),
         "predictions": _predictions(result.dataset, result.final.outputs),
         "gradients": diagnosis.to_dict(),
         "verdict": verdict(diagnosis, history(result.history.snapshots)),
@@ -346,13 +415,20 @@ def _check_save_path(save_path: str, spec: str | None, resolved: Spec) -> None:
         base = Path(resolved.base_dir) if resolved.base_dir else Path()
         inputs.append(base / resolved.data.path)
     refuse_inputs([save_path], inputs)  # first: the worse mistake gets named
+    if Path(save_path).is_dir():
+        raise OutputError(
+            f"--save {quoted(save_path)}: is a folder; give a file name ending in .json"
+        )
     if not save_path.lower().endswith(".json"):
         raise OutputError(
-            f"--save {save_path}: a model is saved as JSON; give a file name ending in .json"
+            f"--save {shortened(save_path)}: a model is saved as JSON; "
+            "give a file name ending in .json"
         )
     folder = Path(save_path).parent
     if not folder.is_dir():
-        raise OutputError(f"--save {save_path}: no folder {str(folder)!r} to write it in")
+        raise OutputError(
+            f"--save {shortened(save_path)}: no folder {quoted(str(folder))} to write it in"
+        )
 
 
 def _note_data_outside(spec: Spec, save_path: Path) -> None:
@@ -379,15 +455,51 @@ def _json(payload: dict) -> str:
     return json.dumps(json_safe(payload), indent=1, allow_nan=False)
 
 
+def spec_options(words: Sequence[str], text: str) -> dict[str, object]:
+    """`--activation relu --lr=0.5` as spec keys and values, read with `train`'s own
+    option grammar and types (only the options that set spec keys). For `compare`'s
+    "xor --activation relu": the words are split from the user's text as a shell would
+    split them, but no shell ever sees them."""
+    by_flag: dict[str, click.Option] = {}
+    for param in train_command.params:
+        if isinstance(param, click.Option) and param.name in OPTION_NAMES:
+            by_flag.update(dict.fromkeys(param.opts, param))
+    values: dict[str, object] = {}
+    i = 0
+    while i < len(words):
+        flag, equals, value = words[i].partition("=")
+        param = by_flag.get(flag)
+        if param is None or param.name is None:
+            raise InputError(
+                f"{text!r}: {flag!r} is not an option of a spec; these are: "
+                f"{', '.join(OPTION_NAMES.values())}"
+            )
+        if not equals:
+            if i + 1 >= len(words):
+                raise InputError(f"{text!r}: {flag} needs a value")
+            i += 1
+            value = words[i]
+        try:
+            converted = param.type.convert(value, param, None)
+        except click.BadParameter as error:
+            raise InputError(f"{text!r}: {flag} {value!r}: {error.message}") from None
+        if param.name == "data" and str(converted).lower().endswith(".csv"):
+            converted = str(Path(str(converted)).resolve())
+        values[param.name] = converted
+        i += 1
+    return values
+
+
 # -- inspect ------------------------------------------------------------------------------
 
 
 @click.command(
     "inspect",
+    short_help="Look inside a saved model: predictions, gradients.",
     context_settings={"help_option_names": ["-h", "--help"]},
     epilog="Exit status: 0 ok, 2 missing or malformed model file.",
 )
-@click.argument("model_path", metavar="MODEL", type=click.Path(dir_okay=False))
+@click.argument("model_path", metavar="MODEL")
 @click.option("--data", "data_path", help="Evaluate on this data (.csv or a built-in name).")
 @click.option("--json", "as_json", is_flag=True, help="Print the results as JSON.")
 def inspect_command(model_path: str, data_path: str | None, as_json: bool) -> None:
@@ -412,6 +524,7 @@ def inspect_command(model_path: str, data_path: str | None, as_json: bool) -> No
             "spec": model.spec.to_dict(),
             "epochs_run": epochs_run,
             "stopped": model.stopped,
+            "clipping": model.history.get("clipping"),
             "final": {"loss": evaluation.loss, "accuracy": evaluation.accuracy},
             "predictions": _predictions(data, evaluation.outputs),
             "gradients": diagnosis.to_dict(),
@@ -420,19 +533,21 @@ def inspect_command(model_path: str, data_path: str | None, as_json: bool) -> No
         click.echo(_json(payload))
         return
     console = stdout_console()
-    console.print(Text(f"{model_path}", style="bold"))
+    console.print(Text(printable(model_path), style="bold"))
     console.print(summary_text(model.spec, data))
     console.print()
     console.print(_layers_table(model))
     console.print()
     loss, accuracy, every = model.curves()
     console.print(curve_text(loss, accuracy, every, width=console.width))
+    if model.clipping():
+        console.print(clipping_text(model.clipping(), model.spec, every, width=console.width))
     if model.stopped:
         console.print(
             Text(f"warning: {model.stopped} It trained on (--keep-going).", style="bold red")
         )
     console.print(_final_text(evaluation.loss, evaluation.accuracy, data.size))
-    console.print(predictions_table(data, evaluation.outputs))
+    console.print(predictions_table(data, evaluation.outputs, loss=model.spec.loss))
     console.print()
     report = gradient_report(
         samples,
@@ -480,13 +595,13 @@ def _layers_table(model: Model) -> Table:
     for i, ((W, b), activation) in enumerate(
         zip(model.weights, model.spec.activations, strict=True), 1
     ):
+        with np.errstate(over="ignore", invalid="ignore"):  # weights of 1e308: a mean of inf
+            means = np.mean(np.abs(W)), np.max(np.abs(W)), np.mean(b)
         table.add_row(
             f"L{i}",
             f"{W.shape[1]} → {W.shape[0]}",
             activation,
             str(W.size + b.size),
-            fmt(float(np.mean(np.abs(W)))),
-            fmt(float(np.max(np.abs(W)))),
-            fmt(float(np.mean(b))),
+            *(fmt(float(m)) for m in means),
         )
     return table

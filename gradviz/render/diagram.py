@@ -17,7 +17,7 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field, replace
 from typing import Literal
 
-from gradviz.engine import Number, Value, topological_order
+from gradviz.engine import Constant, Number, Value, topological_order
 from gradviz.lazy import is_array, np
 from gradviz.numbers import DEFAULT_PRECISION, fmt, fmt_full
 from gradviz.text import printable  # noqa: F401 (renderers and tests import it from here)
@@ -36,9 +36,10 @@ class Node:
 
     `label` is what names the node (a variable name, an op symbol such as `*` or
     `tanh`, or a group's title; the output is named by `gradviz.text.output_name`
-    when it has no label of its own, `L` as in the trace; empty for unnamed
-    intermediate results and constants).
-    `data`/`grad` are None when there is nothing to show (op nodes, `--no-grad`).
+    when it has no label of its own, `L` as in the trace; a constant's number, `-1`,
+    as the trace names it; empty for unnamed intermediate results).
+    `data`/`grad` are None when there is nothing to show (op nodes, `--no-grad`, and
+    the grad of a constant: nobody nudges it).
     `detail` is the long text for tooltips: full-precision numbers, local derivatives.
     `cluster` names a box drawn around nodes that share it; `state` is for step-by-step
     frames; `extra_lines` are short lines shown under the numbers (group statistics).
@@ -167,6 +168,8 @@ def _full(x: Number) -> str:
 
 
 def _value_detail(v: Value, name: str, grad: bool) -> str:
+    if type(v) is Constant:
+        return f"{name}: a constant, data = {_full(v.data)}"
     lines = [f"{name}: data = {_full(v.data)}"]
     if grad:
         lines.append(f"grad = {_full(v.grad)}")
@@ -207,6 +210,8 @@ def _op_detail(v: Value, names: Mapping[Value, str], grad: bool) -> str:
         except Exception:  # a local derivative that cannot be evaluated is shown as unknown
             locals_ = tuple(float("nan") for _ in inputs)
         for position, (formula, local) in enumerate(zip(op.formulas, locals_, strict=False)):
+            if type(inputs[position]) is Constant:
+                continue  # a slope towards a constant moves nothing
             named = substitute(formula, *operands)
             line = f"∂({applied})/∂{operand(operands[position])} = {named}"
             if not _states_a_value(named, local):
@@ -224,7 +229,7 @@ def _role(v: Value, root: Value) -> Role:
         return "output"
     if v.op is not None:
         return "intermediate"
-    return "input" if v.label else "constant"
+    return "constant" if type(v) is Constant else "input"
 
 
 def diagram_from_value(
@@ -269,22 +274,30 @@ def diagram_from_value(
             for index, parent in enumerate(v.parents):
                 edges.append(Edge(ids[parent], oid, label=stops, index=index))
             edges.append(Edge(oid, vid))
-        label = names[v] if v is root and not v.label else (v.label or "")
-        shown = role if role == "constant" else names[v]
+        named = v is root or role == "constant"  # a constant is named by its number
+        label = names[v] if named and not v.label else (v.label or "")
         nodes.append(
             Node(
                 id=vid,
                 kind="value",
                 label=label,
                 data=v.data,
-                grad=v.grad if grad else None,
-                detail=_value_detail(v, shown, grad),
+                grad=v.grad if grad and role != "constant" else None,
+                detail=_value_detail(v, names[v], grad),
                 cluster=cluster,
                 op=v.op.name if v.op is not None else None,
                 role=role,
             )
         )
     return Diagram(tuple(nodes), tuple(edges), has_grad=grad, title=title, value_ids=ids)
+
+
+def constant_text(node: Node, precision: int = DEFAULT_PRECISION) -> str | None:
+    """What a constant named by its number shows (that number, at `precision`, once,
+    not as `-1 | data -1`); None for any other node, a labelled constant included."""
+    if node.role != "constant" or node.data is None or node.label != fmt(node.data):
+        return None
+    return number_text(node.data, precision)
 
 
 @dataclass(frozen=True, slots=True)

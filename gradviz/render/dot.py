@@ -21,6 +21,7 @@ from gradviz.render.diagram import (
     Edge,
     Node,
     band_of,
+    constant_text,
     number_text,
 )
 from gradviz.text import printable
@@ -111,6 +112,9 @@ def _number_field(name: str, x: Number, precision: int, width: int) -> str:
 
 def _fields(node: Node, precision: int, number_width: int = 0) -> list[str]:
     """The record fields of a node: name (if any), data, grad, extra lines."""
+    constant = constant_text(node, precision)
+    if constant is not None:
+        return [constant]
     fields = []
     if node.label:
         fields.append(field_text(node.label))

@@ -8,9 +8,11 @@ prints them or hands the DOT to `dot`. Layer names reach rich as `Text`, never m
 from __future__ import annotations
 
 import math
+import re
 from collections.abc import Sequence
 
 from rich import box
+from rich.cells import cell_len
 from rich.console import Console, ConsoleOptions, Group, RenderableType, RenderResult
 from rich.table import Table
 from rich.text import Text
@@ -193,9 +195,53 @@ def layer_table(diagnosis: Diagnosis, title: str | None = None, width: int | Non
     return table
 
 
-def verdict_text(lines: Sequence[str]) -> Text:
+def verdict_text(lines: Sequence[str], prefix: str = "• ") -> VerdictLines:
     """The verdict sentences, one per line, as plain text (never markup)."""
-    return Text("\n").join(Text("• " + line) for line in lines)
+    return VerdictLines([(prefix, line) for line in lines])
+
+
+# where a verdict line may break: after a clause's punctuation, so that what belongs
+# together ("Xavier/He init", "×0.44 per layer") stays on one line
+_CLAUSE_END = re.compile(r"(?<=[,;:.)])\s+")
+
+
+class VerdictLines:
+    """Sentences, each after its prefix (`• `, `A: `). On a terminal they are wrapped to
+    its width between clauses, never inside one (inside only a clause wider than the
+    terminal, between words), continuation lines indented under the text. When the
+    console does not wrap (piped output: `cli.console.stdout_console`), one sentence is
+    one line, however long."""
+
+    def __init__(self, items: Sequence[tuple[str, str]]) -> None:
+        self.items = list(items)
+
+    def __rich_console__(self, console: Console, options: ConsoleOptions) -> RenderResult:
+        for prefix, sentence in self.items:
+            if options.no_wrap or console.soft_wrap:
+                yield Text(prefix + sentence)
+                continue
+            for line in wrap_clauses(sentence, options.max_width, prefix):
+                yield Text(line)
+
+
+def wrap_clauses(sentence: str, width: int, prefix: str = "") -> list[str]:
+    """`prefix + sentence` in lines of at most `width` cells, broken between clauses
+    (after `,` `;` `:` `.` `)`), between words only in a clause too wide for a line."""
+    indent = " " * cell_len(prefix)
+    lines: list[str] = []
+    line, empty = prefix, True  # `empty`: nothing of the sentence on this line yet
+    for clause in _CLAUSE_END.split(sentence):
+        pieces = [clause]
+        if cell_len(indent + clause) > width:  # too wide for any line: by words
+            pieces = clause.split(" ")
+        for piece in pieces:
+            if not empty and cell_len(f"{line} {piece}") > width:
+                lines.append(line)
+                line, empty = indent, True
+            line = line + piece if empty else f"{line} {piece}"
+            empty = False
+    lines.append(line)
+    return lines
 
 
 def heat_map(snapshots: History, width: int = 60) -> RenderableType:
@@ -277,27 +323,101 @@ def report(
     return Group(*parts)
 
 
-def compare_table(a: Diagnosis, b: Diagnosis, name_a: str = "A", name_b: str = "B") -> Table:
-    """Two networks side by side, layer against layer: rms gradient, rel bar, status."""
-    table = Table(box=box.SIMPLE_HEAD, padding=(0, 1), pad_edge=False, show_edge=False)
-    table.add_column("layer", no_wrap=True)
-    for tag in (name_a, name_b):
-        table.add_column(f"{tag} act", no_wrap=True)
-        table.add_column(f"{tag} rms g", justify="right", no_wrap=True)
-        table.add_column(f"{tag} rel (log)", no_wrap=True, min_width=BAR_WIDTH)
-        table.add_column(f"{tag} status", no_wrap=True)
+# compare's columns per network: (name, right-aligned), and the order they are left out
+# in when the table is too wide: the bars first, then the activations (the numbers and
+# the statuses always stay: a cell is never cut)
+_COMPARE_COLUMNS = (("act", False), ("rms g", True), ("rel (log)", False), ("status", False))
+_COMPARE_DROP = ("rel (log)", "act")
+
+
+def compare_table(
+    a: Diagnosis, b: Diagnosis, name_a: str = "A", name_b: str = "B", width: int | None = None
+) -> Table:
+    """Two networks side by side, layer against layer: rms gradient, rel bar, status.
+    Given a `width`, the bars and then the activations are left out until it fits, and
+    the caption names what was (as `layer_table` does)."""
     depth = max(len(a.layers), len(b.layers))
+    cells: dict[str, list[Text]] = {"layer": []}
+    for tag in (name_a, name_b):
+        for column, _ in _COMPARE_COLUMNS:
+            cells[f"{tag} {column}"] = []
     for i in range(depth):
-        row: list[Text] = []
         names = []
-        for d in (a, b):
-            if i < len(d.layers):
-                layer = d.layers[i]
+        for tag, d in ((name_a, a), (name_b, b)):
+            layer = d.layers[i] if i < len(d.layers) else None
+            if layer is not None:
                 names.append(layer.name)
-                row += [Text(layer.activation), _num(layer.rms), log_bar(layer.rel), _status(layer)]
-            else:
-                row += [Text(""), Text(""), Text(""), Text("")]
-        table.add_row(Text(" / ".join(dict.fromkeys(names))), *row)
+            row = (
+                [Text(layer.activation), _num(layer.rms), log_bar(layer.rel), _status(layer)]
+                if layer is not None
+                else [Text("")] * 4
+            )
+            for (column, _), cell in zip(_COMPARE_COLUMNS, row, strict=True):
+                cells[f"{tag} {column}"].append(cell)
+        cells["layer"].append(Text(" / ".join(dict.fromkeys(names))))
+
+    def size(name: str) -> int:
+        bar = BAR_WIDTH if name.endswith("rel (log)") else 0
+        return max([len(name), bar] + [cell.cell_len for cell in cells[name]])
+
+    shown = list(cells)
+    dropped: list[str] = []
+    for column in _COMPARE_DROP:
+        if width is None or sum(size(name) + 3 for name in shown) - 3 <= width:
+            break
+        for tag in (name_b, name_a):
+            shown.remove(f"{tag} {column}")
+        dropped.append(f"{name_a}/{name_b} {column}")
+    caption = (
+        Text(f"not shown for lack of width: {', '.join(dropped)} (see --json)", style="dim")
+        if dropped
+        else None
+    )
+    table = Table(
+        box=box.SIMPLE_HEAD,
+        padding=(0, 1),
+        pad_edge=False,
+        show_edge=False,
+        caption=caption,
+        caption_justify="left",
+    )
+    right = {column for column, is_right in _COMPARE_COLUMNS if is_right}
+    for name in shown:
+        table.add_column(
+            name,
+            no_wrap=True,
+            justify="right" if name.split(" ", 1)[-1] in right else "left",
+            min_width=BAR_WIDTH if name.endswith("rel (log)") else None,
+        )
+    for i in range(depth):
+        table.add_row(*(cells[name][i] for name in shown))
+    return table
+
+
+class _FittedCompareTable:
+    """`compare_table` built when printed, as wide as the console allows."""
+
+    def __init__(self, a: Diagnosis, b: Diagnosis) -> None:
+        self.a, self.b = a, b
+
+    def __rich_console__(self, console: Console, options: ConsoleOptions) -> RenderResult:
+        yield compare_table(self.a, self.b, width=options.max_width)
+
+
+def _scores_table(scores: Sequence[tuple[float, float, int] | None]) -> Table:
+    """Each network's loss and accuracy on its data, the weights measured."""
+    table = Table(box=None, padding=(0, 1), pad_edge=False, show_edge=False)
+    table.add_column("", no_wrap=True)
+    table.add_column("loss", justify="right", no_wrap=True)
+    table.add_column("accuracy", justify="right", no_wrap=True)
+    for tag, score in zip("AB", scores, strict=True):
+        if score is None:
+            table.add_row(Text(tag, style="bold"), Text("—"), Text("—"))
+            continue
+        loss, accuracy, size = score
+        right = round(accuracy * size) if math.isfinite(accuracy) else 0
+        share = "nan" if not math.isfinite(accuracy) else f"{100 * accuracy:.4g}%"
+        table.add_row(Text(tag, style="bold"), _num(loss), Text(f"{share} ({right}/{size})"))
     return table
 
 
@@ -308,13 +428,20 @@ def compare_report(
     verdict_b: Sequence[str],
     label_a: str,
     label_b: str,
+    width: int | None = None,
+    scores: Sequence[tuple[float, float, int] | None] | None = None,
 ) -> RenderableType:
-    """The comparison table with both verdicts under it."""
-    header = Text.assemble(("A", "bold"), f" = {label_a}\n", ("B", "bold"), f" = {label_b}")
-    parts: list[RenderableType] = [header, compare_table(a, b)]
+    """The two networks' loss and accuracy (`scores`: (loss, accuracy, examples) each),
+    the comparison table (fitted to `width`, else to the console when printed) and both
+    verdicts under it."""
+    header = VerdictLines([("A = ", label_a), ("B = ", label_b)])  # wrapped between clauses
+    table = _FittedCompareTable(a, b) if width is None else compare_table(a, b, width=width)
+    parts: list[RenderableType] = [header]
+    if scores is not None:
+        parts.append(_scores_table(scores))
+    parts.append(table)
     for tag, lines in (("A", verdict_a), ("B", verdict_b)):
-        for line in lines:
-            parts.append(Text.assemble((f"{tag}: ", "bold"), line))
+        parts.append(verdict_text(lines, f"{tag}: "))
     return Group(*parts)
 
 

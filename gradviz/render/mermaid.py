@@ -8,14 +8,12 @@ a statement. Control characters never reach the text (see `gradviz.text.printabl
 label can start a new line such as `%%{init}%%` or `click`. Tests run the output
 through the real Mermaid parser and compare the labels it reads.
 
-A title is different: it goes in the YAML front matter, which Mermaid shows as plain
-text without decoding entity codes, so it is written as a YAML double-quoted string
-(see `title_yaml`).
+A title is a node of its own (`caption`, bold, no border, first so that it stands at
+the top or the left), written with the same entity codes: Mermaid's front-matter title
+would show them undecoded and garble `& < >`, while a label shows exactly what was typed.
 """
 
 from __future__ import annotations
-
-import json
 
 from gradviz.errors import RenderError
 from gradviz.numbers import DEFAULT_PRECISION
@@ -27,6 +25,7 @@ from gradviz.render.diagram import (
     Diagram,
     Node,
     band_of,
+    constant_text,
     draw_less,
     number_text,
 )
@@ -75,24 +74,14 @@ def escape(text: str) -> str:
     return printable(text).translate(_ENTITIES)
 
 
-# Mermaid passes a title through DOMPurify, which writes `&`, `<`, `>` as HTML
-# entities, and then shows that text as it is (`a &lt; b`): look-alikes show right.
-_TITLE_LOOKALIKES = str.maketrans({"&": "＆", "<": "‹", ">": "›"})
-
-
-def title_text(title: str) -> str:
-    """The title as Mermaid will show it: printable (no newline can end the front
-    matter), with look-alikes for the three characters Mermaid would garble."""
-    return printable(title).translate(_TITLE_LOOKALIKES)
-
-
-def title_yaml(title: str) -> str:
-    """The title as a YAML double-quoted scalar on one line (a JSON string is one:
-    `\\` and `"` escaped; `printable` already made every control character visible)."""
-    return json.dumps(title_text(title), ensure_ascii=False)
+CAPTION = "caption"  # the title's node id: not an id of ours (n0, key_x, c0) nor a keyword
+_CAPTION_STYLE = "fill:none,stroke:none,color:#000000,font-weight:bold"
 
 
 def _label(node: Node, precision: int) -> str:
+    constant = constant_text(node, precision)
+    if constant is not None:
+        return escape(constant)
     parts = []
     if node.label:
         parts.append(escape(node.label))
@@ -132,9 +121,9 @@ def to_mermaid(
         )
     ids = {node.id: f"n{i}" for i, node in enumerate(diagram.nodes)}
     lines: list[str] = []
-    if diagram.title:
-        lines += ["---\n", f"title: {title_yaml(diagram.title)}\n", "---\n"]
     lines.append(f"flowchart {rankdir}\n")
+    if diagram.title:
+        lines.append(f'    {CAPTION}["{escape(diagram.title)}"]\n')
 
     classes: dict[str, list[str]] = {}  # class name -> mermaid ids, in node order
 
@@ -176,6 +165,9 @@ def to_mermaid(
         lines.append("    end\n")
     for band in used:
         lines.append(_class_def(band))
+    if diagram.title:
+        lines.append(f"    classDef {CAPTION} {_CAPTION_STYLE}\n")
+        lines.append(f"    class {CAPTION} {CAPTION}\n")
     if "op" in classes:
         lines.append("    classDef op fill:#ffffff,stroke:#555555,color:#000000\n")
     if "plain" in classes:

@@ -11,7 +11,7 @@ from pathlib import Path
 
 import numpy as np
 
-from gradviz.errors import GradvizError, InputError
+from gradviz.errors import GradvizError, InputError, quoted
 from gradviz.model import LossGraph, load_model, network_loss_graph, parse_input
 from gradviz.nn import LOSS_FUNCTIONS, Network, layer_samples
 from gradviz.numbers import fmt
@@ -79,7 +79,7 @@ def network_diagram(
     elif level == "layer":
         diagram = _layer_diagram(graph, title, grad)
     else:
-        raise InputError(f"unknown level {level!r}; expected one of {', '.join(LEVELS)}")
+        raise InputError(f"unknown level {quoted(level)}; expected one of {', '.join(LEVELS)}")
     return replace(diagram, level=level)  # size advice then offers only coarser levels
 
 

@@ -17,13 +17,14 @@ from rich.text import Text
 from rich.tree import Tree
 
 from gradviz.numbers import DEFAULT_PRECISION, fmt
-from gradviz.render.diagram import BAD_BAND, Diagram, Node, band_of, is_bad
+from gradviz.render.diagram import BAD_BAND, Diagram, Node, band_of, constant_text, is_bad
 from gradviz.text import output_name, printable
 
-# Deeper or bigger trees stop with a note: they are unreadable in a terminal anyway
-# (each level indents by 4 columns).
+# Deeper trees collapse their middle into a count, then list the inputs below it (each
+# level indents by 4 columns: 16 levels take 64). Bigger trees stop with a note.
 MAX_DEPTH = 16
 MAX_LINES = 400
+MORE_LEVELS = "a larger depth shows them"  # the CLI names its option instead
 
 # Terminal colours per |grad| band: the ends of the scale (vanishing, huge) stand out.
 BAND_STYLES = {
@@ -49,12 +50,14 @@ def _number(x: object, precision: int) -> Text:
 def _name(node: Node, op_symbol: str | None, output: str) -> Text:
     """What a line starts with: the name, and the op that made it (`L ← *`)."""
     text = Text()
-    if node.label:
+    if node.role == "constant":
+        text.append(printable(node.label), style="dim italic")
+    elif node.label:
         text.append(printable(node.label), style="bold")
     elif node.role == "output":
         text.append(output, style="bold italic")
     elif node.kind == "value" and op_symbol is None:
-        text.append("const", style="dim italic")
+        text.append(node.id, style="italic")  # an unnamed input: n0, as the trace calls it
     if op_symbol is not None:
         if text:
             text.append(" ← ", style="dim")
@@ -68,7 +71,11 @@ def node_line(
     """One node as a line: name ← op, data, grad (coloured by magnitude), extras.
     `output` is what an unlabelled output is called (see `diagram_output_name`)."""
     line = _name(node, op_symbol, output)
-    if node.data is not None:
+    constant = constant_text(node, precision)
+    if constant is not None:  # named by its number: said once, at this precision
+        line = Text(constant, style="dim italic")
+        line.append("  constant", style="dim")
+    elif node.data is not None:
         line.append("  data ", style="dim")
         line.append_text(_number(node.data, precision))
     if node.grad is not None:
@@ -126,18 +133,56 @@ def _reference(node: Node) -> Text:
     return Text(f"↑ {name} (shown above)", style="dim")
 
 
-def to_tree(diagram: Diagram, *, precision: int = DEFAULT_PRECISION) -> Tree:
-    """The tree from the output(s) down to the leaves; walked with a stack, not recursion."""
+def _heights(diagram: Diagram, children: dict[str, list[str]]) -> dict[str, int]:
+    """Levels below each node down to its deepest leaf (inputs come first in a diagram)."""
+    heights: dict[str, int] = {}
+    for node in diagram.nodes:
+        kids = children.get(node.id, [])
+        heights[node.id] = 1 + max((heights.get(k, 0) for k in kids), default=-1)
+    return heights
+
+
+def _leaves_below(node_id: str, children: dict[str, list[str]]) -> list[str]:
+    """The leaves a node depends on, left to right, each once (a stack, no recursion)."""
+    seen: set[str] = set()
+    leaves: list[str] = []
+    stack = [node_id]
+    while stack:
+        current = stack.pop()
+        if current in seen:
+            continue
+        seen.add(current)
+        kids = children.get(current, [])
+        if not kids and current != node_id:
+            leaves.append(current)
+        stack.extend(reversed(kids))
+    return leaves
+
+
+def to_tree(
+    diagram: Diagram,
+    *,
+    precision: int = DEFAULT_PRECISION,
+    depth: int | None = MAX_DEPTH,
+    more: str = MORE_LEVELS,
+) -> Tree:
+    """The tree from the output(s) down to the leaves; walked with a stack, not recursion.
+
+    Past `depth` levels (None: no limit) the middle of a deep chain is collapsed into a
+    line that counts the levels left out and says how to see them (`more`), followed by
+    the inputs those levels lead to, so a chain's leaves always show."""
     nodes = {n.id: n for n in diagram.nodes}
     children, symbol, roots = _structure(diagram)
+    heights = _heights(diagram, children)
     top = Tree(Text(printable(diagram.title or "")), hide_root=True, guide_style="dim")
     out = diagram_output_name(diagram)
     shown: set[str] = set()
     lines = 0
-    # (node id, parent tree, depth); children pushed reversed so they come out in order
+    limit = depth
+    # (node id, parent tree, level); children pushed reversed so they come out in order
     stack: list[tuple[str, Tree, int]] = [(r, top, 0) for r in reversed(roots)]
     while stack:
-        node_id, parent, depth = stack.pop()
+        node_id, parent, level = stack.pop()
         if lines >= MAX_LINES:
             parent.add(Text(f"… more nodes not shown (limit {MAX_LINES} lines)", style="dim"))
             break
@@ -149,19 +194,25 @@ def to_tree(diagram: Diagram, *, precision: int = DEFAULT_PRECISION) -> Tree:
         shown.add(node_id)
         branch = parent.add(node_line(node, symbol.get(node_id), precision=precision, output=out))
         kids = children.get(node_id, [])
-        if kids and depth + 1 >= MAX_DEPTH:
-            branch.add(Text(f"… deeper than {MAX_DEPTH} levels: -o graph.svg", style="dim"))
+        if kids and limit is not None and level + 1 >= limit:
+            hidden = heights[node_id] - 1
+            leaves = _leaves_below(node_id, children)
+            note = f"… {hidden} level{'s' if hidden != 1 else ''} hidden ({more}); the inputs:"
+            if hidden:
+                branch = branch.add(Text(note, style="dim"))
+            for leaf in reversed(leaves):
+                stack.append((leaf, branch, level + 1 + hidden))
             continue
         for kid in reversed(kids):
-            stack.append((kid, branch, depth + 1))
+            stack.append((kid, branch, level + 1))
     return top
 
 
 def leaf_table(diagram: Diagram, *, precision: int = DEFAULT_PRECISION) -> Table | None:
-    """Named inputs with data and grad (every leaf when none is named)."""
+    """The inputs with data and grad (constants have no grad: they are not listed)."""
     leaves = [n for n in diagram.nodes if n.role == "input"]
     if not leaves:
-        leaves = [n for n in diagram.nodes if n.role in ("constant", "group")]
+        leaves = [n for n in diagram.nodes if n.role == "group"]
     if not leaves:
         return None
     of = diagram_output_name(diagram)
@@ -172,7 +223,7 @@ def leaf_table(diagram: Diagram, *, precision: int = DEFAULT_PRECISION) -> Table
         table.add_column(f"grad = ∂{of}/∂leaf", justify="right")
     for leaf in leaves:
         row: list[RenderableType] = [
-            Text(printable(leaf.label) or "const"),
+            Text(printable(leaf.label) or leaf.id),
             _number(leaf.data, precision),
         ]
         if diagram.has_grad:
@@ -185,24 +236,37 @@ def leaf_table(diagram: Diagram, *, precision: int = DEFAULT_PRECISION) -> Table
     return table
 
 
-def to_terminal(diagram: Diagram, *, precision: int = DEFAULT_PRECISION) -> RenderableType:
-    """Tree, then the leaf table, as one renderable."""
+def to_terminal(
+    diagram: Diagram,
+    *,
+    precision: int = DEFAULT_PRECISION,
+    depth: int | None = MAX_DEPTH,
+    more: str = MORE_LEVELS,
+) -> RenderableType:
+    """Tree, then the leaf table, as one renderable (`depth`, `more`: see `to_tree`)."""
     parts: list[RenderableType] = []
     if diagram.title:
         parts.append(Text(printable(diagram.title), style="bold"))
-    parts.append(to_tree(diagram, precision=precision))
+    parts.append(to_tree(diagram, precision=precision, depth=depth, more=more))
     table = leaf_table(diagram, precision=precision)
     if table is not None:
         parts += [Text(""), table]
     return Group(*parts)
 
 
-def to_text(diagram: Diagram, *, precision: int = DEFAULT_PRECISION, width: int = 100) -> str:
+def to_text(
+    diagram: Diagram,
+    *,
+    precision: int = DEFAULT_PRECISION,
+    width: int = 100,
+    depth: int | None = MAX_DEPTH,
+    more: str = MORE_LEVELS,
+) -> str:
     """The terminal view as plain text (no colour): for files, pipes and snapshots."""
     console = Console(
         width=width, color_system=None, force_terminal=False, record=True, file=_Null()
     )
-    console.print(to_terminal(diagram, precision=precision))
+    console.print(to_terminal(diagram, precision=precision, depth=depth, more=more))
     return console.export_text()
 
 

@@ -14,7 +14,7 @@ import numpy as np
 from rich.console import Group, RenderableType
 from rich.text import Text
 
-from gradviz.engine import Number, Value, topological_order
+from gradviz.engine import Constant, Number, Value, topological_order
 from gradviz.gradcheck import Row, summary
 from gradviz.numbers import fmt
 from gradviz.render.diagram import Diagram, State, diagram_from_value
@@ -197,19 +197,14 @@ def gradients_view(rows: list[LeafGradient], out: str, unreached: list[str] = ()
     return Group(*parts)
 
 
-def check_view(rows: list[Row], out: str) -> RenderableType:
-    """The gradient check as a table, notes for rows that need one, and a summary line."""
+def check_view(rows: list[Row], out: str, *, show: bool = False) -> RenderableType:
+    """The gradient check as a table, notes for rows that need one, and a summary line.
+
+    The table fits 80 columns: it leaves out the absolute error (`show=True` prints it
+    with each leaf's L(x+h), L(x−h) and D(h)) and calls the estimate `finite diff`."""
     header = tuple(
         Text(t, style="bold")
-        for t in (
-            "leaf",
-            "value",
-            f"analytic ∂{out}/∂leaf",
-            "finite difference",
-            "abs error",
-            "rel error",
-            "status",
-        )
+        for t in ("leaf", "value", f"analytic ∂{out}/∂leaf", "finite diff", "rel error", "status")
     )
     cells = [header]
     for row in rows:
@@ -219,12 +214,11 @@ def check_view(rows: list[Row], out: str) -> RenderableType:
                 Text(fmt(row.data)),
                 Text(fmt(row.analytic)),
                 Text(fmt(row.numeric)),
-                Text(fmt(row.abs_error, 2)),
                 Text(fmt(row.rel_error, 2)),
                 Text(row.status, style=STATUS_STYLES[row.status]),
             )
         )
-    lines = columns(cells, "lrrrrrl")
+    lines = columns(cells, "lrrrrl", gap=2)
     rule = Text("─" * max(line.cell_len for line in lines), style=DIM)
     notes = [
         Text.assemble((f"{row.name}: ", NAME), (row.note, STATUS_STYLES[row.status]))
@@ -232,7 +226,56 @@ def check_view(rows: list[Row], out: str) -> RenderableType:
         if row.note
     ]
     verdict = Text(summary(rows), style="bold red" if any(r.failed for r in rows) else "bold")
-    return Group(lines[0], rule, *lines[1:], *notes, verdict)
+    shown = [Text(""), *by_hand(rows, out)] if show else []
+    return Group(lines[0], rule, *lines[1:], *notes, *shown, verdict)
+
+
+def _digits_to_tell_apart(x: Number, y: Number) -> int:
+    """Significant digits that show x and y differ, and their difference to 3 digits:
+    L(x±h) agree in about log10(|L| / |L(x+h) − L(x−h)|) digits (17 when equal)."""
+    try:
+        a, b = float(np.mean(x)), float(np.mean(y))
+    except (TypeError, ValueError):
+        return 17
+    size, gap = max(abs(a), abs(b)), abs(a - b)
+    if not (math.isfinite(size) and math.isfinite(gap)) or size == 0:
+        return 4
+    if gap == 0:
+        return 17
+    return max(4, min(17, math.ceil(math.log10(size / gap)) + 3))
+
+
+def by_hand(rows: list[Row], out: str) -> list[Text]:
+    """Each leaf's finite difference as the lesson computes it: L(x+h), L(x−h), their
+    difference over 2h, and the backward pass's gradient, with the digits it takes to see
+    them differ. The table's estimate is D(h) and D(h/2) extrapolated, closer still."""
+    lines = [
+        Text.assemble(
+            ("Finite differences by hand", "bold underline"),
+            (f"  D = ({out}(x+h) − {out}(x−h)) / 2h", DIM),
+        )
+    ]
+    for row in rows:
+        x = row.name
+        h = row.step / 2 if isinstance(row.step, float) else row.eps
+        p = _digits_to_tell_apart(row.plus, row.minus)
+        q = _digits_to_tell_apart(row.central, row.analytic)
+        table = columns(
+            [
+                (Text(f"{out}({x}+h)"), Text(fmt(row.plus, p))),
+                (Text(f"{out}({x}−h)"), Text(fmt(row.minus, p))),
+                (Text("D"), Text(fmt(row.central, q))),
+                (Text(f"analytic ∂{out}/∂{x}"), Text(fmt(row.analytic, q))),
+                (
+                    Text("table's abs error"),
+                    Text(f"{fmt(row.abs_error, 2)} (D(h), D(h/2) extrapolated)"),
+                ),
+            ],
+            "ll",
+        )
+        head = Text.assemble((x, NAME), f" = {fmt(row.data)}, h = {fmt(h)}")
+        lines += [head, *_indented(table)]
+    return lines
 
 
 # -- frames: the backward pass as a sequence of diagrams ---------------------------
@@ -275,7 +318,8 @@ def trace_frames(
     # Unnamed results get the names the titles use (`n3`), so a title can be followed.
     labels = {base.id_of(v): names[v] for v in order if v.op is not None and not v.label}
     reached = {s.node for s in steps}
-    dim = {base.id_of(v): "dim" for v in order if v not in reached}
+    # Dim what no credit reaches; constants never take part, so they keep their plain look.
+    dim = {base.id_of(v): "dim" for v in order if v not in reached and type(v) is not Constant}
     dim.update({base.op_id_of(v): "dim" for v in order if v not in reached and v.op is not None})
     received: dict[str, Number] = {}
     done: dict[str, str] = {}
@@ -291,7 +335,8 @@ def trace_frames(
         states: dict[str, State] = {**dim, **done, vid: "current"}
         if oid is not None:
             states[oid] = "current"
-            emphasis = [(base.id_of(p), oid) for p in step.node.parents] + [(oid, vid)]
+            inputs = [p for p in step.node.parents if type(p) is not Constant]
+            emphasis = [(base.id_of(p), oid) for p in inputs] + [(oid, vid)]
         else:
             emphasis = [(vid, base.op_id_of(s.consumer)) for s in step.sources]
         frame = base.with_states(states, emphasis)

@@ -6,9 +6,9 @@
 //   {ok: false, error: "..."}
 // Labels are decoded the way a browser shows them: Mermaid's entity codes (#quot;, #35;)
 // become characters and <br> a newline, so tests can compare them with the original text.
-// `title` is the front matter's title exactly as Mermaid draws it, read from the SVG that
-// mermaid.render makes (it shows the stored string as plain text, decoding nothing); null
-// without a title.
+// `title` is the text of the title node (id `caption`) exactly as Mermaid draws it, read
+// from the SVG that mermaid.render makes (entity codes decoded by Mermaid itself, not by
+// `shown`); null without a title.
 import { JSDOM } from "jsdom";
 
 const dom = new JSDOM("<!DOCTYPE html><html><body></body></html>");
@@ -37,7 +37,7 @@ let renders = 0;
 async function drawnTitle(text) {
   const { svg } = await mermaid.render(`title${renders++}`, text);
   const drawn = new window.DOMParser().parseFromString(svg, "image/svg+xml");
-  const title = drawn.querySelector(".flowchartTitleText");
+  const title = drawn.querySelector('g.node[id^="flowchart-caption-"]');
   return title ? title.textContent : null;
 }
 
@@ -50,7 +50,7 @@ async function check(text) {
     for (const vertex of db.getVertices().values()) nodes[vertex.id] = shown(vertex.text);
     const edges = db.getEdges().map((e) => [e.start, e.end, e.stroke]);
     const subgraphs = db.getSubGraphs().map((s) => [s.id, shown(s.title), s.nodes]);
-    const title = text.startsWith("---") ? await drawnTitle(text) : null;
+    const title = /^ +caption\["/m.test(text) ? await drawnTitle(text) : null;
     return { ok: true, type: diagram.type, title, nodes, edges, subgraphs };
   } catch (error) {
     return { ok: false, error: String(error?.message ?? error) };
