@@ -446,12 +446,13 @@ def explore(
     precision: int = DEFAULT_PRECISION,
     **values: float,
 ) -> Page:
-    """The live page of a graph (`gradviz.explore`): a Value (its backward pass is run), or
+    """The live page of a graph (`gradviz.explore`): a Value (its backward pass is run from
+    zero, as `gradviz draw` runs it), or
     an expression with its inputs' values, `explore("e = a*b; L = e + a", a=2, b=-3)`,
     whose page can also copy the `gradviz draw` command that reproduces it."""
     import re  # lazy: start-up
 
-    from gradviz.engine import Value  # lazy: start-up
+    from gradviz.engine import Value, backpropagate, topological_order  # lazy: start-up
     from gradviz.expr import parse_program  # lazy: start-up
     from gradviz.render.diagram import diagram_from_value  # lazy: start-up
 
@@ -463,7 +464,8 @@ def explore(
         expression, root = "", graph
     else:
         raise TypeError(f"explore takes a Value or an expression, not {type(graph).__name__}")
-    root.backward()
+    # A pass from zero, as the CLI runs it: backward() would add to grads already held.
+    backpropagate(topological_order(root))
     page = html_page(
         diagram_from_value(root),
         rankdir=rankdir,

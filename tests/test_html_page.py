@@ -169,6 +169,23 @@ def test_details_on_hover_are_the_svg_tooltips(tmp_path: Path) -> None:
     assert "∂(d·f)/∂d = f = 0.125" in states[2]["detail"]
 
 
+def test_details_of_constants_and_their_ops_are_the_svg_tooltips(tmp_path: Path) -> None:
+    text = "y = 2*x + x*x - 1"
+    page = page_for(text, {"x": 3.0})
+    program = parse_program(text, {"x": 1.5})
+    program.output.backward()
+    diagram = diagram_from_value(program.output)
+    hovers = [n.id for n in diagram.nodes]
+    states = run_page(
+        page, [{"type": [leaf_index(page, "x"), "1.5"]}] + [{"hover": h} for h in hovers], tmp_path
+    )
+    assert [s["detail"] for s in states[2:]] == [diagram.node(h).detail for h in hovers]
+    assert any(": a constant, data = 2.0" in s["detail"] for s in states[2:])
+    blocks = trace_blocks(text, {"x": 3.0})
+    steps = run_page(page, [{"click": "next"}] * len(blocks), tmp_path)
+    assert [s["step"] for s in steps[1:]] == blocks
+
+
 def test_state_lives_in_the_url_and_the_command_reproduces_it(tmp_path: Path) -> None:
     page = page_for(HAND, HAND_VALUES)
     states = run_page(
@@ -367,7 +384,9 @@ def test_odd_graphs_show_what_python_shows(text: str, values: dict, tmp_path: Pa
     page = page_for(text, values)
     states = run_page(page, [{"click": "next"}] * 3, tmp_path)
     shown = {k: tuple(x.removesuffix(" ‼") for x in v) for k, v in shown_numbers(states[0]).items()}
-    assert shown == python_numbers(text, values)
+    expected = python_numbers(text, values)
+    assert shown == {k: expected[k] for k in shown}  # constants show their number alone
+    assert f"n{len(expected) - 1}" in shown
     blocks = trace_blocks(text, values)
     assert [s["step"] for s in states[1 : len(blocks) + 1]] == blocks[:3]
 

@@ -24,7 +24,17 @@ from pathlib import Path
 
 import pytest
 
-from gradviz.engine import ADD, MUL, POW, UNARY_OPS, Value, apply, power_op, topological_order
+from gradviz.engine import (
+    ADD,
+    MUL,
+    POW,
+    UNARY_OPS,
+    Constant,
+    Value,
+    apply,
+    power_op,
+    topological_order,
+)
 from gradviz.numbers import fmt, fmt_full
 from gradviz.render.diagram import diagram_from_value
 from gradviz.render.html import JS_OPS, engine_script, graph_data, op_key, table_ops
@@ -83,7 +93,13 @@ def random_graph(rng: random.Random, size: int) -> Value:
         a = rng.choice(pool[-4:] if rng.random() < 0.6 else pool)
         kind = rng.random()
         if kind < 0.4:
-            b = rng.choice(pool) if rng.random() < 0.8 else Value(rng.uniform(-2, 2))
+            r = rng.random()
+            # A constant (no step, no slope shown), or an unnamed input, now and then.
+            b = (
+                rng.choice(pool)
+                if r < 0.7
+                else (Constant if r < 0.9 else Value)(rng.uniform(-2, 2))
+            )
             op = rng.choice([ADD, MUL, ADD, MUL, POW])
             node = apply(op, a, b)
         elif kind < 0.55:

@@ -158,9 +158,9 @@ def graph_data(
     nodes = []
     for v in order:
         vid = diagram.value_ids[v]
-        drawn = diagram.node(vid)
-        shown = drawn.role if drawn.role == "constant" else names[v]
-        entry: dict[str, Any] = {"id": vid, "name": names[v], "shown": shown, "k": None}
+        entry: dict[str, Any] = {"id": vid, "name": names[v], "k": None}
+        if diagram.node(vid).role == "constant":  # no slider, no grad shown, no step
+            entry["constant"] = True
         entry["def"] = definition(v, names)
         if v.op is None:
             entry["v"] = json_number(v.data)
@@ -171,7 +171,6 @@ def graph_data(
             if entry["k"] == POWER_KEY:
                 entry["n"] = json_number(_exponent(op))
             entry["applied"] = op_form(op, *operands)
-            entry["twice"] = len(set(entry["p"])) < len(entry["p"])
             locals_ = op.local(v.data, *[p.data for p in v.parents])
             inputs = []
             for position, formula in enumerate(op.formulas):
@@ -187,7 +186,7 @@ def graph_data(
                 )
             entry["c"] = inputs
         nodes.append(entry)
-    leaves = [index[v] for v in order if v.op is None and v.label]
+    leaves = [i for i, node in enumerate(nodes) if node["k"] is None and "constant" not in node]
     out = names[root]
     return {
         "nodes": nodes,

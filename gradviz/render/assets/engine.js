@@ -70,19 +70,23 @@ var GV = (function () {
     }
     var totals = {}, steps = [];
     for (i = root; i >= 0; i--) {
-      if (i !== root && sources[i].length === 0) continue; // behind detach: no credit
       nd = nodes[i];
+      // No step behind a detach (no credit), nor for a constant (nobody nudges it).
+      if (i !== root && (sources[i].length === 0 || nd.constant)) continue;
       var contributions = [];
       if (nd.k !== null && !OPS[nd.k].passes) {
         ls = locals(nd, data, i);
         for (k = 0; k < nd.p.length; k++) {
+          if (nodes[nd.p[k]].constant) continue;
           var t = totals[nd.p[k]] || [0, 0];
           contributions.push({ position: k, parent: nd.p[k], local: ls[k], amount: 0,
             before: t[0], total: t[0], earlier: t[1], passes: false });
         }
       }
       for (var e = 0; e < edges[i].length; e++) {
-        var edge = edges[i][e], before = totals[edge.parent] || [0, 0];
+        var edge = edges[i][e];
+        if (nodes[edge.parent].constant) continue; // credit added, but nothing to move
+        var before = totals[edge.parent] || [0, 0];
         totals[edge.parent] = [edge.total, before[1] + 1];
         contributions.push({ position: edge.position, parent: edge.parent, local: edge.local,
           amount: edge.amount, before: before[0], total: edge.total, earlier: before[1], passes: true });
@@ -188,9 +192,11 @@ var GV = (function () {
         step.sources.map(function (s) { return nodes[s.consumer].name; }).join(", ") + ")";
       if (nd.k === null) credit += "  — the credit stops at a leaf: its gradient";
     }
+    var parents = step.contributions.map(function (c) { return c.parent; });
+    var twice = parents.some(function (p, k) { return parents.indexOf(p) !== k; }); // x*x
     var rows = step.contributions.map(function (c) {
       var inp = nd.c[c.position], parent = nodes[c.parent].name;
-      var target = "→ " + parent + (nd.twice ? " (input " + "ab".charAt(c.position) + ")" : "");
+      var target = "→ " + parent + (twice ? " (input " + "ab".charAt(c.position) + ")" : "");
       var local = inp.nf + (c.passes && inp.lt !== f(c.local) ? " = " + f(c.local) : "");
       if (!c.passes) return [target, local, nd.op + " passes no credit: the gradient stops here"];
       var passed = d(parent) + " += " + d(nd.name) + " · " + (inp.lt.indexOf(" ") < 0 ? inp.lt : "(" + inp.lt + ")") +
@@ -215,13 +221,15 @@ var GV = (function () {
 
   // The tooltip texts of gradviz.render.diagram (_value_detail, _op_detail) at these numbers.
   function valueDetail(nd, data, grad) {
-    return nd.shown + ": data = " + repr(data) + "\ngrad = " + repr(grad) + (nd.k !== null ? "\nmade by " + nd.op : "");
+    if (nd.constant) return nd.name + ": a constant, data = " + repr(data);
+    return nd.name + ": data = " + repr(data) + "\ngrad = " + repr(grad) + (nd.k !== null ? "\nmade by " + nd.op : "");
   }
+  function inputLine(nd, k, ls) { return nd.c[k].nf + (nd.c[k].same ? "" : " = " + repr(ls[k])); }
   function opDetail(graph, i, result) {
     var nd = graph.nodes[i], data = result.data, lines = [nd.op + ": " + nd.name + " = " + nd.applied + " = " + repr(data[i])];
     var ls = locals(nd, data, i);
     nd.c.forEach(function (inp, k) {
-      lines.push(inp.nf + (inp.same ? "" : " = " + repr(ls[k])));
+      if (!graph.nodes[nd.p[k]].constant) lines.push(inputLine(nd, k, ls)); // a constant's slope moves nothing
     });
     lines.push(OPS[nd.k].passes ? "grad in = " + repr(result.grad[i]) : "passes no gradient to its input");
     return lines.join("\n");
@@ -229,6 +237,6 @@ var GV = (function () {
 
   return { OPS: OPS, pow: pow, number: number, forward: forward, run: run, fmt: fmt, repr: repr,
     quote: quote, cells: cells, stepText: stepText, valueDetail: valueDetail, opDetail: opDetail,
-    locals: locals };
+    inputLine: inputLine, locals: locals };
 })();
 if (typeof module !== "undefined") module.exports = GV;

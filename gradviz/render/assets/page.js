@@ -39,14 +39,11 @@
       t.room = t.getComputedTextLength ? t.getComputedTextLength() : 0;
     });
   });
-  var seen = {};
+  // Edges are emphasised by (source, target), as Diagram.with_states does: x*x's two at once.
   document.querySelectorAll("#graph g.edge").forEach(function (g) {
-    var title = g.querySelector("title").textContent.replace("->", "\u2192");
-    seen[title] = (seen[title] || 0) + 1;
-    svgEdges.push({ g: g, key: title + "#" + seen[title], parts: g.querySelectorAll("path, polygon") });
+    var key = g.querySelector("title").textContent.replace("->", "\u2192");
+    svgEdges.push({ g: g, key: key, parts: g.querySelectorAll("path, polygon") });
   });
-  var edgeOf = {}; // "source→target#k" -> svg edge
-  svgEdges.forEach(function (e) { edgeOf[e.key] = e; });
 
   function band(data, grad) {
     if (!isFinite(data) || (grad !== null && !isFinite(grad))) return G.bad;
@@ -95,19 +92,16 @@
       if (current) {
         var nd = nodes[s.node];
         if (nd.k !== null) {
-          nd.p.forEach(function (p, k) { emphasis.push(nodes[p].id + "\u2192" + nd.id + "_op#" + (k + 1 - countBefore(nd.p, k))); });
-          emphasis.push(nd.id + "_op\u2192" + nd.id + "#1");
+          nd.p.forEach(function (p) {
+            if (!nodes[p].constant) emphasis.push(nodes[p].id + "\u2192" + nd.id + "_op");
+          });
+          emphasis.push(nd.id + "_op\u2192" + nd.id);
         } else {
-          s.sources.forEach(function (src) { emphasis.push(nd.id + "\u2192" + nodes[src.consumer].id + "_op#1"); });
+          s.sources.forEach(function (src) { emphasis.push(nd.id + "\u2192" + nodes[src.consumer].id + "_op"); });
         }
       }
     });
     return { states: states, received: received, emphasis: emphasis };
-  }
-  function countBefore(list, k) { // x*x: the second edge from x is the second of its title
-    var same = 0;
-    for (var j = 0; j < k; j++) if (list[j] !== list[k]) same++;
-    return same;
   }
 
   function reveal(g) { // scroll a wide graph sideways to the node of the current step
@@ -121,16 +115,17 @@
     nodes.forEach(function (nd, i) {
       var s = svgNodes[nd.id], grad = result.grad[i], data = result.data[i];
       if (f !== null) grad = f.received.hasOwnProperty(i) ? f.received[i] : null;
+      if (nd.constant) grad = null; // shown by its number alone
       if (s) {
         if (s.data) setText(s.data, "data " + numberText(data));
         if (s.grad) setText(s.grad, "grad " + (grad === null ? "\u2013" : numberText(grad)));
-        var b = band(data, grad), state = f === null ? null : (f.states[i] || (result.reached[i] ? null : "dim"));
+        var b = band(data, grad), state = f === null ? null : (f.states[i] || (result.reached[i] || nd.constant ? null : "dim"));
         var fill = b ? b.fill : "#ffffff", stroke = s.look[1], width = s.look[2], ink = b ? b.ink : null;
         if (b === G.bad) { stroke = G.badBorder; width = "3"; }
         if (state) { stroke = G.states[state][0]; width = G.states[state][1]; }
         if (state === "dim") { fill = "#ffffff"; ink = G.states.dim[2]; }
         setLook(s, fill, stroke, width, ink);
-        s.g.setAttribute("aria-label", nd.shown + ": data " + fmt(data) + (grad === null ? "" : ", grad " + fmt(grad)));
+        s.g.setAttribute("aria-label", nd.name + ": data " + fmt(data) + (grad === null ? "" : ", grad " + fmt(grad)));
       }
       var o = svgNodes[nd.id + "_op"];
       if (o) {
@@ -252,10 +247,10 @@
     } else { // an edge into an op: that input's line of the op's detail
       var m = /^(.*)->(.*)_op$/.exec(g.querySelector("title").textContent);
       if (!m) return;
-      var lines = detail(m[2] + "_op").split("\n"), parts = m[2];
-      for (var i = 0; i < N; i++) if (nodes[i].id === parts) break;
+      for (var i = 0; i < N; i++) if (nodes[i].id === m[2]) break;
       var k = nodes[i].p.map(function (p) { return nodes[p].id; }).indexOf(m[1]);
-      text = lines[0] + "\n" + lines[1 + k];
+      text = detail(m[2] + "_op").split("\n")[0];
+      if (!nodes[nodes[i].p[k]].constant) text += "\n" + GV.inputLine(nodes[i], k, GV.locals(nodes[i], result.data, i));
     }
     $("detail").textContent = text;
   }
