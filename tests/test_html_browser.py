@@ -129,15 +129,16 @@ def test_every_control_is_reached_by_tab_and_has_a_name(browser, tmp_path: Path)
         names[ident] = active.accessible_name
     assert wanted <= reached
     assert all(names[i].strip() for i in wanted)
-    # The graph is one Tab stop; arrow keys walk its nodes and focus shows their details.
-    assert [i for i in reached if i and re.fullmatch(r"node\d+", i)] == ["node1"]
-    node = browser.find_element(By.ID, "node1")
+    # The graph is one Tab stop; arrow keys walk its nodes and edges, focus shows details.
+    stops = [i for i in reached if i and re.fullmatch(r"(node|edge)\d+", i)]
+    assert len(stops) == 1
+    node = browser.find_element(By.ID, stops[0])
     node.send_keys(Keys.HOME)  # focus stays on the first node
     details = set()
-    for _ in browser.find_elements(By.CSS_SELECTOR, "#graph g.node"):
+    for _ in browser.find_elements(By.CSS_SELECTOR, "#graph g.node, #graph g.edge"):
         details.add(browser.find_element(By.ID, "detail").text)
         browser.switch_to.active_element.send_keys(Keys.ARROW_RIGHT)
-    assert len(details) == 10  # 7 values, 3 ops: each its own details
+    assert len(details) == 19  # 7 values, 3 ops, 6 edges into ops, 3 out of them
     assert "∂(d·f)/∂d = f = -2.0" in "\n".join(details)
 
 

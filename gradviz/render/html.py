@@ -427,8 +427,8 @@ def to_html(
         controls = CONTROLS.format(
             leaves=_leaf_rows(data),
             nudge=_esc(data["nudgeIntro"]),
-            hint="Hover over a node, or Tab to the graph and use the arrow keys, for its op and "
-            "local derivatives.",
+            hint="Hover over a node or an edge, or Tab to the graph and use the arrow keys, for "
+            "its op and local derivatives.",
         )
         sub = (
             "Move an input to recompute every data and gradient; step through the backward pass "

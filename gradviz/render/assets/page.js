@@ -245,8 +245,12 @@
     if (g.classList.contains("node")) {
       text = detail(g.querySelector("title").textContent);
     } else { // an edge into an op: that input's line of the op's detail
-      var m = /^(.*)->(.*)_op$/.exec(g.querySelector("title").textContent);
-      if (!m) return;
+      var title = g.querySelector("title").textContent, m = /^(.*)->(.*)_op$/.exec(title);
+      if (!m) { // from an op to its value: the op's line
+        var out = /^(.*)_op->/.exec(title);
+        if (out) $("detail").textContent = detail(out[1] + "_op").split("\n")[0];
+        return;
+      }
       for (var i = 0; i < N; i++) if (nodes[i].id === m[2]) break;
       var k = nodes[i].p.map(function (p) { return nodes[p].id; }).indexOf(m[1]);
       text = detail(m[2] + "_op").split("\n")[0];
@@ -257,12 +261,15 @@
   var graph = $("graph");
   graph.addEventListener("mouseover", function (ev) { showDetail(ev.target); });
   graph.addEventListener("focusin", function (ev) { showDetail(ev.target); });
-  // One Tab stop for the whole graph (a roving tabindex): arrow keys go from node to node, in
-  // graph order, and each shows its details; Tab goes on to the inputs.
-  var order = Array.prototype.slice.call(document.querySelectorAll("#graph g.node"));
+  // One Tab stop for the whole graph (a roving tabindex): arrow keys go from node to edge to
+  // node, in the drawing's order, and each shows its details; Tab goes on to the inputs.
+  var order = Array.prototype.slice.call(document.querySelectorAll("#graph g.node, #graph g.edge"));
   order.forEach(function (g, k) {
     g.setAttribute("tabindex", k === 0 ? "0" : "-1");
     g.setAttribute("role", "img");
+    if (g.classList.contains("edge")) {
+      g.setAttribute("aria-label", "edge " + g.querySelector("title").textContent.replace("->", " to "));
+    }
     g.addEventListener("keydown", function (ev) {
       var move = { ArrowRight: 1, ArrowDown: 1, ArrowLeft: -1, ArrowUp: -1, Home: -order.length, End: order.length }[ev.key];
       if (!move) return;
