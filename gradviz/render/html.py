@@ -76,7 +76,8 @@ POWER_KEY = "powN"
 
 
 def table_ops() -> dict[str, Op]:
-    """The op table's entries by JS_OPS key (every power_op(n) is one entry, `powN`)."""
+    """The op table's entries by JS_OPS key (every power_op(n) is one entry, `powN`).
+    A new op needs an entry in JS_OPS (tests/test_html_parity.py finds every Op)."""
     ops = {op.name: op for op in (ADD, MUL, POW, *UNARY_OPS.values())}
     ops[POWER_KEY] = power_op(3.0)
     return ops
