@@ -35,6 +35,7 @@ HEAVY = (
     "gradviz.render.trace_view",
     "gradviz.render.json",
     "gradviz.render.mermaid",
+    "gradviz.render.html",
     "gradviz.cli.train",
     "gradviz.cli.grads",
     "gradviz.cli.trace",

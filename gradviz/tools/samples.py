@@ -23,7 +23,7 @@ from gradviz.errors import GradvizError
 from gradviz.expr import parse_program
 from gradviz.measure import measure
 from gradviz.nn import resolve_spec
-from gradviz.output import DotProgram, dot_programs, render, write_atomic
+from gradviz.output import DotProgram, dot_programs, html_page, render, write_atomic
 from gradviz.render.diagram import diagram_from_value
 from gradviz.render.plots import boundary_plot, grads_plot
 from gradviz.train import train
@@ -87,6 +87,7 @@ def build(samples: Path, docs: Path, program: DotProgram | None = None) -> list[
     index = docs / "README.md"
     write_atomic(index, "\n".join(sections))
     written.append(index)
+    written += live_pages(samples / "hand.expr", docs, program)
     deep = samples / "deep-sigmoid.toml"
     if deep.is_file():
         written.append(gradient_plot(deep, docs / "deep-sigmoid-grads.svg"))
@@ -99,6 +100,27 @@ def build(samples: Path, docs: Path, program: DotProgram | None = None) -> list[
 
 # The samples whose decision boundary the README shows.
 BOUNDARIES = ("xor", "circle")
+
+
+# The live pages of the hand example (the README links them and shows their screenshots,
+# made by gradviz.tools.screenshots): `draw -o hand.html` and `trace -o hand-trace.html`.
+PAGES = {"hand.html": "draw", "hand-trace.html": "trace"}
+
+
+def live_pages(sample: Path, docs: Path, program: DotProgram | None = None) -> list[Path]:
+    if not sample.is_file():
+        return []
+    source = sample.read_text(encoding="utf-8")
+    written = []
+    for name, command in PAGES.items():
+        parsed = parse_program(source)
+        parsed.output.backward()
+        page = html_page(
+            diagram_from_value(parsed.output), program=program, expression=source, command=command
+        )
+        write_atomic(docs / name, page.encode("utf-8"))
+        written.append(docs / name)
+    return written
 
 
 def gradient_plot(spec: Path, target: Path) -> Path:
