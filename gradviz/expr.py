@@ -43,9 +43,10 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 
 from gradviz import seeded
-from gradviz.engine import UNARY_OPS, Constant, Value, apply, as_data
+from gradviz.engine import Constant, Value, apply, as_data
 from gradviz.errors import ExpressionError, InputError, listing, quoted, shortened
 from gradviz.numbers import fmt
+from gradviz.ops import POW, UNARY_OPS, power_op
 
 MAX_LENGTH = 10_000
 """Characters in an expression. Far beyond any diagram a person can read."""
@@ -872,7 +873,7 @@ class _Compiler:
             elif isinstance(node, ast.Call):
                 name = self.check_call(node)
                 argument = node.args[0]
-                if name in ("log", "sqrt") and isinstance(argument, ast.Name):
+                if UNARY_OPS[name].positive[0] and isinstance(argument, ast.Name):
                     self.positive.add(argument.id)
                 stack.append((node, ("call", name)))
                 stack.append((argument, None))
@@ -898,10 +899,10 @@ class _Compiler:
                         f"{fmt(-MAX_EXPONENT)} to {fmt(MAX_EXPONENT)}",
                         hint="every power this large of a number other than ±1 is 0 or inf",
                     )
-                if isinstance(node.left, ast.Name) and not float(exponent).is_integer():
+                if isinstance(node.left, ast.Name) and power_op(float(exponent)).positive[0]:
                     self.positive.add(node.left.id)
                 return [(node, ("powc", exponent)), (node.left, None)]
-            if isinstance(node.left, ast.Name):
+            if isinstance(node.left, ast.Name) and POW.positive[0]:
                 self.positive.add(node.left.id)
         return [(node, ("bin", kind)), (node.right, None), (node.left, None)]
 
