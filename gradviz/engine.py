@@ -26,14 +26,17 @@ from gradviz.ops import (
     ADD,
     COS,
     DETACH,
+    DIV,
     EXP,
     LOG,
     MUL,
+    NEG,
     POW,
     RELU,
     SIGMOID,
     SIN,
     SQRT,
+    SUB,
     TANH,
     Op,
     power_op,
@@ -99,7 +102,10 @@ class Value:
 
     @property
     def _op(self) -> str:
-        """micrograd's op string: '+', '*', '**2', 'ReLU', 'tanh', 'exp', '' for a leaf."""
+        """micrograd's op string: '+', '*', '**2', 'ReLU', 'tanh', 'exp', '' for a leaf.
+        Subtraction and division are '-' and '/' with the two inputs as `_prev` (micrograd
+        composes them, '+' and '*' over a hidden -1 or **-1; here they are one node, and
+        '+' over `{a, b}` would misstate it); negation is '-' with one input."""
         op = self.op
         if op is None:
             return ""
@@ -129,22 +135,24 @@ class Value:
     def __rmul__(self, other: float) -> Value:
         return Constant(other) * self
 
-    # Compositions of the primitives above (as in the classic lesson).
+    # Subtraction, division and negation are ops of their own (not micrograd's
+    # compositions `a + b*(-1)` and `a * b**-1`), so a graph is drawn as it was typed.
     def __neg__(self) -> Value:
-        return self * -1.0
+        return _node(NEG, self, None, -self.data)
 
     def __sub__(self, other: Value | float) -> Value:
-        return self + (-other)
+        other = other if isinstance(other, Value) else Constant(other)
+        return _node(SUB, self, other, self.data - other.data)
 
     def __rsub__(self, other: float) -> Value:
-        return Constant(other) + (-self)
+        return Constant(other) - self
 
     def __truediv__(self, other: Value | float) -> Value:
         other = other if isinstance(other, Value) else Constant(other)
-        return self * other**-1.0
+        return _node(DIV, self, other, DIV.forward(self.data, other.data))
 
     def __rtruediv__(self, other: float) -> Value:
-        return Constant(other) * self**-1.0
+        return Constant(other) / self
 
     def __abs__(self) -> Value:
         return apply(ABS, self)
@@ -238,7 +246,7 @@ _new = object.__new__
 
 
 class Constant(Value):
-    """A plain number in an expression (the 2 of `2*x`, the hidden -1 of `a - b`), or a
+    """A plain number in an expression (the 2 of `2*x`, the 1 of `1 - x`), or a
     value made under `no_grad`: a leaf that is not an input. The engine treats it as any
     leaf; the pictures and the trace show it by its number, with no gradient and no step
     of its own, since nobody can nudge it."""

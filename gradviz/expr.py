@@ -25,7 +25,7 @@ Decisions worth knowing:
 - Identifiers are NFKC-normalised exactly as Python does (`ｅｘｐ(x)` is `exp(x)`,
   `ａ` is `a`); messages quote the name as written. Look-alikes of builtins
   (`ｅｖａｌ(1)`) are unknown functions like any other: nothing is ever executed.
-- Constant arithmetic is drawn, not folded: `x**(1/2)` is `x ** (1 * 2**-1)`
+- Constant arithmetic is drawn, not folded: `x**(1/2)` is `x ** (1 ÷ 2)`
   through the general power op, while `x**0.5`, `x**-1`, `x**2` (a plain,
   optionally signed number as exponent) use the engine's unary constant power.
 - A named result that the output does not use is allowed and simply not drawn.
@@ -1099,8 +1099,9 @@ def _default_values_numpy(names: list[str], positive: set[str], seed: int) -> di
 
 def _execute(code: _Code, nodes: dict[str, Value]) -> Value | float:
     """Run postfix code on the engine. Plain numbers stay floats until an op meets them,
-    as in Python (`a - 2` is `a + (-2)`); two floats meet as a constant node and a float,
-    so no arithmetic ever runs on Python numbers (`2**100000` is inf, not a huge int)."""
+    as in Python (`-2` is a number, `-a` a negation); two floats meet as a constant node
+    and a float, so no arithmetic ever runs on Python numbers (`2**100000` is inf, not a
+    huge int)."""
     stack: list[Value | float] = []
     for kind, arg in code:
         if kind == "num":

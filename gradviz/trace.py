@@ -171,7 +171,8 @@ def op_form(op: Op, a: str = "a", b: str = "b") -> str:
     return f"{op.name}({a})"
 
 
-_OPERAND = re.compile(r"\b[ab]\b")
+# `a`, `b` standing alone (`b²` too: ² counts as a word character for `\\b`)
+_OPERAND = re.compile(r"(?<![A-Za-z0-9_])[ab](?![A-Za-z0-9_])")
 
 
 def substitute(formula: str, a: str, b: str = "b") -> str:

@@ -13,6 +13,7 @@ import pytest
 
 import gradviz
 from gradviz.engine import UNARY_OPS, Graph, Value, topological_order
+from gradviz.gradcheck import gradcheck
 
 # -- helpers -------------------------------------------------------------------------------
 
@@ -470,3 +471,65 @@ def test_power_limits_that_the_bare_formulas_miss() -> None:
     a, b = Value(5.0), Value(0.0)
     (a**b).backward()
     assert a.grad == 0.0
+
+
+# -- drawn as typed: subtraction, division and negation are ops of their own -------------
+
+
+def test_subtraction_division_and_negation_are_one_node_each() -> None:
+    a, b = Value(3.0, "a"), Value(-2.0, "b")
+    assert [(o.op.name, o.parents) for o in (a - b, a / b, -a)] == [
+        ("sub", (a, b)),
+        ("div", (a, b)),
+        ("neg", (a,)),
+    ]
+    for out in (2.0 - a, 2.0 / a):  # a plain number becomes a constant input, in place
+        assert out.a.is_leaf and out.a.data == 2.0 and out.b is a
+    for out in (a - 2.0, a / 2.0):
+        assert out.a is a and out.b.data == 2.0
+    assert (a - 2.0).data == 1.0 and (2.0 / a).data == 2.0 / 3.0 and (-a).data == -3.0
+
+
+@pytest.mark.parametrize(("a", "b"), [(3.0, -2.0), (0.5, 4.0), (-1.5, 0.25), (1e-3, 7.0)])
+def test_subtraction_and_division_match_the_hand_derivations(a: float, b: float) -> None:
+    x, y = Value(a, "x"), Value(b, "y")
+    (x - y).backward()
+    assert (x.grad, y.grad) == (1.0, -1.0)  # d(a-b)/da = 1, d(a-b)/db = -1
+    x, y = Value(a, "x"), Value(b, "y")
+    (x / y).backward()
+    assert x.grad == pytest.approx(1 / b, rel=1e-15)  # d(a/b)/da = 1/b
+    assert y.grad == pytest.approx(-a / b**2, rel=1e-15)  # d(a/b)/db = -a/b²
+    x = Value(a, "x")
+    (-x).backward()
+    assert x.grad == -1.0
+    x, y = Value(a, "x"), Value(b, "y")
+    rows = gradcheck((x - y) * (x / y) + -(y / x))  # against finite differences
+    assert [r.status for r in rows] == ["pass", "pass"]
+
+
+@pytest.mark.parametrize("a", [1.0, -1.0, 0.0, -0.0, math.inf, math.nan])
+@pytest.mark.parametrize("b", [0.0, -0.0])
+def test_division_by_zero_gives_what_ieee_says_never_an_exception(a: float, b: float) -> None:
+    x, y = Value(a, "x"), Value(b, "y")
+    out = x / y
+    out.backward()
+    with np.errstate(all="ignore"):  # numpy's own division, independent of the engine's
+        expected = (np.divide(a, b), np.divide(1.0, b), np.divide(-a, np.multiply(b, b)))
+    for got, want in zip((out.data, x.grad, y.grad), expected, strict=True):
+        assert repr(got) == repr(float(want))
+
+
+def test_tanh_written_out_with_minus_and_divide_gives_tanhs_gradients() -> None:
+    # samples/tanh_by_hand.expr: o = (e - 1)/(e + 1), e = exp(2n), is tanh(n); dtanh/dn =
+    # 1 - o² = 0.5 at the lesson's numbers, so do/dw1 = 0.5·x1 = 1 and do/db = 0.5
+    from pathlib import Path
+
+    from gradviz.expr import parse_program
+
+    samples = Path(__file__).resolve().parent.parent / "samples"
+    by_hand = parse_program((samples / "tanh_by_hand.expr").read_text(encoding="utf-8"))
+    by_hand.output.backward()
+    assert {op.op.name for op in topological_order(by_hand.output) if op.op} >= {"sub", "div"}
+    assert by_hand.output.data == pytest.approx(math.sqrt(0.5), rel=1e-15)
+    grads = {name: leaf.grad for name, leaf in by_hand.leaves.items()}
+    assert grads == pytest.approx({"x1": -1.5, "w1": 1.0, "x2": 0.5, "w2": 0.0, "b": 0.5})
