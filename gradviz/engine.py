@@ -124,7 +124,8 @@ class Value:
     def __pow__(self, other: Value | float) -> Value:
         if isinstance(other, Value):
             return apply(POW, self, other)
-        return apply(power_op(float(as_data(other))), self)
+        op = power_op(float(as_data(other)))
+        return _node(op, self, None, op.forward(self.data))
 
     def __rpow__(self, other: float) -> Value:
         return apply(POW, Constant(other), self)
@@ -155,37 +156,37 @@ class Value:
         return Constant(other) / self
 
     def __abs__(self) -> Value:
-        return apply(ABS, self)
+        return _node(ABS, self, None, ABS.forward(self.data))
 
     def exp(self) -> Value:
-        return apply(EXP, self)
+        return _node(EXP, self, None, EXP.forward(self.data))
 
     def log(self) -> Value:
-        return apply(LOG, self)
+        return _node(LOG, self, None, LOG.forward(self.data))
 
     def tanh(self) -> Value:
-        return apply(TANH, self)
+        return _node(TANH, self, None, TANH.forward(self.data))
 
     def sigmoid(self) -> Value:
-        return apply(SIGMOID, self)
+        return _node(SIGMOID, self, None, SIGMOID.forward(self.data))
 
     def relu(self) -> Value:
-        return apply(RELU, self)
+        return _node(RELU, self, None, RELU.forward(self.data))
 
     def sin(self) -> Value:
-        return apply(SIN, self)
+        return _node(SIN, self, None, SIN.forward(self.data))
 
     def cos(self) -> Value:
-        return apply(COS, self)
+        return _node(COS, self, None, COS.forward(self.data))
 
     def abs(self) -> Value:
-        return apply(ABS, self)
+        return _node(ABS, self, None, ABS.forward(self.data))
 
     def sqrt(self) -> Value:
-        return apply(SQRT, self)
+        return _node(SQRT, self, None, SQRT.forward(self.data))
 
     def detach(self) -> Value:
-        return apply(DETACH, self)
+        return _node(DETACH, self, None, DETACH.forward(self.data))
 
     # -- using ------------------------------------------------------------------
 
@@ -300,27 +301,35 @@ def topological_order(root: Value) -> list[Value]:
 
     The order is deterministic (parents visited left to right), so it can name nodes.
     """
-    # A node is expanded (its parents pushed) the first time it is on top of the
-    # stack, and emitted the second time, once everything above it is done.
+    # Depth first, parents left to right: a node met for the first time is marked, then
+    # pushed back with a None above it ("emit the node below once this is popped") and
+    # its unmarked parents above that; a leaf is emitted at once. One set, no recursion.
     order: list[Value] = []
-    expanded: set[Value] = set()
-    done: set[Value] = set()
-    stack = [root]
+    emit = order.append
+    seen: set[Value] = set()
+    mark = seen.add
+    stack: list[Value | None] = [root]
+    push = stack.append
+    pop = stack.pop
     while stack:
-        node = stack[-1]
-        if node in expanded:
-            stack.pop()
-            if node not in done:
-                done.add(node)
-                order.append(node)
+        node = pop()
+        if node is None:
+            emit(pop())  # type: ignore[arg-type]
             continue
-        expanded.add(node)
-        b = node.b
-        if b is not None and b not in expanded:
-            stack.append(b)
+        if node in seen:
+            continue
+        mark(node)
         a = node.a
-        if a is not None and a not in expanded:
-            stack.append(a)
+        if a is None:
+            emit(node)
+            continue
+        push(node)
+        push(None)
+        b = node.b
+        if b is not None and b not in seen:
+            push(b)
+        if a not in seen:
+            push(a)
     return order
 
 
@@ -358,20 +367,12 @@ def backpropagate(order: list[Value], on_edge: EdgeObserver | None = None) -> No
         return
     for node in reversed(order):
         op = node.op
-        if op is None or not op.passes_credit:
+        if op is None:
             continue
         g = node.grad
         if g is no_credit:
             continue
-        a = node.a
-        b = node.b
-        if b is not None:
-            da, db = op.local(node.data, a.data, b.data)
-            a.grad += g * da
-            b.grad += g * db
-        else:
-            (da,) = op.local(node.data, a.data)
-            a.grad += g * da
+        op.backward(node, g)  # each input's grad += g · local (the op table's code)
 
 
 def _backpropagate_observed(order: list[Value], on_edge: EdgeObserver) -> None:

@@ -71,11 +71,74 @@ def step(a: Number) -> Number:
     return number(np.heaviside(a, 0.0))
 
 
+# Plain floats go through `math` (a call costs a quarter of a numpy ufunc's), arrays through
+# numpy. The two may round exp and log differently in the last bit: a batch of samples then
+# gives each sample's numbers within 1 ulp per op of a separate scalar run (sin, cos, sqrt,
+# abs and IEEE arithmetic agree exactly; tanh stays on numpy, see there). Where math raises,
+# the IEEE value is returned.
+
+
+def exp(a: Number) -> Number:
+    """e^a; inf on overflow."""
+    if type(a) is float:
+        try:
+            return math.exp(a)
+        except OverflowError:
+            return math.inf
+    return number(np.exp(a))
+
+
+def log(a: Number) -> Number:
+    """ln(a); -inf at 0, nan below."""
+    if type(a) is float:
+        if a > 0.0:
+            return math.log(a)
+        return -math.inf if a == 0.0 else math.nan
+    return number(np.log(a))
+
+
+def tanh(a: Number) -> Number:
+    """numpy's tanh for floats too: its vectorised tanh is up to 3 ulps from math.tanh,
+    and one op's batch and scalar results stay within 1 ulp only this way (exactly)."""
+    return number(np.tanh(a))
+
+
+def sin(a: Number) -> Number:
+    """sin(a); nan at ±inf."""
+    if type(a) is float:
+        return math.sin(a) if a - a == 0.0 else math.nan
+    return number(np.sin(a))
+
+
+def cos(a: Number) -> Number:
+    """cos(a); nan at ±inf."""
+    if type(a) is float:
+        return math.cos(a) if a - a == 0.0 else math.nan
+    return number(np.cos(a))
+
+
+def sqrt(a: Number) -> Number:
+    """√a; nan below 0 (and -0.0 at -0.0, as IEEE says)."""
+    if type(a) is float:
+        return math.sqrt(a) if a >= 0.0 else (a if a != a else math.nan)
+    return number(np.sqrt(a))
+
+
 def sigmoid(a: Number) -> Number:
     """σ(a) = 1/(1 + e^-a), never exponentiating a positive number: no overflow, tiny
     tails kept (σ(-40) ≈ 4e-18)."""
+    if type(a) is float:
+        e = math.exp(-abs(a))
+        return 1.0 / (1.0 + e) if a >= 0.0 else e / (1.0 + e)
     e = np.exp(-np.abs(a))
     return number(np.where(np.greater_equal(a, 0.0), 1.0 / (1.0 + e), e / (1.0 + e)))
+
+
+def relu(a: Number) -> Number:
+    """max(a, 0), NaN passed through (np.maximum)."""
+    if type(a) is float:
+        return a if a > 0.0 else (0.0 if a <= 0.0 else a)
+    return number(np.maximum(a, 0.0))
 
 
 # numpy's power loop takes exact shortcuts (1/a, sqrt(a), a·a, ...) when the exponent is one
@@ -102,7 +165,14 @@ HELPERS: dict[str, Any] = {
     "div": div,
     "step": step,
     "sigmoid": sigmoid,
+    "relu": relu,
     "power": power,
+    "exp": exp,
+    "log": log,
+    "tanh": tanh,
+    "sin": sin,
+    "cos": cos,
+    "sqrt": sqrt,
     "inf": math.inf,
     "nan": math.nan,
 }
@@ -127,12 +197,38 @@ _LITERAL = re.compile(r"(?<![\w.])(\d+)\.0\b")
 @lru_cache(maxsize=512)
 def _code_object(params: str, body: str) -> CodeType:
     """A function's code from one of this module's templates, compiled once per text."""
-    module = compile(f"def f({params}):\n    return {body}\n", "<gradviz.ops>", "exec")
+    module = compile(f"def f({params}):\n    {body}\n", "<gradviz.ops>", "exec")
     return next(c for c in module.co_consts if isinstance(c, CodeType))
 
 
 def _function(params: str, body: str, bound: Mapping[str, float], name: str) -> Callable:
+    """`body` (statements, or `return EXPR`) as a function of `params`."""
     return FunctionType(_code_object(params, body), {**_ENGINE_NAMES, **bound}, name)
+
+
+def _backward_body(d: tuple[str, ...], passes_credit: bool) -> str:
+    """The statements of `Op.backward(node, g)`: every input's grad += g · its local
+    derivative, the derivatives evaluated first (as `local` returns them), `g · 1` written
+    `g` and `g · -1` written `-g` (the same bits)."""
+    if not passes_credit:
+        return "pass"
+    inputs = "ab"[: len(d)]
+    used = set(_TOKEN.findall(" ".join(d)))
+    lines = [f"p{x} = node.{x}" for x in inputs]
+    lines += [f"{x} = p{x}.data" for x in inputs if x in used]
+    if "out" in used:
+        lines.append("out = node.data")
+    terms = []
+    for i, (x, e) in enumerate(zip(inputs, d, strict=True)):
+        if e == "1.0":
+            terms.append((x, "g"))
+        elif e == "-1.0":
+            terms.append((x, "-g"))
+        else:
+            lines.append(f"d{i} = {e}")
+            terms.append((x, f"g * d{i}"))
+    lines += [f"p{x}.grad += {term}" for x, term in terms]
+    return "\n    ".join(lines)
 
 
 def _template(expression: str, bound: Mapping[str, float]) -> str:
@@ -200,6 +296,9 @@ class Op:
 
     forward: Callable[..., Number] = field(init=False)
     local: Callable[..., tuple[Number, ...]] = field(init=False)
+    # backward(node, g): adds g · d(node)/d(input) into each input's grad (the engine's
+    # backward pass; the same arithmetic as `local`, without a tuple per node)
+    backward: Callable[[Any, Number], None] = field(init=False)
     code: str = field(init=False)
     local_code: tuple[str, ...] = field(init=False)
     formulas: tuple[str, ...] = field(init=False)
@@ -207,9 +306,15 @@ class Op:
     def __post_init__(self) -> None:
         inputs = "a, b"[: 3 * len(self.d) - 2]  # "a" or "a, b"
         derived = {
-            "forward": _function(inputs, self.out, self.bound, self.name),
+            "forward": _function(inputs, f"return {self.out}", self.bound, self.name),
             "local": _function(
-                f"out, {inputs}", "(" + ", ".join(self.d) + ",)", self.bound, f"d_{self.name}"
+                f"out, {inputs}",
+                "return (" + ", ".join(self.d) + ",)",
+                self.bound,
+                f"d_{self.name}",
+            ),
+            "backward": _function(
+                "node, g", _backward_body(self.d, self.passes_credit), self.bound, self.name
             ),
             "code": _template(self.inline or f"out = {self.out}", self.bound),
             "local_code": tuple(_template(e, self.bound) for e in self.d),
@@ -261,15 +366,15 @@ POW = Op(
     form="{a}^{b}",
     positive=(True, False),
 )
-EXP = Op(name="exp", symbol="exp", out="number(np.exp(a))", d=("out",))
+EXP = Op(name="exp", symbol="exp", out="exp(a)", d=("out",))
 LOG = Op(
-    name="log", symbol="log", out="number(np.log(a))", d=("div(1.0, a)",), shown=("1/a",),
+    name="log", symbol="log", out="log(a)", d=("div(1.0, a)",), shown=("1/a",),
     positive=(True,),
 )  # fmt: skip
 TANH = Op(
     name="tanh",
     symbol="tanh",
-    out="number(np.tanh(a))",
+    out="tanh(a)",
     d=("1.0 - out * out",),
     shown=("1 - tanh²(a)",),
     max_slope=1.0,
@@ -280,8 +385,8 @@ SIGMOID = Op(
     name="sigmoid",
     symbol="sigmoid",
     out="sigmoid(a)",
-    inline=(  # sigmoid() on one float: only exp is transcendental, the rest is IEEE arithmetic
-        "t = number(np.exp(-abs(a)))\nout = 1.0 / (1.0 + t) if a >= 0.0 else t / (1.0 + t)"
+    inline=(  # sigmoid() on one float, written out (no call but exp's)
+        "t = exp(-abs(a))\nout = 1.0 / (1.0 + t) if a >= 0.0 else t / (1.0 + t)"
     ),
     d=("out * (1.0 - out)",),
     shown=("σ(a)·(1 - σ(a))",),
@@ -292,8 +397,8 @@ SIGMOID = Op(
 RELU = Op(
     name="relu",
     symbol="relu",
-    out="number(np.maximum(a, 0.0))",
-    inline="out = a if a > 0.0 else (0.0 if a <= 0.0 else a)",  # np.maximum on a float, NaN kept
+    out="relu(a)",
+    inline="out = a if a > 0.0 else (0.0 if a <= 0.0 else a)",  # relu() on a float, written out
     d=("step(a)",),
     shown=("1 if a > 0 else 0",),
     kinks=(0.0,),
@@ -301,16 +406,14 @@ RELU = Op(
     slope_name="relu′",
     micrograd="ReLU",
 )
-SIN = Op(name="sin", symbol="sin", out="number(np.sin(a))", d=("number(np.cos(a))",), max_slope=1.0)
-COS = Op(
-    name="cos", symbol="cos", out="number(np.cos(a))", d=("number(-np.sin(a))",), max_slope=1.0
-)
+SIN = Op(name="sin", symbol="sin", out="sin(a)", d=("cos(a)",), max_slope=1.0)
+COS = Op(name="cos", symbol="cos", out="cos(a)", d=("-sin(a)",), max_slope=1.0)
 ABS = Op(
-    name="abs", symbol="abs", out="number(np.abs(a))", d=("number(np.sign(a))",), kinks=(0.0,),
+    name="abs", symbol="abs", out="abs(a)", d=("number(np.sign(a))",), kinks=(0.0,),
     max_slope=1.0,
 )  # fmt: skip
 SQRT = Op(
-    name="sqrt", symbol="sqrt", out="number(np.sqrt(a))", d=("div(0.5, out)",),
+    name="sqrt", symbol="sqrt", out="sqrt(a)", d=("div(0.5, out)",),
     shown=("1/(2·√a)",), positive=(True,),
 )  # fmt: skip
 DETACH = Op(

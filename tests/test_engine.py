@@ -319,7 +319,10 @@ def test_non_finite_grads_flow_as_ieee_values() -> None:
     assert math.isnan(out.data) and math.isnan(a.grad) and b.grad == math.inf
 
 
-# -- batched data: exactly the numbers of separate scalar runs -----------------------------
+# -- batched data: the numbers of separate scalar runs, within rounding ---------------------
+# A scalar run computes exp, log and tanh with `math`, a batch with numpy: each may round the
+# last bit differently (<= 1 ulp per op, tests/test_ops.py); every other op agrees exactly.
+# Through a whole graph those differences stay far below 1e-12 relative.
 
 
 def every_op(a: Value, b: Value, c: Value) -> Value:
@@ -342,17 +345,25 @@ def _batch(seed: int) -> np.ndarray:
     return columns
 
 
+def near(x: float, y: float, rel: float = 1e-12) -> bool:
+    """The same float up to rounding: equal (inf and nan included), or within `rel`."""
+    x, y = float(x), float(y)
+    if x == y or (math.isnan(x) and math.isnan(y)):
+        return True
+    return math.isfinite(x) and math.isfinite(y) and abs(x - y) <= rel * max(abs(x), abs(y))
+
+
 def _check_batched_equals_scalar(out, leaves, columns) -> None:
     for i in range(SAMPLES):
         single = [Value(float(col[i])) for col in columns]
         ref = every_op(*single)
         ref.backward()
-        assert bits(out.data[i]) == bits(ref.data), i
+        assert near(out.data[i], ref.data), i
         for batched_leaf, scalar_leaf in zip(leaves, single, strict=True):
-            assert bits(batched_leaf.grad[i]) == bits(scalar_leaf.grad), i
+            assert near(batched_leaf.grad[i], scalar_leaf.grad), i
 
 
-def test_batched_data_gives_exactly_the_scalar_numbers() -> None:
+def test_batched_data_gives_the_scalar_numbers_within_rounding() -> None:
     columns = _batch(0)
     leaves = [Value(col) for col in columns]
     out = every_op(*leaves)

@@ -101,7 +101,8 @@ def test_compiled_gradient_is_the_engines_and_layer_samples(name: str) -> None:
     flat = np.concatenate(
         [np.concatenate([s.weight_grads, s.bias_grads[:, None]], axis=1).ravel() for s in samples]
     )
-    assert bits(flat.tolist()) == bits(grads)
+    # a batch computes exp/log/tanh with numpy, a scalar run with math: <= 1 ulp per op
+    np.testing.assert_allclose(flat, grads, rtol=1e-12, atol=0)
 
 
 def test_an_op_added_to_the_table_compiles_from_its_own_expressions() -> None:
@@ -297,7 +298,7 @@ def test_clip_gradients() -> None:
 def test_generated_code_comes_from_the_op_table_only() -> None:
     net = nn.Network.from_spec(spec_of("xor"))
     source = T.compile_network(net).source
-    assert "np.exp(-abs(" in source  # SIGMOID.code
+    assert "exp(-abs(" in source  # SIGMOID.code
     assert "L1" not in source and "xor" not in source  # no labels or names of user things
 
 
