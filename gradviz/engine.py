@@ -44,8 +44,8 @@ from gradviz.ops import (
 from gradviz.ops import UNARY_OPS as UNARY_OPS  # the expression functions, by name
 from gradviz.ops import number as _result
 
-# numpy is imported on first use (gradviz.lazy): a graph of plain floats that uses only
-# + and * never needs it. Transcendental ops still go through numpy for floats too.
+# numpy is imported on first use (gradviz.lazy): a graph of plain floats never needs it
+# (floats go through math in gradviz.ops; numpy serves batches, and tanh).
 Number: TypeAlias = "float | np.ndarray"
 
 # NaN and inf are results we show, not errors: silence numpy's warnings about
