@@ -39,7 +39,15 @@ full-precision numbers and the op's local derivative.
 
 
 # The order a reader meets them in: the hand example first; unknown names after, by name.
-ORDER = ("hand", "sigmoid_neuron", "tanh_neuron", "used_twice", "detach", "saturated")
+ORDER = (
+    "hand",
+    "sigmoid_neuron",
+    "tanh_neuron",
+    "tanh_by_hand",
+    "used_twice",
+    "detach",
+    "saturated",
+)
 
 
 def _reading_order(path: Path) -> tuple[int, str]:
