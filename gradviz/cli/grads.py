@@ -16,19 +16,7 @@ from gradviz.measure import Measurement, input_files, measure
 from gradviz.numbers import json_safe
 from gradviz.output import format_for, refuse_inputs, write_atomic
 from gradviz.render.layers import compare_report, params_table, report
-from gradviz.stats import (
-    AT_REST_RMS,
-    DEAD_FRACTION,
-    EXPLODING_GRAD_DATA,
-    EXPLODING_GROWTH,
-    SATURATED_FRACTION,
-    STALLED_SPREAD,
-    VANISHING_RATIO,
-    WEAK_RATIO,
-    Diagnosis,
-    failures,
-    parameter_grads,
-)
+from gradviz.stats import Diagnosis, failures, parameter_grads, status_help
 from gradviz.text import printable
 
 # What --fail-on accepts, and the status each word means.
@@ -44,21 +32,7 @@ FAIL_ON = {
 FAIL_STATUS = 1  # the exit status when --fail-on finds what it guards against
 PLOT_FORMATS = ("svg", "png", "pdf")
 
-STATUS_HELP = f"""\b
-Statuses, first match wins (rms = root mean square of a layer's weight gradients):
-  NaN        a NaN or inf in the layer's weights, biases, gradients or activations
-  exploding  rms >= {EXPLODING_GROWTH:g}x the output layer's, or |g| >= {EXPLODING_GRAD_DATA:g}x |w|
-  dead       >= {DEAD_FRACTION:.0%} of units inactive on every sample (ReLU at 0, or a
-             hidden sigmoid/tanh stuck at one end)
-  stalled    at rest (every rms, of weight and of bias gradients, < {AT_REST_RMS:g}) and
-             the outputs vary by < {STALLED_SPREAD:g}: stuck at the mean prediction
-  converged  at rest and the outputs vary: tiny gradients everywhere, not vanishing
-  vanishing  rms < {VANISHING_RATIO:g} of a layer nearer the output
-  saturated  hidden layer, >= {SATURATED_FRACTION:.0%} of outputs saturated (sigmoid < 0.015 or
-             > 0.985, tanh |a| > 0.97); never the output layer
-  weak       rms < {WEAK_RATIO:g} of a layer nearer the output
-  ok         none of the above
-"""
+STATUS_HELP = "\b\n" + status_help()  # the one status table, in stats.py
 
 
 def _fail_on(value: str | None) -> list[str]:
