@@ -116,16 +116,20 @@ def _expression_or_model(
 def _model_example(model_path: Path, input_text: str | None, target: float | None):
     """One example's loss graph of a saved model (the first example of its data set when
     no --input is given), run forward and backward."""
-    from gradviz.model import load_model, network_loss_graph, parse_input  # lazy: start-up
+    from gradviz.model import (  # lazy: start-up
+        first_example,
+        load_model,
+        network_loss_graph,
+        parse_input,
+    )
 
     model = load_model(model_path)
     width = model.spec.layers[0]
     if input_text is None:
-        data = model.dataset()
-        x = tuple(float(v) for v in data.X[0])
-        target = float(data.Y[0]) if target is None else target
+        first = first_example(model, target)
+        x, target = first.x, first.y
         _say(
-            f"note: no --input given: using the first example of {data.name}, "
+            f"note: no --input given: using the first example of {first.data}, "
             f"x = ({', '.join(fmt(v) for v in x)}), y = {fmt(target)}"
         )
     else:
