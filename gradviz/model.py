@@ -30,13 +30,12 @@ from gradviz.nn import (
     Built,
     LayerSample,
     Network,
-    Spec,
     example_graph,
     layer_samples,
-    spec_from_mapping,
     stats_rows,
 )
 from gradviz.numbers import fmt, from_json_number, json_safe
+from gradviz.spec import Spec, spec_from_mapping
 from gradviz.stats import Diagnosis, History, diagnose, history
 from gradviz.train import CLIPPING_KEYS, KEEP_GOING_ADVICE, Result
 

@@ -16,7 +16,7 @@ from click.testing import CliRunner
 from gradviz import stats
 from gradviz.cli import cli, flag
 from gradviz.model import Model, save
-from gradviz.nn import spec_from_mapping
+from gradviz.spec import spec_from_mapping
 
 ROOT = Path(__file__).resolve().parent.parent
 DEEP_SIGMOID = str(ROOT / "samples" / "deep-sigmoid.toml")

@@ -16,7 +16,7 @@ from gradviz.cli import cli, flag
 from gradviz.errors import InputError
 from gradviz.measure import measure
 from gradviz.model import first_example, from_result, load_model, save
-from gradviz.nn import resolve_spec
+from gradviz.spec import resolve_spec
 from gradviz.train import load_data, train
 
 PACKAGE = Path(__file__).parent.parent / "gradviz"

@@ -16,7 +16,6 @@ from gradviz.cli.console import stderr_console, stdout_console
 from gradviz.errors import InputError, ModelError, OutputError, quoted, shortened
 from gradviz.measure import model_data
 from gradviz.model import Model, from_result, load_model, save
-from gradviz.nn import Spec, resolve_spec
 from gradviz.numbers import fmt
 from gradviz.output import refuse_inputs
 from gradviz.render.training import (
@@ -30,6 +29,7 @@ from gradviz.render.training import (
     summary_text,
 )
 from gradviz.report import dumps, inspect_document, train_document
+from gradviz.spec import Spec, resolve_spec
 from gradviz.text import printable
 from gradviz.train import Diverged, check_data, evaluate, load_data, train
 

@@ -15,9 +15,10 @@ from rich.table import Table
 from rich.text import Text
 
 from gradviz.data import Dataset
-from gradviz.nn import LOSS_FUNCTIONS, LayerSample, Spec
+from gradviz.nn import LayerSample
 from gradviz.numbers import fmt
 from gradviz.render.layers import report
+from gradviz.spec import LOSS_FUNCTIONS, Spec
 from gradviz.stats import diagnose, history, verdict
 from gradviz.train import is_correct
 
