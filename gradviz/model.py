@@ -25,7 +25,7 @@ import numpy as np
 from gradviz.data import Dataset, load
 from gradviz.engine import Value, topological_order
 from gradviz.errors import GradvizError, InputError, ModelError, quoted, shortened
-from gradviz.files import read_capped
+from gradviz.files import read_capped, write_atomic
 from gradviz.nn import (
     Built,
     LayerSample,
@@ -214,8 +214,6 @@ def to_json(model: Model, folder: Path | None = None) -> str:
 
 def save(model: Model, path: Path | str) -> None:
     """Write atomically: a failure half-way leaves any previous file as it was."""
-    from gradviz.output import write_atomic
-
     path = Path(path)
     write_atomic(path, to_json(model, path.parent))
 

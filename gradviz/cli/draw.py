@@ -12,6 +12,7 @@ from gradviz.cli.console import stdout_console
 from gradviz.cli.options import DASH_HELP, ExpressionCommand, model_options
 from gradviz.errors import InputError, OutputError, RenderError, WriteError, quoted
 from gradviz.expr import describe_defaults, parse_assignments, parse_program
+from gradviz.files import write_atomic
 from gradviz.numbers import DEFAULT_PRECISION
 from gradviz.numbers import fmt as show_number
 from gradviz.output import (
@@ -22,7 +23,6 @@ from gradviz.output import (
     refuse_inputs,
     render,
     size_warnings,
-    write_atomic,
 )
 from gradviz.render.diagram import diagram_from_value, preferred_rankdir
 from gradviz.render.dot import RANKDIRS

@@ -14,8 +14,9 @@ from rich.text import Text
 from gradviz.boundary import boundary, require_two_inputs
 from gradviz.data import Dataset
 from gradviz.errors import OutputError
+from gradviz.files import write_atomic
 from gradviz.nn import Network
-from gradviz.output import format_for, refuse_inputs, write_atomic
+from gradviz.output import format_for, refuse_inputs
 from gradviz.render.boundary_map import boundary_map, grid_shape
 from gradviz.spec import Spec
 

@@ -15,9 +15,10 @@ from gradviz.cli.options import DASH_HELP, ExpressionCommand, model_options
 from gradviz.engine import Value, topological_order
 from gradviz.errors import GradvizError, InputError, OutputError, quoted
 from gradviz.expr import Program, describe_defaults, parse_assignments, parse_program
+from gradviz.files import write_atomic
 from gradviz.gradcheck import DEFAULT_TOL, gradcheck
 from gradviz.numbers import fmt
-from gradviz.output import refuse_inputs, render, size_warnings, write_atomic
+from gradviz.output import refuse_inputs, render, size_warnings
 from gradviz.render.diagram import Diagram
 from gradviz.render.trace_view import (
     backward_view,
