@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import difflib
 import itertools
+import json
 import math
 import re
 import tomllib
@@ -24,8 +25,9 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from gradviz.data import BUILTIN, GENERATED, MAX_POINTS, DataSpec
-from gradviz.errors import QUOTE_LIMIT, SpecError, quoted, shortened
+from gradviz.errors import QUOTE_LIMIT, InputError, SpecError, quoted, shortened
 from gradviz.files import read_capped
+from gradviz.numbers import from_json_number
 
 if TYPE_CHECKING:
     from gradviz.engine import Value
@@ -712,3 +714,96 @@ def _data(value: object, fail: Callable[[str, str], SpecError]) -> DataSpec:
     top = 2**32 - 1 if name == "moons" else 2**63 - 1
     seed = _integer(value.get("seed", 0), "data.seed", 0, top, fail)
     return DataSpec(name, size=size, seed=seed, noise=noise)
+
+
+# -- the statistics a saved model holds: one table of fields ------------------------------
+# A kind is what a field holds; "?" after it: or null. Floats may be "nan", "inf", "-inf"
+# (how gradviz writes them). Every mistake names the field's path (`history.gradients[0].
+# layers[1].rms`) and shows the value as the file had it.
+
+MAX_TEXT = 1_000  # characters of a name, status or reason read from a file
+
+LAYER_FIELDS: dict[str, str] = {
+    "index": "count",
+    "name": "text",
+    "activation": "text",
+    "is_output": "flag",
+    "n_in": "count",
+    "n_out": "count",
+    "n_params": "count",
+    "batch": "count",
+    "mean_abs": "number",
+    "max_abs": "number",
+    "rms": "number",
+    "norm": "number",
+    "signal": "number",
+    "rel": "number?",
+    "below": "number?",
+    "growth": "number",
+    "hop": "number?",
+    "hop_bound": "number?",
+    "grad_data": "number?",
+    "update_data": "number?",
+    "act_mean": "signed",  # of the floats only the activations' mean has a sign
+    "act_std": "number",
+    "mean_slope": "number",
+    "saturated": "number?",
+    "dead": "number",
+    "dead_units": "count",
+    "nonfinite": "count",
+    "nonfinite_in": "text?",
+    "status": "text",
+    "reason": "text",
+}
+"""A layer's statistics (`gradviz.stats.LayerStats`, in its order; a test keeps them equal)."""
+
+DIAGNOSIS_FIELDS: dict[str, str] = {
+    "at_rest": "flag",
+    "output_spread": "number",
+    "stalled": "flag",
+    "epoch": "count?",
+}
+"""The whole network's, beside its `layers` (`gradviz.stats.Diagnosis`)."""
+
+
+def shown(value: object) -> str:
+    """A value from a file as it was written, cut short."""
+    text = json.dumps(value)
+    return text if len(text) <= 40 else text[:30] + "…"
+
+
+def read_field(value: object, kind: str, where: str) -> object:
+    """`value` read back from JSON as a field of `kind` (see LAYER_FIELDS), or an
+    InputError naming `where`."""
+    base = kind.removesuffix("?")
+    if value is None and base != kind:
+        return None
+    if base in ("number", "signed"):
+        number = from_json_number(value)
+        if number is None or (number < 0 and base == "number"):
+            raise InputError(f"{where}: expected a number ≥ 0, got {shown(value)}")
+        return number
+    if base == "count":
+        if isinstance(value, bool) or not isinstance(value, int) or value < 0:
+            raise InputError(f"{where}: expected a whole number ≥ 0, got {shown(value)}")
+        return value
+    if base == "flag":
+        if not isinstance(value, bool):
+            raise InputError(f"{where}: expected true or false, got {shown(value)}")
+        return value
+    if not isinstance(value, str) or len(value) > MAX_TEXT or not value.isprintable():
+        raise InputError(f"{where}: expected a short line of text, got {shown(value)}")
+    return value
+
+
+def read_fields(data: object, table: Mapping[str, str], where: str, what: str) -> dict:
+    """Every field of `table` from the object `data`, each checked: missing, or of the
+    wrong kind, is an InputError naming its path (`where.rms`)."""
+    if not isinstance(data, dict):
+        raise InputError(f"{where}: expected an object of {what}")
+    values = {}
+    for key, kind in table.items():
+        if key not in data:
+            raise InputError(f"{where}.{key}: missing")
+        values[key] = read_field(data[key], kind, f"{where}.{key}")
+    return values

@@ -12,17 +12,17 @@ README's table are made from it (`status_help`, `status_markdown`).
 from __future__ import annotations
 
 import itertools
-import json
 import math
 from collections.abc import Callable, Sequence
-from dataclasses import asdict, dataclass, fields
+from dataclasses import asdict, dataclass
 
 import numpy as np
 
 from gradviz.engine import Op
 from gradviz.errors import InputError, quoted
 from gradviz.nn import ACTIVATIONS, LayerSample
-from gradviz.numbers import fmt, from_json_number, json_number, json_safe
+from gradviz.numbers import fmt, json_number, json_safe
+from gradviz.spec import DIAGNOSIS_FIELDS, LAYER_FIELDS, read_field, read_fields, shown
 
 # -- thresholds (documented in the module docstring, the README and `gradviz grads --help`)
 VANISHING_RATIO = 1e-2  # rms gradient below this fraction of a layer nearer the output
@@ -91,19 +91,14 @@ class LayerStats:
 
     @classmethod
     def from_dict(cls, data: object, where: str = "layer") -> LayerStats:
-        """The inverse of `to_dict` (a saved model's history), checked field by field: a
-        missing field or a wrong type is an InputError naming its path (`where.rms`)."""
-        if not isinstance(data, dict):
-            raise InputError(f"{where}: expected an object of layer statistics")
-        values = {}
-        for f in fields(cls):
-            if f.name not in data:
-                raise InputError(f"{where}.{f.name}: missing")
-            values[f.name] = _field(data[f.name], str(f.type), f"{where}.{f.name}")
+        """The inverse of `to_dict` (a saved model's history), checked field by field
+        against `spec.LAYER_FIELDS`: a missing field or a wrong type is an InputError
+        naming its path (`where.rms`)."""
+        values = read_fields(data, LAYER_FIELDS, where, "layer statistics")
         if values["status"] not in STATUSES:
-            raise InputError(f"{where}.status: {_shown(values['status'])} is not a status")
+            raise InputError(f"{where}.status: {shown(values['status'])} is not a status")
         if values["activation"] not in ACTIVATIONS:
-            raise InputError(f"{where}.activation: {_shown(values['activation'])} is unknown")
+            raise InputError(f"{where}.activation: {shown(values['activation'])} is unknown")
         return cls(**values)
 
 
@@ -138,12 +133,6 @@ class Diagnosis:
         field that is missing or of the wrong type (`where.layers[0].rms`)."""
         if not isinstance(data, dict):
             raise InputError(f"{where}: expected an object of gradient statistics")
-
-        def get(key: str, kind: str) -> object:
-            if key not in data:
-                raise InputError(f"{where}.{key}: missing")
-            return _field(data[key], kind, f"{where}.{key}")
-
         raw_layers = data.get("layers")
         if not isinstance(raw_layers, list) or not raw_layers:
             raise InputError(f"{where}.layers: expected a list of layer statistics")
@@ -160,56 +149,14 @@ class Diagnosis:
         if first is not None:
             if not isinstance(first, dict):
                 raise InputError(f"{where}.first_nonfinite: expected null or an object")
-            index = _field(first.get("layer"), "int", f"{where}.first_nonfinite.layer")
-            quantity = _field(first.get("in"), "str", f"{where}.first_nonfinite.in")
+            index = read_field(first.get("layer"), "count", f"{where}.first_nonfinite.layer")
+            quantity = read_field(first.get("in"), "text", f"{where}.first_nonfinite.in")
             first = (index, quantity)
-        return cls(
-            layers=layers,
-            at_rest=get("at_rest", "bool"),  # type: ignore[arg-type]
-            output_spread=get("output_spread", "float"),  # type: ignore[arg-type]
-            stalled=get("stalled", "bool"),  # type: ignore[arg-type]
-            first_nonfinite=first,  # type: ignore[arg-type]
-            epoch=get("epoch", "int | None"),  # type: ignore[arg-type]
-        )
+        values = read_fields(data, DIAGNOSIS_FIELDS, where, "gradient statistics")
+        return cls(layers=layers, first_nonfinite=first, **values)  # type: ignore[arg-type]
 
 
 History = list[tuple[int, Diagnosis]]
-
-# Statistics that are sizes, ratios or fractions (never negative, or NaN); of the floats
-# only the activations' mean has a sign.
-_SIGNED = {"act_mean"}
-MAX_TEXT = 1_000  # characters of a name, status or reason read from a file
-
-
-def _field(value: object, kind: str, where: str) -> object:
-    """A value read back from JSON, checked against its field's type (`float`, `int`,
-    `bool`, `str`, each maybe `| None`); floats may be "nan", "inf", "-inf"."""
-    base = kind.removesuffix(" | None")
-    if value is None and base != kind:
-        return None
-    if base == "float":
-        number = from_json_number(value)
-        if number is None or (number < 0 and where.rsplit(".", 1)[-1] not in _SIGNED):
-            raise InputError(f"{where}: expected a number ≥ 0, got {_shown(value)}")
-        return number
-    if base == "int":
-        if isinstance(value, bool) or not isinstance(value, int) or value < 0:
-            raise InputError(f"{where}: expected a whole number ≥ 0, got {_shown(value)}")
-        return value
-    if base == "bool":
-        if not isinstance(value, bool):
-            raise InputError(f"{where}: expected true or false, got {_shown(value)}")
-        return value
-    if not isinstance(value, str) or len(value) > MAX_TEXT or not value.isprintable():
-        raise InputError(f"{where}: expected a short line of text, got {_shown(value)}")
-    return value
-
-
-def _shown(value: object) -> str:
-    """A value from a file as it was written, cut short."""
-    text = json.dumps(value)
-    return text if len(text) <= 40 else text[:30] + "…"
-
 
 # -- the numbers of one layer -------------------------------------------------------
 

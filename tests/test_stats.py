@@ -497,3 +497,19 @@ def test_a_changed_threshold_changes_the_words(monkeypatch) -> None:
     monkeypatch.setattr(stats, "DEAD_FRACTION", 0.75)
     assert "rms >= 1000x the output layer's" in stats.status_help()
     assert "≥ 75% of the units" in stats.status_markdown()
+
+
+def test_the_file_schema_declares_every_field_of_a_layer() -> None:
+    """spec.LAYER_FIELDS is the schema a saved model's statistics are read with: every
+    field of LayerStats, in order, of the kind its type says (no annotation parsing)."""
+    from dataclasses import fields
+
+    from gradviz import spec
+
+    kinds = {"int": "count", "float": "number", "bool": "flag", "str": "text"}
+    declared = list(spec.LAYER_FIELDS.items())
+    assert [name for name, _ in declared] == [f.name for f in fields(stats.LayerStats)]
+    for (name, kind), f in zip(declared, fields(stats.LayerStats), strict=True):
+        base = str(f.type).removesuffix(" | None")
+        expected = kinds[base] + ("?" if str(f.type).endswith("| None") else "")
+        assert kind == expected or (name, kind) == ("act_mean", "signed"), name
