@@ -48,7 +48,6 @@ from rich.console import Console
 from rich.table import Table
 
 from gradviz import nn
-from gradviz import spec as specs
 from gradviz import train as T
 from gradviz.data import load
 from gradviz.engine import Value, backpropagate, evaluate, topological_order
@@ -68,10 +67,10 @@ SCALE = 1 if FULL else 10  # the slow contenders run 1/SCALE of the circle epoch
 TARGETS = {"xor": 10.0, "circle": 5.0, "deep": 10.0}  # x faster than micrograd
 CONTENDERS = ("gradviz", "micrograd", "PyTorch", "numpy", "engine, rebuilt", "engine, fixed")
 
-XOR = specs.spec_from_mapping({**specs.PRESETS["xor"], "epochs": 1000})
-CIRCLE = specs.spec_from_mapping({**specs.PRESETS["circle"], "epochs": 2000})
+XOR = nn.spec_from_mapping({**nn.PRESETS["xor"], "epochs": 1000})
+CIRCLE = nn.spec_from_mapping({**nn.PRESETS["circle"], "epochs": 2000})
 # the issue's deep net, independent of the samples: 10 sigmoid layers of 8 units, XOR
-DEEP = specs.spec_from_mapping(
+DEEP = nn.spec_from_mapping(
     {
         "name": "deep",
         "layers": [2, *[8] * 9, 1],
@@ -116,7 +115,7 @@ def side_by_side(runs: dict[str, tuple[Callable[[], object], float]], rounds: in
     return Timed(times)
 
 
-def orders(spec: specs.Spec, epochs: int, n: int) -> list[list[int]]:
+def orders(spec: nn.Spec, epochs: int, n: int) -> list[list[int]]:
     """The example order of every epoch, as gradviz's training draws it."""
     if spec.update == "full":
         return [list(range(n))] * epochs
@@ -124,14 +123,14 @@ def orders(spec: specs.Spec, epochs: int, n: int) -> list[list[int]]:
     return [rng.permutation(n).tolist() for _ in range(epochs)]
 
 
-def initial(spec: specs.Spec) -> list[tuple[np.ndarray, np.ndarray]]:
+def initial(spec: nn.Spec) -> list[tuple[np.ndarray, np.ndarray]]:
     return nn.Network.from_spec(spec).weights()
 
 
 # -- gradviz ------------------------------------------------------------------------------
 
 
-def gradviz_train(spec: specs.Spec) -> T.Result:
+def gradviz_train(spec: nn.Spec) -> T.Result:
     T._compile.cache_clear()  # every run builds and compiles its graph again
     return T.train(spec, record=False)
 
@@ -207,7 +206,7 @@ def deep_steps() -> dict[str, Callable[[list[int], int], Callable[[], None]]]:
 def big_batch(points: int = 1000) -> Timed:
     """One full-batch step of the deep net on `points` circle points: where a graph
     evaluated over the batch with numpy arrays pays off (compiled code loops in Python)."""
-    spec = specs.spec_from_mapping(
+    spec = nn.spec_from_mapping(
         {**DEEP.to_dict(), "data": {"name": "circle", "size": points}, "epochs": 1}
     )
     data = load(spec.data)
@@ -241,7 +240,7 @@ class FixedGraph:
     `backpropagate`, update. `batched`: the inputs hold numpy arrays of the whole batch,
     so one walk over the graph handles every example; else floats, one example a walk."""
 
-    def __init__(self, spec: specs.Spec, batched: bool) -> None:
+    def __init__(self, spec: nn.Spec, batched: bool) -> None:
         self.network = nn.Network.from_spec(spec)
         self.params = self.network.parameters()
         width = spec.layers[0]
@@ -275,7 +274,7 @@ class FixedGraph:
             p.data -= lr * g
 
 
-def fixed_train(spec: specs.Spec, epochs: int) -> FixedGraph:
+def fixed_train(spec: nn.Spec, epochs: int) -> FixedGraph:
     data = load(spec.data)
     batch = data.size if spec.update == "full" else 1
     graph = FixedGraph(spec, batched=batch > 1)
@@ -285,7 +284,7 @@ def fixed_train(spec: specs.Spec, epochs: int) -> FixedGraph:
     return graph
 
 
-def rebuilt_train(spec: specs.Spec, epochs: int) -> nn.Network:
+def rebuilt_train(spec: nn.Spec, epochs: int) -> nn.Network:
     data = load(spec.data)
     X, Y = data.X.tolist(), data.Y.tolist()
     net = nn.Network.from_spec(spec)
@@ -347,7 +346,7 @@ class MicroNet:
         return total.data
 
 
-def micrograd_train(spec: specs.Spec, epochs: int) -> MicroNet:
+def micrograd_train(spec: nn.Spec, epochs: int) -> MicroNet:
     data = load(spec.data)
     X, Y = data.X.tolist(), data.Y.tolist()
     net = MicroNet(initial(spec))
@@ -373,7 +372,7 @@ def torch_step(params: list, X, Y, lr: float) -> None:
             p.grad = None
 
 
-def torch_train(spec: specs.Spec, epochs: int):
+def torch_train(spec: nn.Spec, epochs: int):
     data = load(spec.data)
     X = torch.tensor(data.X, dtype=torch.float64)
     Y = torch.tensor(data.Y, dtype=torch.float64)
@@ -395,7 +394,7 @@ def torch_train(spec: specs.Spec, epochs: int):
 # -- hand-written numpy -------------------------------------------------------------------
 
 
-def numpy_train(spec: specs.Spec, epochs: int) -> list[np.ndarray]:
+def numpy_train(spec: nn.Spec, epochs: int) -> list[np.ndarray]:
     data = load(spec.data)
     params = [a.copy() for W, b in initial(spec) for a in (W, b)]
     batch = data.size if spec.update == "full" else 1
@@ -425,9 +424,9 @@ def numpy_step(params: list[np.ndarray], X: np.ndarray, Y: np.ndarray, lr: float
 # -- the run ------------------------------------------------------------------------------
 
 
-def bit_identical(spec: specs.Spec, epochs: int = 3) -> bool:
+def bit_identical(spec: nn.Spec, epochs: int = 3) -> bool:
     """gradviz's compiled training against the plain engine graph, bit for bit."""
-    spec = specs.spec_from_mapping({**spec.to_dict(), "epochs": epochs})
+    spec = nn.spec_from_mapping({**spec.to_dict(), "epochs": epochs})
     result = T.train(spec, record=False)
     data = load(spec.data)
     net = nn.Network.from_spec(spec)
@@ -439,7 +438,7 @@ def bit_identical(spec: specs.Spec, epochs: int = 3) -> bool:
     return result.network.flat() == net.flat()
 
 
-def training_runs(spec: specs.Spec, epochs: int, scale: int):
+def training_runs(spec: nn.Spec, epochs: int, scale: int):
     """The contenders training `spec` (gradviz for all its epochs, the others for
     epochs/scale, their times multiplied by scale)."""
     runs = {"gradviz": (lambda: gradviz_train(spec), 1.0)}

@@ -461,6 +461,7 @@ STATUS_TABLE: tuple[Status, ...] = (
         "exploding",
         "`rms g` ≥ {EXPLODING_GROWTH:g}× the output layer's, or ‖g‖ ≥ {EXPLODING_GRAD_DATA:g}·‖w‖ "
         "(never when the network is at rest)",
+        # ‖g‖ ≥ 10·‖w‖: one step at learning rate 0.1 would move the weights by their own size
         "rms >= {EXPLODING_GROWTH:g}x the output layer's, or |g| >= {EXPLODING_GRAD_DATA:g}x |w|",
         ("EXPLODING_GROWTH", "EXPLODING_GRAD_DATA"),
         _is_exploding,
@@ -494,6 +495,8 @@ STATUS_TABLE: tuple[Status, ...] = (
     Status(
         "vanishing",
         "`rms g` < 1/{VANISHING_RATIO_inv} of some layer nearer the output",
+        # relative to the other layers: saturation is not required, and the output layer
+        # (nothing between it and the loss) never vanishes
         "rms < {VANISHING_RATIO:g} of a layer nearer the output",
         ("VANISHING_RATIO",),
         _is_vanishing,

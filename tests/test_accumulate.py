@@ -7,13 +7,12 @@ from __future__ import annotations
 import numpy as np
 
 from gradviz import nn
-from gradviz import spec as specs
 from gradviz.engine import Value
 from gradviz.train import reference_step
 
 
 def _network() -> nn.Network:
-    return nn.Network.from_spec(specs.preset("xor"))
+    return nn.Network.from_spec(nn.preset("xor"))
 
 
 def test_network_zero_grad_empties_every_parameter() -> None:

@@ -11,7 +11,6 @@ import pytest
 from click.testing import CliRunner
 
 from gradviz import nn
-from gradviz import spec as specs
 from gradviz import train as T
 from gradviz.cli import cli
 from gradviz.model import load_model
@@ -19,11 +18,11 @@ from gradviz.model import load_model
 ROOT = Path(__file__).resolve().parent.parent
 
 
-def spec_of(name: str, **changes: object) -> specs.Spec:
-    return specs.spec_from_mapping({**specs.PRESETS[name], **changes})
+def spec_of(name: str, **changes: object) -> nn.Spec:
+    return nn.spec_from_mapping({**nn.PRESETS[name], **changes})
 
 
-def _replay(spec: specs.Spec) -> list[tuple[int, int, float, float]]:
+def _replay(spec: nn.Spec) -> list[tuple[int, int, float, float]]:
     """Full-batch training replayed step by step: the unclipped mean gradient of each
     epoch's starting weights, its norm by math.fsum, clipped or not, then the plain
     engine's step (`reference_step`)."""

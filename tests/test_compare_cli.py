@@ -13,7 +13,6 @@ from click.testing import CliRunner
 from rich.console import Console
 
 from gradviz import nn
-from gradviz import spec as specs
 from gradviz.cli import cli
 from gradviz.numbers import fmt
 from gradviz.render.layers import wrap_clauses
@@ -39,7 +38,7 @@ def test_compare_shows_each_networks_loss_and_accuracy() -> None:
     payload = compare_json("xor", "xor-relu")
     # by hand through the engine: the initial network's mean loss over the four points
     for tag, name in (("a", "xor"), ("b", "xor-relu")):
-        spec = specs.preset(name)
+        spec = nn.preset(name)
         net = nn.Network.from_spec(spec)
         points = [((0, 0), 0), ((0, 1), 1), ((1, 0), 1), ((1, 1), 0)]
         outputs = [nn.example_graph(net, x, y).output.data for x, y in points]

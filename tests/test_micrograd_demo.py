@@ -13,7 +13,6 @@ import pytest
 from click.testing import CliRunner
 
 from gradviz import nn
-from gradviz import spec as specs
 from gradviz import train as T
 from gradviz.cli import cli
 from gradviz.data import DataSpec, load
@@ -54,7 +53,7 @@ def test_moons_are_scikit_learns_points_bit_for_bit() -> None:
 
 def test_moons_seed_is_a_randomstate_seed() -> None:
     with pytest.raises(SpecError, match=r"data\.seed"):
-        specs.spec_from_mapping(
+        nn.spec_from_mapping(
             {"layers": [2, 1], "data": {"name": "moons", "seed": 2**32}}, locate=str
         )
 
@@ -70,14 +69,14 @@ def test_moons_seed_is_a_randomstate_seed() -> None:
 )
 def test_hinge_loss_by_hand(out: float, y: float, loss: float, slope: float) -> None:
     output = Value(out)
-    value = specs.LOSS_FUNCTIONS["hinge"].build(output, Value(y))
+    value = nn.LOSS_FUNCTIONS["hinge"].build(output, Value(y))
     value.backward()
     assert value.data == pytest.approx(loss, abs=1e-15)
     assert output.grad == slope
 
 
 def test_hinge_defaults_to_a_linear_output_and_judges_by_sign() -> None:
-    spec = specs.spec_from_mapping({"layers": [2, 3, 1], "data": "xor", "loss": "hinge"})
+    spec = nn.spec_from_mapping({"layers": [2, 3, 1], "data": "xor", "loss": "hinge"})
     assert spec.activations == ("sigmoid", "linear")
     net = nn.Network((1, 1), ("linear",), "hinge")
     net.set_flat([1.0, 0.0])  # output = x
@@ -89,7 +88,7 @@ def test_hinge_defaults_to_a_linear_output_and_judges_by_sign() -> None:
 
 
 def test_l2_adds_its_gradient_and_its_term() -> None:
-    spec = specs.spec_from_mapping(
+    spec = nn.spec_from_mapping(
         {"layers": [2, 2, 1], "data": "xor", "init": "uniform1", "l2": 0.25}
     )
     net = nn.Network.from_spec(spec)
@@ -107,10 +106,10 @@ def test_l2_adds_its_gradient_and_its_term() -> None:
 
 
 def test_linear_schedule_is_micrograds() -> None:
-    spec = specs.preset("moons")
+    spec = nn.preset("moons")
     for k in (0, 1, 50, 99):
         assert spec.rate_at(k + 1) == 1.0 - 0.9 * k / 100  # the demo's own expression
-    assert specs.preset("xor").rate_at(7) == 1.0  # constant
+    assert nn.preset("xor").rate_at(7) == 1.0  # constant
 
 
 @pytest.mark.parametrize(
@@ -125,11 +124,11 @@ def test_linear_schedule_is_micrograds() -> None:
 )
 def test_schedule_and_l2_mistakes_name_the_key(changes: dict, message: str) -> None:
     with pytest.raises(SpecError, match=message):
-        specs.spec_from_mapping({"layers": [2, 1], "data": "xor", **changes})
+        nn.spec_from_mapping({"layers": [2, 1], "data": "xor", **changes})
 
 
 def test_micrograd_init_is_uniform_weights_and_zero_biases() -> None:
-    net = nn.Network.from_spec(specs.preset("moons"))
+    net = nn.Network.from_spec(nn.preset("moons"))
     for W, b in net.weights():
         assert np.all(b == 0.0) and np.all(np.abs(W) <= 1.0)
     W = np.concatenate([W.ravel() for W, _ in net.weights()])
@@ -137,7 +136,7 @@ def test_micrograd_init_is_uniform_weights_and_zero_biases() -> None:
 
 
 def test_moons_sample_is_the_preset() -> None:
-    assert specs.load_spec(SAMPLES / "moons.toml") == specs.preset("moons")
+    assert nn.load_spec(SAMPLES / "moons.toml") == nn.preset("moons")
 
 
 # micrograd 0.1.0 running demo.ipynb's loop (make_moons(100, noise=0.1, random_state=1),
@@ -166,7 +165,7 @@ def test_moons_sample_trains_to_100_percent_with_micrograds_losses() -> None:
     assert payload["accuracy"].index(1.0) == 35
 
 
-def _micrograd_run(spec: specs.Spec, steps: int) -> tuple[list[float], list[float]]:
+def _micrograd_run(spec: nn.Spec, steps: int) -> tuple[list[float], list[float]]:
     """demo.ipynb's loop, on micrograd's own Value and MLP, from our initial weights."""
     engine = pytest.importorskip("micrograd.engine")
     mnn = pytest.importorskip("micrograd.nn")
@@ -204,7 +203,7 @@ def test_losses_equal_micrograds_own_run_step_by_step(tmp_path: Path) -> None:
     text = text.replace("size = 100", "size = 24").replace("epochs = 100", "epochs = 6")
     path = tmp_path / "small.toml"
     path.write_text(text)
-    spec = specs.load_spec(path)
+    spec = nn.load_spec(path)
     assert (spec.epochs, spec.data.size) == (6, 24)
     theirs, accuracies = _micrograd_run(spec, 6)
     assert all(math.isfinite(v) for v in theirs)

@@ -14,7 +14,6 @@ import pytest
 
 from gradviz import model as M
 from gradviz import nn, stats
-from gradviz import spec as specs
 from gradviz import train as T
 from gradviz.cli import flag
 from gradviz.engine import topological_order
@@ -26,7 +25,7 @@ from gradviz.render import to_dot
 
 @pytest.fixture(scope="module")
 def trained() -> T.Result:
-    return T.train(specs.spec_from_mapping({**specs.PRESETS["xor"], "epochs": 300}))
+    return T.train(nn.spec_from_mapping({**nn.PRESETS["xor"], "epochs": 300}))
 
 
 @pytest.fixture
@@ -60,9 +59,9 @@ def test_saving_is_atomic_and_leaves_no_temporary_files(saved: Path, trained: T.
 
 
 def test_nonfinite_history_is_saved_as_strings(tmp_path: Path) -> None:
-    spec = specs.spec_from_mapping(
+    spec = nn.spec_from_mapping(
         {
-            **specs.PRESETS["circle"],
+            **nn.PRESETS["circle"],
             "activation": "relu",
             "output_activation": "linear",
             "learning_rate": 1e6,
@@ -305,7 +304,7 @@ def test_big_networks_collapse_by_themselves() -> None:
 def xor_model() -> M.Model:
     """XOR after 2000 epochs: for the input (0, 1) every hidden sigmoid sits near 0 or 1,
     which on this one example looks like a dead layer; on the data set it is fine."""
-    return M.from_result(T.train(specs.spec_from_mapping(specs.PRESETS["xor"])))
+    return M.from_result(T.train(nn.spec_from_mapping(nn.PRESETS["xor"])))
 
 
 def test_the_layer_view_takes_statuses_from_the_whole_data_set(xor_model: M.Model) -> None:
@@ -391,7 +390,7 @@ GATE = "a,b,label\n0,0,0\n0,1,1\n1,0,1\n1,1,0\n"
 
 def _csv_model(folder: Path, data: Path) -> Path:
     """A model trained on `data` (a CSV file), saved in `folder`."""
-    spec = specs.spec_from_mapping(
+    spec = nn.spec_from_mapping(
         {"layers": [2, 2, 1], "data": {"csv": str(data)}, "epochs": 3}, base_dir=str(folder)
     )
     path = folder / "model.json"

@@ -11,7 +11,6 @@ from click.testing import CliRunner
 from mermaid.check import parse_mermaid
 
 from gradviz import engine
-from gradviz import spec as specs
 from gradviz.cli import cli
 from gradviz.engine import Constant, Op, Value
 
@@ -438,7 +437,7 @@ def test_loss_formulas_come_from_the_one_loss_table(kind: str) -> None:
     built = network.build(x, Value(1.0, "y"))
     built.loss.backward()
     graph = LossGraph(network, built, (0.3, -1.2), 1.0, {}, {})
-    loss = specs.LOSS_FUNCTIONS[kind]
+    loss = nn.LOSS_FUNCTIONS[kind]
     step = network_trace(graph, "layer")[0]
     assert step.formula == loss.derivative
     out, y = built.output.data, 1.0

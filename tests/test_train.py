@@ -10,7 +10,6 @@ import numpy as np
 import pytest
 
 from gradviz import nn, stats
-from gradviz import spec as specs
 from gradviz import train as T
 from gradviz.data import load
 from gradviz.engine import Op, Value, apply
@@ -18,8 +17,8 @@ from gradviz.errors import SpecError, TrainingError
 from gradviz.stats import Diagnosis
 
 
-def spec_of(name: str, **changes: object) -> specs.Spec:
-    return specs.spec_from_mapping({**specs.PRESETS[name], **changes})
+def spec_of(name: str, **changes: object) -> nn.Spec:
+    return nn.spec_from_mapping({**nn.PRESETS[name], **changes})
 
 
 def bits(values: list[float]) -> list[bytes]:
@@ -27,7 +26,7 @@ def bits(values: list[float]) -> list[bytes]:
     return [struct.pack("<d", v) for v in values]
 
 
-def reference_train(spec: specs.Spec, epochs: int) -> tuple[list[float], list[float]]:
+def reference_train(spec: nn.Spec, epochs: int) -> tuple[list[float], list[float]]:
     """The same training on a fresh engine graph per example (`reference_step`), with the
     same shuffling stream: returns (weights, per-epoch mean loss)."""
     data = T.load_data(spec)
@@ -143,7 +142,7 @@ def test_same_seed_same_bits_other_seed_other_numbers() -> None:
 
 
 def test_xor_sample_learns_from_the_default_seed() -> None:
-    result = T.train(specs.load_spec(nn_sample("xor")))
+    result = T.train(nn.load_spec(nn_sample("xor")))
     for output, target in zip(result.final.outputs, [0, 1, 1, 0], strict=True):
         assert (output > 0.5) == (target == 1)
         assert abs(output - target) < 0.1
@@ -152,7 +151,7 @@ def test_xor_sample_learns_from_the_default_seed() -> None:
 
 @pytest.mark.slow
 def test_circle_sample_reaches_95_percent() -> None:
-    result = T.train(specs.load_spec(nn_sample("circle")), record=False)
+    result = T.train(nn.load_spec(nn_sample("circle")), record=False)
     assert result.dataset.size == 80
     assert result.final.accuracy >= 0.95
 
@@ -169,7 +168,7 @@ def test_deep_sigmoid_does_not_learn_and_deep_relu_does() -> None:
     share = float(np.mean(stuck.dataset.Y))  # points inside the circle
     assert stuck.final.accuracy == 1 - share  # every point called "outside"
     assert max(abs(o - share) for o in stuck.final.outputs) < 0.01  # the mean prediction
-    learns = T.train(specs.load_spec(nn_sample("deep-relu")), record=False)
+    learns = T.train(nn.load_spec(nn_sample("deep-relu")), record=False)
     assert learns.final.accuracy == 1.0
 
 
@@ -218,8 +217,8 @@ def test_the_work_of_training_is_bounded_before_it_starts() -> None:
         T.check_work(spec_of("circle", epochs=378_788), 80)
     # the biggest data set and network allowed still train for a couple of epochs
     big = spec_of("xor", layers=[2, 64, 70, 1], epochs=2)
-    assert big.n_parameters <= specs.MAX_PARAMETERS
-    T.check_work(big, specs.MAX_POINTS)
+    assert big.n_parameters <= nn.MAX_PARAMETERS
+    T.check_work(big, nn.MAX_POINTS)
 
 
 def test_divergence_names_the_epoch_and_the_first_layer() -> None:
@@ -238,7 +237,7 @@ def test_divergence_and_the_verdict_name_the_same_epoch() -> None:
     """The statistics recorded after epoch N hold the weights that epoch N+1 starts
     from: training (which sees the NaN in epoch N+1) and the verdict (which sees it in
     the record of epoch N) both say "the end of epoch N"."""
-    spec = specs.spec_from_mapping(
+    spec = nn.spec_from_mapping(
         {
             "layers": [2, 8, 1],
             "output_activation": "linear",
