@@ -13,7 +13,8 @@ OptionWords = Callable[[str], str]
 """How an option is named to the reader: the library says `eps`, the CLI `--eps`."""
 
 
-def _keyword(option: str) -> str:
+def keyword(option: str) -> str:
+    """How the library names an option: by its keyword (`eps`); the CLI's `flag` says `--eps`."""
     return option
 
 
@@ -31,7 +32,7 @@ class GradvizError(Exception):
     ) -> None:
         self.options = tuple(options)
         self.template, self.hint_template = message, hint
-        message, hint = self._words(_keyword)
+        message, hint = self._words(keyword)
         super().__init__(message)
         self.message = message
         self.hint = hint

@@ -236,7 +236,7 @@ def draw(
             _say(f"note: {note}")
     else:
         program = parse_program(text, values, seed=seed)
-        note = describe_defaults(program)
+        note = describe_defaults(program, flag)
         if note:
             _say(f"note: {note}")
         if not no_grad:

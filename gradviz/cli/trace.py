@@ -9,6 +9,7 @@ import click
 import numpy as np
 from rich.console import Console
 
+from gradviz.cli import flag
 from gradviz.cli.console import stdout_console
 from gradviz.cli.draw import read_expression
 from gradviz.cli.options import DASH_HELP, ExpressionCommand, model_options
@@ -52,7 +53,7 @@ def _say(message: str) -> None:
 def _load(expr: str, assignments: tuple[str, ...], seed: int) -> tuple[Program, Path | None]:
     text, source_file = read_expression(expr)
     program = parse_program(text, parse_assignments(assignments), seed=seed)
-    note = describe_defaults(program)
+    note = describe_defaults(program, flag)
     if note:
         _say(f"note: {note}")
     return program, source_file
@@ -423,7 +424,9 @@ def check(
             model_path, input_text, target, samples or DEFAULT_SAMPLES, seed
         )
     rows = gradcheck(value, leaves, eps=eps, tol=tol)
-    stdout_console(soft_wrap=True).print(check_view(rows, output_name(value), show=show))
+    stdout_console(soft_wrap=True).print(
+        check_view(rows, output_name(value), show=show, words=flag)
+    )
     failed = [row.name for row in rows if row.failed]
     if failed:
         raise GradvizError(
