@@ -44,7 +44,15 @@ from dataclasses import dataclass
 
 from gradviz import seeded
 from gradviz.engine import Constant, Value, apply, as_data
-from gradviz.errors import ExpressionError, InputError, listing, quoted, shortened
+from gradviz.errors import (
+    ExpressionError,
+    InputError,
+    OptionWords,
+    listing,
+    quoted,
+    shortened,
+)
+from gradviz.errors import keyword as option_keyword
 from gradviz.numbers import fmt
 from gradviz.ops import POW, UNARY_OPS, power_op
 
@@ -305,14 +313,15 @@ def parse_assignments(args: Sequence[str]) -> dict[str, float]:
     return result
 
 
-def describe_defaults(program: Program) -> str | None:
-    """One line saying which leaves got default values, and how to choose them instead."""
+def describe_defaults(program: Program, words: OptionWords = option_keyword) -> str | None:
+    """One line saying which leaves got default values, and how to choose them instead
+    (`words` names the seed option: `--seed` in the CLI)."""
     if not program.defaults:
         return None
     items = list(program.defaults.items())
     first = items[0][0]
     them = "it" if len(items) == 1 else "them"
-    how = f"(set {them} as {first}=VALUE, or change {them} with --seed N)"
+    how = f"(set {them} as {first}=VALUE, or change {them} with {words('seed')} N)"
     if len(items) <= MAX_DEFAULTS_SHOWN:
         names = ", ".join(name for name, _ in items)
         used = ", ".join(f"{name}={fmt(value)}" for name, value in items)

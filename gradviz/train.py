@@ -36,17 +36,10 @@ import numpy as np
 from gradviz.data import Dataset, load
 from gradviz.engine import Op, Value, backpropagate, topological_order
 from gradviz.errors import SpecError, TrainingError
-from gradviz.nn import (
-    LOSS_FUNCTIONS,
-    LayerSample,
-    Network,
-    Spec,
-    layer_samples,
-    sequential_sum,
-    stats_rows,
-)
+from gradviz.nn import LayerSample, Network, layer_samples, sequential_sum, stats_rows
 from gradviz.numbers import fmt
 from gradviz.ops import OP_NAMES, compiled_names
+from gradviz.spec import LOSS_FUNCTIONS, Spec
 from gradviz.stats import Diagnosis, diagnose, first_nonfinite
 
 # -- compiling a network ------------------------------------------------------------------

@@ -25,6 +25,8 @@ HEAVY = (
     "subprocess",
     "gradviz.train",
     "gradviz.nn",
+    "gradviz.spec",
+    "gradviz.report",
     "gradviz.model",
     "gradviz.stats",
     "gradviz.data",

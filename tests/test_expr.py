@@ -13,6 +13,7 @@ from hypothesis import strategies as st
 
 import gradviz
 from gradviz import expr
+from gradviz.cli import flag
 from gradviz.engine import POW, UNARY_OPS, Graph, Value, topological_order
 from gradviz.errors import ExpressionError, InputError
 from gradviz.expr import describe_defaults, parse, parse_assignments, parse_program
@@ -325,16 +326,17 @@ def test_many_leaves_still_get_defaults():
 def test_describe_defaults():
     program = parse_program("(a+b)*c", {"c": 1})
     a, b = program.defaults["a"], program.defaults["b"]
-    assert describe_defaults(program) == (
+    assert describe_defaults(program, flag) == (
         f"no value given for a, b: used a={a:g}, b={b:g} "
         "(set them as a=VALUE, or change them with --seed N)"
     )
+    assert describe_defaults(program).endswith("or change them with seed N)")  # the library's
 
 
 def test_describe_defaults_of_one_leaf_says_it():
     program = parse_program("a * b", {"b": 2})
     a = program.defaults["a"]
-    assert describe_defaults(program) == (
+    assert describe_defaults(program, flag) == (
         f"no value given for a: used a={a:g} (set it as a=VALUE, or change it with --seed N)"
     )
 

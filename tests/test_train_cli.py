@@ -326,8 +326,8 @@ def test_report_pieces_fit_a_100_column_terminal() -> None:
 
     from rich.console import Console
 
-    from gradviz.cli.train import curve_text, predictions_table, shape_text
     from gradviz.data import DataSpec, load
+    from gradviz.render.training import curve_text, predictions_table, shape_text
 
     loss = [0.25 * 0.999**i for i in range(2000)]
     accuracy = [min(1.0, 0.5 + i / 1000) for i in range(2000)]

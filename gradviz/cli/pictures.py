@@ -14,9 +14,11 @@ from rich.text import Text
 from gradviz.boundary import boundary, require_two_inputs
 from gradviz.data import Dataset
 from gradviz.errors import OutputError
-from gradviz.nn import Network, Spec
-from gradviz.output import format_for, refuse_inputs, write_atomic
+from gradviz.files import write_atomic
+from gradviz.nn import Network
+from gradviz.output import format_for, refuse_inputs
 from gradviz.render.boundary_map import boundary_map, grid_shape
+from gradviz.spec import Spec
 
 PICTURE_FORMATS = ("svg", "png", "pdf")
 
