@@ -20,7 +20,7 @@ from gradviz.errors import GradvizError
 from gradviz.expr import parse_program
 from gradviz.measure import measure
 from gradviz.output import DotProgram, dot_programs, render, run_dot, write_atomic
-from gradviz.render.diagram import diagram_from_value
+from gradviz.render.diagram import diagram_from_value, preferred_rankdir
 from gradviz.render.layers import plot_dot
 
 INDEX_HEADER = """\
@@ -70,8 +70,9 @@ def build(samples: Path, docs: Path, program: DotProgram | None = None) -> list[
         parsed.output.backward()
         diagram = diagram_from_value(parsed.output)
         svg, md = docs / f"{path.stem}.svg", docs / f"{path.stem}.md"
-        markdown = render(diagram, "markdown")
-        write_atomic(svg, render(diagram, "svg", program=program))
+        rankdir = preferred_rankdir(diagram)  # as `gradviz draw` chooses it
+        markdown = render(diagram, "markdown", rankdir=rankdir)
+        write_atomic(svg, render(diagram, "svg", program=program, rankdir=rankdir))
         write_atomic(md, markdown)
         written += [svg, md]
         code = "\n".join(line for line in source.splitlines() if not line.startswith("#"))
