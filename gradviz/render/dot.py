@@ -302,7 +302,10 @@ def dot_body(
     for name in clusters:
         i = cluster_index[name]
         lines.append(f"\tsubgraph cluster_{i} {{\n")
-        lines.append(f'\t\tlabel="{label_text(name)}"\n\t\tstyle="rounded"\n\t\tcolor="#999999"\n')
+        # One node per neuron names its layer (L1.N1): a layer's title would stand where
+        # the weight edges come in, and they would cross it.
+        title = "" if diagram.level == "neuron" else label_text(name)
+        lines.append(f'\t\tlabel="{title}"\n\t\tstyle="rounded"\n\t\tcolor="#999999"\n')
         for node in diagram.nodes:
             if node.cluster == name:
                 lines.append("\t" + _node_line(node, diagram, precision, horizontal))
