@@ -371,16 +371,16 @@ def _ranks(diagram: Diagram) -> dict[str, int]:
     return rank
 
 
-def _node_width(node: Node) -> float:
-    """A node's width in px, roughly: its text on one line (name | data | grad)."""
+def _node_width(node: Node, stacked: bool = False) -> float:
+    """A node's width in px, roughly: its fields side by side (name | data | grad, left
+    to right) or `stacked` (top to bottom, where records stack their fields)."""
     if node.kind == "op":
         return _OP_PX
-    text = (
-        len(node.label)
-        + (12 if node.data is not None else 0)
-        + (12 if node.grad is not None else 0)
-    )
+    fields = [len(node.label)]
+    fields += [12] if node.data is not None else []
+    fields += [12] if node.grad is not None else []
     longest = max((len(line) for line in node.extra_lines), default=0)
+    text = max(fields) if stacked or node.kind == "group" else sum(fields)
     return _BOX_PX + _CHAR_PX * max(text, longest)
 
 
@@ -399,7 +399,7 @@ def preferred_rankdir(diagram: Diagram) -> str:
     for node in diagram.nodes:
         r = rank[node.id]
         columns[r] = max(columns.get(r, 0.0), _node_width(node))
-        rows[r] = rows.get(r, 0.0) + _node_width(node) + _GAP_PX
+        rows[r] = rows.get(r, 0.0) + _node_width(node, stacked=True) + _GAP_PX
     wide = sum(columns.values()) + _GAP_PX * len(columns)
     tall = max(rows.values(), default=0.0)
     return "TB" if wide > WIDE_PX and tall < wide else "LR"

@@ -12,6 +12,7 @@ and with graphviz-pure and compare the SVG text.
 from __future__ import annotations
 
 import math
+import re
 
 from gradviz.numbers import DEFAULT_PRECISION
 from gradviz.render.colours import ALL_BANDS, LEGEND_TITLE, PLAIN_FILL
@@ -255,6 +256,14 @@ def legend_cell(band: Band) -> str:
     return f'<TD{look}><FONT COLOR="{band.ink}">{html_text(band.text)}</FONT></TD>'
 
 
+def title_lines(title: str | None) -> list[str]:
+    """A title as lines no wider than the key: broken after its clauses (` — `, `; `),
+    where a network view's long explanation has them."""
+    if not title:
+        return []
+    return [part for part in re.split(r" — |; ", title) if part]
+
+
 def legend_table(title: str | None = None, weights: bool = False) -> str:
     """The key to the fill colours as one compact row (an HTML-like table), under the
     title if there is one. It becomes the graph's own label, placed above the drawing:
@@ -266,12 +275,23 @@ def legend_table(title: str | None = None, weights: bool = False) -> str:
         '<TABLE BORDER="0" CELLBORDER="1" CELLSPACING="2" CELLPADDING="2">'
         f'<TR><TD BORDER="0">{html_text(LEGEND_TITLE)}</TD>{cells}</TR></TABLE>'
     )
-    heading = f"<TR><TD>{html_text(title)}</TD></TR>" if title else ""
+    heading = "".join(f"<TR><TD>{html_text(line)}</TD></TR>" for line in title_lines(title))
     return (
         '<TABLE BORDER="0" CELLBORDER="0" CELLSPACING="0" CELLPADDING="0">'
         f'{heading}<TR><TD><FONT POINT-SIZE="9">{key}</FONT></TD></TR>'
         '<TR><TD HEIGHT="4"></TD></TR></TABLE>'  # a gap above the drawing
     )
+
+
+def _layer_column(members: list[Node], diagram: Diagram, precision: int, horizontal: bool) -> str:
+    """A layer of the neuron view as textbooks draw it: its neurons in one rank, N1 first
+    (on top, left to right), held in order by invisible edges and `ordering=out`; no box
+    (a cluster lets dot reorder them, differently between versions) and no title (each
+    neuron names its layer, L1.N1; the weight edges would cross a title)."""
+    body = "".join("\t" + _node_line(node, diagram, precision, horizontal) for node in members)
+    chain = " -> ".join(node_id(node.id) for node in members)
+    order = f"\t\t{chain} [style=invis]\n" if len(members) > 1 else ""
+    return f"\t{{rank=same\n{body}{order}\t}}\n"
 
 
 def dot_body(
@@ -287,7 +307,6 @@ def dot_body(
         raise ValueError(f"rankdir must be one of {', '.join(RANKDIRS)}, not {rankdir!r}")
     horizontal = True  # fields side by side LR, stacked TB: narrow nodes top to bottom
     fast = f", {FAST_LAYOUT}" if layout_cost(diagram) > HEAVY_LAYOUT else ""
-    # Neurons in the order of their layer (N1 first): each node's out-edges keep their order.
     fast += ', ordering="out"' if diagram.level == "neuron" else ""
     lines = [
         f'\tgraph [rankdir="{rankdir}", fontname="{FONT}", nodesep="0.25", ranksep="0.35"{fast}]\n',
@@ -301,14 +320,14 @@ def dot_body(
         lines.append(_node_line(node, diagram, precision, horizontal))
     for name in clusters:
         i = cluster_index[name]
+        members = [node for node in diagram.nodes if node.cluster == name]
+        if diagram.level == "neuron" and all(n.kind == "group" for n in members):
+            lines.append(_layer_column(members, diagram, precision, horizontal))
+            continue
         lines.append(f"\tsubgraph cluster_{i} {{\n")
-        # One node per neuron names its layer (L1.N1): a layer's title would stand where
-        # the weight edges come in, and they would cross it.
-        title = "" if diagram.level == "neuron" else label_text(name)
-        lines.append(f'\t\tlabel="{title}"\n\t\tstyle="rounded"\n\t\tcolor="#999999"\n')
-        for node in diagram.nodes:
-            if node.cluster == name:
-                lines.append("\t" + _node_line(node, diagram, precision, horizontal))
+        lines.append(f'\t\tlabel="{label_text(name)}"\n\t\tstyle="rounded"\n\t\tcolor="#999999"\n')
+        for node in members:
+            lines.append("\t" + _node_line(node, diagram, precision, horizontal))
         lines.append("\t}\n")
     largest = max((abs(e.weight) for e in diagram.edges if e.weight is not None), default=0.0)
     for edge in diagram.edges:
