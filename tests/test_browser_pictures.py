@@ -21,7 +21,7 @@ from gradviz.expr import parse_program
 from gradviz.model import from_result, network_loss_graph
 from gradviz.nn import load_spec
 from gradviz.output import render
-from gradviz.render.colours import ALL_BANDS, LEGEND_TITLE
+from gradviz.render.colours import ALL_BANDS, EDGE_KEY, LEGEND_TITLE
 from gradviz.render.diagram import Diagram, diagram_from_value, preferred_rankdir
 from gradviz.render.mermaid import MAX_EDGES, to_mermaid
 from gradviz.render.network import AUTO_NODE_LIMIT, choose_level, network_diagram
@@ -179,7 +179,7 @@ def _overlap(a: dict, b: dict) -> bool:
     )
 
 
-KEY_TEXTS = {LEGEND_TITLE, *(band.text for band in ALL_BANDS)}
+KEY_TEXTS = {LEGEND_TITLE, EDGE_KEY, *(band.text for band in ALL_BANDS)}
 
 
 def shown(text: str) -> str:

@@ -65,6 +65,7 @@ BAD_MARK = "‼"
 ALL_BANDS: tuple[Band, ...] = (*BANDS, BAD_BAND)
 BAND_EDGES = (1e-6, 1e-4, 1e-2, 1.0, 1e2)  # lower bounds of bands g2 … g6
 LEGEND_TITLE = "|grad|"  # what the legend row starts with
+EDGE_KEY = "edges: width |w|, colour ∂L/∂w"  # a network's weight edges, in the legend
 PLAIN_FILL = "#ffffff"  # nodes without a grad (ops, --no-grad)
 PLAIN_BORDER = "#555555"
 

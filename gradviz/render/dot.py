@@ -15,7 +15,7 @@ import math
 import re
 
 from gradviz.numbers import DEFAULT_PRECISION
-from gradviz.render.colours import ALL_BANDS, LEGEND_TITLE, PLAIN_FILL
+from gradviz.render.colours import ALL_BANDS, EDGE_KEY, LEGEND_TITLE, PLAIN_FILL
 from gradviz.render.diagram import (
     BAD_BAND,
     BAD_BORDER,
@@ -270,7 +270,7 @@ def legend_table(title: str | None = None, weights: bool = False) -> str:
     a node would be laid out beside the inputs and, top to bottom, double the width."""
     cells = "".join(legend_cell(b) for b in ALL_BANDS)
     if weights:  # a network's weight edges
-        cells += '<TD BORDER="0">edges: width |w|, colour ∂L/∂w</TD>'
+        cells += f'<TD BORDER="0">{html_text(EDGE_KEY)}</TD>'
     key = (
         '<TABLE BORDER="0" CELLBORDER="1" CELLSPACING="2" CELLPADDING="2">'
         f'<TR><TD BORDER="0">{html_text(LEGEND_TITLE)}</TD>{cells}</TR></TABLE>'

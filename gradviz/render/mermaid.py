@@ -20,7 +20,7 @@ import re
 
 from gradviz.errors import RenderError
 from gradviz.numbers import DEFAULT_PRECISION
-from gradviz.render.colours import ALL_BANDS, LEGEND_TITLE
+from gradviz.render.colours import ALL_BANDS, EDGE_KEY, LEGEND_TITLE
 from gradviz.render.diagram import (
     Band,
     Diagram,
@@ -178,7 +178,7 @@ def to_mermaid(
             return f'{indent}{mid}(("{_label(node, precision)}"))\n'
         if band is not None:
             classes.setdefault(band.name, []).append(mid)
-        elif node.kind == "value":
+        else:  # no grad: white, as in Graphviz (not Mermaid's own lavender)
             classes.setdefault("plain", []).append(mid)
         if node.state is not None:
             classes.setdefault(node.state, []).append(mid)
@@ -241,6 +241,11 @@ def _legend(
     keys = ["key_title", *(f"key_{band.name}" for band in used)]
     lines = [f'    key_title["{whole(LEGEND_TITLE)}"]:::keytitle\n']
     lines += [f'    key_{b.name}["{whole(b.text)}"]:::{b.name}\n' for b in used]
+    if any(edge.weight is not None for edge in diagram.edges):  # a network's weights
+        keys.append("key_edges")
+        # broken only after its comma: "∂L/∂w" is held whole by a word joiner after "/"
+        edge_key = ", ".join(whole(part) for part in EDGE_KEY.split(", ")).replace("/", "/\u2060")
+        lines.append(f'    key_edges["{edge_key}"]:::keytitle\n')
     if rankdir in ("LR", "RL"):
         return lines, [f"    {' ~~~ '.join(keys)}\n"]
     targets = {e.target for e in diagram.edges}
