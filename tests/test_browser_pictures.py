@@ -34,7 +34,9 @@ ROOT = Path(__file__).resolve().parent.parent
 SAMPLES = ROOT / "samples"
 MERMAID_JS = ROOT / "tests" / "mermaid" / "node_modules" / "mermaid" / "dist" / "mermaid.min.js"
 # The diagrams of samples/*.expr, as `make samples` writes them under docs/.
-SAMPLE_SVGS = sorted(ROOT / "docs" / f"{p.stem}.svg" for p in SAMPLES.glob("*.expr"))
+SAMPLE_SVGS = sorted(ROOT / "docs" / f"{p.stem}.svg" for p in SAMPLES.glob("*.expr")) + [
+    ROOT / "docs" / "xor-network.svg"  # the trained XOR network the README shows
+]
 SAMPLE_MDS = sorted(ROOT / "docs" / f"{p.stem}.md" for p in SAMPLES.glob("*.expr"))
 NETWORKS = sorted(p.stem for p in SAMPLES.glob("*.toml"))
 SLACK = 0.5  # px: sub-pixel rounding of glyph boxes

@@ -1,8 +1,9 @@
 """Regenerate the diagrams of samples/*.expr under docs/ (`make samples`).
 
 For each sample: `docs/<name>.svg` (Graphviz) and `docs/<name>.md` (Mermaid, renders
-on GitHub), plus `docs/README.md`, an index that shows them all; and the picture of the
-diagnostics' headline case, `docs/deep-sigmoid-grads.svg` (the README shows it). Run from the
+on GitHub), plus `docs/README.md`, an index that shows them all; the trained XOR network
+one node per neuron, `docs/xor-network.svg`; and the picture of the diagnostics' headline
+case, `docs/deep-sigmoid-grads.svg` (the README shows both). Run from the
 repository root; the output is deterministic, so a diff shows real changes only.
 
 The SVGs are drawn with graphviz-pure (installed with gradviz) whatever else is
@@ -83,10 +84,31 @@ def build(samples: Path, docs: Path, program: DotProgram | None = None) -> list[
     index = docs / "README.md"
     write_atomic(index, "\n".join(sections))
     written.append(index)
+    xor = samples / "xor.toml"
+    if xor.is_file():
+        written.append(network_picture(xor, docs / "xor-network.svg", program))
     deep = samples / "deep-sigmoid.toml"
     if deep.is_file():
         written.append(grads_plot(deep, docs / "deep-sigmoid-grads.svg", program))
     return written
+
+
+def network_picture(spec: Path, target: Path, program: DotProgram | None = None) -> Path:
+    """`gradviz train samples/xor.toml --save xor.json` then `gradviz draw --model xor.json
+    --input 0,1 -o …`: a trained network one node per neuron, as the README shows it."""
+    from gradviz.model import from_result, network_loss_graph  # lazy: start-up
+    from gradviz.nn import load_spec  # lazy: start-up
+    from gradviz.render.network import network_diagram  # lazy: start-up
+    from gradviz.train import train  # lazy: start-up
+
+    model = from_result(train(load_spec(spec)))
+    graph = network_loss_graph(model, (0.0, 1.0), 1.0)
+    title = f"{model.spec.name}: loss of input (0, 1), target 1"
+    diagram = network_diagram(graph, "neuron", title)
+    write_atomic(
+        target, render(diagram, "svg", program=program, rankdir=preferred_rankdir(diagram))
+    )
+    return target
 
 
 def grads_plot(spec: Path, target: Path, program: DotProgram | None = None) -> Path:
