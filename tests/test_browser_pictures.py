@@ -34,8 +34,10 @@ ROOT = Path(__file__).resolve().parent.parent
 SAMPLES = ROOT / "samples"
 MERMAID_JS = ROOT / "tests" / "mermaid" / "node_modules" / "mermaid" / "dist" / "mermaid.min.js"
 # The diagrams of samples/*.expr, as `make samples` writes them under docs/.
-SAMPLE_SVGS = sorted(ROOT / "docs" / f"{p.stem}.svg" for p in SAMPLES.glob("*.expr")) + [
-    ROOT / "docs" / "xor-network.svg"  # the trained XOR network the README shows
+# and the trained XOR network the README shows.
+SAMPLE_SVGS = [
+    *sorted(ROOT / "docs" / f"{p.stem}.svg" for p in SAMPLES.glob("*.expr")),
+    ROOT / "docs" / "xor-network.svg",
 ]
 SAMPLE_MDS = sorted(ROOT / "docs" / f"{p.stem}.md" for p in SAMPLES.glob("*.expr"))
 NETWORKS = sorted(p.stem for p in SAMPLES.glob("*.toml"))
