@@ -76,8 +76,9 @@ def _network_pictures(stem: str) -> list[Picture]:
 def _trace_pictures() -> list[Picture]:
     output = parse_program((SAMPLES / "hand.expr").read_text(encoding="utf-8")).output
     frames = trace_frames(output, trace(output))
+    rankdir = preferred_rankdir(frames[-1])  # as `gradviz trace --frames` draws them all
     return [
-        Picture(f"hand-frame{i}", frame, preferred_rankdir(frame), True, False)
+        Picture(f"hand-frame{i}", frame, rankdir, True, False)
         for i, frame in enumerate(frames)
         if i in (0, len(frames) // 2, len(frames) - 1)
     ]
