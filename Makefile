@@ -69,9 +69,11 @@ $(VENV)/.bench-installed: $(VENV)/.installed
 bench: $(VENV)/.bench-installed
 	$(PY) bench/run.py
 
-# Regenerate the diagrams of samples/*.expr under docs/ (SVG and Mermaid).
+# Regenerate the diagrams of samples/*.expr under docs/ (SVG and Mermaid), the live pages of
+# the hand example and their screenshots (those need Chromium; skipped without it).
 samples: install
 	$(PY) -m gradviz.tools.samples
+	$(PY) -m gradviz.tools.screenshots
 
 clean:
 	rm -rf $(VENV) tests/mermaid/node_modules .pytest_cache

@@ -14,11 +14,12 @@ of the backward pass, and per-layer gradient tables for small networks.
 The public API (`__all__`):
 
 - the engine: `Value`, `Constant` (a number in an expression: no gradient), `Graph` (a
-  built graph re-evaluated in place), `Op`, `topological_order`, `no_grad()` (build without
-  recording a graph), and the ops as functions `exp log tanh sigmoid relu sin cos abs sqrt
-  detach`;
+  built graph re-evaluated in place), `Op` (an op of the table, `gradviz.ops`),
+  `topological_order`, `no_grad()` (build without recording a graph), and the ops as
+  functions `exp log tanh sigmoid relu sin cos abs sqrt detach`;
 - `parse(text, **values)`: an expression (statements separated by `;`) to its output Value;
 - pictures: `draw` (a `graphviz.Digraph`), `to_mermaid`, `to_json` (more in `gradviz.render`);
+  `explore(value)`: the live HTML page, shown inline in notebooks (`.save(path)` writes it);
 - `trace(value)`: the backward pass as steps; `gradcheck(value)`: analytic gradients against
   finite differences. `gradviz.trace` and `gradviz.gradcheck` are modules (`import
   gradviz.trace as t` gives the module); calling the module calls its function;
@@ -61,6 +62,7 @@ _API: dict[str, str] = {
     "GradvizError": "gradviz.errors",
     "parse": "gradviz.expr",
     "draw": "gradviz.output",
+    "explore": "gradviz.output",
     "to_json": "gradviz.render",
     "to_mermaid": "gradviz.render",
 }
@@ -77,6 +79,7 @@ __all__ = [
     "detach",
     "draw",
     "exp",
+    "explore",
     "gradcheck",
     "log",
     "no_grad",
@@ -114,7 +117,7 @@ if TYPE_CHECKING:
     )
     from gradviz.errors import GradvizError
     from gradviz.expr import parse
-    from gradviz.output import draw
+    from gradviz.output import draw, explore
     from gradviz.render import to_json, to_mermaid
 
     __version__: str

@@ -25,9 +25,10 @@ from pathlib import Path
 import numpy as np
 
 from gradviz.data import BUILTIN, GENERATED, MAX_POINTS, DataSpec
-from gradviz.engine import RELU, SIGMOID, TANH, Op, Value, apply, backpropagate, topological_order
+from gradviz.engine import Value, apply, backpropagate, topological_order
 from gradviz.errors import QUOTE_LIMIT, SpecError, quoted, shortened
 from gradviz.files import read_capped
+from gradviz.ops import ACTIVATIONS
 
 
 @dataclass
@@ -55,7 +56,6 @@ class LayerSample:
 
 # -- the vocabulary of a spec -------------------------------------------------------------
 
-ACTIVATIONS: dict[str, Op | None] = {"sigmoid": SIGMOID, "tanh": TANH, "relu": RELU, "linear": None}
 INITS = ("default", "xavier", "he", "uniform1", "micrograd")
 LR_SCHEDULES = ("constant", "linear")
 

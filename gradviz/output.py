@@ -60,10 +60,13 @@ FORMATS: dict[str, Format] = {
         Format("markdown", (".md", ".markdown"), "Mermaid in a fenced block, for READMEs"),
         Format("json", (".json",), "nodes and edges with op, data, grad"),
         Format("text", (".txt",), "the terminal view as plain text"),
+        Format(
+            "html", (".html", ".htm"), "a live page: inputs, numbers, backward pass", graphviz=True
+        ),
     )
 }
 _BY_EXTENSION = {ext: f.name for f in FORMATS.values() for ext in f.extensions}
-_ALIASES = {"gv": "dot", "mmd": "mermaid", "md": "markdown", "txt": "text"}
+_ALIASES = {"gv": "dot", "mmd": "mermaid", "md": "markdown", "txt": "text", "htm": "html"}
 
 # Layout time and memory grow fast: ~2 s for a 2000-node SVG, far more for a big PNG,
 # and far more again when long edges add many hidden nodes (see dot.layout_cost).
@@ -330,9 +333,13 @@ def render(
     precision: int = DEFAULT_PRECISION,
     legend: bool = True,
     program: DotProgram | None = None,
+    expression: str | None = None,
+    command: str = "draw",
 ) -> bytes:
     """A diagram in one format, as the bytes to write. Pictures go through `program`, or
-    through the best one found (graphviz-pure first for heavy layouts)."""
+    through the best one found (graphviz-pure first for heavy layouts). An HTML page is
+    live when `expression` (the text it was parsed from) is given: its copy-command
+    button writes `gradviz COMMAND EXPRESSION name=value…` (`trace` opens on step 1)."""
     from gradviz.render.json import to_json  # lazy: start-up (these two renderers)
     from gradviz.render.mermaid import to_markdown, to_mermaid  # lazy: start-up
 
@@ -347,6 +354,15 @@ def render(
         text = to_text(diagram, precision=precision)
     elif fmt == "dot":
         text = to_dot(diagram, **options)
+    elif fmt == "html":
+        return html_page(
+            diagram,
+            rankdir=rankdir,
+            precision=precision,
+            program=program,
+            expression=expression,
+            command=command,
+        ).encode("utf-8")
     elif fmt in ("svg", "png", "pdf"):
         heavy = layout_cost(diagram) > PREFER_PURE_COST
         return run_dot(
@@ -359,6 +375,106 @@ def render(
     else:
         raise OutputError(f"unknown format {quoted(fmt)}", hint=f"Formats: {', '.join(FORMATS)}.")
     return text.encode("utf-8")
+
+
+def html_page(
+    diagram: Diagram,
+    *,
+    rankdir: str = "LR",
+    precision: int = DEFAULT_PRECISION,
+    program: DotProgram | None = None,
+    expression: str | None = None,
+    command: str = "draw",
+) -> str:
+    """The self-contained page of `gradviz.render.html`, with its SVG drawn by Graphviz
+    (numbers laid out wide enough for the page to rewrite them)."""
+    from gradviz.render import html  # lazy: start-up (only for .html outputs)
+
+    live = html.live_reason(diagram) is None and expression is not None
+    drawn = html.page_diagram(diagram) if live else diagram
+    dot_text = to_dot(
+        drawn,
+        rankdir=rankdir,
+        precision=precision,
+        number_width=html.NUMBER_WIDTH if live else 0,
+    )
+    heavy = layout_cost(diagram) > PREFER_PURE_COST
+    svg = run_dot(dot_text, "svg", program=program, heavy=heavy, smaller=draw_less(diagram))
+    note = (
+        None
+        if live or html.live_reason(diagram)
+        else "only a graph drawn from an expression is live"
+    )
+    return html.to_html(
+        diagram,
+        svg.decode("utf-8"),
+        expression=expression,
+        command=command,
+        step=1 if command == "trace" else 0,
+        precision=precision,
+        note=note,
+    )
+
+
+class Page:
+    """A live page (`gradviz.explore`): `.html` is its text, `.save(path)` writes it, and a
+    notebook (Jupyter, JupyterLab, VS Code) shows it inline in an isolated iframe."""
+
+    def __init__(self, html: str, height: int = 900) -> None:
+        self.html = html
+        self.height = height
+
+    def _repr_html_(self) -> str:
+        # srcdoc + sandbox: the page's scripts run in a frame of their own (an opaque
+        # origin), so they cannot touch the notebook and the notebook's cannot touch them.
+        import html  # lazy: start-up
+
+        return (
+            f'<iframe srcdoc="{html.escape(self.html, quote=True)}" sandbox="allow-scripts" '
+            f'title="gradviz page" width="100%" height="{self.height}" '
+            'frameborder="0"></iframe>'
+        )
+
+    def save(self, path: str | Path) -> None:
+        write_atomic(Path(path), self.html.encode("utf-8"))
+
+
+def explore(
+    graph: Value | str,
+    *,
+    rankdir: str = "LR",
+    precision: int = DEFAULT_PRECISION,
+    **values: float,
+) -> Page:
+    """The live page of a graph (`gradviz.explore`): a Value (its backward pass is run from
+    zero, as `gradviz draw` runs it), or
+    an expression with its inputs' values, `explore("e = a*b; L = e + a", a=2, b=-3)`,
+    whose page can also copy the `gradviz draw` command that reproduces it."""
+    import re  # lazy: start-up
+
+    from gradviz.engine import Value, backpropagate, topological_order  # lazy: start-up
+    from gradviz.expr import parse_program  # lazy: start-up
+    from gradviz.render.diagram import diagram_from_value  # lazy: start-up
+
+    if isinstance(graph, str):
+        expression, root = graph, parse_program(graph, values).output
+    elif isinstance(graph, Value):
+        if values:
+            raise TypeError("values go with an expression: explore('a*b', a=2, b=3)")
+        expression, root = "", graph
+    else:
+        raise TypeError(f"explore takes a Value or an expression, not {type(graph).__name__}")
+    # A pass from zero, as the CLI runs it: backward() would add to grads already held.
+    backpropagate(topological_order(root))
+    page = html_page(
+        diagram_from_value(root),
+        rankdir=rankdir,
+        precision=precision,
+        expression=expression,
+    )
+    size = re.search(r'<svg width="[\d.]+pt" height="([\d.]+)pt"', page)
+    drawing = float(size.group(1)) * 4 / 3 if size else 300.0
+    return Page(page, height=int(min(drawing, 900) + 720))
 
 
 def size_warnings(diagram: Diagram, fmt: str) -> list[str]:

@@ -36,10 +36,10 @@ from dataclasses import asdict, dataclass, fields
 
 import numpy as np
 
-from gradviz.engine import Op
 from gradviz.errors import InputError, quoted
-from gradviz.nn import ACTIVATIONS, LayerSample
+from gradviz.nn import LayerSample
 from gradviz.numbers import fmt, from_json_number, json_number, json_safe
+from gradviz.ops import ACTIVATIONS, SIGMOID, TANH, Op
 
 # -- thresholds (documented in the module docstring, the README and `gradviz grads --help`)
 VANISHING_RATIO = 1e-2  # rms gradient below this fraction of a layer nearer the output
@@ -50,8 +50,8 @@ AT_REST_RMS = 1e-4  # every rms weight and bias gradient below this: the network
 STALLED_SPREAD = 1e-3  # output std across the batch (relative to max(1, |mean|))
 SATURATED_FRACTION = 0.5
 DEAD_FRACTION = 0.5
-SIGMOID_SATURATION = (0.015, 0.985)
-TANH_SATURATION = 0.97
+SIGMOID_SATURATION = SIGMOID.saturation  # (0.015, 0.985): the op table's bands
+TANH_SATURATION = TANH.saturation[1]  # 0.97
 HEALTHY_UPDATE_DATA = 1e-3  # ‖Δw‖ / ‖w‖ per step, the usual rule of thumb
 
 STATUSES = (
@@ -267,12 +267,11 @@ def max_slope(activation: str) -> float:
 
 def _saturation_masks(activation: str, act: np.ndarray) -> tuple[np.ndarray, np.ndarray] | None:
     """(low end, high end) masks of saturated outputs, or None where it does not apply."""
-    if activation == "sigmoid":
-        low, high = SIGMOID_SATURATION
-        return act < low, act > high
-    if activation == "tanh":
-        return act < -TANH_SATURATION, act > TANH_SATURATION
-    return None
+    op = ACTIVATIONS.get(activation)
+    if op is None or op.saturation is None:
+        return None
+    low, high = op.saturation
+    return act < low, act > high
 
 
 def _dead_units(sample: LayerSample) -> int:
@@ -582,8 +581,12 @@ def _vanishing_sentence(d: Diagnosis) -> str | None:
     )
 
 
-# the most an activation's slope can be, as the verdict names it
-_SLOPE_NAMES = {"sigmoid": ("σ′", 0.25), "tanh": ("tanh′", 1.0), "relu": ("relu′", 1.0)}
+# the most an activation's slope can be, as the verdict names it (from the op table)
+_SLOPE_NAMES = {
+    name: (op.slope_name, op.max_slope)
+    for name, op in ACTIVATIONS.items()
+    if op is not None and op.slope_name is not None and op.max_slope is not None
+}
 
 
 def _hop_parts(between: list[LayerStats], per_hop: float) -> str:

@@ -35,10 +35,13 @@ HEAVY = (
     "gradviz.render.trace_view",
     "gradviz.render.json",
     "gradviz.render.mermaid",
+    "gradviz.render.html",
     "gradviz.cli.train",
     "gradviz.cli.grads",
     "gradviz.cli.trace",
     "rich.progress",
+    "matplotlib",
+    "gradviz.render.plots",
 )
 
 
@@ -74,9 +77,12 @@ def test_drawing_an_expression_imports_no_numpy_graphviz_or_training() -> None:
     assert loaded(run["modules"], HEAVY) == []
 
 
-def test_drawing_a_transcendental_op_imports_numpy_for_it_and_nothing_else_heavy() -> None:
-    run = modules_after(["draw", "tanh(a*b)", "a=0.5", "b=-1"])
+def test_drawing_a_transcendental_op_imports_nothing_heavy() -> None:
+    # floats go through math (gradviz.ops): numpy is for batches of samples (and tanh)
+    run = modules_after(["draw", "sin(a*b) + exp(a) / log(b + 2) - sigmoid(a)", "a=0.5", "b=-1"])
     assert run["status"] == 0
+    assert loaded(run["modules"], HEAVY) == []
+    run = modules_after(["draw", "tanh(a*b)", "a=0.5", "b=-1"])
     heavy = loaded(run["modules"], HEAVY)
     assert "numpy" in heavy and [m for m in heavy if not m.startswith("numpy")] == []
 
@@ -169,3 +175,9 @@ def test_importing_gradviz_imports_nothing_heavy() -> None:
     modules = json.loads(done.stdout)
     assert [m for m in modules if m.startswith("gradviz")] == ["gradviz"]
     assert loaded(modules, ("numpy", "click", "rich", "importlib.metadata")) == []
+
+
+def test_training_without_a_picture_option_imports_no_matplotlib() -> None:
+    run = modules_after(["train", "xor", "--epochs", "5"])
+    assert run["status"] == 0 and "Decision boundary" in run["out"]
+    assert loaded(run["modules"], ("matplotlib", "gradviz.render.plots")) == []

@@ -89,9 +89,10 @@ def test_a_value_used_twice_is_one_node_with_two_edges():
 
 
 def test_constants_stay_numbers_until_an_op_meets_them():
-    out = parse("x - 2", x=5)  # as in Python: x + (-2), a constant -2, no extra multiply
-    assert out.op.name == "add" and out.data == 3.0
-    assert out.parents[1].is_leaf and out.parents[1].label is None and out.parents[1].data == -2
+    out = parse("x - 2", x=5)  # drawn as typed: a subtraction of the constant 2
+    assert out.op.name == "sub" and out.data == 3.0
+    assert out.parents[1].is_leaf and out.parents[1].label is None and out.parents[1].data == 2
+    assert parse("x + -2", x=5).parents[1].data == -2  # -2 is a number, not a negation
     assert parse("-3").data == -3.0 and parse("-3").is_leaf
     assert parse("--3").data == 3.0
     both = parse("2*3")  # two constants: drawn as an op, not folded

@@ -192,7 +192,8 @@ def draw(
     Without -o, the graph is shown in the terminal as a tree with a table of the
     leaves' gradients. Formats by extension: .dot .gv .svg .png .pdf (Graphviz;
     PDF needs a system Graphviz), .mmd (Mermaid), .md (Mermaid in a fenced block),
-    .json, .txt.
+    .json, .txt, .html (a live page: move the inputs, step through the backward
+    pass; one file, no network).
 
     \b
     Examples:
@@ -253,7 +254,13 @@ def draw(
         for warning in size_warnings(diagram, fmt):
             _say(f"warning: {warning}")
         try:
-            data = render(diagram, fmt, rankdir=rankdir, precision=precision)
+            data = render(
+                diagram,
+                fmt,
+                rankdir=rankdir,
+                precision=precision,
+                expression=None if model_path is not None else text,
+            )
             if path == "-":
                 _write_stdout(data)
             else:

@@ -14,8 +14,8 @@ from gradviz.cli.console import stdout_console
 from gradviz.errors import InputError, quoted
 from gradviz.measure import Measurement, input_files, measure
 from gradviz.numbers import json_safe
-from gradviz.output import format_for, refuse_inputs, run_dot, write_atomic
-from gradviz.render.layers import compare_report, params_table, plot_dot, report
+from gradviz.output import format_for, refuse_inputs, write_atomic
+from gradviz.render.layers import compare_report, params_table, report
 from gradviz.stats import (
     AT_REST_RMS,
     DEAD_FRACTION,
@@ -42,7 +42,7 @@ FAIL_ON = {
     "dead": "dead",
 }
 FAIL_STATUS = 1  # the exit status when --fail-on finds what it guards against
-PLOT_FORMATS = ("svg", "png", "pdf", "dot")
+PLOT_FORMATS = ("svg", "png", "pdf")
 
 STATUS_HELP = f"""\b
 Statuses, first match wins (rms = root mean square of a layer's weight gradients):
@@ -85,12 +85,14 @@ def _write_plot(
     fmt = format_for(path)
     if fmt not in PLOT_FORMATS:
         raise click.BadParameter(
-            f"{quoted(path)}: a plot is written as .svg, .png, .pdf or .dot", param_hint="'--plot'"
+            f"{quoted(path)}: a plot is written as .svg, .png or .pdf", param_hint="'--plot'"
         )
     refuse_inputs([path], inputs)
-    title = f"{subject.label}: rms gradient per layer, {subject.description}"
-    source = plot_dot(diagnosis, subject.snapshots, title=title)
-    write_atomic(Path(path), source if fmt == "dot" else run_dot(source, fmt))
+    from gradviz.render.plots import grads_plot  # lazy: start-up (matplotlib)
+
+    title = f"{subject.label}: rms gradient per layer"
+    picture = grads_plot(diagnosis, subject.snapshots, title, subject.description, fmt)
+    write_atomic(Path(path), picture)
 
 
 @click.command(
@@ -116,8 +118,8 @@ def _write_plot(
 @click.option(
     "--plot",
     metavar="FILE",
-    help="Write the picture (bars per layer; heat map over training) to FILE: .svg, .png, "
-    ".pdf or .dot.",
+    help="Write the plot (log-scale bars per layer with their status; with a history, the "
+    "layers x epochs heat map) to FILE: .svg, .png or .pdf.",
 )
 @click.option(
     "--fail-on",

@@ -17,8 +17,8 @@ from gradviz.errors import GradvizError, InputError, OutputError, quoted
 from gradviz.expr import Program, describe_defaults, parse_assignments, parse_program
 from gradviz.gradcheck import DEFAULT_TOL, gradcheck
 from gradviz.numbers import fmt
-from gradviz.output import refuse_inputs, render, size_warnings, write_atomic
-from gradviz.render.diagram import Diagram
+from gradviz.output import format_for, refuse_inputs, render, size_warnings, write_atomic
+from gradviz.render.diagram import Diagram, diagram_from_value
 from gradviz.render.trace_view import (
     backward_view,
     check_view,
@@ -160,6 +160,14 @@ DEFAULT_SAMPLES = 10  # parameters of a model that `check` compares
     type=click.Choice(list(FRAME_FORMATS), case_sensitive=False),
     help="Format of the --frames files: SVG (through Graphviz; the default) or Mermaid text.",
 )
+@click.option(
+    "-o",
+    "--output",
+    "page",
+    type=click.Path(path_type=Path, dir_okay=False),
+    metavar="FILE.html",
+    help="Also write a live page opened on step 1 (one file, no network; see `draw -o`).",
+)
 @model_options(
     model_help="Trace one example through a saved model (gradviz train --save) instead of EXPR.",
     levels=("scalar", "neuron", "layer"),
@@ -171,6 +179,7 @@ def trace_command(
     show_forward: bool,
     frames: Path | None,
     frame_format: str | None,
+    page: Path | None,
     seed: int,
     model_path: Path | None,
     input_text: str | None,
@@ -204,6 +213,7 @@ def trace_command(
       gradviz trace "x*x + x" x=3 --forward
       gradviz trace "e = a*b; d = e + c; L = d*f" a=2 b=-3 c=10 f=-2 --frames docs/trace
       gradviz trace "tanh(w*x + b)" x=0.5 w=-3 b=1 --frames out --format mmd
+      gradviz trace "e = a*b; d = e + c; L = d*f" a=2 b=-3 c=10 f=-2 -o trace.html
       gradviz trace --model xor.json --input 0,1 --level neuron
       gradviz trace -- "-x*2" x=1
     """
@@ -211,6 +221,11 @@ def trace_command(
     if frame_format is not None and frames is None:
         raise click.UsageError("--format is the format of the --frames files: give --frames DIR")
     level = level.lower()
+    if page is not None and format_for(str(page)) != "html":
+        raise OutputError(
+            f"trace -o writes an HTML page, not {str(page)!r}",
+            hint="Name it FILE.html; for a picture of each step use --frames DIR.",
+        )
     extension = (frame_format or "svg").lower()
     console = stdout_console(soft_wrap=True)
     if model_path is None:
@@ -226,6 +241,8 @@ def trace_command(
 
         value, inputs, clusters = graph.loss, model_inputs(model_path), graph.clusters
         if level != "scalar":
+            if page is not None:
+                raise click.UsageError("-o (a page) draws every scalar: use it without --level")
             _trace_network(graph, level, show_forward, frames, extension, console)
             return
     steps = trace(value)
@@ -249,6 +266,12 @@ def trace_command(
         drawn = trace_frames(value, steps, clusters)  # one direction for all: the last (every grad)
         paths = write_frames(drawn, frames, extension, inputs, preferred_rankdir(drawn[-1]))
         _say(f"wrote {len(paths)} frames to {str(frames)!r} ({paths[0].name} … {paths[-1].name})")
+    if page is not None:
+        refuse_inputs([str(page)], inputs)
+        source = program.source if model_path is None else None
+        diagram = diagram_from_value(value, clusters=clusters)
+        write_atomic(page, render(diagram, "html", expression=source, command="trace"))
+        _say(f"wrote {page} (html)")
 
 
 def _trace_network(

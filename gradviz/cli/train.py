@@ -17,6 +17,7 @@ from rich.progress import BarColumn, Progress, TaskProgressColumn, TextColumn, T
 from rich.table import Table
 from rich.text import Text
 
+from gradviz.cli import pictures
 from gradviz.cli.console import stderr_console, stdout_console
 from gradviz.data import Dataset
 from gradviz.errors import InputError, ModelError, OutputError, quoted, shortened
@@ -287,12 +288,26 @@ def _final_text(loss: float, accuracy: float, size: int) -> Text:
 )
 @click.option("--save", "save_path", metavar="FILE", help="Write the model as JSON.")
 @click.option("--keep-going", is_flag=True, help="Train on after the loss becomes NaN/inf.")
+@click.option(
+    "--boundary",
+    "boundary_path",
+    metavar="FILE",
+    help="Write the decision boundary (2-input networks) to FILE: .svg, .png or .pdf.",
+)
+@click.option(
+    "--curves",
+    "curves_path",
+    metavar="FILE",
+    help="Write the loss and accuracy curves to FILE: .svg, .png or .pdf.",
+)
 @click.option("-q", "--quiet", is_flag=True, help="Print nothing (errors still go to stderr).")
 @click.option("--json", "as_json", is_flag=True, help="Print the results as JSON.")
 def train_command(
     spec: str | None,
     save_path: str | None,
     keep_going: bool,
+    boundary_path: str | None,
+    curves_path: str | None,
     quiet: bool,
     as_json: bool,
     **options: object,
@@ -303,8 +318,9 @@ def train_command(
     deep-sigmoid, deep-relu, and, or, moons, spiral. Options override the spec, or
     describe the whole network without one (then --layers and --data are needed).
 
-    At the end: the loss curve, the final accuracy, the predictions, and the
-    per-layer gradient table with a verdict (vanishing, exploding, dead, …).
+    At the end: the loss curve, the final accuracy, the predictions, a map of the
+    decision boundary (for 2 inputs), and the per-layer gradient table with a verdict
+    (vanishing, exploding, dead, …). --boundary and --curves write them as pictures.
 
     \b
     Examples:
@@ -312,6 +328,7 @@ def train_command(
       gradviz train xor --save xor.json
       gradviz train --layers 2,4,1 --activation sigmoid --data xor --lr 1 --epochs 2000
       gradviz train samples/deep-sigmoid.toml --epochs 200 --quiet --json
+      gradviz train samples/circle.toml --boundary circle.png --curves curves.svg
     """
     data_option = options.get("data")
     if isinstance(data_option, str) and data_option.lower().endswith(".csv"):
@@ -319,6 +336,10 @@ def train_command(
     resolved = resolve_spec(spec, options, OPTION_NAMES)
     if save_path is not None:  # before training, so a bad path costs no training time
         _check_save_path(save_path, spec, resolved)
+    read = pictures.spec_inputs(spec, resolved)
+    pictures.check_picture(boundary_path, "--boundary", read)
+    pictures.check_picture(curves_path, "--curves", read)
+    pictures.check_boundary(boundary_path, resolved.layers[0])
     console = stdout_console()
     show = not quiet and not as_json
 
@@ -362,6 +383,18 @@ def train_command(
         save(from_result(result), Path(save_path))
         if not quiet:
             _note_data_outside(resolved, Path(save_path))
+    history = result.history
+    written = pictures.write_pictures(
+        (boundary_path, curves_path),
+        result.network,
+        result.dataset,
+        result.final.outputs,
+        history.loss,
+        history.accuracy,
+        1,
+        f"{spec or resolved.name}",
+        history.epochs_run,
+    )
 
     if as_json:
         click.echo(_json(_train_payload(result, save_path)))
@@ -375,6 +408,7 @@ def train_command(
         console.print(Text(f"warning: {result.history.stopped}", style="bold red"))
     console.print(_final_text(result.final.loss, result.final.accuracy, result.dataset.size))
     console.print(predictions_table(result.dataset, result.final.outputs, loss=resolved.loss))
+    pictures.print_boundary_map(console, result.network, result.dataset, result.final.outputs)
     console.print()
     report = gradient_report(
         last_samples,
@@ -385,6 +419,8 @@ def train_command(
     console.print(report)
     if save_path is not None:
         click.echo(f"saved {save_path}", err=True)
+    for path in written:
+        click.echo(f"wrote {path}", err=True)
 
 
 def _train_payload(result: Result, save_path: str | None) -> dict:
@@ -502,19 +538,59 @@ def spec_options(words: Sequence[str], text: str) -> dict[str, object]:
 @click.argument("model_path", metavar="MODEL")
 @click.option("--data", "data_path", help="Evaluate on this data (.csv or a built-in name).")
 @click.option("--json", "as_json", is_flag=True, help="Print the results as JSON.")
-def inspect_command(model_path: str, data_path: str | None, as_json: bool) -> None:
+@click.option(
+    "--boundary",
+    "boundary_path",
+    metavar="FILE",
+    help="Write the decision boundary (2-input networks) to FILE: .svg, .png or .pdf.",
+)
+@click.option(
+    "--curves",
+    "curves_path",
+    metavar="FILE",
+    help="Write the loss and accuracy curves recorded in training to FILE: .svg, .png or .pdf.",
+)
+def inspect_command(
+    model_path: str,
+    data_path: str | None,
+    as_json: bool,
+    boundary_path: str | None,
+    curves_path: str | None,
+) -> None:
     """Look inside a saved model: its network, its predictions on its data, and how
     the gradient reaches each layer (with the history recorded during training).
+
+    For a network with 2 inputs, also a map of what it decides over the input plane.
+    --boundary and --curves write the decision boundary and the training curves as
+    pictures.
 
     \b
     Examples:
       gradviz train samples/xor.toml --save xor.json
       gradviz inspect xor.json
       gradviz inspect xor.json --json
+      gradviz inspect xor.json --boundary xor.svg
     """
+    read = [model_path, *([data_path] if data_path else [])]
+    pictures.check_picture(boundary_path, "--boundary", read)
+    pictures.check_picture(curves_path, "--curves", read)
     model = _load_for_inspect(model_path)
+    pictures.check_boundary(boundary_path, model.spec.layers[0])
     data = model_data(model, data_path)
-    evaluation = evaluate(model.network(), data)
+    network = model.network()
+    evaluation = evaluate(network, data)
+    loss, accuracy, every = model.curves()
+    written = pictures.write_pictures(
+        (boundary_path, curves_path),
+        network,
+        data,
+        evaluation.outputs,
+        loss,
+        accuracy,
+        every,
+        model_path,
+        model.epochs_run,
+    )
     samples = model.layer_samples(data)
     snapshots = model.snapshots()
     epochs_run = model.epochs_run
@@ -538,7 +614,6 @@ def inspect_command(model_path: str, data_path: str | None, as_json: bool) -> No
     console.print()
     console.print(_layers_table(model))
     console.print()
-    loss, accuracy, every = model.curves()
     console.print(curve_text(loss, accuracy, every, width=console.width))
     if model.clipping():
         console.print(clipping_text(model.clipping(), model.spec, every, width=console.width))
@@ -548,6 +623,7 @@ def inspect_command(model_path: str, data_path: str | None, as_json: bool) -> No
         )
     console.print(_final_text(evaluation.loss, evaluation.accuracy, data.size))
     console.print(predictions_table(data, evaluation.outputs, loss=model.spec.loss))
+    pictures.print_boundary_map(console, network, data, evaluation.outputs)
     console.print()
     report = gradient_report(
         samples,
@@ -556,6 +632,8 @@ def inspect_command(model_path: str, data_path: str | None, as_json: bool) -> No
         "Gradients per layer of the saved weights (whole data set)",
     )
     console.print(report)
+    for path in written:
+        click.echo(f"wrote {path}", err=True)
 
 
 def _load_for_inspect(model_path: str) -> Model:

@@ -14,6 +14,7 @@ from __future__ import annotations
 import math
 import re
 
+from gradviz.engine import Number
 from gradviz.numbers import DEFAULT_PRECISION
 from gradviz.render.colours import ALL_BANDS, EDGE_KEY, LEGEND_TITLE, PLAIN_FILL
 from gradviz.render.diagram import (
@@ -105,7 +106,18 @@ def node_id(text: str) -> str:
     return f'"{safe}"'
 
 
-def _fields(node: Node, precision: int) -> list[str]:
+# Padding for numbers that a live page rewrites (gradviz.render.html): as wide as a digit.
+FIGURE_SPACE = "\u2007"
+
+
+def _number_field(name: str, x: Number, precision: int, width: int) -> str:
+    """`data 2`, centred in figure spaces to `width` characters of number when given."""
+    text = f"{name} {number_text(x, precision)}"
+    room = max(0, len(name) + 1 + width - len(text))
+    return FIGURE_SPACE * (room // 2) + text + FIGURE_SPACE * (room - room // 2)
+
+
+def _fields(node: Node, precision: int, number_width: int = 0) -> list[str]:
     """The record fields of a node: name (if any), data, grad, extra lines."""
     constant = constant_text(node, precision)
     if constant is not None:
@@ -118,9 +130,9 @@ def _fields(node: Node, precision: int) -> list[str]:
     # Numbers need no escaping: digits, `.-+e`, nan, inf and BAD_MARK (after a space,
     # never before one, so Graphviz 2.x keeps every space).
     if node.data is not None:
-        fields.append("data " + number_text(node.data, precision))
+        fields.append(_number_field("data", node.data, precision, number_width))
     if node.grad is not None:
-        fields.append("grad " + number_text(node.grad, precision))
+        fields.append(_number_field("grad", node.grad, precision, number_width))
     fields.extend(field_text(line) for line in node.extra_lines)
     return fields or [" "]
 
@@ -129,7 +141,9 @@ def _attrs(pairs: list[tuple[str, str]]) -> str:
     return ", ".join(f'{key}="{value}"' for key, value in pairs)
 
 
-def _node_line(node: Node, diagram: Diagram, precision: int, horizontal: bool) -> str:
+def _node_line(
+    node: Node, diagram: Diagram, precision: int, horizontal: bool, number_width: int = 0
+) -> str:
     """One node statement. `horizontal` puts record fields side by side."""
     pairs: list[tuple[str, str]]
     band = band_of(node)
@@ -145,14 +159,14 @@ def _node_line(node: Node, diagram: Diagram, precision: int, horizontal: bool) -
         fill, ink = "#ffffff", None
     elif node.kind == "group":
         # A plain box (not a record), so edges end at its border and never cross its text.
-        lines = _fields(node, precision)
+        lines = _fields(node, precision, number_width)
         pairs = [("shape", "box"), ("label", "\\n".join(lines)), ("margin", "0.08,0.04")]
         styles = ["filled", "rounded"] + (["dashed"] if band is not None and band.dashed else [])
         pairs.append(("style", ",".join(styles)))
         fill = band.fill if band is not None else PLAIN_FILL
         ink = band.ink if band is not None and band.ink != "#000000" else None
     else:
-        body = " | ".join(_fields(node, precision))
+        body = " | ".join(_fields(node, precision, number_width))
         shape_label = f"{{ {body} }}" if horizontal else body
         pairs = [("shape", "record"), ("label", shape_label)]
         if band is not None and band.dashed:
@@ -283,12 +297,16 @@ def legend_table(title: str | None = None, weights: bool = False) -> str:
     )
 
 
-def _layer_column(members: list[Node], diagram: Diagram, precision: int, horizontal: bool) -> str:
+def _layer_column(
+    members: list[Node], diagram: Diagram, precision: int, horizontal: bool, number_width: int = 0
+) -> str:
     """A layer of the neuron view as textbooks draw it: its neurons in one rank, N1 first
     (on top, left to right), held in order by invisible edges and `ordering=out`; no box
     (a cluster lets dot reorder them, differently between versions) and no title (each
     neuron names its layer, L1.N1; the weight edges would cross a title)."""
-    body = "".join("\t" + _node_line(node, diagram, precision, horizontal) for node in members)
+    body = "".join(
+        "\t" + _node_line(node, diagram, precision, horizontal, number_width) for node in members
+    )
     chain = " -> ".join(node_id(node.id) for node in members)
     order = f"\t\t{chain} [style=invis]\n" if len(members) > 1 else ""
     return f"\t{{rank=same\n{body}{order}\t}}\n"
@@ -300,9 +318,11 @@ def dot_body(
     rankdir: str = "LR",
     precision: int = DEFAULT_PRECISION,
     legend: bool = True,
+    number_width: int = 0,
 ) -> list[str]:
     """The statements inside `digraph gradviz { … }`, one per line (tab-indented),
-    in the shape the `graphviz` package keeps in `Digraph.body`."""
+    in the shape the `graphviz` package keeps in `Digraph.body`. `number_width` lays
+    numbers out that many characters wide (for a page that rewrites them)."""
     if rankdir not in RANKDIRS:
         raise ValueError(f"rankdir must be one of {', '.join(RANKDIRS)}, not {rankdir!r}")
     horizontal = True  # fields side by side LR, stacked TB: narrow nodes top to bottom
@@ -317,17 +337,17 @@ def dot_body(
     cluster_index = {name: i for i, name in enumerate(clusters)}
     loose = [n for n in diagram.nodes if n.cluster is None]
     for node in loose:
-        lines.append(_node_line(node, diagram, precision, horizontal))
+        lines.append(_node_line(node, diagram, precision, horizontal, number_width))
     for name in clusters:
         i = cluster_index[name]
         members = [node for node in diagram.nodes if node.cluster == name]
         if diagram.level == "neuron" and all(n.kind == "group" for n in members):
-            lines.append(_layer_column(members, diagram, precision, horizontal))
+            lines.append(_layer_column(members, diagram, precision, horizontal, number_width))
             continue
         lines.append(f"\tsubgraph cluster_{i} {{\n")
         lines.append(f'\t\tlabel="{label_text(name)}"\n\t\tstyle="rounded"\n\t\tcolor="#999999"\n')
         for node in members:
-            lines.append("\t" + _node_line(node, diagram, precision, horizontal))
+            lines.append("\t" + _node_line(node, diagram, precision, horizontal, number_width))
         lines.append("\t}\n")
     largest = max((abs(e.weight) for e in diagram.edges if e.weight is not None), default=0.0)
     for edge in diagram.edges:
@@ -347,7 +367,10 @@ def to_dot(
     rankdir: str = "LR",
     precision: int = DEFAULT_PRECISION,
     legend: bool = True,
+    number_width: int = 0,
 ) -> str:
     """The whole DOT document (byte-stable: the same diagram gives the same text)."""
-    body = dot_body(diagram, rankdir=rankdir, precision=precision, legend=legend)
+    body = dot_body(
+        diagram, rankdir=rankdir, precision=precision, legend=legend, number_width=number_width
+    )
     return "digraph gradviz {\n" + "".join(body) + "}\n"

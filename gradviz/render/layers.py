@@ -1,8 +1,9 @@
-"""Per-layer gradient diagnostics as pictures: the rich table with a log-scale `rel` bar,
-the side-by-side comparison, the over-training heat map, and a Graphviz plot.
+"""Per-layer gradient diagnostics in the terminal: the rich table with a log-scale `rel`
+bar, the side-by-side comparison and the over-training heat map (the --plot picture is
+gradviz.render.plots, drawn by matplotlib).
 
-Pure functions from `gradviz.stats` results to rich renderables or DOT text; the CLI
-prints them or hands the DOT to `dot`. Layer names reach rich as `Text`, never markup.
+Pure functions from `gradviz.stats` results to rich renderables; the CLI prints them.
+Layer names reach rich as `Text`, never markup.
 """
 
 from __future__ import annotations
@@ -18,8 +19,7 @@ from rich.table import Table
 from rich.text import Text
 
 from gradviz.numbers import fmt
-from gradviz.render.dot import html_text
-from gradviz.stats import AT_REST_RMS, Diagnosis, History, LayerStats, ParamGrad, series
+from gradviz.stats import Diagnosis, History, LayerStats, ParamGrad, series
 
 STATUS_STYLES = {
     "NaN": "bold red",
@@ -465,142 +465,3 @@ def params_table(params: Sequence[ParamGrad]) -> RenderableType:
     least = ", ".join(f"{p.name} ({fmt(p.grad, 2)})" for p in ranked[:3])
     note = Text(f"least credit: {least}" if least else "no finite gradients", style="dim")
     return Group(table, note)
-
-
-# -- a picture for --plot ---------------------------------------------------------------
-
-
-def _heat_colour(v: float, lo: float, span: float) -> str:
-    if not math.isfinite(v):
-        return "#000000"
-    if v <= 0:
-        return "#ffffff"
-    level = min(len(_HEAT) - 1, int((math.log10(v) - lo) / span * len(_HEAT)))
-    return _HEAT[max(0, level)]
-
-
-def _td(text: str, **attrs: str) -> str:
-    attr = "".join(f' {k.upper()}="{v}"' for k, v in attrs.items())
-    return f"<TD{attr}>{text}</TD>"
-
-
-def _font(text: str, size: int = 11, colour: str = "#333333") -> str:
-    return f'<FONT POINT-SIZE="{size}" COLOR="{colour}">{html_text(text)}</FONT>'
-
-
-def _box(width: int, height: int, colour: str | None = None) -> str:
-    fill = f' BGCOLOR="{colour}"' if colour else ""
-    return f'<TD WIDTH="{width}" HEIGHT="{height}" FIXEDSIZE="TRUE"{fill}></TD>'
-
-
-def _table(rows: list[str], spacing: int = 2) -> str:
-    return (
-        f'<TABLE BORDER="0" CELLBORDER="0" CELLSPACING="{spacing}" CELLPADDING="1">'
-        + "".join(f"<TR>{row}</TR>" for row in rows)
-        + "</TABLE>"
-    )
-
-
-_BAD = ("NaN", "exploding", "vanishing", "dead")
-_WARN = ("weak", "saturated", "stalled")
-
-
-def plot_dot(diagnosis: Diagnosis, snapshots: History | None = None, title: str = "") -> str:
-    """A Graphviz graph (one HTML-like table) picturing the last moment's rms gradient per
-    layer as log-scale bars and, with a history, the layers x time heat map beside it,
-    row for row. `dot` renders it to SVG or PNG alike; text is ASCII so every `dot`
-    measures it the same."""
-    snaps = snapshots if snapshots else [(diagnosis.epoch or 0, diagnosis)]
-    epochs, names, rows = series(snaps)
-    picks = _pick(len(epochs), 120)
-    finite = [v for row in rows for v in row if v > 0 and math.isfinite(v)]
-    finite += [lay.rms for lay in diagnosis.layers if lay.rms > 0 and math.isfinite(lay.rms)]
-    lo = math.floor(math.log10(min(finite))) if finite else -BAR_DECADES
-    hi = math.ceil(math.log10(max(finite))) if finite else 0
-    hi = max(hi, lo + 1)
-    span = hi - lo
-    bar_px, row_px = 240, 20
-    heat = len(snaps) > 1
-    cell_px = max(4, 480 // len(picks))  # a map of fixed width, wide enough for its legend
-    width = 3 + (1 + len(picks) if heat else 0)
-    gap = _box(16, row_px)
-
-    out = [
-        _td(_font(title or "gradient per layer", 14, "#000000"), colspan=str(width), align="left")
-    ]
-    header = (
-        _td(_font("layer"), align="left", height=str(row_px), cellpadding="3")
-        + _td(
-            _font(f"rms gradient, log scale {fmt(10.0**lo)} .. {fmt(10.0**hi)}"),
-            align="left",
-            cellpadding="3",
-        )
-        + _td(_font("rms g, status"), align="left", cellpadding="3")
-    )
-    if heat:
-        epoch_span = f"rms gradient over epochs {epochs[picks[0]]} -> {epochs[picks[-1]]}"
-        header += gap + _td(_font(epoch_span), colspan=str(len(picks)), align="left")
-    out.append(header)
-    for layer in diagnosis.layers:
-        v = layer.rms
-        px = max(1, round((math.log10(v) - lo) / span * bar_px)) if 0 < v < math.inf else 0
-        colour = (
-            "#d73027" if layer.status in _BAD else "#fdae61" if layer.status in _WARN else "#4575b4"
-        )
-        cells = ([_box(px, 12, colour)] if px > 0 else []) + (
-            [_box(bar_px - px, 12)] if bar_px - px > 0 else []
-        )
-        row = (
-            _td(
-                _font(f"{layer.name} {layer.activation}"),
-                align="left",
-                height=str(row_px),
-                cellpadding="3",
-            )
-            + _td(_table(["".join(cells)], spacing=0))
-            + _td(_font(f"{fmt(v, 3)} {layer.status}"), align="left", cellpadding="3")
-        )
-        if heat:
-            values = rows[names.index(layer.name)] if layer.name in names else []
-            row += gap + "".join(
-                _box(
-                    cell_px,
-                    row_px,
-                    _heat_colour(values[i] if i < len(values) else math.nan, lo, span),
-                )
-                for i in picks
-            )
-        out.append(row)
-    if heat:
-        legend = _table(
-            [
-                _td(_font(fmt(10.0**lo), 9), cellpadding="2")
-                + "".join(_box(20, 10, c) for c in _HEAT)
-                + _td(_font(fmt(10.0**hi) + ";  white = 0, black = NaN/inf", 9), cellpadding="2")
-            ],
-            spacing=0,
-        )
-        out.append(_td("", colspan="3") + gap + _td(legend, colspan=str(len(picks)), align="left"))
-    out.append(
-        _td(
-            _font(
-                f"statuses: see gradviz grads --help; at rest below {fmt(AT_REST_RMS)}",
-                9,
-                "#777777",
-            ),
-            colspan=str(width),
-            align="left",
-        )
-    )
-    page = (
-        '<TABLE BORDER="0" CELLBORDER="0" CELLSPACING="0" CELLPADDING="0">'
-        + "".join(f"<TR>{row}</TR>" for row in out)
-        + "</TABLE>"
-    )
-    return (
-        "digraph gradients {\n"
-        '  graph [bgcolor="white", pad="0.3"];\n'
-        '  node [shape=plaintext, fontname="Helvetica"];\n'
-        f"  plot [label=<{page}>];\n"
-        "}\n"
-    )

@@ -22,7 +22,7 @@ from gradviz.stats import Diagnosis, diagnose
 LEVELS = ("scalar", "neuron", "layer")
 AUTO_NODE_LIMIT = 400  # above this many nodes, `auto` draws the next coarser level
 # Every scalar of a network reads at docs width (800 px) only for the smallest ones: a
-# single neuron has 15 values, 2-2-1 has 31, XOR's 2-4-1 already 53 (3,800 pt wide).
+# single neuron has 15 values, 2-2-1 has 31, XOR's 2-4-1 already 51 (3,800 pt wide).
 # Above this many, `auto` draws one node per neuron instead.
 AUTO_SCALAR_LIMIT = 40
 # Above this many edges the neuron view is a tangle (every unit is wired to every unit of

@@ -2,8 +2,10 @@
 
 For each sample: `docs/<name>.svg` (Graphviz) and `docs/<name>.md` (Mermaid, renders
 on GitHub), plus `docs/README.md`, an index that shows them all; the trained XOR network
-one node per neuron, `docs/xor-network.svg`; and the picture of the diagnostics' headline
-case, `docs/deep-sigmoid-grads.svg` (the README shows both). Run from the
+one node per neuron, `docs/xor-network.svg`; the plot of the diagnostics' headline case,
+`docs/deep-sigmoid-grads.svg`, and the decision boundaries of the XOR and circle samples,
+`docs/xor-boundary.svg` and `docs/circle-boundary.svg` (the README shows them; matplotlib
+draws the plots, with fixed fonts and ids). Run from the
 repository root; the output is deterministic, so a diff shows real changes only.
 
 The SVGs are drawn with graphviz-pure (installed with gradviz) whatever else is
@@ -17,12 +19,15 @@ from __future__ import annotations
 import sys
 from pathlib import Path
 
+from gradviz.boundary import boundary
 from gradviz.errors import GradvizError
 from gradviz.expr import parse_program
 from gradviz.measure import measure
-from gradviz.output import DotProgram, dot_programs, render, run_dot, write_atomic
+from gradviz.nn import resolve_spec
+from gradviz.output import DotProgram, dot_programs, html_page, render, write_atomic
 from gradviz.render.diagram import diagram_from_value, preferred_rankdir
-from gradviz.render.layers import plot_dot
+from gradviz.render.plots import boundary_plot, grads_plot
+from gradviz.train import train
 
 INDEX_HEADER = """\
 # Sample diagrams
@@ -35,7 +40,15 @@ full-precision numbers and the op's local derivative.
 
 
 # The order a reader meets them in: the hand example first; unknown names after, by name.
-ORDER = ("hand", "sigmoid_neuron", "tanh_neuron", "used_twice", "detach", "saturated")
+ORDER = (
+    "hand",
+    "sigmoid_neuron",
+    "tanh_neuron",
+    "tanh_by_hand",
+    "used_twice",
+    "detach",
+    "saturated",
+)
 
 
 def _reading_order(path: Path) -> tuple[int, str]:
@@ -84,12 +97,17 @@ def build(samples: Path, docs: Path, program: DotProgram | None = None) -> list[
     index = docs / "README.md"
     write_atomic(index, "\n".join(sections))
     written.append(index)
+    written += live_pages(samples / "hand.expr", docs, program)
     xor = samples / "xor.toml"
     if xor.is_file():
         written.append(network_picture(xor, docs / "xor-network.svg", program))
     deep = samples / "deep-sigmoid.toml"
     if deep.is_file():
-        written.append(grads_plot(deep, docs / "deep-sigmoid-grads.svg", program))
+        written.append(gradient_plot(deep, docs / "deep-sigmoid-grads.svg"))
+    for name in BOUNDARIES:
+        spec = samples / f"{name}.toml"
+        if spec.is_file():
+            written.append(boundary_picture(spec, docs / f"{name}-boundary.svg"))
     return written
 
 
@@ -111,13 +129,53 @@ def network_picture(spec: Path, target: Path, program: DotProgram | None = None)
     return target
 
 
-def grads_plot(spec: Path, target: Path, program: DotProgram | None = None) -> Path:
+# The samples whose decision boundary the README shows.
+BOUNDARIES = ("xor", "circle")
+
+
+# The live pages of the hand example (the README links them and shows their screenshots,
+# made by gradviz.tools.screenshots): `draw -o hand.html` and `trace -o hand-trace.html`.
+PAGES = {"hand.html": "draw", "hand-trace.html": "trace"}
+
+
+def live_pages(sample: Path, docs: Path, program: DotProgram | None = None) -> list[Path]:
+    if not sample.is_file():
+        return []
+    source = sample.read_text(encoding="utf-8")
+    written = []
+    for name, command in PAGES.items():
+        parsed = parse_program(source)
+        parsed.output.backward()
+        page = html_page(
+            diagram_from_value(parsed.output), program=program, expression=source, command=command
+        )
+        write_atomic(docs / name, page.encode("utf-8"))
+        written.append(docs / name)
+    return written
+
+
+def gradient_plot(spec: Path, target: Path) -> Path:
     """`gradviz grads samples/deep-sigmoid.toml --epochs 200 --every 10 --plot …`, as the
     README shows it: vanishing at epoch 0, then stuck at the mean prediction."""
     subject = measure(str(spec), epochs=200, every=10)
-    title = f"samples/{spec.name}: rms gradient per layer, {subject.description}"
-    picture = plot_dot(subject.diagnosis(), subject.snapshots, title=title)
-    write_atomic(target, run_dot(picture, "svg", program=program))
+    title = f"samples/{spec.name}: rms gradient per layer"
+    picture = grads_plot(subject.diagnosis(), subject.snapshots, title, subject.description)
+    write_atomic(target, picture)
+    return target
+
+
+def boundary_picture(spec: Path, target: Path) -> Path:
+    """`gradviz train samples/NAME.toml --boundary …`: what the trained network decides."""
+    resolved = resolve_spec(str(spec), {}, {})
+    result = train(resolved)
+    title = f"samples/{spec.name}: decision boundary after {result.history.epochs_run} epochs"
+    where = f"on {result.dataset.name}, {result.dataset.size} examples"
+    write_atomic(
+        target,
+        boundary_plot(
+            boundary(result.network, result.dataset, outputs=result.final.outputs), title, where
+        ),
+    )
     return target
 
 

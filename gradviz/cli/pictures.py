@@ -1,0 +1,94 @@
+"""The picture options of `train` and `inspect` (--boundary, --curves) and the terminal's
+boundary map: checks before any work, then one call each. The drawing is in
+gradviz.render.plots (matplotlib, loaded only when a picture is written) and
+gradviz.render.boundary_map."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from pathlib import Path
+
+from rich.console import Console
+from rich.text import Text
+
+from gradviz.boundary import boundary, require_two_inputs
+from gradviz.data import Dataset
+from gradviz.errors import OutputError
+from gradviz.nn import Network, Spec
+from gradviz.output import format_for, refuse_inputs, write_atomic
+from gradviz.render.boundary_map import boundary_map, grid_shape
+
+PICTURE_FORMATS = ("svg", "png", "pdf")
+
+
+def spec_inputs(spec: str | None, resolved: Spec) -> list[str | Path]:
+    """The files a training run reads (the spec, a CSV), which no picture may overwrite."""
+    inputs: list[str | Path] = [spec] if spec is not None and Path(spec).is_file() else []
+    if resolved.data.path is not None:
+        inputs.append(Path(resolved.base_dir or "") / resolved.data.path)
+    return inputs
+
+
+def check_picture(path: str | None, option: str, inputs: Sequence[str | Path]) -> None:
+    """Refuse, before any training, a picture path of another format or one that names
+    an input file (it would be overwritten)."""
+    if path is None:
+        return
+    if format_for(path) not in PICTURE_FORMATS:
+        raise OutputError(f"{option} {path}: a picture is written as .svg, .png or .pdf")
+    refuse_inputs([path], inputs)
+
+
+def check_boundary(path: str | None, n_inputs: int) -> None:
+    """--boundary draws the input plane: only for a network with 2 inputs."""
+    if path is not None:
+        require_two_inputs(n_inputs, where=f"--boundary {path}: ")
+
+
+def write_pictures(
+    paths: tuple[str | None, str | None],
+    network: Network,
+    data: Dataset,
+    outputs: Sequence[float],
+    loss: Sequence[float],
+    accuracy: Sequence[float],
+    every: int,
+    name: str,
+    epochs: int,
+) -> list[str]:
+    """The --boundary and --curves pictures (each when its path is given); the paths
+    written. matplotlib is loaded here, only when one is asked for."""
+    boundary_path, curves_path = paths
+    where = f"on {data.name}, {data.size} examples"
+    written = []
+    if boundary_path is not None:
+        from gradviz.render.plots import boundary_plot  # lazy: start-up (matplotlib)
+
+        title = f"{name}: decision boundary after {epochs} epochs"
+        picture = boundary_plot(
+            boundary(network, data, outputs=outputs), title, where, format_for(boundary_path)
+        )
+        write_atomic(Path(boundary_path), picture)
+        written.append(boundary_path)
+    if curves_path is not None:
+        from gradviz.render.plots import curves_plot  # lazy: start-up (matplotlib)
+
+        title = f"{name}: loss and accuracy over {epochs} epochs"
+        picture = curves_plot(loss, accuracy, every, title, where, format_for(curves_path))
+        write_atomic(Path(curves_path), picture)
+        written.append(curves_path)
+    return written
+
+
+def print_boundary_map(
+    console: Console, network: Network, data: Dataset, outputs: Sequence[float]
+) -> None:
+    """The terminal's boundary map, for a network with 2 inputs only: coloured half-blocks
+    on a colour terminal, plain characters when piped or under NO_COLOR."""
+    if network.sizes[0] != 2:
+        return
+    colour = console.color_system is not None and not console.no_color
+    console.print()
+    console.print(Text("Decision boundary (output over the input plane)", style="bold"))
+    grid = boundary(network, data, *grid_shape(colour), outputs=outputs)
+    console.print(boundary_map(grid, colour))

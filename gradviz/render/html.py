@@ -1,0 +1,456 @@
+"""One self-contained HTML page per graph: the SVG drawing made live.
+
+The page holds the Graphviz drawing inline, a slider and a number box per input, the
+nudge readout, node details on hover and keyboard focus, and the backward pass step by
+step, as `gradviz trace` prints it. A small JavaScript engine (assets/engine.js, with
+its op functions generated from JS_OPS below) recomputes every number when an input
+moves; tests/test_html_parity.py runs it under Node against the Python engine.
+
+Pure: a diagram (built by `diagram_from_value`, so it knows its Values) and the SVG
+text of its drawing in, one HTML string out. Nothing is fetched: scripts and styles are
+inline, allowed by their hashes in a Content-Security-Policy that forbids everything
+else (no network, no other script). User text reaches the page escaped: as HTML text,
+inside Graphviz's SVG (XML-escaped by Graphviz), or as JSON in a data block with `<`,
+`>`, `&` and U+2028/9 written as escapes, so no name can close a tag.
+"""
+
+from __future__ import annotations
+
+import base64
+import hashlib
+import html
+import io
+import json
+import math
+import re
+from dataclasses import replace
+from functools import cache
+from importlib import resources
+from typing import Any
+
+from gradviz.engine import Value
+from gradviz.numbers import DEFAULT_PRECISION, json_number
+from gradviz.ops import ADD, DIV, MUL, NEG, POW, SUB, UNARY_OPS, Op, power_op
+from gradviz.render.diagram import (
+    _BAND_EDGES,
+    BAD_BAND,
+    BAD_BORDER,
+    BAD_MARK,
+    BANDS,
+    Diagram,
+    _states_a_value,
+)
+from gradviz.render.dot import _STATE_LOOK
+from gradviz.trace import definition, node_names, op_form, operand, output_name, substitute, trace
+
+# Above this many values a page is the static picture with a note: sliders over a
+# graph nobody can read would only make the page slow.
+LIVE_LIMIT = 300
+# Data and grad texts are laid out this many characters wide, so most new numbers fit
+# their box after a slider moves (figure spaces: as wide as a digit).
+NUMBER_WIDTH = 6
+
+# The op table in JavaScript: forward value and local derivatives of each op as
+# expressions in `a`, `b` (inputs), `out` (the op's value) and `n` (a constant exponent),
+# with the IEEE operations engine.py's numpy calls perform, in the same order. `pow`
+# and `sigmoid` are assets/engine.js's copies of numpy's power and engine._sigmoid.
+JS_OPS: dict[str, tuple[str, tuple[str, ...]]] = {
+    "add": ("a + b", ("1", "1")),
+    "sub": ("a - b", ("1", "-1")),
+    "mul": ("a * b", ("b", "a")),
+    "div": ("a / b", ("1 / b", "-out / b")),  # IEEE at b = 0, as the Python engine
+    "neg": ("-a", ("-1",)),
+    "pow": (
+        "pow(a, b)",
+        ("b === 0 ? 0 : b * pow(a, b - 1)", "a === 0 && b > 0 ? 0 : out * Math.log(a)"),
+    ),
+    "powN": ("pow(a, n)", ("n === 0 ? 0 : n * pow(a, n - 1)",)),  # power_op(n): a ** n
+    "exp": ("Math.exp(a)", ("out",)),
+    "log": ("Math.log(a)", ("1 / a",)),
+    "tanh": ("Math.tanh(a)", ("1 - out * out",)),
+    "sigmoid": ("sigmoid(a)", ("out * (1 - out)",)),
+    "relu": ("a > 0 ? a : a <= 0 ? 0 : a", ("a > 0 ? 1 : a <= 0 ? 0 : a",)),
+    "sin": ("Math.sin(a)", ("Math.cos(a)",)),
+    "cos": ("Math.cos(a)", ("-Math.sin(a)",)),
+    "abs": ("Math.abs(a)", ("sign(a)",)),
+    "sqrt": ("Math.sqrt(a)", ("0.5 / out",)),
+    "detach": ("a", ("0",)),
+}
+POWER_KEY = "powN"
+
+
+def table_ops() -> dict[str, Op]:
+    """The op table's entries by JS_OPS key (every power_op(n) is one entry, `powN`).
+    A new op needs an entry in JS_OPS (tests/test_html_parity.py finds every Op)."""
+    ops = {op.name: op for op in (ADD, SUB, MUL, DIV, NEG, POW, *UNARY_OPS.values())}
+    ops[POWER_KEY] = power_op(3.0)
+    return ops
+
+
+def op_key(op: Op) -> str:
+    """The JS_OPS entry of an op: its name, or `powN` for a constant power."""
+    return POWER_KEY if op.name not in JS_OPS and op.symbol.startswith("**") else op.name
+
+
+def _exponent(op: Op) -> float:
+    return float(op.name[len("pow") :])
+
+
+@cache
+def ops_script() -> str:
+    """`var GV_OPS = {...}`: the op table's arity and credit rule with JS_OPS's maths."""
+    entries = []
+    for key, op in table_ops().items():
+        forward, locals_ = JS_OPS[key]
+        entries.append(
+            f"  {json.dumps(key)}: {{arity: {op.arity}, passes: {str(op.passes_credit).lower()},\n"
+            f"    f: function (a, b, n) {{ return {forward}; }},\n"
+            f"    d: function (out, a, b, n) {{ return [{', '.join(locals_)}]; }}}}"
+        )
+    return "var GV_OPS = {\n" + ",\n".join(entries) + "\n};\n"
+
+
+def _asset(name: str) -> str:
+    return resources.files("gradviz.render").joinpath("assets", name).read_text("utf-8")
+
+
+@cache
+def engine_script() -> str:
+    """The engine as one script: GV_OPS, then assets/engine.js (defines `GV`)."""
+    return _asset("engine.js").replace("var OPS = GV_OPS;", ops_script() + "  var OPS = GV_OPS;")
+
+
+# -- what the page knows about the graph -----------------------------------------------
+
+
+def live_reason(diagram: Diagram) -> str | None:
+    """Why this diagram gets a static page (None: it can be live)."""
+    values = list(diagram.value_ids)
+    if not values or len(values) != sum(n.kind == "value" for n in diagram.nodes):
+        return "only a graph drawn from an expression is live"
+    if not diagram.has_grad:
+        return "drawn without gradients (--no-grad), so not live"
+    if len(values) > LIVE_LIMIT:
+        return f"{len(values)} values: live pages stop at {LIVE_LIMIT}"
+    if any(v.data.__class__ is not float for v in values):
+        return "a batch of samples is not live"
+    return None
+
+
+def _trace_texts(root: Value) -> list[str]:
+    """`gradviz trace`'s backward pass, one text block per step, as it prints it."""
+    from rich.console import Console  # lazy: start-up
+
+    from gradviz.render.trace_view import backward_view  # lazy: start-up
+
+    steps = trace(root)
+    console = Console(file=io.StringIO(), width=100_000, color_system=None, soft_wrap=True)
+    console.print(backward_view(steps, output_name(root)))
+    text = console.file.getvalue()
+    blocks = re.split(r"\n\n(?=Step \d)", text.rstrip("\n"))
+    return [block.rstrip("\n") for block in blocks[1:]]
+
+
+def graph_data(
+    diagram: Diagram, *, precision: int = DEFAULT_PRECISION, with_trace: bool = True
+) -> dict[str, Any]:
+    """The graph as the page's script reads it: nodes in topological order, their ops,
+    parents and names, the inputs' values, and what the texts say around the numbers."""
+    order = list(diagram.value_ids)
+    root = order[-1]
+    names = node_names(order)
+    index = {v: i for i, v in enumerate(order)}
+    nodes = []
+    for v in order:
+        vid = diagram.value_ids[v]
+        entry: dict[str, Any] = {"id": vid, "name": names[v], "k": None}
+        if diagram.node(vid).role == "constant":  # no slider, no grad shown, no step
+            entry["constant"] = True
+        entry["def"] = definition(v, names)
+        if v.op is None:
+            entry["v"] = json_number(v.data)
+        else:
+            op = v.op
+            operands = [names[p] for p in v.parents]
+            entry.update(k=op_key(op), op=op.name, p=[index[p] for p in v.parents])
+            if entry["k"] == POWER_KEY:
+                entry["n"] = json_number(_exponent(op))
+            entry["applied"] = op_form(op, *operands)
+            locals_ = op.local(v.data, *[p.data for p in v.parents])
+            inputs = []
+            for position, formula in enumerate(op.formulas):
+                local_text = substitute(formula, *operands)
+                applied = entry["applied"]
+                inputs.append(
+                    {
+                        "nf": f"∂({applied})/∂{operand(operands[position])} = {local_text}",
+                        "lt": local_text,
+                        # a formula that is a number says its value already (the tooltips' rule)
+                        "same": _states_a_value(local_text, locals_[position]),
+                    }
+                )
+            entry["c"] = inputs
+        nodes.append(entry)
+    leaves = [i for i, node in enumerate(nodes) if node["k"] is None and "constant" not in node]
+    out = names[root]
+    return {
+        "nodes": nodes,
+        "leaves": leaves,
+        "out": out,
+        "precision": precision,
+        "tracePrecision": DEFAULT_PRECISION,  # the trace prints numbers its own way
+        "bands": [{"fill": b.fill, "ink": b.ink} for b in BANDS],
+        "bad": {"fill": BAD_BAND.fill, "ink": BAD_BAND.ink},
+        "edges": list(_BAND_EDGES),
+        "badBorder": BAD_BORDER,
+        "mark": BAD_MARK,
+        "states": {k: list(v) for k, v in _STATE_LOOK.items()},
+        "trace": _trace_texts(root) if with_trace else None,
+        "intro": (
+            f"Press Next to walk the backward pass: from {out} back to the inputs, each node "
+            f"passes its credit d{out}/dnode times the local derivative to each input."
+        ),
+        "nudgeIntro": (
+            f"Move an input: the change of {out} is measured, and compared with "
+            f"gradient × change, the linear estimate."
+        ),
+    }
+
+
+def page_diagram(diagram: Diagram) -> Diagram:
+    """The diagram as the page draws it: no SVG tooltips (the page shows details itself)."""
+    return replace(diagram, nodes=tuple(replace(n, detail="") for n in diagram.nodes))
+
+
+# -- the page ------------------------------------------------------------------------------
+
+
+def json_for_script(value: object) -> str:
+    """JSON that can sit inside <script>: no `<`, `>`, `&` or line separator in it raw."""
+    text = json.dumps(value, ensure_ascii=False, allow_nan=False, separators=(",", ":"))
+    for raw, escaped in (
+        ("&", "\\u0026"),
+        ("<", "\\u003c"),
+        (">", "\\u003e"),
+        ("\u2028", "\\u2028"),
+        ("\u2029", "\\u2029"),
+    ):
+        text = text.replace(raw, escaped)
+    return text
+
+
+def _sha256(text: str) -> str:
+    return "sha256-" + base64.b64encode(hashlib.sha256(text.encode("utf-8")).digest()).decode()
+
+
+_SVG_PROLOGUE = re.compile(r"\A.*?(?=<svg\b)", re.S)
+_SVG_COMMENT = re.compile(r"<!--.*?-->", re.S)
+
+
+def inline_svg(svg: str) -> str:
+    """Graphviz's SVG as an element of the page: no XML prologue, doctype or comments."""
+    return _SVG_COMMENT.sub("", _SVG_PROLOGUE.sub("", svg, count=1)).strip()
+
+
+def _esc(text: str) -> str:
+    return html.escape(text, quote=True)
+
+
+def reading_order(data: dict[str, Any], expression: str) -> list[int]:
+    """The inputs in the order the expression names them (graph order breaks ties, and
+    places names it does not find), so the sliders read like the text."""
+
+    def first_use(i: int) -> int:
+        name = data["nodes"][i]["name"]
+        found = re.search(rf"(?<![\w.]){re.escape(name)}(?![\w.])", expression)
+        return found.start() if found else len(expression)
+
+    return sorted(data["leaves"], key=first_use)
+
+
+def one_line(text: str) -> str:
+    """An expression file as one line for a heading and a command that works anywhere:
+    comments dropped, statements joined by `; ` (lines inside brackets by a space). The
+    text as it was when the one line would not parse to the same graph."""
+    from gradviz.errors import GradvizError  # lazy: start-up
+    from gradviz.expr import parse_program  # lazy: start-up
+
+    parts: list[str] = []
+    depth = 0
+    for line in text.split("\n"):
+        code = line.split("#", 1)[0].strip()
+        if not code:
+            continue
+        if parts:
+            joined = depth > 0 or parts[-1].endswith("\\")
+            parts[-1] = parts[-1].rstrip("\\").rstrip()
+            parts.append(" " if joined else "; ")
+        parts.append(code.rstrip(";").rstrip() if code.endswith(";") else code)
+        depth += sum(code.count(c) for c in "([{") - sum(code.count(c) for c in ")]}")
+    short = "".join(parts)
+    if short == text:
+        return text
+    try:
+        before, after = parse_program(text), parse_program(short)
+    except GradvizError:
+        return text
+    shape = [
+        (n.op.name if n.op else n.label, n.data) for n in (before.output, *before.names.values())
+    ]
+    again = [
+        (n.op.name if n.op else n.label, n.data) for n in (after.output, *after.names.values())
+    ]
+    return short if shape == again and list(before.names) == list(after.names) else text
+
+
+def _leaf_rows(data: dict[str, Any]) -> str:
+    rows = []
+    for i in data["leaves"]:
+        node = data["nodes"][i]
+        x = float(node["v"])  # "nan", "inf", "-inf" too
+        low, high, step = slider_range(x)
+        name = _esc(node["name"])
+        value = _js_number(x) if math.isfinite(x) else ""  # a number box cannot hold nan
+        rows.append(
+            f'<div class="leaf" id="leaf-{i}">'
+            f'<label for="range-{i}">{name}</label>'
+            f'<input type="range" id="range-{i}" min="{_js_number(low)}" max="{_js_number(high)}" '
+            f'step="{_js_number(step)}" value="{value or _js_number(low / 2 + high / 2)}" '
+            f'aria-label="{name} (slider)">'
+            f'<input type="number" id="box-{i}" step="any" value="{value}" '
+            f'aria-label="{name} (value)">'
+            f'<span class="leaf-grad"></span></div>'
+        )
+    return "\n".join(rows)
+
+
+def _js_number(x: float) -> str:
+    """A number as JavaScript's String(x) writes it for the values sliders hold."""
+    return repr(int(x)) if x.is_integer() and abs(x) < 1e16 else repr(x)
+
+
+def slider_range(x: float) -> tuple[float, float, float]:
+    """A slider around x: ±max(4, 2|x|), in about forty steps of a round size each way."""
+    if not math.isfinite(x):
+        x = 0.0
+    half = max(4.0, 2 * abs(x))
+    step = 10.0 ** math.floor(math.log10(half / 40))
+    half = math.ceil(half / step) * step
+    return x - half, x + half, step
+
+
+PAGE = """<!doctype html>
+<html lang="en">
+<head>
+<meta charset="utf-8">
+<meta http-equiv="Content-Security-Policy" content="{csp}">
+<meta name="viewport" content="width=device-width, initial-scale=1">
+<meta name="generator" content="gradviz">
+<title>{title}</title>
+<style>{css}</style>
+</head>
+<body>
+<header><h1>{heading}</h1><p class="sub">{sub}</p></header>
+<main>
+<figure id="graph" class="{kind}" aria-label="the computation graph">{svg}</figure>
+{controls}
+</main>
+{scripts}
+</body>
+</html>
+"""
+
+CONTROLS = """<div id="panels">
+<section id="inputs" aria-labelledby="inputs-h"><h2 id="inputs-h">Inputs</h2>
+<p id="output-value" class="out"></p>
+{leaves}
+<p class="buttons"><button type="button" id="reset">Reset inputs</button></p>
+<h3>Nudge</h3>
+<pre id="nudge" aria-live="polite">{nudge}</pre>
+</section>
+<section id="steps" aria-labelledby="steps-h"><h2 id="steps-h">Backward pass</h2>
+<p class="buttons"><button type="button" id="prev">◀ Previous</button>
+<button type="button" id="play">Play</button>
+<button type="button" id="next">Next ▶</button>
+<span id="step-count" aria-live="polite"></span></p>
+<pre id="step-text" aria-live="polite"></pre>
+<h3>Details</h3>
+<pre id="detail" aria-live="polite">{hint}</pre>
+<div id="reproduce"><h3>Reproduce</h3>
+<p class="buttons"><button type="button" id="copy">Copy command</button>
+<span id="copy-status" aria-live="polite"></span></p>
+<pre id="command"></pre></div>
+</section>
+</div>"""
+
+
+@cache
+def _css() -> str:
+    return _asset("page.css")
+
+
+def to_html(
+    diagram: Diagram,
+    svg: str,
+    *,
+    expression: str | None = None,
+    command: str = "draw",
+    step: int = 0,
+    precision: int = DEFAULT_PRECISION,
+    note: str | None = None,
+) -> str:
+    """The page for `diagram`, drawn by `svg` (Graphviz's SVG of `page_diagram(diagram)`
+    laid out with padded numbers). Live when `live_reason` finds nothing against it and
+    the expression is known; `step` 1 opens on the first step of the backward pass."""
+    reason = note or live_reason(diagram)
+    if reason is None and expression is None:
+        expression = ""
+    expression = one_line(expression) if expression else expression
+    title = expression.strip().replace("\n", " ") if expression else (diagram.title or "graph")
+    short = title if len(title) <= 80 else title[:77] + "…"
+    css = _css()
+    if reason is not None:
+        body_scripts = ""
+        controls = (
+            f'<p class="note">{_esc(reason)}: this page is the picture (hover a node for '
+            "its numbers).</p>"
+        )
+        script_src = "'none'"
+        sub = "gradviz: the graph with every node's data and gradient"
+    else:
+        data = graph_data(diagram, precision=precision)
+        data.update(expression=expression, command=command)
+        data["leaves"] = reading_order(data, expression)
+        if step:
+            data["startStep"] = step
+        code = engine_script() + _asset("page.js")
+        body_scripts = (
+            f'<script type="application/json" id="gv-data">{json_for_script(data)}</script>\n'
+            f"<script>{code}</script>"
+        )
+        script_src = f"'{_sha256(code)}'"
+        controls = CONTROLS.format(
+            leaves=_leaf_rows(data),
+            nudge=_esc(data["nudgeIntro"]),
+            hint="Hover over a node or an edge, or Tab to the graph and use the arrow keys, for "
+            "its op and local derivatives.",
+        )
+        sub = (
+            "Move an input to recompute every data and gradient; step through the backward pass "
+            "below."
+        )
+    csp = (
+        f"default-src 'none'; script-src {script_src}; style-src '{_sha256(css)}'; "
+        "img-src data:; base-uri 'none'; form-action 'none'"
+    )
+    return PAGE.format(
+        csp=csp,
+        title=_esc(f"gradviz: {short}"),
+        css=css,
+        heading=_esc(short),
+        sub=_esc(sub),
+        svg=inline_svg(svg),
+        kind="live" if reason is None else "static",
+        controls=controls,
+        scripts=body_scripts,
+    )
