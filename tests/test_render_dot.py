@@ -96,7 +96,7 @@ def test_hand_example_svg_shows_every_number(program):
     assert "a: data = 2.0\ngrad = 6.0" in tips
     assert "mul: L = d·f = -8.0\n∂(d·f)/∂d = f = -2.0\n∂(d·f)/∂f = d = 4.0\ngrad in = 1.0" in tips
     assert node_count(svg) == len(diagram.nodes)  # the legend is the graph's label
-    assert "|grad| (log scale)" in shown and "nan / inf" in shown
+    assert "|grad|" in shown and "nan / inf" in shown
 
 
 def test_unnamed_output_is_called_L_in_the_picture():
@@ -127,7 +127,8 @@ def test_legend_sits_above_the_drawing_and_does_not_widen_it(program, rankdir):
     diagram = diagram_from_value(hand())
     with_legend = svg_of(to_dot(diagram, rankdir=rankdir), program)
     without = svg_of(to_dot(diagram, rankdir=rankdir, legend=False), program)
-    assert svg_size(with_legend)[0] <= 1.1 * svg_size(without)[0]
+    # the key is one row of about 400 pt: it may set the width of a narrow graph only
+    assert svg_size(with_legend)[0] <= max(1.1 * svg_size(without)[0], 450)
     assert max(text_ys(with_legend, inside_nodes=False)) < min(text_ys(with_legend, True))
     assert node_count(with_legend) == len(diagram.nodes)
 
@@ -181,7 +182,7 @@ def test_nan_and_inf_are_unmistakable_and_say_which(program):
     # the bad number is marked, the good one beside it is not
     assert 'label="{ x | data 0 | grad inf ‼ }"' in text
     assert 'label="{ y | data -inf ‼ | grad 1 }"' in text
-    bad = re.findall(r'"n\d+" \[[^\n]*fillcolor="#d62728", color="#000000", penwidth="3"', text)
+    bad = re.findall(r'"n\d+" \[[^\n]*fillcolor="#000000", color="#d62728", penwidth="3"', text)
     assert len(bad) == 2
     svg = svg_of(text, program)
     shown = texts(svg)
@@ -189,7 +190,7 @@ def test_nan_and_inf_are_unmistakable_and_say_which(program):
     assert "nan / inf" in shown  # the legend names the colour
     for node_id in ("n0", "n1"):  # a border that shows: not the colour of the fill
         fill, stroke = node_shapes(svg)[node_id]
-        assert fill.lower() == "#d62728" and stroke.lower() in ("#000000", "black")
+        assert fill.lower() == "#000000" and stroke.lower() == "#d62728"
 
 
 @pytest.mark.parametrize("rankdir", ["LR", "RL"])
@@ -198,9 +199,11 @@ def test_horizontal_records_in_lr(rankdir):
 
 
 @pytest.mark.parametrize("rankdir", ["TB", "BT"])
-def test_records_stay_side_by_side_in_tb(rankdir):
+def test_records_stack_their_fields_in_tb(rankdir):
+    # Top to bottom is chosen for wide graphs: nodes as narrow as their longest field
+    # halve the width (XOR's every scalar: 3,806 pt side by side, 1,862 pt stacked).
     text = to_dot(diagram_from_value(hand()), rankdir=rankdir)
-    assert f'rankdir="{rankdir}"' in text and 'label="a | data 2 | grad 6"' in text
+    assert f'rankdir="{rankdir}"' in text and 'label="{ a | data 2 | grad 6 }"' in text
 
 
 def test_bad_rankdir_is_refused():

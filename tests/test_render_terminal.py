@@ -70,8 +70,8 @@ def test_nan_and_inf_are_marked_without_colour():
 @pytest.mark.filterwarnings("ignore::RuntimeWarning")
 def test_gradients_are_coloured_by_magnitude():
     out = coloured(run("y = sigmoid(w*x + 1)", x=0.5, w=-40))
-    assert "\x1b[1;35m2.801e-9" in out  # vanishing: bold magenta
-    assert "\x1b[36m1\x1b[0m" in out  # around 1: cyan
+    assert "\x1b[1;37;45m2.801e-9" in out  # vanishing: white on magenta, the loudest
+    assert "\x1b[33m1\x1b[0m" in out  # 1 to 100: yellow (the scale's orange)
     nan = coloured(run("y = sqrt(x)", x=-1))
     assert "\x1b[1;37;41mnan !" in nan
 

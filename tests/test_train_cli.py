@@ -180,7 +180,7 @@ def test_save_inspect_draw_round_trip(tmp_path: Path) -> None:
     drawn = run("draw", "--model", str(model), "--input", "0,1", "-o", str(svg))
     assert drawn.exit_code == 0, drawn.output
     text = " ".join(ET.parse(svg).getroot().itertext())
-    assert "L1.N1.w0" in text and "loss" in text
+    assert "L1.N1" in text and "loss" in text  # drawn one node per neuron by default
     mermaid = run(
         "draw", "--model", str(model), "--input", "1,1", "--level", "neuron", "-f", "mermaid"
     )
@@ -198,7 +198,7 @@ def test_draw_collapses_a_deep_model_to_layers_and_says_so(tmp_path: Path) -> No
     result = run("draw", "--model", str(model), "--input", "0,0", "--target", "1", "-f", "dot")
     assert result.exit_code == 0
     assert result.stderr == (
-        "note: 6,583 scalar nodes is more than 400, and one node per neuron would take 2,098 "
+        "note: 6,583 scalar nodes is more than 40, and one node per neuron would take 2,098 "
         "edges (more than 100): drawn one node per layer (--level)\n"
     )
     assert '"L10" [' in result.stdout and "L10.N1" not in result.stdout

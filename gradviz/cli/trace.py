@@ -267,7 +267,10 @@ def trace_command(
     if model_path is not None and len(steps) > MODEL_STEPS_NOTE:
         _say(f"note: {len(steps)} steps; --level neuron or --level layer shows fewer")
     if frames is not None:
-        paths = write_frames(trace_frames(value, steps, clusters), frames, extension, inputs)
+        from gradviz.render.diagram import preferred_rankdir  # lazy: start-up
+
+        drawn = trace_frames(value, steps, clusters)  # one direction for all: the last (every grad)
+        paths = write_frames(drawn, frames, extension, inputs, preferred_rankdir(drawn[-1]))
         _say(f"wrote {len(paths)} frames to {str(frames)!r} ({paths[0].name} … {paths[-1].name})")
     if page is not None:
         refuse_inputs([str(page)], inputs)

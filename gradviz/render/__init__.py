@@ -8,8 +8,10 @@ to see gradients) or a ready-made `Diagram`, and never prints or writes files.
     >>> L = a * b
     >>> L.label = "L"
     >>> L.backward()
-    >>> print(to_mermaid(L, legend=False).splitlines()[1])
+    >>> print(to_mermaid(L, legend=False).splitlines()[1].replace("\\u202f", " "))
         n0["a │ data 2 │ grad -3"]
+
+(Mermaid labels join each number to its name with a narrow no-break space, U+202F.)
 """
 
 from __future__ import annotations

@@ -20,6 +20,7 @@ from typing import Literal
 from gradviz.engine import Constant, Number, Value, topological_order
 from gradviz.lazy import is_array, np
 from gradviz.numbers import DEFAULT_PRECISION, fmt, fmt_full
+from gradviz.render import colours
 from gradviz.text import printable  # noqa: F401 (renderers and tests import it from here)
 from gradviz.trace import node_names, op_form, operand, substitute
 
@@ -82,6 +83,16 @@ class Edge:
     label: str | None = None
     emphasis: bool = False
     index: int = 0
+    weight: float | None = None  # a network's weight on this edge: the line's width is |w|
+    grad: Number | None = None  # the gradient through it (∂L/∂w): the line's colour
+    detail: str = ""  # tooltip text
+
+    @property
+    def band(self) -> Band | None:
+        """The colour band of the gradient through the edge; None without one."""
+        if self.grad is None:
+            return None
+        return colours.band_for(abs(float(self.grad)), not is_bad(self.grad))
 
 
 @dataclass(frozen=True, slots=True)
@@ -300,46 +311,18 @@ def constant_text(node: Node, precision: int = DEFAULT_PRECISION) -> str | None:
     return number_text(node.data, precision)
 
 
-@dataclass(frozen=True, slots=True)
-class Band:
-    """One step of the |grad| colour scale, shared by every renderer so they agree."""
-
-    name: str  # a CSS/class-safe name: "g0" … "g6", "bad"
-    text: str  # what the legend says
-    fill: str  # background colour
-    ink: str  # text colour readable on `fill`
-
-
-# |grad| on a log scale, two decades a step: an exact zero, vanishing (< 1e-6), …,
-# large (>= 100); NaN/inf get a band of their own that nothing else uses (red).
-BANDS: tuple[Band, ...] = (
-    Band("g0", "0", "#eeeeee", "#000000"),
-    Band("g1", "< 1e-6", "#f7fbff", "#000000"),
-    Band("g2", "1e-6 – 1e-4", "#deebf7", "#000000"),
-    Band("g3", "1e-4 – 0.01", "#c6dbef", "#000000"),
-    Band("g4", "0.01 – 1", "#9ecae1", "#000000"),
-    Band("g5", "1 – 100", "#6baed6", "#000000"),
-    Band("g6", "≥ 100", "#2171b5", "#ffffff"),
-)
-BAD_BAND = Band("bad", "nan / inf", "#d62728", "#ffffff")
-# A NaN/inf node has a thick dark border (red on red would not show), and the bad
-# number itself carries BAD_MARK, so one can tell whether data or grad went wrong.
-BAD_BORDER = "#000000"
-BAD_MARK = "‼"
-_BAND_EDGES = (1e-6, 1e-4, 1e-2, 1.0, 1e2)  # lower bounds of bands g2 … g6
+# The colour scale lives in gradviz.render.colours; its names are kept here for renderers.
+Band = colours.Band
+BANDS = colours.BANDS
+BAD_BAND = colours.BAD_BAND
+BAD_BORDER = colours.BAD_BORDER
+BAD_MARK = colours.BAD_MARK
+_BAND_EDGES = colours.BAND_EDGES  # the HTML page colours with them (gradviz.render.html)
 
 
 def band_of(node: Node) -> Band | None:
     """The colour band of a node: None without a grad (op nodes, --no-grad)."""
-    if not node.is_finite:
-        return BAD_BAND
-    magnitude = node.magnitude
-    if magnitude is None:
-        return None
-    if magnitude == 0:
-        return BANDS[0]
-    step = 1 + sum(magnitude >= edge for edge in _BAND_EDGES)
-    return BANDS[step]
+    return colours.band_for(node.magnitude, node.is_finite)
 
 
 def is_bad(x: Number | None) -> bool:
@@ -361,10 +344,66 @@ def number_text(x: Number, precision: int = DEFAULT_PRECISION) -> str:
 LAYER_RANKDIR = "TB"
 
 
+# Left to right, wider than this (px, estimated) shrinks text below about two thirds when
+# fitted to a docs page of 800 px: such graphs are drawn top to bottom, where nodes stack
+# their fields and stay narrow (the one-neuron samples: 1,600 px left to right, 550 px
+# top to bottom).
+WIDE_PX = 1200
+_CHAR_PX, _BOX_PX, _OP_PX, _GAP_PX = 7.0, 24.0, 36.0, 26.0  # rough DejaVu Sans 11 pt sizes
+
+
+def _ranks(diagram: Diagram) -> dict[str, int]:
+    """Each node's rank (longest path from a source), as Graphviz places them."""
+    incoming: dict[str, int] = {n.id: 0 for n in diagram.nodes}
+    outgoing: dict[str, list[str]] = {n.id: [] for n in diagram.nodes}
+    for edge in diagram.edges:
+        if edge.source in outgoing and edge.target in incoming:
+            outgoing[edge.source].append(edge.target)
+            incoming[edge.target] += 1
+    rank = dict.fromkeys(incoming, 0)
+    ready = [node_id for node_id, count in incoming.items() if count == 0]
+    while ready:
+        node_id = ready.pop()
+        for target in outgoing[node_id]:
+            rank[target] = max(rank[target], rank[node_id] + 1)
+            incoming[target] -= 1
+            if incoming[target] == 0:
+                ready.append(target)
+    return rank
+
+
+def _node_width(node: Node, stacked: bool = False) -> float:
+    """A node's width in px, roughly: its fields side by side (name | data | grad, left
+    to right) or `stacked` (top to bottom, where records stack their fields)."""
+    if node.kind == "op":
+        return _OP_PX
+    fields = [len(node.label)]
+    fields += [12] if node.data is not None else []
+    fields += [12] if node.grad is not None else []
+    longest = max((len(line) for line in node.extra_lines), default=0)
+    text = max(fields) if stacked or node.kind == "group" else sum(fields)
+    return _BOX_PX + _CHAR_PX * max(text, longest)
+
+
 def preferred_rankdir(diagram: Diagram) -> str:
-    """The direction a drawing reads best in when the user names none: top to bottom for
-    a network drawn per layer (a long chain), left to right for everything else."""
-    return LAYER_RANKDIR if diagram.level == "layer" else "LR"
+    """The direction a drawing reads best in when the user names none.
+
+    A network drawn per layer (a long chain) reads top to bottom, as a table. Anything
+    else reads left to right (as one reads a formula) unless that would be wider than
+    WIDE_PX while top to bottom is narrower: deep graphs then go top to bottom.
+    """
+    if diagram.level == "layer":
+        return LAYER_RANKDIR
+    rank = _ranks(diagram)
+    columns: dict[int, float] = {}
+    rows: dict[int, float] = {}
+    for node in diagram.nodes:
+        r = rank[node.id]
+        columns[r] = max(columns.get(r, 0.0), _node_width(node))
+        rows[r] = rows.get(r, 0.0) + _node_width(node, stacked=True) + _GAP_PX
+    wide = sum(columns.values()) + _GAP_PX * len(columns)
+    tall = max(rows.values(), default=0.0)
+    return "TB" if wide > WIDE_PX and tall < wide else "LR"
 
 
 # The views of a saved network that draw less than each level (gradviz draw --level).

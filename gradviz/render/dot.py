@@ -11,12 +11,16 @@ and with graphviz-pure and compare the SVG text.
 
 from __future__ import annotations
 
+import math
+import re
+
 from gradviz.engine import Number
 from gradviz.numbers import DEFAULT_PRECISION
+from gradviz.render.colours import ALL_BANDS, EDGE_KEY, LEGEND_TITLE, PLAIN_FILL
 from gradviz.render.diagram import (
     BAD_BAND,
     BAD_BORDER,
-    BANDS,
+    Band,
     Diagram,
     Edge,
     Node,
@@ -27,7 +31,10 @@ from gradviz.render.diagram import (
 from gradviz.text import printable
 
 RANKDIRS = ("LR", "TB", "RL", "BT")
-FONT = "Helvetica"
+# DejaVu Sans: the default sans of Debian and Ubuntu, and among the widest common sans
+# fonts; graphviz-pure and the system `dot` lay text out with its metrics, so a browser
+# with DejaVu (or a narrower fallback) keeps every text inside its box.
+FONT = "DejaVu Sans"
 
 # Characters that some stage of Graphviz's label reading would act on, written as
 # character references: record syntax `{ } | < >`, the DOT quote, `&` (so a typed
@@ -118,6 +125,8 @@ def _fields(node: Node, precision: int, number_width: int = 0) -> list[str]:
     fields = []
     if node.label:
         fields.append(field_text(node.label))
+    elif node.kind == "value":  # unnamed: its id, as the trace, JSON and Mermaid name it
+        fields.append(field_text(node.id))
     # Numbers need no escaping: digits, `.-+e`, nan, inf and BAD_MARK (after a space,
     # never before one, so Graphviz 2.x keeps every space).
     if node.data is not None:
@@ -148,18 +157,26 @@ def _node_line(
             ("margin", "0.02"),
         ]
         fill, ink = "#ffffff", None
+    elif node.kind == "group":
+        # A plain box (not a record), so edges end at its border and never cross its text.
+        lines = _fields(node, precision, number_width)
+        pairs = [("shape", "box"), ("label", "\\n".join(lines)), ("margin", "0.08,0.04")]
+        styles = ["filled", "rounded"] + (["dashed"] if band is not None and band.dashed else [])
+        pairs.append(("style", ",".join(styles)))
+        fill = band.fill if band is not None else PLAIN_FILL
+        ink = band.ink if band is not None and band.ink != "#000000" else None
     else:
         body = " | ".join(_fields(node, precision, number_width))
         shape_label = f"{{ {body} }}" if horizontal else body
         pairs = [("shape", "record"), ("label", shape_label)]
-        if node.kind == "group":
-            pairs.append(("style", "filled,rounded"))
-        fill = band.fill if band is not None else "#ffffff"
+        if band is not None and band.dashed:
+            pairs.append(("style", "filled,dashed"))
+        fill = band.fill if band is not None else PLAIN_FILL
         ink = band.ink if band is not None and band.ink != "#000000" else None
     pairs.append(("fillcolor", fill))
     border, penwidth, state_ink = (None, None, None)
     if band is BAD_BAND:
-        border, penwidth = BAD_BORDER, "3"
+        border, penwidth = BAD_BORDER, f"{BAD_BAND.border_width:g}"
     if node.state in _STATE_LOOK:
         border, penwidth, state_ink = _STATE_LOOK[node.state]
         if node.state == "dim":
@@ -174,10 +191,31 @@ def _node_line(
     return f"\t{node_id(node.id)} [{_attrs(pairs)}]\n"
 
 
-def _edge_line(edge: Edge) -> str:
+# A weight's line: from hairline (w = 0) to MAX_PEN pt (the largest |w| of the picture).
+MIN_PEN, MAX_PEN = 0.6, 4.0
+
+
+def pen_width(weight: float, largest: float) -> str:
+    """The line width of a weight's edge, in pt: |w| relative to the largest |w|."""
+    share = abs(weight) / largest if largest > 0 and math.isfinite(largest) else 0.0
+    share = share if math.isfinite(share) else 1.0
+    return f"{MIN_PEN + (MAX_PEN - MIN_PEN) * share:.2f}"
+
+
+def _edge_line(edge: Edge, largest: float = 0.0) -> str:
     pairs: list[tuple[str, str]] = []
     if edge.label:
         pairs += [("label", label_text(edge.label)), ("style", "dashed")]
+    if edge.weight is not None:
+        pairs.append(("penwidth", pen_width(edge.weight, largest)))
+        pairs.append(("arrowsize", "0.4"))
+    band = edge.band
+    if band is not None:
+        pairs.append(("color", band.line))
+        if band.dashed:
+            pairs.append(("style", "dashed"))
+    if edge.detail:
+        pairs.append(("tooltip", tooltip_text(edge.detail)))
     if edge.emphasis:
         pairs += [("color", "#ff7f0e"), ("penwidth", "2.5")]
     return (
@@ -222,24 +260,56 @@ def layout_cost(diagram: Diagram) -> int:
     return len(diagram.nodes) + spans
 
 
-def legend_table(title: str | None = None) -> str:
-    """The key to the fill colours as an HTML-like table, under the title if there is
-    one. It becomes the graph's own label, placed above the drawing: a node would be
-    laid out beside the inputs and, top to bottom, double the picture's width."""
-    cells = "".join(
-        f'<TD BGCOLOR="{b.fill}"><FONT COLOR="{b.ink}">{html_text(b.text)}</FONT></TD>'
-        for b in (*BANDS, BAD_BAND)
-    )
+def legend_cell(band: Band) -> str:
+    """One band of the key: its colour, border and text, as the nodes show them."""
+    look = f' BGCOLOR="{band.fill}" COLOR="{band.border}"'
+    if band.dashed:
+        look += ' STYLE="dashed"'
+    if band.border_width > 1:
+        look += f' BORDER="{band.border_width:g}"'
+    return f'<TD{look}><FONT COLOR="{band.ink}">{html_text(band.text)}</FONT></TD>'
+
+
+def title_lines(title: str | None) -> list[str]:
+    """A title as lines no wider than the key: broken after its clauses (` — `, `; `),
+    where a network view's long explanation has them."""
+    if not title:
+        return []
+    return [part for part in re.split(r" — |; ", title) if part]
+
+
+def legend_table(title: str | None = None, weights: bool = False) -> str:
+    """The key to the fill colours as one compact row (an HTML-like table), under the
+    title if there is one. It becomes the graph's own label, placed above the drawing:
+    a node would be laid out beside the inputs and, top to bottom, double the width."""
+    cells = "".join(legend_cell(b) for b in ALL_BANDS)
+    if weights:  # a network's weight edges
+        cells += f'<TD BORDER="0">{html_text(EDGE_KEY)}</TD>'
     key = (
-        '<TABLE BORDER="0" CELLBORDER="1" CELLSPACING="0" CELLPADDING="3">'
-        f'<TR><TD BORDER="0">|grad| (log scale)</TD>{cells}</TR></TABLE>'
+        '<TABLE BORDER="0" CELLBORDER="1" CELLSPACING="2" CELLPADDING="2">'
+        f'<TR><TD BORDER="0">{html_text(LEGEND_TITLE)}</TD>{cells}</TR></TABLE>'
     )
-    heading = f"<TR><TD>{html_text(title)}</TD></TR>" if title else ""
+    heading = "".join(f"<TR><TD>{html_text(line)}</TD></TR>" for line in title_lines(title))
     return (
         '<TABLE BORDER="0" CELLBORDER="0" CELLSPACING="0" CELLPADDING="0">'
         f'{heading}<TR><TD><FONT POINT-SIZE="9">{key}</FONT></TD></TR>'
         '<TR><TD HEIGHT="4"></TD></TR></TABLE>'  # a gap above the drawing
     )
+
+
+def _layer_column(
+    members: list[Node], diagram: Diagram, precision: int, horizontal: bool, number_width: int = 0
+) -> str:
+    """A layer of the neuron view as textbooks draw it: its neurons in one rank, N1 first
+    (on top, left to right), held in order by invisible edges and `ordering=out`; no box
+    (a cluster lets dot reorder them, differently between versions) and no title (each
+    neuron names its layer, L1.N1; the weight edges would cross a title)."""
+    body = "".join(
+        "\t" + _node_line(node, diagram, precision, horizontal, number_width) for node in members
+    )
+    chain = " -> ".join(node_id(node.id) for node in members)
+    order = f"\t\t{chain} [style=invis]\n" if len(members) > 1 else ""
+    return f"\t{{rank=same\n{body}{order}\t}}\n"
 
 
 def dot_body(
@@ -255,8 +325,9 @@ def dot_body(
     numbers out that many characters wide (for a page that rewrites them)."""
     if rankdir not in RANKDIRS:
         raise ValueError(f"rankdir must be one of {', '.join(RANKDIRS)}, not {rankdir!r}")
-    horizontal = rankdir in ("LR", "RL")
+    horizontal = True  # fields side by side LR, stacked TB: narrow nodes top to bottom
     fast = f", {FAST_LAYOUT}" if layout_cost(diagram) > HEAVY_LAYOUT else ""
+    fast += ', ordering="out"' if diagram.level == "neuron" else ""
     lines = [
         f'\tgraph [rankdir="{rankdir}", fontname="{FONT}", nodesep="0.25", ranksep="0.35"{fast}]\n',
         f'\tnode [fontname="{FONT}", fontsize="11", style="filled", height="0.3"]\n',
@@ -269,17 +340,22 @@ def dot_body(
         lines.append(_node_line(node, diagram, precision, horizontal, number_width))
     for name in clusters:
         i = cluster_index[name]
+        members = [node for node in diagram.nodes if node.cluster == name]
+        if diagram.level == "neuron" and all(n.kind == "group" for n in members):
+            lines.append(_layer_column(members, diagram, precision, horizontal, number_width))
+            continue
         lines.append(f"\tsubgraph cluster_{i} {{\n")
         lines.append(f'\t\tlabel="{label_text(name)}"\n\t\tstyle="rounded"\n\t\tcolor="#999999"\n')
-        for node in diagram.nodes:
-            if node.cluster == name:
-                lines.append("\t" + _node_line(node, diagram, precision, horizontal, number_width))
+        for node in members:
+            lines.append("\t" + _node_line(node, diagram, precision, horizontal, number_width))
         lines.append("\t}\n")
+    largest = max((abs(e.weight) for e in diagram.edges if e.weight is not None), default=0.0)
     for edge in diagram.edges:
-        lines.append(_edge_line(edge))
+        lines.append(_edge_line(edge, largest))
     # The graph's label (title and legend) comes last, so no cluster inherits it.
     if legend and diagram.has_grad:
-        lines.append(f'\tlabel=<{legend_table(diagram.title)}>\n\tlabelloc="t"\n')
+        weights = any(e.weight is not None for e in diagram.edges)
+        lines.append(f'\tlabel=<{legend_table(diagram.title, weights)}>\n\tlabelloc="t"\n')
     elif diagram.title:
         lines.append(f'\tlabel="{label_text(diagram.title)}"\n\tlabelloc="t"\n')
     return lines

@@ -15,12 +15,13 @@ would show them undecoded and garble `& < >`, while a label shows exactly what w
 
 from __future__ import annotations
 
+import math
+import re
+
 from gradviz.errors import RenderError
 from gradviz.numbers import DEFAULT_PRECISION
+from gradviz.render.colours import ALL_BANDS, EDGE_KEY, LEGEND_TITLE
 from gradviz.render.diagram import (
-    BAD_BAND,
-    BAD_BORDER,
-    BANDS,
     Band,
     Diagram,
     Node,
@@ -75,20 +76,61 @@ def escape(text: str) -> str:
 
 
 CAPTION = "caption"  # the title's node id: not an id of ours (n0, key_x, c0) nor a keyword
+_SAFE_ID = re.compile(r"[A-Za-z][A-Za-z0-9_]*")
+_KEY_BOX_STYLE = "fill:none,stroke:none,color:#000000"
 _CAPTION_STYLE = "fill:none,stroke:none,color:#000000,font-weight:bold"
+
+
+# Mermaid wraps a long label at spaces and hyphens: a number and its name are held
+# together by a narrow no-break space, and a minus sign inside a number (`3.505e-14`) is
+# the non-breaking hyphen, so `grad 3.505e-14` never splits across lines. (Not U+00A0:
+# an HTML serializer writes it as `&nbsp;`, which makes Mermaid's SVG invalid XML.)
+NB_SPACE = "\u202f"
+# A minus that follows a digit or an `e` (`1e-6`); a leading minus stays ASCII, so that a
+# copied `-3` is still a number (no line break falls inside `-3`).
+_EXPONENT_SIGN = re.compile(r"(?<=[0-9.e])-")
+NB_HYPHEN = "\u2011"
+
+
+def whole(text: str) -> str:
+    """Text escaped for a label that may not break inside it: spaces and exponent signs
+    made non-breaking (after escaping, which would show them as escapes)."""
+    return _EXPONENT_SIGN.sub(NB_HYPHEN, escape(text)).replace(" ", NB_SPACE)
+
+
+def _number(name: str, x: object, precision: int) -> str:
+    return whole(f"{name} {number_text(x, precision)}")  # type: ignore[arg-type]
+
+
+# Mermaid words that cannot be node ids; our ids (n3, n3_op, x0, L1_N2, loss) never are,
+# but a renamed diagram might hold one: those get a generated id instead.
+_RESERVED = {"end", "graph", "flowchart", "subgraph", "style", "class", "classDef", "click"}
+_RESERVED |= {"linkStyle", "direction", "default", "call", "href", CAPTION := "caption"}
+
+
+def mermaid_ids(diagram: Diagram) -> dict[str, str]:
+    """Each node's Mermaid id: its diagram id (`n3`, as DOT, JSON and the trace name it)
+    when Mermaid can take it as one, else `m<i>`."""
+    ids: dict[str, str] = {}
+    for i, node in enumerate(diagram.nodes):
+        safe = _SAFE_ID.fullmatch(node.id) and node.id not in _RESERVED
+        ids[node.id] = node.id if safe and not node.id.startswith("key_") else f"m{i}"
+    return ids
 
 
 def _label(node: Node, precision: int) -> str:
     constant = constant_text(node, precision)
     if constant is not None:
-        return escape(constant)
+        return whole(constant)
     parts = []
     if node.label:
         parts.append(escape(node.label))
+    elif node.kind == "value":  # unnamed: its id, as DOT, JSON and the trace name it
+        parts.append(escape(node.id))
     if node.data is not None:
-        parts.append("data " + escape(number_text(node.data, precision)))
+        parts.append(_number("data", node.data, precision))
     if node.grad is not None:
-        parts.append("grad " + escape(number_text(node.grad, precision)))
+        parts.append(_number("grad", node.grad, precision))
     text = SEPARATOR.join(parts)
     if node.extra_lines:
         text = "<br>".join([text, *(escape(line) for line in node.extra_lines)])
@@ -96,8 +138,9 @@ def _label(node: Node, precision: int) -> str:
 
 
 def _class_def(band: Band) -> str:
-    # NaN/inf: a thick dark border, since red on red would not show
-    stroke = f"stroke:{BAD_BORDER},stroke-width:3px" if band is BAD_BAND else "stroke:#555555"
+    stroke = f"stroke:{band.border},stroke-width:{band.border_width:g}px"
+    if band.dashed:
+        stroke += ",stroke-dasharray:4 3"
     return f"    classDef {band.name} fill:{band.fill},{stroke},color:{band.ink}\n"
 
 
@@ -119,7 +162,7 @@ def to_mermaid(
             f"the graph has {len(diagram.edges)} edges; Mermaid refuses more than {MAX_EDGES}",
             hint=f"Write SVG instead (-o graph.svg), or {draw_less(diagram)}.",
         )
-    ids = {node.id: f"n{i}" for i, node in enumerate(diagram.nodes)}
+    ids = mermaid_ids(diagram)
     lines: list[str] = []
     lines.append(f"flowchart {rankdir}\n")
     if diagram.title:
@@ -135,38 +178,43 @@ def to_mermaid(
             return f'{indent}{mid}(("{_label(node, precision)}"))\n'
         if band is not None:
             classes.setdefault(band.name, []).append(mid)
-        elif node.kind == "value":
+        else:  # no grad: white, as in Graphviz (not Mermaid's own lavender)
             classes.setdefault("plain", []).append(mid)
         if node.state is not None:
             classes.setdefault(node.state, []).append(mid)
         shape = ('(["', '"])') if node.kind == "group" else ('["', '"]')
         return f"{indent}{mid}{shape[0]}{_label(node, precision)}{shape[1]}\n"
 
+    body: list[str] = []
     for node in diagram.nodes:
         if node.cluster is None:
-            lines.append(node_line(node, "    "))
+            body.append(node_line(node, "    "))
     for i, name in enumerate(diagram.clusters):
-        lines.append(f'    subgraph c{i} ["{escape(name)}"]\n')
+        body.append(f'    subgraph c{i} ["{escape(name)}"]\n')
         for node in diagram.nodes:
             if node.cluster == name:
-                lines.append(node_line(node, "        "))
-        lines.append("    end\n")
+                body.append(node_line(node, "        "))
+        body.append("    end\n")
+    links: list[str] = []
     for edge in diagram.edges:
         arrow = "==>" if edge.emphasis else "-->"
         text = f'|"{escape(edge.label)}"|' if edge.label else ""
-        lines.append(f"    {ids[edge.source]} {arrow}{text} {ids[edge.target]}\n")
+        links.append(f"    {ids[edge.source]} {arrow}{text} {ids[edge.target]}\n")
+    link_styles = _weight_styles(diagram)
 
-    used = [b for b in (*BANDS, BAD_BAND) if b.name in classes]
-    if legend and diagram.has_grad and used:
-        lines.append(f'    subgraph legend ["{escape("|grad| (log scale)")}"]\n')
-        lines.append("        direction LR\n")
-        for band in used:
-            lines.append(f'        key_{band.name}["{escape(band.text)}"]:::{band.name}\n')
-        lines.append("    end\n")
+    used = [b for b in ALL_BANDS if b.name in classes]
+    keyed = legend and diagram.has_grad and bool(used)
+    if keyed:
+        keys, key_links = _legend(diagram, ids, rankdir, used)
+        lines += keys
+        links += key_links  # after the graph's own: linkStyle numbers those first
+    lines += body + links + link_styles
     for band in used:
         lines.append(_class_def(band))
     if diagram.title:
         lines.append(f"    classDef {CAPTION} {_CAPTION_STYLE}\n")
+    if keyed:
+        lines.append(f"    classDef keytitle {_KEY_BOX_STYLE}\n")
         lines.append(f"    class {CAPTION} {CAPTION}\n")
     if "op" in classes:
         lines.append("    classDef op fill:#ffffff,stroke:#555555,color:#000000\n")
@@ -179,6 +227,48 @@ def to_mermaid(
         if name in classes:
             lines.append(f"    class {','.join(classes[name])} {name}\n")
     return "".join(lines)
+
+
+def _legend(
+    diagram: Diagram, ids: dict[str, str], rankdir: str, used: list[Band]
+) -> tuple[list[str], list[str]]:
+    """The key to the colours the picture uses, as one row of boxes (Mermaid spaces boxes
+    widely: the whole scale would be wider than most graphs), declared first so that it
+    stands at the top,
+    and the invisible links that make it a row: left to right, a chain of keys one rank
+    each (unlinked keys would share a rank: a column); top to bottom, the keys share the
+    first rank and the graph's sources are pushed below them. No edge runs through it."""
+    keys = ["key_title", *(f"key_{band.name}" for band in used)]
+    lines = [f'    key_title["{whole(LEGEND_TITLE)}"]:::keytitle\n']
+    lines += [f'    key_{b.name}["{whole(b.text)}"]:::{b.name}\n' for b in used]
+    if any(edge.weight is not None for edge in diagram.edges):  # a network's weights
+        keys.append("key_edges")
+        # broken only after its comma: "∂L/∂w" is held whole by a word joiner after "/"
+        edge_key = ", ".join(whole(part) for part in EDGE_KEY.split(", ")).replace("/", "/\u2060")
+        lines.append(f'    key_edges["{edge_key}"]:::keytitle\n')
+    if rankdir in ("LR", "RL"):
+        return lines, [f"    {' ~~~ '.join(keys)}\n"]
+    targets = {e.target for e in diagram.edges}
+    sources = [ids[n.id] for n in diagram.nodes if n.id not in targets]
+    return lines, [f"    {keys[-1]} ~~~ {source}\n" for source in sources]
+
+
+def _weight_styles(diagram: Diagram) -> list[str]:
+    """`linkStyle` lines for a network's weight edges: width from |w|, colour from the
+    gradient through the edge, on the shared scale (see dot.pen_width)."""
+    largest = max((abs(e.weight) for e in diagram.edges if e.weight is not None), default=0.0)
+    lines = []
+    for i, edge in enumerate(diagram.edges):
+        if edge.weight is None:
+            continue
+        share = abs(edge.weight) / largest if largest > 0 else 0.0
+        width = 0.8 + 4.2 * (share if math.isfinite(share) else 1.0)
+        look = f"stroke-width:{width:.1f}px"
+        band = edge.band
+        if band is not None:
+            look = f"stroke:{band.line}," + look + (",stroke-dasharray:4 3" if band.dashed else "")
+        lines.append(f"    linkStyle {i} {look}\n")
+    return lines
 
 
 def to_markdown(diagram: Diagram, **options: object) -> str:

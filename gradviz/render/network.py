@@ -21,6 +21,10 @@ from gradviz.stats import Diagnosis, diagnose
 
 LEVELS = ("scalar", "neuron", "layer")
 AUTO_NODE_LIMIT = 400  # above this many nodes, `auto` draws the next coarser level
+# Every scalar of a network reads at docs width (800 px) only for the smallest ones: a
+# single neuron has 15 values, 2-2-1 has 31, XOR's 2-4-1 already 51 (3,800 pt wide).
+# Above this many, `auto` draws one node per neuron instead.
+AUTO_SCALAR_LIMIT = 40
 # Above this many edges the neuron view is a tangle (every unit is wired to every unit of
 # the next layer; Graphviz routes a dense band between two layers in loops around them:
 # 2-8-8-1 has 90 edges and still reads, 2-16-16-1 has 306 and does not), so `auto` draws
@@ -47,9 +51,10 @@ def choose_level(
     if level != "auto":
         return level, None
     size = graph.size
-    if size <= limit:
+    scalar_limit = min(limit, AUTO_SCALAR_LIMIT)
+    if size <= scalar_limit:
         return "scalar", None
-    scalars = f"{size:,} scalar nodes is more than {limit}"
+    scalars = f"{size:,} scalar nodes is more than {scalar_limit}"
     nodes, edges = neuron_view_size(graph.network)
     if nodes <= limit and edges <= edge_limit:
         return "neuron", f"{scalars}: drawn one node per neuron (--level)"
@@ -132,7 +137,6 @@ def _neuron_diagram(graph: LossGraph, title: str | None, grad: bool = True) -> D
     sources = [n.id for n in nodes]
     for layer, pre, act in zip(network.layers, built.pre, built.act, strict=True):
         ids = []
-        label_edges = layer.n_in * layer.n_out <= 32
         for neuron, z, a in zip(layer.neurons, pre, act, strict=True):
             nid = neuron.name.replace(".", "_")
             ids.append(nid)
@@ -163,9 +167,21 @@ def _neuron_diagram(graph: LossGraph, title: str | None, grad: bool = True) -> D
                     role="group",
                 )
             )
+            # One edge per weight, as textbooks draw it: width from |w|, colour from
+            # ∂L/∂w; no text on the edge (the numbers are in its tooltip).
             for k, (source, w) in enumerate(zip(sources, neuron.weights, strict=True)):
-                label = f"w{k} {fmt(w.data, 3)}" if label_edges else None
-                edges.append(Edge(source, nid, label=label, index=k))
+                tip = f"{neuron.name} w{k} = {fmt(w.data)}"
+                tip += f", ∂L/∂w{k} = {fmt(w.grad)}" if grad else ""
+                edges.append(
+                    Edge(
+                        source,
+                        nid,
+                        index=k,
+                        weight=float(w.data),
+                        grad=w.grad if grad else None,
+                        detail=tip,
+                    )
+                )
         sources = ids
     loss_nodes, loss_edges = _loss_nodes(graph, sources[0], grad)
     return Diagram(tuple(nodes + loss_nodes), tuple(edges + loss_edges), has_grad=grad, title=title)

@@ -17,6 +17,7 @@ from rich.text import Text
 from rich.tree import Tree
 
 from gradviz.numbers import DEFAULT_PRECISION, fmt
+from gradviz.render.colours import ALL_BANDS
 from gradviz.render.diagram import BAD_BAND, Diagram, Node, band_of, constant_text, is_bad
 from gradviz.text import output_name, printable
 
@@ -26,17 +27,9 @@ MAX_DEPTH = 16
 MAX_LINES = 400
 MORE_LEVELS = "a larger depth shows them"  # the CLI names its option instead
 
-# Terminal colours per |grad| band: the ends of the scale (vanishing, huge) stand out.
-BAND_STYLES = {
-    "g0": "dim",
-    "g1": "bold magenta",
-    "g2": "magenta",
-    "g3": "yellow",
-    "g4": "green",
-    "g5": "cyan",
-    "g6": "bold red",
-    BAD_BAND.name: "bold white on red",
-}
+# Terminal colours per |grad| band, from the one colour scale (gradviz.render.colours):
+# the ends of the scale (vanishing, huge) stand out, the healthy middle stays plain.
+BAND_STYLES = {band.name: band.term for band in ALL_BANDS}
 STATE_STYLES = {"current": "reverse", "done": "", "dim": "dim"}
 
 
@@ -56,8 +49,8 @@ def _name(node: Node, op_symbol: str | None, output: str) -> Text:
         text.append(printable(node.label), style="bold")
     elif node.role == "output":
         text.append(output, style="bold italic")
-    elif node.kind == "value" and op_symbol is None:
-        text.append(node.id, style="italic")  # an unnamed input: n0, as the trace calls it
+    elif node.kind == "value":
+        text.append(node.id, style="italic")  # unnamed: n3, as the trace and pictures call it
     if op_symbol is not None:
         if text:
             text.append(" ← ", style="dim")

@@ -1,10 +1,11 @@
 """Regenerate the diagrams of samples/*.expr under docs/ (`make samples`).
 
 For each sample: `docs/<name>.svg` (Graphviz) and `docs/<name>.md` (Mermaid, renders
-on GitHub), plus `docs/README.md`, an index that shows them all; the plot of the
-diagnostics' headline case, `docs/deep-sigmoid-grads.svg`, and the decision boundaries of
-the XOR and circle samples, `docs/xor-boundary.svg` and `docs/circle-boundary.svg` (the
-README shows them; matplotlib draws them, with fixed fonts and ids). Run from the
+on GitHub), plus `docs/README.md`, an index that shows them all; the trained XOR network
+one node per neuron, `docs/xor-network.svg`; the plot of the diagnostics' headline case,
+`docs/deep-sigmoid-grads.svg`, and the decision boundaries of the XOR and circle samples,
+`docs/xor-boundary.svg` and `docs/circle-boundary.svg` (the README shows them; matplotlib
+draws the plots, with fixed fonts and ids). Run from the
 repository root; the output is deterministic, so a diff shows real changes only.
 
 The SVGs are drawn with graphviz-pure (installed with gradviz) whatever else is
@@ -24,7 +25,7 @@ from gradviz.expr import parse_program
 from gradviz.files import write_atomic
 from gradviz.measure import measure
 from gradviz.output import DotProgram, dot_programs, html_page, render
-from gradviz.render.diagram import diagram_from_value
+from gradviz.render.diagram import diagram_from_value, preferred_rankdir
 from gradviz.render.plots import boundary_plot, grads_plot
 from gradviz.spec import resolve_spec
 from gradviz.train import train
@@ -84,8 +85,9 @@ def build(samples: Path, docs: Path, program: DotProgram | None = None) -> list[
         parsed.output.backward()
         diagram = diagram_from_value(parsed.output)
         svg, md = docs / f"{path.stem}.svg", docs / f"{path.stem}.md"
-        markdown = render(diagram, "markdown")
-        write_atomic(svg, render(diagram, "svg", program=program))
+        rankdir = preferred_rankdir(diagram)  # as `gradviz draw` chooses it
+        markdown = render(diagram, "markdown", rankdir=rankdir)
+        write_atomic(svg, render(diagram, "svg", program=program, rankdir=rankdir))
         write_atomic(md, markdown)
         written += [svg, md]
         code = "\n".join(line for line in source.splitlines() if not line.startswith("#"))
@@ -97,6 +99,9 @@ def build(samples: Path, docs: Path, program: DotProgram | None = None) -> list[
     write_atomic(index, "\n".join(sections))
     written.append(index)
     written += live_pages(samples / "hand.expr", docs, program)
+    xor = samples / "xor.toml"
+    if xor.is_file():
+        written.append(network_picture(xor, docs / "xor-network.svg", program))
     deep = samples / "deep-sigmoid.toml"
     if deep.is_file():
         written.append(gradient_plot(deep, docs / "deep-sigmoid-grads.svg"))
@@ -105,6 +110,24 @@ def build(samples: Path, docs: Path, program: DotProgram | None = None) -> list[
         if spec.is_file():
             written.append(boundary_picture(spec, docs / f"{name}-boundary.svg"))
     return written
+
+
+def network_picture(spec: Path, target: Path, program: DotProgram | None = None) -> Path:
+    """`gradviz train samples/xor.toml --save xor.json` then `gradviz draw --model xor.json
+    --input 0,1 -o …`: a trained network one node per neuron, as the README shows it."""
+    from gradviz.model import from_result, network_loss_graph  # lazy: start-up
+    from gradviz.nn import load_spec  # lazy: start-up
+    from gradviz.render.network import network_diagram  # lazy: start-up
+    from gradviz.train import train  # lazy: start-up
+
+    model = from_result(train(load_spec(spec)))
+    graph = network_loss_graph(model, (0.0, 1.0), 1.0)
+    title = f"{model.spec.name}: loss of input (0, 1), target 1"
+    diagram = network_diagram(graph, "neuron", title)
+    write_atomic(
+        target, render(diagram, "svg", program=program, rankdir=preferred_rankdir(diagram))
+    )
+    return target
 
 
 # The samples whose decision boundary the README shows.
