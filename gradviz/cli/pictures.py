@@ -7,8 +7,9 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from pathlib import Path
+from typing import TYPE_CHECKING
 
-from rich.console import Console
+from rich.console import Console, RenderableType
 from rich.text import Text
 
 from gradviz.boundary import boundary, require_two_inputs
@@ -17,6 +18,9 @@ from gradviz.errors import OutputError
 from gradviz.nn import Network, Spec
 from gradviz.output import format_for, refuse_inputs, write_atomic
 from gradviz.render.boundary_map import boundary_map, grid_shape
+
+if TYPE_CHECKING:
+    from gradviz.model import Model
 
 PICTURE_FORMATS = ("svg", "png", "pdf")
 
@@ -92,3 +96,93 @@ def print_boundary_map(
     console.print(Text("Decision boundary (output over the input plane)", style="bold"))
     grid = boundary(network, data, *grid_shape(colour), outputs=outputs)
     console.print(boundary_map(grid, colour))
+
+
+def check_report(path: str | None, option: str, inputs: Sequence[str | Path]) -> None:
+    """Refuse, before any work, a report path that is not .html or names an input."""
+    if path is None:
+        return
+    if not path.lower().endswith((".html", ".htm")):
+        raise OutputError(f"{option} {path}: a report is written as .html")
+    refuse_inputs([path], inputs)
+
+
+def _plain(renderables: Sequence[RenderableType], width: int = 120) -> str:
+    """Renderables as the terminal prints them, without colour (the page's texts)."""
+    import io  # lazy: start-up
+
+    console = Console(file=io.StringIO(), width=width, color_system=None, soft_wrap=False)
+    for renderable in renderables:
+        console.print(renderable)
+    return console.file.getvalue().rstrip("\n")
+
+
+def write_report(
+    path: str,
+    model: Model,
+    data: Dataset,
+    outputs: Sequence[float],
+    texts: tuple[Sequence[RenderableType], Sequence[RenderableType]],
+    title: str,
+) -> str:
+    """The report page (`gradviz.render.report_page`): the summary and gradient texts as
+    printed (`texts`), the pictures drawn here (matplotlib, Graphviz), written atomically."""
+    from dataclasses import replace  # lazy: start-up
+
+    from gradviz.model import network_loss_graph  # lazy: start-up
+    from gradviz.output import run_dot  # lazy: start-up (graphviz)
+    from gradviz.render.dot import to_dot  # lazy: start-up
+    from gradviz.render.html import NUMBER_WIDTH  # lazy: start-up
+    from gradviz.render.network import network_diagram  # lazy: start-up
+    from gradviz.render.plots import boundary_plot, curves_plot, grads_plot  # lazy: start-up
+    from gradviz.render.report_page import (  # lazy: start-up
+        ReportParts,
+        epoch_diagram,
+        epoch_frames,
+        report_html,
+    )
+    from gradviz.stats import diagnose  # lazy: start-up
+
+    network = model.network()
+    snapshots = model.snapshots()
+    where = f"on {data.name}, {data.size} examples"
+    epochs = model.epochs_run
+    loss, accuracy, every = model.curves()
+    notes: dict[str, str] = {}
+    curves = curves_plot(loss, accuracy, every, "loss and accuracy", where) if loss else None
+    if curves is None:
+        notes["curves"] = "No training curves recorded in this model."
+    if network.sizes[0] == 2:
+        drawn = boundary(network, data, outputs=outputs)
+        title_b = f"decision boundary after {epochs} epochs"
+        boundary_svg: bytes | None = boundary_plot(drawn, title_b, where)
+    else:
+        boundary_svg = None
+        notes["boundary"] = (
+            f"The network has {network.sizes[0]} inputs: the decision boundary is drawn for "
+            "2-input networks only."
+        )
+    diagnosis = diagnose(model.layer_samples(data), epoch=epochs)
+    grads = grads_plot(diagnosis, snapshots or None, "rms gradient per layer", where)
+    graph = network_loss_graph(network, data.X[0].tolist(), float(data.Y[0]))
+    diagram = network_diagram(graph, "layer", None)
+    key = "one node per layer, coloured by its rms gradient ∂L/∂w at the epoch chosen above"
+    diagram = replace(diagram, title=f"{key}; y and loss: example 1")
+    layer_names = [layer.name for layer in network.layers]
+    diagram = epoch_diagram(diagram, epoch_frames(snapshots, layer_names))
+    dot_text = to_dot(diagram, rankdir="TB", number_width=NUMBER_WIDTH)
+    network_svg = run_dot(dot_text, "svg").decode("utf-8")
+    summary, gradients = texts
+    parts = ReportParts(
+        title=title,
+        summary=_plain(summary),
+        gradients=_plain(gradients),
+        curves_svg=curves,
+        boundary_svg=boundary_svg,
+        grads_svg=grads,
+        network_svg=network_svg,
+        notes=notes,
+    )
+    page = report_html(parts, network, data, outputs, snapshots, layer_names)
+    write_atomic(Path(path), page.encode("utf-8"))
+    return path

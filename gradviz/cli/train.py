@@ -300,6 +300,7 @@ def _final_text(loss: float, accuracy: float, size: int) -> Text:
     metavar="FILE",
     help="Write the loss and accuracy curves to FILE: .svg, .png or .pdf.",
 )
+@click.option("--report", "report_path", metavar="FILE", help="Write the report page to FILE.html.")
 @click.option("-q", "--quiet", is_flag=True, help="Print nothing (errors still go to stderr).")
 @click.option("--json", "as_json", is_flag=True, help="Print the results as JSON.")
 def train_command(
@@ -308,6 +309,7 @@ def train_command(
     keep_going: bool,
     boundary_path: str | None,
     curves_path: str | None,
+    report_path: str | None,
     quiet: bool,
     as_json: bool,
     **options: object,
@@ -340,6 +342,7 @@ def train_command(
     pictures.check_picture(boundary_path, "--boundary", read)
     pictures.check_picture(curves_path, "--curves", read)
     pictures.check_boundary(boundary_path, resolved.layers[0])
+    pictures.check_report(report_path, "--report", read)
     console = stdout_console()
     show = not quiet and not as_json
 
@@ -395,6 +398,22 @@ def train_command(
         f"{spec or resolved.name}",
         history.epochs_run,
     )
+    if report_path is not None:
+        final = _final_text(result.final.loss, result.final.accuracy, result.dataset.size)
+        texts = (
+            [summary_text(resolved, data), final],
+            [gradient_report(last_samples, history.snapshots, last_epoch, "Gradients per layer")],
+        )
+        written.append(
+            pictures.write_report(
+                report_path,
+                from_result(result),
+                result.dataset,
+                result.final.outputs,
+                texts,
+                f"{spec or resolved.name}",
+            )
+        )
 
     if as_json:
         click.echo(_json(_train_payload(result, save_path)))
@@ -550,12 +569,16 @@ def spec_options(words: Sequence[str], text: str) -> dict[str, object]:
     metavar="FILE",
     help="Write the loss and accuracy curves recorded in training to FILE: .svg, .png or .pdf.",
 )
+@click.option(
+    "-o", "--report", "report_path", metavar="FILE", help="Write the report page to FILE.html."
+)
 def inspect_command(
     model_path: str,
     data_path: str | None,
     as_json: bool,
     boundary_path: str | None,
     curves_path: str | None,
+    report_path: str | None,
 ) -> None:
     """Look inside a saved model: its network, its predictions on its data, and how
     the gradient reaches each layer (with the history recorded during training).
@@ -574,6 +597,7 @@ def inspect_command(
     read = [model_path, *([data_path] if data_path else [])]
     pictures.check_picture(boundary_path, "--boundary", read)
     pictures.check_picture(curves_path, "--curves", read)
+    pictures.check_report(report_path, "--report", read)
     model = _load_for_inspect(model_path)
     pictures.check_boundary(boundary_path, model.spec.layers[0])
     data = model_data(model, data_path)
@@ -594,6 +618,15 @@ def inspect_command(
     samples = model.layer_samples(data)
     snapshots = model.snapshots()
     epochs_run = model.epochs_run
+    if report_path is not None:
+        final = _final_text(evaluation.loss, evaluation.accuracy, data.size)
+        texts = (
+            [summary_text(model.spec, data), final],
+            [gradient_report(samples, snapshots, epochs_run, "Gradients per layer")],
+        )
+        written.append(
+            pictures.write_report(report_path, model, data, evaluation.outputs, texts, model_path)
+        )
     if as_json:
         diagnosis = diagnose(samples, epoch=epochs_run)
         payload = {
