@@ -148,6 +148,15 @@ def test_an_examples_loss_graph_has_the_python_engines_numbers(
         assert len(got) == len(expected)
         for (data, grad), (py_data, py_grad) in zip(got, expected, strict=True):
             assert same(data, py_data) and same(grad, py_grad)
+        # the picture's inputs, y and loss are this example's
+        target = example_graph(load_model(model_path).network(), x, y).target
+        texts = {n: [t.strip() for t in state["layers"][n]["texts"]] for n in ("inputs", "y")}
+        assert texts["inputs"][1] == f"x0 {fmt(x[0])}, x1 {fmt(x[1])}"
+        assert texts["y"][1:] == [f"data {fmt(y)}", f"grad {fmt(target.grad)}"]
+        assert state["layers"]["y"]["fill"] == expected_fill(abs(target.grad))
+        assert f"data {fmt(expected[-1][0])}" in [
+            t.strip() for t in state["layers"]["loss"]["texts"]
+        ]
         # the table shows them as gradviz prints numbers
         assert [row[5:7] for row in state["rows"]] == [[fmt(d), fmt(g)] for d, g in expected]
         assert state["example"].endswith(

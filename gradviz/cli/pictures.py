@@ -167,9 +167,9 @@ def write_report(
     graph = network_loss_graph(network, data.X[0].tolist(), float(data.Y[0]))
     diagram = network_diagram(graph, "layer", None)
     key = "one node per layer, coloured by its rms gradient ∂L/∂w at the epoch chosen above"
-    diagram = replace(diagram, title=f"{key}; y and loss: example 1")
+    diagram = replace(diagram, title=f"{key}; inputs, y and loss: the example shown below")
     layer_names = [layer.name for layer in network.layers]
-    diagram = epoch_diagram(diagram, epoch_frames(snapshots, layer_names))
+    diagram = epoch_diagram(diagram, epoch_frames(snapshots, layer_names), data)
     dot_text = to_dot(diagram, rankdir="TB", number_width=NUMBER_WIDTH)
     network_svg = run_dot(dot_text, "svg").decode("utf-8")
     summary, gradients = texts

@@ -33,7 +33,7 @@ from gradviz.engine import topological_order
 from gradviz.model import network_loss_graph
 from gradviz.nn import LOSS_FUNCTIONS, Network
 from gradviz.numbers import DEFAULT_PRECISION, fmt, json_number
-from gradviz.render.diagram import BAD_BAND, BANDS, Diagram, Node, band_of
+from gradviz.render.diagram import _BAND_EDGES, BAD_BAND, BANDS, Diagram, Node, band_of
 from gradviz.render.html import (
     POWER_KEY,
     _asset,
@@ -100,12 +100,32 @@ def epoch_frames(snapshots: History, layer_names: Sequence[str]) -> list[dict[st
     return frames
 
 
-FIGURE_SPACE = "\u2007"  # as wide as a digit: room kept for every epoch's text
+# Room kept for every epoch's text: spaces (the picture shows other blank characters escaped).
+PAD = " "
 
 
-def epoch_diagram(diagram: Diagram, frames: Sequence[dict[str, Any]]) -> Diagram:
+def inputs_line(x: Sequence[float]) -> str:
+    """The network picture's inputs as the layer diagram words them: `x0 0, x1 1`."""
+    return ", ".join(f"x{j} {fmt(v)}" for j, v in enumerate(x))
+
+
+def epoch_diagram(
+    diagram: Diagram, frames: Sequence[dict[str, Any]], data: Dataset | None = None
+) -> Diagram:
     """The layer-level network picture with each layer's texts room enough for every
-    recorded epoch's (the page rewrites them), showing the last epoch's gradients."""
+    recorded epoch's (the page rewrites them), showing the last epoch's gradients; and
+    the inputs' line room enough for every listed example of `data`."""
+    if data is not None:
+        width = max(len(inputs_line(row)) for row in data.X[:EXAMPLE_LIMIT].tolist())
+        diagram = replace(
+            diagram,
+            nodes=tuple(
+                replace(n, extra_lines=(n.extra_lines[0].ljust(width, PAD),))
+                if n.id == "inputs" and n.extra_lines
+                else n
+                for n in diagram.nodes
+            ),
+        )
     if not frames:
         return diagram
     by_layer: dict[str, list[dict[str, Any]]] = {}
@@ -121,7 +141,7 @@ def epoch_diagram(diagram: Diagram, frames: Sequence[dict[str, Any]]) -> Diagram
         lines = [node.extra_lines[0] if node.extra_lines else node.label]
         for key in ("max", "status"):
             width = max(len(layer[key]) for layer in seen)
-            lines.append(seen[-1][key].ljust(width, FIGURE_SPACE))
+            lines.append(seen[-1][key].ljust(width, PAD))
         nodes.append(replace(node, grad=seen[-1]["grad"], extra_lines=tuple(lines)))
     return replace(diagram, nodes=tuple(nodes))
 
@@ -299,6 +319,7 @@ def report_html(
         "frames": frames,
         "bands": [{"fill": b.fill, "ink": b.ink} for b in BANDS],
         "bad": {"fill": BAD_BAND.fill, "ink": BAD_BAND.ink},
+        "edges": list(_BAND_EDGES),
         "program": program,
         "X": [[json_number(v) for v in row] for row in data.X[:EXAMPLE_LIMIT].tolist()],
         "Y": [json_number(v) for v in data.Y[:EXAMPLE_LIMIT].tolist()],

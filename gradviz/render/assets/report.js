@@ -15,7 +15,7 @@
     var texts = Array.prototype.slice.call(g.querySelectorAll("text"));
     var find = function (re) { return texts.filter(function (t) { return re.test(t.textContent); })[0]; };
     layers[id] = { shape: g.querySelector("polygon, ellipse, path"), texts: texts,
-      grad: find(/^\s*grad /), max: find(/^\s*max /), status: find(/^\s*status /) };
+      data: find(/^\s*data /), grad: find(/^\s*grad /), max: find(/^\s*max /), status: find(/^\s*status /) };
   });
 
   function showEpoch(k) {
@@ -61,7 +61,21 @@
     var result = GV.run(prog.nodes, values);
     last = { x: x, y: y, data: result.data, grad: result.grad };
     window.gvExample = last; // for tests and the curious: the numbers behind the table
+    // the picture's inputs, y and loss are this example's
     var root = prog.nodes.length - 1;
+    if (layers.inputs && layers.inputs.texts[1]) {
+      layers.inputs.texts[1].textContent = x.map(function (v, j) { return "x" + j + " " + fmt(v); }).join(", ");
+    }
+    if (layers.y && layers.y.data) layers.y.data.textContent = "data " + fmt(y);
+    if (layers.y && layers.y.grad) {
+      var g = result.grad[prog.y], m = Math.abs(g), k = m === 0 ? 0 : 1;
+      if (m > 0) R.edges.forEach(function (edge) { if (m >= edge) k++; });
+      var look = isFinite(g) ? R.bands[k] : R.bad; // the shared scale, as page.js reads it
+      layers.y.grad.textContent = "grad " + fmt(g);
+      layers.y.shape.setAttribute("fill", look.fill);
+      layers.y.texts.forEach(function (t) { t.setAttribute("fill", look.ink); });
+    }
+    if (layers.loss && layers.loss.data) layers.loss.data.textContent = "data " + fmt(result.data[root]);
     $("example-text").textContent = what + ": loss " + fmt(result.data[root]) + " (" +
       prog.nodes.length + " nodes; data and grad ∂loss/∂node on every one)";
     body.textContent = "";
