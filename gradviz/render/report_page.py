@@ -22,11 +22,11 @@ page escaped as HTML text or as JSON with `<`, `>`, `&` and U+2028/9 escaped.
 
 from __future__ import annotations
 
-import base64
 import html
 from collections.abc import Sequence
 from dataclasses import dataclass, replace
 from typing import Any
+from urllib.parse import quote
 
 from gradviz.data import Dataset
 from gradviz.engine import topological_order
@@ -179,10 +179,15 @@ def _esc(text: str) -> str:
     return html.escape(text, quote=True)
 
 
+URL_SAFE = " /=:;,.()-_<>!*~+?@[]{}|^`$"
+
+
 def _picture(svg: bytes | None, alt: str, note: str | None) -> str:
     if svg is None:
         return f'<p class="note">{_esc(note or "not drawn")}</p>'
-    src = "data:image/svg+xml;base64," + base64.b64encode(svg).decode("ascii")
+    # Percent-encoded only where a data: URL inside a quoted attribute needs it (`"`, `&`,
+    # `#`, `%`, `'`, line breaks, non-ASCII): a quarter smaller than base64.
+    src = "data:image/svg+xml;charset=utf-8," + quote(svg.decode("utf-8"), safe=URL_SAFE)
     return f'<img class="plot" src="{src}" alt="{_esc(alt)}">'
 
 
