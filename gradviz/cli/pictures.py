@@ -13,6 +13,7 @@ from rich.console import Console, RenderableType
 from rich.text import Text
 
 from gradviz.boundary import boundary, require_two_inputs
+from gradviz.cli.console import text_console
 from gradviz.data import Dataset
 from gradviz.errors import OutputError
 from gradviz.nn import Network, Spec
@@ -22,6 +23,8 @@ from gradviz.render.boundary_map import boundary_map, grid_shape
 if TYPE_CHECKING:
     from gradviz.model import Model
 
+# The page's texts are laid out this wide (the table drops columns as on a terminal so wide).
+PAGE_TEXT_WIDTH = 130
 PICTURE_FORMATS = ("svg", "png", "pdf")
 
 
@@ -107,14 +110,15 @@ def check_report(path: str | None, option: str, inputs: Sequence[str | Path]) ->
     refuse_inputs([path], inputs)
 
 
-def _plain(renderables: Sequence[RenderableType], width: int = 120) -> str:
+def _plain(renderables: Sequence[RenderableType], width: int = PAGE_TEXT_WIDTH) -> str:
     """Renderables as the terminal prints them, without colour (the page's texts)."""
     import io  # lazy: start-up
 
-    console = Console(file=io.StringIO(), width=width, color_system=None, soft_wrap=False)
+    text = io.StringIO()
+    console = text_console(text, width)
     for renderable in renderables:
         console.print(renderable)
-    return console.file.getvalue().rstrip("\n")
+    return text.getvalue().rstrip("\n")
 
 
 def write_report(

@@ -292,7 +292,8 @@ chosen epoch (the colour scale of every gradviz picture).</p>
 """
 
 REPORT_CSS = """
-body.report main { display: grid; grid-template-columns: 1fr; gap: 16px; max-width: 1100px; }
+body.report main { display: grid; grid-template-columns: 1fr; gap: 16px; max-width: 1240px; }
+body.report section pre { white-space: pre; overflow-x: auto; font-size: 12px; }
 body.report img.plot { max-width: 100%; height: auto; display: block; margin: 8px 0; }
 body.report #graph { margin: 8px 0; }
 .scroll { overflow: auto; max-height: 32em; }
