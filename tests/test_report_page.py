@@ -230,3 +230,23 @@ def test_a_network_of_more_than_two_inputs_gets_a_note_for_its_boundary(tmp_path
     assert "The network has 3 inputs: the decision boundary is drawn for 2-input networks" in text
     states = run_report(page, [{"typed": [1, 0, 1, 0]}], tmp_path)
     assert states[1]["example"].startswith("input (1, 0, 1), target 0")
+
+
+def test_a_diverged_model_shows_nan_epochs_in_the_red_band(tmp_path: Path) -> None:
+    model, page = tmp_path / "ex.json", tmp_path / "ex.html"
+    spec = str(Path(__file__).parents[1] / "samples" / "exploding.toml")
+    args = ["--epochs", "30", "--every", "10", "-q", "--keep-going", "--save", str(model)]
+    assert invoke("train", spec, *args).exit_code == 0
+    done = invoke("inspect", str(model), "-o", str(page))
+    assert done.exit_code == 0, done.output
+    snapshots = load_model(model).snapshots()
+    states = run_report(page, [{"epoch": 0}], tmp_path)
+    last, first = states[0]["layers"], states[1]["layers"]
+    assert all(math.isnan(layer.rms) for layer in snapshots[-1][1].layers)
+    assert {last[f"L{i}"]["fill"] for i in range(1, 6)} == {BAD_BAND.fill}
+    assert [first[f"L{i}"]["fill"] for i in range(1, 6)] == [
+        expected_fill(layer.rms) for layer in snapshots[0][1].layers
+    ]
+    assert BAD_BAND.fill not in {first[f"L{i}"]["fill"] for i in range(1, 6)}
+    assert states[0]["example"].startswith("example 1 (")
+    assert states[0]["example"].split(": loss ")[1].startswith("nan")

@@ -321,8 +321,15 @@ def report_html(
     """The report page (see the module's docstring)."""
     frames = epoch_frames(snapshots, layer_names)
     program = example_program(network, data)
+    shown = [  # the raw rms stays out: the page reads the band and the texts
+        {
+            "epoch": f["epoch"],
+            "layers": [{k: v for k, v in layer.items() if k != "grad"} for layer in f["layers"]],
+        }
+        for f in frames
+    ]
     payload = {
-        "frames": frames,
+        "frames": shown,
         "bands": [{"fill": b.fill, "ink": b.ink} for b in BANDS],
         "bad": {"fill": BAD_BAND.fill, "ink": BAD_BAND.ink},
         "edges": list(_BAND_EDGES),
