@@ -8,6 +8,8 @@ tests/html/report.js opens a report in jsdom, performs actions and reports what 
 
 from __future__ import annotations
 
+import base64
+import hashlib
 import html
 import json
 import math
@@ -250,3 +252,44 @@ def test_a_diverged_model_shows_nan_epochs_in_the_red_band(tmp_path: Path) -> No
     assert BAD_BAND.fill not in {first[f"L{i}"]["fill"] for i in range(1, 6)}
     assert states[0]["example"].startswith("example 1 (")
     assert states[0]["example"].split(": loss ")[1].startswith("nan")
+
+
+def test_the_policy_allows_exactly_the_pages_own_script_and_style(
+    xor_report: tuple[Path, Path],
+) -> None:
+    text = xor_report[1].read_text(encoding="utf-8")
+    csp = re.search(r'http-equiv="Content-Security-Policy" content="([^"]*)"', text).group(1)
+    code = re.search(r"<script>(.*?)</script>", text, re.S).group(1)
+    css = re.search(r"<style>(.*?)</style>", text, re.S).group(1)
+
+    def digest(s: str) -> str:
+        return "sha256-" + base64.b64encode(hashlib.sha256(s.encode()).digest()).decode()
+
+    assert csp == (
+        f"default-src 'none'; script-src '{digest(code)}'; style-src '{digest(css)}'; "
+        "img-src data:; base-uri 'none'; form-action 'none'"
+    )
+    # the only addresses are names, never fetched: XML namespaces and the SVG doctype
+    names = (
+        "http://www.w3.org/",
+        "http://creativecommons.org/ns",
+        "http://purl.org/dc/",
+    )
+    addresses = set(re.findall(r"https?://[^\s\"'<>%]*", text))
+    assert addresses and all(a.startswith(names) for a in addresses)
+
+
+def test_above_200_examples_the_page_lists_the_first_and_says_so(tmp_path: Path) -> None:
+    csv = tmp_path / "many.csv"
+    rows = [f"{i / 250:.3f},{(i * 7 % 250) / 250:.3f},{i % 2}" for i in range(250)]
+    csv.write_text("a,b,label\n" + "\n".join(rows) + "\n", encoding="utf-8")
+    page = tmp_path / "many.html"
+    args = ["--layers", "2,3,1", "--data", str(csv), "--epochs", "5", "-q", "--report", str(page)]
+    done = invoke("train", *args)
+    assert done.exit_code == 0, done.output
+    text = page.read_text(encoding="utf-8")
+    assert text.count('class="show"') == 200
+    assert "The first 200 of 250 examples (" in text
+    states = run_report(page, [{"show": 199}, {"typed": [0.999, 0.5, 1]}], tmp_path)
+    assert states[1]["example"].startswith("example 200 (0.796, ")
+    assert states[2]["example"].startswith("input (0.999, 0.5), target 1")
