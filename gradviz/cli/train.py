@@ -331,6 +331,7 @@ def train_command(
       gradviz train --layers 2,4,1 --activation sigmoid --data xor --lr 1 --epochs 2000
       gradviz train samples/deep-sigmoid.toml --epochs 200 --quiet --json
       gradviz train samples/circle.toml --boundary circle.png --curves curves.svg
+      gradviz train samples/xor.toml --report report.html
     """
     data_option = options.get("data")
     if isinstance(data_option, str) and data_option.lower().endswith(".csv"):
@@ -585,7 +586,8 @@ def inspect_command(
 
     For a network with 2 inputs, also a map of what it decides over the input plane.
     --boundary and --curves write the decision boundary and the training curves as
-    pictures.
+    pictures; -o FILE.html writes all of it as one page, live (an epoch slider, any
+    example's loss graph).
 
     \b
     Examples:
@@ -593,6 +595,7 @@ def inspect_command(
       gradviz inspect xor.json
       gradviz inspect xor.json --json
       gradviz inspect xor.json --boundary xor.svg
+      gradviz inspect xor.json -o report.html
     """
     read = [model_path, *([data_path] if data_path else [])]
     pictures.check_picture(boundary_path, "--boundary", read)
