@@ -122,3 +122,23 @@ def test_screenshot_of_the_xor_report(browser, xor_report, tmp_path: Path) -> No
     )
     browser.set_window_size(1600, 1200)
     assert overflow <= 0
+
+
+def test_a_click_in_the_data_picture_shows_that_inputs_graph(browser, xor_report) -> None:  # noqa: F811
+    from selenium.webdriver.common.action_chains import ActionChains
+
+    severe(browser)
+    model_path, page = xor_report
+    browser.get(page.as_uri())
+    scatter = browser.find_element("id", "scatter")
+    # xor's points span [0, 1] on both axes, drawn 14 px inside a 260 px square: the
+    # middle of the picture is the input (0.5, 0.5), give or take a pixel (1/232)
+    ActionChains(browser).move_to_element(scatter).click().perform()
+    x = [float(browser.find_element("id", f"in-{j}").get_attribute("value")) for j in (0, 1)]
+    assert all(abs(v - 0.5) <= 1 / 232 for v in x)
+    y = float(browser.find_element("id", "in-y").get_attribute("value"))
+    text = browser.find_element("id", "example-text").text
+    assert text.startswith(f"input ({fmt(x[0])}, {fmt(x[1])}), target {fmt(y)}: loss ")
+    expected = python_example(model_path, x, y)
+    assert text.split(": loss ")[1].startswith(fmt(expected[-1][0]) + " (")
+    assert severe(browser) == []

@@ -135,7 +135,7 @@ def test_an_examples_loss_graph_has_the_python_engines_numbers(
 ) -> None:
     model_path, page = xor_report
     data = load_model(model_path).dataset()
-    actions = [{"show": 2}, {"typed": [0.3, -1.7, 1]}, {"show": 0}]
+    actions = [{"point": 2}, {"typed": [0.3, -1.7, 1]}, {"show": 0}]
     states = run_report(page, actions, tmp_path)
     cases = [
         (data.X[0].tolist(), float(data.Y[0])),  # opens on example 1
@@ -165,6 +165,10 @@ def test_an_examples_loss_graph_has_the_python_engines_numbers(
             f"loss {fmt(expected[-1][0])} (53 nodes; data and grad ∂loss/∂node on every one)"
         )
     assert states[2]["example"].startswith("input (0.3, -1.7), target 1")
+    # the clicked point is ringed; a typed input rings none
+    text = page.read_text(encoding="utf-8")
+    point = re.search(r'<circle cx="([\d.]+)" cy="([\d.]+)" [^>]*data-i="2"', text).groups()
+    assert states[1]["ring"] == list(point) and states[2]["ring"] == ["-20", "-20"]
     names = [row[1] for row in states[0]["rows"]]
     assert {"x0", "x1", "y", "L1.N1.w0", "L2.N1.b"} <= set(names)
 

@@ -227,6 +227,50 @@ def _examples_table(data: Dataset, outputs: Sequence[float], loss: str) -> str:
     )
 
 
+SCATTER_SIZE = 260  # px: the clickable data picture of 2-input data
+SCATTER_PAD = 14
+POINT_FILLS = ("#5e3c99", "#e66101")  # target ≤ 0.5, > 0.5
+
+
+def _scatter(data: Dataset) -> str:
+    """The listed examples of 2-input data as points to click (each shows its loss graph;
+    a click elsewhere shows the graph of that input). Its data-* attributes map pixels
+    back to inputs. Keyboard users have the table's buttons and the input boxes."""
+    if data.X.shape[1] != 2 or data.size == 0:
+        return ""
+    shown = data.X[:EXAMPLE_LIMIT]
+    lows, highs = data.X.min(axis=0).tolist(), data.X.max(axis=0).tolist()
+    spans = [(hi - lo) or 1.0 for lo, hi in zip(lows, highs, strict=True)]
+    inner = SCATTER_SIZE - 2 * SCATTER_PAD
+
+    def px(v: float, axis: int) -> float:
+        t = (v - lows[axis]) / spans[axis]
+        return round(SCATTER_PAD + (t if axis == 0 else 1 - t) * inner, 2)
+
+    points = []
+    for i, (x0, x1) in enumerate(shown.tolist()):
+        fill = POINT_FILLS[int(data.Y[i] > 0.5)]
+        points.append(
+            f'<circle cx="{px(x0, 0)}" cy="{px(x1, 1)}" r="5" fill="{fill}" stroke="#ffffff" '
+            f'stroke-width="1" data-i="{i}"><title>example {i + 1}</title></circle>'
+        )
+    names = [_esc(n) for n in data.feature_names]
+    size = SCATTER_SIZE
+    return (
+        f'<figure class="scatter"><svg id="scatter" width="{size}" height="{size}" '
+        f'viewBox="0 0 {size} {size}" role="img" aria-label="the data: click a point for its '
+        f'loss graph, or anywhere else for that input" data-low="{lows[0]!r} {lows[1]!r}" '
+        f'data-span="{spans[0]!r} {spans[1]!r}" data-pad="{SCATTER_PAD}">'
+        f'<rect x="0.5" y="0.5" width="{size - 1}" height="{size - 1}" fill="#ffffff" '
+        f'stroke="#d0d7de"/>{"".join(points)}'
+        f'<circle id="scatter-now" r="9" fill="none" stroke="#1b1f24" stroke-width="2" '
+        f'cx="-20" cy="-20"/></svg>'
+        f"<figcaption>{names[0]} across, {names[1]} up; "
+        f'<span class="dot0">●</span> target 0, <span class="dot1">●</span> target 1. '
+        "Click a point, or anywhere for that input.</figcaption></figure>"
+    )
+
+
 def _input_boxes(data: Dataset) -> str:
     boxes = []
     for j, name in enumerate(data.feature_names):
@@ -277,6 +321,7 @@ chosen epoch (the colour scale of every gradviz picture).</p>
 <section id="predictions" aria-labelledby="predictions-h"><h2 id="predictions-h">Predictions
 </h2>{examples}</section>
 <section id="example" aria-labelledby="example-h"><h2 id="example-h">One example's loss graph</h2>
+{scatter}
 <form id="typed" class="inputs">{boxes}<button type="submit" id="show-typed">Show graph</button>
 </form>
 <p id="example-text" class="out" aria-live="polite"></p>
@@ -305,6 +350,10 @@ tr.now td { background: #fff8c5; }
 button.show { padding: 0 8px; font-size: 13px; }
 .inputs { display: flex; flex-wrap: wrap; align-items: center; gap: 6px 10px; margin: 0 0 8px; }
 .inputs input { width: 8em; font: 14px ui-monospace, "DejaVu Sans Mono", monospace; }
+figure.scatter { float: right; margin: 0 0 8px 16px; font-size: 13px; max-width: 260px; }
+figure.scatter svg { cursor: crosshair; display: block; }
+figure.scatter figcaption { color: var(--soft); }
+.dot0 { color: #5e3c99; } .dot1 { color: #e66101; }
 #epoch { width: min(420px, 60vw); accent-color: var(--accent); }
 """
 
@@ -368,5 +417,6 @@ def report_html(
         ),
         examples=_examples_table(data, outputs, network.loss),
         boxes=_input_boxes(data),
+        scatter=_scatter(data),
         scripts=scripts,
     )

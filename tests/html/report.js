@@ -1,7 +1,7 @@
 // Opens a report page written by gradviz in jsdom, runs its scripts, performs actions, and
 // prints what the page shows after each one. node report.js PAGE.html ACTIONS.json
 // Actions: {"epoch": k} moves the epoch slider to recorded epoch k; {"show": i} presses
-// example i's button; {"typed": [x0, …, y]} types an input and its target and submits.
+// example i's button; {"point": i} clicks example i's point in the data picture; {"typed": [x0, …, y]} types an input and its target and submits.
 "use strict";
 const fs = require("fs");
 const { JSDOM, VirtualConsole } = require("jsdom");
@@ -34,6 +34,8 @@ const state = () => ({
     data: window.gvExample.data.map(String), grad: window.gvExample.grad.map(String),
   } : null,
   h1: doc.querySelector("h1").textContent,
+  ring: doc.getElementById("scatter-now") &&
+    ["cx", "cy"].map((a) => doc.getElementById("scatter-now").getAttribute(a)),
   headers: Array.from(doc.querySelectorAll("#examples th")).map((th) => th.textContent),
   labels: Array.from(doc.querySelectorAll("label")).map((l) => l.textContent),
   scripts: doc.querySelectorAll("script").length,
@@ -47,6 +49,9 @@ for (const action of JSON.parse(fs.readFileSync(actionsFile, "utf8"))) {
     slider.dispatchEvent(new window.Event("input", { bubbles: true }));
   } else if (action.show !== undefined) {
     doc.querySelector('#examples button[data-i="' + action.show + '"]').click();
+  } else if (action.point !== undefined) {
+    doc.querySelector('#scatter circle[data-i="' + action.point + '"]')
+      .dispatchEvent(new window.MouseEvent("click", { bubbles: true }));
   } else if (action.typed) {
     const values = action.typed;
     values.slice(0, -1).forEach((v, j) => { doc.getElementById("in-" + j).value = String(v); });

@@ -92,7 +92,33 @@
     });
   }
 
+  var scatter = $("scatter");
+  function mark(i) { // ring the example's point in the data picture
+    if (!scatter) return;
+    var now = $("scatter-now"), point = i === null ? null : scatter.querySelector('circle[data-i="' + i + '"]');
+    now.setAttribute("cx", point ? point.getAttribute("cx") : "-20");
+    now.setAttribute("cy", point ? point.getAttribute("cy") : "-20");
+  }
+  if (scatter) {
+    scatter.addEventListener("click", function (event) {
+      var i = event.target.getAttribute("data-i");
+      if (i !== null) { showRow(parseInt(i, 10)); return; }
+      // elsewhere: the input at that spot (pixels back to the data's scale)
+      var box = scatter.getBoundingClientRect(), size = parseFloat(scatter.getAttribute("width"));
+      var pad = parseFloat(scatter.getAttribute("data-pad"));
+      var low = scatter.getAttribute("data-low").split(" ").map(parseFloat);
+      var span = scatter.getAttribute("data-span").split(" ").map(parseFloat);
+      var u = ((event.clientX - box.left) * size / box.width - pad) / (size - 2 * pad);
+      var v = 1 - ((event.clientY - box.top) * size / box.height - pad) / (size - 2 * pad);
+      var x = [low[0] + u * span[0], low[1] + v * span[1]].map(function (w) { return parseFloat(w.toPrecision(4)); });
+      $("in-0").value = String(x[0]);
+      $("in-1").value = String(x[1]);
+      $("typed").requestSubmit ? $("typed").requestSubmit() : $("show-typed").click();
+    });
+  }
+
   function showRow(i) {
+    mark(i);
     document.querySelectorAll("#examples tr.now").forEach(function (tr) { tr.classList.remove("now"); });
     var button = document.querySelector('#examples button[data-i="' + i + '"]');
     if (button) button.closest("tr").classList.add("now");
@@ -115,6 +141,7 @@
       return;
     }
     document.querySelectorAll("#examples tr.now").forEach(function (tr) { tr.classList.remove("now"); });
+    mark(null);
     showExample(x, y, "input (" + x.map(fmt).join(", ") + "), target " + fmt(y));
   });
 
