@@ -14,9 +14,9 @@ of the backward pass, and per-layer gradient tables for small networks.
 The public API (`__all__`):
 
 - the engine: `Value`, `Constant` (a number in an expression: no gradient), `Graph` (a
-  built graph re-evaluated in place), `Op`, `topological_order`, `no_grad()` (build without
-  recording a graph), and the ops as functions `exp log tanh sigmoid relu sin cos abs sqrt
-  detach`;
+  built graph re-evaluated in place), `Op` (an op of the table, `gradviz.ops`),
+  `topological_order`, `no_grad()` (build without recording a graph), and the ops as
+  functions `exp log tanh sigmoid relu sin cos abs sqrt detach`;
 - `parse(text, **values)`: an expression (statements separated by `;`) to its output Value;
 - pictures: `draw` (a `graphviz.Digraph`), `to_mermaid`, `to_json` (more in `gradviz.render`);
   `explore(value)`: the live HTML page, shown inline in notebooks (`.save(path)` writes it);

@@ -1,9 +1,11 @@
-"""The scalar autograd engine: `Value` nodes, the op table, and backpropagation.
+"""The scalar autograd engine: `Value` nodes and backpropagation over the op table.
 
 A `Value` remembers how it was computed (its op and its parents, in order, with
 repeats), so the graph is the memory of the computation. Backpropagation walks
 that memory in reverse topological order and applies the chain rule on every
-edge, adding up the credit where a value is used more than once.
+edge, adding up the credit where a value is used more than once. What each op
+computes and what its local derivatives are is the op table's (`gradviz.ops`): the
+engine only walks the graph and calls `op.forward` / `op.local`.
 
 `data` and `grad` are floats, or numpy arrays holding a batch of independent
 samples: one graph then evaluates every sample at once, and each node's grad
@@ -15,27 +17,40 @@ from __future__ import annotations
 import warnings
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
-from dataclasses import dataclass
-from functools import lru_cache
 from typing import TypeAlias
 
 from gradviz.lazy import loaded_numpy, np
 from gradviz.numbers import fmt
+from gradviz.ops import (
+    ABS,
+    ADD,
+    COS,
+    DETACH,
+    DIV,
+    EXP,
+    LOG,
+    MUL,
+    NEG,
+    POW,
+    RELU,
+    SIGMOID,
+    SIN,
+    SQRT,
+    SUB,
+    TANH,
+    Op,
+    power_op,
+)
+from gradviz.ops import UNARY_OPS as UNARY_OPS  # the expression functions, by name
+from gradviz.ops import number as _result
 
-# numpy is imported on first use (gradviz.lazy): a graph of plain floats that uses only
-# + and * never needs it. Transcendental ops still go through numpy for floats too.
+# numpy is imported on first use (gradviz.lazy): a graph of plain floats never needs it
+# (floats go through math in gradviz.ops; numpy serves batches, and tanh).
 Number: TypeAlias = "float | np.ndarray"
 
 # NaN and inf are results we show, not errors: silence numpy's warnings about
 # them, but only those raised from gradviz's own modules.
 warnings.filterwarnings("ignore", category=RuntimeWarning, module=r"gradviz(\.|$)")
-
-
-def _result(r: object) -> Number:
-    """A numpy result as the engine stores it: floats stay plain Python floats."""
-    if type(r) is np.ndarray:
-        return float(r) if r.ndim == 0 else r
-    return float(r)  # np.float64 and friends
 
 
 def as_data(x: object) -> Number:
@@ -49,217 +64,6 @@ def as_data(x: object) -> Number:
     if not number:
         raise TypeError(f"a Value holds a number or a numpy array, not {type(x).__name__}")
     return float(x)
-
-
-@dataclass(frozen=True, slots=True, eq=False)
-class Op:
-    """One primitive: forward value, local derivatives and their formulas, together.
-
-    `local(out, *inputs)` returns d(out)/d(input_i) for each input, evaluated at the
-    current data; `formulas` says the same in words for the renderers and the trace,
-    in terms of the inputs `a`, `b`.
-    """
-
-    name: str
-    forward: Callable[..., Number]
-    local: Callable[..., tuple[Number, ...]]
-    formulas: tuple[str, ...]
-    symbol: str
-    passes_credit: bool = True
-    # Optional straight-line Python for compilers of fixed graphs (gradviz.train): the
-    # same numbers as `forward`/`local` on floats, bit for bit. `code` assigns `{out}`
-    # from `{a}`/`{b}` (may use a scratch name `{tmp}`); `local_code` is one expression
-    # per input in `{out}`, `{a}`, `{b}`. They may name only `np` and `float`. Without
-    # them a compiler calls `forward`/`local` (same numbers, slower).
-    code: str | None = None
-    local_code: tuple[str, ...] | None = None
-    # How a learner writes the op applied to `{a}` (and `{b}`): "{a}·{b}"; None: "name({a})".
-    form: str | None = None
-    # Inputs where the slope jumps (relu and abs at 0): a finite difference across one
-    # measures neither side, so the gradient check reports them instead of failing.
-    kinks: tuple[float, ...] = ()
-    # The largest |local derivative| anywhere (σ' <= 0.25), None when unbounded: the most
-    # of the credit the op can pass back, for the vanishing-gradient diagnostics.
-    max_slope: float | None = None
-    # micrograd's name for the op (`Value._op`) where it differs from `symbol` ('ReLU').
-    micrograd: str | None = None
-
-    @property
-    def arity(self) -> int:
-        return len(self.formulas)
-
-    def __repr__(self) -> str:
-        return f"Op({self.name})"
-
-
-def _unary(name: str) -> Callable[[Number], Number]:
-    """Forward through the numpy ufunc `name` for floats and arrays alike, so a batched
-    evaluation gives bit-for-bit the numbers of separate scalar runs. The ufunc is looked
-    up at the first call (numpy is imported then, not when gradviz is)."""
-    func = None
-
-    def forward(a: Number) -> Number:
-        nonlocal func
-        if func is None:
-            func = getattr(np, name)
-        return _result(func(a))
-
-    return forward
-
-
-def _sigmoid(a: Number) -> Number:
-    # Never exponentiate a positive number: no overflow, tiny tails kept (σ(-40) ≈ 4e-18).
-    e = np.exp(-np.abs(a))
-    return _result(np.where(np.greater_equal(a, 0.0), 1.0 / (1.0 + e), e / (1.0 + e)))
-
-
-# numpy's power loop takes exact shortcuts (1/a, sqrt(a), a·a, ...) when the exponent is one
-# number, as in a scalar run, but not for an array of exponents, whose vectorised pow may
-# differ in the last bit. Those elements are redone the scalar way (found by tests/).
-_POWER_SHORTCUTS = (-1.0, 0.0, 0.5, 1.0, 2.0)
-
-
-def _power(a: Number, b: Number) -> Number:
-    """a ** b, sample by sample exactly as separate scalar runs compute it."""
-    r = np.power(a, b)
-    if type(b) is np.ndarray and r.ndim:
-        base = np.broadcast_to(a, r.shape)
-        for e in _POWER_SHORTCUTS:
-            hit = np.broadcast_to(b == e, r.shape)
-            if hit.any():
-                r[hit] = np.power(base[hit], e)
-    return _result(r)
-
-
-ADD = Op(
-    "add",
-    lambda a, b: a + b,
-    lambda out, a, b: (1.0, 1.0),
-    ("1", "1"),
-    "+",
-    code="{out} = {a} + {b}",
-    local_code=("1.0", "1.0"),
-    form="{a} + {b}",
-)
-MUL = Op(
-    "mul",
-    lambda a, b: a * b,
-    lambda out, a, b: (b, a),
-    ("b", "a"),
-    "*",
-    code="{out} = {a} * {b}",
-    local_code=("{b}", "{a}"),
-    form="{a}·{b}",
-)
-
-
-def _power_local(out: Number, a: Number, b: Number) -> tuple[Number, Number]:
-    """d(a^b)/da and d(a^b)/db, with the limits the bare formulas miss: a^0 is constant
-    (0, not 0·0⁻¹ = nan) and a^b·ln(a) → 0 as a → 0 for b > 0. For a < 0, ln(a) is nan:
-    a^b is not defined for the exponents next to b, so its slope in b does not exist."""
-    da = np.where(np.equal(b, 0.0), 0.0, b * _power(a, b - 1.0))
-    db = np.where(np.equal(a, 0.0) & np.greater(b, 0.0), 0.0, out * np.log(a))
-    return _result(da), _result(db)
-
-
-POW = Op("pow", _power, _power_local, ("b·a^(b-1)", "a^b·ln(a)"), "**", form="{a}^{b}")
-EXP = Op(
-    "exp",
-    _unary("exp"),
-    lambda out, a: (out,),
-    ("exp(a)",),
-    "exp",
-    code="{out} = float(np.exp({a}))",
-    local_code=("{out}",),
-)
-LOG = Op(
-    "log",
-    _unary("log"),
-    lambda out, a: (_result(np.divide(1.0, a)),),
-    ("1/a",),
-    "log",
-    code="{out} = float(np.log({a}))",
-    local_code=("float(np.divide(1.0, {a}))",),
-)
-TANH = Op(
-    "tanh",
-    _unary("tanh"),
-    lambda out, a: (1.0 - out * out,),
-    ("1 - tanh²(a)",),
-    "tanh",
-    code="{out} = float(np.tanh({a}))",
-    local_code=("1.0 - {out} * {out}",),
-    max_slope=1.0,
-)
-SIGMOID = Op(
-    "sigmoid",
-    _sigmoid,
-    lambda out, a: (out * (1.0 - out),),
-    ("σ(a)·(1 - σ(a))",),
-    "sigmoid",
-    # _sigmoid on one float: only exp is transcendental, the rest is IEEE arithmetic.
-    code=(
-        "{tmp} = float(np.exp(-abs({a})))\n"
-        "{out} = 1.0 / (1.0 + {tmp}) if {a} >= 0.0 else {tmp} / (1.0 + {tmp})"
-    ),
-    local_code=("{out} * (1.0 - {out})",),
-    max_slope=0.25,
-)
-RELU = Op(
-    "relu",
-    lambda a: _result(np.maximum(a, 0.0)),
-    lambda out, a: (_result(np.heaviside(a, 0.0)),),
-    ("1 if a > 0 else 0",),
-    "relu",
-    # np.maximum(a, 0.0) and np.heaviside(a, 0.0) on one float, NaN passed through.
-    code="{out} = {a} if {a} > 0.0 else (0.0 if {a} <= 0.0 else {a})",
-    local_code=("1.0 if {a} > 0.0 else (0.0 if {a} <= 0.0 else {a})",),
-    kinks=(0.0,),
-    max_slope=1.0,
-    micrograd="ReLU",
-)
-SIN = Op(
-    "sin", _unary("sin"), lambda out, a: (_result(np.cos(a)),), ("cos(a)",), "sin", max_slope=1.0
-)
-COS = Op(
-    "cos", _unary("cos"), lambda out, a: (_result(-np.sin(a)),), ("-sin(a)",), "cos", max_slope=1.0
-)
-ABS = Op(
-    "abs",
-    _unary("abs"),
-    lambda out, a: (_result(np.sign(a)),),
-    ("sign(a)",),
-    "abs",
-    kinks=(0.0,),
-    max_slope=1.0,
-)
-SQRT = Op(
-    "sqrt", _unary("sqrt"), lambda out, a: (_result(np.divide(0.5, out)),), ("1/(2·√a)",), "sqrt"
-)
-DETACH = Op("detach", lambda a: a, lambda out, a: (0.0,), ("0 (stop-gradient)",), "detach", False)
-
-
-@lru_cache(maxsize=256)
-def power_op(n: float) -> Op:
-    """`a ** n` for a constant exponent: a unary op, so `x**2` has no edge to a constant."""
-    shown = repr(int(n)) if float(n).is_integer() else repr(n)
-    less = repr(int(n - 1)) if float(n - 1).is_integer() else repr(n - 1)
-    return Op(
-        f"pow{shown}",
-        lambda a: _result(np.power(a, n)),
-        # a^0 is constant: its slope is 0 everywhere, also at a = 0 where 0·0⁻¹ is nan.
-        (lambda out, a: (_result(np.zeros_like(a)),))
-        if n == 0
-        else (lambda out, a: (_result(n * np.power(a, n - 1.0)),)),
-        (f"{shown}·a^{less}",) if n != 0 else ("0",),
-        f"**{shown}",
-        form=f"{{a}}^{shown}",
-    )
-
-
-UNARY_OPS: dict[str, Op] = {
-    op.name: op for op in (EXP, LOG, TANH, SIGMOID, RELU, SIN, COS, ABS, SQRT, DETACH)
-}
 
 
 class Value:
@@ -298,7 +102,10 @@ class Value:
 
     @property
     def _op(self) -> str:
-        """micrograd's op string: '+', '*', '**2', 'ReLU', 'tanh', 'exp', '' for a leaf."""
+        """micrograd's op string: '+', '*', '**2', 'ReLU', 'tanh', 'exp', '' for a leaf.
+        Subtraction and division are '-' and '/' with the two inputs as `_prev` (micrograd
+        composes them, '+' and '*' over a hidden -1 or **-1; here they are one node, and
+        '+' over `{a, b}` would misstate it); negation is '-' with one input."""
         op = self.op
         if op is None:
             return ""
@@ -317,7 +124,8 @@ class Value:
     def __pow__(self, other: Value | float) -> Value:
         if isinstance(other, Value):
             return apply(POW, self, other)
-        return apply(power_op(float(as_data(other))), self)
+        op = power_op(float(as_data(other)))
+        return _node(op, self, None, op.forward(self.data))
 
     def __rpow__(self, other: float) -> Value:
         return apply(POW, Constant(other), self)
@@ -328,55 +136,57 @@ class Value:
     def __rmul__(self, other: float) -> Value:
         return Constant(other) * self
 
-    # Compositions of the primitives above (as in the classic lesson).
+    # Subtraction, division and negation are ops of their own (not micrograd's
+    # compositions `a + b*(-1)` and `a * b**-1`), so a graph is drawn as it was typed.
     def __neg__(self) -> Value:
-        return self * -1.0
+        return _node(NEG, self, None, -self.data)
 
     def __sub__(self, other: Value | float) -> Value:
-        return self + (-other)
+        other = other if isinstance(other, Value) else Constant(other)
+        return _node(SUB, self, other, self.data - other.data)
 
     def __rsub__(self, other: float) -> Value:
-        return Constant(other) + (-self)
+        return Constant(other) - self
 
     def __truediv__(self, other: Value | float) -> Value:
         other = other if isinstance(other, Value) else Constant(other)
-        return self * other**-1.0
+        return _node(DIV, self, other, DIV.forward(self.data, other.data))
 
     def __rtruediv__(self, other: float) -> Value:
-        return Constant(other) * self**-1.0
+        return Constant(other) / self
 
     def __abs__(self) -> Value:
-        return apply(ABS, self)
+        return _node(ABS, self, None, ABS.forward(self.data))
 
     def exp(self) -> Value:
-        return apply(EXP, self)
+        return _node(EXP, self, None, EXP.forward(self.data))
 
     def log(self) -> Value:
-        return apply(LOG, self)
+        return _node(LOG, self, None, LOG.forward(self.data))
 
     def tanh(self) -> Value:
-        return apply(TANH, self)
+        return _node(TANH, self, None, TANH.forward(self.data))
 
     def sigmoid(self) -> Value:
-        return apply(SIGMOID, self)
+        return _node(SIGMOID, self, None, SIGMOID.forward(self.data))
 
     def relu(self) -> Value:
-        return apply(RELU, self)
+        return _node(RELU, self, None, RELU.forward(self.data))
 
     def sin(self) -> Value:
-        return apply(SIN, self)
+        return _node(SIN, self, None, SIN.forward(self.data))
 
     def cos(self) -> Value:
-        return apply(COS, self)
+        return _node(COS, self, None, COS.forward(self.data))
 
     def abs(self) -> Value:
-        return apply(ABS, self)
+        return _node(ABS, self, None, ABS.forward(self.data))
 
     def sqrt(self) -> Value:
-        return apply(SQRT, self)
+        return _node(SQRT, self, None, SQRT.forward(self.data))
 
     def detach(self) -> Value:
-        return apply(DETACH, self)
+        return _node(DETACH, self, None, DETACH.forward(self.data))
 
     # -- using ------------------------------------------------------------------
 
@@ -437,7 +247,7 @@ _new = object.__new__
 
 
 class Constant(Value):
-    """A plain number in an expression (the 2 of `2*x`, the hidden -1 of `a - b`), or a
+    """A plain number in an expression (the 2 of `2*x`, the 1 of `1 - x`), or a
     value made under `no_grad`: a leaf that is not an input. The engine treats it as any
     leaf; the pictures and the trace show it by its number, with no gradient and no step
     of its own, since nobody can nudge it."""
@@ -491,27 +301,35 @@ def topological_order(root: Value) -> list[Value]:
 
     The order is deterministic (parents visited left to right), so it can name nodes.
     """
-    # A node is expanded (its parents pushed) the first time it is on top of the
-    # stack, and emitted the second time, once everything above it is done.
+    # Depth first, parents left to right: a node met for the first time is marked, then
+    # pushed back with a None above it ("emit the node below once this is popped") and
+    # its unmarked parents above that; a leaf is emitted at once. One set, no recursion.
     order: list[Value] = []
-    expanded: set[Value] = set()
-    done: set[Value] = set()
-    stack = [root]
+    emit = order.append
+    seen: set[Value] = set()
+    mark = seen.add
+    stack: list[Value | None] = [root]
+    push = stack.append
+    pop = stack.pop
     while stack:
-        node = stack[-1]
-        if node in expanded:
-            stack.pop()
-            if node not in done:
-                done.add(node)
-                order.append(node)
+        node = pop()
+        if node is None:
+            emit(pop())  # type: ignore[arg-type]
             continue
-        expanded.add(node)
-        b = node.b
-        if b is not None and b not in expanded:
-            stack.append(b)
+        if node in seen:
+            continue
+        mark(node)
         a = node.a
-        if a is not None and a not in expanded:
-            stack.append(a)
+        if a is None:
+            emit(node)
+            continue
+        push(node)
+        push(None)
+        b = node.b
+        if b is not None and b not in seen:
+            push(b)
+        if a not in seen:
+            push(a)
     return order
 
 
@@ -549,20 +367,12 @@ def backpropagate(order: list[Value], on_edge: EdgeObserver | None = None) -> No
         return
     for node in reversed(order):
         op = node.op
-        if op is None or not op.passes_credit:
+        if op is None:
             continue
         g = node.grad
         if g is no_credit:
             continue
-        a = node.a
-        b = node.b
-        if b is not None:
-            da, db = op.local(node.data, a.data, b.data)
-            a.grad += g * da
-            b.grad += g * db
-        else:
-            (da,) = op.local(node.data, a.data)
-            a.grad += g * da
+        op.backward(node, g)  # each input's grad += g · local (the op table's code)
 
 
 def _backpropagate_observed(order: list[Value], on_edge: EdgeObserver) -> None:

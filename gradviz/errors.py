@@ -7,21 +7,49 @@ exit statuses and messages in one place. Nothing below the CLI prints or exits.
 from __future__ import annotations
 
 import unicodedata
+from collections.abc import Callable, Sequence
+
+OptionWords = Callable[[str], str]
+"""How an option is named to the reader: the library says `eps`, the CLI `--eps`."""
+
+
+def keyword(option: str) -> str:
+    """How the library names an option: by its keyword (`eps`); the CLI's `flag` says `--eps`."""
+    return option
 
 
 class GradvizError(Exception):
-    """Base class. `exit_code` is what the CLI exits with: 2 bad input, 1 runtime failure."""
+    """Base class. `exit_code` is what the CLI exits with: 2 bad input, 1 runtime failure.
+
+    `options` are the options (keyword names: `"input"`, `"eps"`) the message and hint
+    refer to as `{input}`: the library's text names them as keywords, and the CLI renders
+    them as its flags (`render(flag)`), so no library message names a command-line flag."""
 
     exit_code = 1
 
-    def __init__(self, message: str, *, hint: str | None = None) -> None:
+    def __init__(
+        self, message: str, *, hint: str | None = None, options: Sequence[str] = ()
+    ) -> None:
+        self.options = tuple(options)
+        self.template, self.hint_template = message, hint
+        message, hint = self._words(keyword)
         super().__init__(message)
         self.message = message
         self.hint = hint
 
-    def render(self) -> str:
-        """The full text for a user: message, then anything that points at the cause."""
-        return self.message if not self.hint else f"{self.message}\n{self.hint}"
+    def _words(self, words: OptionWords) -> tuple[str, str | None]:
+        """Message and hint with every option named by `words`."""
+        if not self.options:
+            return self.template, self.hint_template
+        names = {option: words(option) for option in self.options}
+        hint = self.hint_template
+        return self.template.format(**names), None if hint is None else hint.format(**names)
+
+    def render(self, words: OptionWords | None = None) -> str:
+        """The full text for a user: message, then anything that points at the cause;
+        `words` names the options (the CLI: as flags)."""
+        message, hint = self._words(words) if words else (self.message, self.hint)
+        return message if not hint else f"{message}\n{hint}"
 
 
 QUOTE_LIMIT = 60  # characters of the user's text an error quotes; the rest is elided
@@ -83,7 +111,7 @@ class ExpressionError(InputError):
         self.start = max(0, min(start, len(source)))
         self.end = max(self.start + 1, end if end is not None else self.start + 1)
 
-    def render(self) -> str:
+    def render(self, words: OptionWords | None = None) -> str:
         """Message, the offending line, and a caret under the span.
 
         A long line is cut to a window around the span (marked …); control characters, lone

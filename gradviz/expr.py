@@ -25,7 +25,7 @@ Decisions worth knowing:
 - Identifiers are NFKC-normalised exactly as Python does (`ｅｘｐ(x)` is `exp(x)`,
   `ａ` is `a`); messages quote the name as written. Look-alikes of builtins
   (`ｅｖａｌ(1)`) are unknown functions like any other: nothing is ever executed.
-- Constant arithmetic is drawn, not folded: `x**(1/2)` is `x ** (1 * 2**-1)`
+- Constant arithmetic is drawn, not folded: `x**(1/2)` is `x ** (1 ÷ 2)`
   through the general power op, while `x**0.5`, `x**-1`, `x**2` (a plain,
   optionally signed number as exponent) use the engine's unary constant power.
 - A named result that the output does not use is allowed and simply not drawn.
@@ -43,9 +43,18 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 
 from gradviz import seeded
-from gradviz.engine import UNARY_OPS, Constant, Value, apply, as_data
-from gradviz.errors import ExpressionError, InputError, listing, quoted, shortened
+from gradviz.engine import Constant, Value, apply, as_data
+from gradviz.errors import (
+    ExpressionError,
+    InputError,
+    OptionWords,
+    listing,
+    quoted,
+    shortened,
+)
+from gradviz.errors import keyword as option_keyword
 from gradviz.numbers import fmt
+from gradviz.ops import POW, UNARY_OPS, power_op
 
 MAX_LENGTH = 10_000
 """Characters in an expression. Far beyond any diagram a person can read."""
@@ -304,14 +313,15 @@ def parse_assignments(args: Sequence[str]) -> dict[str, float]:
     return result
 
 
-def describe_defaults(program: Program) -> str | None:
-    """One line saying which leaves got default values, and how to choose them instead."""
+def describe_defaults(program: Program, words: OptionWords = option_keyword) -> str | None:
+    """One line saying which leaves got default values, and how to choose them instead
+    (`words` names the seed option: `--seed` in the CLI)."""
     if not program.defaults:
         return None
     items = list(program.defaults.items())
     first = items[0][0]
     them = "it" if len(items) == 1 else "them"
-    how = f"(set {them} as {first}=VALUE, or change {them} with --seed N)"
+    how = f"(set {them} as {first}=VALUE, or change {them} with {words('seed')} N)"
     if len(items) <= MAX_DEFAULTS_SHOWN:
         names = ", ".join(name for name, _ in items)
         used = ", ".join(f"{name}={fmt(value)}" for name, value in items)
@@ -872,7 +882,7 @@ class _Compiler:
             elif isinstance(node, ast.Call):
                 name = self.check_call(node)
                 argument = node.args[0]
-                if name in ("log", "sqrt") and isinstance(argument, ast.Name):
+                if UNARY_OPS[name].positive[0] and isinstance(argument, ast.Name):
                     self.positive.add(argument.id)
                 stack.append((node, ("call", name)))
                 stack.append((argument, None))
@@ -898,10 +908,10 @@ class _Compiler:
                         f"{fmt(-MAX_EXPONENT)} to {fmt(MAX_EXPONENT)}",
                         hint="every power this large of a number other than ±1 is 0 or inf",
                     )
-                if isinstance(node.left, ast.Name) and not float(exponent).is_integer():
+                if isinstance(node.left, ast.Name) and power_op(float(exponent)).positive[0]:
                     self.positive.add(node.left.id)
                 return [(node, ("powc", exponent)), (node.left, None)]
-            if isinstance(node.left, ast.Name):
+            if isinstance(node.left, ast.Name) and POW.positive[0]:
                 self.positive.add(node.left.id)
         return [(node, ("bin", kind)), (node.right, None), (node.left, None)]
 
@@ -1098,8 +1108,9 @@ def _default_values_numpy(names: list[str], positive: set[str], seed: int) -> di
 
 def _execute(code: _Code, nodes: dict[str, Value]) -> Value | float:
     """Run postfix code on the engine. Plain numbers stay floats until an op meets them,
-    as in Python (`a - 2` is `a + (-2)`); two floats meet as a constant node and a float,
-    so no arithmetic ever runs on Python numbers (`2**100000` is inf, not a huge int)."""
+    as in Python (`-2` is a number, `-a` a negation); two floats meet as a constant node
+    and a float, so no arithmetic ever runs on Python numbers (`2**100000` is inf, not a
+    huge int)."""
     stack: list[Value | float] = []
     for kind, arg in code:
         if kind == "num":

@@ -75,6 +75,8 @@ class Row:
     minus: Number = math.nan
     step: Number = math.nan
     central: Number = math.nan
+    # the option whose change the note advises (`eps`): a view names it (`--eps` in the CLI)
+    remedy: str | None = None
 
     @property
     def failed(self) -> bool:
@@ -408,6 +410,7 @@ def _gradcheck(
         truncation = _max_finite(np.abs(d_half - d_full) / (ratio - 1))
         status: Status
         note = ""
+        remedy = None
         if leaf not in reached:
             status = "detached"
             note = (
@@ -435,8 +438,9 @@ def _gradcheck(
             status = "non-finite"
             note = (
                 f"h = {fmt(h)} is too small to move {names[leaf]} = {fmt(x)} in float64: "
-                "give a larger step (--eps)"
+                "give a larger step"
             )
+            remedy = "eps"
         elif not _finite(numeric):
             status = "non-finite"
             note = (
@@ -465,6 +469,7 @@ def _gradcheck(
                 truncation=truncation,
                 status=status,
                 note=note,
+                remedy=remedy,
                 plus=plus.value,
                 minus=minus.value,
                 step=full,

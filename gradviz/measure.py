@@ -15,7 +15,8 @@ from pathlib import Path
 from gradviz.data import Dataset
 from gradviz.errors import GradvizError, InputError
 from gradviz.model import Model, load_model, model_inputs
-from gradviz.nn import LayerSample, Network, layer_samples, resolve_spec, spec_from_mapping
+from gradviz.nn import LayerSample, Network, layer_samples
+from gradviz.spec import resolve_spec, spec_from_mapping
 from gradviz.stats import Diagnosis, History, diagnose, history, verdict
 from gradviz.train import Evaluation, check_width, evaluate, load_data, train
 
@@ -75,6 +76,8 @@ def measure(
     `options` are more spec keys on top (`{"activation": "relu"}`), `option_names` the
     names their errors give them, `label` the name the measurement goes by."""
     options = dict(options or {})
+    names = {"epochs": "epochs", "record_every": "every", "data": "data"}
+    names.update(option_names or {})
     if "epochs" in options:
         epochs = options.pop("epochs")  # type: ignore[assignment]
     if source.lower().endswith(MODEL_SUFFIX):
@@ -83,9 +86,12 @@ def measure(
                 f"{label or source}: spec options apply to a spec, not to a saved model"
             )
         if epochs is not None or every is not None:
-            raise InputError("--epochs and --every apply to a spec, not to a saved model")
+            raise InputError(
+                "{epochs} and {every} apply to a spec, not to a saved model",
+                options=["epochs", "every"],
+            )
         model = load_model(Path(source))
-        dataset = model_data(model, data)
+        dataset = model_data(model, data, names["data"])
         epoch = model.epochs_run
         return Measurement(
             label or source,
@@ -98,15 +104,16 @@ def measure(
             dataset,
         )
     overrides = {"epochs": epochs, "record_every": every, "data": _data_option(data)}
-    names = {"epochs": "--epochs", "record_every": "--every", "data": "--data"}
     overrides.update(options)
-    names.update(option_names or {})
     spec = resolve_spec(source, overrides, names)
     dataset = load_data(spec)
     where = f"on {dataset.name}, {dataset.size} examples"
     if epochs is None:
         if every is not None:
-            raise InputError("--every needs --epochs (statistics are recorded while training)")
+            raise InputError(
+                "{every} needs {epochs} (statistics are recorded while training)",
+                options=["every", "epochs"],
+            )
         check_width(spec, dataset)
         network = Network.from_spec(spec)
         return Measurement(
@@ -152,20 +159,21 @@ def input_files(source: str, data: str | None = None) -> list[str | Path]:
     return [source, *files]
 
 
-def model_data(model: Model, data: str | None = None) -> Dataset:
+def model_data(model: Model, data: str | None = None, data_name: str = "data") -> Dataset:
     """The data set to measure a saved model on: its own, or `data` (a built-in name or
-    a .csv path, relative to the current folder) when the user names one."""
+    a .csv path, relative to the current folder) when the user names one; `data_name`
+    is what errors call that option (the CLI: `--data`)."""
     if data is None:
         dataset = model.dataset()
     else:
         raw = model.spec.to_dict()
         raw["data"] = _data_option(data)
         other = spec_from_mapping(
-            raw, locate=lambda key: "--data" if key.startswith("data") else f"spec.{key}"
+            raw, locate=lambda key: data_name if key.startswith("data") else f"spec.{key}"
         )
         dataset = load_data(other)
     if dataset.n_features != model.spec.layers[0]:
-        where = "--data" if data is not None else f"{model.source or 'model'}: spec.data"
+        where = data_name if data is not None else f"{model.source or 'model'}: spec.data"
         raise InputError(
             f"{where}: the model takes {model.spec.layers[0]} inputs but {dataset.name} has "
             f"{dataset.n_features} feature column(s)"

@@ -25,18 +25,17 @@ import numpy as np
 from gradviz.data import Dataset, load
 from gradviz.engine import Value, topological_order
 from gradviz.errors import GradvizError, InputError, ModelError, quoted, shortened
-from gradviz.files import read_capped
+from gradviz.files import read_capped, write_atomic
 from gradviz.nn import (
     Built,
     LayerSample,
     Network,
-    Spec,
     example_graph,
     layer_samples,
-    spec_from_mapping,
     stats_rows,
 )
 from gradviz.numbers import fmt, from_json_number, json_safe
+from gradviz.spec import Spec, spec_from_mapping
 from gradviz.stats import Diagnosis, History, diagnose, history
 from gradviz.train import CLIPPING_KEYS, KEEP_GOING_ADVICE, Result
 
@@ -78,7 +77,8 @@ class Model:
                 raise ModelError(
                     f"{self.source}: its data set {data.path} is outside the model's folder; "
                     "a model file may only name data beside it or below it. Move the model "
-                    "next to its data, or give the data yourself with --data"
+                    "next to its data, or give the data yourself with {data}",
+                    options=["data"],
                 )
             _regular_file(path, self.source)
         return load(data, Path(self.spec.base_dir) if self.spec.base_dir else None)
@@ -214,8 +214,6 @@ def to_json(model: Model, folder: Path | None = None) -> str:
 
 def save(model: Model, path: Path | str) -> None:
     """Write atomically: a failure half-way leaves any previous file as it was."""
-    from gradviz.output import write_atomic
-
     path = Path(path)
     write_atomic(path, to_json(model, path.parent))
 
@@ -466,13 +464,32 @@ def parse_input(text: str, width: int) -> tuple[float, ...]:
         values = tuple(float(p) for p in parts)
     except ValueError:
         raise InputError(
-            f"--input {quoted(text)}: expected {width} numbers separated by commas"
+            f"{{input}} {quoted(text)}: expected {width} numbers separated by commas",
+            options=["input"],
         ) from None
     if len(values) != width or not all(math.isfinite(v) for v in values):
         raise InputError(
-            f"--input {quoted(text)}: expected {width} finite numbers separated by commas"
+            f"{{input}} {quoted(text)}: expected {width} finite numbers separated by commas",
+            options=["input"],
         )
     return values
+
+
+@dataclass(frozen=True)
+class Example:
+    """One example of a data set: inputs, target, and the data set's name."""
+
+    x: tuple[float, ...]
+    y: float
+    data: str
+
+
+def first_example(model: Model, target: float | None = None) -> Example:
+    """The example `draw`, `trace` and `check` take when no input is given: the first of
+    the model's own data set (with `target` in place of its label, when given)."""
+    data = model.dataset()
+    x = tuple(float(v) for v in data.X[0])
+    return Example(x, float(data.Y[0]) if target is None else target, data.name)
 
 
 def target_for(model: Model, x: Sequence[float], dataset: Dataset | None = None) -> float:
@@ -483,7 +500,8 @@ def target_for(model: Model, x: Sequence[float], dataset: Dataset | None = None)
     if matches.size == 0:
         shown = ", ".join(fmt(v) for v in x)
         raise InputError(
-            f"input ({shown}) is not in the data set {data.name}: give its target (--target)"
+            f"input ({shown}) is not in the data set {data.name}: give its target ({{target}})",
+            options=["target"],
         )
     return float(data.Y[matches[0]])
 
@@ -502,7 +520,7 @@ def network_loss_graph(
             raise InputError("give the target y for this input")
         y = target_for(model, x)
     elif not math.isfinite(y):
-        raise InputError(f"--target {fmt(y)}: expected a finite number")
+        raise InputError(f"{{target}} {fmt(y)}: expected a finite number", options=["target"])
     with np.errstate(all="ignore"):
         built = example_graph(network, x, y)
     clusters: dict[Value, str] = {}

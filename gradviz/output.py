@@ -15,17 +15,16 @@ target, so a failure (or Ctrl-C) half-way leaves any previous file as it was.
 from __future__ import annotations
 
 import contextlib
-import errno
 import os
 import signal
-import stat
 import sys
 from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from gradviz.errors import GradvizError, InputError, OutputError, RenderError, WriteError, quoted
+from gradviz.errors import InputError, OutputError, RenderError, quoted
+from gradviz.files import write_atomic
 from gradviz.numbers import DEFAULT_PRECISION
 from gradviz.render import as_diagram
 from gradviz.render.diagram import Diagram, draw_less
@@ -542,86 +541,3 @@ def refuse_inputs(outputs: Iterable[str], inputs: Iterable[str | Path]) -> None:
                     f"refusing to write {quoted(output)}: it is an input of this command",
                     hint="Choose another output file name.",
                 )
-
-
-def write_atomic(path: Path | str, data: bytes | str) -> None:
-    """Write a file so that it is either the old one or the complete new one, never half.
-
-    The data go to a temporary file in the same folder (same file system, so the
-    rename is atomic), flushed to disk, then renamed over `path`. New files get the
-    usual permissions (0666 less the umask); an existing file keeps its mode.
-
-    A path the user cannot write to (no such folder, a folder, no permission, a
-    read-only file system) is an OutputError (exit 2: choose another path); a write
-    that fails on a usable path (disk full, I/O error) is a WriteError (exit 1).
-    """
-    import tempfile  # lazy: start-up
-
-    path = Path(path)
-    if isinstance(data, str):
-        data = data.encode("utf-8")
-    folder = path.parent if str(path.parent) else Path(".")
-    try:
-        mode = os.stat(path).st_mode
-    except FileNotFoundError:
-        mode = None
-    except OSError as error:
-        raise _write_failure(path, error) from None
-    if mode is not None and stat.S_ISDIR(mode):
-        raise OutputError(f"cannot write {quoted(str(path))}: it is a folder")
-    if not folder.is_dir():
-        raise OutputError(
-            f"cannot write {quoted(str(path))}: folder {quoted(str(folder))} does not exist",
-            hint="Create the folder first, or choose another path.",
-        )
-    mode = (mode & 0o7777) if mode is not None else 0o666 & ~_umask()
-    try:
-        handle, temporary = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=folder)
-    except OSError as error:
-        raise _write_failure(path, error, where=folder) from None
-    try:
-        with os.fdopen(handle, "wb") as file:
-            file.write(data)
-            file.flush()
-            os.fsync(file.fileno())
-        os.chmod(temporary, mode)
-        os.replace(temporary, path)
-    except BaseException as error:  # includes KeyboardInterrupt: never leave a partial file
-        with contextlib.suppress(OSError):
-            os.unlink(temporary)
-        if isinstance(error, OSError):
-            raise _write_failure(path, error) from None
-        raise
-
-
-# The user's choice of path is at fault (exit 2: choose another); any other OSError is the
-# machine failing on a usable path (disk full, quota, I/O error: exit 1).
-_PATH_ERRNOS = frozenset(
-    {
-        errno.EACCES,
-        errno.EPERM,
-        errno.EROFS,
-        errno.ENOENT,
-        errno.ENOTDIR,
-        errno.EISDIR,
-        errno.ENAMETOOLONG,
-        errno.ELOOP,
-    }
-)
-
-
-def _write_failure(path: Path, error: OSError, *, where: Path | None = None) -> GradvizError:
-    """The error to raise for an OSError while writing `path` (or creating a file in
-    `where`, the folder)."""
-    why = error.strerror or str(error)
-    target = f"to {quoted(str(where))}" if where is not None else quoted(str(path))
-    if error.errno in _PATH_ERRNOS:
-        return OutputError(f"cannot write {target}: {why}", hint="Choose another path.")
-    return WriteError(f"cannot write {target}: {why}")
-
-
-def _umask() -> int:
-    # The only portable way to read the umask is to set it; put it straight back.
-    mask = os.umask(0o022)
-    os.umask(mask)
-    return mask

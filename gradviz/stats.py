@@ -4,42 +4,25 @@ Pure functions over `gradviz.nn.LayerSample`s (one dense layer at one moment, ra
 gradients before any clipping), so the same numbers serve the terminal table, the
 JSON output, the saved model's history and the tests.
 
-Statuses, first match wins (the thresholds are the constants below):
-
-    NaN        a NaN or ±inf in the layer's weights, biases, gradients or activations
-    exploding  rms gradient >= 100x the output layer's, or ‖g‖ >= 10·‖w‖ (one step at
-               learning rate 0.1 would move the weights by their own size); never
-               when the network is at rest
-    dead       >= 50% of the units inactive for every sample of the batch: ReLU output
-               0, or a hidden sigmoid/tanh unit saturated at the same end throughout
-    stalled    the network is at rest (every layer's rms weight gradient and rms bias
-               gradient < 1e-4) while its outputs vary by < 1e-3 across the batch:
-               stuck at the mean prediction
-    converged  at rest, and the outputs do vary: tiny gradients everywhere are
-               success, not vanishing
-    vanishing  rms gradient < 1/100 of some layer nearer the output (relative to the
-               other layers, so saturation is not required and the output layer never
-               vanishes)
-    saturated  a hidden layer with >= 50% of its outputs saturated (sigmoid < 0.015 or
-               > 0.985, tanh |a| > 0.97); the output layer is never flagged saturated
-    weak       rms gradient < 1/10 of some layer nearer the output
-    ok         none of the above
+Statuses, first match wins: `STATUS_TABLE` below, one row per status (name, rule in
+words, the threshold constants it reads, its test); `gradviz grads --help` and the
+README's table are made from it (`status_help`, `status_markdown`).
 """
 
 from __future__ import annotations
 
 import itertools
-import json
 import math
-from collections.abc import Sequence
-from dataclasses import asdict, dataclass, fields
+from collections.abc import Callable, Sequence
+from dataclasses import asdict, dataclass
 
 import numpy as np
 
-from gradviz.engine import Op
 from gradviz.errors import InputError, quoted
-from gradviz.nn import ACTIVATIONS, LayerSample
-from gradviz.numbers import fmt, from_json_number, json_number, json_safe
+from gradviz.nn import LayerSample
+from gradviz.numbers import fmt, json_number, json_safe
+from gradviz.ops import ACTIVATIONS, SIGMOID, TANH, Op
+from gradviz.spec import DIAGNOSIS_FIELDS, LAYER_FIELDS, read_field, read_fields, shown
 
 # -- thresholds (documented in the module docstring, the README and `gradviz grads --help`)
 VANISHING_RATIO = 1e-2  # rms gradient below this fraction of a layer nearer the output
@@ -50,21 +33,9 @@ AT_REST_RMS = 1e-4  # every rms weight and bias gradient below this: the network
 STALLED_SPREAD = 1e-3  # output std across the batch (relative to max(1, |mean|))
 SATURATED_FRACTION = 0.5
 DEAD_FRACTION = 0.5
-SIGMOID_SATURATION = (0.015, 0.985)
-TANH_SATURATION = 0.97
+SIGMOID_SATURATION = SIGMOID.saturation  # (0.015, 0.985): the op table's bands
+TANH_SATURATION = TANH.saturation[1]  # 0.97
 HEALTHY_UPDATE_DATA = 1e-3  # ‖Δw‖ / ‖w‖ per step, the usual rule of thumb
-
-STATUSES = (
-    "NaN",
-    "exploding",
-    "dead",
-    "stalled",
-    "converged",
-    "vanishing",
-    "saturated",
-    "weak",
-    "ok",
-)
 
 # The quantities of a layer in the order the forward then backward pass makes them.
 _QUANTITIES = (
@@ -120,19 +91,14 @@ class LayerStats:
 
     @classmethod
     def from_dict(cls, data: object, where: str = "layer") -> LayerStats:
-        """The inverse of `to_dict` (a saved model's history), checked field by field: a
-        missing field or a wrong type is an InputError naming its path (`where.rms`)."""
-        if not isinstance(data, dict):
-            raise InputError(f"{where}: expected an object of layer statistics")
-        values = {}
-        for f in fields(cls):
-            if f.name not in data:
-                raise InputError(f"{where}.{f.name}: missing")
-            values[f.name] = _field(data[f.name], str(f.type), f"{where}.{f.name}")
+        """The inverse of `to_dict` (a saved model's history), checked field by field
+        against `spec.LAYER_FIELDS`: a missing field or a wrong type is an InputError
+        naming its path (`where.rms`)."""
+        values = read_fields(data, LAYER_FIELDS, where, "layer statistics")
         if values["status"] not in STATUSES:
-            raise InputError(f"{where}.status: {_shown(values['status'])} is not a status")
+            raise InputError(f"{where}.status: {shown(values['status'])} is not a status")
         if values["activation"] not in ACTIVATIONS:
-            raise InputError(f"{where}.activation: {_shown(values['activation'])} is unknown")
+            raise InputError(f"{where}.activation: {shown(values['activation'])} is unknown")
         return cls(**values)
 
 
@@ -167,12 +133,6 @@ class Diagnosis:
         field that is missing or of the wrong type (`where.layers[0].rms`)."""
         if not isinstance(data, dict):
             raise InputError(f"{where}: expected an object of gradient statistics")
-
-        def get(key: str, kind: str) -> object:
-            if key not in data:
-                raise InputError(f"{where}.{key}: missing")
-            return _field(data[key], kind, f"{where}.{key}")
-
         raw_layers = data.get("layers")
         if not isinstance(raw_layers, list) or not raw_layers:
             raise InputError(f"{where}.layers: expected a list of layer statistics")
@@ -189,56 +149,14 @@ class Diagnosis:
         if first is not None:
             if not isinstance(first, dict):
                 raise InputError(f"{where}.first_nonfinite: expected null or an object")
-            index = _field(first.get("layer"), "int", f"{where}.first_nonfinite.layer")
-            quantity = _field(first.get("in"), "str", f"{where}.first_nonfinite.in")
+            index = read_field(first.get("layer"), "count", f"{where}.first_nonfinite.layer")
+            quantity = read_field(first.get("in"), "text", f"{where}.first_nonfinite.in")
             first = (index, quantity)
-        return cls(
-            layers=layers,
-            at_rest=get("at_rest", "bool"),  # type: ignore[arg-type]
-            output_spread=get("output_spread", "float"),  # type: ignore[arg-type]
-            stalled=get("stalled", "bool"),  # type: ignore[arg-type]
-            first_nonfinite=first,  # type: ignore[arg-type]
-            epoch=get("epoch", "int | None"),  # type: ignore[arg-type]
-        )
+        values = read_fields(data, DIAGNOSIS_FIELDS, where, "gradient statistics")
+        return cls(layers=layers, first_nonfinite=first, **values)  # type: ignore[arg-type]
 
 
 History = list[tuple[int, Diagnosis]]
-
-# Statistics that are sizes, ratios or fractions (never negative, or NaN); of the floats
-# only the activations' mean has a sign.
-_SIGNED = {"act_mean"}
-MAX_TEXT = 1_000  # characters of a name, status or reason read from a file
-
-
-def _field(value: object, kind: str, where: str) -> object:
-    """A value read back from JSON, checked against its field's type (`float`, `int`,
-    `bool`, `str`, each maybe `| None`); floats may be "nan", "inf", "-inf"."""
-    base = kind.removesuffix(" | None")
-    if value is None and base != kind:
-        return None
-    if base == "float":
-        number = from_json_number(value)
-        if number is None or (number < 0 and where.rsplit(".", 1)[-1] not in _SIGNED):
-            raise InputError(f"{where}: expected a number ≥ 0, got {_shown(value)}")
-        return number
-    if base == "int":
-        if isinstance(value, bool) or not isinstance(value, int) or value < 0:
-            raise InputError(f"{where}: expected a whole number ≥ 0, got {_shown(value)}")
-        return value
-    if base == "bool":
-        if not isinstance(value, bool):
-            raise InputError(f"{where}: expected true or false, got {_shown(value)}")
-        return value
-    if not isinstance(value, str) or len(value) > MAX_TEXT or not value.isprintable():
-        raise InputError(f"{where}: expected a short line of text, got {_shown(value)}")
-    return value
-
-
-def _shown(value: object) -> str:
-    """A value from a file as it was written, cut short."""
-    text = json.dumps(value)
-    return text if len(text) <= 40 else text[:30] + "…"
-
 
 # -- the numbers of one layer -------------------------------------------------------
 
@@ -267,12 +185,11 @@ def max_slope(activation: str) -> float:
 
 def _saturation_masks(activation: str, act: np.ndarray) -> tuple[np.ndarray, np.ndarray] | None:
     """(low end, high end) masks of saturated outputs, or None where it does not apply."""
-    if activation == "sigmoid":
-        low, high = SIGMOID_SATURATION
-        return act < low, act > high
-    if activation == "tanh":
-        return act < -TANH_SATURATION, act > TANH_SATURATION
-    return None
+    op = ACTIVATIONS.get(activation)
+    if op is None or op.saturation is None:
+        return None
+    low, high = op.saturation
+    return act < low, act > high
 
 
 def _dead_units(sample: LayerSample) -> int:
@@ -456,32 +373,194 @@ def _compare(
         layer.hop_bound = max_slope(layer.activation) * spectral
 
 
-def _status(layer: LayerStats, at_rest: bool, stalled: bool) -> tuple[str, str]:
-    """The first status that applies, and the numbers that made it apply."""
+# -- the statuses: ONE table -----------------------------------------------------------
+# Each test sees one layer and whether the whole network is at rest / stalled, and returns
+# the reason (the numbers that made the status apply) or None.
+StatusTest = Callable[[LayerStats, bool, bool], str | None]
+
+
+def _is_nan(layer: LayerStats, at_rest: bool, stalled: bool) -> str | None:
     if layer.nonfinite:
-        return "NaN", f"{layer.nonfinite} NaN/inf, first in its {layer.nonfinite_in}"
-    if not at_rest:
-        if not layer.is_output and layer.growth >= EXPLODING_GROWTH:
-            return "exploding", f"rms gradient {fmt(layer.growth, 3)}× the output layer's"
-        if layer.grad_data is not None and layer.grad_data >= EXPLODING_GRAD_DATA:
-            return "exploding", f"gradient {fmt(layer.grad_data, 3)}× its weights"
-    if layer.dead >= DEAD_FRACTION:
-        return "dead", f"{layer.dead_units} of {layer.n_out} units dead"
-    if stalled:
-        return "stalled", "outputs barely vary and every gradient is tiny"
+        return f"{layer.nonfinite} NaN/inf, first in its {layer.nonfinite_in}"
+    return None
+
+
+def _is_exploding(layer: LayerStats, at_rest: bool, stalled: bool) -> str | None:
     if at_rest:
-        return "converged", f"every rms gradient below {fmt(AT_REST_RMS)}"
+        return None
+    if not layer.is_output and layer.growth >= EXPLODING_GROWTH:
+        return f"rms gradient {fmt(layer.growth, 3)}× the output layer's"
+    if layer.grad_data is not None and layer.grad_data >= EXPLODING_GRAD_DATA:
+        return f"gradient {fmt(layer.grad_data, 3)}× its weights"
+    return None
+
+
+def _is_dead(layer: LayerStats, at_rest: bool, stalled: bool) -> str | None:
+    if layer.dead >= DEAD_FRACTION:
+        return f"{layer.dead_units} of {layer.n_out} units dead"
+    return None
+
+
+def _is_stalled(layer: LayerStats, at_rest: bool, stalled: bool) -> str | None:
+    return "outputs barely vary and every gradient is tiny" if stalled else None
+
+
+def _is_converged(layer: LayerStats, at_rest: bool, stalled: bool) -> str | None:
+    return f"every rms gradient below {fmt(AT_REST_RMS)}" if at_rest else None
+
+
+def _is_vanishing(layer: LayerStats, at_rest: bool, stalled: bool) -> str | None:
     if layer.below is not None and layer.below < VANISHING_RATIO:
-        return "vanishing", f"{fmt(layer.below, 3)} of a later layer's gradient"
+        return f"{fmt(layer.below, 3)} of a later layer's gradient"
+    return None
+
+
+def _is_saturated(layer: LayerStats, at_rest: bool, stalled: bool) -> str | None:
     if (
         not layer.is_output
         and layer.saturated is not None
         and layer.saturated >= SATURATED_FRACTION
     ):
-        return "saturated", f"{round(100 * layer.saturated)}% of outputs saturated"
+        return f"{round(100 * layer.saturated)}% of outputs saturated"
+    return None
+
+
+def _is_weak(layer: LayerStats, at_rest: bool, stalled: bool) -> str | None:
     if layer.below is not None and layer.below < WEAK_RATIO:
-        return "weak", f"{fmt(layer.below, 3)} of a later layer's gradient"
-    return "ok", ""
+        return f"{fmt(layer.below, 3)} of a later layer's gradient"
+    return None
+
+
+def _is_ok(layer: LayerStats, at_rest: bool, stalled: bool) -> str | None:
+    return ""
+
+
+@dataclass(frozen=True)
+class Status:
+    """One status: its rule in words for the README (`rule`, Markdown) and for `grads --help`
+    (`brief`, plain text, lines of at most 79 columns), both templates over the threshold
+    constants named in `thresholds`, and the `test` that decides it."""
+
+    name: str
+    rule: str
+    brief: str
+    thresholds: tuple[str, ...]
+    test: StatusTest
+
+
+STATUS_TABLE: tuple[Status, ...] = (
+    Status(
+        "NaN",
+        "a NaN or ±inf anywhere in the layer's numbers",
+        "a NaN or inf in the layer's weights, biases, gradients or activations",
+        (),
+        _is_nan,
+    ),
+    Status(
+        "exploding",
+        "`rms g` ≥ {EXPLODING_GROWTH:g}× the output layer's, or ‖g‖ ≥ {EXPLODING_GRAD_DATA:g}·‖w‖ "
+        "(never when the network is at rest)",
+        # ‖g‖ ≥ 10·‖w‖: one step at learning rate 0.1 would move the weights by their own size
+        "rms >= {EXPLODING_GROWTH:g}x the output layer's, or |g| >= {EXPLODING_GRAD_DATA:g}x |w|",
+        ("EXPLODING_GROWTH", "EXPLODING_GRAD_DATA"),
+        _is_exploding,
+    ),
+    Status(
+        "dead",
+        "≥ {DEAD_FRACTION:.0%} of the units inactive for every sample (see `dead%`)",
+        ">= {DEAD_FRACTION:.0%} of units inactive on every sample (ReLU at 0, or a\n"
+        "hidden sigmoid/tanh stuck at one end)",
+        ("DEAD_FRACTION",),
+        _is_dead,
+    ),
+    Status(
+        "stalled",
+        "the network is at rest (every layer's rms weight *and* bias gradient < {AT_REST_RMS_e}) "
+        "while its outputs vary by < {STALLED_SPREAD_e} across the batch: stuck at the mean "
+        "prediction",
+        "at rest (every rms, of weight and of bias gradients, < {AT_REST_RMS:g}) and\n"
+        "the outputs vary by < {STALLED_SPREAD:g}: stuck at the mean prediction",
+        ("AT_REST_RMS", "STALLED_SPREAD"),
+        _is_stalled,
+    ),
+    Status(
+        "converged",
+        "at rest, and the outputs do vary with the input: tiny gradients everywhere are success, "
+        "not vanishing",
+        "at rest and the outputs vary: tiny gradients everywhere, not vanishing",
+        ("AT_REST_RMS", "STALLED_SPREAD"),
+        _is_converged,
+    ),
+    Status(
+        "vanishing",
+        "`rms g` < 1/{VANISHING_RATIO_inv} of some layer nearer the output",
+        # relative to the other layers: saturation is not required, and the output layer
+        # (nothing between it and the loss) never vanishes
+        "rms < {VANISHING_RATIO:g} of a layer nearer the output",
+        ("VANISHING_RATIO",),
+        _is_vanishing,
+    ),
+    Status(
+        "saturated",
+        "a hidden layer with ≥ {SATURATED_FRACTION:.0%} of its outputs saturated; the output "
+        "layer is never flagged saturated (a confident output is the goal)",
+        "hidden layer, >= {SATURATED_FRACTION:.0%} of outputs saturated "
+        "(sigmoid < {sigmoid_low:g} or\n"
+        "> {sigmoid_high:g}, tanh |a| > {TANH_SATURATION:g}); never the output layer",
+        ("SATURATED_FRACTION", "SIGMOID_SATURATION", "TANH_SATURATION"),
+        _is_saturated,
+    ),
+    Status(
+        "weak",
+        "`rms g` < 1/{WEAK_RATIO_inv} of some layer nearer the output",
+        "rms < {WEAK_RATIO:g} of a layer nearer the output",
+        ("WEAK_RATIO",),
+        _is_weak,
+    ),
+    Status("ok", "none of the above", "none of the above", (), _is_ok),
+)
+STATUSES = tuple(status.name for status in STATUS_TABLE)
+
+
+def _threshold_fields() -> dict[str, object]:
+    """The values the rules' templates may name: every threshold constant, and the few
+    spellings the words need (1e-4 in the README, 1/100 as a fraction, a band's ends)."""
+    values: dict[str, object] = {
+        name: globals()[name] for status in STATUS_TABLE for name in status.thresholds
+    }
+    for name in ("AT_REST_RMS", "STALLED_SPREAD"):
+        values[f"{name}_e"] = f"{values[name]:.0e}".replace("e-0", "e-")
+    for name in ("VANISHING_RATIO", "WEAK_RATIO"):
+        values[f"{name}_inv"] = f"{1 / values[name]:g}"  # type: ignore[operator]
+    values["sigmoid_low"], values["sigmoid_high"] = SIGMOID_SATURATION
+    return values
+
+
+def status_help() -> str:
+    """The status list `gradviz grads --help` prints (no click markup)."""
+    values = _threshold_fields()
+    lines = ["Statuses, first match wins (rms = root mean square of a layer's weight gradients):"]
+    for status in STATUS_TABLE:
+        first, *rest = status.brief.format(**values).split("\n")
+        lines.append(f"  {status.name:<10} {first}")
+        lines.extend(f"  {'':<10} {line}" for line in rest)
+    return "\n".join(lines) + "\n"
+
+
+def status_markdown() -> str:
+    """The README's "Statuses and their thresholds" table (Markdown)."""
+    values = _threshold_fields()
+    rows = [f"| `{s.name}` | {s.rule.format(**values)} |" for s in STATUS_TABLE]
+    return "\n".join(["| status | when |", "| --- | --- |", *rows]) + "\n"
+
+
+def _status(layer: LayerStats, at_rest: bool, stalled: bool) -> tuple[str, str]:
+    """The first status that applies, and the numbers that made it apply."""
+    for status in STATUS_TABLE:
+        reason = status.test(layer, at_rest, stalled)
+        if reason is not None:
+            return status.name, reason
+    raise AssertionError("the last status, ok, always applies")  # pragma: no cover
 
 
 # -- over training --------------------------------------------------------------------
@@ -582,8 +661,12 @@ def _vanishing_sentence(d: Diagnosis) -> str | None:
     )
 
 
-# the most an activation's slope can be, as the verdict names it
-_SLOPE_NAMES = {"sigmoid": ("σ′", 0.25), "tanh": ("tanh′", 1.0), "relu": ("relu′", 1.0)}
+# the most an activation's slope can be, as the verdict names it (from the op table)
+_SLOPE_NAMES = {
+    name: (op.slope_name, op.max_slope)
+    for name, op in ACTIVATIONS.items()
+    if op is not None and op.slope_name is not None and op.max_slope is not None
+}
 
 
 def _hop_parts(between: list[LayerStats], per_hop: float) -> str:

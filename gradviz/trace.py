@@ -22,6 +22,7 @@ from dataclasses import dataclass
 from gradviz.engine import Constant, Number, Op, Value, backpropagate, topological_order
 from gradviz.lazy import callable_module, is_array, np
 from gradviz.numbers import fmt
+from gradviz.ops import ACTIVATIONS
 from gradviz.text import output_name as name_output
 from gradviz.text import printable
 
@@ -171,7 +172,8 @@ def op_form(op: Op, a: str = "a", b: str = "b") -> str:
     return f"{op.name}({a})"
 
 
-_OPERAND = re.compile(r"\b[ab]\b")
+# `a`, `b` standing alone (`b²` too: ² counts as a word character for `\\b`)
+_OPERAND = re.compile(r"(?<![A-Za-z0-9_])[ab](?![A-Za-z0-9_])")
 
 
 def substitute(formula: str, a: str, b: str = "b") -> str:
@@ -412,7 +414,7 @@ def network_trace(graph, level: str = "neuron") -> list[UnitStep]:
     inputs. The credits are the engine's grads; what a unit passes back to an input is
     dL/dz · w, summed over the units that use it.
     """
-    from gradviz.nn import LOSS_FUNCTIONS  # lazy: start-up (a network is loaded by now)
+    from gradviz.spec import LOSS_FUNCTIONS  # lazy: start-up (a network is loaded by now)
 
     if level not in ("neuron", "layer"):
         raise ValueError(f"level must be neuron or layer, not {level!r}")
@@ -501,8 +503,6 @@ def network_trace(graph, level: str = "neuron") -> list[UnitStep]:
 
 def activation_formula(activation: str) -> str:
     """act'(z) as the op table writes it, in terms of the pre-activation z (1 if linear)."""
-    from gradviz.nn import ACTIVATIONS  # lazy: start-up (`draw` of an expression needs no nn)
-
     op = ACTIVATIONS[activation]
     return "1" if op is None else substitute(op.formulas[0], "z")
 

@@ -5,8 +5,8 @@ thousands of `Value` nodes per example (what an interpreter does) is pure overhe
 We build one example's graph once with the engine, take its topological order, and
 turn it into straight-line Python: one assignment per node forward, one per edge
 backward, in exactly the order `engine.backpropagate` visits them. The text of each
-line comes from the engine's op table (`Op.code`, `Op.local_code`), never from user
-input; an op without code is called through its own `forward`/`local`. So the numbers
+line comes from the op table (`gradviz.ops`: `Op.code`, `Op.local_code`, derived from the
+same expressions as the engine's callables), never from user input. So the numbers
 are the engine's, bit for bit, at 10-50x the speed (see bench/README.md).
 
 The arithmetic of one update, the same in every path (compiled, `reference_step`):
@@ -36,16 +36,10 @@ import numpy as np
 from gradviz.data import Dataset, load
 from gradviz.engine import Op, Value, backpropagate, topological_order
 from gradviz.errors import SpecError, TrainingError
-from gradviz.nn import (
-    LOSS_FUNCTIONS,
-    LayerSample,
-    Network,
-    Spec,
-    layer_samples,
-    sequential_sum,
-    stats_rows,
-)
+from gradviz.nn import LayerSample, Network, layer_samples, sequential_sum, stats_rows
 from gradviz.numbers import fmt
+from gradviz.ops import OP_NAMES, compiled_names
+from gradviz.spec import LOSS_FUNCTIONS, Spec
 from gradviz.stats import Diagnosis, diagnose, first_nonfinite
 
 # -- compiling a network ------------------------------------------------------------------
@@ -95,8 +89,7 @@ def _literal(x: float) -> str:
 
 def _graph_code(network: Network) -> tuple[list[str], dict[str, list[str]], str, str, dict]:
     """Forward lines and backward lines (per parameter-grad sink) for one example, the
-    output and loss variable names, and the namespace the lines need (ops without code,
-    odd constants)."""
+    output and loss variable names, and the namespace the lines need (odd constants)."""
     xs = [Value(0.0, label=f"x{j}") for j in range(network.sizes[0])]
     y = Value(0.0, label="y")
     built = network.build(xs, y)
@@ -130,24 +123,19 @@ def _graph_code(network: Network) -> tuple[list[str], dict[str, list[str]], str,
             continue
         a = names[node.a]
         b = names[node.b] if node.b is not None else ""
-        if node.op.code is not None:
-            depth[node] = 1 + max(depth.get(node.a, 0), depth.get(node.b, 0))
-            if node in inline and depth[node] <= MAX_INLINE_DEPTH:
-                # used once, by a one-line template, and never by the backward pass:
-                # written into its user's expression (the same operations, in order)
-                names[node] = "(" + node.op.code.format(out="", a=a, b=b)[3:] + ")"
-                continue
-            depth[node] = 0
-            names[node] = f"v{k}"
-            code = node.op.code.format(out=f"v{k}", a=a, b=b, tmp="t")
-            forward.extend(code.splitlines())
-        else:
-            names[node] = f"v{k}"
-            namespace[f"f{k}"] = node.op.forward
-            forward.append(f"v{k} = f{k}({a}{', ' + b if b else ''})")
+        depth[node] = 1 + max(depth.get(node.a, 0), depth.get(node.b, 0))
+        if node in inline and depth[node] <= MAX_INLINE_DEPTH:
+            # used once, by a one-line template, and never by the backward pass:
+            # written into its user's expression (the same operations, in order)
+            names[node] = "(" + node.op.code.format(out="", a=a, b=b)[3:] + ")"
+            continue
+        depth[node] = 0
+        names[node] = f"v{k}"
+        code = node.op.code.format(out=f"v{k}", a=a, b=b, tmp="t")
+        forward.extend(code.splitlines())
 
     backward = {
-        sink: _backward_lines(order, params, built.loss, names, needs, namespace, sink)
+        sink: _backward_lines(order, params, built.loss, names, needs, sink)
         for sink in ("assign", "accumulate")
     }
     return forward, backward, names[built.output], names[built.loss], namespace
@@ -158,12 +146,7 @@ MAX_INLINE_DEPTH = 40  # nested operations in one expression (CPython's parser h
 
 def _one_line(op: Op) -> bool:
     code = op.code
-    return (
-        code is not None
-        and code.startswith("{out} = ")
-        and "\n" not in code
-        and "{tmp}" not in code
-    )
+    return code.startswith("{out} = ") and "\n" not in code and "{tmp}" not in code
 
 
 def _inlinable(order: list[Value], needs: set[Value], kept: set[Value]) -> set[Value]:
@@ -177,9 +160,6 @@ def _inlinable(order: list[Value], needs: set[Value], kept: set[Value]) -> set[V
     read: set[Value] = set()
     for node in order:
         if node.op is None or not node.op.passes_credit or node not in needs:
-            continue
-        if node.op.local_code is None:
-            read.update((node, *node.parents))
             continue
         for parent, template in zip(node.parents, node.op.local_code, strict=True):
             if parent not in needs:
@@ -195,7 +175,7 @@ def _inlinable(order: list[Value], needs: set[Value], kept: set[Value]) -> set[V
         if node.op is None or node in kept or node in read or not _one_line(node.op):
             continue
         (user, *others) = users.get(node, [None])
-        if others or user is None or user.op is None or user.op.code is None:
+        if others or user is None or user.op is None:
             continue
         slot = "{a}" if user.a is node else "{b}"
         if user.op.code.count(slot) == 1:
@@ -209,7 +189,6 @@ def _backward_lines(
     root: Value,
     names: dict[Value, str],
     needs: set[Value],
-    namespace: dict,
     sink: str,
 ) -> list[str]:
     """`engine.backpropagate` unrolled: the same contributions in the same order.
@@ -248,13 +227,7 @@ def _backward_lines(
             lines.append(f"{g} = 0.0")
         parents = node.parents
         slots = dict(out=names[node], a=names[node.a], b=names[node.b] if node.b else "")
-        if node.op.local_code is not None:
-            locals_ = [template.format(**slots) for template in node.op.local_code]
-        else:
-            namespace[f"l{k}"] = node.op.local
-            args = ", ".join(names[p] for p in parents)
-            lines.append(f"d{k} = l{k}({names[node]}, {args})")
-            locals_ = [f"d{k}[{i}]" for i in range(len(parents))]
+        locals_ = [template.format(**slots) for template in node.op.local_code]
         for parent, local in zip(parents, locals_, strict=True):
             if parent not in needs:
                 continue
@@ -448,7 +421,7 @@ def _compile(
     # and float literals of our own constants: no user text reaches it, and
     # `_only_generated` checks that before anything runs. Each function is compiled on
     # its own, which keeps the compiler's peak memory to one of them.
-    scope = {"np": np, "float": float, "min": min, "sqrt": math.sqrt, **namespace}
+    scope = {**compiled_names(np), "float": float, "min": min, "sqrt": math.sqrt, **namespace}
     scope["__name__"] = "gradviz.compiled"
     sources = []
     for function in (lines, gradient, evaluate):
@@ -510,6 +483,7 @@ _FIXED_NAMES = frozenset(
         "log",
         "tanh",
         "divide",
+        *OP_NAMES,
     ]
 )
 

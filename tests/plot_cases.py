@@ -13,8 +13,9 @@ from gradviz import stats
 from gradviz.boundary import boundary
 from gradviz.data import Dataset
 from gradviz.measure import measure
-from gradviz.nn import LayerSample, Network, resolve_spec
+from gradviz.nn import LayerSample, Network
 from gradviz.render.plots import boundary_plot, curves_plot, grads_plot
+from gradviz.spec import resolve_spec
 from gradviz.train import train
 
 ROOT = Path(__file__).resolve().parent.parent

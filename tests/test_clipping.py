@@ -138,7 +138,7 @@ def test_clipping_lines_fit_the_terminal(width: int) -> None:
 
     from rich.console import Console
 
-    from gradviz.cli.train import clipping_text
+    from gradviz.render.training import clipping_text
 
     spec = spec_of("xor", clip_norm=0.012, epochs=300)
     rows = T.train(spec, record=False).history.clipping

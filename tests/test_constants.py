@@ -1,5 +1,5 @@
-"""Constants are not inputs: a number in an expression, and the hidden -1 of `a - b`,
-is drawn by its number everywhere, with no gradient and no trace step of its own.
+"""Constants are not inputs: a number in an expression (the -1 of `a + b*-1`) is drawn
+by its number everywhere, with no gradient and no trace step of its own.
 And `no_grad`: values made inside it are such constants."""
 
 from __future__ import annotations
@@ -20,14 +20,14 @@ from gradviz.trace import trace
 
 
 def _minus() -> Value:
-    out = parse_program("L = a - b", {"a": 2.0, "b": 3.0}).output
+    out = parse_program("L = a + b*-1", {"a": 2.0, "b": 3.0}).output
     out.backward()
     return out
 
 
-def test_the_hidden_minus_one_is_a_constant_of_the_engine() -> None:
-    a, b = Value(2.0, "a"), Value(3.0, "b")
-    assert type((a - b).b.b) is Constant  # a + b·(-1)
+def test_a_plain_number_is_a_constant_of_the_engine() -> None:
+    a = Value(2.0, "a")
+    assert type((a - 1).b) is Constant and type((1 / a).a) is Constant
     assert type((a * 2).b) is Constant and type((2 - a).a) is Constant
     assert type(Value(2.0)) is Value  # a Value the user makes is an input, named or not
 

@@ -224,19 +224,24 @@ batches = st.lists(
 
 @settings(max_examples=150, deadline=None)
 @given(expressions, batches)
-def test_batched_equals_separate_scalar_runs_bit_for_bit(expr: tuple, columns) -> None:
-    # Any numbers at all, nan and inf included: whatever a scalar run gives, the batch gives.
+def test_batched_equals_separate_runs_of_one_sample_bit_for_bit(expr: tuple, columns) -> None:
+    # Any numbers at all, nan and inf included: whatever a run of one sample gives, the batch
+    # gives. (A run on plain floats uses math where a batch uses numpy: each op within 1 ulp,
+    # tests/test_ops.py; through a whole graph cancellation can make that any relative
+    # difference, so the bit-for-bit property is the one-sample batch's.)
     leaves = [Value(np.array(col)) for col in columns]
     out = build_value(expr, leaves)
     out.backward()
     for i in range(len(columns[0])):
-        single = [Value(col[i]) for col in columns]
+        single = [Value(np.array([col[i]])) for col in columns]
         ref = build_value(expr, single)
         ref.backward()
-        assert _bits(np.broadcast_to(out.data, (len(columns[0]),))[i]) == _bits(ref.data)
+        assert _bits(np.broadcast_to(out.data, (len(columns[0]),))[i]) == _bits(
+            np.broadcast_to(ref.data, (1,))[0]
+        )
         for batched, scalar in zip(leaves, single, strict=True):
             got = np.broadcast_to(batched.grad, (len(columns[0]),))[i]
-            assert _bits(got) == _bits(scalar.grad)
+            assert _bits(got) == _bits(np.broadcast_to(scalar.grad, (1,))[0])
 
 
 @settings(max_examples=100, deadline=None)

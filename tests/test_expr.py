@@ -13,6 +13,7 @@ from hypothesis import strategies as st
 
 import gradviz
 from gradviz import expr
+from gradviz.cli import flag
 from gradviz.engine import POW, UNARY_OPS, Graph, Value, topological_order
 from gradviz.errors import ExpressionError, InputError
 from gradviz.expr import describe_defaults, parse, parse_assignments, parse_program
@@ -89,9 +90,10 @@ def test_a_value_used_twice_is_one_node_with_two_edges():
 
 
 def test_constants_stay_numbers_until_an_op_meets_them():
-    out = parse("x - 2", x=5)  # as in Python: x + (-2), a constant -2, no extra multiply
-    assert out.op.name == "add" and out.data == 3.0
-    assert out.parents[1].is_leaf and out.parents[1].label is None and out.parents[1].data == -2
+    out = parse("x - 2", x=5)  # drawn as typed: a subtraction of the constant 2
+    assert out.op.name == "sub" and out.data == 3.0
+    assert out.parents[1].is_leaf and out.parents[1].label is None and out.parents[1].data == 2
+    assert parse("x + -2", x=5).parents[1].data == -2  # -2 is a number, not a negation
     assert parse("-3").data == -3.0 and parse("-3").is_leaf
     assert parse("--3").data == 3.0
     both = parse("2*3")  # two constants: drawn as an op, not folded
@@ -324,16 +326,17 @@ def test_many_leaves_still_get_defaults():
 def test_describe_defaults():
     program = parse_program("(a+b)*c", {"c": 1})
     a, b = program.defaults["a"], program.defaults["b"]
-    assert describe_defaults(program) == (
+    assert describe_defaults(program, flag) == (
         f"no value given for a, b: used a={a:g}, b={b:g} "
         "(set them as a=VALUE, or change them with --seed N)"
     )
+    assert describe_defaults(program).endswith("or change them with seed N)")  # the library's
 
 
 def test_describe_defaults_of_one_leaf_says_it():
     program = parse_program("a * b", {"b": 2})
     a = program.defaults["a"]
-    assert describe_defaults(program) == (
+    assert describe_defaults(program, flag) == (
         f"no value given for a: used a={a:g} (set it as a=VALUE, or change it with --seed N)"
     )
 

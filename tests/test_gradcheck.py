@@ -51,11 +51,11 @@ def test_compositions_and_large_inputs_pass() -> None:
 
 def test_a_wrong_local_derivative_fails() -> None:
     wrong_tanh = Op(
-        "tanh",
-        engine.TANH.forward,
-        lambda out, a: (1.0 - out,),  # should be 1 - out²
-        ("1 - tanh(a)",),
-        "tanh",
+        name="tanh",
+        symbol="tanh",
+        out=engine.TANH.out,
+        d=("1.0 - out",),  # should be 1 - out²
+        shown=("1 - tanh(a)",),
     )
     x = Value(0.5, "x")
     (row,) = gradcheck(apply(wrong_tanh, x) * 2.0)
@@ -67,7 +67,7 @@ def test_a_wrong_local_derivative_fails() -> None:
 
 
 def test_a_wrong_derivative_is_caught_even_when_the_gradient_is_tiny(monkeypatch) -> None:
-    wrong_mul = Op("mul", MUL.forward, lambda out, a, b: (2 * b, a), ("2·b", "a"), "*")
+    wrong_mul = Op(name="mul", symbol="*", out=MUL.out, d=("2 * b", "a"), shown=("2·b", "a"))
     monkeypatch.setattr(engine, "MUL", wrong_mul)  # Value.__mul__ reads the op table
     x = Value(0.3, "x")
     rows = gradcheck(x * 1e-7)
@@ -198,11 +198,12 @@ def test_large_inputs_pass(build, x0: float) -> None:
 def _scaled(op: Op, factor: float) -> Op:
     """`op` with its local derivative multiplied by `factor`: a deliberately wrong op."""
     return Op(
-        op.name,
-        op.forward,
-        lambda out, *inputs: tuple(factor * d for d in op.local(out, *inputs)),
-        op.formulas,
-        op.symbol,
+        name=op.name,
+        symbol=op.symbol,
+        out=op.out,
+        d=tuple(f"{factor!r} * ({d})" for d in op.d),
+        shown=op.formulas,
+        bound=op.bound,
     )
 
 
@@ -333,11 +334,11 @@ def test_a_kink_on_another_leafs_path_is_no_reason_to_skip() -> None:
 def test_op_kinks_come_from_the_op_table() -> None:
     # A made-up op with a corner at 1: the check reads Op.kinks, not a list of its own.
     clamp = Op(
-        "clamp1",
-        lambda a: min(a, 1.0),
-        lambda out, a: (1.0 if a < 1.0 else 0.0,),
-        ("1 if a < 1 else 0",),
-        "clamp1",
+        name="clamp1",
+        symbol="clamp1",
+        out="number(np.minimum(a, 1.0))",
+        d=("1.0 if a < 1.0 else 0.0",),
+        shown=("1 if a < 1 else 0",),
         kinks=(1.0,),
     )
     (row,) = gradcheck(apply(clamp, Value(1.0, "x")))
@@ -349,7 +350,9 @@ def test_op_kinks_come_from_the_op_table() -> None:
     assert engine.RELU.kinks == engine.ABS.kinks == (0.0,)
 
 
-WRONG_TANH = Op("tanh", engine.TANH.forward, lambda out, a: (1.0 - out,), ("1 - tanh(a)",), "tanh")
+WRONG_TANH = Op(
+    name="tanh", symbol="tanh", out=engine.TANH.out, d=("1.0 - out",), shown=("1 - tanh(a)",)
+)
 
 
 def test_a_detach_on_another_path_does_not_hide_a_wrong_derivative() -> None:

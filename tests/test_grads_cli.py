@@ -14,9 +14,9 @@ import pytest
 from click.testing import CliRunner
 
 from gradviz import stats
-from gradviz.cli import cli
+from gradviz.cli import cli, flag
 from gradviz.model import Model, save
-from gradviz.nn import spec_from_mapping
+from gradviz.spec import spec_from_mapping
 
 ROOT = Path(__file__).resolve().parent.parent
 DEEP_SIGMOID = str(ROOT / "samples" / "deep-sigmoid.toml")
@@ -121,8 +121,9 @@ def test_measure_is_library_logic() -> None:
     trained = measure(XOR, epochs=20, every=5)
     assert trained.epoch == 20 and [e for e, _ in trained.snapshots or []] == [0, 5, 10, 15, 20]
     assert trained.verdict() == grads_json(XOR, "--epochs", "20", "--every", "5")["verdict"]
-    with pytest.raises(InputError, match="--every needs --epochs"):
+    with pytest.raises(InputError, match=r"^every needs epochs") as info:
         measure(XOR, every=5)
+    assert info.value.render(flag).startswith("--every needs --epochs")
     with pytest.raises(InputError, match="apply to a spec, not to a saved model"):
         measure("model.json", epochs=5)
 

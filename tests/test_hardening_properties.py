@@ -36,7 +36,6 @@ from gradviz.engine import evaluate, topological_order
 from gradviz.errors import ExpressionError, GradvizError, InputError
 from gradviz.expr import FUNCTIONS, parse_assignments, parse_program
 from gradviz.model import parse_model
-from gradviz.nn import MAX_EPOCHS, MAX_PARAMETERS, spec_from_mapping
 from gradviz.numbers import fmt
 from gradviz.output import _pure_program
 from gradviz.render.diagram import (
@@ -49,6 +48,7 @@ from gradviz.render.diagram import (
 from gradviz.render.dot import to_dot
 from gradviz.render.json import to_json
 from gradviz.render.mermaid import SEPARATOR, to_mermaid
+from gradviz.spec import MAX_EPOCHS, MAX_PARAMETERS, spec_from_mapping
 
 SVG = "{http://www.w3.org/2000/svg}"
 CONTROL = ("Cc", "Cs", "Cf")

@@ -24,20 +24,10 @@ from pathlib import Path
 
 import pytest
 
-from gradviz import engine
-from gradviz.engine import (
-    ADD,
-    MUL,
-    POW,
-    UNARY_OPS,
-    Constant,
-    Op,
-    Value,
-    apply,
-    power_op,
-    topological_order,
-)
+import gradviz.ops as op_table
+from gradviz.engine import Constant, Value, apply, topological_order
 from gradviz.numbers import fmt, fmt_full
+from gradviz.ops import ADD, DIV, MUL, NEG, POW, SUB, UNARY_OPS, Op, power_op
 from gradviz.render.diagram import diagram_from_value
 from gradviz.render.html import JS_OPS, engine_script, graph_data, op_key, table_ops
 
@@ -56,7 +46,7 @@ def _needs_node() -> None:
 
 # Measured on this machine (numpy 2.4 with AVX-512, Node 20): see test_parity_bound_holds.
 ULP_BOUND = 2
-EXACT = {"add", "mul", "relu", "abs", "sqrt", "detach"}
+EXACT = {"add", "sub", "mul", "div", "neg", "relu", "abs", "sqrt", "detach"}
 SHORTCUTS = (-1.0, 0.0, 0.5, 1.0, 2.0)
 EXPONENTS = (2.0, 3.0, -1.0, 0.5, 1.0, 0.0, -2.0, 1.5, 4.0)
 GRAPHS = 3000
@@ -90,7 +80,7 @@ def random_graph(rng: random.Random, size: int) -> Value:
         for i in range(rng.randint(1, 4))
     ]
     pool = list(leaves)
-    unary = list(UNARY_OPS.values())
+    unary = [*UNARY_OPS.values(), NEG]
     for _ in range(size):
         a = rng.choice(pool[-4:] if rng.random() < 0.6 else pool)
         kind = rng.random()
@@ -102,7 +92,7 @@ def random_graph(rng: random.Random, size: int) -> Value:
                 if r < 0.7
                 else (Constant if r < 0.9 else Value)(rng.uniform(-2, 2))
             )
-            op = rng.choice([ADD, MUL, ADD, MUL, POW])
+            op = rng.choice([ADD, MUL, SUB, DIV, ADD, MUL, POW])
             node = apply(op, a, b)
         elif kind < 0.55:
             node = apply(power_op(rng.choice(EXPONENTS)), a)
@@ -194,10 +184,10 @@ def _forced_ulps(parity: dict) -> dict[str, int]:
 
 
 def test_every_op_of_the_table_has_a_javascript_entry() -> None:
-    """Every Op the engine defines (a new one too: the page could not compute it)."""
+    """Every Op the op table defines (a new one too: the page could not compute it)."""
     ops = table_ops()
     assert set(ops) == set(JS_OPS)
-    defined = [v for v in vars(engine).values() if isinstance(v, Op)]
+    defined = [v for v in vars(op_table).values() if isinstance(v, Op)]
     for op in (*defined, *UNARY_OPS.values(), power_op(2.0), power_op(-0.5)):
         assert op_key(op) in JS_OPS
         assert len(JS_OPS[op_key(op)][1]) == op.arity

@@ -6,6 +6,10 @@
   start-up of commands that do not need it; see bench/startup.py), or it is listed in
   UNTANGLE below: an import that avoids a cycle or an upward import (a lower layer reaching
   into a higher one), still to be untangled. The list may shrink, never grow.
+- Downward only: every module sits in one layer of LAYERS (data flows one way: text or
+  spec → graph → forward/backward → statistics → pictures and tables → files → CLI) and
+  imports, at module level or inside a function, only modules of its own layer or an
+  earlier one. Exceptions are listed in UPWARD with a reason.
 """
 
 from __future__ import annotations
@@ -19,11 +23,8 @@ ROOT = Path(gradviz.__file__).parent
 LAZY_MARK = "# lazy: start-up"
 
 # Imports inside functions that dodge a cycle or an upward import: (module, imported) -> why.
-UNTANGLE = {
-    # model.save writes atomically with output.write_atomic: the library would import the
-    # output layer (and with it every renderer). write_atomic belongs beside files.read_capped.
-    ("gradviz.model", "gradviz.output"): "upward",
-}
+# (model.save's import of output.write_atomic was the last: write_atomic is in files.py now.)
+UNTANGLE: dict[tuple[str, str], str] = {}
 
 
 def module_files() -> dict[str, Path]:
@@ -178,3 +179,61 @@ def test_every_import_inside_a_function_says_why() -> None:
                 unexplained.append(f"{module}:{number}: {line.strip()}")
     assert unexplained == [], "mark start-up imports with '# lazy: start-up'"
     assert dodges_seen == set(UNTANGLE), "one was untangled: take it off UNTANGLE"
+
+
+# -- layers: a module imports only its own layer or earlier ones ---------------------------
+# The README's "Layout" section shows the same list.
+LAYERS: tuple[tuple[str, tuple[str, ...]], ...] = (
+    ("base", ("errors", "text", "lazy", "numbers", "seeded", "files")),
+    ("engine", ("ops", "engine")),  # ops.py: the op table the engine reads (issue 10 item 1)
+    ("graphs and specs", ("expr", "data", "spec", "nn")),
+    (
+        "computations",
+        ("train", "stats", "trace", "gradcheck", "model", "measure", "boundary", "report"),
+    ),
+    ("render", ("render",)),  # render and render.*: pure, data in, text or pictures out
+    ("output", ("output",)),  # formats, finding dot, running it
+    ("cli", ("cli", "tools", "__main__")),  # tools: the maintainers' sample builder
+    ("package", ("",)),  # gradviz/__init__.py: the public API, names loaded on first use
+)
+
+# Imports that go up a layer, each with its reason: (module, imported) -> why.
+UPWARD: dict[tuple[str, str], str] = {}
+
+
+def layer_of(module: str) -> int:
+    """The index in LAYERS of a module (`gradviz.render.dot` is in layer "render")."""
+    name = module.removeprefix("gradviz").removeprefix(".")
+    top = name.split(".")[0]
+    for i, (_, members) in enumerate(LAYERS):
+        if top in members:
+            return i
+    raise AssertionError(f"{module} is in no layer: add it to LAYERS (and the README)")
+
+
+def all_imports(module: str) -> set[str]:
+    inside = {t for _, _, targets in function_level_imports(module) for t in targets}
+    return module_level_imports(module) | inside
+
+
+def test_every_module_has_a_layer() -> None:
+    for module in MODULES:
+        layer_of(module)
+
+
+def test_imports_go_downward_only() -> None:
+    upward = []
+    for module in MODULES:
+        for target in sorted(all_imports(module)):
+            if layer_of(target) > layer_of(module) and (module, target) not in UPWARD:
+                upward.append(
+                    f"{module} ({LAYERS[layer_of(module)][0]}) imports {target} "
+                    f"({LAYERS[layer_of(target)][0]})"
+                )
+    assert upward == []
+
+
+def test_the_layer_check_would_catch_an_upward_import() -> None:
+    assert layer_of("gradviz.model") < layer_of("gradviz.output")  # model.save once did this
+    assert layer_of("gradviz.render.network") > layer_of("gradviz.model")
+    assert layer_of("gradviz.spec") < layer_of("gradviz.train") < layer_of("gradviz.cli.grads")

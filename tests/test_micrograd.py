@@ -63,7 +63,11 @@ def test_op_strings_are_micrograds_ones() -> None:
     assert (a + b)._op == "+"
     assert (a * b)._op == "*"
     assert (a**2)._op == "**2"
-    assert (a / b).b._op == "**-1"  # micrograd: self * other**-1
+    # micrograd composes - and / ('+' over b*-1, '*' over b**-1); here each is one node
+    # over both inputs, so its string names that op: '+' over {a, b} would misstate it
+    assert (a - b)._op == "-" and (a - b)._prev == {a, b}
+    assert (a / b)._op == "/" and (a / b)._prev == {a, b}
+    assert (-a)._op == "-" and (-a)._prev == {a}
     assert a.relu()._op == "ReLU"
     assert a.tanh()._op == "tanh"
     assert a.exp()._op == "exp"

@@ -11,6 +11,7 @@ import pytest
 
 from gradviz import data as datasets
 from gradviz import nn
+from gradviz import spec as specs
 from gradviz.engine import Value, topological_order
 from gradviz.errors import DataError, InputError, SpecError
 from gradviz.gradcheck import gradcheck
@@ -27,26 +28,41 @@ def spec_file(tmp_path: Path, text: str, name: str = "spec.toml") -> Path:
 # -- specs --------------------------------------------------------------------------------
 
 
-@pytest.mark.parametrize("name", ["xor", "xor-relu", "circle", "deep-sigmoid", "deep-relu"])
-def test_sample_files_are_the_presets(name: str) -> None:
-    path = SAMPLES / f"{name}.toml"
-    assert nn.load_spec(path) == nn.preset(name)
-    assert path.read_text().startswith("#"), "each sample says what it demonstrates"
+# Presets without a file in samples/ (each a one-line variant, documented by train --help),
+# and sample specs that are not presets (a demonstration, run by path).
+PRESETS_WITHOUT_A_FILE = {"and", "or", "spiral"}
+SAMPLES_NOT_PRESETS = {"exploding"}
+
+
+def test_presets_and_sample_files_are_one_source() -> None:
+    """Every samples/*.toml named like a preset holds exactly the preset's keys and values
+    (the TOML table itself, not only the Spec it resolves to), and every preset but the
+    listed variants has its file: change one and this fails until the other follows."""
+    import tomllib
+
+    files = {path.stem: path for path in SAMPLES.glob("*.toml")}
+    assert set(specs.PRESETS) - set(files) == PRESETS_WITHOUT_A_FILE
+    assert set(files) - set(specs.PRESETS) == SAMPLES_NOT_PRESETS
+    for name in set(files) & set(specs.PRESETS):
+        text = files[name].read_text(encoding="utf-8")
+        assert tomllib.loads(text) == specs.PRESETS[name], name
+        assert specs.load_spec(files[name]) == specs.preset(name)
+        assert text.startswith("#"), "each sample says what it demonstrates"
 
 
 def test_presets_are_valid_and_deep_ones_have_ten_layers() -> None:
-    for name in nn.PRESETS:
-        spec = nn.preset(name)
+    for name in specs.PRESETS:
+        spec = specs.preset(name)
         assert spec.layers[-1] == 1
-    assert len(nn.preset("deep-sigmoid").layers) - 1 == 10
-    assert nn.preset("deep-relu").layers == nn.preset("deep-sigmoid").layers
+    assert len(specs.preset("deep-sigmoid").layers) - 1 == 10
+    assert specs.preset("deep-relu").layers == specs.preset("deep-sigmoid").layers
 
 
 def test_spec_defaults_and_per_layer_activations() -> None:
-    spec = nn.spec_from_mapping({"layers": [2, 3, 3, 1], "data": "xor"})
+    spec = specs.spec_from_mapping({"layers": [2, 3, 3, 1], "data": "xor"})
     assert spec.activations == ("sigmoid", "sigmoid", "sigmoid")
     assert (spec.init, spec.loss, spec.update, spec.seed) == ("default", "mse", "full", 0)
-    spec = nn.spec_from_mapping(
+    spec = specs.spec_from_mapping(
         {
             "layers": [2, 3, 3, 1],
             "data": "xor",
@@ -55,16 +71,16 @@ def test_spec_defaults_and_per_layer_activations() -> None:
         }
     )
     assert spec.activations == ("tanh", "relu", "linear")
-    spec = nn.spec_from_mapping(
+    spec = specs.spec_from_mapping(
         {"layers": [2, 3, 1], "data": "xor", "activation": ["relu", "tanh"]}
     )
     assert spec.activations == ("relu", "tanh")
-    spec = nn.spec_from_mapping({"layers": "2, 5, 1", "data": "xor", "update": "minibatch 2"})
+    spec = specs.spec_from_mapping({"layers": "2, 5, 1", "data": "xor", "update": "minibatch 2"})
     assert spec.layers == (2, 5, 1) and spec.update == "minibatch" and spec.batch_size == 2
 
 
 def test_spec_round_trips_through_its_dict() -> None:
-    spec = nn.spec_from_mapping(
+    spec = specs.spec_from_mapping(
         {
             "layers": [2, 3, 1],
             "data": {"name": "moons", "size": 30, "noise": 0.2, "seed": 4},
@@ -74,7 +90,7 @@ def test_spec_round_trips_through_its_dict() -> None:
             "loss": "bce",
         }
     )
-    assert nn.spec_from_mapping(spec.to_dict()) == spec
+    assert specs.spec_from_mapping(spec.to_dict()) == spec
 
 
 @pytest.mark.parametrize(
@@ -146,7 +162,7 @@ def test_spec_mistakes_are_one_line_errors_naming_the_key(
 ) -> None:
     path = spec_file(tmp_path, text)
     with pytest.raises(SpecError) as info:
-        nn.load_spec(path)
+        specs.load_spec(path)
     message = info.value.render()
     assert expected in message
     assert "\n" not in message
@@ -157,39 +173,39 @@ def test_spec_mistakes_are_one_line_errors_naming_the_key(
 def test_invalid_toml_names_the_line(tmp_path: Path) -> None:
     path = spec_file(tmp_path, 'layers = [2, 4, 1]\ndata = "xor\n')
     with pytest.raises(SpecError, match=r"invalid TOML: .*line 2"):
-        nn.load_spec(path)
+        specs.load_spec(path)
 
 
 def test_missing_spec_file() -> None:
     with pytest.raises(SpecError, match="no such spec file"):
-        nn.load_spec(Path("/nonexistent/spec.toml"))
+        specs.load_spec(Path("/nonexistent/spec.toml"))
 
 
 def test_huge_sizes_are_refused_before_anything_is_built() -> None:
     with pytest.raises(SpecError, match="parameters is more than the 5,000 allowed"):
-        nn.spec_from_mapping({"layers": [2, 1000, 1000, 1], "data": "xor"})
+        specs.spec_from_mapping({"layers": [2, 1000, 1000, 1], "data": "xor"})
     with pytest.raises(SpecError, match="units is more than the 1024 allowed"):
-        nn.spec_from_mapping({"layers": [2, 10**9, 1], "data": "xor"})
+        specs.spec_from_mapping({"layers": [2, 10**9, 1], "data": "xor"})
     with pytest.raises(SpecError, match="layers is more than the 64 allowed"):
-        nn.spec_from_mapping({"layers": [2] * 100 + [1], "data": "xor"})
+        specs.spec_from_mapping({"layers": [2] * 100 + [1], "data": "xor"})
     with pytest.raises(SpecError, match="out of range"):
-        nn.spec_from_mapping({"layers": [2, 1], "data": {"name": "circle", "size": 10**12}})
+        specs.spec_from_mapping({"layers": [2, 1], "data": {"name": "circle", "size": 10**12}})
     with pytest.raises(SpecError, match="epochs: 1,000,000,000 is out of range"):
-        nn.spec_from_mapping({"layers": [2, 1], "data": "xor", "epochs": 10**9})
+        specs.spec_from_mapping({"layers": [2, 1], "data": "xor", "epochs": 10**9})
 
 
 def test_options_override_a_spec_and_errors_name_the_option() -> None:
     names = {"layers": "--layers", "learning_rate": "--lr", "data": "--data"}
-    spec = nn.resolve_spec("xor", {"learning_rate": 0.25, "layers": "2,3,1"}, names)
+    spec = specs.resolve_spec("xor", {"learning_rate": 0.25, "layers": "2,3,1"}, names)
     assert spec.learning_rate == 0.25 and spec.layers == (2, 3, 1) and spec.data.name == "xor"
     with pytest.raises(SpecError, match=r"^--layers: 'x' is not a positive integer$"):
-        nn.resolve_spec("xor", {"layers": "2,x,1"}, names)
+        specs.resolve_spec("xor", {"layers": "2,x,1"}, names)
     with pytest.raises(SpecError, match=r"^--lr: "):
-        nn.resolve_spec(None, {"layers": "2,1", "data": "xor", "learning_rate": 0.0}, names)
+        specs.resolve_spec(None, {"layers": "2,1", "data": "xor", "learning_rate": 0.0}, names)
     with pytest.raises(SpecError, match=r"or at least --data$"):
-        nn.resolve_spec(None, {"layers": "2,1"}, names)
+        specs.resolve_spec(None, {"layers": "2,1"}, names)
     with pytest.raises(SpecError, match="neither a spec file nor a built-in network"):
-        nn.resolve_spec("xorr", {}, names)
+        specs.resolve_spec("xorr", {}, names)
 
 
 # -- data sets ----------------------------------------------------------------------------
@@ -258,7 +274,7 @@ def test_csv_missing_and_not_utf8(tmp_path: Path) -> None:
     ("reader", "error", "what"),
     [
         (lambda p: datasets.read_csv(p), DataError, "CSV file"),
-        (lambda p: nn.load_spec(p), SpecError, "spec file"),
+        (lambda p: specs.load_spec(p), SpecError, "spec file"),
         (lambda p: __import__("gradviz.model").model.load_model(p), InputError, "model file"),
     ],
 )
@@ -276,7 +292,7 @@ def test_every_file_is_read_through_one_capped_reader(
         limits.append(limit)
         return real(path, 10, error_class, name)  # every limit 10 bytes, to test it
 
-    for module in ("gradviz.data", "gradviz.nn", "gradviz.model"):
+    for module in ("gradviz.data", "gradviz.spec", "gradviz.model"):
         monkeypatch.setattr(f"{module}.read_capped", spy)
     with pytest.raises(error, match=f"no such {what}"):
         reader(tmp_path / "missing")
@@ -331,7 +347,7 @@ def test_parameters_are_named_leaves_in_a_fixed_order() -> None:
     assert all(p.is_leaf for p in net.parameters())
 
 
-@pytest.mark.parametrize("init", nn.INITS)
+@pytest.mark.parametrize("init", specs.INITS)
 def test_initialisation_is_deterministic_and_scaled(init: str) -> None:
     a = nn.Network((8, 50, 1), ("relu", "sigmoid"))
     b = nn.Network((8, 50, 1), ("relu", "sigmoid"))
@@ -387,7 +403,7 @@ def test_whole_network_gradients_match_finite_differences(activations, loss) -> 
 
 
 def test_layer_samples_are_the_mean_gradient_of_the_batch() -> None:
-    spec = nn.preset("circle")
+    spec = specs.preset("circle")
     net = nn.Network.from_spec(spec)
     d = datasets.load(spec.data)
     X, Y = d.X[:7], d.Y[:7]
@@ -404,7 +420,8 @@ def test_layer_samples_are_the_mean_gradient_of_the_batch() -> None:
     flat = np.concatenate(
         [np.concatenate([s.weight_grads, s.bias_grads[:, None]], axis=1).ravel() for s in samples]
     )
-    assert flat.tolist() == [t / 7 for t in totals]  # bit for bit
+    # within rounding: a batch's exp runs through numpy, one example's through math
+    np.testing.assert_allclose(flat, [t / 7 for t in totals], rtol=1e-12, atol=0)
     # and against a finite difference of the mean loss for one weight
     mean_loss = _mean_loss(net, X, Y)
     w = net.parameters()[3]
@@ -424,8 +441,8 @@ def _mean_loss(net: nn.Network, X: np.ndarray, Y: np.ndarray) -> float:
 
 
 def test_layer_samples_in_chunks_give_the_same_bits(monkeypatch: pytest.MonkeyPatch) -> None:
-    net = nn.Network.from_spec(nn.preset("moons"))
-    d = datasets.load(nn.preset("moons").data)
+    net = nn.Network.from_spec(specs.preset("moons"))
+    d = datasets.load(specs.preset("moons").data)
     whole = nn.layer_samples(net, d.X, d.Y)
     monkeypatch.setattr(nn, "GRAPH_BUDGET", 5000)  # a few rows per chunk
     chunked = nn.layer_samples(net, d.X, d.Y, previous_weights=[s.weights for s in whole])
@@ -439,3 +456,8 @@ def test_layer_samples_rejects_wrong_shapes() -> None:
     net = nn.Network((2, 1), ("sigmoid",))
     with pytest.raises(InputError):
         nn.layer_samples(net, np.zeros((3, 3)), np.zeros(3))
+
+
+def test_the_spec_names_the_activations_the_network_knows() -> None:
+    """spec.py checks names only (it needs no engine); nn.ACTIVATIONS gives their ops."""
+    assert tuple(nn.ACTIVATIONS) == specs.ACTIVATION_NAMES

@@ -17,6 +17,7 @@ import pytest
 import gradviz.output as output
 from gradviz import Value
 from gradviz.errors import GradvizError, InputError, OutputError, RenderError, WriteError
+from gradviz.files import write_atomic
 from gradviz.output import (
     DotProgram,
     dot_programs,
@@ -26,7 +27,6 @@ from gradviz.output import (
     render,
     run_dot,
     size_warnings,
-    write_atomic,
 )
 from gradviz.render.diagram import diagram_from_value
 from gradviz.render.dot import layout_cost, to_dot

@@ -18,7 +18,7 @@ from gradviz.render import to_dot, to_json, to_mermaid, to_text
 
 ROOT = Path(__file__).resolve().parent.parent
 SNAPSHOTS = Path(__file__).resolve().parent / "snapshots"
-SAMPLES = ["hand", "sigmoid_neuron", "used_twice", "detach", "saturated"]
+SAMPLES = ["hand", "sigmoid_neuron", "tanh_by_hand", "used_twice", "detach", "saturated"]
 RENDERERS = {"dot": to_dot, "mmd": to_mermaid, "json": to_json, "txt": to_text}
 
 

@@ -455,3 +455,61 @@ def test_verdict_splits_the_factor_into_slope_and_weights_by_hand() -> None:
         "about ×0.44 per layer: σ′ averages 0.2 here (at most 0.25) and the weights "
         "multiply it by 2.2" in sentence
     ), sentence
+
+
+# -- the one status table: help and README are made from it ------------------------------
+
+
+def test_the_readme_status_table_is_the_one_in_stats() -> None:
+    """The README's "Statuses and their thresholds" table is `stats.status_markdown()`
+    byte for byte: change a threshold or a rule and this fails until the README follows."""
+    from pathlib import Path
+
+    readme = (Path(__file__).parent.parent / "README.md").read_text(encoding="utf-8")
+    section = readme.split("### Statuses and their thresholds\n", 1)[1]
+    table = section[section.index("| status |") :].split("\n\n", 1)[0] + "\n"
+    assert table == stats.status_markdown()
+
+
+def test_grads_help_lists_the_statuses_of_the_table() -> None:
+    from click.testing import CliRunner
+
+    from gradviz.cli import cli
+
+    result = CliRunner().invoke(cli, ["grads", "--help"], terminal_width=100)
+    assert result.exit_code == 0
+    for line in stats.status_help().splitlines():
+        assert line.strip() in result.output
+    assert "0.0001" in result.output and "0.97" in result.output
+
+
+def test_the_status_table_names_real_thresholds_and_its_rules_read_them() -> None:
+    assert tuple(s.name for s in stats.STATUS_TABLE) == stats.STATUSES
+    assert stats.STATUSES[-1] == "ok"
+    for status in stats.STATUS_TABLE:
+        for name in status.thresholds:
+            assert isinstance(getattr(stats, name), (int, float, tuple)), name
+
+
+def test_a_changed_threshold_changes_the_words(monkeypatch) -> None:
+    """The words are templates over the constants, not the numbers typed in again."""
+    monkeypatch.setattr(stats, "EXPLODING_GROWTH", 1e3)
+    monkeypatch.setattr(stats, "DEAD_FRACTION", 0.75)
+    assert "rms >= 1000x the output layer's" in stats.status_help()
+    assert "≥ 75% of the units" in stats.status_markdown()
+
+
+def test_the_file_schema_declares_every_field_of_a_layer() -> None:
+    """spec.LAYER_FIELDS is the schema a saved model's statistics are read with: every
+    field of LayerStats, in order, of the kind its type says (no annotation parsing)."""
+    from dataclasses import fields
+
+    from gradviz import spec
+
+    kinds = {"int": "count", "float": "number", "bool": "flag", "str": "text"}
+    declared = list(spec.LAYER_FIELDS.items())
+    assert [name for name, _ in declared] == [f.name for f in fields(stats.LayerStats)]
+    for (name, kind), f in zip(declared, fields(stats.LayerStats), strict=True):
+        base = str(f.type).removesuffix(" | None")
+        expected = kinds[base] + ("?" if str(f.type).endswith("| None") else "")
+        assert kind == expected or (name, kind) == ("act_mean", "signed"), name

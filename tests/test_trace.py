@@ -159,8 +159,8 @@ def test_formulas_are_rewritten_with_the_graph_names() -> None:
     assert "∂(tanh(n2))/∂n2 = 1 - tanh²(n2)" in formulas
     assert "∂(x^y)/∂x = y·x^(y-1)" in formulas
     assert "∂(x^y)/∂y = x^y·ln(x)" in formulas
-    assert "∂(x + (-1))/∂x = 1" in formulas
-    assert not any("/∂(-1)" in f for f in formulas)  # a constant gets no credit
+    assert "∂(x - 1)/∂x = 1" in formulas
+    assert not any("/∂1 " in f for f in formulas)  # a constant gets no credit
     assert "∂(n5^2)/∂n5 = 2·n5^1" in formulas
 
 
@@ -391,7 +391,9 @@ def test_trace_is_built_from_the_engine_pass_not_a_copy_of_it(monkeypatch) -> No
 
 
 def test_a_wrong_op_shows_the_same_wrong_numbers_in_trace_and_engine() -> None:
-    wrong = Op("tanh", engine.TANH.forward, lambda out, a: (1.0 - out,), ("1 - tanh(a)",), "tanh")
+    wrong = Op(
+        name="tanh", symbol="tanh", out=engine.TANH.out, d=("1.0 - out",), shown=("1 - tanh(a)",)
+    )
     x = Value(0.5, "x")
     out = apply(wrong, x) * 2.0
     steps = trace(out)
@@ -413,9 +415,7 @@ def test_no_credit_leaks_from_behind_a_detach() -> None:
 
 
 def test_how_an_op_is_written_comes_from_the_op_table() -> None:
-    xor = Op(
-        "xor", lambda a, b: a + b, lambda out, a, b: (1.0, 1.0), ("1", "1"), "^", form="{a}⊕{b}"
-    )
+    xor = Op(name="xor", symbol="^", out="a + b", d=("1.0", "1.0"), form="{a}⊕{b}")
     a, b = Value(1.0, "a"), Value(-2.0, "b")
     out = apply(xor, a, b)
     assert definition(out, node_names(topological_order(out))) == "a⊕b"

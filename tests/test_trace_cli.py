@@ -211,7 +211,9 @@ def test_check_passes_for_every_primitive(function: str) -> None:
 
 
 def test_check_fails_for_a_wrong_local_derivative(monkeypatch) -> None:
-    wrong = Op("tanh", engine.TANH.forward, lambda out, a: (1.0 - out,), ("1 - tanh(a)",), "tanh")
+    wrong = Op(
+        name="tanh", symbol="tanh", out=engine.TANH.out, d=("1.0 - out",), shown=("1 - tanh(a)",)
+    )
     monkeypatch.setitem(engine.UNARY_OPS, "tanh", wrong)
     result = run("check", "tanh(w*x + b)", "x=0.5", "w=-3", "b=1")
     assert result.exit_code == 1
@@ -272,7 +274,7 @@ def test_check_passes_at_large_inputs(args: list[str]) -> None:
 
 def test_check_fails_a_derivative_one_percent_off_at_a_large_input(monkeypatch) -> None:
     exp = engine.UNARY_OPS["exp"]
-    wrong = Op("exp", exp.forward, lambda out, a: (1.01 * out,), ("1.01·exp(a)",), "exp")  # 1% off
+    wrong = Op(name="exp", symbol="exp", out=exp.out, d=("1.01 * out",), shown=("1.01·exp(a)",))
     monkeypatch.setitem(engine.UNARY_OPS, "exp", wrong)
     result = run("check", "exp(x)", "x=700")
     assert result.exit_code == 1
@@ -480,8 +482,8 @@ def test_trace_model_scalar_frames_count_every_node(xor_model: Path, tmp_path: P
     )  # fmt: skip  (Mermaid: no Graphviz run for each of ~50 frames)
     assert result.exit_code == 0, result.output
     order = topological_order(network_loss_graph(load_model(xor_model), (1.0, 0.0)).loss)
-    constants = sum(type(v) is Constant for v in order)  # the -1 of (output - y): no step
-    assert len(list(tmp_path.glob("step-*.mmd"))) == len(order) - constants == 52
+    constants = sum(type(v) is Constant for v in order)  # a constant gets no step
+    assert len(list(tmp_path.glob("step-*.mmd"))) == len(order) - constants == 51
     assert "dloss/dL1.N1.w0" in result.stdout
 
 
@@ -498,7 +500,7 @@ def test_check_model_catches_a_wrong_activation_derivative(xor_model: Path, monk
     from gradviz import nn
 
     sigmoid = engine.SIGMOID
-    wrong = Op("sigmoid", sigmoid.forward, lambda out, a: (out,), ("σ(a)",), "sigmoid")
+    wrong = Op(name="sigmoid", symbol="sigmoid", out=sigmoid.out, d=("out",), shown=("σ(a)",))
     monkeypatch.setitem(nn.ACTIVATIONS, "sigmoid", wrong)
     result = run("check", "--model", str(xor_model), "--samples", "17", "--input", "1,1")
     assert result.exit_code == 1

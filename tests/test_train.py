@@ -3,7 +3,6 @@ seed gives the same bits, the classic networks learn, and divergence is reported
 
 from __future__ import annotations
 
-import re
 import struct
 
 import numpy as np
@@ -102,15 +101,16 @@ def test_compiled_gradient_is_the_engines_and_layer_samples(name: str) -> None:
     flat = np.concatenate(
         [np.concatenate([s.weight_grads, s.bias_grads[:, None]], axis=1).ravel() for s in samples]
     )
-    assert bits(flat.tolist()) == bits(grads)
+    # a batch computes exp/log/tanh with numpy, a scalar run with math: <= 1 ulp per op
+    np.testing.assert_allclose(flat, grads, rtol=1e-12, atol=0)
 
 
-def test_ops_without_code_are_called_through_the_op_table() -> None:
-    """A network whose graph holds an op with no code template still compiles, and gives
-    the engine's numbers (the compiler calls forward/local)."""
+def test_an_op_added_to_the_table_compiles_from_its_own_expressions() -> None:
+    """An op is written once (`out`, `d`): the compiler writes its lines from the same
+    expressions the engine runs, and gives the engine's numbers bit for bit."""
     net = nn.Network((2, 2, 1), ("tanh", "sigmoid"))
     net.initialise("xavier", 1)
-    plain = Op("double", lambda a: a * 2.0, lambda out, a: (2.0,), ("2",), "x2")
+    plain = Op(name="double", symbol="x2", out="a * 3.5", d=("3.5 + 0.0 * a",))
     original = nn.Network.build
 
     def build(self, inputs, target):
@@ -126,7 +126,7 @@ def test_ops_without_code_are_called_through_the_op_table() -> None:
         built.loss.backward()
     finally:
         nn.Network.build = original  # type: ignore[method-assign]
-    assert re.search(r"= f\d+\(", compiled.source) and re.search(r"= l\d+\(", compiled.source)
+    assert " * 3.5" in compiled.source and "3.5 + 0.0 * " in compiled.source
     assert total == built.loss.data
     assert grads == [p.grad for p in net.parameters()]
 
@@ -298,7 +298,7 @@ def test_clip_gradients() -> None:
 def test_generated_code_comes_from_the_op_table_only() -> None:
     net = nn.Network.from_spec(spec_of("xor"))
     source = T.compile_network(net).source
-    assert "np.exp(-abs(" in source  # SIGMOID.code
+    assert "exp(-abs(" in source  # SIGMOID.code
     assert "L1" not in source and "xor" not in source  # no labels or names of user things
 
 

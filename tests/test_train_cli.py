@@ -198,7 +198,7 @@ def test_draw_collapses_a_deep_model_to_layers_and_says_so(tmp_path: Path) -> No
     result = run("draw", "--model", str(model), "--input", "0,0", "--target", "1", "-f", "dot")
     assert result.exit_code == 0
     assert result.stderr == (
-        "note: 6,585 scalar nodes is more than 400, and one node per neuron would take 2,098 "
+        "note: 6,583 scalar nodes is more than 400, and one node per neuron would take 2,098 "
         "edges (more than 100): drawn one node per layer (--level)\n"
     )
     assert '"L10" [' in result.stdout and "L10.N1" not in result.stdout
@@ -326,8 +326,8 @@ def test_report_pieces_fit_a_100_column_terminal() -> None:
 
     from rich.console import Console
 
-    from gradviz.cli.train import curve_text, predictions_table, shape_text
     from gradviz.data import DataSpec, load
+    from gradviz.render.training import curve_text, predictions_table, shape_text
 
     loss = [0.25 * 0.999**i for i in range(2000)]
     accuracy = [min(1.0, 0.5 + i / 1000) for i in range(2000)]

@@ -103,7 +103,7 @@ class GradvizGroup(click.Group):
         except GradvizError as error:
             if ctx.meta.get("gradviz.traceback"):
                 raise
-            raise Failure(error.render(), error.exit_code) from None
+            raise Failure(error.render(flag), error.exit_code) from None
         except click.ClickException as error:
             error.message = _short_quotes(error.message)  # click's own messages echo values
             raise
@@ -162,6 +162,16 @@ def cli(ctx: click.Context, traceback: bool) -> None:
     Exit status: 0 ok, 1 runtime failure, 2 bad input.
     """
     ctx.meta["gradviz.traceback"] = traceback
+
+
+# The options whose flag is not their keyword with dashes.
+FLAGS = {"record_every": "--every", "learning_rate": "--lr", "model_path": "--model"}
+
+
+def flag(option: str) -> str:
+    """An option a library error names (`eps`, `keep_going`) as its flag (`--eps`,
+    `--keep-going`): the one place library words become command-line words."""
+    return FLAGS.get(option, "--" + option.replace("_", "-"))
 
 
 def main() -> None:

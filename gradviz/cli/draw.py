@@ -7,10 +7,12 @@ from pathlib import Path
 
 import click
 
+from gradviz.cli import flag
 from gradviz.cli.console import stdout_console
 from gradviz.cli.options import DASH_HELP, ExpressionCommand, model_options
 from gradviz.errors import InputError, OutputError, RenderError, WriteError, quoted
 from gradviz.expr import describe_defaults, parse_assignments, parse_program
+from gradviz.files import write_atomic
 from gradviz.numbers import DEFAULT_PRECISION
 from gradviz.numbers import fmt as show_number
 from gradviz.output import (
@@ -21,7 +23,6 @@ from gradviz.output import (
     refuse_inputs,
     render,
     size_warnings,
-    write_atomic,
 )
 from gradviz.render.diagram import diagram_from_value, preferred_rankdir
 from gradviz.render.dot import RANKDIRS
@@ -236,7 +237,7 @@ def draw(
             _say(f"note: {note}")
     else:
         program = parse_program(text, values, seed=seed)
-        note = describe_defaults(program)
+        note = describe_defaults(program, flag)
         if note:
             _say(f"note: {note}")
         if not no_grad:
@@ -271,22 +272,20 @@ def draw(
     if len(failures) == 1:
         raise failures[0]
     if failures:
-        raise RenderError("\n".join(error.render() for error in failures))
+        raise RenderError("\n".join(error.render(flag) for error in failures))
 
 
 def _first_example(model_path: Path, target: float | None) -> tuple[str, float]:
     """No --input: the first example of the model's data set, as `trace` and `check`
     take it, said on stderr. Returned as --input text (repr: every digit) and target."""
-    from gradviz.model import load_model  # lazy: start-up
+    from gradviz.model import first_example, load_model  # lazy: start-up
 
-    data = load_model(model_path).dataset()
-    x = [float(v) for v in data.X[0]]
-    target = float(data.Y[0]) if target is None else target
+    first = first_example(load_model(model_path), target)
     _say(
-        f"note: no --input given: using the first example of {data.name}, "
-        f"x = ({', '.join(show_number(v) for v in x)}), y = {show_number(target)}"
+        f"note: no --input given: using the first example of {first.data}, "
+        f"x = ({', '.join(show_number(v) for v in first.x)}), y = {show_number(first.y)}"
     )
-    return ",".join(repr(v) for v in x), target
+    return ",".join(repr(v) for v in first.x), first.y
 
 
 def _check_targets(targets: list[tuple[str, str]]) -> None:

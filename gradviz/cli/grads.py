@@ -3,32 +3,22 @@ model, and two of them side by side."""
 
 from __future__ import annotations
 
-import json
 import shlex
 from pathlib import Path
 
 import click
 from rich.text import Text
 
+from gradviz.cli import flag
 from gradviz.cli.console import stdout_console
 from gradviz.errors import InputError, quoted
+from gradviz.files import write_atomic
 from gradviz.measure import Measurement, input_files, measure
-from gradviz.numbers import json_safe
-from gradviz.output import format_for, refuse_inputs, write_atomic
+from gradviz.output import format_for, refuse_inputs
 from gradviz.render.layers import compare_report, params_table, report
-from gradviz.stats import (
-    AT_REST_RMS,
-    DEAD_FRACTION,
-    EXPLODING_GRAD_DATA,
-    EXPLODING_GROWTH,
-    SATURATED_FRACTION,
-    STALLED_SPREAD,
-    VANISHING_RATIO,
-    WEAK_RATIO,
-    Diagnosis,
-    failures,
-    parameter_grads,
-)
+from gradviz.report import compare_document, dumps, grads_document
+from gradviz.report import failed as report_failed
+from gradviz.stats import Diagnosis, parameter_grads, status_help
 from gradviz.text import printable
 
 # What --fail-on accepts, and the status each word means.
@@ -41,24 +31,12 @@ FAIL_ON = {
     "saturated": "saturated",
     "dead": "dead",
 }
+# What measure's errors call grads' and compare's own options.
+MEASURE_FLAGS = {key: flag(key) for key in ("epochs", "record_every", "data")}
 FAIL_STATUS = 1  # the exit status when --fail-on finds what it guards against
 PLOT_FORMATS = ("svg", "png", "pdf")
 
-STATUS_HELP = f"""\b
-Statuses, first match wins (rms = root mean square of a layer's weight gradients):
-  NaN        a NaN or inf in the layer's weights, biases, gradients or activations
-  exploding  rms >= {EXPLODING_GROWTH:g}x the output layer's, or |g| >= {EXPLODING_GRAD_DATA:g}x |w|
-  dead       >= {DEAD_FRACTION:.0%} of units inactive on every sample (ReLU at 0, or a
-             hidden sigmoid/tanh stuck at one end)
-  stalled    at rest (every rms, of weight and of bias gradients, < {AT_REST_RMS:g}) and
-             the outputs vary by < {STALLED_SPREAD:g}: stuck at the mean prediction
-  converged  at rest and the outputs vary: tiny gradients everywhere, not vanishing
-  vanishing  rms < {VANISHING_RATIO:g} of a layer nearer the output
-  saturated  hidden layer, >= {SATURATED_FRACTION:.0%} of outputs saturated (sigmoid < 0.015 or
-             > 0.985, tanh |a| > 0.97); never the output layer
-  weak       rms < {WEAK_RATIO:g} of a layer nearer the output
-  ok         none of the above
-"""
+STATUS_HELP = "\b\n" + status_help()  # the one status table, in stats.py
 
 
 def _fail_on(value: str | None) -> list[str]:
@@ -72,11 +50,6 @@ def _fail_on(value: str | None) -> list[str]:
             param_hint="'--fail-on'",
         )
     return [FAIL_ON[w] for w in words]
-
-
-def _check_failures(diagnosis: Diagnosis, subject: Measurement, guarded: list[str]) -> list[str]:
-    found = failures(diagnosis, subject.snapshots)
-    return [f"{status} in {', '.join(found[status])}" for status in guarded if status in found]
 
 
 def _write_plot(
@@ -157,28 +130,15 @@ def grads(
       gradviz grads model.json --fail-on vanishing,exploding,nan
     """
     guarded = _fail_on(fail_on)
-    subject = measure(source, epochs, every, data)
+    subject = measure(source, epochs, every, data, option_names=MEASURE_FLAGS)
     diagnosis = subject.diagnosis()
     lines = subject.verdict(diagnosis)
     if plot is not None:
         _write_plot(plot, diagnosis, subject, input_files(source, data))
-    failed = _check_failures(diagnosis, subject, guarded)
+    failed = report_failed(diagnosis, subject, guarded)
     if as_json:
-        payload = {
-            "source": source,
-            "epoch": subject.epoch,
-            "description": subject.description,
-            "gradients": diagnosis.to_dict(),
-            "verdict": lines,
-            "history": [d.to_dict() for _, d in subject.snapshots or []],
-            "failed": failed,
-        }
-        if params:
-            payload["parameters"] = [
-                {"name": p.name, "value": p.value, "grad": p.grad}
-                for p in parameter_grads(subject.samples)
-            ]
-        click.echo(json.dumps(json_safe(payload), indent=1, allow_nan=False))
+        document = grads_document(subject, source, guarded, params, diagnosis)
+        click.echo(dumps(document))
     else:
         console = stdout_console()
         title = f"Gradients per layer: {printable(source)} {subject.description}"
@@ -199,7 +159,7 @@ def _subject(text: str, epochs: int | None) -> Measurement:
     from gradviz.cli.train import OPTION_NAMES, spec_options  # lazy: start-up (train's grammar)
 
     if Path(text).exists() or not text.strip() or len(text.split()) == 1:
-        return measure(text.strip() or text, epochs, None)
+        return measure(text.strip() or text, epochs, None, option_names=MEASURE_FLAGS)
     try:
         words = shlex.split(text)
     except ValueError as error:  # an unclosed quote
@@ -243,25 +203,12 @@ def compare(a: str, b: str, epochs: int | None, as_json: bool) -> None:
       gradviz compare before.json after.json
     """
     subjects = [_subject(source, epochs) for source in (a, b)]
+    if as_json:
+        click.echo(dumps(compare_document(*subjects)))
+        return
     diagnoses = [s.diagnosis() for s in subjects]
     verdicts = [s.verdict(d) for s, d in zip(subjects, diagnoses, strict=True)]
     performances = [s.performance() for s in subjects]
-    if as_json:
-        payload = {
-            tag: {
-                "source": s.label,
-                "epoch": s.epoch,
-                "description": s.description,
-                "final": None if p is None else {"loss": p.loss, "accuracy": p.accuracy},
-                "gradients": d.to_dict(),
-                "verdict": v,
-            }
-            for tag, s, d, v, p in zip(
-                "ab", subjects, diagnoses, verdicts, performances, strict=True
-            )
-        }
-        click.echo(json.dumps(json_safe(payload), indent=1, allow_nan=False))
-        return
     console = stdout_console()
     labels = [f"{printable(s.label)}, {s.description}" for s in subjects]
     scores = [None if p is None else (p.loss, p.accuracy, len(p.outputs)) for p in performances]

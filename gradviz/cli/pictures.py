@@ -16,12 +16,16 @@ from gradviz.boundary import boundary, require_two_inputs
 from gradviz.cli.console import text_console
 from gradviz.data import Dataset
 from gradviz.errors import OutputError
-from gradviz.nn import Network, Spec
-from gradviz.output import format_for, refuse_inputs, write_atomic
+from gradviz.files import write_atomic
+from gradviz.nn import Network
+from gradviz.output import format_for, refuse_inputs
 from gradviz.render.boundary_map import boundary_map, grid_shape
+from gradviz.render.training import final_text, gradient_report, summary_text
+from gradviz.spec import Spec
 
 if TYPE_CHECKING:
     from gradviz.model import Model
+    from gradviz.train import Evaluation
 
 # The page's texts are laid out this wide (the table drops columns as on a terminal so wide).
 PAGE_TEXT_WIDTH = 130
@@ -122,15 +126,14 @@ def _plain(renderables: Sequence[RenderableType], width: int = PAGE_TEXT_WIDTH) 
 
 
 def write_report(
-    path: str,
-    model: Model,
-    data: Dataset,
-    outputs: Sequence[float],
-    texts: tuple[Sequence[RenderableType], Sequence[RenderableType]],
-    title: str,
-) -> str:
-    """The report page (`gradviz.render.report_page`): the summary and gradient texts as
-    printed (`texts`), the pictures drawn here (matplotlib, Graphviz), written atomically."""
+    path: str | None, model: Model, data: Dataset, evaluation: Evaluation, title: str
+) -> list[str]:
+    """The report page (`gradviz.render.report_page`) when a path is given: the summary
+    and gradient texts as `inspect` prints them, the pictures drawn here (matplotlib,
+    Graphviz), written atomically; the paths written. `train --report` and `inspect -o`
+    give the same page for the same weights."""
+    if path is None:
+        return []
     from dataclasses import replace  # lazy: start-up
 
     from gradviz.model import network_loss_graph  # lazy: start-up
@@ -146,6 +149,8 @@ def write_report(
         report_html,
     )
     from gradviz.stats import diagnose  # lazy: start-up
+
+    outputs = evaluation.outputs
 
     network = model.network()
     snapshots = model.snapshots()
@@ -166,7 +171,8 @@ def write_report(
             f"The network has {network.sizes[0]} inputs: the decision boundary is drawn for "
             "2-input networks only."
         )
-    diagnosis = diagnose(model.layer_samples(data), epoch=epochs)
+    samples = model.layer_samples(data)
+    diagnosis = diagnose(samples, epoch=epochs)
     grads = grads_plot(diagnosis, snapshots or None, "rms gradient per layer", where)
     graph = network_loss_graph(network, data.X[0].tolist(), float(data.Y[0]))
     diagram = network_diagram(graph, "layer", None)
@@ -176,7 +182,11 @@ def write_report(
     diagram = epoch_diagram(diagram, epoch_frames(snapshots, layer_names), data)
     dot_text = to_dot(diagram, rankdir="TB", number_width=NUMBER_WIDTH)
     network_svg = run_dot(dot_text, "svg").decode("utf-8")
-    summary, gradients = texts
+    summary = [
+        summary_text(model.spec, data),
+        final_text(evaluation.loss, evaluation.accuracy, data.size),
+    ]
+    gradients = [gradient_report(samples, snapshots, epochs, "Gradients per layer")]
     parts = ReportParts(
         title=title,
         summary=_plain(summary),
@@ -189,4 +199,4 @@ def write_report(
     )
     page = report_html(parts, network, data, outputs, snapshots, layer_names)
     write_atomic(Path(path), page.encode("utf-8"))
-    return path
+    return [path]

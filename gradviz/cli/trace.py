@@ -9,15 +9,17 @@ import click
 import numpy as np
 from rich.console import Console
 
+from gradviz.cli import flag
 from gradviz.cli.console import stdout_console
 from gradviz.cli.draw import read_expression
 from gradviz.cli.options import DASH_HELP, ExpressionCommand, model_options
 from gradviz.engine import Value, topological_order
 from gradviz.errors import GradvizError, InputError, OutputError, quoted
 from gradviz.expr import Program, describe_defaults, parse_assignments, parse_program
+from gradviz.files import write_atomic
 from gradviz.gradcheck import DEFAULT_TOL, gradcheck
 from gradviz.numbers import fmt
-from gradviz.output import format_for, refuse_inputs, render, size_warnings, write_atomic
+from gradviz.output import format_for, refuse_inputs, render, size_warnings
 from gradviz.render.diagram import Diagram, diagram_from_value
 from gradviz.render.trace_view import (
     backward_view,
@@ -51,7 +53,7 @@ def _say(message: str) -> None:
 def _load(expr: str, assignments: tuple[str, ...], seed: int) -> tuple[Program, Path | None]:
     text, source_file = read_expression(expr)
     program = parse_program(text, parse_assignments(assignments), seed=seed)
-    note = describe_defaults(program)
+    note = describe_defaults(program, flag)
     if note:
         _say(f"note: {note}")
     return program, source_file
@@ -116,16 +118,20 @@ def _expression_or_model(
 def _model_example(model_path: Path, input_text: str | None, target: float | None):
     """One example's loss graph of a saved model (the first example of its data set when
     no --input is given), run forward and backward."""
-    from gradviz.model import load_model, network_loss_graph, parse_input  # lazy: start-up
+    from gradviz.model import (  # lazy: start-up
+        first_example,
+        load_model,
+        network_loss_graph,
+        parse_input,
+    )
 
     model = load_model(model_path)
     width = model.spec.layers[0]
     if input_text is None:
-        data = model.dataset()
-        x = tuple(float(v) for v in data.X[0])
-        target = float(data.Y[0]) if target is None else target
+        first = first_example(model, target)
+        x, target = first.x, first.y
         _say(
-            f"note: no --input given: using the first example of {data.name}, "
+            f"note: no --input given: using the first example of {first.data}, "
             f"x = ({', '.join(fmt(v) for v in x)}), y = {fmt(target)}"
         )
     else:
@@ -441,7 +447,9 @@ def check(
             model_path, input_text, target, samples or DEFAULT_SAMPLES, seed
         )
     rows = gradcheck(value, leaves, eps=eps, tol=tol)
-    stdout_console(soft_wrap=True).print(check_view(rows, output_name(value), show=show))
+    stdout_console(soft_wrap=True).print(
+        check_view(rows, output_name(value), show=show, words=flag)
+    )
     failed = [row.name for row in rows if row.failed]
     if failed:
         raise GradvizError(

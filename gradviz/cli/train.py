@@ -3,33 +3,35 @@ a saved one."""
 
 from __future__ import annotations
 
-import itertools
-import json
-import math
 import shlex
 from collections.abc import Sequence
 from pathlib import Path
 
 import click
-import numpy as np
-from rich.console import Group, RenderableType
 from rich.progress import BarColumn, Progress, TaskProgressColumn, TextColumn, TimeRemainingColumn
-from rich.table import Table
 from rich.text import Text
 
 from gradviz.cli import pictures
 from gradviz.cli.console import stderr_console, stdout_console
-from gradviz.data import Dataset
 from gradviz.errors import InputError, ModelError, OutputError, quoted, shortened
 from gradviz.measure import model_data
 from gradviz.model import Model, from_result, load_model, save
-from gradviz.nn import LOSS_FUNCTIONS, LayerSample, Spec, resolve_spec
-from gradviz.numbers import fmt, json_safe
+from gradviz.numbers import fmt
 from gradviz.output import refuse_inputs
-from gradviz.render.layers import report
-from gradviz.stats import diagnose, history, verdict
+from gradviz.render.training import (
+    clipping_text,
+    curve_text,
+    final_text,
+    gradient_report,
+    layers_table,
+    percent,
+    predictions_table,
+    summary_text,
+)
+from gradviz.report import dumps, inspect_document, train_document
+from gradviz.spec import Spec, resolve_spec
 from gradviz.text import printable
-from gradviz.train import Diverged, Result, check_data, evaluate, is_correct, load_data, train
+from gradviz.train import Diverged, check_data, evaluate, load_data, train
 
 # The spec key each option sets, and the option's name for error messages.
 OPTION_NAMES = {
@@ -51,210 +53,6 @@ OPTION_NAMES = {
     "lr_schedule": "--lr-schedule",
     "lr_end": "--lr-end",
 }
-PREDICTION_ROWS = 16  # rows of the predictions table (all of them up to this many)
-JSON_PREDICTIONS = 1000
-_RAMP = "▁▂▃▄▅▆▇█"
-
-
-# -- pieces of the report (pure: data in, renderable out) ---------------------------------
-
-
-def sparkline(values: Sequence[float], width: int = 60, log: bool = True) -> str:
-    """One character per column, its height the value's (log10 when all are positive);
-    NaN and inf show as `!` so they are never mistaken for small numbers."""
-    if not values:
-        return ""
-    n = len(values)
-    columns = [values[min(n - 1, (i * n) // width)] for i in range(min(width, n))]
-    finite = [v for v in columns if math.isfinite(v)]
-    use_log = log and finite and min(finite) > 0
-    scaled = [math.log10(v) if use_log else v for v in finite]
-    lo, hi = (min(scaled), max(scaled)) if scaled else (0.0, 0.0)
-    out = []
-    for v in columns:
-        if not math.isfinite(v):
-            out.append("!")
-            continue
-        s = math.log10(v) if use_log else v
-        level = 0 if hi == lo else round((s - lo) / (hi - lo) * (len(_RAMP) - 1))
-        out.append(_RAMP[level])
-    return "".join(out)
-
-
-def curve_text(
-    loss: Sequence[float], accuracy: Sequence[float], every: int = 1, width: int = 160
-) -> Text:
-    """The loss curve (log scale) and the accuracy over the epochs, as two sparklines
-    that fit in `width` columns (at most 60 characters of curve). Each point is the mean
-    over one epoch's examples as training saw them, before or while that epoch's updates
-    changed the weights: not the loss of the final weights (`_final_text`)."""
-    text = Text()
-    if not loss:
-        return text
-    last = every * len(loss)
-    finite = [v for v in loss if math.isfinite(v)]
-    scale = "log scale" if finite and min(finite) > 0 else "linear scale"
-    ends = max(len(fmt(loss[-1])), len(_percent(accuracy[-1])))
-    note = f"   (mean per epoch, {every}–{last}, {scale})"
-    columns = max(10, min(60, width - 21 - 1 - ends - len(note)))
-    text.append(f"loss      {fmt(loss[0]):>10} ")
-    text.append(sparkline(loss, columns), style="cyan")
-    text.append(f" {fmt(loss[-1]):<{ends}}{note}\n")
-    text.append(f"accuracy  {_percent(accuracy[0]):>10} ")
-    text.append(sparkline(accuracy, columns, log=False), style="green")
-    text.append(f" {_percent(accuracy[-1])}\n")
-    return text
-
-
-def clipping_text(
-    clipping: Sequence[tuple[int, int, float, float]], spec: Spec, every: int = 1, width: int = 160
-) -> Text:
-    """What clipping did: how many updates it clipped, and the mean gradient norm ‖g‖
-    per epoch before and after it (two sparklines on the loss curve's scale of columns).
-    Said plainly when it never engaged, which is what a vanishing gradient does to it."""
-    text = Text()
-    if not clipping:
-        return text
-    kind, at = (
-        ("value", spec.clip_value) if spec.clip_value is not None else ("norm", spec.clip_norm)
-    )
-    updates = sum(row[0] for row in clipping)
-    clipped = sum(row[1] for row in clipping)
-    before = [row[2] for row in clipping]
-    after = [row[3] for row in clipping]
-    share = f" ({100 * clipped / updates:.3g}%)" if updates and clipped else ""
-    counted = "" if every == 1 else f" (of the epochs kept, every {every})"
-    text.append(
-        f"clipping  clip {kind} {fmt(at)}: {clipped:,} of {updates:,} updates clipped{share}"
-        f"{counted}\n",
-        style="bold" if clipped else "",
-    )
-    if not clipped:
-        finite = [v for v in before if math.isfinite(v)]
-        largest = f" (mean per epoch at most {fmt(max(finite))})" if finite else ""
-        text.append(
-            f"          it never engaged: the gradient norm stayed within {fmt(at)}{largest}\n",
-            style="dim",
-        )
-        return text
-    last = every * len(before)
-    ends = max(len(fmt(before[-1])), len(fmt(after[-1])))
-    finite = [v for v in before + after if math.isfinite(v)]
-    scale = "log scale" if finite and min(finite) > 0 else "linear scale"
-    note = f"   (mean per epoch, {every}–{last}, {scale})"
-    if width - 21 - 1 - ends - len(note) < 10:
-        note = ""  # a narrow terminal: the curves before their caption
-    columns = max(10, min(60, width - 21 - 1 - ends - len(note)))
-    # both lines on one scale, so that "after" reads against "before"
-    line = sparkline(before + after, 2 * columns)
-    half = len(line) // 2
-    text.append(f"‖g‖ before {fmt(before[0]):>9} ")
-    text.append(line[:half], style="magenta")
-    text.append(f" {fmt(before[-1]):<{ends}}{note}\n")
-    text.append(f"‖g‖ after  {fmt(after[0]):>9} ")
-    text.append(line[half:], style="magenta")
-    text.append(f" {fmt(after[-1])}\n")
-    return text
-
-
-def _percent(x: float) -> str:
-    return "nan" if not math.isfinite(x) else f"{100 * x:.4g}%"
-
-
-def predictions_table(
-    data: Dataset, outputs: Sequence[float], rows: int = PREDICTION_ROWS, loss: str = "mse"
-) -> RenderableType:
-    """Inputs, target and output per example: all of them for small sets, else the
-    first rows and every wrong one up to `rows`. With hinge loss the target shows as
-    the ±1 the loss reads, and an output is right when its sign is the target's."""
-    threshold = LOSS_FUNCTIONS[loss].threshold
-    signed = loss == "hinge"
-    table = Table(show_edge=False, pad_edge=False, header_style="bold")
-    for name in data.feature_names:
-        table.add_column(Text(name), justify="right")
-    table.add_column("target", justify="right")
-    table.add_column("output", justify="right")
-    table.add_column("", justify="left")
-    right = [is_correct(o, y, threshold) for o, y in zip(outputs, data.Y.tolist(), strict=True)]
-    chosen = list(range(data.size))
-    if data.size > rows:
-        wrong = [i for i in chosen if not right[i]]
-        wrong = wrong[: rows - rows // 2]
-        chosen = sorted(set(range(rows - len(wrong))) | set(wrong))
-    for i in chosen:
-        cells = [fmt(v) for v in data.X[i].tolist()]
-        mark = Text("✓", style="green") if right[i] else Text("✗ wrong", style="bold red")
-        target = 2.0 * data.Y[i] - 1.0 if signed else data.Y[i]
-        table.add_row(*cells, fmt(target), fmt(outputs[i]), mark)
-    notes = []
-    if data.size > len(chosen):
-        n_wrong = right.count(False)
-        shown = f"{len(chosen)} of {data.size} rows shown"
-        if n_wrong:
-            shown += f": the first, then wrong ones; {n_wrong} wrong in all"
-        else:
-            shown += ", the first ones; none is wrong"
-        notes.append(Text(f"({shown})", style="dim"))
-    return Group(table, *notes)
-
-
-def shape_text(layers: Sequence[int]) -> str:
-    """`2-4-1`; three or more equal layers in a row as one, `2-16×9-1`."""
-    parts = [(size, len(list(run))) for size, run in itertools.groupby(layers)]
-    return "-".join(
-        f"{size}×{count}" if count >= 3 else "-".join([str(size)] * count) for size, count in parts
-    )
-
-
-def summary_text(spec: Spec, data: Dataset) -> Text:
-    shape = shape_text(spec.layers)
-    hidden = sorted(set(spec.activations[:-1]))
-    acts = f"{'/'.join(hidden) or 'no hidden layer'} → {spec.activations[-1]}"
-    clip = ""
-    if spec.clip_value is not None:
-        clip = f", clip value {fmt(spec.clip_value)}"
-    elif spec.clip_norm is not None:
-        clip = f", clip norm {fmt(spec.clip_norm)}"
-    l2 = f" + {fmt(spec.l2)}·Σp²" if spec.l2 else ""
-    rate = fmt(spec.learning_rate)
-    if spec.lr_schedule == "linear" and spec.lr_end is not None:
-        rate += f" → {fmt(spec.lr_end)} (linear)"
-    return Text(
-        f"{spec.name}: {shape} ({acts}), {spec.n_parameters} parameters, init {spec.init}, "
-        f"loss {spec.loss}{l2}\n"
-        f"data {data.name}, {data.size} examples, {_updates(spec)}, "
-        f"lr {rate}{clip}, {spec.epochs} epochs, seed {spec.seed}"
-    )
-
-
-def _updates(spec: Spec) -> str:
-    if spec.update == "full":
-        return "full-batch updates"
-    if spec.update == "online":
-        return "online updates (shuffled)"
-    return f"minibatches of {spec.batch_size} (shuffled)"
-
-
-def gradient_report(
-    samples: list[LayerSample],
-    snapshots: list | None,
-    epoch: int | None,
-    title: str,
-) -> RenderableType:
-    """The per-layer gradient table, heat map and verdict (gradviz.stats)."""
-    diagnosis = diagnose(samples, epoch=epoch)
-    past = history(snapshots) if snapshots else None
-    return report(diagnosis, verdict(diagnosis, past), past, title=title)
-
-
-def _final_text(loss: float, accuracy: float, size: int) -> Text:
-    """The trained weights evaluated on every example, after training: not the curve's
-    last point, a mean measured during the last epoch."""
-    correct = round(accuracy * size) if math.isfinite(accuracy) else 0
-    return Text(
-        f"final loss {fmt(loss)}, accuracy {_percent(accuracy)} ({correct}/{size}) after training",
-        style="bold",
-    )
 
 
 # -- train --------------------------------------------------------------------------------
@@ -365,7 +163,7 @@ def train_command(
 
         def on_epoch(epoch: int, loss: float, accuracy: float) -> None:
             if epoch % step == 0 or epoch == resolved.epochs:
-                progress.update(task, completed=epoch, loss=fmt(loss), accuracy=_percent(accuracy))
+                progress.update(task, completed=epoch, loss=fmt(loss), accuracy=percent(accuracy))
 
     data = load_data(resolved)
     check_data(resolved, data)  # before anything is printed
@@ -379,7 +177,7 @@ def train_command(
             result = train(resolved, data, on_epoch=on_epoch, keep_going=keep_going)
     except Diverged as diverged:
         if as_json:  # scripts get the numbers up to the divergence, then the exit status
-            click.echo(_json(_train_payload(diverged.result, None)))
+            click.echo(dumps(train_document(diverged.result)))
         raise  # nothing is saved: a previous model file stays as it was
 
     last_epoch, last_samples = result.history.snapshots[-1]
@@ -399,25 +197,14 @@ def train_command(
         f"{spec or resolved.name}",
         history.epochs_run,
     )
-    if report_path is not None:
-        final = _final_text(result.final.loss, result.final.accuracy, result.dataset.size)
-        texts = (
-            [summary_text(resolved, data), final],
-            [gradient_report(last_samples, history.snapshots, last_epoch, "Gradients per layer")],
-        )
-        written.append(
-            pictures.write_report(
-                report_path,
-                from_result(result),
-                result.dataset,
-                result.final.outputs,
-                texts,
-                f"{spec or resolved.name}",
-            )
+    if report_path is not None:  # (from_result summarises every snapshot: only when asked)
+        model = from_result(result)
+        written += pictures.write_report(
+            report_path, model, result.dataset, result.final, spec or model.spec.name
         )
 
     if as_json:
-        click.echo(_json(_train_payload(result, save_path)))
+        click.echo(dumps(train_document(result, save_path)))
         return
     if not show:
         return
@@ -426,7 +213,7 @@ def train_command(
         console.print(clipping_text(result.history.clipping, resolved, width=console.width))
     if result.history.stopped:
         console.print(Text(f"warning: {result.history.stopped}", style="bold red"))
-    console.print(_final_text(result.final.loss, result.final.accuracy, result.dataset.size))
+    console.print(final_text(result.final.loss, result.final.accuracy, result.dataset.size))
     console.print(predictions_table(result.dataset, result.final.outputs, loss=resolved.loss))
     pictures.print_boundary_map(console, result.network, result.dataset, result.final.outputs)
     console.print()
@@ -441,27 +228,6 @@ def train_command(
         click.echo(f"saved {save_path}", err=True)
     for path in written:
         click.echo(f"wrote {path}", err=True)
-
-
-def _train_payload(result: Result, save_path: str | None) -> dict:
-    """What `train --json` prints: the spec, the curves, the predictions, the last
-    gradient statistics and the verdict; `stopped` says why training stopped early."""
-    last_epoch, last_samples = result.history.snapshots[-1]
-    diagnosis = diagnose(last_samples, epoch=last_epoch)  # type: ignore[arg-type]
-    return {
-        "spec": result.spec.to_dict(),
-        "epochs_run": result.history.epochs_run,
-        "final": {"loss": result.final.loss, "accuracy": result.final.accuracy},
-        "loss": result.history.loss,
-        "accuracy": result.history.accuracy,
-        "stopped": result.history.stopped,
-        # with clipping, per epoch: updates, how many clipped, mean ‖g‖ before and after
-        "clipping": result.history.clipping_series(),
-        "predictions": _predictions(result.dataset, result.final.outputs),
-        "gradients": diagnosis.to_dict(),
-        "verdict": verdict(diagnosis, history(result.history.snapshots)),
-        "saved": save_path,
-    }
 
 
 def _check_save_path(save_path: str, spec: str | None, resolved: Spec) -> None:
@@ -498,17 +264,6 @@ def _note_data_outside(spec: Spec, save_path: Path) -> None:
             f"beside it: give it to inspect and grads with --data {data}",
             err=True,
         )
-
-
-def _predictions(data: Dataset, outputs: Sequence[float]) -> list[dict]:
-    return [
-        {"input": data.X[i].tolist(), "target": float(data.Y[i]), "output": outputs[i]}
-        for i in range(min(data.size, JSON_PREDICTIONS))
-    ]
-
-
-def _json(payload: dict) -> str:
-    return json.dumps(json_safe(payload), indent=1, allow_nan=False)
 
 
 def spec_options(words: Sequence[str], text: str) -> dict[str, object]:
@@ -603,7 +358,7 @@ def inspect_command(
     pictures.check_report(report_path, "--report", read)
     model = _load_for_inspect(model_path)
     pictures.check_boundary(boundary_path, model.spec.layers[0])
-    data = model_data(model, data_path)
+    data = model_data(model, data_path, "--data")
     network = model.network()
     evaluation = evaluate(network, data)
     loss, accuracy, every = model.curves()
@@ -618,37 +373,15 @@ def inspect_command(
         model_path,
         model.epochs_run,
     )
-    samples = model.layer_samples(data)
-    snapshots = model.snapshots()
-    epochs_run = model.epochs_run
-    if report_path is not None:
-        final = _final_text(evaluation.loss, evaluation.accuracy, data.size)
-        texts = (
-            [summary_text(model.spec, data), final],
-            [gradient_report(samples, snapshots, epochs_run, "Gradients per layer")],
-        )
-        written.append(
-            pictures.write_report(report_path, model, data, evaluation.outputs, texts, model_path)
-        )
+    written += pictures.write_report(report_path, model, data, evaluation, model_path)
     if as_json:
-        diagnosis = diagnose(samples, epoch=epochs_run)
-        payload = {
-            "spec": model.spec.to_dict(),
-            "epochs_run": epochs_run,
-            "stopped": model.stopped,
-            "clipping": model.history.get("clipping"),
-            "final": {"loss": evaluation.loss, "accuracy": evaluation.accuracy},
-            "predictions": _predictions(data, evaluation.outputs),
-            "gradients": diagnosis.to_dict(),
-            "verdict": verdict(diagnosis, snapshots or None),
-        }
-        click.echo(_json(payload))
+        click.echo(dumps(inspect_document(model, data, evaluation)))
         return
     console = stdout_console()
     console.print(Text(printable(model_path), style="bold"))
     console.print(summary_text(model.spec, data))
     console.print()
-    console.print(_layers_table(model))
+    console.print(layers_table(model))
     console.print()
     console.print(curve_text(loss, accuracy, every, width=console.width))
     if model.clipping():
@@ -657,14 +390,14 @@ def inspect_command(
         console.print(
             Text(f"warning: {model.stopped} It trained on (--keep-going).", style="bold red")
         )
-    console.print(_final_text(evaluation.loss, evaluation.accuracy, data.size))
+    console.print(final_text(evaluation.loss, evaluation.accuracy, data.size))
     console.print(predictions_table(data, evaluation.outputs, loss=model.spec.loss))
     pictures.print_boundary_map(console, network, data, evaluation.outputs)
     console.print()
     report = gradient_report(
-        samples,
-        snapshots,
-        epochs_run,
+        model.layer_samples(data),
+        model.snapshots(),
+        model.epochs_run,
         "Gradients per layer of the saved weights (whole data set)",
     )
     console.print(report)
@@ -692,30 +425,3 @@ def _load_for_inspect(model_path: str) -> Model:
             error.message,
             hint=f"inspect reads a saved model (.json, from gradviz train --save). {specs}",
         ) from None
-
-
-def _layers_table(model: Model) -> Table:
-    table = Table(show_edge=False, pad_edge=False, header_style="bold")
-    for name, right in (
-        ("layer", False),
-        ("shape", False),
-        ("activation", False),
-        ("params", True),
-        ("|w| mean", True),
-        ("|w| max", True),
-        ("b mean", True),
-    ):
-        table.add_column(name, justify="right" if right else "left")
-    for i, ((W, b), activation) in enumerate(
-        zip(model.weights, model.spec.activations, strict=True), 1
-    ):
-        with np.errstate(over="ignore", invalid="ignore"):  # weights of 1e308: a mean of inf
-            means = np.mean(np.abs(W)), np.max(np.abs(W)), np.mean(b)
-        table.add_row(
-            f"L{i}",
-            f"{W.shape[1]} → {W.shape[0]}",
-            activation,
-            str(W.size + b.size),
-            *(fmt(float(m)) for m in means),
-        )
-    return table

@@ -28,8 +28,9 @@ from functools import cache
 from importlib import resources
 from typing import Any
 
-from gradviz.engine import ADD, MUL, POW, UNARY_OPS, Op, Value, power_op
+from gradviz.engine import Value
 from gradviz.numbers import DEFAULT_PRECISION, json_number
+from gradviz.ops import ADD, DIV, MUL, NEG, POW, SUB, UNARY_OPS, Op, power_op
 from gradviz.render.diagram import (
     _BAND_EDGES,
     BAD_BAND,
@@ -55,7 +56,10 @@ NUMBER_WIDTH = 6
 # and `sigmoid` are assets/engine.js's copies of numpy's power and engine._sigmoid.
 JS_OPS: dict[str, tuple[str, tuple[str, ...]]] = {
     "add": ("a + b", ("1", "1")),
+    "sub": ("a - b", ("1", "-1")),
     "mul": ("a * b", ("b", "a")),
+    "div": ("a / b", ("1 / b", "-out / b")),  # IEEE at b = 0, as the Python engine
+    "neg": ("-a", ("-1",)),
     "pow": (
         "pow(a, b)",
         ("b === 0 ? 0 : b * pow(a, b - 1)", "a === 0 && b > 0 ? 0 : out * Math.log(a)"),
@@ -78,7 +82,7 @@ POWER_KEY = "powN"
 def table_ops() -> dict[str, Op]:
     """The op table's entries by JS_OPS key (every power_op(n) is one entry, `powN`).
     A new op needs an entry in JS_OPS (tests/test_html_parity.py finds every Op)."""
-    ops = {op.name: op for op in (ADD, MUL, POW, *UNARY_OPS.values())}
+    ops = {op.name: op for op in (ADD, SUB, MUL, DIV, NEG, POW, *UNARY_OPS.values())}
     ops[POWER_KEY] = power_op(3.0)
     return ops
 

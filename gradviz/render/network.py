@@ -262,7 +262,10 @@ def model_diagram(
     (or when the neuron view asked for will be a tangle)."""
     model = load_model(path)
     if input_text is None:
-        raise InputError("--model needs --input: the example to draw, e.g. --input 0,1")
+        raise InputError(
+            "{model} needs {input}: the example to draw, e.g. {input} 0,1",
+            options=["model", "input"],
+        )
     x = parse_input(input_text, model.spec.layers[0])
     graph = network_loss_graph(model, x, target)
     chosen, note = choose_level(graph, level)

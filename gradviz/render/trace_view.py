@@ -15,6 +15,7 @@ from rich.console import Group, RenderableType
 from rich.text import Text
 
 from gradviz.engine import Constant, Number, Value, topological_order
+from gradviz.errors import OptionWords, keyword
 from gradviz.gradcheck import Row, summary
 from gradviz.numbers import fmt
 from gradviz.render.diagram import Diagram, State, diagram_from_value
@@ -197,7 +198,9 @@ def gradients_view(rows: list[LeafGradient], out: str, unreached: list[str] = ()
     return Group(*parts)
 
 
-def check_view(rows: list[Row], out: str, *, show: bool = False) -> RenderableType:
+def check_view(
+    rows: list[Row], out: str, *, show: bool = False, words: OptionWords = keyword
+) -> RenderableType:
     """The gradient check as a table, notes for rows that need one, and a summary line.
 
     The table fits 80 columns: it leaves out the absolute error (`show=True` prints it
@@ -221,13 +224,21 @@ def check_view(rows: list[Row], out: str, *, show: bool = False) -> RenderableTy
     lines = columns(cells, "lrrrrl", gap=2)
     rule = Text("─" * max(line.cell_len for line in lines), style=DIM)
     notes = [
-        Text.assemble((f"{row.name}: ", NAME), (row.note, STATUS_STYLES[row.status]))
+        Text.assemble(
+            (f"{row.name}: ", NAME),
+            (_with_remedy(row, words), STATUS_STYLES[row.status]),
+        )
         for row in rows
         if row.note
     ]
     verdict = Text(summary(rows), style="bold red" if any(r.failed for r in rows) else "bold")
     shown = [Text(""), *by_hand(rows, out)] if show else []
     return Group(lines[0], rule, *lines[1:], *notes, *shown, verdict)
+
+
+def _with_remedy(row: Row, words: OptionWords) -> str:
+    """The row's note, and the option it advises (`words` names it: `--eps` in the CLI)."""
+    return row.note if row.remedy is None else f"{row.note} ({words(row.remedy)})"
 
 
 def _digits_to_tell_apart(x: Number, y: Number) -> int:

@@ -21,11 +21,12 @@ from pathlib import Path
 from gradviz.boundary import boundary
 from gradviz.errors import GradvizError
 from gradviz.expr import parse_program
+from gradviz.files import write_atomic
 from gradviz.measure import measure
-from gradviz.nn import resolve_spec
-from gradviz.output import DotProgram, dot_programs, html_page, render, write_atomic
+from gradviz.output import DotProgram, dot_programs, html_page, render
 from gradviz.render.diagram import diagram_from_value
 from gradviz.render.plots import boundary_plot, grads_plot
+from gradviz.spec import resolve_spec
 from gradviz.train import train
 
 INDEX_HEADER = """\
@@ -39,7 +40,15 @@ full-precision numbers and the op's local derivative.
 
 
 # The order a reader meets them in: the hand example first; unknown names after, by name.
-ORDER = ("hand", "sigmoid_neuron", "tanh_neuron", "used_twice", "detach", "saturated")
+ORDER = (
+    "hand",
+    "sigmoid_neuron",
+    "tanh_neuron",
+    "tanh_by_hand",
+    "used_twice",
+    "detach",
+    "saturated",
+)
 
 
 def _reading_order(path: Path) -> tuple[int, str]:

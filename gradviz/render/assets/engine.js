@@ -16,6 +16,8 @@ var GV = (function () {
     if (b === 0) return 1;
     if (b === -1) return 1 / a;
     if (b === 0.5) return Math.sqrt(a);
+    // IEEE pow (and numpy): 1 ** anything is 1 (NaN too), (-1) ** ±inf is 1; Math.pow says NaN
+    if (a === 1 || (a === -1 && (b === Infinity || b === -Infinity))) return 1;
     return Math.pow(a, b);
   }
   function sigmoid(a) {

@@ -1,0 +1,465 @@
+"""The op table as data: every primitive of the engine, defined once.
+
+An op is written as two small Python expressions in its own input names: its value
+(`out="a * b"`) and one local derivative per input (`d=("b", "a")`, in `a`, `b` and the
+result `out`). Everything else is derived from those strings, here, once:
+
+- the callables the engine runs (`forward`, `local`), compiled at import from the
+  constant templates of this module (never from user text);
+- the straight-line code the training compiler writes (`code`, `local_code`, templates in
+  `{out}`, `{a}`, `{b}`), by renaming the same tokens;
+- the formula shown to a learner (`formulas`: `b`, `1`, `-1`), unless the textbook writes
+  it differently (`1 - tanh²(a)`): then that text stands beside the code, and
+  tests/test_ops.py checks the two agree numerically.
+
+The rest of what anybody asks about an op lives here too: the learner's form (`a·b`),
+the symbol drawn on its node, which inputs need positive defaults (`log`, `sqrt`), where
+its slope jumps (kinks), the largest slope, the saturation band of an activation, and
+micrograd's name for it. The engine (`gradviz.engine`) imports this table and keeps no op
+knowledge of its own.
+
+The expressions may name only the helpers in `HELPERS` (numpy's stand-in `np`, `number`,
+`div`, `step`, `power`, `sigmoid`, `inf`, `nan`): each works on a float and on a numpy
+array of samples alike, so one graph evaluates a batch with the numbers of separate
+scalar runs.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+from functools import lru_cache
+from types import CodeType, FunctionType
+from typing import TYPE_CHECKING, Any, TypeAlias
+
+from gradviz.lazy import np
+
+if TYPE_CHECKING:
+    import numpy
+
+Number: TypeAlias = "float | numpy.ndarray"
+
+
+# -- the helpers an op's expressions may name ---------------------------------------
+
+
+def number(r: Any) -> Number:
+    """A numpy result as the engine stores it: floats stay plain Python floats."""
+    if type(r) is np.ndarray:
+        return float(r) if r.ndim == 0 else r
+    return float(r)  # np.float64 and friends
+
+
+def div(x: Number, y: Number) -> Number:
+    """x / y as IEEE 754 says, also for y = 0 (±inf, or nan for 0/0): never an exception."""
+    if type(x) is float and type(y) is float:
+        try:
+            return x / y
+        except ZeroDivisionError:
+            if x != x or x == 0.0:
+                return math.nan
+            return math.copysign(math.inf, x) * math.copysign(1.0, y)
+    return number(np.divide(x, y))
+
+
+def step(a: Number) -> Number:
+    """The step function: 1 for a > 0, 0 for a <= 0, NaN passed through (np.heaviside)."""
+    if type(a) is float:
+        return 1.0 if a > 0.0 else (0.0 if a <= 0.0 else a)
+    return number(np.heaviside(a, 0.0))
+
+
+# Plain floats go through `math` (a call costs a quarter of a numpy ufunc's), arrays through
+# numpy. The two may round exp and log differently in the last bit: a batch of samples then
+# gives each sample's numbers within 1 ulp per op of a separate scalar run (sin, cos, sqrt,
+# abs and IEEE arithmetic agree exactly; tanh stays on numpy, see there). Where math raises,
+# the IEEE value is returned.
+
+
+def exp(a: Number) -> Number:
+    """e^a; inf on overflow."""
+    if type(a) is float:
+        try:
+            return math.exp(a)
+        except OverflowError:
+            return math.inf
+    return number(np.exp(a))
+
+
+def log(a: Number) -> Number:
+    """ln(a); -inf at 0, nan below."""
+    if type(a) is float:
+        if a > 0.0:
+            return math.log(a)
+        return -math.inf if a == 0.0 else math.nan
+    return number(np.log(a))
+
+
+def tanh(a: Number) -> Number:
+    """numpy's tanh for floats too: its vectorised tanh is up to 3 ulps from math.tanh,
+    and one op's batch and scalar results stay within 1 ulp only this way (exactly)."""
+    return number(np.tanh(a))
+
+
+def sin(a: Number) -> Number:
+    """sin(a); nan at ±inf."""
+    if type(a) is float:
+        return math.sin(a) if a - a == 0.0 else math.nan
+    return number(np.sin(a))
+
+
+def cos(a: Number) -> Number:
+    """cos(a); nan at ±inf."""
+    if type(a) is float:
+        return math.cos(a) if a - a == 0.0 else math.nan
+    return number(np.cos(a))
+
+
+def sqrt(a: Number) -> Number:
+    """√a; nan below 0 (and -0.0 at -0.0, as IEEE says)."""
+    if type(a) is float:
+        return math.sqrt(a) if a >= 0.0 else (a if a != a else math.nan)
+    return number(np.sqrt(a))
+
+
+def sigmoid(a: Number) -> Number:
+    """σ(a) = 1/(1 + e^-a), never exponentiating a positive number: no overflow, tiny
+    tails kept (σ(-40) ≈ 4e-18)."""
+    if type(a) is float:
+        e = math.exp(-abs(a))
+        return 1.0 / (1.0 + e) if a >= 0.0 else e / (1.0 + e)
+    e = np.exp(-np.abs(a))
+    return number(np.where(np.greater_equal(a, 0.0), 1.0 / (1.0 + e), e / (1.0 + e)))
+
+
+def relu(a: Number) -> Number:
+    """max(a, 0), NaN passed through (np.maximum)."""
+    if type(a) is float:
+        return a if a > 0.0 else (0.0 if a <= 0.0 else a)
+    return number(np.maximum(a, 0.0))
+
+
+# numpy's power loop takes exact shortcuts (1/a, sqrt(a), a·a, ...) when the exponent is one
+# number, as in a scalar run, but not for an array of exponents, whose vectorised pow may
+# differ in the last bit. Those elements are redone the scalar way (found by tests/).
+_POWER_SHORTCUTS = (-1.0, 0.0, 0.5, 1.0, 2.0)
+
+
+def power(a: Number, b: Number) -> Number:
+    """a ** b, sample by sample exactly as separate scalar runs compute it."""
+    r = np.power(a, b)
+    if type(b) is np.ndarray and r.ndim:
+        base = np.broadcast_to(a, r.shape)
+        for e in _POWER_SHORTCUTS:
+            hit = np.broadcast_to(b == e, r.shape)
+            if hit.any():
+                r[hit] = np.power(base[hit], e)
+    return number(r)
+
+
+HELPERS: dict[str, Any] = {
+    "np": np,
+    "number": number,
+    "div": div,
+    "step": step,
+    "sigmoid": sigmoid,
+    "relu": relu,
+    "power": power,
+    "exp": exp,
+    "log": log,
+    "tanh": tanh,
+    "sin": sin,
+    "cos": cos,
+    "sqrt": sqrt,
+    "inf": math.inf,
+    "nan": math.nan,
+}
+"""The names an op's expressions may use, bound for the engine (floats and arrays)."""
+
+# `__name__` makes the compiled functions part of this module for the warnings filter.
+_ENGINE_NAMES = {**HELPERS, "__name__": __name__, "__builtins__": {"abs": abs, "float": float}}
+
+
+def compiled_names(numpy_module: Any) -> dict[str, Any]:
+    """The same names for code that only ever sees floats (gradviz.train's compiler):
+    `number` is `float` there, which gives the same bits and skips a type test."""
+    return {**HELPERS, "np": numpy_module, "number": float}
+
+
+# -- the op ---------------------------------------------------------------------------
+
+_TOKEN = re.compile(r"\b(out|a|b|t)\b")
+_LITERAL = re.compile(r"(?<![\w.])(\d+)\.0\b")
+
+
+@lru_cache(maxsize=512)
+def _code_object(params: str, body: str) -> CodeType:
+    """A function's code from one of this module's templates, compiled once per text."""
+    module = compile(f"def f({params}):\n    {body}\n", "<gradviz.ops>", "exec")
+    return next(c for c in module.co_consts if isinstance(c, CodeType))
+
+
+def _function(params: str, body: str, bound: Mapping[str, float], name: str) -> Callable:
+    """`body` (statements, or `return EXPR`) as a function of `params`."""
+    return FunctionType(_code_object(params, body), {**_ENGINE_NAMES, **bound}, name)
+
+
+def _backward_body(d: tuple[str, ...], passes_credit: bool) -> str:
+    """The statements of `Op.backward(node, g)`: every input's grad += g · its local
+    derivative, the derivatives evaluated first (as `local` returns them), `g · 1` written
+    `g` and `g · -1` written `-g` (the same bits)."""
+    if not passes_credit:
+        return "pass"
+    inputs = "ab"[: len(d)]
+    used = set(_TOKEN.findall(" ".join(d)))
+    lines = [f"p{x} = node.{x}" for x in inputs]
+    lines += [f"{x} = p{x}.data" for x in inputs if x in used]
+    if "out" in used:
+        lines.append("out = node.data")
+    terms = []
+    for i, (x, e) in enumerate(zip(inputs, d, strict=True)):
+        if e == "1.0":
+            terms.append((x, "g"))
+        elif e == "-1.0":
+            terms.append((x, "-g"))
+        else:
+            lines.append(f"d{i} = {e}")
+            terms.append((x, f"g * d{i}"))
+    lines += [f"p{x}.grad += {term}" for x, term in terms]
+    return "\n    ".join(lines)
+
+
+def _template(expression: str, bound: Mapping[str, float]) -> str:
+    """An expression in `a`, `b`, `out`, `t` as a compiler template in `{a}`, `{b}`,
+    `{out}`, `{tmp}`, with bound constants written as literals (repr round-trips a float
+    exactly; inf and nan are names the compiler's namespace binds)."""
+    text = _TOKEN.sub(
+        lambda m: "{" + ("tmp" if m.group(1) == "t" else m.group(1)) + "}", expression
+    )
+    for name, value in bound.items():
+        literal = repr(float(value))
+        text = re.sub(rf"\b{name}\b", f"({literal})" if literal.startswith("-") else literal, text)
+    return text
+
+
+def _shown(expression: str, op_name: str) -> str:
+    """A derivative as a learner reads it, when the code already says it plainly:
+    `number(np.cos(a))` -> `cos(a)`, `1.0` -> `1`, `out` -> `exp(a)`."""
+    text = expression
+    if text.startswith("number(") and text.endswith(")"):
+        text = text[len("number(") : -1]
+    text = text.replace("np.", "").replace(" * ", "·")
+    text = re.sub(r"\bout\b", f"{op_name}(a)", text)
+    return _LITERAL.sub(r"\1", text)
+
+
+@dataclass(frozen=True, slots=True, eq=False, kw_only=True)
+class Op:
+    """One primitive: its value, its local derivatives, and all that is known about it.
+
+    Written: `out` and `d` (expressions, see the module's docstring), `shown` (the
+    display formulas, only where the textbook's differs from `d`). Derived at creation:
+    `forward(*inputs)`, `local(out, *inputs)` (d(out)/d(input_i) for each input), `code`,
+    `local_code` and `formulas`.
+    """
+
+    name: str
+    symbol: str  # drawn on the op's node
+    out: str  # the value, in the inputs a (, b)
+    d: tuple[str, ...]  # d(out)/d(input_i), in a, b and out: the ONE definition
+    shown: tuple[str, ...] | None = None  # the textbook's formulas where they differ from d
+    # The compiler's straight-line version of `out` for floats, where `out` calls a helper
+    # the compiler would rather inline (may assign a scratch name `t`); the same bits.
+    inline: str | None = None
+    # How a learner writes the op applied to `{a}` (and `{b}`): "{a}·{b}"; None: "name({a})".
+    form: str | None = None
+    passes_credit: bool = True  # False: a stop-gradient (detach)
+    # Inputs whose default value in an expression must be positive (log, sqrt, a^0.5).
+    positive: tuple[bool, ...] = ()
+    # Inputs where the slope jumps (relu and abs at 0): a finite difference across one
+    # measures neither side, so the gradient check reports them instead of failing.
+    kinks: tuple[float, ...] = ()
+    # The largest |local derivative| anywhere (σ' <= 0.25), None when unbounded: the most
+    # of the credit the op can pass back, for the vanishing-gradient diagnostics.
+    max_slope: float | None = None
+    # An activation's derivative as the verdict names it ("σ′").
+    slope_name: str | None = None
+    # Outputs below the first or above the second number are saturated (the slope is
+    # nearly 0 there): the statistics count them. None: the op does not saturate.
+    saturation: tuple[float, float] | None = None
+    # micrograd's name for the op (`Value._op`) where it differs from `symbol` ('ReLU').
+    micrograd: str | None = None
+    # Constants the expressions name (the n of `a ** n`).
+    bound: Mapping[str, float] = field(default_factory=dict)
+
+    forward: Callable[..., Number] = field(init=False)
+    local: Callable[..., tuple[Number, ...]] = field(init=False)
+    # backward(node, g): adds g · d(node)/d(input) into each input's grad (the engine's
+    # backward pass; the same arithmetic as `local`, without a tuple per node)
+    backward: Callable[[Any, Number], None] = field(init=False)
+    code: str = field(init=False)
+    local_code: tuple[str, ...] = field(init=False)
+    formulas: tuple[str, ...] = field(init=False)
+
+    def __post_init__(self) -> None:
+        inputs = "a, b"[: 3 * len(self.d) - 2]  # "a" or "a, b"
+        derived = {
+            "forward": _function(inputs, f"return {self.out}", self.bound, self.name),
+            "local": _function(
+                f"out, {inputs}",
+                "return (" + ", ".join(self.d) + ",)",
+                self.bound,
+                f"d_{self.name}",
+            ),
+            "backward": _function(
+                "node, g", _backward_body(self.d, self.passes_credit), self.bound, self.name
+            ),
+            "code": _template(self.inline or f"out = {self.out}", self.bound),
+            "local_code": tuple(_template(e, self.bound) for e in self.d),
+            "formulas": self.shown or tuple(_shown(e, self.name) for e in self.d),
+        }
+        for name, value in derived.items():
+            object.__setattr__(self, name, value)
+        if len(self.formulas) != len(self.d):
+            raise ValueError(f"{self.name}: one formula per input")
+        if not self.positive:
+            object.__setattr__(self, "positive", (False,) * len(self.d))
+
+    @property
+    def arity(self) -> int:
+        return len(self.d)
+
+    def __repr__(self) -> str:
+        return f"Op({self.name})"
+
+
+# -- the table --------------------------------------------------------------------------
+
+ADD = Op(name="add", symbol="+", out="a + b", d=("1.0", "1.0"), form="{a} + {b}")
+SUB = Op(name="sub", symbol="−", out="a - b", d=("1.0", "-1.0"), form="{a} - {b}", micrograd="-")
+MUL = Op(name="mul", symbol="*", out="a * b", d=("b", "a"), form="{a}·{b}")
+DIV = Op(
+    name="div",
+    symbol="÷",
+    out="div(a, b)",
+    # -a/b² as -out/b: the same number where a/b is finite, without squaring b
+    d=("div(1.0, b)", "div(-out, b)"),
+    shown=("1/b", "-a/b²"),
+    form="{a}/{b}",
+    micrograd="/",
+)
+NEG = Op(name="neg", symbol="−", out="-a", d=("-1.0",), form="-{a}", micrograd="-")
+POW = Op(
+    name="pow",
+    symbol="**",
+    out="power(a, b)",
+    # the limits the bare formulas miss: a^0 is constant (0, not 0·0⁻¹ = nan), and
+    # a^b·ln(a) -> 0 as a -> 0 for b > 0. For a < 0, ln(a) is nan: a^b is not defined for
+    # the exponents next to b, so its slope in b does not exist.
+    d=(
+        "number(np.where(np.equal(b, 0.0), 0.0, b * power(a, b - 1.0)))",
+        "number(np.where(np.equal(a, 0.0) & np.greater(b, 0.0), 0.0, out * np.log(a)))",
+    ),
+    shown=("b·a^(b-1)", "a^b·ln(a)"),
+    form="{a}^{b}",
+    positive=(True, False),
+)
+EXP = Op(name="exp", symbol="exp", out="exp(a)", d=("out",))
+LOG = Op(
+    name="log", symbol="log", out="log(a)", d=("div(1.0, a)",), shown=("1/a",),
+    positive=(True,),
+)  # fmt: skip
+TANH = Op(
+    name="tanh",
+    symbol="tanh",
+    out="tanh(a)",
+    d=("1.0 - out * out",),
+    shown=("1 - tanh²(a)",),
+    max_slope=1.0,
+    slope_name="tanh′",
+    saturation=(-0.97, 0.97),
+)
+SIGMOID = Op(
+    name="sigmoid",
+    symbol="sigmoid",
+    out="sigmoid(a)",
+    inline=(  # sigmoid() on one float, written out (no call but exp's)
+        "t = exp(-abs(a))\nout = 1.0 / (1.0 + t) if a >= 0.0 else t / (1.0 + t)"
+    ),
+    d=("out * (1.0 - out)",),
+    shown=("σ(a)·(1 - σ(a))",),
+    max_slope=0.25,
+    slope_name="σ′",
+    saturation=(0.015, 0.985),
+)
+RELU = Op(
+    name="relu",
+    symbol="relu",
+    out="relu(a)",
+    inline="out = a if a > 0.0 else (0.0 if a <= 0.0 else a)",  # relu() on a float, written out
+    d=("step(a)",),
+    shown=("1 if a > 0 else 0",),
+    kinks=(0.0,),
+    max_slope=1.0,
+    slope_name="relu′",
+    micrograd="ReLU",
+)
+SIN = Op(name="sin", symbol="sin", out="sin(a)", d=("cos(a)",), max_slope=1.0)
+COS = Op(name="cos", symbol="cos", out="cos(a)", d=("-sin(a)",), max_slope=1.0)
+ABS = Op(
+    name="abs", symbol="abs", out="abs(a)", d=("number(np.sign(a))",), kinks=(0.0,),
+    max_slope=1.0,
+)  # fmt: skip
+SQRT = Op(
+    name="sqrt", symbol="sqrt", out="sqrt(a)", d=("div(0.5, out)",),
+    shown=("1/(2·√a)",), positive=(True,),
+)  # fmt: skip
+DETACH = Op(
+    name="detach", symbol="detach", out="a", d=("0.0",), shown=("0 (stop-gradient)",),
+    passes_credit=False,
+)  # fmt: skip
+
+
+@lru_cache(maxsize=256)
+def power_op(n: float) -> Op:
+    """`a ** n` for a constant exponent: a unary op, so `x**2` has no edge to a constant."""
+    shown = repr(int(n)) if float(n).is_integer() else repr(n)
+    less = repr(int(n - 1)) if float(n - 1).is_integer() else repr(n - 1)
+    return Op(
+        name=f"pow{shown}",
+        symbol=f"**{shown}",
+        out="number(np.power(a, n))",
+        # a^0 is constant: its slope is 0 everywhere, also at a = 0 where 0·0⁻¹ is nan.
+        d=("number(np.zeros_like(a))",) if n == 0 else ("number(n * np.power(a, n - 1.0))",),
+        shown=(f"{shown}·a^{less}",) if n != 0 else ("0",),
+        form=f"{{a}}^{shown}",
+        positive=(not float(n).is_integer(),),
+        bound={"n": float(n)},
+    )
+
+
+UNARY_OPS: dict[str, Op] = {
+    op.name: op for op in (EXP, LOG, TANH, SIGMOID, RELU, SIN, COS, ABS, SQRT, DETACH)
+}
+"""The functions an expression may call, by name."""
+
+BINARY_OPS: dict[str, Op] = {op.name: op for op in (ADD, SUB, MUL, DIV, POW)}
+
+ACTIVATIONS: dict[str, Op | None] = {"sigmoid": SIGMOID, "tanh": TANH, "relu": RELU, "linear": None}
+"""A layer's activation by its name in a spec (None: linear, slope 1)."""
+
+
+def _names_in(templates: list[str]) -> frozenset[str]:
+    return frozenset(re.findall(r"[A-Za-z_]\w*", re.sub(r"\{\w+\}", "", " ".join(templates))))
+
+
+OP_NAMES = _names_in(
+    [
+        text
+        for op in (*BINARY_OPS.values(), NEG, *UNARY_OPS.values(), power_op(0.0), power_op(2.0))
+        for text in (op.code, *op.local_code)
+    ]
+)
+"""Every name the compiler's templates may call (its allow-list of generated code)."""

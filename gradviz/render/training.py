@@ -1,0 +1,255 @@
+"""What `gradviz train` and `gradviz inspect` show of a training run: the loss curve as a
+sparkline, what clipping did, the predictions, a one-line summary of the spec and the
+layers of a saved model. Pure: data in, a rich renderable or text out."""
+
+from __future__ import annotations
+
+import itertools
+import math
+from collections.abc import Sequence
+from typing import TYPE_CHECKING
+
+import numpy as np
+from rich.console import Group, RenderableType
+from rich.table import Table
+from rich.text import Text
+
+from gradviz.data import Dataset
+from gradviz.nn import LayerSample
+from gradviz.numbers import fmt
+from gradviz.render.layers import report
+from gradviz.spec import LOSS_FUNCTIONS, Spec
+from gradviz.stats import diagnose, history, verdict
+from gradviz.train import is_correct
+
+if TYPE_CHECKING:
+    from gradviz.model import Model
+
+PREDICTION_ROWS = 16  # rows of the predictions table (all of them up to this many)
+_RAMP = "▁▂▃▄▅▆▇█"
+
+
+def sparkline(values: Sequence[float], width: int = 60, log: bool = True) -> str:
+    """One character per column, its height the value's (log10 when all are positive);
+    NaN and inf show as `!` so they are never mistaken for small numbers."""
+    if not values:
+        return ""
+    n = len(values)
+    columns = [values[min(n - 1, (i * n) // width)] for i in range(min(width, n))]
+    finite = [v for v in columns if math.isfinite(v)]
+    use_log = log and finite and min(finite) > 0
+    scaled = [math.log10(v) if use_log else v for v in finite]
+    lo, hi = (min(scaled), max(scaled)) if scaled else (0.0, 0.0)
+    out = []
+    for v in columns:
+        if not math.isfinite(v):
+            out.append("!")
+            continue
+        s = math.log10(v) if use_log else v
+        level = 0 if hi == lo else round((s - lo) / (hi - lo) * (len(_RAMP) - 1))
+        out.append(_RAMP[level])
+    return "".join(out)
+
+
+def curve_text(
+    loss: Sequence[float], accuracy: Sequence[float], every: int = 1, width: int = 160
+) -> Text:
+    """The loss curve (log scale) and the accuracy over the epochs, as two sparklines
+    that fit in `width` columns (at most 60 characters of curve). Each point is the mean
+    over one epoch's examples as training saw them, before or while that epoch's updates
+    changed the weights: not the loss of the final weights (`final_text`)."""
+    text = Text()
+    if not loss:
+        return text
+    last = every * len(loss)
+    finite = [v for v in loss if math.isfinite(v)]
+    scale = "log scale" if finite and min(finite) > 0 else "linear scale"
+    ends = max(len(fmt(loss[-1])), len(percent(accuracy[-1])))
+    note = f"   (mean per epoch, {every}–{last}, {scale})"
+    columns = max(10, min(60, width - 21 - 1 - ends - len(note)))
+    text.append(f"loss      {fmt(loss[0]):>10} ")
+    text.append(sparkline(loss, columns), style="cyan")
+    text.append(f" {fmt(loss[-1]):<{ends}}{note}\n")
+    text.append(f"accuracy  {percent(accuracy[0]):>10} ")
+    text.append(sparkline(accuracy, columns, log=False), style="green")
+    text.append(f" {percent(accuracy[-1])}\n")
+    return text
+
+
+def clipping_text(
+    clipping: Sequence[tuple[int, int, float, float]], spec: Spec, every: int = 1, width: int = 160
+) -> Text:
+    """What clipping did: how many updates it clipped, and the mean gradient norm ‖g‖
+    per epoch before and after it (two sparklines on the loss curve's scale of columns).
+    Said plainly when it never engaged, which is what a vanishing gradient does to it."""
+    text = Text()
+    if not clipping:
+        return text
+    kind, at = (
+        ("value", spec.clip_value) if spec.clip_value is not None else ("norm", spec.clip_norm)
+    )
+    updates = sum(row[0] for row in clipping)
+    clipped = sum(row[1] for row in clipping)
+    before = [row[2] for row in clipping]
+    after = [row[3] for row in clipping]
+    share = f" ({100 * clipped / updates:.3g}%)" if updates and clipped else ""
+    counted = "" if every == 1 else f" (of the epochs kept, every {every})"
+    text.append(
+        f"clipping  clip {kind} {fmt(at)}: {clipped:,} of {updates:,} updates clipped{share}"
+        f"{counted}\n",
+        style="bold" if clipped else "",
+    )
+    if not clipped:
+        finite = [v for v in before if math.isfinite(v)]
+        largest = f" (mean per epoch at most {fmt(max(finite))})" if finite else ""
+        text.append(
+            f"          it never engaged: the gradient norm stayed within {fmt(at)}{largest}\n",
+            style="dim",
+        )
+        return text
+    last = every * len(before)
+    ends = max(len(fmt(before[-1])), len(fmt(after[-1])))
+    finite = [v for v in before + after if math.isfinite(v)]
+    scale = "log scale" if finite and min(finite) > 0 else "linear scale"
+    note = f"   (mean per epoch, {every}–{last}, {scale})"
+    if width - 21 - 1 - ends - len(note) < 10:
+        note = ""  # a narrow terminal: the curves before their caption
+    columns = max(10, min(60, width - 21 - 1 - ends - len(note)))
+    # both lines on one scale, so that "after" reads against "before"
+    line = sparkline(before + after, 2 * columns)
+    half = len(line) // 2
+    text.append(f"‖g‖ before {fmt(before[0]):>9} ")
+    text.append(line[:half], style="magenta")
+    text.append(f" {fmt(before[-1]):<{ends}}{note}\n")
+    text.append(f"‖g‖ after  {fmt(after[0]):>9} ")
+    text.append(line[half:], style="magenta")
+    text.append(f" {fmt(after[-1])}\n")
+    return text
+
+
+def percent(x: float) -> str:
+    return "nan" if not math.isfinite(x) else f"{100 * x:.4g}%"
+
+
+def predictions_table(
+    data: Dataset, outputs: Sequence[float], rows: int = PREDICTION_ROWS, loss: str = "mse"
+) -> RenderableType:
+    """Inputs, target and output per example: all of them for small sets, else the
+    first rows and every wrong one up to `rows`. With hinge loss the target shows as
+    the ±1 the loss reads, and an output is right when its sign is the target's."""
+    threshold = LOSS_FUNCTIONS[loss].threshold
+    signed = loss == "hinge"
+    table = Table(show_edge=False, pad_edge=False, header_style="bold")
+    for name in data.feature_names:
+        table.add_column(Text(name), justify="right")
+    table.add_column("target", justify="right")
+    table.add_column("output", justify="right")
+    table.add_column("", justify="left")
+    right = [is_correct(o, y, threshold) for o, y in zip(outputs, data.Y.tolist(), strict=True)]
+    chosen = list(range(data.size))
+    if data.size > rows:
+        wrong = [i for i in chosen if not right[i]]
+        wrong = wrong[: rows - rows // 2]
+        chosen = sorted(set(range(rows - len(wrong))) | set(wrong))
+    for i in chosen:
+        cells = [fmt(v) for v in data.X[i].tolist()]
+        mark = Text("✓", style="green") if right[i] else Text("✗ wrong", style="bold red")
+        target = 2.0 * data.Y[i] - 1.0 if signed else data.Y[i]
+        table.add_row(*cells, fmt(target), fmt(outputs[i]), mark)
+    notes = []
+    if data.size > len(chosen):
+        n_wrong = right.count(False)
+        shown = f"{len(chosen)} of {data.size} rows shown"
+        if n_wrong:
+            shown += f": the first, then wrong ones; {n_wrong} wrong in all"
+        else:
+            shown += ", the first ones; none is wrong"
+        notes.append(Text(f"({shown})", style="dim"))
+    return Group(table, *notes)
+
+
+def shape_text(layers: Sequence[int]) -> str:
+    """`2-4-1`; three or more equal layers in a row as one, `2-16×9-1`."""
+    parts = [(size, len(list(run))) for size, run in itertools.groupby(layers)]
+    return "-".join(
+        f"{size}×{count}" if count >= 3 else "-".join([str(size)] * count) for size, count in parts
+    )
+
+
+def summary_text(spec: Spec, data: Dataset) -> Text:
+    shape = shape_text(spec.layers)
+    hidden = sorted(set(spec.activations[:-1]))
+    acts = f"{'/'.join(hidden) or 'no hidden layer'} → {spec.activations[-1]}"
+    clip = ""
+    if spec.clip_value is not None:
+        clip = f", clip value {fmt(spec.clip_value)}"
+    elif spec.clip_norm is not None:
+        clip = f", clip norm {fmt(spec.clip_norm)}"
+    l2 = f" + {fmt(spec.l2)}·Σp²" if spec.l2 else ""
+    rate = fmt(spec.learning_rate)
+    if spec.lr_schedule == "linear" and spec.lr_end is not None:
+        rate += f" → {fmt(spec.lr_end)} (linear)"
+    return Text(
+        f"{spec.name}: {shape} ({acts}), {spec.n_parameters} parameters, init {spec.init}, "
+        f"loss {spec.loss}{l2}\n"
+        f"data {data.name}, {data.size} examples, {_updates(spec)}, "
+        f"lr {rate}{clip}, {spec.epochs} epochs, seed {spec.seed}"
+    )
+
+
+def _updates(spec: Spec) -> str:
+    if spec.update == "full":
+        return "full-batch updates"
+    if spec.update == "online":
+        return "online updates (shuffled)"
+    return f"minibatches of {spec.batch_size} (shuffled)"
+
+
+def gradient_report(
+    samples: list[LayerSample],
+    snapshots: list | None,
+    epoch: int | None,
+    title: str,
+) -> RenderableType:
+    """The per-layer gradient table, heat map and verdict (gradviz.stats)."""
+    diagnosis = diagnose(samples, epoch=epoch)
+    past = history(snapshots) if snapshots else None
+    return report(diagnosis, verdict(diagnosis, past), past, title=title)
+
+
+def final_text(loss: float, accuracy: float, size: int) -> Text:
+    """The trained weights evaluated on every example, after training: not the curve's
+    last point, a mean measured during the last epoch."""
+    correct = round(accuracy * size) if math.isfinite(accuracy) else 0
+    return Text(
+        f"final loss {fmt(loss)}, accuracy {percent(accuracy)} ({correct}/{size}) after training",
+        style="bold",
+    )
+
+
+def layers_table(model: Model) -> Table:
+    """A saved model's layers: shape, activation, parameters and the size of its weights."""
+    table = Table(show_edge=False, pad_edge=False, header_style="bold")
+    for name, right in (
+        ("layer", False),
+        ("shape", False),
+        ("activation", False),
+        ("params", True),
+        ("|w| mean", True),
+        ("|w| max", True),
+        ("b mean", True),
+    ):
+        table.add_column(name, justify="right" if right else "left")
+    for i, ((W, b), activation) in enumerate(
+        zip(model.weights, model.spec.activations, strict=True), 1
+    ):
+        with np.errstate(over="ignore", invalid="ignore"):  # weights of 1e308: a mean of inf
+            means = np.mean(np.abs(W)), np.max(np.abs(W)), np.mean(b)
+        table.add_row(
+            f"L{i}",
+            f"{W.shape[1]} → {W.shape[0]}",
+            activation,
+            str(W.size + b.size),
+            *(fmt(float(m)) for m in means),
+        )
+    return table

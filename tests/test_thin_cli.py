@@ -1,0 +1,231 @@
+"""The CLI is thin: every `--json` document it prints is a library call's
+(`gradviz.report`), and no library module names a command-line flag in an error."""
+
+from __future__ import annotations
+
+import ast
+import json
+import re
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner
+
+from gradviz import report
+from gradviz.cli import cli, flag
+from gradviz.errors import InputError
+from gradviz.measure import measure
+from gradviz.model import first_example, from_result, load_model, save
+from gradviz.spec import resolve_spec
+from gradviz.train import load_data, train
+
+PACKAGE = Path(__file__).parent.parent / "gradviz"
+
+
+def run(*args: str) -> str:
+    result = CliRunner().invoke(cli, list(args))
+    assert result.exit_code == 0, result.output
+    return result.output
+
+
+def trained(epochs: int = 30):
+    spec = resolve_spec("xor", {"epochs": epochs}, {})
+    return train(spec, load_data(spec))
+
+
+def test_train_json_is_the_library_document() -> None:
+    printed = run("train", "xor", "--epochs", "30", "--json")
+    assert printed == report.dumps(report.train_document(trained())) + "\n"
+
+
+def test_inspect_json_is_the_library_document(tmp_path) -> None:
+    path = tmp_path / "xor.json"
+    save(from_result(trained()), path)
+    printed = run("inspect", str(path), "--json")
+    model = load_model(path)
+    assert printed == report.dumps(report.inspect_document(model, model.dataset())) + "\n"
+    assert json.loads(printed)["epochs_run"] == 30
+
+
+def test_grads_json_is_the_library_document() -> None:
+    printed = run("grads", "xor", "--epochs", "20", "--every", "5", "--params", "--json")
+    subject = measure("xor", 20, 5)
+    document = report.grads_document(subject, "xor", params=True)
+    assert printed == report.dumps(document) + "\n"
+    assert document["parameters"] and len(document["history"]) == 5
+
+
+def test_grads_json_lists_the_guarded_statuses_found() -> None:
+    result = CliRunner().invoke(cli, ["grads", "deep-sigmoid", "--fail-on", "vanishing", "--json"])
+    assert result.exit_code == 1
+    document = report.grads_document(measure("deep-sigmoid"), "deep-sigmoid", ["vanishing"])
+    assert document["failed"] and document["failed"][0].startswith("vanishing in L1")
+    assert result.stdout == report.dumps(document) + "\n"
+
+
+def test_compare_json_is_the_library_document() -> None:
+    printed = run("compare", "deep-sigmoid", "deep-relu", "--json")
+    a, b = measure("deep-sigmoid"), measure("deep-relu")
+    assert printed == report.dumps(report.compare_document(a, b)) + "\n"
+
+
+def test_the_first_example_is_one_function(tmp_path) -> None:
+    path = tmp_path / "xor.json"
+    save(from_result(trained(5)), path)
+    model = load_model(path)
+    first = first_example(model)
+    data = model.dataset()
+    assert first.x == tuple(float(v) for v in data.X[0]) and first.y == float(data.Y[0])
+    assert first_example(model, 0.25).y == 0.25
+    result = CliRunner().invoke(cli, ["draw", "--model", str(path), "-f", "text"])
+    note = f"note: no --input given: using the first example of {first.data}, x = (0, 0), y = 0"
+    assert note in result.stderr
+
+
+# -- no library error names a command-line flag ----------------------------------------
+
+FLAG = re.compile(r"(?<![\w-])--[a-z][a-z0-9-]+")
+
+
+def _error_calls(tree: ast.AST):
+    """Calls of an error class (`InputError(...)`, `ModelError(...)`, `Diverged(...)`)."""
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Call):
+            name = getattr(node.func, "id", None) or getattr(node.func, "attr", None) or ""
+            if name.endswith("Error") or name == "Diverged":
+                yield node
+
+
+def _strings(call: ast.Call):
+    for arg in [*call.args, *(k.value for k in call.keywords)]:
+        for node in ast.walk(arg):
+            if isinstance(node, ast.Constant) and isinstance(node.value, str):
+                yield node
+
+
+def test_no_library_error_names_a_flag() -> None:
+    """Library errors name options by keyword (`{input}` with options=["input"]); only
+    cli/ turns them into flags (`cli.flag`), at one boundary."""
+    found = []
+    for path in sorted(PACKAGE.rglob("*.py")):
+        if path.relative_to(PACKAGE).parts[0] == "cli":
+            continue
+        tree = ast.parse(path.read_text(encoding="utf-8"))
+        for call in _error_calls(tree):
+            for node in _strings(call):
+                if FLAG.search(node.value):
+                    found.append(f"{path.relative_to(PACKAGE)}:{node.lineno}: {node.value!r}")
+    assert found == []
+
+
+def test_the_flag_test_would_catch_one(tmp_path) -> None:
+    tree = ast.parse('raise InputError(f"--eps {x}: too small")')
+    assert [n.value for c in _error_calls(tree) for n in _strings(c) if FLAG.search(n.value)]
+
+
+def test_the_cli_names_the_options_of_a_library_error_as_flags() -> None:
+    error = InputError(
+        "{every} needs {epochs} ({keep_going})", options=["every", "epochs", "keep_going"]
+    )
+    assert error.message == "every needs epochs (keep_going)"
+    assert error.render(flag) == "--every needs --epochs (--keep-going)"
+    assert flag("record_every") == "--every" and flag("learning_rate") == "--lr"
+
+
+@pytest.mark.parametrize(
+    ("args", "message"),
+    [
+        (["grads", "xor", "--every", "5"], "--every needs --epochs"),
+        (["draw", "--model", "MODEL", "--input", "0,x"], "--input '0,x': expected 2 numbers"),
+    ],
+)
+def test_the_cli_still_says_flags(tmp_path, args, message) -> None:
+    path = tmp_path / "xor.json"
+    save(from_result(trained(5)), path)
+    args = [str(path) if a == "MODEL" else a for a in args]
+    result = CliRunner().invoke(cli, args)
+    assert result.exit_code == 2 and message in result.stderr
+
+
+# -- no library text at all names a flag, but these (each with its reason) ----------------
+# The list may shrink, never grow. Each would need its view to take the CLI's words (as
+# `check_view(words=flag)` and `describe_defaults(program, flag)` do) without changing
+# what users see.
+FLAG_TEXTS = {
+    # persisted: the advice is part of `stopped`, which `train --json` prints on divergence
+    ("train.py", ", or pass --keep-going to train on regardless."),
+    # captions of views that only the CLI shows (render/network.py is being redrawn)
+    ("render/diagram.py", "--level "),
+    ("render/layers.py", " (see --json)"),
+    ("render/network.py", ": drawn one node per layer (--level)"),
+    ("render/network.py", ": drawn one node per neuron (--level)"),
+    (
+        "render/network.py",
+        " edges (a weight each): expect a tangle; --level layer shows the gradient layer by layer",
+    ),
+    ("render/plots.py", "bar colour: status (see gradviz grads --help)"),
+    # the live page's note on a static page: the page cannot know its caller's words yet
+    ("render/html.py", "drawn without gradients (--no-grad), so not live"),
+}
+
+
+def _docstrings(tree: ast.AST) -> set[int]:
+    return {
+        id(node.value)
+        for node in ast.walk(tree)
+        if isinstance(node, ast.Expr) and isinstance(node.value, ast.Constant)
+    }
+
+
+def test_library_texts_name_no_flag_but_the_listed_ones() -> None:
+    found = set()
+    for path in sorted(PACKAGE.rglob("*.py")):
+        where = path.relative_to(PACKAGE)
+        if where.parts[0] in (
+            "cli",
+            "tools",
+        ):  # programs, not the library (tools: Chromium's flags)
+            continue
+        tree = ast.parse(path.read_text(encoding="utf-8"))
+        docs = _docstrings(tree)
+        for node in ast.walk(tree):
+            if (
+                isinstance(node, ast.Constant)
+                and isinstance(node.value, str)
+                and id(node) not in docs
+                and FLAG.search(node.value)
+            ):
+                found.add((where.as_posix(), node.value))
+    assert found <= FLAG_TEXTS, sorted(found - FLAG_TEXTS)
+    assert found == FLAG_TEXTS, f"untangled, take off FLAG_TEXTS: {sorted(FLAG_TEXTS - found)}"
+
+
+def test_a_view_names_the_remedy_option_in_the_callers_words() -> None:
+    from rich.console import Console
+
+    from gradviz.engine import Value
+    from gradviz.gradcheck import Row
+    from gradviz.render.trace_view import check_view
+
+    row = Row(
+        leaf=Value(3.0),
+        name="x",
+        data=3.0,
+        analytic=6.0,
+        numeric=0.0,
+        abs_error=6.0,
+        rel_error=1.0,
+        eps=1e-20,
+        noise=0.0,
+        status="non-finite",
+        note="h = 1e-20 is too small to move x = 3 in float64: give a larger step",
+        remedy="eps",
+    )
+
+    def text(**words) -> str:
+        console = Console(width=200, record=True, color_system=None)
+        console.print(check_view([row], "L", **words))
+        return console.export_text()
+
+    assert "give a larger step (--eps)" in text(words=flag)
+    assert "give a larger step (eps)" in text()
