@@ -301,3 +301,17 @@ def test_above_200_examples_the_page_lists_the_first_and_says_so(tmp_path: Path)
     states = run_report(page, [{"show": 199}, {"typed": [0.999, 0.5, 1]}], tmp_path)
     assert states[1]["example"].startswith("example 200 (0.796, ")
     assert states[2]["example"].startswith("input (0.999, 0.5), target 1")
+
+
+def test_a_loss_graph_too_big_to_list_gets_a_note(tmp_path: Path) -> None:
+    page = tmp_path / "big.html"
+    args = ["--layers", "2,40,40,1", "--data", "xor", "--epochs", "2", "-q", "--report", str(page)]
+    done = invoke("train", *args)
+    assert done.exit_code == 0, done.output
+    states = run_report(page, [{"show": 1}], tmp_path)
+    for state in states:
+        assert re.fullmatch(
+            r"[\d,]+ nodes in one example's loss graph: more than the page lists \(3,000\)",
+            state["example"],
+        )
+        assert state["rows"] == []

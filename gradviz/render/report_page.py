@@ -155,7 +155,7 @@ def example_program(network: Network, data: Dataset) -> dict[str, Any]:
     if len(order) > GRAPH_LIMIT:
         return {
             "skip": f"{len(order):,} nodes in one example's loss graph: more than the "
-            f"page lists ({GRAPH_LIMIT:,}); gradviz draw --model shows one"
+            f"page lists ({GRAPH_LIMIT:,})"
         }
     index = {v: i for i, v in enumerate(order)}
     nodes = []
@@ -336,27 +336,6 @@ chosen epoch (the colour scale of every gradviz picture).</p>
 </html>
 """
 
-REPORT_CSS = """
-body.report main { display: grid; grid-template-columns: 1fr; gap: 16px; max-width: 1240px; }
-body.report section pre { white-space: pre; overflow-x: auto; font-size: 12px; }
-body.report img.plot { max-width: 100%; height: auto; display: block; margin: 8px 0; }
-body.report #graph { margin: 8px 0; }
-.scroll { overflow: auto; max-height: 32em; }
-table { border-collapse: collapse; font: 13px/1.4 ui-monospace, "DejaVu Sans Mono", monospace; }
-th, td { padding: 2px 8px; text-align: right; border-bottom: 1px solid var(--line); }
-th { position: sticky; top: 0; background: var(--panel); }
-tr.wrong td { color: #b31d28; }
-tr.now td { background: #fff8c5; }
-button.show { padding: 0 8px; font-size: 13px; }
-.inputs { display: flex; flex-wrap: wrap; align-items: center; gap: 6px 10px; margin: 0 0 8px; }
-.inputs input { width: 8em; font: 14px ui-monospace, "DejaVu Sans Mono", monospace; }
-figure.scatter { float: right; margin: 0 0 8px 16px; font-size: 13px; max-width: 260px; }
-figure.scatter svg { cursor: crosshair; display: block; }
-figure.scatter figcaption { color: var(--soft); }
-.dot0 { color: #5e3c99; } .dot1 { color: #e66101; }
-#epoch { width: min(420px, 60vw); accent-color: var(--accent); }
-"""
-
 
 def report_html(
     parts: ReportParts,
@@ -389,7 +368,7 @@ def report_html(
         "precision": precision,
     }
     code = engine_script() + _asset("report.js")
-    css = _css() + REPORT_CSS
+    css = _css() + _asset("report.css")
     csp = (
         f"default-src 'none'; script-src '{_sha256(code)}'; style-src '{_sha256(css)}'; "
         "img-src data:; base-uri 'none'; form-action 'none'"
