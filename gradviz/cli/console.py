@@ -32,6 +32,12 @@ def stdout_console(soft_wrap: bool = False) -> Console:
     return console
 
 
+def text_console(file: IO[str], width: int) -> Console:
+    """A console into `file`, no colour, `width` columns, no trailing spaces: the texts
+    a page shows as the terminal prints them."""
+    return Console(file=_StrippedLines(file), width=width, color_system=None, highlight=False)
+
+
 def stderr_console() -> Console:
     """stderr, for progress bars and notes (shown only when it is a terminal)."""
     return Console(stderr=True, highlight=False)

@@ -98,6 +98,7 @@ OPTION_NAMES = {
     metavar="FILE",
     help="Write the loss and accuracy curves to FILE: .svg, .png or .pdf.",
 )
+@click.option("--report", "report_path", metavar="FILE", help="Write the report page to FILE.html.")
 @click.option("-q", "--quiet", is_flag=True, help="Print nothing (errors still go to stderr).")
 @click.option("--json", "as_json", is_flag=True, help="Print the results as JSON.")
 def train_command(
@@ -106,6 +107,7 @@ def train_command(
     keep_going: bool,
     boundary_path: str | None,
     curves_path: str | None,
+    report_path: str | None,
     quiet: bool,
     as_json: bool,
     **options: object,
@@ -127,6 +129,7 @@ def train_command(
       gradviz train --layers 2,4,1 --activation sigmoid --data xor --lr 1 --epochs 2000
       gradviz train samples/deep-sigmoid.toml --epochs 200 --quiet --json
       gradviz train samples/circle.toml --boundary circle.png --curves curves.svg
+      gradviz train samples/xor.toml --report report.html
     """
     data_option = options.get("data")
     if isinstance(data_option, str) and data_option.lower().endswith(".csv"):
@@ -138,6 +141,7 @@ def train_command(
     pictures.check_picture(boundary_path, "--boundary", read)
     pictures.check_picture(curves_path, "--curves", read)
     pictures.check_boundary(boundary_path, resolved.layers[0])
+    pictures.check_report(report_path, "--report", read)
     console = stdout_console()
     show = not quiet and not as_json
 
@@ -193,6 +197,11 @@ def train_command(
         f"{spec or resolved.name}",
         history.epochs_run,
     )
+    if report_path is not None:  # (from_result summarises every snapshot: only when asked)
+        model = from_result(result)
+        written += pictures.write_report(
+            report_path, model, result.dataset, result.final, spec or model.spec.name
+        )
 
     if as_json:
         click.echo(dumps(train_document(result, save_path)))
@@ -316,19 +325,24 @@ def spec_options(words: Sequence[str], text: str) -> dict[str, object]:
     metavar="FILE",
     help="Write the loss and accuracy curves recorded in training to FILE: .svg, .png or .pdf.",
 )
+@click.option(
+    "-o", "--report", "report_path", metavar="FILE", help="Write the report page to FILE.html."
+)
 def inspect_command(
     model_path: str,
     data_path: str | None,
     as_json: bool,
     boundary_path: str | None,
     curves_path: str | None,
+    report_path: str | None,
 ) -> None:
     """Look inside a saved model: its network, its predictions on its data, and how
     the gradient reaches each layer (with the history recorded during training).
 
     For a network with 2 inputs, also a map of what it decides over the input plane.
     --boundary and --curves write the decision boundary and the training curves as
-    pictures.
+    pictures; -o FILE.html writes all of it as one page, live (an epoch slider, any
+    example's loss graph).
 
     \b
     Examples:
@@ -336,10 +350,12 @@ def inspect_command(
       gradviz inspect xor.json
       gradviz inspect xor.json --json
       gradviz inspect xor.json --boundary xor.svg
+      gradviz inspect xor.json -o report.html
     """
     read = [model_path, *([data_path] if data_path else [])]
     pictures.check_picture(boundary_path, "--boundary", read)
     pictures.check_picture(curves_path, "--curves", read)
+    pictures.check_report(report_path, "--report", read)
     model = _load_for_inspect(model_path)
     pictures.check_boundary(boundary_path, model.spec.layers[0])
     data = model_data(model, data_path, "--data")
@@ -357,6 +373,7 @@ def inspect_command(
         model_path,
         model.epochs_run,
     )
+    written += pictures.write_report(report_path, model, data, evaluation, model_path)
     if as_json:
         click.echo(dumps(inspect_document(model, data, evaluation)))
         return

@@ -1,6 +1,7 @@
 """Screenshots of the live pages for the README (`make samples`, after the pages are written):
 docs/html-draw.png (the hand example after nudging `a`, a node's details shown) and
-docs/html-trace.png (the trace page on its third step).
+docs/html-trace.png (the trace page on its third step), and docs/report-xor.png (the report
+page of samples/xor.toml, written here into a temporary folder: `train --report`).
 
 Needs Chromium, chromedriver and selenium (`pip install -e '.[dev]'`, apt-get install chromium
 chromium-driver); without them it says so and leaves the pictures as they are.
@@ -44,7 +45,26 @@ SHOTS = {
         "hand-trace.html",
         ["document.getElementById('next').click(); document.getElementById('next').click();"],
     ),
+    "report-xor.png": (
+        "report-xor.html",  # written by report_page() below, not kept in docs/
+        [
+            "const e = document.getElementById('epoch'); e.value = '4';"
+            "e.dispatchEvent(new Event('input'));",
+            "document.querySelector('#examples button[data-i=\"2\"]').click();",
+        ],
+    ),
 }
+
+
+def report_page(root: Path, folder: Path) -> Path:
+    """`gradviz train samples/xor.toml --report` into `folder`, run from the repository's
+    root so the page names the spec as the README does."""
+    import subprocess  # lazy: start-up
+
+    page = folder / "report-xor.html"
+    command = [sys.executable, "-m", "gradviz", "train", "samples/xor.toml", "-q"]
+    subprocess.run([*command, "--report", str(page)], cwd=root, check=True)
+    return page
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -66,9 +86,11 @@ def main(argv: list[str] | None = None) -> int:
         options.add_argument(flag)
     driver = webdriver.Chrome(service=Service(executable_path=CHROMEDRIVER), options=options)
     try:
+        report_page(docs.parent, Path(profile))
         for name, (page, scripts) in SHOTS.items():
             driver.set_window_size(WIDTH, 500)
-            driver.get((docs / page).resolve().as_uri())
+            folder = Path(profile) if page.startswith("report-") else docs
+            driver.get((folder / page).resolve().as_uri())
             for script in scripts:
                 driver.execute_script(script)
             time.sleep(0.3)

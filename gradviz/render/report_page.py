@@ -1,0 +1,401 @@
+"""One self-contained HTML page for a trained network (`inspect MODEL -o report.html`,
+`train SPEC --report FILE.html`).
+
+The page holds: the summary, the training curves, the decision boundary (2 inputs), the
+predictions, the per-layer gradient table with its verdict, the layers × epochs heat map,
+the layer-level network picture with an epoch slider that recolours it by that epoch's
+recorded gradients, and one example's loss graph (every node's data and grad).
+
+Why the example's graph is computed in the page: every example's loss graph has the same
+shape (only the inputs `x0…` and the target `y` differ), so the page carries that shape
+once (the op list of example 1, with the trained weights as its leaves) and runs it with
+assets/engine.js, the engine whose numbers tests/test_html_parity.py checks against the
+Python engine to the bit. Any example, or an input typed in, costs nothing more.
+
+Pure: the pictures arrive rendered (matplotlib's SVGs, Graphviz's SVG of the network),
+the texts as printed; one HTML string out. Scripts and the style are allowed by their
+hashes in a Content-Security-Policy that forbids everything else; matplotlib's SVGs sit in
+`<img>` as data: URLs (their own inline styles would need 'unsafe-inline' in the page,
+and their ids could clash). User text (model path, spec name, column names) reaches the
+page escaped as HTML text or as JSON with `<`, `>`, `&` and U+2028/9 escaped.
+"""
+
+from __future__ import annotations
+
+import html
+from collections.abc import Sequence
+from dataclasses import dataclass, replace
+from typing import Any
+from urllib.parse import quote
+
+from gradviz.data import Dataset
+from gradviz.engine import topological_order
+from gradviz.model import network_loss_graph
+from gradviz.nn import LOSS_FUNCTIONS, Network
+from gradviz.numbers import DEFAULT_PRECISION, fmt, json_number
+from gradviz.render.diagram import _BAND_EDGES, BAD_BAND, BANDS, Diagram, Node, band_of
+from gradviz.render.html import (
+    POWER_KEY,
+    _asset,
+    _css,
+    _exponent,
+    _sha256,
+    engine_script,
+    inline_svg,
+    json_for_script,
+    op_key,
+)
+from gradviz.stats import History
+from gradviz.train import is_correct
+
+# Examples the page lists (each a button that shows its loss graph); above, a note says so.
+EXAMPLE_LIMIT = 200
+# Nodes of one example's loss graph the page still runs and lists; above, a note.
+GRAPH_LIMIT = 3000
+
+
+@dataclass(frozen=True)
+class ReportParts:
+    """What the page shows, already rendered: texts as the terminal prints them, the
+    pictures as SVG (None: left out, `notes` says why)."""
+
+    title: str  # the model file, or the spec trained
+    summary: str  # `summary_text` and the final line, as printed
+    gradients: str  # the per-layer table and its verdict, as printed
+    curves_svg: bytes | None
+    boundary_svg: bytes | None
+    grads_svg: bytes | None
+    network_svg: str  # Graphviz's SVG of the layer-level network picture
+    notes: dict[str, str]
+
+
+def band_index(grad: float | None) -> int:
+    """The shared colour band of a layer's rms gradient (render/diagram.py's `band_of`):
+    0…6 into BANDS, -1 for NaN/inf, None-less: a missing value is band 0."""
+    band = band_of(Node(id="layer", kind="group", label="", grad=grad))
+    if band is None or band is BAD_BAND:
+        return -1 if band is BAD_BAND else 0
+    return BANDS.index(band)
+
+
+def epoch_frames(snapshots: History, layer_names: Sequence[str]) -> list[dict[str, Any]]:
+    """Per recorded epoch, per layer: its band and the texts the network picture shows
+    (`max … rel …`, `status …`), as the layer diagram words them."""
+    frames = []
+    for epoch, diagnosis in snapshots:
+        layers = []
+        for name, stats in zip(layer_names, diagnosis.layers, strict=False):
+            rel = fmt(stats.rel) if stats.rel is not None else "—"
+            layers.append(
+                {
+                    "name": name,
+                    "band": band_index(stats.rms),
+                    "rms": fmt(stats.rms),
+                    "grad": stats.rms,
+                    "max": f"max {fmt(stats.max_abs)}  rel {rel}",
+                    "status": f"status {stats.status}",
+                }
+            )
+        frames.append({"epoch": epoch, "layers": layers})
+    return frames
+
+
+# Room kept for every epoch's text: spaces (the picture shows other blank characters escaped).
+PAD = " "
+
+
+def inputs_line(x: Sequence[float]) -> str:
+    """The network picture's inputs as the layer diagram words them: `x0 0, x1 1`."""
+    return ", ".join(f"x{j} {fmt(v)}" for j, v in enumerate(x))
+
+
+def epoch_diagram(
+    diagram: Diagram, frames: Sequence[dict[str, Any]], data: Dataset | None = None
+) -> Diagram:
+    """The layer-level network picture with each layer's texts room enough for every
+    recorded epoch's (the page rewrites them), showing the last epoch's gradients; and
+    the inputs' line room enough for every listed example of `data`."""
+    if data is not None:
+        width = max(len(inputs_line(row)) for row in data.X[:EXAMPLE_LIMIT].tolist())
+        diagram = replace(
+            diagram,
+            nodes=tuple(
+                replace(n, extra_lines=(n.extra_lines[0].ljust(width, PAD),))
+                if n.id == "inputs" and n.extra_lines
+                else n
+                for n in diagram.nodes
+            ),
+        )
+    if not frames:
+        return diagram
+    by_layer: dict[str, list[dict[str, Any]]] = {}
+    for frame in frames:
+        for layer in frame["layers"]:
+            by_layer.setdefault(layer["name"], []).append(layer)
+    nodes = []
+    for node in diagram.nodes:
+        seen = by_layer.get(node.id)
+        if not seen:
+            nodes.append(node)
+            continue
+        lines = [node.extra_lines[0] if node.extra_lines else node.label]
+        for key in ("max", "status"):
+            width = max(len(layer[key]) for layer in seen)
+            lines.append(seen[-1][key].ljust(width, PAD))
+        nodes.append(replace(node, grad=seen[-1]["grad"], extra_lines=tuple(lines)))
+    return replace(diagram, nodes=tuple(nodes))
+
+
+def example_program(network: Network, data: Dataset) -> dict[str, Any]:
+    """The loss graph's shape as the page's engine runs it: nodes in topological order
+    (`k` the JS op key, `p` parent indices, `n` a constant exponent), leaves with their
+    values (the weights), and which leaves are the inputs `x0…` and the target `y`."""
+    graph = network_loss_graph(network, data.X[0].tolist(), float(data.Y[0]))
+    order = topological_order(graph.loss)
+    if len(order) > GRAPH_LIMIT:
+        return {
+            "skip": f"{len(order):,} nodes in one example's loss graph: more than the "
+            f"page lists ({GRAPH_LIMIT:,})"
+        }
+    index = {v: i for i, v in enumerate(order)}
+    nodes = []
+    for v in order:
+        entry: dict[str, Any] = {"name": v.label or "", "k": None, "at": graph.clusters.get(v, "")}
+        if v.op is None:
+            entry["v"] = json_number(v.data)
+        else:
+            entry.update(k=op_key(v.op), op=v.op.symbol, p=[index[p] for p in v.parents])
+            if entry["k"] == POWER_KEY:
+                entry["n"] = json_number(_exponent(v.op))
+        nodes.append(entry)
+    return {
+        "nodes": nodes,
+        "x": [index[x] for x in graph.built.inputs],
+        "y": index[graph.built.target],
+    }
+
+
+def _esc(text: str) -> str:
+    return html.escape(text, quote=True)
+
+
+URL_SAFE = " /=:;,.()-_<>!*~+?@[]{}|^`$"
+
+
+def _picture(svg: bytes | None, alt: str, note: str | None) -> str:
+    if svg is None:
+        return f'<p class="note">{_esc(note or "not drawn")}</p>'
+    # Percent-encoded only where a data: URL inside a quoted attribute needs it (`"`, `&`,
+    # `#`, `%`, `'`, line breaks, non-ASCII): a quarter smaller than base64.
+    src = "data:image/svg+xml;charset=utf-8," + quote(svg.decode("utf-8"), safe=URL_SAFE)
+    return f'<img class="plot" src="{src}" alt="{_esc(alt)}">'
+
+
+def _examples_table(data: Dataset, outputs: Sequence[float], loss: str) -> str:
+    threshold = LOSS_FUNCTIONS[loss].threshold
+    signed = loss == "hinge"
+    shown = min(data.size, EXAMPLE_LIMIT)
+    head = "".join(f'<th scope="col">{_esc(n)}</th>' for n in data.feature_names)
+    rows = []
+    for i in range(shown):
+        y = float(data.Y[i])
+        right = is_correct(outputs[i], y, threshold)
+        cells = "".join(f"<td>{_esc(fmt(v))}</td>" for v in data.X[i].tolist())
+        target = 2.0 * y - 1.0 if signed else y
+        mark = "✓" if right else "✗ wrong"
+        rows.append(
+            f'<tr class="{"right" if right else "wrong"}"><td>'
+            f'<button type="button" class="show" data-i="{i}" '
+            f'aria-label="show example {i + 1}\'s loss graph">{i + 1}</button></td>'
+            f"{cells}<td>{_esc(fmt(target))}</td><td>{_esc(fmt(outputs[i]))}</td>"
+            f"<td>{mark}</td></tr>"
+        )
+    note = ""
+    if data.size > shown:
+        wrong = sum(
+            not is_correct(o, float(t), threshold)
+            for o, t in zip(outputs, data.Y.tolist(), strict=True)
+        )
+        note = (
+            f'<p class="sub">The first {shown} of {data.size} examples ({wrong} wrong in all); '
+            "type any other input below.</p>"
+        )
+    return (
+        f'<div class="scroll"><table id="examples"><thead><tr><th scope="col">#</th>{head}'
+        '<th scope="col">target</th><th scope="col">output</th><th scope="col"></th></tr>'
+        f"</thead><tbody>{''.join(rows)}</tbody></table></div>{note}"
+    )
+
+
+SCATTER_SIZE = 260  # px: the clickable data picture of 2-input data
+SCATTER_PAD = 14
+POINT_FILLS = ("#5e3c99", "#e66101")  # target ≤ 0.5, > 0.5
+
+
+def _scatter(data: Dataset) -> str:
+    """The listed examples of 2-input data as points to click (each shows its loss graph;
+    a click elsewhere shows the graph of that input). Its data-* attributes map pixels
+    back to inputs. Keyboard users have the table's buttons and the input boxes."""
+    if data.X.shape[1] != 2 or data.size == 0:
+        return ""
+    shown = data.X[:EXAMPLE_LIMIT]
+    lows, highs = data.X.min(axis=0).tolist(), data.X.max(axis=0).tolist()
+    spans = [(hi - lo) or 1.0 for lo, hi in zip(lows, highs, strict=True)]
+    inner = SCATTER_SIZE - 2 * SCATTER_PAD
+
+    def px(v: float, axis: int) -> float:
+        t = (v - lows[axis]) / spans[axis]
+        return round(SCATTER_PAD + (t if axis == 0 else 1 - t) * inner, 2)
+
+    points = []
+    for i, (x0, x1) in enumerate(shown.tolist()):
+        fill = POINT_FILLS[int(data.Y[i] > 0.5)]
+        points.append(
+            f'<circle cx="{px(x0, 0)}" cy="{px(x1, 1)}" r="5" fill="{fill}" stroke="#ffffff" '
+            f'stroke-width="1" data-i="{i}"><title>example {i + 1}</title></circle>'
+        )
+    names = [_esc(n) for n in data.feature_names]
+    size = SCATTER_SIZE
+    return (
+        f'<figure class="scatter"><svg id="scatter" width="{size}" height="{size}" '
+        f'viewBox="0 0 {size} {size}" role="img" aria-label="the data: click a point for its '
+        f'loss graph, or anywhere else for that input" data-low="{lows[0]!r} {lows[1]!r}" '
+        f'data-span="{spans[0]!r} {spans[1]!r}" data-pad="{SCATTER_PAD}">'
+        f'<rect x="0.5" y="0.5" width="{size - 1}" height="{size - 1}" fill="#ffffff" '
+        f'stroke="#d0d7de"/>{"".join(points)}'
+        f'<circle id="scatter-now" r="9" fill="none" stroke="#1b1f24" stroke-width="2" '
+        f'cx="-20" cy="-20"/></svg>'
+        f"<figcaption>{names[0]} across, {names[1]} up; "
+        f'<span class="dot0">●</span> target 0, <span class="dot1">●</span> target 1. '
+        "Click a point, or anywhere for that input.</figcaption></figure>"
+    )
+
+
+def _input_boxes(data: Dataset) -> str:
+    boxes = []
+    for j, name in enumerate(data.feature_names):
+        boxes.append(
+            f'<label for="in-{j}">{_esc(name)}</label>'
+            f'<input type="number" id="in-{j}" step="any" value="{float(data.X[0, j])!r}">'
+        )
+    boxes.append(
+        f'<label for="in-y">target y</label>'
+        f'<input type="number" id="in-y" step="any" value="{float(data.Y[0])!r}">'
+    )
+    return "".join(boxes)
+
+
+PAGE = """<!doctype html>
+<html lang="en">
+<head>
+<meta charset="utf-8">
+<meta http-equiv="Content-Security-Policy" content="{csp}">
+<meta name="viewport" content="width=device-width, initial-scale=1">
+<meta name="generator" content="gradviz">
+<title>{title}</title>
+<style>{css}</style>
+</head>
+<body class="report">
+<header><h1>{heading}</h1><p class="sub">gradviz: a trained network, its training and its
+gradients. Move the epoch slider to recolour the network; pick an example to see its loss
+graph.</p></header>
+<main>
+<section id="summary" aria-labelledby="summary-h"><h2 id="summary-h">Summary</h2>
+<pre>{summary}</pre></section>
+<section id="curves" aria-labelledby="curves-h"><h2 id="curves-h">Loss and accuracy</h2>
+{curves}</section>
+<section id="boundary" aria-labelledby="boundary-h"><h2 id="boundary-h">Decision boundary</h2>
+{boundary}</section>
+<section id="network" aria-labelledby="network-h"><h2 id="network-h">The network by epoch</h2>
+<p class="buttons"><label for="epoch">Epoch</label>
+<input type="range" id="epoch" min="0" max="{last}" step="1" value="{last}"
+ aria-describedby="epoch-text">
+<span id="epoch-text" aria-live="polite"></span></p>
+<figure id="graph" class="live" aria-label="the network, one node per layer">{network}</figure>
+<p class="sub">Each layer is coloured by its rms gradient ∂L/∂w over the whole data set at the
+chosen epoch (the colour scale of every gradviz picture).</p>
+</section>
+<section id="gradients" aria-labelledby="gradients-h"><h2 id="gradients-h">Gradients per layer</h2>
+<pre>{gradients}</pre>
+{grads}</section>
+<section id="predictions" aria-labelledby="predictions-h"><h2 id="predictions-h">Predictions
+</h2>{examples}</section>
+<section id="example" aria-labelledby="example-h"><h2 id="example-h">One example's loss graph</h2>
+{scatter}
+<form id="typed" class="inputs">{boxes}<button type="submit" id="show-typed">Show graph</button>
+</form>
+<p id="example-text" class="out" aria-live="polite"></p>
+<div class="scroll"><table id="graph-table"><thead><tr><th scope="col">#</th>
+<th scope="col">node</th><th scope="col">in</th><th scope="col">op</th>
+<th scope="col">inputs</th><th scope="col">data</th><th scope="col">grad</th></tr></thead>
+<tbody></tbody></table></div>
+</section>
+</main>
+{scripts}
+</body>
+</html>
+"""
+
+
+def report_html(
+    parts: ReportParts,
+    network: Network,
+    data: Dataset,
+    outputs: Sequence[float],
+    snapshots: History,
+    layer_names: Sequence[str],
+    precision: int = DEFAULT_PRECISION,
+) -> str:
+    """The report page (see the module's docstring)."""
+    frames = epoch_frames(snapshots, layer_names)
+    program = example_program(network, data)
+    shown = [  # the raw rms stays out: the page reads the band and the texts
+        {
+            "epoch": f["epoch"],
+            "layers": [{k: v for k, v in layer.items() if k != "grad"} for layer in f["layers"]],
+        }
+        for f in frames
+    ]
+    payload = {
+        "frames": shown,
+        "bands": [{"fill": b.fill, "ink": b.ink} for b in BANDS],
+        "bad": {"fill": BAD_BAND.fill, "ink": BAD_BAND.ink},
+        "edges": list(_BAND_EDGES),
+        "program": program,
+        "X": [[json_number(v) for v in row] for row in data.X[:EXAMPLE_LIMIT].tolist()],
+        "Y": [json_number(v) for v in data.Y[:EXAMPLE_LIMIT].tolist()],
+        "names": list(data.feature_names),
+        "precision": precision,
+    }
+    code = engine_script() + _asset("report.js")
+    css = _css() + _asset("report.css")
+    csp = (
+        f"default-src 'none'; script-src '{_sha256(code)}'; style-src '{_sha256(css)}'; "
+        "img-src data:; base-uri 'none'; form-action 'none'"
+    )
+    scripts = (
+        f'<script type="application/json" id="gv-report">{json_for_script(payload)}</script>\n'
+        f"<script>{code}</script>"
+    )
+    notes = parts.notes
+    return PAGE.format(
+        csp=csp,
+        title=_esc(f"gradviz report: {parts.title}"),
+        css=css,
+        heading=_esc(parts.title),
+        summary=_esc(parts.summary),
+        curves=_picture(parts.curves_svg, "loss and accuracy per epoch", notes.get("curves")),
+        boundary=_picture(
+            parts.boundary_svg, "the decision boundary over the input plane", notes.get("boundary")
+        ),
+        last=max(0, len(frames) - 1),
+        network=inline_svg(parts.network_svg),
+        gradients=_esc(parts.gradients),
+        grads=_picture(
+            parts.grads_svg, "rms gradient per layer, and per layer over epochs", notes.get("grads")
+        ),
+        examples=_examples_table(data, outputs, network.loss),
+        boxes=_input_boxes(data),
+        scatter=_scatter(data),
+        scripts=scripts,
+    )

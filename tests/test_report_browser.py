@@ -1,0 +1,144 @@
+"""The report page in a real browser (Chromium through Selenium; must run in CI, see
+tests/browser.py): no console error, no network request, the epoch slider and the examples
+work from the keyboard, every control is reached by Tab and has a name."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from test_html_browser import severe
+from test_report_page import (  # module fixtures: a trained model and its report
+    deep_report,  # noqa: F401
+    expected_fill,
+    python_example,
+    xor_report,  # noqa: F401
+)
+
+from gradviz.model import load_model
+from gradviz.numbers import fmt
+
+FILLS_JS = """
+return Object.fromEntries(Array.from(document.querySelectorAll('#graph g.node')).map(g =>
+  [g.querySelector('title').textContent, g.querySelector('polygon, path').getAttribute('fill')]));
+"""
+
+
+def test_the_page_loads_clean_and_requests_nothing(browser, xor_report) -> None:  # noqa: F811
+    severe(browser)
+    _, page = xor_report
+    browser.get(page.as_uri())
+    assert severe(browser) == []
+    # data: pictures are no requests; nothing else is fetched
+    entries = browser.execute_script(
+        "return performance.getEntriesByType('resource').map(e => e.name)"
+    )
+    assert [e for e in entries if not e.startswith("data:")] == []
+    blocked = browser.execute_async_script(
+        """
+        const done = arguments[arguments.length - 1];
+        const seen = [];
+        document.addEventListener('securitypolicyviolation', e => seen.push(e.effectiveDirective));
+        const img = new Image(); img.src = 'http://127.0.0.1:9/x.png';
+        fetch('http://127.0.0.1:9/x').catch(() => {});
+        setTimeout(() => done(seen), 500);
+        """
+    )
+    assert sorted(blocked) == ["connect-src", "img-src"]
+    severe(browser)  # those two violations were ours
+    # every picture drew: the plots as images, the network inline
+    sizes = browser.execute_script(
+        "return Array.from(document.images).map(i => [i.naturalWidth, i.complete])"
+    )
+    assert len(sizes) == 3 and all(w > 0 and done for w, done in sizes)
+
+
+def test_the_epoch_slider_works_by_keyboard(browser, deep_report) -> None:  # noqa: F811
+    from selenium.webdriver.common.keys import Keys
+
+    severe(browser)
+    model_path, page = deep_report
+    snapshots = load_model(model_path).snapshots()
+    browser.get(page.as_uri())
+    slider = browser.find_element("id", "epoch")
+    for k in (3, 2, 1, 0):
+        slider.send_keys(Keys.ARROW_LEFT)
+        assert slider.get_attribute("value") == str(k)
+        epoch, diagnosis = snapshots[k]
+        text = browser.find_element("id", "epoch-text").text
+        assert text.startswith(f"epoch {epoch} ({k + 1} of 5 recorded)")
+        fills = browser.execute_script(FILLS_JS)
+        assert [fills[f"L{i + 1}"] for i in range(10)] == [
+            expected_fill(layer.rms) for layer in diagnosis.layers
+        ]
+    slider.send_keys(Keys.END)
+    assert browser.find_element("id", "epoch-text").text.startswith("epoch 100 (5 of 5")
+    assert severe(browser) == []
+
+
+def test_every_control_is_reached_by_tab_and_has_a_name(browser, xor_report) -> None:  # noqa: F811
+    from selenium.webdriver.common.by import By
+    from selenium.webdriver.common.keys import Keys
+
+    model_path, page = xor_report
+    browser.get(page.as_uri())
+    controls = browser.find_elements(By.CSS_SELECTOR, "input, button")
+    wanted = {c.get_attribute("id") or c.get_attribute("aria-label") for c in controls}
+    browser.find_element(By.TAG_NAME, "body").click()
+    reached, names = set(), {}
+    active = browser.switch_to.active_element
+    for _ in range(40):
+        active.send_keys(Keys.TAB)
+        active = browser.switch_to.active_element
+        ident = active.get_attribute("id") or active.get_attribute("aria-label")
+        reached.add(ident)
+        names[ident] = active.accessible_name
+        if ident == "show-typed":
+            break
+    assert wanted <= reached
+    assert all(names[i].strip() for i in wanted)
+    assert names["epoch"] == "Epoch" and names["in-y"] == "target y"
+    # an example's button by keyboard shows its graph, numbers as the Python engine's
+    data = load_model(model_path).dataset()
+    browser.find_element(By.CSS_SELECTOR, '#examples button[data-i="3"]').send_keys(Keys.ENTER)
+    expected = python_example(model_path, data.X[3].tolist(), float(data.Y[3]))
+    rows = browser.find_elements(By.CSS_SELECTOR, "#graph-table tbody tr")
+    shown = [[td.text for td in row.find_elements(By.TAG_NAME, "td")][5:7] for row in rows]
+    assert shown == [[fmt(d), fmt(g)] for d, g in expected]
+    # and a typed input, submitted with Enter
+    box = browser.find_element(By.ID, "in-0")
+    box.clear()
+    box.send_keys("0.25", Keys.ENTER)
+    text = browser.find_element(By.ID, "example-text").text
+    assert text.startswith(f"input (0.25, {fmt(float(data.X[3, 1]))}), target")
+
+
+def test_screenshot_of_the_xor_report(browser, xor_report, tmp_path: Path) -> None:  # noqa: F811
+    """The page lays out at a docs width without anything wider than the window."""
+    _, page = xor_report
+    browser.set_window_size(1200, 900)
+    browser.get(page.as_uri())
+    overflow = browser.execute_script(
+        "return document.documentElement.scrollWidth - document.documentElement.clientWidth"
+    )
+    browser.set_window_size(1600, 1200)
+    assert overflow <= 0
+
+
+def test_a_click_in_the_data_picture_shows_that_inputs_graph(browser, xor_report) -> None:  # noqa: F811
+    from selenium.webdriver.common.action_chains import ActionChains
+
+    severe(browser)
+    model_path, page = xor_report
+    browser.get(page.as_uri())
+    scatter = browser.find_element("id", "scatter")
+    # xor's points span [0, 1] on both axes, drawn 14 px inside a 260 px square: the
+    # middle of the picture is the input (0.5, 0.5), give or take a pixel (1/232)
+    ActionChains(browser).move_to_element(scatter).click().perform()
+    x = [float(browser.find_element("id", f"in-{j}").get_attribute("value")) for j in (0, 1)]
+    assert all(abs(v - 0.5) <= 1 / 232 for v in x)
+    y = float(browser.find_element("id", "in-y").get_attribute("value"))
+    text = browser.find_element("id", "example-text").text
+    assert text.startswith(f"input ({fmt(x[0])}, {fmt(x[1])}), target {fmt(y)}: loss ")
+    expected = python_example(model_path, x, y)
+    assert text.split(": loss ")[1].startswith(fmt(expected[-1][0]) + " (")
+    assert severe(browser) == []
