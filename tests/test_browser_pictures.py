@@ -323,19 +323,7 @@ def mermaid_geometry(browser, page: Path, text: str) -> dict:
     return browser.execute_script(MERMAID_GEOMETRY_JS)
 
 
-# Mermaid lays a top-to-bottom graph out with each node's fields side by side (Graphviz
-# stacks them): tanh_by_hand, drawn top to bottom, comes out 1,659 px wide in Mermaid.
-# Stacking the fields of Mermaid labels top to bottom is the fix still to make.
-MERMAID_TOO_WIDE = {"tanh_by_hand"}
-MERMAID_NAMES = [
-    pytest.param(n, marks=pytest.mark.xfail(reason="Mermaid: fields side by side", strict=True))
-    if isinstance(n, str) and n in MERMAID_TOO_WIDE
-    else n
-    for n in PICTURE_NAMES
-]
-
-
-@pytest.mark.parametrize("name", MERMAID_NAMES)
+@pytest.mark.parametrize("name", PICTURE_NAMES)
 def test_mermaid_pictures_read_at_docs_width(browser, mermaid_page, pictures, name) -> None:
     if name not in pictures:
         pytest.skip(f"{name}: more than {AUTO_NODE_LIMIT} scalars, never drawn so by default")

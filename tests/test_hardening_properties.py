@@ -468,9 +468,10 @@ def test_every_dot_renders_with_both_programs_as_well_formed_svg(diagrams):
 
 @pytest.mark.slow
 def test_every_mermaid_text_is_accepted_and_reads_back_exactly(diagrams):
-    texts = [to_mermaid(d, rankdir=("LR", "TB", "RL", "BT")[i % 4]) for i, d in enumerate(diagrams)]
+    rankdirs = [("LR", "TB", "RL", "BT")[i % 4] for i in range(len(diagrams))]
+    texts = [to_mermaid(d, rankdir=r) for d, r in zip(diagrams, rankdirs, strict=True)]
     results = parse_mermaid(texts)  # skips locally without node_modules; fails under CI
-    for diagram, text, result in zip(diagrams, texts, results, strict=True):
+    for diagram, rankdir, text, result in zip(diagrams, rankdirs, texts, results, strict=True):
         assert result["ok"], f"{result.get('error')}\n{text}"
         ids = {node.id for node in diagram.nodes}  # the diagram's ids, as DOT and JSON
         # no label started a statement of its own: exactly our nodes (plus the legend
@@ -496,7 +497,8 @@ def test_every_mermaid_text_is_accepted_and_reads_back_exactly(diagrams):
                 parts.append(f"data {number_text(node.data)}")
             if node.grad is not None:
                 parts.append(f"grad {number_text(node.grad)}")
-            expected = SEPARATOR.join(parts) or " "
+            # top to bottom, the fields stand one a line (as Graphviz stacks them)
+            expected = ("\n" if rankdir in ("TB", "BT") else SEPARATOR).join(parts) or " "
             # numbers are held whole by a narrow no-break space and a non-breaking hyphen
             shown = result["nodes"][node.id].replace("\u202f", " ").replace("\u2011", "-")
             assert shown.strip() == expected.strip(), (node.label, text)

@@ -118,7 +118,9 @@ def mermaid_ids(diagram: Diagram) -> dict[str, str]:
     return ids
 
 
-def _label(node: Node, precision: int) -> str:
+def _label(node: Node, precision: int, stacked: bool = False) -> str:
+    """name │ data │ grad on one line, or (`stacked`, for top-to-bottom pictures, as the
+    Graphviz records stack their fields) one field a line, so the picture stays narrow."""
     constant = constant_text(node, precision)
     if constant is not None:
         return whole(constant)
@@ -131,7 +133,7 @@ def _label(node: Node, precision: int) -> str:
         parts.append(_number("data", node.data, precision))
     if node.grad is not None:
         parts.append(_number("grad", node.grad, precision))
-    text = SEPARATOR.join(parts)
+    text = ("<br>" if stacked else SEPARATOR).join(parts)
     if node.extra_lines:
         text = "<br>".join([text, *(escape(line) for line in node.extra_lines)])
     return text or " "
@@ -163,6 +165,7 @@ def to_mermaid(
             hint=f"Write SVG instead (-o graph.svg), or {draw_less(diagram)}.",
         )
     ids = mermaid_ids(diagram)
+    stacked = rankdir in ("TB", "BT")
     lines: list[str] = []
     lines.append(f"flowchart {rankdir}\n")
     if diagram.title:
@@ -183,7 +186,7 @@ def to_mermaid(
         if node.state is not None:
             classes.setdefault(node.state, []).append(mid)
         shape = ('(["', '"])') if node.kind == "group" else ('["', '"]')
-        return f"{indent}{mid}{shape[0]}{_label(node, precision)}{shape[1]}\n"
+        return f"{indent}{mid}{shape[0]}{_label(node, precision, stacked)}{shape[1]}\n"
 
     body: list[str] = []
     for node in diagram.nodes:

@@ -36,7 +36,8 @@ let renders = 0;
 
 async function drawnTitle(text) {
   const { svg } = await mermaid.render(`title${renders++}`, text);
-  const drawn = new window.DOMParser().parseFromString(svg, "image/svg+xml");
+  // as a page holds it (jsdom serialises the labels' HTML, `<br>` included, not as XML)
+  const drawn = new window.DOMParser().parseFromString(svg, "text/html");
   const title = drawn.querySelector('g.node[id^="flowchart-caption-"]');
   return title ? title.textContent : null;
 }
