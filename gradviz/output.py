@@ -36,7 +36,10 @@ if TYPE_CHECKING:
 
     import graphviz
 
+    from gradviz.data import Dataset
     from gradviz.engine import Value
+    from gradviz.model import Model
+    from gradviz.train import Evaluation
 
 
 @dataclass(frozen=True)
@@ -439,7 +442,7 @@ class Page:
 
 
 def explore(
-    graph: Value | str,
+    graph: Value | str | Model,
     *,
     rankdir: str = "LR",
     precision: int = DEFAULT_PRECISION,
@@ -448,13 +451,16 @@ def explore(
     """The live page of a graph (`gradviz.explore`): a Value (its backward pass is run from
     zero, as `gradviz draw` runs it), or
     an expression with its inputs' values, `explore("e = a*b; L = e + a", a=2, b=-3)`,
-    whose page can also copy the `gradviz draw` command that reproduces it."""
-    import re  # lazy: start-up
+    whose page can also copy the `gradviz draw` command that reproduces it; or a trained
+    network (`explore(load_model("xor.json"))`): its report page, as `inspect -o` writes it."""
 
     from gradviz.engine import Value, backpropagate, topological_order  # lazy: start-up
     from gradviz.expr import parse_program  # lazy: start-up
+    from gradviz.model import Model  # lazy: start-up
     from gradviz.render.diagram import diagram_from_value  # lazy: start-up
 
+    if isinstance(graph, Model):
+        return _model_page(graph, values)
     if isinstance(graph, str):
         expression, root = graph, parse_program(graph, values).output
     elif isinstance(graph, Value):
@@ -462,7 +468,9 @@ def explore(
             raise TypeError("values go with an expression: explore('a*b', a=2, b=3)")
         expression, root = "", graph
     else:
-        raise TypeError(f"explore takes a Value or an expression, not {type(graph).__name__}")
+        raise TypeError(
+            f"explore takes a Value, an expression or a Model, not {type(graph).__name__}"
+        )
     # A pass from zero, as the CLI runs it: backward() would add to grads already held.
     backpropagate(topological_order(root))
     page = html_page(
@@ -471,9 +479,123 @@ def explore(
         precision=precision,
         expression=expression,
     )
+    return Page(page, height=_page_height(page))
+
+
+def _page_height(page: str) -> int:
+    """An iframe tall enough for the page's picture (at most 900 px of it) and controls."""
+    import re  # lazy: start-up
+
     size = re.search(r'<svg width="[\d.]+pt" height="([\d.]+)pt"', page)
     drawing = float(size.group(1)) * 4 / 3 if size else 300.0
-    return Page(page, height=int(min(drawing, 900) + 720))
+    return int(min(drawing, 900) + 720)
+
+
+# The report page's texts are laid out this wide (the table drops columns as a terminal so
+# wide would).
+PAGE_TEXT_WIDTH = 130
+
+
+def _plain(renderables: list, width: int = PAGE_TEXT_WIDTH) -> str:
+    """Renderables as the terminal prints them, without colour and without the spaces at
+    the ends of lines (the texts the report page shows)."""
+    import io  # lazy: start-up
+    import re  # lazy: start-up
+
+    from rich.console import Console  # lazy: start-up
+
+    text = io.StringIO()
+    console = Console(file=text, width=width, color_system=None, highlight=False)
+    for renderable in renderables:
+        console.print(renderable)
+    return re.sub(r"[ \t]+(?=\n)", "", text.getvalue()).rstrip("\n")
+
+
+def report_page(model: Model, data: Dataset, evaluation: Evaluation, title: str) -> str:
+    """The report page of a trained network (`gradviz.render.report_page`): the summary and
+    gradient texts as `inspect` prints them, and the pictures drawn here (matplotlib for the
+    plots, Graphviz for the network). `train --report`, `inspect -o` and `explore(model)`
+    give the same page for the same weights."""
+    from dataclasses import replace  # lazy: start-up
+
+    from gradviz.boundary import boundary  # lazy: start-up
+    from gradviz.model import network_loss_graph  # lazy: start-up
+    from gradviz.render.html import NUMBER_WIDTH  # lazy: start-up
+    from gradviz.render.network import network_diagram  # lazy: start-up
+    from gradviz.render.plots import boundary_plot, curves_plot, grads_plot  # lazy: start-up
+    from gradviz.render.report_page import (  # lazy: start-up
+        ReportParts,
+        epoch_diagram,
+        epoch_frames,
+        report_html,
+    )
+    from gradviz.render.training import (  # lazy: start-up
+        final_text,
+        gradient_report,
+        summary_text,
+    )
+    from gradviz.stats import diagnose  # lazy: start-up
+
+    outputs = evaluation.outputs
+
+    network = model.network()
+    snapshots = model.snapshots()
+    where = f"on {data.name}, {data.size} examples"
+    epochs = model.epochs_run
+    loss, accuracy, every = model.curves()
+    notes: dict[str, str] = {}
+    curves = curves_plot(loss, accuracy, every, "loss and accuracy", where) if loss else None
+    if curves is None:
+        notes["curves"] = "No training curves recorded in this model."
+    if network.sizes[0] == 2:
+        drawn = boundary(network, data, outputs=outputs)
+        title_b = f"decision boundary after {epochs} epochs"
+        boundary_svg: bytes | None = boundary_plot(drawn, title_b, where)
+    else:
+        boundary_svg = None
+        notes["boundary"] = (
+            f"The network has {network.sizes[0]} inputs: the decision boundary is drawn for "
+            "2-input networks only."
+        )
+    samples = model.layer_samples(data)
+    diagnosis = diagnose(samples, epoch=epochs)
+    grads = grads_plot(diagnosis, snapshots or None, "rms gradient per layer", where)
+    graph = network_loss_graph(network, data.X[0].tolist(), float(data.Y[0]))
+    diagram = network_diagram(graph, "layer", None)
+    key = "one node per layer, coloured by its rms gradient ∂L/∂w at the epoch chosen above"
+    diagram = replace(diagram, title=f"{key}; inputs, y and loss: the example shown below")
+    layer_names = [layer.name for layer in network.layers]
+    diagram = epoch_diagram(diagram, epoch_frames(snapshots, layer_names), data)
+    dot_text = to_dot(diagram, rankdir="TB", number_width=NUMBER_WIDTH)
+    network_svg = run_dot(dot_text, "svg").decode("utf-8")
+    summary = [
+        summary_text(model.spec, data),
+        final_text(evaluation.loss, evaluation.accuracy, data.size),
+    ]
+    gradients = [gradient_report(samples, snapshots, epochs, "Gradients per layer")]
+    parts = ReportParts(
+        title=title,
+        summary=_plain(summary),
+        gradients=_plain(gradients),
+        curves_svg=curves,
+        boundary_svg=boundary_svg,
+        grads_svg=grads,
+        network_svg=network_svg,
+        notes=notes,
+    )
+    return report_html(parts, network, data, outputs, snapshots, layer_names)
+
+
+def _model_page(model: Model, values: dict[str, float]) -> Page:
+    """A trained network's report page on its own data set, for a notebook."""
+    from gradviz.measure import model_data  # lazy: start-up
+    from gradviz.train import evaluate  # lazy: start-up
+
+    if values:
+        raise TypeError("values go with an expression: explore('a*b', a=2, b=3)")
+    data = model_data(model)
+    page = report_page(model, data, evaluate(model.network(), data), model.spec.name)
+    return Page(page, height=1400)
 
 
 def size_warnings(diagram: Diagram, fmt: str) -> list[str]:
@@ -515,7 +637,18 @@ def draw(
     configure_graphviz_package()
     diagram = as_diagram(graph, grad=grad)
     body = dot_body(diagram, rankdir=rankdir, precision=precision, legend=legend)
-    return graphviz.Digraph(name="gradviz", body=body)
+    if not grad:
+        return graphviz.Digraph(name="gradviz", body=body)
+
+    class LiveDigraph(graphviz.Digraph):
+        """The Digraph, shown in a notebook as the live page (`explore`'s iframe) of the
+        graph as it is now; `.source`, `.render()` and the rest are the Digraph's."""
+
+        def _repr_mimebundle_(self, include: object = None, exclude: object = None, **_: object):
+            page = html_page(diagram, rankdir=rankdir, precision=precision, expression="")
+            return {"text/html": Page(page, height=_page_height(page))._repr_html_()}
+
+    return LiveDigraph(name="gradviz", body=body)
 
 
 # -- writing files --------------------------------------------------------------------

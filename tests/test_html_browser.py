@@ -187,3 +187,34 @@ def test_copy_and_play_work_from_the_keyboard(browser, tmp_path: Path) -> None:
     time.sleep(1.3)
     assert browser.find_element("id", "step-count").text == count
     assert severe(browser) == []
+
+
+def test_what_gradviz_draw_returns_shows_the_live_page_in_a_notebook(
+    browser, tmp_path: Path
+) -> None:
+    """`gradviz.draw(value)` is still a Digraph (`.source`, `.render()`), but a notebook
+    shows it as the live page: the same sandboxed frame `explore` gives, with the value's
+    numbers, and its inputs move."""
+    import gradviz
+    from gradviz.expr import parse_program
+
+    root = parse_program(HAND, HAND_VALUES).output
+    root.backward()
+    drawn = gradviz.draw(root)
+    assert drawn.source.startswith("digraph gradviz")
+    frame = drawn._repr_mimebundle_()["text/html"]
+    assert frame.startswith("<iframe srcdoc=") and 'sandbox="allow-scripts"' in frame
+    severe(browser)
+    open_page(browser, f"<!doctype html><html><body>{frame}</body></html>", tmp_path)
+    browser.switch_to.frame(0)
+    try:
+        assert shown(browser) == python_numbers(HAND, HAND_VALUES)
+        from selenium.webdriver.common.keys import Keys
+
+        slider = leaf_range(browser, "a")
+        slider.send_keys(Keys.ARROW_RIGHT)
+        a = float(slider.get_attribute("value"))
+        assert shown(browser) == python_numbers(HAND, {**HAND_VALUES, "a": a})
+    finally:
+        browser.switch_to.default_content()
+    assert severe(browser) == []

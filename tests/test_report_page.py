@@ -315,3 +315,27 @@ def test_a_loss_graph_too_big_to_list_gets_a_note(tmp_path: Path) -> None:
             state["example"],
         )
         assert state["rows"] == []
+
+
+def test_explore_of_a_model_is_the_page_inspect_writes(xor_report: tuple[Path, Path]) -> None:
+    """One builder for the report: `inspect -o` (through the CLI) and the library's
+    `report_page` give the same bytes, and `gradviz.explore(model)` shows that page in a
+    notebook's sandboxed frame."""
+    import gradviz
+    from gradviz.measure import model_data
+    from gradviz.output import report_page
+    from gradviz.train import evaluate
+
+    model_path, report = xor_report
+    model = load_model(model_path)
+    data = model_data(model)
+    evaluation = evaluate(model.network(), data)
+    assert report.read_text(encoding="utf-8") == report_page(
+        model, data, evaluation, str(model_path)
+    )
+    shown = gradviz.explore(model)
+    frame = shown._repr_html_()
+    assert 'sandbox="allow-scripts"' in frame
+    srcdoc = frame.split('srcdoc="', 1)[1].split('" sandbox', 1)[0]
+    assert html.unescape(srcdoc) == shown.html
+    assert shown.html == report_page(model, data, evaluation, "xor")

@@ -9,26 +9,22 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from rich.console import Console, RenderableType
+from rich.console import Console
 from rich.text import Text
 
 from gradviz.boundary import boundary, require_two_inputs
-from gradviz.cli.console import text_console
 from gradviz.data import Dataset
 from gradviz.errors import OutputError
 from gradviz.files import write_atomic
 from gradviz.nn import Network
 from gradviz.output import format_for, refuse_inputs
 from gradviz.render.boundary_map import boundary_map, grid_shape
-from gradviz.render.training import final_text, gradient_report, summary_text
 from gradviz.spec import Spec
 
 if TYPE_CHECKING:
     from gradviz.model import Model
     from gradviz.train import Evaluation
 
-# The page's texts are laid out this wide (the table drops columns as on a terminal so wide).
-PAGE_TEXT_WIDTH = 130
 PICTURE_FORMATS = ("svg", "png", "pdf")
 
 
@@ -114,89 +110,16 @@ def check_report(path: str | None, option: str, inputs: Sequence[str | Path]) ->
     refuse_inputs([path], inputs)
 
 
-def _plain(renderables: Sequence[RenderableType], width: int = PAGE_TEXT_WIDTH) -> str:
-    """Renderables as the terminal prints them, without colour (the page's texts)."""
-    import io  # lazy: start-up
-
-    text = io.StringIO()
-    console = text_console(text, width)
-    for renderable in renderables:
-        console.print(renderable)
-    return text.getvalue().rstrip("\n")
-
-
 def write_report(
     path: str | None, model: Model, data: Dataset, evaluation: Evaluation, title: str
 ) -> list[str]:
-    """The report page (`gradviz.render.report_page`) when a path is given: the summary
-    and gradient texts as `inspect` prints them, the pictures drawn here (matplotlib,
-    Graphviz), written atomically; the paths written. `train --report` and `inspect -o`
-    give the same page for the same weights."""
+    """The report page (`gradviz.output.report_page`) when a path is given, written
+    atomically; the paths written. `train --report` and `inspect -o` give the same page for
+    the same weights."""
     if path is None:
         return []
-    from dataclasses import replace  # lazy: start-up
+    from gradviz.output import report_page  # lazy: start-up (matplotlib, Graphviz)
 
-    from gradviz.model import network_loss_graph  # lazy: start-up
-    from gradviz.output import run_dot  # lazy: start-up (graphviz)
-    from gradviz.render.dot import to_dot  # lazy: start-up
-    from gradviz.render.html import NUMBER_WIDTH  # lazy: start-up
-    from gradviz.render.network import network_diagram  # lazy: start-up
-    from gradviz.render.plots import boundary_plot, curves_plot, grads_plot  # lazy: start-up
-    from gradviz.render.report_page import (  # lazy: start-up
-        ReportParts,
-        epoch_diagram,
-        epoch_frames,
-        report_html,
-    )
-    from gradviz.stats import diagnose  # lazy: start-up
-
-    outputs = evaluation.outputs
-
-    network = model.network()
-    snapshots = model.snapshots()
-    where = f"on {data.name}, {data.size} examples"
-    epochs = model.epochs_run
-    loss, accuracy, every = model.curves()
-    notes: dict[str, str] = {}
-    curves = curves_plot(loss, accuracy, every, "loss and accuracy", where) if loss else None
-    if curves is None:
-        notes["curves"] = "No training curves recorded in this model."
-    if network.sizes[0] == 2:
-        drawn = boundary(network, data, outputs=outputs)
-        title_b = f"decision boundary after {epochs} epochs"
-        boundary_svg: bytes | None = boundary_plot(drawn, title_b, where)
-    else:
-        boundary_svg = None
-        notes["boundary"] = (
-            f"The network has {network.sizes[0]} inputs: the decision boundary is drawn for "
-            "2-input networks only."
-        )
-    samples = model.layer_samples(data)
-    diagnosis = diagnose(samples, epoch=epochs)
-    grads = grads_plot(diagnosis, snapshots or None, "rms gradient per layer", where)
-    graph = network_loss_graph(network, data.X[0].tolist(), float(data.Y[0]))
-    diagram = network_diagram(graph, "layer", None)
-    key = "one node per layer, coloured by its rms gradient ∂L/∂w at the epoch chosen above"
-    diagram = replace(diagram, title=f"{key}; inputs, y and loss: the example shown below")
-    layer_names = [layer.name for layer in network.layers]
-    diagram = epoch_diagram(diagram, epoch_frames(snapshots, layer_names), data)
-    dot_text = to_dot(diagram, rankdir="TB", number_width=NUMBER_WIDTH)
-    network_svg = run_dot(dot_text, "svg").decode("utf-8")
-    summary = [
-        summary_text(model.spec, data),
-        final_text(evaluation.loss, evaluation.accuracy, data.size),
-    ]
-    gradients = [gradient_report(samples, snapshots, epochs, "Gradients per layer")]
-    parts = ReportParts(
-        title=title,
-        summary=_plain(summary),
-        gradients=_plain(gradients),
-        curves_svg=curves,
-        boundary_svg=boundary_svg,
-        grads_svg=grads,
-        network_svg=network_svg,
-        notes=notes,
-    )
-    page = report_html(parts, network, data, outputs, snapshots, layer_names)
+    page = report_page(model, data, evaluation, title)
     write_atomic(Path(path), page.encode("utf-8"))
     return [path]
