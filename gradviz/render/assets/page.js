@@ -14,13 +14,15 @@
   var result = GV.run(nodes, values);
   var step = G.startStep || 0, changed = false, reference = null, timer = null;
 
-  // A wide graph is shrunk to fit the page, but never below 3/4 of its size: past that it
-  // scrolls sideways instead, so its numbers stay readable.
+  // A wide graph is shrunk to fit the page, but never below 0.6 of its size (Graphviz's
+  // 14 pt labels then stand 11 px tall): past that it scrolls sideways instead, so its
+  // numbers stay readable.
+  var MIN_SCALE = 0.6;
   var svg = document.querySelector("#graph svg");
   var natural = svg ? parseFloat(svg.getAttribute("width")) * 4 / 3 : 0; // pt -> px
-  if (natural && natural * 0.75 > $("graph").clientWidth - 20) {
+  if (natural && natural * MIN_SCALE > $("graph").clientWidth - 20) {
     svg.style.maxWidth = "none";
-    svg.style.width = natural * 0.75 + "px";
+    svg.style.width = natural * MIN_SCALE + "px";
   }
 
   // -- the picture: Graphviz's SVG, addressed by node id (each node group's <title>) ----------
