@@ -23,9 +23,9 @@ $(VENV)/.installed: pyproject.toml
 	@$(PY) -m pip install -e . >> $(VENV)/install.log 2>&1 || { cat $(VENV)/install.log; exit 1; }
 	@touch $@
 
-# The test tools (pytest, hypothesis, ruff, selenium) only for the targets that use them, not for the demo.
+# The test tools (pytest with xdist, hypothesis, ruff, selenium) only for the targets that use them, not for the demo.
 $(VENV)/.dev-installed: $(VENV)/.installed
-	@echo "adding the test tools to $(VENV) (pytest, hypothesis, ruff, selenium)"
+	@echo "adding the test tools to $(VENV) (pytest, xdist, hypothesis, ruff, selenium)"
 	@$(PY) -m pip install -e '.[dev]' >> $(VENV)/install.log 2>&1 || { cat $(VENV)/install.log; exit 1; }
 	@touch $@
 
@@ -49,10 +49,10 @@ tests/mermaid/node_modules/.installed: tests/mermaid/package.json tests/mermaid/
 # The fast suite, for every change; `make test-all` adds the tests marked slow (the ones that
 # train networks to the end), as CI (.ci/run) does.
 test: install tests/mermaid/node_modules/.installed
-	$(PY) -m pytest -q -m "not slow"
+	$(PY) -m pytest -q -n auto -m "not slow"
 
 test-all: install tests/mermaid/node_modules/.installed
-	$(PY) -m pytest -q
+	$(PY) -m pytest -q -n auto
 
 lint: install
 	$(BIN)/ruff check gradviz tests bench

@@ -165,8 +165,9 @@ def test_make_test_is_the_fast_suite_and_test_all_runs_everything() -> None:
     stamps = ["-o", ".venv/.dev-installed", "-o", "tests/mermaid/node_modules/.installed"]
     fast = make("-n", *stamps, "test").stdout.strip().splitlines()
     full = make("-n", *stamps, "test-all").stdout.strip().splitlines()
-    assert fast == ['.venv/bin/python -m pytest -q -m "not slow"']
-    assert full == [".venv/bin/python -m pytest -q"]
+    # one worker per core (pytest-xdist): the suite is many short tests
+    assert fast == ['.venv/bin/python -m pytest -q -n auto -m "not slow"']
+    assert full == [".venv/bin/python -m pytest -q -n auto"]
 
 
 def test_ci_runs_the_full_test_command_the_readme_gives() -> None:
