@@ -352,7 +352,7 @@ WIDE_PX = 1200
 _CHAR_PX, _BOX_PX, _OP_PX, _GAP_PX = 7.0, 24.0, 36.0, 26.0  # rough DejaVu Sans 11 pt sizes
 
 
-def _ranks(diagram: Diagram) -> dict[str, int]:
+def ranks(diagram: Diagram) -> dict[str, int]:
     """Each node's rank (longest path from a source), as Graphviz places them."""
     incoming: dict[str, int] = {n.id: 0 for n in diagram.nodes}
     outgoing: dict[str, list[str]] = {n.id: [] for n in diagram.nodes}
@@ -394,7 +394,7 @@ def preferred_rankdir(diagram: Diagram) -> str:
     """
     if diagram.level == "layer":
         return LAYER_RANKDIR
-    rank = _ranks(diagram)
+    rank = ranks(diagram)
     columns: dict[int, float] = {}
     rows: dict[int, float] = {}
     for node in diagram.nodes:

@@ -27,6 +27,7 @@ from gradviz.render.diagram import (
     band_of,
     constant_text,
     number_text,
+    ranks,
 )
 from gradviz.text import printable
 
@@ -237,21 +238,7 @@ FAST_LAYOUT = 'mclimit="0.01", nslimit="0.1", nslimit1="0.1", searchsize="10"'
 def layout_cost(diagram: Diagram) -> int:
     """Nodes plus the virtual nodes Graphviz will add for long edges (ranks by longest
     path; each edge crossing k ranks adds k - 1). Iterative, any node order."""
-    incoming: dict[str, int] = {n.id: 0 for n in diagram.nodes}
-    outgoing: dict[str, list[str]] = {n.id: [] for n in diagram.nodes}
-    for edge in diagram.edges:
-        if edge.source in outgoing and edge.target in incoming:
-            outgoing[edge.source].append(edge.target)
-            incoming[edge.target] += 1
-    rank = dict.fromkeys(incoming, 0)
-    ready = [node_id for node_id, count in incoming.items() if count == 0]
-    while ready:
-        node_id = ready.pop()
-        for target in outgoing[node_id]:
-            rank[target] = max(rank[target], rank[node_id] + 1)
-            incoming[target] -= 1
-            if incoming[target] == 0:
-                ready.append(target)
+    rank = ranks(diagram)
     spans = sum(
         max(0, rank[e.target] - rank[e.source] - 1)
         for e in diagram.edges
