@@ -190,6 +190,27 @@ def test_save_inspect_draw_round_trip(tmp_path: Path) -> None:
     assert layer.exit_code == 0 and "status" in layer.stdout
 
 
+def test_mermaid_gets_the_layer_view_where_auto_would_draw_neurons(tmp_path: Path) -> None:
+    """Mermaid's layout runs a neuron view's weight edges over other neurons' boxes (the
+    browser tests measure it), so `auto` draws Mermaid one node per layer and says so;
+    Graphviz outputs of the same run still get the neuron view, and `--level neuron`
+    still gives Mermaid neurons when asked for."""
+    model = tmp_path / "xor.json"
+    assert run("train", "xor", "--epochs", "50", "--quiet", "--save", str(model)).exit_code == 0
+    mmd, svg = tmp_path / "x.mmd", tmp_path / "x.svg"
+    both = run("draw", "--model", str(model), "--input", "0,1", "-o", str(mmd), "-o", str(svg))
+    assert both.exit_code == 0, both.output
+    assert "drawn one node per layer for Mermaid" in both.stderr
+    assert "drawn one node per neuron" in both.stderr  # the SVG's note
+    assert "L1.N1" not in mmd.read_text(encoding="utf-8")
+    assert "L1.N1" in svg.read_text(encoding="utf-8")
+    asked = run(
+        "draw", "--model", str(model), "--input", "0,1", "--level", "neuron", "-f", "markdown"
+    )
+    assert asked.exit_code == 0 and "L1.N1" in asked.stdout
+    assert "for Mermaid" not in asked.stderr
+
+
 def test_draw_collapses_a_deep_model_to_layers_and_says_so(tmp_path: Path) -> None:
     """10 layers of 16: the neuron view would have 2,098 edges, a tangle; auto draws a
     node per layer, top to bottom (a long chain reads as a table)."""

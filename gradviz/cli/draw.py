@@ -24,13 +24,16 @@ from gradviz.output import (
     render,
     size_warnings,
 )
-from gradviz.render.diagram import diagram_from_value, preferred_rankdir
+from gradviz.render.diagram import Diagram, diagram_from_value, preferred_rankdir
 from gradviz.render.dot import RANKDIRS
 from gradviz.render.terminal import MAX_DEPTH, to_terminal
 from gradviz.text import printable_lines
 
 EXPR_SUFFIX = ".expr"
 MAX_EXPR_FILE = 1_000_000  # bytes; the expression language caps the text far lower
+
+# The formats Mermaid draws (a model's auto level is chosen for them apart).
+MERMAID_FORMATS = ("mermaid", "markdown")
 
 
 def read_expression(expr: str) -> tuple[str, Path | None]:
@@ -227,12 +230,24 @@ def draw(
         inputs = model_inputs(model_path)
     refuse_inputs([p for p, _ in targets], inputs)
 
+    mermaid_diagram: Diagram | None = None  # a model drawn for Mermaid beside Graphviz
     if model_path is not None:
         from gradviz.render.network import model_diagram  # lazy: start-up (loads numpy, nn)
 
         if input_text is None:
             input_text, target = _first_example(model_path, target)
         diagram, note = model_diagram(model_path, input_text, target, level, not no_grad)
+        mermaid_targets = [fmt for _, fmt in targets if fmt in MERMAID_FORMATS]
+        if mermaid_targets and len(mermaid_targets) == len(targets):
+            diagram, note = model_diagram(
+                model_path, input_text, target, level, not no_grad, mermaid=True
+            )
+        elif mermaid_targets:  # Graphviz and Mermaid outputs: each gets its own level
+            mermaid_diagram, mermaid_note = model_diagram(
+                model_path, input_text, target, level, not no_grad, mermaid=True
+            )
+            if mermaid_note != note and mermaid_note:
+                _say(f"note: {mermaid_note}")
         if note:
             _say(f"note: {note}")
     else:
@@ -244,6 +259,7 @@ def draw(
             program.output.backward()
         diagram = diagram_from_value(program.output, grad=not no_grad)
 
+    asked_rankdir = rankdir
     rankdir = (rankdir or preferred_rankdir(diagram)).upper()
     if not targets:
         more = "--depth all shows them"
@@ -252,13 +268,14 @@ def draw(
 
     failures: list[RenderError | WriteError] = []
     for path, fmt in targets:
-        for warning in size_warnings(diagram, fmt):
+        drawn = mermaid_diagram if fmt in MERMAID_FORMATS and mermaid_diagram else diagram
+        for warning in size_warnings(drawn, fmt):
             _say(f"warning: {warning}")
         try:
             data = render(
-                diagram,
+                drawn,
                 fmt,
-                rankdir=rankdir,
+                rankdir=(asked_rankdir or preferred_rankdir(drawn)).upper(),
                 precision=precision,
                 expression=None if model_path is not None else text,
             )

@@ -272,10 +272,13 @@ def model_diagram(
     target: float | None = None,
     level: str = "auto",
     grad: bool = True,
+    mermaid: bool = False,
 ) -> tuple[Diagram, str | None]:
     """What `gradviz draw --model` draws: one example's loss through a saved model, at
     the level asked for (`auto` collapses big networks), and a note when it collapsed
-    (or when the neuron view asked for will be a tangle)."""
+    (or when the neuron view asked for will be a tangle). For Mermaid (`mermaid`), `auto`
+    never picks the neuron view: Mermaid's layout routes weight edges over the boxes of
+    other neurons, so its network pictures are drawn one node per layer."""
     model = load_model(path)
     if input_text is None:
         raise InputError(
@@ -285,6 +288,14 @@ def model_diagram(
     x = parse_input(input_text, model.spec.layers[0])
     graph = network_loss_graph(model, x, target)
     chosen, note = choose_level(graph, level)
+    if mermaid and level == "auto" and chosen == "neuron":
+        chosen = "layer"
+        note = (
+            f"{note.split(':')[0]}: drawn one node per layer for Mermaid, whose layout runs "
+            "the edges of a neuron view over other neurons (Graphviz formats draw neurons)"
+            if note
+            else None
+        )
     edges = neuron_view_size(graph.network)[1]
     if chosen == "neuron" and edges > AUTO_EDGE_LIMIT and note is None:
         note = (
