@@ -14,24 +14,8 @@ from pathlib import Path
 
 import pytest
 
-CHROMIUM = os.environ.get("GRADVIZ_CHROMIUM", "/usr/bin/chromium")
-CHROMEDRIVER = os.environ.get("GRADVIZ_CHROMEDRIVER", "/usr/bin/chromedriver")
-
-# Without the background-networking flags Chromium keeps trying hosts this machine cannot reach.
-FLAGS = (
-    "--headless=new",
-    "--no-sandbox",
-    "--disable-gpu",
-    "--disable-dev-shm-usage",
-    "--disable-quic",
-    "--no-first-run",
-    "--disable-background-networking",
-    "--disable-component-update",
-    "--disable-sync",
-    "--disable-extensions",
-    "--hide-scrollbars",
-    "--force-device-scale-factor=1",
-)
+# The paths and flags `make samples` takes its screenshots with: one definition.
+from gradviz.tools.screenshots import CHROMEDRIVER, CHROMIUM, FLAGS
 
 
 def browser_missing() -> str | None:

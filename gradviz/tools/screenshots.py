@@ -18,13 +18,20 @@ from pathlib import Path
 
 CHROMIUM = os.environ.get("GRADVIZ_CHROMIUM", "/usr/bin/chromium")
 CHROMEDRIVER = os.environ.get("GRADVIZ_CHROMEDRIVER", "/usr/bin/chromedriver")
+# Headless, with no network of its own: without the background-networking flags Chromium
+# keeps trying hosts this machine cannot reach. The tests' browser (tests/browser.py) uses
+# the same paths and flags.
 FLAGS = (
     "--headless=new",
     "--no-sandbox",
     "--disable-gpu",
     "--disable-dev-shm-usage",
+    "--disable-quic",
     "--no-first-run",
     "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
+    "--disable-extensions",
     "--hide-scrollbars",
     "--force-device-scale-factor=1",
 )
