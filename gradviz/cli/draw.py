@@ -230,26 +230,18 @@ def draw(
         inputs = model_inputs(model_path)
     refuse_inputs([p for p, _ in targets], inputs)
 
-    mermaid_diagram: Diagram | None = None  # a model drawn for Mermaid beside Graphviz
+    drawings: dict[bool, Diagram] = {}  # a model, by "for Mermaid": levels may differ
     if model_path is not None:
-        from gradviz.render.network import model_diagram  # lazy: start-up (loads numpy, nn)
+        from gradviz.render.network import model_diagrams  # lazy: start-up (numpy, nn)
 
         if input_text is None:
             input_text, target = _first_example(model_path, target)
-        diagram, note = model_diagram(model_path, input_text, target, level, not no_grad)
-        mermaid_targets = [fmt for _, fmt in targets if fmt in MERMAID_FORMATS]
-        if mermaid_targets and len(mermaid_targets) == len(targets):
-            diagram, note = model_diagram(
-                model_path, input_text, target, level, not no_grad, mermaid=True
-            )
-        elif mermaid_targets:  # Graphviz and Mermaid outputs: each gets its own level
-            mermaid_diagram, mermaid_note = model_diagram(
-                model_path, input_text, target, level, not no_grad, mermaid=True
-            )
-            if mermaid_note != note and mermaid_note:
-                _say(f"note: {mermaid_note}")
-        if note:
+        kinds = sorted({fmt in MERMAID_FORMATS for _, fmt in targets}) or [False]
+        made = model_diagrams(model_path, input_text, target, level, not no_grad, kinds)
+        for note in dict.fromkeys(note for _, note in made.values() if note):  # each once
             _say(f"note: {note}")
+        drawings = {mermaid: drawing for mermaid, (drawing, _) in made.items()}
+        diagram = drawings[kinds[0]]
     else:
         program = parse_program(text, values, seed=seed)
         note = describe_defaults(program, flag)
@@ -268,7 +260,7 @@ def draw(
 
     failures: list[RenderError | WriteError] = []
     for path, fmt in targets:
-        drawn = mermaid_diagram if fmt in MERMAID_FORMATS and mermaid_diagram else diagram
+        drawn = drawings.get(fmt in MERMAID_FORMATS, diagram)
         for warning in size_warnings(drawn, fmt):
             _say(f"warning: {warning}")
         try:

@@ -5,6 +5,7 @@ reads the model file, for `gradviz draw --model`)."""
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from dataclasses import dataclass, replace
 from itertools import pairwise
 from pathlib import Path
@@ -44,10 +45,13 @@ def choose_level(
     level: str = "auto",
     limit: int = AUTO_NODE_LIMIT,
     edge_limit: int = AUTO_EDGE_LIMIT,
+    mermaid: bool = False,
 ) -> tuple[str, str | None]:
     """The level to draw and, when chosen automatically, a note saying so: every scalar
     up to `limit` nodes, else a node per neuron if that view has at most `limit` nodes
-    and `edge_limit` edges, else a node per layer."""
+    and `edge_limit` edges, else a node per layer. For Mermaid, a node per layer where
+    Graphviz gets neurons: Mermaid's layout runs a neuron view's weight edges over the
+    boxes of other neurons."""
     if level != "auto":
         return level, None
     size = graph.size
@@ -57,6 +61,11 @@ def choose_level(
     scalars = f"{size:,} scalar nodes is more than {scalar_limit}"
     nodes, edges = neuron_view_size(graph.network)
     if nodes <= limit and edges <= edge_limit:
+        if mermaid:
+            return "layer", (
+                f"{scalars}: drawn one node per layer for Mermaid, whose layout runs the "
+                "edges of a neuron view over other neurons (Graphviz formats draw neurons)"
+            )
         return "neuron", f"{scalars}: drawn one node per neuron (--level)"
     too_many = (
         f"{nodes:,} nodes (more than {limit})"
@@ -275,10 +284,21 @@ def model_diagram(
     mermaid: bool = False,
 ) -> tuple[Diagram, str | None]:
     """What `gradviz draw --model` draws: one example's loss through a saved model, at
-    the level asked for (`auto` collapses big networks), and a note when it collapsed
-    (or when the neuron view asked for will be a tangle). For Mermaid (`mermaid`), `auto`
-    never picks the neuron view: Mermaid's layout routes weight edges over the boxes of
-    other neurons, so its network pictures are drawn one node per layer."""
+    the level asked for (`auto` collapses big networks, see `choose_level`), and a note
+    when it collapsed (or when the neuron view asked for will be a tangle)."""
+    return model_diagrams(path, input_text, target, level, grad, (mermaid,))[mermaid]
+
+
+def model_diagrams(
+    path: Path | str,
+    input_text: str | None,
+    target: float | None = None,
+    level: str = "auto",
+    grad: bool = True,
+    kinds: Iterable[bool] = (False,),
+) -> dict[bool, tuple[Diagram, str | None]]:
+    """`model_diagram` for Graphviz (False) and for Mermaid (True), as `kinds` asks, from
+    one reading of the model and one loss graph."""
     model = load_model(path)
     if input_text is None:
         raise InputError(
@@ -287,21 +307,16 @@ def model_diagram(
         )
     x = parse_input(input_text, model.spec.layers[0])
     graph = network_loss_graph(model, x, target)
-    chosen, note = choose_level(graph, level)
-    if mermaid and level == "auto" and chosen == "neuron":
-        chosen = "layer"
-        note = (
-            f"{note.split(':')[0]}: drawn one node per layer for Mermaid, whose layout runs "
-            "the edges of a neuron view over other neurons (Graphviz formats draw neurons)"
-            if note
-            else None
-        )
-    edges = neuron_view_size(graph.network)[1]
-    if chosen == "neuron" and edges > AUTO_EDGE_LIMIT and note is None:
-        note = (
-            f"the neuron view has {edges:,} edges (a weight each): expect a tangle; "
-            "--level layer shows the gradient layer by layer"
-        )
     shown = ", ".join(fmt(v) for v in graph.x)
     title = f"{model.spec.name}: loss of input ({shown}), target {fmt(graph.y)}"
-    return network_diagram(graph, chosen, title, grad), note
+    edges = neuron_view_size(graph.network)[1]
+    drawings: dict[bool, tuple[Diagram, str | None]] = {}
+    for mermaid in kinds:
+        chosen, note = choose_level(graph, level, mermaid=mermaid)
+        if chosen == "neuron" and edges > AUTO_EDGE_LIMIT and note is None:
+            note = (
+                f"the neuron view has {edges:,} edges (a weight each): expect a tangle; "
+                "--level layer shows the gradient layer by layer"
+            )
+        drawings[mermaid] = (network_diagram(graph, chosen, title, grad), note)
+    return drawings
