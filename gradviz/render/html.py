@@ -339,7 +339,9 @@ def slider_range(x: float) -> tuple[float, float, float]:
     return x - half, x + half, step
 
 
-PAGE = """<!doctype html>
+# The head of every page gradviz writes (this one and the report): its own policy, its
+# own style, nothing from outside.
+HEAD = """<!doctype html>
 <html lang="en">
 <head>
 <meta charset="utf-8">
@@ -349,7 +351,11 @@ PAGE = """<!doctype html>
 <title>{title}</title>
 <style>{css}</style>
 </head>
-<body>
+"""
+
+PAGE = (
+    HEAD
+    + """<body>
 <header><h1>{heading}</h1><p class="sub">{sub}</p></header>
 <main>
 <figure id="graph" class="{kind}" aria-label="the computation graph">{svg}</figure>
@@ -359,6 +365,7 @@ PAGE = """<!doctype html>
 </body>
 </html>
 """
+)
 
 CONTROLS = """<div id="panels">
 <section id="inputs" aria-labelledby="inputs-h"><h2 id="inputs-h">Inputs</h2>

@@ -35,6 +35,7 @@ from gradviz.nn import LOSS_FUNCTIONS, Network
 from gradviz.numbers import DEFAULT_PRECISION, fmt, json_number
 from gradviz.render.diagram import _BAND_EDGES, BAD_BAND, BANDS, Diagram, Node, band_of
 from gradviz.render.html import (
+    HEAD,
     POWER_KEY,
     _asset,
     _css,
@@ -285,17 +286,9 @@ def _input_boxes(data: Dataset) -> str:
     return "".join(boxes)
 
 
-PAGE = """<!doctype html>
-<html lang="en">
-<head>
-<meta charset="utf-8">
-<meta http-equiv="Content-Security-Policy" content="{csp}">
-<meta name="viewport" content="width=device-width, initial-scale=1">
-<meta name="generator" content="gradviz">
-<title>{title}</title>
-<style>{css}</style>
-</head>
-<body class="report">
+PAGE = (
+    HEAD
+    + """<body class="report">
 <header><h1>{heading}</h1><p class="sub">gradviz: a trained network, its training and its
 gradients. Move the epoch slider to recolour the network; pick an example to see its loss
 graph.</p></header>
@@ -335,6 +328,7 @@ chosen epoch (the colour scale of every gradviz picture).</p>
 </body>
 </html>
 """
+)
 
 
 def report_html(
