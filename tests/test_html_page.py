@@ -362,7 +362,7 @@ def test_any_name_and_expression_text_stays_inside_its_element(
     assert [n["name"] for n in json.loads(data)["nodes"]] == [
         names[v] for v in topological_order(out)
     ]
-    assert code == html.engine_script() + html._asset("page.js")
+    assert code == html.engine_script() + html.asset_text("page.js")
     shown = "".join(parser.text)
     for leaf in leaves:
         if leaf.label.strip():

@@ -317,7 +317,6 @@ BANDS = colours.BANDS
 BAD_BAND = colours.BAD_BAND
 BAD_BORDER = colours.BAD_BORDER
 BAD_MARK = colours.BAD_MARK
-_BAND_EDGES = colours.BAND_EDGES  # the HTML page colours with them (gradviz.render.html)
 
 
 def band_of(node: Node) -> Band | None:

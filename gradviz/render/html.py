@@ -31,8 +31,8 @@ from typing import Any
 from gradviz.engine import Value
 from gradviz.numbers import DEFAULT_PRECISION, json_number
 from gradviz.ops import ADD, DIV, MUL, NEG, POW, SUB, UNARY_OPS, Op, power_op
+from gradviz.render import colours
 from gradviz.render.diagram import (
-    _BAND_EDGES,
     BAD_BAND,
     BAD_BORDER,
     BAD_MARK,
@@ -92,7 +92,7 @@ def op_key(op: Op) -> str:
     return POWER_KEY if op.name not in JS_OPS and op.symbol.startswith("**") else op.name
 
 
-def _exponent(op: Op) -> float:
+def power_exponent(op: Op) -> float:
     return float(op.name[len("pow") :])
 
 
@@ -110,14 +110,16 @@ def ops_script() -> str:
     return "var GV_OPS = {\n" + ",\n".join(entries) + "\n};\n"
 
 
-def _asset(name: str) -> str:
+def asset_text(name: str) -> str:
     return resources.files("gradviz.render").joinpath("assets", name).read_text("utf-8")
 
 
 @cache
 def engine_script() -> str:
     """The engine as one script: GV_OPS, then assets/engine.js (defines `GV`)."""
-    return _asset("engine.js").replace("var OPS = GV_OPS;", ops_script() + "  var OPS = GV_OPS;")
+    return asset_text("engine.js").replace(
+        "var OPS = GV_OPS;", ops_script() + "  var OPS = GV_OPS;"
+    )
 
 
 # -- what the page knows about the graph -----------------------------------------------
@@ -174,7 +176,7 @@ def graph_data(
             operands = [names[p] for p in v.parents]
             entry.update(k=op_key(op), op=op.name, p=[index[p] for p in v.parents])
             if entry["k"] == POWER_KEY:
-                entry["n"] = json_number(_exponent(op))
+                entry["n"] = json_number(power_exponent(op))
             entry["applied"] = op_form(op, *operands)
             locals_ = op.local(v.data, *[p.data for p in v.parents])
             inputs = []
@@ -201,7 +203,7 @@ def graph_data(
         "tracePrecision": DEFAULT_PRECISION,  # the trace prints numbers its own way
         "bands": [{"fill": b.fill, "ink": b.ink} for b in BANDS],
         "bad": {"fill": BAD_BAND.fill, "ink": BAD_BAND.ink},
-        "edges": list(_BAND_EDGES),
+        "edges": list(colours.BAND_EDGES),
         "badBorder": BAD_BORDER,
         "mark": BAD_MARK,
         "states": {k: list(v) for k, v in _STATE_LOOK.items()},
@@ -239,7 +241,7 @@ def json_for_script(value: object) -> str:
     return text
 
 
-def _sha256(text: str) -> str:
+def csp_hash(text: str) -> str:
     return "sha256-" + base64.b64encode(hashlib.sha256(text.encode("utf-8")).digest()).decode()
 
 
@@ -392,8 +394,8 @@ CONTROLS = """<div id="panels">
 
 
 @cache
-def _css() -> str:
-    return _asset("page.css")
+def page_css() -> str:
+    return asset_text("page.css")
 
 
 def to_html(
@@ -415,7 +417,7 @@ def to_html(
     expression = one_line(expression) if expression else expression
     title = expression.strip().replace("\n", " ") if expression else (diagram.title or "graph")
     short = title if len(title) <= 80 else title[:77] + "…"
-    css = _css()
+    css = page_css()
     if reason is not None:
         body_scripts = ""
         controls = (
@@ -430,12 +432,12 @@ def to_html(
         data["leaves"] = reading_order(data, expression)
         if step:
             data["startStep"] = step
-        code = engine_script() + _asset("page.js")
+        code = engine_script() + asset_text("page.js")
         body_scripts = (
             f'<script type="application/json" id="gv-data">{json_for_script(data)}</script>\n'
             f"<script>{code}</script>"
         )
-        script_src = f"'{_sha256(code)}'"
+        script_src = f"'{csp_hash(code)}'"
         controls = CONTROLS.format(
             leaves=_leaf_rows(data),
             nudge=_esc(data["nudgeIntro"]),
@@ -447,7 +449,7 @@ def to_html(
             "below."
         )
     csp = (
-        f"default-src 'none'; script-src {script_src}; style-src '{_sha256(css)}'; "
+        f"default-src 'none'; script-src {script_src}; style-src '{csp_hash(css)}'; "
         "img-src data:; base-uri 'none'; form-action 'none'"
     )
     return PAGE.format(

@@ -33,18 +33,19 @@ from gradviz.engine import topological_order
 from gradviz.model import network_loss_graph
 from gradviz.nn import LOSS_FUNCTIONS, Network
 from gradviz.numbers import DEFAULT_PRECISION, fmt, json_number
-from gradviz.render.diagram import _BAND_EDGES, BAD_BAND, BANDS, Diagram, Node, band_of
+from gradviz.render import colours
+from gradviz.render.diagram import BAD_BAND, BANDS, Diagram, Node, band_of
 from gradviz.render.html import (
     HEAD,
     POWER_KEY,
-    _asset,
-    _css,
-    _exponent,
-    _sha256,
+    asset_text,
+    csp_hash,
     engine_script,
     inline_svg,
     json_for_script,
     op_key,
+    page_css,
+    power_exponent,
 )
 from gradviz.stats import History
 from gradviz.train import is_correct
@@ -167,7 +168,7 @@ def example_program(network: Network, data: Dataset) -> dict[str, Any]:
         else:
             entry.update(k=op_key(v.op), op=v.op.symbol, p=[index[p] for p in v.parents])
             if entry["k"] == POWER_KEY:
-                entry["n"] = json_number(_exponent(v.op))
+                entry["n"] = json_number(power_exponent(v.op))
         nodes.append(entry)
     return {
         "nodes": nodes,
@@ -354,17 +355,17 @@ def report_html(
         "frames": shown,
         "bands": [{"fill": b.fill, "ink": b.ink} for b in BANDS],
         "bad": {"fill": BAD_BAND.fill, "ink": BAD_BAND.ink},
-        "edges": list(_BAND_EDGES),
+        "edges": list(colours.BAND_EDGES),
         "program": program,
         "X": [[json_number(v) for v in row] for row in data.X[:EXAMPLE_LIMIT].tolist()],
         "Y": [json_number(v) for v in data.Y[:EXAMPLE_LIMIT].tolist()],
         "names": list(data.feature_names),
         "precision": precision,
     }
-    code = engine_script() + _asset("report.js")
-    css = _css() + _asset("report.css")
+    code = engine_script() + asset_text("report.js")
+    css = page_css() + asset_text("report.css")
     csp = (
-        f"default-src 'none'; script-src '{_sha256(code)}'; style-src '{_sha256(css)}'; "
+        f"default-src 'none'; script-src '{csp_hash(code)}'; style-src '{csp_hash(css)}'; "
         "img-src data:; base-uri 'none'; form-action 'none'"
     )
     scripts = (
