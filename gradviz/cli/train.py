@@ -4,7 +4,7 @@ a saved one."""
 from __future__ import annotations
 
 import shlex
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
 
 import click
@@ -58,6 +58,22 @@ OPTION_NAMES = {
 # -- train --------------------------------------------------------------------------------
 
 
+def picture_options(command: Callable) -> Callable:
+    """--boundary and --curves, the same on `train` and `inspect`."""
+    command = click.option(
+        "--curves",
+        "curves_path",
+        metavar="FILE",
+        help="Write the loss and accuracy curves to FILE: .svg, .png or .pdf.",
+    )(command)
+    return click.option(
+        "--boundary",
+        "boundary_path",
+        metavar="FILE",
+        help="Write the decision boundary (2-input networks) to FILE: .svg, .png or .pdf.",
+    )(command)
+
+
 @click.command(
     "train",
     short_help="Train a small network and show how it learned.",
@@ -86,18 +102,7 @@ OPTION_NAMES = {
 )
 @click.option("--save", "save_path", metavar="FILE", help="Write the model as JSON.")
 @click.option("--keep-going", is_flag=True, help="Train on after the loss becomes NaN/inf.")
-@click.option(
-    "--boundary",
-    "boundary_path",
-    metavar="FILE",
-    help="Write the decision boundary (2-input networks) to FILE: .svg, .png or .pdf.",
-)
-@click.option(
-    "--curves",
-    "curves_path",
-    metavar="FILE",
-    help="Write the loss and accuracy curves to FILE: .svg, .png or .pdf.",
-)
+@picture_options
 @click.option("--report", "report_path", metavar="FILE", help="Write the report page to FILE.html.")
 @click.option("-q", "--quiet", is_flag=True, help="Print nothing (errors still go to stderr).")
 @click.option("--json", "as_json", is_flag=True, help="Print the results as JSON.")
@@ -313,18 +318,7 @@ def spec_options(words: Sequence[str], text: str) -> dict[str, object]:
 @click.argument("model_path", metavar="MODEL")
 @click.option("--data", "data_path", help="Evaluate on this data (.csv or a built-in name).")
 @click.option("--json", "as_json", is_flag=True, help="Print the results as JSON.")
-@click.option(
-    "--boundary",
-    "boundary_path",
-    metavar="FILE",
-    help="Write the decision boundary (2-input networks) to FILE: .svg, .png or .pdf.",
-)
-@click.option(
-    "--curves",
-    "curves_path",
-    metavar="FILE",
-    help="Write the loss and accuracy curves recorded in training to FILE: .svg, .png or .pdf.",
-)
+@picture_options
 @click.option(
     "-o", "--report", "report_path", metavar="FILE", help="Write the report page to FILE.html."
 )
