@@ -27,6 +27,7 @@ from gradviz.ops import (
     COS,
     DETACH,
     DIV,
+    ENGINE_NAMES,
     EXP,
     LOG,
     MUL,
@@ -39,6 +40,7 @@ from gradviz.ops import (
     SUB,
     TANH,
     Op,
+    generated,
     power_op,
 )
 from gradviz.ops import UNARY_OPS as UNARY_OPS  # the expression functions, by name
@@ -80,7 +82,7 @@ class Value:
 
     def __init__(self, data: object, label: str | None = None) -> None:
         self.data: Number = data if type(data) is float else as_data(data)
-        self.grad: Number = 0.0
+        self.grad: Number = _NO_CREDIT
         self.op: Op | None = None
         self.a: Value | None = None
         self.b: Value | None = None
@@ -112,14 +114,8 @@ class Value:
         return op.micrograd or op.symbol
 
     # -- building ---------------------------------------------------------------
-
-    def __add__(self, other: Value | float) -> Value:
-        other = other if isinstance(other, Value) else Constant(other)
-        return _node(ADD, self, other, self.data + other.data)
-
-    def __mul__(self, other: Value | float) -> Value:
-        other = other if isinstance(other, Value) else Constant(other)
-        return _node(MUL, self, other, self.data * other.data)
+    # The ops' methods (`+`, `*`, `-`, `/`, `.sigmoid()`, ...) are generated from the op
+    # table below the class: each computes its op's value and makes its node in one call.
 
     def __pow__(self, other: Value | float) -> Value:
         if isinstance(other, Value):
@@ -129,64 +125,6 @@ class Value:
 
     def __rpow__(self, other: float) -> Value:
         return apply(POW, Constant(other), self)
-
-    def __radd__(self, other: float) -> Value:
-        return Constant(other) + self
-
-    def __rmul__(self, other: float) -> Value:
-        return Constant(other) * self
-
-    # Subtraction, division and negation are ops of their own (not micrograd's
-    # compositions `a + b*(-1)` and `a * b**-1`), so a graph is drawn as it was typed.
-    def __neg__(self) -> Value:
-        return _node(NEG, self, None, -self.data)
-
-    def __sub__(self, other: Value | float) -> Value:
-        other = other if isinstance(other, Value) else Constant(other)
-        return _node(SUB, self, other, self.data - other.data)
-
-    def __rsub__(self, other: float) -> Value:
-        return Constant(other) - self
-
-    def __truediv__(self, other: Value | float) -> Value:
-        other = other if isinstance(other, Value) else Constant(other)
-        return _node(DIV, self, other, DIV.forward(self.data, other.data))
-
-    def __rtruediv__(self, other: float) -> Value:
-        return Constant(other) / self
-
-    def __abs__(self) -> Value:
-        return _node(ABS, self, None, ABS.forward(self.data))
-
-    def exp(self) -> Value:
-        return _node(EXP, self, None, EXP.forward(self.data))
-
-    def log(self) -> Value:
-        return _node(LOG, self, None, LOG.forward(self.data))
-
-    def tanh(self) -> Value:
-        return _node(TANH, self, None, TANH.forward(self.data))
-
-    def sigmoid(self) -> Value:
-        return _node(SIGMOID, self, None, SIGMOID.forward(self.data))
-
-    def relu(self) -> Value:
-        return _node(RELU, self, None, RELU.forward(self.data))
-
-    def sin(self) -> Value:
-        return _node(SIN, self, None, SIN.forward(self.data))
-
-    def cos(self) -> Value:
-        return _node(COS, self, None, COS.forward(self.data))
-
-    def abs(self) -> Value:
-        return _node(ABS, self, None, ABS.forward(self.data))
-
-    def sqrt(self) -> Value:
-        return _node(SQRT, self, None, SQRT.forward(self.data))
-
-    def detach(self) -> Value:
-        return _node(DETACH, self, None, DETACH.forward(self.data))
 
     # -- using ------------------------------------------------------------------
 
@@ -204,19 +142,19 @@ class Value:
         Nothing warns about a second call: accumulating on purpose (two losses, or
         several examples of a batch) cannot be told from doing it by mistake.
         `backpropagate` is the pass that starts from zero (the CLI's)."""
-        order = topological_order(self)
-        # Grads held from earlier calls: set aside, the pass runs from zero, then added.
-        grads = [n.grad for n in order]
+        # Grads held from earlier calls are set aside, the pass runs from zero, then they
+        # are added. This pass's "no credit yet" is a zero that no node holds now (a new
+        # float object): the walk gives it to every node it meets, after noting what the
+        # node held, and so needs no set of visited nodes.
+        fresh = float(0)
+        carried: list[tuple[Value, Number]] = []
         try:
-            held = any(grads)  # at C speed: a fresh graph holds zeros only
-        except ValueError:  # a batch's array has no single truth value
-            held = True
-        carried = (
-            [(n, g) for n, g in zip(order, grads, strict=True) if type(g) is np.ndarray or g != 0]
-            if held
-            else []
-        )
-        backpropagate(order)
+            ops = _ops_to_credit(self, fresh, carried)
+        except RecursionError:  # deeper than recursion goes: the same walk on a stack
+            ops = _ops_to_credit_deep(self, fresh, carried)
+        data = self.data
+        self.grad = 1.0 if type(data) is float else _ones_like(data)
+        _GENERATED["backward_pass"](ops, fresh)
         for node, earlier in carried:
             node.grad = earlier + node.grad
 
@@ -231,19 +169,28 @@ class Value:
         return f"Value({name}data={fmt(self.data)}, grad={fmt(self.grad)})"
 
 
+_new = object.__new__
+
+# The grad of a node that has received no credit: every node is made holding this very
+# object, and a backward pass starts by giving it to every node of the graph. Any credit
+# received, even 0, is a new float, so `is` tells "reached" from "not reached (behind a
+# detach)" at no cost, and a fresh graph's grads need no resetting.
+_NO_CREDIT = 0.0
+
+
 def _node(op: Op, a: Value, b: Value | None, data: Number) -> Value:
-    """Make a non-leaf Value without __init__'s input checks (the hot path)."""
+    """Make a non-leaf Value without __init__'s input checks (for ops without a
+    generated method: `**` and `apply`)."""
+    if not _GENERATED["recording"]:
+        return _constant(data)
     out = _new(Value)
     out.data = data
-    out.grad = 0.0
+    out.grad = _NO_CREDIT
     out.op = op
     out.a = a
     out.b = b
     out.label = None
     return out
-
-
-_new = object.__new__
 
 
 class Constant(Value):
@@ -255,16 +202,106 @@ class Constant(Value):
     __slots__ = ()
 
 
-def _constant_node(op: Op, a: Value, b: Value | None, data: Number) -> Value:
-    """`_node` under `no_grad`: the result alone, with no op and no parents."""
+def _constant(x: object) -> Constant:
+    """`Constant(x)` without the cost of a class call (`2*x` makes one every time)."""
     out = _new(Constant)
-    out.data = data
-    out.grad = 0.0
+    out.data = x if type(x) is float else as_data(x)
+    out.grad = _NO_CREDIT
     out.op = None
     out.a = None
     out.b = None
     out.label = None
     return out
+
+
+# -- the ops' methods, generated from the op table ------------------------------------
+# `x * y` must make its node in one Python call: so every op's method is written out from
+# the table's own expression for its value (`out`, and `inline`, the same bits without a
+# helper call, for floats) by the template below, and compiled once at import. A method's
+# globals are `_GENERATED`, shared by all, so `no_grad` switches every one of them at once.
+
+_GENERATED: dict[str, object] = {
+    **ENGINE_NAMES,
+    "Value": Value,
+    "new": _new,
+    "constant": _constant,
+    "Constant": Constant,
+    "reversed": reversed,
+    "isinstance": isinstance,
+    "type": type,
+    "NO_CREDIT": _NO_CREDIT,
+    "recording": True,  # False under no_grad: results are constants
+}
+
+# name: (op, reflected); reflected: `2 - x` is x.__rsub__(2), the constant comes first
+_METHOD_OPS: dict[str, tuple[Op, bool]] = {
+    "__add__": (ADD, False),
+    "__radd__": (ADD, True),
+    "__mul__": (MUL, False),
+    "__rmul__": (MUL, True),
+    "__sub__": (SUB, False),
+    "__rsub__": (SUB, True),
+    "__truediv__": (DIV, False),
+    "__rtruediv__": (DIV, True),
+    "__neg__": (NEG, False),
+    "__abs__": (ABS, False),
+    **{op.name: (op, False) for op in UNARY_OPS.values()},  # v.exp(), v.sigmoid(), ...
+}
+
+
+def _method_body(op: Op, reflected: bool) -> str:
+    """The statements of one op's method (`self`, and `other` for two inputs)."""
+    if op.arity == 2:
+        first, second = ("other", "self") if reflected else ("self", "other")
+        lines = [
+            "if not isinstance(other, Value):",  # a number: a Constant, made here
+            "    if type(other) is float:",
+            "        number = other",
+            "        other = new(Constant)",
+            "        other.data = number",
+            "        other.grad = NO_CREDIT",
+            "        other.op = other.a = other.b = other.label = None",
+            "    else:",
+            "        other = constant(other)",
+            f"a = {first}.data",
+            f"b = {second}.data",
+        ]
+    else:
+        first, second = "self", "None"
+        lines = ["a = self.data"]
+    if op.inline:
+        lines += ["if type(a) is float:"]
+        lines += [f"    {line}" for line in op.inline.splitlines()]
+        lines += ["else:", f"    out = {op.out}"]
+    else:
+        lines += [f"out = {op.out}"]
+    lines += [
+        "if not recording:",
+        "    return constant(out)",
+        "node = new(Value)",
+        "node.data = out",
+        "node.grad = NO_CREDIT",
+        f"node.op = op_{op.name}",
+        f"node.a = {first}",
+        f"node.b = {second}",
+        "node.label = None",
+        "return node",
+    ]
+    return "\n    ".join(lines)
+
+
+for _name, (_op, _reflected) in _METHOD_OPS.items():
+    _GENERATED[f"op_{_op.name}"] = _op
+    _method = generated(
+        "self, other" if _op.arity == 2 else "self",
+        _method_body(_op, _reflected),
+        _GENERATED,
+        _name,
+    )
+    _method.__qualname__ = f"Value.{_name}"
+    _method.__doc__ = f"{_op.name}: local derivative(s) {', '.join(_op.formulas)}."
+    setattr(Value, _name, _method)
+del _name, _op, _reflected, _method
 
 
 @contextmanager
@@ -278,13 +315,12 @@ def no_grad() -> Iterator[None]:
     node per op), but the value is frozen and drawn as a bare number. Use it for work
     that needs no gradient, such as an update step or an evaluation. It sets a module-level
     switch: not for use from several threads at once."""
-    global _node
-    previous = _node
-    _node = _constant_node
+    previous = _GENERATED["recording"]
+    _GENERATED["recording"] = False
     try:
         yield
     finally:
-        _node = previous
+        _GENERATED["recording"] = previous
 
 
 def apply(op: Op, *inputs: Value | float) -> Value:
@@ -297,13 +333,50 @@ def apply(op: Op, *inputs: Value | float) -> Value:
 
 
 def topological_order(root: Value) -> list[Value]:
-    """Every node root depends on, parents before children (iterative DFS, no recursion).
+    """Every node root depends on, parents before children: depth first, parents left
+    to right, so the order is deterministic and can name nodes.
 
-    The order is deterministic (parents visited left to right), so it can name nodes.
-    """
-    # Depth first, parents left to right: a node met for the first time is marked, then
-    # pushed back with a None above it ("emit the node below once this is popped") and
-    # its unmarked parents above that; a leaf is emitted at once. One set, no recursion.
+    Recursion is the fastest walk in Python; past its limit (a graph deeper than about
+    a thousand nodes: a long chain) the same walk runs on an explicit stack."""
+    if root.a is None:
+        return [root]
+    order: list[Value] = []
+    emit = order.append
+    seen = {root}
+    mark = seen.add
+
+    def visit(node: Value) -> None:
+        # A leaf parent is emitted where it stands; only op nodes recurse.
+        a = node.a
+        if a not in seen:
+            mark(a)
+            if a.a is None:
+                emit(a)
+            else:
+                visit(a)
+        b = node.b
+        if b is not None and b not in seen:
+            mark(b)
+            if b.a is None:
+                emit(b)
+            else:
+                visit(b)
+        emit(node)
+
+    try:
+        visit(root)
+    except RecursionError:
+        order = _deep_topological_order(root)
+    finally:
+        visit = None  # it refers to itself through its cell: no cycle left to the collector
+    return order
+
+
+def _deep_topological_order(root: Value) -> list[Value]:
+    """`topological_order` on an explicit stack, for graphs of any depth."""
+    # A node met for the first time is marked, then pushed back with a None above it
+    # ("emit the node below once this is popped") and its unmarked parents above that;
+    # a leaf is emitted at once.
     order: list[Value] = []
     emit = order.append
     seen: set[Value] = set()
@@ -338,11 +411,6 @@ def _ones_like(data: Number) -> Number:
     return numpy.ones_like(data) if numpy is not None and type(data) is numpy.ndarray else 1.0
 
 
-# The grad every node starts a backward pass with. A node that no credit reaches (every
-# path to the output runs through detach) still holds this very object afterwards, while
-# any credit received, even 0, is a new float: so `is` tells the two apart at no cost.
-_NO_CREDIT = 0.0
-
 # on_edge(node, input_index, parent, local, contribution), after the add: see backpropagate.
 EdgeObserver = Callable[[Value, int, Value, Number, Number], None]
 
@@ -360,19 +428,116 @@ def backpropagate(order: list[Value], on_edge: EdgeObserver | None = None) -> No
     no_credit = _NO_CREDIT
     for node in order:
         node.grad = no_credit
+    _credit(order, on_edge)
+
+
+def _credit(order: list[Value], on_edge: EdgeObserver | None = None) -> None:
+    """The pass itself, over nodes whose grads all hold `_NO_CREDIT`."""
+    no_credit = _NO_CREDIT
     root = order[-1]
-    root.grad = _ones_like(root.data)
+    data = root.data
+    root.grad = 1.0 if type(data) is float else _ones_like(data)
     if on_edge is not None:
         _backpropagate_observed(order, on_edge)
         return
-    for node in reversed(order):
-        op = node.op
-        if op is None:
-            continue
+    _GENERATED["backward_pass"](order, no_credit)
+
+
+def _held(grad: Number, no_credit: float) -> bool:
+    """Whether a grad found on a node must be carried over a pass (anything but 0)."""
+    kind = type(grad)
+    return grad is not no_credit and ((kind is not float and kind is not int) or bool(grad))
+
+
+def _ops_to_credit(root: Value, fresh: float, carried: list) -> list[Value]:
+    """`Value.backward`'s walk: the op nodes of `topological_order(root)`, in its order
+    (leaves left out: they pass nothing on), every node's grad set to `fresh` and any grad
+    it held before appended to `carried`. Recursive: RecursionError past its limit."""
+    ops: list[Value] = []
+    emit = ops.append
+    hold = carried.append
+    no_credit = _NO_CREDIT
+    g = root.grad
+    root.grad = fresh
+    if _held(g, no_credit):
+        hold((root, g))
+    if root.a is None:
+        return ops
+
+    def visit(node: Value) -> None:
+        # topological_order's visit, with `grad is fresh` for "seen" (written out twice
+        # for speed: this is most of the cost of a backward pass)
+        a = node.a
+        g = a.grad
+        if g is not fresh:
+            a.grad = fresh
+            if g is not no_credit and ((type(g) is not float and type(g) is not int) or g):
+                hold((a, g))
+            if a.a is not None:
+                visit(a)
+        b = node.b
+        if b is not None:
+            g = b.grad
+            if g is not fresh:
+                b.grad = fresh
+                if g is not no_credit and ((type(g) is not float and type(g) is not int) or g):
+                    hold((b, g))
+                if b.a is not None:
+                    visit(b)
+        emit(node)
+
+    try:
+        visit(root)
+    finally:
+        visit = None  # it refers to itself through its cell: no cycle left to the collector
+    return ops
+
+
+def _ops_to_credit_deep(root: Value, fresh: float, carried: list) -> list[Value]:
+    """`_ops_to_credit` for graphs of any depth (after it stopped part way: the nodes it
+    met hold `fresh` already and their grads are in `carried`)."""
+    ops = []
+    for node in _deep_topological_order(root):
         g = node.grad
-        if g is no_credit:
-            continue
-        op.backward(node, g)  # each input's grad += g · local (the op table's code)
+        if g is not fresh:
+            node.grad = fresh
+            if _held(g, _NO_CREDIT):
+                carried.append((node, g))
+        if node.a is not None:
+            ops.append(node)
+    return ops
+
+
+# The ops whose backward step is written into the pass's loop instead of called through
+# `op.backward` (a call per node costs as much as the arithmetic): those networks are made
+# of, the most frequent first. Any other op is called.
+_INLINED_BACKWARD = (ADD, MUL, SUB, SIGMOID, TANH, RELU)
+
+
+def _backward_pass_body(inlined: tuple[Op, ...]) -> str:
+    """The statements of `backward_pass(order, no_credit)`: every op node reached by
+    credit (whose grad is not `no_credit`), in reverse order, adds its credit times each
+    local derivative into its inputs' grads."""
+    lines = [
+        "for node in reversed(order):",
+        "    op = node.op",
+        "    if op is None:",
+        "        continue",
+        "    g = node.grad",
+        "    if g is no_credit:",
+        "        continue",
+    ]
+    for i, op in enumerate(inlined):
+        lines.append(f"    {'elif' if i else 'if'} op is op_{op.name}:")
+        lines += [f"        {line}" for line in op.backward_code.splitlines()]
+    lines += ["    else:", "        op.backward(node, g)"]
+    return "\n    ".join(lines)
+
+
+_GENERATED.update({f"op_{op.name}": op for op in _INLINED_BACKWARD})
+_GENERATED["backward_pass"] = generated(
+    "order, no_credit", _backward_pass_body(_INLINED_BACKWARD), _GENERATED, "backward_pass"
+)
 
 
 def _backpropagate_observed(order: list[Value], on_edge: EdgeObserver) -> None:

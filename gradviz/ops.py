@@ -168,6 +168,7 @@ HELPERS: dict[str, Any] = {
     "relu": relu,
     "power": power,
     "exp": exp,
+    "exp_nonpositive": math.exp,  # for floats ≤ 0 (and nan): never overflows, never raises
     "log": log,
     "tanh": tanh,
     "sin": sin,
@@ -179,7 +180,12 @@ HELPERS: dict[str, Any] = {
 """The names an op's expressions may use, bound for the engine (floats and arrays)."""
 
 # `__name__` makes the compiled functions part of this module for the warnings filter.
-_ENGINE_NAMES = {**HELPERS, "__name__": __name__, "__builtins__": {"abs": abs, "float": float}}
+ENGINE_NAMES: dict[str, Any] = {
+    **HELPERS,
+    "__name__": __name__,
+    "__builtins__": {"abs": abs, "float": float},
+}
+"""The globals of code generated from the table for the engine (here and in gradviz.engine)."""
 
 
 def compiled_names(numpy_module: Any) -> dict[str, Any]:
@@ -203,7 +209,14 @@ def _code_object(params: str, body: str) -> CodeType:
 
 def _function(params: str, body: str, bound: Mapping[str, float], name: str) -> Callable:
     """`body` (statements, or `return EXPR`) as a function of `params`."""
-    return FunctionType(_code_object(params, body), {**_ENGINE_NAMES, **bound}, name)
+    return generated(params, body, {**ENGINE_NAMES, **bound}, name)
+
+
+def generated(params: str, body: str, namespace: dict[str, Any], name: str) -> Callable:
+    """`body` (statements built from this package's constant templates, never from user
+    text) as a function of `params`, whose globals are `namespace` itself: functions
+    sharing one namespace see a name rebound there (the engine's `no_grad` switch)."""
+    return FunctionType(_code_object(params, body), namespace, name)
 
 
 def _backward_body(d: tuple[str, ...], passes_credit: bool) -> str:
@@ -228,7 +241,7 @@ def _backward_body(d: tuple[str, ...], passes_credit: bool) -> str:
             lines.append(f"d{i} = {e}")
             terms.append((x, f"g * d{i}"))
     lines += [f"p{x}.grad += {term}" for x, term in terms]
-    return "\n    ".join(lines)
+    return "\n".join(lines)
 
 
 def _template(expression: str, bound: Mapping[str, float]) -> str:
@@ -299,6 +312,7 @@ class Op:
     # backward(node, g): adds g · d(node)/d(input) into each input's grad (the engine's
     # backward pass; the same arithmetic as `local`, without a tuple per node)
     backward: Callable[[Any, Number], None] = field(init=False)
+    backward_code: str = field(init=False)  # its statements (the engine inlines some)
     code: str = field(init=False)
     local_code: tuple[str, ...] = field(init=False)
     formulas: tuple[str, ...] = field(init=False)
@@ -313,13 +327,14 @@ class Op:
                 self.bound,
                 f"d_{self.name}",
             ),
-            "backward": _function(
-                "node, g", _backward_body(self.d, self.passes_credit), self.bound, self.name
-            ),
+            "backward_code": _backward_body(self.d, self.passes_credit),
             "code": _template(self.inline or f"out = {self.out}", self.bound),
             "local_code": tuple(_template(e, self.bound) for e in self.d),
             "formulas": self.shown or tuple(_shown(e, self.name) for e in self.d),
         }
+        derived["backward"] = _function(
+            "node, g", derived["backward_code"].replace("\n", "\n    "), self.bound, self.name
+        )
         for name, value in derived.items():
             object.__setattr__(self, name, value)
         if len(self.formulas) != len(self.d):
@@ -386,7 +401,7 @@ SIGMOID = Op(
     symbol="sigmoid",
     out="sigmoid(a)",
     inline=(  # sigmoid() on one float, written out (no call but exp's)
-        "t = exp(-abs(a))\nout = 1.0 / (1.0 + t) if a >= 0.0 else t / (1.0 + t)"
+        "t = exp_nonpositive(-abs(a))\nout = 1.0 / (1.0 + t) if a >= 0.0 else t / (1.0 + t)"
     ),
     d=("out * (1.0 - out)",),
     shown=("σ(a)·(1 - σ(a))",),

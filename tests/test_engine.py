@@ -464,6 +464,25 @@ def test_dropped_graphs_are_freed_without_the_cycle_collector() -> None:
         gc.enable()
 
 
+def test_a_shallow_graph_walked_by_backward_leaves_no_cycle() -> None:
+    """The deep graph above is ordered on an explicit stack; a shallow one recursively,
+    by a closure that refers to itself: that walk must not leave a cycle behind either."""
+    gc.collect()
+    gc.disable()
+    try:
+        before = _live_values()
+        x, w = Value(0.5), Value(-2.0)
+        loss = (x * w + 1.0).sigmoid() * x
+        loss.backward()
+        order = topological_order(loss)
+        assert len(order) == 7 and _live_values() == before + 7  # x is used twice
+        del x, w, loss, order
+        assert _live_values() == before
+        assert gc.collect() == 0
+    finally:
+        gc.enable()
+
+
 def test_power_limits_that_the_bare_formulas_miss() -> None:
     """a^0 is constant (slope 0 even at a = 0, where 0·0⁻¹ is nan), and d(a^b)/db → 0 as
     a → 0 for b > 0. References: the functions are constant / identically 0 nearby, so a
