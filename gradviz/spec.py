@@ -796,10 +796,11 @@ RULES: tuple[Callable[[dict, Fail], dict | None], ...] = (
     _schedule_has_an_end,
 )
 """What involves two keys, checked in this order once every key is read."""
-# -- the statistics a saved model holds: one table of fields ------------------------------
-# A kind is what a field holds; "?" after it: or null. Floats may be "nan", "inf", "-inf"
-# (how gradviz writes them). Every mistake names the field's path (`history.gradients[0].
-# layers[1].rms`) and shows the value as the file had it.
+# -- what a saved model holds beside its spec: tables of fields ---------------------------
+# A kind is what a field holds: "count" (a whole number ≥ 0), "step" (≥ 1), "number" (≥ 0),
+# "signed", "flag", "text"; "?" after it: or null; "list of" before it: a list of them.
+# Floats may be "nan", "inf", "-inf" (how gradviz writes them). Every mistake names the
+# field's path (`history.gradients[0].layers[1].rms`) and shows the value as the file had it.
 
 MAX_TEXT = 1_000  # characters of a name, status or reason read from a file
 
@@ -852,20 +853,49 @@ def shown(value: object) -> str:
     return text if len(text) <= 40 else text[:30] + "…"
 
 
+HISTORY_FIELDS: dict[str, str] = {
+    "loss": "list of signed",  # every `every` epochs
+    "accuracy": "list of signed",
+    "epochs_run": "count",
+    "every": "step",
+    "stopped": "text?",  # why training diverged
+}
+"""A saved model's `history` (beside its `gradients`, each read by `stats.Diagnosis`)."""
+HISTORY_OPTIONAL = ("epochs_run", "every", "stopped")  # absent from older files
+
+CLIPPING_FIELDS: dict[str, str] = {
+    "updates": "list of count",
+    "clipped": "list of count",
+    "norm_before": "list of signed",
+    "norm_after": "list of signed",
+}
+"""`history.clipping`: per kept epoch, updates, how many were clipped, and the mean ‖g‖
+before and after (`gradviz.train.History.clipping_series`)."""
+CLIPPING_KEYS = tuple(CLIPPING_FIELDS)
+
+_PLURALS = {"count": "whole numbers ≥ 0", "signed": "numbers", "number": "numbers ≥ 0"}
+
+
 def read_field(value: object, kind: str, where: str) -> object:
-    """`value` read back from JSON as a field of `kind` (see LAYER_FIELDS), or an
-    InputError naming `where`."""
+    """`value` read back from JSON as a field of `kind` (see above), or an InputError
+    naming `where`."""
     base = kind.removesuffix("?")
     if value is None and base != kind:
         return None
+    if base.startswith("list of "):
+        item = base.removeprefix("list of ")
+        if not isinstance(value, list):
+            raise InputError(f"{where}: expected a list of {_PLURALS[item]}")
+        return [read_field(v, item, f"{where}[{i}]") for i, v in enumerate(value)]
     if base in ("number", "signed"):
         number = from_json_number(value)
         if number is None or (number < 0 and base == "number"):
-            raise InputError(f"{where}: expected a number ≥ 0, got {shown(value)}")
+            bound = " ≥ 0" if base == "number" else ""
+            raise InputError(f"{where}: expected a number{bound}, got {shown(value)}")
         return number
-    if base == "count":
-        if isinstance(value, bool) or not isinstance(value, int) or value < 0:
-            raise InputError(f"{where}: expected a whole number ≥ 0, got {shown(value)}")
+    if base in ("count", "step"):
+        if problem := whole_problem(value, int(base == "step"), None, shown):
+            raise InputError(f"{where}: {problem}")
         return value
     if base == "flag":
         if not isinstance(value, bool):
@@ -876,14 +906,18 @@ def read_field(value: object, kind: str, where: str) -> object:
     return value
 
 
-def read_fields(data: object, table: Mapping[str, str], where: str, what: str) -> dict:
-    """Every field of `table` from the object `data`, each checked: missing, or of the
-    wrong kind, is an InputError naming its path (`where.rms`)."""
+def read_fields(
+    data: object, table: Mapping[str, str], where: str, what: str, optional: Sequence[str] = ()
+) -> dict:
+    """Every field of `table` from the object `data`, each checked: missing (unless
+    `optional`: then left out), or of the wrong kind, is an InputError naming its path
+    (`where.rms`)."""
     if not isinstance(data, dict):
         raise InputError(f"{where}: expected an object of {what}")
     values = {}
     for key, kind in table.items():
-        if key not in data:
+        if key in data:
+            values[key] = read_field(data[key], kind, f"{where}.{key}")
+        elif key not in optional:
             raise InputError(f"{where}.{key}: missing")
-        values[key] = read_field(data[key], kind, f"{where}.{key}")
     return values
