@@ -523,12 +523,18 @@ def optional(read: Reader) -> Reader:
     return lambda value, key, fail: None if value is None else read(value, key, fail)
 
 
-def _name(value: object, key: str, fail: Fail) -> str:
-    if not isinstance(value, str) or not value.strip() or len(value) > 100:
-        raise fail(key, "expected a short text")
-    if not value.isprintable():  # it is printed to terminals: no escape sequences from a file
-        raise fail(key, f"{quoted(value)} holds control characters")
-    return value
+def text(problem: str, longest: int) -> Reader:
+    """A line of text: not blank, at most `longest` characters, and no control characters
+    (it is printed to terminals: no escape sequences from a file)."""
+
+    def read(value: object, key: str, fail: Fail) -> str:
+        if not isinstance(value, str) or not value.strip() or len(value) > longest:
+            raise fail(key, problem)
+        if not value.isprintable():
+            raise fail(key, f"{quoted(value)} holds control characters")
+        return value
+
+    return read
 
 
 def _layers(value: object, key: str, fail: Fail) -> tuple[int, ...]:
@@ -632,14 +638,6 @@ def _data(value: object, key: str, fail: Fail) -> DataSpec:
     return DataSpec(kind, **options)
 
 
-def _csv_path(value: object, key: str, fail: Fail) -> str:
-    if not isinstance(value, str) or not value:
-        raise fail(key, "expected the path of a CSV file")
-    if not value.isprintable():
-        raise fail(key, f"{quoted(value)} holds control characters")
-    return value
-
-
 def _label(value: object, key: str, fail: Fail) -> str:
     if not isinstance(value, str | int):
         raise fail(key, "expected a column name or a 0-based column number")
@@ -674,7 +672,7 @@ def _table(*keys: Key) -> dict[str, Key]:
 
 DATA_KEYS = _table(
     Key("name", choice(BUILTIN)),
-    Key("csv", _csv_path, applies=_csv_only),
+    Key("csv", text("expected the path of a CSV file", 4096), applies=_csv_only),
     Key("size", optional(whole(1, MAX_POINTS)), applies=_generated_only),
     Key("seed", whole(0, 2**63 - 1), applies=_generated_only),
     Key("noise", optional(between(0, 10, "0 to 10")), applies=_noisy_only),
@@ -685,49 +683,32 @@ DATA_KEYS = _table(
 csv and seed): `gradviz.data.DataSpec` holds the defaults. `csv` fills its `path`."""
 DATA_FIELDS = {"csv": "path"}
 
+NO_LAYERS = "missing: give the layer sizes, e.g. layers = [2, 4, 1]"
+NO_DATA = 'missing: say which data set to train on, e.g. data = "xor"'
+
+
+def _mode(update: tuple[str, int | None]) -> dict:
+    return {"update": update[0], "batch_size": update[1]}
+
+
 SPEC_KEYS = _table(
-    Key("name", _name, default="network"),
-    Key(
-        "layers",
-        _layers,
-        missing="missing: give the layer sizes, e.g. layers = [2, 4, 1]",
-        write=lambda spec: list(spec.layers),
-    ),
-    Key(
-        "activation",
-        _activation_list,
-        default="sigmoid",
-        write=lambda spec: list(spec.activations[:-1]),
-    ),
+    Key("name", text("expected a short text", 100), "network"),
+    Key("layers", _layers, missing=NO_LAYERS, write=lambda spec: list(spec.layers)),
+    Key("activation", _activation_list, "sigmoid", write=lambda s: list(s.activations[:-1])),
     # default: the loss's (sigmoid; linear for hinge), see the rule `_activations`
-    Key(
-        "output_activation",
-        optional(_activation),
-        write=lambda spec: spec.activations[-1],
-    ),
-    Key("init", choice(INITS), default="default"),
-    Key("loss", choice(LOSSES), default="mse"),
-    Key(
-        "data",
-        _data,
-        missing='missing: say which data set to train on, e.g. data = "xor"',
-        write=lambda spec: spec.data.to_dict(),
-    ),
-    Key("epochs", whole(1, MAX_EPOCHS), default=1000),
-    Key("learning_rate", positive, default=0.5),
-    Key(
-        "update",
-        _update,
-        default="full",
-        into=lambda mode: {"update": mode[0], "batch_size": mode[1]},
-        write=lambda spec: spec.update_text,
-    ),
+    Key("output_activation", optional(_activation), write=lambda s: s.activations[-1]),
+    Key("init", choice(INITS), "default"),
+    Key("loss", choice(LOSSES), "mse"),
+    Key("data", _data, missing=NO_DATA, write=lambda spec: spec.data.to_dict()),
+    Key("epochs", whole(1, MAX_EPOCHS), 1000),
+    Key("learning_rate", positive, 0.5),
+    Key("update", _update, "full", into=_mode, write=lambda spec: spec.update_text),
     Key("clip_value", optional(positive), always=False),
     Key("clip_norm", optional(positive), always=False),
-    Key("seed", whole(0, 2**63 - 1), default=0),
+    Key("seed", whole(0, 2**63 - 1), 0),
     Key("record_every", optional(whole(1, MAX_EPOCHS)), always=False),
-    Key("l2", between(0, 1e3, "0 to 1000 (e.g. 1e-4)"), default=0.0, always=False),
-    Key("lr_schedule", choice(LR_SCHEDULES), default="constant", always=False),
+    Key("l2", between(0, 1e3, "0 to 1000 (e.g. 1e-4)"), 0.0, always=False),
+    Key("lr_schedule", choice(LR_SCHEDULES), "constant", always=False),
     Key("lr_end", optional(between(0, 1e6, "0 to 1e6")), always=False),
 )
 """Every key of a spec, in the order `known keys` lists them and `to_dict` writes them."""
