@@ -51,6 +51,7 @@ from gradviz import nn
 from gradviz import train as T
 from gradviz.data import load
 from gradviz.engine import Value, backpropagate, evaluate, topological_order
+from gradviz.spec import PRESETS, Spec, spec_from_mapping
 
 try:
     from micrograd.engine import Value as MicroValue
@@ -67,10 +68,10 @@ SCALE = 1 if FULL else 10  # the slow contenders run 1/SCALE of the circle epoch
 TARGETS = {"xor": 10.0, "circle": 5.0, "deep": 10.0}  # x faster than micrograd
 CONTENDERS = ("gradviz", "micrograd", "PyTorch", "numpy", "engine, rebuilt", "engine, fixed")
 
-XOR = nn.spec_from_mapping({**nn.PRESETS["xor"], "epochs": 1000})
-CIRCLE = nn.spec_from_mapping({**nn.PRESETS["circle"], "epochs": 2000})
+XOR = spec_from_mapping({**PRESETS["xor"], "epochs": 1000})
+CIRCLE = spec_from_mapping({**PRESETS["circle"], "epochs": 2000})
 # the issue's deep net, independent of the samples: 10 sigmoid layers of 8 units, XOR
-DEEP = nn.spec_from_mapping(
+DEEP = spec_from_mapping(
     {
         "name": "deep",
         "layers": [2, *[8] * 9, 1],
@@ -115,7 +116,7 @@ def side_by_side(runs: dict[str, tuple[Callable[[], object], float]], rounds: in
     return Timed(times)
 
 
-def orders(spec: nn.Spec, epochs: int, n: int) -> list[list[int]]:
+def orders(spec: Spec, epochs: int, n: int) -> list[list[int]]:
     """The example order of every epoch, as gradviz's training draws it."""
     if spec.update == "full":
         return [list(range(n))] * epochs
@@ -123,14 +124,14 @@ def orders(spec: nn.Spec, epochs: int, n: int) -> list[list[int]]:
     return [rng.permutation(n).tolist() for _ in range(epochs)]
 
 
-def initial(spec: nn.Spec) -> list[tuple[np.ndarray, np.ndarray]]:
+def initial(spec: Spec) -> list[tuple[np.ndarray, np.ndarray]]:
     return nn.Network.from_spec(spec).weights()
 
 
 # -- gradviz ------------------------------------------------------------------------------
 
 
-def gradviz_train(spec: nn.Spec) -> T.Result:
+def gradviz_train(spec: Spec) -> T.Result:
     T._compile.cache_clear()  # every run builds and compiles its graph again
     return T.train(spec, record=False)
 
@@ -206,7 +207,7 @@ def deep_steps() -> dict[str, Callable[[list[int], int], Callable[[], None]]]:
 def big_batch(points: int = 1000) -> Timed:
     """One full-batch step of the deep net on `points` circle points: where a graph
     evaluated over the batch with numpy arrays pays off (compiled code loops in Python)."""
-    spec = nn.spec_from_mapping(
+    spec = spec_from_mapping(
         {**DEEP.to_dict(), "data": {"name": "circle", "size": points}, "epochs": 1}
     )
     data = load(spec.data)
@@ -240,7 +241,7 @@ class FixedGraph:
     `backpropagate`, update. `batched`: the inputs hold numpy arrays of the whole batch,
     so one walk over the graph handles every example; else floats, one example a walk."""
 
-    def __init__(self, spec: nn.Spec, batched: bool) -> None:
+    def __init__(self, spec: Spec, batched: bool) -> None:
         self.network = nn.Network.from_spec(spec)
         self.params = self.network.parameters()
         width = spec.layers[0]
@@ -274,7 +275,7 @@ class FixedGraph:
             p.data -= lr * g
 
 
-def fixed_train(spec: nn.Spec, epochs: int) -> FixedGraph:
+def fixed_train(spec: Spec, epochs: int) -> FixedGraph:
     data = load(spec.data)
     batch = data.size if spec.update == "full" else 1
     graph = FixedGraph(spec, batched=batch > 1)
@@ -284,7 +285,7 @@ def fixed_train(spec: nn.Spec, epochs: int) -> FixedGraph:
     return graph
 
 
-def rebuilt_train(spec: nn.Spec, epochs: int) -> nn.Network:
+def rebuilt_train(spec: Spec, epochs: int) -> nn.Network:
     data = load(spec.data)
     X, Y = data.X.tolist(), data.Y.tolist()
     net = nn.Network.from_spec(spec)
@@ -346,7 +347,7 @@ class MicroNet:
         return total.data
 
 
-def micrograd_train(spec: nn.Spec, epochs: int) -> MicroNet:
+def micrograd_train(spec: Spec, epochs: int) -> MicroNet:
     data = load(spec.data)
     X, Y = data.X.tolist(), data.Y.tolist()
     net = MicroNet(initial(spec))
@@ -372,7 +373,7 @@ def torch_step(params: list, X, Y, lr: float) -> None:
             p.grad = None
 
 
-def torch_train(spec: nn.Spec, epochs: int):
+def torch_train(spec: Spec, epochs: int):
     data = load(spec.data)
     X = torch.tensor(data.X, dtype=torch.float64)
     Y = torch.tensor(data.Y, dtype=torch.float64)
@@ -394,7 +395,7 @@ def torch_train(spec: nn.Spec, epochs: int):
 # -- hand-written numpy -------------------------------------------------------------------
 
 
-def numpy_train(spec: nn.Spec, epochs: int) -> list[np.ndarray]:
+def numpy_train(spec: Spec, epochs: int) -> list[np.ndarray]:
     data = load(spec.data)
     params = [a.copy() for W, b in initial(spec) for a in (W, b)]
     batch = data.size if spec.update == "full" else 1
@@ -424,9 +425,9 @@ def numpy_step(params: list[np.ndarray], X: np.ndarray, Y: np.ndarray, lr: float
 # -- the run ------------------------------------------------------------------------------
 
 
-def bit_identical(spec: nn.Spec, epochs: int = 3) -> bool:
+def bit_identical(spec: Spec, epochs: int = 3) -> bool:
     """gradviz's compiled training against the plain engine graph, bit for bit."""
-    spec = nn.spec_from_mapping({**spec.to_dict(), "epochs": epochs})
+    spec = spec_from_mapping({**spec.to_dict(), "epochs": epochs})
     result = T.train(spec, record=False)
     data = load(spec.data)
     net = nn.Network.from_spec(spec)
@@ -438,7 +439,7 @@ def bit_identical(spec: nn.Spec, epochs: int = 3) -> bool:
     return result.network.flat() == net.flat()
 
 
-def training_runs(spec: nn.Spec, epochs: int, scale: int):
+def training_runs(spec: Spec, epochs: int, scale: int):
     """The contenders training `spec` (gradviz for all its epochs, the others for
     epochs/scale, their times multiplied by scale)."""
     runs = {"gradviz": (lambda: gradviz_train(spec), 1.0)}

@@ -35,9 +35,17 @@ from gradviz.nn import (
     stats_rows,
 )
 from gradviz.numbers import fmt, from_json_number, json_safe
-from gradviz.spec import Spec, spec_from_mapping
+from gradviz.spec import (
+    CLIPPING_FIELDS,
+    CLIPPING_KEYS,
+    HISTORY_FIELDS,
+    HISTORY_OPTIONAL,
+    Spec,
+    read_fields,
+    spec_from_mapping,
+)
 from gradviz.stats import Diagnosis, History, diagnose, history
-from gradviz.train import CLIPPING_KEYS, KEEP_GOING_ADVICE, Result
+from gradviz.train import KEEP_GOING_ADVICE, Result
 
 FORMAT = "gradviz-model"
 VERSION = 1
@@ -293,8 +301,6 @@ def parse_model(text: str, name: str = "model", base_dir: str | None = None) -> 
     except GradvizError as error:
         raise ModelError(f"{name}: {error.message}") from None
     history = raw["history"]
-    if not isinstance(history, dict):
-        raise fail("history", "expected an object")
     try:
         _check_history(history)
     except InputError as error:
@@ -325,37 +331,15 @@ def parse_model(text: str, name: str = "model", base_dir: str | None = None) -> 
 
 
 def _check_history(history: dict) -> None:
-    """Every field of a saved history has the type its readers expect; an InputError
-    names the first that does not (`history.gradients[0].layers[0].rms`)."""
-    for key in ("loss", "accuracy"):
-        series = history.get(key)
-        if not isinstance(series, list) or any(from_json_number(v) is None for v in series):
-            raise InputError(f"history.{key}: expected a list of numbers")
-    for key, low in (("epochs_run", 0), ("every", 1)):
-        value = history.get(key, low)
-        if isinstance(value, bool) or not isinstance(value, int) or value < low:
-            raise InputError(f"history.{key}: expected a whole number ≥ {low}, got {quoted(value)}")
-    stopped = history.get("stopped")
-    if stopped is not None and (not isinstance(stopped, str) or not stopped.isprintable()):
-        raise InputError("history.stopped: expected null or a line of text")
+    """Every field of a saved history has the kind its readers expect (the tables in
+    `gradviz.spec`); an InputError names the first that does not
+    (`history.gradients[0].layers[0].rms`)."""
+    read_fields(history, HISTORY_FIELDS, "history", "training history", HISTORY_OPTIONAL)
     clipping = history.get("clipping")  # absent from files older than the record
     if clipping is not None:
-        if not isinstance(clipping, dict) or set(clipping) != set(CLIPPING_KEYS):
-            raise InputError(
-                f"history.clipping: expected null or an object of {', '.join(CLIPPING_KEYS)}"
-            )
-        for key in CLIPPING_KEYS:
-            series = clipping[key]
-            counts = key in ("updates", "clipped")
-            if not isinstance(series, list) or any(
-                (isinstance(v, bool) or not isinstance(v, int) or v < 0)
-                if counts
-                else from_json_number(v) is None
-                for v in series
-            ):
-                kind = "whole numbers ≥ 0" if counts else "numbers"
-                raise InputError(f"history.clipping.{key}: expected a list of {kind}")
-        if len({len(clipping[key]) for key in CLIPPING_KEYS}) != 1:
+        what = ", ".join(CLIPPING_FIELDS)
+        series = read_fields(clipping, CLIPPING_FIELDS, "history.clipping", what)
+        if len({len(values) for values in series.values()}) != 1:
             raise InputError("history.clipping: its lists differ in length")
     gradients = history.get("gradients", [])
     if not isinstance(gradients, list):

@@ -19,29 +19,10 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from gradviz.data import MAX_POINTS  # noqa: F401  (see below)
 from gradviz.engine import Value, apply, backpropagate, topological_order
 from gradviz.errors import SpecError, quoted
 from gradviz.ops import ACTIVATIONS
-
-# Beside what nn uses, the spec names that lived here before gradviz.spec (PRESETS, preset,
-# spec_from_mapping, the MAX_ limits, ...) stay importable from nn for code written against
-# that layout (benchmarks, notebooks, branches in flight); new code imports gradviz.spec.
-from gradviz.spec import (  # noqa: F401
-    INITS,
-    LOSS_FUNCTIONS,
-    LOSSES,
-    MAX_EPOCHS,
-    MAX_PARAMETERS,
-    MAX_RECORDS,
-    PRESETS,
-    Spec,
-    load_spec,
-    parameter_count,
-    preset,
-    resolve_spec,
-    spec_from_mapping,
-)
+from gradviz.spec import INITS, LOSS_FUNCTIONS, LOSSES, Spec, parameter_count
 
 
 @dataclass

@@ -20,7 +20,7 @@ import math
 import re
 import tomllib
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, fields
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -98,27 +98,6 @@ MAX_PARAMETERS = 5_000
 MAX_EPOCHS = 1_000_000
 # Gradient statistics recorded during one training run, at most.
 MAX_RECORDS = 1_000
-
-KEYS = (
-    "name",
-    "layers",
-    "activation",
-    "output_activation",
-    "init",
-    "loss",
-    "data",
-    "epochs",
-    "learning_rate",
-    "update",
-    "clip_value",
-    "clip_norm",
-    "seed",
-    "record_every",
-    "l2",
-    "lr_schedule",
-    "lr_end",
-)
-DATA_KEYS = ("name", "csv", "size", "seed", "noise", "label", "features")
 
 # The built-in networks, the same as samples/*.toml (a test keeps them in sync).
 PRESETS: dict[str, dict] = {
@@ -201,28 +180,29 @@ PRESETS["spiral"] = {
 
 @dataclass(frozen=True)
 class Spec:
-    """A network and how to train it, checked: every field is usable as it is."""
+    """A network and how to train it, checked: every field is usable as it is. Built only
+    by `spec_from_mapping`, so the defaults live in one place: the table `SPEC_KEYS`."""
 
     name: str
     layers: tuple[int, ...]
     activations: tuple[str, ...]  # one per weight layer; the last is the output's
     data: DataSpec
-    init: str = "default"
-    loss: str = "mse"
-    epochs: int = 1000
-    learning_rate: float = 0.5
-    update: str = "full"  # "full", "online" or "minibatch"
-    batch_size: int | None = None  # for "minibatch"
-    clip_value: float | None = None
-    clip_norm: float | None = None
-    seed: int = 0
-    record_every: int | None = None  # gradient statistics every N epochs
+    init: str
+    loss: str
+    epochs: int
+    learning_rate: float
+    update: str  # "full", "online" or "minibatch"
+    batch_size: int | None  # for "minibatch"
+    clip_value: float | None
+    clip_norm: float | None
+    seed: int
+    record_every: int | None  # gradient statistics every N epochs
     # l2 · Σ p² added to the loss over every weight AND bias, as micrograd's demo does
     # (`alpha * sum(p*p for p in model.parameters())`): its gradient 2·l2·p joins each
     # parameter's gradient before clipping
-    l2: float = 0.0
-    lr_schedule: str = "constant"  # "linear": from learning_rate towards lr_end
-    lr_end: float | None = None
+    l2: float
+    lr_schedule: str  # "linear": from learning_rate towards lr_end
+    lr_end: float | None
     base_dir: str | None = field(default=None, compare=False)  # for relative CSV paths
     # Where a key was written (`--layers`, `xor.toml line 3: layers`; `str`: the key
     # itself), for what is found wrong after reading: the data's width, the work.
@@ -251,27 +231,13 @@ class Spec:
         return self.record_every or max(1, self.epochs // 20)
 
     def to_dict(self) -> dict:
-        """The spec as plain JSON types, readable back by `spec_from_mapping`."""
-        out: dict = {
-            "name": self.name,
-            "layers": list(self.layers),
-            "activation": list(self.activations[:-1]),
-            "output_activation": self.activations[-1],
-            "init": self.init,
-            "loss": self.loss,
-            "data": self.data.to_dict(),
-            "epochs": self.epochs,
-            "learning_rate": self.learning_rate,
-            "update": self.update_text,
-            "seed": self.seed,
-        }
-        for key in ("clip_value", "clip_norm", "record_every", "lr_end"):
-            if getattr(self, key) is not None:
-                out[key] = getattr(self, key)
-        if self.l2:
-            out["l2"] = self.l2
-        if self.lr_schedule != "constant":
-            out["lr_schedule"] = self.lr_schedule
+        """The spec as plain JSON types, readable back by `spec_from_mapping`: every key
+        of `SPEC_KEYS` as it writes it (an optional one only when it is not its default)."""
+        out: dict = {}
+        for key in SPEC_KEYS.values():
+            value = key.write(self) if key.write else getattr(self, key.name)
+            if key.always or value != key.default:
+                out[key.name] = value
         if self.data.name == "csv" and self.data.path:
             # absolute, so a saved model finds its data wherever the model file goes
             path = Path(self.base_dir or "") / self.data.path
@@ -424,7 +390,8 @@ def _file_locator(path: Path, text: str) -> Locate:
 def spec_from_mapping(
     raw: Mapping[str, object], *, locate: Locate = lambda key: key, base_dir: str | None = None
 ) -> Spec:
-    """Check every key of a spec and build it. `locate(key)` says where a key was written."""
+    """Check every key of a spec and build it: each key as `SPEC_KEYS` declares it, then
+    the `RULES` between keys. `locate(key)` says where a key was written."""
 
     def fail(key: str, problem: str) -> SpecError:
         # a key is the user's text: a 20,000-character one is cut where the line is named
@@ -435,91 +402,55 @@ def spec_from_mapping(
 
     if not isinstance(raw, Mapping):
         raise SpecError("a spec is a table of keys")
-    for key in raw:
-        if key not in KEYS:
-            raise fail(key, f"unknown key{_suggest(key, KEYS)}; known keys: {', '.join(KEYS)}")
+    values = _read_table(raw, fail)
+    for rule in RULES:
+        values.update(rule(values, fail) or {})
+    return Spec(**{name: values[name] for name in SPEC_FIELDS}, base_dir=base_dir, locate=locate)
 
-    layers = _layers(raw.get("layers"), fail)
-    n_weight_layers = len(layers) - 1
-    activations = _activations(raw, n_weight_layers, fail)
-    init = _choice(raw.get("init", "default"), INITS, "init", fail)
-    loss = _choice(raw.get("loss", "mse"), LOSSES, "loss", fail)
-    given = raw.get("activation")
-    if isinstance(given, str):
-        given = given.split(",")
-    if "output_activation" not in raw and not (
-        isinstance(given, list) and len(given) == n_weight_layers
-    ):
-        default_output = LOSS_FUNCTIONS[loss].default_output
-        activations = (*activations[:-1], default_output)
-    if loss == "bce" and activations[-1] != "sigmoid":
-        raise fail(
-            "loss",
-            f"bce needs a sigmoid output (a probability), not {activations[-1]}: "
-            'set output_activation = "sigmoid" or use loss = "mse"',
-        )
-    if "data" not in raw:
-        raise fail("data", 'missing: say which data set to train on, e.g. data = "xor"')
-    data = _data(raw["data"], fail)
-    epochs = _integer(raw.get("epochs", 1000), "epochs", 1, MAX_EPOCHS, fail)
-    rate = _positive(raw.get("learning_rate", 0.5), "learning_rate", fail)
-    update, batch_size = _update(raw.get("update", "full"), fail)
-    clip_value = _optional_positive(raw.get("clip_value"), "clip_value", fail)
-    clip_norm = _optional_positive(raw.get("clip_norm"), "clip_norm", fail)
-    if clip_value is not None and clip_norm is not None:
-        raise fail("clip_norm", "choose one of clip_value and clip_norm, not both")
-    seed = _integer(raw.get("seed", 0), "seed", 0, 2**63 - 1, fail)
-    every = raw.get("record_every")
-    record_every = None if every is None else _integer(every, "record_every", 1, MAX_EPOCHS, fail)
-    if record_every is not None and epochs // record_every > MAX_RECORDS:
-        raise fail(
-            "record_every",
-            f"every {record_every} of {epochs:,} epochs is more than {MAX_RECORDS:,} records; "
-            f"use at least {math.ceil(epochs / MAX_RECORDS)}",
-        )
-    l2 = raw.get("l2", 0.0)
-    if isinstance(l2, bool) or not isinstance(l2, int | float) or not 0 <= l2 <= 1e3:
-        raise fail("l2", f"{l2!r} must be a number from 0 to 1000 (e.g. 1e-4)")
-    schedule = _choice(raw.get("lr_schedule", "constant"), LR_SCHEDULES, "lr_schedule", fail)
-    lr_end = raw.get("lr_end")
-    if lr_end is not None:
-        if (
-            isinstance(lr_end, bool)
-            or not isinstance(lr_end, int | float)
-            or not (0 <= lr_end <= 1e6)
-        ):
-            raise fail("lr_end", f"{lr_end!r} must be a number from 0 to 1e6")
-        lr_end = float(lr_end)
-        if schedule == "constant":
-            raise fail("lr_end", 'applies to a schedule: add lr_schedule = "linear"')
-    elif schedule == "linear":
-        raise fail("lr_schedule", "linear needs an end value: add lr_end = (e.g. 0.1)")
-    name = raw.get("name", "network")
-    if not isinstance(name, str) or not name.strip() or len(name) > 100:
-        raise fail("name", "expected a short text")
-    if not name.isprintable():  # it is printed to terminals: no escape sequences from a file
-        raise fail("name", f"{quoted(name)} holds control characters")
-    return Spec(
-        name=name,
-        layers=layers,
-        activations=activations,
-        data=data,
-        init=init,
-        loss=loss,
-        epochs=epochs,
-        learning_rate=rate,
-        update=update,
-        batch_size=batch_size,
-        clip_value=clip_value,
-        clip_norm=clip_norm,
-        seed=seed,
-        record_every=record_every,
-        l2=float(l2),
-        lr_schedule=schedule,
-        lr_end=lr_end,
-        base_dir=base_dir,
-        locate=locate,
-    )
+
+# -- the table of keys ----------------------------------------------------------------------
+
+Fail = Callable[[str, str], SpecError]
+Reader = Callable[[object, str, Fail], object]
+"""Checks a value given for a key (named as the error names it) and converts it."""
+
+
+@dataclass(frozen=True)
+class Key:
+    """One key of a spec (or of its `[data]` table), declared once: how its value is
+    checked and converted, its default, what it fills, and how `Spec.to_dict` writes it."""
+
+    name: str
+    read: Reader
+    default: object = None  # None: optional, or required when `missing` says what to give
+    missing: str | None = None
+    into: Callable[[object], dict] | None = None  # the fields it fills; None: its name's
+    write: Callable[[Spec], object] | None = None  # for to_dict; None: its name's field
+    always: bool = True  # to_dict writes it even when it is the default
+    # why it does not apply to a data set (of `[data]`: "csv" or a built-in name), or None
+    applies: Callable[[str], str | None] = lambda kind: None
+
+
+def _read_table(raw: Mapping[str, object], fail: Fail) -> dict:
+    """Every key of `SPEC_KEYS` read from `raw` (its default where not given)."""
+    _refuse_unknown(raw, SPEC_KEYS, "", "known keys", fail)
+    values: dict = {}
+    for key in SPEC_KEYS.values():
+        value = raw.get(key.name, key.default)
+        if value is None and key.missing:
+            raise fail(key.name, key.missing)
+        value = key.read(value, key.name, fail)
+        values.update(key.into(value) if key.into else {key.name: value})
+    return values
+
+
+def _refuse_unknown(
+    raw: Mapping[str, object], table: Mapping[str, Key], prefix: str, known: str, fail: Fail
+) -> None:
+    for name in raw:
+        if name not in table:
+            hint = _suggest(name, list(table))
+            raise fail(f"{prefix}{name}", f"unknown key{hint}; {known}: {', '.join(table)}")
 
 
 def _suggest(word: str, choices: Sequence[str]) -> str:
@@ -528,30 +459,106 @@ def _suggest(word: str, choices: Sequence[str]) -> str:
     return f" {shown} (did you mean {quoted(close[0])}?)" if close else f" {shown}"
 
 
-def _layers(value: object, fail: Callable[[str, str], SpecError]) -> tuple[int, ...]:
-    if value is None:
-        raise fail("layers", "missing: give the layer sizes, e.g. layers = [2, 4, 1]")
+def choice(names: Sequence[str]) -> Reader:
+    """One of `names`, with the closest one suggested."""
+
+    def read(value: object, key: str, fail: Fail) -> str:
+        if not isinstance(value, str) or value not in names:
+            hint = _suggest(value, names) if isinstance(value, str) else f" {quoted(value)}"
+            raise fail(key, f"unknown value{hint}; expected one of {', '.join(names)}")
+        return value
+
+    return read
+
+
+def whole_problem(
+    value: object, low: int, high: int | None, show: Callable[[object], str]
+) -> str | None:
+    """What is wrong with `value` as a whole number from `low` (to `high`), or None: the
+    one test of whole numbers, for specs (`show`: quoted) and for files (`shown`)."""
+    bound = f" ≥ {low}" if high is None else ""
+    if isinstance(value, bool) or not isinstance(value, int) or (high is None and value < low):
+        return f"expected a whole number{bound}, got {show(value)}"
+    if high is not None and not low <= value <= high:
+        return f"{value:,} is out of range ({low:,} to {high:,})"
+    return None
+
+
+def whole(low: int, high: int) -> Reader:
+    def read(value: object, key: str, fail: Fail) -> int:
+        if problem := whole_problem(value, low, high, quoted):
+            raise fail(key, problem)
+        return value  # type: ignore[return-value]
+
+    return read
+
+
+def positive(value: object, key: str, fail: Fail) -> float:
+    """A number > 0 and at most 1e6 (rates and clipping bounds)."""
+    if isinstance(value, bool) or not isinstance(value, int | float):
+        raise fail(key, f"expected a number, got {quoted(value)}")
+    number = float(value) if not isinstance(value, int) or abs(value) < 2**1000 else math.inf
+    if not math.isfinite(number) or number <= 0 or number > 1e6:
+        raise fail(key, f"{quoted(value)} must be a positive number (at most 1e6)")
+    return number
+
+
+def between(low: float, high: float, wording: str) -> Reader:
+    """A number from `low` to `high` (`wording` says so, with an example)."""
+
+    def read(value: object, key: str, fail: Fail) -> float:
+        if (
+            isinstance(value, bool)
+            or not isinstance(value, int | float)
+            or not low <= value <= high
+        ):
+            raise fail(key, f"{quoted(value)} must be a number from {wording}")
+        return float(value)
+
+    return read
+
+
+def optional(read: Reader) -> Reader:
+    """`read`, or None where the key is not given (or null in a model file)."""
+    return lambda value, key, fail: None if value is None else read(value, key, fail)
+
+
+def text(problem: str, longest: int) -> Reader:
+    """A line of text: not blank, at most `longest` characters, and no control characters
+    (it is printed to terminals: no escape sequences from a file)."""
+
+    def read(value: object, key: str, fail: Fail) -> str:
+        if not isinstance(value, str) or not value.strip() or len(value) > longest:
+            raise fail(key, problem)
+        if not value.isprintable():
+            raise fail(key, f"{quoted(value)} holds control characters")
+        return value
+
+    return read
+
+
+def _layers(value: object, key: str, fail: Fail) -> tuple[int, ...]:
     if isinstance(value, str):
         value = _split_ints(value)
     if not isinstance(value, list | tuple) or len(value) < 2:
-        raise fail("layers", "expected at least two sizes (inputs and outputs), e.g. [2, 4, 1]")
+        raise fail(key, "expected at least two sizes (inputs and outputs), e.g. [2, 4, 1]")
     if len(value) - 1 > MAX_LAYERS:
-        raise fail("layers", f"{len(value) - 1} layers is more than the {MAX_LAYERS} allowed")
+        raise fail(key, f"{len(value) - 1} layers is more than the {MAX_LAYERS} allowed")
     for i, size in enumerate(value):
         if isinstance(size, bool) or not isinstance(size, int) or size < 1:
-            raise fail(f"layers[{i}]", f"{quoted(size)} is not a positive integer")
+            raise fail(f"{key}[{i}]", f"{quoted(size)} is not a positive integer")
         if size > MAX_WIDTH:
-            raise fail(f"layers[{i}]", f"{size} units is more than the {MAX_WIDTH} allowed")
+            raise fail(f"{key}[{i}]", f"{size} units is more than the {MAX_WIDTH} allowed")
     if value[-1] != 1:
         raise fail(
-            "layers",
+            key,
             f"the last size is the number of outputs and must be 1 (the probability of "
             f"class 1), not {value[-1]}",
         )
     count = parameter_count(value)
     if count > MAX_PARAMETERS:
         raise fail(
-            "layers",
+            key,
             f"{count:,} parameters is more than the {MAX_PARAMETERS:,} allowed "
             "(every parameter is a node of the graph)",
         )
@@ -566,160 +573,215 @@ def _split_ints(text: str) -> list[object]:
     return out
 
 
-def _activations(
-    raw: Mapping[str, object], n_layers: int, fail: Callable[[str, str], SpecError]
-) -> tuple[str, ...]:
-    hidden = n_layers - 1
-    given = raw.get("activation", "sigmoid")
-    output = raw.get("output_activation")
-    if isinstance(given, str) and "," in given:
-        given = [part.strip() for part in given.split(",")]
-    if isinstance(given, str):
-        names = [_choice(given, ACTIVATION_NAMES, "activation", fail)] * hidden
-    elif isinstance(given, list):
-        if len(given) not in (hidden, n_layers):
-            raise fail(
-                "activation",
-                f"{len(given)} activations for {hidden} hidden layer(s): give one name for all "
-                f"of them, a list of {hidden}, or {n_layers} including the output",
-            )
-        names = [
-            _choice(name, ACTIVATION_NAMES, f"activation[{i}]", fail)
-            for i, name in enumerate(given)
-        ]
-        if len(given) == n_layers:
-            if output is not None and output != names[-1]:
-                raise fail("output_activation", "also given as the last item of activation")
-            return tuple(names)
-    else:
-        raise fail("activation", "expected a name (sigmoid, tanh, relu, linear) or a list of them")
-    out = _choice(
-        output if output is not None else "sigmoid", ACTIVATION_NAMES, "output_activation", fail
-    )
-    return (*names, out)
+_activation = choice(ACTIVATION_NAMES)
 
 
-def _choice(
-    value: object, choices: Sequence[str], key: str, fail: Callable[[str, str], SpecError]
-) -> str:
-    if not isinstance(value, str) or value not in choices:
-        shown = repr(value) if not isinstance(value, str) else value
-        hint = _suggest(value, choices) if isinstance(value, str) else f" {shown}"
-        raise fail(key, f"unknown value{hint}; expected one of {', '.join(choices)}")
-    return value
+def _activation_list(value: object, key: str, fail: Fail) -> str | tuple[str, ...]:
+    """One name for every hidden layer, or one per layer (a list, or names with commas);
+    how many is the rule `_activations`'s to check."""
+    if isinstance(value, str) and "," in value:
+        value = [part.strip() for part in value.split(",")]
+    if isinstance(value, str):
+        return _activation(value, key, fail)
+    if not isinstance(value, list):
+        names = ", ".join(ACTIVATION_NAMES)
+        raise fail(key, f"expected a name ({names}) or a list of them")
+    return tuple(_activation(name, f"{key}[{i}]", fail) for i, name in enumerate(value))
 
 
-def _integer(
-    value: object, key: str, low: int, high: int, fail: Callable[[str, str], SpecError]
-) -> int:
-    if isinstance(value, bool) or not isinstance(value, int):
-        raise fail(key, f"expected a whole number, got {quoted(value)}")
-    if not low <= value <= high:
-        raise fail(key, f"{value:,} is out of range ({low:,} to {high:,})")
-    return value
-
-
-def _positive(value: object, key: str, fail: Callable[[str, str], SpecError]) -> float:
-    if isinstance(value, bool) or not isinstance(value, int | float):
-        raise fail(key, f"expected a number, got {quoted(value)}")
-    number = float(value) if not isinstance(value, int) or abs(value) < 2**1000 else math.inf
-    if not math.isfinite(number) or number <= 0 or number > 1e6:
-        raise fail(key, f"{quoted(value)} must be a positive number (at most 1e6)")
-    return number
-
-
-def _optional_positive(
-    value: object, key: str, fail: Callable[[str, str], SpecError]
-) -> float | None:
-    return None if value is None else _positive(value, key, fail)
-
-
-def _update(value: object, fail: Callable[[str, str], SpecError]) -> tuple[str, int | None]:
+def _update(value: object, key: str, fail: Fail) -> tuple[str, int | None]:
     if not isinstance(value, str):
-        raise fail("update", f'expected "full", "online" or "minibatch N", got {quoted(value)}')
+        raise fail(key, f'expected "full", "online" or "minibatch N", got {quoted(value)}')
     words = value.split()
     if words in (["full"], ["online"]):
         return words[0], None
     if words and words[0] == "minibatch":
         if len(words) == 2 and words[1].isdigit() and 1 <= int(words[1]) <= MAX_POINTS:
             return "minibatch", int(words[1])
-        raise fail("update", f'{quoted(value)}: write the batch size after it, e.g. "minibatch 16"')
-    raise fail("update", f"unknown mode {quoted(value)}; expected full, online or minibatch N")
+        raise fail(key, f'{quoted(value)}: write the batch size after it, e.g. "minibatch 16"')
+    raise fail(key, f"unknown mode {quoted(value)}; expected full, online or minibatch N")
 
 
-def _data(value: object, fail: Callable[[str, str], SpecError]) -> DataSpec:
+def _data(value: object, key: str, fail: Fail) -> DataSpec:
+    """A built-in name, a .csv path, or a `[data]` table read as `DATA_KEYS` declares."""
     if isinstance(value, str):
         if value in BUILTIN:
             return DataSpec(value)
         if value.lower().endswith(".csv") and value.isprintable():
             return DataSpec("csv", path=value)
         raise fail(
-            "data",
+            key,
             f"unknown data set{_suggest(value, BUILTIN)}; built-in: {', '.join(BUILTIN)}, "
             "or a path ending in .csv",
         )
     if not isinstance(value, Mapping):
-        raise fail("data", "expected a data set name or a table ([data] with name or csv)")
-    for key in value:
-        if key not in DATA_KEYS:
-            raise fail(
-                f"data.{key}",
-                f"unknown key{_suggest(key, DATA_KEYS)}; known: {', '.join(DATA_KEYS)}",
-            )
+        raise fail(key, "expected a data set name or a table ([data] with name or csv)")
+    _refuse_unknown(value, DATA_KEYS, f"{key}.", "known", fail)
     if "csv" in value or value.get("name") == "csv":
-        path = value.get("csv")
-        if not isinstance(path, str) or not path:
-            raise fail("data.csv", "expected the path of a CSV file")
-        if not path.isprintable():
-            raise fail("data.csv", f"{quoted(path)} holds control characters")
-        for key in ("size", "noise"):
-            if key in value:
-                raise fail(f"data.{key}", "applies to generated data sets, not to a CSV file")
-        label = value.get("label")
-        if label is not None and not isinstance(label, str | int):
-            raise fail("data.label", "expected a column name or a 0-based column number")
-        features = value.get("features")
-        if features is not None and (
-            not isinstance(features, list) or not all(isinstance(f, str | int) for f in features)
-        ):
-            raise fail("data.features", "expected a list of column names or numbers")
-        return DataSpec(
-            "csv",
-            path=path,
-            label=None if label is None else str(label),
-            features=None if features is None else tuple(str(f) for f in features),
+        kind = "csv"  # (a name beside csv says nothing more)
+        if value.get("csv") is None:
+            raise fail(f"{key}.csv", "expected the path of a CSV file")
+    elif value.get("name") is None:
+        raise fail(key, "give name = (a built-in data set) or csv = (a file path)")
+    else:
+        kind = DATA_KEYS["name"].read(value["name"], f"{key}.name", fail)
+    given = {name: option for name, option in value.items() if name != "name"}
+    for name in given:  # a key for other data sets, before any value is read
+        if problem := DATA_KEYS[name].applies(kind):
+            raise fail(f"{key}.{name}", problem)
+    if kind == "moons" and "seed" in given:  # numpy's RandomState, as scikit-learn: < 2³²
+        whole(0, 2**32 - 1)(given["seed"], f"{key}.seed", fail)
+    options = {
+        DATA_FIELDS.get(name, name): DATA_KEYS[name].read(option, f"{key}.{name}", fail)
+        for name, option in given.items()
+    }
+    return DataSpec(kind, **options)
+
+
+def _label(value: object, key: str, fail: Fail) -> str:
+    if not isinstance(value, str | int):
+        raise fail(key, "expected a column name or a 0-based column number")
+    return str(value)
+
+
+def _features(value: object, key: str, fail: Fail) -> tuple[str, ...]:
+    if not isinstance(value, list) or not all(isinstance(f, str | int) for f in value):
+        raise fail(key, "expected a list of column names or numbers")
+    return tuple(str(f) for f in value)
+
+
+def _generated_only(kind: str) -> str | None:
+    if kind == "csv":
+        return "applies to generated data sets, not to a CSV file"
+    return None if kind in GENERATED else f"the {kind} data set is fixed (four points)"
+
+
+def _noisy_only(kind: str) -> str | None:
+    if problem := _generated_only(kind):
+        return problem
+    return None if GENERATED[kind][1] is not None else f"the {kind} data set has no noise setting"
+
+
+def _csv_only(kind: str) -> str | None:
+    return None if kind == "csv" else "applies to CSV files only"
+
+
+def _table(*keys: Key) -> dict[str, Key]:
+    return {key.name: key for key in keys}
+
+
+DATA_KEYS = _table(
+    Key("name", choice(BUILTIN)),
+    Key("csv", text("expected the path of a CSV file", 4096), applies=_csv_only),
+    Key("size", optional(whole(1, MAX_POINTS)), applies=_generated_only),
+    Key("seed", whole(0, 2**63 - 1), applies=_generated_only),
+    Key("noise", optional(between(0, 10, "0 to 10")), applies=_noisy_only),
+    Key("label", optional(_label), applies=_csv_only),
+    Key("features", optional(_features), applies=_csv_only),
+)
+"""The keys of a `[data]` table, each read only where given (a null as not given, but for
+csv and seed): `gradviz.data.DataSpec` holds the defaults. `csv` fills its `path`."""
+DATA_FIELDS = {"csv": "path"}
+
+NO_LAYERS = "missing: give the layer sizes, e.g. layers = [2, 4, 1]"
+NO_DATA = 'missing: say which data set to train on, e.g. data = "xor"'
+
+
+def _mode(update: tuple[str, int | None]) -> dict:
+    return {"update": update[0], "batch_size": update[1]}
+
+
+SPEC_KEYS = _table(
+    Key("name", text("expected a short text", 100), "network"),
+    Key("layers", _layers, missing=NO_LAYERS, write=lambda spec: list(spec.layers)),
+    Key("activation", _activation_list, "sigmoid", write=lambda s: list(s.activations[:-1])),
+    # default: the loss's (sigmoid; linear for hinge), see the rule `_activations`
+    Key("output_activation", optional(_activation), write=lambda s: s.activations[-1]),
+    Key("init", choice(INITS), "default"),
+    Key("loss", choice(LOSSES), "mse"),
+    Key("data", _data, missing=NO_DATA, write=lambda spec: spec.data.to_dict()),
+    Key("epochs", whole(1, MAX_EPOCHS), 1000),
+    Key("learning_rate", positive, 0.5),
+    Key("update", _update, "full", into=_mode, write=lambda spec: spec.update_text),
+    Key("clip_value", optional(positive), always=False),
+    Key("clip_norm", optional(positive), always=False),
+    Key("seed", whole(0, 2**63 - 1), 0),
+    Key("record_every", optional(whole(1, MAX_EPOCHS)), always=False),
+    Key("l2", between(0, 1e3, "0 to 1000 (e.g. 1e-4)"), 0.0, always=False),
+    Key("lr_schedule", choice(LR_SCHEDULES), "constant", always=False),
+    Key("lr_end", optional(between(0, 1e6, "0 to 1e6")), always=False),
+)
+"""Every key of a spec, in the order `known keys` lists them and `to_dict` writes them."""
+SPEC_FIELDS = [f.name for f in fields(Spec) if f.name not in ("base_dir", "locate")]
+
+
+# -- the rules between keys, after each key is read ----------------------------------------
+
+
+def _activations(v: dict, fail: Fail) -> dict:
+    """activation and output_activation: one per weight layer, the output's by default
+    the loss's (a probability for mse and bce, a score for hinge)."""
+    hidden = len(v["layers"]) - 2
+    given, output = v["activation"], v["output_activation"]
+    if isinstance(given, str):
+        given = (given,) * hidden
+    elif len(given) == hidden + 1:
+        if output is not None and output != given[-1]:
+            raise fail("output_activation", "also given as the last item of activation")
+        return {"activations": given}
+    elif len(given) != hidden:
+        raise fail(
+            "activation",
+            f"{len(given)} activations for {hidden} hidden layer(s): give one name for all "
+            f"of them, a list of {hidden}, or {hidden + 1} including the output",
         )
-    name = value.get("name")
-    if name is None:
-        raise fail("data", "give name = (a built-in data set) or csv = (a file path)")
-    name = _choice(name, BUILTIN, "data.name", fail)
-    for key in ("label", "features"):
-        if key in value:
-            raise fail(f"data.{key}", "applies to CSV files only")
-    size = value.get("size")
-    noise = value.get("noise")
-    if name not in GENERATED:
-        for key in ("size", "noise", "seed"):
-            if key in value:
-                raise fail(f"data.{key}", f"the {name} data set is fixed (four points)")
-    if size is not None:
-        size = _integer(size, "data.size", 1, MAX_POINTS, fail)
-    if noise is not None:
-        if GENERATED[name][1] is None:
-            raise fail("data.noise", f"the {name} data set has no noise setting")
-        if isinstance(noise, bool) or not isinstance(noise, int | float) or not 0 <= noise <= 10:
-            raise fail("data.noise", f"{quoted(noise)} must be a number from 0 to 10")
-        noise = float(noise)
-    # moons draws from numpy's RandomState as scikit-learn does: seeds below 2³²
-    top = 2**32 - 1 if name == "moons" else 2**63 - 1
-    seed = _integer(value.get("seed", 0), "data.seed", 0, top, fail)
-    return DataSpec(name, size=size, seed=seed, noise=noise)
+    return {"activations": (*given, output or LOSS_FUNCTIONS[v["loss"]].default_output)}
 
 
-# -- the statistics a saved model holds: one table of fields ------------------------------
-# A kind is what a field holds; "?" after it: or null. Floats may be "nan", "inf", "-inf"
-# (how gradviz writes them). Every mistake names the field's path (`history.gradients[0].
-# layers[1].rms`) and shows the value as the file had it.
+def _bce_needs_a_probability(v: dict, fail: Fail) -> None:
+    if v["loss"] == "bce" and v["activations"][-1] != "sigmoid":
+        raise fail(
+            "loss",
+            f"bce needs a sigmoid output (a probability), not {v['activations'][-1]}: "
+            'set output_activation = "sigmoid" or use loss = "mse"',
+        )
+
+
+def _one_clipping(v: dict, fail: Fail) -> None:
+    if v["clip_value"] is not None and v["clip_norm"] is not None:
+        raise fail("clip_norm", "choose one of clip_value and clip_norm, not both")
+
+
+def _records_bounded(v: dict, fail: Fail) -> None:
+    every, epochs = v["record_every"], v["epochs"]
+    if every is not None and epochs // every > MAX_RECORDS:
+        raise fail(
+            "record_every",
+            f"every {every} of {epochs:,} epochs is more than {MAX_RECORDS:,} records; "
+            f"use at least {math.ceil(epochs / MAX_RECORDS)}",
+        )
+
+
+def _schedule_has_an_end(v: dict, fail: Fail) -> None:
+    if v["lr_end"] is not None and v["lr_schedule"] == "constant":
+        raise fail("lr_end", 'applies to a schedule: add lr_schedule = "linear"')
+    if v["lr_end"] is None and v["lr_schedule"] == "linear":
+        raise fail("lr_schedule", "linear needs an end value: add lr_end = (e.g. 0.1)")
+
+
+RULES: tuple[Callable[[dict, Fail], dict | None], ...] = (
+    _activations,
+    _bce_needs_a_probability,
+    _one_clipping,
+    _records_bounded,
+    _schedule_has_an_end,
+)
+"""What involves two keys, checked in this order once every key is read."""
+# -- what a saved model holds beside its spec: tables of fields ---------------------------
+# A kind is what a field holds: "count" (a whole number ≥ 0), "step" (≥ 1), "number" (≥ 0),
+# "signed", "flag", "text"; "?" after it: or null; "list of" before it: a list of them.
+# Floats may be "nan", "inf", "-inf" (how gradviz writes them). Every mistake names the
+# field's path (`history.gradients[0].layers[1].rms`) and shows the value as the file had it.
 
 MAX_TEXT = 1_000  # characters of a name, status or reason read from a file
 
@@ -772,20 +834,49 @@ def shown(value: object) -> str:
     return text if len(text) <= 40 else text[:30] + "…"
 
 
+HISTORY_FIELDS: dict[str, str] = {
+    "loss": "list of signed",  # every `every` epochs
+    "accuracy": "list of signed",
+    "epochs_run": "count",
+    "every": "step",
+    "stopped": "text?",  # why training diverged
+}
+"""A saved model's `history` (beside its `gradients`, each read by `stats.Diagnosis`)."""
+HISTORY_OPTIONAL = ("epochs_run", "every", "stopped")  # absent from older files
+
+CLIPPING_FIELDS: dict[str, str] = {
+    "updates": "list of count",
+    "clipped": "list of count",
+    "norm_before": "list of signed",
+    "norm_after": "list of signed",
+}
+"""`history.clipping`: per kept epoch, updates, how many were clipped, and the mean ‖g‖
+before and after (`gradviz.train.History.clipping_series`)."""
+CLIPPING_KEYS = tuple(CLIPPING_FIELDS)
+
+_PLURALS = {"count": "whole numbers ≥ 0", "signed": "numbers", "number": "numbers ≥ 0"}
+
+
 def read_field(value: object, kind: str, where: str) -> object:
-    """`value` read back from JSON as a field of `kind` (see LAYER_FIELDS), or an
-    InputError naming `where`."""
+    """`value` read back from JSON as a field of `kind` (see above), or an InputError
+    naming `where`."""
     base = kind.removesuffix("?")
     if value is None and base != kind:
         return None
+    if base.startswith("list of "):
+        item = base.removeprefix("list of ")
+        if not isinstance(value, list):
+            raise InputError(f"{where}: expected a list of {_PLURALS[item]}")
+        return [read_field(v, item, f"{where}[{i}]") for i, v in enumerate(value)]
     if base in ("number", "signed"):
         number = from_json_number(value)
         if number is None or (number < 0 and base == "number"):
-            raise InputError(f"{where}: expected a number ≥ 0, got {shown(value)}")
+            bound = " ≥ 0" if base == "number" else ""
+            raise InputError(f"{where}: expected a number{bound}, got {shown(value)}")
         return number
-    if base == "count":
-        if isinstance(value, bool) or not isinstance(value, int) or value < 0:
-            raise InputError(f"{where}: expected a whole number ≥ 0, got {shown(value)}")
+    if base in ("count", "step"):
+        if problem := whole_problem(value, int(base == "step"), None, shown):
+            raise InputError(f"{where}: {problem}")
         return value
     if base == "flag":
         if not isinstance(value, bool):
@@ -796,14 +887,18 @@ def read_field(value: object, kind: str, where: str) -> object:
     return value
 
 
-def read_fields(data: object, table: Mapping[str, str], where: str, what: str) -> dict:
-    """Every field of `table` from the object `data`, each checked: missing, or of the
-    wrong kind, is an InputError naming its path (`where.rms`)."""
+def read_fields(
+    data: object, table: Mapping[str, str], where: str, what: str, optional: Sequence[str] = ()
+) -> dict:
+    """Every field of `table` from the object `data`, each checked: missing (unless
+    `optional`: then left out), or of the wrong kind, is an InputError naming its path
+    (`where.rms`)."""
     if not isinstance(data, dict):
         raise InputError(f"{where}: expected an object of {what}")
     values = {}
     for key, kind in table.items():
-        if key not in data:
+        if key in data:
+            values[key] = read_field(data[key], kind, f"{where}.{key}")
+        elif key not in optional:
             raise InputError(f"{where}.{key}: missing")
-        values[key] = read_field(data[key], kind, f"{where}.{key}")
     return values

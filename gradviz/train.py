@@ -39,7 +39,7 @@ from gradviz.errors import SpecError, TrainingError
 from gradviz.nn import LayerSample, Network, layer_samples, sequential_sum, stats_rows
 from gradviz.numbers import fmt
 from gradviz.ops import OP_NAMES, compiled_names
-from gradviz.spec import LOSS_FUNCTIONS, Spec
+from gradviz.spec import CLIPPING_KEYS, LOSS_FUNCTIONS, Spec
 from gradviz.stats import Diagnosis, diagnose, first_nonfinite
 
 # -- compiling a network ------------------------------------------------------------------
@@ -553,10 +553,6 @@ class History:
             return None
         rows = self.clipping[kept]
         return {key: [row[i] for row in rows] for i, key in enumerate(CLIPPING_KEYS)}
-
-
-# the per-epoch clipping record's fields, in `History.clipping`'s order
-CLIPPING_KEYS = ("updates", "clipped", "norm_before", "norm_after")
 
 
 @dataclass

@@ -8,11 +8,12 @@ import numpy as np
 
 from gradviz import nn
 from gradviz.engine import Value
+from gradviz.spec import preset
 from gradviz.train import reference_step
 
 
 def _network() -> nn.Network:
-    return nn.Network.from_spec(nn.preset("xor"))
+    return nn.Network.from_spec(preset("xor"))
 
 
 def test_network_zero_grad_empties_every_parameter() -> None:

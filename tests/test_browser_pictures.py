@@ -19,13 +19,13 @@ from browser import NODE_GEOMETRY_JS, inline_svg_page, open_page
 
 from gradviz.expr import parse_program
 from gradviz.model import from_result, network_loss_graph
-from gradviz.nn import load_spec
 from gradviz.output import render
 from gradviz.render.colours import ALL_BANDS, EDGE_KEY, LEGEND_TITLE
 from gradviz.render.diagram import Diagram, diagram_from_value, preferred_rankdir
 from gradviz.render.mermaid import MAX_EDGES, to_mermaid
 from gradviz.render.network import AUTO_NODE_LIMIT, choose_level, network_diagram
 from gradviz.render.trace_view import trace_frames
+from gradviz.spec import load_spec
 from gradviz.tools.samples import docs_program
 from gradviz.trace import trace
 from gradviz.train import train

@@ -14,15 +14,16 @@ from gradviz import nn
 from gradviz import train as T
 from gradviz.cli import cli
 from gradviz.model import load_model
+from gradviz.spec import PRESETS, Spec, spec_from_mapping
 
 ROOT = Path(__file__).resolve().parent.parent
 
 
-def spec_of(name: str, **changes: object) -> nn.Spec:
-    return nn.spec_from_mapping({**nn.PRESETS[name], **changes})
+def spec_of(name: str, **changes: object) -> Spec:
+    return spec_from_mapping({**PRESETS[name], **changes})
 
 
-def _replay(spec: nn.Spec) -> list[tuple[int, int, float, float]]:
+def _replay(spec: Spec) -> list[tuple[int, int, float, float]]:
     """Full-batch training replayed step by step: the unclipped mean gradient of each
     epoch's starting weights, its norm by math.fsum, clipped or not, then the plain
     engine's step (`reference_step`)."""

@@ -16,6 +16,7 @@ from gradviz import nn
 from gradviz.cli import cli
 from gradviz.numbers import fmt
 from gradviz.render.layers import wrap_clauses
+from gradviz.spec import preset
 
 ROOT = Path(__file__).resolve().parent.parent
 grads_cli = importlib.import_module("gradviz.cli.grads")  # the module (`cli.grads` is the command)
@@ -38,7 +39,7 @@ def test_compare_shows_each_networks_loss_and_accuracy() -> None:
     payload = compare_json("xor", "xor-relu")
     # by hand through the engine: the initial network's mean loss over the four points
     for tag, name in (("a", "xor"), ("b", "xor-relu")):
-        spec = nn.preset(name)
+        spec = preset(name)
         net = nn.Network.from_spec(spec)
         points = [((0, 0), 0), ((0, 1), 1), ((1, 0), 1), ((1, 1), 0)]
         outputs = [nn.example_graph(net, x, y).output.data for x, y in points]

@@ -18,6 +18,7 @@ from gradviz.cli import cli
 from gradviz.data import DataSpec, load
 from gradviz.engine import Value
 from gradviz.errors import DataError, SpecError
+from gradviz.spec import LOSS_FUNCTIONS, Spec, load_spec, preset, spec_from_mapping
 
 SAMPLES = Path(__file__).resolve().parent.parent / "samples"
 
@@ -53,9 +54,7 @@ def test_moons_are_scikit_learns_points_bit_for_bit() -> None:
 
 def test_moons_seed_is_a_randomstate_seed() -> None:
     with pytest.raises(SpecError, match=r"data\.seed"):
-        nn.spec_from_mapping(
-            {"layers": [2, 1], "data": {"name": "moons", "seed": 2**32}}, locate=str
-        )
+        spec_from_mapping({"layers": [2, 1], "data": {"name": "moons", "seed": 2**32}}, locate=str)
 
 
 @pytest.mark.parametrize(
@@ -69,14 +68,14 @@ def test_moons_seed_is_a_randomstate_seed() -> None:
 )
 def test_hinge_loss_by_hand(out: float, y: float, loss: float, slope: float) -> None:
     output = Value(out)
-    value = nn.LOSS_FUNCTIONS["hinge"].build(output, Value(y))
+    value = LOSS_FUNCTIONS["hinge"].build(output, Value(y))
     value.backward()
     assert value.data == pytest.approx(loss, abs=1e-15)
     assert output.grad == slope
 
 
 def test_hinge_defaults_to_a_linear_output_and_judges_by_sign() -> None:
-    spec = nn.spec_from_mapping({"layers": [2, 3, 1], "data": "xor", "loss": "hinge"})
+    spec = spec_from_mapping({"layers": [2, 3, 1], "data": "xor", "loss": "hinge"})
     assert spec.activations == ("sigmoid", "linear")
     net = nn.Network((1, 1), ("linear",), "hinge")
     net.set_flat([1.0, 0.0])  # output = x
@@ -88,9 +87,7 @@ def test_hinge_defaults_to_a_linear_output_and_judges_by_sign() -> None:
 
 
 def test_l2_adds_its_gradient_and_its_term() -> None:
-    spec = nn.spec_from_mapping(
-        {"layers": [2, 2, 1], "data": "xor", "init": "uniform1", "l2": 0.25}
-    )
+    spec = spec_from_mapping({"layers": [2, 2, 1], "data": "xor", "init": "uniform1", "l2": 0.25})
     net = nn.Network.from_spec(spec)
     plain = net.copy()
     plain.l2 = 0.0
@@ -106,10 +103,10 @@ def test_l2_adds_its_gradient_and_its_term() -> None:
 
 
 def test_linear_schedule_is_micrograds() -> None:
-    spec = nn.preset("moons")
+    spec = preset("moons")
     for k in (0, 1, 50, 99):
         assert spec.rate_at(k + 1) == 1.0 - 0.9 * k / 100  # the demo's own expression
-    assert nn.preset("xor").rate_at(7) == 1.0  # constant
+    assert preset("xor").rate_at(7) == 1.0  # constant
 
 
 @pytest.mark.parametrize(
@@ -124,11 +121,11 @@ def test_linear_schedule_is_micrograds() -> None:
 )
 def test_schedule_and_l2_mistakes_name_the_key(changes: dict, message: str) -> None:
     with pytest.raises(SpecError, match=message):
-        nn.spec_from_mapping({"layers": [2, 1], "data": "xor", **changes})
+        spec_from_mapping({"layers": [2, 1], "data": "xor", **changes})
 
 
 def test_micrograd_init_is_uniform_weights_and_zero_biases() -> None:
-    net = nn.Network.from_spec(nn.preset("moons"))
+    net = nn.Network.from_spec(preset("moons"))
     for W, b in net.weights():
         assert np.all(b == 0.0) and np.all(np.abs(W) <= 1.0)
     W = np.concatenate([W.ravel() for W, _ in net.weights()])
@@ -136,7 +133,7 @@ def test_micrograd_init_is_uniform_weights_and_zero_biases() -> None:
 
 
 def test_moons_sample_is_the_preset() -> None:
-    assert nn.load_spec(SAMPLES / "moons.toml") == nn.preset("moons")
+    assert load_spec(SAMPLES / "moons.toml") == preset("moons")
 
 
 # micrograd 0.1.0 running demo.ipynb's loop (make_moons(100, noise=0.1, random_state=1),
@@ -165,7 +162,7 @@ def test_moons_sample_trains_to_100_percent_with_micrograds_losses() -> None:
     assert payload["accuracy"].index(1.0) == 35
 
 
-def _micrograd_run(spec: nn.Spec, steps: int) -> tuple[list[float], list[float]]:
+def _micrograd_run(spec: Spec, steps: int) -> tuple[list[float], list[float]]:
     """demo.ipynb's loop, on micrograd's own Value and MLP, from our initial weights."""
     engine = pytest.importorskip("micrograd.engine")
     mnn = pytest.importorskip("micrograd.nn")
@@ -203,7 +200,7 @@ def test_losses_equal_micrograds_own_run_step_by_step(tmp_path: Path) -> None:
     text = text.replace("size = 100", "size = 24").replace("epochs = 100", "epochs = 6")
     path = tmp_path / "small.toml"
     path.write_text(text)
-    spec = nn.load_spec(path)
+    spec = load_spec(path)
     assert (spec.epochs, spec.data.size) == (6, 24)
     theirs, accuracies = _micrograd_run(spec, 6)
     assert all(math.isfinite(v) for v in theirs)

@@ -13,6 +13,7 @@ from mermaid.check import parse_mermaid
 from gradviz import engine
 from gradviz.cli import cli
 from gradviz.engine import Constant, Op, Value
+from gradviz.spec import LOSS_FUNCTIONS
 
 HAND = ["e = a*b; d = e + c; L = d*f", "a=2", "b=-3", "c=10", "f=-2"]
 SVG = "{http://www.w3.org/2000/svg}"
@@ -439,7 +440,7 @@ def test_loss_formulas_come_from_the_one_loss_table(kind: str) -> None:
     built = network.build(x, Value(1.0, "y"))
     built.loss.backward()
     graph = LossGraph(network, built, (0.3, -1.2), 1.0, {}, {})
-    loss = nn.LOSS_FUNCTIONS[kind]
+    loss = LOSS_FUNCTIONS[kind]
     step = network_trace(graph, "layer")[0]
     assert step.formula == loss.derivative
     out, y = built.output.data, 1.0

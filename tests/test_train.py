@@ -10,14 +10,15 @@ import pytest
 
 from gradviz import nn, stats
 from gradviz import train as T
-from gradviz.data import load
+from gradviz.data import MAX_POINTS, load
 from gradviz.engine import Op, Value, apply
 from gradviz.errors import SpecError, TrainingError
+from gradviz.spec import MAX_PARAMETERS, PRESETS, Spec, load_spec, spec_from_mapping
 from gradviz.stats import Diagnosis
 
 
-def spec_of(name: str, **changes: object) -> nn.Spec:
-    return nn.spec_from_mapping({**nn.PRESETS[name], **changes})
+def spec_of(name: str, **changes: object) -> Spec:
+    return spec_from_mapping({**PRESETS[name], **changes})
 
 
 def bits(values: list[float]) -> list[bytes]:
@@ -25,7 +26,7 @@ def bits(values: list[float]) -> list[bytes]:
     return [struct.pack("<d", v) for v in values]
 
 
-def reference_train(spec: nn.Spec, epochs: int) -> tuple[list[float], list[float]]:
+def reference_train(spec: Spec, epochs: int) -> tuple[list[float], list[float]]:
     """The same training on a fresh engine graph per example (`reference_step`), with the
     same shuffling stream: returns (weights, per-epoch mean loss)."""
     data = T.load_data(spec)
@@ -142,7 +143,7 @@ def test_same_seed_same_bits_other_seed_other_numbers() -> None:
 
 
 def test_xor_sample_learns_from_the_default_seed() -> None:
-    result = T.train(nn.load_spec(nn_sample("xor")))
+    result = T.train(load_spec(nn_sample("xor")))
     for output, target in zip(result.final.outputs, [0, 1, 1, 0], strict=True):
         assert (output > 0.5) == (target == 1)
         assert abs(output - target) < 0.1
@@ -151,7 +152,7 @@ def test_xor_sample_learns_from_the_default_seed() -> None:
 
 @pytest.mark.slow
 def test_circle_sample_reaches_95_percent() -> None:
-    result = T.train(nn.load_spec(nn_sample("circle")), record=False)
+    result = T.train(load_spec(nn_sample("circle")), record=False)
     assert result.dataset.size == 80
     assert result.final.accuracy >= 0.95
 
@@ -168,7 +169,7 @@ def test_deep_sigmoid_does_not_learn_and_deep_relu_does() -> None:
     share = float(np.mean(stuck.dataset.Y))  # points inside the circle
     assert stuck.final.accuracy == 1 - share  # every point called "outside"
     assert max(abs(o - share) for o in stuck.final.outputs) < 0.01  # the mean prediction
-    learns = T.train(nn.load_spec(nn_sample("deep-relu")), record=False)
+    learns = T.train(load_spec(nn_sample("deep-relu")), record=False)
     assert learns.final.accuracy == 1.0
 
 
@@ -217,8 +218,8 @@ def test_the_work_of_training_is_bounded_before_it_starts() -> None:
         T.check_work(spec_of("circle", epochs=378_788), 80)
     # the biggest data set and network allowed still train for a couple of epochs
     big = spec_of("xor", layers=[2, 64, 70, 1], epochs=2)
-    assert big.n_parameters <= nn.MAX_PARAMETERS
-    T.check_work(big, nn.MAX_POINTS)
+    assert big.n_parameters <= MAX_PARAMETERS
+    T.check_work(big, MAX_POINTS)
 
 
 def test_divergence_names_the_epoch_and_the_first_layer() -> None:
@@ -237,7 +238,7 @@ def test_divergence_and_the_verdict_name_the_same_epoch() -> None:
     """The statistics recorded after epoch N hold the weights that epoch N+1 starts
     from: training (which sees the NaN in epoch N+1) and the verdict (which sees it in
     the record of epoch N) both say "the end of epoch N"."""
-    spec = nn.spec_from_mapping(
+    spec = spec_from_mapping(
         {
             "layers": [2, 8, 1],
             "output_activation": "linear",

@@ -14,10 +14,11 @@ import numpy as np
 
 from gradviz.errors import GradvizError, InputError, quoted
 from gradviz.model import LossGraph, load_model, network_loss_graph, parse_input
-from gradviz.nn import LOSS_FUNCTIONS, Network, layer_samples
+from gradviz.nn import Network, layer_samples
 from gradviz.numbers import fmt
 from gradviz.render.diagram import Diagram, Edge, Node, diagram_from_value
 from gradviz.render.diagram import preferred_rankdir as preferred_rankdir  # moved; kept here
+from gradviz.spec import LOSS_FUNCTIONS
 from gradviz.stats import Diagnosis, diagnose
 
 LEVELS = ("scalar", "neuron", "layer")

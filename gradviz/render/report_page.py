@@ -31,7 +31,7 @@ from urllib.parse import quote
 from gradviz.data import Dataset
 from gradviz.engine import topological_order
 from gradviz.model import network_loss_graph
-from gradviz.nn import LOSS_FUNCTIONS, Network
+from gradviz.nn import Network
 from gradviz.numbers import DEFAULT_PRECISION, fmt, json_number
 from gradviz.render import colours
 from gradviz.render.diagram import BAD_BAND, BANDS, Diagram, Node, band_of
@@ -47,6 +47,7 @@ from gradviz.render.html import (
     page_css,
     power_exponent,
 )
+from gradviz.spec import LOSS_FUNCTIONS
 from gradviz.stats import History
 from gradviz.train import is_correct
 

@@ -116,8 +116,8 @@ def network_picture(spec: Path, target: Path, program: DotProgram | None = None)
     """`gradviz train samples/xor.toml --save xor.json` then `gradviz draw --model xor.json
     --input 0,1 -o …`: a trained network one node per neuron, as the README shows it."""
     from gradviz.model import from_result, network_loss_graph  # lazy: start-up
-    from gradviz.nn import load_spec  # lazy: start-up
     from gradviz.render.network import network_diagram  # lazy: start-up
+    from gradviz.spec import load_spec  # lazy: start-up
     from gradviz.train import train  # lazy: start-up
 
     model = from_result(train(load_spec(spec)))
