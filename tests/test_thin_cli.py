@@ -132,11 +132,30 @@ def test_the_cli_names_the_options_of_a_library_error_as_flags() -> None:
     assert flag("record_every") == "--every" and flag("learning_rate") == "--lr"
 
 
+def test_a_setting_is_named_as_python_writes_it_and_as_the_cli_takes_it() -> None:
+    """`level='layer'` in a library text is `--level layer` on the command line; a switch
+    on is its flag, off its `--no-` form."""
+    error = InputError(
+        "draw {level='layer'} ({keep_going=True}, {grad=False})",
+        options=["level='layer'", "keep_going=True", "grad=False"],
+    )
+    assert error.message == "draw level='layer' (keep_going=True, grad=False)"
+    assert error.render(flag) == "draw --level layer (--keep-going, --no-grad)"
+
+
+def test_only_the_options_placeholders_are_replaced() -> None:
+    """A message quoting the user's text keeps its braces (it used to be str.format'ed)."""
+    error = InputError("{input} '{a},1': expected 2 numbers", options=["input"])
+    assert error.message == "input '{a},1': expected 2 numbers"
+    assert error.render(flag) == "--input '{a},1': expected 2 numbers"
+
+
 @pytest.mark.parametrize(
     ("args", "message"),
     [
         (["grads", "xor", "--every", "5"], "--every needs --epochs"),
         (["draw", "--model", "MODEL", "--input", "0,x"], "--input '0,x': expected 2 numbers"),
+        (["draw", "--model", "MODEL", "--input", "{a},1"], "--input '{a},1': expected 2"),
     ],
 )
 def test_the_cli_still_says_flags(tmp_path, args, message) -> None:
