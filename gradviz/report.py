@@ -1,7 +1,8 @@
 """The documents `--json` prints, built by the library: `train_document(result)` (and
-`diverged_document(error)` for a run that stopped), `inspect_document(model, data)`, `grads_document(measurement)`, `compare_document(a, b)`,
-and `dumps` that writes any of them. The CLI only chooses to print one, so a script or a
-notebook gets the same numbers from Python as from the command line."""
+`diverged_document(error)` for a run that stopped), `inspect_document(model, data)`,
+`grads_document(measurement)`, `compare_document(a, b)`, and `dumps` that writes any of
+them. The CLI only chooses to print one, so a script or a notebook gets the same numbers
+from Python as from the command line."""
 
 from __future__ import annotations
 
