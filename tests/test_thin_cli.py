@@ -17,7 +17,7 @@ from gradviz.errors import InputError
 from gradviz.measure import measure
 from gradviz.model import first_example, from_result, load_model, save
 from gradviz.spec import resolve_spec
-from gradviz.train import load_data, train
+from gradviz.train import Diverged, load_data, train
 
 PACKAGE = Path(__file__).parent.parent / "gradviz"
 
@@ -36,6 +36,23 @@ def trained(epochs: int = 30):
 def test_train_json_is_the_library_document() -> None:
     printed = run("train", "xor", "--epochs", "30", "--json")
     assert printed == report.dumps(report.train_document(trained())) + "\n"
+
+
+def test_train_json_on_divergence_is_the_library_document() -> None:
+    """The run stopped: `stopped` is the error's text, advice in the CLI's words."""
+    args = ["xor", "--output-activation", "linear", "--lr", "1e4", "--epochs", "40"]
+    result = CliRunner().invoke(cli, ["train", *args, "--json"])
+    assert result.exit_code == 1
+    spec = resolve_spec(
+        "xor", {"output_activation": "linear", "learning_rate": 1e4, "epochs": 40}, {}
+    )
+    with pytest.raises(Diverged) as error:
+        train(spec, load_data(spec))
+    assert result.stdout == report.dumps(report.diverged_document(error.value, flag)) + "\n"
+    stopped = json.loads(result.stdout)["stopped"]
+    assert stopped.endswith(", or pass --keep-going to train on regardless.")
+    python = report.diverged_document(error.value)["stopped"]
+    assert python.endswith(", or pass keep_going=True to train on regardless.")
 
 
 def test_inspect_json_is_the_library_document(tmp_path) -> None:
