@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import unicodedata
 from collections.abc import Callable, Sequence
+from typing import NamedTuple
 
 OptionWords = Callable[[str], str]
 """How an option is named to the reader: the library says `eps`, the CLI `--eps`. An
@@ -64,6 +65,17 @@ def worded(template: str, options: Sequence[str], words: OptionWords = keyword) 
     for option in options:
         template = template.replace("{" + option + "}", words(option))
     return template
+
+
+class Worded(NamedTuple):
+    """A text that names options as `{option}` placeholders, and those options: advice a
+    library error carries (as its `options`) or a caller words (`.words(flag)`)."""
+
+    template: str
+    options: tuple[str, ...] = ()
+
+    def words(self, words: OptionWords = keyword) -> str:
+        return worded(self.template, self.options, words)
 
 
 QUOTE_LIMIT = 60  # characters of the user's text an error quotes; the rest is elided

@@ -23,7 +23,15 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from gradviz.errors import InputError, OutputError, RenderError, quoted
+from gradviz.errors import (
+    InputError,
+    OptionWords,
+    OutputError,
+    RenderError,
+    Worded,
+    keyword,
+    quoted,
+)
 from gradviz.files import write_atomic
 from gradviz.numbers import DEFAULT_PRECISION
 from gradviz.render import as_diagram
@@ -236,19 +244,22 @@ def dot_timeout() -> float:
     return seconds
 
 
+SMALLER = Worded("draw a smaller graph")  # what a timeout advises first, by default
+
+
 def run_dot(
     dot_text: str,
     fmt: str,
     *,
     program: DotProgram | None = None,
     heavy: bool = False,
-    smaller: str = "draw a smaller graph",
+    smaller: Worded = SMALLER,
 ) -> bytes:
     """Lay out DOT text and return the picture (argv list, no shell, with a timeout).
 
     One call per format: a PNG's size cap (`-Gsize`) would also shrink an SVG drawn in
     the same call, so formats do not share a layout. `smaller` is what the timeout
-    message suggests first."""
+    message suggests first (`draw_less`: the options it names are the error's)."""
     import subprocess  # lazy: start-up
 
     program = program or find_dot(fmt, heavy=heavy)
@@ -266,8 +277,10 @@ def run_dot(
         )
         raise RenderError(
             f"{Path(program.path).name} took longer than {timeout:g} s to draw the graph",
-            hint=f"{smaller[0].upper()}{smaller[1:]}, write .dot or .json instead (no "
-            f"layout needed), or set GRADVIZ_DOT_TIMEOUT=SECONDS to wait longer{faster}.",
+            hint=f"{smaller.template[0].upper()}{smaller.template[1:]}, write .dot or .json "
+            "instead (no layout needed), or set GRADVIZ_DOT_TIMEOUT=SECONDS to wait longer"
+            f"{faster}.",
+            options=smaller.options,
         ) from None
     except OSError as error:
         raise RenderError(f"could not run {program.path}: {error.strerror or error}") from None
@@ -598,10 +611,12 @@ def _model_page(model: Model, values: dict[str, float]) -> Page:
     return Page(page, height=1400)
 
 
-def size_warnings(diagram: Diagram, fmt: str) -> list[str]:
-    """What to tell a user before a slow or refused render (the CLI prints these)."""
+def size_warnings(diagram: Diagram, fmt: str, words: OptionWords = keyword) -> list[str]:
+    """What to tell a user before a slow or refused render (the CLI prints these, naming
+    the options as `words` does: `--level layer`)."""
     from gradviz.render.mermaid import MAX_EDGES  # lazy: start-up
 
+    less = draw_less(diagram).words(words)
     warnings = []
     nodes = len(diagram.nodes)
     heavy = layout_cost(diagram) > WARN_LAYOUT_COST
@@ -610,13 +625,13 @@ def size_warnings(diagram: Diagram, fmt: str) -> list[str]:
         warnings.append(
             f"{nodes} nodes{reused}: Graphviz may take a while (it gives up after "
             f"{dot_timeout():g} s; GRADVIZ_DOT_TIMEOUT=SECONDS to wait longer); "
-            f"to go faster, {draw_less(diagram)}, or write .dot or .json (no layout needed)"
+            f"to go faster, {less}, or write .dot or .json (no layout needed)"
         )
     # Close to Mermaid's limit; above it, rendering fails with the same advice.
     if fmt in ("mermaid", "markdown") and MAX_EDGES * 0.8 < len(diagram.edges) <= MAX_EDGES:
         warnings.append(
             f"{len(diagram.edges)} edges: Mermaid refuses more than {MAX_EDGES}; "
-            f"write SVG instead, or {draw_less(diagram)}"
+            f"write SVG instead, or {less}"
         )
     return warnings
 

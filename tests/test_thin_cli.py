@@ -190,15 +190,8 @@ def test_the_cli_still_says_flags(tmp_path, args, message) -> None:
 FLAG_TEXTS = {
     # persisted: the advice is part of `stopped`, which `train --json` prints on divergence
     ("train.py", ", or pass --keep-going to train on regardless."),
-    # captions of views that only the CLI shows (render/network.py is being redrawn)
-    ("render/diagram.py", "--level "),
+    # captions of views that only the CLI shows
     ("render/layers.py", " (see --json)"),
-    ("render/network.py", ": drawn one node per layer (--level)"),
-    ("render/network.py", ": drawn one node per neuron (--level)"),
-    (
-        "render/network.py",
-        " edges (a weight each): expect a tangle; --level layer shows the gradient layer by layer",
-    ),
     ("render/plots.py", "bar colour: status (see gradviz grads --help)"),
     # the live page's note on a static page: the page cannot know its caller's words yet
     ("render/html.py", "drawn without gradients (--no-grad), so not live"),
