@@ -524,18 +524,33 @@ def _plain(renderables: list, width: int = PAGE_TEXT_WIDTH) -> str:
     return re.sub(r"[ \t]+(?=\n)", "", text.getvalue()).rstrip("\n")
 
 
-def report_page(model: Model, data: Dataset, evaluation: Evaluation, title: str) -> str:
+def report_page(
+    model: Model,
+    data: Dataset,
+    evaluation: Evaluation,
+    title: str,
+    *,
+    more: str | None = None,
+    statuses: str | None = None,
+) -> str:
     """The report page of a trained network (`gradviz.render.report_page`): the summary and
     gradient texts as `inspect` prints them, and the pictures drawn here (matplotlib for the
     plots, Graphviz for the network). `train --report`, `inspect -o` and `explore(model)`
-    give the same page for the same weights."""
+    give the same page for the same weights, but for where the page points the reader, in
+    the caller's words: `more` for the columns the table leaves out (`layer_table`),
+    `statuses` for what each status means (`grads_plot`)."""
     from dataclasses import replace  # lazy: start-up
 
     from gradviz.boundary import boundary  # lazy: start-up
     from gradviz.model import network_loss_graph  # lazy: start-up
     from gradviz.render.html import NUMBER_WIDTH  # lazy: start-up
     from gradviz.render.network import network_diagram  # lazy: start-up
-    from gradviz.render.plots import boundary_plot, curves_plot, grads_plot  # lazy: start-up
+    from gradviz.render.plots import (  # lazy: start-up
+        STATUS_MEANINGS,
+        boundary_plot,
+        curves_plot,
+        grads_plot,
+    )
     from gradviz.render.report_page import (  # lazy: start-up
         ReportParts,
         epoch_diagram,
@@ -572,7 +587,13 @@ def report_page(model: Model, data: Dataset, evaluation: Evaluation, title: str)
         )
     samples = model.layer_samples(data)
     diagnosis = diagnose(samples, epoch=epochs)
-    grads = grads_plot(diagnosis, snapshots or None, "rms gradient per layer", where)
+    grads = grads_plot(
+        diagnosis,
+        snapshots or None,
+        "rms gradient per layer",
+        where,
+        statuses=statuses or STATUS_MEANINGS,
+    )
     graph = network_loss_graph(network, data.X[0].tolist(), float(data.Y[0]))
     diagram = network_diagram(graph, "layer", None)
     key = "one node per layer, coloured by its rms gradient ∂L/∂w at the epoch chosen above"
@@ -585,7 +606,7 @@ def report_page(model: Model, data: Dataset, evaluation: Evaluation, title: str)
         summary_text(model.spec, data),
         final_text(evaluation.loss, evaluation.accuracy, data.size),
     ]
-    gradients = [gradient_report(samples, snapshots, epochs, "Gradients per layer")]
+    gradients = [gradient_report(samples, snapshots, epochs, "Gradients per layer", more)]
     parts = ReportParts(
         title=title,
         summary=_plain(summary),

@@ -191,8 +191,6 @@ FLAG_TEXTS = {
     # persisted: the advice is part of `stopped`, which `train --json` prints on divergence
     ("train.py", ", or pass --keep-going to train on regardless."),
     # captions of views that only the CLI shows
-    ("render/layers.py", " (see --json)"),
-    ("render/plots.py", "bar colour: status (see gradviz grads --help)"),
     # the live page's note on a static page: the page cannot know its caller's words yet
     ("render/html.py", "drawn without gradients (--no-grad), so not live"),
 }
@@ -258,3 +256,40 @@ def test_a_view_names_the_remedy_option_in_the_callers_words() -> None:
 
     assert "give a larger step (--eps)" in text(words=flag)
     assert "give a larger step (eps)" in text()
+
+
+def test_a_table_too_wide_points_at_every_number_in_the_callers_words() -> None:
+    """The CLI's caption says `--json` has the columns left out; Python's names no flag."""
+    from rich.console import Console
+
+    from gradviz.cli import EVERY_NUMBER
+    from gradviz.render.layers import layer_table
+
+    diagnosis = measure("deep-sigmoid").diagnosis()
+
+    def caption(**more) -> str:
+        console = Console(width=200, record=True, color_system=None)
+        console.print(layer_table(diagnosis, width=80, **more))
+        return " ".join(console.export_text().split())
+
+    assert re.search(
+        r"not shown for lack of width: [^()]+ \(see --json\)", caption(more=EVERY_NUMBER)
+    )
+    assert "not shown for lack of width" in caption() and "--json" not in caption()
+
+
+def test_the_gradient_plot_says_where_the_statuses_are_explained(monkeypatch) -> None:
+    """The legend names `gradviz grads --help` for the CLI, the library call for Python."""
+    from gradviz.cli import STATUS_MEANINGS
+    from gradviz.render import plots
+
+    seen = []
+    monkeypatch.setattr(plots, "_draw", lambda build, fmt: seen.append(build()) or b"")
+    diagnosis = measure("deep-sigmoid").diagnosis()
+    plots.grads_plot(diagnosis)
+    plots.grads_plot(diagnosis, statuses=STATUS_MEANINGS)
+    titles = [figure.legends[0].get_title().get_text() for figure in seen]
+    assert titles == [
+        "bar colour: status (see gradviz.stats.status_help())",
+        "bar colour: status (see gradviz grads --help)",
+    ]

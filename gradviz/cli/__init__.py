@@ -166,6 +166,9 @@ def cli(ctx: click.Context, traceback: bool) -> None:
 
 # The options whose flag is not their keyword with dashes.
 FLAGS = {"record_every": "--every", "learning_rate": "--lr", "model_path": "--model"}
+# What the library's views point at, in the CLI's words (Python's defaults say it in Python).
+EVERY_NUMBER = "see --json"  # where a table's columns left out for lack of width are
+STATUS_MEANINGS = "gradviz grads --help"  # where each gradient status is explained
 QUOTES = "'\""  # around a setting's value in Python (`level='layer'`), not on a command line
 
 

@@ -11,7 +11,7 @@ import click
 from rich.progress import BarColumn, Progress, TaskProgressColumn, TextColumn, TimeRemainingColumn
 from rich.text import Text
 
-from gradviz.cli import flag, pictures
+from gradviz.cli import EVERY_NUMBER, flag, pictures
 from gradviz.cli.console import stderr_console, stdout_console
 from gradviz.errors import InputError, ModelError, OutputError, quoted, shortened
 from gradviz.measure import model_data
@@ -227,6 +227,7 @@ def train_command(
         result.history.snapshots,
         last_epoch,
         f"Gradients per layer after epoch {last_epoch} (whole data set, before clipping)",
+        EVERY_NUMBER,
     )
     console.print(report)
     if save_path is not None:
@@ -393,6 +394,7 @@ def inspect_command(
         model.snapshots(),
         model.epochs_run,
         "Gradients per layer of the saved weights (whole data set)",
+        EVERY_NUMBER,
     )
     console.print(report)
     for path in written:
