@@ -350,11 +350,13 @@ def render(
     program: DotProgram | None = None,
     expression: str | None = None,
     command: str = "draw",
+    words: OptionWords = keyword,
 ) -> bytes:
     """A diagram in one format, as the bytes to write. Pictures go through `program`, or
     through the best one found (graphviz-pure first for heavy layouts). An HTML page is
     live when `expression` (the text it was parsed from) is given: its copy-command
-    button writes `gradviz COMMAND EXPRESSION name=value…` (`trace` opens on step 1)."""
+    button writes `gradviz COMMAND EXPRESSION name=value…` (`trace` opens on step 1); a
+    static page's note names an option as `words` does (`html_page`)."""
     from gradviz.render.json import to_json  # lazy: start-up (these two renderers)
     from gradviz.render.mermaid import to_markdown, to_mermaid  # lazy: start-up
 
@@ -377,6 +379,7 @@ def render(
             program=program,
             expression=expression,
             command=command,
+            words=words,
         ).encode("utf-8")
     elif fmt in ("svg", "png", "pdf"):
         heavy = layout_cost(diagram) > PREFER_PURE_COST
@@ -400,9 +403,11 @@ def html_page(
     program: DotProgram | None = None,
     expression: str | None = None,
     command: str = "draw",
+    words: OptionWords = keyword,
 ) -> str:
     """The self-contained page of `gradviz.render.html`, with its SVG drawn by Graphviz
-    (numbers laid out wide enough for the page to rewrite them)."""
+    (numbers laid out wide enough for the page to rewrite them). A static page says why,
+    naming an option as `words` does (the CLI: `--no-grad`)."""
     from gradviz.render import html  # lazy: start-up (only for .html outputs)
 
     live = html.live_reason(diagram) is None and expression is not None
@@ -417,8 +422,8 @@ def html_page(
     svg = run_dot(dot_text, "svg", program=program, heavy=heavy, smaller=draw_less(diagram))
     note = (
         None
-        if live or html.live_reason(diagram)
-        else "only a graph drawn from an expression is live"
+        if live
+        else html.live_reason(diagram, words) or "only a graph drawn from an expression is live"
     )
     return html.to_html(
         diagram,

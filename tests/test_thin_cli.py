@@ -184,15 +184,14 @@ def test_the_cli_still_says_flags(tmp_path, args, message) -> None:
 
 
 # -- no library text at all names a flag, but these (each with its reason) ----------------
-# The list may shrink, never grow. Each would need its view to take the CLI's words (as
-# `check_view(words=flag)` and `describe_defaults(program, flag)` do) without changing
-# what users see.
+# The list may shrink, never grow. A view takes the CLI's words instead (as
+# `check_view(words=flag)`, `describe_defaults(program, flag)`, `size_warnings(…, flag)`,
+# `layer_table(more=…)` and `grads_plot(statuses=…)` do) without changing what users see.
 FLAG_TEXTS = {
-    # persisted: the advice is part of `stopped`, which `train --json` prints on divergence
+    # never shown: the advice older gradviz stored in `history.stopped`, which model files
+    # written then still hold; `Model.stopped` recognises it, word for word, to leave it out
+    # (tests/test_model.py). The advice is now the `Diverged` error's, in the caller's words.
     ("train.py", ", or pass --keep-going to train on regardless."),
-    # captions of views that only the CLI shows
-    # the live page's note on a static page: the page cannot know its caller's words yet
-    ("render/html.py", "drawn without gradients (--no-grad), so not live"),
 }
 
 
@@ -293,3 +292,16 @@ def test_the_gradient_plot_says_where_the_statuses_are_explained(monkeypatch) ->
         "bar colour: status (see gradviz.stats.status_help())",
         "bar colour: status (see gradviz grads --help)",
     ]
+
+
+def test_a_page_drawn_without_gradients_says_so_in_the_callers_words(tmp_path) -> None:
+    from gradviz.expr import parse_program
+    from gradviz.output import html_page
+    from gradviz.render.diagram import diagram_from_value
+
+    page = tmp_path / "page.html"
+    run("draw", "a*b", "a=2", "b=3", "--no-grad", "-o", str(page))
+    assert "drawn without gradients (--no-grad), so not live" in page.read_text("utf-8")
+    program = parse_program("a*b", {"a": 2.0, "b": 3.0})
+    python = html_page(diagram_from_value(program.output, grad=False), expression="a*b")
+    assert "drawn without gradients (grad=False), so not live" in python

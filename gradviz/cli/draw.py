@@ -270,6 +270,7 @@ def draw(
                 rankdir=(asked_rankdir or preferred_rankdir(drawn)).upper(),
                 precision=precision,
                 expression=None if model_path is not None else text,
+                words=flag,
             )
             if path == "-":
                 _write_stdout(data)
