@@ -8,22 +8,28 @@ from __future__ import annotations
 
 import unicodedata
 from collections.abc import Callable, Sequence
+from typing import NamedTuple
 
 OptionWords = Callable[[str], str]
-"""How an option is named to the reader: the library says `eps`, the CLI `--eps`."""
+"""How an option is named to the reader: the library says `eps`, the CLI `--eps`. An
+option may come with its setting, as a Python call writes it: `level='layer'` (the CLI:
+`--level layer`), `keep_going=True` (`--keep-going`), `grad=False` (`--no-grad`)."""
 
 
 def keyword(option: str) -> str:
-    """How the library names an option: by its keyword (`eps`); the CLI's `flag` says `--eps`."""
+    """How the library names an option: by its keyword (`eps`, `level='layer'`), as a Python
+    call writes it; the CLI's `flag` says `--eps`, `--level layer`."""
     return option
 
 
 class GradvizError(Exception):
     """Base class. `exit_code` is what the CLI exits with: 2 bad input, 1 runtime failure.
 
-    `options` are the options (keyword names: `"input"`, `"eps"`) the message and hint
-    refer to as `{input}`: the library's text names them as keywords, and the CLI renders
-    them as its flags (`render(flag)`), so no library message names a command-line flag."""
+    `options` are the options (keyword names: `"input"`, `"eps"`, `"level='layer'"`) the
+    message and hint refer to as `{input}`: the library's text names them as keywords, and
+    the CLI renders them as its flags (`render(flag)`), so no library message names a
+    command-line flag. Only those placeholders are replaced: any other brace (in a value
+    the message quotes) stays as it is."""
 
     exit_code = 1
 
@@ -41,15 +47,35 @@ class GradvizError(Exception):
         """Message and hint with every option named by `words`."""
         if not self.options:
             return self.template, self.hint_template
-        names = {option: words(option) for option in self.options}
         hint = self.hint_template
-        return self.template.format(**names), None if hint is None else hint.format(**names)
+        return worded(self.template, self.options, words), (
+            None if hint is None else worded(hint, self.options, words)
+        )
 
     def render(self, words: OptionWords | None = None) -> str:
         """The full text for a user: message, then anything that points at the cause;
         `words` names the options (the CLI: as flags)."""
         message, hint = self._words(words) if words else (self.message, self.hint)
         return message if not hint else f"{message}\n{hint}"
+
+
+def worded(template: str, options: Sequence[str], words: OptionWords = keyword) -> str:
+    """`template` with each `{option}` of `options` named by `words`; nothing else in it
+    is read as a placeholder (it may quote the user's text, braces and all)."""
+    for option in options:
+        template = template.replace("{" + option + "}", words(option))
+    return template
+
+
+class Worded(NamedTuple):
+    """A text that names options as `{option}` placeholders, and those options: advice a
+    library error carries (as its `options`) or a caller words (`.words(flag)`)."""
+
+    template: str
+    options: tuple[str, ...] = ()
+
+    def words(self, words: OptionWords = keyword) -> str:
+        return worded(self.template, self.options, words)
 
 
 QUOTE_LIMIT = 60  # characters of the user's text an error quotes; the rest is elided

@@ -23,7 +23,15 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from gradviz.errors import InputError, OutputError, RenderError, quoted
+from gradviz.errors import (
+    InputError,
+    OptionWords,
+    OutputError,
+    RenderError,
+    Worded,
+    keyword,
+    quoted,
+)
 from gradviz.files import write_atomic
 from gradviz.numbers import DEFAULT_PRECISION
 from gradviz.render import as_diagram
@@ -236,19 +244,22 @@ def dot_timeout() -> float:
     return seconds
 
 
+SMALLER = Worded("draw a smaller graph")  # what a timeout advises first, by default
+
+
 def run_dot(
     dot_text: str,
     fmt: str,
     *,
     program: DotProgram | None = None,
     heavy: bool = False,
-    smaller: str = "draw a smaller graph",
+    smaller: Worded = SMALLER,
 ) -> bytes:
     """Lay out DOT text and return the picture (argv list, no shell, with a timeout).
 
     One call per format: a PNG's size cap (`-Gsize`) would also shrink an SVG drawn in
     the same call, so formats do not share a layout. `smaller` is what the timeout
-    message suggests first."""
+    message suggests first (`draw_less`: the options it names are the error's)."""
     import subprocess  # lazy: start-up
 
     program = program or find_dot(fmt, heavy=heavy)
@@ -266,8 +277,10 @@ def run_dot(
         )
         raise RenderError(
             f"{Path(program.path).name} took longer than {timeout:g} s to draw the graph",
-            hint=f"{smaller[0].upper()}{smaller[1:]}, write .dot or .json instead (no "
-            f"layout needed), or set GRADVIZ_DOT_TIMEOUT=SECONDS to wait longer{faster}.",
+            hint=f"{smaller.template[0].upper()}{smaller.template[1:]}, write .dot or .json "
+            "instead (no layout needed), or set GRADVIZ_DOT_TIMEOUT=SECONDS to wait longer"
+            f"{faster}.",
+            options=smaller.options,
         ) from None
     except OSError as error:
         raise RenderError(f"could not run {program.path}: {error.strerror or error}") from None
@@ -337,11 +350,13 @@ def render(
     program: DotProgram | None = None,
     expression: str | None = None,
     command: str = "draw",
+    words: OptionWords = keyword,
 ) -> bytes:
     """A diagram in one format, as the bytes to write. Pictures go through `program`, or
     through the best one found (graphviz-pure first for heavy layouts). An HTML page is
     live when `expression` (the text it was parsed from) is given: its copy-command
-    button writes `gradviz COMMAND EXPRESSION name=value…` (`trace` opens on step 1)."""
+    button writes `gradviz COMMAND EXPRESSION name=value…` (`trace` opens on step 1); a
+    static page's note names an option as `words` does (`html_page`)."""
     from gradviz.render.json import to_json  # lazy: start-up (these two renderers)
     from gradviz.render.mermaid import to_markdown, to_mermaid  # lazy: start-up
 
@@ -364,6 +379,7 @@ def render(
             program=program,
             expression=expression,
             command=command,
+            words=words,
         ).encode("utf-8")
     elif fmt in ("svg", "png", "pdf"):
         heavy = layout_cost(diagram) > PREFER_PURE_COST
@@ -387,9 +403,11 @@ def html_page(
     program: DotProgram | None = None,
     expression: str | None = None,
     command: str = "draw",
+    words: OptionWords = keyword,
 ) -> str:
     """The self-contained page of `gradviz.render.html`, with its SVG drawn by Graphviz
-    (numbers laid out wide enough for the page to rewrite them)."""
+    (numbers laid out wide enough for the page to rewrite them). A static page says why,
+    naming an option as `words` does (the CLI: `--no-grad`)."""
     from gradviz.render import html  # lazy: start-up (only for .html outputs)
 
     live = html.live_reason(diagram) is None and expression is not None
@@ -404,8 +422,8 @@ def html_page(
     svg = run_dot(dot_text, "svg", program=program, heavy=heavy, smaller=draw_less(diagram))
     note = (
         None
-        if live or html.live_reason(diagram)
-        else "only a graph drawn from an expression is live"
+        if live
+        else html.live_reason(diagram, words) or "only a graph drawn from an expression is live"
     )
     return html.to_html(
         diagram,
@@ -511,18 +529,33 @@ def _plain(renderables: list, width: int = PAGE_TEXT_WIDTH) -> str:
     return re.sub(r"[ \t]+(?=\n)", "", text.getvalue()).rstrip("\n")
 
 
-def report_page(model: Model, data: Dataset, evaluation: Evaluation, title: str) -> str:
+def report_page(
+    model: Model,
+    data: Dataset,
+    evaluation: Evaluation,
+    title: str,
+    *,
+    more: str | None = None,
+    statuses: str | None = None,
+) -> str:
     """The report page of a trained network (`gradviz.render.report_page`): the summary and
     gradient texts as `inspect` prints them, and the pictures drawn here (matplotlib for the
     plots, Graphviz for the network). `train --report`, `inspect -o` and `explore(model)`
-    give the same page for the same weights."""
+    give the same page for the same weights, but for where the page points the reader, in
+    the caller's words: `more` for the columns the table leaves out (`layer_table`),
+    `statuses` for what each status means (`grads_plot`)."""
     from dataclasses import replace  # lazy: start-up
 
     from gradviz.boundary import boundary  # lazy: start-up
     from gradviz.model import network_loss_graph  # lazy: start-up
     from gradviz.render.html import NUMBER_WIDTH  # lazy: start-up
     from gradviz.render.network import network_diagram  # lazy: start-up
-    from gradviz.render.plots import boundary_plot, curves_plot, grads_plot  # lazy: start-up
+    from gradviz.render.plots import (  # lazy: start-up
+        STATUS_MEANINGS,
+        boundary_plot,
+        curves_plot,
+        grads_plot,
+    )
     from gradviz.render.report_page import (  # lazy: start-up
         ReportParts,
         epoch_diagram,
@@ -559,7 +592,13 @@ def report_page(model: Model, data: Dataset, evaluation: Evaluation, title: str)
         )
     samples = model.layer_samples(data)
     diagnosis = diagnose(samples, epoch=epochs)
-    grads = grads_plot(diagnosis, snapshots or None, "rms gradient per layer", where)
+    grads = grads_plot(
+        diagnosis,
+        snapshots or None,
+        "rms gradient per layer",
+        where,
+        statuses=statuses or STATUS_MEANINGS,
+    )
     graph = network_loss_graph(network, data.X[0].tolist(), float(data.Y[0]))
     diagram = network_diagram(graph, "layer", None)
     key = "one node per layer, coloured by its rms gradient ∂L/∂w at the epoch chosen above"
@@ -572,7 +611,7 @@ def report_page(model: Model, data: Dataset, evaluation: Evaluation, title: str)
         summary_text(model.spec, data),
         final_text(evaluation.loss, evaluation.accuracy, data.size),
     ]
-    gradients = [gradient_report(samples, snapshots, epochs, "Gradients per layer")]
+    gradients = [gradient_report(samples, snapshots, epochs, "Gradients per layer", more)]
     parts = ReportParts(
         title=title,
         summary=_plain(summary),
@@ -598,10 +637,12 @@ def _model_page(model: Model, values: dict[str, float]) -> Page:
     return Page(page, height=1400)
 
 
-def size_warnings(diagram: Diagram, fmt: str) -> list[str]:
-    """What to tell a user before a slow or refused render (the CLI prints these)."""
+def size_warnings(diagram: Diagram, fmt: str, words: OptionWords = keyword) -> list[str]:
+    """What to tell a user before a slow or refused render (the CLI prints these, naming
+    the options as `words` does: `--level layer`)."""
     from gradviz.render.mermaid import MAX_EDGES  # lazy: start-up
 
+    less = draw_less(diagram).words(words)
     warnings = []
     nodes = len(diagram.nodes)
     heavy = layout_cost(diagram) > WARN_LAYOUT_COST
@@ -610,13 +651,13 @@ def size_warnings(diagram: Diagram, fmt: str) -> list[str]:
         warnings.append(
             f"{nodes} nodes{reused}: Graphviz may take a while (it gives up after "
             f"{dot_timeout():g} s; GRADVIZ_DOT_TIMEOUT=SECONDS to wait longer); "
-            f"to go faster, {draw_less(diagram)}, or write .dot or .json (no layout needed)"
+            f"to go faster, {less}, or write .dot or .json (no layout needed)"
         )
     # Close to Mermaid's limit; above it, rendering fails with the same advice.
     if fmt in ("mermaid", "markdown") and MAX_EDGES * 0.8 < len(diagram.edges) <= MAX_EDGES:
         warnings.append(
             f"{len(diagram.edges)} edges: Mermaid refuses more than {MAX_EDGES}; "
-            f"write SVG instead, or {draw_less(diagram)}"
+            f"write SVG instead, or {less}"
         )
     return warnings
 

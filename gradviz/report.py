@@ -1,7 +1,8 @@
-"""The documents `--json` prints, built by the library: `train_document(result)`,
-`inspect_document(model, data)`, `grads_document(measurement)`, `compare_document(a, b)`,
-and `dumps` that writes any of them. The CLI only chooses to print one, so a script or a
-notebook gets the same numbers from Python as from the command line."""
+"""The documents `--json` prints, built by the library: `train_document(result)` (and
+`diverged_document(error)` for a run that stopped), `inspect_document(model, data)`,
+`grads_document(measurement)`, `compare_document(a, b)`, and `dumps` that writes any of
+them. The CLI only chooses to print one, so a script or a notebook gets the same numbers
+from Python as from the command line."""
 
 from __future__ import annotations
 
@@ -9,11 +10,12 @@ import json
 from collections.abc import Sequence
 
 from gradviz.data import Dataset
+from gradviz.errors import OptionWords, keyword
 from gradviz.measure import Measurement
 from gradviz.model import Model
 from gradviz.numbers import json_safe
 from gradviz.stats import Diagnosis, diagnose, failures, history, parameter_grads, verdict
-from gradviz.train import Evaluation, Result, evaluate
+from gradviz.train import Diverged, Evaluation, Result, evaluate
 
 JSON_PREDICTIONS = 1000  # examples listed in a document's "predictions"
 
@@ -51,6 +53,12 @@ def train_document(result: Result, saved: str | None = None) -> dict:
         "verdict": verdict(diagnosis, history(result.history.snapshots)),
         "saved": saved,
     }
+
+
+def diverged_document(error: Diverged, words: OptionWords = keyword) -> dict:
+    """What `train --json` prints for a run that stopped at a divergence: the training
+    so far, `stopped` the error's own words (the CLI's `words` name `--keep-going`)."""
+    return train_document(error.result) | {"stopped": error.render(words)}
 
 
 def inspect_document(model: Model, data: Dataset, evaluation: Evaluation | None = None) -> dict:

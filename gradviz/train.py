@@ -702,10 +702,8 @@ def train(
                     epoch,
                     loss,
                 )
-                # the advice to go on only for a run that stops here
-                message += "." if keep_going else KEEP_GOING_ADVICE
                 if not keep_going:
-                    history.stopped = message
+                    history.stopped = message + "."
                     if record:  # the state it stopped in, NaN and all
                         snapshot(epoch, previous if recording else None)
                     network.set_flat(P)
@@ -713,7 +711,7 @@ def train(
                         message, Result(spec, network, data, history, evaluate(network, data))
                     )
                 if history.stopped is None:
-                    history.stopped = message
+                    history.stopped = message + "."
             if recording:
                 snapshot(epoch, previous)
             if on_epoch is not None:
@@ -729,10 +727,15 @@ def _all_finite_sum(P: list[float], loss: float) -> bool:
 
 class Diverged(TrainingError):
     """Training stopped at a non-finite loss or weight: the message names the epoch and
-    the first layer; `result` is the training so far (for `--json` and diagnosis)."""
+    the first layer (as `result.history.stopped` does) and advises `keep_going=True` in the
+    caller's words (`render(flag)`: `--keep-going`); `result` is the training so far (for
+    `--json` and diagnosis)."""
 
-    def __init__(self, message: str, result: Result) -> None:
-        super().__init__(message)
+    def __init__(self, divergence: str, result: Result) -> None:
+        super().__init__(
+            divergence + ", or pass {keep_going=True} to train on regardless.",
+            options=["keep_going=True"],
+        )
         self.result = result
 
 
@@ -837,6 +840,9 @@ def _divergence(
     )
 
 
+# What gradviz once appended to `history.stopped`, and model files written then may hold:
+# `gradviz.model.Model.stopped` recognises it to leave it out (a saved model trained on).
+# The advice now lives in `Diverged`, in the caller's words, and is never stored.
 KEEP_GOING_ADVICE = ", or pass --keep-going to train on regardless."
 
 

@@ -16,7 +16,7 @@ from click.testing import CliRunner
 from mermaid.check import parse_mermaid
 
 import gradviz.output as output
-from gradviz.cli import cli
+from gradviz.cli import cli, flag
 from gradviz.errors import WriteError
 from gradviz.numbers import fmt
 
@@ -270,11 +270,12 @@ def test_size_advice_on_a_collapsed_model_offers_only_coarser_levels(xor_model):
         level: draw_less(model_diagram(xor_model, "0,1", None, level)[0])
         for level in ("scalar", "neuron", "layer")
     }
-    assert advice == {
+    assert {level: less.words(flag) for level, less in advice.items()} == {
         "scalar": "draw a collapsed view (--level neuron or --level layer)",
         "neuron": "draw a collapsed view (--level layer)",
         "layer": "draw a smaller network",
     }
+    assert advice["neuron"].words() == "draw a collapsed view (level='layer')"  # Python's
 
 
 def test_no_grad_draws_data_only(tmp_path):

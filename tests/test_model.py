@@ -288,17 +288,18 @@ def test_big_networks_collapse_by_themselves() -> None:
     assert (level, note) == (
         "layer",
         "6,583 scalar nodes is more than 40, and one node per neuron would take 2,098 edges "
-        "(more than 100): drawn one node per layer (--level)",
+        "(more than 100): drawn one node per layer (level)",
     )
+    assert RN.choose_level(deep, words=flag)[1].endswith("drawn one node per layer (--level)")
     assert RN.choose_level(deep, "neuron") == ("neuron", None)  # asked for: drawn so
     assert RN.choose_level(deep, edge_limit=5000)[0] == "neuron"
     assert RN.choose_level(deep, limit=100, edge_limit=5000)[1] == (
         "6,583 scalar nodes is more than 40, and one node per neuron would take 149 nodes "
-        "(more than 100): drawn one node per layer (--level)"
+        "(more than 100): drawn one node per layer (level)"
     )
     assert RN.choose_level(_graph([2, 8, 8, 1]), limit=300) == (
         "neuron",  # 90 edges
-        "303 scalar nodes is more than 40: drawn one node per neuron (--level)",
+        "303 scalar nodes is more than 40: drawn one node per neuron (level)",
     )
     assert RN.choose_level(_graph([2, 8, 8, 8, 1]))[0] == "layer"  # 154 edges
     assert RN.choose_level(_graph([2, 16, 16, 1]))[0] == "layer"  # 306 edges

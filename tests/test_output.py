@@ -16,7 +16,8 @@ import pytest
 
 import gradviz.output as output
 from gradviz import Value
-from gradviz.errors import GradvizError, InputError, OutputError, RenderError, WriteError
+from gradviz.cli import flag
+from gradviz.errors import GradvizError, InputError, OutputError, RenderError, Worded, WriteError
 from gradviz.files import write_atomic
 from gradviz.output import (
     DotProgram,
@@ -280,19 +281,22 @@ def test_size_advice_fits_what_is_drawn():
     expression = size_warnings(diagram_from_value(out), "svg")[0]
     assert "to go faster, draw a part of the expression, or write .dot or .json" in expression
     assert "collapsed" not in expression and "neuron" not in expression
-    network = size_warnings(diagram_from_value(out, clusters={out: "L1"}), "svg")[0]
+    network = size_warnings(diagram_from_value(out, clusters={out: "L1"}), "svg", flag)[0]
     assert "draw a collapsed view (--level neuron or --level layer)" in network
     mermaid = size_warnings(diagram_from_value(chain(150)), "mermaid")[0]
     assert mermaid.endswith("write SVG instead, or draw a part of the expression")
     neurons = replace(diagram_from_value(chain(150)), level="neuron")
-    assert size_warnings(neurons, "mermaid")[0].endswith("draw a collapsed view (--level layer)")
+    assert size_warnings(neurons, "mermaid", flag)[0].endswith("view (--level layer)")
+    assert size_warnings(neurons, "mermaid")[0].endswith("view (level='layer')")  # Python's
 
 
 def test_a_timeout_says_what_to_try(tmp_path, monkeypatch):
     monkeypatch.setenv("GRADVIZ_DOT_TIMEOUT", "0.2")
     program = fake_program(tmp_path, "exec sleep 5")
     with pytest.raises(RenderError) as error:
-        run_dot("digraph {}", "svg", program=program, smaller="draw a part of the expression")
+        run_dot(
+            "digraph {}", "svg", program=program, smaller=Worded("draw a part of the expression")
+        )
     assert error.value.render() == (
         "fake-dot took longer than 0.2 s to draw the graph\n"
         "Draw a part of the expression, write .dot or .json instead (no layout needed), or set "

@@ -8,6 +8,7 @@ import numpy as np
 import pytest
 
 from gradviz import Value
+from gradviz.cli import flag
 from gradviz.engine import power_op
 from gradviz.render.diagram import (
     BAD_BAND,
@@ -163,12 +164,15 @@ def test_unnamed_output_is_named_by_the_one_rule():
 def test_draw_less_offers_only_coarser_levels():
     x = Value(1.0, label="x")
     diagram = diagram_from_value(x * x)
-    assert draw_less(diagram) == "draw a part of the expression"
+    assert draw_less(diagram).words() == "draw a part of the expression"
     network = diagram_from_value(x * x, clusters={x: "L1"})
-    assert draw_less(network) == "draw a collapsed view (--level neuron or --level layer)"
+    assert draw_less(network).words(flag) == (
+        "draw a collapsed view (--level neuron or --level layer)"
+    )
+    assert draw_less(network).words() == "draw a collapsed view (level='neuron' or level='layer')"
     neuron = Diagram((), (), level="neuron")
-    assert draw_less(neuron) == "draw a collapsed view (--level layer)"
-    assert "--level" not in draw_less(Diagram((), (), level="layer"))
+    assert draw_less(neuron).words(flag) == "draw a collapsed view (--level layer)"
+    assert draw_less(Diagram((), (), level="layer")) == ("draw a smaller network", ())
 
 
 def test_bad_numbers_carry_a_mark():

@@ -14,6 +14,7 @@ from mermaid.check import parse_mermaid
 
 import gradviz
 from gradviz import Value
+from gradviz.cli import flag
 from gradviz.errors import RenderError
 from gradviz.expr import parse_program
 from gradviz.render import to_markdown, to_mermaid
@@ -313,11 +314,13 @@ def test_more_edges_than_mermaid_draws_is_refused():
     network = diagram_from_value(out, clusters={x: "L1"})
     with pytest.raises(RenderError) as error:
         to_mermaid(network)
-    assert "or draw a collapsed view (--level neuron or --level layer)." in error.value.render()
+    rendered = error.value.render(flag)  # the CLI's words; Python's name the keyword
+    assert "or draw a collapsed view (--level neuron or --level layer)." in rendered
+    assert "(level='neuron' or level='layer')." in error.value.render()
     # drawn one node per neuron already: only the coarser view is offered
     with pytest.raises(RenderError) as error:
         to_mermaid(replace(network, level="neuron"))
-    assert error.value.render().endswith("or draw a collapsed view (--level layer).")
+    assert error.value.render(flag).endswith("or draw a collapsed view (--level layer).")
 
 
 def test_markdown_is_a_fenced_block_and_library_api_matches():

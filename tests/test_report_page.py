@@ -322,6 +322,7 @@ def test_explore_of_a_model_is_the_page_inspect_writes(xor_report: tuple[Path, P
     `report_page` give the same bytes, and `gradviz.explore(model)` shows that page in a
     notebook's sandboxed frame."""
     import gradviz
+    from gradviz.cli import EVERY_NUMBER, STATUS_MEANINGS
     from gradviz.measure import model_data
     from gradviz.output import report_page
     from gradviz.train import evaluate
@@ -331,7 +332,7 @@ def test_explore_of_a_model_is_the_page_inspect_writes(xor_report: tuple[Path, P
     data = model_data(model)
     evaluation = evaluate(model.network(), data)
     assert report.read_text(encoding="utf-8") == report_page(
-        model, data, evaluation, str(model_path)
+        model, data, evaluation, str(model_path), more=EVERY_NUMBER, statuses=STATUS_MEANINGS
     )
     shown = gradviz.explore(model)
     frame = shown._repr_html_()

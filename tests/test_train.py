@@ -10,6 +10,7 @@ import pytest
 
 from gradviz import nn, stats
 from gradviz import train as T
+from gradviz.cli import flag
 from gradviz.data import MAX_POINTS, load
 from gradviz.engine import Op, Value, apply
 from gradviz.errors import SpecError, TrainingError
@@ -231,7 +232,8 @@ def test_divergence_names_the_epoch_and_the_first_layer() -> None:
     message = info.value.render()
     assert "training diverged at epoch 1" in message
     assert "first appeared in layer L2 (its pre-activations)" in message
-    assert "--keep-going" in message and info.value.exit_code == 1
+    assert "pass keep_going=True" in message and info.value.exit_code == 1
+    assert "pass --keep-going" in info.value.render(flag)  # the CLI's words
 
 
 def test_divergence_and_the_verdict_name_the_same_epoch() -> None:
@@ -265,7 +267,12 @@ def test_divergence_keeps_the_training_so_far() -> None:
     with pytest.raises(T.Diverged) as info:
         T.train(spec)
     result = info.value.result
-    assert info.value.exit_code == 1 and result.history.stopped == info.value.message
+    assert info.value.exit_code == 1
+    # the history keeps the fact; the error adds the advice, in the caller's words
+    stopped = result.history.stopped or ""
+    assert stopped.endswith("(clip_norm = 1).") and "keep" not in stopped
+    advice = ", or pass keep_going=True to train on regardless."
+    assert info.value.message == stopped.removesuffix(".") + advice
     epoch = result.history.epochs_run
     assert f"training diverged at epoch {epoch}:" in info.value.message
     assert not np.isfinite(result.history.loss[-1]) and np.isfinite(result.history.loss[-2])

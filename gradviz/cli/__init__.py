@@ -166,12 +166,22 @@ def cli(ctx: click.Context, traceback: bool) -> None:
 
 # The options whose flag is not their keyword with dashes.
 FLAGS = {"record_every": "--every", "learning_rate": "--lr", "model_path": "--model"}
+# What the library's views point at, in the CLI's words (Python's defaults say it in Python).
+EVERY_NUMBER = "see --json"  # where a table's columns left out for lack of width are
+STATUS_MEANINGS = "gradviz grads --help"  # where each gradient status is explained
+QUOTES = "'\""  # around a setting's value in Python (`level='layer'`), not on a command line
 
 
 def flag(option: str) -> str:
-    """An option a library error names (`eps`, `keep_going`) as its flag (`--eps`,
-    `--keep-going`): the one place library words become command-line words."""
-    return FLAGS.get(option, "--" + option.replace("_", "-"))
+    """An option a library text names (`eps`, `keep_going`) as its flag (`--eps`,
+    `--keep-going`): the one place library words become command-line words. A setting
+    (`level='layer'`, `keep_going=True`, `grad=False`) becomes the flag with its value
+    (`--level layer`), the flag alone, or the flag's `--no-` form (`--no-grad`)."""
+    name, setting, value = option.partition("=")
+    if setting and value == "False":
+        return "--no-" + name.replace("_", "-")
+    words = FLAGS.get(name, "--" + name.replace("_", "-"))
+    return words if not setting or value == "True" else f"{words} {value.strip(QUOTES)}"
 
 
 def main() -> None:

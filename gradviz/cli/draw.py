@@ -237,7 +237,7 @@ def draw(
         if input_text is None:
             input_text, target = _first_example(model_path, target)
         kinds = sorted({fmt in MERMAID_FORMATS for _, fmt in targets}) or [False]
-        made = model_diagrams(model_path, input_text, target, level, not no_grad, kinds)
+        made = model_diagrams(model_path, input_text, target, level, not no_grad, kinds, flag)
         for note in dict.fromkeys(note for _, note in made.values() if note):  # each once
             _say(f"note: {note}")
         drawings = {mermaid: drawing for mermaid, (drawing, _) in made.items()}
@@ -261,7 +261,7 @@ def draw(
     failures: list[RenderError | WriteError] = []
     for path, fmt in targets:
         drawn = drawings.get(fmt in MERMAID_FORMATS, diagram)
-        for warning in size_warnings(drawn, fmt):
+        for warning in size_warnings(drawn, fmt, flag):
             _say(f"warning: {warning}")
         try:
             data = render(
@@ -270,6 +270,7 @@ def draw(
                 rankdir=(asked_rankdir or preferred_rankdir(drawn)).upper(),
                 precision=precision,
                 expression=None if model_path is not None else text,
+                words=flag,
             )
             if path == "-":
                 _write_stdout(data)

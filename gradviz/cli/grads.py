@@ -9,7 +9,7 @@ from pathlib import Path
 import click
 from rich.text import Text
 
-from gradviz.cli import flag
+from gradviz.cli import EVERY_NUMBER, STATUS_MEANINGS, flag
 from gradviz.cli.console import stdout_console
 from gradviz.errors import InputError, quoted
 from gradviz.files import write_atomic
@@ -64,7 +64,9 @@ def _write_plot(
     from gradviz.render.plots import grads_plot  # lazy: start-up (matplotlib)
 
     title = f"{subject.label}: rms gradient per layer"
-    picture = grads_plot(diagnosis, subject.snapshots, title, subject.description, fmt)
+    picture = grads_plot(
+        diagnosis, subject.snapshots, title, subject.description, fmt, STATUS_MEANINGS
+    )
     write_atomic(Path(path), picture)
 
 
@@ -142,7 +144,7 @@ def grads(
     else:
         console = stdout_console()
         title = f"Gradients per layer: {printable(source)} {subject.description}"
-        console.print(report(diagnosis, lines, subject.snapshots, title=title))
+        console.print(report(diagnosis, lines, subject.snapshots, title=title, more=EVERY_NUMBER))
         if params:
             console.print()
             console.print(params_table(parameter_grads(subject.samples)))
@@ -212,7 +214,11 @@ def compare(a: str, b: str, epochs: int | None, as_json: bool) -> None:
     console = stdout_console()
     labels = [f"{printable(s.label)}, {s.description}" for s in subjects]
     scores = [None if p is None else (p.loss, p.accuracy, len(p.outputs)) for p in performances]
-    console.print(compare_report(diagnoses[0], diagnoses[1], *verdicts, *labels, scores=scores))
+    console.print(
+        compare_report(
+            diagnoses[0], diagnoses[1], *verdicts, *labels, scores=scores, more=EVERY_NUMBER
+        )
+    )
     console.print(
         Text("rel: log scale, 1e-8 empty, 1 full (each network's own strongest layer)", style="dim")
     )

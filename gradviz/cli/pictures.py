@@ -13,6 +13,7 @@ from rich.console import Console
 from rich.text import Text
 
 from gradviz.boundary import boundary, require_two_inputs
+from gradviz.cli import EVERY_NUMBER, STATUS_MEANINGS
 from gradviz.data import Dataset
 from gradviz.errors import OutputError
 from gradviz.files import write_atomic
@@ -120,6 +121,6 @@ def write_report(
         return []
     from gradviz.output import report_page  # lazy: start-up (matplotlib, Graphviz)
 
-    page = report_page(model, data, evaluation, title)
+    page = report_page(model, data, evaluation, title, more=EVERY_NUMBER, statuses=STATUS_MEANINGS)
     write_atomic(Path(path), page.encode("utf-8"))
     return [path]

@@ -89,7 +89,7 @@ def write_frames(
     refuse_inputs([str(p) for p in paths], inputs)
     _prepare_folder(folder)
     fmt = FRAME_FORMATS[extension]
-    for warning in size_warnings(frames[0], fmt) if frames else []:
+    for warning in size_warnings(frames[0], fmt, flag) if frames else []:
         _say(f"warning: {warning}")
     for frame, path in zip(frames, paths, strict=True):
         write_atomic(path, render(frame, fmt, rankdir=rankdir))

@@ -11,7 +11,7 @@ import click
 from rich.progress import BarColumn, Progress, TaskProgressColumn, TextColumn, TimeRemainingColumn
 from rich.text import Text
 
-from gradviz.cli import pictures
+from gradviz.cli import EVERY_NUMBER, flag, pictures
 from gradviz.cli.console import stderr_console, stdout_console
 from gradviz.errors import InputError, ModelError, OutputError, quoted, shortened
 from gradviz.measure import model_data
@@ -28,7 +28,7 @@ from gradviz.render.training import (
     predictions_table,
     summary_text,
 )
-from gradviz.report import dumps, inspect_document, train_document
+from gradviz.report import diverged_document, dumps, inspect_document, train_document
 from gradviz.spec import Spec, resolve_spec
 from gradviz.text import printable
 from gradviz.train import Diverged, check_data, evaluate, load_data, train
@@ -182,7 +182,7 @@ def train_command(
             result = train(resolved, data, on_epoch=on_epoch, keep_going=keep_going)
     except Diverged as diverged:
         if as_json:  # scripts get the numbers up to the divergence, then the exit status
-            click.echo(dumps(train_document(diverged.result)))
+            click.echo(dumps(diverged_document(diverged, flag)))
         raise  # nothing is saved: a previous model file stays as it was
 
     last_epoch, last_samples = result.history.snapshots[-1]
@@ -227,6 +227,7 @@ def train_command(
         result.history.snapshots,
         last_epoch,
         f"Gradients per layer after epoch {last_epoch} (whole data set, before clipping)",
+        EVERY_NUMBER,
     )
     console.print(report)
     if save_path is not None:
@@ -393,6 +394,7 @@ def inspect_command(
         model.snapshots(),
         model.epochs_run,
         "Gradients per layer of the saved weights (whole data set)",
+        EVERY_NUMBER,
     )
     console.print(report)
     for path in written:

@@ -18,6 +18,7 @@ from dataclasses import dataclass, field, replace
 from typing import Literal
 
 from gradviz.engine import Constant, Number, Value, topological_order
+from gradviz.errors import Worded
 from gradviz.lazy import is_array, np
 from gradviz.numbers import DEFAULT_PRECISION, fmt, fmt_full
 from gradviz.render import colours
@@ -405,17 +406,20 @@ def preferred_rankdir(diagram: Diagram) -> str:
     return "TB" if wide > WIDE_PX and tall < wide else "LR"
 
 
-# The views of a saved network that draw less than each level (gradviz draw --level).
+# The views of a saved network that draw less than each level (`level`).
 COARSER_LEVELS = {"scalar": ("neuron", "layer"), "neuron": ("layer",), "layer": ()}
 
 
-def draw_less(diagram: Diagram) -> str:
+def draw_less(diagram: Diagram) -> Worded:
     """How to draw less of this diagram, for size warnings and errors: a network (its
     layers are clusters, or `level` says so) has the collapsed views coarser than the
-    one drawn; an expression has none."""
+    one drawn, each named as an option (`level='layer'`; the CLI says `--level layer`);
+    an expression has none."""
     if diagram.level is None and not diagram.clusters:
-        return "draw a part of the expression"
+        return Worded("draw a part of the expression")
     coarser = COARSER_LEVELS.get(diagram.level or "scalar", ())
     if not coarser:
-        return "draw a smaller network"
-    return f"draw a collapsed view ({' or '.join(f'--level {level}' for level in coarser)})"
+        return Worded("draw a smaller network")
+    levels = tuple(f"level={level!r}" for level in coarser)
+    views = " or ".join("{" + level + "}" for level in levels)
+    return Worded(f"draw a collapsed view ({views})", levels)

@@ -29,6 +29,7 @@ from importlib import resources
 from typing import Any
 
 from gradviz.engine import Value
+from gradviz.errors import OptionWords, keyword
 from gradviz.numbers import DEFAULT_PRECISION, json_number
 from gradviz.ops import ADD, DIV, MUL, NEG, POW, SUB, UNARY_OPS, Op, power_op
 from gradviz.render import colours
@@ -125,13 +126,17 @@ def engine_script() -> str:
 # -- what the page knows about the graph -----------------------------------------------
 
 
-def live_reason(diagram: Diagram) -> str | None:
-    """Why this diagram gets a static page (None: it can be live)."""
+NO_GRAD = "grad=False"  # the option that draws data alone (`diagram_from_value(..., grad=False)`)
+
+
+def live_reason(diagram: Diagram, words: OptionWords = keyword) -> str | None:
+    """Why this diagram gets a static page (None: it can be live), naming the option
+    that left the gradients out as `words` does (`grad=False`; the CLI: `--no-grad`)."""
     values = list(diagram.value_ids)
     if not values or len(values) != sum(n.kind == "value" for n in diagram.nodes):
         return "only a graph drawn from an expression is live"
     if not diagram.has_grad:
-        return "drawn without gradients (--no-grad), so not live"
+        return f"drawn without gradients ({words(NO_GRAD)}), so not live"
     if len(values) > LIVE_LIMIT:
         return f"{len(values)} values: live pages stop at {LIVE_LIMIT}"
     if any(v.data.__class__ is not float for v in values):

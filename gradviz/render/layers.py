@@ -141,13 +141,19 @@ def _row(layer: LayerStats) -> dict[str, Text]:
     }
 
 
-def layer_table(diagnosis: Diagnosis, title: str | None = None, width: int | None = None) -> Table:
+def layer_table(
+    diagnosis: Diagnosis,
+    title: str | None = None,
+    width: int | None = None,
+    more: str | None = None,
+) -> Table:
     """One row per layer: gradient sizes, rel (number and log bar: 1e-8 empty, 1 full),
     the hop factor of the backpropagated signal beside its bound, grad:data,
     update:data, activation statistics, and the status.
 
     Given a `width` (the terminal's), the least important columns are left out until the
-    table fits, and the caption names them (`--json` has every number)."""
+    table fits, and the caption names them, then says where every number is, in the
+    caller's words (`more`: `see --json` in the CLI; `diagnosis.to_dict()` has them)."""
     rows = [_row(layer) for layer in diagnosis.layers]
     columns = [
         c
@@ -177,7 +183,7 @@ def layer_table(diagnosis: Diagnosis, title: str | None = None, width: int | Non
     ):
         caption.append("; hop*: above the per-sample bound, the samples' signals cancel")
     if dropped:
-        caption.append(f"; not shown for lack of width: {', '.join(dropped)} (see --json)")
+        caption.append(f"; not shown for lack of width: {', '.join(dropped)}{_more(more)}")
     table = Table(
         title=Text(title) if title else None,
         caption=caption,
@@ -193,6 +199,10 @@ def layer_table(diagnosis: Diagnosis, title: str | None = None, width: int | Non
     for row in rows:
         table.add_row(*(row[name] for name, _, _ in columns))
     return table
+
+
+def _more(more: str | None) -> str:
+    return f" ({more})" if more else ""
 
 
 def verdict_text(lines: Sequence[str], prefix: str = "• ") -> VerdictLines:
@@ -293,12 +303,15 @@ def _pick(n: int, width: int) -> list[int]:
 class FittedLayerTable:
     """`layer_table` built when printed, as wide as the console allows."""
 
-    def __init__(self, diagnosis: Diagnosis, title: str | None = None) -> None:
+    def __init__(
+        self, diagnosis: Diagnosis, title: str | None = None, more: str | None = None
+    ) -> None:
         self.diagnosis = diagnosis
         self.title = title
+        self.more = more
 
     def __rich_console__(self, console: Console, options: ConsoleOptions) -> RenderResult:
-        yield layer_table(self.diagnosis, self.title, options.max_width)
+        yield layer_table(self.diagnosis, self.title, options.max_width, self.more)
 
 
 def report(
@@ -307,14 +320,15 @@ def report(
     snapshots: History | None = None,
     title: str | None = None,
     width: int | None = None,
+    more: str | None = None,
 ) -> RenderableType:
     """What `train`, `inspect` and `grads` print: the table, the heat map when there is
     more than one recorded moment, and the verdict. The table fits `width` if given,
-    else the console's width when printed (see `layer_table`)."""
+    else the console's width when printed (see `layer_table`, and for `more`)."""
     table = (
-        FittedLayerTable(diagnosis, title)
+        FittedLayerTable(diagnosis, title, more)
         if width is None
-        else layer_table(diagnosis, title, width)
+        else layer_table(diagnosis, title, width, more)
     )
     parts: list[RenderableType] = [table]
     if snapshots and len(snapshots) > 1:
@@ -331,7 +345,12 @@ _COMPARE_DROP = ("rel (log)", "act")
 
 
 def compare_table(
-    a: Diagnosis, b: Diagnosis, name_a: str = "A", name_b: str = "B", width: int | None = None
+    a: Diagnosis,
+    b: Diagnosis,
+    name_a: str = "A",
+    name_b: str = "B",
+    width: int | None = None,
+    more: str | None = None,
 ) -> Table:
     """Two networks side by side, layer against layer: rms gradient, rel bar, status.
     Given a `width`, the bars and then the activations are left out until it fits, and
@@ -369,7 +388,7 @@ def compare_table(
             shown.remove(f"{tag} {column}")
         dropped.append(f"{name_a}/{name_b} {column}")
     caption = (
-        Text(f"not shown for lack of width: {', '.join(dropped)} (see --json)", style="dim")
+        Text(f"not shown for lack of width: {', '.join(dropped)}{_more(more)}", style="dim")
         if dropped
         else None
     )
@@ -397,11 +416,11 @@ def compare_table(
 class _FittedCompareTable:
     """`compare_table` built when printed, as wide as the console allows."""
 
-    def __init__(self, a: Diagnosis, b: Diagnosis) -> None:
-        self.a, self.b = a, b
+    def __init__(self, a: Diagnosis, b: Diagnosis, more: str | None = None) -> None:
+        self.a, self.b, self.more = a, b, more
 
     def __rich_console__(self, console: Console, options: ConsoleOptions) -> RenderResult:
-        yield compare_table(self.a, self.b, width=options.max_width)
+        yield compare_table(self.a, self.b, width=options.max_width, more=self.more)
 
 
 def _scores_table(scores: Sequence[tuple[float, float, int] | None]) -> Table:
@@ -430,12 +449,17 @@ def compare_report(
     label_b: str,
     width: int | None = None,
     scores: Sequence[tuple[float, float, int] | None] | None = None,
+    more: str | None = None,
 ) -> RenderableType:
     """The two networks' loss and accuracy (`scores`: (loss, accuracy, examples) each),
-    the comparison table (fitted to `width`, else to the console when printed) and both
-    verdicts under it."""
+    the comparison table (fitted to `width`, else to the console when printed; `more` as
+    in `layer_table`) and both verdicts under it."""
     header = VerdictLines([("A = ", label_a), ("B = ", label_b)])  # wrapped between clauses
-    table = _FittedCompareTable(a, b) if width is None else compare_table(a, b, width=width)
+    table = (
+        _FittedCompareTable(a, b, more)
+        if width is None
+        else compare_table(a, b, width=width, more=more)
+    )
     parts: list[RenderableType] = [header]
     if scores is not None:
         parts.append(_scores_table(scores))

@@ -160,9 +160,11 @@ def to_mermaid(
     if rankdir not in DIRECTIONS:
         raise ValueError(f"rankdir must be one of {', '.join(DIRECTIONS)}, not {rankdir!r}")
     if len(diagram.edges) > MAX_EDGES:
+        less = draw_less(diagram)
         raise RenderError(
             f"the graph has {len(diagram.edges)} edges; Mermaid refuses more than {MAX_EDGES}",
-            hint=f"Write SVG instead (-o graph.svg), or {draw_less(diagram)}.",
+            hint=f"Write SVG instead (-o graph.svg), or {less.template}.",
+            options=less.options,
         )
     ids = mermaid_ids(diagram)
     stacked = rankdir in ("TB", "BT")

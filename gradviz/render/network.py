@@ -12,7 +12,7 @@ from pathlib import Path
 
 import numpy as np
 
-from gradviz.errors import GradvizError, InputError, quoted
+from gradviz.errors import GradvizError, InputError, OptionWords, keyword, quoted
 from gradviz.model import LossGraph, load_model, network_loss_graph, parse_input
 from gradviz.nn import Network, layer_samples
 from gradviz.numbers import fmt
@@ -22,6 +22,7 @@ from gradviz.spec import LOSS_FUNCTIONS
 from gradviz.stats import Diagnosis, diagnose
 
 LEVELS = ("scalar", "neuron", "layer")
+LAYER_VIEW = "level='layer'"  # the option that draws a node per layer (`--level layer`)
 AUTO_NODE_LIMIT = 400  # above this many nodes, `auto` draws the next coarser level
 # Every scalar of a network reads at docs width (800 px) only for the smallest ones: a
 # single neuron has 15 values, 2-2-1 has 31, XOR's 2-4-1 already 51 (3,800 pt wide).
@@ -47,10 +48,12 @@ def choose_level(
     limit: int = AUTO_NODE_LIMIT,
     edge_limit: int = AUTO_EDGE_LIMIT,
     mermaid: bool = False,
+    words: OptionWords = keyword,
 ) -> tuple[str, str | None]:
-    """The level to draw and, when chosen automatically, a note saying so: every scalar
-    up to `limit` nodes, else a node per neuron if that view has at most `limit` nodes
-    and `edge_limit` edges, else a node per layer. For Mermaid, a node per layer where
+    """The level to draw and, when chosen automatically, a note saying so (naming the
+    `level` option as `words` does: `--level` in the CLI): every scalar up to `limit`
+    nodes, else a node per neuron if that view has at most `limit` nodes and
+    `edge_limit` edges, else a node per layer. For Mermaid, a node per layer where
     Graphviz gets neurons: Mermaid's layout runs a neuron view's weight edges over the
     boxes of other neurons."""
     if level != "auto":
@@ -67,7 +70,7 @@ def choose_level(
                 f"{scalars}: drawn one node per layer for Mermaid, whose layout runs the "
                 "edges of a neuron view over other neurons (Graphviz formats draw neurons)"
             )
-        return "neuron", f"{scalars}: drawn one node per neuron (--level)"
+        return "neuron", f"{scalars}: drawn one node per neuron ({words('level')})"
     too_many = (
         f"{nodes:,} nodes (more than {limit})"
         if nodes > limit
@@ -76,7 +79,7 @@ def choose_level(
     return (
         "layer",
         f"{scalars}, and one node per neuron would take {too_many}: drawn one node per "
-        "layer (--level)",
+        f"layer ({words('level')})",
     )
 
 
@@ -283,11 +286,13 @@ def model_diagram(
     level: str = "auto",
     grad: bool = True,
     mermaid: bool = False,
+    words: OptionWords = keyword,
 ) -> tuple[Diagram, str | None]:
     """What `gradviz draw --model` draws: one example's loss through a saved model, at
     the level asked for (`auto` collapses big networks, see `choose_level`), and a note
-    when it collapsed (or when the neuron view asked for will be a tangle)."""
-    return model_diagrams(path, input_text, target, level, grad, (mermaid,))[mermaid]
+    when it collapsed (or when the neuron view asked for will be a tangle), naming the
+    options as `words` does."""
+    return model_diagrams(path, input_text, target, level, grad, (mermaid,), words)[mermaid]
 
 
 def model_diagrams(
@@ -297,6 +302,7 @@ def model_diagrams(
     level: str = "auto",
     grad: bool = True,
     kinds: Iterable[bool] = (False,),
+    words: OptionWords = keyword,
 ) -> dict[bool, tuple[Diagram, str | None]]:
     """`model_diagram` for Graphviz (False) and for Mermaid (True), as `kinds` asks, from
     one reading of the model and one loss graph."""
@@ -313,11 +319,11 @@ def model_diagrams(
     edges = neuron_view_size(graph.network)[1]
     drawings: dict[bool, tuple[Diagram, str | None]] = {}
     for mermaid in kinds:
-        chosen, note = choose_level(graph, level, mermaid=mermaid)
+        chosen, note = choose_level(graph, level, mermaid=mermaid, words=words)
         if chosen == "neuron" and edges > AUTO_EDGE_LIMIT and note is None:
             note = (
                 f"the neuron view has {edges:,} edges (a weight each): expect a tangle; "
-                "--level layer shows the gradient layer by layer"
+                f"{words(LAYER_VIEW)} shows the gradient layer by layer"
             )
         drawings[mermaid] = (network_diagram(graph, chosen, title, grad), note)
     return drawings

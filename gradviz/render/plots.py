@@ -129,21 +129,26 @@ def _draw(build: Any, fmt: str) -> bytes:
 # -- gradients per layer -----------------------------------------------------------------
 
 
+STATUS_MEANINGS = "gradviz.stats.status_help()"  # each status's rule, in words
+
+
 def grads_plot(
     diagnosis: Diagnosis,
     snapshots: History | None = None,
     title: str = "rms gradient per layer",
     subtitle: str = "",
     fmt: str = "svg",
+    statuses: str = STATUS_MEANINGS,
 ) -> bytes:
     """The last moment's rms gradient per layer as horizontal log-scale bars, each
     layer's value and status beside it; with a history, the layers x epochs heat map to
-    the right, row for row, with a log colour bar."""
-    return _draw(lambda: _grads_figure(diagnosis, snapshots, title, subtitle), fmt)
+    the right, row for row, with a log colour bar. The legend says where each status
+    is explained, in the caller's words (`statuses`: the CLI says `gradviz grads --help`)."""
+    return _draw(lambda: _grads_figure(diagnosis, snapshots, title, subtitle, statuses), fmt)
 
 
 def _grads_figure(
-    diagnosis: Diagnosis, snapshots: History | None, title: str, subtitle: str
+    diagnosis: Diagnosis, snapshots: History | None, title: str, subtitle: str, statuses: str
 ) -> Figure:
     from matplotlib.colors import LogNorm  # lazy: start-up
     from matplotlib.patches import Patch  # lazy: start-up
@@ -216,7 +221,7 @@ def _grads_figure(
         loc="outside lower center",
         ncol=min(6, max(1, len(handles))),
         frameon=False,
-        title="bar colour: status (see gradviz grads --help)",
+        title=f"bar colour: status (see {statuses})",
         title_fontsize=8,
     )
     _suptitle(figure, title, subtitle)

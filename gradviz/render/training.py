@@ -210,11 +210,13 @@ def gradient_report(
     snapshots: list | None,
     epoch: int | None,
     title: str,
+    more: str | None = None,
 ) -> RenderableType:
-    """The per-layer gradient table, heat map and verdict (gradviz.stats)."""
+    """The per-layer gradient table, heat map and verdict (gradviz.stats); `more` says
+    where the columns left out for lack of width are (`layers.layer_table`)."""
     diagnosis = diagnose(samples, epoch=epoch)
     past = history(snapshots) if snapshots else None
-    return report(diagnosis, verdict(diagnosis, past), past, title=title)
+    return report(diagnosis, verdict(diagnosis, past), past, title=title, more=more)
 
 
 def final_text(loss: float, accuracy: float, size: int) -> Text:

@@ -20,6 +20,7 @@ import sys
 from pathlib import Path
 
 from gradviz.boundary import boundary
+from gradviz.cli import STATUS_MEANINGS
 from gradviz.errors import GradvizError
 from gradviz.expr import parse_program
 from gradviz.files import write_atomic
@@ -160,7 +161,9 @@ def gradient_plot(spec: Path, target: Path) -> Path:
     README shows it: vanishing at epoch 0, then stuck at the mean prediction."""
     subject = measure(str(spec), epochs=200, every=10)
     title = f"samples/{spec.name}: rms gradient per layer"
-    picture = grads_plot(subject.diagnosis(), subject.snapshots, title, subject.description)
+    picture = grads_plot(
+        subject.diagnosis(), subject.snapshots, title, subject.description, "svg", STATUS_MEANINGS
+    )
     write_atomic(target, picture)
     return target
 
