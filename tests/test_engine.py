@@ -563,3 +563,24 @@ def test_tanh_written_out_with_minus_and_divide_gives_tanhs_gradients() -> None:
     assert by_hand.output.data == pytest.approx(math.sqrt(0.5), rel=1e-15)
     grads = {name: leaf.grad for name, leaf in by_hand.leaves.items()}
     assert grads == pytest.approx({"x1": -1.5, "w1": 1.0, "x2": 0.5, "w2": 0.0, "b": 0.5})
+
+
+def test_the_generated_methods_are_the_ones_declared_for_readers() -> None:
+    """Value's op methods are generated from the op table; the class declares them under
+    TYPE_CHECKING for readers and type checkers, and the two lists must not drift apart."""
+    import ast
+    import inspect
+
+    import gradviz.engine as engine
+
+    tree = ast.parse(inspect.getsource(engine.Value))
+    declared = {
+        stub.name
+        for block in ast.walk(tree)
+        if isinstance(block, ast.If) and ast.unparse(block.test) == "TYPE_CHECKING"
+        for stub in block.body
+        if isinstance(stub, ast.FunctionDef)
+    }
+    assert declared == set(engine._METHOD_OPS)
+    for name, (op, _) in engine._METHOD_OPS.items():
+        assert getattr(Value, name).__doc__.startswith(f"{op.name}:")
