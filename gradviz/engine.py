@@ -5,7 +5,8 @@ repeats), so the graph is the memory of the computation. Backpropagation walks
 that memory in reverse topological order and applies the chain rule on every
 edge, adding up the credit where a value is used more than once. What each op
 computes and what its local derivatives are is the op table's (`gradviz.ops`): the
-engine only walks the graph and calls `op.forward` / `op.local`.
+engine only walks the graph; Value's op methods and the backward loop are
+written out from the table's expressions at import.
 
 `data` and `grad` are floats, or numpy arrays holding a batch of independent
 samples: one graph then evaluates every sample at once, and each node's grad
@@ -195,9 +196,10 @@ class Value:
 _new = object.__new__
 
 # The grad of a node that has received no credit: every node is made holding this very
-# object, and a backward pass starts by giving it to every node of the graph. Any credit
+# object, and `backpropagate` starts by giving it to every node of the graph (`backward()`
+# uses a zero of its own per pass, which also marks the nodes its walk has met). Any credit
 # received, even 0, is a new float, so `is` tells "reached" from "not reached (behind a
-# detach)" at no cost, and a fresh graph's grads need no resetting.
+# detach)" at no cost.
 _NO_CREDIT = 0.0
 
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import gc
 import math
+import random
 import sys
 from collections.abc import Callable
 
@@ -12,7 +13,7 @@ import numpy as np
 import pytest
 
 import gradviz
-from gradviz.engine import UNARY_OPS, Graph, Value, topological_order
+from gradviz.engine import UNARY_OPS, Graph, Value, backpropagate, topological_order
 from gradviz.gradcheck import gradcheck
 
 # -- helpers -------------------------------------------------------------------------------
@@ -584,3 +585,39 @@ def test_the_generated_methods_are_the_ones_declared_for_readers() -> None:
     assert declared == set(engine._METHOD_OPS)
     for name, (op, _) in engine._METHOD_OPS.items():
         assert getattr(Value, name).__doc__.startswith(f"{op.name}:")
+
+
+def _random_graph(rng: random.Random, depth: int) -> tuple[list[Value], Value]:
+    """Leaves and a random graph over them in which nodes are used several times."""
+    leaves = [Value(rng.uniform(-1.5, 1.5), label=f"x{i}") for i in range(4)]
+    pool: list[Value] = list(leaves)
+    for _ in range(depth):  # each on the last node: `depth` deep
+        a, b = pool[-1], rng.choice(pool)
+        kind = rng.randrange(6)
+        node = (a + b, a * b, a - b, a.tanh(), (a * 0.5).sigmoid(), a * 2.0 + b)[kind]
+        pool.append(node)
+    return leaves, sum(pool[-5:], pool[0])
+
+
+@pytest.mark.parametrize("depth", [5, 40, 3000])  # 3000: past recursion, the stack walk
+def test_backward_walks_the_same_order_as_the_naming_order(depth: int) -> None:
+    """`Value.backward` has its own walk (it marks nodes without a set). It must visit in
+    `topological_order`'s order: grads are sums whose rounding depends on the order in
+    which credits arrive, so both passes must give the same bits, and a second call must
+    add exactly the first's numbers (carried over the walk)."""
+    rng = random.Random(depth)
+    leaves, out = _random_graph(rng, depth)
+    order = topological_order(out)
+    longest: dict[Value, int] = {}
+    for node in order:
+        longest[node] = 1 + max((longest[p] for p in node.parents), default=0)
+    assert (longest[out] > sys.getrecursionlimit()) == (depth > 1000)
+    backpropagate(order)
+    reference = [bits(node.grad) for node in order]
+    for node in order:
+        node.grad = 0.0
+    out.backward()
+    assert [bits(node.grad) for node in order] == reference
+    first = [leaf.grad for leaf in leaves]
+    out.backward()  # accumulates: every leaf's grad doubles exactly
+    assert [bits(leaf.grad) for leaf in leaves] == [bits(2 * g) for g in first]
