@@ -1,9 +1,9 @@
 """The Value engine driven micrograd-style: the lesson's own loop, gradviz against micrograd.
 
-The same Python drives both engines (`LessonNet` below, written as micrograd's README and
-lesson write it): every step builds the graph of `Value`s again from the weights, sums the
-examples' losses, sets every parameter's grad to 0, calls `backward()` and updates the
-weights. Nothing is compiled: this measures the engine itself (node creation, the
+The same Python drives both engines (`LessonNet` in bench/train.py, written as micrograd's
+README and lesson write it): every step builds the graph of `Value`s again from the weights,
+sums the examples' losses, sets every parameter's grad to 0, calls `backward()` and updates
+the weights. Nothing is compiled: this measures the engine itself (node creation, the
 topological order, the backward pass), as a learner who writes the loop by hand uses it.
 
 Workloads (float64, the same initial weights, data and example order as bench/train.py):
@@ -34,7 +34,6 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 import train as bench  # bench/train.py: the specs, initial weights, example orders, timing
 
-from gradviz.data import load
 from gradviz.engine import Value
 
 ROUNDS = 7
@@ -42,58 +41,11 @@ TARGET = 4.0
 CIRCLE_EPOCHS = 200
 
 
-class LessonNet:
-    """micrograd's MLP loop over any Value class: `value(x)` makes a leaf, `sigmoid(v)`
-    applies the activation."""
-
-    def __init__(self, value: Callable, sigmoid: Callable, weights) -> None:
-        self.value, self.sigmoid = value, sigmoid
-        self.layers = [
-            ([[value(w) for w in row] for row in W.tolist()], [value(b) for b in bs.tolist()])
-            for W, bs in weights
-        ]
-        self.params = [
-            p for W, bs in self.layers for row, b in zip(W, bs, strict=True) for p in (*row, b)
-        ]
-
-    def loss(self, x: list[float], y: float):
-        values = x
-        for W, bs in self.layers:
-            values = [
-                self.sigmoid(sum((w * v for w, v in zip(row, values, strict=True)), b))
-                for row, b in zip(W, bs, strict=True)
-            ]
-        d = values[0] - y
-        return d * d
-
-    def step(self, X: list[list[float]], Y: list[float], rows: list[int], lr: float) -> float:
-        total = sum((self.loss(X[i], Y[i]) for i in rows), self.value(0.0)) * (1.0 / len(rows))
-        for p in self.params:
-            p.grad = 0.0
-        total.backward()
-        for p in self.params:
-            p.data -= lr * p.grad
-        return total.data
-
-
-def lesson_train(value: Callable, sigmoid: Callable, spec, epochs: int) -> float:
-    """Train `spec` for `epochs` the lesson's way; the last step's loss."""
-    data = load(spec.data)
-    X, Y = data.X.tolist(), data.Y.tolist()
-    net = LessonNet(value, sigmoid, bench.initial(spec))
-    batch = data.size if spec.update == "full" else 1
-    loss = math.nan
-    for order in bench.orders(spec, epochs, data.size):
-        for start in range(0, data.size, batch):
-            loss = net.step(X, Y, order[start : start + batch], spec.learning_rate)
-    return loss
-
-
 def runs(spec, epochs: int) -> dict[str, tuple[Callable[[], object], float]]:
-    contenders = {"gradviz": (lambda: lesson_train(Value, Value.sigmoid, spec, epochs), 1.0)}
+    contenders = {"gradviz": (lambda: bench.lesson_train(Value, Value.sigmoid, spec, epochs), 1.0)}
     if bench.MicroValue is not None:
         contenders["micrograd"] = (
-            lambda: lesson_train(bench.MicroValue, bench.micro_sigmoid, spec, epochs),
+            lambda: bench.lesson_train(bench.MicroValue, bench.micro_sigmoid, spec, epochs),
             1.0,
         )
     return contenders

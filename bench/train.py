@@ -159,7 +159,7 @@ def deep_steps() -> dict[str, Callable[[list[int], int], Callable[[], None]]]:
     if MicroValue:
 
         def micro_maker(rows: list[int], steps: int) -> Callable[[], None]:
-            micro = MicroNet(initial(DEEP))
+            micro = LessonNet(MicroValue, micro_sigmoid, initial(DEEP))
             return lambda: [micro.step(X, Y, rows, 1.0) for _ in range(steps)]
 
         makers["micrograd"] = micro_maker
@@ -314,13 +314,15 @@ def micro_sigmoid(v):
     return out
 
 
-class MicroNet:
-    def __init__(self, weights: list[tuple[np.ndarray, np.ndarray]]) -> None:
+class LessonNet:
+    """micrograd's MLP loop over any Value class: `value(x)` makes a leaf, `sigmoid(v)`
+    applies the activation. The micrograd contender here, and both engines in
+    bench/lesson.py."""
+
+    def __init__(self, value: Callable, sigmoid: Callable, weights) -> None:
+        self.value, self.sigmoid = value, sigmoid
         self.layers = [
-            (
-                [[MicroValue(w) for w in row] for row in W.tolist()],
-                [MicroValue(b) for b in bs.tolist()],
-            )
+            ([[value(w) for w in row] for row in W.tolist()], [value(b) for b in bs.tolist()])
             for W, bs in weights
         ]
         self.params = [
@@ -331,14 +333,14 @@ class MicroNet:
         values = x
         for W, bs in self.layers:
             values = [
-                micro_sigmoid(sum((w * v for w, v in zip(row, values, strict=True)), b))
+                self.sigmoid(sum((w * v for w, v in zip(row, values, strict=True)), b))
                 for row, b in zip(W, bs, strict=True)
             ]
         d = values[0] - y
         return d * d
 
     def step(self, X: list[list[float]], Y: list[float], rows: list[int], lr: float) -> float:
-        total = sum((self.loss(X[i], Y[i]) for i in rows), MicroValue(0.0)) * (1.0 / len(rows))
+        total = sum((self.loss(X[i], Y[i]) for i in rows), self.value(0.0)) * (1.0 / len(rows))
         for p in self.params:
             p.grad = 0.0
         total.backward()
@@ -347,15 +349,17 @@ class MicroNet:
         return total.data
 
 
-def micrograd_train(spec: Spec, epochs: int) -> MicroNet:
+def lesson_train(value: Callable, sigmoid: Callable, spec, epochs: int) -> float:
+    """Train `spec` for `epochs` the lesson's way; the last step's loss."""
     data = load(spec.data)
     X, Y = data.X.tolist(), data.Y.tolist()
-    net = MicroNet(initial(spec))
+    net = LessonNet(value, sigmoid, initial(spec))
     batch = data.size if spec.update == "full" else 1
+    loss = math.nan
     for order in orders(spec, epochs, data.size):
         for start in range(0, data.size, batch):
-            net.step(X, Y, order[start : start + batch], spec.learning_rate)
-    return net
+            loss = net.step(X, Y, order[start : start + batch], spec.learning_rate)
+    return loss
 
 
 # -- PyTorch ------------------------------------------------------------------------------
@@ -445,7 +449,10 @@ def training_runs(spec: Spec, epochs: int, scale: int):
     runs = {"gradviz": (lambda: gradviz_train(spec), 1.0)}
     short = epochs // scale
     if MicroValue:
-        runs["micrograd"] = (lambda: micrograd_train(spec, short), float(scale))
+        runs["micrograd"] = (
+            lambda: lesson_train(MicroValue, micro_sigmoid, spec, short),
+            float(scale),
+        )
     if torch:
         runs["PyTorch"] = (lambda: torch_train(spec, short), float(scale))
     runs["numpy"] = (lambda: numpy_train(spec, short), float(scale))
