@@ -62,6 +62,21 @@ def open_page(driver: object, html: str, folder: Path) -> None:
     driver.get(page.as_uri())
 
 
+def blocked_requests(driver: object) -> list[str]:
+    """Try to load an image and fetch a URL from the open page; the directives of the
+    page's security policy that refused them (both, for a page that requests nothing)."""
+    return driver.execute_async_script(
+        """
+        const done = arguments[arguments.length - 1];
+        const seen = [];
+        document.addEventListener('securitypolicyviolation', e => seen.push(e.effectiveDirective));
+        const img = new Image(); img.src = 'http://127.0.0.1:9/x.png';
+        fetch('http://127.0.0.1:9/x').catch(() => {});
+        setTimeout(() => done(seen), 500);
+        """
+    )
+
+
 def inline_svg_page(svg: str, width_px: int | None = None) -> str:
     """A page holding `svg` inline (its XML declaration and doctype dropped), optionally
     fitted to `width_px` as a docs page would embed it."""

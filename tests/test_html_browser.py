@@ -9,7 +9,7 @@ import re
 from pathlib import Path
 
 import pytest
-from browser import open_page
+from browser import blocked_requests, open_page
 from click.testing import CliRunner
 from test_html_page import HAND, HAND_VALUES, TWICE, page_for, python_numbers, trace_blocks
 
@@ -97,16 +97,7 @@ def test_stepping_with_the_keyboard_says_what_gradviz_trace_says(browser, tmp_pa
 def test_the_page_requests_nothing_and_its_policy_blocks_requests(browser, tmp_path: Path) -> None:
     open_page(browser, page_for(HAND, HAND_VALUES), tmp_path)
     assert browser.execute_script("return performance.getEntriesByType('resource').length") == 0
-    blocked = browser.execute_async_script(
-        """
-        const done = arguments[arguments.length - 1];
-        const seen = [];
-        document.addEventListener('securitypolicyviolation', e => seen.push(e.effectiveDirective));
-        const img = new Image(); img.src = 'http://127.0.0.1:9/x.png';
-        fetch('http://127.0.0.1:9/x').catch(() => {});
-        setTimeout(() => done(seen), 500);
-        """
-    )
+    blocked = blocked_requests(browser)
     assert sorted(blocked) == ["connect-src", "img-src"]
     severe(browser)  # those two violations were ours
 

@@ -63,10 +63,18 @@ def page_for(text: str, values: dict[str, float], command: str = "draw") -> str:
 def run_page(page: str, actions: list[dict], tmp_path: Path, hash_: str = "") -> list[dict]:
     page_file = tmp_path / "page.html"
     page_file.write_text(page, encoding="utf-8")
+    return run_harness(HARNESS, page_file, actions, tmp_path, hash_)
+
+
+def run_harness(
+    harness: Path, page_file: Path, actions: list[dict], tmp_path: Path, *more: str
+) -> list[dict]:
+    """Run a jsdom harness (tests/html/*.js) on a page with a list of actions: the page's
+    state after each; the page must have raised no error."""
     actions_file = tmp_path / "actions.json"
     actions_file.write_text(json.dumps(actions), encoding="utf-8")
     done = subprocess.run(
-        [NODE, str(HARNESS), str(page_file), str(actions_file), hash_],
+        [NODE, str(harness), str(page_file), str(actions_file), *more],
         capture_output=True,
         text=True,
         timeout=60,

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from browser import blocked_requests
 from test_html_browser import severe
 from test_report_page import (  # module fixtures: a trained model and its report
     deep_report,  # noqa: F401
@@ -33,16 +34,7 @@ def test_the_page_loads_clean_and_requests_nothing(browser, xor_report) -> None:
         "return performance.getEntriesByType('resource').map(e => e.name)"
     )
     assert [e for e in entries if not e.startswith("data:")] == []
-    blocked = browser.execute_async_script(
-        """
-        const done = arguments[arguments.length - 1];
-        const seen = [];
-        document.addEventListener('securitypolicyviolation', e => seen.push(e.effectiveDirective));
-        const img = new Image(); img.src = 'http://127.0.0.1:9/x.png';
-        fetch('http://127.0.0.1:9/x').catch(() => {});
-        setTimeout(() => done(seen), 500);
-        """
-    )
+    blocked = blocked_requests(browser)
     assert sorted(blocked) == ["connect-src", "img-src"]
     severe(browser)  # those two violations were ours
     # every picture drew: the plots as images, the network inline

@@ -14,15 +14,13 @@ import html
 import json
 import math
 import re
-import subprocess
 from pathlib import Path
 
 import pytest
 from click.testing import CliRunner
 from test_html_page import (  # the autouse fixture: skip without Node locally, fail in CI
-    MODULES,
-    NODE,
     _needs_node_and_jsdom,  # noqa: F401
+    run_harness,
 )
 
 from gradviz.cli import cli
@@ -52,20 +50,7 @@ def xor_report(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, Path]:
 
 
 def run_report(page: Path, actions: list[dict], tmp_path: Path) -> list[dict]:
-    actions_file = tmp_path / "actions.json"
-    actions_file.write_text(json.dumps(actions), encoding="utf-8")
-    done = subprocess.run(
-        [NODE, str(HARNESS), str(page), str(actions_file)],
-        capture_output=True,
-        text=True,
-        timeout=60,
-        env={"NODE_PATH": str(MODULES)},
-        check=False,
-    )
-    assert done.returncode == 0, done.stderr
-    result = json.loads(done.stdout)
-    assert result["errors"] == []
-    return result["states"]
+    return run_harness(HARNESS, page, actions, tmp_path)
 
 
 def expected_fill(rms: float) -> str:
