@@ -221,16 +221,7 @@ def test_every_node_text_lies_inside_its_box(browser, tmp_path: Path, svg_path: 
     open_page(browser, inline_svg_page(svg_path.read_text(encoding="utf-8")), tmp_path)
     nodes = browser.execute_script(NODE_GEOMETRY_JS)
     assert nodes, f"{svg_path.name}: the browser found no Graphviz nodes"
-    outside = [
-        f"{node['title']}: {text['text']!r}"
-        for node in nodes
-        if node["shape"]
-        for text in node["texts"]
-        if text["x"] < node["shape"]["x"] - SLACK
-        or text["right"] > node["shape"]["right"] + SLACK
-        or text["y"] < node["shape"]["y"] - SLACK
-        or text["bottom"] > node["shape"]["bottom"] + SLACK
-    ]
+    outside = _texts_outside_nodes(nodes)
     assert not outside, f"{svg_path.name}: text outside its node: {outside}"
 
 
