@@ -4,19 +4,10 @@
 // button; {"hover": "n2_op"} points at a node.
 "use strict";
 const fs = require("fs");
-const { JSDOM, VirtualConsole } = require("jsdom");
+const { openPage } = require("./open.js");
 const [pageFile, actionsFile, hash] = process.argv.slice(2);
-const errors = [];
-const virtualConsole = new VirtualConsole();
-virtualConsole.on("jsdomError", (e) => errors.push(String(e.stack || e)));
-virtualConsole.on("error", (e) => errors.push(String(e)));
-const dom = new JSDOM(fs.readFileSync(pageFile, "utf8"), {
-  runScripts: "dangerously",
-  // jsdom refuses history.replaceState on file: URLs (Chromium allows it: tests/test_html_browser.py)
-  url: "https://gradviz.invalid/page.html" + (hash || ""),
-  virtualConsole,
-});
-const { window } = dom;
+// jsdom refuses history.replaceState on file: URLs (Chromium allows it: tests/test_html_browser.py)
+const { window, errors } = openPage(pageFile, "https://gradviz.invalid/page.html" + (hash || ""));
 const doc = window.document;
 const state = () => ({
   nodes: Array.from(doc.querySelectorAll("#graph g.node")).map((g) => ({

@@ -4,18 +4,9 @@
 // example i's button; {"point": i} clicks example i's point in the data picture; {"typed": [x0, …, y]} types an input and its target and submits.
 "use strict";
 const fs = require("fs");
-const { JSDOM, VirtualConsole } = require("jsdom");
+const { openPage } = require("./open.js");
 const [pageFile, actionsFile] = process.argv.slice(2);
-const errors = [];
-const virtualConsole = new VirtualConsole();
-virtualConsole.on("jsdomError", (e) => errors.push(String(e.stack || e)));
-virtualConsole.on("error", (e) => errors.push(String(e)));
-const dom = new JSDOM(fs.readFileSync(pageFile, "utf8"), {
-  runScripts: "dangerously",
-  url: "https://gradviz.invalid/report.html",
-  virtualConsole,
-});
-const { window } = dom;
+const { window, errors } = openPage(pageFile, "https://gradviz.invalid/report.html");
 const doc = window.document;
 const text = (id) => (doc.getElementById(id) ? doc.getElementById(id).textContent : null);
 const state = () => ({
