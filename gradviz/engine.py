@@ -176,9 +176,8 @@ class Value:
             ops = _ops_to_credit(self, fresh, carried)
         except RecursionError:  # deeper than recursion goes: the same walk on a stack
             ops = _ops_to_credit_deep(self, fresh, carried)
-        data = self.data
-        self.grad = 1.0 if type(data) is float else _ones_like(data)
-        _GENERATED["backward_pass"](ops, fresh)
+        self.grad = _ones_like(self.data)
+        _backward_pass(ops, fresh)
         for node, earlier in carried:
             node.grad = earlier + node.grad
 
@@ -432,6 +431,8 @@ def _deep_topological_order(root: Value) -> list[Value]:
 
 
 def _ones_like(data: Number) -> Number:
+    if type(data) is float:
+        return 1.0
     numpy = loaded_numpy()
     return numpy.ones_like(data) if numpy is not None and type(data) is numpy.ndarray else 1.0
 
@@ -450,22 +451,14 @@ def backpropagate(order: list[Value], on_edge: EdgeObserver | None = None) -> No
     `contribution = node.grad · local` was added to `parent.grad`: the trace is built
     from it, so its numbers are the engine's. Without it the loop below runs untouched.
     """
-    no_credit = _NO_CREDIT
     for node in order:
-        node.grad = no_credit
-    _credit(order, on_edge)
-
-
-def _credit(order: list[Value], on_edge: EdgeObserver | None = None) -> None:
-    """The pass itself, over nodes whose grads all hold `_NO_CREDIT`."""
-    no_credit = _NO_CREDIT
+        node.grad = _NO_CREDIT
     root = order[-1]
-    data = root.data
-    root.grad = 1.0 if type(data) is float else _ones_like(data)
+    root.grad = _ones_like(root.data)
     if on_edge is not None:
         _backpropagate_observed(order, on_edge)
         return
-    _GENERATED["backward_pass"](order, no_credit)
+    _backward_pass(order, _NO_CREDIT)
 
 
 def _held(grad: Number, no_credit: float) -> bool:
@@ -560,7 +553,7 @@ def _backward_pass_body(inlined: tuple[Op, ...]) -> str:
 
 
 _GENERATED.update({f"op_{op.name}": op for op in _INLINED_BACKWARD})
-_GENERATED["backward_pass"] = generated(
+_backward_pass = generated(
     "order, no_credit", _backward_pass_body(_INLINED_BACKWARD), _GENERATED, "backward_pass"
 )
 
