@@ -8,6 +8,12 @@ computes and what its local derivatives are is the op table's (`gradviz.ops`): t
 engine only walks the graph; Value's op methods and the backward loop are
 written out from the table's expressions at import.
 
+A plain number meeting a Value (`x * 2.0`, `1 - y`) is kept on the op's node rather than
+made a node of its own (a `Fixed` op of the table), since a learner's loop meets one in
+every input and target; the node takes its plain form, the op over a `Constant`, the
+first time anything asks for its op or inputs (`settle`), so only the backward walk
+ever sees the difference.
+
 `data` and `grad` are floats, or numpy arrays holding a batch of independent
 samples: one graph then evaluates every sample at once, and each node's grad
 holds the per-sample gradients (sum them for a batch gradient).
@@ -30,6 +36,7 @@ from gradviz.ops import (
     DIV,
     ENGINE_NAMES,
     EXP,
+    FIXED,
     LOG,
     MUL,
     NEG,
@@ -40,6 +47,7 @@ from gradviz.ops import (
     SQRT,
     SUB,
     TANH,
+    Fixed,
     Op,
     generated,
     power_op,
@@ -78,23 +86,52 @@ class Value:
     """
 
     # Parents live in two slots rather than a tuple: one allocation per node instead
-    # of two, which is most of what keeps the engine fast and small (see bench/).
-    __slots__ = ("data", "grad", "op", "a", "b", "label")
+    # of two, which is most of what keeps the engine fast and small (see bench/). `k` and
+    # `k_grad` hold the number of a node made by a `Fixed` op (`x * 2.0`) and its credit;
+    # they are unset on all others.
+    __slots__ = ("data", "grad", "_fn", "_a", "_b", "label", "k", "k_grad")
 
     def __init__(self, data: object, label: str | None = None) -> None:
         self.data: Number = data if type(data) is float else as_data(data)
         self.grad: Number = _NO_CREDIT
-        self.op: Op | None = None
-        self.a: Value | None = None
-        self.b: Value | None = None
+        self._fn: Op | Fixed | None = None
+        self._a: Value | None = None
+        self._b: Value | None = None
         self.label = label
+
+    # The op and its inputs are read through properties: a node made with a number operand
+    # (`x * 2.0`: a `Fixed` op, see gradviz.ops) is first given its plain form, so readers
+    # always see the op over a Constant. The engine's own loops read the slots.
+
+    @property
+    def op(self) -> Op | None:
+        """The op that made this node; None for a leaf."""
+        if type(self._fn) is Fixed:
+            settle(self)
+        return self._fn  # type: ignore[return-value]
+
+    @property
+    def a(self) -> Value | None:
+        """The op's first input; None for a leaf."""
+        if type(self._fn) is Fixed:
+            settle(self)
+        return self._a
+
+    @property
+    def b(self) -> Value | None:
+        """The op's second input; None for a leaf or a one-input op."""
+        if type(self._fn) is Fixed:
+            settle(self)
+        return self._b
 
     @property
     def parents(self) -> tuple[Value, ...]:
         """The op's inputs in order; an input used twice appears twice (`x*x`)."""
-        if self.a is None:
+        if type(self._fn) is Fixed:
+            settle(self)
+        if self._a is None:
             return ()
-        return (self.a,) if self.b is None else (self.a, self.b)
+        return (self._a,) if self._b is None else (self._a, self._b)
 
     # -- micrograd's names, read-only, so its `draw_dot` and `nn.py` run unchanged ----
 
@@ -154,7 +191,7 @@ class Value:
 
     @property
     def is_leaf(self) -> bool:
-        return self.op is None
+        return self._fn is None
 
     def backward(self) -> None:
         """Add d(self)/d(node) into `node.grad` for every node self depends on.
@@ -177,7 +214,7 @@ class Value:
         except RecursionError:  # deeper than recursion goes: the same walk on a stack
             ops = _ops_to_credit_deep(self, fresh, carried)
         self.grad = _ones_like(self.data)
-        _backward_pass(ops, fresh)
+        _backward_ops(ops, fresh)
         for node, earlier in carried:
             node.grad = earlier + node.grad
 
@@ -210,9 +247,9 @@ def _node(op: Op, a: Value, b: Value | None, data: Number) -> Value:
     out = _new(Value)
     out.data = data
     out.grad = _NO_CREDIT
-    out.op = op
-    out.a = a
-    out.b = b
+    out._fn = op
+    out._a = a
+    out._b = b
     out.label = None
     return out
 
@@ -226,14 +263,28 @@ class Constant(Value):
     __slots__ = ()
 
 
+def settle(node: Value) -> None:
+    """Give a node made by a `Fixed` op (`x * 2.0`, the number kept on the node) its plain
+    form, the op over a `Constant`, as everything but the backward walk expects: the
+    topological order and `parents` call this, so no picture ever sees a Fixed node."""
+    fixed: Fixed = node._fn  # type: ignore[assignment]
+    number = _constant(node.k)
+    number.grad = node.k_grad
+    if fixed.side:
+        node._b = number
+    else:
+        node._a, node._b = number, node._a
+    node._fn = fixed.op
+
+
 def _constant(x: object) -> Constant:
     """`Constant(x)` without the cost of a class call (`2*x` makes one every time)."""
     out = _new(Constant)
     out.data = x if type(x) is float else as_data(x)
     out.grad = _NO_CREDIT
-    out.op = None
-    out.a = None
-    out.b = None
+    out._fn = None
+    out._a = None
+    out._b = None
     out.label = None
     return out
 
@@ -253,6 +304,7 @@ _GENERATED: dict[str, object] = {
     "reversed": reversed,
     "isinstance": isinstance,
     "type": type,
+    "int": int,
     "NO_CREDIT": _NO_CREDIT,
     "recording": True,  # False under no_grad: results are constants
 }
@@ -275,45 +327,53 @@ _METHOD_OPS: dict[str, tuple[Op, bool]] = {
 
 def _method_body(op: Op, reflected: bool) -> str:
     """The statements of one op's method (`self`, and `other` for two inputs)."""
-    if op.arity == 2:
-        first, second = ("other", "self") if reflected else ("self", "other")
-        lines = [
-            "if not isinstance(other, Value):",  # a number: a Constant, made here
-            "    if type(other) is float:",
-            "        number = other",
-            "        other = new(Constant)",
-            "        other.data = number",
-            "        other.grad = NO_CREDIT",
-            "        other.op = other.a = other.b = other.label = None",
-            "    else:",
-            "        other = constant(other)",
-            f"a = {first}.data",
-            f"b = {second}.data",
-        ]
-    else:
-        first, second = "self", "None"
-        lines = ["a = self.data"]
+    if op.arity == 1:
+        return "\n    ".join(["a = self.data", *_made(op, "self", "None")])
+    # `other` a number: a node of the Fixed op, the number on it (`k`); a numpy array (or
+    # another number type): a Constant. (`type(...) is` first: cheaper than isinstance.)
+    fixed = FIXED[op, 0 if reflected else 1]
+    first, second = ("other", "self") if reflected else ("self", "other")
+    lines = [
+        "if type(other) is not Value and not isinstance(other, Value):",
+        "    if type(other) is not float and type(other) is int:",
+        "        other = float(other)",
+        "    if type(other) is float:",
+        "        a = self.data",
+        "        k = other",
+        *[f"        {line}" for line in _made(fixed, "self", "None", "k")],
+        "    other = constant(other)",
+        f"a = {first}.data",
+        f"b = {second}.data",
+        *_made(op, first, second),
+    ]
+    return "\n    ".join(lines)
+
+
+def _made(op: Op | Fixed, first: str, second: str, number: str | None = None) -> list[str]:
+    """The statements that compute `out` from `a` (and `b` or `k`) and return its node."""
     if op.inline:
-        lines += ["if type(a) is float:"]
+        lines = ["if type(a) is float:"]
         lines += [f"    {line}" for line in op.inline.splitlines()]
         lines += ["else:", f"    out = {op.out}"]
     else:
-        lines += [f"out = {op.out}"]
+        lines = [f"out = {op.out}"]
     lines += [
         "if not recording:",
         "    return constant(out)",
         "node = new(Value)",
         "node.data = out",
         "node.grad = NO_CREDIT",
-        f"node.op = op_{op.name}",
-        f"node.a = {first}",
-        f"node.b = {second}",
+        f"node._fn = op_{op.name}",
+        f"node._a = {first}",
+        f"node._b = {second}",
+        *([f"node.k = {number}", "node.k_grad = NO_CREDIT"] if number else []),
         "node.label = None",
         "return node",
     ]
-    return "\n    ".join(lines)
+    return lines
 
 
+_GENERATED.update({f"op_{op.name}": op for op in FIXED.values()})
 for _name, (_op, _reflected) in _METHOD_OPS.items():
     _GENERATED[f"op_{_op.name}"] = _op
     _method = generated(
@@ -362,7 +422,7 @@ def topological_order(root: Value) -> list[Value]:
 
     Recursion is the fastest walk in Python; past its limit (a graph deeper than about
     a thousand nodes: a long chain) the same walk runs on an explicit stack."""
-    if root.a is None:
+    if root._a is None:
         return [root]
     order: list[Value] = []
     emit = order.append
@@ -371,17 +431,19 @@ def topological_order(root: Value) -> list[Value]:
 
     def visit(node: Value) -> None:
         # A leaf parent is emitted where it stands; only op nodes recurse.
-        a = node.a
+        if type(node._fn) is Fixed:
+            settle(node)
+        a = node._a
         if a not in seen:
             mark(a)
-            if a.a is None:
+            if a._a is None:
                 emit(a)
             else:
                 visit(a)
-        b = node.b
+        b = node._b
         if b is not None and b not in seen:
             mark(b)
-            if b.a is None:
+            if b._a is None:
                 emit(b)
             else:
                 visit(b)
@@ -396,8 +458,10 @@ def topological_order(root: Value) -> list[Value]:
     return order
 
 
-def _deep_topological_order(root: Value) -> list[Value]:
-    """`topological_order` on an explicit stack, for graphs of any depth."""
+def _deep_topological_order(root: Value, settling: bool = True) -> list[Value]:
+    """`topological_order` on an explicit stack, for graphs of any depth. Without
+    `settling` (`Value.backward`'s walk), a node with a number on it stays as it is: a
+    node of one input."""
     # A node met for the first time is marked, then pushed back with a None above it
     # ("emit the node below once this is popped") and its unmarked parents above that;
     # a leaf is emitted at once.
@@ -416,13 +480,16 @@ def _deep_topological_order(root: Value) -> list[Value]:
         if node in seen:
             continue
         mark(node)
-        a = node.a
+        a = node._a
         if a is None:
             emit(node)
             continue
+        if settling and type(node._fn) is Fixed:
+            settle(node)
+            a = node._a
         push(node)
         push(None)
-        b = node.b
+        b = node._b
         if b is not None and b not in seen:
             push(b)
         if a not in seen:
@@ -479,28 +546,28 @@ def _ops_to_credit(root: Value, fresh: float, carried: list) -> list[Value]:
     root.grad = fresh
     if _held(g, no_credit):
         hold((root, g))
-    if root.a is None:
+    if root._a is None:
         return ops
 
     def visit(node: Value) -> None:
         # topological_order's visit, with `grad is fresh` for "seen" (written out twice
         # for speed: this is most of the cost of a backward pass)
-        a = node.a
+        a = node._a
         g = a.grad
         if g is not fresh:
             a.grad = fresh
             if g is not no_credit and ((type(g) is not float and type(g) is not int) or g):
                 hold((a, g))
-            if a.a is not None:
+            if a._a is not None:
                 visit(a)
-        b = node.b
+        b = node._b
         if b is not None:
             g = b.grad
             if g is not fresh:
                 b.grad = fresh
                 if g is not no_credit and ((type(g) is not float and type(g) is not int) or g):
                     hold((b, g))
-                if b.a is not None:
+                if b._a is not None:
                     visit(b)
         emit(node)
 
@@ -515,13 +582,13 @@ def _ops_to_credit_deep(root: Value, fresh: float, carried: list) -> list[Value]
     """`_ops_to_credit` for graphs of any depth (after it stopped part way: the nodes it
     met hold `fresh` already and their grads are in `carried`)."""
     ops = []
-    for node in _deep_topological_order(root):
+    for node in _deep_topological_order(root, settling=False):
         g = node.grad
         if g is not fresh:
             node.grad = fresh
             if _held(g, _NO_CREDIT):
                 carried.append((node, g))
-        if node.a is not None:
+        if node._a is not None:
             ops.append(node)
     return ops
 
@@ -529,18 +596,28 @@ def _ops_to_credit_deep(root: Value, fresh: float, carried: list) -> list[Value]
 # The ops whose backward step is written into the pass's loop instead of called through
 # `op.backward` (a call per node costs as much as the arithmetic): those networks are made
 # of, the most frequent first. Any other op is called.
-_INLINED_BACKWARD = (ADD, MUL, SUB, SIGMOID, TANH, RELU)
+_INLINED_BACKWARD = (
+    ADD,
+    FIXED[MUL, 1],
+    MUL,
+    SIGMOID,
+    TANH,
+    RELU,
+    SUB,
+    FIXED[SUB, 1],
+    FIXED[ADD, 1],
+)
 
 
-def _backward_pass_body(inlined: tuple[Op, ...]) -> str:
+def _backward_pass_body(inlined: tuple[Op | Fixed, ...], leaves: bool) -> str:
     """The statements of `backward_pass(order, no_credit)`: every op node reached by
     credit (whose grad is not `no_credit`), in reverse order, adds its credit times each
-    local derivative into its inputs' grads."""
-    lines = [
-        "for node in reversed(order):",
-        "    op = node.op",
-        "    if op is None:",
-        "        continue",
+    local derivative into its inputs' grads. `leaves`: the order holds leaves too (they
+    are skipped); without, it holds op nodes only (`Value.backward`'s walk)."""
+    lines = ["for node in reversed(order):", "    op = node._fn"]
+    if leaves:
+        lines += ["    if op is None:", "        continue"]
+    lines += [
         "    g = node.grad",
         "    if g is no_credit:",
         "        continue",
@@ -554,7 +631,10 @@ def _backward_pass_body(inlined: tuple[Op, ...]) -> str:
 
 _GENERATED.update({f"op_{op.name}": op for op in _INLINED_BACKWARD})
 _backward_pass = generated(
-    "order, no_credit", _backward_pass_body(_INLINED_BACKWARD), _GENERATED, "backward_pass"
+    "order, no_credit", _backward_pass_body(_INLINED_BACKWARD, True), _GENERATED, "backward_pass"
+)
+_backward_ops = generated(
+    "order, no_credit", _backward_pass_body(_INLINED_BACKWARD, False), _GENERATED, "backward_ops"
 )
 
 
@@ -562,7 +642,7 @@ def _backpropagate_observed(order: list[Value], on_edge: EdgeObserver) -> None:
     """`backpropagate`'s loop with a call per edge: the same arithmetic in the same order
     (input `a` before `b`), so the grads come out bit for bit the same."""
     for node in reversed(order):
-        op = node.op
+        op = node._fn
         if op is None or not op.passes_credit:
             continue
         g = node.grad
@@ -579,10 +659,10 @@ def _backpropagate_observed(order: list[Value], on_edge: EdgeObserver) -> None:
 def evaluate(order: list[Value]) -> Number:
     """Recompute every non-leaf node's data from its parents (after leaves changed)."""
     for node in order:
-        op = node.op
+        op = node._fn
         if op is not None:
-            b = node.b
-            node.data = op.forward(node.a.data) if b is None else op.forward(node.a.data, b.data)
+            b = node._b
+            node.data = op.forward(node._a.data) if b is None else op.forward(node._a.data, b.data)
     return order[-1].data
 
 
@@ -596,7 +676,7 @@ class Graph:
 
     @property
     def leaves(self) -> list[Value]:
-        return [n for n in self.nodes if n.op is None]
+        return [n for n in self.nodes if n._fn is None]
 
     def forward(self) -> Number:
         return evaluate(self.nodes)

@@ -219,28 +219,30 @@ def generated(params: str, body: str, namespace: dict[str, Any], name: str) -> C
     return FunctionType(_code_object(params, body), namespace, name)
 
 
-def _backward_body(d: tuple[str, ...], passes_credit: bool) -> str:
+def _backward_body(d: tuple[str, ...], passes_credit: bool, fixed: bool = False) -> str:
     """The statements of `Op.backward(node, g)`: every input's grad += g · its local
     derivative, the derivatives evaluated first (as `local` returns them), `g · 1` written
-    `g` and `g · -1` written `-g` (the same bits)."""
+    `g` and `g · -1` written `-g` (the same bits). `fixed`: a Fixed op's, whose second
+    input is the node's number `k`, credited to `node.k_grad`."""
     if not passes_credit:
         return "pass"
-    inputs = "ab"[: len(d)]
-    used = set(_TOKEN.findall(" ".join(d)))
-    lines = [f"p{x} = node.{x}" for x in inputs]
-    lines += [f"{x} = p{x}.data" for x in inputs if x in used]
-    if "out" in used:
-        lines.append("out = node.data")
+    used = set(re.findall(r"\b(out|a|b|k)\b", " ".join(d)))
+    inputs = "ak" if fixed else "ab"[: len(d)]
+    lines = ["pa = node._a"] if fixed else [f"p{x} = node._{x}" for x in inputs]
+    lines += [f"{x} = p{x}.data" for x in "ab" if x in used]
+    lines += [f"{x} = node.{name}" for x, name in (("out", "data"), ("k", "k")) if x in used]
     terms = []
     for i, (x, e) in enumerate(zip(inputs, d, strict=True)):
         if e == "1.0":
             terms.append((x, "g"))
         elif e == "-1.0":
             terms.append((x, "-g"))
+        elif e in used:  # an input's value or the result, read above: no copy
+            terms.append((x, f"g * {e}"))
         else:
             lines.append(f"d{i} = {e}")
             terms.append((x, f"g * d{i}"))
-    lines += [f"p{x}.grad += {term}" for x, term in terms]
+    lines += [f"{'node.k_grad' if x == 'k' else f'p{x}.grad'} += {term}" for x, term in terms]
     return "\n".join(lines)
 
 
@@ -437,6 +439,52 @@ DETACH = Op(
 )  # fmt: skip
 
 
+_INPUT = re.compile(r"\b(a|b)\b")
+
+
+def _fixing(expression: str, side: int) -> str:
+    """An op's expression with input `side` the number `k`, the other input named `a`."""
+    names = {"b": "k"} if side else {"a": "k", "b": "a"}
+    return _INPUT.sub(lambda m: names.get(m.group(1), m.group(1)), expression)
+
+
+@dataclass(frozen=True, slots=True, eq=False)
+class Fixed:
+    """A two-input op with one input a plain number kept on its node (`node.k`) rather than
+    a `Constant` node: `x * 2.0` then makes one node, not two, which is most of what a
+    learner's training loop spends on its inputs and targets. The number's credit is kept
+    on the node too (`node.k_grad`), the same bits its Constant would have received. Only
+    the engine's op methods make such nodes, and only its backward walk reads them:
+    whatever asks for a node's parents (the topological order, every picture) first gets
+    the node back in its plain form, `op` over a `Constant` (`engine.settle`)."""
+
+    op: Op
+    side: int  # the op's input that is the number: 1 for `x * 2.0`, 0 for `2.0 - x`
+    name: str = field(init=False)
+    out: str = field(init=False)  # its value, in `a` (the parent's data) and `k`
+    inline: str | None = field(init=False)
+    backward_code: str = field(init=False)  # as Op's: credit into the one parent
+    backward: Callable[[Any, Number], None] = field(init=False)
+
+    def __post_init__(self) -> None:
+        op, side = self.op, self.side
+        derivatives = (_fixing(op.d[1 - side], side), _fixing(op.d[side], side))
+        derived = {
+            "name": f"{op.name}_k{'ab'[side]}",
+            "out": _fixing(op.out, side),
+            "inline": op.inline and _fixing(op.inline, side),
+            "backward_code": _backward_body(derivatives, op.passes_credit, fixed=True),
+        }
+        derived["backward"] = _function(
+            "node, g", derived["backward_code"].replace("\n", "\n    "), {}, derived["name"]
+        )
+        for name, value in derived.items():
+            object.__setattr__(self, name, value)
+
+    def __repr__(self) -> str:
+        return f"Fixed({self.name})"
+
+
 @lru_cache(maxsize=256)
 def power_op(n: float) -> Op:
     """`a ** n` for a constant exponent: a unary op, so `x**2` has no edge to a constant."""
@@ -461,6 +509,11 @@ UNARY_OPS: dict[str, Op] = {
 """The functions an expression may call, by name."""
 
 BINARY_OPS: dict[str, Op] = {op.name: op for op in (ADD, SUB, MUL, DIV, POW)}
+
+FIXED: dict[tuple[Op, int], Fixed] = {
+    (op, side): Fixed(op, side) for op in (ADD, SUB, MUL, DIV) for side in (1, 0)
+}
+"""The ops with a method whose either input may be a plain number, by (op, that input)."""
 
 ACTIVATIONS: dict[str, Op | None] = {"sigmoid": SIGMOID, "tanh": TANH, "relu": RELU, "linear": None}
 """A layer's activation by its name in a spec (None: linear, slope 1)."""

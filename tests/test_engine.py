@@ -621,3 +621,68 @@ def test_backward_walks_the_same_order_as_the_naming_order(depth: int) -> None:
     first = [leaf.grad for leaf in leaves]
     out.backward()  # accumulates: every leaf's grad doubles exactly
     assert [bits(leaf.grad) for leaf in leaves] == [bits(2 * g) for g in first]
+
+
+# -- a number operand kept on its node (`x * 2.0`: one node, not two) ------------------------
+
+
+def _graph_with_numbers(rng: random.Random, depth: int) -> tuple[list[Value], Value]:
+    """A random graph where every op meets plain numbers on either side (floats and ints),
+    as a learner's loop does with its inputs and targets."""
+    leaves = [Value(rng.uniform(-1, 1), label) for label in "xyz"]
+    pool = list(leaves)
+    for _ in range(depth):
+        a, b = pool[-1], rng.choice(pool)
+        k = rng.choice([0.5, -1.5, 2.0, 3])
+        kind = rng.randrange(9)
+        node = (
+            a * k + b,
+            k * a - b,
+            (a - k).tanh(),
+            (k - a) * b,
+            a / 4.0 + b,
+            k / (2.0 + a * a),
+            (k + a).sigmoid() * b,
+            a + k,
+            -a * 0.5 + b,
+        )[kind]
+        pool.append(node)
+    return leaves, sum(pool[-5:], pool[0])
+
+
+@pytest.mark.parametrize("depth", [5, 40, 3000])  # 3000: past recursion, the stack walk
+def test_backward_credits_numbers_kept_on_nodes_as_their_constants(depth: int) -> None:
+    """`x * 2.0` keeps the 2.0 on its node until something asks for the node's inputs
+    (gradviz.ops.Fixed). After `backward()` every node, the numbers' Constants included,
+    must hold the bits the plain graph's pass gives, and a second call must add exactly
+    the first's numbers."""
+    built, reference = (_graph_with_numbers(random.Random(depth), depth)[1] for _ in "ab")
+    order = topological_order(reference)  # the plain form: a Constant per number
+    backpropagate(order)
+    expected = [bits(node.grad) for node in order]
+    built.backward()  # walks the nodes as built, the numbers still on them
+    nodes = topological_order(built)  # now each number becomes its Constant, with its credit
+    assert [n.op for n in nodes] == [n.op for n in order]
+    assert [bits(n.data) for n in nodes] == [bits(n.data) for n in order]
+    assert [bits(n.grad) for n in nodes] == expected
+    twice = _graph_with_numbers(random.Random(depth), depth)[1]
+    twice.backward()
+    twice.backward()
+    assert [bits(n.grad) for n in topological_order(twice)] == [bits(2 * n.grad) for n in order]
+
+
+def test_a_number_on_a_node_is_read_as_a_constant_input() -> None:
+    x = Value(3.0, "x")
+    products = [x * 2.0, 2.0 * x, x * 2]  # float or int, either side
+    for out in products:
+        out.backward()
+    for out, side in zip(products, (1, 0, 1), strict=True):
+        assert out.op is gradviz.ops.MUL and len(out.parents) == 2
+        number = out.parents[side]
+        assert type(number) is gradviz.Constant and number.data == 2.0
+        assert number.grad == 3.0  # ∂(2x)/∂2 = x
+        assert out.parents[side] is number and out._prev == {x, number}
+        assert (out.a, out.b) == out.parents and out._op == "*"
+    assert x.grad == 6.0  # three times ∂(2x)/∂x = 2
+    difference = 5.0 - x
+    assert difference.op is gradviz.ops.SUB and difference.a.data == 5.0 and difference.b is x
