@@ -374,18 +374,34 @@ def _made(op: Op | Fixed, first: str, second: str, number: str | None = None) ->
 
 
 _GENERATED.update({f"op_{op.name}": op for op in FIXED.values()})
+
+
+class _Method:
+    """One op's method on Value, compiled the first time it is looked up (`x * y` looks it
+    up too), then put in its own place on the class: a command compiles only the methods
+    its graph uses (start-up, see bench/startup.py)."""
+
+    def __init__(self, name: str, op: Op, reflected: bool) -> None:
+        self.name, self.op, self.reflected = name, op, reflected
+
+    def __get__(self, instance: Value | None, owner: type) -> Callable:
+        op = self.op
+        method = generated(
+            "self, other" if op.arity == 2 else "self",
+            _method_body(op, self.reflected),
+            _GENERATED,
+            self.name,
+        )
+        method.__qualname__ = f"Value.{self.name}"
+        method.__doc__ = f"{op.name}: local derivative(s) {', '.join(op.formulas)}."
+        setattr(Value, self.name, method)
+        return method.__get__(instance, owner)
+
+
+_GENERATED.update({f"op_{op.name}": op for op, _ in _METHOD_OPS.values()})
 for _name, (_op, _reflected) in _METHOD_OPS.items():
-    _GENERATED[f"op_{_op.name}"] = _op
-    _method = generated(
-        "self, other" if _op.arity == 2 else "self",
-        _method_body(_op, _reflected),
-        _GENERATED,
-        _name,
-    )
-    _method.__qualname__ = f"Value.{_name}"
-    _method.__doc__ = f"{_op.name}: local derivative(s) {', '.join(_op.formulas)}."
-    setattr(Value, _name, _method)
-del _name, _op, _reflected, _method
+    setattr(Value, _name, _Method(_name, _op, _reflected))
+del _name, _op, _reflected
 
 
 @contextmanager

@@ -212,6 +212,26 @@ def _function(params: str, body: str, bound: Mapping[str, float], name: str) -> 
     return generated(params, body, {**ENGINE_NAMES, **bound}, name)
 
 
+def _on_first_call(
+    owner: object, field: str, params: str, body: str, bound: Mapping[str, float], name: str
+) -> Callable:
+    """A stand-in for `owner.field`, the function `_function(params, body, bound, name)`:
+    compiled when first called, then put in the stand-in's place. Most ops' functions are
+    never called by a command (the engine inlines its common kernels), and compiling them
+    all at import was a good part of `gradviz draw`'s start-up."""
+    function: Callable | None = None
+
+    def first_call(*args: Any) -> Any:
+        nonlocal function
+        if function is None:
+            function = _function(params, body, bound, name)
+            object.__setattr__(owner, field, function)
+        return function(*args)
+
+    first_call.__name__ = name
+    return first_call
+
+
 def generated(params: str, body: str, namespace: dict[str, Any], name: str) -> Callable:
     """`body` (statements built from this package's constant templates, never from user
     text) as a function of `params`, whose globals are `namespace` itself: functions
@@ -244,6 +264,11 @@ def _backward_body(d: tuple[str, ...], passes_credit: bool, fixed: bool = False)
             terms.append((x, f"g * d{i}"))
     lines += [f"{'node.k_grad' if x == 'k' else f'p{x}.grad'} += {term}" for x, term in terms]
     return "\n".join(lines)
+
+
+def _indented(statements: str) -> str:
+    """Statements, one per line, as the body of a generated function."""
+    return statements.replace("\n", "\n    ")
 
 
 def _template(expression: str, bound: Mapping[str, float]) -> str:
@@ -321,22 +346,27 @@ class Op:
 
     def __post_init__(self) -> None:
         inputs = "a, b"[: 3 * len(self.d) - 2]  # "a" or "a, b"
+        backward_code = _backward_body(self.d, self.passes_credit)
         derived = {
-            "forward": _function(inputs, f"return {self.out}", self.bound, self.name),
-            "local": _function(
+            "forward": _on_first_call(
+                self, "forward", inputs, f"return {self.out}", self.bound, self.name
+            ),
+            "local": _on_first_call(
+                self,
+                "local",
                 f"out, {inputs}",
                 "return (" + ", ".join(self.d) + ",)",
                 self.bound,
                 f"d_{self.name}",
             ),
-            "backward_code": _backward_body(self.d, self.passes_credit),
+            "backward_code": backward_code,
+            "backward": _on_first_call(
+                self, "backward", "node, g", _indented(backward_code), self.bound, self.name
+            ),
             "code": _template(self.inline or f"out = {self.out}", self.bound),
             "local_code": tuple(_template(e, self.bound) for e in self.d),
             "formulas": self.shown or tuple(_shown(e, self.name) for e in self.d),
         }
-        derived["backward"] = _function(
-            "node, g", derived["backward_code"].replace("\n", "\n    "), self.bound, self.name
-        )
         for name, value in derived.items():
             object.__setattr__(self, name, value)
         if len(self.formulas) != len(self.d):
@@ -469,15 +499,17 @@ class Fixed:
     def __post_init__(self) -> None:
         op, side = self.op, self.side
         derivatives = (_fixing(op.d[1 - side], side), _fixing(op.d[side], side))
+        name = f"{op.name}_k{'ab'[side]}"
+        backward_code = _backward_body(derivatives, op.passes_credit, fixed=True)
         derived = {
-            "name": f"{op.name}_k{'ab'[side]}",
+            "name": name,
             "out": _fixing(op.out, side),
             "inline": op.inline and _fixing(op.inline, side),
-            "backward_code": _backward_body(derivatives, op.passes_credit, fixed=True),
+            "backward_code": backward_code,
+            "backward": _on_first_call(
+                self, "backward", "node, g", _indented(backward_code), {}, name
+            ),
         }
-        derived["backward"] = _function(
-            "node, g", derived["backward_code"].replace("\n", "\n    "), {}, derived["name"]
-        )
         for name, value in derived.items():
             object.__setattr__(self, name, value)
 
