@@ -236,6 +236,7 @@ def test_mermaid_over_its_limit_says_so_once():
     assert result.exit_code == 1 and result.stdout == ""
     assert result.stderr.count("Mermaid refuses more than 500") == 1
     assert result.stderr.startswith("Error: the graph has 600 edges")
+    assert "Write SVG instead (-o graph.svg), or draw a part of the expression." in result.stderr
     near = run("draw", "x" + "*x" * 150, "x=1", "-f", "mermaid")  # 450 edges: a warning
     assert near.exit_code == 0 and near.stderr.startswith("warning: 450 edges: Mermaid refuses")
 

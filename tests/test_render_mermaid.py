@@ -308,8 +308,12 @@ def test_more_edges_than_mermaid_draws_is_refused():
     with pytest.raises(RenderError, match="Mermaid refuses more than 500") as error:
         to_mermaid(out)
     # an expression has no collapsed view to offer; a network (layers as clusters) does
-    assert error.value.render().endswith(
+    assert error.value.render(flag).endswith(
         "Write SVG instead (-o graph.svg), or draw a part of the expression."
+    )
+    # in Python's words: the same call with a Graphviz format
+    assert error.value.render().endswith(
+        "Write SVG instead (fmt='svg'), or draw a part of the expression."
     )
     network = diagram_from_value(out, clusters={x: "L1"})
     with pytest.raises(RenderError) as error:

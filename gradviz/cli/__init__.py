@@ -166,6 +166,7 @@ def cli(ctx: click.Context, traceback: bool) -> None:
 
 # The options whose flag is not their keyword with dashes.
 FLAGS = {"record_every": "--every", "learning_rate": "--lr", "model_path": "--model"}
+SETTINGS = {"fmt='svg'": "-o graph.svg"}  # a setting the command line words as a whole
 # What the library's views point at, in the CLI's words (Python's defaults say it in Python).
 EVERY_NUMBER = "see --json"  # where a table's columns left out for lack of width are
 STATUS_MEANINGS = "gradviz grads --help"  # where each gradient status is explained
@@ -177,6 +178,8 @@ def flag(option: str) -> str:
     `--keep-going`): the one place library words become command-line words. A setting
     (`level='layer'`, `keep_going=True`, `grad=False`) becomes the flag with its value
     (`--level layer`), the flag alone, or the flag's `--no-` form (`--no-grad`)."""
+    if option in SETTINGS:
+        return SETTINGS[option]
     name, setting, value = option.partition("=")
     if setting and value == "False":
         return "--no-" + name.replace("_", "-")

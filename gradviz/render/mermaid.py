@@ -36,6 +36,9 @@ DIRECTIONS = ("LR", "TB", "RL", "BT")
 
 # Mermaid refuses to render more edges than this (its `maxEdges` default).
 MAX_EDGES = 500
+# The picture to write instead above it: a Graphviz format, as `render(diagram, fmt='svg')`
+# gives it in Python (the CLI says `-o graph.svg`).
+AS_SVG = "fmt='svg'"
 
 _ENTITIES = str.maketrans(
     {
@@ -163,8 +166,8 @@ def to_mermaid(
         less = draw_less(diagram)
         raise RenderError(
             f"the graph has {len(diagram.edges)} edges; Mermaid refuses more than {MAX_EDGES}",
-            hint=f"Write SVG instead (-o graph.svg), or {less.template}.",
-            options=less.options,
+            hint=f"Write SVG instead ({{{AS_SVG}}}), or {less.template}.",
+            options=(AS_SVG, *less.options),
         )
     ids = mermaid_ids(diagram)
     stacked = rankdir in ("TB", "BT")
