@@ -3,7 +3,11 @@
 Every timed figure is the median of RUNS runs, the two engines interleaved, with the
 garbage collector ON (as users run) and `gc.collect()` before each run, so that one
 engine's garbage is not collected on the other's clock. Node counts are the same for
-both engines: every Value created counts, constants included (x*1.0001 makes two).
+both engines: the nodes of the graph as a walk over it lists them, constants included
+(x*1.0001 has two). micrograd makes a Value object for each; gradviz keeps a number operand
+on its op's node (`ops.Fixed`) and makes its Constant only when something reads the graph
+(`topological_order`, a picture), so for the same graph it allocates two objects a chain
+step where micrograd allocates four: nodes/s and bytes per node are per graph node.
 
 micrograd sorts its graph recursively, so for the 1e5-step graphs (and only for
 micrograd) it runs in a thread with a 512 MiB stack and a raised recursion limit,
@@ -13,7 +17,7 @@ Memory is measured with tracemalloc on a 1e4-step chain for both engines: tracem
 walks the whole Python stack on every allocation, so under micrograd's recursion (one
 frame per node) its cost grows with the square of the graph (1e4 steps: 4 s, 2e4: 18 s,
 1e5: far too long). Bytes per node barely depend on the chain's length (from 2.5e3 to 2e4
-steps: gradviz 116 at each, micrograd 669 at each but 722 at 5e3); the 1e6-step chain
+steps: gradviz 84 at each, micrograd 669 at each but 722 at 5e3); the 1e6-step chain
 adds an RSS figure for gradviz at full scale.
 
 Run: `make bench`, or `python bench/engine.py` with the `bench` extra installed.
