@@ -87,7 +87,6 @@ LOSS_FUNCTIONS: dict[str, Loss] = {
     )
 }
 LOSSES = tuple(LOSS_FUNCTIONS)
-UPDATES = ("full", "online", "minibatch N")
 
 # Sizes refused before anything is built: every parameter becomes a few graph nodes and
 # about ten lines of compiled code, so these bound memory (~300 MB while compiling) and
@@ -99,83 +98,64 @@ MAX_EPOCHS = 1_000_000
 # Gradient statistics recorded during one training run, at most.
 MAX_RECORDS = 1_000
 
-# The built-in networks, the same as samples/*.toml (a test keeps them in sync).
-PRESETS: dict[str, dict] = {
-    "xor": {
-        "name": "xor",
-        "layers": [2, 4, 1],
-        "activation": "sigmoid",
-        "data": "xor",
-        "epochs": 2000,
-        "learning_rate": 1.0,
-        "update": "full",
-    },
-    "xor-relu": {
-        "name": "xor-relu",
-        "layers": [2, 4, 1],
-        "activation": "relu",
-        "init": "he",
-        "data": "xor",
-        "epochs": 1000,
-        "learning_rate": 0.2,
-        "update": "full",
-    },
-    "circle": {
-        "name": "circle",
-        "layers": [2, 8, 1],
-        "activation": "sigmoid",
-        "data": {"name": "circle", "size": 80},
-        "epochs": 2000,
-        "learning_rate": 0.5,
-        "update": "online",
-    },
-    "deep-sigmoid": {
-        "name": "deep-sigmoid",
-        "layers": [2, 16, 16, 16, 16, 16, 16, 16, 16, 16, 1],
-        "activation": "sigmoid",
-        "data": {"name": "circle", "size": 80},
-        "epochs": 300,
-        "learning_rate": 1.0,
-        "update": "full",
-    },
-    "deep-relu": {
-        "name": "deep-relu",
-        "layers": [2, 16, 16, 16, 16, 16, 16, 16, 16, 16, 1],
-        "activation": "relu",
-        "init": "he",
-        "data": {"name": "circle", "size": 80},
-        "epochs": 300,
-        "learning_rate": 0.05,
-        "update": "full",
-    },
-}
-for _gate in ("and", "or"):
-    PRESETS[_gate] = {**PRESETS["xor"], "name": _gate, "data": _gate, "epochs": 1000}
-PRESETS["moons"] = {  # micrograd's demo.ipynb
-    "name": "moons",
-    "layers": [2, 16, 16, 1],
-    "activation": "relu",
-    "output_activation": "linear",
-    "init": "micrograd",
-    "loss": "hinge",
-    "l2": 1e-4,
-    "data": {"name": "moons", "size": 100, "noise": 0.1, "seed": 1},
-    "epochs": 100,
-    "learning_rate": 1.0,
-    "lr_schedule": "linear",
-    "lr_end": 0.1,
-    "update": "full",
-}
-PRESETS["spiral"] = {
-    "name": "spiral",
-    "layers": [2, 16, 16, 1],
-    "activation": "relu",
-    "init": "he",
-    "data": "spiral",
-    "epochs": 300,
-    "learning_rate": 0.1,
-    "update": "online",
-}
+# The built-in networks, the same as samples/*.toml (a test keeps them in sync). A variant
+# is the preset it is `like` with some keys changed.
+PRESETS: dict[str, dict] = {}
+
+
+def _preset(name: str, like: str | None = None, **keys: object) -> None:
+    PRESETS[name] = {**(PRESETS[like] if like else {}), "name": name, **keys}
+
+
+_preset(
+    "xor",
+    layers=[2, 4, 1],
+    activation="sigmoid",
+    data="xor",
+    epochs=2000,
+    learning_rate=1.0,
+    update="full",
+)
+_preset("xor-relu", like="xor", activation="relu", init="he", epochs=1000, learning_rate=0.2)
+_preset(
+    "circle",
+    layers=[2, 8, 1],
+    activation="sigmoid",
+    data={"name": "circle", "size": 80},
+    epochs=2000,
+    learning_rate=0.5,
+    update="online",
+)
+_DEEP = [2, *[16] * 9, 1]  # ten layers of 16 units
+_preset("deep-sigmoid", like="circle", layers=_DEEP, epochs=300, learning_rate=1.0, update="full")
+_preset("deep-relu", like="deep-sigmoid", activation="relu", init="he", learning_rate=0.05)
+_preset("and", like="xor", data="and", epochs=1000)
+_preset("or", like="xor", data="or", epochs=1000)
+_preset(  # micrograd's demo.ipynb
+    "moons",
+    layers=[2, 16, 16, 1],
+    activation="relu",
+    output_activation="linear",
+    init="micrograd",
+    loss="hinge",
+    l2=1e-4,
+    data={"name": "moons", "size": 100, "noise": 0.1, "seed": 1},
+    epochs=100,
+    learning_rate=1.0,
+    lr_schedule="linear",
+    lr_end=0.1,
+    update="full",
+)
+_preset(
+    "spiral",
+    layers=[2, 16, 16, 1],
+    activation="relu",
+    init="he",
+    data="spiral",
+    epochs=300,
+    learning_rate=0.1,
+    update="online",
+)
 
 
 @dataclass(frozen=True)
