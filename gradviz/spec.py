@@ -270,16 +270,48 @@ def _toml_problem(path: Path, text: str, problem: str) -> str:
     """tomllib's message, made like every other spec error: a key given twice is named
     with its line (`s.toml line 3: layers: given twice`)."""
     found = _TOML_AT.match(problem)
-    if found is None:
-        return f"{path}: invalid TOML: {problem}"
-    message, line = found.group(1), int(found.group(2))
-    if message.startswith(_TOML_REPEATS):
-        lines = text.splitlines()
+    if found is not None and found.group(1).startswith(_TOML_REPEATS):
+        line, lines = int(found.group(2)), text.splitlines()
         key = _TOML_KEY.match(lines[line - 1]) if line <= len(lines) else None
         if key is not None:
             name = ".".join(part.strip().strip("\"'") for part in key.group(1).split("."))
             return f"{path} line {line}: {shortened(name)}: given twice"
     return f"{path}: invalid TOML: {problem}"
+
+
+def _file_locator(path: Path, text: str) -> Locate:
+    """`samples/x.toml line 3: layers` when the key's line can be found."""
+    lines = text.splitlines()
+
+    def locate(key: str) -> str:
+        parts = key.split("[")[0].split(".")
+        section, bare = (parts[0], parts[1]) if len(parts) == 2 else (None, parts[0])
+        number = _key_line(lines, section, bare)
+        return f"{path} line {number}: {key}" if number else f"{path}: {key}"
+
+    return locate
+
+
+def _key_line(lines: Sequence[str], section: str | None, bare: str) -> int | None:
+    """The line (from 1) where the key `bare` of the table `section` (None: top level) is
+    written, if it can be found."""
+    pattern = re.compile(rf"^\s*(\"?){re.escape(bare)}\1\s*=")
+    in_section = section is None
+    for number, line in enumerate(lines, 1):
+        if section is None and re.match(rf"^\s*\[\[?{re.escape(bare)}\]", line):
+            return number  # a table of that name
+        stripped = line.strip()
+        if stripped.startswith("["):
+            if section is None:
+                break  # top-level keys come before any table
+            in_section = stripped.strip("[] ") == section
+            continue
+        if pattern.match(line) and (in_section or bare == section):
+            return number
+    if section is not None:  # `data = {…}` inline, or `[data]` header
+        header = re.compile(rf"^\s*(\[{re.escape(section)}\]|{re.escape(section)}\s*=)")
+        return next((n for n, line in enumerate(lines, 1) if header.match(line)), None)
+    return None
 
 
 def resolve_spec(
@@ -334,37 +366,6 @@ def preset(name: str) -> Spec:
     if name not in PRESETS:
         raise SpecError(f"no built-in network {quoted(name)}; built-in: {', '.join(PRESETS)}")
     return spec_from_mapping(PRESETS[name], locate=lambda key: f"preset {name}: {key}")
-
-
-def _file_locator(path: Path, text: str) -> Locate:
-    """`samples/x.toml line 3: layers` when the key's line can be found."""
-    lines = text.splitlines()
-
-    def locate(key: str) -> str:
-        parts = key.split("[")[0].split(".")
-        section, bare = (parts[0], parts[1]) if len(parts) == 2 else (None, parts[0])
-        pattern = re.compile(rf"^\s*(\"?){re.escape(bare)}\1\s*=")
-        in_section = section is None
-        for number, line in enumerate(lines, 1):
-            if section is None and re.match(rf"^\s*\[\[?{re.escape(bare)}\]", line):
-                return f"{path} line {number}: {key}"  # a table of that name
-            stripped = line.strip()
-            if stripped.startswith("["):
-                in_section = section is not None and stripped.strip("[] ") == section
-                if section is None:
-                    break  # top-level keys come before any table
-                continue
-            if in_section and pattern.match(line):
-                return f"{path} line {number}: {key}"
-            if section is not None and pattern.match(line) and bare == section:
-                return f"{path} line {number}: {key}"
-        if section is not None:  # `data = {…}` inline, or `[data]` header
-            for number, line in enumerate(lines, 1):
-                if re.match(rf"^\s*(\[{re.escape(section)}\]|{re.escape(section)}\s*=)", line):
-                    return f"{path} line {number}: {key}"
-        return f"{path}: {key}"
-
-    return locate
 
 
 def spec_from_mapping(
