@@ -22,7 +22,7 @@ import tomllib
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field, fields
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, TypeGuard
 
 from gradviz.data import BUILTIN, GENERATED, MAX_POINTS, DataSpec
 from gradviz.errors import QUOTE_LIMIT, InputError, SpecError, quoted, shortened
@@ -319,24 +319,10 @@ def resolve_spec(
 ) -> Spec:
     """The spec the command line asks for: a TOML file or preset name (or nothing), with
     options on top. Errors in options name the option (`--layers`)."""
+    given = {key: value for key, value in overrides.items() if value is not None}
     base: dict = {}
     file_locate: Locate | None = None
     base_dir = None
-    if source is not None:
-        path = Path(source)
-        if path.is_file() or source.endswith(".toml"):
-            base, file_locate = _read_spec(path)
-            base_dir = str(path.parent)
-            # the file alone must be a valid spec: its errors name its lines
-            spec_from_mapping(base, locate=file_locate, base_dir=base_dir)
-        elif source in PRESETS:
-            base = dict(PRESETS[source])
-        else:
-            raise SpecError(
-                f"{quoted(source)} is neither a spec file nor a built-in network; built-in: "
-                f"{', '.join(PRESETS)}"
-            )
-    given = {key: value for key, value in overrides.items() if value is not None}
     if source is None:
         missing = [option_names[k] for k in ("layers", "data") if k not in given]
         if missing:
@@ -344,6 +330,18 @@ def resolve_spec(
                 f"give a spec (a TOML file or one of {', '.join(PRESETS)}) or at least "
                 f"{' and '.join(missing)}"
             )
+    elif Path(source).is_file() or source.endswith(".toml"):
+        base, file_locate = _read_spec(Path(source))
+        base_dir = str(Path(source).parent)
+        # the file alone must be a valid spec: its errors name its lines
+        spec_from_mapping(base, locate=file_locate, base_dir=base_dir)
+    elif source in PRESETS:
+        base = dict(PRESETS[source])
+    else:
+        raise SpecError(
+            f"{quoted(source)} is neither a spec file nor a built-in network; built-in: "
+            f"{', '.join(PRESETS)}"
+        )
     if "data" in given and isinstance(base.get("data"), dict) and isinstance(given["data"], str):
         # `--data circle` replaces the data set, keeping no options of the old one
         base.pop("data")
@@ -474,9 +472,13 @@ def whole(low: int, high: int) -> Reader:
     return read
 
 
+def _is_number(value: object) -> TypeGuard[int | float]:
+    return isinstance(value, int | float) and not isinstance(value, bool)  # TOML's true is no 1
+
+
 def positive(value: object, key: str, fail: Fail) -> float:
     """A number > 0 and at most 1e6 (rates and clipping bounds)."""
-    if isinstance(value, bool) or not isinstance(value, int | float):
+    if not _is_number(value):
         raise fail(key, f"expected a number, got {quoted(value)}")
     number = float(value) if not isinstance(value, int) or abs(value) < 2**1000 else math.inf
     if not math.isfinite(number) or number <= 0 or number > 1e6:
@@ -488,11 +490,7 @@ def between(low: float, high: float, wording: str) -> Reader:
     """A number from `low` to `high` (`wording` says so, with an example)."""
 
     def read(value: object, key: str, fail: Fail) -> float:
-        if (
-            isinstance(value, bool)
-            or not isinstance(value, int | float)
-            or not low <= value <= high
-        ):
+        if not _is_number(value) or not low <= value <= high:
             raise fail(key, f"{quoted(value)} must be a number from {wording}")
         return float(value)
 
