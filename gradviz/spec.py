@@ -369,8 +369,9 @@ def preset(name: str) -> Spec:
 def spec_from_mapping(
     raw: Mapping[str, object], *, locate: Locate = lambda key: key, base_dir: str | None = None
 ) -> Spec:
-    """Check every key of a spec and build it: each key as `SPEC_KEYS` declares it, then
-    the `RULES` between keys. `locate(key)` says where a key was written."""
+    """Check every key of a spec and build it: each key as `SPEC_KEYS` declares it (its
+    default where not given), then the `RULES` between keys. `locate(key)` says where a
+    key was written."""
 
     def fail(key: str, problem: str) -> SpecError:
         # a key is the user's text: a 20,000-character one is cut where the line is named
@@ -381,7 +382,14 @@ def spec_from_mapping(
 
     if not isinstance(raw, Mapping):
         raise SpecError("a spec is a table of keys")
-    values = _read_table(raw, fail)
+    _refuse_unknown(raw, SPEC_KEYS, "", "known keys", fail)
+    values: dict = {}
+    for key in SPEC_KEYS.values():
+        value = raw.get(key.name, key.default)
+        if value is None and key.missing:
+            raise fail(key.name, key.missing)
+        value = key.read(value, key.name, fail)
+        values.update(key.into(value) if key.into else {key.name: value})
     for rule in RULES:
         values.update(rule(values, fail) or {})
     return Spec(**{name: values[name] for name in SPEC_FIELDS}, base_dir=base_dir, locate=locate)
@@ -408,19 +416,6 @@ class Key:
     always: bool = True  # to_dict writes it even when it is the default
     # why it does not apply to a data set (of `[data]`: "csv" or a built-in name), or None
     applies: Callable[[str], str | None] = lambda kind: None
-
-
-def _read_table(raw: Mapping[str, object], fail: Fail) -> dict:
-    """Every key of `SPEC_KEYS` read from `raw` (its default where not given)."""
-    _refuse_unknown(raw, SPEC_KEYS, "", "known keys", fail)
-    values: dict = {}
-    for key in SPEC_KEYS.values():
-        value = raw.get(key.name, key.default)
-        if value is None and key.missing:
-            raise fail(key.name, key.missing)
-        value = key.read(value, key.name, fail)
-        values.update(key.into(value) if key.into else {key.name: value})
-    return values
 
 
 def _refuse_unknown(
@@ -807,12 +802,6 @@ DIAGNOSIS_FIELDS: dict[str, str] = {
 """The whole network's, beside its `layers` (`gradviz.stats.Diagnosis`)."""
 
 
-def shown(value: object) -> str:
-    """A value from a file as it was written, cut short."""
-    text = json.dumps(value)
-    return text if len(text) <= 40 else text[:30] + "…"
-
-
 HISTORY_FIELDS: dict[str, str] = {
     "loss": "list of signed",  # every `every` epochs
     "accuracy": "list of signed",
@@ -834,6 +823,12 @@ before and after (`gradviz.train.History.clipping_series`)."""
 CLIPPING_KEYS = tuple(CLIPPING_FIELDS)
 
 _PLURALS = {"count": "whole numbers ≥ 0", "signed": "numbers", "number": "numbers ≥ 0"}
+
+
+def shown(value: object) -> str:
+    """A value from a file as it was written, cut short."""
+    text = json.dumps(value)
+    return text if len(text) <= 40 else text[:30] + "…"
 
 
 def read_field(value: object, kind: str, where: str) -> object:
