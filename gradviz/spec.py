@@ -468,7 +468,7 @@ def whole(low: int, high: int) -> Reader:
 
 
 def _is_number(value: object) -> TypeGuard[int | float]:
-    return isinstance(value, int | float) and not isinstance(value, bool)  # TOML's true is no 1
+    return isinstance(value, int | float) and not isinstance(value, bool)  # True is an int here
 
 
 def positive(value: object, key: str, fail: Fail) -> float:
