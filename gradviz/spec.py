@@ -540,11 +540,9 @@ def _layers(value: object, key: str, fail: Fail) -> tuple[int, ...]:
 
 
 def _split_ints(text: str) -> list[object]:
-    out: list[object] = []
-    for part in text.split(","):
-        part = part.strip()
-        out.append(int(part) if re.fullmatch(r"[+-]?\d{1,9}", part) else part)
-    return out
+    """`2, 4, 1` (as `--layers` gives it): the whole numbers as ints, the rest as written."""
+    parts = [part.strip() for part in text.split(",")]
+    return [int(part) if re.fullmatch(r"[+-]?\d{1,9}", part) else part for part in parts]
 
 
 _activation = choice(ACTIVATION_NAMES)
