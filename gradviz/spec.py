@@ -22,7 +22,7 @@ import tomllib
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field, fields
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, TypeGuard
 
 from gradviz.data import BUILTIN, GENERATED, MAX_POINTS, DataSpec
 from gradviz.errors import QUOTE_LIMIT, InputError, SpecError, quoted, shortened
@@ -87,7 +87,6 @@ LOSS_FUNCTIONS: dict[str, Loss] = {
     )
 }
 LOSSES = tuple(LOSS_FUNCTIONS)
-UPDATES = ("full", "online", "minibatch N")
 
 # Sizes refused before anything is built: every parameter becomes a few graph nodes and
 # about ten lines of compiled code, so these bound memory (~300 MB while compiling) and
@@ -99,83 +98,64 @@ MAX_EPOCHS = 1_000_000
 # Gradient statistics recorded during one training run, at most.
 MAX_RECORDS = 1_000
 
-# The built-in networks, the same as samples/*.toml (a test keeps them in sync).
-PRESETS: dict[str, dict] = {
-    "xor": {
-        "name": "xor",
-        "layers": [2, 4, 1],
-        "activation": "sigmoid",
-        "data": "xor",
-        "epochs": 2000,
-        "learning_rate": 1.0,
-        "update": "full",
-    },
-    "xor-relu": {
-        "name": "xor-relu",
-        "layers": [2, 4, 1],
-        "activation": "relu",
-        "init": "he",
-        "data": "xor",
-        "epochs": 1000,
-        "learning_rate": 0.2,
-        "update": "full",
-    },
-    "circle": {
-        "name": "circle",
-        "layers": [2, 8, 1],
-        "activation": "sigmoid",
-        "data": {"name": "circle", "size": 80},
-        "epochs": 2000,
-        "learning_rate": 0.5,
-        "update": "online",
-    },
-    "deep-sigmoid": {
-        "name": "deep-sigmoid",
-        "layers": [2, 16, 16, 16, 16, 16, 16, 16, 16, 16, 1],
-        "activation": "sigmoid",
-        "data": {"name": "circle", "size": 80},
-        "epochs": 300,
-        "learning_rate": 1.0,
-        "update": "full",
-    },
-    "deep-relu": {
-        "name": "deep-relu",
-        "layers": [2, 16, 16, 16, 16, 16, 16, 16, 16, 16, 1],
-        "activation": "relu",
-        "init": "he",
-        "data": {"name": "circle", "size": 80},
-        "epochs": 300,
-        "learning_rate": 0.05,
-        "update": "full",
-    },
-}
-for _gate in ("and", "or"):
-    PRESETS[_gate] = {**PRESETS["xor"], "name": _gate, "data": _gate, "epochs": 1000}
-PRESETS["moons"] = {  # micrograd's demo.ipynb
-    "name": "moons",
-    "layers": [2, 16, 16, 1],
-    "activation": "relu",
-    "output_activation": "linear",
-    "init": "micrograd",
-    "loss": "hinge",
-    "l2": 1e-4,
-    "data": {"name": "moons", "size": 100, "noise": 0.1, "seed": 1},
-    "epochs": 100,
-    "learning_rate": 1.0,
-    "lr_schedule": "linear",
-    "lr_end": 0.1,
-    "update": "full",
-}
-PRESETS["spiral"] = {
-    "name": "spiral",
-    "layers": [2, 16, 16, 1],
-    "activation": "relu",
-    "init": "he",
-    "data": "spiral",
-    "epochs": 300,
-    "learning_rate": 0.1,
-    "update": "online",
-}
+# The built-in networks, the same as samples/*.toml (a test keeps them in sync). A variant
+# is the preset it is `like` with some keys changed.
+PRESETS: dict[str, dict] = {}
+
+
+def _preset(name: str, like: str | None = None, **keys: object) -> None:
+    PRESETS[name] = {**(PRESETS[like] if like else {}), "name": name, **keys}
+
+
+_preset(
+    "xor",
+    layers=[2, 4, 1],
+    activation="sigmoid",
+    data="xor",
+    epochs=2000,
+    learning_rate=1.0,
+    update="full",
+)
+_preset("xor-relu", like="xor", activation="relu", init="he", epochs=1000, learning_rate=0.2)
+_preset(
+    "circle",
+    layers=[2, 8, 1],
+    activation="sigmoid",
+    data={"name": "circle", "size": 80},
+    epochs=2000,
+    learning_rate=0.5,
+    update="online",
+)
+_DEEP = [2, *[16] * 9, 1]  # ten layers of 16 units
+_preset("deep-sigmoid", like="circle", layers=_DEEP, epochs=300, learning_rate=1.0, update="full")
+_preset("deep-relu", like="deep-sigmoid", activation="relu", init="he", learning_rate=0.05)
+_preset("and", like="xor", data="and", epochs=1000)
+_preset("or", like="xor", data="or", epochs=1000)
+_preset(  # micrograd's demo.ipynb
+    "moons",
+    layers=[2, 16, 16, 1],
+    activation="relu",
+    output_activation="linear",
+    init="micrograd",
+    loss="hinge",
+    l2=1e-4,
+    data={"name": "moons", "size": 100, "noise": 0.1, "seed": 1},
+    epochs=100,
+    learning_rate=1.0,
+    lr_schedule="linear",
+    lr_end=0.1,
+    update="full",
+)
+_preset(
+    "spiral",
+    layers=[2, 16, 16, 1],
+    activation="relu",
+    init="he",
+    data="spiral",
+    epochs=300,
+    learning_rate=0.1,
+    update="online",
+)
 
 
 @dataclass(frozen=True)
@@ -290,11 +270,8 @@ def _toml_problem(path: Path, text: str, problem: str) -> str:
     """tomllib's message, made like every other spec error: a key given twice is named
     with its line (`s.toml line 3: layers: given twice`)."""
     found = _TOML_AT.match(problem)
-    if found is None:
-        return f"{path}: invalid TOML: {problem}"
-    message, line = found.group(1), int(found.group(2))
-    if message.startswith(_TOML_REPEATS):
-        lines = text.splitlines()
+    if found is not None and found.group(1).startswith(_TOML_REPEATS):
+        line, lines = int(found.group(2)), text.splitlines()
         key = _TOML_KEY.match(lines[line - 1]) if line <= len(lines) else None
         if key is not None:
             name = ".".join(part.strip().strip("\"'") for part in key.group(1).split("."))
@@ -302,29 +279,50 @@ def _toml_problem(path: Path, text: str, problem: str) -> str:
     return f"{path}: invalid TOML: {problem}"
 
 
+def _file_locator(path: Path, text: str) -> Locate:
+    """`samples/x.toml line 3: layers` when the key's line can be found."""
+    lines = text.splitlines()
+
+    def locate(key: str) -> str:
+        parts = key.split("[")[0].split(".")
+        section, bare = (parts[0], parts[1]) if len(parts) == 2 else (None, parts[0])
+        number = _key_line(lines, section, bare)
+        return f"{path} line {number}: {key}" if number else f"{path}: {key}"
+
+    return locate
+
+
+def _key_line(lines: Sequence[str], section: str | None, bare: str) -> int | None:
+    """The line (from 1) where the key `bare` of the table `section` (None: top level) is
+    written, if it can be found."""
+    pattern = re.compile(rf"^\s*(\"?){re.escape(bare)}\1\s*=")
+    in_section = section is None
+    for number, line in enumerate(lines, 1):
+        if section is None and re.match(rf"^\s*\[\[?{re.escape(bare)}\]", line):
+            return number  # a table of that name
+        stripped = line.strip()
+        if stripped.startswith("["):
+            if section is None:
+                break  # top-level keys come before any table
+            in_section = stripped.strip("[] ") == section
+            continue
+        if pattern.match(line) and (in_section or bare == section):
+            return number
+    if section is not None:  # `data = {…}` inline, or `[data]` header
+        header = re.compile(rf"^\s*(\[{re.escape(section)}\]|{re.escape(section)}\s*=)")
+        return next((n for n, line in enumerate(lines, 1) if header.match(line)), None)
+    return None
+
+
 def resolve_spec(
     source: str | None, overrides: Mapping[str, object], option_names: Mapping[str, str]
 ) -> Spec:
     """The spec the command line asks for: a TOML file or preset name (or nothing), with
     options on top. Errors in options name the option (`--layers`)."""
+    given = {key: value for key, value in overrides.items() if value is not None}
     base: dict = {}
     file_locate: Locate | None = None
     base_dir = None
-    if source is not None:
-        path = Path(source)
-        if path.is_file() or source.endswith(".toml"):
-            base, file_locate = _read_spec(path)
-            base_dir = str(path.parent)
-            # the file alone must be a valid spec: its errors name its lines
-            spec_from_mapping(base, locate=file_locate, base_dir=base_dir)
-        elif source in PRESETS:
-            base = dict(PRESETS[source])
-        else:
-            raise SpecError(
-                f"{quoted(source)} is neither a spec file nor a built-in network; built-in: "
-                f"{', '.join(PRESETS)}"
-            )
-    given = {key: value for key, value in overrides.items() if value is not None}
     if source is None:
         missing = [option_names[k] for k in ("layers", "data") if k not in given]
         if missing:
@@ -332,6 +330,18 @@ def resolve_spec(
                 f"give a spec (a TOML file or one of {', '.join(PRESETS)}) or at least "
                 f"{' and '.join(missing)}"
             )
+    elif Path(source).is_file() or source.endswith(".toml"):
+        base, file_locate = _read_spec(Path(source))
+        base_dir = str(Path(source).parent)
+        # the file alone must be a valid spec: its errors name its lines
+        spec_from_mapping(base, locate=file_locate, base_dir=base_dir)
+    elif source in PRESETS:
+        base = dict(PRESETS[source])
+    else:
+        raise SpecError(
+            f"{quoted(source)} is neither a spec file nor a built-in network; built-in: "
+            f"{', '.join(PRESETS)}"
+        )
     if "data" in given and isinstance(base.get("data"), dict) and isinstance(given["data"], str):
         # `--data circle` replaces the data set, keeping no options of the old one
         base.pop("data")
@@ -356,42 +366,12 @@ def preset(name: str) -> Spec:
     return spec_from_mapping(PRESETS[name], locate=lambda key: f"preset {name}: {key}")
 
 
-def _file_locator(path: Path, text: str) -> Locate:
-    """`samples/x.toml line 3: layers` when the key's line can be found."""
-    lines = text.splitlines()
-
-    def locate(key: str) -> str:
-        parts = key.split("[")[0].split(".")
-        section, bare = (parts[0], parts[1]) if len(parts) == 2 else (None, parts[0])
-        pattern = re.compile(rf"^\s*(\"?){re.escape(bare)}\1\s*=")
-        in_section = section is None
-        for number, line in enumerate(lines, 1):
-            if section is None and re.match(rf"^\s*\[\[?{re.escape(bare)}\]", line):
-                return f"{path} line {number}: {key}"  # a table of that name
-            stripped = line.strip()
-            if stripped.startswith("["):
-                in_section = section is not None and stripped.strip("[] ") == section
-                if section is None:
-                    break  # top-level keys come before any table
-                continue
-            if in_section and pattern.match(line):
-                return f"{path} line {number}: {key}"
-            if section is not None and pattern.match(line) and bare == section:
-                return f"{path} line {number}: {key}"
-        if section is not None:  # `data = {…}` inline, or `[data]` header
-            for number, line in enumerate(lines, 1):
-                if re.match(rf"^\s*(\[{re.escape(section)}\]|{re.escape(section)}\s*=)", line):
-                    return f"{path} line {number}: {key}"
-        return f"{path}: {key}"
-
-    return locate
-
-
 def spec_from_mapping(
     raw: Mapping[str, object], *, locate: Locate = lambda key: key, base_dir: str | None = None
 ) -> Spec:
-    """Check every key of a spec and build it: each key as `SPEC_KEYS` declares it, then
-    the `RULES` between keys. `locate(key)` says where a key was written."""
+    """Check every key of a spec and build it: each key as `SPEC_KEYS` declares it (its
+    default where not given), then the `RULES` between keys. `locate(key)` says where a
+    key was written."""
 
     def fail(key: str, problem: str) -> SpecError:
         # a key is the user's text: a 20,000-character one is cut where the line is named
@@ -402,7 +382,14 @@ def spec_from_mapping(
 
     if not isinstance(raw, Mapping):
         raise SpecError("a spec is a table of keys")
-    values = _read_table(raw, fail)
+    _refuse_unknown(raw, SPEC_KEYS, "", "known keys", fail)
+    values: dict = {}
+    for key in SPEC_KEYS.values():
+        value = raw.get(key.name, key.default)
+        if value is None and key.missing:
+            raise fail(key.name, key.missing)
+        value = key.read(value, key.name, fail)
+        values.update(key.into(value) if key.into else {key.name: value})
     for rule in RULES:
         values.update(rule(values, fail) or {})
     return Spec(**{name: values[name] for name in SPEC_FIELDS}, base_dir=base_dir, locate=locate)
@@ -429,19 +416,6 @@ class Key:
     always: bool = True  # to_dict writes it even when it is the default
     # why it does not apply to a data set (of `[data]`: "csv" or a built-in name), or None
     applies: Callable[[str], str | None] = lambda kind: None
-
-
-def _read_table(raw: Mapping[str, object], fail: Fail) -> dict:
-    """Every key of `SPEC_KEYS` read from `raw` (its default where not given)."""
-    _refuse_unknown(raw, SPEC_KEYS, "", "known keys", fail)
-    values: dict = {}
-    for key in SPEC_KEYS.values():
-        value = raw.get(key.name, key.default)
-        if value is None and key.missing:
-            raise fail(key.name, key.missing)
-        value = key.read(value, key.name, fail)
-        values.update(key.into(value) if key.into else {key.name: value})
-    return values
 
 
 def _refuse_unknown(
@@ -493,9 +467,13 @@ def whole(low: int, high: int) -> Reader:
     return read
 
 
+def _is_number(value: object) -> TypeGuard[int | float]:
+    return isinstance(value, int | float) and not isinstance(value, bool)  # True is an int here
+
+
 def positive(value: object, key: str, fail: Fail) -> float:
     """A number > 0 and at most 1e6 (rates and clipping bounds)."""
-    if isinstance(value, bool) or not isinstance(value, int | float):
+    if not _is_number(value):
         raise fail(key, f"expected a number, got {quoted(value)}")
     number = float(value) if not isinstance(value, int) or abs(value) < 2**1000 else math.inf
     if not math.isfinite(number) or number <= 0 or number > 1e6:
@@ -507,11 +485,7 @@ def between(low: float, high: float, wording: str) -> Reader:
     """A number from `low` to `high` (`wording` says so, with an example)."""
 
     def read(value: object, key: str, fail: Fail) -> float:
-        if (
-            isinstance(value, bool)
-            or not isinstance(value, int | float)
-            or not low <= value <= high
-        ):
+        if not _is_number(value) or not low <= value <= high:
             raise fail(key, f"{quoted(value)} must be a number from {wording}")
         return float(value)
 
@@ -566,11 +540,9 @@ def _layers(value: object, key: str, fail: Fail) -> tuple[int, ...]:
 
 
 def _split_ints(text: str) -> list[object]:
-    out: list[object] = []
-    for part in text.split(","):
-        part = part.strip()
-        out.append(int(part) if re.fullmatch(r"[+-]?\d{1,9}", part) else part)
-    return out
+    """`2, 4, 1` (as `--layers` gives it): the whole numbers as ints, the rest as written."""
+    parts = [part.strip() for part in text.split(",")]
+    return [int(part) if re.fullmatch(r"[+-]?\d{1,9}", part) else part for part in parts]
 
 
 _activation = choice(ACTIVATION_NAMES)
@@ -828,12 +800,6 @@ DIAGNOSIS_FIELDS: dict[str, str] = {
 """The whole network's, beside its `layers` (`gradviz.stats.Diagnosis`)."""
 
 
-def shown(value: object) -> str:
-    """A value from a file as it was written, cut short."""
-    text = json.dumps(value)
-    return text if len(text) <= 40 else text[:30] + "…"
-
-
 HISTORY_FIELDS: dict[str, str] = {
     "loss": "list of signed",  # every `every` epochs
     "accuracy": "list of signed",
@@ -855,6 +821,12 @@ before and after (`gradviz.train.History.clipping_series`)."""
 CLIPPING_KEYS = tuple(CLIPPING_FIELDS)
 
 _PLURALS = {"count": "whole numbers ≥ 0", "signed": "numbers", "number": "numbers ≥ 0"}
+
+
+def shown(value: object) -> str:
+    """A value from a file as it was written, cut short."""
+    text = json.dumps(value)
+    return text if len(text) <= 40 else text[:30] + "…"
 
 
 def read_field(value: object, kind: str, where: str) -> object:
