@@ -467,9 +467,9 @@ def first_example(model: Model, target: float | None = None) -> Example:
     return Example(x, float(data.Y[0]) if target is None else target, data.name)
 
 
-def target_for(model: Model, x: Sequence[float], dataset: Dataset | None = None) -> float:
+def target_for(model: Model, x: Sequence[float]) -> float:
     """The label of `x` in the model's data set (for an input the user typed)."""
-    data = dataset if dataset is not None else model.dataset()
+    data = model.dataset()
     row = np.asarray(x, dtype=np.float64)
     matches = np.nonzero(np.all(np.equal(data.X, row), axis=1))[0]
     if matches.size == 0:
