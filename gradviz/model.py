@@ -281,52 +281,49 @@ def parse_model(text: str, name: str = "model", base_dir: str | None = None) -> 
     except RecursionError:
         raise ModelError(f"{name}: nested too deeply to be a model") from None
 
-    def fail(where: str, problem: str) -> ModelError:
-        return ModelError(f"{name}: {where}: {problem}")
-
     if not isinstance(raw, dict) or raw.get("format") != FORMAT:
         raise ModelError(f'{name}: not a gradviz model (no "format": "{FORMAT}")')
+    try:
+        return _model_from(raw, base_dir)
+    except GradvizError as error:  # it names the field; this adds the file
+        raise ModelError(f"{name}: {error.message}") from None
+
+
+def _model_from(raw: dict, base_dir: str | None) -> Model:
     if raw.get("version") != VERSION:
-        raise fail(
-            "version",
-            f"{quoted(raw.get('version'))} is not a version this gradviz reads ({VERSION})",
+        raise InputError(
+            f"version: {quoted(raw.get('version'))} is not a version this gradviz reads ({VERSION})"
         )
     for key in ("spec", "layers", "history"):
         if key not in raw:
-            raise fail(key, "missing")
+            raise InputError(f"{key}: missing")
     if not isinstance(raw["spec"], dict):
-        raise fail("spec", "expected an object")
-    try:
-        spec = spec_from_mapping(raw["spec"], locate=lambda key: f"spec.{key}", base_dir=base_dir)
-    except GradvizError as error:
-        raise ModelError(f"{name}: {error.message}") from None
+        raise InputError("spec: expected an object")
+    spec = spec_from_mapping(raw["spec"], locate=lambda key: f"spec.{key}", base_dir=base_dir)
     history = raw["history"]
-    try:
-        _check_history(history)
-    except InputError as error:
-        raise ModelError(f"{name}: {error.message}") from None
+    _check_history(history)
     # A model whose training diverged (and says so) keeps its NaN/inf weights.
     diverged = history.get("stopped") is not None
     layers = raw["layers"]
     if not isinstance(layers, list) or len(layers) != len(spec.layers) - 1:
-        raise fail("layers", f"expected {len(spec.layers) - 1} layers as the spec says")
+        raise InputError(f"layers: expected {len(spec.layers) - 1} layers as the spec says")
     weights = []
     for i, (layer, n_in, n_out) in enumerate(
         zip(layers, spec.layers, spec.layers[1:], strict=False), 1
     ):
         where = f"layers[{i - 1}] (L{i})"
         if not isinstance(layer, dict):
-            raise fail(where, "expected an object with weights and biases")
+            raise InputError(f"{where}: expected an object with weights and biases")
         if layer.get("activation", spec.activations[i - 1]) != spec.activations[i - 1]:
-            raise fail(f"{where}.activation", "does not match the spec")
-        W = _matrix(layer.get("weights"), n_out, n_in, f"{where}.weights", fail, f"L{i}", diverged)
-        b = _vector(layer.get("biases"), n_out, f"{where}.biases", fail, f"L{i}", diverged)
+            raise InputError(f"{where}.activation: does not match the spec")
+        W = _matrix(layer.get("weights"), n_out, n_in, f"{where}.weights", f"L{i}", diverged)
+        b = _vector(layer.get("biases"), n_out, f"{where}.biases", f"L{i}", diverged)
         weights.append((W, b))
     final = raw.get("final", {})
     if not isinstance(final, dict) or not all(
         from_json_number(final.get(key, 0.0)) is not None for key in ("loss", "accuracy")
     ):
-        raise fail("final", "expected an object with the numbers loss and accuracy")
+        raise InputError("final: expected an object with the numbers loss and accuracy")
     return Model(spec, weights, history, final)
 
 
@@ -374,17 +371,11 @@ def _unique_keys(pairs: list[tuple[str, object]], name: str) -> dict:
 
 
 def _vector(
-    value: object,
-    n: int,
-    where: str,
-    fail,
-    layer: str,
-    diverged: bool,
-    row: int | None = None,
+    value: object, n: int, where: str, layer: str, diverged: bool, row: int | None = None
 ) -> np.ndarray:
     """n numbers: finite, or also "nan"/"inf"/"-inf" when the model says it diverged."""
     if not isinstance(value, list) or len(value) != n:
-        raise fail(where, f"expected {n} numbers")
+        raise InputError(f"{where}: expected {n} numbers")
     numbers = []
     for k, v in enumerate(value):
         x = from_json_number(v)
@@ -394,18 +385,18 @@ def _vector(
         param = f"{layer}.N{row + 1}.w{k}" if row is not None else f"{layer}.N{k + 1}.b"
         nonfinite = x is not None or v in ("NaN", "Infinity", "-Infinity")
         problem = "is not finite (the model diverged)" if nonfinite else "is not a number"
-        raise fail(f"{where}[{k}]", f"{param} = {shortened(json.dumps(v))} {problem}")
+        raise InputError(f"{where}[{k}]: {param} = {shortened(json.dumps(v))} {problem}")
     return np.array(numbers, dtype=np.float64)
 
 
 def _matrix(
-    value: object, rows: int, columns: int, where: str, fail, layer: str, diverged: bool
+    value: object, rows: int, columns: int, where: str, layer: str, diverged: bool
 ) -> np.ndarray:
     if not isinstance(value, list) or len(value) != rows:
-        raise fail(where, f"expected {rows} rows of {columns} weights (n_out × n_in)")
+        raise InputError(f"{where}: expected {rows} rows of {columns} weights (n_out × n_in)")
     return np.array(
         [
-            _vector(row, columns, f"{where}[{j}]", fail, layer, diverged, row=j)
+            _vector(row, columns, f"{where}[{j}]", layer, diverged, row=j)
             for j, row in enumerate(value)
         ],
         dtype=np.float64,
@@ -476,9 +467,9 @@ def first_example(model: Model, target: float | None = None) -> Example:
     return Example(x, float(data.Y[0]) if target is None else target, data.name)
 
 
-def target_for(model: Model, x: Sequence[float], dataset: Dataset | None = None) -> float:
+def target_for(model: Model, x: Sequence[float]) -> float:
     """The label of `x` in the model's data set (for an input the user typed)."""
-    data = dataset if dataset is not None else model.dataset()
+    data = model.dataset()
     row = np.asarray(x, dtype=np.float64)
     matches = np.nonzero(np.all(np.equal(data.X, row), axis=1))[0]
     if matches.size == 0:

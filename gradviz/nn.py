@@ -146,28 +146,23 @@ class Network:
         uniform1 U(-1, 1) for weights and biases (the classic lesson); micrograd U(-1, 1)
         weights and zero biases (micrograd's `Neuron`). Biases start at 0 except for
         uniform1."""
+        if scheme not in INITS:
+            raise SpecError(f"unknown init {quoted(scheme)}; expected one of {', '.join(INITS)}")
         rng = np.random.default_rng(np.random.SeedSequence(seed, spawn_key=(0,)))
         weights = []
         for layer in self.layers:
             n_in, n_out = layer.n_in, layer.n_out
-            biases = np.zeros(n_out)
-            if scheme == "default":
-                bound = math.sqrt(2.0 / n_in)
-                w = rng.uniform(-bound, bound, size=(n_out, n_in))
-            elif scheme == "xavier":
-                bound = math.sqrt(6.0 / (n_in + n_out))
-                w = rng.uniform(-bound, bound, size=(n_out, n_in))
-            elif scheme == "he":
+            if scheme == "he":
                 w = rng.normal(0.0, math.sqrt(2.0 / n_in), size=(n_out, n_in))
-            elif scheme == "uniform1":
-                w = rng.uniform(-1.0, 1.0, size=(n_out, n_in))
-                biases = rng.uniform(-1.0, 1.0, size=n_out)
-            elif scheme == "micrograd":
-                w = rng.uniform(-1.0, 1.0, size=(n_out, n_in))
             else:
-                raise SpecError(
-                    f"unknown init {quoted(scheme)}; expected one of {', '.join(INITS)}"
-                )
+                bound = {
+                    "default": math.sqrt(2.0 / n_in),
+                    "xavier": math.sqrt(6.0 / (n_in + n_out)),
+                    "uniform1": 1.0,
+                    "micrograd": 1.0,
+                }[scheme]
+                w = rng.uniform(-bound, bound, size=(n_out, n_in))
+            biases = rng.uniform(-1.0, 1.0, size=n_out) if scheme == "uniform1" else np.zeros(n_out)
             weights.append((w, biases))
         self.set_weights(weights)
 
@@ -229,16 +224,14 @@ class Network:
             act_all.append(act)
             values = act
         output = values[0]
-        loss = _loss(self.loss, output, target)
+        loss_function = LOSS_FUNCTIONS.get(self.loss)
+        if loss_function is None:
+            raise SpecError(
+                f"unknown loss {quoted(self.loss)}; expected one of {', '.join(LOSSES)}"
+            )
+        loss = loss_function.build(output, target)
         loss.label = "loss"
         return Built(list(inputs), target, pre_all, act_all, output, loss)
-
-
-def _loss(kind: str, output: Value, target: Value) -> Value:
-    loss = LOSS_FUNCTIONS.get(kind)
-    if loss is None:
-        raise SpecError(f"unknown loss {quoted(kind)}; expected one of {', '.join(LOSSES)}")
-    return loss.build(output, target)
 
 
 def example_graph(network: Network, x: Sequence[float], y: float) -> Built:
@@ -297,8 +290,9 @@ def layer_samples(
     n = X.shape[0]
     params = network.parameters()
     totals = [-0.0] * len(params)
-    pre_parts: list[list[np.ndarray]] = [[] for _ in network.layers]
-    act_parts: list[list[np.ndarray]] = [[] for _ in network.layers]
+    # (each starts with no rows, so that an empty batch gives (0, units) arrays)
+    pre_parts = [[np.empty((0, layer.n_out))] for layer in network.layers]
+    act_parts = [[np.empty((0, layer.n_out))] for layer in network.layers]
     rows_per_chunk = max(1, GRAPH_BUDGET // (4 * len(params) + 16))
     with np.errstate(all="ignore"):
         for start in range(0, n, rows_per_chunk):
@@ -321,7 +315,6 @@ def layer_samples(
         size = W.size + b.size
         block = np.array(grads[position : position + size]).reshape(layer.n_out, layer.n_in + 1)
         position += size
-        empty = np.empty((0, layer.n_out))
         samples.append(
             LayerSample(
                 index=layer.index,
@@ -332,8 +325,8 @@ def layer_samples(
                 biases=b,
                 weight_grads=block[:, :-1].copy(),
                 bias_grads=block[:, -1].copy(),
-                pre_activations=np.concatenate(pre_parts[i]) if n else empty,
-                activations=np.concatenate(act_parts[i]) if n else empty,
+                pre_activations=np.concatenate(pre_parts[i]),
+                activations=np.concatenate(act_parts[i]),
                 previous_weights=(
                     None if previous_weights is None else np.array(previous_weights[i], float)
                 ),
@@ -347,10 +340,3 @@ def _columns(values: list[Value], m: int) -> np.ndarray:
     return np.stack(
         [np.broadcast_to(np.asarray(v.data, dtype=np.float64), (m,)) for v in values], axis=1
     )
-
-
-def with_weights(spec: Spec, weights: Sequence[tuple[np.ndarray, np.ndarray]]) -> Network:
-    """The spec's network holding the given weights."""
-    network = Network(spec.layers, spec.activations, spec.loss, spec.l2)
-    network.set_weights(weights)
-    return network
