@@ -126,7 +126,7 @@ _preset(
     learning_rate=0.5,
     update="online",
 )
-_DEEP = [2, *[16] * 9, 1]  # ten layers of 16 units
+_DEEP = [2, *[16] * 9, 1]  # nine hidden layers of 16 units: ten weight layers
 _preset("deep-sigmoid", like="circle", layers=_DEEP, epochs=300, learning_rate=1.0, update="full")
 _preset("deep-relu", like="deep-sigmoid", activation="relu", init="he", learning_rate=0.05)
 _preset("and", like="xor", data="and", epochs=1000)
