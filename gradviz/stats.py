@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import itertools
 import math
+from collections import Counter
 from collections.abc import Callable, Sequence
 from dataclasses import asdict, dataclass
 
@@ -602,11 +603,14 @@ def series(snapshots: History) -> tuple[list[int], list[str], list[list[float]]]
 # -- the verdict ------------------------------------------------------------------------
 
 
+def _having(d: Diagnosis, *statuses: str) -> list[LayerStats]:
+    """The layers of `d` with one of `statuses`, in network order."""
+    return [lay for lay in d.layers if lay.status in statuses]
+
+
 def _layer_span(layers: list[LayerStats]) -> str:
     """'9 sigmoid layers' or '5 layers (3 sigmoid, 2 tanh)'."""
-    kinds: dict[str, int] = {}
-    for layer in layers:
-        kinds[layer.activation] = kinds.get(layer.activation, 0) + 1
+    kinds = Counter(layer.activation for layer in layers)
     n = len(layers)
     noun = "layer" if n == 1 else "layers"
     if len(kinds) == 1:
@@ -623,8 +627,13 @@ def _names(layers: list[LayerStats]) -> str:
     return ", ".join(lay.name for lay in layers)
 
 
+def _are(layers: list[LayerStats]) -> str:
+    """'L1 is' or 'L1–L3 are'."""
+    return f"{_names(layers)} {'is' if len(layers) == 1 else 'are'}"
+
+
 def _vanishing_sentence(d: Diagnosis) -> str | None:
-    vanishing = [lay for lay in d.layers if lay.status == "vanishing"]
+    vanishing = _having(d, "vanishing")
     if not vanishing:
         return None
     first = vanishing[0]
@@ -640,11 +649,11 @@ def _vanishing_sentence(d: Diagnosis) -> str | None:
     sat = [lay.saturated for lay in between if lay.saturated is not None]
     why = _hop_parts(between, per_hop)
     if "sigmoid" in kinds:
-        fixes = "try tanh or ReLU, Xavier/He init, or fewer layers"
+        fixes = "Try tanh or ReLU, Xavier/He init, or fewer layers."
     elif "tanh" in kinds:
-        fixes = "try ReLU, Xavier init, or fewer layers"
+        fixes = "Try ReLU, Xavier init, or fewer layers."
     else:
-        fixes = "try He init, or fewer layers"
+        fixes = "Try He init, or fewer layers."
     if sat:
         mean_sat = 100 * sum(sat) / len(sat)
         why += (
@@ -652,21 +661,11 @@ def _vanishing_sentence(d: Diagnosis) -> str | None:
             if mean_sat >= 1
             else "; none of their outputs saturated"
         )
-    who = _names(vanishing)
-    verb = "is" if len(vanishing) == 1 else "are"
     return (
-        f"{who} {verb} vanishing: {first.name} receives {fmt(ratio, 2)} of {reference.name}'s "
-        f"gradient through {_layer_span(between)}, about ×{fmt(per_hop, 2)} per layer{why}. "
-        f"{fixes[0].upper()}{fixes[1:]}."
+        f"{_are(vanishing)} vanishing: {first.name} receives {fmt(ratio, 2)} of "
+        f"{reference.name}'s gradient through {_layer_span(between)}, about "
+        f"×{fmt(per_hop, 2)} per layer{why}. {fixes}"
     )
-
-
-# the most an activation's slope can be, as the verdict names it (from the op table)
-_SLOPE_NAMES = {
-    name: (op.slope_name, op.max_slope)
-    for name, op in ACTIVATIONS.items()
-    if op is not None and op.slope_name is not None and op.max_slope is not None
-}
 
 
 def _hop_parts(between: list[LayerStats], per_hop: float) -> str:
@@ -678,39 +677,35 @@ def _hop_parts(between: list[LayerStats], per_hop: float) -> str:
     if not slopes or per_hop <= 0 or not all(math.isfinite(v) and v > 0 for v in slopes):
         return ""
     slope = math.exp(sum(math.log(v) for v in slopes) / len(slopes))
-    weights = per_hop / slope
     kinds = {lay.activation for lay in between}
-    name, most = _SLOPE_NAMES.get(next(iter(kinds)), ("the slope", 1.0))
-    if len(kinds) != 1:
-        name, most = "the slope", max(_SLOPE_NAMES.get(k, ("", 1.0))[1] for k in kinds)
+    op = ACTIVATIONS[next(iter(kinds))] if len(kinds) == 1 else None
+    name = op.slope_name if op is not None and op.slope_name else "the slope"
+    most = max(max_slope(kind) for kind in kinds)
     return (
         f": {name} averages {fmt(slope, 2)} here (at most {fmt(most, 2)}) and the weights "
-        f"multiply it by {fmt(weights, 2)}"
+        f"multiply it by {fmt(per_hop / slope, 2)}"
     )
 
 
-def _exploding_sentence(d: Diagnosis, when: str | None) -> str | None:
-    exploding = [lay for lay in d.layers if lay.status == "exploding"]
+def _exploding_sentence(d: Diagnosis, when: str = "") -> str | None:
+    exploding = _having(d, "exploding")
     if not exploding:
         return None
     first = exploding[0]
-    when = when or ""
+    position = d.layers.index(first)
     if not first.is_output and first.growth >= EXPLODING_GROWTH:
-        hops = len(d.layers) - d.layers.index(first) - 1
+        hops = len(d.layers) - position - 1
         per_hop = first.growth ** (1 / hops)
-        position = d.layers.index(first)
-        parts = _hop_parts(d.layers[position : position + hops], per_hop)
+        parts = _hop_parts(d.layers[position:-1], per_hop)
         parts = parts or ": the weights are too large for the activations' slope"
         size = (
             f"{first.name}'s gradient is {fmt(first.growth, 3)}× the output layer's "
-            f"(about ×{fmt(per_hop, 2)} per layer through {hops} layers"
-            f"{parts})"
+            f"(about ×{fmt(per_hop, 2)} per layer through {hops} layers{parts})"
         )
     else:
         size = f"{first.name}'s gradient is {fmt(first.grad_data, 3)}× its weights (grad:data)"
     return (
-        f"{_names(exploding)} {'is' if len(exploding) == 1 else 'are'} exploding{when}: "
-        f"{size}: lower the learning rate, clip gradients, "
+        f"{_are(exploding)} exploding{when}: {size}: lower the learning rate, clip gradients, "
         "or initialise smaller weights (Xavier/He)."
     )
 
@@ -735,34 +730,29 @@ def _nan_sentence(d: Diagnosis, epoch: int | None) -> str | None:
     )
 
 
+def _history_sentences(d: Diagnosis, snapshots: History) -> list[str | None]:
+    """When NaN first appeared, and when explosion did (if it has passed, or since when)."""
+    nan_epoch, nan_at = next(
+        ((epoch, snap) for epoch, snap in snapshots if snap.first_nonfinite is not None),
+        (d.epoch, d),
+    )
+    exploded = next(((e, snap) for e, snap in snapshots if _having(snap, "exploding")), None)
+    if exploded is None or exploded[0] == d.epoch:
+        exploding = _exploding_sentence(d)
+    elif _having(d, "exploding"):  # still exploding: say since when
+        exploding = _exploding_sentence(d, f" (first at epoch {exploded[0]})")
+    else:  # it happened, and has passed
+        exploding = _exploding_sentence(exploded[1], f" at epoch {exploded[0]}")
+    return [_nan_sentence(nan_at, nan_epoch), exploding]
+
+
 def verdict(diagnosis: Diagnosis, snapshots: History | None = None) -> list[str]:
     """A short diagnosis in sentences, each naming the layer, the cause and the usual
     fixes. With a training history, also when NaN or explosion first appeared."""
     d = diagnosis
-    lines: list[str] = []
-    nan_epoch = first_exploding = None
-    nan_snapshot = None
-    for epoch, snap in snapshots or []:
-        if nan_snapshot is None and snap.first_nonfinite is not None:
-            nan_snapshot, nan_epoch = snap, epoch
-        if first_exploding is None and any(lay.status == "exploding" for lay in snap.layers):
-            first_exploding = (epoch, snap)
+    lines = [line for line in _history_sentences(d, snapshots or []) if line]
 
-    if nan_snapshot is not None:
-        lines.append(_nan_sentence(nan_snapshot, nan_epoch))  # type: ignore[arg-type]
-    elif d.first_nonfinite is not None:
-        lines.append(_nan_sentence(d, d.epoch))  # type: ignore[arg-type]
-    now = _exploding_sentence(d, None)
-    if first_exploding is None or first_exploding[0] == d.epoch:
-        if now:
-            lines.append(now)
-    elif now:  # still exploding: say since when
-        lines.append(_exploding_sentence(d, f" (first at epoch {first_exploding[0]})"))  # type: ignore[arg-type]
-    else:  # it happened, and has passed
-        first_epoch, first_snapshot = first_exploding
-        lines.append(_exploding_sentence(first_snapshot, f" at epoch {first_epoch}"))  # type: ignore[arg-type]
-
-    dead = [lay for lay in d.layers if lay.status == "dead"]
+    dead = _having(d, "dead")
     relu = [lay for lay in dead if lay.activation == "relu"]
     stuck = [lay for lay in dead if lay.activation != "relu"]
     if relu:
@@ -792,7 +782,7 @@ def verdict(diagnosis: Diagnosis, snapshots: History | None = None) -> list[str]
             if sentence:
                 lines.append(f"How it began, at epoch {epoch}: {sentence}")
                 break
-    elif d.at_rest and not any(lay.status in ("NaN", "dead") for lay in d.layers):
+    elif d.at_rest and not _having(d, "NaN", "dead"):
         lines.append(
             f"Converged: every layer's rms gradient is below {fmt(AT_REST_RMS)} while the outputs "
             "still vary with the input; tiny gradients here are success, not vanishing."
@@ -802,36 +792,30 @@ def verdict(diagnosis: Diagnosis, snapshots: History | None = None) -> list[str]
     if sentence:
         lines.append(sentence)
 
-    for layer in d.layers:
-        if layer.status == "saturated":
-            lines.append(
-                f"{layer.name}: {round(100 * (layer.saturated or 0))}% of its {layer.activation} "
-                f"outputs are saturated (mean slope {fmt(layer.mean_slope, 2)}): use Xavier "
-                "init or smaller weights, and normalise the inputs."
-            )
-    weak = [lay for lay in d.layers if lay.status == "weak"]
-    if weak and not any(lay.status == "vanishing" for lay in d.layers):
+    for layer in _having(d, "saturated"):
+        lines.append(
+            f"{layer.name}: {round(100 * (layer.saturated or 0))}% of its {layer.activation} "
+            f"outputs are saturated (mean slope {fmt(layer.mean_slope, 2)}): use Xavier "
+            "init or smaller weights, and normalise the inputs."
+        )
+    weak = _having(d, "weak")
+    if weak and not _having(d, "vanishing"):
         slowest = min(weak, key=lambda lay: lay.below or 1.0)
         lines.append(
-            f"{_names(weak)} {'is' if len(weak) == 1 else 'are'} weak: {slowest.name} gets "
-            f"{fmt(slowest.below or 0.0, 2)} of the gradient of a layer nearer the output, so it "
-            "learns that much slower."
+            f"{_are(weak)} weak: {slowest.name} gets {fmt(slowest.below or 0.0, 2)} of the "
+            "gradient of a layer nearer the output, so it learns that much slower."
         )
 
-    updates = [lay.update_data for lay in d.layers if lay.update_data is not None]
-    finite_updates = [u for u in updates if math.isfinite(u) and u > 0]
-    if finite_updates and not d.at_rest and not lines:  # other problems come first
-        top = max(finite_updates)
-        if top > 100 * HEALTHY_UPDATE_DATA:
-            lines.append(
-                f"The last update moved weights by up to {fmt(top, 2)} of their size "
-                f"(update:data, healthy near {fmt(HEALTHY_UPDATE_DATA)}): lower the learning rate."
-            )
-        elif top < HEALTHY_UPDATE_DATA / 100:
-            lines.append(
-                f"The last update moved weights by at most {fmt(top, 2)} of their size "
-                f"(update:data, healthy near {fmt(HEALTHY_UPDATE_DATA)}): raise the learning rate."
-            )
+    # the last update's size (update:data), when nothing else is wrong
+    moved = [u for lay in d.layers if (u := lay.update_data) is not None and 0 < u < math.inf]
+    top = max(moved, default=HEALTHY_UPDATE_DATA)  # no update: nothing to say
+    usual = HEALTHY_UPDATE_DATA / 100 <= top <= 100 * HEALTHY_UPDATE_DATA
+    if not (lines or d.at_rest or usual):  # other problems come first
+        far, fix = ("up to", "lower") if top > HEALTHY_UPDATE_DATA else ("at most", "raise")
+        lines.append(
+            f"The last update moved weights by {far} {fmt(top, 2)} of their size "
+            f"(update:data, healthy near {fmt(HEALTHY_UPDATE_DATA)}): {fix} the learning rate."
+        )
 
     if not lines:
         lines.append(
