@@ -226,27 +226,28 @@ def _ratio(top: float, bottom: float) -> float | None:
     return top / bottom
 
 
+def _norm(x: np.ndarray) -> float:
+    """‖x‖₂ over every entry."""
+    return float(np.sqrt(np.sum(x * x)))
+
+
+def _rms(x: np.ndarray) -> float:
+    return float(np.sqrt(np.mean(x * x)))
+
+
 def _layer_numbers(sample: LayerSample) -> LayerStats:
-    """Everything that depends on this layer alone."""
+    """Everything that depends on this layer alone (`_compare` fills in the rest)."""
     g = np.asarray(sample.weight_grads, dtype=float)
     w = np.asarray(sample.weights, dtype=float)
-    b = np.asarray(sample.biases, dtype=float)
-    bg = np.asarray(sample.bias_grads, dtype=float)
     pre = np.asarray(sample.pre_activations, dtype=float)
     act = np.asarray(sample.activations, dtype=float)
     n_out, n_in = w.shape
     with np.errstate(all="ignore"):
-        abs_g = np.abs(g)
-        norm = float(np.sqrt(np.sum(g * g)))
-        w_norm = float(np.sqrt(np.sum(w * w)))
-        previous = sample.previous_weights
+        norm, w_norm = _norm(g), _norm(w)
         update = None
-        if previous is not None:
-            step = w - np.asarray(previous, dtype=float)
-            update = _ratio(float(np.sqrt(np.sum(step * step))), w_norm)
-        slopes = slope(sample.activation, pre, act)
+        if sample.previous_weights is not None:
+            update = _ratio(_norm(w - np.asarray(sample.previous_weights, dtype=float)), w_norm)
         masks = _saturation_masks(sample.activation, act)
-        saturated = None if masks is None else float(np.mean(masks[0] | masks[1]))
         dead = _dead_units(sample)
         count, first = _nonfinite(sample)
         return LayerStats(
@@ -256,13 +257,13 @@ def _layer_numbers(sample: LayerSample) -> LayerStats:
             is_output=sample.is_output,
             n_in=n_in,
             n_out=n_out,
-            n_params=int(w.size + b.size),
+            n_params=int(w.size + np.size(sample.biases)),
             batch=int(act.shape[0]),
-            mean_abs=float(np.mean(abs_g)),
-            max_abs=float(np.max(abs_g)),
-            rms=float(np.sqrt(np.mean(g * g))),
+            mean_abs=float(np.mean(np.abs(g))),
+            max_abs=float(np.max(np.abs(g))),
+            rms=_rms(g),
             norm=norm,
-            signal=float(np.sqrt(np.mean(bg * bg))),
+            signal=_rms(np.asarray(sample.bias_grads, dtype=float)),
             rel=None,
             below=None,
             growth=1.0,
@@ -272,8 +273,8 @@ def _layer_numbers(sample: LayerSample) -> LayerStats:
             update_data=update,
             act_mean=float(np.mean(act)),
             act_std=float(np.std(act)),
-            mean_slope=float(np.mean(slopes)),
-            saturated=saturated,
+            mean_slope=float(np.mean(slope(sample.activation, pre, act))),
+            saturated=None if masks is None else float(np.mean(masks[0] | masks[1])),
             dead=dead / n_out if n_out else 0.0,
             dead_units=dead,
             nonfinite=count,
@@ -316,28 +317,17 @@ def diagnose(samples: Sequence[LayerSample], epoch: int | None = None) -> Diagno
     so they are computed for the whole network at once)."""
     _check(samples)
     layers = [_layer_numbers(s) for s in samples]
-    output = layers[-1]
-    finite = [lay.rms for lay in layers if math.isfinite(lay.rms)]
-    strongest = max(finite, default=0.0)
-    # At rest: no weight gradient and no backpropagated signal (bias gradient) left.
-    signals = [lay.signal for lay in layers]
-    at_rest = (
-        len(finite) == len(layers)
-        and strongest < AT_REST_RMS
-        and all(math.isfinite(x) and x < AT_REST_RMS for x in signals)
-    )
-
+    # At rest: no weight gradient and no backpropagated signal (bias gradient) left
+    # (a NaN or inf is never below the bound).
+    at_rest = all(lay.rms < AT_REST_RMS and lay.signal < AT_REST_RMS for lay in layers)
     out_act = np.asarray(samples[-1].activations, dtype=float)
     with np.errstate(all="ignore"):
         spread = float(np.max(np.std(out_act, axis=0))) if out_act.shape[0] else 0.0
         scale = max(1.0, float(np.mean(np.abs(out_act)))) if out_act.size else 1.0
-    stalled = at_rest and out_act.shape[0] >= 2 and spread < STALLED_SPREAD * scale
-
-    with np.errstate(all="ignore"):
-        for i, layer in enumerate(layers):
-            _compare(layer, i, layers, samples, strongest, output.rms)
+        stalled = at_rest and out_act.shape[0] >= 2 and spread < STALLED_SPREAD * scale
+        _compare(layers, samples)
+        for layer in layers:
             layer.status, layer.reason = _status(layer, at_rest, stalled)
-
     return Diagnosis(
         layers=layers,
         at_rest=at_rest,
@@ -348,30 +338,23 @@ def diagnose(samples: Sequence[LayerSample], epoch: int | None = None) -> Diagno
     )
 
 
-def _compare(
-    layer: LayerStats,
-    i: int,
-    layers: list[LayerStats],
-    samples: Sequence[LayerSample],
-    strongest: float,
-    output_rms: float,
-) -> None:
+def _compare(layers: list[LayerStats], samples: Sequence[LayerSample]) -> None:
     """Fill in what depends on the other layers: rel, below, growth, hop and its bound."""
-    layer.rel = _ratio(layer.rms, strongest)
-    later = [lay.rms for lay in layers[i + 1 :] if math.isfinite(lay.rms)]
-    layer.below = _ratio(layer.rms, max(later)) if later else None
-    growth = _ratio(layer.rms, output_rms)
-    layer.growth = growth if growth is not None else math.nan
-    if layer.is_output:
-        return
-    nxt = samples[i + 1]
-    # δ_i = f'(z_i) ⊙ (W_{i+1}ᵀ δ_{i+1}), so ‖δ_i‖ ≤ max f' · ‖W_{i+1}‖₂ · ‖δ_{i+1}‖ per sample
-    here = float(np.linalg.norm(np.asarray(samples[i].bias_grads, dtype=float)))
-    layer.hop = _ratio(here, float(np.linalg.norm(np.asarray(nxt.bias_grads, dtype=float))))
-    w_next = np.asarray(nxt.weights, dtype=float)
-    if np.all(np.isfinite(w_next)):
-        spectral = float(np.linalg.norm(w_next, 2))
-        layer.hop_bound = max_slope(layer.activation) * spectral
+    strongest = max((lay.rms for lay in layers if math.isfinite(lay.rms)), default=0.0)
+    deltas = [float(np.linalg.norm(np.asarray(s.bias_grads, dtype=float))) for s in samples]
+    for i, layer in enumerate(layers):
+        layer.rel = _ratio(layer.rms, strongest)
+        later = [lay.rms for lay in layers[i + 1 :] if math.isfinite(lay.rms)]
+        layer.below = _ratio(layer.rms, max(later)) if later else None
+        growth = _ratio(layer.rms, layers[-1].rms)
+        layer.growth = math.nan if growth is None else growth
+        if layer.is_output:
+            continue
+        # δ_i = f'(z_i) ⊙ (W_{i+1}ᵀ δ_{i+1}), so ‖δ_i‖ ≤ max f' · ‖W_{i+1}‖₂ · ‖δ_{i+1}‖ per sample
+        layer.hop = _ratio(deltas[i], deltas[i + 1])
+        w_next = np.asarray(samples[i + 1].weights, dtype=float)
+        if np.all(np.isfinite(w_next)):
+            layer.hop_bound = max_slope(layer.activation) * float(np.linalg.norm(w_next, 2))
 
 
 # -- the statuses: ONE table -----------------------------------------------------------
