@@ -25,7 +25,7 @@ from gradviz.numbers import fmt, json_number, json_safe
 from gradviz.ops import ACTIVATIONS, SIGMOID, TANH, Op
 from gradviz.spec import DIAGNOSIS_FIELDS, LAYER_FIELDS, read_field, read_fields, shown
 
-# -- thresholds (documented in the module docstring, the README and `gradviz grads --help`)
+# -- thresholds (STATUS_TABLE names them; the README and `gradviz grads --help` show them)
 VANISHING_RATIO = 1e-2  # rms gradient below this fraction of a layer nearer the output
 WEAK_RATIO = 1e-1
 EXPLODING_GROWTH = 1e2  # rms gradient at least this many times the output layer's
@@ -639,11 +639,8 @@ def _vanishing_sentence(d: Diagnosis) -> str | None:
         fixes = "Try He init, or fewer layers."
     if sat:
         mean_sat = 100 * sum(sat) / len(sat)
-        why += (
-            f"; {mean_sat:.0f}% of their outputs saturated"
-            if mean_sat >= 1
-            else "; none of their outputs saturated"
-        )
+        share = f"{mean_sat:.0f}%" if mean_sat >= 1 else "none"
+        why += f"; {share} of their outputs saturated"
     return (
         f"{_are(vanishing)} vanishing: {first.name} receives {fmt(ratio, 2)} of "
         f"{reference.name}'s gradient through {_layer_span(between)}, about "
@@ -700,13 +697,7 @@ def _nan_sentence(d: Diagnosis, epoch: int | None) -> str | None:
     name = next((lay.name for lay in d.layers if lay.index == index), f"L{index}")
     # statistics recorded after epoch N hold the weights at its end (as training's own
     # message says: "computed from the weights at the end of epoch N")
-    when = (
-        ""
-        if epoch is None
-        else " at initialisation"
-        if epoch == 0
-        else f" by the end of epoch {epoch}"
-    )
+    when = {None: "", 0: " at initialisation"}.get(epoch, f" by the end of epoch {epoch}")
     return (
         f"NaN/inf first appeared in layer {name} (its {what}){when}: lower the learning rate, "
         "clip gradients, and check the inputs for NaN or huge values."
@@ -846,11 +837,7 @@ def parameter_grads(samples: Sequence[LayerSample]) -> list[ParamGrad]:
     for s in samples:
         w, g = np.asarray(s.weights, dtype=float), np.asarray(s.weight_grads, dtype=float)
         for j in range(w.shape[0]):
-            for k in range(w.shape[1]):
-                rows.append(ParamGrad(f"{s.name}.N{j + 1}.w{k}", s.name, w[j, k], g[j, k]))
-            rows.append(
-                ParamGrad(
-                    f"{s.name}.N{j + 1}.b", s.name, float(s.biases[j]), float(s.bias_grads[j])
-                )
-            )
+            unit = f"{s.name}.N{j + 1}"
+            rows += [ParamGrad(f"{unit}.w{k}", s.name, w[j, k], g[j, k]) for k in range(w.shape[1])]
+            rows.append(ParamGrad(f"{unit}.b", s.name, float(s.biases[j]), float(s.bias_grads[j])))
     return rows
