@@ -1,8 +1,6 @@
-"""The documents `--json` prints, built by the library: `train_document(result)` (and
-`diverged_document(error)` for a run that stopped), `inspect_document(model, data)`,
-`grads_document(measurement)`, `compare_document(a, b)`, and `dumps` that writes any of
-them. The CLI only chooses to print one, so a script or a notebook gets the same numbers
-from Python as from the command line."""
+"""The documents `--json` prints (`*_document` below, written by `dumps`), built by the
+library: the CLI only chooses one to print, so a script or a notebook gets the same
+numbers from Python as from the command line."""
 
 from __future__ import annotations
 

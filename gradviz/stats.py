@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import itertools
 import math
+from collections import Counter
 from collections.abc import Callable, Sequence
 from dataclasses import asdict, dataclass
 
@@ -24,7 +25,7 @@ from gradviz.numbers import fmt, json_number, json_safe
 from gradviz.ops import ACTIVATIONS, SIGMOID, TANH, Op
 from gradviz.spec import DIAGNOSIS_FIELDS, LAYER_FIELDS, read_field, read_fields, shown
 
-# -- thresholds (documented in the module docstring, the README and `gradviz grads --help`)
+# -- thresholds (STATUS_TABLE names them; the README and `gradviz grads --help` show them)
 VANISHING_RATIO = 1e-2  # rms gradient below this fraction of a layer nearer the output
 WEAK_RATIO = 1e-1
 EXPLODING_GROWTH = 1e2  # rms gradient at least this many times the output layer's
@@ -225,27 +226,28 @@ def _ratio(top: float, bottom: float) -> float | None:
     return top / bottom
 
 
+def _norm(x: np.ndarray) -> float:
+    """‖x‖₂ over every entry."""
+    return float(np.sqrt(np.sum(x * x)))
+
+
+def _rms(x: np.ndarray) -> float:
+    return float(np.sqrt(np.mean(x * x)))
+
+
 def _layer_numbers(sample: LayerSample) -> LayerStats:
-    """Everything that depends on this layer alone."""
+    """Everything that depends on this layer alone (`_compare` fills in the rest)."""
     g = np.asarray(sample.weight_grads, dtype=float)
     w = np.asarray(sample.weights, dtype=float)
-    b = np.asarray(sample.biases, dtype=float)
-    bg = np.asarray(sample.bias_grads, dtype=float)
     pre = np.asarray(sample.pre_activations, dtype=float)
     act = np.asarray(sample.activations, dtype=float)
     n_out, n_in = w.shape
     with np.errstate(all="ignore"):
-        abs_g = np.abs(g)
-        norm = float(np.sqrt(np.sum(g * g)))
-        w_norm = float(np.sqrt(np.sum(w * w)))
-        previous = sample.previous_weights
+        norm, w_norm = _norm(g), _norm(w)
         update = None
-        if previous is not None:
-            step = w - np.asarray(previous, dtype=float)
-            update = _ratio(float(np.sqrt(np.sum(step * step))), w_norm)
-        slopes = slope(sample.activation, pre, act)
+        if sample.previous_weights is not None:
+            update = _ratio(_norm(w - np.asarray(sample.previous_weights, dtype=float)), w_norm)
         masks = _saturation_masks(sample.activation, act)
-        saturated = None if masks is None else float(np.mean(masks[0] | masks[1]))
         dead = _dead_units(sample)
         count, first = _nonfinite(sample)
         return LayerStats(
@@ -255,13 +257,13 @@ def _layer_numbers(sample: LayerSample) -> LayerStats:
             is_output=sample.is_output,
             n_in=n_in,
             n_out=n_out,
-            n_params=int(w.size + b.size),
+            n_params=int(w.size + np.size(sample.biases)),
             batch=int(act.shape[0]),
-            mean_abs=float(np.mean(abs_g)),
-            max_abs=float(np.max(abs_g)),
-            rms=float(np.sqrt(np.mean(g * g))),
+            mean_abs=float(np.mean(np.abs(g))),
+            max_abs=float(np.max(np.abs(g))),
+            rms=_rms(g),
             norm=norm,
-            signal=float(np.sqrt(np.mean(bg * bg))),
+            signal=_rms(np.asarray(sample.bias_grads, dtype=float)),
             rel=None,
             below=None,
             growth=1.0,
@@ -271,8 +273,8 @@ def _layer_numbers(sample: LayerSample) -> LayerStats:
             update_data=update,
             act_mean=float(np.mean(act)),
             act_std=float(np.std(act)),
-            mean_slope=float(np.mean(slopes)),
-            saturated=saturated,
+            mean_slope=float(np.mean(slope(sample.activation, pre, act))),
+            saturated=None if masks is None else float(np.mean(masks[0] | masks[1])),
             dead=dead / n_out if n_out else 0.0,
             dead_units=dead,
             nonfinite=count,
@@ -315,28 +317,17 @@ def diagnose(samples: Sequence[LayerSample], epoch: int | None = None) -> Diagno
     so they are computed for the whole network at once)."""
     _check(samples)
     layers = [_layer_numbers(s) for s in samples]
-    output = layers[-1]
-    finite = [lay.rms for lay in layers if math.isfinite(lay.rms)]
-    strongest = max(finite, default=0.0)
-    # At rest: no weight gradient and no backpropagated signal (bias gradient) left.
-    signals = [lay.signal for lay in layers]
-    at_rest = (
-        len(finite) == len(layers)
-        and strongest < AT_REST_RMS
-        and all(math.isfinite(x) and x < AT_REST_RMS for x in signals)
-    )
-
+    # At rest: no weight gradient and no backpropagated signal (bias gradient) left
+    # (a NaN or inf is never below the bound).
+    at_rest = all(lay.rms < AT_REST_RMS and lay.signal < AT_REST_RMS for lay in layers)
     out_act = np.asarray(samples[-1].activations, dtype=float)
     with np.errstate(all="ignore"):
         spread = float(np.max(np.std(out_act, axis=0))) if out_act.shape[0] else 0.0
         scale = max(1.0, float(np.mean(np.abs(out_act)))) if out_act.size else 1.0
-    stalled = at_rest and out_act.shape[0] >= 2 and spread < STALLED_SPREAD * scale
-
-    with np.errstate(all="ignore"):
-        for i, layer in enumerate(layers):
-            _compare(layer, i, layers, samples, strongest, output.rms)
+        stalled = at_rest and out_act.shape[0] >= 2 and spread < STALLED_SPREAD * scale
+        _compare(layers, samples)
+        for layer in layers:
             layer.status, layer.reason = _status(layer, at_rest, stalled)
-
     return Diagnosis(
         layers=layers,
         at_rest=at_rest,
@@ -347,30 +338,23 @@ def diagnose(samples: Sequence[LayerSample], epoch: int | None = None) -> Diagno
     )
 
 
-def _compare(
-    layer: LayerStats,
-    i: int,
-    layers: list[LayerStats],
-    samples: Sequence[LayerSample],
-    strongest: float,
-    output_rms: float,
-) -> None:
+def _compare(layers: list[LayerStats], samples: Sequence[LayerSample]) -> None:
     """Fill in what depends on the other layers: rel, below, growth, hop and its bound."""
-    layer.rel = _ratio(layer.rms, strongest)
-    later = [lay.rms for lay in layers[i + 1 :] if math.isfinite(lay.rms)]
-    layer.below = _ratio(layer.rms, max(later)) if later else None
-    growth = _ratio(layer.rms, output_rms)
-    layer.growth = growth if growth is not None else math.nan
-    if layer.is_output:
-        return
-    nxt = samples[i + 1]
-    # δ_i = f'(z_i) ⊙ (W_{i+1}ᵀ δ_{i+1}), so ‖δ_i‖ ≤ max f' · ‖W_{i+1}‖₂ · ‖δ_{i+1}‖ per sample
-    here = float(np.linalg.norm(np.asarray(samples[i].bias_grads, dtype=float)))
-    layer.hop = _ratio(here, float(np.linalg.norm(np.asarray(nxt.bias_grads, dtype=float))))
-    w_next = np.asarray(nxt.weights, dtype=float)
-    if np.all(np.isfinite(w_next)):
-        spectral = float(np.linalg.norm(w_next, 2))
-        layer.hop_bound = max_slope(layer.activation) * spectral
+    strongest = max((lay.rms for lay in layers if math.isfinite(lay.rms)), default=0.0)
+    deltas = [float(np.linalg.norm(np.asarray(s.bias_grads, dtype=float))) for s in samples]
+    for i, layer in enumerate(layers):
+        layer.rel = _ratio(layer.rms, strongest)
+        later = [lay.rms for lay in layers[i + 1 :] if math.isfinite(lay.rms)]
+        layer.below = _ratio(layer.rms, max(later)) if later else None
+        growth = _ratio(layer.rms, layers[-1].rms)
+        layer.growth = math.nan if growth is None else growth
+        if layer.is_output:
+            continue
+        # δ_i = f'(z_i) ⊙ (W_{i+1}ᵀ δ_{i+1}), so ‖δ_i‖ ≤ max f' · ‖W_{i+1}‖₂ · ‖δ_{i+1}‖ per sample
+        layer.hop = _ratio(deltas[i], deltas[i + 1])
+        w_next = np.asarray(samples[i + 1].weights, dtype=float)
+        if np.all(np.isfinite(w_next)):
+            layer.hop_bound = max_slope(layer.activation) * float(np.linalg.norm(w_next, 2))
 
 
 # -- the statuses: ONE table -----------------------------------------------------------
@@ -602,11 +586,14 @@ def series(snapshots: History) -> tuple[list[int], list[str], list[list[float]]]
 # -- the verdict ------------------------------------------------------------------------
 
 
+def _having(d: Diagnosis, *statuses: str) -> list[LayerStats]:
+    """The layers of `d` with one of `statuses`, in network order."""
+    return [lay for lay in d.layers if lay.status in statuses]
+
+
 def _layer_span(layers: list[LayerStats]) -> str:
     """'9 sigmoid layers' or '5 layers (3 sigmoid, 2 tanh)'."""
-    kinds: dict[str, int] = {}
-    for layer in layers:
-        kinds[layer.activation] = kinds.get(layer.activation, 0) + 1
+    kinds = Counter(layer.activation for layer in layers)
     n = len(layers)
     noun = "layer" if n == 1 else "layers"
     if len(kinds) == 1:
@@ -623,8 +610,13 @@ def _names(layers: list[LayerStats]) -> str:
     return ", ".join(lay.name for lay in layers)
 
 
+def _are(layers: list[LayerStats]) -> str:
+    """'L1 is' or 'L1–L3 are'."""
+    return f"{_names(layers)} {'is' if len(layers) == 1 else 'are'}"
+
+
 def _vanishing_sentence(d: Diagnosis) -> str | None:
-    vanishing = [lay for lay in d.layers if lay.status == "vanishing"]
+    vanishing = _having(d, "vanishing")
     if not vanishing:
         return None
     first = vanishing[0]
@@ -640,33 +632,20 @@ def _vanishing_sentence(d: Diagnosis) -> str | None:
     sat = [lay.saturated for lay in between if lay.saturated is not None]
     why = _hop_parts(between, per_hop)
     if "sigmoid" in kinds:
-        fixes = "try tanh or ReLU, Xavier/He init, or fewer layers"
+        fixes = "Try tanh or ReLU, Xavier/He init, or fewer layers."
     elif "tanh" in kinds:
-        fixes = "try ReLU, Xavier init, or fewer layers"
+        fixes = "Try ReLU, Xavier init, or fewer layers."
     else:
-        fixes = "try He init, or fewer layers"
+        fixes = "Try He init, or fewer layers."
     if sat:
         mean_sat = 100 * sum(sat) / len(sat)
-        why += (
-            f"; {mean_sat:.0f}% of their outputs saturated"
-            if mean_sat >= 1
-            else "; none of their outputs saturated"
-        )
-    who = _names(vanishing)
-    verb = "is" if len(vanishing) == 1 else "are"
+        share = f"{mean_sat:.0f}%" if mean_sat >= 1 else "none"
+        why += f"; {share} of their outputs saturated"
     return (
-        f"{who} {verb} vanishing: {first.name} receives {fmt(ratio, 2)} of {reference.name}'s "
-        f"gradient through {_layer_span(between)}, about ×{fmt(per_hop, 2)} per layer{why}. "
-        f"{fixes[0].upper()}{fixes[1:]}."
+        f"{_are(vanishing)} vanishing: {first.name} receives {fmt(ratio, 2)} of "
+        f"{reference.name}'s gradient through {_layer_span(between)}, about "
+        f"×{fmt(per_hop, 2)} per layer{why}. {fixes}"
     )
-
-
-# the most an activation's slope can be, as the verdict names it (from the op table)
-_SLOPE_NAMES = {
-    name: (op.slope_name, op.max_slope)
-    for name, op in ACTIVATIONS.items()
-    if op is not None and op.slope_name is not None and op.max_slope is not None
-}
 
 
 def _hop_parts(between: list[LayerStats], per_hop: float) -> str:
@@ -678,39 +657,35 @@ def _hop_parts(between: list[LayerStats], per_hop: float) -> str:
     if not slopes or per_hop <= 0 or not all(math.isfinite(v) and v > 0 for v in slopes):
         return ""
     slope = math.exp(sum(math.log(v) for v in slopes) / len(slopes))
-    weights = per_hop / slope
     kinds = {lay.activation for lay in between}
-    name, most = _SLOPE_NAMES.get(next(iter(kinds)), ("the slope", 1.0))
-    if len(kinds) != 1:
-        name, most = "the slope", max(_SLOPE_NAMES.get(k, ("", 1.0))[1] for k in kinds)
+    op = ACTIVATIONS[next(iter(kinds))] if len(kinds) == 1 else None
+    name = op.slope_name if op is not None and op.slope_name else "the slope"
+    most = max(max_slope(kind) for kind in kinds)
     return (
         f": {name} averages {fmt(slope, 2)} here (at most {fmt(most, 2)}) and the weights "
-        f"multiply it by {fmt(weights, 2)}"
+        f"multiply it by {fmt(per_hop / slope, 2)}"
     )
 
 
-def _exploding_sentence(d: Diagnosis, when: str | None) -> str | None:
-    exploding = [lay for lay in d.layers if lay.status == "exploding"]
+def _exploding_sentence(d: Diagnosis, when: str = "") -> str | None:
+    exploding = _having(d, "exploding")
     if not exploding:
         return None
     first = exploding[0]
-    when = when or ""
+    position = d.layers.index(first)
     if not first.is_output and first.growth >= EXPLODING_GROWTH:
-        hops = len(d.layers) - d.layers.index(first) - 1
+        hops = len(d.layers) - position - 1
         per_hop = first.growth ** (1 / hops)
-        position = d.layers.index(first)
-        parts = _hop_parts(d.layers[position : position + hops], per_hop)
+        parts = _hop_parts(d.layers[position:-1], per_hop)
         parts = parts or ": the weights are too large for the activations' slope"
         size = (
             f"{first.name}'s gradient is {fmt(first.growth, 3)}× the output layer's "
-            f"(about ×{fmt(per_hop, 2)} per layer through {hops} layers"
-            f"{parts})"
+            f"(about ×{fmt(per_hop, 2)} per layer through {hops} layers{parts})"
         )
     else:
         size = f"{first.name}'s gradient is {fmt(first.grad_data, 3)}× its weights (grad:data)"
     return (
-        f"{_names(exploding)} {'is' if len(exploding) == 1 else 'are'} exploding{when}: "
-        f"{size}: lower the learning rate, clip gradients, "
+        f"{_are(exploding)} exploding{when}: {size}: lower the learning rate, clip gradients, "
         "or initialise smaller weights (Xavier/He)."
     )
 
@@ -722,47 +697,36 @@ def _nan_sentence(d: Diagnosis, epoch: int | None) -> str | None:
     name = next((lay.name for lay in d.layers if lay.index == index), f"L{index}")
     # statistics recorded after epoch N hold the weights at its end (as training's own
     # message says: "computed from the weights at the end of epoch N")
-    when = (
-        ""
-        if epoch is None
-        else " at initialisation"
-        if epoch == 0
-        else f" by the end of epoch {epoch}"
-    )
+    when = {None: "", 0: " at initialisation"}.get(epoch, f" by the end of epoch {epoch}")
     return (
         f"NaN/inf first appeared in layer {name} (its {what}){when}: lower the learning rate, "
         "clip gradients, and check the inputs for NaN or huge values."
     )
 
 
+def _history_sentences(d: Diagnosis, snapshots: History) -> list[str | None]:
+    """When NaN first appeared, and when explosion did (if it has passed, or since when)."""
+    nan_epoch, nan_at = next(
+        ((epoch, snap) for epoch, snap in snapshots if snap.first_nonfinite is not None),
+        (d.epoch, d),
+    )
+    exploded = next(((e, snap) for e, snap in snapshots if _having(snap, "exploding")), None)
+    if exploded is None or exploded[0] == d.epoch:
+        exploding = _exploding_sentence(d)
+    elif _having(d, "exploding"):  # still exploding: say since when
+        exploding = _exploding_sentence(d, f" (first at epoch {exploded[0]})")
+    else:  # it happened, and has passed
+        exploding = _exploding_sentence(exploded[1], f" at epoch {exploded[0]}")
+    return [_nan_sentence(nan_at, nan_epoch), exploding]
+
+
 def verdict(diagnosis: Diagnosis, snapshots: History | None = None) -> list[str]:
     """A short diagnosis in sentences, each naming the layer, the cause and the usual
     fixes. With a training history, also when NaN or explosion first appeared."""
     d = diagnosis
-    lines: list[str] = []
-    nan_epoch = first_exploding = None
-    nan_snapshot = None
-    for epoch, snap in snapshots or []:
-        if nan_snapshot is None and snap.first_nonfinite is not None:
-            nan_snapshot, nan_epoch = snap, epoch
-        if first_exploding is None and any(lay.status == "exploding" for lay in snap.layers):
-            first_exploding = (epoch, snap)
+    lines = [line for line in _history_sentences(d, snapshots or []) if line]
 
-    if nan_snapshot is not None:
-        lines.append(_nan_sentence(nan_snapshot, nan_epoch))  # type: ignore[arg-type]
-    elif d.first_nonfinite is not None:
-        lines.append(_nan_sentence(d, d.epoch))  # type: ignore[arg-type]
-    now = _exploding_sentence(d, None)
-    if first_exploding is None or first_exploding[0] == d.epoch:
-        if now:
-            lines.append(now)
-    elif now:  # still exploding: say since when
-        lines.append(_exploding_sentence(d, f" (first at epoch {first_exploding[0]})"))  # type: ignore[arg-type]
-    else:  # it happened, and has passed
-        first_epoch, first_snapshot = first_exploding
-        lines.append(_exploding_sentence(first_snapshot, f" at epoch {first_epoch}"))  # type: ignore[arg-type]
-
-    dead = [lay for lay in d.layers if lay.status == "dead"]
+    dead = _having(d, "dead")
     relu = [lay for lay in dead if lay.activation == "relu"]
     stuck = [lay for lay in dead if lay.activation != "relu"]
     if relu:
@@ -792,7 +756,7 @@ def verdict(diagnosis: Diagnosis, snapshots: History | None = None) -> list[str]
             if sentence:
                 lines.append(f"How it began, at epoch {epoch}: {sentence}")
                 break
-    elif d.at_rest and not any(lay.status in ("NaN", "dead") for lay in d.layers):
+    elif d.at_rest and not _having(d, "NaN", "dead"):
         lines.append(
             f"Converged: every layer's rms gradient is below {fmt(AT_REST_RMS)} while the outputs "
             "still vary with the input; tiny gradients here are success, not vanishing."
@@ -802,36 +766,30 @@ def verdict(diagnosis: Diagnosis, snapshots: History | None = None) -> list[str]
     if sentence:
         lines.append(sentence)
 
-    for layer in d.layers:
-        if layer.status == "saturated":
-            lines.append(
-                f"{layer.name}: {round(100 * (layer.saturated or 0))}% of its {layer.activation} "
-                f"outputs are saturated (mean slope {fmt(layer.mean_slope, 2)}): use Xavier "
-                "init or smaller weights, and normalise the inputs."
-            )
-    weak = [lay for lay in d.layers if lay.status == "weak"]
-    if weak and not any(lay.status == "vanishing" for lay in d.layers):
+    for layer in _having(d, "saturated"):
+        lines.append(
+            f"{layer.name}: {round(100 * (layer.saturated or 0))}% of its {layer.activation} "
+            f"outputs are saturated (mean slope {fmt(layer.mean_slope, 2)}): use Xavier "
+            "init or smaller weights, and normalise the inputs."
+        )
+    weak = _having(d, "weak")
+    if weak and not _having(d, "vanishing"):
         slowest = min(weak, key=lambda lay: lay.below or 1.0)
         lines.append(
-            f"{_names(weak)} {'is' if len(weak) == 1 else 'are'} weak: {slowest.name} gets "
-            f"{fmt(slowest.below or 0.0, 2)} of the gradient of a layer nearer the output, so it "
-            "learns that much slower."
+            f"{_are(weak)} weak: {slowest.name} gets {fmt(slowest.below or 0.0, 2)} of the "
+            "gradient of a layer nearer the output, so it learns that much slower."
         )
 
-    updates = [lay.update_data for lay in d.layers if lay.update_data is not None]
-    finite_updates = [u for u in updates if math.isfinite(u) and u > 0]
-    if finite_updates and not d.at_rest and not lines:  # other problems come first
-        top = max(finite_updates)
-        if top > 100 * HEALTHY_UPDATE_DATA:
-            lines.append(
-                f"The last update moved weights by up to {fmt(top, 2)} of their size "
-                f"(update:data, healthy near {fmt(HEALTHY_UPDATE_DATA)}): lower the learning rate."
-            )
-        elif top < HEALTHY_UPDATE_DATA / 100:
-            lines.append(
-                f"The last update moved weights by at most {fmt(top, 2)} of their size "
-                f"(update:data, healthy near {fmt(HEALTHY_UPDATE_DATA)}): raise the learning rate."
-            )
+    # the last update's size (update:data), when nothing else is wrong
+    moved = [u for lay in d.layers if (u := lay.update_data) is not None and 0 < u < math.inf]
+    top = max(moved, default=HEALTHY_UPDATE_DATA)  # no update: nothing to say
+    usual = HEALTHY_UPDATE_DATA / 100 <= top <= 100 * HEALTHY_UPDATE_DATA
+    if not (lines or d.at_rest or usual):  # other problems come first
+        far, fix = ("up to", "lower") if top > HEALTHY_UPDATE_DATA else ("at most", "raise")
+        lines.append(
+            f"The last update moved weights by {far} {fmt(top, 2)} of their size "
+            f"(update:data, healthy near {fmt(HEALTHY_UPDATE_DATA)}): {fix} the learning rate."
+        )
 
     if not lines:
         lines.append(
@@ -879,11 +837,7 @@ def parameter_grads(samples: Sequence[LayerSample]) -> list[ParamGrad]:
     for s in samples:
         w, g = np.asarray(s.weights, dtype=float), np.asarray(s.weight_grads, dtype=float)
         for j in range(w.shape[0]):
-            for k in range(w.shape[1]):
-                rows.append(ParamGrad(f"{s.name}.N{j + 1}.w{k}", s.name, w[j, k], g[j, k]))
-            rows.append(
-                ParamGrad(
-                    f"{s.name}.N{j + 1}.b", s.name, float(s.biases[j]), float(s.bias_grads[j])
-                )
-            )
+            unit = f"{s.name}.N{j + 1}"
+            rows += [ParamGrad(f"{unit}.w{k}", s.name, w[j, k], g[j, k]) for k in range(w.shape[1])]
+            rows.append(ParamGrad(f"{unit}.b", s.name, float(s.biases[j]), float(s.bias_grads[j])))
     return rows
