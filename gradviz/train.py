@@ -63,7 +63,6 @@ class Compiled:
     gradient: Callable[..., tuple[float, list[float]]]
     evaluate: Callable[..., tuple[float, list[float]]]
     source: str
-    n_parameters: int
 
 
 _NAME = re.compile(r"\(?-?[A-Za-z_0-9.]+\)?")
@@ -273,28 +272,32 @@ def _clip_lines(names: list[str], kind: str | None) -> list[str]:
     if kind is None:
         return []
     norm = [f"s = {names[0]} * {names[0]}", *[f"s += {g} * {g}" for g in names[1:]]]
-    lines = [*norm, "norm = sqrt(s)", "before += norm", "nupd += 1"]
     if kind == "value":
-        lines += (
-            [f"big = max({', '.join(f'abs({g})' for g in names)})"]
-            if len(names) < 250
-            else [
-                "big = 0.0",
-                *[f"big = max(big, abs({g}))" for g in names],
-            ]
-        )
-        lines += ["if big > clip:", "    nclip += 1"]
-        lines += [
+        if len(names) < 250:
+            test = [f"big = max({', '.join(f'abs({g})' for g in names)})"]
+        else:
+            test = ["big = 0.0", *[f"big = max(big, abs({g}))" for g in names]]
+        test += ["if big > clip:", "    nclip += 1"]
+        test += [
             f"    {g} = clip if {g} > clip else (-clip if {g} < -clip else {g})" for g in names
         ]
-        lines += _indent([*norm, "after += sqrt(s)"], 1)
-        lines += ["else:", "    after += norm"]
-        return lines
-    lines += ["if norm > clip:", "    f = clip / norm", "    nclip += 1"]
-    lines += [f"    {g} = {g} * f" for g in names]
-    lines += _indent([*norm, "after += sqrt(s)"], 1)
-    lines += ["else:", "    after += norm"]
-    return lines
+    else:
+        test = ["if norm > clip:", "    f = clip / norm", "    nclip += 1"]
+        test += [f"    {g} = {g} * f" for g in names]
+    return [
+        *norm,
+        "norm = sqrt(s)",
+        "before += norm",
+        "nupd += 1",
+        *test,
+        *_indent([*norm, "after += sqrt(s)"], 1),
+        "else:",
+        "    after += norm",
+    ]
+
+
+# What `run` adds to `counts` (see `_clip_lines`), and each one's zero.
+_COUNTED = (("nupd", "0"), ("nclip", "0"), ("before", "0.0"), ("after", "0.0"))
 
 
 def _update_lines(n: int, clip: str | None, l2: bool) -> list[str]:
@@ -342,11 +345,9 @@ def _compile(
     xs = [f"x{j}" for j in range(sizes[0])]
     unpack_p = f"{', '.join(ps)}, = P"
     unpack_x = f"{', '.join(xs)}, = X[i]"
+    loss_of_example = [unpack_x, "y = Y[i]", *forward, f"total += {loss_name}"]
     head = [
-        unpack_x,
-        "y = Y[i]",
-        *forward,
-        f"total += {loss_name}",
+        *loss_of_example,
         # as `is_correct`: NaN is wrong
         f"if ({out} > {threshold} if y > 0.5 else {out} <= {threshold}):",
         "    correct += 1",
@@ -358,10 +359,7 @@ def _compile(
         "counts=None):",
         "    " + unpack_p,
         "    decay2 = 2.0 * decay",
-        "    nupd = 0",
-        "    nclip = 0",
-        "    before = 0.0",
-        "    after = 0.0",
+        *[f"    {name} = {zero}" for name, zero in _COUNTED],
     ]
     if online:  # batch of one: the gradient is the example's own (exactly: -0.0 + g = g, g / 1 = g)
         grads = [f"gp{i}" for i in range(n)]
@@ -390,10 +388,7 @@ def _compile(
     lines += [
         f"    P[:] = [{', '.join(ps)}]",
         "    if counts is not None:",
-        "        counts[0] += nupd",
-        "        counts[1] += nclip",
-        "        counts[2] += before",
-        "        counts[3] += after",
+        *[f"        counts[{k}] += {name}" for k, (name, _) in enumerate(_COUNTED)],
         "    return total, correct",
     ]
     gradient = [
@@ -413,7 +408,7 @@ def _compile(
         "    total = -0.0",
         "    outputs = []",
         "    for i in range(len(Y)):",
-        *_indent([unpack_x, "y = Y[i]", *forward, f"total += {loss_name}"], 2),
+        *_indent(loss_of_example, 2),
         f"        outputs.append({out})",
         "    return total, outputs",
     ]
@@ -429,7 +424,7 @@ def _compile(
         exec(compile(source, f"<gradviz network {'-'.join(map(str, sizes))}>", "exec"), scope)
         sources.append(source)
     source = "\n".join(sources)
-    return Compiled(scope["run"], scope["gradient"], scope["evaluate"], source, n)
+    return Compiled(scope["run"], scope["gradient"], scope["evaluate"], source)
 
 
 # Every name the generator writes: its numbered variables, the loop's own names, and what
@@ -438,51 +433,12 @@ def _compile(
 _GENERATED_NAME = re.compile(r"(?:[pxvcfldgG]|gp)\d+")
 _FIXED_NAMES = frozenset(
     [
-        "P",
-        "f",
-        "X",
-        "Y",
-        "i",
-        "y",
-        "t",
-        "s",
-        "m",
-        "end",
-        "norm",
-        "batch",
-        "decay",
-        "decay2",
-        "reg",
-        "counts",
-        "nupd",
-        "nclip",
-        "before",
-        "after",
-        "big",
-        "max",
-        "clip",
-        "lr",
-        "order",
-        "start",
-        "stop",
-        "total",
-        "correct",
-        "outputs",
-        "run",
-        "gradient",
-        "evaluate",
-        "np",
-        "float",
-        "min",
-        "len",
-        "range",
-        "abs",
-        "sqrt",
-        "append",
-        "exp",
-        "log",
-        "tanh",
-        "divide",
+        *("run", "gradient", "evaluate", "P", "X", "Y", "order", "start", "stop", "batch"),
+        *("lr", "clip", "decay", "counts", "total", "correct", "outputs"),
+        *("i", "y", "t", "s", "m", "f", "end", "norm", "big", "reg", "decay2"),
+        *("nupd", "nclip", "before", "after"),
+        *("np", "float", "min", "max", "len", "range", "abs", "sqrt", "append"),
+        *("exp", "log", "tanh", "divide"),
         *OP_NAMES,
     ]
 )
