@@ -573,21 +573,31 @@ def train(
     clip = "value" if spec.clip_value is not None else ("norm" if spec.clip_norm else None)
     clip_at = spec.clip_value if spec.clip_value is not None else (spec.clip_norm or 0.0)
     n = data.size
-    batch = {"full": n, "online": 1}.get(spec.update, spec.batch_size or n)
-    batch = min(batch, n)
+    batch = min(n, {"full": n, "online": 1}.get(spec.update, spec.batch_size or n))
     compiled = compile_network(network, clip, online=batch == 1)
     X = [tuple(row) for row in data.X.tolist()]
     Y = data.Y.tolist()
     P = network.flat()
     rng = np.random.default_rng(np.random.SeedSequence(spec.seed, spawn_key=(1,)))
-    shuffle = spec.update != "full"
-    last_batch = n - batch * ((n - 1) // batch)
+    last_start = batch * ((n - 1) // batch)  # where an epoch's last batch begins
     history = History()
-    every = spec.stats_every
-    decay = spec.l2
-    counts = [0, 0, 0.0, 0.0] if clip is not None else None
-
     rows = stats_rows(network, n)
+
+    def run(
+        weights: list[float],
+        order: list[int],
+        lr: float,
+        start: int,
+        stop: int,
+        total: float = -0.0,
+        correct: int = 0,
+        counts: list | None = None,
+    ) -> tuple[float, int]:
+        """`Compiled.run` on this training's data and settings: trains `weights` in place
+        on the examples order[start:stop]."""
+        return compiled.run(
+            weights, X, Y, order, start, stop, batch, lr, clip_at, total, correct, spec.l2, counts
+        )
 
     def snapshot(epoch: int, previous: list[float] | None) -> None:
         network.set_flat(P)
@@ -606,36 +616,13 @@ def train(
         if record:
             snapshot(0, None)
         for epoch in range(1, spec.epochs + 1):
-            order = rng.permutation(n).tolist() if shuffle else list(range(n))
+            order = rng.permutation(n).tolist() if spec.update != "full" else list(range(n))
             start_weights = list(P)
             lr = spec.rate_at(epoch)
-            if counts is not None:
-                counts[:] = [0, 0, 0.0, 0.0]
-            recording = record and (epoch % every == 0 or epoch == spec.epochs)
-            if recording:  # keep the weights before the epoch's last update
-                total, correct = compiled.run(
-                    P, X, Y, order, 0, n - last_batch, batch, lr, clip_at, -0.0, 0, decay, counts
-                )
-                previous = list(P)
-                total, correct = compiled.run(
-                    P,
-                    X,
-                    Y,
-                    order,
-                    n - last_batch,
-                    n,
-                    batch,
-                    lr,
-                    clip_at,
-                    total,
-                    correct,
-                    decay,
-                    counts,
-                )
-            else:
-                total, correct = compiled.run(
-                    P, X, Y, order, 0, n, batch, lr, clip_at, -0.0, 0, decay, counts
-                )
+            counts = [0, 0, 0.0, 0.0] if clip is not None else None
+            total, correct = run(P, order, lr, 0, last_start, counts=counts)
+            previous = list(P)  # the weights before the epoch's last update
+            total, correct = run(P, order, lr, last_start, n, total, correct, counts)
             loss = total / n
             history.loss.append(loss)
             if counts is not None:
@@ -646,28 +633,19 @@ def train(
                     else (0, 0, math.nan, math.nan)
                 )
             history.accuracy.append(correct / n)
-            if not (math.isfinite(loss) and math.isfinite(sum(P))) and not _all_finite_sum(P, loss):
+            recording = record and (epoch % spec.stats_every == 0 or epoch == spec.epochs)
+            if history.stopped is None and not _finite(loss, P):
                 message = _divergence(
-                    network,
-                    compiled,
-                    start_weights,
-                    data,
-                    order,
-                    batch,
-                    (lr, clip_at, decay),
-                    epoch,
-                    loss,
+                    network, data, run, start_weights, order, lr, batch, epoch, loss
                 )
+                history.stopped = message + "."
                 if not keep_going:
-                    history.stopped = message + "."
                     if record:  # the state it stopped in, NaN and all
                         snapshot(epoch, previous if recording else None)
                     network.set_flat(P)
                     raise Diverged(
                         message, Result(spec, network, data, history, evaluate(network, data))
                     )
-                if history.stopped is None:
-                    history.stopped = message + "."
             if recording:
                 snapshot(epoch, previous)
             if on_epoch is not None:
@@ -676,9 +654,10 @@ def train(
     return Result(spec, network, data, history, evaluate(network, data))
 
 
-def _all_finite_sum(P: list[float], loss: float) -> bool:
-    """The quick test `sum(P)` can overflow with finite weights: check one by one."""
-    return math.isfinite(loss) and all(math.isfinite(p) for p in P)
+def _finite(total: float, P: list[float]) -> bool:
+    """The loss and every weight are finite (`sum(P)` is the quick test; it can overflow
+    with finite weights, so then each is checked)."""
+    return math.isfinite(total) and (math.isfinite(sum(P)) or all(map(math.isfinite, P)))
 
 
 class Diverged(TrainingError):
@@ -744,28 +723,26 @@ def training_work(spec: Spec, examples: int) -> int:
 
 def _divergence(
     network: Network,
-    compiled: Compiled,
-    weights: list[float],
     data: Dataset,
+    run: Callable[..., tuple[float, int]],
+    weights: list[float],
     order: list[int],
+    lr: float,
     batch: int,
-    settings: tuple[float, float, float],
     epoch: int,
     loss: float,
 ) -> str:
-    """Replay the epoch batch by batch to find the step where NaN/inf appeared, and
-    name the first layer holding it (forward pass first, then the backward pass)."""
-    lr, clip, decay = settings  # the epoch's learning rate, clipping threshold, l2
-    X = [tuple(row) for row in data.X.tolist()]
-    Y = data.Y.tolist()
+    """Replay the epoch batch by batch (`run` as `train`'s, from its starting `weights`)
+    to find the step where NaN/inf appeared, and name the first layer holding it
+    (forward pass first, then the backward pass)."""
     P = list(weights)
     n = len(order)
     where = "the loss"  # (not found again on replay)
     for step, start in enumerate(range(0, n, batch), 1):
         end = min(n, start + batch)
         before = list(P)
-        total, _ = compiled.run(P, X, Y, order, start, end, batch, lr, clip, -0.0, 0, decay)
-        if math.isfinite(total) and all(math.isfinite(p) for p in P):
+        total, _ = run(P, order, lr, start, end)
+        if _finite(total, P):
             continue
         probe = network.copy()
         probe.set_flat(before)
