@@ -26,7 +26,8 @@ import keyword
 import math
 import re
 import tokenize
-from collections.abc import Callable, Sequence
+from collections import Counter
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
 from functools import lru_cache
 from pathlib import Path
@@ -157,18 +158,13 @@ def _inlinable(order: list[Value], needs: set[Value], kept: set[Value]) -> set[V
         for parent in node.parents:
             users.setdefault(parent, []).append(node)
     read: set[Value] = set()
-    for node in order:
-        if node.op is None or not node.op.passes_credit or node not in needs:
-            continue
-        for parent, template in zip(node.parents, node.op.local_code, strict=True):
-            if parent not in needs:
-                continue
-            if "{out}" in template:
-                read.add(node)
-            if "{a}" in template:
-                read.add(node.a)
-            if "{b}" in template and node.b is not None:
-                read.add(node.b)
+    for node, _, template in _credit_edges(order, needs):
+        if "{out}" in template:
+            read.add(node)
+        if "{a}" in template:
+            read.add(node.a)
+        if "{b}" in template and node.b is not None:
+            read.add(node.b)
     out = set()
     for node in order:
         if node.op is None or node in kept or node in read or not _one_line(node.op):
@@ -180,6 +176,16 @@ def _inlinable(order: list[Value], needs: set[Value], kept: set[Value]) -> set[V
         if user.op.code.count(slot) == 1:
             out.add(node)
     return out
+
+
+def _credit_edges(order: list[Value], needs: set[Value]) -> Iterator[tuple[Value, Value, str]]:
+    """(node, parent, the template of the parent's local slope) for every edge the
+    backward pass carries credit along towards a parameter, in graph order."""
+    for node in order:
+        if node.op is not None and node.op.passes_credit and node in needs:
+            for parent, template in zip(node.parents, node.op.local_code, strict=True):
+                if parent in needs:
+                    yield node, parent, template
 
 
 def _backward_lines(
@@ -203,34 +209,25 @@ def _backward_lines(
     is never -0.0, and then S + c = S + (0.0 + c) for every c."""
     index = {p: i for i, p in enumerate(params)}
     position = {node: k for k, node in enumerate(order)}
-    incoming: dict[Value, int] = {}
-    for node in order:
-        if node.op is not None and node.op.passes_credit and node in needs:
-            for parent in node.parents:
-                if parent in needs:
-                    incoming[parent] = incoming.get(parent, 0) + 1
+    credited: dict[Value, list[tuple[Value, str]]] = {}  # node: its edges, in graph order
+    for node, parent, template in _credit_edges(order, needs):
+        credited.setdefault(node, []).append((parent, template))
+    incoming = Counter(parent for edges in credited.values() for parent, _ in edges)
     grads: dict[Value, str] = {}
     lines: list[str] = []
     seen: dict[Value, int] = {}
     pending: dict[Value, list[str]] = {}
-    for k in range(len(order) - 1, -1, -1):
-        node = order[k]
-        if node.op is None or not node.op.passes_credit or node not in needs:
-            continue
+    for node in reversed(credited):
         if node is root:
             g = "1.0"
         elif node in grads:
             g = grads[node]
         else:  # reached only through ops that pass no credit
-            g = grads[node] = f"g{k}"
+            g = grads[node] = f"g{position[node]}"
             lines.append(f"{g} = 0.0")
-        parents = node.parents
         slots = dict(out=names[node], a=names[node.a], b=names[node.b] if node.b else "")
-        locals_ = [template.format(**slots) for template in node.op.local_code]
-        for parent, local in zip(parents, locals_, strict=True):
-            if parent not in needs:
-                continue
-            contribution = _times(g, local)
+        for parent, template in credited[node]:
+            contribution = _times(g, template.format(**slots))
             count = seen[parent] = seen.get(parent, 0) + 1
             if parent in index:
                 i = index[parent]
