@@ -103,8 +103,7 @@ def _graph_code(network: Network) -> tuple[list[str], dict[str, list[str]], str,
     # Gradients flow only where they can reach a parameter; the rest is never read.
     needs = set(params)
     for node in order:
-        reaches = node.a in needs or (node.b is not None and node.b in needs)
-        if node.op is not None and node.op.passes_credit and reaches:
+        if node.op is not None and node.op.passes_credit and any(p in needs for p in node.parents):
             needs.add(node)
     inline = _inlinable(order, needs, {built.output, built.loss})
 
@@ -359,17 +358,15 @@ def _compile(
         *[f"    {name} = {zero}" for name, zero in _COUNTED],
     ]
     if online:  # batch of one: the gradient is the example's own (exactly: -0.0 + g = g, g / 1 = g)
-        grads = [f"gp{i}" for i in range(n)]
         body = [
             "for i in order[start:stop]:",
             *_indent(_l2_lines(n, "1") if l2 else [], 1),
             *_indent(example, 1),
             *_indent([f"gp{i} = gp{i} + decay2 * p{i}" for i in range(n)] if l2 else [], 1),
-            *_indent(_clip_lines(grads, clip), 1),
+            *_indent(_clip_lines([f"gp{i}" for i in range(n)], clip), 1),
             *_indent([f"p{i} = p{i} - lr * gp{i}" for i in range(n)], 1),
         ]
     else:
-        grads = [f"G{i}" for i in range(n)]
         body = [
             "while start < stop:",
             "    end = min(start + batch, stop)",
