@@ -76,15 +76,13 @@ def measure(
     `options` are more spec keys on top (`{"activation": "relu"}`), `option_names` the
     names their errors give them, `label` the name the measurement goes by."""
     options = dict(options or {})
-    names = {"epochs": "epochs", "record_every": "every", "data": "data"}
-    names.update(option_names or {})
+    names = {"epochs": "epochs", "record_every": "every", "data": "data", **(option_names or {})}
+    label = label or source
     if "epochs" in options:
         epochs = options.pop("epochs")  # type: ignore[assignment]
     if source.lower().endswith(MODEL_SUFFIX):
         if options:
-            raise InputError(
-                f"{label or source}: spec options apply to a spec, not to a saved model"
-            )
+            raise InputError(f"{label}: spec options apply to a spec, not to a saved model")
         if epochs is not None or every is not None:
             raise InputError(
                 "{epochs} and {every} apply to a spec, not to a saved model",
@@ -94,7 +92,7 @@ def measure(
         dataset = model_data(model, data, names["data"])
         epoch = model.epochs_run
         return Measurement(
-            label or source,
+            label,
             model.layer_samples(dataset),
             epoch,
             model.snapshots() or None,
@@ -117,7 +115,7 @@ def measure(
         check_width(spec, dataset)
         network = Network.from_spec(spec)
         return Measurement(
-            label or source,
+            label,
             layer_samples(network, dataset.X, dataset.Y),
             0,
             None,
@@ -129,7 +127,7 @@ def measure(
     result = train(spec, dataset, keep_going=True)
     epoch, samples = result.history.snapshots[-1]
     return Measurement(
-        label or source,
+        label,
         samples,  # type: ignore[arg-type]  (the latest snapshot keeps its raw samples)
         epoch,
         history(result.history.snapshots),

@@ -26,7 +26,8 @@ import keyword
 import math
 import re
 import tokenize
-from collections.abc import Callable, Sequence
+from collections import Counter
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
 from functools import lru_cache
 from pathlib import Path
@@ -63,7 +64,6 @@ class Compiled:
     gradient: Callable[..., tuple[float, list[float]]]
     evaluate: Callable[..., tuple[float, list[float]]]
     source: str
-    n_parameters: int
 
 
 _NAME = re.compile(r"\(?-?[A-Za-z_0-9.]+\)?")
@@ -103,8 +103,7 @@ def _graph_code(network: Network) -> tuple[list[str], dict[str, list[str]], str,
     # Gradients flow only where they can reach a parameter; the rest is never read.
     needs = set(params)
     for node in order:
-        reaches = node.a in needs or (node.b is not None and node.b in needs)
-        if node.op is not None and node.op.passes_credit and reaches:
+        if node.op is not None and node.op.passes_credit and any(p in needs for p in node.parents):
             needs.add(node)
     inline = _inlinable(order, needs, {built.output, built.loss})
 
@@ -158,18 +157,13 @@ def _inlinable(order: list[Value], needs: set[Value], kept: set[Value]) -> set[V
         for parent in node.parents:
             users.setdefault(parent, []).append(node)
     read: set[Value] = set()
-    for node in order:
-        if node.op is None or not node.op.passes_credit or node not in needs:
-            continue
-        for parent, template in zip(node.parents, node.op.local_code, strict=True):
-            if parent not in needs:
-                continue
-            if "{out}" in template:
-                read.add(node)
-            if "{a}" in template:
-                read.add(node.a)
-            if "{b}" in template and node.b is not None:
-                read.add(node.b)
+    for node, _, template in _credit_edges(order, needs):
+        if "{out}" in template:
+            read.add(node)
+        if "{a}" in template:
+            read.add(node.a)
+        if "{b}" in template and node.b is not None:
+            read.add(node.b)
     out = set()
     for node in order:
         if node.op is None or node in kept or node in read or not _one_line(node.op):
@@ -181,6 +175,16 @@ def _inlinable(order: list[Value], needs: set[Value], kept: set[Value]) -> set[V
         if user.op.code.count(slot) == 1:
             out.add(node)
     return out
+
+
+def _credit_edges(order: list[Value], needs: set[Value]) -> Iterator[tuple[Value, Value, str]]:
+    """(node, parent, the template of the parent's local slope) for every edge the
+    backward pass carries credit along towards a parameter, in graph order."""
+    for node in order:
+        if node.op is not None and node.op.passes_credit and node in needs:
+            for parent, template in zip(node.parents, node.op.local_code, strict=True):
+                if parent in needs:
+                    yield node, parent, template
 
 
 def _backward_lines(
@@ -204,34 +208,25 @@ def _backward_lines(
     is never -0.0, and then S + c = S + (0.0 + c) for every c."""
     index = {p: i for i, p in enumerate(params)}
     position = {node: k for k, node in enumerate(order)}
-    incoming: dict[Value, int] = {}
-    for node in order:
-        if node.op is not None and node.op.passes_credit and node in needs:
-            for parent in node.parents:
-                if parent in needs:
-                    incoming[parent] = incoming.get(parent, 0) + 1
+    credited: dict[Value, list[tuple[Value, str]]] = {}  # node: its edges, in graph order
+    for node, parent, template in _credit_edges(order, needs):
+        credited.setdefault(node, []).append((parent, template))
+    incoming = Counter(parent for edges in credited.values() for parent, _ in edges)
     grads: dict[Value, str] = {}
     lines: list[str] = []
     seen: dict[Value, int] = {}
     pending: dict[Value, list[str]] = {}
-    for k in range(len(order) - 1, -1, -1):
-        node = order[k]
-        if node.op is None or not node.op.passes_credit or node not in needs:
-            continue
+    for node in reversed(credited):
         if node is root:
             g = "1.0"
         elif node in grads:
             g = grads[node]
         else:  # reached only through ops that pass no credit
-            g = grads[node] = f"g{k}"
+            g = grads[node] = f"g{position[node]}"
             lines.append(f"{g} = 0.0")
-        parents = node.parents
         slots = dict(out=names[node], a=names[node.a], b=names[node.b] if node.b else "")
-        locals_ = [template.format(**slots) for template in node.op.local_code]
-        for parent, local in zip(parents, locals_, strict=True):
-            if parent not in needs:
-                continue
-            contribution = _times(g, local)
+        for parent, template in credited[node]:
+            contribution = _times(g, template.format(**slots))
             count = seen[parent] = seen.get(parent, 0) + 1
             if parent in index:
                 i = index[parent]
@@ -273,28 +268,32 @@ def _clip_lines(names: list[str], kind: str | None) -> list[str]:
     if kind is None:
         return []
     norm = [f"s = {names[0]} * {names[0]}", *[f"s += {g} * {g}" for g in names[1:]]]
-    lines = [*norm, "norm = sqrt(s)", "before += norm", "nupd += 1"]
     if kind == "value":
-        lines += (
-            [f"big = max({', '.join(f'abs({g})' for g in names)})"]
-            if len(names) < 250
-            else [
-                "big = 0.0",
-                *[f"big = max(big, abs({g}))" for g in names],
-            ]
-        )
-        lines += ["if big > clip:", "    nclip += 1"]
-        lines += [
+        if len(names) < 250:
+            test = [f"big = max({', '.join(f'abs({g})' for g in names)})"]
+        else:
+            test = ["big = 0.0", *[f"big = max(big, abs({g}))" for g in names]]
+        test += ["if big > clip:", "    nclip += 1"]
+        test += [
             f"    {g} = clip if {g} > clip else (-clip if {g} < -clip else {g})" for g in names
         ]
-        lines += _indent([*norm, "after += sqrt(s)"], 1)
-        lines += ["else:", "    after += norm"]
-        return lines
-    lines += ["if norm > clip:", "    f = clip / norm", "    nclip += 1"]
-    lines += [f"    {g} = {g} * f" for g in names]
-    lines += _indent([*norm, "after += sqrt(s)"], 1)
-    lines += ["else:", "    after += norm"]
-    return lines
+    else:
+        test = ["if norm > clip:", "    f = clip / norm", "    nclip += 1"]
+        test += [f"    {g} = {g} * f" for g in names]
+    return [
+        *norm,
+        "norm = sqrt(s)",
+        "before += norm",
+        "nupd += 1",
+        *test,
+        *_indent([*norm, "after += sqrt(s)"], 1),
+        "else:",
+        "    after += norm",
+    ]
+
+
+# What `run` adds to `counts` (see `_clip_lines`), and each one's zero.
+_COUNTED = (("nupd", "0"), ("nclip", "0"), ("before", "0.0"), ("after", "0.0"))
 
 
 def _update_lines(n: int, clip: str | None, l2: bool) -> list[str]:
@@ -342,11 +341,9 @@ def _compile(
     xs = [f"x{j}" for j in range(sizes[0])]
     unpack_p = f"{', '.join(ps)}, = P"
     unpack_x = f"{', '.join(xs)}, = X[i]"
+    loss_of_example = [unpack_x, "y = Y[i]", *forward, f"total += {loss_name}"]
     head = [
-        unpack_x,
-        "y = Y[i]",
-        *forward,
-        f"total += {loss_name}",
+        *loss_of_example,
         # as `is_correct`: NaN is wrong
         f"if ({out} > {threshold} if y > 0.5 else {out} <= {threshold}):",
         "    correct += 1",
@@ -358,23 +355,18 @@ def _compile(
         "counts=None):",
         "    " + unpack_p,
         "    decay2 = 2.0 * decay",
-        "    nupd = 0",
-        "    nclip = 0",
-        "    before = 0.0",
-        "    after = 0.0",
+        *[f"    {name} = {zero}" for name, zero in _COUNTED],
     ]
     if online:  # batch of one: the gradient is the example's own (exactly: -0.0 + g = g, g / 1 = g)
-        grads = [f"gp{i}" for i in range(n)]
         body = [
             "for i in order[start:stop]:",
             *_indent(_l2_lines(n, "1") if l2 else [], 1),
             *_indent(example, 1),
             *_indent([f"gp{i} = gp{i} + decay2 * p{i}" for i in range(n)] if l2 else [], 1),
-            *_indent(_clip_lines(grads, clip), 1),
+            *_indent(_clip_lines([f"gp{i}" for i in range(n)], clip), 1),
             *_indent([f"p{i} = p{i} - lr * gp{i}" for i in range(n)], 1),
         ]
     else:
-        grads = [f"G{i}" for i in range(n)]
         body = [
             "while start < stop:",
             "    end = min(start + batch, stop)",
@@ -390,10 +382,7 @@ def _compile(
     lines += [
         f"    P[:] = [{', '.join(ps)}]",
         "    if counts is not None:",
-        "        counts[0] += nupd",
-        "        counts[1] += nclip",
-        "        counts[2] += before",
-        "        counts[3] += after",
+        *[f"        counts[{k}] += {name}" for k, (name, _) in enumerate(_COUNTED)],
         "    return total, correct",
     ]
     gradient = [
@@ -413,7 +402,7 @@ def _compile(
         "    total = -0.0",
         "    outputs = []",
         "    for i in range(len(Y)):",
-        *_indent([unpack_x, "y = Y[i]", *forward, f"total += {loss_name}"], 2),
+        *_indent(loss_of_example, 2),
         f"        outputs.append({out})",
         "    return total, outputs",
     ]
@@ -429,7 +418,7 @@ def _compile(
         exec(compile(source, f"<gradviz network {'-'.join(map(str, sizes))}>", "exec"), scope)
         sources.append(source)
     source = "\n".join(sources)
-    return Compiled(scope["run"], scope["gradient"], scope["evaluate"], source, n)
+    return Compiled(scope["run"], scope["gradient"], scope["evaluate"], source)
 
 
 # Every name the generator writes: its numbered variables, the loop's own names, and what
@@ -438,51 +427,12 @@ def _compile(
 _GENERATED_NAME = re.compile(r"(?:[pxvcfldgG]|gp)\d+")
 _FIXED_NAMES = frozenset(
     [
-        "P",
-        "f",
-        "X",
-        "Y",
-        "i",
-        "y",
-        "t",
-        "s",
-        "m",
-        "end",
-        "norm",
-        "batch",
-        "decay",
-        "decay2",
-        "reg",
-        "counts",
-        "nupd",
-        "nclip",
-        "before",
-        "after",
-        "big",
-        "max",
-        "clip",
-        "lr",
-        "order",
-        "start",
-        "stop",
-        "total",
-        "correct",
-        "outputs",
-        "run",
-        "gradient",
-        "evaluate",
-        "np",
-        "float",
-        "min",
-        "len",
-        "range",
-        "abs",
-        "sqrt",
-        "append",
-        "exp",
-        "log",
-        "tanh",
-        "divide",
+        *("run", "gradient", "evaluate", "P", "X", "Y", "order", "start", "stop", "batch"),
+        *("lr", "clip", "decay", "counts", "total", "correct", "outputs"),
+        *("i", "y", "t", "s", "m", "f", "end", "norm", "big", "reg", "decay2"),
+        *("nupd", "nclip", "before", "after"),
+        *("np", "float", "min", "max", "len", "range", "abs", "sqrt", "append"),
+        *("exp", "log", "tanh", "divide"),
         *OP_NAMES,
     ]
 )
@@ -617,21 +567,31 @@ def train(
     clip = "value" if spec.clip_value is not None else ("norm" if spec.clip_norm else None)
     clip_at = spec.clip_value if spec.clip_value is not None else (spec.clip_norm or 0.0)
     n = data.size
-    batch = {"full": n, "online": 1}.get(spec.update, spec.batch_size or n)
-    batch = min(batch, n)
+    batch = min(n, {"full": n, "online": 1}.get(spec.update, spec.batch_size or n))
     compiled = compile_network(network, clip, online=batch == 1)
     X = [tuple(row) for row in data.X.tolist()]
     Y = data.Y.tolist()
     P = network.flat()
     rng = np.random.default_rng(np.random.SeedSequence(spec.seed, spawn_key=(1,)))
-    shuffle = spec.update != "full"
-    last_batch = n - batch * ((n - 1) // batch)
+    last_start = batch * ((n - 1) // batch)  # where an epoch's last batch begins
     history = History()
-    every = spec.stats_every
-    decay = spec.l2
-    counts = [0, 0, 0.0, 0.0] if clip is not None else None
-
     rows = stats_rows(network, n)
+
+    def run(
+        weights: list[float],
+        order: list[int],
+        lr: float,
+        start: int,
+        stop: int,
+        total: float = -0.0,
+        correct: int = 0,
+        counts: list | None = None,
+    ) -> tuple[float, int]:
+        """`Compiled.run` on this training's data and settings: trains `weights` in place
+        on the examples order[start:stop]."""
+        return compiled.run(
+            weights, X, Y, order, start, stop, batch, lr, clip_at, total, correct, spec.l2, counts
+        )
 
     def snapshot(epoch: int, previous: list[float] | None) -> None:
         network.set_flat(P)
@@ -650,36 +610,13 @@ def train(
         if record:
             snapshot(0, None)
         for epoch in range(1, spec.epochs + 1):
-            order = rng.permutation(n).tolist() if shuffle else list(range(n))
+            order = rng.permutation(n).tolist() if spec.update != "full" else list(range(n))
             start_weights = list(P)
             lr = spec.rate_at(epoch)
-            if counts is not None:
-                counts[:] = [0, 0, 0.0, 0.0]
-            recording = record and (epoch % every == 0 or epoch == spec.epochs)
-            if recording:  # keep the weights before the epoch's last update
-                total, correct = compiled.run(
-                    P, X, Y, order, 0, n - last_batch, batch, lr, clip_at, -0.0, 0, decay, counts
-                )
-                previous = list(P)
-                total, correct = compiled.run(
-                    P,
-                    X,
-                    Y,
-                    order,
-                    n - last_batch,
-                    n,
-                    batch,
-                    lr,
-                    clip_at,
-                    total,
-                    correct,
-                    decay,
-                    counts,
-                )
-            else:
-                total, correct = compiled.run(
-                    P, X, Y, order, 0, n, batch, lr, clip_at, -0.0, 0, decay, counts
-                )
+            counts = [0, 0, 0.0, 0.0] if clip is not None else None
+            total, correct = run(P, order, lr, 0, last_start, counts=counts)
+            previous = list(P)  # the weights before the epoch's last update
+            total, correct = run(P, order, lr, last_start, n, total, correct, counts)
             loss = total / n
             history.loss.append(loss)
             if counts is not None:
@@ -690,28 +627,19 @@ def train(
                     else (0, 0, math.nan, math.nan)
                 )
             history.accuracy.append(correct / n)
-            if not (math.isfinite(loss) and math.isfinite(sum(P))) and not _all_finite_sum(P, loss):
+            recording = record and (epoch % spec.stats_every == 0 or epoch == spec.epochs)
+            if history.stopped is None and not _finite(loss, P):
                 message = _divergence(
-                    network,
-                    compiled,
-                    start_weights,
-                    data,
-                    order,
-                    batch,
-                    (lr, clip_at, decay),
-                    epoch,
-                    loss,
+                    network, data, run, start_weights, order, lr, batch, epoch, loss
                 )
+                history.stopped = message + "."
                 if not keep_going:
-                    history.stopped = message + "."
                     if record:  # the state it stopped in, NaN and all
                         snapshot(epoch, previous if recording else None)
                     network.set_flat(P)
                     raise Diverged(
                         message, Result(spec, network, data, history, evaluate(network, data))
                     )
-                if history.stopped is None:
-                    history.stopped = message + "."
             if recording:
                 snapshot(epoch, previous)
             if on_epoch is not None:
@@ -720,9 +648,10 @@ def train(
     return Result(spec, network, data, history, evaluate(network, data))
 
 
-def _all_finite_sum(P: list[float], loss: float) -> bool:
-    """The quick test `sum(P)` can overflow with finite weights: check one by one."""
-    return math.isfinite(loss) and all(math.isfinite(p) for p in P)
+def _finite(total: float, P: list[float]) -> bool:
+    """The loss and every weight are finite (`sum(P)` is the quick test; it can overflow
+    with finite weights, so then each is checked)."""
+    return math.isfinite(total) and (math.isfinite(sum(P)) or all(map(math.isfinite, P)))
 
 
 class Diverged(TrainingError):
@@ -788,28 +717,26 @@ def training_work(spec: Spec, examples: int) -> int:
 
 def _divergence(
     network: Network,
-    compiled: Compiled,
-    weights: list[float],
     data: Dataset,
+    run: Callable[..., tuple[float, int]],
+    weights: list[float],
     order: list[int],
+    lr: float,
     batch: int,
-    settings: tuple[float, float, float],
     epoch: int,
     loss: float,
 ) -> str:
-    """Replay the epoch batch by batch to find the step where NaN/inf appeared, and
-    name the first layer holding it (forward pass first, then the backward pass)."""
-    lr, clip, decay = settings  # the epoch's learning rate, clipping threshold, l2
-    X = [tuple(row) for row in data.X.tolist()]
-    Y = data.Y.tolist()
+    """Replay the epoch batch by batch (`run` as `train`'s, from its starting `weights`)
+    to find the step where NaN/inf appeared, and name the first layer holding it
+    (forward pass first, then the backward pass)."""
     P = list(weights)
     n = len(order)
     where = "the loss"  # (not found again on replay)
     for step, start in enumerate(range(0, n, batch), 1):
         end = min(n, start + batch)
         before = list(P)
-        total, _ = compiled.run(P, X, Y, order, start, end, batch, lr, clip, -0.0, 0, decay)
-        if math.isfinite(total) and all(math.isfinite(p) for p in P):
+        total, _ = run(P, order, lr, start, end)
+        if _finite(total, P):
             continue
         probe = network.copy()
         probe.set_flat(before)
