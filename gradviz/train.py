@@ -35,9 +35,16 @@ from pathlib import Path
 import numpy as np
 
 from gradviz.data import Dataset, load
-from gradviz.engine import Op, Value, backpropagate, topological_order
+from gradviz.engine import Op, Value, topological_order
 from gradviz.errors import SpecError, TrainingError
-from gradviz.nn import LayerSample, Network, layer_samples, sequential_sum, stats_rows
+from gradviz.nn import (
+    LayerSample,
+    Network,
+    example_graph,
+    layer_samples,
+    sequential_sum,
+    stats_rows,
+)
 from gradviz.numbers import fmt
 from gradviz.ops import OP_NAMES, compiled_names
 from gradviz.spec import CLIPPING_KEYS, LOSS_FUNCTIONS, Spec
@@ -809,9 +816,7 @@ def reference_step(
     # the l2 term at the batch's starting weights, once per example, counted first
     total = l2_term(network.l2, [p.data for p in params]) * len(Y) if network.l2 else -0.0
     for x, y in zip(X, Y, strict=True):
-        inputs = [Value(float(v), label=f"x{j}") for j, v in enumerate(x)]
-        built = network.build(inputs, Value(float(y), label="y"))
-        backpropagate(topological_order(built.loss))  # this example's grads alone
+        built = example_graph(network, x, y)  # this example's grads alone
         total += built.loss.data
         sums = [sequential_sum(p.grad, 1, s) for p, s in zip(params, sums, strict=True)]
     m = len(Y)
