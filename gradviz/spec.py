@@ -301,10 +301,8 @@ def _key_line(lines: Sequence[str], section: str | None, bare: str) -> int | Non
         if section is None and re.match(rf"^\s*\[\[?{re.escape(bare)}\]", line):
             return number  # a table of that name
         stripped = line.strip()
-        if stripped.startswith("["):
-            if section is None:
-                break  # top-level keys come before any table
-            in_section = stripped.strip("[] ") == section
+        if stripped.startswith("["):  # top-level keys come before any table
+            in_section = section is not None and stripped.strip("[] ") == section
             continue
         if pattern.match(line) and (in_section or bare == section):
             return number

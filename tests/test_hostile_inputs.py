@@ -192,6 +192,12 @@ SPECS = [
     spec(XOR + "seed = " + "9" * 30 + "\n", "seed: 999,999,999", id="30-digits"),
     spec("x = " + "[" * 5000 + "]" * 5000 + "\n", "nested too deeply", id="nested"),
     spec(XOR + "layres = 1\n", "line 4: layres: unknown key", id="unknown-key"),
+    # a table after another table is found too (it was only when it came first)
+    spec(
+        'layers = [2, 2, 1]\n[data]\nname = "xor"\n[colour]\nx = 1\n',
+        "s.toml line 4: colour: unknown key",
+        id="unknown-table-after-a-table",
+    ),
     spec(XOR + '"[red]x[/]" = 1\n', "[red]x[/]: unknown key", id="markup-key"),
     spec(XOR + '"\\u001b[31m" = 1\n', "\\x1b[31m: unknown key", id="escape-key"),
     spec(XOR + 'name = "a\\u001b]0;pwned\\u0007"\n', "name: 'a\\x1b]0;pwned\\x07'", id="esc-name"),
