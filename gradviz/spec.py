@@ -608,14 +608,19 @@ def _data(value: object, key: str, fail: Fail) -> DataSpec:
     return DataSpec(kind, **options)
 
 
+def _is_column(value: object) -> bool:
+    """A column's name or 0-based number (`true` is no column, though Python's bool is an int)."""
+    return isinstance(value, str | int) and not isinstance(value, bool)
+
+
 def _label(value: object, key: str, fail: Fail) -> str:
-    if not isinstance(value, str | int):
+    if not _is_column(value):
         raise fail(key, "expected a column name or a 0-based column number")
     return str(value)
 
 
 def _features(value: object, key: str, fail: Fail) -> tuple[str, ...]:
-    if not isinstance(value, list) or not all(isinstance(f, str | int) for f in value):
+    if not isinstance(value, list) or not all(_is_column(f) for f in value):
         raise fail(key, "expected a list of column names or numbers")
     return tuple(str(f) for f in value)
 

@@ -106,6 +106,9 @@ def test_every_key_refuses_a_wrong_type_naming_it_and_its_line(key: str) -> None
         ({"csv": 3}, "data.csv", "expected the path of a CSV file"),
         ({"csv": "a.csv", "label": 1.5}, "data.label", "expected a column name"),
         ({"csv": "a.csv", "features": "x"}, "data.features", "expected a list of column"),
+        # true is no column (Python's bool is an int: it was read as the column 'True')
+        ({"csv": "a.csv", "label": True}, "data.label", "expected a column name"),
+        ({"csv": "a.csv", "features": [0, True]}, "data.features", "expected a list of column"),
         # where a key does not apply, before its value is read
         ({"name": "xor", "size": "many"}, "data.size", "the xor data set is fixed"),
         ({"name": "circle", "noise": 0.1}, "data.noise", "has no noise setting"),
