@@ -33,8 +33,8 @@ import numpy as np
 from gradviz.engine import Constant, Number, Value, backpropagate, evaluate, topological_order
 from gradviz.errors import InputError, listing, quoted
 from gradviz.lazy import callable_module
+from gradviz.names import definition, node_names, output_name
 from gradviz.numbers import fmt
-from gradviz.trace import definition, node_names, output_name
 
 MACHINE_EPS = float(np.finfo(np.float64).eps)
 EPS_SCALE = MACHINE_EPS ** (1 / 3)  # ≈ 6.06e-6: balances truncation and rounding error

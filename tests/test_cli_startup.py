@@ -32,6 +32,7 @@ HEAVY = (
     "gradviz.data",
     "gradviz.measure",
     "gradviz.gradcheck",
+    "gradviz.trace",  # its step classes: drawing needs only the names (gradviz.names)
     "gradviz.render.network",
     "gradviz.render.layers",
     "gradviz.render.trace_view",

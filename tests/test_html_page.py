@@ -27,12 +27,12 @@ from hypothesis import strategies as st
 from gradviz.cli import cli
 from gradviz.engine import Value, topological_order
 from gradviz.expr import parse_program
+from gradviz.names import node_names
 from gradviz.numbers import fmt
 from gradviz.output import html_page
 from gradviz.render import html
 from gradviz.render.diagram import diagram_from_value
 from gradviz.text import printable
-from gradviz.trace import node_names
 
 HARNESS = Path(__file__).parent / "html" / "page.js"
 MODULES = Path(__file__).parent / "mermaid" / "node_modules"

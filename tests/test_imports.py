@@ -186,7 +186,7 @@ def test_every_import_inside_a_function_says_why() -> None:
 LAYERS: tuple[tuple[str, tuple[str, ...]], ...] = (
     ("base", ("errors", "text", "lazy", "numbers", "seeded", "files")),
     ("engine", ("ops", "engine")),  # ops.py: the op table the engine reads (issue 10 item 1)
-    ("graphs and specs", ("expr", "data", "spec", "nn")),
+    ("graphs and specs", ("expr", "names", "data", "spec", "nn")),
     (
         "computations",
         ("train", "stats", "trace", "gradcheck", "model", "measure", "boundary", "report"),

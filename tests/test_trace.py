@@ -13,6 +13,7 @@ from rich.console import Console
 
 from gradviz import engine, nn, stats
 from gradviz.engine import Op, Value, apply, backpropagate, topological_order
+from gradviz.names import definition, node_names, op_form, output_name
 from gradviz.render.trace_view import (
     backward_view,
     check_view,
@@ -20,18 +21,7 @@ from gradviz.render.trace_view import (
     gradients_view,
     trace_frames,
 )
-from gradviz.trace import (
-    activation_formula,
-    definition,
-    forward,
-    leaf_gradients,
-    node_names,
-    op_form,
-    output_name,
-    sentence,
-    trace,
-    unreached,
-)
+from gradviz.trace import activation_formula, forward, leaf_gradients, sentence, trace, unreached
 
 
 def hand_example() -> dict[str, Value]:

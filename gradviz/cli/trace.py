@@ -18,6 +18,7 @@ from gradviz.errors import GradvizError, InputError, OutputError, quoted
 from gradviz.expr import Program, describe_defaults, parse_assignments, parse_program
 from gradviz.files import write_atomic
 from gradviz.gradcheck import DEFAULT_TOL, gradcheck
+from gradviz.names import node_names, output_name
 from gradviz.numbers import fmt
 from gradviz.output import format_for, refuse_inputs, render, size_warnings
 from gradviz.render.diagram import Diagram, diagram_from_value
@@ -31,15 +32,7 @@ from gradviz.render.trace_view import (
     trace_frames,
 )
 from gradviz.text import printable_lines
-from gradviz.trace import (
-    forward,
-    leaf_gradients,
-    network_trace,
-    node_names,
-    output_name,
-    trace,
-    unreached,
-)
+from gradviz.trace import forward, leaf_gradients, network_trace, trace, unreached
 
 # --format of the frames: file extension -> gradviz.output format name.
 FRAME_FORMATS = {"svg": "svg", "mmd": "mermaid"}

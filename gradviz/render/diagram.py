@@ -20,10 +20,10 @@ from typing import Literal
 from gradviz.engine import Constant, Number, Value, topological_order
 from gradviz.errors import Worded
 from gradviz.lazy import is_array, np
+from gradviz.names import node_names, op_form, operand, substitute
 from gradviz.numbers import DEFAULT_PRECISION, fmt, fmt_full
 from gradviz.render import colours
 from gradviz.text import printable  # noqa: F401 (renderers and tests import it from here)
-from gradviz.trace import node_names, op_form, operand, substitute
 
 NodeKind = Literal["value", "op", "group"]
 Role = Literal["input", "constant", "intermediate", "output", "op", "group"]

@@ -30,6 +30,7 @@ from typing import Any
 
 from gradviz.engine import Value
 from gradviz.errors import OptionWords, keyword
+from gradviz.names import definition, node_names, op_form, operand, output_name, substitute
 from gradviz.numbers import DEFAULT_PRECISION, json_number
 from gradviz.ops import ADD, DIV, MUL, NEG, POW, SUB, UNARY_OPS, Op, power_op
 from gradviz.render import colours
@@ -42,7 +43,7 @@ from gradviz.render.diagram import (
     _states_a_value,
 )
 from gradviz.render.dot import _STATE_LOOK
-from gradviz.trace import definition, node_names, op_form, operand, output_name, substitute, trace
+from gradviz.trace import trace
 
 # Above this many values a page is the static picture with a note: sliders over a
 # graph nobody can read would only make the page slow.

@@ -17,18 +17,10 @@ from rich.text import Text
 from gradviz.engine import Constant, Number, Value, topological_order
 from gradviz.errors import OptionWords, keyword
 from gradviz.gradcheck import Row, summary
+from gradviz.names import node_names, operand, output_name
 from gradviz.numbers import fmt
 from gradviz.render.diagram import Diagram, State, diagram_from_value
-from gradviz.trace import (
-    Contribution,
-    ForwardStep,
-    LeafGradient,
-    Step,
-    UnitStep,
-    node_names,
-    operand,
-    output_name,
-)
+from gradviz.trace import Contribution, ForwardStep, LeafGradient, Step, UnitStep
 
 NAME = "bold"
 FORMULA = "cyan"
