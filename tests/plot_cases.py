@@ -77,14 +77,30 @@ def trained(name: str, epochs: int | None = None):
     return train(spec)
 
 
+# The pictures' names, known without making them: tests are parametrized by these at
+# collection, and the networks behind them are trained only when a test asks (`pictures`).
+PICTURE_NAMES = (
+    "circle-curves",
+    "deep-relu-grads",
+    "deep-sigmoid-bars",
+    "diagonal-boundary",
+    "moons-boundary",
+    "nan-and-zero-grads",
+)
+
+
 @cache
-def pictures(fmt: str = "svg") -> dict[str, bytes]:
-    """name -> picture bytes, one of each kind and shape."""
+def _subjects() -> tuple:
+    """What the pictures show, trained once for every format."""
     relu = measure(str(ROOT / "samples" / "deep-relu.toml"), epochs=200, every=10)
     sigmoid = measure(str(ROOT / "samples" / "deep-sigmoid.toml"))
-    history = odd_history()
-    circle = trained("circle")
-    moons = trained("moons", 300)
+    return relu, sigmoid, odd_history(), trained("circle"), trained("moons", 300)
+
+
+@cache
+def pictures(fmt: str = "svg") -> dict[str, bytes]:
+    """name -> picture bytes, one of each kind and shape (named as PICTURE_NAMES)."""
+    relu, sigmoid, history, circle, moons = _subjects()
     return {
         "deep-relu-grads": grads_plot(
             relu.diagnosis(),

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 from browser import inline_svg_page, open_page
-from plot_cases import DOCS, DOCS_PLOTS, pictures
+from plot_cases import DOCS, DOCS_PLOTS, PICTURE_NAMES, pictures
 
 SLACK = 0.5  # px: sub-pixel rounding of glyph boxes
 MAX_WIDTH_PX = 1600
@@ -50,7 +50,7 @@ def geometry(browser, tmp_path_factory) -> dict[str, dict]:
     return found
 
 
-@pytest.mark.parametrize("name", [name for name, _ in svg_cases()])
+@pytest.mark.parametrize("name", [*DOCS_PLOTS, *PICTURE_NAMES])
 def test_every_text_inside_the_picture_and_none_overlapping(geometry, name: str) -> None:
     svg, texts = geometry[name]["svg"], geometry[name]["texts"]
     assert len(texts) >= 8, f"{name}: the browser found too few texts: {texts}"

@@ -10,7 +10,7 @@ import warnings
 import xml.etree.ElementTree as ET
 
 import pytest
-from plot_cases import diagonal_network, odd_history, pictures, square_data
+from plot_cases import PICTURE_NAMES, diagonal_network, odd_history, pictures, square_data
 
 from gradviz.boundary import boundary
 from gradviz.render import plots
@@ -24,7 +24,12 @@ def svg_width_px(data: bytes) -> float:
     return float(value) * (4 / 3 if unit == "pt" else 1)
 
 
-@pytest.mark.parametrize("name", sorted(pictures("svg")))
+@pytest.mark.parametrize("fmt", ["svg", "png"])
+def test_the_cases_are_the_pictures_named(fmt: str) -> None:
+    assert sorted(pictures(fmt)) == list(PICTURE_NAMES)
+
+
+@pytest.mark.parametrize("name", PICTURE_NAMES)
 def test_svg_plots_parse_fit_and_keep_their_texts(name: str) -> None:
     data = pictures("svg")[name]
     root = ET.fromstring(data)
@@ -33,7 +38,7 @@ def test_svg_plots_parse_fit_and_keep_their_texts(name: str) -> None:
     assert b"<dc:date>" not in data  # no date: the bytes do not change with the day
 
 
-@pytest.mark.parametrize("name", sorted(pictures("png")))
+@pytest.mark.parametrize("name", PICTURE_NAMES)
 def test_png_plots_are_png_about_800_px_wide(name: str) -> None:
     data = pictures("png")[name]
     assert data.startswith(b"\x89PNG\r\n\x1a\n")
