@@ -31,7 +31,7 @@ from typing import Literal
 import numpy as np
 
 from gradviz.engine import Constant, Number, Value, backpropagate, evaluate, topological_order
-from gradviz.errors import InputError, listing, quoted
+from gradviz.errors import InputError, OptionWords, keyword, listing, quoted
 from gradviz.lazy import callable_module
 from gradviz.names import definition, node_names, output_name
 from gradviz.numbers import fmt
@@ -497,6 +497,38 @@ def summary(rows: list[Row]) -> str:
     failed = [r.name for r in rows if r.failed]
     verdict = f"FAILED: {', '.join(failed)}" if failed else "ok"
     return f"{len(rows)} {noun} checked: {', '.join(parts) or 'none'} — {verdict}"
+
+
+def document(rows: list[Row], output: str, words: OptionWords = keyword) -> dict:
+    """What `check --json` prints: every leaf compared, with the numbers the table leaves
+    out (the absolute error, the rounding noise and truncation bounds, L(x±h) and the plain
+    central difference), the summary line, and whether every leaf passed. `words` names the
+    option a note advises (the CLI: `--eps`)."""
+    return {
+        "output": output,
+        "leaves": [
+            {
+                "name": row.name,
+                "value": row.data,
+                "analytic": row.analytic,
+                "numeric": row.numeric,
+                "abs_error": row.abs_error,
+                "rel_error": row.rel_error,
+                "status": row.status,
+                "note": row.note or None,
+                "remedy": None if row.remedy is None else words(row.remedy),
+                "eps": row.eps,
+                "noise": row.noise,
+                "truncation": row.truncation,
+                "plus": row.plus,
+                "minus": row.minus,
+                "central": row.central,
+            }
+            for row in rows
+        ],
+        "summary": summary(rows),
+        "passed": not any(row.failed for row in rows),
+    }
 
 
 # `gradviz.gradcheck(...)` calls the function; `import gradviz.gradcheck` gives this module.

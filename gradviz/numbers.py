@@ -91,3 +91,11 @@ def json_safe(value: object) -> object:
     if isinstance(value, float):
         return json_number(value)
     return value
+
+
+def dumps(document: object) -> str:
+    """The text every `--json` prints: one space of indent, plain JSON types, NaN and the
+    infinities as strings (`json_safe`), so any JSON reader takes it."""
+    import json  # lazy: start-up (drawing an expression prints no JSON)
+
+    return json.dumps(json_safe(document), indent=1, allow_nan=False)

@@ -1,26 +1,19 @@
-"""The documents `--json` prints (`*_document` below, written by `dumps`), built by the
+"""The documents `--json` prints (`*_document` below, written by `numbers.dumps`), built by the
 library: the CLI only chooses one to print, so a script or a notebook gets the same
 numbers from Python as from the command line."""
 
 from __future__ import annotations
 
-import json
 from collections.abc import Sequence
 
 from gradviz.data import Dataset
 from gradviz.errors import OptionWords, keyword
 from gradviz.measure import Measurement
 from gradviz.model import Model
-from gradviz.numbers import json_safe
 from gradviz.stats import Diagnosis, diagnose, failures, history, parameter_grads, verdict
 from gradviz.train import Diverged, Evaluation, Result, evaluate
 
 JSON_PREDICTIONS = 1000  # examples listed in a document's "predictions"
-
-
-def dumps(document: dict) -> str:
-    """The text the CLI prints: one space of indent, NaN and infinities as strings."""
-    return json.dumps(json_safe(document), indent=1, allow_nan=False)
 
 
 def predictions(data: Dataset, outputs: Sequence[float]) -> list[dict]:

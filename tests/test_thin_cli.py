@@ -16,6 +16,7 @@ from gradviz.cli import cli, flag
 from gradviz.errors import InputError
 from gradviz.measure import measure
 from gradviz.model import first_example, from_result, load_model, save
+from gradviz.numbers import dumps
 from gradviz.spec import resolve_spec
 from gradviz.train import Diverged, load_data, train
 
@@ -35,7 +36,7 @@ def trained(epochs: int = 30):
 
 def test_train_json_is_the_library_document() -> None:
     printed = run("train", "xor", "--epochs", "30", "--json")
-    assert printed == report.dumps(report.train_document(trained())) + "\n"
+    assert printed == dumps(report.train_document(trained())) + "\n"
 
 
 def test_train_json_on_divergence_is_the_library_document() -> None:
@@ -48,7 +49,7 @@ def test_train_json_on_divergence_is_the_library_document() -> None:
     )
     with pytest.raises(Diverged) as error:
         train(spec, load_data(spec))
-    assert result.stdout == report.dumps(report.diverged_document(error.value, flag)) + "\n"
+    assert result.stdout == dumps(report.diverged_document(error.value, flag)) + "\n"
     stopped = json.loads(result.stdout)["stopped"]
     assert stopped.endswith(", or pass --keep-going to train on regardless.")
     python = report.diverged_document(error.value)["stopped"]
@@ -60,7 +61,7 @@ def test_inspect_json_is_the_library_document(tmp_path) -> None:
     save(from_result(trained()), path)
     printed = run("inspect", str(path), "--json")
     model = load_model(path)
-    assert printed == report.dumps(report.inspect_document(model, model.dataset())) + "\n"
+    assert printed == dumps(report.inspect_document(model, model.dataset())) + "\n"
     assert json.loads(printed)["epochs_run"] == 30
 
 
@@ -68,7 +69,7 @@ def test_grads_json_is_the_library_document() -> None:
     printed = run("grads", "xor", "--epochs", "20", "--every", "5", "--params", "--json")
     subject = measure("xor", 20, 5)
     document = report.grads_document(subject, "xor", params=True)
-    assert printed == report.dumps(document) + "\n"
+    assert printed == dumps(document) + "\n"
     assert document["parameters"] and len(document["history"]) == 5
 
 
@@ -77,13 +78,13 @@ def test_grads_json_lists_the_guarded_statuses_found() -> None:
     assert result.exit_code == 1
     document = report.grads_document(measure("deep-sigmoid"), "deep-sigmoid", ["vanishing"])
     assert document["failed"] and document["failed"][0].startswith("vanishing in L1")
-    assert result.stdout == report.dumps(document) + "\n"
+    assert result.stdout == dumps(document) + "\n"
 
 
 def test_compare_json_is_the_library_document() -> None:
     printed = run("compare", "deep-sigmoid", "deep-relu", "--json")
     a, b = measure("deep-sigmoid"), measure("deep-relu")
-    assert printed == report.dumps(report.compare_document(a, b)) + "\n"
+    assert printed == dumps(report.compare_document(a, b)) + "\n"
 
 
 def test_the_first_example_is_one_function(tmp_path) -> None:
@@ -305,3 +306,69 @@ def test_a_page_drawn_without_gradients_says_so_in_the_callers_words(tmp_path) -
     program = parse_program("a*b", {"a": 2.0, "b": 3.0})
     python = html_page(diagram_from_value(program.output, grad=False), expression="a*b")
     assert "drawn without gradients (grad=False), so not live" in python
+
+
+def test_check_json_is_the_library_document() -> None:
+    """`check --json`: the library's document, with the hand example's gradients as the
+    lesson derives them (∂L/∂a = b·f = 6, ∂L/∂b = a·f = -4, ∂L/∂c = f = -2, ∂L/∂f = d = 4)."""
+    from gradviz.expr import parse_program
+    from gradviz.gradcheck import document, gradcheck
+
+    hand = ["e = a*b; d = e + c; L = d*f", "a=2", "b=-3", "c=10", "f=-2"]
+    printed = run("check", *hand, "--json")
+    output = parse_program(hand[0], {"a": 2.0, "b": -3.0, "c": 10.0, "f": -2.0}).output
+    assert printed == dumps(document(gradcheck(output), "L")) + "\n"
+    checked = json.loads(printed)
+    assert {leaf["name"]: leaf["analytic"] for leaf in checked["leaves"]} == {
+        "a": 6.0,
+        "b": -4.0,
+        "c": -2.0,
+        "f": 4.0,
+    }
+    for leaf in checked["leaves"]:
+        assert leaf["numeric"] == pytest.approx(leaf["analytic"], rel=1e-9)
+        assert leaf["status"] == "pass" and leaf["note"] is None
+    assert checked["passed"] is True
+    assert checked["summary"] == "4 leaves checked: 4 pass — ok"
+
+
+def test_check_json_names_the_remedy_in_the_callers_words() -> None:
+    """A note that advises an option names it as the caller does: `--eps` in the CLI's
+    document, `eps` in Python's (the row as the check makes it for a step too small)."""
+    from gradviz.engine import Value
+    from gradviz.gradcheck import Row, document
+
+    row = Row(
+        leaf=Value(3.0),
+        name="x",
+        data=3.0,
+        analytic=6.0,
+        numeric=0.0,
+        abs_error=6.0,
+        rel_error=1.0,
+        eps=1e-20,
+        noise=0.0,
+        status="non-finite",
+        note="h = 1e-20 is too small to move x = 3 in float64: give a larger step",
+        remedy="eps",
+    )
+    assert document([row], "L", words=flag)["leaves"][0]["remedy"] == "--eps"
+    assert document([row], "L")["leaves"][0]["remedy"] == "eps"
+    assert document([row], "L")["passed"] is True  # not comparable is no failure
+
+
+def test_check_json_of_a_failing_leaf_says_so() -> None:
+    """A wrong local derivative (tanh' written 1 - out instead of 1 - out²) fails in the
+    document; a kink (relu at 0) is a note, not a failure."""
+    from gradviz.engine import TANH, Op, Value, apply
+    from gradviz.gradcheck import document, gradcheck
+
+    wrong = Op(name="tanh", symbol="tanh", out=TANH.out, d=("1.0 - out",), shown=("1 - t",))
+    checked = document(gradcheck(apply(wrong, Value(0.5, "x")) * 2.0), "L")
+    assert checked["passed"] is False and checked["leaves"][0]["status"] == "fail"
+    assert checked["summary"] == "1 leaf checked: 1 fail — FAILED: x"
+    # a kink is reported, not failed: exit status 0, the note in the document
+    result = CliRunner().invoke(cli, ["check", "relu(x) * 3", "x=0", "--json"])
+    assert result.exit_code == 0, result.output
+    (leaf,) = json.loads(result.stdout)["leaves"]
+    assert leaf["status"] == "non-differentiable" and "relu at 0" in leaf["note"]

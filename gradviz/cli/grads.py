@@ -14,9 +14,10 @@ from gradviz.cli.console import stdout_console
 from gradviz.errors import InputError, quoted
 from gradviz.files import write_atomic
 from gradviz.measure import Measurement, input_files, measure
+from gradviz.numbers import dumps
 from gradviz.output import format_for, refuse_inputs
 from gradviz.render.layers import compare_report, params_table, report
-from gradviz.report import compare_document, dumps, grads_document
+from gradviz.report import compare_document, grads_document
 from gradviz.report import failed as report_failed
 from gradviz.stats import Diagnosis, parameter_grads, status_help
 from gradviz.text import printable

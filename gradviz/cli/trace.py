@@ -17,9 +17,9 @@ from gradviz.engine import Value, topological_order
 from gradviz.errors import GradvizError, InputError, OutputError, quoted
 from gradviz.expr import Program, describe_defaults, parse_assignments, parse_program
 from gradviz.files import write_atomic
-from gradviz.gradcheck import DEFAULT_TOL, gradcheck
+from gradviz.gradcheck import DEFAULT_TOL, document, gradcheck
 from gradviz.names import node_names, output_name
-from gradviz.numbers import fmt
+from gradviz.numbers import dumps, fmt
 from gradviz.output import format_for, refuse_inputs, render, size_warnings
 from gradviz.render.diagram import Diagram, diagram_from_value
 from gradviz.render.trace_view import (
@@ -384,6 +384,13 @@ def _model_check_graph(
     "analytic gradient, with the digits it takes to see them differ, and the absolute "
     "error the table leaves out.",
 )
+@click.option(
+    "--json",
+    "as_json",
+    is_flag=True,
+    help="Print the comparison as JSON instead of the table (every number, --show's too); "
+    "the exit status is the same.",
+)
 def check(
     expr: str | None,
     assignments: tuple[str, ...],
@@ -396,6 +403,7 @@ def check(
     input_text: str | None,
     target: float | None,
     show: bool,
+    as_json: bool,
 ) -> None:
     """Check the gradients of EXPR against finite differences.
 
@@ -424,6 +432,7 @@ def check(
       gradviz check --model xor.json --samples 5
       gradviz check -- "-x*2" x=1
       gradviz check "x**3" x=2 --show
+      gradviz check "tanh(w*x + b)" x=0.5 w=-3 b=1 --json
     """
     _expression_or_model(expr, assignments, model_path)
     if model_path is None:
@@ -443,9 +452,12 @@ def check(
             model_path, input_text, target, samples or DEFAULT_SAMPLES, seed
         )
     rows = gradcheck(value, leaves, eps=eps, tol=tol)
-    stdout_console(soft_wrap=True).print(
-        check_view(rows, output_name(value), show=show, words=flag)
-    )
+    if as_json:
+        click.echo(dumps(document(rows, output_name(value), words=flag)))
+    else:
+        stdout_console(soft_wrap=True).print(
+            check_view(rows, output_name(value), show=show, words=flag)
+        )
     failed = [row.name for row in rows if row.failed]
     if failed:
         raise GradvizError(

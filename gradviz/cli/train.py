@@ -16,7 +16,7 @@ from gradviz.cli.console import stderr_console, stdout_console
 from gradviz.errors import InputError, ModelError, OutputError, quoted, shortened
 from gradviz.measure import model_data
 from gradviz.model import Model, from_result, load_model, save
-from gradviz.numbers import fmt
+from gradviz.numbers import dumps, fmt
 from gradviz.output import refuse_inputs
 from gradviz.render.training import (
     clipping_text,
@@ -28,7 +28,7 @@ from gradviz.render.training import (
     predictions_table,
     summary_text,
 )
-from gradviz.report import diverged_document, dumps, inspect_document, train_document
+from gradviz.report import diverged_document, inspect_document, train_document
 from gradviz.spec import Spec, resolve_spec
 from gradviz.text import printable
 from gradviz.train import Diverged, check_data, evaluate, load_data, train
