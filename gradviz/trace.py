@@ -16,7 +16,7 @@ on) plus its leaves (where the credit ends as their gradient).
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
+from dataclasses import dataclass, fields
 
 from gradviz.engine import Constant, Number, Value, backpropagate, topological_order
 from gradviz.lazy import callable_module, is_array, np
@@ -429,6 +429,85 @@ def activation_formula(activation: str) -> str:
     """act'(z) as the op table writes it, in terms of the pre-activation z (1 if linear)."""
     op = ACTIVATIONS[activation]
     return "1" if op is None else substitute(op.formulas[0], "z")
+
+
+# -- as a document ---------------------------------------------------------------
+
+
+def document(value: Value) -> dict:
+    """What `trace --json` prints: the forward pass, the backward pass step by step (the
+    credit each node received and from whom, and what it passed to each input, with the
+    local derivative's formula in the graph's names), then every leaf's gradient with its
+    sentence and the nodes no credit reaches. Nodes are named as in every view."""
+    steps = trace(value)
+    names = node_names(topological_order(value))
+    return {
+        "output": output_name(value),
+        "forward": [
+            {"name": f.name, "definition": f.definition, "data": f.data} for f in forward(value)
+        ],
+        "steps": [
+            {
+                "index": step.index,
+                "name": step.name,
+                "definition": step.definition,
+                "credit": step.credit,
+                "is_output": step.is_output,
+                "is_leaf": step.is_leaf,
+                "stops_credit": step.stops_credit,
+                "sources": [
+                    {"from": s.consumer_name, "position": s.position, "amount": s.amount}
+                    for s in step.sources
+                ],
+                "contributions": [
+                    {
+                        "to": c.parent_name,
+                        "position": c.position,
+                        "formula": c.named_formula,
+                        "local": c.local,
+                        "amount": c.amount,
+                        "before": c.before,
+                        "total": c.total,
+                        "earlier": c.earlier,
+                        "passes": c.passes,
+                    }
+                    for c in step.contributions
+                ],
+            }
+            for step in steps
+        ],
+        "gradients": [
+            {
+                "name": g.name,
+                "data": g.data,
+                "grad": g.grad,
+                "reached": g.reached,
+                "sentence": g.sentence,
+            }
+            for g in leaf_gradients(value, steps)
+        ],
+        "unreached": [names[v] for v in unreached(value, steps)],
+    }
+
+
+def network_document(steps: list[UnitStep]) -> dict:
+    """What `trace --model … --level neuron|layer --json` prints: every field of each
+    `UnitStep` (the diagram's node ids left out: they belong to a picture)."""
+    return {
+        "steps": [
+            {f.name: _plain(getattr(step, f.name)) for f in fields(step) if f.name != "ids"}
+            for step in steps
+        ]
+    }
+
+
+def _plain(value: object) -> object:
+    """A step's field as JSON types (a `Passed` as its fields)."""
+    if isinstance(value, tuple):
+        return [_plain(v) for v in value]
+    if isinstance(value, Passed):
+        return {f.name: getattr(value, f.name) for f in fields(value)}
+    return value
 
 
 # `gradviz.trace(...)` calls the function; `import gradviz.trace` gives this module.

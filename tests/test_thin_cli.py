@@ -372,3 +372,44 @@ def test_check_json_of_a_failing_leaf_says_so() -> None:
     assert result.exit_code == 0, result.output
     (leaf,) = json.loads(result.stdout)["leaves"]
     assert leaf["status"] == "non-differentiable" and "relu at 0" in leaf["note"]
+
+
+def test_trace_json_is_the_library_document_and_sums_the_credit_of_a_reused_value() -> None:
+    """`trace --json` is `gradviz.trace.document`. In L = x·x + x at x = 3, x is used three
+    times: it receives x·1 = 3 twice through x·x and 1 from the sum, so dL/dx = 2x + 1 = 7."""
+    from gradviz.expr import parse_program
+    from gradviz.trace import document
+
+    printed = run("trace", "x*x + x", "x=3", "--json")
+    assert printed == dumps(document(parse_program("x*x + x", {"x": 3.0}).output)) + "\n"
+    traced = json.loads(printed)
+    (x,) = [step for step in traced["steps"] if step["name"] == "x"]
+    assert sorted(s["amount"] for s in x["sources"]) == [1.0, 3.0, 3.0]
+    assert x["credit"] == 7.0 and x["is_leaf"] and not x["contributions"]
+    assert traced["gradients"] == [
+        {
+            "name": "x",
+            "data": 3.0,
+            "grad": 7.0,
+            "reached": True,
+            "sentence": "raising x by 0.01 raises L by about 0.07",  # 0.01 · 7
+        }
+    ]
+    assert [f["data"] for f in traced["forward"]] == [3.0, 9.0, 12.0]
+    assert traced["unreached"] == []
+
+
+def test_trace_json_of_a_network_level_lists_every_unit_step(tmp_path) -> None:
+    from gradviz.model import network_loss_graph
+    from gradviz.trace import network_document, network_trace
+
+    path = tmp_path / "xor.json"
+    save(from_result(trained()), path)
+    args = ["trace", "--model", str(path), "--input", "0,1", "--level", "neuron", "--json"]
+    traced = json.loads(run(*args))
+    model = load_model(path)
+    graph = network_loss_graph(model, (0.0, 1.0))  # its target looked up: xor(0, 1) = 1
+    assert traced == json.loads(dumps(network_document(network_trace(graph, "neuron"))))
+    kinds = [step["kind"] for step in traced["steps"]]
+    assert kinds[0] == "loss" and kinds[-1] == "inputs" and kinds.count("neuron") == 5
+    assert "ids" not in traced["steps"][0]

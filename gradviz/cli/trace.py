@@ -32,7 +32,15 @@ from gradviz.render.trace_view import (
     trace_frames,
 )
 from gradviz.text import printable_lines
-from gradviz.trace import forward, leaf_gradients, network_trace, trace, unreached
+from gradviz.trace import document as trace_document
+from gradviz.trace import (
+    forward,
+    leaf_gradients,
+    network_document,
+    network_trace,
+    trace,
+    unreached,
+)
 
 # --format of the frames: file extension -> gradviz.output format name.
 FRAME_FORMATS = {"svg": "svg", "mmd": "mermaid"}
@@ -167,6 +175,13 @@ DEFAULT_SAMPLES = 10  # parameters of a model that `check` compares
     metavar="FILE.html",
     help="Also write a live page opened on step 1 (one file, no network; see `draw -o`).",
 )
+@click.option(
+    "--json",
+    "as_json",
+    is_flag=True,
+    help="Print the trace as JSON instead of the terminal view (every step's numbers and "
+    "formulas, each leaf's gradient and sentence); --frames and -o still write their files.",
+)
 @model_options(
     model_help="Trace one example through a saved model (gradviz train --save) instead of EXPR.",
     levels=("scalar", "neuron", "layer"),
@@ -179,6 +194,7 @@ def trace_command(
     frames: Path | None,
     frame_format: str | None,
     page: Path | None,
+    as_json: bool,
     seed: int,
     model_path: Path | None,
     input_text: str | None,
@@ -214,6 +230,7 @@ def trace_command(
       gradviz trace "tanh(w*x + b)" x=0.5 w=-3 b=1 --frames out --format mmd
       gradviz trace "e = a*b; d = e + c; L = d*f" a=2 b=-3 c=10 f=-2 -o trace.html
       gradviz trace --model xor.json --input 0,1 --level neuron
+      gradviz trace "x*x + x" x=3 --json
       gradviz trace -- "-x*2" x=1
     """
     _expression_or_model(expr, assignments, model_path)
@@ -242,21 +259,24 @@ def trace_command(
         if level != "scalar":
             if page is not None:
                 raise click.UsageError("-o (a page) draws every scalar: use it without --level")
-            _trace_network(graph, level, show_forward, frames, extension, console)
+            _trace_network(graph, level, show_forward, frames, extension, console, as_json)
             return
     steps = trace(value)
     out = output_name(value)
-    if show_forward:
-        console.print(forward_view(forward(value)))
+    if as_json:
+        click.echo(dumps(trace_document(value)))
+    else:
+        if show_forward:
+            console.print(forward_view(forward(value)))
+            console.print()
+        console.print(backward_view(steps, out))
         console.print()
-    console.print(backward_view(steps, out))
-    console.print()
-    names = node_names(topological_order(value))
-    console.print(
-        gradients_view(
-            leaf_gradients(value, steps), out, [names[v] for v in unreached(value, steps)]
+        names = node_names(topological_order(value))
+        console.print(
+            gradients_view(
+                leaf_gradients(value, steps), out, [names[v] for v in unreached(value, steps)]
+            )
         )
-    )
     if model_path is not None and len(steps) > MODEL_STEPS_NOTE:
         _say(f"note: {len(steps)} steps; --level neuron or --level layer shows fewer")
     if frames is not None:
@@ -274,21 +294,30 @@ def trace_command(
 
 
 def _trace_network(
-    graph, level: str, show_forward: bool, frames: Path | None, extension: str, console: Console
+    graph,
+    level: str,
+    show_forward: bool,
+    frames: Path | None,
+    extension: str,
+    console: Console,
+    as_json: bool,
 ) -> None:
     from gradviz.render.network import network_diagram, preferred_rankdir  # lazy: start-up
 
     if show_forward:
         raise click.UsageError("--forward shows scalar nodes: use it without --level")
     steps = network_trace(graph, level)
-    x = ", ".join(fmt(v) for v in graph.x)
-    console.print(
-        network_view(
-            steps,
-            f"(one {level} per step; input ({x}), target {fmt(graph.y)}, "
-            f"loss {fmt(graph.loss.data)})",
+    if as_json:
+        click.echo(dumps(network_document(steps)))
+    else:
+        x = ", ".join(fmt(v) for v in graph.x)
+        console.print(
+            network_view(
+                steps,
+                f"(one {level} per step; input ({x}), target {fmt(graph.y)}, "
+                f"loss {fmt(graph.loss.data)})",
+            )
         )
-    )
     if frames is not None:
         diagram = network_diagram(graph, level)
         paths = write_frames(
