@@ -227,14 +227,12 @@ def test_library_texts_name_no_flag_but_the_listed_ones() -> None:
     assert found == FLAG_TEXTS, f"untangled, take off FLAG_TEXTS: {sorted(FLAG_TEXTS - found)}"
 
 
-def test_a_view_names_the_remedy_option_in_the_callers_words() -> None:
-    from rich.console import Console
-
+def _step_too_small_row():
+    """A check's row for a step too small to move x, whose note advises `eps`."""
     from gradviz.engine import Value
     from gradviz.gradcheck import Row
-    from gradviz.render.trace_view import check_view
 
-    row = Row(
+    return Row(
         leaf=Value(3.0),
         name="x",
         data=3.0,
@@ -248,6 +246,14 @@ def test_a_view_names_the_remedy_option_in_the_callers_words() -> None:
         note="h = 1e-20 is too small to move x = 3 in float64: give a larger step",
         remedy="eps",
     )
+
+
+def test_a_view_names_the_remedy_option_in_the_callers_words() -> None:
+    from rich.console import Console
+
+    from gradviz.render.trace_view import check_view
+
+    row = _step_too_small_row()
 
     def text(**words) -> str:
         console = Console(width=200, record=True, color_system=None)
@@ -335,23 +341,9 @@ def test_check_json_is_the_library_document() -> None:
 def test_check_json_names_the_remedy_in_the_callers_words() -> None:
     """A note that advises an option names it as the caller does: `--eps` in the CLI's
     document, `eps` in Python's (the row as the check makes it for a step too small)."""
-    from gradviz.engine import Value
-    from gradviz.gradcheck import Row, document
+    from gradviz.gradcheck import document
 
-    row = Row(
-        leaf=Value(3.0),
-        name="x",
-        data=3.0,
-        analytic=6.0,
-        numeric=0.0,
-        abs_error=6.0,
-        rel_error=1.0,
-        eps=1e-20,
-        noise=0.0,
-        status="non-finite",
-        note="h = 1e-20 is too small to move x = 3 in float64: give a larger step",
-        remedy="eps",
-    )
+    row = _step_too_small_row()
     assert document([row], "L", words=flag)["leaves"][0]["remedy"] == "--eps"
     assert document([row], "L")["leaves"][0]["remedy"] == "eps"
     assert document([row], "L")["passed"] is True  # not comparable is no failure
