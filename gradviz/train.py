@@ -621,9 +621,16 @@ def train(
             start_weights = list(P)
             lr = spec.rate_at(epoch)
             counts = [0, 0, 0.0, 0.0] if clip is not None else None
-            total, correct = run(P, order, lr, 0, last_start, counts=counts)
-            previous = list(P)  # the weights before the epoch's last update
-            total, correct = run(P, order, lr, last_start, n, total, correct, counts)
+            recording = record and (epoch % spec.stats_every == 0 or epoch == spec.epochs)
+            # `previous`, when recording: the weights before the epoch's last update (two
+            # calls then, over the same batches as one: the same bits)
+            if recording and last_start:
+                total, correct = run(P, order, lr, 0, last_start, counts=counts)
+                previous = list(P)
+                total, correct = run(P, order, lr, last_start, n, total, correct, counts)
+            else:
+                previous = list(P) if recording else None
+                total, correct = run(P, order, lr, 0, n, counts=counts)
             loss = total / n
             history.loss.append(loss)
             if counts is not None:
@@ -634,7 +641,6 @@ def train(
                     else (0, 0, math.nan, math.nan)
                 )
             history.accuracy.append(correct / n)
-            recording = record and (epoch % spec.stats_every == 0 or epoch == spec.epochs)
             if history.stopped is None and not _finite(loss, P):
                 message = _divergence(
                     network, data, run, start_weights, order, lr, batch, epoch, loss
@@ -642,7 +648,7 @@ def train(
                 history.stopped = message + "."
                 if not keep_going:
                     if record:  # the state it stopped in, NaN and all
-                        snapshot(epoch, previous if recording else None)
+                        snapshot(epoch, previous)
                     network.set_flat(P)
                     raise Diverged(
                         message, Result(spec, network, data, history, evaluate(network, data))
