@@ -10,6 +10,7 @@ from gradviz.data import Dataset
 from gradviz.errors import OptionWords, keyword
 from gradviz.measure import Measurement
 from gradviz.model import Model
+from gradviz.numbers import dumps as dumps  # these documents' writer, under its old name too
 from gradviz.stats import Diagnosis, diagnose, failures, history, parameter_grads, verdict
 from gradviz.train import Diverged, Evaluation, Result, evaluate
 

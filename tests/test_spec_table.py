@@ -160,3 +160,12 @@ def test_optional_fields_may_be_absent_but_not_wrong() -> None:
         read_fields(lists, HISTORY_FIELDS, "h", "x", ("every", "stopped"))
     with pytest.raises(InputError, match=r"^h\.every: expected a whole number ≥ 1, got 0"):
         read_fields({**lists, "every": 0}, HISTORY_FIELDS, "h", "x", optional)
+
+
+def test_no_two_presets_share_a_table_or_a_list() -> None:
+    """A variant is written as the preset it is like: changing one preset's `data` table
+    or `layers` list in place must not change another."""
+    from gradviz.spec import PRESETS
+
+    nested = [v for preset in PRESETS.values() for v in preset.values() if isinstance(v, dict | list)]
+    assert len({id(v) for v in nested}) == len(nested)
