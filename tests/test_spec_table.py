@@ -167,5 +167,6 @@ def test_no_two_presets_share_a_table_or_a_list() -> None:
     or `layers` list in place must not change another."""
     from gradviz.spec import PRESETS
 
-    nested = [v for preset in PRESETS.values() for v in preset.values() if isinstance(v, dict | list)]
+    values = [value for preset in PRESETS.values() for value in preset.values()]
+    nested = [value for value in values if isinstance(value, dict | list)]
     assert len({id(v) for v in nested}) == len(nested)
