@@ -434,12 +434,13 @@ def activation_formula(activation: str) -> str:
 # -- as a document ---------------------------------------------------------------
 
 
-def document(value: Value) -> dict:
+def document(value: Value, steps: list[Step] | None = None) -> dict:
     """What `trace --json` prints: the forward pass, the backward pass step by step (the
     credit each node received and from whom, and what it passed to each input, with the
     local derivative's formula in the graph's names), then every leaf's gradient with its
-    sentence and the nodes no credit reaches. Nodes are named as in every view."""
-    steps = trace(value)
+    sentence and the nodes no credit reaches. Nodes are named as in every view; `steps`:
+    `trace(value)` when it is at hand."""
+    steps = trace(value) if steps is None else steps
     names = node_names(topological_order(value))
     return {
         "output": output_name(value),
@@ -490,21 +491,30 @@ def document(value: Value) -> dict:
     }
 
 
-def network_document(steps: list[UnitStep]) -> dict:
-    """What `trace --model … --level neuron|layer --json` prints: every field of each
-    `UnitStep` (the diagram's node ids left out: they belong to a picture)."""
+def network_document(graph, level: str, steps: list[UnitStep] | None = None) -> dict:
+    """What `trace --model … --level neuron|layer --json` prints: the example (input,
+    target, loss), then every field of each `UnitStep` (`network_trace(graph, level)`),
+    credit sources as in `document` (the diagram's node ids left out: a picture's)."""
+    steps = network_trace(graph, level) if steps is None else steps
     return {
+        "level": level,
+        "input": list(graph.x),
+        "target": graph.y,
+        "loss": graph.loss.data,
         "steps": [
-            {f.name: _plain(getattr(step, f.name)) for f in fields(step) if f.name != "ids"}
+            {f.name: _plain(f.name, getattr(step, f.name)) for f in fields(step) if f.name != "ids"}
             for step in steps
-        ]
+        ],
     }
 
 
-def _plain(value: object) -> object:
-    """A step's field as JSON types (a `Passed` as its fields)."""
+def _plain(field_name: str, value: object) -> object:
+    """A step's field as JSON types: a `Passed` as its fields, each unit's sources as
+    `{"from", "amount"}` (as `document` writes them)."""
+    if field_name == "sources":
+        return [[{"from": who, "amount": amount} for who, amount in unit] for unit in value]
     if isinstance(value, tuple):
-        return [_plain(v) for v in value]
+        return [_plain(field_name, v) for v in value]
     if isinstance(value, Passed):
         return {f.name: getattr(value, f.name) for f in fields(value)}
     return value

@@ -401,7 +401,14 @@ def test_trace_json_of_a_network_level_lists_every_unit_step(tmp_path) -> None:
     traced = json.loads(run(*args))
     model = load_model(path)
     graph = network_loss_graph(model, (0.0, 1.0))  # its target looked up: xor(0, 1) = 1
-    assert traced == json.loads(dumps(network_document(network_trace(graph, "neuron"))))
+    assert traced == json.loads(dumps(network_document(graph, "neuron")))
+    assert (traced["level"], traced["input"], traced["target"]) == ("neuron", [0.0, 1.0], 1.0)
+    assert traced["loss"] == graph.loss.data
     kinds = [step["kind"] for step in traced["steps"]]
     assert kinds[0] == "loss" and kinds[-1] == "inputs" and kinds.count("neuron") == 5
     assert "ids" not in traced["steps"][0]
+    # the output neuron's credit comes from the loss, named as the scalar document names it
+    (output,) = [step for step in traced["steps"] if step["kind"] == "neuron"][:1]
+    assert [source["from"] for source in output["sources"][0]] == ["loss"]
+    steps = network_trace(graph, "neuron")
+    assert output["credit"] == list(steps[1].credit)

@@ -581,3 +581,49 @@ def test_trace_layer_frames_run_top_to_bottom(xor_model: Path, tmp_path: Path) -
     assert result.exit_code == 0, result.output
     text = (tmp_path / "step-01.mmd").read_text()
     assert "flowchart TB" in text and "status ok" in text
+
+
+def test_frames_over_mermaids_limit_advise_svg_frames_in_traces_words(tmp_path) -> None:
+    """The advice names trace's own option (`--format svg`), not draw's `-o graph.svg`."""
+    chain = "x" + "*x" * 200  # 600 edges
+    folder = tmp_path / "frames"
+    result = run("trace", chain, "x=1", "--frames", str(folder), "--format", "mmd")
+    assert result.exit_code == 1
+    assert "Write SVG instead (--format svg), or draw a part of the expression." in result.stderr
+    assert "-o graph.svg" not in result.stderr
+
+
+def test_trace_json_goes_to_stdout_alone_and_only_once_the_files_are_written(tmp_path) -> None:
+    import json
+
+    frames = tmp_path / "frames"
+    result = run("trace", *HAND, "--json", "--frames", str(frames))
+    assert result.exit_code == 0, result.output
+    document = json.loads(result.stdout)  # stdout holds the document and nothing else
+    assert len(list(frames.glob("step-*.svg"))) == len(document["steps"]) == 7
+    assert result.stderr.startswith("wrote 7 frames")
+    # an output that cannot be written: an error, and no document on stdout
+    blocked = tmp_path / "a-file"
+    blocked.write_text("not a folder")
+    failed = run("trace", *HAND, "--json", "--frames", str(blocked))
+    assert failed.exit_code != 0 and failed.stdout == ""
+
+
+def test_check_json_of_a_failing_leaf_prints_the_document_then_fails(monkeypatch) -> None:
+    """A wrong derivative (tanh' written 1 - out): exit status 1, the error on stderr, and
+    stdout still the whole document, `passed` false."""
+    import json
+
+    from gradviz.cli import trace as trace_cli
+    from gradviz.engine import TANH, apply
+    from gradviz.gradcheck import gradcheck
+
+    wrong = Op(name="tanh", symbol="tanh", out=TANH.out, d=("1.0 - out",), shown=("1 - t",))
+    x = Value(0.5, "x")
+    rows = gradcheck(apply(wrong, x) * 2.0)
+    monkeypatch.setattr(trace_cli, "gradcheck", lambda *args, **kwargs: rows)
+    result = run("check", "tanh(x) * 2", "x=0.5", "--json")
+    assert result.exit_code == 1
+    assert result.stderr.startswith("Error: gradient check failed for x")
+    document = json.loads(result.stdout)
+    assert document["passed"] is False and document["leaves"][0]["status"] == "fail"

@@ -8,6 +8,7 @@ shown unless `--traceback` is given.
 from __future__ import annotations
 
 import errno
+import functools
 import importlib
 import os
 import re
@@ -103,7 +104,8 @@ class GradvizGroup(click.Group):
         except GradvizError as error:
             if ctx.meta.get("gradviz.traceback"):
                 raise
-            raise Failure(error.render(flag), error.exit_code) from None
+            words = functools.partial(flag, command=ctx.invoked_subcommand)
+            raise Failure(error.render(words), error.exit_code) from None
         except click.ClickException as error:
             error.message = _short_quotes(error.message)  # click's own messages echo values
             raise
@@ -166,20 +168,21 @@ def cli(ctx: click.Context, traceback: bool) -> None:
 
 # The options whose flag is not their keyword with dashes.
 FLAGS = {"record_every": "--every", "learning_rate": "--lr", "model_path": "--model"}
-SETTINGS = {"fmt='svg'": "-o graph.svg"}  # a setting the command line words as a whole
+# Settings the command line words as a whole, by command (None: every other command).
+SETTINGS = {"fmt='svg'": {"trace": "--format svg", None: "-o graph.svg"}}
 # What the library's views point at, in the CLI's words (Python's defaults say it in Python).
 EVERY_NUMBER = "see --json"  # where a table's columns left out for lack of width are
 STATUS_MEANINGS = "gradviz grads --help"  # where each gradient status is explained
 QUOTES = "'\""  # around a setting's value in Python (`level='layer'`), not on a command line
 
 
-def flag(option: str) -> str:
+def flag(option: str, command: str | None = None) -> str:
     """An option a library text names (`eps`, `keep_going`) as its flag (`--eps`,
     `--keep-going`): the one place library words become command-line words. A setting
     (`level='layer'`, `keep_going=True`, `grad=False`) becomes the flag with its value
     (`--level layer`), the flag alone, or the flag's `--no-` form (`--no-grad`)."""
-    if option in SETTINGS:
-        return SETTINGS[option]
+    if option in SETTINGS:  # as `command` takes it (trace writes SVG frames with --format)
+        return SETTINGS[option].get(command, SETTINGS[option][None])
     name, setting, value = option.partition("=")
     if setting and value == "False":
         return "--no-" + name.replace("_", "-")

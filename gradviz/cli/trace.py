@@ -263,9 +263,7 @@ def trace_command(
             return
     steps = trace(value)
     out = output_name(value)
-    if as_json:
-        click.echo(dumps(trace_document(value)))
-    else:
+    if not as_json:
         if show_forward:
             console.print(forward_view(forward(value)))
             console.print()
@@ -291,6 +289,8 @@ def trace_command(
         diagram = diagram_from_value(value, clusters=clusters)
         write_atomic(page, render(diagram, "html", expression=source, command="trace"))
         _say(f"wrote {page} (html)")
+    if as_json:  # last: a document only for a command that did all it was asked
+        click.echo(dumps(trace_document(value, steps)))
 
 
 def _trace_network(
@@ -307,9 +307,7 @@ def _trace_network(
     if show_forward:
         raise click.UsageError("--forward shows scalar nodes: use it without --level")
     steps = network_trace(graph, level)
-    if as_json:
-        click.echo(dumps(network_document(steps)))
-    else:
+    if not as_json:
         x = ", ".join(fmt(v) for v in graph.x)
         console.print(
             network_view(
@@ -328,6 +326,8 @@ def _trace_network(
             preferred_rankdir(diagram),
         )
         _say(f"wrote {len(paths)} frames to {str(frames)!r} ({paths[0].name} … {paths[-1].name})")
+    if as_json:  # last: a document only for a command that did all it was asked
+        click.echo(dumps(network_document(graph, level, steps)))
 
 
 def _split_names(text: str | None) -> list[str] | None:
