@@ -17,7 +17,8 @@ from gradviz.engine import Value, topological_order
 from gradviz.errors import GradvizError, InputError, OutputError, quoted
 from gradviz.expr import Program, describe_defaults, parse_assignments, parse_program
 from gradviz.files import write_atomic
-from gradviz.gradcheck import DEFAULT_TOL, document, gradcheck
+from gradviz.gradcheck import DEFAULT_TOL, gradcheck
+from gradviz.gradcheck import document as check_document
 from gradviz.names import node_names, output_name
 from gradviz.numbers import dumps, fmt
 from gradviz.output import format_for, refuse_inputs, render, size_warnings
@@ -482,7 +483,7 @@ def check(
         )
     rows = gradcheck(value, leaves, eps=eps, tol=tol)
     if as_json:
-        click.echo(dumps(document(rows, output_name(value), words=flag)))
+        click.echo(dumps(check_document(rows, output_name(value), words=flag)))
     else:
         stdout_console(soft_wrap=True).print(
             check_view(rows, output_name(value), show=show, words=flag)
