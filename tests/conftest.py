@@ -10,6 +10,7 @@ and run by `make test-all`; under CI nothing may leave them out.
 
 import os
 import signal
+from pathlib import Path
 
 import pytest
 from hypothesis import settings
@@ -35,3 +36,40 @@ def pytest_configure(config: pytest.Config) -> None:
 
 
 from browser import browser  # noqa: E402, F401  (the shared real-browser fixture)
+
+# The trained models the report page's tests read, made once per worker for both files
+# that use them (test_report_page.py, test_report_browser.py): a fixture of conftest.py is
+# one fixture, where one imported into a second module would be trained again there.
+
+
+def _invoke(*args: str):
+    from click.testing import CliRunner
+
+    from gradviz.cli import cli
+
+    return CliRunner().invoke(cli, list(args))
+
+
+@pytest.fixture(scope="session")
+def xor_report(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, Path]:
+    """A small xor model (gradients recorded every 25 epochs) and its report."""
+    folder = tmp_path_factory.mktemp("report")
+    model, page = folder / "xor.json", folder / "xor.html"
+    done = _invoke("train", "xor", "--epochs", "300", "--every", "25", "-q", "--save", str(model))
+    assert done.exit_code == 0, done.output
+    done = _invoke("inspect", str(model), "-o", str(page))
+    assert done.exit_code == 0, done.output
+    return model, page
+
+
+@pytest.fixture(scope="session")
+def deep_report(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, Path]:
+    """deep-sigmoid for 100 epochs: its gradients fall by decades after epoch 0."""
+    folder = tmp_path_factory.mktemp("deep")
+    model, page = folder / "deep.json", folder / "deep.html"
+    args = ["train", "deep-sigmoid", "--epochs", "100", "--every", "25", "-q"]
+    done = _invoke(*args, "--save", str(model), "--report", str(folder / "trained.html"))
+    assert done.exit_code == 0, done.output
+    done = _invoke("inspect", str(model), "-o", str(page))
+    assert done.exit_code == 0, done.output
+    return model, page

@@ -8,12 +8,7 @@ from pathlib import Path
 
 from browser import blocked_requests
 from test_html_browser import severe
-from test_report_page import (  # module fixtures: a trained model and its report
-    deep_report,  # noqa: F401
-    expected_fill,
-    python_example,
-    xor_report,  # noqa: F401
-)
+from test_report_page import expected_fill, python_example  # (the models: conftest.py)
 
 from gradviz.model import load_model
 from gradviz.numbers import fmt
@@ -24,7 +19,7 @@ return Object.fromEntries(Array.from(document.querySelectorAll('#graph g.node'))
 """
 
 
-def test_the_page_loads_clean_and_requests_nothing(browser, xor_report) -> None:  # noqa: F811
+def test_the_page_loads_clean_and_requests_nothing(browser, xor_report) -> None:
     severe(browser)
     _, page = xor_report
     browser.get(page.as_uri())
@@ -44,7 +39,7 @@ def test_the_page_loads_clean_and_requests_nothing(browser, xor_report) -> None:
     assert len(sizes) == 3 and all(w > 0 and done for w, done in sizes)
 
 
-def test_the_epoch_slider_works_by_keyboard(browser, deep_report) -> None:  # noqa: F811
+def test_the_epoch_slider_works_by_keyboard(browser, deep_report) -> None:
     from selenium.webdriver.common.keys import Keys
 
     severe(browser)
@@ -67,7 +62,7 @@ def test_the_epoch_slider_works_by_keyboard(browser, deep_report) -> None:  # no
     assert severe(browser) == []
 
 
-def test_every_control_is_reached_by_tab_and_has_a_name(browser, xor_report) -> None:  # noqa: F811
+def test_every_control_is_reached_by_tab_and_has_a_name(browser, xor_report) -> None:
     from selenium.webdriver.common.by import By
     from selenium.webdriver.common.keys import Keys
 
@@ -104,7 +99,7 @@ def test_every_control_is_reached_by_tab_and_has_a_name(browser, xor_report) -> 
     assert text.startswith(f"input (0.25, {fmt(float(data.X[3, 1]))}), target")
 
 
-def test_screenshot_of_the_xor_report(browser, xor_report, tmp_path: Path) -> None:  # noqa: F811
+def test_screenshot_of_the_xor_report(browser, xor_report, tmp_path: Path) -> None:
     """The page lays out at a docs width without anything wider than the window."""
     _, page = xor_report
     browser.set_window_size(1200, 900)
@@ -116,7 +111,7 @@ def test_screenshot_of_the_xor_report(browser, xor_report, tmp_path: Path) -> No
     assert overflow <= 0
 
 
-def test_a_click_in_the_data_picture_shows_that_inputs_graph(browser, xor_report) -> None:  # noqa: F811
+def test_a_click_in_the_data_picture_shows_that_inputs_graph(browser, xor_report) -> None:
     from selenium.webdriver.common.action_chains import ActionChains
 
     severe(browser)

@@ -16,7 +16,6 @@ import math
 import re
 from pathlib import Path
 
-import pytest
 from click.testing import CliRunner
 from test_html_page import (  # the autouse fixture: skip without Node locally, fail in CI
     _needs_node_and_jsdom,  # noqa: F401
@@ -37,18 +36,6 @@ def invoke(*args: str) -> object:
     return CliRunner().invoke(cli, list(args))
 
 
-@pytest.fixture(scope="module")
-def xor_report(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, Path]:
-    """A small xor model (gradients recorded every 25 epochs) and its report."""
-    folder = tmp_path_factory.mktemp("report")
-    model, page = folder / "xor.json", folder / "xor.html"
-    done = invoke("train", "xor", "--epochs", "300", "--every", "25", "-q", "--save", str(model))
-    assert done.exit_code == 0, done.output
-    done = invoke("inspect", str(model), "-o", str(page))
-    assert done.exit_code == 0, done.output
-    return model, page
-
-
 def run_report(page: Path, actions: list[dict], tmp_path: Path) -> list[dict]:
     return run_harness(HARNESS, page, actions, tmp_path)
 
@@ -62,19 +49,6 @@ def expected_fill(rms: float) -> str:
         return BANDS[0].fill
     edges = [1e-6, 1e-4, 1e-2, 1.0, 1e2]
     return BANDS[1 + sum(rms >= e for e in edges)].fill
-
-
-@pytest.fixture(scope="module")
-def deep_report(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, Path]:
-    """deep-sigmoid for 100 epochs: its gradients fall by decades after epoch 0."""
-    folder = tmp_path_factory.mktemp("deep")
-    model, page = folder / "deep.json", folder / "deep.html"
-    args = ["train", "deep-sigmoid", "--epochs", "100", "--every", "25", "-q"]
-    done = invoke(*args, "--save", str(model), "--report", str(folder / "trained.html"))
-    assert done.exit_code == 0, done.output
-    done = invoke("inspect", str(model), "-o", str(page))
-    assert done.exit_code == 0, done.output
-    return model, page
 
 
 def test_the_epoch_slider_recolours_each_layer_with_that_epochs_band(
