@@ -37,7 +37,7 @@ DIRECTIONS = ("LR", "TB", "RL", "BT")
 # Mermaid refuses to render more edges than this (its `maxEdges` default).
 MAX_EDGES = 500
 # The picture to write instead above it: a Graphviz format, as `render(diagram, fmt='svg')`
-# gives it in Python (the CLI says `-o graph.svg`).
+# gives it in Python (the CLI words it per command: `-o graph.svg`, trace's `--format svg`).
 AS_SVG = "fmt='svg'"
 
 _ENTITIES = str.maketrans(
