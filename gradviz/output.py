@@ -351,12 +351,14 @@ def render(
     expression: str | None = None,
     command: str = "draw",
     words: OptionWords = keyword,
+    id_prefix: str = "",
 ) -> bytes:
     """A diagram in one format, as the bytes to write. Pictures go through `program`, or
-    through the best one found (graphviz-pure first for heavy layouts). An HTML page is
-    live when `expression` (the text it was parsed from) is given: its copy-command
-    button writes `gradviz COMMAND EXPRESSION name=value…` (`trace` opens on step 1); a
-    static page's note names an option as `words` does (`html_page`)."""
+        through the best one found (graphviz-pure first for heavy layouts). An HTML page is
+        live when `expression` (the text it was parsed from) is given: its copy-command
+        button writes `gradviz COMMAND EXPRESSION name=value…` (`trace` opens on step 1); a
+        static page's note names an option as `words` does (`html_page`). An SVG follows dark
+    mode (`gradviz.render.themes`), its ids prefixed by `id_prefix` to share a page."""
     from gradviz.render.json import to_json  # lazy: start-up (these two renderers)
     from gradviz.render.mermaid import to_markdown, to_mermaid  # lazy: start-up
 
@@ -383,16 +385,39 @@ def render(
         ).encode("utf-8")
     elif fmt in ("svg", "png", "pdf"):
         heavy = layout_cost(diagram) > PREFER_PURE_COST
-        return run_dot(
+        picture = run_dot(
             to_dot(diagram, **options),
             fmt,
             program=program,
             heavy=heavy,
             smaller=draw_less(diagram),
         )
+        if fmt == "svg":  # PNG and PDF stay light
+            from gradviz.render.themes import themed_svg  # lazy: start-up
+
+            return themed_svg(picture.decode("utf-8"), id_prefix).encode("utf-8")
+        return picture
     else:
         raise OutputError(f"unknown format {quoted(fmt)}", hint=f"Formats: {', '.join(FORMATS)}.")
     return text.encode("utf-8")
+
+
+def to_svg(
+    graph: Value | Diagram,
+    *,
+    rankdir: str = "LR",
+    precision: int = DEFAULT_PRECISION,
+    grad: bool = True,
+    legend: bool = True,
+    id_prefix: str = "",
+    program: DotProgram | None = None,
+) -> str:
+    """The SVG picture as text, ready to sit inline in an HTML page: dark mode from CSS
+    variables (`gradviz.render.themes`), every id prefixed by `id_prefix` (say `gv3-`) so
+    that many diagrams share a page."""
+    diagram = as_diagram(graph, grad=grad)
+    options = {"rankdir": rankdir, "precision": precision, "legend": legend}
+    return render(diagram, "svg", program=program, id_prefix=id_prefix, **options).decode("utf-8")
 
 
 def html_page(
@@ -420,6 +445,9 @@ def html_page(
     )
     heavy = layout_cost(diagram) > PREFER_PURE_COST
     svg = run_dot(dot_text, "svg", program=program, heavy=heavy, smaller=draw_less(diagram))
+    from gradviz.render.themes import themed_svg  # lazy: start-up
+
+    svg = themed_svg(svg.decode("utf-8")).encode("utf-8")
     note = (
         None
         if live
@@ -606,7 +634,9 @@ def report_page(
     layer_names = [layer.name for layer in network.layers]
     diagram = epoch_diagram(diagram, epoch_frames(snapshots, layer_names), data)
     dot_text = to_dot(diagram, rankdir="TB", number_width=NUMBER_WIDTH)
-    network_svg = run_dot(dot_text, "svg").decode("utf-8")
+    from gradviz.render.themes import themed_svg  # lazy: start-up
+
+    network_svg = themed_svg(run_dot(dot_text, "svg").decode("utf-8"))
     summary = [
         summary_text(model.spec, data),
         final_text(evaluation.loss, evaluation.accuracy, data.size),

@@ -308,9 +308,11 @@ def test_states_and_emphasis_for_trace_frames(program):
     diagram = diagram_from_value(hand())
     frame = diagram.with_states({"n4": "current", "n6": "done"}, [("n4", "n6_op")], default="dim")
     text = to_dot(frame)
-    assert re.search(r'"n4" \[[^\n]*color="#ff7f0e", penwidth="3"', text)
+    # the current step in blue (it shows on the orange bands), done green, the rest dimmed
+    assert re.search(r'"n4" \[[^\n]*color="#0969da", penwidth="3"', text)
+    assert re.search(r'"n6" \[[^\n]*color="#2ca02c", penwidth="2"', text)
     assert re.search(r'"n0" \[[^\n]*fillcolor="#ffffff"[^\n]*fontcolor="#aaaaaa"', text)
-    assert '"n4" -> "n6_op" [color="#ff7f0e", penwidth="2.5"]' in text
+    assert '"n4" -> "n6_op" [color="#0969da", penwidth="2.5"]' in text
     svg_of(text, program)
 
 

@@ -214,7 +214,7 @@ def trace_command(
 
     --frames DIR writes one diagram per step: step k shows the graph after step k,
     with the nodes of earlier steps done (green), the current node and the edges it
-    passes credit along emphasised (orange), every node's credit received so far,
+    passes credit along emphasised (blue), every node's credit received so far,
     and nodes no credit reaches dimmed. There is one step, and so one frame, per
     node the credit reaches: every node of the graph, except those whose every path
     to the output runs through detach. For `e = a*b; d = e + c; L = d*f` that is 7.

@@ -16,7 +16,14 @@ import re
 
 from gradviz.engine import Number
 from gradviz.numbers import DEFAULT_PRECISION
-from gradviz.render.colours import ALL_BANDS, EDGE_KEY, LEGEND_TITLE, PLAIN_FILL
+from gradviz.render.colours import (
+    ALL_BANDS,
+    CURRENT,
+    EDGE_KEY,
+    LEGEND_TITLE,
+    PLAIN_FILL,
+    STATE_LOOK,
+)
 from gradviz.render.diagram import (
     BAD_BAND,
     BAD_BORDER,
@@ -61,11 +68,7 @@ _TOOLTIP_TABLE = str.maketrans(
 )
 
 # Node look by trace state: (border colour, pen width, ink override)
-_STATE_LOOK = {
-    "current": ("#ff7f0e", "3", None),
-    "done": ("#2ca02c", "2", None),
-    "dim": ("#cccccc", "1", "#aaaaaa"),
-}
+_STATE_LOOK = STATE_LOOK
 
 
 def label_text(text: str) -> str:
@@ -218,7 +221,7 @@ def _edge_line(edge: Edge, largest: float = 0.0) -> str:
     if edge.detail:
         pairs.append(("tooltip", tooltip_text(edge.detail)))
     if edge.emphasis:
-        pairs += [("color", "#ff7f0e"), ("penwidth", "2.5")]
+        pairs += [("color", CURRENT), ("penwidth", "2.5")]
     return (
         f"\t{node_id(edge.source)} -> {node_id(edge.target)}"
         + (f" [{_attrs(pairs)}]" if pairs else "")

@@ -251,6 +251,15 @@ def csp_hash(text: str) -> str:
     return "sha256-" + base64.b64encode(hashlib.sha256(text.encode("utf-8")).digest()).decode()
 
 
+def style_sources(css: str, *svgs: str) -> str:
+    """The policy's style sources: the page's own style and each inline SVG's (its
+    dark-mode style sheet, `gradviz.render.themes`), by their hashes."""
+    from gradviz.render.themes import style_blocks  # lazy: start-up
+
+    blocks = [css] + [block for svg in svgs for block in style_blocks(svg)]
+    return " ".join(f"'{csp_hash(block)}'" for block in dict.fromkeys(blocks))
+
+
 _SVG_PROLOGUE = re.compile(r"\A.*?(?=<svg\b)", re.S)
 _SVG_COMMENT = re.compile(r"<!--.*?-->", re.S)
 
@@ -455,7 +464,7 @@ def to_html(
             "below."
         )
     csp = (
-        f"default-src 'none'; script-src {script_src}; style-src '{csp_hash(css)}'; "
+        f"default-src 'none'; script-src {script_src}; style-src {style_sources(css, svg)}; "
         "img-src data:; base-uri 'none'; form-action 'none'"
     )
     return PAGE.format(

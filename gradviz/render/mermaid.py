@@ -20,6 +20,7 @@ import re
 
 from gradviz.errors import RenderError
 from gradviz.numbers import DEFAULT_PRECISION
+from gradviz.render import colours
 from gradviz.render.colours import ALL_BANDS, EDGE_KEY, LEGEND_TITLE
 from gradviz.render.diagram import (
     Band,
@@ -67,9 +68,9 @@ _ENTITIES = str.maketrans(
 SEPARATOR = " │ "  # between name, data and grad, as in the Graphviz record
 
 _STATE_STYLES = {
-    "current": "stroke:#ff7f0e,stroke-width:3px",
-    "done": "stroke:#2ca02c,stroke-width:2px",
-    "dim": "fill:#ffffff,stroke:#cccccc,color:#aaaaaa",
+    "current": f"stroke:{colours.CURRENT},stroke-width:3px",
+    "done": f"stroke:{colours.DONE},stroke-width:2px",
+    "dim": f"fill:#ffffff,stroke:{colours.DIM_BORDER},color:{colours.DIM_INK}",
 }
 
 

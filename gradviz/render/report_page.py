@@ -46,6 +46,7 @@ from gradviz.render.html import (
     op_key,
     page_css,
     power_exponent,
+    style_sources,
 )
 from gradviz.spec import LOSS_FUNCTIONS
 from gradviz.stats import History
@@ -366,7 +367,8 @@ def report_html(
     code = engine_script() + asset_text("report.js")
     css = page_css() + asset_text("report.css")
     csp = (
-        f"default-src 'none'; script-src '{csp_hash(code)}'; style-src '{csp_hash(css)}'; "
+        f"default-src 'none'; script-src '{csp_hash(code)}'; "
+        f"style-src {style_sources(css, parts.network_svg)}; "
         "img-src data:; base-uri 'none'; form-action 'none'"
     )
     scripts = (

@@ -140,8 +140,8 @@
     svgEdges.forEach(function (e) {
       var on = f !== null && f.emphasis.indexOf(e.key) >= 0;
       e.parts.forEach(function (part) {
-        part.setAttribute("stroke", on ? "#ff7f0e" : "#555555");
-        if (part.tagName === "polygon") part.setAttribute("fill", on ? "#ff7f0e" : "#555555");
+        part.setAttribute("stroke", on ? G.states.current[0] : "#555555");
+        if (part.tagName === "polygon") part.setAttribute("fill", on ? G.states.current[0] : "#555555");
         if (on) part.setAttribute("stroke-width", "2.5"); else part.removeAttribute("stroke-width");
       });
     });
