@@ -420,6 +420,30 @@ def to_svg(
     return render(diagram, "svg", program=program, id_prefix=id_prefix, **options).decode("utf-8")
 
 
+def animated_trace(
+    frames: list[Diagram],
+    *,
+    rankdir: str = "LR",
+    precision: int = DEFAULT_PRECISION,
+    program: DotProgram | None = None,
+    id_prefix: str = "gv-",
+) -> bytes:
+    """The trace's frames as one animated SVG (`gradviz.render.animate`): laid out once,
+    stepping through the backward pass with CSS keyframes, the last frame when still."""
+    from gradviz.render.animate import animated_svg, animation_diagram  # lazy: start-up
+
+    drawn, timeline = animation_diagram(frames)
+    heavy = layout_cost(drawn) > PREFER_PURE_COST
+    svg = run_dot(
+        to_dot(drawn, rankdir=rankdir, precision=precision),
+        "svg",
+        program=program,
+        heavy=heavy,
+        smaller=draw_less(drawn),
+    )
+    return animated_svg(svg.decode("utf-8"), timeline, id_prefix).encode("utf-8")
+
+
 def html_page(
     diagram: Diagram,
     *,

@@ -30,6 +30,8 @@ Role = Literal["input", "constant", "intermediate", "output", "op", "group"]
 State = Literal["done", "current", "dim"] | None
 
 STATES: tuple[str, ...] = ("done", "current", "dim")
+# The label of an edge no credit travels back along (into detach): drawn dashed.
+STOPS = "no grad"
 
 
 @dataclass(frozen=True, slots=True)
@@ -282,7 +284,7 @@ def diagram_from_value(
                     role="op",
                 )
             )
-            stops = None if v.op.passes_credit else "no grad"  # detach: credit ends here
+            stops = None if v.op.passes_credit else STOPS  # detach: credit ends here
             for index, parent in enumerate(v.parents):
                 edges.append(Edge(ids[parent], oid, label=stops, index=index))
             edges.append(Edge(oid, vid))

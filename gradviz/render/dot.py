@@ -27,6 +27,7 @@ from gradviz.render.colours import (
 from gradviz.render.diagram import (
     BAD_BAND,
     BAD_BORDER,
+    STOPS,
     Band,
     Diagram,
     Edge,
@@ -208,8 +209,9 @@ def pen_width(weight: float, largest: float) -> str:
 
 def _edge_line(edge: Edge, largest: float = 0.0) -> str:
     pairs: list[tuple[str, str]] = []
-    if edge.label:
-        pairs += [("label", label_text(edge.label)), ("style", "dashed")]
+    if edge.label:  # a credit (`+= 6`, the trace), or the end of the credit (dashed)
+        pairs.append(("label", label_text(edge.label)))
+        pairs += [("style", "dashed")] if edge.label == STOPS else []
     if edge.weight is not None:
         pairs.append(("penwidth", pen_width(edge.weight, largest)))
         pairs.append(("arrowsize", "0.4"))
