@@ -344,7 +344,7 @@ def render(
     diagram: Diagram,
     fmt: str,
     *,
-    rankdir: str = "LR",
+    rankdir: str | None = "LR",
     precision: int = DEFAULT_PRECISION,
     legend: bool = True,
     program: DotProgram | None = None,
@@ -362,6 +362,8 @@ def render(
     from gradviz.render.json import to_json  # lazy: start-up (these two renderers)
     from gradviz.render.mermaid import to_markdown, to_mermaid  # lazy: start-up
 
+    if rankdir is None and fmt != "html":  # (a page chooses its own: `html_page`)
+        rankdir = "LR"
     options = {"rankdir": rankdir, "precision": precision, "legend": legend}
     if fmt == "mermaid":
         text = to_mermaid(diagram, **options)
@@ -447,7 +449,7 @@ def animated_trace(
 def html_page(
     diagram: Diagram,
     *,
-    rankdir: str = "LR",
+    rankdir: str | None = None,
     precision: int = DEFAULT_PRECISION,
     program: DotProgram | None = None,
     expression: str | None = None,
@@ -458,19 +460,28 @@ def html_page(
     (numbers laid out wide enough for the page to rewrite them). A static page says why,
     naming an option as `words` does (the CLI: `--no-grad`)."""
     from gradviz.render import html  # lazy: start-up (only for .html outputs)
+    from gradviz.render.themes import themed_svg  # lazy: start-up
 
     live = html.live_reason(diagram) is None and expression is not None
     drawn = html.page_diagram(diagram) if live else diagram
-    dot_text = to_dot(
-        drawn,
-        rankdir=rankdir,
-        precision=precision,
-        number_width=html.NUMBER_WIDTH if live else 0,
-    )
     heavy = layout_cost(diagram) > PREFER_PURE_COST
-    svg = run_dot(dot_text, "svg", program=program, heavy=heavy, smaller=draw_less(diagram))
-    from gradviz.render.themes import themed_svg  # lazy: start-up
 
+    def layout(direction: str) -> bytes:
+        dot_text = to_dot(
+            drawn,
+            rankdir=direction,
+            precision=precision,
+            number_width=html.NUMBER_WIDTH if live else 0,
+        )
+        return run_dot(dot_text, "svg", program=program, heavy=heavy, smaller=draw_less(diagram))
+
+    # Left to right unless the picture's text would then stand below 10 px on an 800 px
+    # page (a live page fits it to its width) and top to bottom is narrower. (A static
+    # page shows its picture at its natural size, scrolling sideways.)
+    svg = layout(rankdir or "LR")
+    if rankdir is None and live and html.svg_width_px(svg) > html.FIT_WIDTH_PX:
+        tall = layout("TB")
+        svg = tall if html.svg_width_px(tall) < html.svg_width_px(svg) else svg
     svg = themed_svg(svg.decode("utf-8")).encode("utf-8")
     note = (
         None
@@ -514,7 +525,7 @@ class Page:
 def explore(
     graph: Value | str | Model,
     *,
-    rankdir: str = "LR",
+    rankdir: str | None = None,
     precision: int = DEFAULT_PRECISION,
     **values: float,
 ) -> Page:
@@ -556,7 +567,7 @@ def _page_height(page: str) -> int:
     """An iframe tall enough for the page's picture (at most 900 px of it) and controls."""
     import re  # lazy: start-up
 
-    size = re.search(r'<svg width="[\d.]+pt" height="([\d.]+)pt"', page)
+    size = re.search(r'<svg\b[^>]*\bheight="([\d.]+)pt"', page)
     drawing = float(size.group(1)) * 4 / 3 if size else 300.0
     return int(min(drawing, 900) + 720)
 

@@ -315,7 +315,9 @@ def trace_command(
         refuse_inputs([str(page)], inputs)
         source = program.source if model_path is None else None
         diagram = diagram_from_value(value, clusters=clusters)
-        write_atomic(page, render(diagram, "html", expression=source, command="trace"))
+        write_atomic(
+            page, render(diagram, "html", rankdir=None, expression=source, command="trace")
+        )
         _say(f"wrote {page} (html)")
     if as_json:  # last: a document only for a command that did all it was asked
         click.echo(dumps(trace_document(value, steps)))

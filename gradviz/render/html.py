@@ -48,6 +48,19 @@ from gradviz.trace import trace
 # Above this many values a page is the static picture with a note: sliders over a
 # graph nobody can read would only make the page slow.
 LIVE_LIMIT = 300
+# A page fits its picture to its width, never cutting it: at an 800 px window the graph
+# has about 750 px, and Graphviz's 11 pt node text (14.7 px) stays at 10 px or more when
+# the picture is at most this wide. Wider left to right, a page draws top to bottom.
+FIT_WIDTH_PX = 1100
+
+
+def svg_width_px(svg: bytes | str) -> float:
+    """The width of Graphviz's SVG in px (it writes pt)."""
+    text = svg.decode("utf-8") if isinstance(svg, bytes) else svg
+    found = re.search(r'<svg\b[^>]*\bwidth="([\d.]+)pt"', text)
+    return float(found.group(1)) * 4 / 3 if found else 0.0
+
+
 # Data and grad texts are laid out this many characters wide, so most new numbers fit
 # their box after a slider moves (figure spaces: as wide as a digit).
 NUMBER_WIDTH = 6

@@ -1,0 +1,51 @@
+"""The docs' pictures as a reader sees them in a browser window 800 px wide: geometry read
+from Chromium's layout (the live pages, the report page, the README's showcase)."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parent.parent
+DOCS = ROOT / "docs"
+WINDOW = 800
+MIN_TEXT_PX = 10.0
+
+
+@pytest.fixture
+def narrow(browser) -> Iterator[object]:
+    """The session's browser, 800 px wide for the test (then as it was)."""
+    size = browser.get_window_size()
+    browser.set_window_size(WINDOW, 900)
+    try:
+        yield browser
+    finally:
+        browser.set_window_size(size["width"], size["height"])
+
+
+# The figure holding the graph, the graph's box, and the size its node text is drawn at
+# (Graphviz writes font sizes in the viewBox's units: scaled by the drawn width).
+GRAPH_JS = """
+const figure = document.getElementById('graph'), svg = figure.querySelector('svg');
+const box = x => { const r = x.getBoundingClientRect(); return {left: r.left, right: r.right}; };
+const scale = svg.getBoundingClientRect().width / svg.viewBox.baseVal.width;
+const sizes = Array.from(svg.querySelectorAll('g.node text'))
+  .map(t => parseFloat(t.getAttribute('font-size')) * scale);
+return {figure: box(figure), svg: box(svg), scrollLeft: figure.scrollLeft,
+        scrollWidth: figure.scrollWidth, clientWidth: figure.clientWidth,
+        smallest: Math.min(...sizes)};
+"""
+
+
+@pytest.mark.parametrize("page", ["hand.html", "hand-trace.html"])
+def test_the_live_pages_show_the_whole_graph_readably_at_800_px(narrow, page) -> None:
+    narrow.get((DOCS / page).as_uri())
+    graph = narrow.execute_script(GRAPH_JS)
+    # nothing cut: no sideways scrolling, not opened scrolled, the drawing inside its frame
+    assert graph["scrollLeft"] == 0
+    assert graph["scrollWidth"] <= graph["clientWidth"]
+    assert graph["figure"]["left"] <= graph["svg"]["left"]
+    assert graph["svg"]["right"] <= graph["figure"]["right"]
+    assert graph["smallest"] >= MIN_TEXT_PX, graph
