@@ -49,3 +49,41 @@ def test_the_live_pages_show_the_whole_graph_readably_at_800_px(narrow, page) ->
     assert graph["figure"]["left"] <= graph["svg"]["left"]
     assert graph["svg"]["right"] <= graph["figure"]["right"]
     assert graph["smallest"] >= MIN_TEXT_PX, graph
+
+
+# Every node text's overhang past its node's box (px), and each text block's overflow.
+REPORT_JS = """
+const over = [];
+for (const g of document.querySelectorAll('#graph g.node')) {
+  const shape = g.querySelector('polygon, ellipse, path');
+  if (!shape) continue;
+  const s = shape.getBoundingClientRect();
+  for (const t of g.querySelectorAll('text')) {
+    const r = t.getBoundingClientRect();
+    const out = Math.max(s.left - r.left, r.right - s.right);
+    if (out > 0.5) over.push([g.querySelector('title').textContent, t.textContent, out]);
+  }
+}
+const cut = Array.from(document.querySelectorAll('section pre, .scroll'))
+  .filter(x => x.scrollWidth > x.clientWidth + 1)
+  .map(x => [x.closest('section').id, x.scrollWidth, x.clientWidth]);
+return {over: over, cut: cut};
+"""
+
+TYPE_INPUT_JS = """
+const boxes = document.querySelectorAll('#typed input');
+boxes[0].value = '-0.123456'; boxes[1].value = '0.987654';
+document.getElementById('show-typed').click();
+"""
+
+
+def test_the_report_page_reads_at_800_px(narrow, xor_report) -> None:
+    narrow.get(xor_report[1].as_uri())
+    shown = narrow.execute_script(REPORT_JS)
+    # the gradient table shows every column it keeps (sat% and status among them)
+    assert shown["cut"] == [] and shown["over"] == []
+    assert "sat%" in narrow.find_element("id", "gradients").text
+    # a typed input has more digits than any listed example: its text stays in its box
+    narrow.execute_script(TYPE_INPUT_JS)
+    shown = narrow.execute_script(REPORT_JS)
+    assert shown["over"] == [], shown["over"]
