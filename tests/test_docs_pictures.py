@@ -87,3 +87,24 @@ def test_the_report_page_reads_at_800_px(narrow, xor_report) -> None:
     narrow.execute_script(TYPE_INPUT_JS)
     shown = narrow.execute_script(REPORT_JS)
     assert shown["over"] == [], shown["over"]
+
+
+# The size a docs SVG's node text is drawn at when the page gives the picture 800 px.
+SVG_TEXT_JS = """
+const svg = document.querySelector('svg');
+const scale = svg.getBoundingClientRect().width / svg.viewBox.baseVal.width;
+const sizes = Array.from(svg.querySelectorAll('g.node text'))
+  .map(t => parseFloat(t.getAttribute('font-size')) * scale);
+return {width: svg.getBoundingClientRect().width, smallest: Math.min(...sizes)};
+"""
+DOCS_SVGS = sorted(p.stem for p in (ROOT / "samples").glob("*.expr"))
+
+
+@pytest.mark.parametrize("name", DOCS_SVGS)
+def test_the_docs_diagrams_read_in_an_800_px_column(browser, tmp_path, name) -> None:
+    from browser import inline_svg_page, open_page
+
+    svg = (DOCS / f"{name}.svg").read_text(encoding="utf-8")
+    open_page(browser, inline_svg_page(svg, WINDOW), tmp_path)
+    shown = browser.execute_script(SVG_TEXT_JS)
+    assert shown["smallest"] >= MIN_TEXT_PX, shown

@@ -202,8 +202,19 @@ def test_horizontal_records_in_lr(rankdir):
 def test_records_stack_their_fields_in_tb(rankdir):
     # Top to bottom is chosen for wide graphs: nodes as narrow as their longest field
     # halve the width (XOR's every scalar: 3,806 pt side by side, 1,862 pt stacked).
+    wide = parse_program(
+        "L = a*b + c*d + e*f + g*h + i*j + k*m", dict.fromkeys("abcdefghijkm", 1.0)
+    ).output
+    wide.backward()
+    text = to_dot(diagram_from_value(wide), rankdir=rankdir)
+    assert f'rankdir="{rankdir}"' in text and 'label="{ a | data 1 | grad 1 }"' in text
+
+
+@pytest.mark.parametrize("rankdir", ["TB", "BT"])
+def test_narrow_ranks_keep_their_fields_side_by_side_in_tb(rankdir):
+    # a chain (or the hand example) fits a page side by side: half as tall as stacked
     text = to_dot(diagram_from_value(hand()), rankdir=rankdir)
-    assert f'rankdir="{rankdir}"' in text and 'label="{ a | data 2 | grad 6 }"' in text
+    assert f'rankdir="{rankdir}"' in text and 'label="a | data 2 | grad 6"' in text
 
 
 def test_bad_rankdir_is_refused():

@@ -351,7 +351,7 @@ LAYER_RANKDIR = "TB"
 # their fields and stay narrow (the one-neuron samples: 1,600 px left to right, 550 px
 # top to bottom).
 WIDE_PX = 1200
-_CHAR_PX, _BOX_PX, _OP_PX, _GAP_PX = 7.0, 24.0, 36.0, 26.0  # rough DejaVu Sans 11 pt sizes
+_CHAR_PX, _BOX_PX, _OP_PX, _GAP_PX = 8.8, 30.0, 36.0, 34.0  # DejaVu Sans 11 pt, measured
 
 
 def ranks(diagram: Diagram) -> dict[str, int]:
@@ -378,13 +378,27 @@ def _node_width(node: Node, stacked: bool = False) -> float:
     """A node's width in px, roughly: its fields side by side (name | data | grad, left
     to right) or `stacked` (top to bottom, where records stack their fields)."""
     if node.kind == "op":
-        return _OP_PX
-    fields = [len(node.label)]
-    fields += [12] if node.data is not None else []
-    fields += [12] if node.grad is not None else []
+        return max(_OP_PX, _BOX_PX + _CHAR_PX * 0.9 * len(node.label))  # 10 pt, not 11
+    fields = [len(node.label)]  # each field as drawn: `data 0.5`, `grad -1.7e-08`
+    fields += [5 + len(number_text(node.data))] if node.data is not None else []
+    fields += [5 + len(number_text(node.grad))] if node.grad is not None else []
     longest = max((len(line) for line in node.extra_lines), default=0)
     text = max(fields) if stacked or node.kind == "group" else sum(fields)
     return _BOX_PX + _CHAR_PX * max(text, longest)
+
+
+# Top to bottom, a record stacks its fields (narrow) unless every rank fits a docs page
+# with the fields side by side: a chain is then half as tall.
+SIDE_BY_SIDE_PX = 760
+
+
+def widest_rank(diagram: Diagram) -> float:
+    """The widest rank top to bottom with every record's fields side by side, in px."""
+    rank = ranks(diagram)
+    rows: dict[int, float] = {}
+    for node in diagram.nodes:
+        rows[rank[node.id]] = rows.get(rank[node.id], 0.0) + _node_width(node) + _GAP_PX
+    return max(rows.values(), default=0.0)
 
 
 def preferred_rankdir(diagram: Diagram) -> str:

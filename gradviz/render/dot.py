@@ -27,6 +27,7 @@ from gradviz.render.colours import (
 from gradviz.render.diagram import (
     BAD_BAND,
     BAD_BORDER,
+    SIDE_BY_SIDE_PX,
     STOPS,
     Band,
     Diagram,
@@ -36,6 +37,7 @@ from gradviz.render.diagram import (
     constant_text,
     number_text,
     ranks,
+    widest_rank,
 )
 from gradviz.text import printable
 
@@ -317,7 +319,9 @@ def dot_body(
     numbers out that many characters wide (for a page that rewrites them)."""
     if rankdir not in RANKDIRS:
         raise ValueError(f"rankdir must be one of {', '.join(RANKDIRS)}, not {rankdir!r}")
-    horizontal = True  # fields side by side LR, stacked TB: narrow nodes top to bottom
+    # Braced record fields: side by side LR, stacked TB (narrow nodes top to bottom), but
+    # side by side TB too when every rank fits a page so (a chain: half the height).
+    horizontal = rankdir in ("LR", "RL") or widest_rank(diagram) > SIDE_BY_SIDE_PX
     fast = f", {FAST_LAYOUT}" if layout_cost(diagram) > HEAVY_LAYOUT else ""
     fast += ', ordering="out"' if diagram.level == "neuron" else ""
     lines = [
