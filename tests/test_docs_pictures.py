@@ -108,3 +108,29 @@ def test_the_docs_diagrams_read_in_an_800_px_column(browser, tmp_path, name) -> 
     open_page(browser, inline_svg_page(svg, WINDOW), tmp_path)
     shown = browser.execute_script(SVG_TEXT_JS)
     assert shown["smallest"] >= MIN_TEXT_PX, shown
+
+
+MERMAID_SHAPES_JS = """
+const ops = Array.from(document.querySelectorAll('g.node'))
+  .filter(g => /_op-/.test(g.id)).map(g => g.getBoundingClientRect().width);
+const dashed = document.querySelectorAll('.edgePaths path.edge-pattern-dotted').length;
+return {ops: ops, dashed: dashed};
+"""
+
+
+@pytest.mark.parametrize("name", ["hand", "detach"])
+def test_the_docs_mermaid_draws_op_circles_and_the_dashed_detach(browser, tmp_path, name):
+    from test_browser_pictures import MERMAID_JS, MERMAID_PAGE, MERMAID_RENDER_JS
+
+    page = tmp_path / "mermaid.html"
+    page.write_text(MERMAID_PAGE.format(script=MERMAID_JS.as_uri()), encoding="utf-8")
+    text = (DOCS / f"{name}.md").read_text(encoding="utf-8")
+    text = text.removeprefix("```mermaid\n").removesuffix("```\n")
+    assert "class caption" not in text  # no caption: no class for one
+    browser.get(page.as_uri())
+    browser.set_script_timeout(30)
+    assert browser.execute_async_script(MERMAID_RENDER_JS, text) == "ok"
+    shown = browser.execute_script(MERMAID_SHAPES_JS)
+    assert shown["ops"] and min(shown["ops"]) >= 30, shown  # `*` was a 13 px dot
+    # the edge into detach is dashed (README: "a dashed no grad edge"), no other
+    assert shown["dashed"] == (1 if name == "detach" else 0), shown

@@ -23,6 +23,7 @@ from gradviz.numbers import DEFAULT_PRECISION
 from gradviz.render import colours
 from gradviz.render.colours import ALL_BANDS, EDGE_KEY, LEGEND_TITLE
 from gradviz.render.diagram import (
+    STOPS,
     Band,
     Diagram,
     Node,
@@ -143,6 +144,16 @@ def _label(node: Node, precision: int, stacked: bool = False) -> str:
     return text or " "
 
 
+# A one-character op (`*`, `+`) in a circle as wide as its text is a dot of 13 px: padded
+# with em spaces (as entities: Mermaid trims the label's own spaces) to about 40 px.
+OP_PAD = "#8195;"
+
+
+def _op_label(node: Node, precision: int) -> str:
+    label = _label(node, precision)
+    return f"{OP_PAD}{label}{OP_PAD}" if len(node.label) <= 2 else label
+
+
 def _class_def(band: Band) -> str:
     stroke = f"stroke:{band.border},stroke-width:{band.border_width:g}px"
     if band.dashed:
@@ -184,7 +195,7 @@ def to_mermaid(
         band = band_of(node)
         if node.kind == "op":
             classes.setdefault("op", []).append(mid)
-            return f'{indent}{mid}(("{_label(node, precision)}"))\n'
+            return f'{indent}{mid}(("{_op_label(node, precision)}"))\n'
         if band is not None:
             classes.setdefault(band.name, []).append(mid)
         else:  # no grad: white, as in Graphviz (not Mermaid's own lavender)
@@ -206,7 +217,8 @@ def to_mermaid(
         body.append("    end\n")
     links: list[str] = []
     for edge in diagram.edges:
-        arrow = "==>" if edge.emphasis else "-->"
+        # thick for the trace's current step; dashed where the credit ends (detach)
+        arrow = "==>" if edge.emphasis else "-.->" if edge.label == STOPS else "-->"
         text = f'|"{escape(edge.label)}"|' if edge.label else ""
         links.append(f"    {ids[edge.source]} {arrow}{text} {ids[edge.target]}\n")
     link_styles = _weight_styles(diagram)
@@ -224,6 +236,7 @@ def to_mermaid(
         lines.append(f"    classDef {CAPTION} {_CAPTION_STYLE}\n")
     if keyed:
         lines.append(f"    classDef keytitle {_KEY_BOX_STYLE}\n")
+    if diagram.title:
         lines.append(f"    class {CAPTION} {CAPTION}\n")
     if "op" in classes:
         lines.append("    classDef op fill:#ffffff,stroke:#555555,color:#000000\n")
