@@ -351,3 +351,16 @@ def test_draw_renders_through_the_graphviz_package(monkeypatch):
     assert Path(graphviz.backend.dot_command.DOT_BINARY).name == "graphviz-pure"
     svg = digraph.pipe(format="svg")
     assert "grad 6" in texts(ET.fromstring(svg))
+
+
+def test_a_subtraction_says_which_input_is_which():
+    # `e - 1` is not `1 - e`: the op reads `a − b` and its edges say a and b (and `+`, `*`,
+    # whose order does not matter, stay as they were)
+    out = parse_program("e = 2*x; o = (e - 1)/(e + 1)", {"x": 0.5}).output
+    out.backward()
+    text = to_dot(diagram_from_value(out))
+    assert 'label="a − b"' in text and 'label="a ÷ b"' in text and 'label="+"' in text
+    e, one = "n2", "n3"  # e, then the constant 1 (graph order)
+    assert re.search(rf'"{e}" -> "n4_op" \[headlabel="a"', text)
+    assert re.search(rf'"{one}" -> "n4_op" \[headlabel="b"', text)
+    assert text.count("headlabel=") == 4  # two into −, two into ÷

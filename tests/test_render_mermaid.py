@@ -349,3 +349,12 @@ def test_markdown_is_a_fenced_block_and_library_api_matches():
 
 def test_output_is_byte_stable():
     assert to_mermaid(program_output("hand")) == to_mermaid(program_output("hand"))
+
+
+def test_a_subtraction_says_which_input_is_which_in_mermaid():
+    out = parse_program("e = 2*x; o = (e - 1)/(e + 1)", {"x": 0.5}).output
+    out.backward()
+    text = to_mermaid(out)
+    assert 'n4_op(("a\u202f−\u202fb"))' in text and 'n7_op(("a\u202f÷\u202fb"))' in text
+    assert 'n2 -->|"a"| n4_op' in text and 'n3 -->|"b"| n4_op' in text
+    assert text.count('|"a"|') == 2 and text.count('|"b"|') == 2

@@ -22,6 +22,7 @@ from gradviz.errors import Worded
 from gradviz.lazy import is_array, np
 from gradviz.names import node_names, op_form, operand, substitute
 from gradviz.numbers import DEFAULT_PRECISION, fmt, fmt_full
+from gradviz.ops import Op
 from gradviz.render import colours
 from gradviz.text import printable  # noqa: F401 (renderers and tests import it from here)
 
@@ -60,6 +61,7 @@ class Node:
     extra_lines: tuple[str, ...] = ()
     op: str | None = None  # the op's name: for op nodes, and for value nodes an op made
     role: Role = "intermediate"
+    ordered: bool = False  # an op whose inputs' order matters (a − b): drawn with a and b
 
     @property
     def magnitude(self) -> float | None:
@@ -238,6 +240,18 @@ def _op_detail(v: Value, names: Mapping[Value, str], grad: bool) -> str:
     return "\n".join(lines)
 
 
+_SWAP = {"a": "b", "b": "a"}
+
+
+def is_ordered(op: Op) -> bool:
+    """A binary op whose inputs' order matters (a − b, a ÷ b, a ** b): its local
+    derivatives do not mirror each other when a and b swap, as a + b's and a·b's do."""
+    if op.arity != 2:
+        return False
+    swapped = re.sub(r"\b[ab]\b", lambda m: _SWAP[m.group(0)], op.d[0])
+    return swapped != op.d[1]
+
+
 def _role(v: Value, root: Value) -> Role:
     if v is root:
         return "output"
@@ -282,6 +296,7 @@ def diagram_from_value(
                     cluster=cluster,
                     op=v.op.name,
                     role="op",
+                    ordered=is_ordered(v.op),
                 )
             )
             stops = None if v.op.passes_credit else STOPS  # detach: credit ends here

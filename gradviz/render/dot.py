@@ -155,9 +155,11 @@ def _node_line(
     pairs: list[tuple[str, str]]
     band = band_of(node)
     if node.kind == "op":
+        # a − b: which input is which, as the edges into it say (`e - 1` is not `1 - e`)
+        label = f"a {node.label} b" if node.ordered else node.label
         pairs = [
             ("shape", "ellipse"),
-            ("label", label_text(node.label)),
+            ("label", label_text(label)),
             ("fontsize", "10"),
             ("width", "0.3"),
             ("height", "0.3"),
@@ -209,8 +211,12 @@ def pen_width(weight: float, largest: float) -> str:
     return f"{MIN_PEN + (MAX_PEN - MIN_PEN) * share:.2f}"
 
 
-def _edge_line(edge: Edge, largest: float = 0.0) -> str:
+def _edge_line(edge: Edge, largest: float = 0.0, ordered: bool = False) -> str:
+    """One edge; `ordered`: it goes into an op whose inputs' order matters, and says
+    which input it is (a or b) at its head."""
     pairs: list[tuple[str, str]] = []
+    if ordered:
+        pairs += [("headlabel", "ab"[edge.index]), ("labelfontsize", "9"), ("labeldistance", "1.4")]
     if edge.label:  # a credit (`+= 6`, the trace), or the end of the credit (dashed)
         pairs.append(("label", label_text(edge.label)))
         pairs += [("style", "dashed")] if edge.label == STOPS else []
@@ -346,8 +352,9 @@ def dot_body(
             lines.append("\t" + _node_line(node, diagram, precision, horizontal, number_width))
         lines.append("\t}\n")
     largest = max((abs(e.weight) for e in diagram.edges if e.weight is not None), default=0.0)
+    ordered = {n.id for n in diagram.nodes if n.ordered}
     for edge in diagram.edges:
-        lines.append(_edge_line(edge, largest))
+        lines.append(_edge_line(edge, largest, edge.target in ordered and edge.index < 2))
     # The graph's label (title and legend) comes last, so no cluster inherits it.
     if legend and diagram.has_grad:
         weights = any(e.weight is not None for e in diagram.edges)

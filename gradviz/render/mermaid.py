@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import math
 import re
+from dataclasses import replace
 
 from gradviz.errors import RenderError
 from gradviz.numbers import DEFAULT_PRECISION
@@ -150,6 +151,8 @@ OP_PAD = "#8195;"
 
 
 def _op_label(node: Node, precision: int) -> str:
+    if node.ordered:  # a − b: which input is which, as the edges into it say
+        return whole(f"a {node.label} b")
     label = _label(node, precision)
     return f"{OP_PAD}{label}{OP_PAD}" if len(node.label) <= 2 else label
 
@@ -216,7 +219,11 @@ def to_mermaid(
                 body.append(node_line(node, "        "))
         body.append("    end\n")
     links: list[str] = []
+    ordered = {n.id for n in diagram.nodes if n.ordered}
     for edge in diagram.edges:
+        if edge.target in ordered and edge.index < 2:  # which input of a − b it is
+            role = "ab"[edge.index]
+            edge = replace(edge, label=f"{role}: {edge.label}" if edge.label else role)
         # thick for the trace's current step; dashed where the credit ends (detach)
         arrow = "==>" if edge.emphasis else "-.->" if edge.label == STOPS else "-->"
         text = f'|"{escape(edge.label)}"|' if edge.label else ""
