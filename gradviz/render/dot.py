@@ -70,6 +70,8 @@ _TOOLTIP_TABLE = str.maketrans(
     {"&": "&amp;", '"': "&quot;", "<": "&lt;", ">": "&gt;", "\\": "&#92;" * 4}
 )
 
+CREDIT_MARK = "+= "  # how the trace labels the credit an edge carries back
+
 # Node look by trace state: (border colour, pen width, ink override)
 _STATE_LOOK = STATE_LOOK
 
@@ -217,9 +219,14 @@ def _edge_line(edge: Edge, largest: float = 0.0, ordered: bool = False) -> str:
     pairs: list[tuple[str, str]] = []
     if ordered:
         pairs += [("headlabel", "ab"[edge.index]), ("labelfontsize", "9"), ("labeldistance", "1.4")]
-    if edge.label:  # a credit (`+= 6`, the trace), or the end of the credit (dashed)
+    if edge.label == STOPS:  # the end of the credit: dashed
+        pairs += [("label", label_text(edge.label)), ("style", "dashed")]
+    elif edge.label and edge.label.startswith(CREDIT_MARK):
+        # a credit the trace sends back (`+= 6`): underlined and tied to its edge by a
+        # line, since two edges into one op share the gap where their labels stand
+        pairs += [("label", label_text(edge.label)), ("decorate", "true")]
+    elif edge.label:
         pairs.append(("label", label_text(edge.label)))
-        pairs += [("style", "dashed")] if edge.label == STOPS else []
     if edge.weight is not None:
         pairs.append(("penwidth", pen_width(edge.weight, largest)))
         pairs.append(("arrowsize", "0.4"))
