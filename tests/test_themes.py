@@ -253,3 +253,30 @@ def test_every_picture_file_carries_the_theme(tmp_path: Path):
     result = CliRunner().invoke(cli, args)
     assert result.exit_code == 0, result.output
     assert "prefers-color-scheme:dark" in target.read_text(encoding="utf-8")
+
+
+PLOT_JS = """
+const page = document.querySelector('#patch_1 path');
+const text = document.querySelector('g[id^="text_"]');
+const spine = document.querySelector('[style*="stroke: #000000"]');
+return {page: getComputedStyle(page).fill, text: getComputedStyle(text).fill,
+        spine: spine ? getComputedStyle(spine).stroke : null};
+"""
+
+
+@pytest.mark.parametrize("shown", ["light", "dark"])
+def test_matplotlib_plots_follow_the_system_too(browser, shown):
+    # the plots are matplotlib's SVG (docs/deep-sigmoid-grads.svg, as `grads --plot` writes
+    # it): its page, text and axes turn, its data's colours stay
+    path = Path(__file__).resolve().parent.parent / "docs" / "deep-sigmoid-grads.svg"
+    assert "prefers-color-scheme:dark" in path.read_text(encoding="utf-8")
+    scheme(browser, shown)
+    try:
+        browser.get(path.as_uri())
+        looks = browser.execute_script(PLOT_JS)
+    finally:
+        scheme(browser, "")
+    palette = DARK if shown == "dark" else LIGHT
+    assert looks["page"] == rgb(palette.background)
+    assert looks["text"] == rgb(palette.ink)
+    assert looks["spine"] == rgb(palette.ink)

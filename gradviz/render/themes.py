@@ -168,3 +168,49 @@ def themed_svg(svg: str, id_prefix: str = "", extra_css: str = "") -> str:
 def style_blocks(svg: str) -> list[str]:
     """The text of each `<style>` element, for a page's security policy (their hashes)."""
     return re.findall(r"<style>(.*?)</style>", svg, re.S)
+
+
+# -- matplotlib's SVG plots ------------------------------------------------------------
+# Matplotlib writes colours as inline styles (`style="fill: #ffffff"`), which only an
+# `!important` rule overrides; its text is glyph paths in `text_N` groups, black by default.
+# In dark mode the page (white patches), the text and the axes (black strokes) and the
+# grid turn; the data's own colours (curves, bars, colour maps) stay as drawn.
+PLOT_CLASS = "gradviz-plot"
+_PLOT_DARK = {
+    "page": (LIGHT.background, DARK.background),
+    "ink": ("#000000", DARK.ink),
+    "grid": ("#dddddd", "#3d444d"),
+}
+
+
+@cache
+def plot_css() -> str:
+    scope = f"svg.{PLOT_CLASS}"
+    light = "".join(f"--gv-plot-{k}:{a};" for k, (a, _) in _PLOT_DARK.items())
+    dark = "".join(f"--gv-plot-{k}:{b};" for k, (_, b) in _PLOT_DARK.items())
+    switched_dark = ",".join(f"{switch} {scope}" for switch in DARK_SWITCHES)
+    switched_light = ",".join(f"{switch} {scope}" for switch in LIGHT_SWITCHES)
+    rules = [
+        f'{scope} [style*="fill: #ffffff"]{{fill:var(--gv-plot-page)!important}}',
+        f'{scope} [style*="stroke: #000000"]{{stroke:var(--gv-plot-ink)!important}}',
+        f'{scope} [style*="fill: #000000"]{{fill:var(--gv-plot-ink)!important}}',
+        f'{scope} [style*="stroke: #dddddd"]{{stroke:var(--gv-plot-grid)!important}}',
+        f'{scope} g[id^="text_"]{{fill:var(--gv-plot-ink)}}',
+    ]
+    return "".join(
+        [
+            f"{scope}{{{light}}}",
+            f"@media (prefers-color-scheme:dark){{{scope}{{{dark}}}{switched_light}{{{light}}}}}",
+            f"{switched_dark}{{{dark}}}",
+            *rules,
+        ]
+    )
+
+
+def themed_plot(svg: str) -> str:
+    """Matplotlib's SVG with the dark-mode style sheet for plots and its class."""
+    opening = _SVG_OPEN.search(svg)
+    if opening is None:
+        raise ValueError("not an SVG document: no <svg> element")
+    tag = f'<svg class="{PLOT_CLASS}"{opening.group(1)}>\n <style>{plot_css()}</style>'
+    return svg[: opening.start()] + tag + svg[opening.end() :]
