@@ -134,3 +134,40 @@ def test_the_docs_mermaid_draws_op_circles_and_the_dashed_detach(browser, tmp_pa
     assert shown["ops"] and min(shown["ops"]) >= 30, shown  # `*` was a 13 px dot
     # the edge into detach is dashed (README: "a dashed no grad edge"), no other
     assert shown["dashed"] == (1 if name == "detach" else 0), shown
+
+
+FRAME_JS = """
+const node = Array.from(document.querySelectorAll('g.node'))
+  .find(g => g.querySelector('title').textContent === arguments[0]);
+const shape = node.querySelector('polygon');
+return {stroke: getComputedStyle(shape).stroke, fill: getComputedStyle(shape).fill,
+        width: parseFloat(getComputedStyle(shape).strokeWidth)};
+"""
+
+
+def _rgb(text: str) -> str:
+    r, g, b = (int(part) for part in text[4:-1].split(","))
+    return f"#{r:02x}{g:02x}{b:02x}"
+
+
+@pytest.mark.parametrize("scheme", ["light", "dark"])
+def test_the_current_step_stands_out_on_its_node(browser, scheme) -> None:
+    # docs/trace/step-05.svg: e (n2) passes its credit; its fill is the orange band, where
+    # an orange border vanished
+    from test_colours import MACHADO, delta_e
+
+    browser.execute_cdp_cmd(
+        "Emulation.setEmulatedMedia",
+        {"features": [{"name": "prefers-color-scheme", "value": scheme}]},
+    )
+    try:
+        browser.get((DOCS / "trace" / "step-05.svg").as_uri())
+        look = browser.execute_script(FRAME_JS, "n2")
+    finally:
+        browser.execute_cdp_cmd("Emulation.setEmulatedMedia", {"features": []})
+    stroke, fill = _rgb(look["stroke"]), _rgb(look["fill"])
+    assert look["width"] >= 3
+    for vision in (None, "deuteranopia", "protanopia"):
+        matrix = MACHADO.get(vision) if vision else ((1, 0, 0), (0, 1, 0), (0, 0, 1))
+        # (the orange border on the orange band: 36, and 21 with protanopia)
+        assert delta_e(stroke, fill, matrix) >= 60, (scheme, vision, stroke, fill)
