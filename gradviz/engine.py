@@ -31,20 +31,14 @@ from gradviz.numbers import fmt
 from gradviz.ops import (
     ABS,
     ADD,
-    COS,
-    DETACH,
     DIV,
     ENGINE_NAMES,
-    EXP,
     FIXED,
-    LOG,
     MUL,
     NEG,
     POW,
     RELU,
     SIGMOID,
-    SIN,
-    SQRT,
     SUB,
     TANH,
     Fixed,
@@ -167,16 +161,8 @@ class Value:
         def __rtruediv__(self, other: float) -> Value: ...
         def __neg__(self) -> Value: ...
         def __abs__(self) -> Value: ...
-        def abs(self) -> Value: ...
-        def exp(self) -> Value: ...
-        def log(self) -> Value: ...
-        def tanh(self) -> Value: ...
-        def sigmoid(self) -> Value: ...
-        def relu(self) -> Value: ...
-        def sin(self) -> Value: ...
-        def cos(self) -> Value: ...
-        def sqrt(self) -> Value: ...
-        def detach(self) -> Value: ...
+        # v.exp(), v.tanh(), v.gelu(), ...: one per expression function (ops.UNARY_OPS)
+        def __getattr__(self, name: str) -> Callable[[], Value]: ...
 
     def __pow__(self, other: Value | float) -> Value:
         if isinstance(other, Value):
@@ -716,13 +702,6 @@ def _function(op: Op) -> Callable[[Value | float], Value]:
     return function
 
 
-exp = _function(EXP)
-log = _function(LOG)
-tanh = _function(TANH)
-sigmoid = _function(SIGMOID)
-relu = _function(RELU)
-sin = _function(SIN)
-cos = _function(COS)
-sqrt = _function(SQRT)
-detach = _function(DETACH)
-abs = _function(ABS)  # shadows the builtin inside this module only: use np.abs here
+# exp(x), tanh(x), gelu(x), ...: every expression function of the op table, as a function
+# of Values (`abs` among them shadows the builtin inside this module only: use np.abs here).
+globals().update({op.name: _function(op) for op in UNARY_OPS.values()})

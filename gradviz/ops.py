@@ -141,6 +141,33 @@ def relu(a: Number) -> Number:
     return number(np.maximum(a, 0.0))
 
 
+def where(condition: Any, x: Number, y: Number) -> Number:
+    """x where the condition holds, else y (both evaluated): a branch in an expression
+    that floats, arrays and JavaScript (`c ? x : y`) all read the same way."""
+    if type(condition) is bool:
+        return x if condition else y
+    return number(np.where(condition, x, y))
+
+
+def log1p(a: Number) -> Number:
+    """ln(1 + a), exact for tiny a; -inf at -1, nan below."""
+    if type(a) is float:
+        if a > -1.0:
+            return math.log1p(a)
+        return -math.inf if a == -1.0 else math.nan
+    return number(np.log1p(a))
+
+
+def expm1(a: Number) -> Number:
+    """e^a - 1, exact for tiny a; inf on overflow."""
+    if type(a) is float:
+        try:
+            return math.expm1(a)
+        except OverflowError:
+            return math.inf
+    return number(np.expm1(a))
+
+
 # numpy's power loop takes exact shortcuts (1/a, sqrt(a), a·a, ...) when the exponent is one
 # number, as in a scalar run, but not for an array of exponents, whose vectorised pow may
 # differ in the last bit. Those elements are redone the scalar way (found by tests/).
@@ -167,7 +194,10 @@ HELPERS: dict[str, Any] = {
     "sigmoid": sigmoid,
     "relu": relu,
     "power": power,
+    "where": where,
     "exp": exp,
+    "log1p": log1p,
+    "expm1": expm1,
     "exp_nonpositive": math.exp,  # for floats ≤ 0 (and nan): never overflows, never raises
     "log": log,
     "tanh": tanh,
@@ -295,6 +325,28 @@ def _shown(expression: str, op_name: str) -> str:
     return _LITERAL.sub(r"\1", text)
 
 
+# The functions assets/engine.js defines for the page's op expressions, each the same IEEE
+# operations as the helper of that name above (tests/test_html_parity.py measures them).
+JS_HELPERS = frozenset(
+    {"exp", "log", "log1p", "expm1", "tanh", "sin", "cos", "sqrt", "abs", "sign"}
+    | {"div", "step", "relu", "sigmoid", "where", "pow"}
+)
+_JS_NAMES = JS_HELPERS | {"a", "b", "out", "n", "inf", "nan"}
+_NOT_JS = re.compile(r"\bif\b|\belse\b|\band\b|\bor\b|\bnot\b|\*\*|[&|]")
+
+
+def _javascript(expression: str, op_name: str) -> str:
+    """An op's expression as the page's JavaScript: the same text, once numpy's spelling
+    is dropped (`number(np.sign(a))` -> `(sign(a))`), since both languages read calls,
+    arithmetic and comparisons alike and engine.js defines the same helpers. Anything
+    else (a Python conditional, `**`) needs the row's own `js`."""
+    text = expression.replace("number(", "(").replace("np.", "")
+    names = set(re.findall(r"(?<![\w.])[A-Za-z_]\w*", text))
+    if _NOT_JS.search(text) or not names <= _JS_NAMES:
+        raise ValueError(f"{op_name}: {expression!r} does not read as JavaScript: give `js`")
+    return text
+
+
 @dataclass(frozen=True, slots=True, eq=False, kw_only=True)
 class Op:
     """One primitive: its value, its local derivatives, and all that is known about it.
@@ -329,6 +381,24 @@ class Op:
     # Outputs below the first or above the second number are saturated (the slope is
     # nearly 0 there): the statistics count them. None: the op does not saturate.
     saturation: tuple[float, float] | None = None
+    # A unit whose outputs are all at or below this number passes no gradient back for
+    # any sample: dead, and it cannot recover (relu at 0). None: the op cannot die.
+    dies_at: float | None = None
+    # Whether the op only ever rises: then a band of outputs is a band of inputs, and
+    # `saturation` may be read off the outputs. gelu and silu dip below 0: an output near 0
+    # comes from an input near 0 (slope 1/2) as from a very negative one (slope 0), so
+    # their band is one of inputs (`saturation_input`).
+    monotone: bool = True
+    # Inputs below the first or above the second number are saturated (non-monotone ops).
+    saturation_input: tuple[float, float] | None = None
+    # The outputs' bounds, where the op has them (σ in [0, 1]): the plots' colour range.
+    output_range: tuple[float, float] | None = None
+    # A layer of a network may use the op (a spec's `activation`, `--activation`).
+    activation: bool = False
+    # The live page's JavaScript (value, then derivatives), only where `out` and `d` do
+    # not translate as they stand (see `_javascript`): pow, whose numpy shortcuts the page
+    # copies with its own `pow`.
+    js: tuple[str, tuple[str, ...]] | None = None
     # micrograd's name for the op (`Value._op`) where it differs from `symbol` ('ReLU').
     micrograd: str | None = None
     # Constants the expressions name (the n of `a ** n`).
@@ -343,8 +413,11 @@ class Op:
     code: str = field(init=False)
     local_code: tuple[str, ...] = field(init=False)
     formulas: tuple[str, ...] = field(init=False)
+    javascript: tuple[str, tuple[str, ...]] = field(init=False)  # js, or out and d translated
 
     def __post_init__(self) -> None:
+        if not self.monotone and self.saturation is not None:
+            raise ValueError(f"{self.name}: not monotone, so its saturation band is of inputs")
         inputs = "a, b"[: 3 * len(self.d) - 2]  # "a" or "a, b"
         backward_code = _backward_body(self.d, self.passes_credit)
         derived = {
@@ -366,6 +439,8 @@ class Op:
             "code": _template(self.inline or f"out = {self.out}", self.bound),
             "local_code": tuple(_template(e, self.bound) for e in self.d),
             "formulas": self.shown or tuple(_shown(e, self.name) for e in self.d),
+            "javascript": self.js
+            or (_javascript(self.out, self.name), tuple(_javascript(e, self.name) for e in self.d)),
         }
         for name, value in derived.items():
             object.__setattr__(self, name, value)
@@ -412,6 +487,10 @@ POW = Op(
     shown=("b·a^(b-1)", "a^b·ln(a)"),
     form="{a}^{b}",
     positive=(True, False),
+    js=(
+        "pow(a, b)",
+        ("b === 0 ? 0 : b * pow(a, b - 1)", "a === 0 && b > 0 ? 0 : out * Math.log(a)"),
+    ),
 )
 EXP = Op(name="exp", symbol="exp", out="exp(a)", d=("out",))
 LOG = Op(
@@ -427,6 +506,8 @@ TANH = Op(
     max_slope=1.0,
     slope_name="tanh′",
     saturation=(-0.97, 0.97),
+    output_range=(-1.0, 1.0),
+    activation=True,
 )
 SIGMOID = Op(
     name="sigmoid",
@@ -440,6 +521,8 @@ SIGMOID = Op(
     max_slope=0.25,
     slope_name="σ′",
     saturation=(0.015, 0.985),
+    output_range=(0.0, 1.0),
+    activation=True,
 )
 RELU = Op(
     name="relu",
@@ -451,6 +534,8 @@ RELU = Op(
     kinks=(0.0,),
     max_slope=1.0,
     slope_name="relu′",
+    dies_at=0.0,
+    activation=True,
     micrograd="ReLU",
 )
 SIN = Op(name="sin", symbol="sin", out="sin(a)", d=("cos(a)",), max_slope=1.0)
@@ -532,13 +617,16 @@ def power_op(n: float) -> Op:
         form=f"{{a}}^{shown}",
         positive=(not float(n).is_integer(),),
         bound={"n": float(n)},
+        # one entry for every n (the page passes n): `pow` is engine.js's copy of numpy's
+        js=("pow(a, n)", ("n === 0 ? 0 : n * pow(a, n - 1)",)),
     )
 
 
 UNARY_OPS: dict[str, Op] = {
     op.name: op for op in (EXP, LOG, TANH, SIGMOID, RELU, SIN, COS, ABS, SQRT, DETACH)
 }
-"""The functions an expression may call, by name."""
+"""The functions an expression may call, by name (each is also a method of Value and a
+function of gradviz and gradviz.engine)."""
 
 BINARY_OPS: dict[str, Op] = {op.name: op for op in (ADD, SUB, MUL, DIV, POW)}
 
@@ -547,8 +635,13 @@ FIXED: dict[tuple[Op, int], Fixed] = {
 }
 """The ops with a method whose either input may be a plain number, by (op, that input)."""
 
-ACTIVATIONS: dict[str, Op | None] = {"sigmoid": SIGMOID, "tanh": TANH, "relu": RELU, "linear": None}
-"""A layer's activation by its name in a spec (None: linear, slope 1)."""
+ACTIVATIONS: dict[str, Op | None] = {
+    **{op.name: op for op in (SIGMOID, TANH, RELU)},  # the textbooks' three first
+    **{op.name: op for op in UNARY_OPS.values() if op.activation},
+    "linear": None,
+}
+"""A layer's activation by its name in a spec (None: linear, slope 1), every op marked
+`activation`, in the order the spec's errors and `--activation`'s help list them."""
 
 
 def _names_in(templates: list[str]) -> frozenset[str]:

@@ -184,25 +184,37 @@ def max_slope(activation: str) -> float:
     return 1.0 if op is None or op.max_slope is None else op.max_slope
 
 
-def _saturation_masks(activation: str, act: np.ndarray) -> tuple[np.ndarray, np.ndarray] | None:
-    """(low end, high end) masks of saturated outputs, or None where it does not apply."""
+def _saturation_masks(
+    activation: str, pre: np.ndarray, act: np.ndarray
+) -> tuple[np.ndarray, np.ndarray] | None:
+    """(low end, high end) masks of saturated units, or None where it does not apply: by
+    the outputs where the op only rises (the table's `saturation`), else by the inputs
+    (`saturation_input`: an output of gelu near 0 may be a saturated input or an active one)."""
     op = ACTIVATIONS.get(activation)
-    if op is None or op.saturation is None:
+    if op is None:
         return None
-    low, high = op.saturation
-    return act < low, act > high
+    if op.saturation is not None:
+        low, high = op.saturation
+        return act < low, act > high
+    if op.saturation_input is not None:
+        low, high = op.saturation_input
+        return pre < low, pre > high
+    return None
 
 
 def _dead_units(sample: LayerSample) -> int:
-    """Units that pass nothing back for every sample of the batch: a ReLU at 0, or a
-    hidden sigmoid/tanh stuck at one end (one that flips between ends still tells
-    the inputs apart, so it is not dead)."""
+    """Units that pass nothing back for every sample of the batch: a ReLU at 0 (an op
+    the table says `dies_at`), or a hidden unit stuck at one end of a saturating
+    activation (one that flips between ends still tells the inputs apart, so it is not
+    dead). An op that can neither die nor saturate (leaky_relu) has no dead units."""
     act = np.asarray(sample.activations, dtype=float)
     if act.shape[0] == 0:
         return 0
-    if sample.activation == "relu":
-        return int(np.sum(np.all(act <= 0, axis=0)))
-    masks = _saturation_masks(sample.activation, act)
+    op = ACTIVATIONS.get(sample.activation)
+    if op is not None and op.dies_at is not None:
+        return int(np.sum(np.all(act <= op.dies_at, axis=0)))
+    pre = np.asarray(sample.pre_activations, dtype=float)
+    masks = _saturation_masks(sample.activation, pre, act)
     if masks is None or sample.is_output:
         return 0
     low, high = masks
@@ -247,7 +259,7 @@ def _layer_numbers(sample: LayerSample) -> LayerStats:
         update = None
         if sample.previous_weights is not None:
             update = _ratio(_norm(w - np.asarray(sample.previous_weights, dtype=float)), w_norm)
-        masks = _saturation_masks(sample.activation, act)
+        masks = _saturation_masks(sample.activation, pre, act)
         dead = _dead_units(sample)
         count, first = _nonfinite(sample)
         return LayerStats(
@@ -273,7 +285,8 @@ def _layer_numbers(sample: LayerSample) -> LayerStats:
             update_data=update,
             act_mean=float(np.mean(act)),
             act_std=float(np.std(act)),
-            mean_slope=float(np.mean(slope(sample.activation, pre, act))),
+            # |slope|: how much signal passes (gelu's and silu's slope dips below 0)
+            mean_slope=float(np.mean(np.abs(slope(sample.activation, pre, act)))),
             saturated=None if masks is None else float(np.mean(masks[0] | masks[1])),
             dead=dead / n_out if n_out else 0.0,
             dead_units=dead,
@@ -727,12 +740,15 @@ def verdict(diagnosis: Diagnosis, snapshots: History | None = None) -> list[str]
     lines = [line for line in _history_sentences(d, snapshots or []) if line]
 
     dead = _having(d, "dead")
-    relu = [lay for lay in dead if lay.activation == "relu"]
-    stuck = [lay for lay in dead if lay.activation != "relu"]
+    dying = {name for name, op in ACTIVATIONS.items() if op is not None and op.dies_at is not None}
+    relu = [lay for lay in dead if lay.activation in dying]
+    stuck = [lay for lay in dead if lay.activation not in dying]
     if relu:
         counts = ", ".join(f"{lay.dead_units}/{lay.n_out}" for lay in relu)
+        kinds = {ACTIVATIONS[lay.activation] for lay in relu}
+        kind = " and ".join(sorted(op.micrograd or op.name for op in kinds if op is not None))
         lines.append(
-            f"{_names(relu)}: most ReLU units are dead ({counts} output 0 for every sample, so "
+            f"{_names(relu)}: most {kind} units are dead ({counts} output 0 for every sample, so "
             "no gradient passes through them): lower the learning rate if they died in "
             "training; start biases slightly positive, or use wider layers."
         )

@@ -11,7 +11,7 @@ from gradviz.cli import flag
 from gradviz.cli.console import stdout_console
 from gradviz.cli.options import DASH_HELP, ExpressionCommand, model_options
 from gradviz.errors import InputError, OutputError, RenderError, WriteError, quoted
-from gradviz.expr import describe_defaults, parse_assignments, parse_program
+from gradviz.expr import FUNCTIONS, describe_defaults, parse_assignments, parse_program
 from gradviz.files import write_atomic
 from gradviz.numbers import DEFAULT_PRECISION
 from gradviz.numbers import fmt as show_number
@@ -187,10 +187,10 @@ def draw(
 ) -> None:
     """Draw the computation graph of EXPR with every node's value and gradient.
 
-    EXPR is a Python-like expression (+ - * / **, tanh sigmoid relu exp log sin cos
-    abs sqrt detach); statements separated by ';' name intermediate results, and the
-    last one is the output. Leaves take values from NAME=VALUE arguments; leaves left
-    without one get reproducible defaults (printed; --seed changes them). EXPR may
+    EXPR is a Python-like expression (+ - * / **, {functions}); statements
+    separated by ';' name intermediate results, and the last one is the output.
+    Leaves take values from NAME=VALUE arguments; leaves left without one get
+    reproducible defaults (printed; --seed changes them). EXPR may
     also be @FILE, or the path of an existing .expr file, to read it from a file.
 
     Without -o, the graph is shown in the terminal as a tree with a table of the
@@ -283,6 +283,9 @@ def draw(
         raise failures[0]
     if failures:
         raise RenderError("\n".join(error.render(flag) for error in failures))
+
+
+draw.help = (draw.help or "").replace("{functions}", " ".join(FUNCTIONS))  # the op table's
 
 
 def _first_example(model_path: Path, target: float | None) -> tuple[str, float]:

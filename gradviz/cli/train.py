@@ -29,7 +29,7 @@ from gradviz.render.training import (
     summary_text,
 )
 from gradviz.report import diverged_document, inspect_document, train_document
-from gradviz.spec import Spec, resolve_spec
+from gradviz.spec import ACTIVATION_NAMES, Spec, resolve_spec
 from gradviz.text import printable
 from gradviz.train import Diverged, check_data, evaluate, load_data, train
 
@@ -82,7 +82,9 @@ def picture_options(command: Callable) -> Callable:
 )
 @click.argument("spec", required=False)
 @click.option("--layers", help="Layer sizes, inputs first: 2,4,1.")
-@click.option("--activation", help="Hidden activation(s): sigmoid, tanh, relu, linear (or a,b,…).")
+@click.option(
+    "--activation", help=f"Hidden activation(s): {', '.join(ACTIVATION_NAMES)} (or a,b,…)."
+)
 @click.option("--output-activation", help="Activation of the output layer (default sigmoid).")
 @click.option("--init", help="Weight init: default (U±√(2/n_in)), xavier, he, uniform1, micrograd.")
 @click.option("--loss", help="mse (default), bce, or hinge (a ±1 score, linear output).")
