@@ -37,7 +37,7 @@ from typing import TYPE_CHECKING
 # is used (module `__getattr__`), so `import gradviz` costs almost nothing and the command
 # line pays only for what a command uses. `trace` and `gradcheck` are the modules
 # `gradviz.trace` and `gradviz.gradcheck`; calling either module calls its function. The
-# ops as functions (`tanh`, `gelu`, ...) are the op table's, named by it (`_functions`).
+# ops as functions (`exp`, `tanh`, ...) are the op table's, named by it (`_functions`).
 _API: dict[str, str] = {
     **dict.fromkeys(
         ["Constant", "Graph", "Op", "Value", "no_grad", "topological_order"], "gradviz.engine"

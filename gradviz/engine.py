@@ -161,7 +161,7 @@ class Value:
         def __rtruediv__(self, other: float) -> Value: ...
         def __neg__(self) -> Value: ...
         def __abs__(self) -> Value: ...
-        # v.exp(), v.tanh(), v.gelu(), ...: one per expression function (ops.UNARY_OPS)
+        # v.exp(), v.tanh(), ...: one per expression function (ops.UNARY_OPS)
         def __getattr__(self, name: str) -> Callable[[], Value]: ...
 
     def __pow__(self, other: Value | float) -> Value:
@@ -702,6 +702,6 @@ def _function(op: Op) -> Callable[[Value | float], Value]:
     return function
 
 
-# exp(x), tanh(x), gelu(x), ...: every expression function of the op table, as a function
+# exp(x), tanh(x), ...: every expression function of the op table, as a function
 # of Values (`abs` among them shadows the builtin inside this module only: use np.abs here).
 globals().update({op.name: _function(op) for op in UNARY_OPS.values()})

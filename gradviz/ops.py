@@ -36,6 +36,8 @@ from typing import TYPE_CHECKING, Any, TypeAlias
 
 from gradviz.lazy import np
 
+inf = math.inf
+
 if TYPE_CHECKING:
     import numpy
 
@@ -320,7 +322,7 @@ def _shown(expression: str, op_name: str) -> str:
     text = expression
     if text.startswith("number(") and text.endswith(")"):
         text = text[len("number(") : -1]
-    text = text.replace("np.", "").replace(" * ", "·")
+    text = text.replace("np.", "").replace(" * ", "·").replace("sigmoid(", "σ(")
     text = re.sub(r"\bout\b", f"{op_name}(a)", text)
     return _LITERAL.sub(r"\1", text)
 
@@ -335,16 +337,25 @@ _JS_NAMES = JS_HELPERS | {"a", "b", "out", "n", "inf", "nan"}
 _NOT_JS = re.compile(r"\bif\b|\belse\b|\band\b|\bor\b|\bnot\b|\*\*|[&|]")
 
 
-def _javascript(expression: str, op_name: str) -> str:
+def _javascript(expression: str) -> str | None:
     """An op's expression as the page's JavaScript: the same text, once numpy's spelling
     is dropped (`number(np.sign(a))` -> `(sign(a))`), since both languages read calls,
-    arithmetic and comparisons alike and engine.js defines the same helpers. Anything
-    else (a Python conditional, `**`) needs the row's own `js`."""
+    arithmetic and comparisons alike and engine.js defines the same helpers. None for
+    anything else (a Python conditional, `**`): such a row gives its own `js`."""
     text = expression.replace("number(", "(").replace("np.", "")
     names = set(re.findall(r"(?<![\w.])[A-Za-z_]\w*", text))
-    if _NOT_JS.search(text) or not names <= _JS_NAMES:
-        raise ValueError(f"{op_name}: {expression!r} does not read as JavaScript: give `js`")
-    return text
+    return None if _NOT_JS.search(text) or not names <= _JS_NAMES else text
+
+
+def _javascript_forms(op: Op) -> tuple[str, tuple[str, ...]] | None:
+    """The page's value and derivatives of an op, or None if they do not translate (an op
+    made outside the table; tests/test_html_parity.py checks every row of it has them)."""
+    if op.js is not None:
+        return op.js
+    forward, derivatives = _javascript(op.out), [_javascript(e) for e in op.d]
+    if forward is None or None in derivatives:
+        return None
+    return forward, tuple(d for d in derivatives if d is not None)
 
 
 @dataclass(frozen=True, slots=True, eq=False, kw_only=True)
@@ -413,7 +424,7 @@ class Op:
     code: str = field(init=False)
     local_code: tuple[str, ...] = field(init=False)
     formulas: tuple[str, ...] = field(init=False)
-    javascript: tuple[str, tuple[str, ...]] = field(init=False)  # js, or out and d translated
+    javascript: tuple[str, tuple[str, ...]] | None = field(init=False)  # js, or out, d read as JS
 
     def __post_init__(self) -> None:
         if not self.monotone and self.saturation is not None:
@@ -439,8 +450,7 @@ class Op:
             "code": _template(self.inline or f"out = {self.out}", self.bound),
             "local_code": tuple(_template(e, self.bound) for e in self.d),
             "formulas": self.shown or tuple(_shown(e, self.name) for e in self.d),
-            "javascript": self.js
-            or (_javascript(self.out, self.name), tuple(_javascript(e, self.name) for e in self.d)),
+            "javascript": _javascript_forms(self),
         }
         for name, value in derived.items():
             object.__setattr__(self, name, value)
@@ -553,6 +563,67 @@ DETACH = Op(
     passes_credit=False,
 )  # fmt: skip
 
+# The activations people compare when they study vanishing and dying gradients. Their
+# saturation bands are where the slope is below 0.015, as sigmoid's (σ′ = 0.0148 there).
+SOFTPLUS = Op(
+    name="softplus",
+    symbol="softplus",
+    out="relu(a) + log1p(exp(-abs(a)))",  # ln(1 + e^a), never exponentiating a positive a
+    d=("sigmoid(a)",),
+    shown=("σ(a)",),
+    max_slope=1.0,
+    saturation=(0.015, inf),  # toward 0 for very negative inputs: slope 1 - e^-out < 0.015
+    activation=True,
+)
+LEAKY_RELU = Op(
+    name="leaky_relu",
+    symbol="leaky_relu",
+    out="where(a > 0.0, a, 0.01 * a)",
+    d=("where(a > 0.0, 1.0, where(a <= 0.0, 0.01, a))",),  # NaN passed through, as relu's
+    shown=("1 if a > 0 else 0.01",),
+    kinks=(0.0,),
+    max_slope=1.0,
+    activation=True,  # slope 0.01 below 0: never dead, never saturated
+)
+ELU = Op(
+    name="elu",
+    symbol="elu",
+    out="where(a > 0.0, a, expm1(a))",  # α = 1: smooth at 0, slope 1 on both sides
+    d=("where(a > 0.0, 1.0, exp(a))",),
+    shown=("1 if a > 0 else exp(a)",),
+    max_slope=1.0,
+    saturation=(-0.985, inf),  # toward -1 for very negative inputs: slope 1 + out
+    activation=True,
+)
+# GPT-2's tanh approximation 0.5·a·(1 + tanh(√(2/π)·(a + 0.044715·a³))), written with
+# 0.5·(1 + tanh(u)) = σ(2u): the same function, without tanh's cancellation near -1.
+GELU = Op(
+    name="gelu",
+    symbol="gelu",
+    out="a * sigmoid(1.5957691216057308 * (a + 0.044715 * a * a * a))",
+    # σ(z) + a·σ(z)·(1 - σ(z))·z′: z = 2√(2/π)·(a + 0.044715·a³), z′ = 2√(2/π)·(1 + 3·0.044715·a²)
+    d=(
+        "sigmoid(1.5957691216057308 * (a + 0.044715 * a * a * a)) * (1.0 + a * (1.0 - sigmoid("
+        "1.5957691216057308 * (a + 0.044715 * a * a * a))) * 1.5957691216057308 * (1.0 + "
+        "0.134145 * a * a))",
+    ),
+    max_slope=1.129,  # 1.12899 near a = 1.42 (tests/test_activations.py)
+    monotone=False,  # dips to -0.17 near a = -0.75
+    saturation_input=(-3.0, inf),
+    activation=True,
+)
+SILU = Op(
+    name="silu",
+    symbol="silu",
+    out="a * sigmoid(a)",
+    d=("sigmoid(a) * (1.0 + a * (1.0 - sigmoid(a)))",),
+    shown=("σ(a)·(1 + a·(1 - σ(a)))",),
+    max_slope=1.0999,  # 1.09984 near a = 2.40
+    monotone=False,  # dips to -0.28 near a = -1.28
+    saturation_input=(-6.0, inf),
+    activation=True,
+)
+
 
 _INPUT = re.compile(r"\b(a|b)\b")
 
@@ -622,9 +693,8 @@ def power_op(n: float) -> Op:
     )
 
 
-UNARY_OPS: dict[str, Op] = {
-    op.name: op for op in (EXP, LOG, TANH, SIGMOID, RELU, SIN, COS, ABS, SQRT, DETACH)
-}
+_UNARY = (EXP, LOG, TANH, SIGMOID, RELU, SIN, COS, ABS, SQRT, DETACH)
+UNARY_OPS: dict[str, Op] = {op.name: op for op in (*_UNARY, SOFTPLUS, LEAKY_RELU, ELU, GELU, SILU)}
 """The functions an expression may call, by name (each is also a method of Value and a
 function of gradviz and gradviz.engine)."""
 

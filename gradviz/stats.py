@@ -189,7 +189,8 @@ def _saturation_masks(
 ) -> tuple[np.ndarray, np.ndarray] | None:
     """(low end, high end) masks of saturated units, or None where it does not apply: by
     the outputs where the op only rises (the table's `saturation`), else by the inputs
-    (`saturation_input`: an output of gelu near 0 may be a saturated input or an active one)."""
+    (`saturation_input`: where the op dips, an output near 0 may be a saturated input or an
+    active one)."""
     op = ACTIVATIONS.get(activation)
     if op is None:
         return None
@@ -206,7 +207,7 @@ def _dead_units(sample: LayerSample) -> int:
     """Units that pass nothing back for every sample of the batch: a ReLU at 0 (an op
     the table says `dies_at`), or a hidden unit stuck at one end of a saturating
     activation (one that flips between ends still tells the inputs apart, so it is not
-    dead). An op that can neither die nor saturate (leaky_relu) has no dead units."""
+    dead). An op that can neither die nor saturate (a leaky relu) has no dead units."""
     act = np.asarray(sample.activations, dtype=float)
     if act.shape[0] == 0:
         return 0
@@ -285,7 +286,7 @@ def _layer_numbers(sample: LayerSample) -> LayerStats:
             update_data=update,
             act_mean=float(np.mean(act)),
             act_std=float(np.std(act)),
-            # |slope|: how much signal passes (gelu's and silu's slope dips below 0)
+            # |slope|: how much signal passes (a non-monotone op's slope dips below 0)
             mean_slope=float(np.mean(np.abs(slope(sample.activation, pre, act)))),
             saturated=None if masks is None else float(np.mean(masks[0] | masks[1])),
             dead=dead / n_out if n_out else 0.0,

@@ -37,6 +37,7 @@ def inputs(op: ops.Op) -> list[tuple[float, ...]]:
 # learner's notation translated token by token (σ, √, ², ·, ^, "sign", "tanh²").
 _DISPLAY = [
     ("σ(a)", "(1/(1+math.exp(-a)))"),
+    ("σ(", "(lambda z: 1/(1+math.exp(-z)))("),
     ("tanh²(a)", "math.tanh(a)**2"),
     ("a^b", "a**b"),
     ("a^(b-1)", "a**(b-1)"),
@@ -45,6 +46,7 @@ _DISPLAY = [
     ("ln(a)", "math.log(a)"),
     ("·", "*"),
     ("^", "**"),
+    ("1 if a > 0 else 0.01", "(1 if a > 0 else 1/100)"),
     ("1 if a > 0 else 0", "(1 if a > 0 else 0)"),
     (" (stop-gradient)", ""),
 ]

@@ -68,7 +68,7 @@ def table_ops() -> dict[str, Op]:
 # the row's own expressions (`Op.javascript`), which call assets/engine.js's helpers:
 # the same IEEE operations as gradviz.ops's, in the same order.
 JS_OPS: dict[str, tuple[str, tuple[str, ...]]] = {
-    key: op.javascript for key, op in table_ops().items()
+    key: op.javascript for key, op in table_ops().items() if op.javascript is not None
 }
 
 
