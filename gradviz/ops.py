@@ -4,8 +4,8 @@ An op is written as two small Python expressions in its own input names: its val
 (`out="a * b"`) and one local derivative per input (`d=("b", "a")`, in `a`, `b` and the
 result `out`). Everything else is derived from those strings, here, once:
 
-- the callables the engine runs (`forward`, `local`), compiled at import from the
-  constant templates of this module (never from user text);
+- the callables the engine runs (`forward`, `local`, `backward`), compiled on first use
+  by `gradviz.codegen` (from the table's text, never from user text);
 - the straight-line code the training compiler writes (`code`, `local_code`, templates in
   `{out}`, `{a}`, `{b}`), by renaming the same tokens;
 - the formula shown to a learner (`formulas`: `b`, `1`, `-1`), unless the textbook writes
@@ -31,9 +31,9 @@ import re
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from functools import lru_cache
-from types import CodeType, FunctionType
 from typing import TYPE_CHECKING, Any, TypeAlias
 
+import gradviz.codegen as codegen
 from gradviz.lazy import np
 
 inf = math.inf
@@ -232,75 +232,9 @@ _TOKEN = re.compile(r"\b(out|a|b|t)\b")
 _LITERAL = re.compile(r"(?<![\w.])(\d+)\.0\b")
 
 
-@lru_cache(maxsize=512)
-def _code_object(params: str, body: str) -> CodeType:
-    """A function's code from one of this module's templates, compiled once per text."""
-    module = compile(f"def f({params}):\n    {body}\n", "<gradviz.ops>", "exec")
-    return next(c for c in module.co_consts if isinstance(c, CodeType))
-
-
-def _function(params: str, body: str, bound: Mapping[str, float], name: str) -> Callable:
-    """`body` (statements, or `return EXPR`) as a function of `params`."""
-    return generated(params, body, {**ENGINE_NAMES, **bound}, name)
-
-
-def _on_first_call(
-    owner: object, field: str, params: str, body: str, bound: Mapping[str, float], name: str
-) -> Callable:
-    """A stand-in for `owner.field`, the function `_function(params, body, bound, name)`:
-    compiled when first called, then put in the stand-in's place. Most ops' functions are
-    never called by a command (the engine inlines its common kernels), and compiling them
-    all at import was a good part of `gradviz draw`'s start-up."""
-    function: Callable | None = None
-
-    def first_call(*args: Any) -> Any:
-        nonlocal function
-        if function is None:
-            function = _function(params, body, bound, name)
-            object.__setattr__(owner, field, function)
-        return function(*args)
-
-    first_call.__name__ = name
-    return first_call
-
-
-def generated(params: str, body: str, namespace: dict[str, Any], name: str) -> Callable:
-    """`body` (statements built from this package's constant templates, never from user
-    text) as a function of `params`, whose globals are `namespace` itself: functions
-    sharing one namespace see a name rebound there (the engine's `no_grad` switch)."""
-    return FunctionType(_code_object(params, body), namespace, name)
-
-
-def _backward_body(d: tuple[str, ...], passes_credit: bool, fixed: bool = False) -> str:
-    """The statements of `Op.backward(node, g)`: every input's grad += g · its local
-    derivative, the derivatives evaluated first (as `local` returns them), `g · 1` written
-    `g` and `g · -1` written `-g` (the same bits). `fixed`: a Fixed op's, whose second
-    input is the node's number `k`, credited to `node.k_grad`."""
-    if not passes_credit:
-        return "pass"
-    used = set(re.findall(r"\b(out|a|b|k)\b", " ".join(d)))
-    inputs = "ak" if fixed else "ab"[: len(d)]
-    lines = ["pa = node._a"] if fixed else [f"p{x} = node._{x}" for x in inputs]
-    lines += [f"{x} = p{x}.data" for x in "ab" if x in used]
-    lines += [f"{x} = node.{name}" for x, name in (("out", "data"), ("k", "k")) if x in used]
-    terms = []
-    for i, (x, e) in enumerate(zip(inputs, d, strict=True)):
-        if e == "1.0":
-            terms.append((x, "g"))
-        elif e == "-1.0":
-            terms.append((x, "-g"))
-        elif e in used:  # an input's value or the result, read above: no copy
-            terms.append((x, f"g * {e}"))
-        else:
-            lines.append(f"d{i} = {e}")
-            terms.append((x, f"g * d{i}"))
-    lines += [f"{'node.k_grad' if x == 'k' else f'p{x}.grad'} += {term}" for x, term in terms]
-    return "\n".join(lines)
-
-
-def _indented(statements: str) -> str:
-    """Statements, one per line, as the body of a generated function."""
-    return statements.replace("\n", "\n    ")
+def _namespace(bound: Mapping[str, float]) -> dict[str, Any]:
+    """The globals of an op's generated functions: the helpers, and its constants."""
+    return {**ENGINE_NAMES, **bound} if bound else ENGINE_NAMES
 
 
 def _template(expression: str, bound: Mapping[str, float]) -> str:
@@ -430,22 +364,23 @@ class Op:
         if not self.monotone and self.saturation is not None:
             raise ValueError(f"{self.name}: not monotone, so its saturation band is of inputs")
         inputs = "a, b"[: 3 * len(self.d) - 2]  # "a" or "a, b"
-        backward_code = _backward_body(self.d, self.passes_credit)
+        backward_code = codegen.backward_body(self.d, self.passes_credit)
+        names = _namespace(self.bound)
         derived = {
-            "forward": _on_first_call(
-                self, "forward", inputs, f"return {self.out}", self.bound, self.name
+            "forward": codegen.on_first_call(
+                self, "forward", inputs, f"return {self.out}", names, self.name
             ),
-            "local": _on_first_call(
+            "local": codegen.on_first_call(
                 self,
                 "local",
                 f"out, {inputs}",
                 "return (" + ", ".join(self.d) + ",)",
-                self.bound,
+                names,
                 f"d_{self.name}",
             ),
             "backward_code": backward_code,
-            "backward": _on_first_call(
-                self, "backward", "node, g", _indented(backward_code), self.bound, self.name
+            "backward": codegen.on_first_call(
+                self, "backward", "node, g", codegen.indented(backward_code), names, self.name
             ),
             "code": _template(self.inline or f"out = {self.out}", self.bound),
             "local_code": tuple(_template(e, self.bound) for e in self.d),
@@ -656,14 +591,14 @@ class Fixed:
         op, side = self.op, self.side
         derivatives = (_fixing(op.d[1 - side], side), _fixing(op.d[side], side))
         name = f"{op.name}_k{'ab'[side]}"
-        backward_code = _backward_body(derivatives, op.passes_credit, fixed=True)
+        backward_code = codegen.backward_body(derivatives, op.passes_credit, fixed=True)
         derived = {
             "name": name,
             "out": _fixing(op.out, side),
             "inline": op.inline and _fixing(op.inline, side),
             "backward_code": backward_code,
-            "backward": _on_first_call(
-                self, "backward", "node, g", _indented(backward_code), {}, name
+            "backward": codegen.on_first_call(
+                self, "backward", "node, g", codegen.indented(backward_code), ENGINE_NAMES, name
             ),
         }
         for name, value in derived.items():
