@@ -64,10 +64,9 @@ if TYPE_CHECKING:  # the names for type checkers (re-exported by `__getattr__`)
 
 
 def _functions() -> tuple[str, ...]:
-    """The expression functions of the op table, each also gradviz's (gradviz.engine's)."""
-    from gradviz.ops import UNARY_OPS  # lazy: start-up (`import gradviz` reads no op table)
-
-    return tuple(UNARY_OPS)
+    """The expression functions of the op table, each also gradviz's (gradviz.engine's),
+    read when first asked for, as every name here (`import gradviz` reads no op table)."""
+    return tuple(importlib.import_module("gradviz.ops").UNARY_OPS)
 
 
 def __getattr__(name: str) -> object:

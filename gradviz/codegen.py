@@ -160,18 +160,23 @@ class LazyMethod:
     methods its graph uses (start-up, see bench/startup.py)."""
 
     def __init__(
-        self, name: str, body: str, params: str, namespace: dict[str, Any], doc: str
+        self,
+        name: str,
+        params: str,
+        body: Callable[[], str],
+        namespace: dict[str, Any],
+        doc: str,
     ) -> None:
-        self.name, self.body, self.params, self.namespace, self.doc = (
+        self.name, self.params, self.body, self.namespace, self.doc = (
             name,
-            body,
             params,
+            body,
             namespace,
             doc,
         )
 
     def __get__(self, instance: object | None, owner: type) -> Callable:
-        method = generated(self.params, self.body, self.namespace, self.name)
+        method = generated(self.params, self.body(), self.namespace, self.name)
         method.__qualname__ = f"{owner.__name__}.{self.name}"
         method.__doc__ = self.doc
         setattr(owner, self.name, method)

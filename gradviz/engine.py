@@ -25,6 +25,7 @@ from __future__ import annotations
 import warnings
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
+from functools import partial
 from typing import TYPE_CHECKING, TypeAlias
 
 import gradviz.codegen as codegen
@@ -313,8 +314,6 @@ _METHOD_OPS: dict[str, tuple[Op, bool]] = {
 
 
 _GENERATED.update({f"op_{op.name}": op for op in FIXED.values()})
-
-
 _GENERATED.update({f"op_{op.name}": op for op, _ in _METHOD_OPS.values()})
 for _name, (_op, _reflected) in _METHOD_OPS.items():
     _fixed = FIXED[_op, 0 if _reflected else 1] if _op.arity == 2 else None
@@ -323,8 +322,8 @@ for _name, (_op, _reflected) in _METHOD_OPS.items():
         _name,
         codegen.LazyMethod(
             _name,
-            codegen.method_body(_op, _op.arity, _fixed, _reflected),
             "self, other" if _op.arity == 2 else "self",
+            partial(codegen.method_body, _op, _op.arity, _fixed, _reflected),
             _GENERATED,
             f"{_op.name}: local derivative(s) {', '.join(_op.formulas)}.",
         ),

@@ -19,9 +19,15 @@ micrograd's name for it. The engine (`gradviz.engine`) imports this table and ke
 knowledge of its own.
 
 The expressions may name only the helpers in `HELPERS` (numpy's stand-in `np`, `number`,
-`div`, `step`, `power`, `sigmoid`, `inf`, `nan`): each works on a float and on a numpy
-array of samples alike, so one graph evaluates a batch with the numbers of separate
-scalar runs.
+`div`, `step`, `where`, `power`, `sigmoid`, `exp`, `log1p`, `expm1`, ..., `inf`, `nan`):
+each works on a float and on a numpy array of samples alike, so one graph evaluates a
+batch with the numbers of separate scalar runs. Written with those helpers, calls,
+arithmetic and comparisons only, an expression is also the live page's JavaScript
+(`Op.javascript`; assets/engine.js defines the same helpers).
+
+Adding an op is adding a row here (and to `UNARY_OPS`), its tests and a line of docs:
+Value's method, gradviz's function, the expression language, the compiler, the page,
+the spec's activations (`activation=True`) and the diagnostics all read the row.
 """
 
 from __future__ import annotations
