@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import itertools
 import math
+import textwrap
 from collections import Counter
 from collections.abc import Callable, Sequence
 from dataclasses import asdict, dataclass
@@ -22,7 +23,7 @@ import numpy as np
 from gradviz.errors import InputError, quoted
 from gradviz.nn import LayerSample
 from gradviz.numbers import fmt, json_number, json_safe
-from gradviz.ops import ACTIVATIONS, SIGMOID, TANH, Op
+from gradviz.ops import ACTIVATIONS, Op
 from gradviz.spec import DIAGNOSIS_FIELDS, LAYER_FIELDS, read_field, read_fields, shown
 
 # -- thresholds (STATUS_TABLE names them; the README and `gradviz grads --help` show them)
@@ -34,8 +35,6 @@ AT_REST_RMS = 1e-4  # every rms weight and bias gradient below this: the network
 STALLED_SPREAD = 1e-3  # output std across the batch (relative to max(1, |mean|))
 SATURATED_FRACTION = 0.5
 DEAD_FRACTION = 0.5
-SIGMOID_SATURATION = SIGMOID.saturation  # (0.015, 0.985): the op table's bands
-TANH_SATURATION = TANH.saturation[1]  # 0.97
 HEALTHY_UPDATE_DATA = 1e-3  # ‖Δw‖ / ‖w‖ per step, the usual rule of thumb
 
 # The quantities of a layer in the order the forward then backward pass makes them.
@@ -467,7 +466,7 @@ STATUS_TABLE: tuple[Status, ...] = (
         "dead",
         "≥ {DEAD_FRACTION:.0%} of the units inactive for every sample (see `dead%`)",
         ">= {DEAD_FRACTION:.0%} of units inactive on every sample (ReLU at 0, or a\n"
-        "hidden sigmoid/tanh stuck at one end)",
+        "hidden unit stuck at one end of its saturation band)",
         ("DEAD_FRACTION",),
         _is_dead,
     ),
@@ -502,10 +501,9 @@ STATUS_TABLE: tuple[Status, ...] = (
         "saturated",
         "a hidden layer with ≥ {SATURATED_FRACTION:.0%} of its outputs saturated; the output "
         "layer is never flagged saturated (a confident output is the goal)",
-        "hidden layer, >= {SATURATED_FRACTION:.0%} of outputs saturated "
-        "(sigmoid < {sigmoid_low:g} or\n"
-        "> {sigmoid_high:g}, tanh |a| > {TANH_SATURATION:g}); never the output layer",
-        ("SATURATED_FRACTION", "SIGMOID_SATURATION", "TANH_SATURATION"),
+        "hidden layer, >= {SATURATED_FRACTION:.0%} of outputs saturated ({bands}); never the "
+        "output layer",
+        ("SATURATED_FRACTION",),  # and each activation's band, from the op table
         _is_saturated,
     ),
     Status(
@@ -530,8 +528,21 @@ def _threshold_fields() -> dict[str, object]:
         values[f"{name}_e"] = f"{values[name]:.0e}".replace("e-0", "e-")
     for name in ("VANISHING_RATIO", "WEAK_RATIO"):
         values[f"{name}_inv"] = f"{1 / values[name]:g}"  # type: ignore[operator]
-    values["sigmoid_low"], values["sigmoid_high"] = SIGMOID_SATURATION
+    bands = [_band(name, op) for name, op in ACTIVATIONS.items() if op is not None]
+    values["bands"] = ", ".join(band for band in bands if band)
     return values
+
+
+def _band(name: str, op: Op) -> str:
+    """An activation's saturation band in words, from the op table ('tanh |a| > 0.97')."""
+    if op.saturation is not None:
+        low, high = op.saturation
+        if low == -high:
+            return f"{name} |a| > {high:g}"
+        return f"{name} < {low:g}" + (f" or > {high:g}" if math.isfinite(high) else "")
+    if op.saturation_input is not None:
+        return f"{name} input < {op.saturation_input[0]:g}"
+    return ""
 
 
 def status_help() -> str:
@@ -539,7 +550,8 @@ def status_help() -> str:
     values = _threshold_fields()
     lines = ["Statuses, first match wins (rms = root mean square of a layer's weight gradients):"]
     for status in STATUS_TABLE:
-        first, *rest = status.brief.format(**values).split("\n")
+        brief = status.brief.format(**values).split("\n")
+        first, *rest = [part for line in brief for part in textwrap.wrap(line, 72)]
         lines.append(f"  {status.name:<10} {first}")
         lines.extend(f"  {'':<10} {line}" for line in rest)
     return "\n".join(lines) + "\n"
