@@ -15,7 +15,7 @@ import pytest
 from click.testing import CliRunner
 from mermaid.check import parse_mermaid
 
-import gradviz.output as output
+import gradviz.files as files
 from gradviz.cli import cli, flag
 from gradviz.errors import WriteError
 from gradviz.numbers import fmt
@@ -344,7 +344,7 @@ def test_a_failed_write_is_a_runtime_failure_and_other_outputs_are_written(tmp_p
             raise OSError(errno.ENOSPC, os.strerror(errno.ENOSPC))
         real_fsync(fd)
 
-    monkeypatch.setattr(output.os, "fsync", fsync)
+    monkeypatch.setattr(files.os, "fsync", fsync)
     monkeypatch.chdir(tmp_path)
     result = run(*HAND, "-o", "a.json", "-o", "b.dot")
     assert result.exit_code == 1, result.output

@@ -192,7 +192,8 @@ LAYERS: tuple[tuple[str, tuple[str, ...]], ...] = (
         ("train", "stats", "trace", "gradcheck", "model", "measure", "boundary", "report"),
     ),
     ("render", ("render",)),  # render and render.*: pure, data in, text or pictures out
-    ("output", ("output",)),  # formats, finding dot, running it
+    # formats; the Graphviz program; the pages it draws; what a notebook shows
+    ("output", ("output", "layout", "pages", "notebook")),
     ("cli", ("cli", "tools", "__main__")),  # tools: the maintainers' sample builder
     ("package", ("",)),  # gradviz/__init__.py: the public API, names loaded on first use
 )

@@ -36,7 +36,7 @@ def trained(epochs: int = 30):
 
 def test_train_json_is_the_library_document() -> None:
     printed = run("train", "xor", "--epochs", "30", "--json")
-    assert printed == dumps(report.train_document(trained())) + "\n"
+    assert printed == dumps(report.train_document(report.build_report(trained()))) + "\n"
 
 
 def test_train_json_on_divergence_is_the_library_document() -> None:
@@ -61,7 +61,10 @@ def test_inspect_json_is_the_library_document(tmp_path) -> None:
     save(from_result(trained()), path)
     printed = run("inspect", str(path), "--json")
     model = load_model(path)
-    assert printed == dumps(report.inspect_document(model, model.dataset())) + "\n"
+    assert (
+        printed
+        == dumps(report.inspect_document(report.build_report(model, model.dataset()))) + "\n"
+    )
     assert json.loads(printed)["epochs_run"] == 30
 
 
@@ -303,7 +306,7 @@ def test_the_gradient_plot_says_where_the_statuses_are_explained(monkeypatch) ->
 
 def test_a_page_drawn_without_gradients_says_so_in_the_callers_words(tmp_path) -> None:
     from gradviz.expr import parse_program
-    from gradviz.output import html_page
+    from gradviz.pages import html_page
     from gradviz.render.diagram import diagram_from_value
 
     page = tmp_path / "page.html"

@@ -12,18 +12,11 @@ from gradviz.cli.console import stdout_console
 from gradviz.cli.options import DASH_HELP, ExpressionCommand, model_options
 from gradviz.errors import InputError, OutputError, RenderError, WriteError, quoted
 from gradviz.expr import describe_defaults, parse_assignments, parse_program
-from gradviz.files import write_atomic
+from gradviz.files import refuse_inputs, write_atomic
+from gradviz.layout import dot_choice, dot_timeout
 from gradviz.numbers import DEFAULT_PRECISION
 from gradviz.numbers import fmt as show_number
-from gradviz.output import (
-    FORMATS,
-    dot_choice,
-    dot_timeout,
-    format_for,
-    refuse_inputs,
-    render,
-    size_warnings,
-)
+from gradviz.output import FORMATS, format_for, render, size_warnings
 from gradviz.render.diagram import Diagram, diagram_from_value, preferred_rankdir
 from gradviz.render.dot import RANKDIRS
 from gradviz.render.terminal import MAX_DEPTH, to_terminal

@@ -16,12 +16,12 @@ from gradviz.cli.options import DASH_HELP, ExpressionCommand, model_options
 from gradviz.engine import Value, topological_order
 from gradviz.errors import GradvizError, InputError, OutputError, quoted
 from gradviz.expr import Program, describe_defaults, parse_assignments, parse_program
-from gradviz.files import write_atomic
+from gradviz.files import refuse_inputs, write_atomic
 from gradviz.gradcheck import DEFAULT_TOL, gradcheck
 from gradviz.gradcheck import document as check_document
 from gradviz.names import node_names, output_name
 from gradviz.numbers import dumps, fmt
-from gradviz.output import format_for, refuse_inputs, render, size_warnings
+from gradviz.output import format_for, render, size_warnings
 from gradviz.render.diagram import Diagram, diagram_from_value
 from gradviz.render.trace_view import (
     backward_view,
