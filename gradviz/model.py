@@ -18,6 +18,7 @@ import os
 import stat
 from collections.abc import Sequence
 from dataclasses import dataclass, field
+from functools import cached_property
 from pathlib import Path
 
 import numpy as np
@@ -40,6 +41,7 @@ from gradviz.spec import (
     CLIPPING_KEYS,
     HISTORY_FIELDS,
     HISTORY_OPTIONAL,
+    LOSS_FUNCTIONS,
     Spec,
     read_fields,
     spec_from_mapping,
@@ -430,6 +432,43 @@ class LossGraph:
     @property
     def size(self) -> int:
         return len(topological_order(self.built.loss))
+
+    @cached_property
+    def example(self) -> Diagnosis:
+        """This example's per-layer statistics (what the layer view's nodes show)."""
+        x, y = np.array([self.x]), np.array([self.y])
+        return diagnose(layer_samples(self.network, x, y))
+
+    @property
+    def loss_formula(self) -> str:
+        """The loss in terms of the output and the target (`spec.Loss.formula`)."""
+        return LOSS_FUNCTIONS[self.network.loss].formula
+
+
+@dataclass(frozen=True, slots=True)
+class DataSetStatus:
+    """The statuses `gradviz grads` gives a model, on its whole data set (`diagnosis`),
+    and that data set in words; or, with no data set to use, `diagnosis` None and
+    `data` saying why."""
+
+    diagnosis: Diagnosis | None
+    data: str
+    size: int = 0
+
+
+def data_set_status(graph: LossGraph) -> DataSetStatus:
+    """One example cannot tell a dead unit (inactive on every example) or a stalled
+    network (outputs that do not vary) from a unit or an output that happens to be 0
+    here: statuses come from the model's whole data set, as in `gradviz grads`."""
+    model = graph.model
+    if model is None:
+        return DataSetStatus(None, "a network without a data set")
+    try:
+        data = model.dataset()
+        samples = model.layer_samples(data)
+    except GradvizError as error:  # its CSV data is missing or outside its folder
+        return DataSetStatus(None, f"its data set cannot be read ({error.message})")
+    return DataSetStatus(diagnose(samples), f"{data.size} examples of {data.name}", data.size)
 
 
 def parse_input(text: str, width: int) -> tuple[float, ...]:

@@ -225,7 +225,7 @@ def draw(
 
     drawings: dict[bool, Diagram] = {}  # a model, by "for Mermaid": levels may differ
     if model_path is not None:
-        from gradviz.render.network import model_diagrams  # lazy: start-up (numpy, nn)
+        from gradviz.drawings import model_diagrams  # lazy: start-up (numpy, nn)
 
         if input_text is None:
             input_text, target = _first_example(model_path, target)

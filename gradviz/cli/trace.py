@@ -303,6 +303,7 @@ def _trace_network(
     console: Console,
     as_json: bool,
 ) -> None:
+    from gradviz.model import data_set_status  # lazy: start-up
     from gradviz.render.network import network_diagram, preferred_rankdir  # lazy: start-up
 
     if show_forward:
@@ -318,7 +319,8 @@ def _trace_network(
             )
         )
     if frames is not None:
-        diagram = network_diagram(graph, level)
+        statuses = data_set_status(graph) if level == "layer" else None
+        diagram = network_diagram(graph, level, statuses=statuses)
         paths = write_frames(
             network_frames(diagram, steps, level),
             frames,
