@@ -191,12 +191,9 @@ def test_the_cli_still_says_flags(tmp_path, args, message) -> None:
 # The list may shrink, never grow. A view takes the CLI's words instead (as
 # `check_view(words=flag)`, `describe_defaults(program, flag)`, `size_warnings(…, flag)`,
 # `layer_table(more=…)` and `grads_plot(statuses=…)` do) without changing what users see.
-FLAG_TEXTS = {
-    # never shown: the advice older gradviz stored in `history.stopped`, which model files
-    # written then still hold; `Model.stopped` recognises it, word for word, to leave it out
-    # (tests/test_model.py). The advice is now the `Diverged` error's, in the caller's words.
-    ("train.py", ", or pass --keep-going to train on regardless."),
-}
+# (The last, train.KEEP_GOING_ADVICE, went: `model.OLD_ADVICE` recognises the old text
+# without naming the option.)
+FLAG_TEXTS: set[tuple[str, str]] = set()
 
 
 def _docstrings(tree: ast.AST) -> set[int]:
