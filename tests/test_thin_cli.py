@@ -412,3 +412,17 @@ def test_trace_json_of_a_network_level_lists_every_unit_step(tmp_path) -> None:
     assert [source["from"] for source in output["sources"][0]] == ["loss"]
     steps = network_trace(graph, "neuron")
     assert output["credit"] == list(steps[1].credit)
+
+
+@pytest.mark.parametrize("command", ["draw", "trace", "check"])
+def test_expression_or_model_is_resolved_in_one_place(command: str, tmp_path) -> None:
+    """`draw`, `trace` and `check` take their graph from `cli.source.graph_source`: the
+    same refusal, word for word, when both sources or neither are given."""
+    path = tmp_path / "xor.json"
+    save(from_result(trained(5)), path)
+    both = CliRunner().invoke(cli, [command, "a*b", "--model", str(path)])
+    assert both.exit_code == 2
+    assert both.stderr == "Error: give an expression or --model, not both\n"
+    neither = CliRunner().invoke(cli, [command])
+    assert neither.exit_code == 2
+    assert neither.stderr == "Error: give an expression (EXPR) or a saved model (--model FILE)\n"
