@@ -1,6 +1,6 @@
-"""The picture options of `train` and `inspect` (--boundary, --curves, --report) and the
-terminal's boundary map, each of a `gradviz.report.Report`: checks before any work, then
-one call each. The drawing is in
+"""The output options of `train` and `inspect` (--boundary, --curves, --report, --save)
+and the terminal's boundary map, each of a `gradviz.report.Report`: checks before any
+work, then one call each. The drawing is in
 gradviz.render.plots (matplotlib, loaded only when a picture is written) and
 gradviz.render.boundary_map."""
 
@@ -10,11 +10,12 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+import click
 from rich.console import Console, RenderableType
 
 from gradviz.boundary import require_two_inputs
 from gradviz.cli import EVERY_NUMBER, STATUS_MEANINGS
-from gradviz.errors import OutputError
+from gradviz.errors import OutputError, quoted, shortened
 from gradviz.files import refuse_inputs, write_atomic
 from gradviz.output import format_for
 from gradviz.render.boundary_map import boundary_map, grid_shape
@@ -105,3 +106,39 @@ def write_report(path: str | None, report: Report) -> list[str]:
     page = report_page(report, more=EVERY_NUMBER, statuses=STATUS_MEANINGS)
     write_atomic(Path(path), page.encode("utf-8"))
     return [path]
+
+
+def check_save_path(save_path: str, spec: str | None, resolved: Spec) -> None:
+    """Before training, so that a bad path costs no training time."""
+    inputs: list[str | Path] = [spec] if spec is not None and Path(spec).is_file() else []
+    if resolved.data.path is not None:
+        base = Path(resolved.base_dir) if resolved.base_dir else Path()
+        inputs.append(base / resolved.data.path)
+    refuse_inputs([save_path], inputs)  # first: the worse mistake gets named
+    if Path(save_path).is_dir():
+        raise OutputError(
+            f"--save {quoted(save_path)}: is a folder; give a file name ending in .json"
+        )
+    if not save_path.lower().endswith(".json"):
+        raise OutputError(
+            f"--save {shortened(save_path)}: a model is saved as JSON; "
+            "give a file name ending in .json"
+        )
+    folder = Path(save_path).parent
+    if not folder.is_dir():
+        raise OutputError(
+            f"--save {shortened(save_path)}: no folder {quoted(str(folder))} to write it in"
+        )
+
+
+def note_data_outside(spec: Spec, save_path: Path) -> None:
+    """A saved model reads CSV data only inside its own folder: say so when it is not."""
+    if spec.data.name != "csv" or spec.data.path is None:
+        return
+    data = Path(spec.base_dir or "") / spec.data.path
+    if not data.resolve().is_relative_to(save_path.parent.resolve()):
+        click.echo(
+            f"note: the data ({data}) is outside the model's folder; a model only reads data "
+            f"beside it: give it to inspect and grads with --data {data}",
+            err=True,
+        )

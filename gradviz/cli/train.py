@@ -8,18 +8,16 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 
 import click
-from rich.progress import BarColumn, Progress, TaskProgressColumn, TextColumn, TimeRemainingColumn
 
 from gradviz.cli import EVERY_NUMBER, flag, pictures
-from gradviz.cli.console import stderr_console, stdout_console
-from gradviz.errors import InputError, ModelError, OutputError, quoted, shortened
-from gradviz.files import refuse_inputs
+from gradviz.cli.console import epoch_progress, stdout_console
+from gradviz.errors import InputError, ModelError
 from gradviz.measure import model_data
 from gradviz.model import Model, from_result, load_model, save
-from gradviz.numbers import dumps, fmt
-from gradviz.render.training import percent, summary_text, training_view
+from gradviz.numbers import dumps
+from gradviz.render.training import summary_text, training_view
 from gradviz.report import build_report, diverged_document, inspect_document, train_document
-from gradviz.spec import Spec, resolve_spec
+from gradviz.spec import resolve_spec
 from gradviz.train import Diverged, check_data, load_data, train
 
 # The spec key each option sets, and the option's name for error messages.
@@ -130,7 +128,7 @@ def train_command(
         options["data"] = str(Path(data_option).resolve())
     resolved = resolve_spec(spec, options, OPTION_NAMES)
     if save_path is not None:  # before training, so a bad path costs no training time
-        _check_save_path(save_path, spec, resolved)
+        pictures.check_save_path(save_path, spec, resolved)
     read = pictures.spec_inputs(spec, resolved)
     pictures.check_picture(boundary_path, "--boundary", read)
     pictures.check_picture(curves_path, "--curves", read)
@@ -139,35 +137,12 @@ def train_command(
     console = stdout_console()
     show = not quiet and not as_json
 
-    err = stderr_console()
-    progress = None
-    on_epoch = None
-    if show and err.is_terminal:
-        progress = Progress(
-            TextColumn("epoch {task.completed:>7.0f}/{task.total:.0f}"),
-            BarColumn(),
-            TaskProgressColumn(),
-            TextColumn("loss {task.fields[loss]}  accuracy {task.fields[accuracy]}"),
-            TimeRemainingColumn(),
-            console=err,
-            transient=True,
-        )
-        task = progress.add_task("train", total=resolved.epochs, loss="—", accuracy="—")
-        step = max(1, resolved.epochs // 200)
-
-        def on_epoch(epoch: int, loss: float, accuracy: float) -> None:
-            if epoch % step == 0 or epoch == resolved.epochs:
-                progress.update(task, completed=epoch, loss=fmt(loss), accuracy=percent(accuracy))
-
     data = load_data(resolved)
     check_data(resolved, data)  # before anything is printed
     if show:
         console.print(summary_text(resolved, data))
     try:
-        if progress is not None:
-            with progress:
-                result = train(resolved, data, on_epoch=on_epoch, keep_going=keep_going)
-        else:
+        with epoch_progress(resolved.epochs, show) as on_epoch:
             result = train(resolved, data, on_epoch=on_epoch, keep_going=keep_going)
     except Diverged as diverged:
         if as_json:  # scripts get the numbers up to the divergence, then the exit status
@@ -177,7 +152,7 @@ def train_command(
     if save_path is not None:
         save(from_result(result), Path(save_path))
         if not quiet:
-            _note_data_outside(resolved, Path(save_path))
+            pictures.note_data_outside(resolved, Path(save_path))
     report = build_report(result, title=spec or resolved.name)
     written = pictures.write_pictures((boundary_path, curves_path), report)
     if report_path is not None:  # the model as saved, as `inspect -o` shows it
@@ -201,42 +176,6 @@ def train_command(
         click.echo(f"saved {save_path}", err=True)
     for path in written:
         click.echo(f"wrote {path}", err=True)
-
-
-def _check_save_path(save_path: str, spec: str | None, resolved: Spec) -> None:
-    """Before training, so that a bad path costs no training time."""
-    inputs: list[str | Path] = [spec] if spec is not None and Path(spec).is_file() else []
-    if resolved.data.path is not None:
-        base = Path(resolved.base_dir) if resolved.base_dir else Path()
-        inputs.append(base / resolved.data.path)
-    refuse_inputs([save_path], inputs)  # first: the worse mistake gets named
-    if Path(save_path).is_dir():
-        raise OutputError(
-            f"--save {quoted(save_path)}: is a folder; give a file name ending in .json"
-        )
-    if not save_path.lower().endswith(".json"):
-        raise OutputError(
-            f"--save {shortened(save_path)}: a model is saved as JSON; "
-            "give a file name ending in .json"
-        )
-    folder = Path(save_path).parent
-    if not folder.is_dir():
-        raise OutputError(
-            f"--save {shortened(save_path)}: no folder {quoted(str(folder))} to write it in"
-        )
-
-
-def _note_data_outside(spec: Spec, save_path: Path) -> None:
-    """A saved model reads CSV data only inside its own folder: say so when it is not."""
-    if spec.data.name != "csv" or spec.data.path is None:
-        return
-    data = Path(spec.base_dir or "") / spec.data.path
-    if not data.resolve().is_relative_to(save_path.parent.resolve()):
-        click.echo(
-            f"note: the data ({data}) is outside the model's folder; a model only reads data "
-            f"beside it: give it to inspect and grads with --data {data}",
-            err=True,
-        )
 
 
 def spec_options(words: Sequence[str], text: str) -> dict[str, object]:
