@@ -156,3 +156,10 @@ def test_every_view_shows_what_the_report_says_and_computes_nothing_of_its_own()
     assert document["gradients"]["layers"][0]["rms"] == 777.0
     texts = page_texts(report_page(report))
     assert "A verdict only the report holds." in texts and "777" in texts
+
+
+def test_explore_shows_a_report_as_its_page() -> None:
+    import gradviz
+
+    report = recorded_report()
+    assert gradviz.explore(report).html == report_page(report)
