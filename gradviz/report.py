@@ -105,7 +105,8 @@ class Report:
         """The report of a run recorded elsewhere (the PyTorch bridge): its per-layer
         statistics at recorded steps (`stats.Diagnosis`, the last one the state now), the
         loss and accuracy it recorded, and `layer_names` as the framework names its layers
-        (`net.0`; default: the statistics' own, L1…). No network, no data: no predictions,
+        (`net.0`; default: the statistics' own, L1…); `loss[i]` and `accuracy[i]` are the
+        means over the `every` steps up to step every·(i+1). No network, no data: no predictions,
         no decision boundary, no example graph, and the views say so."""
         if not snapshots:
             raise ValueError("a recorded run needs at least one recorded step")

@@ -134,6 +134,7 @@ def test_a_recorded_run_renders_as_a_page() -> None:
     assert "no predictions: the run holds no data" in page
     assert "no decision boundary: the run holds no data" in page
     assert "no network picture: the run holds no gradviz network" in page
+    assert '<p class="note">no example graph: the run holds no data</p>' in page
     payload = json.loads(re.search(r'id="gv-report">(.*?)</script>', page).group(1))
     assert [frame["epoch"] for frame in payload["frames"]] == [0, 50, 100]
     assert [layer["name"] for layer in payload["frames"][-1]["layers"]] == ["net.0", "net.2"]

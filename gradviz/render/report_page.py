@@ -351,7 +351,9 @@ def report_html(parts: ReportParts, report: Report, precision: int = DEFAULT_PRE
             parts.grads_svg, "rms gradient per layer, and per layer over epochs", notes.get("grads")
         ),
         examples=_examples(report),
-        boxes=_input_boxes(data) if data is not None else "",
+        boxes=_input_boxes(data)
+        if data is not None
+        else f'<p class="note">{_esc(parts.program.get("skip", ""))}</p>',
         scatter=_scatter(data) if data is not None else "",
         scripts=scripts,
     )
