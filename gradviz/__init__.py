@@ -44,8 +44,8 @@ _API: dict[str, str] = {
     ),
     "GradvizError": "gradviz.errors",
     "parse": "gradviz.expr",
-    "draw": "gradviz.output",
-    "explore": "gradviz.output",
+    "draw": "gradviz.notebook",
+    "explore": "gradviz.notebook",
     "to_json": "gradviz.render",
     "to_mermaid": "gradviz.render",
 }
@@ -56,7 +56,7 @@ if TYPE_CHECKING:  # the names for type checkers (re-exported by `__getattr__`)
     from gradviz.engine import Constant, Graph, Op, Value, no_grad, topological_order  # noqa: F401
     from gradviz.errors import GradvizError  # noqa: F401
     from gradviz.expr import parse  # noqa: F401
-    from gradviz.output import draw, explore  # noqa: F401
+    from gradviz.notebook import draw, explore  # noqa: F401
     from gradviz.render import to_json, to_mermaid  # noqa: F401
 
     __version__: str
