@@ -23,7 +23,7 @@ The expressions may name only the helpers in `HELPERS` (numpy's stand-in `np`, `
 each works on a float and on a numpy array of samples alike, so one graph evaluates a
 batch with the numbers of separate scalar runs. Written with those helpers, calls,
 arithmetic and comparisons only, an expression is also the live page's JavaScript
-(`Op.javascript`; assets/engine.js defines the same helpers).
+(`javascript(op)`; assets/engine.js defines the same helpers).
 
 Adding an op is adding a row here (and to `UNARY_OPS`), its tests and a line of docs:
 Value's method, gradviz's function, the expression language, the compiler, the page,
@@ -287,9 +287,10 @@ def _javascript(expression: str) -> str | None:
     return None if _NOT_JS.search(text) or not names <= _JS_NAMES else text
 
 
-def _javascript_forms(op: Op) -> tuple[str, tuple[str, ...]] | None:
+def javascript(op: Op) -> tuple[str, tuple[str, ...]] | None:
     """The page's value and derivatives of an op, or None if they do not translate (an op
-    made outside the table; tests/test_html_parity.py checks every row of it has them)."""
+    made outside the table; tests/test_html_parity.py checks every row of it has them).
+    Read only when a page is made, not at import (start-up)."""
     if op.js is not None:
         return op.js
     forward, derivatives = _javascript(op.out), [_javascript(e) for e in op.d]
@@ -364,7 +365,6 @@ class Op:
     code: str = field(init=False)
     local_code: tuple[str, ...] = field(init=False)
     formulas: tuple[str, ...] = field(init=False)
-    javascript: tuple[str, tuple[str, ...]] | None = field(init=False)  # js, or out, d read as JS
 
     def __post_init__(self) -> None:
         if not self.monotone and self.saturation is not None:
@@ -391,7 +391,6 @@ class Op:
             "code": _template(self.inline or f"out = {self.out}", self.bound),
             "local_code": tuple(_template(e, self.bound) for e in self.d),
             "formulas": self.shown or tuple(_shown(e, self.name) for e in self.d),
-            "javascript": _javascript_forms(self),
         }
         for name, value in derived.items():
             object.__setattr__(self, name, value)

@@ -33,7 +33,7 @@ from gradviz.engine import Value
 from gradviz.errors import OptionWords, keyword
 from gradviz.names import definition, node_names, op_form, operand, output_name, substitute
 from gradviz.numbers import DEFAULT_PRECISION, json_number
-from gradviz.ops import BINARY_OPS, NEG, UNARY_OPS, Op, power_op
+from gradviz.ops import BINARY_OPS, NEG, UNARY_OPS, Op, javascript, power_op
 from gradviz.render import colours
 from gradviz.render.diagram import (
     BAD_BAND,
@@ -68,10 +68,10 @@ def table_ops() -> dict[str, Op]:
 
 # The op table in JavaScript: forward value and local derivatives of each op as
 # expressions in `a`, `b` (inputs), `out` (the op's value) and `n` (a constant exponent),
-# the row's own expressions (`Op.javascript`), which call assets/engine.js's helpers:
+# the row's own expressions (`ops.javascript(op)`), which call assets/engine.js's helpers:
 # the same IEEE operations as gradviz.ops's, in the same order.
 JS_OPS: dict[str, tuple[str, tuple[str, ...]]] = {
-    key: op.javascript for key, op in table_ops().items() if op.javascript is not None
+    key: forms for key, op in table_ops().items() if (forms := javascript(op)) is not None
 }
 
 
