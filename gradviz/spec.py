@@ -29,6 +29,7 @@ from gradviz.data import BUILTIN, GENERATED, MAX_POINTS, DataSpec
 from gradviz.errors import QUOTE_LIMIT, InputError, SpecError, quoted, shortened
 from gradviz.files import read_capped
 from gradviz.numbers import from_json_number
+from gradviz.ops import ACTIVATIONS
 
 if TYPE_CHECKING:
     from gradviz.engine import Value
@@ -36,7 +37,7 @@ if TYPE_CHECKING:
 
 # -- the vocabulary of a spec -------------------------------------------------------------
 
-ACTIVATION_NAMES = ("sigmoid", "tanh", "relu", "linear")  # nn.ACTIVATIONS: their ops
+ACTIVATION_NAMES = tuple(ACTIVATIONS)  # the op table's activations, and "linear"
 INITS = ("default", "xavier", "he", "uniform1", "micrograd")
 LR_SCHEDULES = ("constant", "linear")
 
@@ -54,6 +55,8 @@ class Loss:
     # 0 for a score whose sign is the class, as hinge loss reads it)
     threshold: float = 0.5
     default_output: str = "sigmoid"  # the output activation when the spec names none
+    # the loss reads a 0/1 target as t = 2y − 1 = ±1 (tables show the target so)
+    signed_targets: bool = False
 
 
 def _mse(output: Value, target: Value) -> Value:
@@ -84,6 +87,7 @@ LOSS_FUNCTIONS: dict[str, Loss] = {
             "−t where t·out < 1, else 0",
             threshold=0.0,
             default_output="linear",
+            signed_targets=True,
         ),
     )
 }

@@ -23,16 +23,17 @@ import io
 import json
 import math
 import re
+from collections.abc import Sequence
 from dataclasses import replace
 from functools import cache
 from importlib import resources
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from gradviz.engine import Value
 from gradviz.errors import OptionWords, keyword
 from gradviz.names import definition, node_names, op_form, operand, output_name, substitute
 from gradviz.numbers import DEFAULT_PRECISION, json_number
-from gradviz.ops import ADD, DIV, MUL, NEG, POW, SUB, UNARY_OPS, Op, power_op
+from gradviz.ops import BINARY_OPS, NEG, UNARY_OPS, Op, javascript, power_op
 from gradviz.render import colours
 from gradviz.render.diagram import (
     BAD_BAND,
@@ -43,7 +44,9 @@ from gradviz.render.diagram import (
     _states_a_value,
 )
 from gradviz.render.dot import _STATE_LOOK
-from gradviz.trace import trace
+
+if TYPE_CHECKING:
+    from gradviz.trace import Step
 
 # Above this many values a page is the static picture with a note: sliders over a
 # graph nobody can read would only make the page slow.
@@ -65,41 +68,24 @@ def svg_width_px(svg: bytes | str) -> float:
 # their box after a slider moves (figure spaces: as wide as a digit).
 NUMBER_WIDTH = 6
 
-# The op table in JavaScript: forward value and local derivatives of each op as
-# expressions in `a`, `b` (inputs), `out` (the op's value) and `n` (a constant exponent),
-# with the IEEE operations engine.py's numpy calls perform, in the same order. `pow`
-# and `sigmoid` are assets/engine.js's copies of numpy's power and engine._sigmoid.
-JS_OPS: dict[str, tuple[str, tuple[str, ...]]] = {
-    "add": ("a + b", ("1", "1")),
-    "sub": ("a - b", ("1", "-1")),
-    "mul": ("a * b", ("b", "a")),
-    "div": ("a / b", ("1 / b", "-out / b")),  # IEEE at b = 0, as the Python engine
-    "neg": ("-a", ("-1",)),
-    "pow": (
-        "pow(a, b)",
-        ("b === 0 ? 0 : b * pow(a, b - 1)", "a === 0 && b > 0 ? 0 : out * Math.log(a)"),
-    ),
-    "powN": ("pow(a, n)", ("n === 0 ? 0 : n * pow(a, n - 1)",)),  # power_op(n): a ** n
-    "exp": ("Math.exp(a)", ("out",)),
-    "log": ("Math.log(a)", ("1 / a",)),
-    "tanh": ("Math.tanh(a)", ("1 - out * out",)),
-    "sigmoid": ("sigmoid(a)", ("out * (1 - out)",)),
-    "relu": ("a > 0 ? a : a <= 0 ? 0 : a", ("a > 0 ? 1 : a <= 0 ? 0 : a",)),
-    "sin": ("Math.sin(a)", ("Math.cos(a)",)),
-    "cos": ("Math.cos(a)", ("-Math.sin(a)",)),
-    "abs": ("Math.abs(a)", ("sign(a)",)),
-    "sqrt": ("Math.sqrt(a)", ("0.5 / out",)),
-    "detach": ("a", ("0",)),
-}
 POWER_KEY = "powN"
 
 
 def table_ops() -> dict[str, Op]:
-    """The op table's entries by JS_OPS key (every power_op(n) is one entry, `powN`).
-    A new op needs an entry in JS_OPS (tests/test_html_parity.py finds every Op)."""
-    ops = {op.name: op for op in (ADD, SUB, MUL, DIV, NEG, POW, *UNARY_OPS.values())}
+    """The op table's entries by their key on the page (every power_op(n) is one entry,
+    `powN`; tests/test_html_parity.py finds every Op)."""
+    ops = {op.name: op for op in (*BINARY_OPS.values(), NEG, *UNARY_OPS.values())}
     ops[POWER_KEY] = power_op(3.0)
     return ops
+
+
+# The op table in JavaScript: forward value and local derivatives of each op as
+# expressions in `a`, `b` (inputs), `out` (the op's value) and `n` (a constant exponent),
+# the row's own expressions (`ops.javascript(op)`), which call assets/engine.js's helpers:
+# the same IEEE operations as gradviz.ops's, in the same order.
+JS_OPS: dict[str, tuple[str, tuple[str, ...]]] = {
+    key: forms for key, op in table_ops().items() if (forms := javascript(op)) is not None
+}
 
 
 def op_key(op: Op) -> str:
@@ -158,13 +144,13 @@ def live_reason(diagram: Diagram, words: OptionWords = keyword) -> str | None:
     return None
 
 
-def _trace_texts(root: Value) -> list[str]:
-    """`gradviz trace`'s backward pass, one text block per step, as it prints it."""
+def _trace_texts(root: Value, steps: Sequence[Step]) -> list[str]:
+    """`gradviz trace`'s backward pass (its `steps`), one text block per step, as it
+    prints it."""
     from rich.console import Console  # lazy: start-up
 
     from gradviz.render.trace_view import backward_view  # lazy: start-up
 
-    steps = trace(root)
     console = Console(file=io.StringIO(), width=100_000, color_system=None, soft_wrap=True)
     console.print(backward_view(steps, output_name(root)))
     text = console.file.getvalue()
@@ -173,10 +159,11 @@ def _trace_texts(root: Value) -> list[str]:
 
 
 def graph_data(
-    diagram: Diagram, *, precision: int = DEFAULT_PRECISION, with_trace: bool = True
+    diagram: Diagram, *, precision: int = DEFAULT_PRECISION, steps: Sequence[Step] | None = None
 ) -> dict[str, Any]:
     """The graph as the page's script reads it: nodes in topological order, their ops,
-    parents and names, the inputs' values, and what the texts say around the numbers."""
+    parents and names, the inputs' values, and what the texts say around the numbers;
+    with the trace's `steps` (`gradviz.trace.trace` of the root), the backward pass."""
     order = list(diagram.value_ids)
     root = order[-1]
     names = node_names(order)
@@ -226,7 +213,7 @@ def graph_data(
         "badBorder": BAD_BORDER,
         "mark": BAD_MARK,
         "states": {k: list(v) for k, v in _STATE_LOOK.items()},
-        "trace": _trace_texts(root) if with_trace else None,
+        "trace": None if steps is None else _trace_texts(root, steps),
         "intro": (
             f"Press Next to walk the backward pass: from {out} back to the inputs, each node "
             f"passes its credit d{out}/dnode times the local derivative to each input."
@@ -296,41 +283,6 @@ def reading_order(data: dict[str, Any], expression: str) -> list[int]:
         return found.start() if found else len(expression)
 
     return sorted(data["leaves"], key=first_use)
-
-
-def one_line(text: str) -> str:
-    """An expression file as one line for a heading and a command that works anywhere:
-    comments dropped, statements joined by `; ` (lines inside brackets by a space). The
-    text as it was when the one line would not parse to the same graph."""
-    from gradviz.errors import GradvizError  # lazy: start-up
-    from gradviz.expr import parse_program  # lazy: start-up
-
-    parts: list[str] = []
-    depth = 0
-    for line in text.split("\n"):
-        code = line.split("#", 1)[0].strip()
-        if not code:
-            continue
-        if parts:
-            joined = depth > 0 or parts[-1].endswith("\\")
-            parts[-1] = parts[-1].rstrip("\\").rstrip()
-            parts.append(" " if joined else "; ")
-        parts.append(code.rstrip(";").rstrip() if code.endswith(";") else code)
-        depth += sum(code.count(c) for c in "([{") - sum(code.count(c) for c in ")]}")
-    short = "".join(parts)
-    if short == text:
-        return text
-    try:
-        before, after = parse_program(text), parse_program(short)
-    except GradvizError:
-        return text
-    shape = [
-        (n.op.name if n.op else n.label, n.data) for n in (before.output, *before.names.values())
-    ]
-    again = [
-        (n.op.name if n.op else n.label, n.data) for n in (after.output, *after.names.values())
-    ]
-    return short if shape == again and list(before.names) == list(after.names) else text
 
 
 def _leaf_rows(data: dict[str, Any]) -> str:
@@ -435,14 +387,15 @@ def to_html(
     step: int = 0,
     precision: int = DEFAULT_PRECISION,
     note: str | None = None,
+    steps: Sequence[Step] = (),
 ) -> str:
     """The page for `diagram`, drawn by `svg` (Graphviz's SVG of `page_diagram(diagram)`
     laid out with padded numbers). Live when `live_reason` finds nothing against it and
-    the expression is known; `step` 1 opens on the first step of the backward pass."""
+    the expression is known (the caller gives it as one line: `gradviz.pages.one_line`),
+    its backward pass walked through the trace's `steps`; `step` 1 opens on the first."""
     reason = note or live_reason(diagram)
     if reason is None and expression is None:
         expression = ""
-    expression = one_line(expression) if expression else expression
     title = expression.strip().replace("\n", " ") if expression else (diagram.title or "graph")
     short = title if len(title) <= 80 else title[:77] + "…"
     css = page_css()
@@ -455,7 +408,7 @@ def to_html(
         script_src = "'none'"
         sub = "gradviz: the graph with every node's data and gradient"
     else:
-        data = graph_data(diagram, precision=precision)
+        data = graph_data(diagram, precision=precision, steps=steps)
         data.update(expression=expression, command=command)
         data["leaves"] = reading_order(data, expression)
         if step:
