@@ -8,7 +8,6 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 
 import click
-from rich.progress import BarColumn, Progress, TaskProgressColumn, TextColumn, TimeRemainingColumn
 from rich.text import Text
 
 from gradviz.cli import EVERY_NUMBER, flag, pictures
@@ -154,6 +153,14 @@ def train_command(
     progress = None
     on_epoch = None
     if show and err.is_terminal:
+        from rich.progress import (  # lazy: start-up (only a terminal shows progress)
+            BarColumn,
+            Progress,
+            TaskProgressColumn,
+            TextColumn,
+            TimeRemainingColumn,
+        )
+
         progress = Progress(
             TextColumn("epoch {task.completed:>7.0f}/{task.total:.0f}"),
             BarColumn(),
