@@ -189,8 +189,10 @@ LAYERS: tuple[tuple[str, tuple[str, ...]], ...] = (
     ("graphs and specs", ("expr", "names", "data", "spec", "nn")),
     (
         "computations",
-        ("batched", "train", "stats", "trace", "gradcheck", "model", "measure", "boundary")
-        + ("report",),
+        (
+            *("batched", "train", "stats", "trace", "gradcheck", "model", "measure"),
+            *("boundary", "report"),
+        ),
     ),
     ("render", ("render",)),  # render and render.*: pure, data in, text or pictures out
     ("output", ("output",)),  # formats, finding dot, running it
