@@ -15,17 +15,22 @@ Run: `python bench/crossover.py` (or `make bench`).
 from __future__ import annotations
 
 import gc
+import os
 import statistics
 import time
 
-import numpy as np
-from rich.console import Console
-from rich.table import Table
+# one BLAS thread, as gradviz's CLI runs (gradviz.cli.BLAS_THREADS), set before numpy loads
+for _name in ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS"):
+    os.environ.setdefault(_name, "1")
 
-from gradviz import nn
-from gradviz import train as T
-from gradviz.batched import Batched
-from gradviz.spec import parameter_count
+import numpy as np  # noqa: E402
+from rich.console import Console  # noqa: E402
+from rich.table import Table  # noqa: E402
+
+from gradviz import nn  # noqa: E402
+from gradviz import train as T  # noqa: E402
+from gradviz.batched import Batched  # noqa: E402
+from gradviz.spec import parameter_count  # noqa: E402
 
 ROUNDS = 5
 EPOCHS = 300  # the lesson's deep networks train 300
@@ -99,6 +104,11 @@ def main() -> None:
     layer = statistics.median(
         m["batched"] / ((len(s) - 1) * -(-n // b)) for s, n, b, m in rows if b == 1
     )
+    flops = statistics.median(
+        (m["batched"] - layer * (len(s) - 1) * -(-n // b)) / (n * parameter_count(s))
+        for s, n, b, m in rows
+        if b == n and n * parameter_count(s) > 1e5
+    )
     table = Table(title=f"Compiled against batched, {EPOCHS} epochs (medians of {ROUNDS} rounds)")
     for column in ("network", "examples", "batch", "compile", "compiled epoch", "batched epoch"):
         table.add_column(column, justify="right")
@@ -125,7 +135,8 @@ def main() -> None:
     console.print(table)
     console.print(
         f"measured: compiled {step:.2e} s per example per parameter, compiling "
-        f"{compile_cost:.2e} s per parameter, batched {layer:.2e} s per layer per update; "
+        f"{compile_cost:.2e} s per parameter, batched {layer:.2e} s per layer per update "
+        f"and {flops:.1e} s per example per parameter; "
         f"rule: COMPILED_STEP {T.COMPILED_STEP:.1e}, COMPILE_COST {T.COMPILE_COST:.1e}, "
         f"BATCHED_LAYER {T.BATCHED_LAYER:.1e}, BATCHED_STEP {T.BATCHED_STEP:.1e}"
     )

@@ -29,7 +29,7 @@ from collections.abc import Sequence
 
 import numpy as np
 
-from gradviz.engine import Value, backpropagate, topological_order
+from gradviz.engine import Value, backpropagate, evaluate, topological_order
 from gradviz.nn import LayerSample, Network
 from gradviz.ops import ACTIVATIONS
 from gradviz.spec import LOSS_FUNCTIONS
@@ -55,6 +55,8 @@ class Batched:
         self.size = start
         self._G = np.empty(self.size)  # the batch's gradient sum, in P's layout
         self._grads = self.layers(self._G)
+        self._loss_graphs: dict[int, tuple] = {}  # batch size: (output, target, order)
+        self._rows: tuple = (None, None, None, None)  # (order, X, Y, rows) last trained on
 
     def layers(self, P: np.ndarray) -> list[tuple[np.ndarray, np.ndarray]]:
         """(W of shape (n_out, n_in), b of shape (n_out,)) per layer: views into P."""
@@ -80,14 +82,23 @@ class Batched:
 
     def losses(self, outputs: np.ndarray, Y: np.ndarray, slopes: bool) -> tuple:
         """Each example's loss, and (if `slopes`) ∂loss/∂output for each: the spec's loss
-        built on the engine's Values over the batch and run backward."""
-        output = Value(outputs)
-        loss = self.loss.build(output, Value(Y))
-        values = _per_example(loss.data, len(Y))
+        built on the engine's Values over the batch (once per batch size; then evaluated
+        again with new outputs and targets) and run backward."""
+        m = len(Y)
+        graph = self._loss_graphs.get(m)
+        if graph is None:
+            output, target = Value(outputs), Value(Y)
+            order = topological_order(self.loss.build(output, target))
+            graph = self._loss_graphs[m] = (output, target, order)
+        else:
+            output, target, order = graph
+            output.data, target.data = outputs, Y
+            evaluate(order)
+        values = _per_example(order[-1].data, m)
         if not slopes:
             return values, None
-        backpropagate(topological_order(loss))
-        return values, _per_example(output.grad, len(Y))
+        backpropagate(order)
+        return values, _per_example(output.grad, m)
 
     def gradient(
         self,
@@ -108,7 +119,7 @@ class Batched:
                 delta = delta * op.local(act[i], pre[i])[0]
             GW, Gb = self._grads[i]
             np.matmul(delta.T, act[i - 1] if i else X, out=GW)
-            np.sum(delta, axis=0, out=Gb)
+            np.add.reduce(delta, axis=0, out=Gb)
             if i:
                 delta = delta @ layers[i][0]
         return losses, self._G
@@ -141,12 +152,11 @@ class Batched:
         on the examples order[start:stop] in batches of `batch`, clipping at `clip_at`;
         returns the running (sum of losses, count of correct outputs); `decay` is the l2
         term's strength; `counts` gets [updates, clipped, Σ‖g‖ before, Σ‖g‖ after]."""
-        rows = np.asarray(order[start:stop], dtype=np.intp)
-        Xo, Yo = X[rows], Y[rows]
+        Xo, Yo = self._examples(order, X, Y, start, stop)
         updates = clipped = 0
         before = after = 0.0
         layers = self.layers(P)
-        for first in range(0, len(rows), batch):
+        for first in range(0, len(Yo), batch):
             x, y = Xo[first : first + batch], Yo[first : first + batch]
             m = len(y)
             if decay:  # the l2 term at the batch's starting weights, once per example
@@ -178,6 +188,19 @@ class Batched:
             for k, value in enumerate((updates, clipped, before, after)):
                 counts[k] += value
         return total, correct
+
+    def _examples(
+        self, order: Sequence[int], X: np.ndarray, Y: np.ndarray, start: int, stop: int
+    ) -> tuple[np.ndarray, np.ndarray]:
+        """X and Y of the examples order[start:stop], in that order. The last order's
+        are kept: full-batch training passes the same order list every epoch (training
+        never changes an order list once made)."""
+        last, last_X, last_Y, examples = self._rows
+        if last is not order or last_X is not X or last_Y is not Y:
+            rows = np.asarray(order, dtype=np.intp)
+            examples = (X[rows], Y[rows])
+            self._rows = (order, X, Y, examples)
+        return examples[0][start:stop], examples[1][start:stop]
 
     def evaluate(self, P: np.ndarray, X: np.ndarray, Y: np.ndarray) -> tuple[float, np.ndarray]:
         """(sum of losses, every output) of the weights P, unchanged."""

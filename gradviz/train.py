@@ -578,10 +578,10 @@ def _engine_samples(
 # about COMPILED_STEP per example per parameter (forward, backward, update) after a compile
 # of about COMPILE_COST per parameter; a batched update costs about BATCHED_LAYER per layer
 # (a dozen numpy calls whatever their size) plus BATCHED_STEP per example per parameter.
-COMPILED_STEP = 1.5e-7  # seconds
-COMPILE_COST = 2.0e-4  # seconds per parameter, once per network shape
-BATCHED_LAYER = 2.5e-5  # seconds per layer per update
-BATCHED_STEP = 2.0e-9  # seconds
+COMPILED_STEP = 7e-8  # seconds
+COMPILE_COST = 2.5e-4  # seconds per parameter, once per network shape
+BATCHED_LAYER = 2.2e-5  # seconds per layer per update
+BATCHED_STEP = 7e-10  # seconds
 
 
 def uses_batches(sizes: Sequence[int], examples: int, batch: int, epochs: int) -> bool:
@@ -704,11 +704,12 @@ def train(
             history.snapshots[-1] = (last_epoch, diagnose(last, epoch=last_epoch))
         history.snapshots.append((epoch, measure(P, previous)))
 
+    every = list(range(n))  # a full batch's order, every epoch
     with np.errstate(all="ignore"):
         if record:
             snapshot(0, None)
         for epoch in range(1, spec.epochs + 1):
-            order = rng.permutation(n).tolist() if spec.update != "full" else list(range(n))
+            order = rng.permutation(n).tolist() if spec.update != "full" else every
             start_weights = P.copy()
             lr = spec.rate_at(epoch)
             counts = [0, 0, 0.0, 0.0] if clip is not None else None
