@@ -299,3 +299,28 @@ def test_small_specs_agree_with_the_compiled_engine(
     assert said == told
     for x, y in zip(compiled.network.flat(), batched.network.flat(), strict=True):
         assert relative(x, y) <= 1e-11 or abs(x - y) <= 1e-14
+
+
+@pytest.mark.parametrize("activation", [name for name in ACTIVATIONS if name != "linear"])
+def test_every_activation_trains_batched_as_compiled(
+    activation: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Each activation of the op table (the five op-rows added too: softplus, leaky_relu,
+    elu, gelu, silu) runs in the batched execution from its row alone, with the compiled
+    engine's numbers."""
+    spec = spec_from_mapping(
+        {
+            "layers": [2, 8, 8, 1],
+            "activation": activation,
+            "init": "xavier",
+            "data": {"name": "circle", "size": 40},
+            "epochs": 6,
+            "learning_rate": 0.5,
+            "record_every": 1,
+        }
+    )
+    compiled, said = outcome(run(spec, False, monkeypatch))
+    batched, told = outcome(run(spec, True, monkeypatch))
+    assert said is None and told is None
+    assert_same_start(compiled.history, batched.history, spec.epochs)
+    assert_same_run(compiled, batched)
