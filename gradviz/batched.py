@@ -6,9 +6,9 @@ with almost nothing fixed per call: it wins on tiny networks and online updates 
 circle's 2-8-1 SGD), where any per-call cost would dominate. A layer over a batch is one
 matrix product instead: a few numpy calls per layer, each costing about a microsecond
 whatever its size, with the arithmetic done by BLAS. That wins where layers are wide and
-batches big (the lesson's ten layers of 16 over 80 points: about 40× per epoch), and it
-needs no compiling. `gradviz.train.uses_batches` chooses between them from the spec and the
-data's size, never the user.
+batches big (the lesson's ten layers of 16 over 80 points: about 20× per epoch, see
+bench/crossover.py), and it needs no compiling. `gradviz.train.uses_batches` chooses
+between them from the spec and the data's size, never the user.
 
 What stays the same: every step does the arithmetic of the update described in
 gradviz.train (per-example loss and gradient, batch sum, mean, l2, clipping, update), each
