@@ -18,7 +18,6 @@ import contextlib
 import os
 import signal
 import sys
-from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -690,28 +689,3 @@ def draw(
             return {"text/html": Page(page, height=_page_height(page))._repr_html_()}
 
     return LiveDigraph(name="gradviz", body=body)
-
-
-# -- writing files --------------------------------------------------------------------
-
-
-def refuse_inputs(outputs: Iterable[str], inputs: Iterable[str | Path]) -> None:
-    """Refuse an output path that names one of the inputs (it would be overwritten)."""
-    sources = []
-    for path in inputs:
-        try:
-            sources.append(Path(path).resolve())
-        except OSError:
-            continue
-    for output in outputs:
-        if output == "-":
-            continue
-        target = Path(output).resolve()
-        for source in sources:
-            if target == source or (
-                target.exists() and source.exists() and target.samefile(source)
-            ):
-                raise OutputError(
-                    f"refusing to write {quoted(output)}: it is an input of this command",
-                    hint="Choose another output file name.",
-                )

@@ -12,7 +12,7 @@ from gradviz.cli.console import stdout_console
 from gradviz.cli.options import DASH_HELP, ExpressionCommand, model_options
 from gradviz.errors import InputError, OutputError, RenderError, WriteError, quoted
 from gradviz.expr import describe_defaults, parse_assignments, parse_program
-from gradviz.files import write_atomic
+from gradviz.files import refuse_clashes, write_atomic
 from gradviz.numbers import DEFAULT_PRECISION
 from gradviz.numbers import fmt as show_number
 from gradviz.output import (
@@ -20,7 +20,6 @@ from gradviz.output import (
     dot_choice,
     dot_timeout,
     format_for,
-    refuse_inputs,
     render,
     size_warnings,
 )
@@ -228,7 +227,7 @@ def draw(
         from gradviz.model import model_inputs  # lazy: start-up
 
         inputs = model_inputs(model_path)
-    refuse_inputs([p for p, _ in targets], inputs)
+    refuse_clashes([("output", path) for path, _ in targets], inputs)
 
     drawings: dict[bool, Diagram] = {}  # a model, by "for Mermaid": levels may differ
     if model_path is not None:
@@ -299,24 +298,14 @@ def _first_example(model_path: Path, target: float | None) -> tuple[str, float]:
 
 
 def _check_targets(targets: list[tuple[str, str]]) -> None:
-    """Refuse what cannot work before any work is done: binary formats on stdout, one
-    file (or stdout) named twice, and bad GRADVIZ_DOT settings when a picture is due."""
-    seen: set[str] = set()
+    """Refuse what cannot work before any work is done: binary formats on stdout, and bad
+    GRADVIZ_DOT settings when a picture is due (one file named twice: refuse_clashes)."""
     if any(FORMATS[fmt].graphviz for _, fmt in targets):
         dot_choice()
         dot_timeout()
     for path, fmt in targets:
-        if path == "-":
-            if FORMATS[fmt].binary:
-                raise OutputError(
-                    f"{fmt.upper()} is binary and cannot be written to stdout",
-                    hint=f"Write it to a file: -o graph.{fmt}",
-                )
-            if "-" in seen:
-                raise OutputError("'-' (stdout) is given twice as an output")
-            seen.add("-")
-            continue
-        key = str(Path(path).resolve())
-        if key in seen:
-            raise OutputError(f"{quoted(path)} is given twice as an output")
-        seen.add(key)
+        if path == "-" and FORMATS[fmt].binary:
+            raise OutputError(
+                f"{fmt.upper()} is binary and cannot be written to stdout",
+                hint=f"Write it to a file: -o graph.{fmt}",
+            )

@@ -12,10 +12,10 @@ from rich.text import Text
 from gradviz.cli import EVERY_NUMBER, STATUS_MEANINGS, flag
 from gradviz.cli.console import stdout_console
 from gradviz.errors import InputError, quoted
-from gradviz.files import write_atomic
+from gradviz.files import refuse_clashes, write_atomic
 from gradviz.measure import Measurement, input_files, measure
 from gradviz.numbers import dumps
-from gradviz.output import format_for, refuse_inputs
+from gradviz.output import format_for
 from gradviz.render.layers import compare_report, params_table, report
 from gradviz.report import compare_document, grads_document
 from gradviz.report import failed as report_failed
@@ -53,15 +53,19 @@ def _fail_on(value: str | None) -> list[str]:
     return [FAIL_ON[w] for w in words]
 
 
-def _write_plot(
-    path: str, diagnosis: Diagnosis, subject: Measurement, inputs: list[str | Path]
-) -> None:
-    fmt = format_for(path)
-    if fmt not in PLOT_FORMATS:
+def _check_plot(path: str | None, inputs: list[str | Path]) -> None:
+    """Before any measuring: a plot path that names an input, or not a picture."""
+    if path is None:
+        return
+    refuse_clashes([("plot", path)], inputs)
+    if format_for(path) not in PLOT_FORMATS:
         raise click.BadParameter(
             f"{quoted(path)}: a plot is written as .svg, .png or .pdf", param_hint="'--plot'"
         )
-    refuse_inputs([path], inputs)
+
+
+def _write_plot(path: str, diagnosis: Diagnosis, subject: Measurement) -> None:
+    fmt = format_for(path)
     from gradviz.render.plots import grads_plot  # lazy: start-up (matplotlib)
 
     title = f"{subject.label}: rms gradient per layer"
@@ -133,11 +137,12 @@ def grads(
       gradviz grads model.json --fail-on vanishing,exploding,nan
     """
     guarded = _fail_on(fail_on)
+    _check_plot(plot, input_files(source, data))
     subject = measure(source, epochs, every, data, option_names=MEASURE_FLAGS)
     diagnosis = subject.diagnosis()
     lines = subject.verdict(diagnosis)
     if plot is not None:
-        _write_plot(plot, diagnosis, subject, input_files(source, data))
+        _write_plot(plot, diagnosis, subject)
     failed = report_failed(diagnosis, subject, guarded)
     if as_json:
         document = grads_document(subject, source, guarded, params, diagnosis)

@@ -18,7 +18,7 @@ from gradviz.data import Dataset
 from gradviz.errors import OutputError
 from gradviz.files import write_atomic
 from gradviz.nn import Network
-from gradviz.output import format_for, refuse_inputs
+from gradviz.output import format_for
 from gradviz.render.boundary_map import boundary_map, grid_shape
 from gradviz.spec import Spec
 
@@ -37,14 +37,13 @@ def spec_inputs(spec: str | None, resolved: Spec) -> list[str | Path]:
     return inputs
 
 
-def check_picture(path: str | None, option: str, inputs: Sequence[str | Path]) -> None:
-    """Refuse, before any training, a picture path of another format or one that names
-    an input file (it would be overwritten)."""
+def check_picture(path: str | None, option: str) -> None:
+    """Refuse, before any training, a picture path of another format (one that names an
+    input or another output: `files.refuse_clashes`, called with all of them)."""
     if path is None:
         return
     if format_for(path) not in PICTURE_FORMATS:
         raise OutputError(f"{option} {path}: a picture is written as .svg, .png or .pdf")
-    refuse_inputs([path], inputs)
 
 
 def check_boundary(path: str | None, n_inputs: int) -> None:
@@ -102,13 +101,12 @@ def print_boundary_map(
     console.print(boundary_map(grid, colour))
 
 
-def check_report(path: str | None, option: str, inputs: Sequence[str | Path]) -> None:
-    """Refuse, before any work, a report path that is not .html or names an input."""
+def check_report(path: str | None, option: str) -> None:
+    """Refuse, before any work, a report path that is not .html."""
     if path is None:
         return
     if not path.lower().endswith((".html", ".htm")):
         raise OutputError(f"{option} {path}: a report is written as .html")
-    refuse_inputs([path], inputs)
 
 
 def write_report(

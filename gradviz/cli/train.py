@@ -14,10 +14,10 @@ from rich.text import Text
 from gradviz.cli import EVERY_NUMBER, flag, pictures
 from gradviz.cli.console import stderr_console, stdout_console
 from gradviz.errors import InputError, ModelError, OutputError, quoted, shortened
-from gradviz.measure import model_data
+from gradviz.files import refuse_clashes
+from gradviz.measure import input_files, model_data
 from gradviz.model import Model, from_result, load_model, save
 from gradviz.numbers import dumps, fmt
-from gradviz.output import refuse_inputs
 from gradviz.render.training import (
     clipping_text,
     curve_text,
@@ -140,13 +140,20 @@ def train_command(
     if isinstance(data_option, str) and data_option.lower().endswith(".csv"):
         options["data"] = str(Path(data_option).resolve())
     resolved = resolve_spec(spec, options, OPTION_NAMES)
-    if save_path is not None:  # before training, so a bad path costs no training time
-        _check_save_path(save_path, spec, resolved)
-    read = pictures.spec_inputs(spec, resolved)
-    pictures.check_picture(boundary_path, "--boundary", read)
-    pictures.check_picture(curves_path, "--curves", read)
+    # before training, so a bad path costs no training time; first: the worse mistake
+    outputs = [
+        ("save", save_path),
+        ("boundary", boundary_path),
+        ("curves", curves_path),
+        ("report", report_path),
+    ]
+    refuse_clashes(outputs, pictures.spec_inputs(spec, resolved))
+    if save_path is not None:
+        _check_save_path(save_path)
+    pictures.check_picture(boundary_path, "--boundary")
+    pictures.check_picture(curves_path, "--curves")
     pictures.check_boundary(boundary_path, resolved.layers[0])
-    pictures.check_report(report_path, "--report", read)
+    pictures.check_report(report_path, "--report")
     console = stdout_console()
     show = not quiet and not as_json
 
@@ -236,13 +243,8 @@ def train_command(
         click.echo(f"wrote {path}", err=True)
 
 
-def _check_save_path(save_path: str, spec: str | None, resolved: Spec) -> None:
+def _check_save_path(save_path: str) -> None:
     """Before training, so that a bad path costs no training time."""
-    inputs: list[str | Path] = [spec] if spec is not None and Path(spec).is_file() else []
-    if resolved.data.path is not None:
-        base = Path(resolved.base_dir) if resolved.base_dir else Path()
-        inputs.append(base / resolved.data.path)
-    refuse_inputs([save_path], inputs)  # first: the worse mistake gets named
     if Path(save_path).is_dir():
         raise OutputError(
             f"--save {quoted(save_path)}: is a folder; give a file name ending in .json"
@@ -347,10 +349,11 @@ def inspect_command(
       gradviz inspect xor.json --boundary xor.svg
       gradviz inspect xor.json -o report.html
     """
-    read = [model_path, *([data_path] if data_path else [])]
-    pictures.check_picture(boundary_path, "--boundary", read)
-    pictures.check_picture(curves_path, "--curves", read)
-    pictures.check_report(report_path, "--report", read)
+    outputs = [("boundary", boundary_path), ("curves", curves_path), ("report", report_path)]
+    refuse_clashes(outputs, input_files(model_path, data_path))  # its CSV data too
+    pictures.check_picture(boundary_path, "--boundary")
+    pictures.check_picture(curves_path, "--curves")
+    pictures.check_report(report_path, "--report")
     model = _load_for_inspect(model_path)
     pictures.check_boundary(boundary_path, model.spec.layers[0])
     data = model_data(model, data_path, "--data")
