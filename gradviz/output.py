@@ -34,7 +34,7 @@ from gradviz.errors import (
 from gradviz.files import write_atomic
 from gradviz.numbers import DEFAULT_PRECISION
 from gradviz.render import as_diagram
-from gradviz.render.diagram import Diagram, draw_less
+from gradviz.render.diagram import Diagram, captioned, draw_less
 from gradviz.render.dot import dot_body, layout_cost, to_dot
 from gradviz.render.terminal import to_text
 
@@ -601,7 +601,9 @@ def report_page(
     graph = network_loss_graph(network, data.X[0].tolist(), float(data.Y[0]))
     diagram = network_diagram(graph, "layer", None)
     key = "one node per layer, coloured by its rms gradient ∂L/∂w at the epoch chosen above"
-    diagram = replace(diagram, title=f"{key}; inputs, y and loss: the example shown below")
+    diagram = replace(
+        diagram, **captioned(None, key, "inputs, y and loss: the example shown below")
+    )
     layer_names = [layer.name for layer in network.layers]
     diagram = epoch_diagram(diagram, epoch_frames(snapshots, layer_names), data)
     dot_text = to_dot(diagram, rankdir="TB", number_width=NUMBER_WIDTH)

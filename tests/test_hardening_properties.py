@@ -44,10 +44,11 @@ from gradviz.render.diagram import (
     diagram_from_value,
     number_text,
     printable,
+    title_lines,
 )
-from gradviz.render.dot import title_lines, to_dot
+from gradviz.render.dot import to_dot
 from gradviz.render.json import to_json
-from gradviz.render.mermaid import SEPARATOR, to_mermaid
+from gradviz.render.mermaid import CAPTION, SEPARATOR, to_mermaid
 from gradviz.spec import MAX_EPOCHS, MAX_PARAMETERS, spec_from_mapping
 
 SVG = "{http://www.w3.org/2000/svg}"
@@ -461,9 +462,9 @@ def test_every_dot_renders_with_both_programs_as_well_formed_svg(diagrams):
                 label = printable(node.label).strip()
                 if node.kind == "value" and label:
                     assert label in shown, (program, node.label, shown)
-            if diagram.title:  # broken into lines after its clauses, under the key
-                for line in title_lines(printable(diagram.title)):
-                    assert line.strip() in shown, (program, diagram.title)
+            if diagram.title:  # its lines as given (a name never broken), under the key
+                for line in title_lines(diagram):
+                    assert printable(line).strip() in shown, (program, diagram.title)
 
 
 @pytest.mark.slow
@@ -477,12 +478,12 @@ def test_every_mermaid_text_is_accepted_and_reads_back_exactly(diagrams):
         # no label started a statement of its own: exactly our nodes (plus the legend
         # keys) and our edges, nothing else
         assert ids <= set(result["nodes"]), text
-        assert all(i in ids or i.startswith("key_") for i in result["nodes"] if i != "caption")
+        assert all(i in ids or i.startswith("key_") for i in result["nodes"] if i != CAPTION)
         if diagram.title:  # the title is a node of its own, drawn exactly as given
-            assert result["nodes"]["caption"].strip() == printable(diagram.title).strip(), text
+            assert result["nodes"][CAPTION].strip() == printable(diagram.title).strip(), text
             assert result["title"].strip() == printable(diagram.title).strip(), text
         else:
-            assert "caption" not in result["nodes"], text
+            assert CAPTION not in result["nodes"], text
         # the graph's edges, and the invisible ones that line the key up in a row
         assert len([e for e in result["edges"] if not e[0].startswith("key_")]) == len(
             diagram.edges
@@ -708,3 +709,34 @@ def test_a_slider_holds_any_finite_value_within_finite_ends(x):
     low, high, step = slider_range(x)
     assert math.isfinite(low) and math.isfinite(high) and 0 < step < math.inf
     assert low <= x <= high and low < high
+
+
+NAMES_AS_TYPED = ["a; b; c", "x — y; z", "x direction TB y", "Direction LR", "p;q &amp; <b>"]
+
+
+def test_a_models_name_is_shown_exactly_as_typed_in_svg_and_mermaid(model_text, tmp_path):
+    """A name holding `; ` was broken into lines at each (its `;` dropped), and one holding
+    `direction TB` was read by mermaid.js as a statement (the caption vanished)."""
+    from click.testing import CliRunner
+
+    from gradviz.cli import cli
+
+    texts, expected = [], []
+    for i, name in enumerate(NAMES_AS_TYPED):
+        raw = json.loads(model_text)
+        raw["spec"]["name"] = name
+        model = tmp_path / f"m{i}.json"
+        model.write_text(json.dumps(raw))
+        for level in ("scalar", "neuron", "layer"):
+            svg, mmd = tmp_path / f"{i}{level}.svg", tmp_path / f"{i}{level}.mmd"
+            args = ["draw", "--model", str(model), "--input", "0,1", "--level", level]
+            result = CliRunner().invoke(cli, [*args, "-o", str(svg), "-o", str(mmd)])
+            assert result.exit_code == 0, result.output
+            shown = [t.text for t in ET.fromstring(svg.read_text()).iter() if t.text]
+            caption = f"{name}: loss of input (0, 1), target 1"
+            assert caption in [s.strip() for s in shown], (name, level, shown[:3])
+            texts.append(mmd.read_text())
+            expected.append(caption)
+    for read, caption in zip(parse_mermaid(texts), expected, strict=True):
+        assert read["ok"], read
+        assert read["nodes"][CAPTION].startswith(caption), (caption, read["nodes"][CAPTION])

@@ -16,7 +16,7 @@ from gradviz.errors import GradvizError, InputError, OptionWords, keyword, quote
 from gradviz.model import LossGraph, load_model, network_loss_graph, parse_input
 from gradviz.nn import Network, layer_samples
 from gradviz.numbers import fmt
-from gradviz.render.diagram import Diagram, Edge, Node, diagram_from_value
+from gradviz.render.diagram import Diagram, Edge, Node, captioned, diagram_from_value
 from gradviz.render.diagram import preferred_rankdir as preferred_rankdir  # moved; kept here
 from gradviz.spec import LOSS_FUNCTIONS
 from gradviz.stats import Diagnosis, diagnose
@@ -271,12 +271,19 @@ def _layer_diagram(graph: LossGraph, title: str | None, grad: bool = True) -> Di
     if grad:
         key = "per layer: grad = rms ∂L/∂w, max = max |∂L/∂w|, rel = grad ÷ largest (this example)"
         if overall.diagnosis is not None:
-            key += f"; status on all {overall.size} examples"
+            status = f"status on all {overall.size} examples"
         else:
-            key += "; no status (dead units show on a data set only: gradviz grads)"
-        title = f"{title} — {key}" if title else key
+            status = "no status (dead units show on a data set only: gradviz grads)"
+        clauses = (key, status)
+    else:
+        clauses = ()
     loss_nodes, loss_edges = _loss_nodes(graph, source, grad)
-    return Diagram(tuple(nodes + loss_nodes), tuple(edges + loss_edges), has_grad=grad, title=title)
+    return Diagram(
+        tuple(nodes + loss_nodes),
+        tuple(edges + loss_edges),
+        has_grad=grad,
+        **captioned(title, *clauses),
+    )
 
 
 def model_diagram(
