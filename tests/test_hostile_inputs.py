@@ -206,7 +206,18 @@ SPECS = [
     spec('layers = [2, 1000, 1000, 1]\ndata = "xor"\n', "parameters is more than", id="params"),
     spec(XOR.replace("2\n", "1000000000\n"), "epochs: 1,000,000,000 is out of range", id="epochs"),
     spec(XOR.replace("epochs = 2", "epochs = 2.5"), "expected a whole number, got 2.5", id="float"),
-    spec(XOR.replace("epochs = 2", "epochs = true"), "expected a whole number, got True", id="b"),
+    spec(XOR.replace("epochs = 2", "epochs = true"), "expected a whole number, got true", id="b"),
+    # issue 23: values quoted as the file spells them; hinge only with a signed output
+    spec(XOR + "l2 = true\n", "l2: true must be a number from 0", id="l2-true"),
+    spec(XOR + "learning_rate = false\n", "expected a number, got false", id="lr-false"),
+    spec(XOR + "loss = true\n", "unknown value true; expected one of", id="loss-true"),
+    spec(
+        XOR + 'loss = "hinge"\noutput_activation = "sigmoid"\n',
+        "hinge needs a score that can be negative (its sign is the prediction), and a sigmoid",
+        id="hinge-sigmoid",
+    ),
+    spec(XOR + 'loss = "hinge"\noutput_activation = "relu"\n', "a relu output", id="hinge-relu"),
+    spec(XOR + 'loss = "hinge"\noutput_activation = "tanh"\n', "", status=0, id="hinge-tanh"),
     spec(XOR.replace("xor", "[bold]x"), "unknown data set", id="markup-data"),
     spec("layers = [2, 2, 1]\ndata = {csv = 'gone.csv'}\n", "gone.csv: no such CSV", id="csv"),
     spec("layers = [2, 2, 1]\ndata = {name = 'circle', size = 1e12}\n", "data.size", id="size"),
@@ -793,6 +804,11 @@ ODD = [
     check_cmd("x*x", "x=3", "--eps", "1e-20", fragment="eps 1e-20 is too small", id="eps-tiny"),
     check_cmd("x*x", "x=3", "--eps", "1e-14", status=0, fragment="pass", id="eps-small-ok"),
     check_cmd("x*x", "x=1e300", "--eps", "1e-20", fragment="too small", id="eps-huge-x"),
+    check_cmd("x*x", "x=3", "--eps", "1e308", fragment="eps 1e+308 is too large", id="eps-huge"),
+    check_cmd("x*x", "x=1e308", "--eps", "1e308", fragment="overflow float64", id="eps-2-huge"),
+    check_cmd(
+        "x*x", "x=3", "--eps", "1e307", "--show", status=0, fragment="h = 1e307", id="eps-big"
+    ),
     check_cmd("x*x", "x=3", "--eps", "nan", fragment="eps must be a positive number", id="eps-nan"),
     check_cmd("x*x", "x=3", "--eps", "-1", fragment="eps must be a positive", id="eps-negative"),
     check_cmd("x*x", "x=3", "--tol", "0", fragment="tol must be a positive", id="tol-0"),
