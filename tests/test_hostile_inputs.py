@@ -827,6 +827,17 @@ ODD = [
         id="compare-nan",
     ),
     case(2, "is a folder", "compare", "xor", "d.json", files={"d.json": FOLDER}, id="compare-dir"),
+    # issue 23: an option string longer than a file name can be; errors name their side
+    case(
+        0,
+        "rel: log scale",
+        "compare",
+        "xor",
+        "xor " + " ".join(["--activation relu --init he --seed 3"] * 8),
+        id="compare-long-options",
+    ),
+    case(2, "B ('xor --lr nan'): --lr: nan must be", "compare", "xor", "xor --lr nan", id="b-side"),
+    case(2, "A ('xor --lr 0'): --lr: 0.0 must be", "compare", "xor --lr 0", "xor", id="a-side"),
     case(
         0,
         "\\x1b[31mevil.json",
@@ -1149,3 +1160,18 @@ def test_json_outputs_stay_valid_json_with_non_finite_numbers_as_strings(tmp_pat
     inspected = CliRunner().invoke(cli, ["inspect", "m.json", "--json"])
     assert inspected.exit_code == 0, inspected.output
     assert _strings(_strict_json(inspected.stdout)) & {"nan", "inf", "-inf"}
+
+
+def test_a_file_name_with_escapes_reaches_no_page_or_picture_raw(tmp_path, monkeypatch, model_text):
+    """The terminal escaped it; the report page's title and heading, and the plots' titles,
+    held the ESC raw (issue 23, point 10)."""
+    monkeypatch.chdir(tmp_path)
+    name = "\x1b[31mevil\x1b]0;pwned\x07.json"
+    (tmp_path / name).write_text(model_text)
+    args = ["inspect", name, "-o", "r.html", "--curves", "c.svg", "--boundary", "b.svg"]
+    result, caught = invoke(Case(tuple(args), 0, ""))
+    assert result.exit_code == 0 and not caught, result.stderr
+    for written in ("r.html", "c.svg", "b.svg"):
+        data = (tmp_path / written).read_bytes()
+        assert b"\x1b" not in data and b"\x07" not in data, written
+    assert "<title>gradviz report: \\x1b[31mevil" in (tmp_path / "r.html").read_text()

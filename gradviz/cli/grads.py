@@ -11,7 +11,7 @@ from rich.text import Text
 
 from gradviz.cli import EVERY_NUMBER, STATUS_MEANINGS, flag
 from gradviz.cli.console import stdout_console
-from gradviz.errors import InputError, quoted
+from gradviz.errors import ExpressionError, InputError, quoted
 from gradviz.files import refuse_clashes, write_atomic
 from gradviz.measure import Measurement, input_files, measure
 from gradviz.numbers import dumps
@@ -161,12 +161,21 @@ def grads(
         raise click.exceptions.Exit(FAIL_STATUS)
 
 
+def _exists(text: str) -> bool:
+    """Whether `text` names a file: a text too long to be a file name (a long option
+    string) names none, rather than raising "file name too long"."""
+    try:
+        return Path(text).exists()
+    except OSError:
+        return False
+
+
 def _subject(text: str, epochs: int | None) -> Measurement:
     """What one side of `compare` names: a spec or a saved model, or a spec followed by
     `train`'s spec options (`xor --activation relu`)."""
     from gradviz.cli.train import OPTION_NAMES, spec_options  # lazy: start-up (train's grammar)
 
-    if Path(text).exists() or not text.strip() or len(text.split()) == 1:
+    if _exists(text) or not text.strip() or len(text.split()) == 1:
         return measure(text.strip() or text, epochs, None, option_names=MEASURE_FLAGS)
     try:
         words = shlex.split(text)
@@ -181,6 +190,21 @@ def _subject(text: str, epochs: int | None) -> Measurement:
         option_names=OPTION_NAMES,
         label=text,
     )
+
+
+def _side(side: str, text: str, epochs: int | None) -> Measurement:
+    """One side of `compare`, its errors saying which side they are about (`xor` and
+    "xor --lr nan" would both say --lr)."""
+    try:
+        return _subject(text, epochs)
+    except ExpressionError:
+        raise
+    except InputError as error:
+        shown = quoted(text)
+        where = f"{side}: " if error.template.startswith(shown) else f"{side} ({shown}): "
+        raise type(error)(
+            where + error.template, hint=error.hint_template, options=error.options
+        ) from None
 
 
 @click.command(
@@ -210,7 +234,7 @@ def compare(a: str, b: str, epochs: int | None, as_json: bool) -> None:
       gradviz compare xor "xor --activation relu --init he" --epochs 1000
       gradviz compare before.json after.json
     """
-    subjects = [_subject(source, epochs) for source in (a, b)]
+    subjects = [_side(side, source, epochs) for side, source in (("A", a), ("B", b))]
     if as_json:
         click.echo(dumps(compare_document(*subjects)))
         return

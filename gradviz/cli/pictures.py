@@ -21,6 +21,7 @@ from gradviz.nn import Network
 from gradviz.output import format_for
 from gradviz.render.boundary_map import boundary_map, grid_shape
 from gradviz.spec import Spec
+from gradviz.text import printable
 
 if TYPE_CHECKING:
     from gradviz.model import Model
@@ -66,7 +67,8 @@ def write_pictures(
     """The --boundary and --curves pictures (each when its path is given); the paths
     written. matplotlib is loaded here, only when one is asked for."""
     boundary_path, curves_path = paths
-    where = f"on {data.name}, {data.size} examples"
+    name = printable(name)  # a file name, drawn as text: no control character raw
+    where = f"on {printable(data.name)}, {data.size} examples"
     written = []
     if boundary_path is not None:
         from gradviz.render.plots import boundary_plot  # lazy: start-up (matplotlib)

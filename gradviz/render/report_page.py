@@ -49,6 +49,7 @@ from gradviz.render.html import (
 )
 from gradviz.spec import LOSS_FUNCTIONS
 from gradviz.stats import History
+from gradviz.text import printable, printable_lines
 from gradviz.train import is_correct
 
 # Examples the page lists (each a button that shows its loss graph); above, a note says so.
@@ -376,10 +377,10 @@ def report_html(
     notes = parts.notes
     return PAGE.format(
         csp=csp,
-        title=_esc(f"gradviz report: {parts.title}"),
+        title=_esc(printable(f"gradviz report: {parts.title}")),  # a file name: no ESC raw
         css=css,
-        heading=_esc(parts.title),
-        summary=_esc(parts.summary),
+        heading=_esc(printable(parts.title)),
+        summary=_esc(printable_lines(parts.summary)),
         curves=_picture(parts.curves_svg, "loss and accuracy per epoch", notes.get("curves")),
         boundary=_picture(
             parts.boundary_svg, "the decision boundary over the input plane", notes.get("boundary")
