@@ -202,8 +202,9 @@ def parse_csv(
     text: str, name: str, *, label: str | None = None, features: tuple[str, ...] | None = None
 ) -> Dataset:
     """The CSV reader behind `read_csv`, on text already in memory."""
+    lines = io.StringIO(text, newline=None)  # any line end: \n, \r\n, or \r alone (old Macs)
     try:
-        rows = [(number, row) for number, row in enumerate(csv.reader(io.StringIO(text)), 1)]
+        rows = [(number, row) for number, row in enumerate(csv.reader(lines), 1)]
     except csv.Error as error:
         raise DataError(f"{name}: invalid CSV: {error}") from None
     rows = [(n, [cell.strip() for cell in row]) for n, row in rows if any(c.strip() for c in row)]

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import difflib
+import re
 import sys
 from pathlib import Path
 
@@ -35,6 +37,31 @@ MAX_EXPR_FILE = 1_000_000  # bytes; the expression language caps the text far lo
 MERMAID_FORMATS = ("mermaid", "markdown")
 
 
+# A word that names a file rather than an expression: path characters only, ending in
+# `name.ext` (attribute access in an expression, which is refused anyway), with a folder
+# in it or an extension like .expr (a typo included: .exp) or .txt. `a.b` and
+# `os.system` are no file names: they keep the expression language's teaching error.
+_PATH_LIKE = re.compile(r"[\w./~-]*[A-Za-z_]\w*\.([A-Za-z_]\w*)")
+_FILE_EXTENSIONS = ("expr", "txt")
+
+
+def looks_like_a_file(text: str) -> bool:
+    """Whether `text`, not an existing file, was meant as one (`hand.expr`,
+    `samples/hand.exp`): then it deserves "no such file", not an expression error."""
+    match = _PATH_LIKE.fullmatch(text)
+    if match is None:
+        return False
+    suffix = match.group(1).lower()
+    return "/" in text or bool(difflib.get_close_matches(suffix, _FILE_EXTENSIONS, cutoff=0.7))
+
+
+def _is_file(text: str) -> bool:
+    try:
+        return Path(text).is_file()
+    except OSError:  # too long for a file name
+        return False
+
+
 def read_expression(expr: str) -> tuple[str, Path | None]:
     """The expression text and the file it came from: `@path` reads a file, as does an
     argument naming an existing `.expr` file; anything else is the expression itself."""
@@ -42,8 +69,14 @@ def read_expression(expr: str) -> tuple[str, Path | None]:
         if not expr[1:].strip():
             raise InputError("'@' needs a file name after it: @FILE, e.g. @samples/hand.expr")
         path = Path(expr[1:])
-    elif expr.endswith(EXPR_SUFFIX) and Path(expr).is_file():
+    elif expr.endswith(EXPR_SUFFIX) and _is_file(expr):
         path = Path(expr)
+    elif looks_like_a_file(expr):
+        raise InputError(
+            f"no such file: {quoted(expr)}",
+            hint="An expression is read from a file that exists (or from @FILE); "
+            "as an expression, .name (attribute access) is not supported.",
+        )
     else:
         return expr, None
     try:
