@@ -339,7 +339,8 @@ def inspect_command(
     For a network with 2 inputs, also a map of what it decides over the input plane.
     --boundary and --curves write the decision boundary and the training curves as
     pictures; -o FILE.html writes all of it as one page, live (an epoch slider, any
-    example's loss graph).
+    example's loss graph), and prints only the line that says where (the page holds the
+    report the terminal would show).
 
     \b
     Examples:
@@ -374,6 +375,10 @@ def inspect_command(
     written += pictures.write_report(report_path, model, data, evaluation, model_path)
     if as_json:
         click.echo(dumps(inspect_document(model, data, evaluation)))
+        return
+    if report_path is not None:  # the page holds the whole report: say where it went
+        for path in written:
+            click.echo(f"wrote {printable(path)}", err=True)
         return
     console = stdout_console()
     console.print(Text(printable(model_path), style="bold"))
