@@ -273,16 +273,21 @@ def _is_number(cell: str) -> bool:
     return True
 
 
+CELL_QUOTE = 30  # characters of a bad cell an error quotes: the line names a path as well
+
+
 def _number(cell: str, name: str, line: int, column: str) -> float:
     try:
         value = float(cell)
     except ValueError:
         raise DataError(
-            f"{name} line {line}: {quoted(cell)} in column {quoted(column)} is not a number"
+            f"{name} line {line}: {quoted(cell, CELL_QUOTE)} in column {quoted(column)} "
+            "is not a number"
         ) from None
     if not math.isfinite(value):  # nan, inf, or a number beyond float range (1e999)
         raise DataError(
-            f"{name} line {line}: {quoted(cell)} in column {quoted(column)} is not finite"
+            f"{name} line {line}: {quoted(cell, CELL_QUOTE)} in column {quoted(column)} "
+            "is not finite"
         )
     return value
 

@@ -159,10 +159,15 @@ def _write_failure(path: Path, error: OSError, *, where: Path | None = None) -> 
     """The error to raise for an OSError while writing `path` (or creating a file in
     `where`, the folder)."""
     why = error.strerror or str(error)
-    target = f"to {quoted(str(where))}" if where is not None else quoted(str(path))
+    if where is not None:  # the folder refused a new file (/proc, say): say which file
+        message = (
+            f"cannot write {quoted(str(path))}: {quoted(str(where))} takes no new file ({why})"
+        )
+    else:
+        message = f"cannot write {quoted(str(path))}: {why}"
     if error.errno in _PATH_ERRNOS:
-        return OutputError(f"cannot write {target}: {why}", hint="Choose another path.")
-    return WriteError(f"cannot write {target}: {why}")
+        return OutputError(message, hint="Choose another path.")
+    return WriteError(message)
 
 
 def _umask() -> int:

@@ -50,7 +50,7 @@ def train_document(result: Result, saved: str | None = None) -> dict:
 def diverged_document(error: Diverged, words: OptionWords = keyword) -> dict:
     """What `train --json` prints for a run that stopped at a divergence: the training
     so far, `stopped` the error's own words (the CLI's `words` name `--keep-going`)."""
-    return train_document(error.result) | {"stopped": error.render(words)}
+    return train_document(error.result) | {"stopped": error.render(words).replace("\n", " ")}
 
 
 def inspect_document(model: Model, data: Dataset, evaluation: Evaluation | None = None) -> dict:

@@ -510,7 +510,9 @@ def text(problem: str, longest: int) -> Reader:
     (it is printed to terminals: no escape sequences from a file)."""
 
     def read(value: object, key: str, fail: Fail) -> str:
-        if not isinstance(value, str) or not value.strip() or len(value) > longest:
+        if isinstance(value, str) and len(value) > longest:
+            raise fail(key, f"{len(value):,} characters is more than the {longest} allowed")
+        if not isinstance(value, str) or not value.strip():
             raise fail(key, problem)
         if not value.isprintable():
             raise fail(key, f"{quoted(value)} holds control characters")

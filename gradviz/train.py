@@ -674,8 +674,14 @@ class Diverged(TrainingError):
     `--json` and diagnosis)."""
 
     def __init__(self, divergence: str, result: Result) -> None:
+        # what happened on the error's line, what to do on the next (one line of 240
+        # characters was too long to read)
+        fact, _, advice = divergence.partition(". Lower ")
         super().__init__(
-            divergence + ", or pass {keep_going=True} to train on regardless.",
+            f"{fact}." if advice else divergence,
+            hint=f"Lower {advice}, or pass {{keep_going=True}} to train on regardless."
+            if advice
+            else "Pass {keep_going=True} to train on regardless.",
             options=["keep_going=True"],
         )
         self.result = result
@@ -760,6 +766,8 @@ def _divergence(
             where = f"layer L{index} (its {quantity})"
         elif math.isfinite(total):
             where = "the update (learning rate × gradient overflowed)"
+        elif not math.isfinite(l2_term(network.l2, before)):
+            where = "the loss (the outputs are finite; its L2 term, l2·Σp², overflowed)"
         else:
             where = "the loss (the outputs are finite, their error overflowed)"
         if n > batch:

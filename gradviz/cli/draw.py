@@ -31,6 +31,7 @@ from gradviz.render.terminal import MAX_DEPTH, to_terminal
 from gradviz.text import printable_lines
 
 EXPR_SUFFIX = ".expr"
+NAME_MAX = 255  # characters of a file name (one part of a path) on common file systems
 MAX_EXPR_FILE = 1_000_000  # bytes; the expression language caps the text far lower
 
 # The formats Mermaid draws (a model's auto level is chosen for them apart).
@@ -72,6 +73,8 @@ def read_expression(expr: str) -> tuple[str, Path | None]:
     elif expr.endswith(EXPR_SUFFIX) and _is_file(expr):
         path = Path(expr)
     elif looks_like_a_file(expr):
+        if any(len(part) > NAME_MAX for part in expr.split("/")):
+            raise InputError(f"file name too long: {quoted(expr)}")
         raise InputError(
             f"no such file: {quoted(expr)}",
             hint="An expression is read from a file that exists (or from @FILE); "
@@ -127,8 +130,11 @@ class DepthType(click.ParamType):
             return None
         if isinstance(value, int):
             return value
+        text = str(value).strip()
+        if text.isascii() and text.isdigit() and len(text) > 18:
+            return None  # more levels than any graph has (20 digits or 5,000): every level
         try:
-            levels = int(str(value).strip())
+            levels = int(text)
         except ValueError:
             levels = 0
         if levels < 1:

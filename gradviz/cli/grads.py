@@ -47,7 +47,7 @@ def _fail_on(value: str | None) -> list[str]:
     unknown = [w for w in words if w not in FAIL_ON]
     if unknown:
         raise click.BadParameter(
-            f"unknown status {quoted(unknown[0])}; choose from {', '.join(FAIL_ON)}",
+            f"unknown status {quoted(unknown[0], 30)}; choose from {', '.join(FAIL_ON)}",
             param_hint="'--fail-on'",
         )
     return [FAIL_ON[w] for w in words]
