@@ -1,7 +1,8 @@
 """Files, read and written safely: reading a user's file with a size cap, so that a huge
 file (or a device that never ends) is refused before it fills memory (every problem one
 error of the caller's class: a missing spec is a SpecError, a missing model a ModelError),
-and writing one atomically (the old file or the whole new one, never half). At the bottom
+and writing one atomically (the old file or the whole new one, never half), never over
+one of the command's own inputs nor twice over one file (`refuse_clashes`). At the bottom
 layer, so that the library (model.save) and the CLI's outputs write the same way."""
 
 from __future__ import annotations

@@ -107,8 +107,16 @@ def captioned(name: str | None, *clauses: str) -> dict[str, Any]:
 
 
 def title_lines(diagram: Diagram) -> list[str]:
-    """The title's lines as a picture shows them: its caption, or the title whole."""
-    return list(diagram.caption) or ([diagram.title] if diagram.title else [])
+    """The title's lines as a picture shows them: its caption, while the title is still
+    the one the caption was made with (a frame given a title of its own by `replace`
+    shows that), else the title whole."""
+    lines = diagram.caption
+    if lines and diagram.title in (
+        captioned(lines[0], *lines[1:])["title"],
+        captioned(None, *lines)["title"],
+    ):
+        return list(lines)
+    return [diagram.title] if diagram.title else []
 
 
 @dataclass(frozen=True, slots=True)
