@@ -10,7 +10,7 @@ from typing import TYPE_CHECKING, Any
 from gradviz.errors import OptionWords, keyword
 from gradviz.layout import PREFER_PURE_COST, DotProgram, run_dot
 from gradviz.numbers import DEFAULT_PRECISION
-from gradviz.render.diagram import Diagram, draw_less
+from gradviz.render.diagram import Diagram, captioned, draw_less
 from gradviz.render.dot import layout_cost, to_dot
 
 if TYPE_CHECKING:
@@ -193,7 +193,9 @@ def report_page(
         graph = network_loss_graph(network, data.X[0].tolist(), float(data.Y[0]))
         diagram = network_diagram(graph, "layer", None)
         key = "one node per layer, coloured by its rms gradient ∂L/∂w at the epoch chosen above"
-        diagram = replace(diagram, title=f"{key}; inputs, y and loss: the example shown below")
+        diagram = replace(
+            diagram, **captioned(None, key, "inputs, y and loss: the example shown below")
+        )
         frames = epoch_frames(report.snapshots, report.layer_names)
         diagram = epoch_diagram(diagram, frames, data)
         dot_text = to_dot(diagram, rankdir="TB", number_width=NUMBER_WIDTH)

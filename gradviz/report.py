@@ -338,7 +338,8 @@ def train_document(report: Report, saved: str | None = None) -> dict:
 def diverged_document(error: Diverged, words: OptionWords = keyword) -> dict:
     """What `train --json` prints for a run that stopped at a divergence: the training
     so far, `stopped` the error's own words (the CLI's `words` name `--keep-going`)."""
-    return train_document(build_report(error.result)) | {"stopped": error.render(words)}
+    stopped = error.render(words).replace("\n", " ")  # the fact and its advice, one line
+    return train_document(build_report(error.result)) | {"stopped": stopped}
 
 
 def inspect_document(report: Report) -> dict:

@@ -12,12 +12,14 @@ import click
 from gradviz.cli import EVERY_NUMBER, flag, pictures
 from gradviz.cli.console import epoch_progress, stdout_console
 from gradviz.errors import InputError, ModelError
-from gradviz.measure import model_data
+from gradviz.files import refuse_clashes
+from gradviz.measure import input_files, model_data
 from gradviz.model import Model, from_result, load_model, save
 from gradviz.numbers import dumps
 from gradviz.render.training import summary_text, training_view
 from gradviz.report import build_report, diverged_document, inspect_document, train_document
 from gradviz.spec import ACTIVATION_NAMES, resolve_spec
+from gradviz.text import printable
 from gradviz.train import Diverged, check_data, load_data, train
 
 # The spec key each option sets, and the option's name for error messages.
@@ -129,13 +131,20 @@ def train_command(
     if isinstance(data_option, str) and data_option.lower().endswith(".csv"):
         options["data"] = str(Path(data_option).resolve())
     resolved = resolve_spec(spec, options, OPTION_NAMES)
-    if save_path is not None:  # before training, so a bad path costs no training time
-        pictures.check_save_path(save_path, spec, resolved)
-    read = pictures.spec_inputs(spec, resolved)
-    pictures.check_picture(boundary_path, "--boundary", read)
-    pictures.check_picture(curves_path, "--curves", read)
+    # before training, so a bad path costs no training time; first: the worse mistake
+    outputs = [
+        ("save", save_path),
+        ("boundary", boundary_path),
+        ("curves", curves_path),
+        ("report", report_path),
+    ]
+    refuse_clashes(outputs, pictures.spec_inputs(spec, resolved))
+    if save_path is not None:
+        pictures.check_save_path(save_path)
+    pictures.check_picture(boundary_path, "--boundary")
+    pictures.check_picture(curves_path, "--curves")
     pictures.check_boundary(boundary_path, resolved.layers[0])
-    pictures.check_report(report_path, "--report", read)
+    pictures.check_report(report_path, "--report")
     console = stdout_console()
     show = not quiet and not as_json
 
@@ -245,7 +254,8 @@ def inspect_command(
     For a network with 2 inputs, also a map of what it decides over the input plane.
     --boundary and --curves write the decision boundary and the training curves as
     pictures; -o FILE.html writes all of it as one page, live (an epoch slider, any
-    example's loss graph).
+    example's loss graph), and prints only the line that says where (the page holds the
+    report the terminal would show).
 
     \b
     Examples:
@@ -255,10 +265,11 @@ def inspect_command(
       gradviz inspect xor.json --boundary xor.svg
       gradviz inspect xor.json -o report.html
     """
-    read = [model_path, *([data_path] if data_path else [])]
-    pictures.check_picture(boundary_path, "--boundary", read)
-    pictures.check_picture(curves_path, "--curves", read)
-    pictures.check_report(report_path, "--report", read)
+    outputs = [("boundary", boundary_path), ("curves", curves_path), ("report", report_path)]
+    refuse_clashes(outputs, input_files(model_path, data_path))  # its CSV data too
+    pictures.check_picture(boundary_path, "--boundary")
+    pictures.check_picture(curves_path, "--curves")
+    pictures.check_report(report_path, "--report")
     model = _load_for_inspect(model_path)
     pictures.check_boundary(boundary_path, model.spec.layers[0])
     data = model_data(model, data_path, "--data")
@@ -267,6 +278,10 @@ def inspect_command(
     written += pictures.write_report(report_path, report)
     if as_json:
         click.echo(dumps(inspect_document(report)))
+        return
+    if report_path is not None:  # the page holds the whole report: say where it went
+        for path in written:
+            click.echo(f"wrote {printable(path)}", err=True)
         return
     console = stdout_console()
     for part in training_view(

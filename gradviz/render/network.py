@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING
 
 from gradviz.errors import InputError, OptionWords, keyword, quoted
 from gradviz.numbers import fmt
-from gradviz.render.diagram import Diagram, Edge, Node, diagram_from_value
+from gradviz.render.diagram import Diagram, Edge, Node, captioned, diagram_from_value
 from gradviz.render.diagram import preferred_rankdir as preferred_rankdir  # moved; kept here
 
 if TYPE_CHECKING:  # the data drawn, never loaded or computed here
@@ -249,9 +249,16 @@ def _layer_diagram(
     if grad:
         key = "per layer: grad = rms ∂L/∂w, max = max |∂L/∂w|, rel = grad ÷ largest (this example)"
         if overall is not None and overall.diagnosis is not None:
-            key += f"; status on all {overall.size} examples"
+            status = f"status on all {overall.size} examples"
         else:
-            key += "; no status (dead units show on a data set only: gradviz grads)"
-        title = f"{title} — {key}" if title else key
+            status = "no status (dead units show on a data set only: gradviz grads)"
+        clauses = (key, status)
+    else:
+        clauses = ()
     loss_nodes, loss_edges = _loss_nodes(graph, source, grad)
-    return Diagram(tuple(nodes + loss_nodes), tuple(edges + loss_edges), has_grad=grad, title=title)
+    return Diagram(
+        tuple(nodes + loss_nodes),
+        tuple(edges + loss_edges),
+        has_grad=grad,
+        **captioned(title, *clauses),
+    )
