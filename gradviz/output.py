@@ -47,6 +47,7 @@ if TYPE_CHECKING:
     from gradviz.data import Dataset
     from gradviz.engine import Value
     from gradviz.model import Model
+    from gradviz.run import Run
     from gradviz.train import Evaluation
 
 
@@ -715,3 +716,62 @@ def refuse_inputs(outputs: Iterable[str], inputs: Iterable[str | Path]) -> None:
                     f"refusing to write {quoted(output)}: it is an input of this command",
                     hint="Choose another output file name.",
                 )
+
+
+def run_report_page(
+    run: Run, title: str, *, more: str | None = None, statuses: str | None = None
+) -> str:
+    """The report page of a recorded run (`gradviz.render.run_page`): the texts as
+    `inspect` prints them, the curves and the gradient plot (matplotlib), the layer
+    picture (Graphviz). `more` and `statuses` as for `report_page`."""
+    from gradviz.render.layers import report  # lazy: start-up
+    from gradviz.render.plots import STATUS_MEANINGS, curves_plot, grads_plot  # lazy: start-up
+    from gradviz.render.run_page import RunParts, run_html  # lazy: start-up
+    from gradviz.render.run_view import (  # lazy: start-up
+        MISSING,
+        last_logged,
+        run_diagram,
+        run_layers_table,
+        run_summary,
+    )
+    from gradviz.stats import verdict  # lazy: start-up
+
+    where = run.description()
+    loss, accuracy, every = run.curves()
+    notes: dict[str, str] = {}
+    curves = curves_plot(loss, accuracy, every, "loss and accuracy", where) if loss else None
+    if curves is None:
+        notes["curves"] = "No curves logged in this run (rec.log(loss=...) adds them)."
+    diagnosis = run.diagnosis()
+    grads = grads_plot(
+        diagnosis,
+        run.history,
+        "rms gradient per layer",
+        where,
+        statuses=statuses or STATUS_MEANINGS,
+    )
+    from gradviz.render.html import NUMBER_WIDTH  # lazy: start-up
+
+    dot_text = to_dot(run_diagram(run), rankdir="TB", number_width=NUMBER_WIDTH)
+    network_svg = run_dot(dot_text, "svg").decode("utf-8")
+    texts = [run_summary(run), run_layers_table(run), last_logged(run)]
+    gradients = [
+        report(
+            diagnosis,
+            verdict(diagnosis, run.history),
+            run.history,
+            "Gradients per layer",
+            more=more,
+        )
+    ]
+    parts = RunParts(
+        title=title,
+        summary=_plain(texts),
+        gradients=_plain(gradients),
+        missing=MISSING,
+        curves_svg=curves,
+        grads_svg=grads,
+        network_svg=network_svg,
+        notes=notes,
+    )
+    return run_html(parts)

@@ -189,10 +189,11 @@ LAYERS: tuple[tuple[str, tuple[str, ...]], ...] = (
     ("graphs and specs", ("expr", "names", "data", "spec", "nn")),
     (
         "computations",
-        ("train", "stats", "trace", "gradcheck", "model", "measure", "boundary", "report"),
+        ("train", "stats", "trace", "gradcheck", "model", "run", "measure", "boundary", "report"),
     ),
     ("render", ("render",)),  # render and render.*: pure, data in, text or pictures out
     ("output", ("output",)),  # formats, finding dot, running it
+    ("bridges", ("torch",)),  # gradviz.torch: PyTorch at the edge (imported only when used)
     ("cli", ("cli", "tools", "__main__")),  # tools: the maintainers' sample builder
     ("package", ("",)),  # gradviz/__init__.py: the public API, names loaded on first use
 )

@@ -124,3 +124,16 @@ def write_report(
     page = report_page(model, data, evaluation, title, more=EVERY_NUMBER, statuses=STATUS_MEANINGS)
     write_atomic(Path(path), page.encode("utf-8"))
     return [path]
+
+
+def write_curves(
+    path: str, loss: Sequence[float], accuracy: Sequence[float], every: int, name: str, where: str
+) -> list[str]:
+    """The --curves picture of a recorded run (no network, no data: only its curves)."""
+    from gradviz.render.plots import curves_plot  # lazy: start-up (matplotlib)
+
+    picture = curves_plot(
+        loss, accuracy, every, f"{name}: loss and accuracy", where, format_for(path)
+    )
+    write_atomic(Path(path), picture)
+    return [path]

@@ -11,9 +11,10 @@ import click
 from rich.progress import BarColumn, Progress, TaskProgressColumn, TextColumn, TimeRemainingColumn
 from rich.text import Text
 
-from gradviz.cli import EVERY_NUMBER, flag, pictures
+from gradviz.cli import EVERY_NUMBER, STATUS_MEANINGS, flag, pictures
 from gradviz.cli.console import stderr_console, stdout_console
 from gradviz.errors import InputError, ModelError, OutputError, quoted, shortened
+from gradviz.files import write_atomic
 from gradviz.measure import model_data
 from gradviz.model import Model, from_result, load_model, save
 from gradviz.numbers import dumps, fmt
@@ -29,6 +30,7 @@ from gradviz.render.training import (
     summary_text,
 )
 from gradviz.report import diverged_document, inspect_document, train_document
+from gradviz.run import is_run_file, load_run, run_document
 from gradviz.spec import Spec, resolve_spec
 from gradviz.text import printable
 from gradviz.train import Diverged, check_data, evaluate, load_data, train
@@ -351,6 +353,9 @@ def inspect_command(
     pictures.check_picture(boundary_path, "--boundary", read)
     pictures.check_picture(curves_path, "--curves", read)
     pictures.check_report(report_path, "--report", read)
+    if model_path.lower().endswith(".json") and is_run_file(model_path):
+        _inspect_run(model_path, data_path, as_json, boundary_path, curves_path, report_path)
+        return
     model = _load_for_inspect(model_path)
     pictures.check_boundary(boundary_path, model.spec.layers[0])
     data = model_data(model, data_path, "--data")
@@ -399,6 +404,70 @@ def inspect_command(
     console.print(report)
     for path in written:
         click.echo(f"wrote {path}", err=True)
+
+
+def _inspect_run(
+    path: str,
+    data_path: str | None,
+    as_json: bool,
+    boundary_path: str | None,
+    curves_path: str | None,
+    report_path: str | None,
+) -> None:
+    """`inspect` of a recorded run (a PyTorch loop watched by gradviz.torch.watch): what
+    it recorded; what needs the network or the data is refused, or left out in a line."""
+    from gradviz.render.layers import report  # lazy: start-up
+    from gradviz.render.run_view import (  # lazy: start-up
+        MISSING,
+        last_logged,
+        run_curves,
+        run_layers_table,
+        run_summary,
+    )
+    from gradviz.stats import verdict  # lazy: start-up
+
+    for option, given in (("--data", data_path), ("--boundary", boundary_path)):
+        if given is not None:
+            raise InputError(
+                f"{option}: {printable(path)} is a recorded run: it holds statistics, not the "
+                "network or its data"
+            )
+    run = load_run(path)
+    loss, accuracy, every = run.curves()
+    written = []
+    if curves_path is not None:
+        if not loss:
+            raise InputError(f"--curves: {printable(path)} has no logged curves to draw")
+        written += pictures.write_curves(
+            curves_path, loss, accuracy, every, path, run.description()
+        )
+    if report_path is not None:
+        from gradviz.output import run_report_page  # lazy: start-up (matplotlib, Graphviz)
+
+        page = run_report_page(run, path, more=EVERY_NUMBER, statuses=STATUS_MEANINGS)
+        write_atomic(Path(report_path), page.encode("utf-8"))
+        written.append(report_path)
+    if as_json:
+        click.echo(dumps(run_document(run, path)))
+        return
+    console = stdout_console()
+    console.print(Text(printable(path), style="bold"))
+    console.print(run_summary(run))
+    console.print()
+    console.print(run_layers_table(run))
+    console.print()
+    if loss:
+        console.print(run_curves(run, console.width))
+    console.print(last_logged(run))
+    console.print(Text(MISSING, style="dim"))
+    console.print()
+    diagnosis = run.diagnosis()
+    title = f"Gradients per layer at step {run.last_step} (as recorded)"
+    console.print(
+        report(diagnosis, verdict(diagnosis, run.history), run.history, title, more=EVERY_NUMBER)
+    )
+    for written_path in written:
+        click.echo(f"wrote {written_path}", err=True)
 
 
 def _load_for_inspect(model_path: str) -> Model:
