@@ -11,8 +11,9 @@ linear), which are attached only for the forward passes of steps that are record
 Cost: each recorded step runs a few fused kernels (`torch._foreach_norm` over every
 weight, one |g| pass per weight for its mean and max, per-unit sums of the activations)
 and keeps the results on the device; one check per recorded step says whether anything
-is NaN/inf (only then are they counted one by one). The numbers become Python floats
-when read (`table`, `history`, `save`), or every `FLUSH` recorded steps to bound memory.
+is NaN/inf (only then are they counted one by one). A recorded step keeps a few dozen
+numbers on the device (per-unit counts are reduced to the totals the statuses read, and
+no activation is kept); they become Python floats when read (`table`, `history`, `save`).
 Under DistributedDataParallel every rank sees the all-reduced gradients, the activation
 sums are summed across ranks, and only rank 0 writes the file.
 """
@@ -45,8 +46,7 @@ from gradviz.stats import (
     verdict,
 )
 
-DEFAULT_EVERY = 10  # record one step in ten: a few tenths of a percent of training time
-FLUSH = 64  # recorded steps kept on the device before they become Python numbers
+DEFAULT_EVERY = 50  # record one step in 50: well under 2% of the training time (bench/)
 # The activation modules whose statistics the statuses know (gradviz.ops' activations).
 ACTIVATION_MODULES: dict[type[nn.Module], str] = {
     nn.Sigmoid: "sigmoid",
@@ -148,6 +148,8 @@ class Recorder:
         self._layers = [_Layer(name or type(m).__name__, m, m) for name, m in found]
         self._activation_of = self._activation_modules(base)
         self._mapped = False  # the activation module of each layer: found at the first forward
+        self._units: dict[nn.Module, int] = {}  # (once mapped) units of each module read
+        self._output_reads: nn.Module | None = None
         self._called: list[nn.Module] = []
         self._acts: dict[nn.Module, _Activations] = {}
         self._hooks: list[Any] = []
@@ -155,7 +157,9 @@ class Recorder:
         self._history: History = []
         self._curves: list[tuple[int, object, object]] = []
         self._optimizer = optimizer
-        self._before: list[torch.Tensor] | None = None
+        self._before: list[torch.Tensor] | None = None  # a buffer kept between steps
+        self._moving = False  # a recorded step's update is under way
+        self._magnitudes: list[torch.Tensor] | None = None  # |g| buffers, kept between steps
         self._last: _Pending | None = None
         self._bands = _bands()
         self._optimizer_hooks = []
@@ -195,23 +199,25 @@ class Recorder:
             return
         if not self._mapped:
             self._called.append(module)
-        units = self._units_of(module)
-        if units is None:
+            units = self._units_while_mapping(module)
+            per_unit = True  # the output layer is not known yet: the full form for all
+        else:
+            units = self._units.get(module)
+            per_unit = module is self._output_reads
+        if units is None or output.dim() == 0:
             return
         a = output.detach()
-        if a.dim() == 0:
-            return
         if a.shape[-1] != units and a.dim() >= 2 and a.shape[1] == units:
             a = a.movedim(1, -1)  # channels first (convolutions): units last
         if a.shape[-1] != units:
             return
         a = a.reshape(-1, units)
         kind = self._activation_of.get(module, "linear")
-        sums = [a.sum(0, dtype=torch.float64), (a * a).sum(0, dtype=torch.float64)]
-        # Σ|a| for the output's scale (the stalled test): while the layers are not yet
-        # mapped every module's, then only the output layer's
-        reads_output = not self._mapped or module is self._layers[-1].reads
-        sums.append(a.abs().sum(0, dtype=torch.float64) if reads_output else sums[0])
+        # (sums in the activations' own precision: a float64 copy of them would cost more)
+        if per_unit:  # Σa, Σa² per unit (the outputs' spread), and Σ|a| (their scale)
+            sums = [a.sum(0), (a * a).sum(0), a.abs().sum()]
+        else:  # Σa, Σa² (= ‖a‖²) over every entry: a hidden layer's mean and std
+            sums = [a.sum(), torch.linalg.vector_norm(a).square()]
         if kind == "relu":
             sums.append((a > 0).sum(0))
         elif kind in self._bands:
@@ -220,23 +226,19 @@ class Recorder:
         acc = self._acts.get(module)
         if acc is None:
             self._acts[module] = _Activations(a.shape[0], sums, [a])
-        else:
+        else:  # another forward pass in the same step (gradient accumulation)
             acc.rows += a.shape[0]
             acc.sums = [x + y for x, y in zip(acc.sums, sums, strict=True)]
             acc.outputs.append(a)
 
-    def _units_of(self, module: nn.Module) -> int | None:
-        """The units of a watched module's output: its layer's outputs (an activation
-        module: those of the layer called just before it)."""
+    def _units_while_mapping(self, module: nn.Module) -> int | None:
+        """The units of a module's output before the layers are mapped: a layer's own, an
+        activation module's those of the layer called just before it."""
         for layer in self._layers:
             if layer.module is module:
                 return layer.n_out
-        if not self._mapped:
-            last = next(
-                (m for m in reversed(self._called[:-1]) if m not in self._activation_of), None
-            )
-            return next((lay.n_out for lay in self._layers if lay.module is last), None)
-        return next((lay.n_out for lay in self._layers if lay.reads is module), None)
+        last = next((m for m in reversed(self._called[:-1]) if m not in self._activation_of), None)
+        return next((lay.n_out for lay in self._layers if lay.module is last), None)
 
     def _map(self) -> None:
         """Each layer's activation module: the first activation module called after it
@@ -260,6 +262,8 @@ class Recorder:
         # layers never called stay, in module order, after the ones that were
         order += [layer for layer in self._layers if layer not in order]
         self._layers = order
+        self._units = {layer.reads: layer.n_out for layer in self._layers}
+        self._output_reads = self._layers[-1].reads
         self._mapped = True
 
     # -- recording ---------------------------------------------------------------------
@@ -273,29 +277,35 @@ class Recorder:
     def _record(self) -> None:
         step = self.steps
         if step % self.every == 0:
-            if not self._mapped:
+            mapped = self._mapped
+            if not mapped:
                 self._map()
-            self._last = self._measure(step)
-            self._pending.append(self._last)
-            self._disarm()
+            with torch.no_grad():
+                self._last = self._measure(step)
+                self._pending.append(self._last)
+                if self._optimizer is not None:  # the weights before the step (update:data)
+                    weights = [layer.module.weight.detach() for layer in self._layers]
+                    if self._before is None:
+                        self._before = [w.clone() for w in weights]
+                    else:
+                        torch._foreach_copy_(self._before, weights)
+                    self._moving = True
+            if not (mapped and self.every == 1):  # every step recorded: the hooks stay
+                self._disarm()
             self._acts = {}
-            if self._optimizer is not None:
-                weights = [layer.module.weight for layer in self._layers]
-                self._before = torch._foreach_mul([w.detach() for w in weights], 1.0)
-            if len(self._pending) >= FLUSH:
-                self._flush()
         self.steps += 1
-        if self.steps % self.every == 0:
+        if self.steps % self.every == 0 and not self._hooks:
             self._arm()
 
     def _after_step(self) -> None:
         """After the optimizer's step: how far it moved each layer's weights."""
-        if self._before is None or self._last is None:
+        if not self._moving or self._before is None or self._last is None:
             return
-        weights = [layer.module.weight.detach() for layer in self._layers]
-        moved = torch._foreach_norm(torch._foreach_sub(weights, self._before))
-        self._last.updates = torch.stack(moved).to(torch.float64)
-        self._before = None
+        with torch.no_grad():
+            weights = [layer.module.weight.detach() for layer in self._layers]
+            torch._foreach_sub_(self._before, weights)  # (in place: the buffer is copied anew)
+            self._last.updates = torch.stack(torch._foreach_norm(self._before)).to(torch.float64)
+        self._moving = False
 
     def _measure(self, step: int) -> _Pending:
         weights = [layer.module.weight.detach() for layer in self._layers]
@@ -304,34 +314,67 @@ class Recorder:
             for w in (layer.module.weight for layer in self._layers)
         ]
         biases = [getattr(layer.module, "bias", None) for layer in self._layers]
-        zero = grads[0].new_zeros(())
-        bias_norms, bias_grad_norms = [], []
-        for b in biases:
-            if isinstance(b, torch.Tensor):
-                bias_norms.append(b.detach())
-                bias_grad_norms.append(b.grad.detach() if b.grad is not None else b.new_zeros(1))
-        magnitudes = torch._foreach_abs(grads)
-        parts = [
-            *torch._foreach_norm(grads),
-            *(m.sum() for m in magnitudes),
-            *(m.amax() for m in magnitudes),
-            *torch._foreach_norm(weights),
-        ]
-        bn = iter(torch._foreach_norm(bias_norms)) if bias_norms else iter(())
-        bgn = iter(torch._foreach_norm(bias_grad_norms)) if bias_grad_norms else iter(())
         with_bias = [isinstance(b, torch.Tensor) for b in biases]
-        parts += [next(bgn) if has else zero for has in with_bias]
-        parts += [next(bn) if has else zero for has in with_bias]
-        vector = torch.stack([p.to(zero.device) for p in parts]).to(torch.float64)
+        bias_tensors = [b.detach() for b in biases if isinstance(b, torch.Tensor)]
+        bias_grads = [
+            b.grad.detach() if b.grad is not None else torch.zeros_like(b)
+            for b in biases
+            if isinstance(b, torch.Tensor)
+        ]
+        # |g| into buffers kept between steps: a fresh megabyte each step would cost more
+        # (new pages) than the sums over it
+        if self._magnitudes is None or any(
+            m.shape != g.shape or m.dtype != g.dtype
+            for m, g in zip(self._magnitudes, grads, strict=False)
+        ):
+            self._magnitudes = [torch.empty_like(g) for g in grads]
+        magnitudes = self._magnitudes
+        for g, m in zip(grads, magnitudes, strict=True):
+            torch.abs(g, out=m)
+        # one fused norm over every gradient, weight and bias (‖·‖₂ of each)
+        norms = torch._foreach_norm([*grads, *weights, *bias_grads, *bias_tensors])
+        n, nb = len(grads), len(bias_tensors)
+        zero = norms[0].new_zeros(())
+        present = iter(range(nb))
+        slots = [next(present) if has else None for has in with_bias]
+        parts = [
+            *norms[:n],
+            *(m.sum() for m in magnitudes),
+            *torch._foreach_max(magnitudes),
+            *norms[n : 2 * n],
+            *(zero if k is None else norms[2 * n + k] for k in slots),
+            *(zero if k is None else norms[2 * n + nb + k] for k in slots),
+        ]
+        vector = torch.stack(parts).to(torch.float64)
         acts = [self._acts.get(layer.reads) for layer in self._layers]
         self._reduce(acts)
         pending = _Pending(step, vector, acts)
         # one check for the whole step (a sum holding a NaN or inf is not finite); only
         # then is anything counted one tensor at a time
-        totals = [vector.sum()] + [s.sum() for a in acts if a is not None for s in a.sums[:2]]
-        if not bool(torch.isfinite(torch.stack([t.to(zero.device) for t in totals])).all()):
+        totals = [vector.sum()] + [
+            s.sum().to(vector) for a in acts if a is not None for s in a.sums[:2]
+        ]
+        if not bool(torch.isfinite(torch.stack(totals)).all()):
             pending.nonfinite = self._count_nonfinite(weights, grads, biases, acts)
+        for layer, acc in zip(self._layers, acts, strict=True):
+            if acc is not None:
+                self._compact(layer, acc)
         return pending
+
+    def _compact(self, layer: _Layer, acc: _Activations) -> None:
+        """A hidden layer's per-unit counts as the totals the statuses read (so that a
+        recorded step keeps a few numbers, not a few per unit), and no outputs kept."""
+        acc.outputs = []
+        if layer.reads is self._output_reads:
+            return
+        kind = layer.activation
+        if kind == "relu":
+            positive = acc.sums[-1]
+            acc.sums[-1:] = [positive.sum(), (positive == 0).sum()]
+        elif kind in self._bands:
+            low, high = acc.sums[-2:]
+            stuck = ((low == acc.rows) | (high == acc.rows)).sum()
+            acc.sums[-2:] = [low.sum(), high.sum(), stuck]
 
     def _reduce(self, acts: list[_Activations | None]) -> None:
         """Under torch.distributed: the activation sums of every rank, added (in place)."""
@@ -487,7 +530,7 @@ class Recorder:
         sums = [s.tolist() for s in acts.sums]
         rows, n_out = acts.rows, layer.n_out
         total = rows * n_out
-        mean, square = sum(sums[0]) / total, sum(sums[1]) / total
+        mean, square = _total(sums[0]) / total, _total(sums[1]) / total
         numbers: dict[str, Any] = {
             "batch": rows,
             "mean": mean,
@@ -497,18 +540,19 @@ class Recorder:
             "dead_units": 0,
         }
         hidden = layer is not self._layers[-1]
-        if kind == "relu":
-            positive = sums[3]
-            numbers["slope"] = sum(positive) / total
-            numbers["dead_units"] = sum(1 for c in positive if c == 0)
-        elif kind in self._bands:
-            low, high = sums[3], sums[4]
-            numbers["slope"] = (mean - square) if kind == "sigmoid" else 1.0 - square
-            numbers["saturated"] = (sum(low) + sum(high)) / total
+        if kind == "relu":  # hidden: Σ[a > 0], dead units; the output: [a > 0] per unit
             if hidden:
-                numbers["dead_units"] = sum(
-                    1 for lo, hi in zip(low, high, strict=True) if lo == rows or hi == rows
-                )
+                positive, dead = sums[-2], sums[-1]
+            else:
+                positive, dead = _total(sums[-1]), sum(1 for c in sums[-1] if c == 0)
+            numbers["slope"] = positive / total
+            numbers["dead_units"] = int(dead)
+        elif kind in self._bands:  # hidden: Σ low, Σ high, stuck units; the output per unit
+            low, high = (sums[-3], sums[-2]) if hidden else (_total(sums[-2]), _total(sums[-1]))
+            numbers["slope"] = (mean - square) if kind == "sigmoid" else 1.0 - square
+            numbers["saturated"] = (low + high) / total
+            if hidden:
+                numbers["dead_units"] = int(sums[-1])
         return numbers
 
     @staticmethod
@@ -518,11 +562,13 @@ class Recorder:
             return 0.0, 1.0
         rows = acts.rows
         first, second, magnitude = (s.tolist() for s in acts.sums[:3])
+        if not isinstance(first, list):  # (not read per unit: no spread to tell)
+            return 0.0, 1.0
         spread = max(
             math.sqrt(max(s2 / rows - (s1 / rows) ** 2, 0.0))
             for s1, s2 in zip(first, second, strict=True)
         )
-        return spread, max(1.0, sum(magnitude) / (rows * len(first)))
+        return spread, max(1.0, magnitude / (rows * len(first)))
 
     # -- showing and saving ------------------------------------------------------------
 
@@ -592,6 +638,11 @@ class Recorder:
         for hook in self._optimizer_hooks:
             hook.remove()
         self._optimizer_hooks = []
+
+
+def _total(x: float | list[float]) -> float:
+    """A sum kept whole or per unit, whole."""
+    return math.fsum(x) if isinstance(x, list) else x
 
 
 def _ratio(top: float, bottom: float) -> float | None:
