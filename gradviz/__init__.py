@@ -61,7 +61,7 @@ _API: dict[str, str] = {
     ),
     "GradvizError": "gradviz.errors",
     "parse": "gradviz.expr",
-    "explore": "gradviz.output",
+    "explore": "gradviz.notebook",
     "to_json": "gradviz.render",
     "to_mermaid": "gradviz.render",
 }
@@ -118,21 +118,21 @@ if TYPE_CHECKING:
     )
     from gradviz.errors import GradvizError
     from gradviz.expr import parse
-    from gradviz.output import explore
+    from gradviz.notebook import explore
     from gradviz.render import to_json, to_mermaid
 
     __version__: str
 
 
 def draw(graph: object, **options: object) -> graphviz.Digraph:
-    """A `graphviz.Digraph` of a Value's graph (`gradviz.output.draw`), or of a PyTorch
+    """A `graphviz.Digraph` of a Value's graph (`gradviz.notebook.draw`), or of a PyTorch
     loss's autograd graph (`gradviz.torch.draw`): torch is imported only for a tensor,
     told apart by its type's module, so drawing a Value never loads it."""
     if type(graph).__module__.partition(".")[0] == "torch":
         from gradviz.torch.draw import draw as draw_tensor  # lazy: start-up (torch)
 
         return draw_tensor(graph, **options)  # type: ignore[arg-type]
-    from gradviz.output import draw as draw_value  # lazy: start-up
+    from gradviz.notebook import draw as draw_value  # lazy: start-up
 
     return draw_value(graph, **options)  # type: ignore[arg-type]
 

@@ -25,7 +25,7 @@ from gradviz.files import read_capped, write_atomic
 from gradviz.model import MAX_MODEL_BYTES
 from gradviz.numbers import from_json_number, json_safe
 from gradviz.spec import read_field
-from gradviz.stats import Diagnosis, History, verdict
+from gradviz.stats import Diagnosis, History
 
 FORMAT = "gradviz-run"
 VERSION = 1
@@ -114,24 +114,6 @@ class Run:
             "curves": {"step": self.curve_steps, "loss": self.loss, "accuracy": self.accuracy},
             "history": [{"step": step, **d.to_dict()} for step, d in self.history],
         }
-
-
-def run_document(run: Run, source: str | None = None) -> dict:
-    """What `inspect --json` prints for a run: where it came from, its layers and curves,
-    the latest statistics, the verdict and the history."""
-    raw = run.to_dict()
-    diagnosis = run.diagnosis()
-    return {
-        "source": source,
-        "format": FORMAT,
-        "description": run.description(),
-        **{key: raw[key] for key in ("framework", "model", "world_size", "steps_run", "every")},
-        "layers": raw["layers"],
-        "curves": raw["curves"],
-        "gradients": diagnosis.to_dict(),
-        "verdict": verdict(diagnosis, run.history),
-        "history": raw["history"],
-    }
 
 
 def save_run(run: Run, path: Path | str) -> None:

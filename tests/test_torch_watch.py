@@ -8,6 +8,7 @@ import io
 import itertools
 import json
 import math
+import xml.etree.ElementTree as ET
 
 import numpy as np
 import pytest
@@ -19,6 +20,8 @@ nn = torch.nn
 
 from gradviz.cli import cli  # noqa: E402
 from gradviz.errors import InputError, ModelError  # noqa: E402
+from gradviz.numbers import fmt  # noqa: E402
+from gradviz.render.training import percent  # noqa: E402
 from gradviz.run import load_run  # noqa: E402
 from gradviz.stats import SIGMOID_SATURATION  # noqa: E402
 from gradviz.torch import watch  # noqa: E402
@@ -217,22 +220,25 @@ def test_grads_prints_the_recorders_table(deep_run) -> None:
 
 
 def test_inspect_shows_the_run_and_says_what_is_missing(deep_run, tmp_path) -> None:
-    _, path = deep_run
+    """Through the one training report (`report.run_report`): the terminal, the JSON and
+    the page, each saying what a run without network or data leaves out."""
+    rec, path = deep_run
     done = _invoke("inspect", str(path))
     assert done.exit_code == 0, done.output
-    assert "recorded in PyTorch" in done.output and "no predictions, decision boundary" in (
-        done.output
-    )
-    assert "last logged at step 60" in done.output
+    assert "recorded in PyTorch" in done.output and "(read after Sigmoid)" in done.output
+    assert "no predictions: the run holds no data" in done.output
+    _, loss, accuracy = rec.curves()
+    assert f"last recorded loss {fmt(loss[-1])}, accuracy {percent(accuracy[-1])}" in done.output
+    assert "Gradients per layer at step 50 (as recorded)" in done.output
     page, curves = tmp_path / "report.html", tmp_path / "curves.svg"
     done = _invoke("inspect", str(path), "-o", str(page), "--curves", str(curves))
     assert done.exit_code == 0, done.output
     html = page.read_text("utf-8")
-    assert "no predictions, decision boundary or example graph" in html
-    assert html.count('<img class="plot"') == 2 and "<svg" in html
-    assert curves.read_bytes().startswith(b"<?xml")
+    assert "the run holds no data" in html and "<svg" in html
+    assert ET.fromstring(curves.read_bytes()).tag.endswith("svg")
     document = json.loads(_invoke("inspect", str(path), "--json").output)
-    assert document["format"] == "gradviz-run" and document["verdict"]
+    assert document["gradients"] == rec.diagnosis().to_dict() and document["verdict"]
+    assert document["predictions"] == []
 
 
 @pytest.mark.parametrize(

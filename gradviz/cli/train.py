@@ -8,32 +8,26 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 
 import click
-from rich.progress import BarColumn, Progress, TaskProgressColumn, TextColumn, TimeRemainingColumn
-from rich.text import Text
 
-from gradviz.cli import EVERY_NUMBER, STATUS_MEANINGS, flag, pictures
-from gradviz.cli.console import stderr_console, stdout_console
-from gradviz.errors import InputError, ModelError, OutputError, quoted, shortened
-from gradviz.files import write_atomic
+from gradviz.cli import EVERY_NUMBER, flag, pictures
+from gradviz.cli.console import epoch_progress, stdout_console
+from gradviz.errors import InputError, ModelError
 from gradviz.measure import model_data
 from gradviz.model import Model, from_result, load_model, save
-from gradviz.numbers import dumps, fmt
-from gradviz.output import refuse_inputs
-from gradviz.render.training import (
-    clipping_text,
-    curve_text,
-    final_text,
-    gradient_report,
-    layers_table,
-    percent,
-    predictions_table,
-    summary_text,
+from gradviz.numbers import dumps
+from gradviz.render.training import summary_text, training_view
+from gradviz.report import (
+    Report,
+    build_report,
+    diverged_document,
+    inspect_document,
+    run_report,
+    train_document,
 )
-from gradviz.report import diverged_document, inspect_document, train_document
-from gradviz.run import is_run_file, load_run, run_document
-from gradviz.spec import Spec, resolve_spec
+from gradviz.run import is_run_file, load_run
+from gradviz.spec import resolve_spec
 from gradviz.text import printable
-from gradviz.train import Diverged, check_data, evaluate, load_data, train
+from gradviz.train import Diverged, check_data, load_data, train
 
 # The spec key each option sets, and the option's name for error messages.
 OPTION_NAMES = {
@@ -143,7 +137,7 @@ def train_command(
         options["data"] = str(Path(data_option).resolve())
     resolved = resolve_spec(spec, options, OPTION_NAMES)
     if save_path is not None:  # before training, so a bad path costs no training time
-        _check_save_path(save_path, spec, resolved)
+        pictures.check_save_path(save_path, spec, resolved)
     read = pictures.spec_inputs(spec, resolved)
     pictures.check_picture(boundary_path, "--boundary", read)
     pictures.check_picture(curves_path, "--curves", read)
@@ -152,126 +146,45 @@ def train_command(
     console = stdout_console()
     show = not quiet and not as_json
 
-    err = stderr_console()
-    progress = None
-    on_epoch = None
-    if show and err.is_terminal:
-        progress = Progress(
-            TextColumn("epoch {task.completed:>7.0f}/{task.total:.0f}"),
-            BarColumn(),
-            TaskProgressColumn(),
-            TextColumn("loss {task.fields[loss]}  accuracy {task.fields[accuracy]}"),
-            TimeRemainingColumn(),
-            console=err,
-            transient=True,
-        )
-        task = progress.add_task("train", total=resolved.epochs, loss="—", accuracy="—")
-        step = max(1, resolved.epochs // 200)
-
-        def on_epoch(epoch: int, loss: float, accuracy: float) -> None:
-            if epoch % step == 0 or epoch == resolved.epochs:
-                progress.update(task, completed=epoch, loss=fmt(loss), accuracy=percent(accuracy))
-
     data = load_data(resolved)
     check_data(resolved, data)  # before anything is printed
     if show:
         console.print(summary_text(resolved, data))
     try:
-        if progress is not None:
-            with progress:
-                result = train(resolved, data, on_epoch=on_epoch, keep_going=keep_going)
-        else:
+        with epoch_progress(resolved.epochs, show) as on_epoch:
             result = train(resolved, data, on_epoch=on_epoch, keep_going=keep_going)
     except Diverged as diverged:
         if as_json:  # scripts get the numbers up to the divergence, then the exit status
             click.echo(dumps(diverged_document(diverged, flag)))
         raise  # nothing is saved: a previous model file stays as it was
 
-    last_epoch, last_samples = result.history.snapshots[-1]
     if save_path is not None:
         save(from_result(result), Path(save_path))
         if not quiet:
-            _note_data_outside(resolved, Path(save_path))
-    history = result.history
-    written = pictures.write_pictures(
-        (boundary_path, curves_path),
-        result.network,
-        result.dataset,
-        result.final.outputs,
-        history.loss,
-        history.accuracy,
-        1,
-        f"{spec or resolved.name}",
-        history.epochs_run,
-    )
-    if report_path is not None:  # (from_result summarises every snapshot: only when asked)
+            pictures.note_data_outside(resolved, Path(save_path))
+    report = build_report(result, title=spec or resolved.name)
+    written = pictures.write_pictures((boundary_path, curves_path), report)
+    if report_path is not None:  # the model as saved, as `inspect -o` shows it
         model = from_result(result)
-        written += pictures.write_report(
-            report_path, model, result.dataset, result.final, spec or model.spec.name
-        )
-
+        saved = build_report(model, result.dataset, title=report.title, evaluation=result.final)
+        written += pictures.write_report(report_path, saved)
     if as_json:
-        click.echo(dumps(train_document(result, save_path)))
+        click.echo(dumps(train_document(report, save_path)))
         return
     if not show:
         return
-    console.print(curve_text(result.history.loss, result.history.accuracy, width=console.width))
-    if result.history.clipping:
-        console.print(clipping_text(result.history.clipping, resolved, width=console.width))
-    if result.history.stopped:
-        console.print(Text(f"warning: {result.history.stopped}", style="bold red"))
-    console.print(final_text(result.final.loss, result.final.accuracy, result.dataset.size))
-    console.print(predictions_table(result.dataset, result.final.outputs, loss=resolved.loss))
-    pictures.print_boundary_map(console, result.network, result.dataset, result.final.outputs)
-    console.print()
-    report = gradient_report(
-        last_samples,
-        result.history.snapshots,
-        last_epoch,
-        f"Gradients per layer after epoch {last_epoch} (whole data set, before clipping)",
-        EVERY_NUMBER,
-    )
-    console.print(report)
+    for part in training_view(
+        report,
+        width=console.width,
+        boundary_map=pictures.boundary_map_of(console, report),
+        header=False,
+        more=EVERY_NUMBER,
+    ):
+        console.print(part)
     if save_path is not None:
         click.echo(f"saved {save_path}", err=True)
     for path in written:
         click.echo(f"wrote {path}", err=True)
-
-
-def _check_save_path(save_path: str, spec: str | None, resolved: Spec) -> None:
-    """Before training, so that a bad path costs no training time."""
-    inputs: list[str | Path] = [spec] if spec is not None and Path(spec).is_file() else []
-    if resolved.data.path is not None:
-        base = Path(resolved.base_dir) if resolved.base_dir else Path()
-        inputs.append(base / resolved.data.path)
-    refuse_inputs([save_path], inputs)  # first: the worse mistake gets named
-    if Path(save_path).is_dir():
-        raise OutputError(
-            f"--save {quoted(save_path)}: is a folder; give a file name ending in .json"
-        )
-    if not save_path.lower().endswith(".json"):
-        raise OutputError(
-            f"--save {shortened(save_path)}: a model is saved as JSON; "
-            "give a file name ending in .json"
-        )
-    folder = Path(save_path).parent
-    if not folder.is_dir():
-        raise OutputError(
-            f"--save {shortened(save_path)}: no folder {quoted(str(folder))} to write it in"
-        )
-
-
-def _note_data_outside(spec: Spec, save_path: Path) -> None:
-    """A saved model reads CSV data only inside its own folder: say so when it is not."""
-    if spec.data.name != "csv" or spec.data.path is None:
-        return
-    data = Path(spec.base_dir or "") / spec.data.path
-    if not data.resolve().is_relative_to(save_path.parent.resolve()):
-        click.echo(
-            f"note: the data ({data}) is outside the model's folder; a model only reads data "
-            f"beside it: give it to inspect and grads with --data {data}",
-            err=True,
-        )
 
 
 def spec_options(words: Sequence[str], text: str) -> dict[str, object]:
@@ -354,120 +267,45 @@ def inspect_command(
     pictures.check_picture(curves_path, "--curves", read)
     pictures.check_report(report_path, "--report", read)
     if model_path.lower().endswith(".json") and is_run_file(model_path):
-        _inspect_run(model_path, data_path, as_json, boundary_path, curves_path, report_path)
-        return
-    model = _load_for_inspect(model_path)
-    pictures.check_boundary(boundary_path, model.spec.layers[0])
-    data = model_data(model, data_path, "--data")
-    network = model.network()
-    evaluation = evaluate(network, data)
-    loss, accuracy, every = model.curves()
-    written = pictures.write_pictures(
-        (boundary_path, curves_path),
-        network,
-        data,
-        evaluation.outputs,
-        loss,
-        accuracy,
-        every,
-        model_path,
-        model.epochs_run,
-    )
-    written += pictures.write_report(report_path, model, data, evaluation, model_path)
+        report = _recorded_report(model_path, data_path, boundary_path, curves_path)
+    else:
+        model = _load_for_inspect(model_path)
+        pictures.check_boundary(boundary_path, model.spec.layers[0])
+        data = model_data(model, data_path, "--data")
+        report = build_report(model, data, title=model_path)
+    written = pictures.write_pictures((boundary_path, curves_path), report)
+    written += pictures.write_report(report_path, report)
     if as_json:
-        click.echo(dumps(inspect_document(model, data, evaluation)))
+        click.echo(dumps(inspect_document(report)))
         return
     console = stdout_console()
-    console.print(Text(printable(model_path), style="bold"))
-    console.print(summary_text(model.spec, data))
-    console.print()
-    console.print(layers_table(model))
-    console.print()
-    console.print(curve_text(loss, accuracy, every, width=console.width))
-    if model.clipping():
-        console.print(clipping_text(model.clipping(), model.spec, every, width=console.width))
-    if model.stopped:
-        console.print(
-            Text(f"warning: {model.stopped} It trained on (--keep-going).", style="bold red")
-        )
-    console.print(final_text(evaluation.loss, evaluation.accuracy, data.size))
-    console.print(predictions_table(data, evaluation.outputs, loss=model.spec.loss))
-    pictures.print_boundary_map(console, network, data, evaluation.outputs)
-    console.print()
-    report = gradient_report(
-        model.layer_samples(data),
-        model.snapshots(),
-        model.epochs_run,
-        "Gradients per layer of the saved weights (whole data set)",
-        EVERY_NUMBER,
-    )
-    console.print(report)
+    for part in training_view(
+        report,
+        width=console.width,
+        boundary_map=pictures.boundary_map_of(console, report),
+        more=EVERY_NUMBER,
+        stopped_words=f" It trained on ({flag('keep_going=True')}).",
+    ):
+        console.print(part)
     for path in written:
         click.echo(f"wrote {path}", err=True)
 
 
-def _inspect_run(
-    path: str,
-    data_path: str | None,
-    as_json: bool,
-    boundary_path: str | None,
-    curves_path: str | None,
-    report_path: str | None,
-) -> None:
-    """`inspect` of a recorded run (a PyTorch loop watched by gradviz.torch.watch): what
-    it recorded; what needs the network or the data is refused, or left out in a line."""
-    from gradviz.render.layers import report  # lazy: start-up
-    from gradviz.render.run_view import (  # lazy: start-up
-        MISSING,
-        last_logged,
-        run_curves,
-        run_layers_table,
-        run_summary,
-    )
-    from gradviz.stats import verdict  # lazy: start-up
-
+def _recorded_report(
+    path: str, data_path: str | None, boundary_path: str | None, curves_path: str | None
+) -> Report:
+    """The report of a recorded run (a PyTorch loop watched by gradviz.torch.watch): what
+    needs its network or its data is refused; the views say what they leave out."""
     for option, given in (("--data", data_path), ("--boundary", boundary_path)):
         if given is not None:
             raise InputError(
                 f"{option}: {printable(path)} is a recorded run: it holds statistics, not the "
                 "network or its data"
             )
-    run = load_run(path)
-    loss, accuracy, every = run.curves()
-    written = []
-    if curves_path is not None:
-        if not loss:
-            raise InputError(f"--curves: {printable(path)} has no logged curves to draw")
-        written += pictures.write_curves(
-            curves_path, loss, accuracy, every, path, run.description()
-        )
-    if report_path is not None:
-        from gradviz.output import run_report_page  # lazy: start-up (matplotlib, Graphviz)
-
-        page = run_report_page(run, path, more=EVERY_NUMBER, statuses=STATUS_MEANINGS)
-        write_atomic(Path(report_path), page.encode("utf-8"))
-        written.append(report_path)
-    if as_json:
-        click.echo(dumps(run_document(run, path)))
-        return
-    console = stdout_console()
-    console.print(Text(printable(path), style="bold"))
-    console.print(run_summary(run))
-    console.print()
-    console.print(run_layers_table(run))
-    console.print()
-    if loss:
-        console.print(run_curves(run, console.width))
-    console.print(last_logged(run))
-    console.print(Text(MISSING, style="dim"))
-    console.print()
-    diagnosis = run.diagnosis()
-    title = f"Gradients per layer at step {run.last_step} (as recorded)"
-    console.print(
-        report(diagnosis, verdict(diagnosis, run.history), run.history, title, more=EVERY_NUMBER)
-    )
-    for written_path in written:
-        click.echo(f"wrote {written_path}", err=True)
+    report = run_report(load_run(path), title=path)
+    if curves_path is not None and not report.loss:
+        raise InputError(f"--curves: {printable(path)} has no logged curves to draw")
+    return report
 
 
 def _load_for_inspect(model_path: str) -> Model:

@@ -25,8 +25,8 @@ import torch
 from torch import nn
 
 from gradviz.errors import InputError
+from gradviz.notebook import draw as draw_diagram
 from gradviz.numbers import fmt
-from gradviz.output import draw as draw_diagram
 from gradviz.render.diagram import Diagram, Edge, Node, preferred_rankdir
 
 if TYPE_CHECKING:
