@@ -70,6 +70,11 @@ def test_an_mlp_names_its_parameters_and_summarises_tensors() -> None:
     ops = [n.label for n in d.nodes if n.kind == "op"]
     assert ops.count("addmm") == 3 and ops.count("tanh") == 2 and "sigmoid" in ops
     assert d.nodes[-1].label == "loss" and d.nodes[-1].role == "output"
+    # each layer in a box of its module: its parameters, the view of its weight, its addmm
+    assert sorted(d.clusters) == ["0", "2", "4"]
+    boxed = {n.cluster for n in d.nodes if n.kind == "op" and n.label == "addmm"}
+    assert boxed == {"0", "2", "4"}
+    assert all(n.cluster is None for n in d.nodes if n.label in ("tanh", "sigmoid", "mean"))
     # inputs before their consumers: every edge goes forward in node order
     position = {n.id: i for i, n in enumerate(d.nodes)}
     assert all(position[e.source] < position[e.target] for e in d.edges)

@@ -19,6 +19,7 @@ from __future__ import annotations
 import re
 from collections import deque
 from collections.abc import Mapping
+from dataclasses import replace
 from typing import TYPE_CHECKING
 
 import torch
@@ -201,16 +202,48 @@ def diagram(loss: torch.Tensor, names: Names = None, *, limit: int = DRAW_LIMIT)
                 role="output" if is_root else "intermediate",
             )
         )
+    diagram_nodes = _module_boxes(nodes, edges)
     title = None
     if cut:
-        nodes.insert(
+        diagram_nodes.insert(
             0, Node(more_id, "group", "…", extra_lines=("earlier nodes, not drawn",), role="group")
         )
         title = (
             f"the {len(order)} autograd nodes nearest the loss; the earlier ones are one box "
             f"(draw(loss, limit=N) draws more)"
         )
-    return Diagram(tuple(nodes), tuple(edges), has_grad=backward_done, title=title)
+    return Diagram(tuple(diagram_nodes), tuple(edges), has_grad=backward_done, title=title)
+
+
+def _module_boxes(nodes: list[Node], edges: list[Edge]) -> list[Node]:
+    """Each named parameter in a box of its module (`net.0.weight` in `net.0`), with the
+    views of one parameter (`t` of the weight) and the ops that combine that module's
+    parameters with what comes in (`addmm`), and what those ops make: a layer drawn as one
+    box. Activations between layers stay outside."""
+    inputs: dict[str, list[str]] = {}
+    for edge in edges:
+        inputs.setdefault(edge.target, []).append(edge.source)
+    box: dict[str, str] = {}
+    parameter_only: set[str] = set()
+    for node in nodes:  # (in graph order: every input before its consumers)
+        if node.role == "input" and "." in node.label:
+            box[node.id] = node.label.rsplit(".", 1)[0]
+            parameter_only.add(node.id)
+            continue
+        if node.kind == "value" and node.id + "_op" in box:  # an op's result: its box
+            box[node.id] = box[node.id + "_op"]
+            if node.id + "_op" in parameter_only:
+                parameter_only.add(node.id)
+            continue
+        if node.kind != "op":
+            continue
+        sources = inputs.get(node.id, [])
+        owners = {box[s] for s in sources if s in parameter_only}
+        if len(owners) == 1:
+            box[node.id] = owners.pop()
+            if len(sources) == 1:  # a view of one parameter (`t`, `view`): still its own
+                parameter_only.add(node.id)
+    return [replace(n, cluster=box[n.id]) if n.id in box else n for n in nodes]
 
 
 def draw(
