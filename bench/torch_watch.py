@@ -25,8 +25,8 @@ import tempfile
 import time
 from pathlib import Path
 
-ROUNDS = 41
-STEPS = 20  # per round and variant
+ROUNDS = 25
+STEPS = 50  # per round and variant: the default cadence, so each block records one step
 WARMUP = 30
 
 

@@ -217,9 +217,10 @@ class Recorder:
         if per_unit:  # Σa, Σa² per unit (the outputs' spread), and Σ|a| (their scale)
             sums = [a.sum(0), (a * a).sum(0), a.abs().sum()]
         else:  # Σa, Σa² (= ‖a‖²) over every entry: a hidden layer's mean and std
-            sums = [a.sum(), torch.linalg.vector_norm(a).square()]
+            flat = a.reshape(-1)
+            sums = [flat.sum(), torch.dot(flat, flat)]
         if kind == "relu":
-            sums.append((a > 0).sum(0))
+            sums.append(torch.count_nonzero(a, dim=0))  # (a ReLU's output is ≥ 0)
         elif kind in self._bands:
             low, high = self._bands[kind]
             sums += [(a < low).sum(0), (a > high).sum(0)]
@@ -351,10 +352,11 @@ class Recorder:
         pending = _Pending(step, vector, acts)
         # one check for the whole step (a sum holding a NaN or inf is not finite); only
         # then is anything counted one tensor at a time
-        totals = [vector.sum()] + [
-            s.sum().to(vector) for a in acts if a is not None for s in a.sums[:2]
-        ]
-        if not bool(torch.isfinite(torch.stack(totals)).all()):
+        sums = [x if x.dim() == 0 else x.sum() for a in acts if a is not None for x in a.sums[:2]]
+        finite = torch.isfinite(vector).all()
+        if sums:
+            finite &= torch.isfinite(torch.stack(sums)).all()
+        if not bool(finite):
             pending.nonfinite = self._count_nonfinite(weights, grads, biases, acts)
         for layer, acc in zip(self._layers, acts, strict=True):
             if acc is not None:
