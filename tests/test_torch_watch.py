@@ -21,9 +21,9 @@ nn = torch.nn
 from gradviz.cli import cli  # noqa: E402
 from gradviz.errors import InputError, ModelError  # noqa: E402
 from gradviz.numbers import fmt  # noqa: E402
+from gradviz.ops import ACTIVATIONS  # noqa: E402
 from gradviz.render.training import percent  # noqa: E402
 from gradviz.run import load_run  # noqa: E402
-from gradviz.stats import SIGMOID_SATURATION  # noqa: E402
 from gradviz.torch import watch  # noqa: E402
 
 
@@ -82,7 +82,7 @@ def test_numbers_match_the_tensors() -> None:
         assert math.isclose(layer.act_mean, np.mean(a), rel_tol=1e-12)
         assert math.isclose(layer.act_std, np.std(a), rel_tol=1e-9)
         assert math.isclose(layer.mean_slope, np.mean(a * (1 - a)), rel_tol=1e-12)
-        low, high = SIGMOID_SATURATION
+        low, high = ACTIVATIONS["sigmoid"].saturation
         assert layer.saturated == pytest.approx(np.mean((a < low) | (a > high)))
         assert layer.batch == 32 and layer.activation == "sigmoid"
         assert layer.n_out, layer.n_in == g.shape

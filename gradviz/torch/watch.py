@@ -33,11 +33,10 @@ from rich.console import Console, RenderableType
 from torch import nn
 
 from gradviz.errors import InputError
+from gradviz.ops import ACTIVATIONS
 from gradviz.render.layers import report
 from gradviz.run import Run, RunLayer, save_run
 from gradviz.stats import (
-    SIGMOID_SATURATION,
-    TANH_SATURATION,
     Diagnosis,
     History,
     LayerStats,
@@ -58,9 +57,14 @@ _GRAD_FIELDS = ("g_l2", "g_l1", "g_max", "w_l2", "gb_l2", "b_l2")
 
 
 def _bands() -> dict[str, tuple[float, float]]:
-    """The saturation bands of the op table (gradviz.stats reads the same)."""
-    low, high = SIGMOID_SATURATION
-    return {"sigmoid": (low, high), "tanh": (-TANH_SATURATION, TANH_SATURATION)}
+    """The saturation bands of the op table (gradviz.stats reads the same), for the
+    activation modules read here."""
+    bands = {}
+    for name in ("sigmoid", "tanh"):
+        op = ACTIVATIONS[name]
+        assert op is not None and op.saturation is not None  # (the op table's rows)
+        bands[name] = op.saturation
+    return bands
 
 
 @dataclass
