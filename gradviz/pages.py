@@ -150,7 +150,10 @@ def report_page(
 
     from gradviz.model import network_loss_graph  # lazy: start-up
     from gradviz.render.html import NUMBER_WIDTH  # lazy: start-up
-    from gradviz.render.network import network_diagram  # lazy: start-up
+    from gradviz.render.network import (  # lazy: start-up
+        network_diagram,
+        recorded_layer_diagram,
+    )
     from gradviz.render.plots import (  # lazy: start-up
         STATUS_MEANINGS,
         boundary_plot,
@@ -203,8 +206,11 @@ def report_page(
 
         network_svg = themed_svg(run_dot(dot_text, "svg").decode("utf-8"))
         program = example_program(graph)
-    else:
-        notes["network"] = "no network picture: the run holds no gradviz network"
+    else:  # a recorded run: its layers from the statistics alone
+        diagram = recorded_layer_diagram(report.layer_names, report.diagnosis)
+        diagram = epoch_diagram(diagram, epoch_frames(report.snapshots, report.layer_names))
+        dot_text = to_dot(diagram, rankdir="TB", number_width=NUMBER_WIDTH)
+        network_svg = run_dot(dot_text, "svg").decode("utf-8")
     summary: list = [summary_text(report.spec, data)] if report.spec and data else [report.summary]
     if report.final is not None and data is not None:
         summary.append(final_text(report.final.loss, report.final.accuracy, data.size))

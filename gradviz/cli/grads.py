@@ -139,6 +139,11 @@ def grads(
     guarded = _fail_on(fail_on)
     _check_plot(plot, input_files(source, data))
     subject = measure(source, epochs, every, data, option_names=MEASURE_FLAGS)
+    if params and subject.recorded:
+        raise InputError(
+            f"--params: {printable(source)} is a recorded run: it holds each layer's "
+            "statistics, not its weights"
+        )
     diagnosis = subject.diagnosis()
     lines = subject.verdict(diagnosis)
     if plot is not None:

@@ -17,7 +17,15 @@ from gradviz.measure import input_files, model_data
 from gradviz.model import Model, from_result, load_model, save
 from gradviz.numbers import dumps
 from gradviz.render.training import summary_text, training_view
-from gradviz.report import build_report, diverged_document, inspect_document, train_document
+from gradviz.report import (
+    Report,
+    build_report,
+    diverged_document,
+    inspect_document,
+    run_report,
+    train_document,
+)
+from gradviz.run import is_run_file, load_run
 from gradviz.spec import ACTIVATION_NAMES, resolve_spec
 from gradviz.text import printable
 from gradviz.train import Diverged, check_data, load_data, train
@@ -270,10 +278,13 @@ def inspect_command(
     pictures.check_picture(boundary_path, "--boundary")
     pictures.check_picture(curves_path, "--curves")
     pictures.check_report(report_path, "--report")
-    model = _load_for_inspect(model_path)
-    pictures.check_boundary(boundary_path, model.spec.layers[0])
-    data = model_data(model, data_path, "--data")
-    report = build_report(model, data, title=model_path)
+    if model_path.lower().endswith(".json") and is_run_file(model_path):
+        report = _recorded_report(model_path, data_path, boundary_path, curves_path)
+    else:
+        model = _load_for_inspect(model_path)
+        pictures.check_boundary(boundary_path, model.spec.layers[0])
+        data = model_data(model, data_path, "--data")
+        report = build_report(model, data, title=model_path)
     written = pictures.write_pictures((boundary_path, curves_path), report)
     written += pictures.write_report(report_path, report)
     if as_json:
@@ -294,6 +305,23 @@ def inspect_command(
         console.print(part)
     for path in written:
         click.echo(f"wrote {path}", err=True)
+
+
+def _recorded_report(
+    path: str, data_path: str | None, boundary_path: str | None, curves_path: str | None
+) -> Report:
+    """The report of a recorded run (a PyTorch loop watched by gradviz.torch.watch): what
+    needs its network or its data is refused; the views say what they leave out."""
+    for option, given in (("--data", data_path), ("--boundary", boundary_path)):
+        if given is not None:
+            raise InputError(
+                f"{option}: {printable(path)} is a recorded run: it holds statistics, not the "
+                "network or its data"
+            )
+    report = run_report(load_run(path), title=path)
+    if curves_path is not None and not report.loss:
+        raise InputError(f"--curves: {printable(path)} has no logged curves to draw")
+    return report
 
 
 def _load_for_inspect(model_path: str) -> Model:
