@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import io
 import math
+import re
 import textwrap
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
@@ -130,8 +131,32 @@ def _save(figure: Figure, fmt: str) -> bytes:
 
 def plain(text: str) -> str:
     """Text from the user (a file, layer or column name) as matplotlib shows it literally:
-    a `$` would otherwise start TeX math (kept on for the log axes' 10⁻ⁿ labels)."""
+    a `$` would otherwise start TeX math."""
     return text.replace("$", r"\$")
+
+
+SUPERSCRIPT = str.maketrans("0123456789-", "⁰¹²³⁴⁵⁶⁷⁸⁹⁻")
+MATH_LABEL = re.compile(r"\$\\mathdefault\{(.*)\}\$")
+
+
+def unicode_log_labels(axis: Any) -> None:
+    """A log axis labelled 10⁻³, 2×10⁻³ in plain text with Unicode superscripts, not TeX
+    math: the same labels matplotlib would choose, without its mathtext parser (built on
+    first use, it was a tenth of a page's time)."""
+    from matplotlib.ticker import LogFormatterSciNotation  # lazy: start-up
+
+    class Labels(LogFormatterSciNotation):
+        def __call__(self, x: float, pos: int | None = None) -> str:
+            text = super().__call__(x, pos)
+            math = MATH_LABEL.fullmatch(text)
+            if math is None:
+                return text
+            inner = math.group(1).replace(r"\times", "×")
+            inner = re.sub(r"\^\{(-?\d+)\}", lambda m: m.group(1).translate(SUPERSCRIPT), inner)
+            return inner.replace("-", "\u2212", 1) if inner.startswith("-") else inner
+
+    axis.set_major_formatter(Labels(base=10))
+    axis.set_minor_formatter(Labels(base=10, labelOnlyBase=False))
 
 
 def _suptitle(figure: Figure, title: str, subtitle: str) -> None:
@@ -210,6 +235,7 @@ def _grads_figure(
     bars.set_xscale("log")
     bars.set_xlim(lo, hi)
     bars.xaxis.set_major_locator(LogLocator(numticks=6))  # room for every 10⁻ⁿ label
+    unicode_log_labels(bars.xaxis)
     bars.set_yticks(y, [plain(f"{lay.name} {lay.activation}") for lay in layers])
     bars.set_ylim(n - 0.5, -0.5)  # L1 at the top, as in the table
     bars.set_xlabel("rms gradient (log scale)")
@@ -298,6 +324,7 @@ def _heat(
     ax.set_title("over training", loc="left")
     ax.tick_params(axis="y", left=False, labelleft=False)
     bar = figure.colorbar(mesh, ax=ax, pad=0.02, aspect=30)
+    unicode_log_labels(bar.ax.yaxis)
     bar.set_label("rms gradient (log scale; darkest = smallest)")
 
 
@@ -332,6 +359,7 @@ def _curves_figure(
     top.plot(epochs, loss, color="#0072b2", linewidth=1.4)
     if log:
         top.set_yscale("log")
+        unicode_log_labels(top.yaxis)
         top.set_ylabel("loss (log scale)")
     else:
         top.set_ylabel("loss")
