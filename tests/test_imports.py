@@ -194,6 +194,7 @@ LAYERS: tuple[tuple[str, tuple[str, ...]], ...] = (
     ("render", ("render",)),  # render and render.*: pure, data in, text or pictures out
     ("output", ("output",)),  # formats, finding dot, running it
     ("cli", ("cli", "tools", "__main__")),  # tools: the maintainers' sample builder
+    ("docs tools", ("docs",)),  # the fence and directive: run the CLI's commands in-process
     ("package", ("",)),  # gradviz/__init__.py: the public API, names loaded on first use
 )
 

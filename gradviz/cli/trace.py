@@ -79,14 +79,24 @@ def _prepare_folder(folder: Path) -> None:
 
 
 def write_frames(
-    frames: list[Diagram], folder: Path, extension: str, inputs: list[Path], rankdir: str = "LR"
+    frames: list[Diagram],
+    folder: Path,
+    extension: str,
+    inputs: list[Path],
+    rankdir: str = "LR",
+    step: int | None = None,
 ) -> list[Path]:
     """One file per frame in `folder` (created if needed), laid out in direction
-    `rankdir`; returns the paths written.
+    `rankdir`; returns the paths written. `step` (1-based): that frame only, under its
+    own name (a docs page shows one step of the pass).
 
     Refuses before writing anything if a frame would replace an input file. Frames of
     an earlier, longer run are left alone and mentioned."""
     names = frame_names(len(frames), extension)
+    if step is not None:
+        if not 1 <= step <= len(frames):
+            raise InputError(f"--step {step}: the backward pass has steps 1 to {len(frames)}")
+        frames, names = frames[step - 1 : step], names[step - 1 : step]
     paths = [folder / name for name in names]
     refuse_inputs([str(p) for p in paths], inputs)
     _prepare_folder(folder)
@@ -95,9 +105,13 @@ def write_frames(
         _say(f"warning: {warning}")
     for frame, path in zip(frames, paths, strict=True):
         write_atomic(path, render(frame, fmt, rankdir=rankdir))
-    written = set(names)
-    stale = sorted(
-        p.name for p in folder.glob(f"{FRAME_PREFIX}*.{extension}") if p.name not in written
+    written = set(frame_names(len(frames), extension) if step is None else names)
+    stale = (
+        []
+        if step is not None
+        else sorted(
+            p.name for p in folder.glob(f"{FRAME_PREFIX}*.{extension}") if p.name not in written
+        )
     )
     if stale:
         _say(
@@ -105,6 +119,13 @@ def write_frames(
             "(left as they were)"
         )
     return paths
+
+
+def _say_frames(paths: list[Path], folder: Path, step: int | None) -> None:
+    if step is not None:
+        _say(f"wrote {paths[0].name} to {str(folder)!r}")
+    else:
+        _say(f"wrote {len(paths)} frames to {str(folder)!r} ({paths[0].name} … {paths[-1].name})")
 
 
 def _expression_or_model(
@@ -169,6 +190,12 @@ DEFAULT_SAMPLES = 10  # parameters of a model that `check` compares
     help="Format of the --frames files: SVG (through Graphviz; the default) or Mermaid text.",
 )
 @click.option(
+    "--step",
+    type=click.IntRange(min=1),
+    metavar="N",
+    help="With --frames: write the frame of step N only (step-05.svg: the graph after step N).",
+)
+@click.option(
     "-o",
     "--output",
     "page",
@@ -194,6 +221,7 @@ def trace_command(
     show_forward: bool,
     frames: Path | None,
     frame_format: str | None,
+    step: int | None,
     page: Path | None,
     as_json: bool,
     seed: int,
@@ -229,6 +257,7 @@ def trace_command(
       gradviz trace "x*x + x" x=3 --forward
       gradviz trace "e = a*b; d = e + c; L = d*f" a=2 b=-3 c=10 f=-2 --frames docs/trace
       gradviz trace "tanh(w*x + b)" x=0.5 w=-3 b=1 --frames out --format mmd
+      gradviz trace "e = a*b; d = e + c; L = d*f" a=2 b=-3 c=10 f=-2 --frames out --step 5
       gradviz trace "e = a*b; d = e + c; L = d*f" a=2 b=-3 c=10 f=-2 -o trace.html
       gradviz trace --model xor.json --input 0,1 --level neuron
       gradviz trace "x*x + x" x=3 --json
@@ -237,6 +266,8 @@ def trace_command(
     _expression_or_model(expr, assignments, model_path)
     if frame_format is not None and frames is None:
         raise click.UsageError("--format is the format of the --frames files: give --frames DIR")
+    if step is not None and frames is None:
+        raise click.UsageError("--step picks the frame of one step: give --frames DIR")
     level = level.lower()
     if page is not None and format_for(str(page)) != "html":
         raise OutputError(
@@ -260,7 +291,7 @@ def trace_command(
         if level != "scalar":
             if page is not None:
                 raise click.UsageError("-o (a page) draws every scalar: use it without --level")
-            _trace_network(graph, level, show_forward, frames, extension, console, as_json)
+            _trace_network(graph, level, show_forward, frames, extension, console, as_json, step)
             return
     steps = trace(value)
     out = output_name(value)
@@ -282,8 +313,8 @@ def trace_command(
         from gradviz.render.diagram import preferred_rankdir  # lazy: start-up
 
         drawn = trace_frames(value, steps, clusters)  # one direction for all: the last (every grad)
-        paths = write_frames(drawn, frames, extension, inputs, preferred_rankdir(drawn[-1]))
-        _say(f"wrote {len(paths)} frames to {str(frames)!r} ({paths[0].name} … {paths[-1].name})")
+        paths = write_frames(drawn, frames, extension, inputs, preferred_rankdir(drawn[-1]), step)
+        _say_frames(paths, frames, step)
     if page is not None:
         refuse_inputs([str(page)], inputs)
         source = program.source if model_path is None else None
@@ -302,6 +333,7 @@ def _trace_network(
     extension: str,
     console: Console,
     as_json: bool,
+    step: int | None = None,
 ) -> None:
     from gradviz.render.network import network_diagram, preferred_rankdir  # lazy: start-up
 
@@ -325,8 +357,9 @@ def _trace_network(
             extension,
             [],
             preferred_rankdir(diagram),
+            step,
         )
-        _say(f"wrote {len(paths)} frames to {str(frames)!r} ({paths[0].name} … {paths[-1].name})")
+        _say_frames(paths, frames, step)
     if as_json:  # last: a document only for a command that did all it was asked
         click.echo(dumps(network_document(graph, level, steps)))
 
