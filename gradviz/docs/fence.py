@@ -133,13 +133,14 @@ def _checked(words: list[str], fmt: str, out: str) -> list[str]:
     known = sorted({*CAPTURES, *TEXT_COMMANDS})
     if command not in known:
         raise FenceError(f"{command!r} is not a gradviz command a fence draws: {', '.join(known)}")
-    for word in rest:
+    for i, word in enumerate(rest):
         if word == "--":
             break
         name = word.split("=", 1)[0]
         if name in WRITERS:
+            given = word if "=" in word or i + 1 == len(rest) else f"{word} {rest[i + 1]}"
             raise FenceError(
-                f"{word}: the fence writes the output itself; leave {name} out "
+                f"{given}: the fence writes the output itself; leave {name} out "
                 f"(the fence's format= option chooses {', '.join(FORMATS)})"
             )
     if fmt == "text":
