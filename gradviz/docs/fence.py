@@ -99,13 +99,17 @@ CAPTURES: dict[str, dict[str, tuple[tuple[str, ...], str]]] = {
         "mermaid": (("--frames", "{out}/frames", "--format", "mmd"), "frames/step-*.mmd"),
         "html": (("-o", "{out}/fence.html"), "fence.html"),
     },
-    "grads": {"svg": (("--plot", "{out}/plot.svg"), "plot.svg")},
+    # these name the picture with a flag of their own, given bare: `grads deep.json --plot`
+    "grads": {"svg": ((), "picture.svg")},
+    "train": {"svg": (("-q",), "picture.svg")},
     "inspect": {"html": (("-o", "{out}/report.html"), "report.html")},
 }
+# The flags that name the picture of a command that draws one by a flag of its own: the
+# fence writes the file, so the body gives the flag alone (one of them).
+PICTURE_FLAGS = {"grads": ("--plot",), "train": ("--boundary", "--curves")}
 TEXT_COMMANDS = ("draw", "trace", "check", "grads", "compare", "inspect")
 # Options that name a file to write: the fence chooses where its output goes.
 WRITERS = ("-o", "--output", "--frames", "--format", "-f", "--save", "--report")
-WRITERS += ("--boundary", "--curves")
 PICTURE_SUFFIXES = (".svg", ".png", ".pdf")
 
 
@@ -151,20 +155,31 @@ def _checked(words: list[str], fmt: str, out: str) -> list[str]:
         can = [f for f in FORMATS if f in CAPTURES.get(command, {})] + ["text"]
         raise FenceError(f"{command} draws no {fmt} in a fence: format={' or '.join(can)}")
     added = [word.format(out=out) for word in CAPTURES[command][fmt][0]]
-    if command == "grads":  # `grads deep.json --plot`: the plot's file is the fence's
-        if "--plot" not in rest:
-            raise FenceError("grads draws its plot with --plot (no file name: the fence's own)")
-        at = rest.index("--plot")
-        after = rest[at + 1] if at + 1 < len(rest) else ""
-        if after.lower().endswith(PICTURE_SUFFIXES):
-            raise FenceError(
-                f"--plot {after}: the fence writes the plot itself; write --plot alone"
-            )
-        return [command, *rest[:at], *added, *rest[at + 1 :]]
+    if command in PICTURE_FLAGS:  # `grads deep.json --plot`: the picture's file is ours
+        return [command, *_bare_picture_flag(command, rest, out), *added]
     if "--" in rest:  # options go before `--` (an expression that starts with -)
         at = rest.index("--")
         return [command, *rest[:at], *added, *rest[at:]]
     return [command, *rest, *added]
+
+
+def _bare_picture_flag(command: str, rest: list[str], out: str) -> list[str]:
+    """`rest` with the fence's picture file after the one picture flag it gives bare."""
+    flags = PICTURE_FLAGS[command]
+    given = [i for i, word in enumerate(rest) if word in flags]
+    named = " or ".join(flags)
+    if len(given) != 1:
+        raise FenceError(
+            f"{command} draws its picture with {named}, given once with no file name "
+            "(the fence writes the file)"
+        )
+    at = given[0]
+    after = rest[at + 1] if at + 1 < len(rest) else ""
+    if after.lower().endswith(PICTURE_SUFFIXES):
+        raise FenceError(
+            f"{rest[at]} {after}: the fence writes the picture itself; write {rest[at]} alone"
+        )
+    return [*rest[: at + 1], f"{out}/picture.svg", *rest[at + 1 :]]
 
 
 # -- running it in-process ----------------------------------------------------------------
