@@ -167,6 +167,32 @@ def test_the_live_page_is_in_a_sandboxed_frame(tmp_path: Path) -> None:
     assert html.unescape(attributes["srcdoc"]) == (tmp_path / "p.html").read_text("utf-8")
 
 
+@pytest.mark.parametrize(
+    ("root", "classes"),
+    [
+        ('<svg width="75pt" height="30pt" viewBox="0 0 75 30">', "gradviz"),
+        ('<svg class="gradviz" width="75pt" height="30pt" viewBox="0 0 75 30">', "gradviz"),
+        ('<svg class="themed" width="75pt" height="30pt" viewBox="0 0 75 30">', "gradviz themed"),
+    ],
+)
+def test_an_inline_svg_keeps_its_viewbox_and_one_class_attribute(root: str, classes: str) -> None:
+    svg = ET.fromstring(fence.inline_svg(f'<?xml version="1.0"?>\n{root}<g id="a"/></svg>'))
+    assert svg.get("class") == classes and svg.get("viewBox") == "0 0 75 30"
+    assert svg.get("width") is None and "max-width:100px" in svg.get("style")
+
+
+@pytest.mark.slow
+def test_a_train_fence_draws_the_boundary_train_writes(tmp_path: Path) -> None:
+    args = ["train", "xor", "--epochs", "200", "--seed", "3"]
+    _cli(*args, "-q", "--boundary", str(tmp_path / "b.svg"), folder=tmp_path)
+    fragment = render_fence(" ".join([*args, "--boundary"]), base=tmp_path, prefix="")
+    written = (tmp_path / "b.svg").read_text("utf-8")
+    # matplotlib draws its texts as paths: the picture is the file's, byte for byte, once
+    # it sits inline (the root element scaled to the column)
+    assert fragment == f'<div class="gradviz-diagram">{fence.inline_svg(written)}</div>'
+    assert _svg(fragment).get("viewBox") == ET.fromstring(written.split("?>", 1)[1]).get("viewBox")
+
+
 def test_text_is_what_the_terminal_shows(tmp_path: Path) -> None:
     fragment = render_fence(HAND, {"format": "text"}, base=tmp_path)
     shown = html.unescape(re.sub(r"</?(pre|code)[^>]*>", "", fragment))

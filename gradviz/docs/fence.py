@@ -417,7 +417,13 @@ def inline_svg(svg: str) -> str:
     }
     width = sizes.get("width")
     style = f"width:100%;height:auto;max-width:{width:.0f}px" if width else "width:100%;height:auto"
-    new = _LENGTH.sub("", tag).replace("<svg", f'<svg class="gradviz" style="{style}"', 1)
+    new = _LENGTH.sub("", tag)
+    classes = re.search(r'\sclass="([^"]*)"', new)
+    if classes is None:
+        new = new.replace("<svg", '<svg class="gradviz"', 1)
+    elif "gradviz" not in classes.group(1).split():  # a themed SVG has its class already
+        new = new.replace(classes.group(0), f' class="gradviz {classes.group(1)}"', 1)
+    new = new.replace("<svg", f'<svg style="{style}"', 1)
     return svg[: root.start()] + new + svg[root.end() :]
 
 
