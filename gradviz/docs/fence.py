@@ -417,13 +417,14 @@ def inline_svg(svg: str) -> str:
     }
     width = sizes.get("width")
     style = f"width:100%;height:auto;max-width:{width:.0f}px" if width else "width:100%;height:auto"
-    new = _LENGTH.sub("", tag)
-    classes = re.search(r'\sclass="([^"]*)"', new)
-    if classes is None:
-        new = new.replace("<svg", '<svg class="gradviz"', 1)
-    elif "gradviz" not in classes.group(1).split():  # a themed SVG has its class already
-        new = new.replace(classes.group(0), f' class="gradviz {classes.group(1)}"', 1)
-    new = new.replace("<svg", f'<svg style="{style}"', 1)
+    rest = _LENGTH.sub("", tag).removeprefix("<svg")
+    classes = re.search(r'\sclass="([^"]*)"', rest)
+    names = classes.group(1).split() if classes else []
+    if classes:  # a themed SVG has its class already: one attribute, gradviz first
+        rest = rest.replace(classes.group(0), "", 1)
+    names = ["gradviz", *(name for name in names if name != "gradviz")]
+    new = f'<svg class="{" ".join(names)}" style="{style}"{rest}'
+
     return svg[: root.start()] + new + svg[root.end() :]
 
 
