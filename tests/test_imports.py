@@ -182,7 +182,7 @@ def test_every_import_inside_a_function_says_why() -> None:
 
 
 # -- layers: a module imports only its own layer or earlier ones ---------------------------
-# The README's "Layout" section shows the same list.
+# docs/development.md ("How the code is laid out") shows the same list.
 LAYERS: tuple[tuple[str, tuple[str, ...]], ...] = (
     ("base", ("errors", "text", "lazy", "numbers", "seeded", "files")),
     ("engine", ("ops", "engine")),  # ops.py: the op table the engine reads (issue 10 item 1)
@@ -209,7 +209,7 @@ def layer_of(module: str) -> int:
     for i, (_, members) in enumerate(LAYERS):
         if top in members:
             return i
-    raise AssertionError(f"{module} is in no layer: add it to LAYERS (and the README)")
+    raise AssertionError(f"{module} is in no layer: add it to LAYERS (and docs/development.md)")
 
 
 def all_imports(module: str) -> set[str]:
