@@ -149,3 +149,12 @@ def test_sphinx_w_fails_on_a_bad_fence_naming_page_and_line(
     assert done.returncode == 0, done.stderr
     page = (sphinx_project / "out" / "bad.html").read_text("utf-8")
     assert 'class="gradviz-error"' in page and f"bad.md:{BAD_LINE}" in page
+
+
+def test_the_plugin_without_the_fence_says_how_to_add_it(mkdocs_site: Path, tmp_path: Path) -> None:
+    config = mkdocs_site / "mkdocs.yml"
+    text = config.read_text("utf-8")
+    config.write_text(text[: text.index("markdown_extensions:")] + "plugins:\n  - gradviz\n")
+    done = _mkdocs(mkdocs_site, tmp_path / "cache")
+    assert done.returncode != 0
+    assert "gradviz plugin: add the gradviz fence to pymdownx.superfences" in done.stderr
