@@ -61,8 +61,8 @@ _API: dict[str, str] = {
     ),
     "GradvizError": "gradviz.errors",
     "parse": "gradviz.expr",
-    "draw": "gradviz.output",
-    "explore": "gradviz.output",
+    "draw": "gradviz.notebook",
+    "explore": "gradviz.notebook",
     "to_json": "gradviz.render",
     "to_mermaid": "gradviz.render",
 }
@@ -117,7 +117,7 @@ if TYPE_CHECKING:
     )
     from gradviz.errors import GradvizError
     from gradviz.expr import parse
-    from gradviz.output import draw, explore
+    from gradviz.notebook import draw, explore
     from gradviz.render import to_json, to_mermaid
 
     __version__: str

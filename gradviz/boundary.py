@@ -72,6 +72,10 @@ class Boundary:
         r, c = _index(y, self.ys), _index(x, self.xs)
         return None if r is None or c is None else (r, c)
 
+    def positive(self, output: np.ndarray | float) -> np.ndarray | bool:
+        """Which of `output` the network calls the positive class (`predicted_positive`)."""
+        return predicted_positive(output, self.threshold)
+
     @property
     def wrong(self) -> np.ndarray:
         """Which data points the network misclassifies (NaN outputs count as wrong)."""

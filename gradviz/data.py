@@ -260,7 +260,7 @@ def parse_csv(
                 f"{name} line {line}: labels 0 (line {first[0.0]}) and −1 (line "
                 f"{first[-1.0]}) in one file: use 0/1, or −1/1"
             )
-        Y[r] = 0.0 if target == -1.0 else target  # −1/1 labels (hinge loss's) as 0/1
+        Y[r] = 0.0 if target == -1.0 else target  # −1/1 labels (a signed loss's) as 0/1
     return Dataset(name, X, Y, tuple(header[c] for c in feature_columns))
 
 

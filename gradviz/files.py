@@ -1,7 +1,8 @@
 """Files, read and written safely: reading a user's file with a size cap, so that a huge
 file (or a device that never ends) is refused before it fills memory (every problem one
 error of the caller's class: a missing spec is a SpecError, a missing model a ModelError),
-and writing one atomically (the old file or the whole new one, never half). At the bottom
+and writing one atomically (the old file or the whole new one, never half), never over
+one of the command's own inputs (`refuse_inputs`). At the bottom
 layer, so that the library (model.save) and the CLI's outputs write the same way."""
 
 from __future__ import annotations
@@ -10,6 +11,7 @@ import contextlib
 import errno
 import os
 import stat
+from collections.abc import Iterable
 from pathlib import Path
 
 from gradviz.errors import GradvizError, OutputError, WriteError, quoted, shortened
@@ -120,3 +122,25 @@ def _umask() -> int:
     mask = os.umask(0o022)
     os.umask(mask)
     return mask
+
+
+def refuse_inputs(outputs: Iterable[str], inputs: Iterable[str | Path]) -> None:
+    """Refuse an output path that names one of the inputs (it would be overwritten)."""
+    sources = []
+    for path in inputs:
+        try:
+            sources.append(Path(path).resolve())
+        except OSError:
+            continue
+    for output in outputs:
+        if output == "-":
+            continue
+        target = Path(output).resolve()
+        for source in sources:
+            if target == source or (
+                target.exists() and source.exists() and target.samefile(source)
+            ):
+                raise OutputError(
+                    f"refusing to write {quoted(output)}: it is an input of this command",
+                    hint="Choose another output file name.",
+                )

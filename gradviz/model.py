@@ -4,7 +4,7 @@ Never pickle: a model file is data a person can read and a program can check. Lo
 checks everything (format, shapes, that every weight is a number, the types of the
 recorded statistics) and says what is wrong in one line naming the field, so a
 truncated or hand-edited file is a clear error, not a crash. Weights are finite unless
-the file says training diverged (`history.stopped`, written by `train --keep-going`):
+the file says training diverged (`history.stopped`: a run that trained on regardless):
 then NaN and inf are kept and shown, never hidden. A model's CSV data is found relative
 to the model file and only inside its folder. Also here: one example's loss graph of a
 saved network (drawn by `gradviz.render.network`).
@@ -15,9 +15,11 @@ from __future__ import annotations
 import json
 import math
 import os
+import re
 import stat
 from collections.abc import Sequence
 from dataclasses import dataclass, field
+from functools import cached_property
 from pathlib import Path
 
 import numpy as np
@@ -40,14 +42,19 @@ from gradviz.spec import (
     CLIPPING_KEYS,
     HISTORY_FIELDS,
     HISTORY_OPTIONAL,
+    LOSS_FUNCTIONS,
     Spec,
     read_fields,
     spec_from_mapping,
 )
 from gradviz.stats import Diagnosis, History, diagnose, history
-from gradviz.train import KEEP_GOING_ADVICE, Result
+from gradviz.train import Result
 
 FORMAT = "gradviz-model"
+# The advice older gradviz appended to `history.stopped` (to pass an option that trains on
+# regardless), which model files written then still hold: `Model.stopped` leaves it out.
+# The advice is now the `Diverged` error's, worded by its caller, and is never stored.
+OLD_ADVICE = re.compile(r", or pass \S+ to train on regardless\.$")
 VERSION = 1
 MAX_MODEL_BYTES = 100_000_000
 MAX_HISTORY_POINTS = 10_000  # loss/accuracy points kept in the file (evenly spaced)
@@ -110,11 +117,11 @@ class Model:
     @property
     def stopped(self) -> str | None:
         """Why training diverged, or None. A saved model trained on after that (only a
-        run with --keep-going gets saved), so advice to pass --keep-going, which files
-        written before gradviz knew better may hold, is left out."""
+        run that trains on regardless gets saved), so advice to do so, which files written
+        before gradviz knew better may hold (`OLD_ADVICE`), is left out."""
         stopped = self.history.get("stopped")
-        if stopped is not None and stopped.endswith(KEEP_GOING_ADVICE):
-            return stopped.removesuffix(KEEP_GOING_ADVICE) + "."
+        if stopped is not None and OLD_ADVICE.search(stopped):
+            return OLD_ADVICE.sub(".", stopped)
         return stopped
 
     @property
@@ -430,6 +437,43 @@ class LossGraph:
     @property
     def size(self) -> int:
         return len(topological_order(self.built.loss))
+
+    @cached_property
+    def example(self) -> Diagnosis:
+        """This example's per-layer statistics (what the layer view's nodes show)."""
+        x, y = np.array([self.x]), np.array([self.y])
+        return diagnose(layer_samples(self.network, x, y))
+
+    @property
+    def loss_formula(self) -> str:
+        """The loss in terms of the output and the target (`spec.Loss.formula`)."""
+        return LOSS_FUNCTIONS[self.network.loss].formula
+
+
+@dataclass(frozen=True, slots=True)
+class DataSetStatus:
+    """The statuses `gradviz grads` gives a model, on its whole data set (`diagnosis`),
+    and that data set in words; or, with no data set to use, `diagnosis` None and
+    `data` saying why."""
+
+    diagnosis: Diagnosis | None
+    data: str
+    size: int = 0
+
+
+def data_set_status(graph: LossGraph) -> DataSetStatus:
+    """One example cannot tell a dead unit (inactive on every example) or a stalled
+    network (outputs that do not vary) from a unit or an output that happens to be 0
+    here: statuses come from the model's whole data set, as in `gradviz grads`."""
+    model = graph.model
+    if model is None:
+        return DataSetStatus(None, "a network without a data set")
+    try:
+        data = model.dataset()
+        samples = model.layer_samples(data)
+    except GradvizError as error:  # its CSV data is missing or outside its folder
+        return DataSetStatus(None, f"its data set cannot be read ({error.message})")
+    return DataSetStatus(diagnose(samples), f"{data.size} examples of {data.name}", data.size)
 
 
 def parse_input(text: str, width: int) -> tuple[float, ...]:

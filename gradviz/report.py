@@ -1,48 +1,336 @@
-"""The documents `--json` prints (`*_document` below, written by `numbers.dumps`), built by the
-library: the CLI only chooses one to print, so a script or a notebook gets the same
-numbers from Python as from the command line."""
+"""The training report, built once (`build_report`, or `Report.from_recorded` for a run
+recorded elsewhere), and the documents `--json` prints (`*_document` below, written by
+`numbers.dumps`). Every view of a run reads a `Report`: the terminal's
+(gradviz.render.training), the JSON documents here, the HTML page (gradviz.pages), so a
+script or a notebook gets the same numbers from Python as from the command line."""
 
 from __future__ import annotations
 
+import math
 from collections.abc import Sequence
+from dataclasses import dataclass
 
+import numpy as np
+
+from gradviz.boundary import Boundary, boundary
 from gradviz.data import Dataset
 from gradviz.errors import OptionWords, keyword
-from gradviz.measure import Measurement
+from gradviz.measure import Measurement, model_data
 from gradviz.model import Model
+from gradviz.nn import Network
 from gradviz.numbers import dumps as dumps  # these documents' writer, under its old name too
-from gradviz.stats import Diagnosis, diagnose, failures, history, parameter_grads, verdict
-from gradviz.train import Diverged, Evaluation, Result, evaluate
+from gradviz.spec import LOSS_FUNCTIONS, Spec
+from gradviz.stats import (
+    Diagnosis,
+    History,
+    diagnose,
+    failures,
+    history,
+    parameter_grads,
+    verdict,
+)
+from gradviz.train import Diverged, Evaluation, Result, evaluate, is_correct
 
 JSON_PREDICTIONS = 1000  # examples listed in a document's "predictions"
 
+Clipping = tuple[tuple[int, int, float, float], ...]  # per epoch: see train.History.clipping
 
-def predictions(data: Dataset, outputs: Sequence[float]) -> list[dict]:
-    """Input, target and output of the first `JSON_PREDICTIONS` examples."""
+
+@dataclass(frozen=True)
+class LayerRow:
+    """One layer of a saved network as its weights stand: what `inspect` tabulates."""
+
+    name: str
+    inputs: int
+    outputs: int
+    activation: str
+    parameters: int
+    w_mean: float  # mean |w|
+    w_max: float  # max |w|
+    b_mean: float  # mean b
+
+
+@dataclass(frozen=True)
+class Report:
+    """One training run, as every view shows it. What needs gradviz's own network and its
+    data (`spec`, `network`, `data`, `outputs`, `correct`, `layers`) is None for a run
+    recorded elsewhere (a PyTorch run holds per-layer statistics and curves only); each
+    view then says in a line what it cannot show.
+
+    `diagnosis` is the per-layer state now, `snapshots` the states recorded during the
+    run, `verdict` their reading in words. `loss`/`accuracy` hold one point every
+    `every` epochs (or recorded steps); `clipping` the clipping record on the same points
+    and `clip` the rule that made it (("value" or "norm", the bound)); `clipping_json` the
+    record as the JSON documents print it. `threshold` and `signed` say how an output is
+    read against its 0/1 target, as the loss reads it (`spec.Loss`)."""
+
+    title: str
+    summary: str | None  # a one-line account of a run that has no `spec`
+    spec: Spec | None
+    layer_names: tuple[str, ...]
+    epochs_run: int
+    stopped: str | None
+    final: Evaluation | None
+    loss: tuple[float, ...]
+    accuracy: tuple[float, ...]
+    every: int
+    clipping: Clipping
+    clip: tuple[str, float] | None
+    clipping_json: dict | None
+    diagnosis: Diagnosis
+    snapshots: History
+    verdict: tuple[str, ...]
+    gradients_title: str  # what `diagnosis` measured, for the terminal's heading
+    threshold: float = 0.5
+    signed: bool = False
+    layers: tuple[LayerRow, ...] | None = None
+    network: Network | None = None
+    data: Dataset | None = None
+    outputs: tuple[float, ...] | None = None
+    correct: tuple[bool, ...] | None = None  # per example of `data`: the output is right
+
+    @classmethod
+    def from_recorded(
+        cls,
+        snapshots: Sequence[tuple[int, Diagnosis]],
+        *,
+        title: str,
+        summary: str,
+        loss: Sequence[float] = (),
+        accuracy: Sequence[float] = (),
+        every: int = 1,
+        stopped: str | None = None,
+        layer_names: Sequence[str] | None = None,
+    ) -> Report:
+        """The report of a run recorded elsewhere (the PyTorch bridge): its per-layer
+        statistics at recorded steps (`stats.Diagnosis`, the last one the state now), the
+        loss and accuracy it recorded, and `layer_names` as the framework names its layers
+        (`net.0`; default: the statistics' own, L1…); `loss[i]` and `accuracy[i]` are the
+        means over the `every` steps up to step every·(i+1). No network, no data: no predictions,
+        no decision boundary, no example graph, and the views say so."""
+        if not snapshots:
+            raise ValueError("a recorded run needs at least one recorded step")
+        recorded = history(snapshots)
+        epoch, diagnosis = recorded[-1]
+        accuracy = list(accuracy) or [math.nan] * len(loss)
+        final = (
+            Evaluation(loss[-1], accuracy[-1], []) if loss else None
+        )  # (no data to evaluate on: the last recorded point)
+        return cls(
+            title=title,
+            summary=summary,
+            spec=None,
+            layer_names=tuple(layer_names or (layer.name for layer in diagnosis.layers)),
+            epochs_run=epoch,
+            stopped=stopped,
+            final=final,
+            loss=tuple(loss),
+            accuracy=tuple(accuracy),
+            every=every,
+            clipping=(),
+            clip=None,
+            clipping_json=None,
+            diagnosis=diagnosis,
+            snapshots=recorded,
+            verdict=tuple(verdict(diagnosis, recorded)),
+            gradients_title=f"Gradients per layer at step {epoch} (as recorded)",
+        )
+
+    def boundary(self, columns: int = 200, rows: int = 200) -> Boundary | None:
+        """What the network decides over the input plane (a grid of `columns` x `rows`),
+        for a network of 2 inputs with its data at hand; else None (`boundary_note`)."""
+        if self.network is None or self.data is None or self.network.sizes[0] != 2:
+            return None
+        return boundary(self.network, self.data, columns, rows, outputs=self.outputs)
+
+    @property
+    def boundary_note(self) -> str | None:
+        """Why there is no decision boundary (None: there is one)."""
+        if self.network is None or self.data is None:
+            return "no decision boundary: the run holds no data"
+        if self.network.sizes[0] != 2:
+            return (
+                f"The network has {self.network.sizes[0]} inputs: the decision boundary is "
+                "drawn for 2-input networks only."
+            )
+        return None
+
+
+def build_report(
+    source: Model | Result,
+    data: Dataset | None = None,
+    *,
+    title: str | None = None,
+    evaluation: Evaluation | None = None,
+) -> Report:
+    """The report of a trained network: a saved `Model` measured on `data` (default: its
+    own data set), or a training `Result` (its data, its last recorded state). `evaluation`
+    when it is already at hand; `title` names the run (default: the model file, or the
+    spec's name). The one place a run's views get their numbers."""
+    if isinstance(source, Result):
+        return _from_result(source, title)
+    model = source
+    data = data if data is not None else model_data(model)
+    network = model.network()
+    evaluation = evaluation or evaluate(network, data)
+    diagnosis = diagnose(model.layer_samples(data), epoch=model.epochs_run)
+    snapshots = model.snapshots()
+    loss, accuracy, every = model.curves()
+    return _trained(
+        title=title or str(model.source or model.spec.name),
+        spec=model.spec,
+        network=network,
+        data=data,
+        evaluation=evaluation,
+        epochs_run=model.epochs_run,
+        stopped=model.stopped,
+        curves=(loss, accuracy, every),
+        clipping=tuple(model.clipping()),
+        clipping_json=model.history.get("clipping"),
+        diagnosis=diagnosis,
+        snapshots=snapshots,
+        gradients_title="Gradients per layer of the saved weights (whole data set)",
+        layers=layer_rows(network, model.spec),
+    )
+
+
+def _from_result(result: Result, title: str | None) -> Report:
+    recorded = result.history
+    last_epoch, last_samples = recorded.snapshots[-1]
+    diagnosis = (
+        last_samples
+        if isinstance(last_samples, Diagnosis)
+        else diagnose(last_samples, epoch=last_epoch)
+    )
+    return _trained(
+        title=title or result.spec.name,
+        spec=result.spec,
+        network=result.network,
+        data=result.dataset,
+        evaluation=result.final,
+        epochs_run=recorded.epochs_run,
+        stopped=recorded.stopped,
+        curves=(recorded.loss, recorded.accuracy, 1),
+        clipping=tuple(recorded.clipping),
+        clipping_json=recorded.clipping_series(),
+        diagnosis=diagnosis,
+        snapshots=history(recorded.snapshots),
+        gradients_title=f"Gradients per layer after epoch {last_epoch} "
+        "(whole data set, before clipping)",
+        layers=None,
+    )
+
+
+def _trained(
+    *,
+    title: str,
+    spec: Spec,
+    network: Network,
+    data: Dataset,
+    evaluation: Evaluation,
+    epochs_run: int,
+    stopped: str | None,
+    curves: tuple[Sequence[float], Sequence[float], int],
+    clipping: Clipping,
+    clipping_json: dict | None,
+    diagnosis: Diagnosis,
+    snapshots: History,
+    gradients_title: str,
+    layers: tuple[LayerRow, ...] | None,
+) -> Report:
+    loss = LOSS_FUNCTIONS[spec.loss]
+    outputs = evaluation.outputs
+    targets = data.Y.tolist()
+    clip = (
+        ("value", spec.clip_value)
+        if spec.clip_value is not None
+        else ("norm", spec.clip_norm)
+        if spec.clip_norm is not None
+        else None
+    )
+    return Report(
+        title=title,
+        summary=None,
+        spec=spec,
+        layer_names=tuple(layer.name for layer in network.layers),
+        epochs_run=epochs_run,
+        stopped=stopped,
+        final=evaluation,
+        loss=tuple(curves[0]),
+        accuracy=tuple(curves[1]),
+        every=curves[2],
+        clipping=clipping,
+        clip=clip,
+        clipping_json=clipping_json,
+        diagnosis=diagnosis,
+        snapshots=snapshots,
+        verdict=tuple(verdict(diagnosis, snapshots or None)),
+        gradients_title=gradients_title,
+        threshold=loss.threshold,
+        signed=loss.signed_targets,
+        layers=layers,
+        network=network,
+        data=data,
+        outputs=tuple(outputs),
+        correct=tuple(
+            is_correct(o, y, loss.threshold) for o, y in zip(outputs, targets, strict=True)
+        ),
+    )
+
+
+def layer_rows(network: Network, spec: Spec) -> tuple[LayerRow, ...]:
+    """Each layer's shape, activation, parameters and the size of its weights."""
+    rows = []
+    for i, ((W, b), activation) in enumerate(
+        zip(network.weights(), spec.activations, strict=True), 1
+    ):
+        with np.errstate(over="ignore", invalid="ignore"):  # weights of 1e308: a mean of inf
+            means = np.mean(np.abs(W)), np.max(np.abs(W)), np.mean(b)
+        rows.append(
+            LayerRow(
+                f"L{i}",
+                W.shape[1],
+                W.shape[0],
+                activation,
+                W.size + b.size,
+                *(float(m) for m in means),
+            )
+        )
+    return tuple(rows)
+
+
+def predictions(report: Report) -> list[dict]:
+    """Input, target and output of the first `JSON_PREDICTIONS` examples ([] without data)."""
+    data, outputs = report.data, report.outputs
+    if data is None or outputs is None:
+        return []
     return [
         {"input": data.X[i].tolist(), "target": float(data.Y[i]), "output": outputs[i]}
         for i in range(min(data.size, JSON_PREDICTIONS))
     ]
 
 
-def train_document(result: Result, saved: str | None = None) -> dict:
+def _final(report: Report) -> dict | None:
+    final = report.final
+    return None if final is None else {"loss": final.loss, "accuracy": final.accuracy}
+
+
+def train_document(report: Report, saved: str | None = None) -> dict:
     """What `train --json` prints: the spec, the curves, the predictions, the last
     gradient statistics and the verdict; `stopped` says why training stopped early,
     `saved` where the model was saved (None: not saved)."""
-    last_epoch, last_samples = result.history.snapshots[-1]
-    diagnosis = diagnose(last_samples, epoch=last_epoch)  # type: ignore[arg-type]
     return {
-        "spec": result.spec.to_dict(),
-        "epochs_run": result.history.epochs_run,
-        "final": {"loss": result.final.loss, "accuracy": result.final.accuracy},
-        "loss": result.history.loss,
-        "accuracy": result.history.accuracy,
-        "stopped": result.history.stopped,
+        "spec": None if report.spec is None else report.spec.to_dict(),
+        "epochs_run": report.epochs_run,
+        "final": _final(report),
+        "loss": list(report.loss),
+        "accuracy": list(report.accuracy),
+        "stopped": report.stopped,
         # with clipping, per epoch: updates, how many clipped, mean ‖g‖ before and after
-        "clipping": result.history.clipping_series(),
-        "predictions": predictions(result.dataset, result.final.outputs),
-        "gradients": diagnosis.to_dict(),
-        "verdict": verdict(diagnosis, history(result.history.snapshots)),
+        "clipping": report.clipping_json,
+        "predictions": predictions(report),
+        "gradients": report.diagnosis.to_dict(),
+        "verdict": list(report.verdict),
         "saved": saved,
     }
 
@@ -50,24 +338,20 @@ def train_document(result: Result, saved: str | None = None) -> dict:
 def diverged_document(error: Diverged, words: OptionWords = keyword) -> dict:
     """What `train --json` prints for a run that stopped at a divergence: the training
     so far, `stopped` the error's own words (the CLI's `words` name `--keep-going`)."""
-    return train_document(error.result) | {"stopped": error.render(words)}
+    return train_document(build_report(error.result)) | {"stopped": error.render(words)}
 
 
-def inspect_document(model: Model, data: Dataset, evaluation: Evaluation | None = None) -> dict:
-    """What `inspect --json` prints: a saved model measured on `data` (its own data set:
-    `model.dataset()`); `evaluation` when it is already at hand."""
-    if evaluation is None:
-        evaluation = evaluate(model.network(), data)
-    diagnosis = diagnose(model.layer_samples(data), epoch=model.epochs_run)
+def inspect_document(report: Report) -> dict:
+    """What `inspect --json` prints: a saved model measured on its data (`build_report`)."""
     return {
-        "spec": model.spec.to_dict(),
-        "epochs_run": model.epochs_run,
-        "stopped": model.stopped,
-        "clipping": model.history.get("clipping"),
-        "final": {"loss": evaluation.loss, "accuracy": evaluation.accuracy},
-        "predictions": predictions(data, evaluation.outputs),
-        "gradients": diagnosis.to_dict(),
-        "verdict": verdict(diagnosis, model.snapshots() or None),
+        "spec": None if report.spec is None else report.spec.to_dict(),
+        "epochs_run": report.epochs_run,
+        "stopped": report.stopped,
+        "clipping": report.clipping_json,
+        "final": _final(report),
+        "predictions": predictions(report),
+        "gradients": report.diagnosis.to_dict(),
+        "verdict": list(report.verdict),
     }
 
 

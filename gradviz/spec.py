@@ -54,6 +54,8 @@ class Loss:
     # 0 for a score whose sign is the class, as hinge loss reads it)
     threshold: float = 0.5
     default_output: str = "sigmoid"  # the output activation when the spec names none
+    # the loss reads a 0/1 target as t = 2y − 1 = ±1 (tables show the target so)
+    signed_targets: bool = False
 
 
 def _mse(output: Value, target: Value) -> Value:
@@ -84,6 +86,7 @@ LOSS_FUNCTIONS: dict[str, Loss] = {
             "−t where t·out < 1, else 0",
             threshold=0.0,
             default_output="linear",
+            signed_targets=True,
         ),
     )
 }

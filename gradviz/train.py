@@ -780,12 +780,6 @@ def _divergence(
     )
 
 
-# What gradviz once appended to `history.stopped`, and model files written then may hold:
-# `gradviz.model.Model.stopped` recognises it to leave it out (a saved model trained on).
-# The advice now lives in `Diverged`, in the caller's words, and is never stored.
-KEEP_GOING_ADVICE = ", or pass --keep-going to train on regardless."
-
-
 # -- the plain engine path (the definition the compiled code must match) ---------------
 
 

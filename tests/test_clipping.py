@@ -144,7 +144,7 @@ def test_clipping_lines_fit_the_terminal(width: int) -> None:
     spec = spec_of("xor", clip_norm=0.012, epochs=300)
     rows = T.train(spec, record=False).history.clipping
     out = io.StringIO()
-    Console(file=out, width=width).print(clipping_text(rows, spec, width=width))
+    Console(file=out, width=width).print(clipping_text(rows, ("norm", 0.012), width=width))
     lines = out.getvalue().rstrip("\n").splitlines()
     assert len(lines) == 3 and max(len(line) for line in lines) <= width
     assert lines[1].startswith("‖g‖ before") and lines[2].startswith("‖g‖ after")

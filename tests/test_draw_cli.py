@@ -15,7 +15,7 @@ import pytest
 from click.testing import CliRunner
 from mermaid.check import parse_mermaid
 
-import gradviz.output as output
+import gradviz.files as files
 from gradviz.cli import cli, flag
 from gradviz.errors import WriteError
 from gradviz.numbers import fmt
@@ -264,8 +264,8 @@ def test_model_without_input_draws_the_first_example_as_trace_does(xor_model):
 
 
 def test_size_advice_on_a_collapsed_model_offers_only_coarser_levels(xor_model):
+    from gradviz.drawings import model_diagram
     from gradviz.render.diagram import draw_less
-    from gradviz.render.network import model_diagram
 
     advice = {
         level: draw_less(model_diagram(xor_model, "0,1", None, level)[0])
@@ -344,7 +344,7 @@ def test_a_failed_write_is_a_runtime_failure_and_other_outputs_are_written(tmp_p
             raise OSError(errno.ENOSPC, os.strerror(errno.ENOSPC))
         real_fsync(fd)
 
-    monkeypatch.setattr(output.os, "fsync", fsync)
+    monkeypatch.setattr(files.os, "fsync", fsync)
     monkeypatch.chdir(tmp_path)
     result = run(*HAND, "-o", "a.json", "-o", "b.dot")
     assert result.exit_code == 1, result.output

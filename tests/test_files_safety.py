@@ -21,7 +21,7 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 
-import gradviz.output as output
+import gradviz.files as files
 from gradviz.cli import cli
 
 OLD = b"the previous file, which must survive\n"
@@ -68,21 +68,21 @@ def _fail_midway(monkeypatch) -> None:
             self.file.flush()
             raise OSError(errno.ENOSPC, os.strerror(errno.ENOSPC))
 
-    monkeypatch.setattr(output.os, "fdopen", HalfWriter)
+    monkeypatch.setattr(files.os, "fdopen", HalfWriter)
 
 
 def _fail_fsync(monkeypatch) -> None:
     def fsync(fd: int) -> None:
         raise OSError(errno.EIO, os.strerror(errno.EIO))
 
-    monkeypatch.setattr(output.os, "fsync", fsync)
+    monkeypatch.setattr(files.os, "fsync", fsync)
 
 
 def _fail_rename(monkeypatch) -> None:
     def replace(source, target) -> None:
         raise OSError(errno.EXDEV, os.strerror(errno.EXDEV))
 
-    monkeypatch.setattr(output.os, "replace", replace)
+    monkeypatch.setattr(files.os, "replace", replace)
 
 
 @pytest.mark.parametrize(
@@ -169,7 +169,7 @@ def test_ctrl_c_while_writing_leaves_no_partial_or_temporary_file(previous: Path
     def interrupted(fd: int) -> None:
         raise KeyboardInterrupt
 
-    monkeypatch.setattr(output.os, "fsync", interrupted)
+    monkeypatch.setattr(files.os, "fsync", interrupted)
     result = run(*DRAW, "-o", "new.json", "-o", "graph.dot")
     assert result.exit_code == 130
     assert result.stderr.endswith("Interrupted.\n") and "Traceback" not in result.stderr

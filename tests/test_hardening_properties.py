@@ -35,9 +35,9 @@ from gradviz.data import parse_csv
 from gradviz.engine import evaluate, topological_order
 from gradviz.errors import ExpressionError, GradvizError, InputError
 from gradviz.expr import FUNCTIONS, parse_assignments, parse_program
+from gradviz.layout import _pure_program
 from gradviz.model import parse_model
 from gradviz.numbers import fmt
-from gradviz.output import _pure_program
 from gradviz.render.diagram import (
     Diagram,
     constant_text,

@@ -29,7 +29,7 @@ from gradviz.engine import Value, topological_order
 from gradviz.expr import parse_program
 from gradviz.names import node_names
 from gradviz.numbers import fmt
-from gradviz.output import html_page
+from gradviz.pages import html_page, one_line
 from gradviz.render import html
 from gradviz.render.diagram import diagram_from_value
 from gradviz.text import printable
@@ -318,7 +318,7 @@ def test_explore_shows_the_page_in_an_isolated_frame(tmp_path: Path) -> None:
 @pytest.mark.parametrize("sample", sorted(Path("samples").glob("*.expr")), ids=lambda p: p.name)
 def test_an_expression_file_becomes_one_line_for_the_heading_and_command(sample: Path) -> None:
     text = sample.read_text("utf-8")
-    line = html.one_line(text)
+    line = one_line(text)
     assert "\n" not in line and "#" not in line
     assert parse_program(line).output.data == parse_program(text).output.data
 

@@ -30,6 +30,7 @@ from gradviz.numbers import fmt, fmt_full
 from gradviz.ops import ADD, DIV, MUL, NEG, POW, SUB, UNARY_OPS, Op, power_op
 from gradviz.render.diagram import diagram_from_value
 from gradviz.render.html import JS_OPS, engine_script, graph_data, op_key, table_ops
+from gradviz.trace import trace
 
 HARNESS = Path(__file__).parent / "html" / "parity.js"
 NODE = shutil.which("node")
@@ -121,7 +122,7 @@ def run_node(cases: dict, tmp_path: Path) -> dict:
 def graph_case(root: Value, *, with_trace: bool = False) -> tuple[dict, list[Value]]:
     root.backward()
     diagram = diagram_from_value(root)
-    data = graph_data(diagram, with_trace=with_trace)
+    data = graph_data(diagram, steps=trace(root) if with_trace else None)
     order = topological_order(root)
     for node, v in zip(data["nodes"], order, strict=True):
         if v.op is None:

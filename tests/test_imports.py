@@ -17,6 +17,8 @@ from __future__ import annotations
 import ast
 from pathlib import Path
 
+import pytest
+
 import gradviz
 
 ROOT = Path(gradviz.__file__).parent
@@ -192,7 +194,8 @@ LAYERS: tuple[tuple[str, tuple[str, ...]], ...] = (
         ("train", "stats", "trace", "gradcheck", "model", "measure", "boundary", "report"),
     ),
     ("render", ("render",)),  # render and render.*: pure, data in, text or pictures out
-    ("output", ("output",)),  # formats, finding dot, running it
+    # formats; the Graphviz program; the pages it draws; what a notebook shows
+    ("output", ("output", "layout", "pages", "drawings", "notebook")),
     ("cli", ("cli", "tools", "__main__")),  # tools: the maintainers' sample builder
     ("docs tools", ("docs",)),  # the fence and directive: run the CLI's commands in-process
     ("package", ("",)),  # gradviz/__init__.py: the public API, names loaded on first use
@@ -238,3 +241,110 @@ def test_the_layer_check_would_catch_an_upward_import() -> None:
     assert layer_of("gradviz.model") < layer_of("gradviz.output")  # model.save once did this
     assert layer_of("gradviz.render.network") > layer_of("gradviz.model")
     assert layer_of("gradviz.spec") < layer_of("gradviz.train") < layer_of("gradviz.cli.grads")
+
+
+# -- render/ is pure: it imports what it draws, never what loads files or computes ---------
+# The modules a renderer may not import: they load files, compute or write (the report's
+# numbers are computed in gradviz.report; files are read in model/data/files; dot runs in
+# gradviz.layout). `if TYPE_CHECKING:` imports are allowed: they name a type, never run.
+IMPURE_FOR_RENDER = frozenset(
+    {
+        "boundary",
+        "cli",
+        "data",
+        "drawings",
+        "expr",
+        "files",
+        "gradcheck",
+        "layout",
+        "measure",
+        "model",
+        "nn",
+        "notebook",
+        "output",
+        "pages",
+        "report",
+        "spec",
+        "stats",
+        "tools",
+        "trace",
+        "train",
+    }
+)
+# What a renderer may take from one of them all the same: data types and their words,
+# (module, name) -> why.
+DATA_NAMES: dict[tuple[str, str], str] = {
+    ("stats", "Diagnosis"): "the per-layer statistics drawn",
+    ("stats", "LayerStats"): "one layer's statistics",
+    ("stats", "History"): "the recorded Diagnosis per epoch (a type alias)",
+    ("stats", "ParamGrad"): "one parameter and its gradient",
+    ("stats", "series"): "a History as rows of numbers for a heat map (reshaping, no maths)",
+    ("trace", "Step"): "the trace's steps, the data the trace views draw",
+    ("trace", "ForwardStep"): "a trace step",
+    ("trace", "UnitStep"): "a trace step",
+    ("trace", "Contribution"): "a trace step's part",
+    ("trace", "LeafGradient"): "a trace step's part",
+    ("gradcheck", "Row"): "one leaf's check, the data the check view draws",
+    ("gradcheck", "summary"): "a check's rows counted in one line, as the JSON also says it",
+}
+
+
+def impure_imports(module: str, text: str) -> list[str]:
+    """The imports of `text` (the source of `module`) that a renderer may not make, as
+    `line: statement`: of IMPURE_FOR_RENDER, anything but DATA_NAMES; anywhere in the
+    file (functions too) but `if TYPE_CHECKING:` blocks."""
+    tree = ast.parse(text)
+    lines = text.splitlines()
+    typing_only = {
+        id(inner)
+        for node in ast.walk(tree)
+        if isinstance(node, ast.If) and _is_type_checking(node)
+        for inner in ast.walk(node)
+    }
+    found = []
+    for node in ast.walk(tree):
+        if not isinstance(node, ast.Import | ast.ImportFrom) or id(node) in typing_only:
+            continue
+        if isinstance(node, ast.Import):
+            targets = [(a.name, None) for a in node.names]
+        else:
+            base = node.module or ""  # (render/ imports absolutely)
+            targets = [
+                (f"{base}.{a.name}", None) if f"{base}.{a.name}" in MODULES else (base, a.name)
+                for a in node.names
+            ]
+        for target, name in targets:
+            parts = target.split(".")
+            if parts[0] != "gradviz" or len(parts) < 2 or parts[1] not in IMPURE_FOR_RENDER:
+                continue
+            if name is not None and (parts[1], name) in DATA_NAMES:
+                continue
+            found.append(f"{module}:{node.lineno}: {lines[node.lineno - 1].strip()}")
+    return sorted(set(found))
+
+
+RENDER_MODULES = [m for m in MODULES if m == "gradviz.render" or m.startswith("gradviz.render.")]
+
+
+def test_render_modules_import_no_computing_or_loading_module() -> None:
+    impure = []
+    for module in RENDER_MODULES:
+        impure += impure_imports(module, MODULES[module].read_text(encoding="utf-8"))
+    assert impure == [], "render/ draws data it is handed: compute or load it elsewhere"
+
+
+@pytest.mark.parametrize(
+    ("source", "refused"),
+    [
+        ("from gradviz.train import is_correct", True),
+        ("from gradviz.stats import diagnose, Diagnosis", True),
+        ("import gradviz.model", True),
+        ("from gradviz import spec", True),
+        ("def f():\n    from gradviz.expr import parse_program  # lazy: start-up", True),
+        ("from gradviz.stats import Diagnosis, series", False),
+        ("from gradviz.numbers import fmt", False),
+        ("if TYPE_CHECKING:\n    from gradviz.report import Report", False),
+    ],
+)
+def test_the_render_rule_would_catch_an_impure_import(source: str, refused: bool) -> None:
+    assert bool(impure_imports("gradviz.render.example", source)) is refused

@@ -12,8 +12,8 @@ from pathlib import Path
 import numpy as np
 import pytest
 
+from gradviz import drawings, nn, stats
 from gradviz import model as M
-from gradviz import nn, stats
 from gradviz import train as T
 from gradviz.cli import flag
 from gradviz.engine import topological_order
@@ -319,7 +319,8 @@ def test_the_layer_view_takes_statuses_from_the_whole_data_set(xor_model: M.Mode
     graph = M.network_loss_graph(xor_model, (0.0, 1.0))
     one = stats.diagnose(nn.layer_samples(graph.network, np.array([graph.x]), np.array([1.0])))
     assert [layer.status for layer in one.layers] == ["dead", "ok"]  # what it used to show
-    diagram = RN.network_diagram(graph, "layer", title="xor")
+    statuses = M.data_set_status(graph)  # the caller's: the model's whole data set
+    diagram = RN.network_diagram(graph, "layer", title="xor", statuses=statuses)
     assert diagram.node("L1").extra_lines == (
         "4 sigmoid, 12 params",
         _max_rel(graph, 0),
@@ -363,9 +364,8 @@ def test_old_keep_going_advice_in_a_saved_model_is_not_repeated(saved: Path) -> 
     """Only a run that trained on is saved; a file may still hold the advice to pass
     --keep-going that training gave before it knew which run it was."""
     raw = json.loads(saved.read_text())
-    raw["history"]["stopped"] = "training diverged at epoch 3: … (clip_norm = 1)" + (
-        T.KEEP_GOING_ADVICE
-    )
+    old = ", or pass --keep-going to train on regardless."  # word for word, as it was
+    raw["history"]["stopped"] = "training diverged at epoch 3: … (clip_norm = 1)" + old
     saved.write_text(json.dumps(raw))
     assert M.load_model(saved).stopped == "training diverged at epoch 3: … (clip_norm = 1)."
 
@@ -375,7 +375,7 @@ def test_no_grad_drawings_show_no_gradient_anywhere(saved: Path, level: str) -> 
     """`draw --model … --no-grad`: data only, also in the text of collapsed nodes."""
     from gradviz.render import to_mermaid
 
-    diagram, _ = RN.model_diagram(saved, "0,1", level=level, grad=False)
+    diagram, _ = drawings.model_diagram(saved, "0,1", level=level, grad=False)
     assert not diagram.has_grad and all(n.grad is None for n in diagram.nodes)
     texts = [to_dot(diagram), to_mermaid(diagram)]
     texts.append(" ".join(_svg(texts[0]).itertext()))
@@ -383,7 +383,7 @@ def test_no_grad_drawings_show_no_gradient_anywhere(saved: Path, level: str) -> 
         assert "∂L" not in text and "rel " not in text
         assert not re.search(r"grad(?!viz)", text)
         assert "loss" in text and "data" in text
-    with_grad, _ = RN.model_diagram(saved, "0,1", level=level)
+    with_grad, _ = drawings.model_diagram(saved, "0,1", level=level)
     assert re.search(r"grad(?!viz)", to_dot(with_grad))  # what the check looks for
     if level == "neuron":
         assert "z " in texts[0] and "sigmoid(z)" in texts[0]

@@ -14,21 +14,13 @@ from pathlib import Path
 
 import pytest
 
-import gradviz.output as output
+import gradviz.layout as layout
 from gradviz import Value
 from gradviz.cli import flag
 from gradviz.errors import GradvizError, InputError, OutputError, RenderError, Worded, WriteError
-from gradviz.files import write_atomic
-from gradviz.output import (
-    DotProgram,
-    dot_programs,
-    find_dot,
-    format_for,
-    refuse_inputs,
-    render,
-    run_dot,
-    size_warnings,
-)
+from gradviz.files import refuse_inputs, write_atomic
+from gradviz.layout import DotProgram, dot_programs, find_dot, run_dot
+from gradviz.output import format_for, render, size_warnings
 from gradviz.render.diagram import diagram_from_value
 from gradviz.render.dot import layout_cost, to_dot
 
@@ -150,7 +142,7 @@ def test_a_chosen_program_that_is_missing_is_named(monkeypatch):
 def test_no_program_at_all_says_what_to_do_and_text_formats_still_work(monkeypatch):
     monkeypatch.delenv("GRADVIZ_DOT", raising=False)
     monkeypatch.setenv("PATH", "/nonexistent")
-    monkeypatch.setattr(output, "_pure_program", lambda: None)
+    monkeypatch.setattr(layout, "_pure_program", lambda: None)
     diagram = hand_diagram()
     for fmt in ("svg", "png", "pdf"):
         with pytest.raises(RenderError) as error:
@@ -186,10 +178,10 @@ def test_png_size_is_capped(monkeypatch):
 
     def fake_run(argv, data, timeout):  # an argv list: no shell
         seen.append(argv)
-        assert timeout == output.DOT_TIMEOUT == 60
+        assert timeout == layout.DOT_TIMEOUT == 60
         return subprocess.CompletedProcess(argv, 0, b"\x89PNG", b"")
 
-    monkeypatch.setattr(output, "_run_in_own_group", fake_run)
+    monkeypatch.setattr(layout, "_run_in_own_group", fake_run)
     run_dot("digraph {}", "png", program=DotProgram("/bin/dot", "system"))
     assert seen == [["/bin/dot", "-Tpng", "-Gdpi=96", "-Gsize=40,40"]]
 
@@ -262,10 +254,10 @@ def test_heavy_layouts_prefer_graphviz_pure_for_svg_and_png(monkeypatch):
         seen.append(Path(argv[0]).name)
         return subprocess.CompletedProcess(argv, 0, b"<svg/>", b"")
 
-    monkeypatch.setattr(output, "_run_in_own_group", fake_run)
+    monkeypatch.setattr(layout, "_run_in_own_group", fake_run)
     heavy = diagram_from_value(chain(150))  # layout cost ~22,800
     assert (
-        layout_cost(heavy) > output.PREFER_PURE_COST > layout_cost(diagram_from_value(chain(100)))
+        layout_cost(heavy) > layout.PREFER_PURE_COST > layout_cost(diagram_from_value(chain(100)))
     )
     for fmt in ("svg", "png", "pdf"):
         render(heavy, fmt)
@@ -365,7 +357,7 @@ def test_a_failed_write_leaves_the_old_file_byte_identical(tmp_path, monkeypatch
             raise failure
 
     real_fdopen = os.fdopen
-    monkeypatch.setattr(output.os, "fdopen", lambda fd, mode: Failing(real_fdopen(fd, mode)))
+    monkeypatch.setattr(layout.os, "fdopen", lambda fd, mode: Failing(real_fdopen(fd, mode)))
     with pytest.raises(WriteError if isinstance(failure, OSError) else KeyboardInterrupt):
         write_atomic(target, b"<svg>new and longer</svg>")
     assert target.read_bytes() == b"<svg>old</svg>"
@@ -379,7 +371,7 @@ def test_a_failed_rename_leaves_the_old_file(tmp_path, monkeypatch):
     def refuse(src, dst):
         raise PermissionError(13, "Permission denied")
 
-    monkeypatch.setattr(output.os, "replace", refuse)
+    monkeypatch.setattr(layout.os, "replace", refuse)
     with pytest.raises(OutputError, match="Permission denied"):
         write_atomic(target, "[1]")
     assert target.read_text() == "{}" and len(list(tmp_path.iterdir())) == 1
@@ -413,7 +405,7 @@ def test_write_failures_are_bad_input_or_runtime_failures(
     def fail(*args, **kwargs):
         raise OSError(code, os.strerror(code))
 
-    module = tempfile if where == "mkstemp" else output.os
+    module = tempfile if where == "mkstemp" else layout.os
     monkeypatch.setattr(module, where, fail)
     target = tmp_path / "g.json"
     target.write_text("{}")

@@ -11,9 +11,9 @@ import numpy as np
 import pytest
 
 from gradviz import Value
+from gradviz.layout import dot_programs
 from gradviz.model import network_loss_graph
 from gradviz.nn import Network
-from gradviz.output import dot_programs
 from gradviz.render import to_dot, to_json, to_mermaid, to_text
 from gradviz.render.colours import band_for
 from gradviz.render.diagram import diagram_from_value, preferred_rankdir

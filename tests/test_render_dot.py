@@ -18,7 +18,7 @@ import pytest
 import gradviz
 from gradviz import Value
 from gradviz.expr import parse_program
-from gradviz.output import _pure_program
+from gradviz.layout import _pure_program
 from gradviz.render.diagram import Diagram, Edge, Node, diagram_from_value, printable
 from gradviz.render.dot import label_text, to_dot
 

@@ -282,20 +282,18 @@ def test_explore_of_a_model_is_the_page_inspect_writes(xor_report: tuple[Path, P
     notebook's sandboxed frame."""
     import gradviz
     from gradviz.cli import EVERY_NUMBER, STATUS_MEANINGS
-    from gradviz.measure import model_data
-    from gradviz.output import report_page
-    from gradviz.train import evaluate
+    from gradviz.pages import report_page
+    from gradviz.report import build_report
 
     model_path, report = xor_report
     model = load_model(model_path)
-    data = model_data(model)
-    evaluation = evaluate(model.network(), data)
+    built = build_report(model, title=str(model_path))
     assert report.read_text(encoding="utf-8") == report_page(
-        model, data, evaluation, str(model_path), more=EVERY_NUMBER, statuses=STATUS_MEANINGS
+        built, more=EVERY_NUMBER, statuses=STATUS_MEANINGS
     )
     shown = gradviz.explore(model)
     frame = shown._repr_html_()
     assert 'sandbox="allow-scripts"' in frame
     srcdoc = frame.split('srcdoc="', 1)[1].split('" sandbox', 1)[0]
     assert html.unescape(srcdoc) == shown.html
-    assert shown.html == report_page(model, data, evaluation, "xor")
+    assert shown.html == report_page(built, title="xor")

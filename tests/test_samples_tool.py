@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from gradviz.output import DotProgram, dot_programs
+from gradviz.layout import DotProgram, dot_programs
 from gradviz.tools.samples import build, docs_program, main
 
 ROOT = Path(__file__).resolve().parent.parent

@@ -363,7 +363,9 @@ def test_report_pieces_fit_a_100_column_terminal() -> None:
 
     data = load(DataSpec("circle"))
     out = io.StringIO()
-    Console(file=out, width=100).print(predictions_table(data, data.Y.tolist()))
+    outputs = data.Y.tolist()
+    right = [True] * data.size  # every output is its target
+    Console(file=out, width=100).print(predictions_table(data, outputs, right))
     assert "(16 of 80 rows shown, the first ones; none is wrong)" in out.getvalue()
 
 

@@ -12,10 +12,15 @@ cleanly and `grep 'x$'` finds what it should.
 from __future__ import annotations
 
 import re
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from typing import IO
 
 from rich.console import Console
 
+from gradviz.numbers import fmt
+
+OnEpoch = Callable[[int, float, float], None]  # as gradviz.train.train calls it
 PIPED_WIDTH = 240  # the widest table (grads, 19 columns) fits
 
 
@@ -66,3 +71,41 @@ class _StrippedLines:
 
     def __getattr__(self, name: str) -> object:  # encoding, isatty, fileno: the real file's
         return getattr(self._file, name)
+
+
+@contextmanager
+def epoch_progress(epochs: int, show: bool = True) -> Iterator[OnEpoch | None]:
+    """While training runs: a progress bar on stderr (on a terminal, when `show`), and
+    the `on_epoch` callback that moves it (None: no bar)."""
+    err = stderr_console()
+    if not show or not err.is_terminal:
+        yield None
+        return
+    from rich.progress import (  # lazy: start-up (only while training, on a terminal)
+        BarColumn,
+        Progress,
+        TaskProgressColumn,
+        TextColumn,
+        TimeRemainingColumn,
+    )
+
+    from gradviz.render.training import percent  # lazy: start-up
+
+    progress = Progress(
+        TextColumn("epoch {task.completed:>7.0f}/{task.total:.0f}"),
+        BarColumn(),
+        TaskProgressColumn(),
+        TextColumn("loss {task.fields[loss]}  accuracy {task.fields[accuracy]}"),
+        TimeRemainingColumn(),
+        console=err,
+        transient=True,
+    )
+    task = progress.add_task("train", total=epochs, loss="—", accuracy="—")
+    step = max(1, epochs // 200)
+
+    def on_epoch(epoch: int, loss: float, accuracy: float) -> None:
+        if epoch % step == 0 or epoch == epochs:
+            progress.update(task, completed=epoch, loss=fmt(loss), accuracy=percent(accuracy))
+
+    with progress:
+        yield on_epoch

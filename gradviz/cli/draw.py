@@ -10,54 +10,19 @@ import click
 from gradviz.cli import flag
 from gradviz.cli.console import stdout_console
 from gradviz.cli.options import DASH_HELP, ExpressionCommand, model_options
-from gradviz.errors import InputError, OutputError, RenderError, WriteError, quoted
-from gradviz.expr import describe_defaults, parse_assignments, parse_program
-from gradviz.files import write_atomic
+from gradviz.cli.source import graph_source, model_example
+from gradviz.errors import OutputError, RenderError, WriteError, quoted
+from gradviz.files import refuse_inputs, write_atomic
+from gradviz.layout import dot_choice, dot_timeout
 from gradviz.numbers import DEFAULT_PRECISION
-from gradviz.numbers import fmt as show_number
-from gradviz.output import (
-    FORMATS,
-    dot_choice,
-    dot_timeout,
-    format_for,
-    refuse_inputs,
-    render,
-    size_warnings,
-)
+from gradviz.output import FORMATS, format_for, render, size_warnings
 from gradviz.render.diagram import Diagram, diagram_from_value, preferred_rankdir
 from gradviz.render.dot import RANKDIRS
 from gradviz.render.terminal import MAX_DEPTH, to_terminal
 from gradviz.text import printable_lines
 
-EXPR_SUFFIX = ".expr"
-MAX_EXPR_FILE = 1_000_000  # bytes; the expression language caps the text far lower
-
 # The formats Mermaid draws (a model's auto level is chosen for them apart).
 MERMAID_FORMATS = ("mermaid", "markdown")
-
-
-def read_expression(expr: str) -> tuple[str, Path | None]:
-    """The expression text and the file it came from: `@path` reads a file, as does an
-    argument naming an existing `.expr` file; anything else is the expression itself."""
-    if expr.startswith("@"):
-        if not expr[1:].strip():
-            raise InputError("'@' needs a file name after it: @FILE, e.g. @samples/hand.expr")
-        path = Path(expr[1:])
-    elif expr.endswith(EXPR_SUFFIX) and Path(expr).is_file():
-        path = Path(expr)
-    else:
-        return expr, None
-    try:
-        with path.open("rb") as file:
-            data = file.read(MAX_EXPR_FILE + 1)
-    except OSError as error:
-        raise InputError(f"cannot read {quoted(str(path))}: {error.strerror or error}") from None
-    if len(data) > MAX_EXPR_FILE:
-        raise InputError(f"{quoted(str(path))} is too large for an expression file")
-    try:
-        return data.decode("utf-8-sig"), path
-    except UnicodeDecodeError as error:
-        raise InputError(f"{quoted(str(path))} is not UTF-8 text (byte {error.start})") from None
 
 
 def _write_stdout(data: bytes) -> None:
@@ -209,44 +174,30 @@ def draw(
       gradviz draw --model xor.json    (the first example of its data)
       gradviz draw -- "-x*2" x=1
     """
-    if model_path is not None:  # a saved network instead of an expression
-        if expr is not None or assignments:
-            raise InputError("give an expression or --model, not both")
-        text, source_file, values = "", Path(model_path), {}
-    elif expr is None:
-        raise InputError("give an expression to draw, or --model FILE")
-    else:
-        text, source_file = read_expression(expr)
-        values = parse_assignments(assignments)
+    source = graph_source(expr, assignments, model_path)
 
     if format_ is not None and not outputs:
         outputs = ("-",)
     targets = [(path, format_for(path, format_)) for path in outputs]
     _check_targets(targets)
-    inputs: list[Path] = [source_file] if source_file else []
-    if model_path is not None:  # its CSV data is an input too
-        from gradviz.model import model_inputs  # lazy: start-up
-
-        inputs = model_inputs(model_path)
-    refuse_inputs([p for p, _ in targets], inputs)
+    refuse_inputs([p for p, _ in targets], source.inputs)
 
     drawings: dict[bool, Diagram] = {}  # a model, by "for Mermaid": levels may differ
-    if model_path is not None:
-        from gradviz.render.network import model_diagrams  # lazy: start-up (numpy, nn)
+    if source.model is not None:
+        from gradviz.drawings import model_diagrams  # lazy: start-up (numpy, nn)
+        from gradviz.model import load_model  # lazy: start-up
 
-        if input_text is None:
-            input_text, target = _first_example(model_path, target)
+        if input_text is None:  # the first example, as text that keeps every digit
+            x, target = model_example(load_model(source.model), None, target)
+            input_text = ",".join(repr(v) for v in x)
         kinds = sorted({fmt in MERMAID_FORMATS for _, fmt in targets}) or [False]
-        made = model_diagrams(model_path, input_text, target, level, not no_grad, kinds, flag)
+        made = model_diagrams(source.model, input_text, target, level, not no_grad, kinds, flag)
         for note in dict.fromkeys(note for _, note in made.values() if note):  # each once
             _say(f"note: {note}")
         drawings = {mermaid: drawing for mermaid, (drawing, _) in made.items()}
         diagram = drawings[kinds[0]]
     else:
-        program = parse_program(text, values, seed=seed)
-        note = describe_defaults(program, flag)
-        if note:
-            _say(f"note: {note}")
+        program = source.program(seed)
         if not no_grad:
             program.output.backward()
         diagram = diagram_from_value(program.output, grad=not no_grad)
@@ -269,7 +220,7 @@ def draw(
                 fmt,
                 rankdir=(asked_rankdir or preferred_rankdir(drawn)).upper(),
                 precision=precision,
-                expression=None if model_path is not None else text,
+                expression=source.expression,
                 words=flag,
             )
             if path == "-":
@@ -283,19 +234,6 @@ def draw(
         raise failures[0]
     if failures:
         raise RenderError("\n".join(error.render(flag) for error in failures))
-
-
-def _first_example(model_path: Path, target: float | None) -> tuple[str, float]:
-    """No --input: the first example of the model's data set, as `trace` and `check`
-    take it, said on stderr. Returned as --input text (repr: every digit) and target."""
-    from gradviz.model import first_example, load_model  # lazy: start-up
-
-    first = first_example(load_model(model_path), target)
-    _say(
-        f"note: no --input given: using the first example of {first.data}, "
-        f"x = ({', '.join(show_number(v) for v in first.x)}), y = {show_number(first.y)}"
-    )
-    return ",".join(repr(v) for v in first.x), first.y
 
 
 def _check_targets(targets: list[tuple[str, str]]) -> None:

@@ -12,10 +12,10 @@ from rich.text import Text
 from gradviz.cli import EVERY_NUMBER, STATUS_MEANINGS, flag
 from gradviz.cli.console import stdout_console
 from gradviz.errors import InputError, quoted
-from gradviz.files import write_atomic
+from gradviz.files import refuse_inputs, write_atomic
 from gradviz.measure import Measurement, input_files, measure
 from gradviz.numbers import dumps
-from gradviz.output import format_for, refuse_inputs
+from gradviz.output import format_for
 from gradviz.render.layers import compare_report, params_table, report
 from gradviz.report import compare_document, grads_document
 from gradviz.report import failed as report_failed

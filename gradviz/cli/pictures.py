@@ -1,5 +1,6 @@
-"""The picture options of `train` and `inspect` (--boundary, --curves) and the terminal's
-boundary map: checks before any work, then one call each. The drawing is in
+"""The output options of `train` and `inspect` (--boundary, --curves, --report, --save)
+and the terminal's boundary map, each of a `gradviz.report.Report`: checks before any
+work, then one call each. The drawing is in
 gradviz.render.plots (matplotlib, loaded only when a picture is written) and
 gradviz.render.boundary_map."""
 
@@ -9,22 +10,19 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from rich.console import Console
-from rich.text import Text
+import click
+from rich.console import Console, RenderableType
 
-from gradviz.boundary import boundary, require_two_inputs
+from gradviz.boundary import require_two_inputs
 from gradviz.cli import EVERY_NUMBER, STATUS_MEANINGS
-from gradviz.data import Dataset
-from gradviz.errors import OutputError
-from gradviz.files import write_atomic
-from gradviz.nn import Network
-from gradviz.output import format_for, refuse_inputs
+from gradviz.errors import OutputError, quoted, shortened
+from gradviz.files import refuse_inputs, write_atomic
+from gradviz.output import format_for
 from gradviz.render.boundary_map import boundary_map, grid_shape
 from gradviz.spec import Spec
 
 if TYPE_CHECKING:
-    from gradviz.model import Model
-    from gradviz.train import Evaluation
+    from gradviz.report import Report
 
 PICTURE_FORMATS = ("svg", "png", "pdf")
 
@@ -53,53 +51,39 @@ def check_boundary(path: str | None, n_inputs: int) -> None:
         require_two_inputs(n_inputs, where=f"--boundary {path}: ")
 
 
-def write_pictures(
-    paths: tuple[str | None, str | None],
-    network: Network,
-    data: Dataset,
-    outputs: Sequence[float],
-    loss: Sequence[float],
-    accuracy: Sequence[float],
-    every: int,
-    name: str,
-    epochs: int,
-) -> list[str]:
-    """The --boundary and --curves pictures (each when its path is given); the paths
-    written. matplotlib is loaded here, only when one is asked for."""
+def write_pictures(paths: tuple[str | None, str | None], report: Report) -> list[str]:
+    """The --boundary and --curves pictures of the report (each when its path is given);
+    the paths written. matplotlib is loaded here, only when one is asked for."""
     boundary_path, curves_path = paths
-    where = f"on {data.name}, {data.size} examples"
+    data = report.data
+    where = f"on {data.name}, {data.size} examples" if data is not None else ""
     written = []
-    if boundary_path is not None:
+    grid = report.boundary() if boundary_path is not None else None
+    if boundary_path is not None and grid is not None:
         from gradviz.render.plots import boundary_plot  # lazy: start-up (matplotlib)
 
-        title = f"{name}: decision boundary after {epochs} epochs"
-        picture = boundary_plot(
-            boundary(network, data, outputs=outputs), title, where, format_for(boundary_path)
-        )
+        title = f"{report.title}: decision boundary after {report.epochs_run} epochs"
+        picture = boundary_plot(grid, title, where, format_for(boundary_path))
         write_atomic(Path(boundary_path), picture)
         written.append(boundary_path)
     if curves_path is not None:
         from gradviz.render.plots import curves_plot  # lazy: start-up (matplotlib)
 
-        title = f"{name}: loss and accuracy over {epochs} epochs"
-        picture = curves_plot(loss, accuracy, every, title, where, format_for(curves_path))
+        title = f"{report.title}: loss and accuracy over {report.epochs_run} epochs"
+        picture = curves_plot(
+            report.loss, report.accuracy, report.every, title, where, format_for(curves_path)
+        )
         write_atomic(Path(curves_path), picture)
         written.append(curves_path)
     return written
 
 
-def print_boundary_map(
-    console: Console, network: Network, data: Dataset, outputs: Sequence[float]
-) -> None:
+def boundary_map_of(console: Console, report: Report) -> RenderableType | None:
     """The terminal's boundary map, for a network with 2 inputs only: coloured half-blocks
     on a colour terminal, plain characters when piped or under NO_COLOR."""
-    if network.sizes[0] != 2:
-        return
     colour = console.color_system is not None and not console.no_color
-    console.print()
-    console.print(Text("Decision boundary (output over the input plane)", style="bold"))
-    grid = boundary(network, data, *grid_shape(colour), outputs=outputs)
-    console.print(boundary_map(grid, colour))
+    grid = report.boundary(*grid_shape(colour))
+    return None if grid is None else boundary_map(grid, colour)
 
 
 def check_report(path: str | None, option: str, inputs: Sequence[str | Path]) -> None:
@@ -111,16 +95,50 @@ def check_report(path: str | None, option: str, inputs: Sequence[str | Path]) ->
     refuse_inputs([path], inputs)
 
 
-def write_report(
-    path: str | None, model: Model, data: Dataset, evaluation: Evaluation, title: str
-) -> list[str]:
-    """The report page (`gradviz.output.report_page`) when a path is given, written
+def write_report(path: str | None, report: Report) -> list[str]:
+    """The report page (`gradviz.pages.report_page`) when a path is given, written
     atomically; the paths written. `train --report` and `inspect -o` give the same page for
     the same weights."""
     if path is None:
         return []
-    from gradviz.output import report_page  # lazy: start-up (matplotlib, Graphviz)
+    from gradviz.pages import report_page  # lazy: start-up (matplotlib, Graphviz)
 
-    page = report_page(model, data, evaluation, title, more=EVERY_NUMBER, statuses=STATUS_MEANINGS)
+    page = report_page(report, more=EVERY_NUMBER, statuses=STATUS_MEANINGS)
     write_atomic(Path(path), page.encode("utf-8"))
     return [path]
+
+
+def check_save_path(save_path: str, spec: str | None, resolved: Spec) -> None:
+    """Before training, so that a bad path costs no training time."""
+    inputs: list[str | Path] = [spec] if spec is not None and Path(spec).is_file() else []
+    if resolved.data.path is not None:
+        base = Path(resolved.base_dir) if resolved.base_dir else Path()
+        inputs.append(base / resolved.data.path)
+    refuse_inputs([save_path], inputs)  # first: the worse mistake gets named
+    if Path(save_path).is_dir():
+        raise OutputError(
+            f"--save {quoted(save_path)}: is a folder; give a file name ending in .json"
+        )
+    if not save_path.lower().endswith(".json"):
+        raise OutputError(
+            f"--save {shortened(save_path)}: a model is saved as JSON; "
+            "give a file name ending in .json"
+        )
+    folder = Path(save_path).parent
+    if not folder.is_dir():
+        raise OutputError(
+            f"--save {shortened(save_path)}: no folder {quoted(str(folder))} to write it in"
+        )
+
+
+def note_data_outside(spec: Spec, save_path: Path) -> None:
+    """A saved model reads CSV data only inside its own folder: say so when it is not."""
+    if spec.data.name != "csv" or spec.data.path is None:
+        return
+    data = Path(spec.base_dir or "") / spec.data.path
+    if not data.resolve().is_relative_to(save_path.parent.resolve()):
+        click.echo(
+            f"note: the data ({data}) is outside the model's folder; a model only reads data "
+            f"beside it: give it to inspect and grads with --data {data}",
+            err=True,
+        )

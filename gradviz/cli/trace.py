@@ -11,17 +11,16 @@ from rich.console import Console
 
 from gradviz.cli import flag
 from gradviz.cli.console import stdout_console
-from gradviz.cli.draw import read_expression
 from gradviz.cli.options import DASH_HELP, ExpressionCommand, model_options
+from gradviz.cli.source import graph_source, model_loss_graph
 from gradviz.engine import Value, topological_order
 from gradviz.errors import GradvizError, InputError, OutputError, quoted
-from gradviz.expr import Program, describe_defaults, parse_assignments, parse_program
-from gradviz.files import write_atomic
+from gradviz.files import refuse_inputs, write_atomic
 from gradviz.gradcheck import DEFAULT_TOL, gradcheck
 from gradviz.gradcheck import document as check_document
 from gradviz.names import node_names, output_name
 from gradviz.numbers import dumps, fmt
-from gradviz.output import format_for, refuse_inputs, render, size_warnings
+from gradviz.output import format_for, render, size_warnings
 from gradviz.render.diagram import Diagram, diagram_from_value
 from gradviz.render.trace_view import (
     backward_view,
@@ -50,15 +49,6 @@ FRAME_PREFIX = "step-"
 
 def _say(message: str) -> None:
     click.echo(printable_lines(message), err=True)  # file names may hold escapes
-
-
-def _load(expr: str, assignments: tuple[str, ...], seed: int) -> tuple[Program, Path | None]:
-    text, source_file = read_expression(expr)
-    program = parse_program(text, parse_assignments(assignments), seed=seed)
-    note = describe_defaults(program, flag)
-    if note:
-        _say(f"note: {note}")
-    return program, source_file
 
 
 def frame_names(count: int, extension: str) -> list[str]:
@@ -126,40 +116,6 @@ def _say_frames(paths: list[Path], folder: Path, step: int | None) -> None:
         _say(f"wrote {paths[0].name} to {str(folder)!r}")
     else:
         _say(f"wrote {len(paths)} frames to {str(folder)!r} ({paths[0].name} … {paths[-1].name})")
-
-
-def _expression_or_model(
-    expr: str | None, assignments: tuple[str, ...], model: Path | None
-) -> None:
-    """Exactly one source of a graph: an expression, or a saved model."""
-    if model is not None and (expr is not None or assignments):
-        raise click.UsageError("give either EXPR or --model, not both")
-    if model is None and expr is None:
-        raise click.UsageError("give an expression (EXPR) or a saved model (--model FILE)")
-
-
-def _model_example(model_path: Path, input_text: str | None, target: float | None):
-    """One example's loss graph of a saved model (the first example of its data set when
-    no --input is given), run forward and backward."""
-    from gradviz.model import (  # lazy: start-up
-        first_example,
-        load_model,
-        network_loss_graph,
-        parse_input,
-    )
-
-    model = load_model(model_path)
-    width = model.spec.layers[0]
-    if input_text is None:
-        first = first_example(model, target)
-        x, target = first.x, first.y
-        _say(
-            f"note: no --input given: using the first example of {first.data}, "
-            f"x = ({', '.join(fmt(v) for v in x)}), y = {fmt(target)}"
-        )
-    else:
-        x = parse_input(input_text, width)
-    return network_loss_graph(model, x, target)
 
 
 MODEL_STEPS_NOTE = 60  # more scalar steps than this: suggest --level
@@ -263,7 +219,7 @@ def trace_command(
       gradviz trace "x*x + x" x=3 --json
       gradviz trace -- "-x*2" x=1
     """
-    _expression_or_model(expr, assignments, model_path)
+    source = graph_source(expr, assignments, model_path)
     if frame_format is not None and frames is None:
         raise click.UsageError("--format is the format of the --frames files: give --frames DIR")
     if step is not None and frames is None:
@@ -281,13 +237,11 @@ def trace_command(
             raise click.UsageError("--level is for --model (an expression has no neurons)")
         if input_text is not None or target is not None:
             raise click.UsageError("--input and --target are for --model")
-        program, source_file = _load(expr, assignments, seed)
-        value, inputs, clusters = program.output, [source_file] if source_file else [], None
+        program = source.program(seed)
+        value, inputs, clusters = program.output, source.inputs, None
     else:
-        graph = _model_example(model_path, input_text, target)
-        from gradviz.model import model_inputs  # lazy: start-up
-
-        value, inputs, clusters = graph.loss, model_inputs(model_path), graph.clusters
+        graph = model_loss_graph(model_path, input_text, target)
+        value, inputs, clusters = graph.loss, source.inputs, graph.clusters
         if level != "scalar":
             if page is not None:
                 raise click.UsageError("-o (a page) draws every scalar: use it without --level")
@@ -317,9 +271,9 @@ def trace_command(
         _say_frames(paths, frames, step)
     if page is not None:
         refuse_inputs([str(page)], inputs)
-        source = program.source if model_path is None else None
+        expression = program.source if model_path is None else None
         diagram = diagram_from_value(value, clusters=clusters)
-        write_atomic(page, render(diagram, "html", expression=source, command="trace"))
+        write_atomic(page, render(diagram, "html", expression=expression, command="trace"))
         _say(f"wrote {page} (html)")
     if as_json:  # last: a document only for a command that did all it was asked
         click.echo(dumps(trace_document(value, steps)))
@@ -335,6 +289,7 @@ def _trace_network(
     as_json: bool,
     step: int | None = None,
 ) -> None:
+    from gradviz.model import data_set_status  # lazy: start-up
     from gradviz.render.network import network_diagram, preferred_rankdir  # lazy: start-up
 
     if show_forward:
@@ -350,7 +305,8 @@ def _trace_network(
             )
         )
     if frames is not None:
-        diagram = network_diagram(graph, level)
+        statuses = data_set_status(graph) if level == "layer" else None
+        diagram = network_diagram(graph, level, statuses=statuses)
         paths = write_frames(
             network_frames(diagram, steps, level),
             frames,
@@ -497,7 +453,7 @@ def check(
       gradviz check "x**3" x=2 --show
       gradviz check "tanh(w*x + b)" x=0.5 w=-3 b=1 --json
     """
-    _expression_or_model(expr, assignments, model_path)
+    source = graph_source(expr, assignments, model_path)
     if model_path is None:
         if input_text is not None or target is not None:
             raise click.UsageError("--input and --target are for --model")
@@ -506,8 +462,7 @@ def check(
                 "--samples is for --model (an expression's leaves are all checked; "
                 "--wrt picks some)"
             )
-        program, _ = _load(expr, assignments, seed)
-        value, leaves = program.output, _split_names(wrt)
+        value, leaves = source.program(seed).output, _split_names(wrt)
     else:
         if wrt is not None:
             raise click.UsageError("--wrt is for EXPR; with --model, use --samples")

@@ -8,30 +8,17 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 
 import click
-from rich.progress import BarColumn, Progress, TaskProgressColumn, TextColumn, TimeRemainingColumn
-from rich.text import Text
 
 from gradviz.cli import EVERY_NUMBER, flag, pictures
-from gradviz.cli.console import stderr_console, stdout_console
-from gradviz.errors import InputError, ModelError, OutputError, quoted, shortened
+from gradviz.cli.console import epoch_progress, stdout_console
+from gradviz.errors import InputError, ModelError
 from gradviz.measure import model_data
 from gradviz.model import Model, from_result, load_model, save
-from gradviz.numbers import dumps, fmt
-from gradviz.output import refuse_inputs
-from gradviz.render.training import (
-    clipping_text,
-    curve_text,
-    final_text,
-    gradient_report,
-    layers_table,
-    percent,
-    predictions_table,
-    summary_text,
-)
-from gradviz.report import diverged_document, inspect_document, train_document
-from gradviz.spec import Spec, resolve_spec
-from gradviz.text import printable
-from gradviz.train import Diverged, check_data, evaluate, load_data, train
+from gradviz.numbers import dumps
+from gradviz.render.training import summary_text, training_view
+from gradviz.report import build_report, diverged_document, inspect_document, train_document
+from gradviz.spec import resolve_spec
+from gradviz.train import Diverged, check_data, load_data, train
 
 # The spec key each option sets, and the option's name for error messages.
 OPTION_NAMES = {
@@ -141,7 +128,7 @@ def train_command(
         options["data"] = str(Path(data_option).resolve())
     resolved = resolve_spec(spec, options, OPTION_NAMES)
     if save_path is not None:  # before training, so a bad path costs no training time
-        _check_save_path(save_path, spec, resolved)
+        pictures.check_save_path(save_path, spec, resolved)
     read = pictures.spec_inputs(spec, resolved)
     pictures.check_picture(boundary_path, "--boundary", read)
     pictures.check_picture(curves_path, "--curves", read)
@@ -150,126 +137,45 @@ def train_command(
     console = stdout_console()
     show = not quiet and not as_json
 
-    err = stderr_console()
-    progress = None
-    on_epoch = None
-    if show and err.is_terminal:
-        progress = Progress(
-            TextColumn("epoch {task.completed:>7.0f}/{task.total:.0f}"),
-            BarColumn(),
-            TaskProgressColumn(),
-            TextColumn("loss {task.fields[loss]}  accuracy {task.fields[accuracy]}"),
-            TimeRemainingColumn(),
-            console=err,
-            transient=True,
-        )
-        task = progress.add_task("train", total=resolved.epochs, loss="—", accuracy="—")
-        step = max(1, resolved.epochs // 200)
-
-        def on_epoch(epoch: int, loss: float, accuracy: float) -> None:
-            if epoch % step == 0 or epoch == resolved.epochs:
-                progress.update(task, completed=epoch, loss=fmt(loss), accuracy=percent(accuracy))
-
     data = load_data(resolved)
     check_data(resolved, data)  # before anything is printed
     if show:
         console.print(summary_text(resolved, data))
     try:
-        if progress is not None:
-            with progress:
-                result = train(resolved, data, on_epoch=on_epoch, keep_going=keep_going)
-        else:
+        with epoch_progress(resolved.epochs, show) as on_epoch:
             result = train(resolved, data, on_epoch=on_epoch, keep_going=keep_going)
     except Diverged as diverged:
         if as_json:  # scripts get the numbers up to the divergence, then the exit status
             click.echo(dumps(diverged_document(diverged, flag)))
         raise  # nothing is saved: a previous model file stays as it was
 
-    last_epoch, last_samples = result.history.snapshots[-1]
     if save_path is not None:
         save(from_result(result), Path(save_path))
         if not quiet:
-            _note_data_outside(resolved, Path(save_path))
-    history = result.history
-    written = pictures.write_pictures(
-        (boundary_path, curves_path),
-        result.network,
-        result.dataset,
-        result.final.outputs,
-        history.loss,
-        history.accuracy,
-        1,
-        f"{spec or resolved.name}",
-        history.epochs_run,
-    )
-    if report_path is not None:  # (from_result summarises every snapshot: only when asked)
+            pictures.note_data_outside(resolved, Path(save_path))
+    report = build_report(result, title=spec or resolved.name)
+    written = pictures.write_pictures((boundary_path, curves_path), report)
+    if report_path is not None:  # the model as saved, as `inspect -o` shows it
         model = from_result(result)
-        written += pictures.write_report(
-            report_path, model, result.dataset, result.final, spec or model.spec.name
-        )
-
+        saved = build_report(model, result.dataset, title=report.title, evaluation=result.final)
+        written += pictures.write_report(report_path, saved)
     if as_json:
-        click.echo(dumps(train_document(result, save_path)))
+        click.echo(dumps(train_document(report, save_path)))
         return
     if not show:
         return
-    console.print(curve_text(result.history.loss, result.history.accuracy, width=console.width))
-    if result.history.clipping:
-        console.print(clipping_text(result.history.clipping, resolved, width=console.width))
-    if result.history.stopped:
-        console.print(Text(f"warning: {result.history.stopped}", style="bold red"))
-    console.print(final_text(result.final.loss, result.final.accuracy, result.dataset.size))
-    console.print(predictions_table(result.dataset, result.final.outputs, loss=resolved.loss))
-    pictures.print_boundary_map(console, result.network, result.dataset, result.final.outputs)
-    console.print()
-    report = gradient_report(
-        last_samples,
-        result.history.snapshots,
-        last_epoch,
-        f"Gradients per layer after epoch {last_epoch} (whole data set, before clipping)",
-        EVERY_NUMBER,
-    )
-    console.print(report)
+    for part in training_view(
+        report,
+        width=console.width,
+        boundary_map=pictures.boundary_map_of(console, report),
+        header=False,
+        more=EVERY_NUMBER,
+    ):
+        console.print(part)
     if save_path is not None:
         click.echo(f"saved {save_path}", err=True)
     for path in written:
         click.echo(f"wrote {path}", err=True)
-
-
-def _check_save_path(save_path: str, spec: str | None, resolved: Spec) -> None:
-    """Before training, so that a bad path costs no training time."""
-    inputs: list[str | Path] = [spec] if spec is not None and Path(spec).is_file() else []
-    if resolved.data.path is not None:
-        base = Path(resolved.base_dir) if resolved.base_dir else Path()
-        inputs.append(base / resolved.data.path)
-    refuse_inputs([save_path], inputs)  # first: the worse mistake gets named
-    if Path(save_path).is_dir():
-        raise OutputError(
-            f"--save {quoted(save_path)}: is a folder; give a file name ending in .json"
-        )
-    if not save_path.lower().endswith(".json"):
-        raise OutputError(
-            f"--save {shortened(save_path)}: a model is saved as JSON; "
-            "give a file name ending in .json"
-        )
-    folder = Path(save_path).parent
-    if not folder.is_dir():
-        raise OutputError(
-            f"--save {shortened(save_path)}: no folder {quoted(str(folder))} to write it in"
-        )
-
-
-def _note_data_outside(spec: Spec, save_path: Path) -> None:
-    """A saved model reads CSV data only inside its own folder: say so when it is not."""
-    if spec.data.name != "csv" or spec.data.path is None:
-        return
-    data = Path(spec.base_dir or "") / spec.data.path
-    if not data.resolve().is_relative_to(save_path.parent.resolve()):
-        click.echo(
-            f"note: the data ({data}) is outside the model's folder; a model only reads data "
-            f"beside it: give it to inspect and grads with --data {data}",
-            err=True,
-        )
 
 
 def spec_options(words: Sequence[str], text: str) -> dict[str, object]:
@@ -354,49 +260,21 @@ def inspect_command(
     model = _load_for_inspect(model_path)
     pictures.check_boundary(boundary_path, model.spec.layers[0])
     data = model_data(model, data_path, "--data")
-    network = model.network()
-    evaluation = evaluate(network, data)
-    loss, accuracy, every = model.curves()
-    written = pictures.write_pictures(
-        (boundary_path, curves_path),
-        network,
-        data,
-        evaluation.outputs,
-        loss,
-        accuracy,
-        every,
-        model_path,
-        model.epochs_run,
-    )
-    written += pictures.write_report(report_path, model, data, evaluation, model_path)
+    report = build_report(model, data, title=model_path)
+    written = pictures.write_pictures((boundary_path, curves_path), report)
+    written += pictures.write_report(report_path, report)
     if as_json:
-        click.echo(dumps(inspect_document(model, data, evaluation)))
+        click.echo(dumps(inspect_document(report)))
         return
     console = stdout_console()
-    console.print(Text(printable(model_path), style="bold"))
-    console.print(summary_text(model.spec, data))
-    console.print()
-    console.print(layers_table(model))
-    console.print()
-    console.print(curve_text(loss, accuracy, every, width=console.width))
-    if model.clipping():
-        console.print(clipping_text(model.clipping(), model.spec, every, width=console.width))
-    if model.stopped:
-        console.print(
-            Text(f"warning: {model.stopped} It trained on (--keep-going).", style="bold red")
-        )
-    console.print(final_text(evaluation.loss, evaluation.accuracy, data.size))
-    console.print(predictions_table(data, evaluation.outputs, loss=model.spec.loss))
-    pictures.print_boundary_map(console, network, data, evaluation.outputs)
-    console.print()
-    report = gradient_report(
-        model.layer_samples(data),
-        model.snapshots(),
-        model.epochs_run,
-        "Gradients per layer of the saved weights (whole data set)",
-        EVERY_NUMBER,
-    )
-    console.print(report)
+    for part in training_view(
+        report,
+        width=console.width,
+        boundary_map=pictures.boundary_map_of(console, report),
+        more=EVERY_NUMBER,
+        stopped_words=f" It trained on ({flag('keep_going=True')}).",
+    ):
+        console.print(part)
     for path in written:
         click.echo(f"wrote {path}", err=True)
 

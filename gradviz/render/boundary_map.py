@@ -13,11 +13,15 @@ Pure: a `Boundary` in, a rich `Text` out (the CLI decides where it goes).
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 import numpy as np
 from rich.text import Text
 
-from gradviz.boundary import Boundary, predicted_positive
 from gradviz.numbers import fmt
+
+if TYPE_CHECKING:  # the data drawn, computed by gradviz.boundary
+    from gradviz.boundary import Boundary
 
 COLUMNS, ROWS = 48, 24  # characters; the coloured map samples ROWS * 2 grid rows
 # Purple below the threshold, orange above (the plot's PuOr), pale near it, deep far away.
@@ -60,7 +64,7 @@ def boundary_map(b: Boundary, colour: bool = True) -> Text:
                 if mark is not None:
                     text.append(mark[0].upper() if mark[1] else mark[0])
                 else:
-                    text.append(_plain(b.output[r, c], b.threshold))
+                    text.append(_plain(b, b.output[r, c]))
             text.append("\n")
     text.append(_legend(b, colour), style="dim")
     return text
@@ -84,16 +88,16 @@ def _cells(b: Boundary) -> list[list[str]]:
             if not np.isfinite(v):
                 line.append(NAN_COLOUR)
             else:
-                side = ABOVE if predicted_positive(v, b.threshold) else BELOW
+                side = ABOVE if b.positive(v) else BELOW
                 line.append(side[_level(v, b.threshold, reach)])
         out.append(line)
     return out
 
 
-def _plain(value: float, threshold: float) -> str:
+def _plain(b: Boundary, value: float) -> str:
     if not np.isfinite(value):
         return "!"
-    return "#" if predicted_positive(value, threshold) else "."
+    return "#" if b.positive(value) else "."
 
 
 def _marks(b: Boundary) -> dict[tuple[int, int], tuple[str, bool]]:

@@ -23,10 +23,11 @@ import io
 import json
 import math
 import re
+from collections.abc import Sequence
 from dataclasses import replace
 from functools import cache
 from importlib import resources
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from gradviz.engine import Value
 from gradviz.errors import OptionWords, keyword
@@ -43,7 +44,9 @@ from gradviz.render.diagram import (
     _states_a_value,
 )
 from gradviz.render.dot import _STATE_LOOK
-from gradviz.trace import trace
+
+if TYPE_CHECKING:
+    from gradviz.trace import Step
 
 # Above this many values a page is the static picture with a note: sliders over a
 # graph nobody can read would only make the page slow.
@@ -145,13 +148,13 @@ def live_reason(diagram: Diagram, words: OptionWords = keyword) -> str | None:
     return None
 
 
-def _trace_texts(root: Value) -> list[str]:
-    """`gradviz trace`'s backward pass, one text block per step, as it prints it."""
+def _trace_texts(root: Value, steps: Sequence[Step]) -> list[str]:
+    """`gradviz trace`'s backward pass (its `steps`), one text block per step, as it
+    prints it."""
     from rich.console import Console  # lazy: start-up
 
     from gradviz.render.trace_view import backward_view  # lazy: start-up
 
-    steps = trace(root)
     console = Console(file=io.StringIO(), width=100_000, color_system=None, soft_wrap=True)
     console.print(backward_view(steps, output_name(root)))
     text = console.file.getvalue()
@@ -160,10 +163,11 @@ def _trace_texts(root: Value) -> list[str]:
 
 
 def graph_data(
-    diagram: Diagram, *, precision: int = DEFAULT_PRECISION, with_trace: bool = True
+    diagram: Diagram, *, precision: int = DEFAULT_PRECISION, steps: Sequence[Step] | None = None
 ) -> dict[str, Any]:
     """The graph as the page's script reads it: nodes in topological order, their ops,
-    parents and names, the inputs' values, and what the texts say around the numbers."""
+    parents and names, the inputs' values, and what the texts say around the numbers;
+    with the trace's `steps` (`gradviz.trace.trace` of the root), the backward pass."""
     order = list(diagram.value_ids)
     root = order[-1]
     names = node_names(order)
@@ -213,7 +217,7 @@ def graph_data(
         "badBorder": BAD_BORDER,
         "mark": BAD_MARK,
         "states": {k: list(v) for k, v in _STATE_LOOK.items()},
-        "trace": _trace_texts(root) if with_trace else None,
+        "trace": None if steps is None else _trace_texts(root, steps),
         "intro": (
             f"Press Next to walk the backward pass: from {out} back to the inputs, each node "
             f"passes its credit d{out}/dnode times the local derivative to each input."
@@ -274,41 +278,6 @@ def reading_order(data: dict[str, Any], expression: str) -> list[int]:
         return found.start() if found else len(expression)
 
     return sorted(data["leaves"], key=first_use)
-
-
-def one_line(text: str) -> str:
-    """An expression file as one line for a heading and a command that works anywhere:
-    comments dropped, statements joined by `; ` (lines inside brackets by a space). The
-    text as it was when the one line would not parse to the same graph."""
-    from gradviz.errors import GradvizError  # lazy: start-up
-    from gradviz.expr import parse_program  # lazy: start-up
-
-    parts: list[str] = []
-    depth = 0
-    for line in text.split("\n"):
-        code = line.split("#", 1)[0].strip()
-        if not code:
-            continue
-        if parts:
-            joined = depth > 0 or parts[-1].endswith("\\")
-            parts[-1] = parts[-1].rstrip("\\").rstrip()
-            parts.append(" " if joined else "; ")
-        parts.append(code.rstrip(";").rstrip() if code.endswith(";") else code)
-        depth += sum(code.count(c) for c in "([{") - sum(code.count(c) for c in ")]}")
-    short = "".join(parts)
-    if short == text:
-        return text
-    try:
-        before, after = parse_program(text), parse_program(short)
-    except GradvizError:
-        return text
-    shape = [
-        (n.op.name if n.op else n.label, n.data) for n in (before.output, *before.names.values())
-    ]
-    again = [
-        (n.op.name if n.op else n.label, n.data) for n in (after.output, *after.names.values())
-    ]
-    return short if shape == again and list(before.names) == list(after.names) else text
 
 
 def _leaf_rows(data: dict[str, Any]) -> str:
@@ -413,14 +382,15 @@ def to_html(
     step: int = 0,
     precision: int = DEFAULT_PRECISION,
     note: str | None = None,
+    steps: Sequence[Step] = (),
 ) -> str:
     """The page for `diagram`, drawn by `svg` (Graphviz's SVG of `page_diagram(diagram)`
     laid out with padded numbers). Live when `live_reason` finds nothing against it and
-    the expression is known; `step` 1 opens on the first step of the backward pass."""
+    the expression is known (the caller gives it as one line: `gradviz.pages.one_line`),
+    its backward pass walked through the trace's `steps`; `step` 1 opens on the first."""
     reason = note or live_reason(diagram)
     if reason is None and expression is None:
         expression = ""
-    expression = one_line(expression) if expression else expression
     title = expression.strip().replace("\n", " ") if expression else (diagram.title or "graph")
     short = title if len(title) <= 80 else title[:77] + "…"
     css = page_css()
@@ -433,7 +403,7 @@ def to_html(
         script_src = "'none'"
         sub = "gradviz: the graph with every node's data and gradient"
     else:
-        data = graph_data(diagram, precision=precision)
+        data = graph_data(diagram, precision=precision, steps=steps)
         data.update(expression=expression, command=command)
         data["leaves"] = reading_order(data, expression)
         if step:

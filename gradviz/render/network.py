@@ -1,25 +1,23 @@
 """A saved network's loss graph drawn at three levels: every scalar, a node per neuron,
 or a node per layer (with its gradient statistics), so that a 10-layer network stays
-readable. Pure: a `gradviz.model.LossGraph` in, a `Diagram` out (`model_diagram` also
-reads the model file, for `gradviz draw --model`)."""
+readable. Pure: a `gradviz.model.LossGraph` in (with the statuses of its data set, when
+the caller has them), a `Diagram` out. `gradviz.drawings.model_diagram` reads a model
+file and draws it, for `gradviz draw --model`."""
 
 from __future__ import annotations
 
-from collections.abc import Iterable
-from dataclasses import dataclass, replace
+from dataclasses import replace
 from itertools import pairwise
-from pathlib import Path
+from typing import TYPE_CHECKING
 
-import numpy as np
-
-from gradviz.errors import GradvizError, InputError, OptionWords, keyword, quoted
-from gradviz.model import LossGraph, load_model, network_loss_graph, parse_input
-from gradviz.nn import Network, layer_samples
+from gradviz.errors import InputError, OptionWords, keyword, quoted
 from gradviz.numbers import fmt
 from gradviz.render.diagram import Diagram, Edge, Node, diagram_from_value
 from gradviz.render.diagram import preferred_rankdir as preferred_rankdir  # moved; kept here
-from gradviz.spec import LOSS_FUNCTIONS
-from gradviz.stats import Diagnosis, diagnose
+
+if TYPE_CHECKING:  # the data drawn, never loaded or computed here
+    from gradviz.model import DataSetStatus, LossGraph
+    from gradviz.nn import Network
 
 LEVELS = ("scalar", "neuron", "layer")
 LAYER_VIEW = "level='layer'"  # the option that draws a node per layer (`--level layer`)
@@ -84,18 +82,23 @@ def choose_level(
 
 
 def network_diagram(
-    graph: LossGraph, level: str = "scalar", title: str | None = None, grad: bool = True
+    graph: LossGraph,
+    level: str = "scalar",
+    title: str | None = None,
+    grad: bool = True,
+    statuses: DataSetStatus | None = None,
 ) -> Diagram:
     """The drawing of one example's loss: every scalar (`scalar`), a node per neuron with
     its pre-activation, activation and grads (`neuron`), or a node per layer with its
     gradient statistics (`layer`). `grad=False` leaves every gradient out, in the nodes'
-    text too: data alone."""
+    text too: data alone. The layer view's statuses are `statuses`' (the model's whole
+    data set: `gradviz.model.data_set_status`); without them it shows none."""
     if level == "scalar":
         diagram = diagram_from_value(graph.loss, grad=grad, clusters=graph.clusters, title=title)
     elif level == "neuron":
         diagram = _neuron_diagram(graph, title, grad)
     elif level == "layer":
-        diagram = _layer_diagram(graph, title, grad)
+        diagram = _layer_diagram(graph, title, grad, statuses)
     else:
         raise InputError(f"unknown level {quoted(level)}; expected one of {', '.join(LEVELS)}")
     return replace(diagram, level=level)  # size advice then offers only coarser levels
@@ -118,7 +121,7 @@ def _input_nodes(graph: LossGraph, grad: bool) -> list[Node]:
 def _loss_nodes(graph: LossGraph, source: str, grad: bool) -> tuple[list[Node], list[Edge]]:
     built = graph.built
     kind = graph.network.loss
-    formula = LOSS_FUNCTIONS[kind].formula
+    formula = graph.loss_formula
     nodes = [
         Node(
             id="y",
@@ -200,40 +203,15 @@ def _neuron_diagram(graph: LossGraph, title: str | None, grad: bool = True) -> D
     return Diagram(tuple(nodes + loss_nodes), tuple(edges + loss_edges), has_grad=grad, title=title)
 
 
-@dataclass(frozen=True, slots=True)
-class DataSetStatus:
-    """The statuses `gradviz grads` gives a model, on its whole data set (`diagnosis`),
-    and that data set in words; or, with no data set to use, `diagnosis` None and
-    `data` saying why."""
-
-    diagnosis: Diagnosis | None
-    data: str
-    size: int = 0
-
-
-def data_set_status(graph: LossGraph) -> DataSetStatus:
-    """One example cannot tell a dead unit (inactive on every example) or a stalled
-    network (outputs that do not vary) from a unit or an output that happens to be 0
-    here: statuses come from the model's whole data set, as in `gradviz grads`."""
-    model = graph.model
-    if model is None:
-        return DataSetStatus(None, "a network without a data set")
-    try:
-        data = model.dataset()
-        samples = model.layer_samples(data)
-    except GradvizError as error:  # its CSV data is missing or outside its folder
-        return DataSetStatus(None, f"its data set cannot be read ({error.message})")
-    return DataSetStatus(diagnose(samples), f"{data.size} examples of {data.name}", data.size)
-
-
-def _layer_diagram(graph: LossGraph, title: str | None, grad: bool = True) -> Diagram:
+def _layer_diagram(
+    graph: LossGraph, title: str | None, grad: bool = True, statuses: DataSetStatus | None = None
+) -> Diagram:
     """A node per layer, one short line per quantity; what the numbers are is said once,
     in the title, not in every node. The numbers are this example's, the status the
     whole data set's (`data_set_status`)."""
     built, network = graph.built, graph.network
-    samples = layer_samples(network, np.array([graph.x]), np.array([graph.y]))
-    example = diagnose(samples)
-    overall = data_set_status(graph) if grad else DataSetStatus(None, "")
+    example = graph.example
+    overall = statuses if grad and statuses is not None else None
     inputs = ", ".join(f"x{j} {fmt(x.data)}" for j, x in enumerate(built.inputs))
     nodes = [Node(id="inputs", kind="group", label="inputs", extra_lines=(inputs,), role="group")]
     edges: list[Edge] = []
@@ -246,7 +224,7 @@ def _layer_diagram(graph: LossGraph, title: str | None, grad: bool = True) -> Di
         if grad:
             rel = fmt(stats.rel) if stats.rel is not None else "—"
             lines.append(f"max {fmt(stats.max_abs)}  rel {rel}")
-            if overall.diagnosis is not None:
+            if overall is not None and overall.diagnosis is not None:
                 status = overall.diagnosis.layers[i]
                 lines.append(f"status {status.status}")
                 detail = f"{layer.name}: {status.status} on the {overall.data}"
@@ -270,60 +248,10 @@ def _layer_diagram(graph: LossGraph, title: str | None, grad: bool = True) -> Di
         source = layer.name
     if grad:
         key = "per layer: grad = rms ∂L/∂w, max = max |∂L/∂w|, rel = grad ÷ largest (this example)"
-        if overall.diagnosis is not None:
+        if overall is not None and overall.diagnosis is not None:
             key += f"; status on all {overall.size} examples"
         else:
             key += "; no status (dead units show on a data set only: gradviz grads)"
         title = f"{title} — {key}" if title else key
     loss_nodes, loss_edges = _loss_nodes(graph, source, grad)
     return Diagram(tuple(nodes + loss_nodes), tuple(edges + loss_edges), has_grad=grad, title=title)
-
-
-def model_diagram(
-    path: Path | str,
-    input_text: str | None,
-    target: float | None = None,
-    level: str = "auto",
-    grad: bool = True,
-    mermaid: bool = False,
-    words: OptionWords = keyword,
-) -> tuple[Diagram, str | None]:
-    """What `gradviz draw --model` draws: one example's loss through a saved model, at
-    the level asked for (`auto` collapses big networks, see `choose_level`), and a note
-    when it collapsed (or when the neuron view asked for will be a tangle), naming the
-    options as `words` does."""
-    return model_diagrams(path, input_text, target, level, grad, (mermaid,), words)[mermaid]
-
-
-def model_diagrams(
-    path: Path | str,
-    input_text: str | None,
-    target: float | None = None,
-    level: str = "auto",
-    grad: bool = True,
-    kinds: Iterable[bool] = (False,),
-    words: OptionWords = keyword,
-) -> dict[bool, tuple[Diagram, str | None]]:
-    """`model_diagram` for Graphviz (False) and for Mermaid (True), as `kinds` asks, from
-    one reading of the model and one loss graph."""
-    model = load_model(path)
-    if input_text is None:
-        raise InputError(
-            "{model} needs {input}: the example to draw, e.g. {input} 0,1",
-            options=["model", "input"],
-        )
-    x = parse_input(input_text, model.spec.layers[0])
-    graph = network_loss_graph(model, x, target)
-    shown = ", ".join(fmt(v) for v in graph.x)
-    title = f"{model.spec.name}: loss of input ({shown}), target {fmt(graph.y)}"
-    edges = neuron_view_size(graph.network)[1]
-    drawings: dict[bool, tuple[Diagram, str | None]] = {}
-    for mermaid in kinds:
-        chosen, note = choose_level(graph, level, mermaid=mermaid, words=words)
-        if chosen == "neuron" and edges > AUTO_EDGE_LIMIT and note is None:
-            note = (
-                f"the neuron view has {edges:,} edges (a weight each): expect a tangle; "
-                f"{words(LAYER_VIEW)} shows the gradient layer by layer"
-            )
-        drawings[mermaid] = (network_diagram(graph, chosen, title, grad), note)
-    return drawings

@@ -24,12 +24,13 @@ import textwrap
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
-from gradviz.boundary import Boundary
 from gradviz.numbers import fmt
 from gradviz.stats import Diagnosis, History, series
 
 if TYPE_CHECKING:
     from matplotlib.figure import Figure
+
+    from gradviz.boundary import Boundary
 
 PLOT_FORMATS = ("svg", "png", "pdf")
 WIDTH_IN = 8.0  # at 100 dpi: 800 px, a docs page's width

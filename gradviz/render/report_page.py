@@ -12,12 +12,15 @@ once (the op list of example 1, with the trained weights as its leaves) and runs
 assets/engine.js, the engine whose numbers tests/test_html_parity.py checks against the
 Python engine to the bit. Any example, or an input typed in, costs nothing more.
 
-Pure: the pictures arrive rendered (matplotlib's SVGs, Graphviz's SVG of the network),
-the texts as printed; one HTML string out. Scripts and the style are allowed by their
-hashes in a Content-Security-Policy that forbids everything else; matplotlib's SVGs sit in
-`<img>` as data: URLs (their own inline styles would need 'unsafe-inline' in the page,
-and their ids could clash). User text (model path, spec name, column names) reaches the
-page escaped as HTML text or as JSON with `<`, `>`, `&` and U+2028/9 escaped.
+Pure: a `gradviz.report.Report` in, with the pictures rendered (matplotlib's SVGs,
+Graphviz's SVG of the network), the texts as printed and the example's program
+(`gradviz.pages.example_program`); one HTML string out. A report without data (a run
+recorded elsewhere) gets a note where the predictions, the network and the example go.
+Scripts and the style are allowed by their hashes in a Content-Security-Policy that
+forbids everything else; matplotlib's SVGs sit in `<img>` as data: URLs (their own inline
+styles would need 'unsafe-inline' in the page, and their ids could clash).
+User text (model path, spec name, column names) reaches the page escaped as HTML text or
+as JSON with `<`, `>`, `&` and U+2028/9 escaped.
 """
 
 from __future__ import annotations
@@ -25,36 +28,29 @@ from __future__ import annotations
 import html
 from collections.abc import Sequence
 from dataclasses import dataclass, replace
-from typing import Any
+from typing import TYPE_CHECKING, Any
 from urllib.parse import quote
 
-from gradviz.data import Dataset
-from gradviz.engine import topological_order
-from gradviz.model import network_loss_graph
-from gradviz.nn import Network
 from gradviz.numbers import DEFAULT_PRECISION, fmt, json_number
 from gradviz.render import colours
 from gradviz.render.diagram import BAD_BAND, BANDS, Diagram, Node, band_of
 from gradviz.render.html import (
     HEAD,
-    POWER_KEY,
     asset_text,
     csp_hash,
     engine_script,
     inline_svg,
     json_for_script,
-    op_key,
     page_css,
-    power_exponent,
 )
-from gradviz.spec import LOSS_FUNCTIONS
-from gradviz.stats import History
-from gradviz.train import is_correct
+
+if TYPE_CHECKING:  # the data drawn, never loaded or computed here
+    from gradviz.data import Dataset
+    from gradviz.report import Report
+    from gradviz.stats import History
 
 # Examples the page lists (each a button that shows its loss graph); above, a note says so.
 EXAMPLE_LIMIT = 200
-# Nodes of one example's loss graph the page still runs and lists; above, a note.
-GRAPH_LIMIT = 3000
 
 
 @dataclass(frozen=True)
@@ -68,8 +64,9 @@ class ReportParts:
     curves_svg: bytes | None
     boundary_svg: bytes | None
     grads_svg: bytes | None
-    network_svg: str  # Graphviz's SVG of the layer-level network picture
+    network_svg: str | None  # Graphviz's SVG of the layer-level network picture
     notes: dict[str, str]
+    program: dict[str, Any]  # one example's loss graph as the page runs it
 
 
 def band_index(grad: float | None) -> int:
@@ -149,35 +146,6 @@ def epoch_diagram(
     return replace(diagram, nodes=tuple(nodes))
 
 
-def example_program(network: Network, data: Dataset) -> dict[str, Any]:
-    """The loss graph's shape as the page's engine runs it: nodes in topological order
-    (`k` the JS op key, `p` parent indices, `n` a constant exponent), leaves with their
-    values (the weights), and which leaves are the inputs `x0…` and the target `y`."""
-    graph = network_loss_graph(network, data.X[0].tolist(), float(data.Y[0]))
-    order = topological_order(graph.loss)
-    if len(order) > GRAPH_LIMIT:
-        return {
-            "skip": f"{len(order):,} nodes in one example's loss graph: more than the "
-            f"page lists ({GRAPH_LIMIT:,})"
-        }
-    index = {v: i for i, v in enumerate(order)}
-    nodes = []
-    for v in order:
-        entry: dict[str, Any] = {"name": v.label or "", "k": None, "at": graph.clusters.get(v, "")}
-        if v.op is None:
-            entry["v"] = json_number(v.data)
-        else:
-            entry.update(k=op_key(v.op), op=v.op.symbol, p=[index[p] for p in v.parents])
-            if entry["k"] == POWER_KEY:
-                entry["n"] = json_number(power_exponent(v.op))
-        nodes.append(entry)
-    return {
-        "nodes": nodes,
-        "x": [index[x] for x in graph.built.inputs],
-        "y": index[graph.built.target],
-    }
-
-
 def _esc(text: str) -> str:
     return html.escape(text, quote=True)
 
@@ -194,15 +162,15 @@ def _picture(svg: bytes | None, alt: str, note: str | None) -> str:
     return f'<img class="plot" src="{src}" alt="{_esc(alt)}">'
 
 
-def _examples_table(data: Dataset, outputs: Sequence[float], loss: str) -> str:
-    threshold = LOSS_FUNCTIONS[loss].threshold
-    signed = loss == "hinge"
+def _examples_table(
+    data: Dataset, outputs: Sequence[float], correct: Sequence[bool], signed: bool
+) -> str:
     shown = min(data.size, EXAMPLE_LIMIT)
     head = "".join(f'<th scope="col">{_esc(n)}</th>' for n in data.feature_names)
     rows = []
     for i in range(shown):
         y = float(data.Y[i])
-        right = is_correct(outputs[i], y, threshold)
+        right = correct[i]
         cells = "".join(f"<td>{_esc(fmt(v))}</td>" for v in data.X[i].tolist())
         target = 2.0 * y - 1.0 if signed else y
         mark = "✓" if right else "✗ wrong"
@@ -215,10 +183,7 @@ def _examples_table(data: Dataset, outputs: Sequence[float], loss: str) -> str:
         )
     note = ""
     if data.size > shown:
-        wrong = sum(
-            not is_correct(o, float(t), threshold)
-            for o, t in zip(outputs, data.Y.tolist(), strict=True)
-        )
+        wrong = list(correct).count(False)
         note = (
             f'<p class="sub">The first {shown} of {data.size} examples ({wrong} wrong in all); '
             "type any other input below.</p>"
@@ -333,18 +298,9 @@ chosen epoch (the colour scale of every gradviz picture).</p>
 )
 
 
-def report_html(
-    parts: ReportParts,
-    network: Network,
-    data: Dataset,
-    outputs: Sequence[float],
-    snapshots: History,
-    layer_names: Sequence[str],
-    precision: int = DEFAULT_PRECISION,
-) -> str:
+def report_html(parts: ReportParts, report: Report, precision: int = DEFAULT_PRECISION) -> str:
     """The report page (see the module's docstring)."""
-    frames = epoch_frames(snapshots, layer_names)
-    program = example_program(network, data)
+    frames = epoch_frames(report.snapshots, report.layer_names)
     shown = [  # the raw rms stays out: the page reads the band and the texts
         {
             "epoch": f["epoch"],
@@ -352,15 +308,17 @@ def report_html(
         }
         for f in frames
     ]
+    data = report.data
+    rows = data.X[:EXAMPLE_LIMIT].tolist() if data is not None else []
     payload = {
         "frames": shown,
         "bands": [{"fill": b.fill, "ink": b.ink} for b in BANDS],
         "bad": {"fill": BAD_BAND.fill, "ink": BAD_BAND.ink},
         "edges": list(colours.BAND_EDGES),
-        "program": program,
-        "X": [[json_number(v) for v in row] for row in data.X[:EXAMPLE_LIMIT].tolist()],
-        "Y": [json_number(v) for v in data.Y[:EXAMPLE_LIMIT].tolist()],
-        "names": list(data.feature_names),
+        "program": parts.program,
+        "X": [[json_number(v) for v in row] for row in rows],
+        "Y": [json_number(v) for v in data.Y[:EXAMPLE_LIMIT].tolist()] if data is not None else [],
+        "names": list(data.feature_names) if data is not None else [],
         "precision": precision,
     }
     code = engine_script() + asset_text("report.js")
@@ -385,13 +343,24 @@ def report_html(
             parts.boundary_svg, "the decision boundary over the input plane", notes.get("boundary")
         ),
         last=max(0, len(frames) - 1),
-        network=inline_svg(parts.network_svg),
+        network=inline_svg(parts.network_svg)
+        if parts.network_svg is not None
+        else f'<p class="note">{_esc(notes.get("network", "not drawn"))}</p>',
         gradients=_esc(parts.gradients),
         grads=_picture(
             parts.grads_svg, "rms gradient per layer, and per layer over epochs", notes.get("grads")
         ),
-        examples=_examples_table(data, outputs, network.loss),
-        boxes=_input_boxes(data),
-        scatter=_scatter(data),
+        examples=_examples(report),
+        boxes=_input_boxes(data)
+        if data is not None
+        else f'<p class="note">{_esc(parts.program.get("skip", ""))}</p>',
+        scatter=_scatter(data) if data is not None else "",
         scripts=scripts,
     )
+
+
+def _examples(report: Report) -> str:
+    """The examples table, or a note when the run holds no data."""
+    if report.data is None or report.outputs is None or report.correct is None:
+        return '<p class="note">no predictions: the run holds no data</p>'
+    return _examples_table(report.data, report.outputs, report.correct, report.signed)

@@ -1,6 +1,7 @@
-"""What `gradviz train` and `gradviz inspect` show of a training run: the loss curve as a
-sparkline, what clipping did, the predictions, a one-line summary of the spec and the
-layers of a saved model. Pure: data in, a rich renderable or text out."""
+"""What `gradviz train` and `gradviz inspect` show of a training run (`training_view` of a
+`gradviz.report.Report`): the loss curve as a sparkline, what clipping did, the
+predictions, a one-line summary of the spec, the layers of a saved model and the
+gradients. Pure: the report in (the boundary map drawn already), rich renderables out."""
 
 from __future__ import annotations
 
@@ -9,21 +10,18 @@ import math
 from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
-import numpy as np
 from rich.console import Group, RenderableType
 from rich.table import Table
 from rich.text import Text
 
-from gradviz.data import Dataset
-from gradviz.nn import LayerSample
 from gradviz.numbers import fmt
-from gradviz.render.layers import report
-from gradviz.spec import LOSS_FUNCTIONS, Spec
-from gradviz.stats import diagnose, history, verdict
-from gradviz.train import is_correct
+from gradviz.render.layers import report as layers_report
+from gradviz.text import printable
 
-if TYPE_CHECKING:
-    from gradviz.model import Model
+if TYPE_CHECKING:  # the data drawn (a report's parts), never loaded or computed here
+    from gradviz.data import Dataset
+    from gradviz.report import LayerRow, Report
+    from gradviz.spec import Spec
 
 PREDICTION_ROWS = 16  # rows of the predictions table (all of them up to this many)
 _RAMP = "▁▂▃▄▅▆▇█"
@@ -77,17 +75,19 @@ def curve_text(
 
 
 def clipping_text(
-    clipping: Sequence[tuple[int, int, float, float]], spec: Spec, every: int = 1, width: int = 160
+    clipping: Sequence[tuple[int, int, float, float]],
+    clip: tuple[str, float],
+    every: int = 1,
+    width: int = 160,
 ) -> Text:
     """What clipping did: how many updates it clipped, and the mean gradient norm ‖g‖
     per epoch before and after it (two sparklines on the loss curve's scale of columns).
-    Said plainly when it never engaged, which is what a vanishing gradient does to it."""
+    Said plainly when it never engaged, which is what a vanishing gradient does to it.
+    `clip` is the rule: ("value" or "norm", its bound)."""
     text = Text()
     if not clipping:
         return text
-    kind, at = (
-        ("value", spec.clip_value) if spec.clip_value is not None else ("norm", spec.clip_norm)
-    )
+    kind, at = clip
     updates = sum(row[0] for row in clipping)
     clipped = sum(row[1] for row in clipping)
     before = [row[2] for row in clipping]
@@ -132,20 +132,22 @@ def percent(x: float) -> str:
 
 
 def predictions_table(
-    data: Dataset, outputs: Sequence[float], rows: int = PREDICTION_ROWS, loss: str = "mse"
+    data: Dataset,
+    outputs: Sequence[float],
+    right: Sequence[bool],
+    rows: int = PREDICTION_ROWS,
+    signed: bool = False,
 ) -> RenderableType:
-    """Inputs, target and output per example: all of them for small sets, else the
-    first rows and every wrong one up to `rows`. With hinge loss the target shows as
-    the ±1 the loss reads, and an output is right when its sign is the target's."""
-    threshold = LOSS_FUNCTIONS[loss].threshold
-    signed = loss == "hinge"
+    """Inputs, target and output per example (`right`: which outputs are right, as the
+    loss reads them): all of them for small sets, else the first rows and every wrong
+    one up to `rows`. With a `signed` loss (hinge) the target shows as the ±1 it reads."""
+    right = list(right)
     table = Table(show_edge=False, pad_edge=False, header_style="bold")
     for name in data.feature_names:
         table.add_column(Text(name), justify="right")
     table.add_column("target", justify="right")
     table.add_column("output", justify="right")
     table.add_column("", justify="left")
-    right = [is_correct(o, y, threshold) for o, y in zip(outputs, data.Y.tolist(), strict=True)]
     chosen = list(range(data.size))
     if data.size > rows:
         wrong = [i for i in chosen if not right[i]]
@@ -177,6 +179,7 @@ def shape_text(layers: Sequence[int]) -> str:
 
 
 def summary_text(spec: Spec, data: Dataset) -> Text:
+    """The spec and the data in two lines (printed before training, and atop a report)."""
     shape = shape_text(spec.layers)
     hidden = sorted(set(spec.activations[:-1]))
     acts = f"{'/'.join(hidden) or 'no hidden layer'} → {spec.activations[-1]}"
@@ -205,18 +208,11 @@ def _updates(spec: Spec) -> str:
     return f"minibatches of {spec.batch_size} (shuffled)"
 
 
-def gradient_report(
-    samples: list[LayerSample],
-    snapshots: list | None,
-    epoch: int | None,
-    title: str,
-    more: str | None = None,
-) -> RenderableType:
-    """The per-layer gradient table, heat map and verdict (gradviz.stats); `more` says
+def gradient_report(report: Report, title: str, more: str | None = None) -> RenderableType:
+    """The per-layer gradient table, heat map and verdict of the report; `more` says
     where the columns left out for lack of width are (`layers.layer_table`)."""
-    diagnosis = diagnose(samples, epoch=epoch)
-    past = history(snapshots) if snapshots else None
-    return report(diagnosis, verdict(diagnosis, past), past, title=title, more=more)
+    past = report.snapshots or None
+    return layers_report(report.diagnosis, list(report.verdict), past, title=title, more=more)
 
 
 def final_text(loss: float, accuracy: float, size: int) -> Text:
@@ -229,7 +225,7 @@ def final_text(loss: float, accuracy: float, size: int) -> Text:
     )
 
 
-def layers_table(model: Model) -> Table:
+def layers_table(layers: Sequence[LayerRow]) -> Table:
     """A saved model's layers: shape, activation, parameters and the size of its weights."""
     table = Table(show_edge=False, pad_edge=False, header_style="bold")
     for name, right in (
@@ -242,16 +238,65 @@ def layers_table(model: Model) -> Table:
         ("b mean", True),
     ):
         table.add_column(name, justify="right" if right else "left")
-    for i, ((W, b), activation) in enumerate(
-        zip(model.weights, model.spec.activations, strict=True), 1
-    ):
-        with np.errstate(over="ignore", invalid="ignore"):  # weights of 1e308: a mean of inf
-            means = np.mean(np.abs(W)), np.max(np.abs(W)), np.mean(b)
+    for row in layers:
         table.add_row(
-            f"L{i}",
-            f"{W.shape[1]} → {W.shape[0]}",
-            activation,
-            str(W.size + b.size),
-            *(fmt(float(m)) for m in means),
+            row.name,
+            f"{row.inputs} → {row.outputs}",
+            row.activation,
+            str(row.parameters),
+            *(fmt(m) for m in (row.w_mean, row.w_max, row.b_mean)),
         )
     return table
+
+
+def training_view(
+    report: Report,
+    *,
+    width: int,
+    boundary_map: RenderableType | None = None,
+    header: bool = True,
+    more: str | None = None,
+    stopped_words: str = "",
+) -> list[RenderableType]:
+    """The report as `train` and `inspect` print it: with `header` its title, summary and
+    layers (train prints its summary before training instead), then the curves, clipping,
+    a warning when training diverged (followed by `stopped_words`: the CLI's), the final
+    loss, the predictions, the `boundary_map` (drawn already; a report with no data gets
+    a note) and the gradients. A part the report does not hold gets a one-line note."""
+    shown: list[RenderableType] = []
+    if header:
+        shown.append(Text(printable(report.title), style="bold"))
+        shown.append(_summary(report))
+        shown.append("")
+        if report.layers is not None:
+            shown += [layers_table(report.layers), ""]
+    shown.append(curve_text(report.loss, report.accuracy, report.every, width=width))
+    if report.clipping and report.clip is not None:
+        shown.append(clipping_text(report.clipping, report.clip, report.every, width=width))
+    if report.stopped:
+        shown.append(Text(f"warning: {report.stopped}{stopped_words}", style="bold red"))
+    data = report.data
+    if report.final is not None and data is not None:
+        shown.append(final_text(report.final.loss, report.final.accuracy, data.size))
+    elif report.final is not None:
+        final = report.final
+        shown.append(
+            Text(f"last recorded loss {fmt(final.loss)}, accuracy {percent(final.accuracy)}")
+        )
+    if data is None or report.outputs is None or report.correct is None:
+        shown.append(Text("no predictions: the run holds no data", style="dim"))
+        shown.append(Text(report.boundary_note or "", style="dim"))
+    else:
+        table = predictions_table(data, report.outputs, report.correct, signed=report.signed)
+        shown.append(table)
+        if boundary_map is not None:
+            shown += ["", Text("Decision boundary (output over the input plane)", style="bold")]
+            shown.append(boundary_map)
+    shown += ["", gradient_report(report, report.gradients_title, more)]
+    return shown
+
+
+def _summary(report: Report) -> Text:
+    if report.spec is not None and report.data is not None:
+        return summary_text(report.spec, report.data)
+    return Text(report.summary or "")

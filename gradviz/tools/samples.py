@@ -24,8 +24,10 @@ from gradviz.cli import STATUS_MEANINGS
 from gradviz.errors import GradvizError
 from gradviz.expr import parse_program
 from gradviz.files import write_atomic
+from gradviz.layout import DotProgram, dot_programs
 from gradviz.measure import measure
-from gradviz.output import DotProgram, dot_programs, html_page, render
+from gradviz.output import render
+from gradviz.pages import html_page
 from gradviz.render.diagram import diagram_from_value, preferred_rankdir
 from gradviz.render.plots import boundary_plot, grads_plot
 from gradviz.spec import resolve_spec

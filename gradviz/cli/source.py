@@ -1,0 +1,118 @@
+"""Where `draw`, `trace` and `check` get their graph, resolved in one place: an expression
+(the text itself, `@FILE` or a `.expr` file, with NAME=VALUE values) or a saved model
+(`--model FILE`, one example of it: `--input`, else the first of its data set)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+import click
+
+from gradviz.cli import flag
+from gradviz.errors import InputError, quoted
+from gradviz.expr import Program, describe_defaults, parse_assignments, parse_program
+from gradviz.numbers import fmt
+from gradviz.text import printable_lines
+
+if TYPE_CHECKING:
+    from gradviz.model import LossGraph, Model
+
+EXPR_SUFFIX = ".expr"
+MAX_EXPR_FILE = 1_000_000  # bytes; the expression language caps the text far lower
+
+
+@dataclass(frozen=True)
+class Source:
+    """A command's graph source: an `expression` (the text, from `file` when one was
+    named) with its `values`, or a saved `model` file (then `expression` is None)."""
+
+    expression: str | None
+    file: Path | None
+    values: dict[str, float] = field(default_factory=dict)
+    model: Path | None = None
+
+    @property
+    def inputs(self) -> list[Path]:
+        """The files the command reads, which no output may overwrite (a model's CSV too)."""
+        if self.model is not None:
+            from gradviz.model import model_inputs  # lazy: start-up
+
+            return model_inputs(self.model)
+        return [self.file] if self.file is not None else []
+
+    def program(self, seed: int) -> Program:
+        """The expression parsed (leaves without a value drawn from `seed`, said on stderr)."""
+        program = parse_program(self.expression or "", self.values, seed=seed)
+        note = describe_defaults(program, flag)
+        if note:
+            say(f"note: {note}")
+        return program
+
+
+def graph_source(expr: str | None, assignments: tuple[str, ...], model: Path | None) -> Source:
+    """Exactly one source of a graph: an expression, or a saved model."""
+    if model is not None:
+        if expr is not None or assignments:
+            raise InputError("give an expression or --model, not both")
+        return Source(None, Path(model), model=Path(model))
+    if expr is None:
+        raise InputError("give an expression (EXPR) or a saved model (--model FILE)")
+    text, file = read_expression(expr)
+    return Source(text, file, parse_assignments(assignments))
+
+
+def read_expression(expr: str) -> tuple[str, Path | None]:
+    """The expression text and the file it came from: `@path` reads a file, as does an
+    argument naming an existing `.expr` file; anything else is the expression itself."""
+    if expr.startswith("@"):
+        if not expr[1:].strip():
+            raise InputError("'@' needs a file name after it: @FILE, e.g. @samples/hand.expr")
+        path = Path(expr[1:])
+    elif expr.endswith(EXPR_SUFFIX) and Path(expr).is_file():
+        path = Path(expr)
+    else:
+        return expr, None
+    try:
+        with path.open("rb") as file:
+            data = file.read(MAX_EXPR_FILE + 1)
+    except OSError as error:
+        raise InputError(f"cannot read {quoted(str(path))}: {error.strerror or error}") from None
+    if len(data) > MAX_EXPR_FILE:
+        raise InputError(f"{quoted(str(path))} is too large for an expression file")
+    try:
+        return data.decode("utf-8-sig"), path
+    except UnicodeDecodeError as error:
+        raise InputError(f"{quoted(str(path))} is not UTF-8 text (byte {error.start})") from None
+
+
+def model_example(
+    model: Model, input_text: str | None, target: float | None
+) -> tuple[tuple[float, ...], float | None]:
+    """The example of a saved model to draw or trace: `--input` (its target `target`, or
+    None: looked up in the data set), else the first example of the model's data set,
+    said on stderr."""
+    from gradviz.model import first_example, parse_input  # lazy: start-up
+
+    if input_text is not None:
+        return parse_input(input_text, model.spec.layers[0]), target
+    first = first_example(model, target)
+    say(
+        f"note: no --input given: using the first example of {first.data}, "
+        f"x = ({', '.join(fmt(v) for v in first.x)}), y = {fmt(first.y)}"
+    )
+    return first.x, first.y
+
+
+def model_loss_graph(model_path: Path, input_text: str | None, target: float | None) -> LossGraph:
+    """One example's loss graph of a saved model (`model_example`), forward and backward."""
+    from gradviz.model import load_model, network_loss_graph  # lazy: start-up
+
+    model = load_model(model_path)
+    x, y = model_example(model, input_text, target)
+    return network_loss_graph(model, x, y)
+
+
+def say(message: str) -> None:
+    click.echo(printable_lines(message), err=True)  # file names may hold escapes

@@ -1,0 +1,242 @@
+"""The HTML pages whose pictures Graphviz draws: a graph's live page (`html_page`) and
+a training report's page (`report_page`). The page builders in gradviz.render are pure;
+here they are handed what they show: the trace steps, the SVG laid out by the Graphviz
+program (gradviz.layout), the plots (matplotlib, loaded only for a page)."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+from gradviz.errors import OptionWords, keyword
+from gradviz.layout import PREFER_PURE_COST, DotProgram, run_dot
+from gradviz.numbers import DEFAULT_PRECISION
+from gradviz.render.diagram import Diagram, draw_less
+from gradviz.render.dot import layout_cost, to_dot
+
+if TYPE_CHECKING:
+    from gradviz.model import LossGraph
+    from gradviz.report import Report
+
+
+def html_page(
+    diagram: Diagram,
+    *,
+    rankdir: str = "LR",
+    precision: int = DEFAULT_PRECISION,
+    program: DotProgram | None = None,
+    expression: str | None = None,
+    command: str = "draw",
+    words: OptionWords = keyword,
+) -> str:
+    """The self-contained page of `gradviz.render.html`, with its SVG drawn by Graphviz
+    (numbers laid out wide enough for the page to rewrite them). A static page says why,
+    naming an option as `words` does (the CLI: `--no-grad`)."""
+    from gradviz.render import html  # lazy: start-up (only for .html outputs)
+
+    live = html.live_reason(diagram) is None and expression is not None
+    drawn = html.page_diagram(diagram) if live else diagram
+    dot_text = to_dot(
+        drawn,
+        rankdir=rankdir,
+        precision=precision,
+        number_width=html.NUMBER_WIDTH if live else 0,
+    )
+    heavy = layout_cost(diagram) > PREFER_PURE_COST
+    svg = run_dot(dot_text, "svg", program=program, heavy=heavy, smaller=draw_less(diagram))
+    note = (
+        None
+        if live
+        else html.live_reason(diagram, words) or "only a graph drawn from an expression is live"
+    )
+    steps = ()
+    if live:
+        from gradviz.trace import trace  # lazy: start-up
+
+        steps = trace(list(diagram.value_ids)[-1])
+    return html.to_html(
+        diagram,
+        svg.decode("utf-8"),
+        expression=one_line(expression) if expression else expression,
+        command=command,
+        step=1 if command == "trace" else 0,
+        precision=precision,
+        note=note,
+        steps=steps,
+    )
+
+
+def one_line(text: str) -> str:
+    """An expression file as one line for a heading and a command that works anywhere:
+    comments dropped, statements joined by `; ` (lines inside brackets by a space). The
+    text as it was when the one line would not parse to the same graph."""
+    from gradviz.errors import GradvizError  # lazy: start-up
+    from gradviz.expr import parse_program  # lazy: start-up
+
+    parts: list[str] = []
+    depth = 0
+    for line in text.split("\n"):
+        code = line.split("#", 1)[0].strip()
+        if not code:
+            continue
+        if parts:
+            joined = depth > 0 or parts[-1].endswith("\\")
+            parts[-1] = parts[-1].rstrip("\\").rstrip()
+            parts.append(" " if joined else "; ")
+        parts.append(code.rstrip(";").rstrip() if code.endswith(";") else code)
+        depth += sum(code.count(c) for c in "([{") - sum(code.count(c) for c in ")]}")
+    short = "".join(parts)
+    if short == text:
+        return text
+    try:
+        before, after = parse_program(text), parse_program(short)
+    except GradvizError:
+        return text
+    shape = [
+        (n.op.name if n.op else n.label, n.data) for n in (before.output, *before.names.values())
+    ]
+    again = [
+        (n.op.name if n.op else n.label, n.data) for n in (after.output, *after.names.values())
+    ]
+    return short if shape == again and list(before.names) == list(after.names) else text
+
+
+# The report page's texts are laid out this wide (the table drops columns as a terminal so
+# wide would).
+PAGE_TEXT_WIDTH = 130
+
+
+def _plain(renderables: list, width: int = PAGE_TEXT_WIDTH) -> str:
+    """Renderables as the terminal prints them, without colour and without the spaces at
+    the ends of lines (the texts the report page shows)."""
+    import io  # lazy: start-up
+    import re  # lazy: start-up
+
+    from rich.console import Console  # lazy: start-up
+
+    text = io.StringIO()
+    console = Console(file=text, width=width, color_system=None, highlight=False)
+    for renderable in renderables:
+        console.print(renderable)
+    return re.sub(r"[ \t]+(?=\n)", "", text.getvalue()).rstrip("\n")
+
+
+def report_page(
+    report: Report,
+    *,
+    more: str | None = None,
+    statuses: str | None = None,
+    title: str | None = None,
+) -> str:
+    """The report page of a training run (`gradviz.render.report_page`): the summary and
+    gradient texts as `inspect` prints them, and the pictures drawn here (matplotlib for the
+    plots, Graphviz for the network). `train --report`, `inspect -o` and `explore(model)`
+    give the same page for the same weights, but for where the page points the reader, in
+    the caller's words: `more` for the columns the table leaves out (`layer_table`),
+    `statuses` for what each status means (`grads_plot`). `title`: the report's own."""
+    from dataclasses import replace  # lazy: start-up
+
+    from gradviz.model import network_loss_graph  # lazy: start-up
+    from gradviz.render.html import NUMBER_WIDTH  # lazy: start-up
+    from gradviz.render.network import network_diagram  # lazy: start-up
+    from gradviz.render.plots import (  # lazy: start-up
+        STATUS_MEANINGS,
+        boundary_plot,
+        curves_plot,
+        grads_plot,
+    )
+    from gradviz.render.report_page import (  # lazy: start-up
+        ReportParts,
+        epoch_diagram,
+        epoch_frames,
+        report_html,
+    )
+    from gradviz.render.training import final_text, gradient_report, summary_text  # lazy: start-up
+
+    data, network = report.data, report.network
+    where = f"on {data.name}, {data.size} examples" if data is not None else "as recorded"
+    notes: dict[str, str] = {}
+    curves = None
+    if report.loss:
+        curves = curves_plot(report.loss, report.accuracy, report.every, "loss and accuracy", where)
+    else:
+        notes["curves"] = "No training curves recorded in this model."
+    grid = report.boundary()
+    boundary_svg = None
+    if grid is not None:
+        title_b = f"decision boundary after {report.epochs_run} epochs"
+        boundary_svg = boundary_plot(grid, title_b, where)
+    else:
+        notes["boundary"] = report.boundary_note or ""
+    grads = grads_plot(
+        report.diagnosis,
+        report.snapshots or None,
+        "rms gradient per layer",
+        where,
+        statuses=statuses or STATUS_MEANINGS,
+    )
+    network_svg = None
+    program: dict = {"skip": "no example graph: the run holds no data"}
+    if network is not None and data is not None:
+        graph = network_loss_graph(network, data.X[0].tolist(), float(data.Y[0]))
+        diagram = network_diagram(graph, "layer", None)
+        key = "one node per layer, coloured by its rms gradient ∂L/∂w at the epoch chosen above"
+        diagram = replace(diagram, title=f"{key}; inputs, y and loss: the example shown below")
+        frames = epoch_frames(report.snapshots, report.layer_names)
+        diagram = epoch_diagram(diagram, frames, data)
+        dot_text = to_dot(diagram, rankdir="TB", number_width=NUMBER_WIDTH)
+        network_svg = run_dot(dot_text, "svg").decode("utf-8")
+        program = example_program(graph)
+    else:
+        notes["network"] = "no network picture: the run holds no gradviz network"
+    summary: list = [summary_text(report.spec, data)] if report.spec and data else [report.summary]
+    if report.final is not None and data is not None:
+        summary.append(final_text(report.final.loss, report.final.accuracy, data.size))
+    parts = ReportParts(
+        title=title or report.title,
+        summary=_plain(summary),
+        gradients=_plain([gradient_report(report, "Gradients per layer", more)]),
+        curves_svg=curves,
+        boundary_svg=boundary_svg,
+        grads_svg=grads,
+        network_svg=network_svg,
+        notes=notes,
+        program=program,
+    )
+    return report_html(parts, report)
+
+
+# Nodes of one example's loss graph the page still runs and lists; above, a note.
+GRAPH_LIMIT = 3000
+
+
+def example_program(graph: LossGraph) -> dict[str, Any]:
+    """One example's loss graph (`model.network_loss_graph`) as the report page's engine
+    runs it: nodes in topological order (`k` the JS op key, `p` parent indices, `n` a
+    constant exponent), leaves with their values (the weights), and which leaves are the
+    inputs `x0…` and the target `y`. Every example's graph has this shape."""
+    from gradviz.engine import topological_order  # lazy: start-up
+    from gradviz.numbers import json_number  # lazy: start-up
+    from gradviz.render.html import POWER_KEY, op_key, power_exponent  # lazy: start-up
+
+    order = topological_order(graph.loss)
+    if len(order) > GRAPH_LIMIT:
+        return {
+            "skip": f"{len(order):,} nodes in one example's loss graph: more than the "
+            f"page lists ({GRAPH_LIMIT:,})"
+        }
+    index = {v: i for i, v in enumerate(order)}
+    nodes = []
+    for v in order:
+        entry: dict[str, Any] = {"name": v.label or "", "k": None, "at": graph.clusters.get(v, "")}
+        if v.op is None:
+            entry["v"] = json_number(v.data)
+        else:
+            entry.update(k=op_key(v.op), op=v.op.symbol, p=[index[p] for p in v.parents])
+            if entry["k"] == POWER_KEY:
+                entry["n"] = json_number(power_exponent(v.op))
+        nodes.append(entry)
+    return {
+        "nodes": nodes,
+        "x": [index[x] for x in graph.built.inputs],
+        "y": index[graph.built.target],
+    }
