@@ -155,12 +155,23 @@ def _checked(words: list[str], fmt: str, out: str) -> list[str]:
         can = [f for f in FORMATS if f in CAPTURES.get(command, {})] + ["text"]
         raise FenceError(f"{command} draws no {fmt} in a fence: format={' or '.join(can)}")
     added = [word.format(out=out) for word in CAPTURES[command][fmt][0]]
+    if _animated(words, fmt):  # `trace … --animate`: the animation is the picture
+        added = ["-o", f"{out}/{ANIMATION}"]
     if command in PICTURE_FLAGS:  # `grads deep.json --plot`: the picture's file is ours
         return [command, *_bare_picture_flag(command, rest, out), *added]
     if "--" in rest:  # options go before `--` (an expression that starts with -)
         at = rest.index("--")
         return [command, *rest[:at], *added, *rest[at:]]
     return [command, *rest, *added]
+
+
+ANIMATION = "animated.svg"
+
+
+def _animated(words: list[str], fmt: str) -> bool:
+    """`trace EXPR --animate`: the backward pass as one animated SVG (shown as an image, so
+    that its styles and animations stay its own however many share a page)."""
+    return words[0] == "trace" and fmt == "svg" and "--animate" in words
 
 
 def _bare_picture_flag(command: str, rest: list[str], out: str) -> list[str]:
@@ -372,10 +383,14 @@ def _draw(words: list[str], options: FenceOptions, base: Path) -> str:
                 f'<pre class="gradviz-text"><code>{html.escape(run.stdout.rstrip())}</code></pre>'
             )
         _, pattern = CAPTURES[words[0]][options.format]
-        written = sorted(Path(folder).glob(pattern))
+        written = sorted(
+            Path(folder).glob(ANIMATION if _animated(words, options.format) else pattern)
+        )
         if not written:
             raise FenceError(f"gradviz {words[0]} wrote no {options.format}")
         text = written[-1].read_text(encoding="utf-8")
+    if _animated(words, options.format):
+        return f'<div class="gradviz-diagram">{animation_image(text)}</div>'
     if options.format == "svg":
         return f'<div class="gradviz-diagram">{inline_svg(text)}</div>'
     if options.format == "mermaid":
@@ -403,6 +418,14 @@ _ROOT = re.compile(r"<svg\b[^>]*>")
 _LENGTH = re.compile(r'\s(width|height)="([\d.]+)(pt|px)?"')
 
 
+def _lengths(tag: str) -> dict[str, float]:
+    """An SVG root's width and height in CSS pixels (Graphviz and matplotlib write pt)."""
+    return {
+        name: float(value) * (4 / 3 if unit == "pt" else 1)
+        for name, value, unit in _LENGTH.findall(tag)
+    }
+
+
 def inline_svg(svg: str) -> str:
     """An SVG file as an element of a page that scales to the column: the prologue dropped,
     width 100% up to its own width, height from the viewBox's proportions."""
@@ -411,11 +434,7 @@ def inline_svg(svg: str) -> str:
     if root is None:
         raise FenceError("the picture is not SVG")
     tag = root.group(0)
-    sizes = {
-        name: float(value) * (4 / 3 if unit == "pt" else 1)
-        for name, value, unit in _LENGTH.findall(tag)
-    }
-    width = sizes.get("width")
+    width = _lengths(tag).get("width")
     style = f"width:100%;height:auto;max-width:{width:.0f}px" if width else "width:100%;height:auto"
     rest = _LENGTH.sub("", tag).removeprefix("<svg")
     classes = re.search(r'\sclass="([^"]*)"', rest)
@@ -426,6 +445,21 @@ def inline_svg(svg: str) -> str:
     new = f'<svg class="{" ".join(names)}" style="{style}"{rest}'
 
     return svg[: root.start()] + new + svg[root.end() :]
+
+
+def animation_image(svg: str) -> str:
+    """An animated SVG as an `<img>` (its CSS animations play there, as in a README), as
+    wide as the column up to its own width."""
+    import base64  # lazy: start-up
+
+    root = _ROOT.search(svg)
+    lengths = _lengths(root.group(0)) if root else {}
+    width = f";max-width:{lengths['width']:.0f}px" if "width" in lengths else ""
+    data = base64.b64encode(svg.encode("utf-8")).decode("ascii")
+    return (
+        f'<img class="gradviz-animation" src="data:image/svg+xml;base64,{data}" '
+        f'alt="the backward pass, animated" style="width:100%;height:auto{width}">'
+    )
 
 
 _ID = re.compile(r'\bid="([^"]+)"')
