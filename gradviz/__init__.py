@@ -16,7 +16,7 @@ The public API (`__all__`):
 - the engine: `Value`, `Constant` (a number in an expression: no gradient), `Graph` (a
   built graph re-evaluated in place), `Op` (an op of the table, `gradviz.ops`),
   `topological_order`, `no_grad()` (build without recording a graph), and the ops as
-  functions `exp log tanh sigmoid relu sin cos abs sqrt detach`;
+  functions (`exp log tanh sigmoid relu ...`: every one-input op of `gradviz.ops`);
 - `parse(text, **values)`: an expression (statements separated by `;`) to its output Value;
 - pictures: `draw` (a `graphviz.Digraph`), `to_mermaid`, `to_json` (more in `gradviz.render`);
   `explore(value)`: the live HTML page, shown inline in notebooks (`.save(path)` writes it);
@@ -36,28 +36,11 @@ from typing import TYPE_CHECKING
 # The public API, by the module that defines it. Each name is imported the first time it
 # is used (module `__getattr__`), so `import gradviz` costs almost nothing and the command
 # line pays only for what a command uses. `trace` and `gradcheck` are the modules
-# `gradviz.trace` and `gradviz.gradcheck`; calling either module calls its function.
+# `gradviz.trace` and `gradviz.gradcheck`; calling either module calls its function. The
+# ops as functions (`exp`, `tanh`, ...) are the op table's, named by it (`_functions`).
 _API: dict[str, str] = {
     **dict.fromkeys(
-        [
-            "Constant",
-            "Graph",
-            "Op",
-            "Value",
-            "abs",
-            "cos",
-            "detach",
-            "exp",
-            "log",
-            "no_grad",
-            "relu",
-            "sigmoid",
-            "sin",
-            "sqrt",
-            "tanh",
-            "topological_order",
-        ],
-        "gradviz.engine",
+        ["Constant", "Graph", "Op", "Value", "no_grad", "topological_order"], "gradviz.engine"
     ),
     "GradvizError": "gradviz.errors",
     "parse": "gradviz.expr",
@@ -68,59 +51,22 @@ _API: dict[str, str] = {
 }
 _MODULES = ("gradcheck", "trace")  # callable modules (see above)
 
-__all__ = [
-    "Constant",
-    "GradvizError",
-    "Graph",
-    "Op",
-    "Value",
-    "abs",
-    "cos",
-    "detach",
-    "draw",
-    "exp",
-    "explore",
-    "gradcheck",
-    "log",
-    "no_grad",
-    "parse",
-    "relu",
-    "sigmoid",
-    "sin",
-    "sqrt",
-    "tanh",
-    "to_json",
-    "to_mermaid",
-    "topological_order",
-    "trace",
-]
-
-if TYPE_CHECKING:
-    from gradviz import gradcheck, trace
-    from gradviz.engine import (
-        Constant,
-        Graph,
-        Op,
-        Value,
-        abs,
-        cos,
-        detach,
-        exp,
-        log,
-        no_grad,
-        relu,
-        sigmoid,
-        sin,
-        sqrt,
-        tanh,
-        topological_order,
-    )
-    from gradviz.errors import GradvizError
-    from gradviz.expr import parse
-    from gradviz.notebook import draw, explore
-    from gradviz.render import to_json, to_mermaid
+if TYPE_CHECKING:  # the names for type checkers (re-exported by `__getattr__`)
+    from gradviz import gradcheck, trace  # noqa: F401
+    from gradviz.engine import Constant, Graph, Op, Value, no_grad, topological_order  # noqa: F401
+    from gradviz.errors import GradvizError  # noqa: F401
+    from gradviz.expr import parse  # noqa: F401
+    from gradviz.notebook import draw, explore  # noqa: F401
+    from gradviz.render import to_json, to_mermaid  # noqa: F401
 
     __version__: str
+    __all__: list[str]
+
+
+def _functions() -> tuple[str, ...]:
+    """The expression functions of the op table, each also gradviz's (gradviz.engine's),
+    read when first asked for, as every name here (`import gradviz` reads no op table)."""
+    return tuple(importlib.import_module("gradviz.ops").UNARY_OPS)
 
 
 def __getattr__(name: str) -> object:
@@ -129,8 +75,12 @@ def __getattr__(name: str) -> object:
         return importlib.import_module(f"gradviz.{name}")  # binds itself on the package
     if name == "__version__":
         value: object = _version()
+    elif name == "__all__":  # `from gradviz import *`, and dir()
+        value = sorted([*_API, *_MODULES, *_functions()])
     elif name in _API:
         value = getattr(importlib.import_module(_API[name]), name)
+    elif not name.startswith("_") and name in _functions():
+        value = getattr(importlib.import_module("gradviz.engine"), name)
     else:
         raise AttributeError(f"module 'gradviz' has no attribute {name!r}")
     globals()[name] = value
@@ -138,7 +88,7 @@ def __getattr__(name: str) -> object:
 
 
 def __dir__() -> list[str]:
-    return sorted({*globals(), *__all__, "__version__"})
+    return sorted({*globals(), *__getattr__("__all__"), "__version__"})  # type: ignore[misc]
 
 
 def _version() -> str:

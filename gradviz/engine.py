@@ -5,8 +5,9 @@ repeats), so the graph is the memory of the computation. Backpropagation walks
 that memory in reverse topological order and applies the chain rule on every
 edge, adding up the credit where a value is used more than once. What each op
 computes and what its local derivatives are is the op table's (`gradviz.ops`): the
-engine only walks the graph; Value's op methods and the backward loop are
-written out from the table's expressions at import.
+engine only walks the graph. Each op's method is `apply(op, ...)` and the backward pass
+is `_chain_rule`, both plain below; for speed (one Python call per op) the methods and
+the pass the engine runs are those written out from the table by `gradviz.codegen`.
 
 A plain number meeting a Value (`x * 2.0`, `1 - y`) is kept on the op's node rather than
 made a node of its own (a `Fixed` op of the table), since a learner's loop meets one in
@@ -24,32 +25,27 @@ from __future__ import annotations
 import warnings
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
+from functools import partial
 from typing import TYPE_CHECKING, TypeAlias
 
+import gradviz.codegen as codegen
 from gradviz.lazy import loaded_numpy, np
 from gradviz.numbers import fmt
 from gradviz.ops import (
     ABS,
     ADD,
-    COS,
-    DETACH,
     DIV,
     ENGINE_NAMES,
-    EXP,
     FIXED,
-    LOG,
     MUL,
     NEG,
     POW,
     RELU,
     SIGMOID,
-    SIN,
-    SQRT,
     SUB,
     TANH,
     Fixed,
     Op,
-    generated,
     power_op,
 )
 from gradviz.ops import UNARY_OPS as UNARY_OPS  # the expression functions, by name
@@ -167,16 +163,8 @@ class Value:
         def __rtruediv__(self, other: float) -> Value: ...
         def __neg__(self) -> Value: ...
         def __abs__(self) -> Value: ...
-        def abs(self) -> Value: ...
-        def exp(self) -> Value: ...
-        def log(self) -> Value: ...
-        def tanh(self) -> Value: ...
-        def sigmoid(self) -> Value: ...
-        def relu(self) -> Value: ...
-        def sin(self) -> Value: ...
-        def cos(self) -> Value: ...
-        def sqrt(self) -> Value: ...
-        def detach(self) -> Value: ...
+        # v.exp(), v.tanh(), ...: one per expression function (ops.UNARY_OPS)
+        def __getattr__(self, name: str) -> Callable[[], Value]: ...
 
     def __pow__(self, other: Value | float) -> Value:
         if isinstance(other, Value):
@@ -289,11 +277,11 @@ def _constant(x: object) -> Constant:
     return out
 
 
-# -- the ops' methods, generated from the op table ------------------------------------
-# `x * y` must make its node in one Python call: so every op's method is written out from
-# the table's own expression for its value (`out`, and `inline`, the same bits without a
-# helper call, for floats) by the template below, and compiled once at import. A method's
-# globals are `_GENERATED`, shared by all, so `no_grad` switches every one of them at once.
+# -- the ops' methods ------------------------------------------------------------------
+# `x * y` is `apply(MUL, x, y)` (below), with a number kept on the node (`Fixed`). It must
+# make its node in one Python call: so every op's method is that, written out from the
+# table's own expression for its value by gradviz.codegen and compiled on first use. A
+# method's globals are `_GENERATED`, shared by all, so `no_grad` switches them all at once.
 
 _GENERATED: dict[str, object] = {
     **ENGINE_NAMES,
@@ -325,83 +313,22 @@ _METHOD_OPS: dict[str, tuple[Op, bool]] = {
 }
 
 
-def _method_body(op: Op, reflected: bool) -> str:
-    """The statements of one op's method (`self`, and `other` for two inputs)."""
-    if op.arity == 1:
-        return "\n    ".join(["a = self.data", *_made(op, "self", "None")])
-    # `other` a number: a node of the Fixed op, the number on it (`k`); a numpy array (or
-    # another number type): a Constant. (`type(...) is` first: cheaper than isinstance.)
-    fixed = FIXED[op, 0 if reflected else 1]
-    first, second = ("other", "self") if reflected else ("self", "other")
-    lines = [
-        "if type(other) is not Value and not isinstance(other, Value):",
-        "    if type(other) is not float and type(other) is int:",
-        "        other = float(other)",
-        "    if type(other) is float:",
-        "        a = self.data",
-        "        k = other",
-        *[f"        {line}" for line in _made(fixed, "self", "None", "k")],
-        "    other = constant(other)",
-        f"a = {first}.data",
-        f"b = {second}.data",
-        *_made(op, first, second),
-    ]
-    return "\n    ".join(lines)
-
-
-def _made(op: Op | Fixed, first: str, second: str, number: str | None = None) -> list[str]:
-    """The statements that compute `out` from `a` (and `b` or `k`) and return its node."""
-    if op.inline:
-        lines = ["if type(a) is float:"]
-        lines += [f"    {line}" for line in op.inline.splitlines()]
-        lines += ["else:", f"    out = {op.out}"]
-    else:
-        lines = [f"out = {op.out}"]
-    lines += [
-        "if not recording:",
-        "    return constant(out)",
-        "node = new(Value)",
-        "node.data = out",
-        "node.grad = NO_CREDIT",
-        f"node._fn = op_{op.name}",
-        f"node._a = {first}",
-        f"node._b = {second}",
-        *([f"node.k = {number}", "node.k_grad = NO_CREDIT"] if number else []),
-        "node.label = None",
-        "return node",
-    ]
-    return lines
-
-
 _GENERATED.update({f"op_{op.name}": op for op in FIXED.values()})
-
-
-class _Method:
-    """One op's method on Value, compiled the first time it is looked up (`x * y` looks it
-    up too), then put in its own place on the class: a command compiles only the methods
-    its graph uses (start-up, see bench/startup.py)."""
-
-    def __init__(self, name: str, op: Op, reflected: bool) -> None:
-        self.name, self.op, self.reflected = name, op, reflected
-
-    def __get__(self, instance: Value | None, owner: type) -> Callable:
-        op = self.op
-        method = generated(
-            "self, other" if op.arity == 2 else "self",
-            _method_body(op, self.reflected),
-            _GENERATED,
-            self.name,
-        )
-        method.__qualname__ = f"Value.{self.name}"
-        method.__doc__ = f"{op.name}: local derivative(s) {', '.join(op.formulas)}."
-        setattr(Value, self.name, method)
-        return method.__get__(instance, owner)
-
-
 _GENERATED.update({f"op_{op.name}": op for op, _ in _METHOD_OPS.values()})
 for _name, (_op, _reflected) in _METHOD_OPS.items():
-    setattr(Value, _name, _Method(_name, _op, _reflected))
-del _name, _op, _reflected
+    _fixed = FIXED[_op, 0 if _reflected else 1] if _op.arity == 2 else None
+    setattr(
+        Value,
+        _name,
+        codegen.LazyMethod(
+            _name,
+            "self, other" if _op.arity == 2 else "self",
+            partial(codegen.method_body, _op, _op.arity, _fixed, _reflected),
+            _GENERATED,
+            f"{_op.name}: local derivative(s) {', '.join(_op.formulas)}.",
+        ),
+    )
+del _name, _op, _reflected, _fixed
 
 
 @contextmanager
@@ -424,7 +351,8 @@ def no_grad() -> Iterator[None]:
 
 
 def apply(op: Op, *inputs: Value | float) -> Value:
-    """Apply an op to Values (plain numbers become constants)."""
+    """Apply an op to Values (plain numbers become constants): what every op method of
+    Value does (`x * y` is `apply(MUL, x, y)`), written out by gradviz.codegen."""
     parents = tuple(x if isinstance(x, Value) else Constant(x) for x in inputs)
     if len(parents) != op.arity:
         raise TypeError(f"{op.name} takes {op.arity} argument(s), got {len(parents)}")
@@ -539,9 +467,9 @@ def backpropagate(order: list[Value], on_edge: EdgeObserver | None = None) -> No
     root = order[-1]
     root.grad = _ones_like(root.data)
     if on_edge is not None:
-        _backpropagate_observed(order, on_edge)
+        _chain_rule(order, on_edge)
         return
-    _backward_pass(order, _NO_CREDIT)
+    _backward_pass(order, _NO_CREDIT)  # _chain_rule(order), generated for speed (codegen)
 
 
 def _held(grad: Number, no_credit: float) -> bool:
@@ -625,38 +553,27 @@ _INLINED_BACKWARD = (
 )
 
 
-def _backward_pass_body(inlined: tuple[Op | Fixed, ...], leaves: bool) -> str:
-    """The statements of `backward_pass(order, no_credit)`: every op node reached by
-    credit (whose grad is not `no_credit`), in reverse order, adds its credit times each
-    local derivative into its inputs' grads. `leaves`: the order holds leaves too (they
-    are skipped); without, it holds op nodes only (`Value.backward`'s walk)."""
-    lines = ["for node in reversed(order):", "    op = node._fn"]
-    if leaves:
-        lines += ["    if op is None:", "        continue"]
-    lines += [
-        "    g = node.grad",
-        "    if g is no_credit:",
-        "        continue",
-    ]
-    for i, op in enumerate(inlined):
-        lines.append(f"    {'elif' if i else 'if'} op is op_{op.name}:")
-        lines += [f"        {line}" for line in op.backward_code.splitlines()]
-    lines += ["    else:", "        op.backward(node, g)"]
-    return "\n    ".join(lines)
-
-
 _GENERATED.update({f"op_{op.name}": op for op in _INLINED_BACKWARD})
-_backward_pass = generated(
-    "order, no_credit", _backward_pass_body(_INLINED_BACKWARD, True), _GENERATED, "backward_pass"
+_backward_pass = codegen.generated(
+    "order, no_credit",
+    codegen.backward_pass_body(_INLINED_BACKWARD, True),
+    _GENERATED,
+    "backward_pass",
 )
-_backward_ops = generated(
-    "order, no_credit", _backward_pass_body(_INLINED_BACKWARD, False), _GENERATED, "backward_ops"
+_backward_ops = codegen.generated(
+    "order, no_credit",
+    codegen.backward_pass_body(_INLINED_BACKWARD, False),
+    _GENERATED,
+    "backward_ops",
 )
 
 
-def _backpropagate_observed(order: list[Value], on_edge: EdgeObserver) -> None:
-    """`backpropagate`'s loop with a call per edge: the same arithmetic in the same order
-    (input `a` before `b`), so the grads come out bit for bit the same."""
+def _chain_rule(order: list[Value], on_edge: EdgeObserver | None = None) -> None:
+    """The backward pass, plainly: for every node, outputs first, that credit has reached,
+    each input's grad += the node's grad · the op's local derivative for that input. The
+    generated `_backward_pass` is this loop with the common ops' steps written inline:
+    the same arithmetic in the same order (input `a` before `b`), so the grads come out bit
+    for bit the same (tests/test_engine.py). With `on_edge`, it is called per edge."""
     for node in reversed(order):
         op = node._fn
         if op is None or not op.passes_credit:
@@ -669,7 +586,8 @@ def _backpropagate_observed(order: list[Value], on_edge: EdgeObserver) -> None:
         for index, (parent, local) in enumerate(zip(parents, locals_, strict=True)):
             contribution = g * local
             parent.grad += contribution
-            on_edge(node, index, parent, local, contribution)
+            if on_edge is not None:
+                on_edge(node, index, parent, local, contribution)
 
 
 def evaluate(order: list[Value]) -> Number:
@@ -716,13 +634,6 @@ def _function(op: Op) -> Callable[[Value | float], Value]:
     return function
 
 
-exp = _function(EXP)
-log = _function(LOG)
-tanh = _function(TANH)
-sigmoid = _function(SIGMOID)
-relu = _function(RELU)
-sin = _function(SIN)
-cos = _function(COS)
-sqrt = _function(SQRT)
-detach = _function(DETACH)
-abs = _function(ABS)  # shadows the builtin inside this module only: use np.abs here
+# exp(x), tanh(x), ...: every expression function of the op table, as a function
+# of Values (`abs` among them shadows the builtin inside this module only: use np.abs here).
+globals().update({op.name: _function(op) for op in UNARY_OPS.values()})

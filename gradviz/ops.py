@@ -4,8 +4,8 @@ An op is written as two small Python expressions in its own input names: its val
 (`out="a * b"`) and one local derivative per input (`d=("b", "a")`, in `a`, `b` and the
 result `out`). Everything else is derived from those strings, here, once:
 
-- the callables the engine runs (`forward`, `local`), compiled at import from the
-  constant templates of this module (never from user text);
+- the callables the engine runs (`forward`, `local`, `backward`), compiled on first use
+  by `gradviz.codegen` (from the table's text, never from user text);
 - the straight-line code the training compiler writes (`code`, `local_code`, templates in
   `{out}`, `{a}`, `{b}`), by renaming the same tokens;
 - the formula shown to a learner (`formulas`: `b`, `1`, `-1`), unless the textbook writes
@@ -19,9 +19,15 @@ micrograd's name for it. The engine (`gradviz.engine`) imports this table and ke
 knowledge of its own.
 
 The expressions may name only the helpers in `HELPERS` (numpy's stand-in `np`, `number`,
-`div`, `step`, `power`, `sigmoid`, `inf`, `nan`): each works on a float and on a numpy
-array of samples alike, so one graph evaluates a batch with the numbers of separate
-scalar runs.
+`div`, `step`, `where`, `power`, `sigmoid`, `exp`, `log1p`, `expm1`, ..., `inf`, `nan`):
+each works on a float and on a numpy array of samples alike, so one graph evaluates a
+batch with the numbers of separate scalar runs. Written with those helpers, calls,
+arithmetic and comparisons only, an expression is also the live page's JavaScript
+(`javascript(op)`; assets/engine.js defines the same helpers).
+
+Adding an op is adding a row here (and to `UNARY_OPS`), its tests and a line of docs:
+Value's method, gradviz's function, the expression language, the compiler, the page,
+the spec's activations (`activation=True`) and the diagnostics all read the row.
 """
 
 from __future__ import annotations
@@ -31,10 +37,12 @@ import re
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from functools import lru_cache
-from types import CodeType, FunctionType
 from typing import TYPE_CHECKING, Any, TypeAlias
 
+import gradviz.codegen as codegen
 from gradviz.lazy import np
+
+inf = math.inf
 
 if TYPE_CHECKING:
     import numpy
@@ -141,6 +149,33 @@ def relu(a: Number) -> Number:
     return number(np.maximum(a, 0.0))
 
 
+def where(condition: Any, x: Number, y: Number) -> Number:
+    """x where the condition holds, else y (both evaluated): a branch in an expression
+    that floats, arrays and JavaScript (`c ? x : y`) all read the same way."""
+    if type(condition) is bool:
+        return x if condition else y
+    return number(np.where(condition, x, y))
+
+
+def log1p(a: Number) -> Number:
+    """ln(1 + a), exact for tiny a; -inf at -1, nan below."""
+    if type(a) is float:
+        if a > -1.0:
+            return math.log1p(a)
+        return -math.inf if a == -1.0 else math.nan
+    return number(np.log1p(a))
+
+
+def expm1(a: Number) -> Number:
+    """e^a - 1, exact for tiny a; inf on overflow."""
+    if type(a) is float:
+        try:
+            return math.expm1(a)
+        except OverflowError:
+            return math.inf
+    return number(np.expm1(a))
+
+
 # numpy's power loop takes exact shortcuts (1/a, sqrt(a), a·a, ...) when the exponent is one
 # number, as in a scalar run, but not for an array of exponents, whose vectorised pow may
 # differ in the last bit. Those elements are redone the scalar way (found by tests/).
@@ -167,7 +202,10 @@ HELPERS: dict[str, Any] = {
     "sigmoid": sigmoid,
     "relu": relu,
     "power": power,
+    "where": where,
     "exp": exp,
+    "log1p": log1p,
+    "expm1": expm1,
     "exp_nonpositive": math.exp,  # for floats ≤ 0 (and nan): never overflows, never raises
     "log": log,
     "tanh": tanh,
@@ -200,75 +238,9 @@ _TOKEN = re.compile(r"\b(out|a|b|t)\b")
 _LITERAL = re.compile(r"(?<![\w.])(\d+)\.0\b")
 
 
-@lru_cache(maxsize=512)
-def _code_object(params: str, body: str) -> CodeType:
-    """A function's code from one of this module's templates, compiled once per text."""
-    module = compile(f"def f({params}):\n    {body}\n", "<gradviz.ops>", "exec")
-    return next(c for c in module.co_consts if isinstance(c, CodeType))
-
-
-def _function(params: str, body: str, bound: Mapping[str, float], name: str) -> Callable:
-    """`body` (statements, or `return EXPR`) as a function of `params`."""
-    return generated(params, body, {**ENGINE_NAMES, **bound}, name)
-
-
-def _on_first_call(
-    owner: object, field: str, params: str, body: str, bound: Mapping[str, float], name: str
-) -> Callable:
-    """A stand-in for `owner.field`, the function `_function(params, body, bound, name)`:
-    compiled when first called, then put in the stand-in's place. Most ops' functions are
-    never called by a command (the engine inlines its common kernels), and compiling them
-    all at import was a good part of `gradviz draw`'s start-up."""
-    function: Callable | None = None
-
-    def first_call(*args: Any) -> Any:
-        nonlocal function
-        if function is None:
-            function = _function(params, body, bound, name)
-            object.__setattr__(owner, field, function)
-        return function(*args)
-
-    first_call.__name__ = name
-    return first_call
-
-
-def generated(params: str, body: str, namespace: dict[str, Any], name: str) -> Callable:
-    """`body` (statements built from this package's constant templates, never from user
-    text) as a function of `params`, whose globals are `namespace` itself: functions
-    sharing one namespace see a name rebound there (the engine's `no_grad` switch)."""
-    return FunctionType(_code_object(params, body), namespace, name)
-
-
-def _backward_body(d: tuple[str, ...], passes_credit: bool, fixed: bool = False) -> str:
-    """The statements of `Op.backward(node, g)`: every input's grad += g · its local
-    derivative, the derivatives evaluated first (as `local` returns them), `g · 1` written
-    `g` and `g · -1` written `-g` (the same bits). `fixed`: a Fixed op's, whose second
-    input is the node's number `k`, credited to `node.k_grad`."""
-    if not passes_credit:
-        return "pass"
-    used = set(re.findall(r"\b(out|a|b|k)\b", " ".join(d)))
-    inputs = "ak" if fixed else "ab"[: len(d)]
-    lines = ["pa = node._a"] if fixed else [f"p{x} = node._{x}" for x in inputs]
-    lines += [f"{x} = p{x}.data" for x in "ab" if x in used]
-    lines += [f"{x} = node.{name}" for x, name in (("out", "data"), ("k", "k")) if x in used]
-    terms = []
-    for i, (x, e) in enumerate(zip(inputs, d, strict=True)):
-        if e == "1.0":
-            terms.append((x, "g"))
-        elif e == "-1.0":
-            terms.append((x, "-g"))
-        elif e in used:  # an input's value or the result, read above: no copy
-            terms.append((x, f"g * {e}"))
-        else:
-            lines.append(f"d{i} = {e}")
-            terms.append((x, f"g * d{i}"))
-    lines += [f"{'node.k_grad' if x == 'k' else f'p{x}.grad'} += {term}" for x, term in terms]
-    return "\n".join(lines)
-
-
-def _indented(statements: str) -> str:
-    """Statements, one per line, as the body of a generated function."""
-    return statements.replace("\n", "\n    ")
+def _namespace(bound: Mapping[str, float]) -> dict[str, Any]:
+    """The globals of an op's generated functions: the helpers, and its constants."""
+    return {**ENGINE_NAMES, **bound} if bound else ENGINE_NAMES
 
 
 def _template(expression: str, bound: Mapping[str, float]) -> str:
@@ -290,9 +262,41 @@ def _shown(expression: str, op_name: str) -> str:
     text = expression
     if text.startswith("number(") and text.endswith(")"):
         text = text[len("number(") : -1]
-    text = text.replace("np.", "").replace(" * ", "·")
+    text = text.replace("np.", "").replace(" * ", "·").replace("sigmoid(", "σ(")
     text = re.sub(r"\bout\b", f"{op_name}(a)", text)
     return _LITERAL.sub(r"\1", text)
+
+
+# The functions assets/engine.js defines for the page's op expressions, each the same IEEE
+# operations as the helper of that name above (tests/test_html_parity.py measures them).
+JS_HELPERS = frozenset(
+    {"exp", "log", "log1p", "expm1", "tanh", "sin", "cos", "sqrt", "abs", "sign"}
+    | {"div", "step", "relu", "sigmoid", "where", "pow"}
+)
+_JS_NAMES = JS_HELPERS | {"a", "b", "out", "n", "inf", "nan"}
+_NOT_JS = re.compile(r"\bif\b|\belse\b|\band\b|\bor\b|\bnot\b|\*\*|[&|]")
+
+
+def _javascript(expression: str) -> str | None:
+    """An op's expression as the page's JavaScript: the same text, once numpy's spelling
+    is dropped (`number(np.sign(a))` -> `(sign(a))`), since both languages read calls,
+    arithmetic and comparisons alike and engine.js defines the same helpers. None for
+    anything else (a Python conditional, `**`): such a row gives its own `js`."""
+    text = expression.replace("number(", "(").replace("np.", "")
+    names = set(re.findall(r"(?<![\w.])[A-Za-z_]\w*", text))
+    return None if _NOT_JS.search(text) or not names <= _JS_NAMES else text
+
+
+def javascript(op: Op) -> tuple[str, tuple[str, ...]] | None:
+    """The page's value and derivatives of an op, or None if they do not translate (an op
+    made outside the table; tests/test_html_parity.py checks every row of it has them).
+    Read only when a page is made, not at import (start-up)."""
+    if op.js is not None:
+        return op.js
+    forward, derivatives = _javascript(op.out), [_javascript(e) for e in op.d]
+    if forward is None or None in derivatives:
+        return None
+    return forward, tuple(d for d in derivatives if d is not None)
 
 
 @dataclass(frozen=True, slots=True, eq=False, kw_only=True)
@@ -329,6 +333,24 @@ class Op:
     # Outputs below the first or above the second number are saturated (the slope is
     # nearly 0 there): the statistics count them. None: the op does not saturate.
     saturation: tuple[float, float] | None = None
+    # A unit whose outputs are all at or below this number passes no gradient back for
+    # any sample: dead, and it cannot recover (relu at 0). None: the op cannot die.
+    dies_at: float | None = None
+    # Whether the op only ever rises: then a band of outputs is a band of inputs, and
+    # `saturation` may be read off the outputs. gelu and silu dip below 0: an output near 0
+    # comes from an input near 0 (slope 1/2) as from a very negative one (slope 0), so
+    # their band is one of inputs (`saturation_input`).
+    monotone: bool = True
+    # Inputs below the first or above the second number are saturated (non-monotone ops).
+    saturation_input: tuple[float, float] | None = None
+    # The outputs' bounds, where the op has them (σ in [0, 1]): the plots' colour range.
+    output_range: tuple[float, float] | None = None
+    # A layer of a network may use the op (a spec's `activation`, `--activation`).
+    activation: bool = False
+    # The live page's JavaScript (value, then derivatives), only where `out` and `d` do
+    # not translate as they stand (see `_javascript`): pow, whose numpy shortcuts the page
+    # copies with its own `pow`.
+    js: tuple[str, tuple[str, ...]] | None = None
     # micrograd's name for the op (`Value._op`) where it differs from `symbol` ('ReLU').
     micrograd: str | None = None
     # Constants the expressions name (the n of `a ** n`).
@@ -345,23 +367,26 @@ class Op:
     formulas: tuple[str, ...] = field(init=False)
 
     def __post_init__(self) -> None:
+        if not self.monotone and self.saturation is not None:
+            raise ValueError(f"{self.name}: not monotone, so its saturation band is of inputs")
         inputs = "a, b"[: 3 * len(self.d) - 2]  # "a" or "a, b"
-        backward_code = _backward_body(self.d, self.passes_credit)
+        backward_code = codegen.backward_body(self.d, self.passes_credit)
+        names = _namespace(self.bound)
         derived = {
-            "forward": _on_first_call(
-                self, "forward", inputs, f"return {self.out}", self.bound, self.name
+            "forward": codegen.on_first_call(
+                self, "forward", inputs, f"return {self.out}", names, self.name
             ),
-            "local": _on_first_call(
+            "local": codegen.on_first_call(
                 self,
                 "local",
                 f"out, {inputs}",
                 "return (" + ", ".join(self.d) + ",)",
-                self.bound,
+                names,
                 f"d_{self.name}",
             ),
             "backward_code": backward_code,
-            "backward": _on_first_call(
-                self, "backward", "node, g", _indented(backward_code), self.bound, self.name
+            "backward": codegen.on_first_call(
+                self, "backward", "node, g", codegen.indented(backward_code), names, self.name
             ),
             "code": _template(self.inline or f"out = {self.out}", self.bound),
             "local_code": tuple(_template(e, self.bound) for e in self.d),
@@ -412,6 +437,10 @@ POW = Op(
     shown=("b·a^(b-1)", "a^b·ln(a)"),
     form="{a}^{b}",
     positive=(True, False),
+    js=(
+        "pow(a, b)",
+        ("b === 0 ? 0 : b * pow(a, b - 1)", "a === 0 && b > 0 ? 0 : out * Math.log(a)"),
+    ),
 )
 EXP = Op(name="exp", symbol="exp", out="exp(a)", d=("out",))
 LOG = Op(
@@ -427,6 +456,8 @@ TANH = Op(
     max_slope=1.0,
     slope_name="tanh′",
     saturation=(-0.97, 0.97),
+    output_range=(-1.0, 1.0),
+    activation=True,
 )
 SIGMOID = Op(
     name="sigmoid",
@@ -440,6 +471,8 @@ SIGMOID = Op(
     max_slope=0.25,
     slope_name="σ′",
     saturation=(0.015, 0.985),
+    output_range=(0.0, 1.0),
+    activation=True,
 )
 RELU = Op(
     name="relu",
@@ -451,6 +484,8 @@ RELU = Op(
     kinks=(0.0,),
     max_slope=1.0,
     slope_name="relu′",
+    dies_at=0.0,
+    activation=True,
     micrograd="ReLU",
 )
 SIN = Op(name="sin", symbol="sin", out="sin(a)", d=("cos(a)",), max_slope=1.0)
@@ -467,6 +502,68 @@ DETACH = Op(
     name="detach", symbol="detach", out="a", d=("0.0",), shown=("0 (stop-gradient)",),
     passes_credit=False,
 )  # fmt: skip
+
+# The activations people compare when they study vanishing and dying gradients. Their
+# saturation bands are where the slope is below 0.015, as sigmoid's (σ′ = 0.0148 there).
+SOFTPLUS = Op(
+    name="softplus",
+    symbol="softplus",
+    out="relu(a) + log1p(exp(-abs(a)))",  # ln(1 + e^a), never exponentiating a positive a
+    d=("sigmoid(a)",),
+    shown=("σ(a)",),
+    max_slope=1.0,
+    saturation=(0.015, inf),  # toward 0 for very negative inputs: slope 1 - e^-out < 0.015
+    activation=True,
+)
+LEAKY_RELU = Op(
+    name="leaky_relu",
+    symbol="leaky_relu",
+    out="where(a > 0.0, a, 0.01 * a)",
+    d=("where(a > 0.0, 1.0, where(a <= 0.0, 0.01, a))",),  # NaN passed through, as relu's
+    shown=("1 if a > 0 else 0.01",),
+    kinks=(0.0,),
+    max_slope=1.0,
+    activation=True,  # slope 0.01 below 0: never dead, never saturated
+)
+ELU = Op(
+    name="elu",
+    symbol="elu",
+    out="where(a > 0.0, a, expm1(a))",  # α = 1: smooth at 0, slope 1 on both sides
+    d=("where(a > 0.0, 1.0, exp(a))",),
+    shown=("1 if a > 0 else exp(a)",),
+    max_slope=1.0,
+    saturation=(-0.985, inf),  # toward -1 for very negative inputs: slope 1 + out
+    activation=True,
+)
+# GPT-2's tanh approximation 0.5·a·(1 + tanh(√(2/π)·(a + 0.044715·a³))), written with
+# 0.5·(1 + tanh(u)) = σ(2u): the same function, without tanh's cancellation near -1.
+GELU = Op(
+    name="gelu",
+    symbol="gelu",
+    out="a * sigmoid(1.5957691216057308 * (a + 0.044715 * a * a * a))",
+    # σ(u) + a·σ(u)·(1 - σ(u))·u′: u = 2√(2/π)·(a + 0.044715·a³), u′ = 2√(2/π)·(1 + 3·0.044715·a²)
+    d=(
+        "sigmoid(1.5957691216057308 * (a + 0.044715 * a * a * a)) * (1.0 + a * (1.0 - sigmoid("
+        "1.5957691216057308 * (a + 0.044715 * a * a * a))) * 1.5957691216057308 * (1.0 + "
+        "0.134145 * a * a))",
+    ),
+    shown=("σ(u)·(1 + a·(1 - σ(u))·u′), u = 2√(2/π)·(a + 0.044715·a³)",),
+    max_slope=1.129,  # 1.12899 near a = 1.42 (tests/test_activations.py)
+    monotone=False,  # dips to -0.17 near a = -0.75
+    saturation_input=(-3.0, inf),
+    activation=True,
+)
+SILU = Op(
+    name="silu",
+    symbol="silu",
+    out="a * sigmoid(a)",
+    d=("sigmoid(a) * (1.0 + a * (1.0 - sigmoid(a)))",),
+    shown=("σ(a)·(1 + a·(1 - σ(a)))",),
+    max_slope=1.0999,  # 1.09984 near a = 2.40
+    monotone=False,  # dips to -0.28 near a = -1.28
+    saturation_input=(-6.0, inf),
+    activation=True,
+)
 
 
 _INPUT = re.compile(r"\b(a|b)\b")
@@ -500,14 +597,14 @@ class Fixed:
         op, side = self.op, self.side
         derivatives = (_fixing(op.d[1 - side], side), _fixing(op.d[side], side))
         name = f"{op.name}_k{'ab'[side]}"
-        backward_code = _backward_body(derivatives, op.passes_credit, fixed=True)
+        backward_code = codegen.backward_body(derivatives, op.passes_credit, fixed=True)
         derived = {
             "name": name,
             "out": _fixing(op.out, side),
             "inline": op.inline and _fixing(op.inline, side),
             "backward_code": backward_code,
-            "backward": _on_first_call(
-                self, "backward", "node, g", _indented(backward_code), {}, name
+            "backward": codegen.on_first_call(
+                self, "backward", "node, g", codegen.indented(backward_code), ENGINE_NAMES, name
             ),
         }
         for name, value in derived.items():
@@ -532,13 +629,15 @@ def power_op(n: float) -> Op:
         form=f"{{a}}^{shown}",
         positive=(not float(n).is_integer(),),
         bound={"n": float(n)},
+        # one entry for every n (the page passes n): `pow` is engine.js's copy of numpy's
+        js=("pow(a, n)", ("n === 0 ? 0 : n * pow(a, n - 1)",)),
     )
 
 
-UNARY_OPS: dict[str, Op] = {
-    op.name: op for op in (EXP, LOG, TANH, SIGMOID, RELU, SIN, COS, ABS, SQRT, DETACH)
-}
-"""The functions an expression may call, by name."""
+_UNARY = (EXP, LOG, TANH, SIGMOID, RELU, SIN, COS, ABS, SQRT, DETACH)
+UNARY_OPS: dict[str, Op] = {op.name: op for op in (*_UNARY, SOFTPLUS, LEAKY_RELU, ELU, GELU, SILU)}
+"""The functions an expression may call, by name (each is also a method of Value and a
+function of gradviz and gradviz.engine)."""
 
 BINARY_OPS: dict[str, Op] = {op.name: op for op in (ADD, SUB, MUL, DIV, POW)}
 
@@ -547,8 +646,13 @@ FIXED: dict[tuple[Op, int], Fixed] = {
 }
 """The ops with a method whose either input may be a plain number, by (op, that input)."""
 
-ACTIVATIONS: dict[str, Op | None] = {"sigmoid": SIGMOID, "tanh": TANH, "relu": RELU, "linear": None}
-"""A layer's activation by its name in a spec (None: linear, slope 1)."""
+ACTIVATIONS: dict[str, Op | None] = {
+    **{op.name: op for op in (SIGMOID, TANH, RELU)},  # the textbooks' three first
+    **{op.name: op for op in UNARY_OPS.values() if op.activation},
+    "linear": None,
+}
+"""A layer's activation by its name in a spec (None: linear, slope 1), every op marked
+`activation`, in the order the spec's errors and `--activation`'s help list them."""
 
 
 def _names_in(templates: list[str]) -> frozenset[str]:

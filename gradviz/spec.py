@@ -29,6 +29,7 @@ from gradviz.data import BUILTIN, GENERATED, MAX_POINTS, DataSpec
 from gradviz.errors import QUOTE_LIMIT, InputError, SpecError, quoted, shortened
 from gradviz.files import read_capped
 from gradviz.numbers import from_json_number
+from gradviz.ops import ACTIVATIONS
 
 if TYPE_CHECKING:
     from gradviz.engine import Value
@@ -36,7 +37,7 @@ if TYPE_CHECKING:
 
 # -- the vocabulary of a spec -------------------------------------------------------------
 
-ACTIVATION_NAMES = ("sigmoid", "tanh", "relu", "linear")  # nn.ACTIVATIONS: their ops
+ACTIVATION_NAMES = tuple(ACTIVATIONS)  # the op table's activations, and "linear"
 INITS = ("default", "xavier", "he", "uniform1", "micrograd")
 LR_SCHEDULES = ("constant", "linear")
 

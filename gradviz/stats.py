@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import itertools
 import math
+import textwrap
 from collections import Counter
 from collections.abc import Callable, Sequence
 from dataclasses import asdict, dataclass
@@ -22,7 +23,7 @@ import numpy as np
 from gradviz.errors import InputError, quoted
 from gradviz.nn import LayerSample
 from gradviz.numbers import fmt, json_number, json_safe
-from gradviz.ops import ACTIVATIONS, SIGMOID, TANH, Op
+from gradviz.ops import ACTIVATIONS, Op
 from gradviz.spec import DIAGNOSIS_FIELDS, LAYER_FIELDS, read_field, read_fields, shown
 
 # -- thresholds (STATUS_TABLE names them; the manual and `gradviz grads --help` show them)
@@ -34,8 +35,6 @@ AT_REST_RMS = 1e-4  # every rms weight and bias gradient below this: the network
 STALLED_SPREAD = 1e-3  # output std across the batch (relative to max(1, |mean|))
 SATURATED_FRACTION = 0.5
 DEAD_FRACTION = 0.5
-SIGMOID_SATURATION = SIGMOID.saturation  # (0.015, 0.985): the op table's bands
-TANH_SATURATION = TANH.saturation[1]  # 0.97
 HEALTHY_UPDATE_DATA = 1e-3  # ‖Δw‖ / ‖w‖ per step, the usual rule of thumb
 
 # The quantities of a layer in the order the forward then backward pass makes them.
@@ -184,25 +183,38 @@ def max_slope(activation: str) -> float:
     return 1.0 if op is None or op.max_slope is None else op.max_slope
 
 
-def _saturation_masks(activation: str, act: np.ndarray) -> tuple[np.ndarray, np.ndarray] | None:
-    """(low end, high end) masks of saturated outputs, or None where it does not apply."""
+def _saturation_masks(
+    activation: str, pre: np.ndarray, act: np.ndarray
+) -> tuple[np.ndarray, np.ndarray] | None:
+    """(low end, high end) masks of saturated units, or None where it does not apply: by
+    the outputs where the op only rises (the table's `saturation`), else by the inputs
+    (`saturation_input`: where the op dips, an output near 0 may be a saturated input or an
+    active one)."""
     op = ACTIVATIONS.get(activation)
-    if op is None or op.saturation is None:
+    if op is None:
         return None
-    low, high = op.saturation
-    return act < low, act > high
+    if op.saturation is not None:
+        low, high = op.saturation
+        return act < low, act > high
+    if op.saturation_input is not None:
+        low, high = op.saturation_input
+        return pre < low, pre > high
+    return None
 
 
 def _dead_units(sample: LayerSample) -> int:
-    """Units that pass nothing back for every sample of the batch: a ReLU at 0, or a
-    hidden sigmoid/tanh stuck at one end (one that flips between ends still tells
-    the inputs apart, so it is not dead)."""
+    """Units that pass nothing back for every sample of the batch: a ReLU at 0 (an op
+    the table says `dies_at`), or a hidden unit stuck at one end of a saturating
+    activation (one that flips between ends still tells the inputs apart, so it is not
+    dead). An op that can neither die nor saturate (a leaky relu) has no dead units."""
     act = np.asarray(sample.activations, dtype=float)
     if act.shape[0] == 0:
         return 0
-    if sample.activation == "relu":
-        return int(np.sum(np.all(act <= 0, axis=0)))
-    masks = _saturation_masks(sample.activation, act)
+    op = ACTIVATIONS.get(sample.activation)
+    if op is not None and op.dies_at is not None:
+        return int(np.sum(np.all(act <= op.dies_at, axis=0)))
+    pre = np.asarray(sample.pre_activations, dtype=float)
+    masks = _saturation_masks(sample.activation, pre, act)
     if masks is None or sample.is_output:
         return 0
     low, high = masks
@@ -247,7 +259,7 @@ def _layer_numbers(sample: LayerSample) -> LayerStats:
         update = None
         if sample.previous_weights is not None:
             update = _ratio(_norm(w - np.asarray(sample.previous_weights, dtype=float)), w_norm)
-        masks = _saturation_masks(sample.activation, act)
+        masks = _saturation_masks(sample.activation, pre, act)
         dead = _dead_units(sample)
         count, first = _nonfinite(sample)
         return LayerStats(
@@ -273,7 +285,8 @@ def _layer_numbers(sample: LayerSample) -> LayerStats:
             update_data=update,
             act_mean=float(np.mean(act)),
             act_std=float(np.std(act)),
-            mean_slope=float(np.mean(slope(sample.activation, pre, act))),
+            # |slope|: how much signal passes (a non-monotone op's slope dips below 0)
+            mean_slope=float(np.mean(np.abs(slope(sample.activation, pre, act)))),
             saturated=None if masks is None else float(np.mean(masks[0] | masks[1])),
             dead=dead / n_out if n_out else 0.0,
             dead_units=dead,
@@ -453,7 +466,7 @@ STATUS_TABLE: tuple[Status, ...] = (
         "dead",
         "≥ {DEAD_FRACTION:.0%} of the units inactive for every sample (see `dead%`)",
         ">= {DEAD_FRACTION:.0%} of units inactive on every sample (ReLU at 0, or a\n"
-        "hidden sigmoid/tanh stuck at one end)",
+        "hidden unit stuck at one end of its saturation band)",
         ("DEAD_FRACTION",),
         _is_dead,
     ),
@@ -488,10 +501,9 @@ STATUS_TABLE: tuple[Status, ...] = (
         "saturated",
         "a hidden layer with ≥ {SATURATED_FRACTION:.0%} of its outputs saturated; the output "
         "layer is never flagged saturated (a confident output is the goal)",
-        "hidden layer, >= {SATURATED_FRACTION:.0%} of outputs saturated "
-        "(sigmoid < {sigmoid_low:g} or\n"
-        "> {sigmoid_high:g}, tanh |a| > {TANH_SATURATION:g}); never the output layer",
-        ("SATURATED_FRACTION", "SIGMOID_SATURATION", "TANH_SATURATION"),
+        "hidden layer, >= {SATURATED_FRACTION:.0%} of outputs saturated ({bands}); never the "
+        "output layer",
+        ("SATURATED_FRACTION",),  # and each activation's band, from the op table
         _is_saturated,
     ),
     Status(
@@ -516,8 +528,21 @@ def _threshold_fields() -> dict[str, object]:
         values[f"{name}_e"] = f"{values[name]:.0e}".replace("e-0", "e-")
     for name in ("VANISHING_RATIO", "WEAK_RATIO"):
         values[f"{name}_inv"] = f"{1 / values[name]:g}"  # type: ignore[operator]
-    values["sigmoid_low"], values["sigmoid_high"] = SIGMOID_SATURATION
+    bands = [_band(name, op) for name, op in ACTIVATIONS.items() if op is not None]
+    values["bands"] = ", ".join(band for band in bands if band)
     return values
+
+
+def _band(name: str, op: Op) -> str:
+    """An activation's saturation band in words, from the op table ('tanh |a| > 0.97')."""
+    if op.saturation is not None:
+        low, high = op.saturation
+        if low == -high:
+            return f"{name} |a| > {high:g}"
+        return f"{name} < {low:g}" + (f" or > {high:g}" if math.isfinite(high) else "")
+    if op.saturation_input is not None:
+        return f"{name} input < {op.saturation_input[0]:g}"
+    return ""
 
 
 def status_help() -> str:
@@ -525,7 +550,8 @@ def status_help() -> str:
     values = _threshold_fields()
     lines = ["Statuses, first match wins (rms = root mean square of a layer's weight gradients):"]
     for status in STATUS_TABLE:
-        first, *rest = status.brief.format(**values).split("\n")
+        brief = status.brief.format(**values).split("\n")
+        first, *rest = [part for line in brief for part in textwrap.wrap(line, 72)]
         lines.append(f"  {status.name:<10} {first}")
         lines.extend(f"  {'':<10} {line}" for line in rest)
     return "\n".join(lines) + "\n"
@@ -727,12 +753,15 @@ def verdict(diagnosis: Diagnosis, snapshots: History | None = None) -> list[str]
     lines = [line for line in _history_sentences(d, snapshots or []) if line]
 
     dead = _having(d, "dead")
-    relu = [lay for lay in dead if lay.activation == "relu"]
-    stuck = [lay for lay in dead if lay.activation != "relu"]
+    dying = {name for name, op in ACTIVATIONS.items() if op is not None and op.dies_at is not None}
+    relu = [lay for lay in dead if lay.activation in dying]
+    stuck = [lay for lay in dead if lay.activation not in dying]
     if relu:
         counts = ", ".join(f"{lay.dead_units}/{lay.n_out}" for lay in relu)
+        kinds = {ACTIVATIONS[lay.activation] for lay in relu}
+        kind = " and ".join(sorted(op.micrograd or op.name for op in kinds if op is not None))
         lines.append(
-            f"{_names(relu)}: most ReLU units are dead ({counts} output 0 for every sample, so "
+            f"{_names(relu)}: most {kind} units are dead ({counts} output 0 for every sample, so "
             "no gradient passes through them): lower the learning rate if they died in "
             "training; start biases slightly positive, or use wider layers."
         )

@@ -75,6 +75,16 @@ UNARY_CASES: dict[str, tuple[Callable, Callable, tuple[float, ...]]] = {
     "cos": (lambda a: a.cos(), math.cos, ANYWHERE),
     "abs": (lambda a: a.abs(), abs, ANYWHERE),
     "sqrt": (lambda a: a.sqrt(), math.sqrt, POSITIVE),
+    # the activations, by their textbook definitions
+    "softplus": (lambda a: a.softplus(), lambda x: math.log(1 + math.exp(x)), ANYWHERE),
+    "leaky_relu": (lambda a: a.leaky_relu(), lambda x: x if x > 0 else 0.01 * x, ANYWHERE),
+    "elu": (lambda a: a.elu(), lambda x: x if x > 0 else math.exp(x) - 1, ANYWHERE),
+    "gelu": (
+        lambda a: a.gelu(),
+        lambda x: 0.5 * x * (1 + math.tanh(math.sqrt(2 / math.pi) * (x + 0.044715 * x**3))),
+        ANYWHERE,
+    ),
+    "silu": (lambda a: a.silu(), lambda x: x * _sigmoid(x), ANYWHERE),
     "pow2": (lambda a: a**2, lambda x: x**2, ANYWHERE),
     "pow3": (lambda a: a**3, lambda x: x**3, ANYWHERE),
     "pow-1": (lambda a: a**-1, lambda x: x**-1, NONZERO),
@@ -567,8 +577,8 @@ def test_tanh_written_out_with_minus_and_divide_gives_tanhs_gradients() -> None:
 
 
 def test_the_generated_methods_are_the_ones_declared_for_readers() -> None:
-    """Value's op methods are generated from the op table; the class declares them under
-    TYPE_CHECKING for readers and type checkers, and the two lists must not drift apart."""
+    """Value's op methods are generated from the op table; the class declares the operators
+    under TYPE_CHECKING for readers and type checkers, and the lists must not drift apart."""
     import ast
     import inspect
 
@@ -582,7 +592,12 @@ def test_the_generated_methods_are_the_ones_declared_for_readers() -> None:
         for stub in block.body
         if isinstance(stub, ast.FunctionDef)
     }
-    assert declared == set(engine._METHOD_OPS)
+    # the operators one by one; every expression function (v.tanh(), v.gelu()) by one
+    # `__getattr__` stub, so a new op of the table needs no stub
+    assert declared == {*engine._METHOD_OPS, "__getattr__"} - set(engine.UNARY_OPS)
+    assert {name for name, (op, _) in engine._METHOD_OPS.items() if op.arity == 1} >= set(
+        engine.UNARY_OPS
+    )
     for name, (op, _) in engine._METHOD_OPS.items():
         assert getattr(Value, name).__doc__.startswith(f"{op.name}:")
 
@@ -686,3 +701,52 @@ def test_a_number_on_a_node_is_read_as_a_constant_input() -> None:
     assert x.grad == 6.0  # three times ∂(2x)/∂x = 2
     difference = 5.0 - x
     assert difference.op is gradviz.ops.SUB and difference.a.data == 5.0 and difference.b is x
+
+
+def test_the_generated_kernels_give_the_plain_definitions_numbers() -> None:
+    """gradviz.codegen's op methods and backward pass against the engine's plain `apply`
+    and `_chain_rule`: the same graphs built both ways, data and grads bit for bit (the
+    methods keep a number on the node, `x * 2.0`; apply makes it a Constant)."""
+    import gradviz.engine as engine
+    from gradviz import ops
+
+    binary = [
+        (ops.ADD, lambda x, y: x + y),
+        (ops.SUB, lambda x, y: x - y),
+        (ops.MUL, lambda x, y: x * y),
+        (ops.DIV, lambda x, y: x / y),
+    ]
+    rng = random.Random(20)
+    for _ in range(400):
+        leaves = [rng.uniform(-2, 2) for _ in range(3)]
+        fast = [Value(x) for x in leaves]
+        plain = [Value(x) for x in leaves]
+        for _ in range(rng.randint(1, 14)):
+            i, j = rng.randrange(len(fast)), rng.randrange(len(fast))
+            kind = rng.random()
+            if kind < 0.45:
+                op = rng.choice(list(UNARY_OPS.values()))
+                fast.append(getattr(fast[i], op.name)())
+                plain.append(engine.apply(op, plain[i]))
+            elif kind < 0.75:
+                op, method = rng.choice(binary)
+                fast.append(method(fast[i], fast[j]))
+                plain.append(engine.apply(op, plain[i], plain[j]))
+            else:  # a plain number on either side: a Fixed node
+                op, method = rng.choice(binary)
+                k = rng.choice([2.0, -0.5, 3.0])
+                if rng.random() < 0.5:
+                    fast.append(method(fast[i], k))
+                    plain.append(engine.apply(op, plain[i], k))
+                else:
+                    fast.append(method(k, fast[i]))
+                    plain.append(engine.apply(op, k, plain[i]))
+        fast[-1].backward()  # the generated walk and pass (codegen)
+        order = topological_order(plain[-1])
+        for node in order:
+            node.grad = engine._NO_CREDIT  # "not reached": behind a detach, none is passed on
+        plain[-1].grad = 1.0
+        engine._chain_rule(order)  # the plain loop
+        for f, p in zip(fast, plain, strict=True):
+            assert repr(f.data) == repr(p.data)
+            assert repr(f.grad) == repr(p.grad), (f, p)

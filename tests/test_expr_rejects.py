@@ -9,7 +9,10 @@ import pytest
 from gradviz.errors import ExpressionError, InputError
 from gradviz.expr import parse_program
 
-FUNCTIONS = "the functions are: abs, cos, detach, exp, log, relu, sigmoid, sin, sqrt, tanh"
+FUNCTIONS = (
+    "the functions are: abs, cos, detach, elu, exp, gelu, leaky_relu, log, relu, sigmoid, silu, "
+    "sin, softplus, sqrt, tanh"
+)
 
 # (expression, message, text under the caret, hint (the start of it when it continues with
 # the list of functions))

@@ -187,7 +187,9 @@ def test_every_import_inside_a_function_says_why() -> None:
 # docs/development.md ("How the code is laid out") shows the same list.
 LAYERS: tuple[tuple[str, tuple[str, ...]], ...] = (
     ("base", ("errors", "text", "lazy", "numbers", "seeded", "files")),
-    ("engine", ("ops", "engine")),  # ops.py: the op table the engine reads (issue 10 item 1)
+    # ops.py: the op table the engine reads (issue 10 item 1); codegen.py: their fast
+    # kernels written out as Python (issue 20 item 5)
+    ("engine", ("codegen", "ops", "engine")),
     ("graphs and specs", ("expr", "names", "data", "spec", "nn")),
     (
         "computations",

@@ -36,7 +36,11 @@ def inputs(op: ops.Op) -> list[tuple[float, ...]]:
 # The display formulas in Python, independently of the op table's own expressions: the
 # learner's notation translated token by token (σ, √, ², ·, ^, "sign", "tanh²").
 _DISPLAY = [
+    (", u = 2√(2/π)·(a + 0.044715·a³)", ""),  # gelu's: u and u′ as it defines them
+    ("σ(u)", "(1/(1+math.exp(-(2*math.sqrt(2/math.pi)*(a + 0.044715*a**3)))))"),
+    ("u′", "(2*math.sqrt(2/math.pi)*(1 + 3*0.044715*a**2))"),
     ("σ(a)", "(1/(1+math.exp(-a)))"),
+    ("σ(", "(lambda z: 1/(1+math.exp(-z)))("),
     ("tanh²(a)", "math.tanh(a)**2"),
     ("a^b", "a**b"),
     ("a^(b-1)", "a**(b-1)"),
@@ -45,6 +49,7 @@ _DISPLAY = [
     ("ln(a)", "math.log(a)"),
     ("·", "*"),
     ("^", "**"),
+    ("1 if a > 0 else 0.01", "(1 if a > 0 else 1/100)"),
     ("1 if a > 0 else 0", "(1 if a > 0 else 0)"),
     (" (stop-gradient)", ""),
 ]

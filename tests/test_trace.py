@@ -431,6 +431,11 @@ def test_activation_slopes_and_bounds_come_from_the_op_table(activation: str) ->
                 "sigmoid": "σ(z)·(1 - σ(z))",  # the op table's formula, in z
                 "tanh": "1 - tanh²(z)",
                 "relu": "1 if z > 0 else 0",
+                "softplus": "σ(z)",
+                "leaky_relu": "1 if z > 0 else 0.01",
+                "elu": "1 if z > 0 else exp(z)",
+                "silu": "σ(z)·(1 + z·(1 - σ(z)))",
+                "gelu": "σ(u)·(1 + z·(1 - σ(u))·u′), u = 2√(2/π)·(z + 0.044715·z³)",
             }[activation]
         )
         assert stats.max_slope(activation) == op.max_slope

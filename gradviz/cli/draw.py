@@ -12,6 +12,7 @@ from gradviz.cli.console import stdout_console
 from gradviz.cli.options import DASH_HELP, ExpressionCommand, model_options
 from gradviz.cli.source import graph_source, model_example
 from gradviz.errors import OutputError, RenderError, WriteError, quoted
+from gradviz.expr import FUNCTIONS
 from gradviz.files import refuse_inputs, write_atomic
 from gradviz.layout import dot_choice, dot_timeout
 from gradviz.numbers import DEFAULT_PRECISION
@@ -152,10 +153,10 @@ def draw(
 ) -> None:
     """Draw the computation graph of EXPR with every node's value and gradient.
 
-    EXPR is a Python-like expression (+ - * / **, tanh sigmoid relu exp log sin cos
-    abs sqrt detach); statements separated by ';' name intermediate results, and the
-    last one is the output. Leaves take values from NAME=VALUE arguments; leaves left
-    without one get reproducible defaults (printed; --seed changes them). EXPR may
+    EXPR is a Python-like expression (+ - * / **, {functions}); statements
+    separated by ';' name intermediate results, and the last one is the output.
+    Leaves take values from NAME=VALUE arguments; leaves left without one get
+    reproducible defaults (printed; --seed changes them). EXPR may
     also be @FILE, or the path of an existing .expr file, to read it from a file.
 
     Without -o, the graph is shown in the terminal as a tree with a table of the
@@ -234,6 +235,9 @@ def draw(
         raise failures[0]
     if failures:
         raise RenderError("\n".join(error.render(flag) for error in failures))
+
+
+draw.help = (draw.help or "").replace("{functions}", " ".join(FUNCTIONS))  # the op table's
 
 
 def _check_targets(targets: list[tuple[str, str]]) -> None:

@@ -17,7 +17,7 @@ from gradviz.model import Model, from_result, load_model, save
 from gradviz.numbers import dumps
 from gradviz.render.training import summary_text, training_view
 from gradviz.report import build_report, diverged_document, inspect_document, train_document
-from gradviz.spec import resolve_spec
+from gradviz.spec import ACTIVATION_NAMES, resolve_spec
 from gradviz.train import Diverged, check_data, load_data, train
 
 # The spec key each option sets, and the option's name for error messages.
@@ -69,7 +69,9 @@ def picture_options(command: Callable) -> Callable:
 )
 @click.argument("spec", required=False)
 @click.option("--layers", help="Layer sizes, inputs first: 2,4,1.")
-@click.option("--activation", help="Hidden activation(s): sigmoid, tanh, relu, linear (or a,b,…).")
+@click.option(
+    "--activation", help=f"Hidden activation(s): {', '.join(ACTIVATION_NAMES)} (or a,b,…)."
+)
 @click.option("--output-activation", help="Activation of the output layer (default sigmoid).")
 @click.option("--init", help="Weight init: default (U±√(2/n_in)), xavier, he, uniform1, micrograd.")
 @click.option("--loss", help="mse (default), bce, or hinge (a ±1 score, linear output).")

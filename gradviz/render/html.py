@@ -33,7 +33,7 @@ from gradviz.engine import Value
 from gradviz.errors import OptionWords, keyword
 from gradviz.names import definition, node_names, op_form, operand, output_name, substitute
 from gradviz.numbers import DEFAULT_PRECISION, json_number
-from gradviz.ops import ADD, DIV, MUL, NEG, POW, SUB, UNARY_OPS, Op, power_op
+from gradviz.ops import BINARY_OPS, NEG, UNARY_OPS, Op, javascript, power_op
 from gradviz.render import colours
 from gradviz.render.diagram import (
     BAD_BAND,
@@ -55,41 +55,24 @@ LIVE_LIMIT = 300
 # their box after a slider moves (figure spaces: as wide as a digit).
 NUMBER_WIDTH = 6
 
-# The op table in JavaScript: forward value and local derivatives of each op as
-# expressions in `a`, `b` (inputs), `out` (the op's value) and `n` (a constant exponent),
-# with the IEEE operations engine.py's numpy calls perform, in the same order. `pow`
-# and `sigmoid` are assets/engine.js's copies of numpy's power and engine._sigmoid.
-JS_OPS: dict[str, tuple[str, tuple[str, ...]]] = {
-    "add": ("a + b", ("1", "1")),
-    "sub": ("a - b", ("1", "-1")),
-    "mul": ("a * b", ("b", "a")),
-    "div": ("a / b", ("1 / b", "-out / b")),  # IEEE at b = 0, as the Python engine
-    "neg": ("-a", ("-1",)),
-    "pow": (
-        "pow(a, b)",
-        ("b === 0 ? 0 : b * pow(a, b - 1)", "a === 0 && b > 0 ? 0 : out * Math.log(a)"),
-    ),
-    "powN": ("pow(a, n)", ("n === 0 ? 0 : n * pow(a, n - 1)",)),  # power_op(n): a ** n
-    "exp": ("Math.exp(a)", ("out",)),
-    "log": ("Math.log(a)", ("1 / a",)),
-    "tanh": ("Math.tanh(a)", ("1 - out * out",)),
-    "sigmoid": ("sigmoid(a)", ("out * (1 - out)",)),
-    "relu": ("a > 0 ? a : a <= 0 ? 0 : a", ("a > 0 ? 1 : a <= 0 ? 0 : a",)),
-    "sin": ("Math.sin(a)", ("Math.cos(a)",)),
-    "cos": ("Math.cos(a)", ("-Math.sin(a)",)),
-    "abs": ("Math.abs(a)", ("sign(a)",)),
-    "sqrt": ("Math.sqrt(a)", ("0.5 / out",)),
-    "detach": ("a", ("0",)),
-}
 POWER_KEY = "powN"
 
 
 def table_ops() -> dict[str, Op]:
-    """The op table's entries by JS_OPS key (every power_op(n) is one entry, `powN`).
-    A new op needs an entry in JS_OPS (tests/test_html_parity.py finds every Op)."""
-    ops = {op.name: op for op in (ADD, SUB, MUL, DIV, NEG, POW, *UNARY_OPS.values())}
+    """The op table's entries by their key on the page (every power_op(n) is one entry,
+    `powN`; tests/test_html_parity.py finds every Op)."""
+    ops = {op.name: op for op in (*BINARY_OPS.values(), NEG, *UNARY_OPS.values())}
     ops[POWER_KEY] = power_op(3.0)
     return ops
+
+
+# The op table in JavaScript: forward value and local derivatives of each op as
+# expressions in `a`, `b` (inputs), `out` (the op's value) and `n` (a constant exponent),
+# the row's own expressions (`ops.javascript(op)`), which call assets/engine.js's helpers:
+# the same IEEE operations as gradviz.ops's, in the same order.
+JS_OPS: dict[str, tuple[str, tuple[str, ...]]] = {
+    key: forms for key, op in table_ops().items() if (forms := javascript(op)) is not None
+}
 
 
 def op_key(op: Op) -> str:

@@ -25,6 +25,7 @@ from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
 from gradviz.numbers import fmt
+from gradviz.ops import ACTIVATIONS
 from gradviz.stats import Diagnosis, History, series
 
 if TYPE_CHECKING:
@@ -448,10 +449,9 @@ def _hidden_maps(
     columns = 2 if n <= 8 else 4
     rows = math.ceil(n / columns)
     axes = np.atleast_1d(figure.subplots(rows, columns, squeeze=False)).ravel()
-    if b.hidden_activation == "sigmoid":
-        lo, hi = 0.0, 1.0
-    elif b.hidden_activation == "tanh":
-        lo, hi = -1.0, 1.0
+    op = ACTIVATIONS.get(b.hidden_activation)
+    if op is not None and op.output_range is not None:  # σ in [0, 1], tanh in [-1, 1]
+        lo, hi = op.output_range
     else:
         values = np.concatenate([h[np.isfinite(h)] for h in hidden])
         lo, hi = (float(values.min()), float(values.max())) if values.size else (0.0, 1.0)

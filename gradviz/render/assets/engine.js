@@ -1,7 +1,8 @@
 /* gradviz's engine in the page: the forward pass, the backward pass and its trace, and the
    number formats, so a moved slider gives the numbers the Python engine gives.
-   OPS (generated from gradviz.render.html.JS_OPS, one entry per op of the op table) is
-   put in front of this file. Numbers follow numpy's scalar float64 semantics: the same
+   OPS (generated from gradviz.render.html.JS_OPS: each op table row's own expressions) is
+   put in front of this file; they call the helpers below (gradviz.ops.JS_HELPERS), each
+   the same IEEE operations as gradviz.ops's helper of that name. Numbers follow numpy's scalar float64 semantics: the same
    IEEE operations in the same order; exp, log, tanh, sin, cos and pow with an exponent
    other than -1, 0, 0.5, 1, 2 go through the platform's Math (tests/test_html_parity.py
    measures how many ulps that can differ). */
@@ -25,6 +26,13 @@ var GV = (function () {
     return a >= 0 ? 1 / (1 + e) : e / (1 + e);
   }
   function sign(a) { return a > 0 ? 1 : a < 0 ? -1 : a === 0 ? 0 : a; }
+  function step(a) { return a > 0 ? 1 : a <= 0 ? 0 : a; } // NaN passed through
+  function relu(a) { return a > 0 ? a : a <= 0 ? 0 : a; }
+  function div(a, b) { return a / b; } // IEEE at b = 0, as gradviz.ops.div
+  function where(c, x, y) { return c ? x : y; }
+  var exp = Math.exp, log = Math.log, log1p = Math.log1p, expm1 = Math.expm1, tanh = Math.tanh;
+  var sin = Math.sin, cos = Math.cos, sqrt = Math.sqrt, abs = Math.abs;
+  var inf = Infinity, nan = NaN;
 
   function number(v) { // JSON carries nan and infinities as strings (gradviz.numbers)
     if (v === "nan") return NaN;
