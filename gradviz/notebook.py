@@ -49,7 +49,7 @@ class Page:
 def explore(
     graph: Value | str | Model | Report,
     *,
-    rankdir: str = "LR",
+    rankdir: str | None = None,
     precision: int = DEFAULT_PRECISION,
     **values: float,
 ) -> Page:
@@ -94,7 +94,7 @@ def _page_height(page: str) -> int:
     """An iframe tall enough for the page's picture (at most 900 px of it) and controls."""
     import re  # lazy: start-up
 
-    size = re.search(r'<svg width="[\d.]+pt" height="([\d.]+)pt"', page)
+    size = re.search(r'<svg\b[^>]*\bheight="([\d.]+)pt"', page)
     drawing = float(size.group(1)) * 4 / 3 if size else 300.0
     return int(min(drawing, 900) + 720)
 

@@ -8,6 +8,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from gradviz.errors import OptionWords, OutputError, keyword, quoted
 from gradviz.layout import PREFER_PURE_COST, DotProgram, dot_timeout, run_dot
@@ -16,19 +17,23 @@ from gradviz.render.diagram import Diagram, draw_less
 from gradviz.render.dot import layout_cost, to_dot
 from gradviz.render.terminal import to_text
 
+if TYPE_CHECKING:
+    from gradviz.engine import Value
+
 
 @dataclass(frozen=True)
 class Options:
     """How to render: the layout's direction, digits, the legend, the Graphviz program
     (None: the best found), and for an HTML page what makes it live (see `render`)."""
 
-    rankdir: str = "LR"
+    rankdir: str | None = "LR"  # None: a page chooses (`gradviz.pages.html_page`)
     precision: int = DEFAULT_PRECISION
     legend: bool = True
     program: DotProgram | None = None
     expression: str | None = None
     command: str = "draw"
     words: OptionWords = keyword
+    id_prefix: str = ""  # an SVG's ids, to share a page with others
 
 
 Renderer = Callable[[Diagram, Options], bytes]
@@ -77,12 +82,18 @@ def _html(diagram: Diagram, o: Options) -> bytes:
 
 
 def _picture(fmt: str) -> Renderer:
-    """A picture laid out by Graphviz (graphviz-pure first for heavy layouts)."""
+    """A picture laid out by Graphviz (graphviz-pure first for heavy layouts); an SVG
+    follows dark mode (`gradviz.render.themes`), PNG and PDF stay light."""
 
     def picture(diagram: Diagram, o: Options) -> bytes:
         heavy = layout_cost(diagram) > PREFER_PURE_COST
         dot_text = to_dot(diagram, rankdir=o.rankdir, precision=o.precision, legend=o.legend)
-        return run_dot(dot_text, fmt, program=o.program, heavy=heavy, smaller=draw_less(diagram))
+        drawn = run_dot(dot_text, fmt, program=o.program, heavy=heavy, smaller=draw_less(diagram))
+        if fmt != "svg":
+            return drawn
+        from gradviz.render.themes import themed_svg  # lazy: start-up
+
+        return themed_svg(drawn.decode("utf-8"), o.id_prefix).encode("utf-8")
 
     return picture
 
@@ -169,23 +180,72 @@ def render(
     diagram: Diagram,
     fmt: str,
     *,
-    rankdir: str = "LR",
+    rankdir: str | None = "LR",
     precision: int = DEFAULT_PRECISION,
     legend: bool = True,
     program: DotProgram | None = None,
     expression: str | None = None,
     command: str = "draw",
     words: OptionWords = keyword,
+    id_prefix: str = "",
 ) -> bytes:
     """A diagram in one format, as the bytes to write (the row's renderer). Pictures go
     through `program`, or through the best one found. An HTML page is live when
     `expression` (the text it was parsed from) is given: its copy-command button writes
     `gradviz COMMAND EXPRESSION name=value…` (`trace` opens on step 1); a static page's
-    note names an option as `words` does (`gradviz.pages.html_page`)."""
+    note names an option as `words` does (`gradviz.pages.html_page`). `rankdir` None: a
+    page chooses the direction that reads at 800 px (others draw left to right). An SVG's
+    ids are prefixed by `id_prefix`, for many on one page."""
     if fmt not in FORMATS:
         raise OutputError(f"unknown format {quoted(fmt)}", hint=f"Formats: {', '.join(FORMATS)}.")
-    options = Options(rankdir, precision, legend, program, expression, command, words)
+    if rankdir is None and fmt != "html":
+        rankdir = "LR"
+    options = Options(rankdir, precision, legend, program, expression, command, words, id_prefix)
     return FORMATS[fmt].render(diagram, options)
+
+
+def to_svg(
+    graph: Value | Diagram,
+    *,
+    rankdir: str = "LR",
+    precision: int = DEFAULT_PRECISION,
+    grad: bool = True,
+    legend: bool = True,
+    id_prefix: str = "",
+    program: DotProgram | None = None,
+) -> str:
+    """The SVG picture as text, ready to sit inline in an HTML page: dark mode from CSS
+    variables (`gradviz.render.themes`), every id prefixed by `id_prefix` (say `gv3-`) so
+    that many diagrams share a page."""
+    from gradviz.render import as_diagram  # lazy: start-up
+
+    diagram = as_diagram(graph, grad=grad)
+    options = {"rankdir": rankdir, "precision": precision, "legend": legend}
+    return render(diagram, "svg", program=program, id_prefix=id_prefix, **options).decode("utf-8")
+
+
+def animated_trace(
+    frames: list[Diagram],
+    *,
+    rankdir: str = "LR",
+    precision: int = DEFAULT_PRECISION,
+    program: DotProgram | None = None,
+    id_prefix: str = "gv-",
+) -> bytes:
+    """The trace's frames as one animated SVG (`gradviz.render.animate`): laid out once,
+    stepping through the backward pass with CSS keyframes, the last frame when still."""
+    from gradviz.render.animate import animated_svg, animation_diagram  # lazy: start-up
+
+    drawn, timeline = animation_diagram(frames)
+    heavy = layout_cost(drawn) > PREFER_PURE_COST
+    svg = run_dot(
+        to_dot(drawn, rankdir=rankdir, precision=precision),
+        "svg",
+        program=program,
+        heavy=heavy,
+        smaller=draw_less(drawn),
+    )
+    return animated_svg(svg.decode("utf-8"), timeline, id_prefix).encode("utf-8")
 
 
 def size_warnings(diagram: Diagram, fmt: str, words: OptionWords = keyword) -> list[str]:

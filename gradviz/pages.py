@@ -21,7 +21,7 @@ if TYPE_CHECKING:
 def html_page(
     diagram: Diagram,
     *,
-    rankdir: str = "LR",
+    rankdir: str | None = None,
     precision: int = DEFAULT_PRECISION,
     program: DotProgram | None = None,
     expression: str | None = None,
@@ -30,19 +30,32 @@ def html_page(
 ) -> str:
     """The self-contained page of `gradviz.render.html`, with its SVG drawn by Graphviz
     (numbers laid out wide enough for the page to rewrite them). A static page says why,
-    naming an option as `words` does (the CLI: `--no-grad`)."""
+    naming an option as `words` does (the CLI: `--no-grad`). `rankdir` None: left to
+    right, or top to bottom where that reads better at 800 px."""
     from gradviz.render import html  # lazy: start-up (only for .html outputs)
+    from gradviz.render.themes import themed_svg  # lazy: start-up
 
     live = html.live_reason(diagram) is None and expression is not None
     drawn = html.page_diagram(diagram) if live else diagram
-    dot_text = to_dot(
-        drawn,
-        rankdir=rankdir,
-        precision=precision,
-        number_width=html.NUMBER_WIDTH if live else 0,
-    )
     heavy = layout_cost(diagram) > PREFER_PURE_COST
-    svg = run_dot(dot_text, "svg", program=program, heavy=heavy, smaller=draw_less(diagram))
+
+    def layout(direction: str) -> bytes:
+        dot_text = to_dot(
+            drawn,
+            rankdir=direction,
+            precision=precision,
+            number_width=html.NUMBER_WIDTH if live else 0,
+        )
+        return run_dot(dot_text, "svg", program=program, heavy=heavy, smaller=draw_less(diagram))
+
+    # Left to right unless the picture's text would then stand below 10 px on an 800 px
+    # page (a live page fits it to its width) and top to bottom is narrower. (A static
+    # page shows its picture at its natural size, scrolling sideways.)
+    svg = layout(rankdir or "LR")
+    if rankdir is None and live and html.svg_width_px(svg) > html.FIT_WIDTH_PX:
+        tall = layout("TB")
+        svg = tall if html.svg_width_px(tall) < html.svg_width_px(svg) else svg
+    svg = themed_svg(svg.decode("utf-8")).encode("utf-8")
     note = (
         None
         if live
@@ -101,8 +114,8 @@ def one_line(text: str) -> str:
 
 
 # The report page's texts are laid out this wide (the table drops columns as a terminal so
-# wide would).
-PAGE_TEXT_WIDTH = 130
+# wide would): 96 columns of 12 px DejaVu Sans Mono fit the page at 800 px, uncut.
+PAGE_TEXT_WIDTH = 96
 
 
 def _plain(renderables: list, width: int = PAGE_TEXT_WIDTH) -> str:
@@ -184,7 +197,9 @@ def report_page(
         frames = epoch_frames(report.snapshots, report.layer_names)
         diagram = epoch_diagram(diagram, frames, data)
         dot_text = to_dot(diagram, rankdir="TB", number_width=NUMBER_WIDTH)
-        network_svg = run_dot(dot_text, "svg").decode("utf-8")
+        from gradviz.render.themes import themed_svg  # lazy: start-up
+
+        network_svg = themed_svg(run_dot(dot_text, "svg").decode("utf-8"))
         program = example_program(graph)
     else:
         notes["network"] = "no network picture: the run holds no gradviz network"

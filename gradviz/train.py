@@ -1,4 +1,8 @@
-"""Training on the gradviz engine: the loop, its history, and the fast path it runs on.
+"""Training on the gradviz engine: the loop, its history, and the two executions it runs on.
+
+Compiled straight-line code (below) for tiny networks and online updates; layers as matrix
+products over the batch (gradviz.batched, whose docstring says why there are two) for wide
+layers over many examples. `uses_batches` chooses from the spec and the data's size.
 
 Why compiled: a network's graph has the same shape for every example, so rebuilding
 thousands of `Value` nodes per example (what an interpreter does) is pure overhead.
@@ -34,6 +38,7 @@ from pathlib import Path
 
 import numpy as np
 
+from gradviz.batched import Batched
 from gradviz.data import Dataset, load
 from gradviz.engine import Op, Value, topological_order
 from gradviz.errors import SpecError, TrainingError
@@ -47,7 +52,7 @@ from gradviz.nn import (
 )
 from gradviz.numbers import fmt
 from gradviz.ops import OP_NAMES, compiled_names
-from gradviz.spec import CLIPPING_KEYS, LOSS_FUNCTIONS, Spec
+from gradviz.spec import CLIPPING_KEYS, LOSS_FUNCTIONS, Spec, parameter_count
 from gradviz.stats import Diagnosis, diagnose, first_nonfinite
 
 # -- compiling a network ------------------------------------------------------------------
@@ -522,16 +527,75 @@ class Result:
 
 
 def evaluate(network: Network, dataset: Dataset) -> Evaluation:
-    """Loss, accuracy and outputs of the network's current weights (compiled forward)."""
-    compiled = compile_network(network)
-    X, Y = dataset.X.tolist(), dataset.Y.tolist()
+    """Loss, accuracy and outputs of the network's current weights (one forward pass,
+    compiled or over the batch as `uses_batches` says)."""
+    if not uses_batches(network.sizes, dataset.size, dataset.size, 1):
+        return _compiled_evaluation(network, dataset)
     with np.errstate(all="ignore"):
-        total, outputs = compiled.evaluate(network.flat(), [tuple(r) for r in X], Y)
+        total, outputs = Batched(network).evaluate(np.array(network.flat()), dataset.X, dataset.Y)
+    return _evaluation(network, total, outputs.tolist(), dataset)
+
+
+def _compiled_evaluation(network: Network, dataset: Dataset) -> Evaluation:
+    compiled = compile_network(network)
+    X = [tuple(r) for r in dataset.X.tolist()]
+    with np.errstate(all="ignore"):
+        total, outputs = compiled.evaluate(network.flat(), X, dataset.Y.tolist())
+    return _evaluation(network, total, outputs, dataset)
+
+
+def _evaluation(network: Network, total: float, outputs: list[float], data: Dataset) -> Evaluation:
+    """An `Evaluation` from the sum of the losses and the outputs of one forward pass."""
+    n = data.size
+    with np.errstate(all="ignore"):
         reg = l2_term(network.l2, network.flat())
-    n = len(Y)
     threshold = LOSS_FUNCTIONS[network.loss].threshold
+    Y = data.Y.tolist()
     correct = sum(is_correct(o, y, threshold) for o, y in zip(outputs, Y, strict=True))
     return Evaluation(total / n + reg if n else math.nan, correct / n if n else math.nan, outputs)
+
+
+def _engine_samples(
+    network: Network,
+    weights: Sequence[float],
+    previous: Sequence[float] | None,
+    X: np.ndarray,
+    Y: np.ndarray,
+) -> list[LayerSample]:
+    """`nn.layer_samples` of the network set to `weights` (the engine's batched graph)."""
+    network.set_flat(weights)
+    before = None
+    if previous is not None:
+        other = network.copy()
+        other.set_flat(previous)
+        before = [W for W, _ in other.weights()]
+    return layer_samples(network, X, Y, before)
+
+
+# -- which execution -----------------------------------------------------------------------
+# A cost model of both executions, its constants measured by bench/crossover.py (medians,
+# 2026-12-02, 2 shared cores: see bench/README.md, "Which execution"). Compiled code costs
+# about COMPILED_STEP per example per parameter (forward, backward, update) after a compile
+# of about COMPILE_COST per parameter; a batched update costs about BATCHED_LAYER per layer
+# (a dozen numpy calls whatever their size) plus BATCHED_STEP per example per parameter.
+COMPILED_STEP = 7e-8  # seconds
+COMPILE_COST = 2.5e-4  # seconds per parameter, once per network shape
+BATCHED_LAYER = 2.2e-5  # seconds per layer per update
+BATCHED_STEP = 7e-10  # seconds
+
+
+def uses_batches(sizes: Sequence[int], examples: int, batch: int, epochs: int) -> bool:
+    """Whether training `epochs` epochs of `examples` in batches of `batch` runs faster as
+    matrix products over the batch (gradviz.batched) than as compiled scalar code, by the
+    cost model above: the compiled code for tiny networks and online updates, batches for
+    wide layers over many examples (the lesson's deep networks)."""
+    parameters = parameter_count(sizes)
+    layers = len(sizes) - 1
+    work = epochs * examples * parameters
+    updates = epochs * -(-examples // max(1, batch))
+    compiled = COMPILE_COST * parameters + COMPILED_STEP * work
+    batched = BATCHED_LAYER * layers * updates + BATCHED_STEP * work
+    return batched < compiled
 
 
 def l2_term(l2: float, weights: Sequence[float]) -> float:
@@ -552,6 +616,15 @@ def is_correct(output: float, target: float, threshold: float = 0.5) -> bool:
 
 
 OnEpoch = Callable[[int, float, float], None]
+
+# The weights as an execution holds them: a list of floats (compiled), a float64 array
+# (batched), in `Network.parameters()` order either way.
+Weights = list[float] | np.ndarray
+
+
+# measure(weights, previous weights or None, X, Y): every layer's samples (X, Y: the rows
+# the statistics are recorded on, by default)
+Measure = Callable[..., list[LayerSample]]
 
 
 def train(
@@ -575,17 +648,24 @@ def train(
     clip_at = spec.clip_value if spec.clip_value is not None else (spec.clip_norm or 0.0)
     n = data.size
     batch = min(n, {"full": n, "online": 1}.get(spec.update, spec.batch_size or n))
-    compiled = compile_network(network, clip, online=batch == 1)
-    X = [tuple(row) for row in data.X.tolist()]
-    Y = data.Y.tolist()
-    P = network.flat()
     rng = np.random.default_rng(np.random.SeedSequence(spec.seed, spawn_key=(1,)))
     last_start = batch * ((n - 1) // batch)  # where an epoch's last batch begins
     history = History()
     rows = stats_rows(network, n)
+    execution: Compiled | Batched
+    if uses_batches(spec.layers, n, batch, spec.epochs):
+        execution = Batched(network, clip)
+        P: Weights = np.array(network.flat())
+        X: object = data.X
+        Y: object = data.Y
+    else:
+        execution = compile_network(network, clip, online=batch == 1)
+        P = network.flat()
+        X = [tuple(row) for row in data.X.tolist()]
+        Y = data.Y.tolist()
 
     def run(
-        weights: list[float],
+        weights: Weights,
         order: list[int],
         lr: float,
         start: int,
@@ -594,31 +674,43 @@ def train(
         correct: int = 0,
         counts: list | None = None,
     ) -> tuple[float, int]:
-        """`Compiled.run` on this training's data and settings: trains `weights` in place
-        on the examples order[start:stop]."""
-        return compiled.run(
+        """The execution's `run` on this training's data and settings: trains `weights`
+        in place on the examples order[start:stop]."""
+        return execution.run(
             weights, X, Y, order, start, stop, batch, lr, clip_at, total, correct, spec.l2, counts
         )
 
-    def snapshot(epoch: int, previous: list[float] | None) -> None:
-        network.set_flat(P)
-        before = None
-        if previous is not None:
-            other = network.copy()
-            other.set_flat(previous)
-            before = [W for W, _ in other.weights()]
+    def measure(
+        weights: Weights,
+        previous: Weights | None,
+        x: np.ndarray = data.X[:rows],
+        y: np.ndarray = data.Y[:rows],
+    ) -> list[LayerSample]:
+        """Every layer's samples at `weights` on the rows x, y (the statistics' rows)."""
+        if isinstance(execution, Compiled):
+            return _engine_samples(network, weights, previous, x, y)
+        return execution.samples(np.asarray(weights), x, y, previous)
+
+    def final() -> Evaluation:
+        """The trained network (set to P) on the whole data set, as it trained."""
+        if isinstance(execution, Compiled):
+            return _compiled_evaluation(network, data)
+        total, outputs = execution.evaluate(P, data.X, data.Y)
+        return _evaluation(network, total, outputs.tolist(), data)
+
+    def snapshot(epoch: int, previous: Weights | None) -> None:
         if history.snapshots:  # only the latest keeps its raw arrays
             last_epoch, last = history.snapshots[-1]
             history.snapshots[-1] = (last_epoch, diagnose(last, epoch=last_epoch))
-        samples = layer_samples(network, data.X[:rows], data.Y[:rows], before)
-        history.snapshots.append((epoch, samples))
+        history.snapshots.append((epoch, measure(P, previous)))
 
+    every = list(range(n))  # a full batch's order, every epoch
     with np.errstate(all="ignore"):
         if record:
             snapshot(0, None)
         for epoch in range(1, spec.epochs + 1):
-            order = rng.permutation(n).tolist() if spec.update != "full" else list(range(n))
-            start_weights = list(P)
+            order = rng.permutation(n).tolist() if spec.update != "full" else every
+            start_weights = P.copy()
             lr = spec.rate_at(epoch)
             counts = [0, 0, 0.0, 0.0] if clip is not None else None
             recording = record and (epoch % spec.stats_every == 0 or epoch == spec.epochs)
@@ -626,10 +718,10 @@ def train(
             # calls then, over the same batches as one: the same bits)
             if recording and last_start:
                 total, correct = run(P, order, lr, 0, last_start, counts=counts)
-                previous = list(P)
+                previous = P.copy()
                 total, correct = run(P, order, lr, last_start, n, total, correct, counts)
             else:
-                previous = list(P) if recording else None
+                previous = P.copy() if recording else None
                 total, correct = run(P, order, lr, 0, n, counts=counts)
             loss = total / n
             history.loss.append(loss)
@@ -643,28 +735,30 @@ def train(
             history.accuracy.append(correct / n)
             if history.stopped is None and not _finite(loss, P):
                 message = _divergence(
-                    network, data, run, start_weights, order, lr, batch, epoch, loss
+                    run, measure, data, start_weights, order, lr, batch, epoch, loss
                 )
                 history.stopped = message + "."
                 if not keep_going:
                     if record:  # the state it stopped in, NaN and all
                         snapshot(epoch, previous)
                     network.set_flat(P)
-                    raise Diverged(
-                        message, Result(spec, network, data, history, evaluate(network, data))
-                    )
+                    raise Diverged(message, Result(spec, network, data, history, final()))
             if recording:
                 snapshot(epoch, previous)
             if on_epoch is not None:
                 on_epoch(epoch, loss, correct / n)
     network.set_flat(P)
-    return Result(spec, network, data, history, evaluate(network, data))
+    return Result(spec, network, data, history, final())
 
 
-def _finite(total: float, P: list[float]) -> bool:
-    """The loss and every weight are finite (`sum(P)` is the quick test; it can overflow
+def _finite(total: float, P: Weights) -> bool:
+    """The loss and every weight are finite (the sum is the quick test; it can overflow
     with finite weights, so then each is checked)."""
-    return math.isfinite(total) and (math.isfinite(sum(P)) or all(map(math.isfinite, P)))
+    if not math.isfinite(total):
+        return False
+    if isinstance(P, np.ndarray):
+        return math.isfinite(P.sum()) or bool(np.isfinite(P).all())
+    return math.isfinite(sum(P)) or all(map(math.isfinite, P))
 
 
 class Diverged(TrainingError):
@@ -729,10 +823,10 @@ def training_work(spec: Spec, examples: int) -> int:
 
 
 def _divergence(
-    network: Network,
-    data: Dataset,
     run: Callable[..., tuple[float, int]],
-    weights: list[float],
+    measure: Measure,
+    data: Dataset,
+    weights: Weights,
     order: list[int],
     lr: float,
     batch: int,
@@ -741,20 +835,19 @@ def _divergence(
 ) -> str:
     """Replay the epoch batch by batch (`run` as `train`'s, from its starting `weights`)
     to find the step where NaN/inf appeared, and name the first layer holding it
-    (forward pass first, then the backward pass)."""
-    P = list(weights)
+    (forward pass first, then the backward pass) in the batch's samples (`measure`, as
+    `train`'s, over the whole data set: its own rows here)."""
+    P = weights.copy()
     n = len(order)
     where = "the loss"  # (not found again on replay)
     for step, start in enumerate(range(0, n, batch), 1):
         end = min(n, start + batch)
-        before = list(P)
+        before = P.copy()
         total, _ = run(P, order, lr, start, end)
         if _finite(total, P):
             continue
-        probe = network.copy()
-        probe.set_flat(before)
         rows = order[start:end]
-        found = first_nonfinite(layer_samples(probe, data.X[rows], data.Y[rows]))
+        found = first_nonfinite(measure(before, None, data.X[rows], data.Y[rows]))
         if found is not None:
             index, quantity = found
             where = f"layer L{index} (its {quantity})"

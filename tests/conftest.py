@@ -12,8 +12,15 @@ import os
 import signal
 from pathlib import Path
 
-import pytest
-from hypothesis import settings
+# numpy's BLAS on one thread, as gradviz's CLI runs it (gradviz.cli.BLAS_THREADS), set before
+# anything loads numpy: batched training's small products gain nothing from OpenBLAS's
+# threads, whose spinning after each product starved the browser tests' Chromium under load
+# (script timeouts on the deep networks' pictures)
+for _name in ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS"):
+    os.environ.setdefault(_name, "1")
+
+import pytest  # noqa: E402
+from hypothesis import settings  # noqa: E402
 
 settings.register_profile("ci", derandomize=True, print_blob=True)
 if os.environ.get("CI"):

@@ -247,7 +247,14 @@ def test_graphviz_pictures_read_at_docs_width(browser, tmp_path, pictures, name)
     open_page(browser, inline_svg_page(svg.decode("utf-8")), tmp_path)
     outside = _texts_outside_nodes(browser.execute_script(NODE_GEOMETRY_JS))
     assert not outside, f"{name}: text outside its node: {outside[:5]}"
-    check_geometry(name, browser.execute_script(SVG_GEOMETRY_JS), picture)
+    # walking every edge of the biggest network (deep-relu by neuron: 1.3 MB of SVG) takes
+    # about 25 s on a loaded 2-core machine: more than selenium's default 30 s allows then
+    browser.set_script_timeout(180)
+    try:
+        geometry = browser.execute_script(SVG_GEOMETRY_JS)
+    finally:
+        browser.set_script_timeout(30)
+    check_geometry(name, geometry, picture)
 
 
 # Mermaid: the page loads mermaid.js from node_modules and draws the text; the geometry is

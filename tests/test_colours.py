@@ -1,5 +1,7 @@
 """The one colour scale: readable text on every fill, vanishing gradients the most visible,
-and every band still told apart with a colour-vision deficiency.
+and every band still told apart with a colour-vision deficiency; in light and in dark mode
+(the dark scale is checked against its own background by the same rules, mirrored: there
+the vanishing band is the lightest).
 
 Contrast is WCAG 2.x's formula; colour-vision deficiencies are simulated with the matrices
 of Machado, Oliveira and Fernandes (2009, severity 1.0) on linear RGB, and differences are
@@ -14,7 +16,16 @@ import json
 import pytest
 
 from gradviz.render import colours
-from gradviz.render.colours import ALL_BANDS, BAD_BAND, BANDS, band_for, scale_as_data
+from gradviz.render.colours import (
+    ALL_BANDS,
+    BAD_BAND,
+    BANDS,
+    DARK,
+    LIGHT,
+    PALETTES,
+    band_for,
+    scale_as_data,
+)
 
 MACHADO = {
     "deuteranopia": (
@@ -87,48 +98,116 @@ def test_the_formulas_match_known_values():
     )
 
 
-@pytest.mark.parametrize("band", ALL_BANDS, ids=lambda b: b.name)
-def test_text_on_every_fill_is_readable(band):
+THEMES = {palette.name: palette for palette in PALETTES}
+# The backgrounds a dark picture meets when it sits inline in a themed page (it paints its
+# own, but a line at the edge of the drawing shows against the page): GitHub's dark,
+# mkdocs-material's slate, furo's and pydata-sphinx-theme's dark.
+DARK_PAGES = ("#0d1117", "#1e2129", "#131416", "#121212")
+
+
+def bands_of(theme: str) -> list[tuple[str, object]]:
+    return [(theme, band) for band in THEMES[theme].bands]
+
+
+EVERY_BAND = [*bands_of("light"), *bands_of("dark")]
+
+
+def band_id(case) -> str:
+    return case.name if hasattr(case, "name") else str(case)
+
+
+@pytest.mark.parametrize(("theme", "band"), EVERY_BAND, ids=band_id)
+def test_text_on_every_fill_is_readable(theme, band):
     assert contrast(band.ink, band.fill) >= 4.5, band
 
 
-@pytest.mark.parametrize("band", ALL_BANDS, ids=lambda b: b.name)
-def test_edge_colours_show_on_a_white_page(band):
-    # WCAG's 3:1 for graphics; the exact 0 is dashed as well
-    assert contrast(band.line, "#ffffff") >= 3.0, band
+@pytest.mark.parametrize(("theme", "band"), EVERY_BAND, ids=band_id)
+def test_edge_colours_show_on_the_page(theme, band):
+    # WCAG's 3:1 for graphics, on the picture's own background; the exact 0 is dashed too
+    palette = THEMES[theme]
+    pages = (palette.background, *(DARK_PAGES if theme == "dark" else ()))
+    for page in pages:
+        assert contrast(band.line, page) >= 3.0, (band, page)
 
 
+@pytest.mark.parametrize("theme", THEMES)
+def test_plain_text_and_outlines_read_on_the_background(theme):
+    palette = THEMES[theme]
+    for ground in (palette.background, palette.surface):
+        assert contrast(palette.ink, ground) >= 7.0, ground  # titles, edge labels, node text
+        assert contrast(palette.border, ground) >= 3.0, ground  # node outlines, edges
+        for state in (palette.current, palette.done):
+            assert contrast(state, ground) >= 3.0, (state, ground)
+    # the trace's current step shows on every band's fill it outlines (an orange border on
+    # the orange bands did not), with the common colour-vision deficiencies too
+    for vision in ("normal", "deuteranopia", "protanopia"):
+        matrix = MACHADO.get(vision, NORMAL)
+        closest = min((delta_e(palette.current, b.fill, matrix), b.name) for b in palette.bands)
+        assert closest[0] >= 20, (vision, closest)
+
+
+@pytest.mark.parametrize("theme", THEMES)
 @pytest.mark.parametrize("vision", ["normal", *MACHADO])
-def test_every_band_stays_distinct_with_colour_vision_deficiencies(vision):
+def test_every_band_stays_distinct_with_colour_vision_deficiencies(theme, vision):
     matrix = MACHADO.get(vision, NORMAL)
-    fills = [b.fill for b in ALL_BANDS]
+    bands = THEMES[theme].bands
+    fills = [b.fill for b in bands]
     closest = min(
         (delta_e(a.fill, b.fill, matrix), a.name, b.name)
-        for a, b in itertools.combinations(ALL_BANDS, 2)
+        for a, b in itertools.combinations(bands, 2)
     )
     assert closest[0] >= 8, f"{vision}: {closest}"  # about what a reader tells apart at a glance
     assert len(set(fills)) == len(fills)
 
 
+@pytest.mark.parametrize("theme", THEMES)
 @pytest.mark.parametrize("vision", ["normal", "deuteranopia", "protanopia"])
-def test_vanishing_gradients_stand_out_most(vision):
-    # (with tritanopia, rare, ≥ 100 comes out a little further from white than < 1e-6;
-    # every band still differs from every other, as the test above shows)
-    # against the white page, < 1e-6 is further away than any other finite non-zero band
+def test_vanishing_gradients_stand_out_most(theme, vision):
+    # (with tritanopia, rare, ≥ 100 comes out a little further from white than < 1e-6 in
+    # the light scale; every band still differs from every other, as the test above shows)
+    # against the picture's background, < 1e-6 is further away than any other finite
+    # non-zero band
+    palette = THEMES[theme]
     matrix = MACHADO.get(vision, NORMAL)
-    vanishing = delta_e(BANDS[1].fill, "#ffffff", matrix)
-    assert all(vanishing > delta_e(b.fill, "#ffffff", matrix) for b in BANDS[2:])
-    # and in lightness alone (grey-scale print): darker than every band but nan/inf
-    lightness = lab(simulate(BANDS[1].fill, matrix))[0]
-    assert all(lightness < lab(simulate(b.fill, matrix))[0] for b in BANDS[2:])
+    finite = palette.bands[1:7]
+    vanishing = delta_e(finite[0].fill, palette.background, matrix)
+    assert all(vanishing > delta_e(b.fill, palette.background, matrix) for b in finite[1:])
+    # and in lightness alone (grey-scale print): the band furthest from the background in
+    # lightness, but for nan/inf (darkest: black in both)
+    lightness = lab(simulate(finite[0].fill, matrix))[0]
+    others = [lab(simulate(b.fill, matrix))[0] for b in finite[1:]]
+    if theme == "light":
+        assert all(lightness < other for other in others)
+    else:
+        assert all(lightness > other for other in others)
 
 
-def test_zero_and_nan_are_unmistakable():
-    zero = BANDS[0]
-    assert zero.dashed and not any(b.dashed for b in ALL_BANDS if b is not zero)
-    assert zero.fill == "#ffffff"
-    assert BAD_BAND.border_width > max(b.border_width for b in BANDS)
-    assert BAD_BAND.fill == "#000000" and colours.BAD_MARK == "‼"
+@pytest.mark.parametrize("theme", THEMES)
+def test_zero_and_nan_are_unmistakable(theme):
+    palette = THEMES[theme]
+    zero, bad = palette.bands[0], palette.bands[-1]
+    assert zero.name == "g0" and bad.name == "bad"
+    assert zero.dashed and not any(b.dashed for b in palette.bands if b is not zero)
+    assert zero.fill == palette.surface  # the look of a node with nothing to show, dashed
+    assert bad.border_width > max(b.border_width for b in palette.bands[:-1])
+    assert bad.fill == "#000000" and colours.BAD_MARK == "‼"
+    assert bad.border == bad.line  # one red for NaN, on nodes and on edges
+    assert contrast(bad.border, bad.fill) >= 3.0 and contrast(bad.border, palette.background) >= 3.0
+    # the only fill darker than the dark background is NaN's
+    darkest = min(palette.bands, key=lambda b: luminance(linear(b.fill)))
+    assert darkest is bad
+
+
+def test_the_dark_scale_is_the_light_one_band_for_band():
+    assert [b.name for b in DARK.bands] == [b.name for b in LIGHT.bands]
+    assert [b.text for b in DARK.bands] == [b.text for b in LIGHT.bands]
+    assert LIGHT.bands == ALL_BANDS and LIGHT.background == "#ffffff"
+    # a colour that names one thing in light names one thing in dark (the SVG's style
+    # sheet maps light colours to dark ones: it must be a function)
+    pairs = {}
+    for light, dark in zip(LIGHT.bands, DARK.bands, strict=True):
+        for a, b in ((light.fill, dark.fill), (light.line, dark.line)):
+            assert pairs.setdefault(a, b) == b, (a, b)
 
 
 def test_bands_follow_the_log_scale():

@@ -491,6 +491,8 @@ def test_every_mermaid_text_is_accepted_and_reads_back_exactly(diagrams):
             parts = [printable(node.label)] if node.label else []
             if not node.label and node.kind == "value":  # unnamed: its id, as the trace
                 parts = [node.id]
+            if node.ordered:  # a − b: which input is which, as its edges say
+                parts = [f"a {printable(node.label)} b"]
             if constant_text(node) is not None:  # a constant shows its number alone
                 parts = [constant_text(node)]
             elif node.data is not None:

@@ -280,14 +280,15 @@ def test_the_policy_allows_exactly_the_pages_own_script_and_style() -> None:
     page = page_for(HAND, HAND_VALUES)
     csp = re.search(r'http-equiv="Content-Security-Policy" content="([^"]*)"', page).group(1)
     code = re.search(r"<script>(.*?)</script>", page, re.S).group(1)
-    css = re.search(r"<style>(.*?)</style>", page, re.S).group(1)
+    # the page's style, and the dark-mode style sheet inside its SVG
+    css, svg_css = re.findall(r"<style>(.*?)</style>", page, re.S)
 
     def digest(text: str) -> str:
         return base64.b64encode(hashlib.sha256(text.encode()).digest()).decode()
 
     assert csp.startswith("default-src 'none'; ")
     assert f"script-src 'sha256-{digest(code)}';" in csp
-    assert f"style-src 'sha256-{digest(css)}';" in csp
+    assert f"style-src 'sha256-{digest(css)}' 'sha256-{digest(svg_css)}';" in csp
     # Nothing the page could fetch: no src or href anywhere, no URL but SVG's namespaces.
     assert not re.search(r"\b(src|href|action)\s*=", page)
     assert set(re.findall(r"https?://[^\s\"']*", page)) <= {

@@ -193,7 +193,10 @@ LAYERS: tuple[tuple[str, tuple[str, ...]], ...] = (
     ("graphs and specs", ("expr", "names", "data", "spec", "nn")),
     (
         "computations",
-        ("train", "stats", "trace", "gradcheck", "model", "measure", "boundary", "report"),
+        (
+            *("batched", "train", "stats", "trace", "gradcheck", "model", "measure"),
+            *("boundary", "report"),
+        ),
     ),
     ("render", ("render",)),  # render and render.*: pure, data in, text or pictures out
     # formats; the Graphviz program; the pages it draws; what a notebook shows

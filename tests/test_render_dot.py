@@ -202,8 +202,19 @@ def test_horizontal_records_in_lr(rankdir):
 def test_records_stack_their_fields_in_tb(rankdir):
     # Top to bottom is chosen for wide graphs: nodes as narrow as their longest field
     # halve the width (XOR's every scalar: 3,806 pt side by side, 1,862 pt stacked).
+    wide = parse_program(
+        "L = a*b + c*d + e*f + g*h + i*j + k*m", dict.fromkeys("abcdefghijkm", 1.0)
+    ).output
+    wide.backward()
+    text = to_dot(diagram_from_value(wide), rankdir=rankdir)
+    assert f'rankdir="{rankdir}"' in text and 'label="{ a | data 1 | grad 1 }"' in text
+
+
+@pytest.mark.parametrize("rankdir", ["TB", "BT"])
+def test_narrow_ranks_keep_their_fields_side_by_side_in_tb(rankdir):
+    # a chain (or the hand example) fits a page side by side: half as tall as stacked
     text = to_dot(diagram_from_value(hand()), rankdir=rankdir)
-    assert f'rankdir="{rankdir}"' in text and 'label="{ a | data 2 | grad 6 }"' in text
+    assert f'rankdir="{rankdir}"' in text and 'label="a | data 2 | grad 6"' in text
 
 
 def test_bad_rankdir_is_refused():
@@ -308,9 +319,11 @@ def test_states_and_emphasis_for_trace_frames(program):
     diagram = diagram_from_value(hand())
     frame = diagram.with_states({"n4": "current", "n6": "done"}, [("n4", "n6_op")], default="dim")
     text = to_dot(frame)
-    assert re.search(r'"n4" \[[^\n]*color="#ff7f0e", penwidth="3"', text)
+    # the current step in blue (it shows on the orange bands), done green, the rest dimmed
+    assert re.search(r'"n4" \[[^\n]*color="#0969da", penwidth="3"', text)
+    assert re.search(r'"n6" \[[^\n]*color="#2ca02c", penwidth="2"', text)
     assert re.search(r'"n0" \[[^\n]*fillcolor="#ffffff"[^\n]*fontcolor="#aaaaaa"', text)
-    assert '"n4" -> "n6_op" [color="#ff7f0e", penwidth="2.5"]' in text
+    assert '"n4" -> "n6_op" [color="#0969da", penwidth="2.5"]' in text
     svg_of(text, program)
 
 
@@ -338,3 +351,16 @@ def test_draw_renders_through_the_graphviz_package(monkeypatch):
     assert Path(graphviz.backend.dot_command.DOT_BINARY).name == "graphviz-pure"
     svg = digraph.pipe(format="svg")
     assert "grad 6" in texts(ET.fromstring(svg))
+
+
+def test_a_subtraction_says_which_input_is_which():
+    # `e - 1` is not `1 - e`: the op reads `a − b` and its edges say a and b (and `+`, `*`,
+    # whose order does not matter, stay as they were)
+    out = parse_program("e = 2*x; o = (e - 1)/(e + 1)", {"x": 0.5}).output
+    out.backward()
+    text = to_dot(diagram_from_value(out))
+    assert 'label="a − b"' in text and 'label="a ÷ b"' in text and 'label="+"' in text
+    e, one = "n2", "n3"  # e, then the constant 1 (graph order)
+    assert re.search(rf'"{e}" -> "n4_op" \[headlabel="a"', text)
+    assert re.search(rf'"{one}" -> "n4_op" \[headlabel="b"', text)
+    assert text.count("headlabel=") == 4  # two into −, two into ÷

@@ -192,7 +192,8 @@ def test_hand_example_labels(parsed):
         "L │ data -8 │ grad 1",
     ):
         assert label in shown
-    assert shown.count("*") == 2 and shown.count("+") == 1
+    # an op's symbol is padded with em spaces, so that its circle is not a dot
+    assert shown.count("\u2003*\u2003") == 2 and shown.count("\u2003+\u2003") == 1
 
 
 def test_square_has_two_edges_from_x(parsed):
@@ -297,7 +298,18 @@ def test_no_grad_shows_data_only(parsed):
 
 def test_direction_and_detach_label(parsed):
     assert parsed["tb"]["text"].startswith("flowchart TB\n")
-    assert '-->|"no grad"|' in parsed["detach"]["text"]
+    # the end of the credit is dashed, as in the Graphviz picture and the README
+    assert '-.->|"no grad"|' in parsed["detach"]["text"]
+
+
+def test_the_caption_class_only_with_a_caption():
+    x = Value(2.0, label="x")
+    y = x * x
+    y.backward()
+    plain = to_mermaid(y)
+    assert "caption" not in plain  # (it said `class caption caption` with no caption)
+    titled = to_mermaid(replace(diagram_from_value(y), title="a title"))
+    assert 'caption["a title"]' in titled and "    class caption caption\n" in titled
 
 
 def test_more_edges_than_mermaid_draws_is_refused():
@@ -337,3 +349,12 @@ def test_markdown_is_a_fenced_block_and_library_api_matches():
 
 def test_output_is_byte_stable():
     assert to_mermaid(program_output("hand")) == to_mermaid(program_output("hand"))
+
+
+def test_a_subtraction_says_which_input_is_which_in_mermaid():
+    out = parse_program("e = 2*x; o = (e - 1)/(e + 1)", {"x": 0.5}).output
+    out.backward()
+    text = to_mermaid(out)
+    assert 'n4_op(("a\u202f−\u202fb"))' in text and 'n7_op(("a\u202f÷\u202fb"))' in text
+    assert 'n2 -->|"a"| n4_op' in text and 'n3 -->|"b"| n4_op' in text
+    assert text.count('|"a"|') == 2 and text.count('|"b"|') == 2

@@ -16,15 +16,28 @@ ROOT = Path(__file__).resolve().parent.parent
 PURE = [p for p in dot_programs() if p.kind == "pure"]
 needs_pure = pytest.mark.skipif(not PURE, reason="graphviz-pure is not installed")
 # docs/ files that are prose, not generated (checked by tests/test_readme.py instead).
-# The docs site's own pages (mkdocs.yml), beside the files make samples writes.
-WRITTEN_BY_HAND = {"lesson.md", "index.md", "pictures.md", "fence.md", "development.md"}
+# The docs site's own pages (mkdocs.yml) and files, beside the files make samples writes:
+# its pages, its style sheet and Mermaid (copied by make docs), and samples/ (a link).
+WRITTEN_BY_HAND = {"lesson.md", "trace/README.md", "index.md", "pictures.md", "fence.md"}
+WRITTEN_BY_HAND |= {"development.md"}
+SITE_FOLDERS = ("manual/", "assets/", "samples/")
+SCREENSHOTS = {"html-draw.png", "html-trace.png", "report-xor.png"}  # gradviz.tools.screenshots
+
+
+def files_under(docs: Path) -> dict[str, bytes]:
+    """Every file under `docs` (sub-folders too) by its path there."""
+    return {
+        p.relative_to(docs).as_posix(): p.read_bytes()
+        for p in sorted(docs.rglob("*"))
+        if p.is_file()
+    }
 
 
 def generate(tmp_path: Path, name: str) -> dict[str, bytes]:
     docs = tmp_path / name
     docs.mkdir()
     build(ROOT / "samples", docs, PURE[0])
-    return {p.name: p.read_bytes() for p in sorted(docs.iterdir())}
+    return files_under(docs)
 
 
 @pytest.mark.slow
@@ -32,13 +45,20 @@ def generate(tmp_path: Path, name: str) -> dict[str, bytes]:
 def test_docs_are_what_make_samples_generates_and_it_is_deterministic(tmp_path):
     first, again = generate(tmp_path, "a"), generate(tmp_path, "b")
     assert first == again
-    # The pages' screenshots (gradviz.tools.screenshots) come from a browser, not from build.
+    # Every file under docs/ but the prose (the trace frames in docs/trace/ too); the
+    # pages' screenshots come from a browser (the test below).
     committed = {
-        p.name: p.read_bytes()
-        for p in sorted((ROOT / "docs").iterdir())
-        if p.is_file() and p.name not in WRITTEN_BY_HAND and p.suffix != ".png"
+        name: data
+        for name, data in files_under(ROOT / "docs").items()
+        if name not in WRITTEN_BY_HAND
+        and name not in SCREENSHOTS
+        and not name.startswith(SITE_FOLDERS)
     }
-    assert first == committed, "docs/ is stale: run `make samples`"
+    stale = sorted(
+        name for name in first.keys() | committed.keys() if first.get(name) != committed.get(name)
+    )
+    assert not stale, f"docs/ is stale, run `make samples`: {stale}"
+    assert {"trace/step-01.svg", "trace/step-07.svg", "backward.svg"} <= first.keys()
     for name in ("hand", "sigmoid_neuron", "tanh_neuron", "used_twice", "detach"):
         ET.fromstring(first[f"{name}.svg"])  # well-formed
         # drawn as `gradviz draw` draws them: the one-neuron samples are too wide left to
@@ -70,3 +90,20 @@ def test_main_reports_errors_with_a_status(tmp_path, capsys, monkeypatch):
     monkeypatch.setenv("GRADVIZ_DOT", "none")
     assert main([str(tmp_path)]) == 1
     assert "GRADVIZ_DOT=none switched Graphviz off" in capsys.readouterr().err
+
+
+@pytest.mark.slow
+@needs_pure
+def test_the_screenshots_are_what_make_samples_takes(tmp_path, browser):
+    # `make samples` ends with gradviz.tools.screenshots: the same pictures, byte for byte
+    # (Chromium on one machine draws the same page the same way)
+    from gradviz.tools import screenshots
+
+    root = tmp_path / "root"
+    (root / "docs").mkdir(parents=True)
+    (root / "samples").symlink_to(ROOT / "samples")
+    build(ROOT / "samples", root / "docs", PURE[0])
+    assert screenshots.main([str(root)]) == 0
+    for name in sorted(SCREENSHOTS):
+        fresh, committed = (root / "docs" / name).read_bytes(), (ROOT / "docs" / name).read_bytes()
+        assert fresh == committed, f"docs/{name} is stale: run `make samples`"

@@ -73,7 +73,15 @@ CASES = [
 ]
 
 
+@pytest.fixture
+def compiled(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Training on the compiled execution, whatever `uses_batches` would choose (the
+    batched one agrees to rounding: tests/test_batched.py)."""
+    monkeypatch.setattr(T, "uses_batches", lambda *_: False)
+
+
 @pytest.mark.parametrize(("name", "changes"), CASES)
+@pytest.mark.usefixtures("compiled")
 def test_compiled_training_is_the_plain_engine_bit_for_bit(name: str, changes: dict) -> None:
     epochs = 2
     spec = spec_of(name, **changes, epochs=epochs)

@@ -190,8 +190,18 @@ def flag(option: str, command: str | None = None) -> str:
     return words if not setting or value == "True" else f"{words} {value.strip(QUOTES)}"
 
 
+# gradviz's matrices are small (spec.MAX_WIDTH, MAX_PARAMETERS): BLAS threads cost far more
+# CPU than they save on them (the largest network's epoch: 0.5 ms of CPU on one thread,
+# 23 ms with OpenBLAS's threads on 2 shared cores, bench/README.md), and starting them
+# costs numpy's import about 40 ms. Set before numpy loads; the user's own setting wins.
+BLAS_THREADS = ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS")
+
+
 def main() -> None:
     """Console-script entry point."""
+    if "numpy" not in sys.modules:
+        for name in BLAS_THREADS:
+            os.environ.setdefault(name, "1")
     try:
         cli.main(prog_name="gradviz")
     except BrokenPipeError:

@@ -204,6 +204,7 @@ def draw(
         diagram = diagram_from_value(program.output, grad=not no_grad)
 
     asked_rankdir = rankdir
+    page_rankdir = asked_rankdir.upper() if asked_rankdir else None
     rankdir = (rankdir or preferred_rankdir(diagram)).upper()
     if not targets:
         more = "--depth all shows them"
@@ -219,7 +220,10 @@ def draw(
             data = render(
                 drawn,
                 fmt,
-                rankdir=(asked_rankdir or preferred_rankdir(drawn)).upper(),
+                # a page chooses the direction its picture reads best in at 800 px
+                rankdir=page_rankdir
+                if fmt == "html"
+                else (asked_rankdir or preferred_rankdir(drawn)).upper(),
                 precision=precision,
                 expression=source.expression,
                 words=flag,

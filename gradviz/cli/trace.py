@@ -20,7 +20,7 @@ from gradviz.gradcheck import DEFAULT_TOL, gradcheck
 from gradviz.gradcheck import document as check_document
 from gradviz.names import node_names, output_name
 from gradviz.numbers import dumps, fmt
-from gradviz.output import format_for, render, size_warnings
+from gradviz.output import animated_trace, format_for, render, size_warnings
 from gradviz.render.diagram import Diagram, diagram_from_value
 from gradviz.render.trace_view import (
     backward_view,
@@ -157,7 +157,15 @@ DEFAULT_SAMPLES = 10  # parameters of a model that `check` compares
     "page",
     type=click.Path(path_type=Path, dir_okay=False),
     metavar="FILE.html",
-    help="Also write a live page opened on step 1 (one file, no network; see `draw -o`).",
+    help="Also write a live page opened on step 1 (one file, no network; see `draw -o`); "
+    "with --animate, FILE.svg: the backward pass as an animated picture.",
+)
+@click.option(
+    "--animate",
+    is_flag=True,
+    help="With -o FILE.svg: one SVG that steps through the backward pass in a loop (CSS, no "
+    "script: it plays in a README's <img>; readers who prefer reduced motion see the last "
+    "step).",
 )
 @click.option(
     "--json",
@@ -179,6 +187,7 @@ def trace_command(
     frame_format: str | None,
     step: int | None,
     page: Path | None,
+    animate: bool,
     as_json: bool,
     seed: int,
     model_path: Path | None,
@@ -198,7 +207,7 @@ def trace_command(
 
     --frames DIR writes one diagram per step: step k shows the graph after step k,
     with the nodes of earlier steps done (green), the current node and the edges it
-    passes credit along emphasised (orange), every node's credit received so far,
+    passes credit along emphasised (blue), every node's credit received so far,
     and nodes no credit reaches dimmed. There is one step, and so one frame, per
     node the credit reaches: every node of the graph, except those whose every path
     to the output runs through detach. For `e = a*b; d = e + c; L = d*f` that is 7.
@@ -215,6 +224,7 @@ def trace_command(
       gradviz trace "tanh(w*x + b)" x=0.5 w=-3 b=1 --frames out --format mmd
       gradviz trace "e = a*b; d = e + c; L = d*f" a=2 b=-3 c=10 f=-2 --frames out --step 5
       gradviz trace "e = a*b; d = e + c; L = d*f" a=2 b=-3 c=10 f=-2 -o trace.html
+      gradviz trace "e = a*b; d = e + c; L = d*f" a=2 b=-3 c=10 f=-2 -o backward.svg --animate
       gradviz trace --model xor.json --input 0,1 --level neuron
       gradviz trace "x*x + x" x=3 --json
       gradviz trace -- "-x*2" x=1
@@ -225,10 +235,19 @@ def trace_command(
     if step is not None and frames is None:
         raise click.UsageError("--step picks the frame of one step: give --frames DIR")
     level = level.lower()
-    if page is not None and format_for(str(page)) != "html":
+    wanted = "svg" if animate else "html"
+    if animate and page is None:
+        raise click.UsageError("--animate writes the -o file: give -o FILE.svg")
+    if page is not None and format_for(str(page)) != wanted:
+        if animate:
+            raise OutputError(
+                f"trace -o with --animate writes an SVG picture, not {str(page)!r}",
+                hint="Name it FILE.svg; without --animate, -o FILE.html writes a live page.",
+            )
         raise OutputError(
             f"trace -o writes an HTML page, not {str(page)!r}",
-            hint="Name it FILE.html; for a picture of each step use --frames DIR.",
+            hint="Name it FILE.html (or FILE.svg with --animate); for a picture of each step "
+            "use --frames DIR.",
         )
     extension = (frame_format or "svg").lower()
     console = stdout_console(soft_wrap=True)
@@ -244,7 +263,8 @@ def trace_command(
         value, inputs, clusters = graph.loss, source.inputs, graph.clusters
         if level != "scalar":
             if page is not None:
-                raise click.UsageError("-o (a page) draws every scalar: use it without --level")
+                what = "an animation" if animate else "a page"
+                raise click.UsageError(f"-o ({what}) draws every scalar: use it without --level")
             _trace_network(graph, level, show_forward, frames, extension, console, as_json, step)
             return
     steps = trace(value)
@@ -269,11 +289,19 @@ def trace_command(
         drawn = trace_frames(value, steps, clusters)  # one direction for all: the last (every grad)
         paths = write_frames(drawn, frames, extension, inputs, preferred_rankdir(drawn[-1]), step)
         _say_frames(paths, frames, step)
-    if page is not None:
+    if page is not None and animate:
+        from gradviz.render.diagram import preferred_rankdir  # lazy: start-up
+
+        refuse_inputs([str(page)], inputs)
+        drawn = trace_frames(value, steps, clusters)
+        write_atomic(page, animated_trace(drawn, rankdir=preferred_rankdir(drawn[-1])))
+        _say(f"wrote {page} (svg, {len(drawn)} steps animated)")
+    elif page is not None:
         refuse_inputs([str(page)], inputs)
         expression = program.source if model_path is None else None
         diagram = diagram_from_value(value, clusters=clusters)
-        write_atomic(page, render(diagram, "html", expression=expression, command="trace"))
+        html = render(diagram, "html", rankdir=None, expression=expression, command="trace")
+        write_atomic(page, html)
         _say(f"wrote {page} (html)")
     if as_json:  # last: a document only for a command that did all it was asked
         click.echo(dumps(trace_document(value, steps)))

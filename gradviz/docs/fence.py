@@ -462,19 +462,13 @@ def animation_image(svg: str) -> str:
     )
 
 
-_ID = re.compile(r'\bid="([^"]+)"')
-_REFERENCE = re.compile(r'(href="#|url\(#)([^")]+)')
-
-
 def namespace_ids(svg: str, prefix: str) -> str:
     """Every id of an inline SVG (and every reference to one: href, url()) prefixed, so
-    that two diagrams on one page never share an id. The one place ids are namespaced:
-    switch it to the renderers' own id prefix once they take one."""
-    ids = set(_ID.findall(svg))
-    svg = _ID.sub(lambda m: f'id="{prefix}{m.group(1)}"', svg)
-    return _REFERENCE.sub(
-        lambda m: m.group(1) + (prefix + m.group(2) if m.group(2) in ids else m.group(2)), svg
-    )
+    that two diagrams on one page never share an id: the renderers' own prefixing
+    (`gradviz.render.themes.prefix_ids`, as `to_svg(id_prefix=…)` does it)."""
+    from gradviz.render.themes import prefix_ids  # lazy: start-up
+
+    return prefix_ids(svg, prefix)
 
 
 def error_box(message: str, where: str, body: str) -> str:

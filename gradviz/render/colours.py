@@ -10,12 +10,19 @@ white with a dashed border, NaN/inf black with a thick red border and a ‼ mark
 can be taken for a band. Every `ink` is a text colour with a WCAG contrast of at least
 4.5 on its `fill` (tests/test_colours.py computes it, and simulates the colour-vision
 deficiencies).
+
+Dark mode has a scale of its own (`DARK_BANDS`, with `LIGHT`/`DARK` for what a picture
+draws besides the bands): the same bands with their lightness turned around, so that on
+a dark page vanishing gradients are the lightest purple, still the furthest from the
+background, the healthy middle a dark calm grey, exploding ones orange, and the same
+rules hold (tests/test_colours.py checks both scales). Pictures are written in the light
+colours; `gradviz.render.themes` maps them to CSS variables that switch to these.
 """
 
 from __future__ import annotations
 
 import math
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, replace
 
 
 @dataclass(frozen=True, slots=True)
@@ -68,6 +75,84 @@ LEGEND_TITLE = "|grad|"  # what the legend row starts with
 EDGE_KEY = "edges: width |w|, colour ∂L/∂w"  # a network's weight edges, in the legend
 PLAIN_FILL = "#ffffff"  # nodes without a grad (ops, --no-grad)
 PLAIN_BORDER = "#555555"
+
+
+@dataclass(frozen=True, slots=True)
+class Palette:
+    """What a picture draws besides the bands, in one theme."""
+
+    name: str  # "light" or "dark"
+    background: str  # the page behind the drawing
+    surface: str  # nodes without a grad, the exact 0 and dimmed nodes
+    ink: str  # text on `surface` and on the background (titles, edge labels)
+    border: str  # node outlines, plain edges and their arrowheads
+    cluster: str  # a cluster's box
+    current: str  # the trace: the step being taken (nodes and edges)
+    done: str  # the trace: the steps already taken
+    dim_border: str  # the trace: nodes no credit reaches
+    dim_ink: str
+    bands: tuple[Band, ...]  # as ALL_BANDS, in this theme
+
+
+# The trace's states: (border colour, pen width, ink override). The current step is blue:
+# it shows on every band's fill (an orange border vanished on the orange bands).
+CURRENT, DONE, DIM_BORDER, DIM_INK = "#0969da", "#2ca02c", "#cccccc", "#aaaaaa"
+STATE_LOOK = {
+    "current": (CURRENT, "3", None),
+    "done": (DONE, "2", None),
+    "dim": (DIM_BORDER, "1", DIM_INK),
+}
+
+LIGHT = Palette(
+    "light",
+    background="#ffffff",
+    surface=PLAIN_FILL,
+    ink="#000000",
+    border=PLAIN_BORDER,
+    cluster="#999999",
+    current=CURRENT,
+    done=DONE,
+    dim_border=DIM_BORDER,
+    dim_ink=DIM_INK,
+    bands=ALL_BANDS,
+)
+
+# The dark scale, band by band: (fill, ink, line). Where the light scale draws a band's
+# edges in its fill colour (g1, g2), so does this one, so that a colour names one band.
+_DARK_LOOK = {
+    "g0": ("#22262d", "#e6edf3", "#8b949e"),
+    "g1": ("#e4d8ff", "#000000", "#e4d8ff"),
+    "g2": ("#9a88dc", "#000000", "#9a88dc"),
+    "g3": ("#4f4480", "#ffffff", "#8b80c4"),
+    "g4": ("#3a3e46", "#ffffff", "#9aa0a6"),
+    "g5": ("#8a4e0c", "#ffffff", "#d9832b"),
+    "g6": ("#c47a35", "#000000", "#f0a050"),
+    "bad": ("#000000", "#ffffff", "#ff6b6b"),
+}
+DARK_BANDS: tuple[Band, ...] = tuple(
+    replace(
+        band,
+        fill=_DARK_LOOK[band.name][0],
+        ink=_DARK_LOOK[band.name][1],
+        line=_DARK_LOOK[band.name][2],
+        border="#ff6b6b" if band is BAD_BAND else "#8b949e",
+    )
+    for band in ALL_BANDS
+)
+DARK = Palette(
+    "dark",
+    background="#16181d",
+    surface=_DARK_LOOK["g0"][0],
+    ink="#e6edf3",
+    border="#8b949e",
+    cluster="#6e7681",
+    current="#2f81f7",
+    done="#3fb950",
+    dim_border="#3d444d",
+    dim_ink="#7d8590",
+    bands=DARK_BANDS,
+)
+PALETTES = (LIGHT, DARK)
 
 
 def band_for(magnitude: float | None, finite: bool = True) -> Band | None:

@@ -22,6 +22,7 @@ from gradviz.errors import Worded
 from gradviz.lazy import is_array, np
 from gradviz.names import node_names, op_form, operand, substitute
 from gradviz.numbers import DEFAULT_PRECISION, fmt, fmt_full
+from gradviz.ops import Op
 from gradviz.render import colours
 from gradviz.text import printable  # noqa: F401 (renderers and tests import it from here)
 
@@ -30,6 +31,8 @@ Role = Literal["input", "constant", "intermediate", "output", "op", "group"]
 State = Literal["done", "current", "dim"] | None
 
 STATES: tuple[str, ...] = ("done", "current", "dim")
+# The label of an edge no credit travels back along (into detach): drawn dashed.
+STOPS = "no grad"
 
 
 @dataclass(frozen=True, slots=True)
@@ -58,6 +61,7 @@ class Node:
     extra_lines: tuple[str, ...] = ()
     op: str | None = None  # the op's name: for op nodes, and for value nodes an op made
     role: Role = "intermediate"
+    ordered: bool = False  # an op whose inputs' order matters (a − b): drawn with a and b
 
     @property
     def magnitude(self) -> float | None:
@@ -236,6 +240,18 @@ def _op_detail(v: Value, names: Mapping[Value, str], grad: bool) -> str:
     return "\n".join(lines)
 
 
+_SWAP = {"a": "b", "b": "a"}
+
+
+def is_ordered(op: Op) -> bool:
+    """A binary op whose inputs' order matters (a − b, a ÷ b, a ** b): its local
+    derivatives do not mirror each other when a and b swap, as a + b's and a·b's do."""
+    if op.arity != 2:
+        return False
+    swapped = re.sub(r"\b[ab]\b", lambda m: _SWAP[m.group(0)], op.d[0])
+    return swapped != op.d[1]
+
+
 def _role(v: Value, root: Value) -> Role:
     if v is root:
         return "output"
@@ -280,9 +296,10 @@ def diagram_from_value(
                     cluster=cluster,
                     op=v.op.name,
                     role="op",
+                    ordered=is_ordered(v.op),
                 )
             )
-            stops = None if v.op.passes_credit else "no grad"  # detach: credit ends here
+            stops = None if v.op.passes_credit else STOPS  # detach: credit ends here
             for index, parent in enumerate(v.parents):
                 edges.append(Edge(ids[parent], oid, label=stops, index=index))
             edges.append(Edge(oid, vid))
@@ -349,7 +366,7 @@ LAYER_RANKDIR = "TB"
 # their fields and stay narrow (the one-neuron samples: 1,600 px left to right, 550 px
 # top to bottom).
 WIDE_PX = 1200
-_CHAR_PX, _BOX_PX, _OP_PX, _GAP_PX = 7.0, 24.0, 36.0, 26.0  # rough DejaVu Sans 11 pt sizes
+_CHAR_PX, _BOX_PX, _OP_PX, _GAP_PX = 8.8, 30.0, 36.0, 34.0  # DejaVu Sans 11 pt, measured
 
 
 def ranks(diagram: Diagram) -> dict[str, int]:
@@ -376,13 +393,27 @@ def _node_width(node: Node, stacked: bool = False) -> float:
     """A node's width in px, roughly: its fields side by side (name | data | grad, left
     to right) or `stacked` (top to bottom, where records stack their fields)."""
     if node.kind == "op":
-        return _OP_PX
-    fields = [len(node.label)]
-    fields += [12] if node.data is not None else []
-    fields += [12] if node.grad is not None else []
+        return max(_OP_PX, _BOX_PX + _CHAR_PX * 0.9 * len(node.label))  # 10 pt, not 11
+    fields = [len(node.label)]  # each field as drawn: `data 0.5`, `grad -1.7e-08`
+    fields += [5 + len(number_text(node.data))] if node.data is not None else []
+    fields += [5 + len(number_text(node.grad))] if node.grad is not None else []
     longest = max((len(line) for line in node.extra_lines), default=0)
     text = max(fields) if stacked or node.kind == "group" else sum(fields)
     return _BOX_PX + _CHAR_PX * max(text, longest)
+
+
+# Top to bottom, a record stacks its fields (narrow) unless every rank fits a docs page
+# with the fields side by side: a chain is then half as tall.
+SIDE_BY_SIDE_PX = 760
+
+
+def widest_rank(diagram: Diagram) -> float:
+    """The widest rank top to bottom with every record's fields side by side, in px."""
+    rank = ranks(diagram)
+    rows: dict[int, float] = {}
+    for node in diagram.nodes:
+        rows[rank[node.id]] = rows.get(rank[node.id], 0.0) + _node_width(node) + _GAP_PX
+    return max(rows.values(), default=0.0)
 
 
 def preferred_rankdir(diagram: Diagram) -> str:

@@ -16,10 +16,19 @@ import re
 
 from gradviz.engine import Number
 from gradviz.numbers import DEFAULT_PRECISION
-from gradviz.render.colours import ALL_BANDS, EDGE_KEY, LEGEND_TITLE, PLAIN_FILL
+from gradviz.render.colours import (
+    ALL_BANDS,
+    CURRENT,
+    EDGE_KEY,
+    LEGEND_TITLE,
+    PLAIN_FILL,
+    STATE_LOOK,
+)
 from gradviz.render.diagram import (
     BAD_BAND,
     BAD_BORDER,
+    SIDE_BY_SIDE_PX,
+    STOPS,
     Band,
     Diagram,
     Edge,
@@ -28,6 +37,7 @@ from gradviz.render.diagram import (
     constant_text,
     number_text,
     ranks,
+    widest_rank,
 )
 from gradviz.text import printable
 
@@ -60,12 +70,10 @@ _TOOLTIP_TABLE = str.maketrans(
     {"&": "&amp;", '"': "&quot;", "<": "&lt;", ">": "&gt;", "\\": "&#92;" * 4}
 )
 
+CREDIT_MARK = "+= "  # how the trace labels the credit an edge carries back
+
 # Node look by trace state: (border colour, pen width, ink override)
-_STATE_LOOK = {
-    "current": ("#ff7f0e", "3", None),
-    "done": ("#2ca02c", "2", None),
-    "dim": ("#cccccc", "1", "#aaaaaa"),
-}
+_STATE_LOOK = STATE_LOOK
 
 
 def label_text(text: str) -> str:
@@ -149,9 +157,11 @@ def _node_line(
     pairs: list[tuple[str, str]]
     band = band_of(node)
     if node.kind == "op":
+        # a − b: which input is which, as the edges into it say (`e - 1` is not `1 - e`)
+        label = f"a {node.label} b" if node.ordered else node.label
         pairs = [
             ("shape", "ellipse"),
-            ("label", label_text(node.label)),
+            ("label", label_text(label)),
             ("fontsize", "10"),
             ("width", "0.3"),
             ("height", "0.3"),
@@ -203,10 +213,20 @@ def pen_width(weight: float, largest: float) -> str:
     return f"{MIN_PEN + (MAX_PEN - MIN_PEN) * share:.2f}"
 
 
-def _edge_line(edge: Edge, largest: float = 0.0) -> str:
+def _edge_line(edge: Edge, largest: float = 0.0, ordered: bool = False) -> str:
+    """One edge; `ordered`: it goes into an op whose inputs' order matters, and says
+    which input it is (a or b) at its head."""
     pairs: list[tuple[str, str]] = []
-    if edge.label:
+    if ordered:
+        pairs += [("headlabel", "ab"[edge.index]), ("labelfontsize", "9"), ("labeldistance", "1.4")]
+    if edge.label == STOPS:  # the end of the credit: dashed
         pairs += [("label", label_text(edge.label)), ("style", "dashed")]
+    elif edge.label and edge.label.startswith(CREDIT_MARK):
+        # a credit the trace sends back (`+= 6`): underlined and tied to its edge by a
+        # line, since two edges into one op share the gap where their labels stand
+        pairs += [("label", label_text(edge.label)), ("decorate", "true")]
+    elif edge.label:
+        pairs.append(("label", label_text(edge.label)))
     if edge.weight is not None:
         pairs.append(("penwidth", pen_width(edge.weight, largest)))
         pairs.append(("arrowsize", "0.4"))
@@ -218,7 +238,7 @@ def _edge_line(edge: Edge, largest: float = 0.0) -> str:
     if edge.detail:
         pairs.append(("tooltip", tooltip_text(edge.detail)))
     if edge.emphasis:
-        pairs += [("color", "#ff7f0e"), ("penwidth", "2.5")]
+        pairs += [("color", CURRENT), ("penwidth", "2.5")]
     return (
         f"\t{node_id(edge.source)} -> {node_id(edge.target)}"
         + (f" [{_attrs(pairs)}]" if pairs else "")
@@ -312,7 +332,9 @@ def dot_body(
     numbers out that many characters wide (for a page that rewrites them)."""
     if rankdir not in RANKDIRS:
         raise ValueError(f"rankdir must be one of {', '.join(RANKDIRS)}, not {rankdir!r}")
-    horizontal = True  # fields side by side LR, stacked TB: narrow nodes top to bottom
+    # Braced record fields: side by side LR, stacked TB (narrow nodes top to bottom), but
+    # side by side TB too when every rank fits a page so (a chain: half the height).
+    horizontal = rankdir in ("LR", "RL") or widest_rank(diagram) > SIDE_BY_SIDE_PX
     fast = f", {FAST_LAYOUT}" if layout_cost(diagram) > HEAVY_LAYOUT else ""
     fast += ', ordering="out"' if diagram.level == "neuron" else ""
     lines = [
@@ -337,8 +359,9 @@ def dot_body(
             lines.append("\t" + _node_line(node, diagram, precision, horizontal, number_width))
         lines.append("\t}\n")
     largest = max((abs(e.weight) for e in diagram.edges if e.weight is not None), default=0.0)
+    ordered = {n.id for n in diagram.nodes if n.ordered}
     for edge in diagram.edges:
-        lines.append(_edge_line(edge, largest))
+        lines.append(_edge_line(edge, largest, edge.target in ordered and edge.index < 2))
     # The graph's label (title and legend) comes last, so no cluster inherits it.
     if legend and diagram.has_grad:
         weights = any(e.weight is not None for e in diagram.edges)

@@ -51,6 +51,19 @@ if TYPE_CHECKING:
 # Above this many values a page is the static picture with a note: sliders over a
 # graph nobody can read would only make the page slow.
 LIVE_LIMIT = 300
+# A page fits its picture to its width, never cutting it: at an 800 px window the graph
+# has about 750 px, and Graphviz's 11 pt node text (14.7 px) stays at 10 px or more when
+# the picture is at most this wide. Wider left to right, a page draws top to bottom.
+FIT_WIDTH_PX = 1100
+
+
+def svg_width_px(svg: bytes | str) -> float:
+    """The width of Graphviz's SVG in px (it writes pt)."""
+    text = svg.decode("utf-8") if isinstance(svg, bytes) else svg
+    found = re.search(r'<svg\b[^>]*\bwidth="([\d.]+)pt"', text)
+    return float(found.group(1)) * 4 / 3 if found else 0.0
+
+
 # Data and grad texts are laid out this many characters wide, so most new numbers fit
 # their box after a slider moves (figure spaces: as wide as a digit).
 NUMBER_WIDTH = 6
@@ -238,6 +251,15 @@ def csp_hash(text: str) -> str:
     return "sha256-" + base64.b64encode(hashlib.sha256(text.encode("utf-8")).digest()).decode()
 
 
+def style_sources(css: str, *svgs: str) -> str:
+    """The policy's style sources: the page's own style and each inline SVG's (its
+    dark-mode style sheet, `gradviz.render.themes`), by their hashes."""
+    from gradviz.render.themes import style_blocks  # lazy: start-up
+
+    blocks = [css] + [block for svg in svgs for block in style_blocks(svg)]
+    return " ".join(f"'{csp_hash(block)}'" for block in dict.fromkeys(blocks))
+
+
 _SVG_PROLOGUE = re.compile(r"\A.*?(?=<svg\b)", re.S)
 _SVG_COMMENT = re.compile(r"<!--.*?-->", re.S)
 
@@ -408,7 +430,7 @@ def to_html(
             "below."
         )
     csp = (
-        f"default-src 'none'; script-src {script_src}; style-src '{csp_hash(css)}'; "
+        f"default-src 'none'; script-src {script_src}; style-src {style_sources(css, svg)}; "
         "img-src data:; base-uri 'none'; form-action 'none'"
     )
     return PAGE.format(

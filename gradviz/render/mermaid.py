@@ -17,11 +17,14 @@ from __future__ import annotations
 
 import math
 import re
+from dataclasses import replace
 
 from gradviz.errors import RenderError
 from gradviz.numbers import DEFAULT_PRECISION
+from gradviz.render import colours
 from gradviz.render.colours import ALL_BANDS, EDGE_KEY, LEGEND_TITLE
 from gradviz.render.diagram import (
+    STOPS,
     Band,
     Diagram,
     Node,
@@ -67,9 +70,9 @@ _ENTITIES = str.maketrans(
 SEPARATOR = " │ "  # between name, data and grad, as in the Graphviz record
 
 _STATE_STYLES = {
-    "current": "stroke:#ff7f0e,stroke-width:3px",
-    "done": "stroke:#2ca02c,stroke-width:2px",
-    "dim": "fill:#ffffff,stroke:#cccccc,color:#aaaaaa",
+    "current": f"stroke:{colours.CURRENT},stroke-width:3px",
+    "done": f"stroke:{colours.DONE},stroke-width:2px",
+    "dim": f"fill:#ffffff,stroke:{colours.DIM_BORDER},color:{colours.DIM_INK}",
 }
 
 
@@ -142,6 +145,18 @@ def _label(node: Node, precision: int, stacked: bool = False) -> str:
     return text or " "
 
 
+# A one-character op (`*`, `+`) in a circle as wide as its text is a dot of 13 px: padded
+# with em spaces (as entities: Mermaid trims the label's own spaces) to about 40 px.
+OP_PAD = "#8195;"
+
+
+def _op_label(node: Node, precision: int) -> str:
+    if node.ordered:  # a − b: which input is which, as the edges into it say
+        return whole(f"a {node.label} b")
+    label = _label(node, precision)
+    return f"{OP_PAD}{label}{OP_PAD}" if len(node.label) <= 2 else label
+
+
 def _class_def(band: Band) -> str:
     stroke = f"stroke:{band.border},stroke-width:{band.border_width:g}px"
     if band.dashed:
@@ -183,7 +198,7 @@ def to_mermaid(
         band = band_of(node)
         if node.kind == "op":
             classes.setdefault("op", []).append(mid)
-            return f'{indent}{mid}(("{_label(node, precision)}"))\n'
+            return f'{indent}{mid}(("{_op_label(node, precision)}"))\n'
         if band is not None:
             classes.setdefault(band.name, []).append(mid)
         else:  # no grad: white, as in Graphviz (not Mermaid's own lavender)
@@ -204,8 +219,13 @@ def to_mermaid(
                 body.append(node_line(node, "        "))
         body.append("    end\n")
     links: list[str] = []
+    ordered = {n.id for n in diagram.nodes if n.ordered}
     for edge in diagram.edges:
-        arrow = "==>" if edge.emphasis else "-->"
+        if edge.target in ordered and edge.index < 2:  # which input of a − b it is
+            role = "ab"[edge.index]
+            edge = replace(edge, label=f"{role}: {edge.label}" if edge.label else role)
+        # thick for the trace's current step; dashed where the credit ends (detach)
+        arrow = "==>" if edge.emphasis else "-.->" if edge.label == STOPS else "-->"
         text = f'|"{escape(edge.label)}"|' if edge.label else ""
         links.append(f"    {ids[edge.source]} {arrow}{text} {ids[edge.target]}\n")
     link_styles = _weight_styles(diagram)
@@ -223,6 +243,7 @@ def to_mermaid(
         lines.append(f"    classDef {CAPTION} {_CAPTION_STYLE}\n")
     if keyed:
         lines.append(f"    classDef keytitle {_KEY_BOX_STYLE}\n")
+    if diagram.title:
         lines.append(f"    class {CAPTION} {CAPTION}\n")
     if "op" in classes:
         lines.append("    classDef op fill:#ffffff,stroke:#555555,color:#000000\n")

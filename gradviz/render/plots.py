@@ -104,6 +104,10 @@ def _save(figure: Figure, fmt: str) -> bytes:
         raise ValueError(f"plots are written as {', '.join(PLOT_FORMATS)}, not {fmt!r}")
     out = io.BytesIO()
     figure.savefig(out, format=fmt, metadata=METADATA[fmt], bbox_inches="tight", pad_inches=0.1)
+    if fmt == "svg":  # dark mode, as every SVG gradviz writes; PNG and PDF stay light
+        from gradviz.render.themes import themed_plot  # lazy: start-up
+
+        return themed_plot(out.getvalue().decode("utf-8")).encode("utf-8")
     return out.getvalue()
 
 

@@ -42,6 +42,7 @@ from gradviz.render.html import (
     inline_svg,
     json_for_script,
     page_css,
+    style_sources,
 )
 
 if TYPE_CHECKING:  # the data drawn, never loaded or computed here
@@ -324,7 +325,8 @@ def report_html(parts: ReportParts, report: Report, precision: int = DEFAULT_PRE
     code = engine_script() + asset_text("report.js")
     css = page_css() + asset_text("report.css")
     csp = (
-        f"default-src 'none'; script-src '{csp_hash(code)}'; style-src '{csp_hash(css)}'; "
+        f"default-src 'none'; script-src '{csp_hash(code)}'; "
+        f"style-src {style_sources(css, parts.network_svg or '')}; "
         "img-src data:; base-uri 'none'; form-action 'none'"
     )
     scripts = (

@@ -19,7 +19,7 @@ from gradviz.errors import OptionWords, keyword
 from gradviz.gradcheck import Row, summary
 from gradviz.names import node_names, operand, output_name
 from gradviz.numbers import fmt
-from gradviz.render.diagram import Diagram, State, diagram_from_value
+from gradviz.render.diagram import STOPS, Diagram, State, diagram_from_value
 from gradviz.trace import Contribution, ForwardStep, LeafGradient, Step, UnitStep
 
 NAME = "bold"
@@ -351,9 +351,7 @@ def trace_frames(
         )
         # The credit each input receives, written on the edge it travels back along.
         passed = {
-            (base.id_of(c.parent), oid, c.position): f"+= {fmt(c.amount)}"
-            if c.passes
-            else "no grad"
+            (base.id_of(c.parent), oid, c.position): f"+= {fmt(c.amount)}" if c.passes else STOPS
             for c in step.contributions
         }
         edges = tuple(

@@ -5,7 +5,8 @@ on GitHub), plus `docs/README.md`, an index that shows them all; the trained XOR
 one node per neuron, `docs/xor-network.svg`; the plot of the diagnostics' headline case,
 `docs/deep-sigmoid-grads.svg`, and the decision boundaries of the XOR and circle samples,
 `docs/xor-boundary.svg` and `docs/circle-boundary.svg` (the README shows them; matplotlib
-draws the plots, with fixed fonts and ids). Run from the
+draws the plots, with fixed fonts and ids); the hand example's backward pass frame by frame,
+`docs/trace/step-NN.svg`, and animated, `docs/backward.svg`. Run from the
 repository root; the output is deterministic, so a diff shows real changes only.
 
 The SVGs are drawn with graphviz-pure (installed with gradviz) whatever else is
@@ -102,6 +103,7 @@ def build(samples: Path, docs: Path, program: DotProgram | None = None) -> list[
     write_atomic(index, "\n".join(sections))
     written.append(index)
     written += live_pages(samples / "hand.expr", docs, program)
+    written += trace_pictures(samples / "hand.expr", docs, program)
     xor = samples / "xor.toml"
     if xor.is_file():
         written.append(network_picture(xor, docs / "xor-network.svg", program))
@@ -156,6 +158,34 @@ def live_pages(sample: Path, docs: Path, program: DotProgram | None = None) -> l
         write_atomic(docs / name, page.encode("utf-8"))
         written.append(docs / name)
     return written
+
+
+# The hand example's backward pass as the README shows it: `trace … --frames docs/trace`
+# (docs/trace/README.md, written by hand, lists them) and `trace … -o docs/backward.svg
+# --animate`.
+TRACE_FOLDER = "trace"
+ANIMATION = "backward.svg"
+
+
+def trace_pictures(sample: Path, docs: Path, program: DotProgram | None = None) -> list[Path]:
+    from gradviz.cli.trace import frame_names  # lazy: start-up
+    from gradviz.output import animated_trace  # lazy: start-up
+    from gradviz.render.trace_view import trace_frames  # lazy: start-up
+    from gradviz.trace import trace  # lazy: start-up
+
+    if not sample.is_file():
+        return []
+    out = parse_program(sample.read_text(encoding="utf-8")).output
+    frames = trace_frames(out, trace(out))
+    rankdir = preferred_rankdir(frames[-1])  # as `trace --frames` chooses it
+    folder = docs / TRACE_FOLDER
+    folder.mkdir(exist_ok=True)
+    written = []
+    for frame, name in zip(frames, frame_names(len(frames), "svg"), strict=True):
+        write_atomic(folder / name, render(frame, "svg", program=program, rankdir=rankdir))
+        written.append(folder / name)
+    write_atomic(docs / ANIMATION, animated_trace(frames, rankdir=rankdir, program=program))
+    return [*written, docs / ANIMATION]
 
 
 def gradient_plot(spec: Path, target: Path) -> Path:

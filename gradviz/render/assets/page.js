@@ -14,16 +14,8 @@
   var result = GV.run(nodes, values);
   var step = G.startStep || 0, changed = false, reference = null, timer = null;
 
-  // A wide graph is shrunk to fit the page, but never below 0.6 of its size (Graphviz's
-  // 14 pt labels then stand 11 px tall): past that it scrolls sideways instead, so its
-  // numbers stay readable.
-  var MIN_SCALE = 0.6;
-  var svg = document.querySelector("#graph svg");
-  var natural = svg ? parseFloat(svg.getAttribute("width")) * 4 / 3 : 0; // pt -> px
-  if (natural && natural * MIN_SCALE > $("graph").clientWidth - 20) {
-    svg.style.maxWidth = "none";
-    svg.style.width = natural * MIN_SCALE + "px";
-  }
+  // The graph is fitted to the page's width (page.css), never cut: the page was laid out
+  // in the direction that keeps its text readable at 800 px (gradviz.output.html_page).
 
   // -- the picture: Graphviz's SVG, addressed by node id (each node group's <title>) ----------
   var svgNodes = {}, svgEdges = [];
@@ -140,8 +132,8 @@
     svgEdges.forEach(function (e) {
       var on = f !== null && f.emphasis.indexOf(e.key) >= 0;
       e.parts.forEach(function (part) {
-        part.setAttribute("stroke", on ? "#ff7f0e" : "#555555");
-        if (part.tagName === "polygon") part.setAttribute("fill", on ? "#ff7f0e" : "#555555");
+        part.setAttribute("stroke", on ? G.states.current[0] : "#555555");
+        if (part.tagName === "polygon") part.setAttribute("fill", on ? G.states.current[0] : "#555555");
         if (on) part.setAttribute("stroke-width", "2.5"); else part.removeAttribute("stroke-width");
       });
     });

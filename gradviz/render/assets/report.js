@@ -18,6 +18,19 @@
       data: find(/^\s*data /), grad: find(/^\s*grad /), max: find(/^\s*max /), status: find(/^\s*status /) };
   });
 
+  // A text rewritten here may be longer than the one the layout measured (a typed input's
+  // many digits): squeezed into its box then, never past its border.
+  function setFitted(node, t, text) {
+    t.textContent = text;
+    t.removeAttribute("textLength");
+    if (!node.shape || !node.shape.getBBox || !t.getComputedTextLength) return; // no layout (jsdom)
+    var room = node.shape.getBBox().width - 8;
+    if (room > 0 && t.getComputedTextLength() > room) {
+      t.setAttribute("textLength", String(room));
+      t.setAttribute("lengthAdjust", "spacingAndGlyphs");
+    }
+  }
+
   function showEpoch(k) {
     var frame = R.frames[k];
     if (!frame) { $("epoch-text").textContent = "no gradients recorded"; return; }
@@ -27,9 +40,9 @@
       var look = layer.band < 0 ? R.bad : R.bands[layer.band];
       node.shape.setAttribute("fill", look.fill);
       node.texts.forEach(function (t) { t.setAttribute("fill", look.ink); });
-      if (node.grad) node.grad.textContent = "grad " + layer.rms;
-      if (node.max) node.max.textContent = layer.max;
-      if (node.status) node.status.textContent = layer.status;
+      if (node.grad) setFitted(node, node.grad, "grad " + layer.rms);
+      if (node.max) setFitted(node, node.max, layer.max);
+      if (node.status) setFitted(node, node.status, layer.status);
     });
     $("epoch-text").textContent = "epoch " + frame.epoch + " (" + (k + 1) + " of " +
       R.frames.length + " recorded): rms grad " + frame.layers.map(function (l) {
@@ -64,18 +77,18 @@
     // the picture's inputs, y and loss are this example's
     var root = prog.nodes.length - 1;
     if (layers.inputs && layers.inputs.texts[1]) {
-      layers.inputs.texts[1].textContent = x.map(function (v, j) { return "x" + j + " " + fmt(v); }).join(", ");
+      setFitted(layers.inputs, layers.inputs.texts[1], x.map(function (v, j) { return "x" + j + " " + fmt(v); }).join(", "));
     }
-    if (layers.y && layers.y.data) layers.y.data.textContent = "data " + fmt(y);
+    if (layers.y && layers.y.data) setFitted(layers.y, layers.y.data, "data " + fmt(y));
     if (layers.y && layers.y.grad) {
       var g = result.grad[prog.y], m = Math.abs(g), k = m === 0 ? 0 : 1;
       if (m > 0) R.edges.forEach(function (edge) { if (m >= edge) k++; });
       var look = isFinite(g) ? R.bands[k] : R.bad; // the shared scale, as page.js reads it
-      layers.y.grad.textContent = "grad " + fmt(g);
+      setFitted(layers.y, layers.y.grad, "grad " + fmt(g));
       layers.y.shape.setAttribute("fill", look.fill);
       layers.y.texts.forEach(function (t) { t.setAttribute("fill", look.ink); });
     }
-    if (layers.loss && layers.loss.data) layers.loss.data.textContent = "data " + fmt(result.data[root]);
+    if (layers.loss && layers.loss.data) setFitted(layers.loss, layers.loss.data, "data " + fmt(result.data[root]));
     $("example-text").textContent = what + ": loss " + fmt(result.data[root]) + " (" +
       prog.nodes.length + " nodes; data and grad ∂loss/∂node on every one)";
     body.textContent = "";

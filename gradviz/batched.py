@@ -1,0 +1,260 @@
+"""Training as matrix products over the batch: the second execution of `gradviz.train`.
+
+Why two executions: the compiled trainer (gradviz.train) writes one example's graph out as
+straight-line Python, one line per node and per edge, so its cost is examples × parameters
+with almost nothing fixed per call: it wins on tiny networks and online updates (XOR, the
+circle's 2-8-1 SGD), where any per-call cost would dominate. A layer over a batch is one
+matrix product instead: a few numpy calls per layer, each costing about a microsecond
+whatever its size, with the arithmetic done by BLAS. That wins where layers are wide and
+batches big (the lesson's ten layers of 16 over 80 points: about 20× per epoch, see
+bench/crossover.py), and it needs no compiling. `gradviz.train.uses_batches` chooses
+between them from the spec and the data's size, never the user.
+
+What stays the same: every step does the arithmetic of the update described in
+gradviz.train (per-example loss and gradient, batch sum, mean, l2, clipping, update), each
+activation's value and slope from its op table row (`op.forward`, `op.local`, which work
+on arrays), each loss built from its definition in gradviz.spec on the engine's `Value`s
+over the batch. What differs is only the order of the sums: a matrix product, a batch's
+gradient sum and its loss sum are added in BLAS's order, not the engine's left to right.
+So the numbers agree with the engine to rounding, about 1e-15 relative per step (tests:
+within 1e-12 over the first epochs of every sample, and the same accuracy and statuses
+over whole runs; a chaotic run may drift further apart later, as any reordering would).
+"""
+
+from __future__ import annotations
+
+import itertools
+import math
+from collections.abc import Sequence
+
+import numpy as np
+
+from gradviz.engine import Value, backpropagate, evaluate, topological_order
+from gradviz.nn import LayerSample, Network
+from gradviz.ops import ACTIVATIONS
+from gradviz.spec import LOSS_FUNCTIONS
+
+
+class Batched:
+    """A network's shape as layers over a flat parameter vector `P` (float64, in
+    `Network.parameters()` order: per layer, per neuron, its weights then its bias), so a
+    layer's weights and biases are views into it, and an update is one vector operation.
+
+    X is an (n, inputs) array, Y an (n,) array of targets."""
+
+    def __init__(self, network: Network, clip: str | None = None) -> None:
+        self.network = network
+        self.clip = clip  # None, "value" or "norm", as `gradviz.train.compile_network`
+        self.ops = [ACTIVATIONS[name] for name in network.activations]
+        self.loss = LOSS_FUNCTIONS[network.loss]
+        self.blocks: list[tuple[int, int, int]] = []  # (start, n_out, n_in) of each layer
+        start = 0
+        for n_in, n_out in itertools.pairwise(network.sizes):
+            self.blocks.append((start, n_out, n_in))
+            start += n_out * (n_in + 1)
+        self.size = start
+        self._G = np.empty(self.size)  # the batch's gradient sum, in P's layout
+        self._grads = self.layers(self._G)
+        self._loss_graphs: dict[int, tuple] = {}  # batch size: (output, target, order)
+        self._rows: tuple = (None, None, None, None)  # (order, X, Y, rows) last trained on
+
+    def layers(self, P: np.ndarray) -> list[tuple[np.ndarray, np.ndarray]]:
+        """(W of shape (n_out, n_in), b of shape (n_out,)) per layer: views into P."""
+        out = []
+        for start, n_out, n_in in self.blocks:
+            block = P[start : start + n_out * (n_in + 1)].reshape(n_out, n_in + 1)
+            out.append((block[:, :-1], block[:, -1]))
+        return out
+
+    def forward(
+        self, layers: list[tuple[np.ndarray, np.ndarray]], X: np.ndarray
+    ) -> tuple[list[np.ndarray], list[np.ndarray]]:
+        """Every layer's pre-activations and activations over the batch, (m, n_out) each
+        (a linear layer's activations are its pre-activations); `layers` as `layers(P)`."""
+        pre, act = [], []
+        values = X
+        for (W, b), op in zip(layers, self.ops, strict=True):
+            z = values @ W.T + b
+            values = z if op is None else op.forward(z)
+            pre.append(z)
+            act.append(values)
+        return pre, act
+
+    def losses(self, outputs: np.ndarray, Y: np.ndarray, slopes: bool) -> tuple:
+        """Each example's loss, and (if `slopes`) ∂loss/∂output for each: the spec's loss
+        built on the engine's Values over the batch (once per batch size; then evaluated
+        again with new outputs and targets) and run backward."""
+        m = len(Y)
+        graph = self._loss_graphs.get(m)
+        if graph is None:
+            output, target = Value(outputs), Value(Y)
+            order = topological_order(self.loss.build(output, target))
+            graph = self._loss_graphs[m] = (output, target, order)
+        else:
+            output, target, order = graph
+            output.data, target.data = outputs, Y
+            evaluate(order)
+        values = _per_example(order[-1].data, m)
+        if not slopes:
+            return values, None
+        backpropagate(order)
+        return values, _per_example(output.grad, m)
+
+    def gradient(
+        self,
+        layers: list[tuple[np.ndarray, np.ndarray]],
+        X: np.ndarray,
+        Y: np.ndarray,
+        pre: list[np.ndarray],
+        act: list[np.ndarray],
+    ) -> tuple[np.ndarray, np.ndarray]:
+        """(each example's loss, the SUM over the batch of every parameter's gradient, in
+        P's layout): the chain rule layer by layer, from the output down. The sum is
+        written into one buffer, which the next call overwrites."""
+        losses, slope = self.losses(act[-1][:, 0], Y, slopes=True)
+        delta = slope[:, None]
+        for i in range(len(layers) - 1, -1, -1):
+            op = self.ops[i]
+            if op is not None:  # ∂loss/∂z = ∂loss/∂a · a'(z), the op's own slope
+                delta = delta * op.local(act[i], pre[i])[0]
+            GW, Gb = self._grads[i]
+            np.matmul(delta.T, act[i - 1] if i else X, out=GW)
+            np.add.reduce(delta, axis=0, out=Gb)
+            if i:
+                delta = delta @ layers[i][0]
+        return losses, self._G
+
+    def correct(self, outputs: np.ndarray, Y: np.ndarray) -> int:
+        """How many outputs are on their target's side of the loss's threshold (a NaN on
+        neither: wrong), as `gradviz.train.is_correct`."""
+        t = self.loss.threshold
+        with np.errstate(invalid="ignore"):
+            right = np.where(Y > 0.5, outputs > t, outputs <= t)
+        return int(np.count_nonzero(right))
+
+    def run(
+        self,
+        P: np.ndarray,
+        X: np.ndarray,
+        Y: np.ndarray,
+        order: Sequence[int],
+        start: int,
+        stop: int,
+        batch: int,
+        lr: float,
+        clip_at: float,
+        total: float = -0.0,
+        correct: int = 0,
+        decay: float = 0.0,
+        counts: list | None = None,
+    ) -> tuple[float, int]:
+        """`gradviz.train.Compiled.run` over batches, the same arguments: trains P in place
+        on the examples order[start:stop] in batches of `batch`, clipping at `clip_at`;
+        returns the running (sum of losses, count of correct outputs); `decay` is the l2
+        term's strength; `counts` gets [updates, clipped, Σ‖g‖ before, Σ‖g‖ after]."""
+        Xo, Yo = self._examples(order, X, Y, start, stop)
+        updates = clipped = 0
+        before = after = 0.0
+        layers = self.layers(P)
+        for first in range(0, len(Yo), batch):
+            x, y = Xo[first : first + batch], Yo[first : first + batch]
+            m = len(y)
+            if decay:  # the l2 term at the batch's starting weights, once per example
+                total += decay * float(P @ P) * m
+            pre, act = self.forward(layers, x)
+            losses, G = self.gradient(layers, x, y, pre, act)
+            total += float(losses.sum())
+            correct += self.correct(act[-1][:, 0], y)
+            G /= m
+            if decay:
+                G += (2.0 * decay) * P
+            if self.clip is not None:
+                norm = math.sqrt(float(G @ G))
+                before += norm
+                updates += 1
+                if self.clip == "value":
+                    hit = float(np.fmax.reduce(np.abs(G))) > clip_at  # (NaN is no hit)
+                    if hit:
+                        np.clip(G, -clip_at, clip_at, out=G)
+                elif hit := norm > clip_at:
+                    G *= clip_at / norm
+                if hit:
+                    clipped += 1
+                    after += math.sqrt(float(G @ G))
+                else:
+                    after += norm
+            P -= lr * G
+        if counts is not None:
+            for k, value in enumerate((updates, clipped, before, after)):
+                counts[k] += value
+        return total, correct
+
+    def _examples(
+        self, order: Sequence[int], X: np.ndarray, Y: np.ndarray, start: int, stop: int
+    ) -> tuple[np.ndarray, np.ndarray]:
+        """X and Y of the examples order[start:stop], in that order. The last order's
+        are kept: full-batch training passes the same order list every epoch (training
+        never changes an order list once made)."""
+        last, last_X, last_Y, examples = self._rows
+        if last is not order or last_X is not X or last_Y is not Y:
+            rows = np.asarray(order, dtype=np.intp)
+            examples = (X[rows], Y[rows])
+            self._rows = (order, X, Y, examples)
+        return examples[0][start:stop], examples[1][start:stop]
+
+    def evaluate(self, P: np.ndarray, X: np.ndarray, Y: np.ndarray) -> tuple[float, np.ndarray]:
+        """(sum of losses, every output) of the weights P, unchanged."""
+        _, act = self.forward(self.layers(P), X)
+        outputs = act[-1][:, 0]
+        losses, _ = self.losses(outputs, Y, slopes=False)
+        return float(losses.sum()), outputs
+
+    def samples(
+        self,
+        P: np.ndarray,
+        X: np.ndarray,
+        Y: np.ndarray,
+        previous: np.ndarray | None = None,
+    ) -> list[LayerSample]:
+        """What `nn.layer_samples` measures (each layer's weights, the gradient of the
+        mean loss over X before clipping with the l2 term's, pre-activations and
+        activations, the weights before the last update), from one batched pass."""
+        n = len(Y)
+        layers = self.layers(P)
+        pre, act = self.forward(layers, X)
+        if n:
+            _, G = self.gradient(layers, X, Y, pre, act)
+            G = G / n
+        else:
+            G = np.full(self.size, math.nan)
+        if self.network.l2:
+            G += (2.0 * self.network.l2) * P
+        before = None if previous is None else self.layers(np.asarray(previous, dtype=float))
+        out = []
+        for i, (layer, (W, b), (GW, Gb)) in enumerate(
+            zip(self.network.layers, self.layers(P), self.layers(G), strict=True)
+        ):
+            out.append(
+                LayerSample(
+                    index=layer.index,
+                    name=layer.name,
+                    activation=layer.activation,
+                    is_output=layer.is_output,
+                    weights=W.copy(),
+                    biases=b.copy(),
+                    weight_grads=GW.copy(),
+                    bias_grads=Gb.copy(),
+                    pre_activations=pre[i],
+                    activations=act[i],
+                    previous_weights=None if before is None else before[i][0].copy(),
+                )
+            )
+        return out
+
+
+def _per_example(values: np.ndarray | float, m: int) -> np.ndarray:
+    """A batch's per-example numbers as an (m,) array (a number the same for all of them
+    broadcast)."""
+    if type(values) is np.ndarray and values.shape == (m,):
+        return values
+    return np.broadcast_to(values, (m,))

@@ -1,0 +1,246 @@
+"""The backward pass as one animated SVG (`gradviz trace EXPR -o backward.svg --animate`).
+
+No script: CSS keyframes, which play where scripts may not run, inside `<img>` as GitHub
+shows README images. One layout holds every frame's content (all the credits, each on
+the edge it travels back along); the keyframes show, step by step in the trace's order,
+which node is current (and its edges), which are done, and each credit as it arrives;
+then the last frame holds, and the loop starts again. A reader who prefers reduced
+motion, and a program that does not run CSS animations, sees the picture as written: the
+last frame, every credit shown.
+
+Pure: the frames (`trace_view.trace_frames`) in, a `Diagram` to lay out; that layout's
+SVG in, the animated SVG out.
+"""
+
+from __future__ import annotations
+
+import html
+import re
+from dataclasses import dataclass, replace
+
+from gradviz.render.diagram import Diagram, band_of
+from gradviz.render.themes import themed_svg
+
+STEP_SECONDS = 1.2  # each step of the backward pass
+LEAD_STEPS = 1  # before step 1: the forward pass done, no credit yet
+HOLD_STEPS = 2  # the last frame, before the loop starts again
+
+
+@dataclass(frozen=True)
+class Timeline:
+    """When each node is current (the step index, from 0), when each credit arrives, and
+    the caption of each step; `steps` in all."""
+
+    steps: int
+    current: dict[str, int]  # node id -> its step
+    arrives: dict[str, int]  # value node id -> the step its (whole) credit is in
+    edges: dict[tuple[str, str, int], int]  # (source, target, index) -> its step
+    captions: tuple[str, ...]
+    bands: dict[str, str]  # value node id -> its band's name once its credit is in
+
+    @property
+    def seconds(self) -> float:
+        return (LEAD_STEPS + self.steps + HOLD_STEPS) * STEP_SECONDS
+
+    def percent(self, step: int) -> str:
+        """Where step `step` starts in the loop, as a keyframe offset."""
+        share = (LEAD_STEPS + step) / (LEAD_STEPS + self.steps + HOLD_STEPS)
+        return f"{100 * share:.4g}%"
+
+
+def animation_diagram(frames: list[Diagram]) -> tuple[Diagram, Timeline]:
+    """The diagram to lay out once (the last frame, with every step's credit on its edge
+    and the longest caption as its title, so the layout has room for each) and when each
+    part of it appears."""
+    if not frames:
+        raise ValueError("an animation needs at least one frame")
+    last = frames[-1]
+    current: dict[str, int] = {}
+    arrives: dict[str, int] = {}
+    edges: dict[tuple[str, str, int], int] = {}
+    labels: dict[tuple[str, str, int], str] = {}
+    seen: dict[str, object] = {}
+    for step, frame in enumerate(frames):
+        for node in frame.nodes:
+            if node.state == "current":
+                current.setdefault(node.id, step)
+            if node.kind == "value" and node.grad is not None and seen.get(node.id) != node.grad:
+                seen[node.id] = node.grad
+                arrives[node.id] = step  # its credit so far: the last change is the whole
+        for edge in frame.edges:
+            key = (edge.source, edge.target, edge.index)
+            if edge.emphasis:
+                edges.setdefault(key, step)
+            if edge.label and key not in labels:
+                labels[key] = edge.label
+    captions = tuple(frame.title or "" for frame in frames)
+    drawn = replace(
+        last,
+        edges=tuple(
+            replace(e, label=labels.get((e.source, e.target, e.index), e.label)) for e in last.edges
+        ),
+        title=max(captions, key=len),
+    )
+    bands = {n.id: band.name for n in last.nodes if (band := band_of(n)) is not None}
+    return drawn, Timeline(len(frames), current, arrives, edges, captions, bands)
+
+
+def _keyframes(name: str, looks: list[tuple[str, str]]) -> str:
+    """`@keyframes name` from (offset, declarations) pairs."""
+    return f"@keyframes {name}{{" + "".join(f"{at}{{{look}}}" for at, look in looks) + "}"
+
+
+PLAIN = "stroke:var(--gv-border);stroke-width:1px"
+CURRENT = "stroke:var(--gv-current);stroke-width:3px"
+DONE = "stroke:var(--gv-done);stroke-width:2px"
+EDGE_ON = "stroke:var(--gv-current);stroke-width:2.5px"
+HEAD_ON = "stroke:var(--gv-current);fill:var(--gv-current)"
+HEAD_OFF = "stroke:var(--gv-border);fill:var(--gv-border)"
+
+
+def _span(name: str, timeline: Timeline) -> str:
+    return f"{name} {timeline.seconds:g}s steps(1,end) infinite both"
+
+
+def animation_css(timeline: Timeline, prefix: str) -> tuple[str, dict[str, str]]:
+    """The keyframes of each step and the rules that play them (only for readers who do
+    not prefer reduced motion), and the class each node gets (node id -> class)."""
+    frames: dict[str, str] = {}  # keyframes by name: each written once
+    plays: list[str] = []
+
+    def keyframes(name: str, looks: list[tuple[str, str]]) -> str:
+        frames.setdefault(name, _keyframes(name, looks))
+        return _span(name, timeline)
+
+    at = timeline.percent
+    for step in range(timeline.steps):
+        start, end = at(step), at(step + 1)
+        edge, label, caption = (f"{prefix}{kind}{step}" for kind in "elc")
+        last = step == timeline.steps - 1  # held to the end of the loop, as written
+        line_looks = [("0%", PLAIN), (start, EDGE_ON)] + ([] if last else [(end, PLAIN)])
+        head_looks = [("0%", HEAD_OFF), (start, HEAD_ON)] + ([] if last else [(end, HEAD_OFF)])
+        line = keyframes(f"{edge}p", line_looks)
+        head = keyframes(f"{edge}h", head_looks)
+        shown = keyframes(label, [("0%", "opacity:0"), (start, "opacity:1")])
+        caption_looks = [("0%", "opacity:0"), (start, "opacity:1")]
+        caption_looks += [] if last else [(end, "opacity:0")]
+        told = keyframes(caption, caption_looks)
+        plays += [
+            f".{edge} path{{animation:{line}}}.{edge} polygon{{animation:{head}}}",
+            f".{edge} text{{animation:{shown}}}.{caption}{{animation:{told}}}",
+        ]
+    classes: dict[str, str] = {}
+    for node_id in sorted(set(timeline.current) | set(timeline.arrives)):
+        turn, arrives = timeline.current.get(node_id), timeline.arrives.get(node_id)
+        band = timeline.bands.get(node_id) if arrives is not None else None
+        name = f"{prefix}k{'' if turn is None else turn}-{'' if arrives is None else arrives}"
+        name += f"-{band}" if band else ""
+        classes[node_id] = name
+        if any(rule.startswith(f".{name} ") for rule in plays):
+            continue
+        shape, texts, grad = [], [], []
+        if turn is not None:
+            looks = [("0%", PLAIN), (at(turn), CURRENT)]
+            looks += [(at(turn + 1), DONE)] if turn < timeline.steps - 1 else []
+            shape.append(keyframes(f"{prefix}n{turn}", looks))
+        if band is not None:
+            fill = [("0%", "fill:var(--gv-surface)"), (at(arrives), f"fill:var(--gv-{band}-fill)")]
+            shape.append(keyframes(f"{prefix}f{arrives}{band}", fill))
+            ink = [("0%", "fill:var(--gv-ink)"), (at(arrives), f"fill:var(--gv-{band}-ink)")]
+            texts.append(keyframes(f"{prefix}i{arrives}{band}", ink))
+        if arrives is not None:
+            grad.append(
+                keyframes(f"{prefix}r{arrives}", [("0%", "opacity:0"), (at(arrives), "opacity:1")])
+            )
+        outline = f".{name} :is(polygon,ellipse,polyline)"
+        if shape:
+            plays.append(f"{outline}:not([fill=none]){{animation:{','.join(shape)}}}")
+            if turn is not None:  # a record's separators take the outline's colour
+                plays.append(f"{outline}[fill=none]{{animation:{shape[0]}}}")
+        if texts:
+            plays.append(f".{name} text{{animation:{','.join(texts)}}}")
+        if grad:
+            plays.append(f".{name} text.{prefix}grad{{animation:{','.join(texts + grad)}}}")
+    css = "".join(frames.values())
+    css += "@media (prefers-reduced-motion:no-preference){" + "".join(plays) + "}"
+    return css, classes
+
+
+# A node's or an edge's group as Graphviz writes it (to its first closing tag: a tooltip's
+# group inside it closes there, and holds the shapes and texts).
+_GROUP = re.compile(
+    r'<g id="((?:node|edge)\d+)" class="(node|edge)">\n<title>(.*?)</title>(.*?)\n</g>', re.S
+)
+_TEXT = re.compile(r"<text\b([^>]*)>(.*?)</text>", re.S)
+
+
+def _add_class(tag_attributes: str, name: str) -> str:
+    return f' class="{name}"{tag_attributes}'
+
+
+def animated_svg(svg: str, timeline: Timeline, prefix: str = "gv-") -> str:
+    """The SVG of `animation_diagram` made to step through the backward pass; `prefix`
+    names its classes and keyframes, and prefixes its ids (many on a page: `gv3-`)."""
+    css, classes = animation_css(timeline, prefix)
+    edge_counts: dict[tuple[str, str], int] = {}
+
+    def group(match: re.Match[str]) -> str:
+        kind, title, body = match.group(2), html.unescape(match.group(3)), match.group(4)
+        names = [kind]
+        if kind == "node":
+            if title in classes:
+                names.append(classes[title])
+            if title in timeline.arrives:
+                body = _mark_grad(body, f"{prefix}grad")
+        else:
+            source, target = title.split("->", 1)
+            # Graphviz writes the edges between two nodes in the DOT's order: by input
+            # position (x*x: a, then b)
+            seen = edge_counts.get((source, target), 0)
+            edge_counts[(source, target)] = seen + 1
+            positions = sorted(i for s, t, i in timeline.edges if (s, t) == (source, target))
+            index = positions[seen] if seen < len(positions) else None
+            step = timeline.edges.get((source, target, index))
+            if step is not None:
+                names.append(f"{prefix}e{step}")
+        return (
+            f'<g id="{match.group(1)}" class="{" ".join(names)}">\n'
+            f"<title>{match.group(3)}</title>{body}\n</g>"
+        )
+
+    animated = _GROUP.sub(group, svg)
+    animated = _captions(animated, timeline, prefix)
+    return themed_svg(animated, prefix, extra_css=css)
+
+
+def _mark_grad(body: str, name: str) -> str:
+    """The node's `grad …` text, marked to appear with its credit."""
+
+    def text(match: re.Match[str]) -> str:
+        if html.unescape(match.group(2)).lstrip("\u2007").startswith("grad "):
+            return f"<text{_add_class(match.group(1), name)}>{match.group(2)}</text>"
+        return match.group(0)
+
+    return _TEXT.sub(text, body)
+
+
+def _captions(svg: str, timeline: Timeline, prefix: str) -> str:
+    """The title's text, one per step, each shown during its step (the last one as the
+    picture is written)."""
+    longest = max(timeline.captions, key=len)
+    escaped = html.escape(longest, quote=False)
+    pattern = re.compile(r"<text\b([^>]*)>" + re.escape(escaped.replace("-", "&#45;")) + "</text>")
+    match = pattern.search(svg) or re.search(
+        r"<text\b([^>]*)>" + re.escape(escaped) + "</text>", svg
+    )
+    if match is None:
+        return svg
+    attributes = match.group(1)
+    texts = []
+    for step, caption in enumerate(timeline.captions):
+        hidden = "" if step == timeline.steps - 1 else ' opacity="0"'
+        texts.append(
+            f'<text class="{prefix}c{step}"{attributes}{hidden}>'
+            f"{html.escape(caption, quote=False)}</text>"
+        )
+    return svg[: match.start()] + "\n".join(texts) + svg[match.end() :]

@@ -1,0 +1,216 @@
+"""Dark mode for Graphviz's SVG: the light colours it wrote, switched by CSS variables.
+
+Graphviz writes colours as attributes (`fill="#542788"`); a style sheet inside the SVG
+matches them by attribute (`[fill="#542788"]`) and paints them with variables that take
+the light value, or the dark one (`colours.DARK`) when the reader's system prefers dark
+(`prefers-color-scheme`, which also holds inside `<img>`, as GitHub shows README images)
+or when the page's theme says so: mkdocs-material's slate scheme, furo's and
+pydata-sphinx-theme's `data-theme="dark"` (and furo's auto mode, which follows the
+system); a page whose theme says light keeps the light colours even on a dark system.
+The attributes stay as they were, so a program without CSS still sees the light picture,
+and a live page's script can keep setting light colours: the rules follow attributes.
+
+Text takes its colour from the fill it sits on (a band's `ink`), not from its own
+attribute: light and dark scales put black ink on different bands.
+
+Pure and byte-stable: SVG text in, SVG text out. `id_prefix` namespaces the drawing's
+ids so that many diagrams can share a page.
+"""
+
+from __future__ import annotations
+
+import re
+from functools import cache
+
+from gradviz.render.colours import DARK, LIGHT, Palette
+
+SVG_CLASS = "gradviz"
+
+# Named colours Graphviz writes of its own: the background and default outlines.
+_NAMED = {"white": "#ffffff", "black": "#000000"}
+
+
+def _roles(palette: Palette) -> dict[str, str]:
+    """Every colour a picture uses, by role (the variable's name) in one theme."""
+    roles = {
+        "bg": palette.background,
+        "surface": palette.surface,
+        "ink": palette.ink,
+        "border": palette.border,
+        "cluster": palette.cluster,
+        "current": palette.current,
+        "done": palette.done,
+        "dim-border": palette.dim_border,
+        "dim-ink": palette.dim_ink,
+    }
+    for band in palette.bands:
+        roles[f"{band.name}-fill"] = band.fill
+        roles[f"{band.name}-ink"] = band.ink
+        roles[f"{band.name}-line"] = band.line  # NaN's border too: the same red
+    return roles
+
+
+def _by_light(kinds: tuple[str, ...]) -> dict[str, str]:
+    """Light colour -> role, for the roles of `kinds` (suffixes or names); a light colour
+    named by two roles must mean the same dark colour (tests/test_themes.py checks)."""
+    found: dict[str, str] = {}
+    for role, colour in _roles(LIGHT).items():
+        if role in kinds or role.rsplit("-", 1)[-1] in kinds:
+            found.setdefault(colour, role)
+    return found
+
+
+# Fills of shapes (node boxes, legend cells, arrowheads), strokes (outlines, edges).
+SHAPE_ROLES = ("surface", "fill", "line", "current", "done", "border")
+STROKE_ROLES = ("border", "line", "cluster", "current", "done", "dim-border")
+
+
+@cache
+def fill_roles() -> dict[str, str]:
+    return _by_light(SHAPE_ROLES)
+
+
+@cache
+def stroke_roles() -> dict[str, str]:
+    return _by_light(STROKE_ROLES)
+
+
+@cache
+def ink_on_fill() -> dict[str, str]:
+    """A fill's light colour -> the role of the text drawn on it (the band's ink)."""
+    inks = {LIGHT.surface: "ink"}
+    for band in LIGHT.bands:
+        inks.setdefault(band.fill, f"{band.name}-ink")
+    return inks
+
+
+def _declarations(palette: Palette) -> str:
+    return "".join(f"--gv-{role}:{colour};" for role, colour in _roles(palette).items())
+
+
+def _colour_rules(scope: str) -> list[str]:
+    rules = [f"{scope} text{{fill:var(--gv-ink)}}"]
+    rules.append(f'{scope} polygon[fill="white"]{{fill:var(--gv-bg)}}')
+    for light, role in fill_roles().items():
+        rules.append(f'{scope} [fill="{light}"]:not(text){{fill:var(--gv-{role})}}')
+    for light, role in stroke_roles().items():
+        rules.append(f'{scope} [stroke="{light}"]{{stroke:var(--gv-{role})}}')
+    rules.append(f'{scope} [stroke="black"]{{stroke:var(--gv-border)}}')
+    # A node's texts follow its box; a legend cell's text follows its fill and its border.
+    for light, role in ink_on_fill().items():
+        rules.append(
+            f'{scope} .node [fill="{light}"]~text,'
+            f'{scope} [fill="{light}"]+polygon+text{{fill:var(--gv-{role})}}'
+        )
+    rules.append(f'{scope} .node text[fill="{LIGHT.dim_ink}"]{{fill:var(--gv-dim-ink)}}')
+    return rules
+
+
+# The themes' own switches (mkdocs-material, furo, pydata-sphinx-theme), dark and light.
+DARK_SWITCHES = (
+    '[data-md-color-scheme="slate"]',
+    'body[data-theme="dark"]',
+    'html[data-theme="dark"]',
+)
+LIGHT_SWITCHES = (
+    '[data-md-color-scheme="default"]',
+    'body[data-theme="light"]',
+    'html[data-theme="light"]',
+)
+
+
+@cache
+def theme_css() -> str:
+    """The style sheet every themed SVG carries (the same for all: many on a page agree)."""
+    scope = f"svg.{SVG_CLASS}"
+    light, dark = _declarations(LIGHT), _declarations(DARK)
+    switched_dark = ",".join(f"{switch} {scope}" for switch in DARK_SWITCHES)
+    switched_light = ",".join(f"{switch} {scope}" for switch in LIGHT_SWITCHES)
+    return "".join(
+        [
+            f"{scope}{{{light}}}",
+            f"@media (prefers-color-scheme:dark){{{scope}{{{dark}}}{switched_light}{{{light}}}}}",
+            f"{switched_dark}{{{dark}}}",
+            *_colour_rules(scope),
+        ]
+    )
+
+
+_SVG_OPEN = re.compile(r"<svg\b([^>]*)>")
+_ID = re.compile(r'\bid="([^"]*)"')
+_REFERENCE = re.compile(r'(href="#|url\(#)')
+
+
+def prefix_ids(svg: str, id_prefix: str) -> str:
+    """Every id (and every reference to one) with `id_prefix` in front."""
+    if not id_prefix:
+        return svg
+    svg = _ID.sub(lambda m: f'id="{id_prefix}{m.group(1)}"', svg)
+    return _REFERENCE.sub(lambda m: m.group(1) + id_prefix, svg)
+
+
+def themed_svg(svg: str, id_prefix: str = "", extra_css: str = "") -> str:
+    """Graphviz's SVG with the theme's style sheet (and `extra_css`, e.g. an animation's)
+    and class, its ids namespaced by `id_prefix`."""
+    if not re.fullmatch(r"[A-Za-z][\w-]*|", id_prefix):
+        raise ValueError(f"id_prefix must be a letter then letters, digits, - or _: {id_prefix!r}")
+    opening = _SVG_OPEN.search(svg)
+    if opening is None:
+        raise ValueError("not an SVG document: no <svg> element")
+    attributes = opening.group(1)
+    if f'class="{SVG_CLASS}"' not in attributes:
+        attributes = f' class="{SVG_CLASS}"' + attributes
+    style = f"\n<style>{theme_css()}{extra_css}</style>"
+    themed = svg[: opening.start()] + f"<svg{attributes}>" + style + svg[opening.end() :]
+    return prefix_ids(themed, id_prefix)
+
+
+def style_blocks(svg: str) -> list[str]:
+    """The text of each `<style>` element, for a page's security policy (their hashes)."""
+    return re.findall(r"<style>(.*?)</style>", svg, re.S)
+
+
+# -- matplotlib's SVG plots ------------------------------------------------------------
+# Matplotlib writes colours as inline styles (`style="fill: #ffffff"`), which only an
+# `!important` rule overrides; its text is glyph paths in `text_N` groups, black by default.
+# In dark mode the page (white patches), the text and the axes (black strokes) and the
+# grid turn; the data's own colours (curves, bars, colour maps) stay as drawn.
+PLOT_CLASS = "gradviz-plot"
+_PLOT_DARK = {
+    "page": (LIGHT.background, DARK.background),
+    "ink": ("#000000", DARK.ink),
+    "grid": ("#dddddd", "#3d444d"),
+}
+
+
+@cache
+def plot_css() -> str:
+    scope = f"svg.{PLOT_CLASS}"
+    light = "".join(f"--gv-plot-{k}:{a};" for k, (a, _) in _PLOT_DARK.items())
+    dark = "".join(f"--gv-plot-{k}:{b};" for k, (_, b) in _PLOT_DARK.items())
+    switched_dark = ",".join(f"{switch} {scope}" for switch in DARK_SWITCHES)
+    switched_light = ",".join(f"{switch} {scope}" for switch in LIGHT_SWITCHES)
+    rules = [
+        f'{scope} [style*="fill: #ffffff"]{{fill:var(--gv-plot-page)!important}}',
+        f'{scope} [style*="stroke: #000000"]{{stroke:var(--gv-plot-ink)!important}}',
+        f'{scope} [style*="fill: #000000"]{{fill:var(--gv-plot-ink)!important}}',
+        f'{scope} [style*="stroke: #dddddd"]{{stroke:var(--gv-plot-grid)!important}}',
+        f'{scope} g[id^="text_"]{{fill:var(--gv-plot-ink)}}',
+    ]
+    return "".join(
+        [
+            f"{scope}{{{light}}}",
+            f"@media (prefers-color-scheme:dark){{{scope}{{{dark}}}{switched_light}{{{light}}}}}",
+            f"{switched_dark}{{{dark}}}",
+            *rules,
+        ]
+    )
+
+
+def themed_plot(svg: str) -> str:
+    """Matplotlib's SVG with the dark-mode style sheet for plots and its class."""
+    opening = _SVG_OPEN.search(svg)
+    if opening is None:
+        raise ValueError("not an SVG document: no <svg> element")
+    tag = f'<svg class="{PLOT_CLASS}"{opening.group(1)}>\n <style>{plot_css()}</style>'
+    return svg[: opening.start()] + tag + svg[opening.end() :]

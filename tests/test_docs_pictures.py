@@ -1,0 +1,173 @@
+"""The docs' pictures as a reader sees them in a browser window 800 px wide: geometry read
+from Chromium's layout (the live pages, the report page, the README's showcase)."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parent.parent
+DOCS = ROOT / "docs"
+WINDOW = 800
+MIN_TEXT_PX = 10.0
+
+
+@pytest.fixture
+def narrow(browser) -> Iterator[object]:
+    """The session's browser, 800 px wide for the test (then as it was)."""
+    size = browser.get_window_size()
+    browser.set_window_size(WINDOW, 900)
+    try:
+        yield browser
+    finally:
+        browser.set_window_size(size["width"], size["height"])
+
+
+# The figure holding the graph, the graph's box, and the size its node text is drawn at
+# (Graphviz writes font sizes in the viewBox's units: scaled by the drawn width).
+GRAPH_JS = """
+const figure = document.getElementById('graph'), svg = figure.querySelector('svg');
+const box = x => { const r = x.getBoundingClientRect(); return {left: r.left, right: r.right}; };
+const scale = svg.getBoundingClientRect().width / svg.viewBox.baseVal.width;
+const sizes = Array.from(svg.querySelectorAll('g.node text'))
+  .map(t => parseFloat(t.getAttribute('font-size')) * scale);
+return {figure: box(figure), svg: box(svg), scrollLeft: figure.scrollLeft,
+        scrollWidth: figure.scrollWidth, clientWidth: figure.clientWidth,
+        smallest: Math.min(...sizes)};
+"""
+
+
+@pytest.mark.parametrize("page", ["hand.html", "hand-trace.html"])
+def test_the_live_pages_show_the_whole_graph_readably_at_800_px(narrow, page) -> None:
+    narrow.get((DOCS / page).as_uri())
+    graph = narrow.execute_script(GRAPH_JS)
+    # nothing cut: no sideways scrolling, not opened scrolled, the drawing inside its frame
+    assert graph["scrollLeft"] == 0
+    assert graph["scrollWidth"] <= graph["clientWidth"]
+    assert graph["figure"]["left"] <= graph["svg"]["left"]
+    assert graph["svg"]["right"] <= graph["figure"]["right"]
+    assert graph["smallest"] >= MIN_TEXT_PX, graph
+
+
+# Every node text's overhang past its node's box (px), and each text block's overflow.
+REPORT_JS = """
+const over = [];
+for (const g of document.querySelectorAll('#graph g.node')) {
+  const shape = g.querySelector('polygon, ellipse, path');
+  if (!shape) continue;
+  const s = shape.getBoundingClientRect();
+  for (const t of g.querySelectorAll('text')) {
+    const r = t.getBoundingClientRect();
+    const out = Math.max(s.left - r.left, r.right - s.right);
+    if (out > 0.5) over.push([g.querySelector('title').textContent, t.textContent, out]);
+  }
+}
+const cut = Array.from(document.querySelectorAll('section pre, .scroll'))
+  .filter(x => x.scrollWidth > x.clientWidth + 1)
+  .map(x => [x.closest('section').id, x.scrollWidth, x.clientWidth]);
+return {over: over, cut: cut};
+"""
+
+TYPE_INPUT_JS = """
+const boxes = document.querySelectorAll('#typed input');
+boxes[0].value = '-0.123456'; boxes[1].value = '0.987654';
+document.getElementById('show-typed').click();
+"""
+
+
+def test_the_report_page_reads_at_800_px(narrow, xor_report) -> None:
+    narrow.get(xor_report[1].as_uri())
+    shown = narrow.execute_script(REPORT_JS)
+    # the gradient table shows every column it keeps (sat% and status among them)
+    assert shown["cut"] == [] and shown["over"] == []
+    assert "sat%" in narrow.find_element("id", "gradients").text
+    # a typed input has more digits than any listed example: its text stays in its box
+    narrow.execute_script(TYPE_INPUT_JS)
+    shown = narrow.execute_script(REPORT_JS)
+    assert shown["over"] == [], shown["over"]
+
+
+# The size a docs SVG's node text is drawn at when the page gives the picture 800 px.
+SVG_TEXT_JS = """
+const svg = document.querySelector('svg');
+const scale = svg.getBoundingClientRect().width / svg.viewBox.baseVal.width;
+const sizes = Array.from(svg.querySelectorAll('g.node text'))
+  .map(t => parseFloat(t.getAttribute('font-size')) * scale);
+return {width: svg.getBoundingClientRect().width, smallest: Math.min(...sizes)};
+"""
+DOCS_SVGS = sorted(p.stem for p in (ROOT / "samples").glob("*.expr"))
+
+
+@pytest.mark.parametrize("name", DOCS_SVGS)
+def test_the_docs_diagrams_read_in_an_800_px_column(browser, tmp_path, name) -> None:
+    from browser import inline_svg_page, open_page
+
+    svg = (DOCS / f"{name}.svg").read_text(encoding="utf-8")
+    open_page(browser, inline_svg_page(svg, WINDOW), tmp_path)
+    shown = browser.execute_script(SVG_TEXT_JS)
+    assert shown["smallest"] >= MIN_TEXT_PX, shown
+
+
+MERMAID_SHAPES_JS = """
+const ops = Array.from(document.querySelectorAll('g.node'))
+  .filter(g => /_op-/.test(g.id)).map(g => g.getBoundingClientRect().width);
+const dashed = document.querySelectorAll('.edgePaths path.edge-pattern-dotted').length;
+return {ops: ops, dashed: dashed};
+"""
+
+
+@pytest.mark.parametrize("name", ["hand", "detach"])
+def test_the_docs_mermaid_draws_op_circles_and_the_dashed_detach(browser, tmp_path, name):
+    from test_browser_pictures import MERMAID_JS, MERMAID_PAGE, MERMAID_RENDER_JS
+
+    page = tmp_path / "mermaid.html"
+    page.write_text(MERMAID_PAGE.format(script=MERMAID_JS.as_uri()), encoding="utf-8")
+    text = (DOCS / f"{name}.md").read_text(encoding="utf-8")
+    text = text.removeprefix("```mermaid\n").removesuffix("```\n")
+    assert "class caption" not in text  # no caption: no class for one
+    browser.get(page.as_uri())
+    browser.set_script_timeout(30)
+    assert browser.execute_async_script(MERMAID_RENDER_JS, text) == "ok"
+    shown = browser.execute_script(MERMAID_SHAPES_JS)
+    assert shown["ops"] and min(shown["ops"]) >= 30, shown  # `*` was a 13 px dot
+    # the edge into detach is dashed (README: "a dashed no grad edge"), no other
+    assert shown["dashed"] == (1 if name == "detach" else 0), shown
+
+
+FRAME_JS = """
+const node = Array.from(document.querySelectorAll('g.node'))
+  .find(g => g.querySelector('title').textContent === arguments[0]);
+const shape = node.querySelector('polygon');
+return {stroke: getComputedStyle(shape).stroke, fill: getComputedStyle(shape).fill,
+        width: parseFloat(getComputedStyle(shape).strokeWidth)};
+"""
+
+
+def _rgb(text: str) -> str:
+    r, g, b = (int(part) for part in text[4:-1].split(","))
+    return f"#{r:02x}{g:02x}{b:02x}"
+
+
+@pytest.mark.parametrize("scheme", ["light", "dark"])
+def test_the_current_step_stands_out_on_its_node(browser, scheme) -> None:
+    # docs/trace/step-05.svg: e (n2) passes its credit; its fill is the orange band, where
+    # an orange border vanished
+    from test_colours import MACHADO, delta_e
+
+    browser.execute_cdp_cmd(
+        "Emulation.setEmulatedMedia",
+        {"features": [{"name": "prefers-color-scheme", "value": scheme}]},
+    )
+    try:
+        browser.get((DOCS / "trace" / "step-05.svg").as_uri())
+        look = browser.execute_script(FRAME_JS, "n2")
+    finally:
+        browser.execute_cdp_cmd("Emulation.setEmulatedMedia", {"features": []})
+    stroke, fill = _rgb(look["stroke"]), _rgb(look["fill"])
+    assert look["width"] >= 3
+    for vision in (None, "deuteranopia", "protanopia"):
+        matrix = MACHADO.get(vision) if vision else ((1, 0, 0), (0, 1, 0), (0, 0, 1))
+        # (the orange border on the orange band: 36, and 21 with protanopia)
+        assert delta_e(stroke, fill, matrix) >= 60, (scheme, vision, stroke, fill)
