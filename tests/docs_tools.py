@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import importlib.util
 import os
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -49,3 +50,9 @@ def build(args: list[str], folder: Path, cache: Path) -> subprocess.CompletedPro
         text=True,
         timeout=600,
     )
+
+
+def inline_svgs(page: str) -> int:
+    """The fence's inline pictures on a page: root elements of class gradviz (a plot's
+    class list goes on: `gradviz gradviz-plot`)."""
+    return len(re.findall(r'<svg class="gradviz[ "]', page))

@@ -12,7 +12,7 @@ import sys
 from pathlib import Path
 
 import pytest
-from docs_tools import build, require_docs_tools
+from docs_tools import build, inline_svgs, require_docs_tools
 
 ROOT = Path(__file__).resolve().parent.parent
 MERMAID = ROOT / "tests" / "mermaid" / "node_modules" / "mermaid" / "dist" / "mermaid.min.js"
@@ -60,7 +60,7 @@ def test_the_site_has_its_pages_and_every_diagram_is_drawn(our_site: Path) -> No
     names = {str(p.parent.relative_to(our_site)) for p in _pages(our_site)}
     assert {".", "lesson", "pictures", "fence"} <= names
     pictures = (our_site / "pictures" / "index.html").read_text("utf-8")
-    assert pictures.count('<svg class="gradviz"') >= 10
+    assert inline_svgs(pictures) >= 10
     for page in _pages(our_site):
         text = page.read_text("utf-8")
         assert "gradviz-error" not in text, page
@@ -69,7 +69,8 @@ def test_the_site_has_its_pages_and_every_diagram_is_drawn(our_site: Path) -> No
 
 GEOMETRY_JS = """
 const column = document.querySelector('.md-content__inner').getBoundingClientRect();
-const drawn = 'svg.gradviz, iframe.gradviz-page, div.mermaid, .gradviz-error';
+const drawn = 'svg.gradviz, img.gradviz-animation, iframe.gradviz-page, div.mermaid, '
+  + '.gradviz-error';
 return {
   column: [column.left, column.right],
   background: getComputedStyle(document.body).backgroundColor,
