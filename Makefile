@@ -7,7 +7,7 @@ VENV   ?= .venv
 PY     := $(VENV)/bin/python
 BIN    := $(VENV)/bin
 
-.PHONY: demo test test-all lint format bench samples clean install docs
+.PHONY: demo test test-all test-torch torch lint format bench samples clean install docs
 
 # Without Python >= 3.11, one line says so (instead of a page of pip's log).
 PYTHON_FOUND = $(shell command -v $(PYTHON) 2>/dev/null)
@@ -60,6 +60,21 @@ test: install tests/mermaid/node_modules/.installed
 
 test-all: install $(VENV)/.docs-installed tests/mermaid/node_modules/.installed
 	$(PY) -m pytest -q -n auto
+
+# PyTorch for gradviz.torch's tests, pinned (a CPU build, about 100 s and 900 MB; an
+# unpinned torch may pull a CUDA build of several GB). Without it those tests skip locally;
+# under CI (.ci/run installs it) they must run.
+TORCH_PIN ?= torch==2.13.0
+$(VENV)/.torch-installed: $(VENV)/.dev-installed
+	@echo "adding $(TORCH_PIN) to $(VENV) (once; a CPU build)"
+	@$(PY) -m pip install '$(TORCH_PIN)' >> $(VENV)/install.log 2>&1 || { cat $(VENV)/install.log; exit 1; }
+	@touch $@
+
+torch: $(VENV)/.torch-installed
+
+# gradviz.torch's tests alone (the parity and DDP tests among them), with torch installed.
+test-torch: $(VENV)/.torch-installed
+	$(PY) -m pytest -q -n auto tests/test_torch_*.py
 
 lint: install
 	$(BIN)/ruff check gradviz tests bench

@@ -44,7 +44,7 @@ _API: dict[str, str] = {
     ),
     "GradvizError": "gradviz.errors",
     "parse": "gradviz.expr",
-    "draw": "gradviz.notebook",
+    "draw": "gradviz.notebook",  # (defined below: a tensor goes to gradviz.torch)
     "explore": "gradviz.notebook",
     "to_json": "gradviz.render",
     "to_mermaid": "gradviz.render",
@@ -52,15 +52,30 @@ _API: dict[str, str] = {
 _MODULES = ("gradcheck", "trace")  # callable modules (see above)
 
 if TYPE_CHECKING:  # the names for type checkers (re-exported by `__getattr__`)
+    import graphviz
+
     from gradviz import gradcheck, trace  # noqa: F401
     from gradviz.engine import Constant, Graph, Op, Value, no_grad, topological_order  # noqa: F401
     from gradviz.errors import GradvizError  # noqa: F401
     from gradviz.expr import parse  # noqa: F401
-    from gradviz.notebook import draw, explore  # noqa: F401
+    from gradviz.notebook import explore  # noqa: F401
     from gradviz.render import to_json, to_mermaid  # noqa: F401
 
     __version__: str
     __all__: list[str]
+
+
+def draw(graph: object, **options: object) -> graphviz.Digraph:
+    """A `graphviz.Digraph` of a Value's graph (`gradviz.notebook.draw`), or of a PyTorch
+    loss's autograd graph (`gradviz.torch.draw`): torch is imported only for a tensor,
+    told apart by its type's module, so drawing a Value never loads it."""
+    if type(graph).__module__.partition(".")[0] == "torch":
+        from gradviz.torch.draw import draw as draw_tensor  # lazy: start-up (torch)
+
+        return draw_tensor(graph, **options)  # type: ignore[arg-type]
+    from gradviz.notebook import draw as draw_value  # lazy: start-up
+
+    return draw_value(graph, **options)  # type: ignore[arg-type]
 
 
 def _functions() -> tuple[str, ...]:

@@ -202,8 +202,9 @@ def parse_csv(
     text: str, name: str, *, label: str | None = None, features: tuple[str, ...] | None = None
 ) -> Dataset:
     """The CSV reader behind `read_csv`, on text already in memory."""
+    lines = io.StringIO(text, newline=None)  # any line end: \n, \r\n, or \r alone (old Macs)
     try:
-        rows = [(number, row) for number, row in enumerate(csv.reader(io.StringIO(text)), 1)]
+        rows = [(number, row) for number, row in enumerate(csv.reader(lines), 1)]
     except csv.Error as error:
         raise DataError(f"{name}: invalid CSV: {error}") from None
     rows = [(n, [cell.strip() for cell in row]) for n, row in rows if any(c.strip() for c in row)]
@@ -272,16 +273,21 @@ def _is_number(cell: str) -> bool:
     return True
 
 
+CELL_QUOTE = 30  # characters of a bad cell an error quotes: the line names a path as well
+
+
 def _number(cell: str, name: str, line: int, column: str) -> float:
     try:
         value = float(cell)
     except ValueError:
         raise DataError(
-            f"{name} line {line}: {quoted(cell)} in column {quoted(column)} is not a number"
+            f"{name} line {line}: {quoted(cell, CELL_QUOTE)} in column {quoted(column)} "
+            "is not a number"
         ) from None
     if not math.isfinite(value):  # nan, inf, or a number beyond float range (1e999)
         raise DataError(
-            f"{name} line {line}: {quoted(cell)} in column {quoted(column)} is not finite"
+            f"{name} line {line}: {quoted(cell, CELL_QUOTE)} in column {quoted(column)} "
+            "is not finite"
         )
     return value
 

@@ -2,7 +2,7 @@
 file (or a device that never ends) is refused before it fills memory (every problem one
 error of the caller's class: a missing spec is a SpecError, a missing model a ModelError),
 and writing one atomically (the old file or the whole new one, never half), never over
-one of the command's own inputs (`refuse_inputs`). At the bottom
+one of the command's own inputs nor twice over one file (`refuse_clashes`). At the bottom
 layer, so that the library (model.save) and the CLI's outputs write the same way."""
 
 from __future__ import annotations
@@ -11,7 +11,7 @@ import contextlib
 import errno
 import os
 import stat
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from pathlib import Path
 
 from gradviz.errors import GradvizError, OutputError, WriteError, quoted, shortened
@@ -39,6 +39,55 @@ def read_capped(path: Path, limit: int, error: type[GradvizError], what: str) ->
     if len(data) > limit:
         raise error(f"{name}: more than the {limit:,} bytes allowed for a {what}")
     return data
+
+
+def refuse_clashes(
+    outputs: Sequence[tuple[str, str | Path | None]], inputs: Iterable[str | Path | None] = ()
+) -> None:
+    """Refuse, before any work, outputs that would lose a file: one that names an input of
+    the command (the expression, the model, its CSV data, the spec: it would be
+    overwritten), or two that name one file (the first would be lost). `outputs` pairs the
+    option naming each path, as a keyword (`curves`; the CLI says `--curves`), with the
+    path (None: not asked for; `-`: stdout). Paths are compared resolved (a symlink,
+    `./p.svg` and `p.svg` are one file), and by inode when both exist (a hard link)."""
+    sources = [Path(path) for path in inputs if path is not None]
+    seen: list[tuple[str, Path | None]] = []  # (option, path; None for stdout)
+    for option, given in outputs:
+        if given is None:
+            continue
+        path = None if str(given) == "-" else Path(given)
+        if path is not None and any(_same_file(path, source) for source in sources):
+            raise OutputError(
+                f"refusing to write {quoted(str(given))}: it is an input of this command",
+                hint=f"Choose another file name for {{{option}}}.",
+                options=(option,),
+            )
+        for other, earlier in seen:
+            if (path is None) == (earlier is None) and (
+                path is None or _same_file(path, earlier)  # type: ignore[arg-type]
+            ):
+                shown = "'-' (stdout)" if path is None else quoted(str(given))
+                both = "" if other == option else f" ({{{other}}} and {{{option}}})"
+                raise OutputError(
+                    f"{shown} is given twice as an output{both}",
+                    hint="Give each output a file of its own.",
+                    options=(other, option),
+                )
+        seen.append((option, path))
+
+
+def _same_file(a: Path, b: Path) -> bool:
+    """One file under two names: the same path once resolved, or the same inode."""
+    try:
+        if a.resolve() == b.resolve():
+            return True
+    except (OSError, RuntimeError):  # a name too long, a symlink loop: compare as given
+        if os.path.abspath(a) == os.path.abspath(b):
+            return True
+    try:
+        return a.exists() and b.exists() and a.samefile(b)
+    except OSError:
+        return False
 
 
 def write_atomic(path: Path | str, data: bytes | str) -> None:
@@ -111,10 +160,15 @@ def _write_failure(path: Path, error: OSError, *, where: Path | None = None) -> 
     """The error to raise for an OSError while writing `path` (or creating a file in
     `where`, the folder)."""
     why = error.strerror or str(error)
-    target = f"to {quoted(str(where))}" if where is not None else quoted(str(path))
+    if where is not None:  # the folder refused a new file (/proc, say): say which file
+        message = (
+            f"cannot write {quoted(str(path))}: {quoted(str(where))} takes no new file ({why})"
+        )
+    else:
+        message = f"cannot write {quoted(str(path))}: {why}"
     if error.errno in _PATH_ERRNOS:
-        return OutputError(f"cannot write {target}: {why}", hint="Choose another path.")
-    return WriteError(f"cannot write {target}: {why}")
+        return OutputError(message, hint="Choose another path.")
+    return WriteError(message)
 
 
 def _umask() -> int:
@@ -122,25 +176,3 @@ def _umask() -> int:
     mask = os.umask(0o022)
     os.umask(mask)
     return mask
-
-
-def refuse_inputs(outputs: Iterable[str], inputs: Iterable[str | Path]) -> None:
-    """Refuse an output path that names one of the inputs (it would be overwritten)."""
-    sources = []
-    for path in inputs:
-        try:
-            sources.append(Path(path).resolve())
-        except OSError:
-            continue
-    for output in outputs:
-        if output == "-":
-            continue
-        target = Path(output).resolve()
-        for source in sources:
-            if target == source or (
-                target.exists() and source.exists() and target.samefile(source)
-            ):
-                raise OutputError(
-                    f"refusing to write {quoted(output)}: it is an input of this command",
-                    hint="Choose another output file name.",
-                )

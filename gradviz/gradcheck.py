@@ -102,6 +102,12 @@ def _check_step(eps: float, x: Number, name: str) -> None:
     magnitude = _max_abs(x) if _finite(x) else 0.0
     x = x if isinstance(x, float) else magnitude  # a batch: its largest value
     smallest = MIN_STEP_ULPS * float(np.spacing(magnitude))
+    if not math.isfinite(magnitude + 2 * eps):  # x ± h, and the 2h between them
+        raise InputError(
+            f"eps {eps:g} is too large to measure a slope at {name} = {fmt(x)}: x ± h and "
+            f"the 2h between them overflow float64 (give a smaller eps, or none for the "
+            f"default, {default_eps(x):.2g})"
+        )
     if eps < smallest:
         raise InputError(
             f"eps {eps:g} is too small to measure a slope at {name} = {fmt(x)}: "

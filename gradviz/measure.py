@@ -16,6 +16,7 @@ from gradviz.data import Dataset
 from gradviz.errors import GradvizError, InputError
 from gradviz.model import Model, load_model, model_inputs
 from gradviz.nn import LayerSample, Network, layer_samples
+from gradviz.run import Run, is_run_file, load_run
 from gradviz.spec import resolve_spec, spec_from_mapping
 from gradviz.stats import Diagnosis, History, diagnose, history, verdict
 from gradviz.train import Evaluation, check_width, evaluate, load_data, train
@@ -38,6 +39,12 @@ class Measurement:
     network: Network | None = None  # the weights measured, and on what (for `performance`)
     dataset: Dataset | None = None
     final: Evaluation | None = None  # training's own evaluation, when it trained
+    run: Run | None = None  # a recorded run (gradviz.run): statistics only, no samples
+
+    @property
+    def recorded(self) -> bool:
+        """Statistics recorded elsewhere (a PyTorch run): no network, data or samples."""
+        return self.run is not None
 
     def performance(self) -> Evaluation | None:
         """Loss and accuracy of the weights measured, on the data measured (None when
@@ -49,6 +56,8 @@ class Measurement:
         return evaluate(self.network, self.dataset)
 
     def diagnosis(self) -> Diagnosis:
+        if self.run is not None:
+            return self.run.diagnosis()
         return diagnose(self.samples, epoch=self.epoch)
 
     def verdict(self, diagnosis: Diagnosis | None = None) -> list[str]:
@@ -80,6 +89,8 @@ def measure(
     label = label or source
     if "epochs" in options:
         epochs = options.pop("epochs")  # type: ignore[assignment]
+    if source.lower().endswith(MODEL_SUFFIX) and is_run_file(source):
+        return _recorded(source, label, options, epochs, every, data)
     if source.lower().endswith(MODEL_SUFFIX):
         if options:
             raise InputError(f"{label}: spec options apply to a spec, not to a saved model")
@@ -137,6 +148,30 @@ def measure(
         dataset,
         result.final,
     )
+
+
+def _recorded(
+    source: str,
+    label: str,
+    options: Mapping[str, object],
+    epochs: int | None,
+    every: int | None,
+    data: str | None,
+) -> Measurement:
+    """A recorded run (`gradviz.run`) as it was recorded: its latest statistics and history."""
+    if options or epochs is not None or every is not None:
+        raise InputError(
+            f"{label}: a recorded run is measured as recorded: no spec options, "
+            "{epochs} or {every}",
+            options=["epochs", "every"],
+        )
+    if data is not None:
+        raise InputError(
+            f"{label}: a recorded run holds statistics, not a network: {{data}} does not apply",
+            options=["data"],
+        )
+    run = load_run(source)
+    return Measurement(label, [], run.last_step, run.history, None, run.description(), run=run)
 
 
 def input_files(source: str, data: str | None = None) -> list[str | Path]:

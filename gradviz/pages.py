@@ -10,7 +10,7 @@ from typing import TYPE_CHECKING, Any
 from gradviz.errors import OptionWords, keyword
 from gradviz.layout import PREFER_PURE_COST, DotProgram, run_dot
 from gradviz.numbers import DEFAULT_PRECISION
-from gradviz.render.diagram import Diagram, draw_less
+from gradviz.render.diagram import Diagram, captioned, draw_less
 from gradviz.render.dot import layout_cost, to_dot
 
 if TYPE_CHECKING:
@@ -150,7 +150,10 @@ def report_page(
 
     from gradviz.model import network_loss_graph  # lazy: start-up
     from gradviz.render.html import NUMBER_WIDTH  # lazy: start-up
-    from gradviz.render.network import network_diagram  # lazy: start-up
+    from gradviz.render.network import (  # lazy: start-up
+        network_diagram,
+        recorded_layer_diagram,
+    )
     from gradviz.render.plots import (  # lazy: start-up
         STATUS_MEANINGS,
         boundary_plot,
@@ -193,7 +196,9 @@ def report_page(
         graph = network_loss_graph(network, data.X[0].tolist(), float(data.Y[0]))
         diagram = network_diagram(graph, "layer", None)
         key = "one node per layer, coloured by its rms gradient ∂L/∂w at the epoch chosen above"
-        diagram = replace(diagram, title=f"{key}; inputs, y and loss: the example shown below")
+        diagram = replace(
+            diagram, **captioned(None, key, "inputs, y and loss: the example shown below")
+        )
         frames = epoch_frames(report.snapshots, report.layer_names)
         diagram = epoch_diagram(diagram, frames, data)
         dot_text = to_dot(diagram, rankdir="TB", number_width=NUMBER_WIDTH)
@@ -201,8 +206,11 @@ def report_page(
 
         network_svg = themed_svg(run_dot(dot_text, "svg").decode("utf-8"))
         program = example_program(graph)
-    else:
-        notes["network"] = "no network picture: the run holds no gradviz network"
+    else:  # a recorded run: its layers from the statistics alone
+        diagram = recorded_layer_diagram(report.layer_names, report.diagnosis)
+        diagram = epoch_diagram(diagram, epoch_frames(report.snapshots, report.layer_names))
+        dot_text = to_dot(diagram, rankdir="TB", number_width=NUMBER_WIDTH)
+        network_svg = run_dot(dot_text, "svg").decode("utf-8")
     summary: list = [summary_text(report.spec, data)] if report.spec and data else [report.summary]
     if report.final is not None and data is not None:
         summary.append(final_text(report.final.loss, report.final.accuracy, data.size))

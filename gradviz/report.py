@@ -19,6 +19,7 @@ from gradviz.measure import Measurement, model_data
 from gradviz.model import Model
 from gradviz.nn import Network
 from gradviz.numbers import dumps as dumps  # these documents' writer, under its old name too
+from gradviz.run import Run
 from gradviz.spec import LOSS_FUNCTIONS, Spec
 from gradviz.stats import (
     Diagnosis,
@@ -338,7 +339,32 @@ def train_document(report: Report, saved: str | None = None) -> dict:
 def diverged_document(error: Diverged, words: OptionWords = keyword) -> dict:
     """What `train --json` prints for a run that stopped at a divergence: the training
     so far, `stopped` the error's own words (the CLI's `words` name `--keep-going`)."""
-    return train_document(build_report(error.result)) | {"stopped": error.render(words)}
+    stopped = error.render(words).replace("\n", " ")  # the fact and its advice, one line
+    return train_document(build_report(error.result)) | {"stopped": stopped}
+
+
+def run_report(run: Run, title: str) -> Report:
+    """The report of a recorded run (`gradviz.run`, e.g. a PyTorch loop watched by
+    `gradviz.torch.watch`): its statistics at recorded steps, its logged curves, and a
+    summary naming where it was recorded and its layers as the framework names them."""
+    loss, accuracy, every = run.curves()
+    logged = any(math.isfinite(a) for a in accuracy)
+    layers = [
+        f"  {layer.name}: {layer.kind} {'×'.join(map(str, layer.shape[1:]))} → {layer.shape[0]}, "
+        f"{layer.activation}"
+        + (f" (read after {layer.activation_module})" if layer.activation_module else "")
+        for layer in run.layers
+    ]
+    summary = "\n".join([f"{run.description()}, every {run.every} steps", *layers])
+    return Report.from_recorded(
+        run.history,
+        title=title,
+        summary=summary,
+        loss=loss,
+        accuracy=accuracy if logged else (),
+        every=every,
+        layer_names=[layer.name for layer in run.layers],
+    )
 
 
 def inspect_document(report: Report) -> dict:

@@ -431,6 +431,14 @@ def _refuse_unknown(
             raise fail(f"{prefix}{name}", f"unknown key{hint}; {known}: {', '.join(table)}")
 
 
+def spelled(value: object) -> str:
+    """A spec's value as its file spells it, for an error: `true`, not Python's `True`
+    (TOML and JSON agree on true and false); anything else quoted (errors.quoted)."""
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    return quoted(value)
+
+
 def _suggest(word: str, choices: Sequence[str]) -> str:
     close = difflib.get_close_matches(word, choices, n=1)
     shown = quoted(word, 30)  # the line names the key already, and lists the known ones
@@ -442,7 +450,7 @@ def choice(names: Sequence[str]) -> Reader:
 
     def read(value: object, key: str, fail: Fail) -> str:
         if not isinstance(value, str) or value not in names:
-            hint = _suggest(value, names) if isinstance(value, str) else f" {quoted(value)}"
+            hint = _suggest(value, names) if isinstance(value, str) else f" {spelled(value)}"
             raise fail(key, f"unknown value{hint}; expected one of {', '.join(names)}")
         return value
 
@@ -464,7 +472,7 @@ def whole_problem(
 
 def whole(low: int, high: int) -> Reader:
     def read(value: object, key: str, fail: Fail) -> int:
-        if problem := whole_problem(value, low, high, quoted):
+        if problem := whole_problem(value, low, high, spelled):
             raise fail(key, problem)
         return value  # type: ignore[return-value]
 
@@ -478,10 +486,10 @@ def _is_number(value: object) -> TypeGuard[int | float]:
 def positive(value: object, key: str, fail: Fail) -> float:
     """A number > 0 and at most 1e6 (rates and clipping bounds)."""
     if not _is_number(value):
-        raise fail(key, f"expected a number, got {quoted(value)}")
+        raise fail(key, f"expected a number, got {spelled(value)}")
     number = float(value) if not isinstance(value, int) or abs(value) < 2**1000 else math.inf
     if not math.isfinite(number) or number <= 0 or number > 1e6:
-        raise fail(key, f"{quoted(value)} must be a positive number (at most 1e6)")
+        raise fail(key, f"{spelled(value)} must be a positive number (at most 1e6)")
     return number
 
 
@@ -490,7 +498,7 @@ def between(low: float, high: float, wording: str) -> Reader:
 
     def read(value: object, key: str, fail: Fail) -> float:
         if not _is_number(value) or not low <= value <= high:
-            raise fail(key, f"{quoted(value)} must be a number from {wording}")
+            raise fail(key, f"{spelled(value)} must be a number from {wording}")
         return float(value)
 
     return read
@@ -506,7 +514,9 @@ def text(problem: str, longest: int) -> Reader:
     (it is printed to terminals: no escape sequences from a file)."""
 
     def read(value: object, key: str, fail: Fail) -> str:
-        if not isinstance(value, str) or not value.strip() or len(value) > longest:
+        if isinstance(value, str) and len(value) > longest:
+            raise fail(key, f"{len(value):,} characters is more than the {longest} allowed")
+        if not isinstance(value, str) or not value.strip():
             raise fail(key, problem)
         if not value.isprintable():
             raise fail(key, f"{quoted(value)} holds control characters")
@@ -567,7 +577,7 @@ def _activation_list(value: object, key: str, fail: Fail) -> str | tuple[str, ..
 
 def _update(value: object, key: str, fail: Fail) -> tuple[str, int | None]:
     if not isinstance(value, str):
-        raise fail(key, f'expected "full", "online" or "minibatch N", got {quoted(value)}')
+        raise fail(key, f'expected "full", "online" or "minibatch N", got {spelled(value)}')
     words = value.split()
     if words in (["full"], ["online"]):
         return words[0], None
@@ -728,6 +738,18 @@ def _bce_needs_a_probability(v: dict, fail: Fail) -> None:
         )
 
 
+def _hinge_needs_a_signed_score(v: dict, fail: Fail) -> None:
+    """hinge reads the sign of the output: a sigmoid or relu output is never negative, so
+    every prediction would be +1 (XOR at 50% whatever the outputs)."""
+    output = v["activations"][-1]
+    if v["loss"] == "hinge" and output in ("sigmoid", "relu"):
+        raise fail(
+            "loss",
+            f"hinge needs a score that can be negative (its sign is the prediction), and a "
+            f'{output} output never is: set output_activation = "linear" or use loss = "bce"',
+        )
+
+
 def _one_clipping(v: dict, fail: Fail) -> None:
     if v["clip_value"] is not None and v["clip_norm"] is not None:
         raise fail("clip_norm", "choose one of clip_value and clip_norm, not both")
@@ -753,6 +775,7 @@ def _schedule_has_an_end(v: dict, fail: Fail) -> None:
 RULES: tuple[Callable[[dict, Fail], dict | None], ...] = (
     _activations,
     _bce_needs_a_probability,
+    _hinge_needs_a_signed_score,
     _one_clipping,
     _records_bounded,
     _schedule_has_an_end,

@@ -315,7 +315,12 @@ def first_nonfinite(samples: Sequence[LayerSample]) -> tuple[int, str] | None:
     """Where NaN/inf first shows up, in the order the computation makes the numbers:
     the forward pass from the first layer up, then the backward pass from the output
     down. Returns (layer index, quantity) or None."""
-    found = [(s.index, _nonfinite(s)[1]) for s in samples]
+    return first_in_order([(s.index, _nonfinite(s)[1]) for s in samples])
+
+
+def first_in_order(found: Sequence[tuple[int, str | None]]) -> tuple[int, str] | None:
+    """`first_nonfinite` over (layer index, first quantity holding a NaN/inf, or None)
+    per layer: what a recorder that keeps only each layer's first quantity can say."""
     for index, what in found:
         if what in _FORWARD:
             return index, what
@@ -330,15 +335,52 @@ def diagnose(samples: Sequence[LayerSample], epoch: int | None = None) -> Diagno
     so they are computed for the whole network at once)."""
     _check(samples)
     layers = [_layer_numbers(s) for s in samples]
-    # At rest: no weight gradient and no backpropagated signal (bias gradient) left
-    # (a NaN or inf is never below the bound).
-    at_rest = all(lay.rms < AT_REST_RMS and lay.signal < AT_REST_RMS for lay in layers)
     out_act = np.asarray(samples[-1].activations, dtype=float)
     with np.errstate(all="ignore"):
         spread = float(np.max(np.std(out_act, axis=0))) if out_act.shape[0] else 0.0
         scale = max(1.0, float(np.mean(np.abs(out_act)))) if out_act.size else 1.0
-        stalled = at_rest and out_act.shape[0] >= 2 and spread < STALLED_SPREAD * scale
-        _compare(layers, samples)
+        deltas = [float(np.linalg.norm(np.asarray(s.bias_grads, dtype=float))) for s in samples]
+        bounds: list[float | None] = [None] * len(samples)
+        for i in range(len(samples) - 1):
+            w_next = np.asarray(samples[i + 1].weights, dtype=float)
+            if np.all(np.isfinite(w_next)):
+                bounds[i] = max_slope(samples[i].activation) * float(np.linalg.norm(w_next, 2))
+    return assess(
+        layers,
+        spread,
+        scale,
+        int(out_act.shape[0]),
+        first_nonfinite(samples),
+        epoch,
+        deltas,
+        bounds,
+    )
+
+
+def assess(
+    layers: list[LayerStats],
+    spread: float,
+    scale: float,
+    batch: int,
+    first: tuple[int, str] | None,
+    epoch: int | None = None,
+    deltas: Sequence[float] | None = None,
+    hop_bounds: Sequence[float | None] | None = None,
+) -> Diagnosis:
+    """The part of `diagnose` after each layer's own numbers: compare the layers with each
+    other and give each its status. Anything that measures layers (gradviz's engine, a
+    recorder of PyTorch gradients) ends here, so both share the one status table.
+    `spread` is the outputs' largest std across the batch, `scale` max(1, mean |output|),
+    `deltas` each layer's ‖bias gradient‖ (default: from its rms, `signal`), `hop_bounds`
+    each layer's bound on its hop (None where unknown)."""
+    if deltas is None:
+        deltas = [lay.signal * math.sqrt(lay.n_out) for lay in layers]
+    # At rest: no weight gradient and no backpropagated signal (bias gradient) left
+    # (a NaN or inf is never below the bound).
+    at_rest = all(lay.rms < AT_REST_RMS and lay.signal < AT_REST_RMS for lay in layers)
+    with np.errstate(all="ignore"):
+        stalled = at_rest and batch >= 2 and spread < STALLED_SPREAD * scale
+        _compare(layers, deltas, hop_bounds)
         for layer in layers:
             layer.status, layer.reason = _status(layer, at_rest, stalled)
     return Diagnosis(
@@ -346,15 +388,18 @@ def diagnose(samples: Sequence[LayerSample], epoch: int | None = None) -> Diagno
         at_rest=at_rest,
         output_spread=spread,
         stalled=stalled,
-        first_nonfinite=first_nonfinite(samples),
+        first_nonfinite=first,
         epoch=epoch,
     )
 
 
-def _compare(layers: list[LayerStats], samples: Sequence[LayerSample]) -> None:
+def _compare(
+    layers: list[LayerStats],
+    deltas: Sequence[float],
+    hop_bounds: Sequence[float | None] | None,
+) -> None:
     """Fill in what depends on the other layers: rel, below, growth, hop and its bound."""
     strongest = max((lay.rms for lay in layers if math.isfinite(lay.rms)), default=0.0)
-    deltas = [float(np.linalg.norm(np.asarray(s.bias_grads, dtype=float))) for s in samples]
     for i, layer in enumerate(layers):
         layer.rel = _ratio(layer.rms, strongest)
         later = [lay.rms for lay in layers[i + 1 :] if math.isfinite(lay.rms)]
@@ -365,9 +410,8 @@ def _compare(layers: list[LayerStats], samples: Sequence[LayerSample]) -> None:
             continue
         # δ_i = f'(z_i) ⊙ (W_{i+1}ᵀ δ_{i+1}), so ‖δ_i‖ ≤ max f' · ‖W_{i+1}‖₂ · ‖δ_{i+1}‖ per sample
         layer.hop = _ratio(deltas[i], deltas[i + 1])
-        w_next = np.asarray(samples[i + 1].weights, dtype=float)
-        if np.all(np.isfinite(w_next)):
-            layer.hop_bound = max_slope(layer.activation) * float(np.linalg.norm(w_next, 2))
+        if hop_bounds is not None:
+            layer.hop_bound = hop_bounds[i]
 
 
 # -- the statuses: ONE table -----------------------------------------------------------

@@ -735,7 +735,7 @@ def train(
             history.accuracy.append(correct / n)
             if history.stopped is None and not _finite(loss, P):
                 message = _divergence(
-                    run, measure, data, start_weights, order, lr, batch, epoch, loss
+                    run, measure, data, start_weights, order, lr, batch, epoch, loss, network.l2
                 )
                 history.stopped = message + "."
                 if not keep_going:
@@ -768,8 +768,14 @@ class Diverged(TrainingError):
     `--json` and diagnosis)."""
 
     def __init__(self, divergence: str, result: Result) -> None:
+        # what happened on the error's line, what to do on the next (one line of 240
+        # characters was too long to read)
+        fact, _, advice = divergence.partition(". Lower ")
         super().__init__(
-            divergence + ", or pass {keep_going=True} to train on regardless.",
+            f"{fact}." if advice else divergence,
+            hint=f"Lower {advice}, or pass {{keep_going=True}} to train on regardless."
+            if advice
+            else "Pass {keep_going=True} to train on regardless.",
             options=["keep_going=True"],
         )
         self.result = result
@@ -832,6 +838,7 @@ def _divergence(
     batch: int,
     epoch: int,
     loss: float,
+    l2: float,
 ) -> str:
     """Replay the epoch batch by batch (`run` as `train`'s, from its starting `weights`)
     to find the step where NaN/inf appeared, and name the first layer holding it
@@ -853,6 +860,8 @@ def _divergence(
             where = f"layer L{index} (its {quantity})"
         elif math.isfinite(total):
             where = "the update (learning rate × gradient overflowed)"
+        elif not math.isfinite(l2_term(l2, before)):
+            where = "the loss (the outputs are finite; its L2 term, l2·Σp², overflowed)"
         else:
             where = "the loss (the outputs are finite, their error overflowed)"
         if n > batch:

@@ -30,6 +30,18 @@ def browser_missing() -> str | None:
     return None
 
 
+# Seconds a page load, a script or a condition may take: a budget a busy machine meets (CI
+# must not depend on an idle one). Tests wait on conditions (`wait_until`), never on time.
+BUDGET = 300
+
+
+def wait_until(driver: object, condition, message: str = "") -> object:
+    """Wait until `condition(driver)` is truthy (checked every 0.05 s), at most BUDGET s."""
+    from selenium.webdriver.support.ui import WebDriverWait
+
+    return WebDriverWait(driver, BUDGET, poll_frequency=0.05).until(condition, message)
+
+
 @pytest.fixture(scope="session")
 def browser() -> Iterator[object]:
     """One headless Chromium for the whole session (about 0.2 s a page once it is open)."""
@@ -48,6 +60,8 @@ def browser() -> Iterator[object]:
         options.add_argument(flag)
     options.set_capability("goog:loggingPrefs", {"browser": "ALL"})
     driver = webdriver.Chrome(service=Service(executable_path=CHROMEDRIVER), options=options)
+    driver.set_script_timeout(BUDGET)
+    driver.set_page_load_timeout(BUDGET)
     try:
         yield driver
     finally:

@@ -42,6 +42,26 @@ def pytest_configure(config: pytest.Config) -> None:
         )
 
 
+@pytest.hookimpl(tryfirst=True)
+def pytest_sessionstart(session: pytest.Session) -> None:
+    """pytest-xdist writes its status line whenever it is asked to show it off a terminal,
+    and under -q that line is always "bringing up nodes...": `make test` printed it twice.
+    Each line is written once."""
+    reporter = session.config.pluginmanager.getplugin("terminaldistreporter")
+    if reporter is None:
+        return
+    shown: set[str] = set()
+    show = reporter.ensure_show_status
+
+    def once() -> None:
+        line = reporter.getstatus()
+        if line not in shown:
+            shown.add(line)
+            show()
+
+    reporter.ensure_show_status = once
+
+
 from browser import browser  # noqa: E402, F401  (the shared real-browser fixture)
 
 # The trained models the report page's tests read, made once per worker for both files

@@ -45,6 +45,9 @@ HEAVY = (
     "rich.progress",
     "matplotlib",
     "gradviz.render.plots",
+    "torch",  # the PyTorch bridge's (gradviz.torch): only for a tensor
+    "gradviz.torch",
+    "gradviz.run",
 )
 
 
@@ -177,7 +180,28 @@ def test_importing_gradviz_imports_nothing_heavy() -> None:
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     modules = json.loads(done.stdout)
     assert [m for m in modules if m.startswith("gradviz")] == ["gradviz"]
-    assert loaded(modules, ("numpy", "click", "rich", "importlib.metadata")) == []
+    assert loaded(modules, ("numpy", "click", "rich", "importlib.metadata", "torch")) == []
+
+
+def test_reading_a_recorded_run_imports_no_torch(tmp_path) -> None:
+    """`inspect` and `grads` of a run file (gradviz.run) need gradviz alone."""
+    import numpy as np
+
+    from gradviz.nn import Network, layer_samples
+    from gradviz.run import Run, RunLayer, save_run
+    from gradviz.stats import diagnose
+
+    network = Network([2, 3, 1], ["sigmoid", "sigmoid"])
+    network.initialise("default", 0)
+    X = np.array([[0.0, 1.0], [1.0, 0.0]])
+    diagnosis = diagnose(layer_samples(network, X, np.array([1.0, 0.0])))
+    layers = [RunLayer(s.name, "Linear", (s.n_out, s.n_in), "sigmoid") for s in diagnosis.layers]
+    path = tmp_path / "run.json"
+    save_run(Run(layers, [(0, diagnosis)], 1, 1, [1], [0.25], [None]), path)
+    for command in ("inspect", "grads"):
+        run = modules_after([command, str(path)])
+        assert run["status"] == 0 and "recorded in pytorch" in run["out"]
+        assert loaded(run["modules"], ("torch",)) == []
 
 
 def test_training_without_a_picture_option_imports_no_matplotlib() -> None:

@@ -195,7 +195,9 @@ def test_bad_outputs_are_refused_before_anything_is_written(tmp_path):
     assert twice.exit_code == 2 and "given twice" in twice.stderr
     stdout_twice = run(*HAND, "-o", "-", "-o", "-")
     assert stdout_twice.exit_code == 2 and stdout_twice.stdout == ""
-    assert stdout_twice.stderr == "Error: '-' (stdout) is given twice as an output\n"
+    assert stdout_twice.stderr == (
+        "Error: '-' (stdout) is given twice as an output\nGive each output a file of its own.\n"
+    )
 
 
 def test_expression_files_and_refusing_to_overwrite_them(tmp_path, monkeypatch):

@@ -216,3 +216,18 @@ def test_ctrl_c_tests_pass_when_the_suite_starts_with_sigint_ignored() -> None:
         preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_IGN),
     )
     assert result.returncode == 0, result.stdout[-2000:]
+
+
+@pytest.mark.slow
+def test_the_fast_suite_says_bringing_up_nodes_once():
+    """`make test` runs pytest -q -n auto: xdist's status line came out twice (issue 23)."""
+    pytest_args = ["-q", "-n", "2", "-p", "no:cacheprovider", "tests/test_numbers.py", "-k", "fmt"]
+    done = subprocess.run(
+        [sys.executable, "-m", "pytest", *pytest_args],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert done.stdout.count("bringing up nodes...") == 1, done.stdout

@@ -44,10 +44,11 @@ from gradviz.render.diagram import (
     diagram_from_value,
     number_text,
     printable,
+    title_lines,
 )
-from gradviz.render.dot import title_lines, to_dot
+from gradviz.render.dot import to_dot
 from gradviz.render.json import to_json
-from gradviz.render.mermaid import SEPARATOR, to_mermaid
+from gradviz.render.mermaid import CAPTION, SEPARATOR, to_mermaid
 from gradviz.spec import MAX_EPOCHS, MAX_PARAMETERS, spec_from_mapping
 
 SVG = "{http://www.w3.org/2000/svg}"
@@ -461,9 +462,9 @@ def test_every_dot_renders_with_both_programs_as_well_formed_svg(diagrams):
                 label = printable(node.label).strip()
                 if node.kind == "value" and label:
                     assert label in shown, (program, node.label, shown)
-            if diagram.title:  # broken into lines after its clauses, under the key
-                for line in title_lines(printable(diagram.title)):
-                    assert line.strip() in shown, (program, diagram.title)
+            if diagram.title:  # its lines as given (a name never broken), under the key
+                for line in title_lines(diagram):
+                    assert printable(line).strip() in shown, (program, diagram.title)
 
 
 @pytest.mark.slow
@@ -477,12 +478,12 @@ def test_every_mermaid_text_is_accepted_and_reads_back_exactly(diagrams):
         # no label started a statement of its own: exactly our nodes (plus the legend
         # keys) and our edges, nothing else
         assert ids <= set(result["nodes"]), text
-        assert all(i in ids or i.startswith("key_") for i in result["nodes"] if i != "caption")
+        assert all(i in ids or i.startswith("key_") for i in result["nodes"] if i != CAPTION)
         if diagram.title:  # the title is a node of its own, drawn exactly as given
-            assert result["nodes"]["caption"].strip() == printable(diagram.title).strip(), text
+            assert result["nodes"][CAPTION].strip() == printable(diagram.title).strip(), text
             assert result["title"].strip() == printable(diagram.title).strip(), text
         else:
-            assert "caption" not in result["nodes"], text
+            assert CAPTION not in result["nodes"], text
         # the graph's edges, and the invisible ones that line the key up in a row
         assert len([e for e in result["edges"] if not e[0].startswith("key_")]) == len(
             diagram.edges
@@ -580,3 +581,164 @@ def test_any_step_is_measured_or_refused_with_a_reason(text, x, eps):
         assert "too small to measure a slope at x" in error.message
         return
     assert len(rows) == 1 and rows[0].status in ("pass", "fail", "non-finite", "non-differentiable")
+
+
+# -- every output of every command, on diverged and extreme inputs, with -W error ---------------
+
+
+def _strict_run(args: list[str]):
+    """A command run in-process as `python -W error` runs it: any Python warning is an
+    error (so a matplotlib or numpy warning becomes an internal error, exit 1), except the
+    NaN/inf RuntimeWarnings gradviz's engine silences on purpose for its own modules."""
+    import warnings
+
+    from click.testing import CliRunner
+
+    from gradviz.cli import cli
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        warnings.filterwarnings("ignore", category=RuntimeWarning, module=r"gradviz(\.|$)")
+        return CliRunner().invoke(cli, args, env={"GRADVIZ_DOT": None, "NO_COLOR": "1"})
+
+
+DIVERGING = ["xor", "--activation", "relu", "--output-activation", "linear", "--lr", "2"]
+
+
+@pytest.fixture(scope="module")
+def extreme_models(tmp_path_factory) -> dict[str, str]:
+    """Saved models at the edges of float64: a run that diverged (its loss grows through
+    1e308 to inf and NaN), a loss history and gradients near the float maximum, at the
+    smallest subnormal, and weights of 1e308."""
+    folder = tmp_path_factory.mktemp("extreme")
+    diverged = str(folder / "diverged.json")
+    trained = _strict_run(
+        ["train", *DIVERGING, "--epochs", "300", "--keep-going", "-q", "--save", diverged]
+    )
+    assert trained.exit_code == 0, trained.output
+    result = _strict_run(
+        ["train", "xor", "--epochs", "40", "--every", "5", "-q", "--save", str(folder / "m.json")]
+    )
+    assert result.exit_code == 0, result.output
+    base = json.loads((folder / "m.json").read_text())
+
+    def variant(name: str, loss: float | None = None, rms: float | None = None, w=None) -> None:
+        raw = json.loads(json.dumps(base))
+        if loss is not None:
+            raw["history"]["loss"] = [loss] * len(raw["history"]["loss"])
+        for snapshot in raw["history"]["gradients"] if rms is not None else []:
+            for layer in snapshot["layers"]:
+                layer.update(rms=rms, mean_abs=rms, max_abs=rms, norm=rms)
+        for layer in raw["layers"] if w is not None else []:
+            layer["weights"] = [[w] * len(row) for row in layer["weights"]]
+        (folder / name).write_text(json.dumps(raw))
+
+    variant("huge.json", loss=1.79e308, rms=1.7e308)
+    variant("tiny.json", loss=5e-324, rms=5e-324)
+    variant("mixed.json", loss=1.79e308, rms=5e-324)
+    variant("weights.json", w=1e308)
+    return {p.stem: str(p) for p in folder.glob("*.json") if p.stem != "m"}
+
+
+MODEL_OUTPUTS = [
+    ["inspect", "{m}", "--curves", "c.svg", "--boundary", "b.png", "-o", "r.html"],
+    ["grads", "{m}", "--plot", "g.svg"],
+    ["draw", "--model", "{m}", "-o", "d.svg", "-o", "d.html", "-o", "d.mmd", "-o", "d.json"],
+    ["trace", "--model", "{m}", "-o", "t.html", "--frames", "f", "--format", "mmd"],
+    ["trace", "--model", "{m}", "--level", "layer", "--frames", "l"],
+]
+
+
+@pytest.mark.parametrize(
+    "kind",
+    [
+        "diverged",
+        "huge",
+        *(pytest.param(k, marks=pytest.mark.slow) for k in ("tiny", "mixed", "weights")),
+    ],
+)
+def test_every_output_of_an_extreme_model_is_written_without_a_warning(
+    kind, extreme_models, tmp_path, monkeypatch
+):
+    monkeypatch.chdir(tmp_path)
+    for args in MODEL_OUTPUTS:
+        line = [a.replace("{m}", extreme_models[kind]) for a in args]
+        result = _strict_run(line)
+        assert result.exit_code == 0, (line, result.stderr)
+        assert "internal error" not in result.stderr and "Warning" not in result.stderr
+    assert {"c.svg", "b.png", "r.html", "g.svg", "d.svg", "d.html", "t.html"} <= {
+        p.name for p in tmp_path.iterdir()
+    }
+
+
+@pytest.mark.parametrize(
+    "args",
+    [
+        [
+            *("train", *DIVERGING, "--epochs", "300", "--keep-going", "--save", "m.json"),
+            *("--curves", "c.svg", "--boundary", "b.svg", "--report", "r.html"),
+        ],
+        ["draw", "a*2", "a=1e308", "-o", "p.html", "-o", "p.svg", "-o", "p.mmd", "-o", "p.json"],
+        ["draw", "a*2", "a=-1.7976931348623157e308", "-o", "p.html"],
+        ["draw", "a*b", "a=5e-324", "b=1e308", "-o", "p.html", "-o", "p.md", "-o", "p.txt"],
+        ["trace", "a*2 + exp(a)", "a=1e308", "-o", "p.html", "--frames", "f"],
+        ["check", "x*x", "x=1e300", "--show"],
+        ["grads", "xor", "--epochs", "3", "--plot", "g.svg"],
+    ],
+    ids=[
+        "train-diverged",
+        "draw-1e308",
+        "draw-minus-max",
+        "draw-subnormal",
+        "trace",
+        "check",
+        "grads",
+    ],
+)
+def test_every_output_of_an_extreme_run_is_written_without_a_warning(args, tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    result = _strict_run(args)
+    assert result.exit_code == 0, result.stderr
+    assert "internal error" not in result.stderr and "Warning" not in result.stderr
+
+
+@FAST
+@given(st.floats(allow_nan=False, allow_infinity=False))
+def test_a_slider_holds_any_finite_value_within_finite_ends(x):
+    """The live page's slider around x (`draw -o p.html a=1e308` overflowed here)."""
+    from gradviz.render.html import slider_range
+
+    low, high, step = slider_range(x)
+    assert math.isfinite(low) and math.isfinite(high) and 0 < step < math.inf
+    assert low <= x <= high and low < high
+
+
+NAMES_AS_TYPED = ["a; b; c", "x — y; z", "x direction TB y", "Direction LR", "p;q &amp; <b>"]
+
+
+def test_a_models_name_is_shown_exactly_as_typed_in_svg_and_mermaid(model_text, tmp_path):
+    """A name holding `; ` was broken into lines at each (its `;` dropped), and one holding
+    `direction TB` was read by mermaid.js as a statement (the caption vanished)."""
+    from click.testing import CliRunner
+
+    from gradviz.cli import cli
+
+    texts, expected = [], []
+    for i, name in enumerate(NAMES_AS_TYPED):
+        raw = json.loads(model_text)
+        raw["spec"]["name"] = name
+        model = tmp_path / f"m{i}.json"
+        model.write_text(json.dumps(raw))
+        for level in ("scalar", "neuron", "layer"):
+            svg, mmd = tmp_path / f"{i}{level}.svg", tmp_path / f"{i}{level}.mmd"
+            args = ["draw", "--model", str(model), "--input", "0,1", "--level", level]
+            result = CliRunner().invoke(cli, [*args, "-o", str(svg), "-o", str(mmd)])
+            assert result.exit_code == 0, result.output
+            shown = [t.text for t in ET.fromstring(svg.read_text()).iter() if t.text]
+            caption = f"{name}: loss of input (0, 1), target 1"
+            assert caption in [s.strip() for s in shown], (name, level, shown[:3])
+            texts.append(mmd.read_text())
+            expected.append(caption)
+    for read, caption in zip(parse_mermaid(texts), expected, strict=True):
+        assert read["ok"], read
+        assert read["nodes"][CAPTION].startswith(caption), (caption, read["nodes"][CAPTION])

@@ -30,8 +30,9 @@ Content = str | bytes | Callable[[str], str]  # a callable gets the text of a sa
 FIFO = b"<a named pipe>"  # file content that makes the file a named pipe (no writer)
 FOLDER = b"<a folder>"  # file content that makes the name a folder
 
-# Every error line is short, whatever the input's size: quoted text is cut (errors.quoted).
-MAX_LINE = 250
+# Every error line is short, whatever the input's size: quoted text is cut (errors.quoted),
+# and advice goes on a line of its own (issue 23: three lines were over 200 characters).
+MAX_LINE = 200
 # Lines that list what is allowed (the 14 spec keys) are longer by that list, not by input.
 LISTING = re.compile(r"known keys: name, layers|Use one of \.dot")
 
@@ -62,6 +63,15 @@ EXPRESSIONS = [
     draw("__builtins__", fragment="dunder names", id="dunder-name"),
     draw("os.system('ls')", fragment="attribute access (.name) is not supported", id="attr"),
     draw("a.__class__.__bases__", fragment="attribute access", id="attr-chain"),
+    # issue 23: a word that names a file which is not there
+    draw("hand.expr", fragment="no such file: 'hand.expr'", caret=False, id="missing-file"),
+    draw("samples/hand.exp", fragment="no such file: 'samples/hand.exp'", caret=False, id="typo"),
+    draw("notes.txt", fragment="no such file: 'notes.txt'", caret=False, id="missing-txt"),
+    draw("a.b", fragment="attribute access (.name) is not supported", id="attr-short"),
+    draw("x.exp()", fragment="attribute access (.name) is not supported", id="attr-call"),
+    draw("1/2.e5", status=0, fragment="data 5e-6", id="float-not-a-file"),
+    case(2, "no such file: 'hand.expr'", "trace", "hand.expr", id="trace-missing-file"),
+    case(2, "no such file: 'hand.expr'", "check", "hand.expr", id="check-missing-file"),
     draw("lambda: 1", fragment="lambda functions are not supported", id="lambda"),
     draw("(lambda: 1)()", fragment="lambda functions are not supported", id="lambda-call"),
     draw("[x for x in y]", fragment="comprehensions are not supported", id="listcomp"),
@@ -206,7 +216,29 @@ SPECS = [
     spec('layers = [2, 1000, 1000, 1]\ndata = "xor"\n', "parameters is more than", id="params"),
     spec(XOR.replace("2\n", "1000000000\n"), "epochs: 1,000,000,000 is out of range", id="epochs"),
     spec(XOR.replace("epochs = 2", "epochs = 2.5"), "expected a whole number, got 2.5", id="float"),
-    spec(XOR.replace("epochs = 2", "epochs = true"), "expected a whole number, got True", id="b"),
+    spec(XOR.replace("epochs = 2", "epochs = true"), "expected a whole number, got true", id="b"),
+    # issue 23: values quoted as the file spells them; hinge only with a signed output
+    spec(XOR + "l2 = true\n", "l2: true must be a number from 0", id="l2-true"),
+    spec(
+        XOR + f"name = '{'n' * 101}'\n",
+        "name: 101 characters is more than the 100 allowed",
+        id="name",
+    ),
+    option(
+        "(the outputs are finite; its L2 term, l2·Σp², overflowed)",
+        *("xor", "--l2", "1000", "--lr", "1000", "--epochs", "50"),
+        status=1,
+        id="l2-diverged",
+    ),
+    spec(XOR + "learning_rate = false\n", "expected a number, got false", id="lr-false"),
+    spec(XOR + "loss = true\n", "unknown value true; expected one of", id="loss-true"),
+    spec(
+        XOR + 'loss = "hinge"\noutput_activation = "sigmoid"\n',
+        "hinge needs a score that can be negative (its sign is the prediction), and a sigmoid",
+        id="hinge-sigmoid",
+    ),
+    spec(XOR + 'loss = "hinge"\noutput_activation = "relu"\n', "a relu output", id="hinge-relu"),
+    spec(XOR + 'loss = "hinge"\noutput_activation = "tanh"\n', "", status=0, id="hinge-tanh"),
     spec(XOR.replace("xor", "[bold]x"), "unknown data set", id="markup-data"),
     spec("layers = [2, 2, 1]\ndata = {csv = 'gone.csv'}\n", "gone.csv: no such CSV", id="csv"),
     spec("layers = [2, 2, 1]\ndata = {name = 'circle', size = 1e12}\n", "data.size", id="size"),
@@ -592,6 +624,14 @@ OUTPUTS = [
         id="save-csv",
     ),
     case(2, "no folder 'nowhere'", "train", "xor", "--save", "nowhere/m.json", id="save-folder"),
+    case(
+        2,
+        "cannot write '/proc/x.html': '/proc' takes no new file",
+        *("train", "xor", "--epochs", "2", "-q", "--report", "/proc/x.html"),
+        id="report-in-proc",
+    ),
+    case(0, "data 1", "draw", "a", "a=1", "--depth", "9" * 5000, id="depth-5000-digits"),
+    case(0, "data 1", "draw", "a", "a=1", "--depth", "9" * 20, id="depth-20-digits"),
     case(2, "'gif' is not one of", "draw", "a", "-f", "gif", id="format"),
     case(2, "cannot read 'gone.expr'", "draw", "@gone.expr", id="missing-input"),
     case(2, "is not UTF-8 text", "draw", "@bin.expr", files={"bin.expr": b"a\xff"}, id="binary"),
@@ -685,7 +725,11 @@ ODD = [
     ),
     spec(XOR + "activation = " + json.dumps(LONG) + "\n", "'vvvv", id="long-activation"),
     spec(XOR + json.dumps(LONG) + " = 1\n", "unknown key", id="long-key"),
-    spec(XOR + "name = " + json.dumps(LONG) + "\n", "name: expected a short text", id="long-name"),
+    spec(
+        XOR + "name = " + json.dumps(LONG) + "\n",
+        "name: 20,000 characters is more than the 100 allowed",
+        id="long-name",
+    ),
     # TOML (items 7, 11)
     spec(XOR + '"layers" = [3, 4, 1]\n', "s.toml line 4: layers: given twice", id="dup-layers"),
     spec("\ufeff" + XOR + "epochs = 1\n", "s.toml line 4: epochs: given twice", id="bom-dup"),
@@ -793,6 +837,11 @@ ODD = [
     check_cmd("x*x", "x=3", "--eps", "1e-20", fragment="eps 1e-20 is too small", id="eps-tiny"),
     check_cmd("x*x", "x=3", "--eps", "1e-14", status=0, fragment="pass", id="eps-small-ok"),
     check_cmd("x*x", "x=1e300", "--eps", "1e-20", fragment="too small", id="eps-huge-x"),
+    check_cmd("x*x", "x=3", "--eps", "1e308", fragment="eps 1e+308 is too large", id="eps-huge"),
+    check_cmd("x*x", "x=1e308", "--eps", "1e308", fragment="overflow float64", id="eps-2-huge"),
+    check_cmd(
+        "x*x", "x=3", "--eps", "1e307", "--show", status=0, fragment="h = 1e307", id="eps-big"
+    ),
     check_cmd("x*x", "x=3", "--eps", "nan", fragment="eps must be a positive number", id="eps-nan"),
     check_cmd("x*x", "x=3", "--eps", "-1", fragment="eps must be a positive", id="eps-negative"),
     check_cmd("x*x", "x=3", "--tol", "0", fragment="tol must be a positive", id="tol-0"),
@@ -811,6 +860,17 @@ ODD = [
         id="compare-nan",
     ),
     case(2, "is a folder", "compare", "xor", "d.json", files={"d.json": FOLDER}, id="compare-dir"),
+    # issue 23: an option string longer than a file name can be; errors name their side
+    case(
+        0,
+        "rel: log scale",
+        "compare",
+        "xor",
+        "xor " + " ".join(["--activation relu --init he --seed 3"] * 8),
+        id="compare-long-options",
+    ),
+    case(2, "B ('xor --lr nan'): --lr: nan must be", "compare", "xor", "xor --lr nan", id="b-side"),
+    case(2, "A ('xor --lr 0'): --lr: 0.0 must be", "compare", "xor --lr 0", "xor", id="a-side"),
     case(
         0,
         "\\x1b[31mevil.json",
@@ -961,6 +1021,8 @@ ODD = [
     csv('é ∂,b b,"y,1"\n1,2,0\n3,4,1\n', "examples, full-batch", status=0, id="odd-column-names"),
     csv("\ufeffa,b,y\n1,2,0\n3,4,1\n", "examples, full-batch", status=0, id="bom"),
     csv("a,b,y\r\n1,2,0\r\n3,4,1\r\n", "examples, full-batch", status=0, id="crlf"),
+    csv("a,b,y\r1,2,0\r3,4,1\r", "2 examples, full-batch", status=0, id="cr-only"),
+    csv("a,b,y\r1,2\r", "line 2: 2 fields, expected 3", id="cr-only-ragged"),
     csv("\n\n,,\n", "the CSV file has no rows", id="blank-lines"),
     csv(
         'a,b,y\n"1,2,0\n',
@@ -1133,3 +1195,18 @@ def test_json_outputs_stay_valid_json_with_non_finite_numbers_as_strings(tmp_pat
     inspected = CliRunner().invoke(cli, ["inspect", "m.json", "--json"])
     assert inspected.exit_code == 0, inspected.output
     assert _strings(_strict_json(inspected.stdout)) & {"nan", "inf", "-inf"}
+
+
+def test_a_file_name_with_escapes_reaches_no_page_or_picture_raw(tmp_path, monkeypatch, model_text):
+    """The terminal escaped it; the report page's title and heading, and the plots' titles,
+    held the ESC raw (issue 23, point 10)."""
+    monkeypatch.chdir(tmp_path)
+    name = "\x1b[31mevil\x1b]0;pwned\x07.json"
+    (tmp_path / name).write_text(model_text)
+    args = ["inspect", name, "-o", "r.html", "--curves", "c.svg", "--boundary", "b.svg"]
+    result, caught = invoke(Case(tuple(args), 0, ""))
+    assert result.exit_code == 0 and not caught, result.stderr
+    for written in ("r.html", "c.svg", "b.svg"):
+        data = (tmp_path / written).read_bytes()
+        assert b"\x1b" not in data and b"\x07" not in data, written
+    assert "<title>gradviz report: \\x1b[31mevil" in (tmp_path / "r.html").read_text()

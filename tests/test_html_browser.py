@@ -9,7 +9,7 @@ import re
 from pathlib import Path
 
 import pytest
-from browser import blocked_requests, open_page
+from browser import blocked_requests, open_page, wait_until
 from click.testing import CliRunner
 from test_html_page import HAND, HAND_VALUES, TWICE, page_for, python_numbers, trace_blocks
 
@@ -156,9 +156,11 @@ def test_the_notebook_frame_runs_the_page(browser, tmp_path: Path) -> None:
     assert severe(browser) == []
 
 
-def test_copy_and_play_work_from_the_keyboard(browser, tmp_path: Path) -> None:
-    import time
+# Resolves after `ms` milliseconds of the page's own clock (its timers run on it).
+PAGE_WAIT_JS = "const done = arguments[arguments.length - 1]; setTimeout(done, arguments[0]);"
 
+
+def test_copy_and_play_work_from_the_keyboard(browser, tmp_path: Path) -> None:
     from selenium.webdriver.common.keys import Keys
 
     severe(browser)
@@ -167,18 +169,24 @@ def test_copy_and_play_work_from_the_keyboard(browser, tmp_path: Path) -> None:
     command = browser.find_element("id", "command").text
     assert command == "gradviz draw 'e = a*b; d = e + c; L = d*f' a=2 b=-3 c=9.9 f=-2"
     browser.find_element("id", "copy").send_keys(Keys.ENTER)
-    time.sleep(0.3)
     # Headless Chromium may refuse the clipboard; then the line is selected for Ctrl+C.
-    status = browser.find_element("id", "copy-status").text
+    status = wait_until(browser, lambda d: d.find_element("id", "copy-status").text)
     assert status in ("copied", "selected: press Ctrl+C to copy")
     if status != "copied":
         assert browser.execute_script("return String(window.getSelection())") == command
-    browser.find_element("id", "play").send_keys(Keys.ENTER)
-    time.sleep(2.7)  # a step every 1.2 s
+    play = browser.find_element("id", "play")
+    play.send_keys(Keys.ENTER)
+    assert play.text == "Pause"
+
+    def moved_on(driver) -> str | None:  # a step every 1.2 s: however busy the machine
+        text = driver.find_element("id", "step-count").text
+        return text if re.fullmatch(r"step [2-7] of 7", text) else None
+
+    wait_until(browser, moved_on)
+    play.send_keys(Keys.ENTER)  # pause
+    assert play.text == "Play"
     count = browser.find_element("id", "step-count").text
-    assert count in ("step 2 of 7", "step 3 of 7")
-    browser.find_element("id", "play").send_keys(Keys.ENTER)  # pause
-    time.sleep(1.3)
+    browser.execute_async_script(PAGE_WAIT_JS, 1500)  # longer than a step, on the page's clock
     assert browser.find_element("id", "step-count").text == count
     assert severe(browser) == []
 

@@ -194,13 +194,14 @@ LAYERS: tuple[tuple[str, tuple[str, ...]], ...] = (
     (
         "computations",
         (
-            *("batched", "train", "stats", "trace", "gradcheck", "model", "measure"),
+            *("batched", "train", "stats", "trace", "gradcheck", "model", "run", "measure"),
             *("boundary", "report"),
         ),
     ),
     ("render", ("render",)),  # render and render.*: pure, data in, text or pictures out
     # formats; the Graphviz program; the pages it draws; what a notebook shows
     ("output", ("output", "layout", "pages", "drawings", "notebook")),
+    ("bridges", ("torch",)),  # gradviz.torch: PyTorch at the edge (imported only when used)
     ("cli", ("cli", "tools", "__main__")),  # tools: the maintainers' sample builder
     ("docs tools", ("docs",)),  # the fence and directive: run the CLI's commands in-process
     ("package", ("",)),  # gradviz/__init__.py: the public API, names loaded on first use

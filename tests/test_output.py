@@ -18,7 +18,7 @@ import gradviz.layout as layout
 from gradviz import Value
 from gradviz.cli import flag
 from gradviz.errors import GradvizError, InputError, OutputError, RenderError, Worded, WriteError
-from gradviz.files import refuse_inputs, write_atomic
+from gradviz.files import refuse_clashes, write_atomic
 from gradviz.layout import DotProgram, dot_programs, find_dot, run_dot
 from gradviz.output import format_for, render, size_warnings
 from gradviz.render.diagram import diagram_from_value
@@ -440,10 +440,25 @@ def test_output_equal_to_an_input_is_refused(tmp_path, monkeypatch):
     monkeypatch.chdir(tmp_path)
     for name in ("model.expr", str(source), "./sub/../model.expr"):
         with pytest.raises(OutputError, match="it is an input") as error:
-            refuse_inputs([name], [source])
+            refuse_clashes([("output", name)], [source])
         assert error.value.exit_code == 2
+        assert error.value.render(flag).endswith("Choose another file name for --output.")
     link = tmp_path / "link.expr"
     link.symlink_to(source)
     with pytest.raises(OutputError):
-        refuse_inputs(["link.expr"], [source])
-    refuse_inputs(["-", "other.svg"], [source])
+        refuse_clashes([("curves", "link.expr")], [source])
+    refuse_clashes([("output", "-"), ("output", "other.svg"), ("curves", None)], [source])
+
+
+def test_two_outputs_naming_one_file_are_refused(tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "p.svg").write_text("old")
+    (tmp_path / "link.svg").symlink_to(tmp_path / "p.svg")
+    os.link(tmp_path / "p.svg", tmp_path / "hard.svg")
+    for other in ("p.svg", "./p.svg", str(tmp_path / "p.svg"), "link.svg", "hard.svg"):
+        with pytest.raises(OutputError, match="is given twice as an output") as error:
+            refuse_clashes([("boundary", "p.svg"), ("report", None), ("curves", other)])
+        assert "(--boundary and --curves)" in error.value.render(flag)
+    with pytest.raises(OutputError, match=r"'-' \(stdout\) is given twice as an output$"):
+        refuse_clashes([("output", "-"), ("output", "a.dot"), ("output", "-")])
+    refuse_clashes([("boundary", "p.svg"), ("curves", "q.svg"), ("output", "-")])

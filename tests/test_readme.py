@@ -144,6 +144,10 @@ def test_python_session_runs_as_shown(document: Path, block_index: int) -> None:
     """The block as the standard library's doctest runs it: every `>>>` line, every output."""
     text = document.read_text("utf-8")
     match = list(PYCON.finditer(text))[block_index]
+    if "import torch" in match.group(1):  # the README's "From PyTorch": torch or skip
+        from torch_support import require_torch
+
+        require_torch()
     line = text.count("\n", 0, match.start(1))
     name = f"{document.name} (pycon block {block_index}, line {line + 1})"
     test = doctest.DocTestParser().get_doctest(match.group(1), {}, name, str(document), line)

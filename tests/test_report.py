@@ -133,7 +133,8 @@ def test_a_recorded_run_renders_as_a_page() -> None:
     assert "<title>gradviz report: torch run</title>" in page
     assert "no predictions: the run holds no data" in page
     assert "no decision boundary: the run holds no data" in page
-    assert "no network picture: the run holds no gradviz network" in page
+    # the layer picture, from the recorded statistics alone: a node per layer by its name
+    assert "<title>net.0</title>" in page and "<title>net.2</title>" in page
     assert '<p class="note">no example graph: the run holds no data</p>' in page
     payload = json.loads(re.search(r'id="gv-report">(.*?)</script>', page).group(1))
     assert [frame["epoch"] for frame in payload["frames"]] == [0, 50, 100]

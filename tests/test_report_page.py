@@ -177,6 +177,20 @@ def test_a_report_is_html_and_never_overwrites_its_inputs(
     assert copy.read_text() == model_path.read_text()
 
 
+def test_inspect_writing_a_page_prints_where_it_went_not_the_report(
+    xor_report: tuple[Path, Path], tmp_path: Path
+) -> None:
+    """The page holds the report: a page writer wants one line, not 60 (issue 23)."""
+    model_path, _ = xor_report
+    page = tmp_path / "report.html"
+    done = CliRunner().invoke(cli, ["inspect", str(model_path), "-o", str(page)])
+    assert done.exit_code == 0, done.output
+    assert (done.stdout, done.stderr) == ("", f"wrote {page}\n")
+    assert "Gradients per layer" in page.read_text()
+    plain = CliRunner().invoke(cli, ["inspect", str(model_path)])  # no page: the report
+    assert "Gradients per layer" in plain.stdout
+
+
 def test_a_network_of_more_than_two_inputs_gets_a_note_for_its_boundary(tmp_path: Path) -> None:
     csv = tmp_path / "three.csv"
     rows = [f"{i % 2},{i // 2 % 2},{i // 4},{(i % 2) ^ (i // 4)}" for i in range(8)]

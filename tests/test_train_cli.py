@@ -401,7 +401,7 @@ def test_json_on_divergence_prints_the_numbers_then_exits_1() -> None:
     assert result.exit_code == 1
     assert result.stderr.startswith("Error: training diverged at epoch")
     payload = json.loads(result.stdout)
-    assert payload["stopped"] == result.stderr[len("Error: ") :].strip()
+    assert payload["stopped"] == result.stderr[len("Error: ") :].strip().replace("\n", " ")
     assert payload["epochs_run"] == len(payload["loss"]) and payload["loss"][-1] in ("nan", "inf")
     assert payload["saved"] is None and payload["gradients"]["first_nonfinite"] is not None
 

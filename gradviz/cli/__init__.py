@@ -41,6 +41,7 @@ def _visible(text: str) -> str:
 # between word boundaries: `'vvv…' is not one of …`.
 _LONG_QUOTE = re.compile(rf"(?<![^\s(:=])'([^'\n]{{{QUOTE_LIMIT + 2},}})'(?=$|[\s),.;:])")
 _LONG_LINE = 200
+_SHORT_QUOTE = 30  # characters of a value click quotes in a line over _LONG_LINE
 
 
 def _short_quotes(message: str) -> str:
@@ -48,7 +49,7 @@ def _short_quotes(message: str) -> str:
     over-long line, cut it as our own errors do (errors.quoted)."""
     return "\n".join(
         _LONG_QUOTE.sub(
-            lambda m: f"'{m.group(1)[:QUOTE_LIMIT]}…' ({len(m.group(1)):,} characters)", line
+            lambda m: f"'{m.group(1)[:_SHORT_QUOTE]}…' ({len(m.group(1)):,} characters)", line
         )
         if len(line) > _LONG_LINE
         else line

@@ -11,9 +11,9 @@ from gradviz.cli import flag
 from gradviz.cli.console import stdout_console
 from gradviz.cli.options import DASH_HELP, ExpressionCommand, model_options
 from gradviz.cli.source import graph_source, model_example
-from gradviz.errors import OutputError, RenderError, WriteError, quoted
+from gradviz.errors import OutputError, RenderError, WriteError
 from gradviz.expr import FUNCTIONS
-from gradviz.files import refuse_inputs, write_atomic
+from gradviz.files import refuse_clashes, write_atomic
 from gradviz.layout import dot_choice, dot_timeout
 from gradviz.numbers import DEFAULT_PRECISION
 from gradviz.output import FORMATS, format_for, render, size_warnings
@@ -61,8 +61,11 @@ class DepthType(click.ParamType):
             return None
         if isinstance(value, int):
             return value
+        text = str(value).strip()
+        if text.isascii() and text.isdigit() and len(text) > 18:
+            return None  # more levels than any graph has (20 digits or 5,000): every level
         try:
-            levels = int(str(value).strip())
+            levels = int(text)
         except ValueError:
             levels = 0
         if levels < 1:
@@ -181,7 +184,7 @@ def draw(
         outputs = ("-",)
     targets = [(path, format_for(path, format_)) for path in outputs]
     _check_targets(targets)
-    refuse_inputs([p for p, _ in targets], source.inputs)
+    refuse_clashes([("output", path) for path, _ in targets], source.inputs)
 
     drawings: dict[bool, Diagram] = {}  # a model, by "for Mermaid": levels may differ
     if source.model is not None:
@@ -245,24 +248,14 @@ draw.help = (draw.help or "").replace("{functions}", " ".join(FUNCTIONS))  # the
 
 
 def _check_targets(targets: list[tuple[str, str]]) -> None:
-    """Refuse what cannot work before any work is done: binary formats on stdout, one
-    file (or stdout) named twice, and bad GRADVIZ_DOT settings when a picture is due."""
-    seen: set[str] = set()
+    """Refuse what cannot work before any work is done: binary formats on stdout, and bad
+    GRADVIZ_DOT settings when a picture is due (one file named twice: refuse_clashes)."""
     if any(FORMATS[fmt].graphviz for _, fmt in targets):
         dot_choice()
         dot_timeout()
     for path, fmt in targets:
-        if path == "-":
-            if FORMATS[fmt].binary:
-                raise OutputError(
-                    f"{fmt.upper()} is binary and cannot be written to stdout",
-                    hint=f"Write it to a file: -o graph.{fmt}",
-                )
-            if "-" in seen:
-                raise OutputError("'-' (stdout) is given twice as an output")
-            seen.add("-")
-            continue
-        key = str(Path(path).resolve())
-        if key in seen:
-            raise OutputError(f"{quoted(path)} is given twice as an output")
-        seen.add(key)
+        if path == "-" and FORMATS[fmt].binary:
+            raise OutputError(
+                f"{fmt.upper()} is binary and cannot be written to stdout",
+                hint=f"Write it to a file: -o graph.{fmt}",
+            )

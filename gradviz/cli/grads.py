@@ -11,8 +11,8 @@ from rich.text import Text
 
 from gradviz.cli import EVERY_NUMBER, STATUS_MEANINGS, flag
 from gradviz.cli.console import stdout_console
-from gradviz.errors import InputError, quoted
-from gradviz.files import refuse_inputs, write_atomic
+from gradviz.errors import ExpressionError, InputError, quoted
+from gradviz.files import refuse_clashes, write_atomic
 from gradviz.measure import Measurement, input_files, measure
 from gradviz.numbers import dumps
 from gradviz.output import format_for
@@ -47,21 +47,25 @@ def _fail_on(value: str | None) -> list[str]:
     unknown = [w for w in words if w not in FAIL_ON]
     if unknown:
         raise click.BadParameter(
-            f"unknown status {quoted(unknown[0])}; choose from {', '.join(FAIL_ON)}",
+            f"unknown status {quoted(unknown[0], 30)}; choose from {', '.join(FAIL_ON)}",
             param_hint="'--fail-on'",
         )
     return [FAIL_ON[w] for w in words]
 
 
-def _write_plot(
-    path: str, diagnosis: Diagnosis, subject: Measurement, inputs: list[str | Path]
-) -> None:
-    fmt = format_for(path)
-    if fmt not in PLOT_FORMATS:
+def _check_plot(path: str | None, inputs: list[str | Path]) -> None:
+    """Before any measuring: a plot path that names an input, or not a picture."""
+    if path is None:
+        return
+    refuse_clashes([("plot", path)], inputs)
+    if format_for(path) not in PLOT_FORMATS:
         raise click.BadParameter(
             f"{quoted(path)}: a plot is written as .svg, .png or .pdf", param_hint="'--plot'"
         )
-    refuse_inputs([path], inputs)
+
+
+def _write_plot(path: str, diagnosis: Diagnosis, subject: Measurement) -> None:
+    fmt = format_for(path)
     from gradviz.render.plots import grads_plot  # lazy: start-up (matplotlib)
 
     title = f"{subject.label}: rms gradient per layer"
@@ -133,11 +137,17 @@ def grads(
       gradviz grads model.json --fail-on vanishing,exploding,nan
     """
     guarded = _fail_on(fail_on)
+    _check_plot(plot, input_files(source, data))
     subject = measure(source, epochs, every, data, option_names=MEASURE_FLAGS)
+    if params and subject.recorded:
+        raise InputError(
+            f"--params: {printable(source)} is a recorded run: it holds each layer's "
+            "statistics, not its weights"
+        )
     diagnosis = subject.diagnosis()
     lines = subject.verdict(diagnosis)
     if plot is not None:
-        _write_plot(plot, diagnosis, subject, input_files(source, data))
+        _write_plot(plot, diagnosis, subject)
     failed = report_failed(diagnosis, subject, guarded)
     if as_json:
         document = grads_document(subject, source, guarded, params, diagnosis)
@@ -156,12 +166,21 @@ def grads(
         raise click.exceptions.Exit(FAIL_STATUS)
 
 
+def _exists(text: str) -> bool:
+    """Whether `text` names a file: a text too long to be a file name (a long option
+    string) names none, rather than raising "file name too long"."""
+    try:
+        return Path(text).exists()
+    except OSError:
+        return False
+
+
 def _subject(text: str, epochs: int | None) -> Measurement:
     """What one side of `compare` names: a spec or a saved model, or a spec followed by
     `train`'s spec options (`xor --activation relu`)."""
     from gradviz.cli.train import OPTION_NAMES, spec_options  # lazy: start-up (train's grammar)
 
-    if Path(text).exists() or not text.strip() or len(text.split()) == 1:
+    if _exists(text) or not text.strip() or len(text.split()) == 1:
         return measure(text.strip() or text, epochs, None, option_names=MEASURE_FLAGS)
     try:
         words = shlex.split(text)
@@ -176,6 +195,21 @@ def _subject(text: str, epochs: int | None) -> Measurement:
         option_names=OPTION_NAMES,
         label=text,
     )
+
+
+def _side(side: str, text: str, epochs: int | None) -> Measurement:
+    """One side of `compare`, its errors saying which side they are about (`xor` and
+    "xor --lr nan" would both say --lr)."""
+    try:
+        return _subject(text, epochs)
+    except ExpressionError:
+        raise
+    except InputError as error:
+        shown = quoted(text)
+        where = f"{side}: " if error.template.startswith(shown) else f"{side} ({shown}): "
+        raise type(error)(
+            where + error.template, hint=error.hint_template, options=error.options
+        ) from None
 
 
 @click.command(
@@ -205,7 +239,7 @@ def compare(a: str, b: str, epochs: int | None, as_json: bool) -> None:
       gradviz compare xor "xor --activation relu --init he" --epochs 1000
       gradviz compare before.json after.json
     """
-    subjects = [_subject(source, epochs) for source in (a, b)]
+    subjects = [_side(side, source, epochs) for side, source in (("A", a), ("B", b))]
     if as_json:
         click.echo(dumps(compare_document(*subjects)))
         return

@@ -6,7 +6,6 @@ gradviz.render.boundary_map."""
 
 from __future__ import annotations
 
-from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -16,10 +15,11 @@ from rich.console import Console, RenderableType
 from gradviz.boundary import require_two_inputs
 from gradviz.cli import EVERY_NUMBER, STATUS_MEANINGS
 from gradviz.errors import OutputError, quoted, shortened
-from gradviz.files import refuse_inputs, write_atomic
+from gradviz.files import write_atomic
 from gradviz.output import format_for
 from gradviz.render.boundary_map import boundary_map, grid_shape
 from gradviz.spec import Spec
+from gradviz.text import printable
 
 if TYPE_CHECKING:
     from gradviz.report import Report
@@ -35,14 +35,13 @@ def spec_inputs(spec: str | None, resolved: Spec) -> list[str | Path]:
     return inputs
 
 
-def check_picture(path: str | None, option: str, inputs: Sequence[str | Path]) -> None:
-    """Refuse, before any training, a picture path of another format or one that names
-    an input file (it would be overwritten)."""
+def check_picture(path: str | None, option: str) -> None:
+    """Refuse, before any training, a picture path of another format (one that names an
+    input or another output: `files.refuse_clashes`, called with all of them)."""
     if path is None:
         return
     if format_for(path) not in PICTURE_FORMATS:
         raise OutputError(f"{option} {path}: a picture is written as .svg, .png or .pdf")
-    refuse_inputs([path], inputs)
 
 
 def check_boundary(path: str | None, n_inputs: int) -> None:
@@ -56,20 +55,21 @@ def write_pictures(paths: tuple[str | None, str | None], report: Report) -> list
     the paths written. matplotlib is loaded here, only when one is asked for."""
     boundary_path, curves_path = paths
     data = report.data
-    where = f"on {data.name}, {data.size} examples" if data is not None else ""
+    where = f"on {printable(data.name)}, {data.size} examples" if data is not None else ""
+    name = printable(report.title)  # a file name, drawn as text: no control character raw
     written = []
     grid = report.boundary() if boundary_path is not None else None
     if boundary_path is not None and grid is not None:
         from gradviz.render.plots import boundary_plot  # lazy: start-up (matplotlib)
 
-        title = f"{report.title}: decision boundary after {report.epochs_run} epochs"
+        title = f"{name}: decision boundary after {report.epochs_run} epochs"
         picture = boundary_plot(grid, title, where, format_for(boundary_path))
         write_atomic(Path(boundary_path), picture)
         written.append(boundary_path)
     if curves_path is not None:
         from gradviz.render.plots import curves_plot  # lazy: start-up (matplotlib)
 
-        title = f"{report.title}: loss and accuracy over {report.epochs_run} epochs"
+        title = f"{name}: loss and accuracy over {report.epochs_run} epochs"
         picture = curves_plot(
             report.loss, report.accuracy, report.every, title, where, format_for(curves_path)
         )
@@ -86,13 +86,12 @@ def boundary_map_of(console: Console, report: Report) -> RenderableType | None:
     return None if grid is None else boundary_map(grid, colour)
 
 
-def check_report(path: str | None, option: str, inputs: Sequence[str | Path]) -> None:
-    """Refuse, before any work, a report path that is not .html or names an input."""
+def check_report(path: str | None, option: str) -> None:
+    """Refuse, before any work, a report path that is not .html."""
     if path is None:
         return
     if not path.lower().endswith((".html", ".htm")):
         raise OutputError(f"{option} {path}: a report is written as .html")
-    refuse_inputs([path], inputs)
 
 
 def write_report(path: str | None, report: Report) -> list[str]:
@@ -108,13 +107,9 @@ def write_report(path: str | None, report: Report) -> list[str]:
     return [path]
 
 
-def check_save_path(save_path: str, spec: str | None, resolved: Spec) -> None:
-    """Before training, so that a bad path costs no training time."""
-    inputs: list[str | Path] = [spec] if spec is not None and Path(spec).is_file() else []
-    if resolved.data.path is not None:
-        base = Path(resolved.base_dir) if resolved.base_dir else Path()
-        inputs.append(base / resolved.data.path)
-    refuse_inputs([save_path], inputs)  # first: the worse mistake gets named
+def check_save_path(save_path: str) -> None:
+    """Before training, so that a bad path costs no training time (one that names an input
+    or another output: `files.refuse_clashes`, called with all of them first)."""
     if Path(save_path).is_dir():
         raise OutputError(
             f"--save {quoted(save_path)}: is a folder; give a file name ending in .json"

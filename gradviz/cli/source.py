@@ -4,6 +4,8 @@
 
 from __future__ import annotations
 
+import difflib
+import re
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -20,7 +22,15 @@ if TYPE_CHECKING:
     from gradviz.model import LossGraph, Model
 
 EXPR_SUFFIX = ".expr"
+NAME_MAX = 255  # characters of a file name (one part of a path) on common file systems
 MAX_EXPR_FILE = 1_000_000  # bytes; the expression language caps the text far lower
+
+# A word that names a file rather than an expression: path characters only, ending in
+# `name.ext` (attribute access in an expression, which is refused anyway), with a folder
+# in it or an extension like .expr (a typo included: .exp) or .txt. `a.b` and
+# `os.system` are no file names: they keep the expression language's teaching error.
+_PATH_LIKE = re.compile(r"[\w./~-]*[A-Za-z_]\w*\.([A-Za-z_]\w*)")
+_FILE_EXTENSIONS = ("expr", "txt")
 
 
 @dataclass(frozen=True)
@@ -70,8 +80,16 @@ def read_expression(expr: str) -> tuple[str, Path | None]:
         if not expr[1:].strip():
             raise InputError("'@' needs a file name after it: @FILE, e.g. @samples/hand.expr")
         path = Path(expr[1:])
-    elif expr.endswith(EXPR_SUFFIX) and Path(expr).is_file():
+    elif expr.endswith(EXPR_SUFFIX) and _is_file(expr):
         path = Path(expr)
+    elif looks_like_a_file(expr):
+        if any(len(part) > NAME_MAX for part in expr.split("/")):
+            raise InputError(f"file name too long: {quoted(expr)}")
+        raise InputError(
+            f"no such file: {quoted(expr)}",
+            hint="An expression is read from a file that exists (or from @FILE); "
+            "as an expression, .name (attribute access) is not supported.",
+        )
     else:
         return expr, None
     try:
@@ -85,6 +103,23 @@ def read_expression(expr: str) -> tuple[str, Path | None]:
         return data.decode("utf-8-sig"), path
     except UnicodeDecodeError as error:
         raise InputError(f"{quoted(str(path))} is not UTF-8 text (byte {error.start})") from None
+
+
+def looks_like_a_file(text: str) -> bool:
+    """Whether `text`, not an existing file, was meant as one (`hand.expr`,
+    `samples/hand.exp`): then it deserves "no such file", not an expression error."""
+    match = _PATH_LIKE.fullmatch(text)
+    if match is None:
+        return False
+    suffix = match.group(1).lower()
+    return "/" in text or bool(difflib.get_close_matches(suffix, _FILE_EXTENSIONS, cutoff=0.7))
+
+
+def _is_file(text: str) -> bool:
+    try:
+        return Path(text).is_file()
+    except OSError:  # too long for a file name
+        return False
 
 
 def model_example(

@@ -15,7 +15,7 @@ from gradviz.cli.options import DASH_HELP, ExpressionCommand, model_options
 from gradviz.cli.source import graph_source, model_loss_graph
 from gradviz.engine import Value, topological_order
 from gradviz.errors import GradvizError, InputError, OutputError, quoted
-from gradviz.files import refuse_inputs, write_atomic
+from gradviz.files import refuse_clashes, write_atomic
 from gradviz.gradcheck import DEFAULT_TOL, gradcheck
 from gradviz.gradcheck import document as check_document
 from gradviz.names import node_names, output_name
@@ -74,21 +74,23 @@ def write_frames(
     extension: str,
     inputs: list[Path],
     rankdir: str = "LR",
+    page: Path | None = None,
     step: int | None = None,
 ) -> list[Path]:
     """One file per frame in `folder` (created if needed), laid out in direction
     `rankdir`; returns the paths written. `step` (1-based): that frame only, under its
     own name (a docs page shows one step of the pass).
 
-    Refuses before writing anything if a frame would replace an input file. Frames of
-    an earlier, longer run are left alone and mentioned."""
+    Refuses before writing anything if a frame would replace an input file or the `page`
+    the command writes after them. Frames of an earlier, longer run are left alone and
+    mentioned."""
     names = frame_names(len(frames), extension)
     if step is not None:
         if not 1 <= step <= len(frames):
             raise InputError(f"--step {step}: the backward pass has steps 1 to {len(frames)}")
         frames, names = frames[step - 1 : step], names[step - 1 : step]
     paths = [folder / name for name in names]
-    refuse_inputs([str(p) for p in paths], inputs)
+    refuse_clashes([("frames", p) for p in paths] + [("output", page)], inputs)
     _prepare_folder(folder)
     fmt = FRAME_FORMATS[extension]
     for warning in size_warnings(frames[0], fmt, flag) if frames else []:
@@ -265,7 +267,9 @@ def trace_command(
             if page is not None:
                 what = "an animation" if animate else "a page"
                 raise click.UsageError(f"-o ({what}) draws every scalar: use it without --level")
-            _trace_network(graph, level, show_forward, frames, extension, console, as_json, step)
+            _trace_network(
+                graph, level, show_forward, frames, extension, console, as_json, inputs, step
+            )
             return
     steps = trace(value)
     out = output_name(value)
@@ -287,17 +291,19 @@ def trace_command(
         from gradviz.render.diagram import preferred_rankdir  # lazy: start-up
 
         drawn = trace_frames(value, steps, clusters)  # one direction for all: the last (every grad)
-        paths = write_frames(drawn, frames, extension, inputs, preferred_rankdir(drawn[-1]), step)
+        paths = write_frames(
+            drawn, frames, extension, inputs, preferred_rankdir(drawn[-1]), page, step=step
+        )
         _say_frames(paths, frames, step)
     if page is not None and animate:
         from gradviz.render.diagram import preferred_rankdir  # lazy: start-up
 
-        refuse_inputs([str(page)], inputs)
+        refuse_clashes([("output", page)], inputs)
         drawn = trace_frames(value, steps, clusters)
         write_atomic(page, animated_trace(drawn, rankdir=preferred_rankdir(drawn[-1])))
         _say(f"wrote {page} (svg, {len(drawn)} steps animated)")
     elif page is not None:
-        refuse_inputs([str(page)], inputs)
+        refuse_clashes([("output", page)], inputs)
         expression = program.source if model_path is None else None
         diagram = diagram_from_value(value, clusters=clusters)
         html = render(diagram, "html", rankdir=None, expression=expression, command="trace")
@@ -315,6 +321,7 @@ def _trace_network(
     extension: str,
     console: Console,
     as_json: bool,
+    inputs: list[Path],
     step: int | None = None,
 ) -> None:
     from gradviz.model import data_set_status  # lazy: start-up
@@ -339,9 +346,9 @@ def _trace_network(
             network_frames(diagram, steps, level),
             frames,
             extension,
-            [],
+            inputs,
             preferred_rankdir(diagram),
-            step,
+            step=step,
         )
         _say_frames(paths, frames, step)
     if as_json:  # last: a document only for a command that did all it was asked

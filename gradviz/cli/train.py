@@ -12,12 +12,22 @@ import click
 from gradviz.cli import EVERY_NUMBER, flag, pictures
 from gradviz.cli.console import epoch_progress, stdout_console
 from gradviz.errors import InputError, ModelError
-from gradviz.measure import model_data
+from gradviz.files import refuse_clashes
+from gradviz.measure import input_files, model_data
 from gradviz.model import Model, from_result, load_model, save
 from gradviz.numbers import dumps
 from gradviz.render.training import summary_text, training_view
-from gradviz.report import build_report, diverged_document, inspect_document, train_document
+from gradviz.report import (
+    Report,
+    build_report,
+    diverged_document,
+    inspect_document,
+    run_report,
+    train_document,
+)
+from gradviz.run import is_run_file, load_run
 from gradviz.spec import ACTIVATION_NAMES, resolve_spec
+from gradviz.text import printable
 from gradviz.train import Diverged, check_data, load_data, train
 
 # The spec key each option sets, and the option's name for error messages.
@@ -129,13 +139,20 @@ def train_command(
     if isinstance(data_option, str) and data_option.lower().endswith(".csv"):
         options["data"] = str(Path(data_option).resolve())
     resolved = resolve_spec(spec, options, OPTION_NAMES)
-    if save_path is not None:  # before training, so a bad path costs no training time
-        pictures.check_save_path(save_path, spec, resolved)
-    read = pictures.spec_inputs(spec, resolved)
-    pictures.check_picture(boundary_path, "--boundary", read)
-    pictures.check_picture(curves_path, "--curves", read)
+    # before training, so a bad path costs no training time; first: the worse mistake
+    outputs = [
+        ("save", save_path),
+        ("boundary", boundary_path),
+        ("curves", curves_path),
+        ("report", report_path),
+    ]
+    refuse_clashes(outputs, pictures.spec_inputs(spec, resolved))
+    if save_path is not None:
+        pictures.check_save_path(save_path)
+    pictures.check_picture(boundary_path, "--boundary")
+    pictures.check_picture(curves_path, "--curves")
     pictures.check_boundary(boundary_path, resolved.layers[0])
-    pictures.check_report(report_path, "--report", read)
+    pictures.check_report(report_path, "--report")
     console = stdout_console()
     show = not quiet and not as_json
 
@@ -245,7 +262,8 @@ def inspect_command(
     For a network with 2 inputs, also a map of what it decides over the input plane.
     --boundary and --curves write the decision boundary and the training curves as
     pictures; -o FILE.html writes all of it as one page, live (an epoch slider, any
-    example's loss graph).
+    example's loss graph), and prints only the line that says where (the page holds the
+    report the terminal would show).
 
     \b
     Examples:
@@ -255,18 +273,26 @@ def inspect_command(
       gradviz inspect xor.json --boundary xor.svg
       gradviz inspect xor.json -o report.html
     """
-    read = [model_path, *([data_path] if data_path else [])]
-    pictures.check_picture(boundary_path, "--boundary", read)
-    pictures.check_picture(curves_path, "--curves", read)
-    pictures.check_report(report_path, "--report", read)
-    model = _load_for_inspect(model_path)
-    pictures.check_boundary(boundary_path, model.spec.layers[0])
-    data = model_data(model, data_path, "--data")
-    report = build_report(model, data, title=model_path)
+    outputs = [("boundary", boundary_path), ("curves", curves_path), ("report", report_path)]
+    refuse_clashes(outputs, input_files(model_path, data_path))  # its CSV data too
+    pictures.check_picture(boundary_path, "--boundary")
+    pictures.check_picture(curves_path, "--curves")
+    pictures.check_report(report_path, "--report")
+    if model_path.lower().endswith(".json") and is_run_file(model_path):
+        report = _recorded_report(model_path, data_path, boundary_path, curves_path)
+    else:
+        model = _load_for_inspect(model_path)
+        pictures.check_boundary(boundary_path, model.spec.layers[0])
+        data = model_data(model, data_path, "--data")
+        report = build_report(model, data, title=model_path)
     written = pictures.write_pictures((boundary_path, curves_path), report)
     written += pictures.write_report(report_path, report)
     if as_json:
         click.echo(dumps(inspect_document(report)))
+        return
+    if report_path is not None:  # the page holds the whole report: say where it went
+        for path in written:
+            click.echo(f"wrote {printable(path)}", err=True)
         return
     console = stdout_console()
     for part in training_view(
@@ -279,6 +305,23 @@ def inspect_command(
         console.print(part)
     for path in written:
         click.echo(f"wrote {path}", err=True)
+
+
+def _recorded_report(
+    path: str, data_path: str | None, boundary_path: str | None, curves_path: str | None
+) -> Report:
+    """The report of a recorded run (a PyTorch loop watched by gradviz.torch.watch): what
+    needs its network or its data is refused; the views say what they leave out."""
+    for option, given in (("--data", data_path), ("--boundary", boundary_path)):
+        if given is not None:
+            raise InputError(
+                f"{option}: {printable(path)} is a recorded run: it holds statistics, not the "
+                "network or its data"
+            )
+    report = run_report(load_run(path), title=path)
+    if curves_path is not None and not report.loss:
+        raise InputError(f"--curves: {printable(path)} has no logged curves to draw")
+    return report
 
 
 def _load_for_inspect(model_path: str) -> Model:

@@ -15,7 +15,7 @@ import math
 import re
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field, replace
-from typing import Literal
+from typing import Any, Literal
 
 from gradviz.engine import Constant, Number, Value, topological_order
 from gradviz.errors import Worded
@@ -100,6 +100,29 @@ class Edge:
         return colours.band_for(abs(float(self.grad)), not is_bad(self.grad))
 
 
+def captioned(name: str | None, *clauses: str) -> dict[str, Any]:
+    """A title of several lines (a name as typed, then gradviz's own clauses), as a
+    Diagram's fields: `title` in one line (`name — clause; clause`, for the terminal,
+    JSON and Mermaid) and `caption`, its lines, which a picture shows one under another.
+    A name is never broken at a `; ` it holds: only the caption's own lines break."""
+    said = "; ".join(clauses)
+    title = (f"{name} — {said}" if said else name) if name else said or None
+    return {"title": title, "caption": tuple(line for line in (name, *clauses) if line)}
+
+
+def title_lines(diagram: Diagram) -> list[str]:
+    """The title's lines as a picture shows them: its caption, while the title is still
+    the one the caption was made with (a frame given a title of its own by `replace`
+    shows that), else the title whole."""
+    lines = diagram.caption
+    if lines and diagram.title in (
+        captioned(lines[0], *lines[1:])["title"],
+        captioned(None, *lines)["title"],
+    ):
+        return list(lines)
+    return [diagram.title] if diagram.title else []
+
+
 @dataclass(frozen=True, slots=True)
 class Diagram:
     """Nodes in graph order (inputs first, output last) and the edges between them.
@@ -114,6 +137,7 @@ class Diagram:
     edges: tuple[Edge, ...]
     has_grad: bool = True
     title: str | None = None
+    caption: tuple[str, ...] = ()  # the title as lines, for pictures (`captioned`)
     level: str | None = None
     value_ids: Mapping[Value, str] = field(default_factory=dict, compare=False, repr=False)
 

@@ -12,7 +12,7 @@ and with graphviz-pure and compare the SVG text.
 from __future__ import annotations
 
 import math
-import re
+from collections.abc import Sequence
 
 from gradviz.engine import Number
 from gradviz.numbers import DEFAULT_PRECISION
@@ -37,6 +37,7 @@ from gradviz.render.diagram import (
     constant_text,
     number_text,
     ranks,
+    title_lines,
     widest_rank,
 )
 from gradviz.text import printable
@@ -277,17 +278,9 @@ def legend_cell(band: Band) -> str:
     return f'<TD{look}><FONT COLOR="{band.ink}">{html_text(band.text)}</FONT></TD>'
 
 
-def title_lines(title: str | None) -> list[str]:
-    """A title as lines no wider than the key: broken after its clauses (` — `, `; `),
-    where a network view's long explanation has them."""
-    if not title:
-        return []
-    return [part for part in re.split(r" — |; ", title) if part]
-
-
-def legend_table(title: str | None = None, weights: bool = False) -> str:
+def legend_table(title: Sequence[str] = (), weights: bool = False) -> str:
     """The key to the fill colours as one compact row (an HTML-like table), under the
-    title if there is one. It becomes the graph's own label, placed above the drawing:
+    title's lines if there are any. It becomes the graph's own label, placed above the drawing:
     a node would be laid out beside the inputs and, top to bottom, double the width."""
     cells = "".join(legend_cell(b) for b in ALL_BANDS)
     if weights:  # a network's weight edges
@@ -296,7 +289,7 @@ def legend_table(title: str | None = None, weights: bool = False) -> str:
         '<TABLE BORDER="0" CELLBORDER="1" CELLSPACING="2" CELLPADDING="2">'
         f'<TR><TD BORDER="0">{html_text(LEGEND_TITLE)}</TD>{cells}</TR></TABLE>'
     )
-    heading = "".join(f"<TR><TD>{html_text(line)}</TD></TR>" for line in title_lines(title))
+    heading = "".join(f"<TR><TD>{html_text(line)}</TD></TR>" for line in title)
     return (
         '<TABLE BORDER="0" CELLBORDER="0" CELLSPACING="0" CELLPADDING="0">'
         f'{heading}<TR><TD><FONT POINT-SIZE="9">{key}</FONT></TD></TR>'
@@ -365,9 +358,10 @@ def dot_body(
     # The graph's label (title and legend) comes last, so no cluster inherits it.
     if legend and diagram.has_grad:
         weights = any(e.weight is not None for e in diagram.edges)
-        lines.append(f'\tlabel=<{legend_table(diagram.title, weights)}>\n\tlabelloc="t"\n')
+        lines.append(f'\tlabel=<{legend_table(title_lines(diagram), weights)}>\n\tlabelloc="t"\n')
     elif diagram.title:
-        lines.append(f'\tlabel="{label_text(diagram.title)}"\n\tlabelloc="t"\n')
+        label = "\\n".join(label_text(line) for line in title_lines(diagram))
+        lines.append(f'\tlabel="{label}"\n\tlabelloc="t"\n')
     return lines
 
 

@@ -23,6 +23,7 @@ import io
 import json
 import math
 import re
+import sys
 from collections.abc import Sequence
 from dataclasses import replace
 from functools import cache
@@ -312,13 +313,14 @@ def _js_number(x: float) -> str:
 
 
 def slider_range(x: float) -> tuple[float, float, float]:
-    """A slider around x: ±max(4, 2|x|), in about forty steps of a round size each way."""
+    """A slider around x: ±max(4, 2|x|), in about forty steps of a round size each way;
+    near the float maximum (1e308) its ends stop at ±the maximum instead of overflowing."""
     if not math.isfinite(x):
         x = 0.0
-    half = max(4.0, 2 * abs(x))
+    half = min(max(4.0, 2 * abs(x)), sys.float_info.max)  # 2|x| is inf past 9e307
     step = 10.0 ** math.floor(math.log10(half / 40))
-    half = math.ceil(half / step) * step
-    return x - half, x + half, step
+    half = min(math.ceil(half / step) * step, sys.float_info.max)
+    return max(x - half, -sys.float_info.max), min(x + half, sys.float_info.max), step
 
 
 # The head of every page gradviz writes (this one and the report): its own policy, its

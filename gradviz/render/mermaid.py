@@ -77,8 +77,17 @@ _STATE_STYLES = {
 
 
 def escape(text: str) -> str:
-    """User text as it may stand between double quotes in a Mermaid label."""
-    return printable(text).translate(_ENTITIES)
+    """User text as it may stand between double quotes in a Mermaid label. mermaid.js reads
+    any line holding `direction TB` (or LR, …) as a direction statement, quotes or not:
+    the word's `o` is written as an entity code, so that no label holds it."""
+    return _DIRECTION.sub(_coded_o, printable(text).translate(_ENTITIES))
+
+
+_DIRECTION = re.compile(r"(directi)(o)(n)", re.IGNORECASE)
+
+
+def _coded_o(match: re.Match[str]) -> str:
+    return f"{match.group(1)}#{ord(match.group(2))};{match.group(3)}"
 
 
 CAPTION = "caption"  # the title's node id: not an id of ours (n0, key_x, c0) nor a keyword

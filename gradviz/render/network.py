@@ -6,18 +6,20 @@ file and draws it, for `gradviz draw --model`."""
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import replace
 from itertools import pairwise
 from typing import TYPE_CHECKING
 
 from gradviz.errors import InputError, OptionWords, keyword, quoted
 from gradviz.numbers import fmt
-from gradviz.render.diagram import Diagram, Edge, Node, diagram_from_value
+from gradviz.render.diagram import Diagram, Edge, Node, captioned, diagram_from_value
 from gradviz.render.diagram import preferred_rankdir as preferred_rankdir  # moved; kept here
 
 if TYPE_CHECKING:  # the data drawn, never loaded or computed here
     from gradviz.model import DataSetStatus, LossGraph
     from gradviz.nn import Network
+    from gradviz.stats import Diagnosis
 
 LEVELS = ("scalar", "neuron", "layer")
 LAYER_VIEW = "level='layer'"  # the option that draws a node per layer (`--level layer`)
@@ -249,9 +251,48 @@ def _layer_diagram(
     if grad:
         key = "per layer: grad = rms ∂L/∂w, max = max |∂L/∂w|, rel = grad ÷ largest (this example)"
         if overall is not None and overall.diagnosis is not None:
-            key += f"; status on all {overall.size} examples"
+            status = f"status on all {overall.size} examples"
         else:
-            key += "; no status (dead units show on a data set only: gradviz grads)"
-        title = f"{title} — {key}" if title else key
+            status = "no status (dead units show on a data set only: gradviz grads)"
+        clauses = (key, status)
+    else:
+        clauses = ()
     loss_nodes, loss_edges = _loss_nodes(graph, source, grad)
-    return Diagram(tuple(nodes + loss_nodes), tuple(edges + loss_edges), has_grad=grad, title=title)
+    return Diagram(
+        tuple(nodes + loss_nodes),
+        tuple(edges + loss_edges),
+        has_grad=grad,
+        **captioned(title, *clauses),
+    )
+
+
+def recorded_layer_diagram(layer_names: Sequence[str], diagnosis: Diagnosis) -> Diagram:
+    """The layer picture of a run recorded elsewhere (no network, no example): one node per
+    layer as `_layer_diagram` draws it, its size, activation and parameters from the
+    recorded statistics, its colour their rms gradient."""
+    nodes = [Node(id="inputs", kind="group", label="inputs", role="group")]
+    edges: list[Edge] = []
+    source = "inputs"
+    for name, stats in zip(layer_names, diagnosis.layers, strict=True):
+        rel = fmt(stats.rel) if stats.rel is not None else "—"
+        lines = (
+            f"{stats.n_out} {stats.activation}, {stats.n_params} params",
+            f"max {fmt(stats.max_abs)}  rel {rel}",
+            f"status {stats.status}",
+        )
+        detail = f"{name}: {stats.status}" + (f" ({stats.reason})" if stats.reason else "")
+        nodes.append(
+            Node(
+                id=name,
+                kind="group",
+                label=name,
+                grad=stats.rms,
+                detail=detail,
+                extra_lines=lines,
+                role="group",
+            )
+        )
+        edges.append(Edge(source, name))
+        source = name
+    title = "per layer: grad = rms ∂L/∂w, max = max |∂L/∂w|, rel = grad ÷ largest, as recorded"
+    return Diagram(tuple(nodes), tuple(edges), title=title, level="layer")

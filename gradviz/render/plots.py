@@ -93,6 +93,23 @@ def _mpl() -> Any:
     return matplotlib
 
 
+# Magnitudes beyond these are drawn at them, and the plot says so: a log axis pads its
+# limits and places ticks a stride past them in powers of ten, which overflow (inf, and a
+# RuntimeWarning or an OverflowError) far below the float maximum, 1.8e308.
+PLOT_MAX = 1e200
+PLOT_MIN = 1e-200  # positive values, on a log axis
+
+
+def within(value: float, log: bool = False) -> float:
+    """`value` as a plot can draw it: its magnitude at most PLOT_MAX (on a log axis, at
+    least PLOT_MIN); NaN and ±inf as they are (drawn as gaps, and marked)."""
+    if not math.isfinite(value):
+        return value
+    if log:
+        return min(max(value, PLOT_MIN), PLOT_MAX)
+    return min(max(value, -PLOT_MAX), PLOT_MAX)
+
+
 def _figure(height_in: float) -> Figure:
     from matplotlib.figure import Figure  # lazy: start-up
 
@@ -169,8 +186,9 @@ def _grads_figure(
     else:
         bars, grid = figure.subplots(1, 1), None
     epochs, names, rows = series(snapshots) if heat else ([], [], [])
+    rows = [[within(v, log=True) if v > 0 else v for v in row] for row in rows]
     values = [lay.rms for lay in layers] + [v for row in rows for v in row]
-    finite = [v for v in values if 0 < v < math.inf]
+    finite = [within(v, log=True) for v in values if 0 < v < math.inf]
     lo = 10.0 ** math.floor(math.log10(min(finite))) if finite else 1e-8
     hi = 10.0 ** math.ceil(math.log10(max(finite))) if finite else 1.0
     hi = max(hi, lo * 10)
@@ -178,7 +196,7 @@ def _grads_figure(
     y = list(range(n))
     for i, layer in enumerate(layers):
         colour, hatch = STATUS_COLOURS.get(layer.status, ("#9ab7d3", ""))
-        v = layer.rms
+        v = within(layer.rms, log=True)
         if 0 < v < math.inf:
             bars.barh(i, v, left=lo, color=colour, hatch=hatch, edgecolor="white", height=0.7)
         elif not math.isfinite(v):  # no length to show: the whole row, crossed
@@ -307,13 +325,19 @@ def _curves_figure(
     figure = _figure(4.8)
     top, bottom = figure.subplots(2, 1, sharex=True, height_ratios=[1.4, 1])
     epochs = [every * (i + 1) for i in range(len(loss))]
+    given = [v for v in loss if math.isfinite(v)]
+    log = bool(given) and min(given) > 0
+    loss = [within(v, log) for v in loss]
     finite = [v for v in loss if math.isfinite(v)]
     top.plot(epochs, loss, color="#0072b2", linewidth=1.4)
-    if finite and min(finite) > 0:
+    if log:
         top.set_yscale("log")
         top.set_ylabel("loss (log scale)")
     else:
         top.set_ylabel("loss")
+    if finite != given:
+        edge = f"{PLOT_MIN:g} and {PLOT_MAX:g}" if log else f"±{PLOT_MAX:g}"
+        top.text(0.01, 0.95, f"drawn between {edge}", transform=top.transAxes, va="top")
     bad = [x for x, v in zip(epochs, loss, strict=True) if not math.isfinite(v)]
     if bad:
         top.plot(bad, [min(finite) if finite else 0] * len(bad), "x", color="#d55e00")

@@ -44,6 +44,7 @@ from gradviz.render.html import (
     page_css,
     style_sources,
 )
+from gradviz.text import printable, printable_lines
 
 if TYPE_CHECKING:  # the data drawn, never loaded or computed here
     from gradviz.data import Dataset
@@ -336,10 +337,10 @@ def report_html(parts: ReportParts, report: Report, precision: int = DEFAULT_PRE
     notes = parts.notes
     return PAGE.format(
         csp=csp,
-        title=_esc(f"gradviz report: {parts.title}"),
+        title=_esc(printable(f"gradviz report: {parts.title}")),  # a file name: no ESC raw
         css=css,
-        heading=_esc(parts.title),
-        summary=_esc(parts.summary),
+        heading=_esc(printable(parts.title)),
+        summary=_esc(printable_lines(parts.summary)),
         curves=_picture(parts.curves_svg, "loss and accuracy per epoch", notes.get("curves")),
         boundary=_picture(
             parts.boundary_svg, "the decision boundary over the input plane", notes.get("boundary")

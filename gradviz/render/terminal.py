@@ -215,11 +215,15 @@ def leaf_table(diagram: Diagram, *, precision: int = DEFAULT_PRECISION) -> Table
     if diagram.has_grad:
         table.add_column(f"grad = ∂{of}/∂leaf", justify="right")
     for leaf in leaves:
+        # a leaf with no single number (a tensor: gradviz.torch.draw) shows its lines
+        summary = Text(printable(leaf.extra_lines[0]) if leaf.extra_lines else "—", style="dim")
         row: list[RenderableType] = [
             Text(printable(leaf.label) or leaf.id),
-            _number(leaf.data, precision),
+            summary if leaf.data is None else _number(leaf.data, precision),
         ]
-        if diagram.has_grad:
+        if diagram.has_grad and leaf.grad is None:
+            row.append(Text("—" if leaf.data is not None else "(above)", style="dim"))
+        elif diagram.has_grad:
             grad = _number(leaf.grad, precision)
             band = band_of(leaf)
             if band is not None and not is_bad(leaf.grad):

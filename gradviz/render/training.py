@@ -55,7 +55,8 @@ def curve_text(
     """The loss curve (log scale) and the accuracy over the epochs, as two sparklines
     that fit in `width` columns (at most 60 characters of curve). Each point is the mean
     over one epoch's examples as training saw them, before or while that epoch's updates
-    changed the weights: not the loss of the final weights (`final_text`)."""
+    changed the weights: not the loss of the final weights (`final_text`). No accuracy
+    line when no accuracy was recorded."""
     text = Text()
     if not loss:
         return text
@@ -68,6 +69,8 @@ def curve_text(
     text.append(f"loss      {fmt(loss[0]):>10} ")
     text.append(sparkline(loss, columns), style="cyan")
     text.append(f" {fmt(loss[-1]):<{ends}}{note}\n")
+    if not any(math.isfinite(a) for a in accuracy):  # (a recorded run that logged none)
+        return text
     text.append(f"accuracy  {percent(accuracy[0]):>10} ")
     text.append(sparkline(accuracy, columns, log=False), style="green")
     text.append(f" {percent(accuracy[-1])}\n")
@@ -280,9 +283,8 @@ def training_view(
         shown.append(final_text(report.final.loss, report.final.accuracy, data.size))
     elif report.final is not None:
         final = report.final
-        shown.append(
-            Text(f"last recorded loss {fmt(final.loss)}, accuracy {percent(final.accuracy)}")
-        )
+        accuracy = f", accuracy {percent(final.accuracy)}" if math.isfinite(final.accuracy) else ""
+        shown.append(Text(f"last recorded loss {fmt(final.loss)}{accuracy}"))
     if data is None or report.outputs is None or report.correct is None:
         shown.append(Text("no predictions: the run holds no data", style="dim"))
         shown.append(Text(report.boundary_note or "", style="dim"))

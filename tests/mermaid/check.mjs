@@ -8,7 +8,8 @@
 // become characters and <br> a newline, so tests can compare them with the original text.
 // `title` is the text of the title node (id `caption`) exactly as Mermaid draws it, read
 // from the SVG that mermaid.render makes (entity codes decoded by Mermaid itself, not by
-// `shown`); null without a title.
+// `shown`); null without a title, or when jsdom cannot render the text (a graph with
+// subgraphs: "Invalid character"), and then `render_error` says why.
 import { JSDOM } from "jsdom";
 
 const dom = new JSDOM("<!DOCTYPE html><html><body></body></html>");
@@ -51,8 +52,16 @@ async function check(text) {
     for (const vertex of db.getVertices().values()) nodes[vertex.id] = shown(vertex.text);
     const edges = db.getEdges().map((e) => [e.start, e.end, e.stroke]);
     const subgraphs = db.getSubGraphs().map((s) => [s.id, shown(s.title), s.nodes]);
-    const title = /^ +caption\["/m.test(text) ? await drawnTitle(text) : null;
-    return { ok: true, type: diagram.type, title, nodes, edges, subgraphs };
+    let title = null;
+    let render_error = null;
+    if (/^ +caption\["/m.test(text)) {
+      try {
+        title = await drawnTitle(text);
+      } catch (error) {
+        render_error = String(error?.message ?? error);
+      }
+    }
+    return { ok: true, type: diagram.type, title, render_error, nodes, edges, subgraphs };
   } catch (error) {
     return { ok: false, error: String(error?.message ?? error) };
   }

@@ -1,0 +1,158 @@
+"""gradviz.torch: what watching a training loop costs, and how long drawing a loss takes.
+
+- **watch**: an MLP 784-256-256-10 (ReLU), batch 128, float32, CPU, cross-entropy, SGD:
+  the plain loop against the same loop watched at the default cadence (`every=50`) and
+  watched every step. The three run interleaved in rounds (each round times a block of
+  steps of each, the order rotating), each on its own copy of the same model; medians of the
+  per-step time over rounds, ratios from the same rounds. The time is the thread's CPU
+  time (`time.thread_time`, torch on 1 thread): on a shared machine the wall clock also
+  counts the time other jobs held the core, which comes and goes between variants.
+  Targets: ≤ 2% at the default cadence, ≤ 15% every step. Reading the numbers
+  (`rec.history()`) is outside the loop, timed on its own.
+- **draw**: the loss of a 2-16-16-1 MLP (tanh, sigmoid output) on one example after
+  `backward()`: `gradviz.torch.diagram` and its SVG (Graphviz) against torchviz's
+  `make_dot(...).render()` of the same graph when torchviz is installed (`pip install
+  torchviz`, the `bench-torch` extra); medians of 7. Target: ≤ 1 s, torch already imported.
+
+Usage: `python bench/run.py torch_watch` (needs torch: `make torch`).
+"""
+
+from __future__ import annotations
+
+import copy
+import statistics
+import tempfile
+import time
+from pathlib import Path
+
+ROUNDS = 25
+STEPS = 50  # per round and variant: the default cadence, so each block records one step
+WARMUP = 30
+
+
+def _watch_bench() -> None:
+    import torch
+
+    from gradviz.torch import watch
+    from gradviz.torch.watch import DEFAULT_EVERY
+
+    torch.set_num_threads(1)  # a shared 2-core machine: two threads fight the other jobs
+    torch.manual_seed(0)
+    base = torch.nn.Sequential(
+        torch.nn.Linear(784, 256),
+        torch.nn.ReLU(),
+        torch.nn.Linear(256, 256),
+        torch.nn.ReLU(),
+        torch.nn.Linear(256, 10),
+    )
+    X = torch.randn(128, 784)
+    Y = torch.randint(0, 10, (128,))
+    loss_fn = torch.nn.CrossEntropyLoss()
+
+    def variant(every: int | None):
+        net = copy.deepcopy(base)
+        optimizer = torch.optim.SGD(net.parameters(), lr=0.01)
+        rec = None if every is None else watch(net, every=every, optimizer=optimizer)
+
+        def steps(n: int) -> float:
+            start = time.thread_time()
+            for _ in range(n):
+                optimizer.zero_grad()
+                loss = loss_fn(net(X), Y)
+                loss.backward()
+                optimizer.step()
+                if rec is not None:
+                    rec.log(loss=loss)
+            return (time.thread_time() - start) / n
+
+        return steps, rec
+
+    names = ("plain", f"every={DEFAULT_EVERY} (default)", "every=1")
+    runs = [variant(None), variant(DEFAULT_EVERY), variant(1)]
+    for steps, _ in runs:
+        steps(WARMUP)
+    times: dict[str, list[float]] = {name: [] for name in names}
+    ratios: dict[str, list[float]] = {name: [] for name in names[1:]}
+    for r in range(ROUNDS):
+        order = [(r + k) % 3 for k in range(3)]
+        got = {}
+        for k in order:
+            got[names[k]] = runs[k][0](STEPS)
+        for name in names:
+            times[name].append(got[name])
+        for name in names[1:]:
+            ratios[name].append(got[name] / got["plain"] - 1)
+    print(f"torch {torch.__version__}, {torch.get_num_threads()} threads")
+    for name in names:
+        print(f"  {name:<20} {statistics.median(times[name]) * 1e3:7.3f} ms/step (median, CPU)")
+    targets = {names[1]: 0.02, names[2]: 0.15}
+    for name, target in targets.items():
+        overhead = statistics.median(ratios[name])
+        ok = "ok" if overhead <= target else "NO"
+        print(f"  {name:<20} overhead {100 * overhead:+6.2f}% (target ≤ {100 * target:g}%): {ok}")
+    rec = runs[2][1]
+    start = time.perf_counter()
+    recorded = rec.history()
+    took = time.perf_counter() - start
+    print(f"  reading {len(recorded)} recorded steps (every=1): {took * 1e3:.1f} ms in all")
+
+
+def _draw_bench() -> None:
+    import torch
+
+    from gradviz.output import render
+    from gradviz.torch import diagram
+
+    torch.manual_seed(0)
+    net = torch.nn.Sequential(
+        torch.nn.Linear(2, 16),
+        torch.nn.Tanh(),
+        torch.nn.Linear(16, 16),
+        torch.nn.Tanh(),
+        torch.nn.Linear(16, 1),
+        torch.nn.Sigmoid(),
+    )
+    loss = ((net(torch.tensor([[1.0, -0.5]])) - 1.0) ** 2).mean()
+    loss.backward()
+
+    def ours() -> None:
+        render(diagram(loss, net), "svg")
+
+    timings = {"gradviz (diagram + SVG)": ours}
+    try:
+        from torchviz import make_dot
+    except ImportError:
+        print("  torchviz not installed (pip install torchviz): no comparison")
+    else:
+        folder = Path(tempfile.mkdtemp(prefix="gradviz-bench-"))
+
+        def theirs() -> None:
+            make_dot(loss, params=dict(net.named_parameters())).render(
+                folder / "torchviz", format="svg", cleanup=True
+            )
+
+        timings["torchviz make_dot().render()"] = theirs
+    results: dict[str, list[float]] = {name: [] for name in timings}
+    for _ in range(7):
+        for name, run in timings.items():
+            start = time.perf_counter()
+            run()
+            results[name].append(time.perf_counter() - start)
+    for name, values in results.items():
+        median = statistics.median(values)
+        verdict = "" if "torchviz" in name else f" (target ≤ 1 s: {'ok' if median <= 1 else 'NO'})"
+        print(f"  draw, {name:<30} {median * 1e3:7.1f} ms (median of 7){verdict}")
+
+
+def main() -> None:
+    try:
+        import torch  # noqa: F401
+    except ImportError:
+        print("torch is not installed (make torch installs torch==2.13.0): skipped")
+        return
+    _watch_bench()
+    _draw_bench()
+
+
+if __name__ == "__main__":
+    main()

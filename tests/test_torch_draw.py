@@ -1,0 +1,137 @@
+"""gradviz.torch.draw: a PyTorch loss's autograd graph as gradviz's drawing model, checked
+against the tensors themselves, and drawn by every gradviz renderer."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+import xml.etree.ElementTree as ET
+
+import pytest
+from torch_support import require_torch
+
+torch = require_torch()
+
+import gradviz  # noqa: E402
+from gradviz.errors import InputError  # noqa: E402
+from gradviz.numbers import fmt  # noqa: E402
+from gradviz.output import render  # noqa: E402
+from gradviz.render import to_json, to_mermaid, to_text  # noqa: E402
+from gradviz.torch import diagram  # noqa: E402
+from gradviz.torch.draw import describe  # noqa: E402
+
+
+def _mlp_loss(backward: bool = True):
+    torch.manual_seed(0)
+    net = torch.nn.Sequential(
+        torch.nn.Linear(2, 16), torch.nn.Tanh(), torch.nn.Linear(16, 16), torch.nn.Tanh(),
+        torch.nn.Linear(16, 1), torch.nn.Sigmoid(),
+    )  # fmt: skip
+    loss = ((net(torch.tensor([[1.0, -0.5]])) - 1.0) ** 2).mean()
+    if backward:
+        loss.backward()
+    return net, loss
+
+
+def test_scalars_carry_their_values_and_gradients() -> None:
+    """L = x·y + x at x = 2, y = -3: ∂L/∂x = y + 1 = -2, ∂L/∂y = x = 2 (by hand)."""
+    x = torch.tensor(2.0, requires_grad=True)
+    y = torch.tensor(-3.0, requires_grad=True)
+    loss = x * y + x
+    loss.backward()
+    d = diagram(loss, {"x": x, "y": y})
+    by_label = {n.label: n for n in d.nodes if n.kind == "value" and n.label}
+    assert (by_label["x"].data, by_label["x"].grad) == (2.0, -2.0)
+    assert (by_label["y"].data, by_label["y"].grad) == (-3.0, 2.0)
+    assert (by_label["loss"].data, by_label["loss"].grad) == (-4.0, 1.0)
+    assert sorted(n.label for n in d.nodes if n.kind == "op") == ["add", "mul"]
+    x_id = by_label["x"].id
+    assert sum(e.source == x_id for e in d.edges) == 2  # x is used twice: two edges
+
+
+def test_an_mlp_names_its_parameters_and_summarises_tensors() -> None:
+    net, loss = _mlp_loss()
+    d = diagram(loss, net)
+    leaves = {n.label: n for n in d.nodes if n.role == "input"}
+    assert set(leaves) == {f"{i}.{p}" for i in (0, 2, 4) for p in ("weight", "bias")}
+    weight = net[2].weight.detach()
+    lines = leaves["2.weight"].extra_lines
+    assert lines[0] == "shape 16×16"
+    norm = torch.linalg.vector_norm(weight.detach().double())
+    assert lines[1] == f"data ‖·‖ {fmt(float(norm))}, min {fmt(float(weight.min()))}, " + (
+        f"max {fmt(float(weight.max()))} (of 256)"
+    )
+    assert lines[2].startswith(
+        f"grad ‖·‖ {fmt(float(torch.linalg.vector_norm(net[2].weight.grad)))}"
+    )
+    bias = leaves["4.bias"]  # one number: shown as the node's data and grad
+    assert bias.data == float(net[4].bias.detach()) and bias.grad == float(net[4].bias.grad)
+    ops = [n.label for n in d.nodes if n.kind == "op"]
+    assert ops.count("addmm") == 3 and ops.count("tanh") == 2 and "sigmoid" in ops
+    assert d.nodes[-1].label == "loss" and d.nodes[-1].role == "output"
+    # each layer in a box of its module: its parameters, the view of its weight, its addmm
+    assert sorted(d.clusters) == ["0", "2", "4"]
+    boxed = {n.cluster for n in d.nodes if n.kind == "op" and n.label == "addmm"}
+    assert boxed == {"0", "2", "4"}
+    assert all(n.cluster is None for n in d.nodes if n.label in ("tanh", "sigmoid", "mean"))
+    # inputs before their consumers: every edge goes forward in node order
+    position = {n.id: i for i, n in enumerate(d.nodes)}
+    assert all(position[e.source] < position[e.target] for e in d.edges)
+
+
+def test_before_backward_there_are_no_gradients_and_kept_outputs_show() -> None:
+    _, loss = _mlp_loss(backward=False)
+    d = diagram(loss)
+    assert not d.has_grad and all(n.grad is None for n in d.nodes)
+    # sigmoid and tanh keep their outputs for the backward pass: those are shown
+    assert any(n.extra_lines and n.role == "intermediate" for n in d.nodes)
+
+
+def test_small_tensors_in_full() -> None:
+    assert describe(torch.tensor([1.0, -2.0, 0.5]), "data") == "data [1, -2, 0.5]"
+
+
+def test_every_format_draws_it(tmp_path) -> None:
+    net, loss = _mlp_loss()
+    d = diagram(loss, net)
+    assert "2.weight" in to_text(d, width=100)
+    assert "flowchart" in to_mermaid(d)
+    assert {n["id"] for n in json.loads(to_json(d))["nodes"]} == {n.id for n in d.nodes}
+    svg = render(d, "svg")
+    assert ET.fromstring(svg).tag.endswith("svg")
+    assert render(d, "png").startswith(b"\x89PNG")
+    page = render(d, "html").decode("utf-8")
+    assert page.startswith("<!doctype html>") and "2.weight" in page
+    assert "2.weight" in gradviz.draw(loss, names=net).source  # gradviz.draw, given a tensor
+
+
+def test_a_deep_graph_is_walked_without_recursion_and_capped() -> None:
+    x = torch.tensor(0.5, requires_grad=True)
+    y = x
+    for _ in range(3000):  # far past Python's recursion limit
+        y = torch.sin(y)
+    d = diagram(y, {"x": x}, limit=50)
+    assert len([n for n in d.nodes if n.kind == "op"]) <= 50
+    assert d.title is not None and "nearest the loss" in d.title and "limit" in d.title
+    assert d.nodes[0].label == "…"
+    full = diagram(y, {"x": x}, limit=10_000)
+    assert full.title is None and any(n.label == "x" for n in full.nodes)
+
+
+@pytest.mark.parametrize(
+    ("loss", "words"),
+    [(lambda: torch.ones(3, requires_grad=True) * 2, "scalar loss"), (lambda: 3.0, "Tensor")],
+)
+def test_draw_refuses(loss, words: str) -> None:
+    with pytest.raises(InputError, match=words):
+        diagram(loss())
+
+
+def test_drawing_a_value_never_imports_torch() -> None:
+    code = (
+        "import sys, gradviz; gradviz.draw(gradviz.parse('a*b', a=2, b=3)); "
+        "print('torch' in sys.modules)"
+    )
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert done.stdout.strip() == "False"
