@@ -345,6 +345,9 @@ class Op:
     saturation_input: tuple[float, float] | None = None
     # The outputs' bounds, where the op has them (σ in [0, 1]): the plots' colour range.
     output_range: tuple[float, float] | None = None
+    # No input makes the output negative (σ, relu, softplus): a hinge loss, which reads the
+    # output's sign as the prediction, cannot use it as the output layer's activation.
+    never_negative: bool = False
     # A layer of a network may use the op (a spec's `activation`, `--activation`).
     activation: bool = False
     # The live page's JavaScript (value, then derivatives), only where `out` and `d` do
@@ -461,6 +464,7 @@ TANH = Op(
 )
 SIGMOID = Op(
     name="sigmoid",
+    never_negative=True,
     symbol="sigmoid",
     out="sigmoid(a)",
     inline=(  # sigmoid() on one float, written out (no call but exp's)
@@ -476,6 +480,7 @@ SIGMOID = Op(
 )
 RELU = Op(
     name="relu",
+    never_negative=True,
     symbol="relu",
     out="relu(a)",
     inline="out = a if a > 0.0 else (0.0 if a <= 0.0 else a)",  # relu() on a float, written out
@@ -507,6 +512,7 @@ DETACH = Op(
 # saturation bands are where the slope is below 0.015, as sigmoid's (σ′ = 0.0148 there).
 SOFTPLUS = Op(
     name="softplus",
+    never_negative=True,
     symbol="softplus",
     out="relu(a) + log1p(exp(-abs(a)))",  # ln(1 + e^a), never exponentiating a positive a
     d=("sigmoid(a)",),

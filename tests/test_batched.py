@@ -262,7 +262,13 @@ def small_specs(draw: st.DrawFn) -> Spec:
     hidden = draw(st.lists(st.integers(1, 5), min_size=0, max_size=2))
     names = [name for name in ACTIVATIONS]
     loss = draw(st.sampled_from(["mse", "bce", "hinge"]))
-    output = "sigmoid" if loss == "bce" else draw(st.sampled_from(names))
+    # the spec's rules: bce needs a sigmoid output, hinge one that can be negative
+    signed = [
+        name for name in names if ACTIVATIONS[name] is None or not ACTIVATIONS[name].never_negative
+    ]
+    output = (
+        "sigmoid" if loss == "bce" else draw(st.sampled_from(signed if loss == "hinge" else names))
+    )
     update = draw(st.sampled_from(["full", "online", "minibatch 3"]))
     clip = draw(st.sampled_from([{}, {"clip_value": 0.05}, {"clip_norm": 0.1}]))
     raw = {

@@ -238,7 +238,13 @@ SPECS = [
         id="hinge-sigmoid",
     ),
     spec(XOR + 'loss = "hinge"\noutput_activation = "relu"\n', "a relu output", id="hinge-relu"),
+    spec(
+        XOR + 'loss = "hinge"\noutput_activation = "softplus"\n',
+        "a softplus output never is",
+        id="hinge-softplus",
+    ),
     spec(XOR + 'loss = "hinge"\noutput_activation = "tanh"\n', "", status=0, id="hinge-tanh"),
+    spec(XOR + 'loss = "hinge"\noutput_activation = "elu"\n', "", status=0, id="hinge-elu"),
     spec(XOR.replace("xor", "[bold]x"), "unknown data set", id="markup-data"),
     spec("layers = [2, 2, 1]\ndata = {csv = 'gone.csv'}\n", "gone.csv: no such CSV", id="csv"),
     spec("layers = [2, 2, 1]\ndata = {name = 'circle', size = 1e12}\n", "data.size", id="size"),
