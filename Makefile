@@ -7,7 +7,7 @@ VENV   ?= .venv
 PY     := $(VENV)/bin/python
 BIN    := $(VENV)/bin
 
-.PHONY: demo test test-all test-torch torch lint format bench samples clean install
+.PHONY: demo test test-all test-torch torch lint format bench samples clean install docs
 
 # Without Python >= 3.11, one line says so (instead of a page of pip's log).
 PYTHON_FOUND = $(shell command -v $(PYTHON) 2>/dev/null)
@@ -31,6 +31,13 @@ $(VENV)/.dev-installed: $(VENV)/.installed
 
 install: $(VENV)/.dev-installed
 
+# The docs tools (the `docs` extra: mkdocs, mkdocs-material, pymdown-extensions, sphinx,
+# myst-parser), for `make docs` and for the tests that build docs sites (`make test-all`).
+$(VENV)/.docs-installed: $(VENV)/.dev-installed
+	@echo "adding the docs tools to $(VENV) (mkdocs, mkdocs-material, pymdown-extensions, sphinx, myst-parser)"
+	@$(PY) -m pip install -e '.[docs]' >> $(VENV)/install.log 2>&1 || { cat $(VENV)/install.log; exit 1; }
+	@touch $@
+
 # The main job: the hand-derived example, drawn in the terminal with data and grads.
 # It ends with the next step: gradviz lives in .venv, not on PATH.
 demo: $(VENV)/.installed
@@ -51,7 +58,7 @@ tests/mermaid/node_modules/.installed: tests/mermaid/package.json tests/mermaid/
 test: install tests/mermaid/node_modules/.installed
 	$(PY) -m pytest -q -n auto -m "not slow"
 
-test-all: install tests/mermaid/node_modules/.installed
+test-all: install $(VENV)/.docs-installed tests/mermaid/node_modules/.installed
 	$(PY) -m pytest -q -n auto
 
 # PyTorch for gradviz.torch's tests, pinned (a CPU build, about 100 s and 900 MB; an
@@ -90,5 +97,20 @@ samples: install
 	$(PY) -m gradviz.tools.samples
 	$(PY) -m gradviz.tools.screenshots
 
+# Our docs site (mkdocs.yml: docs/ into site/), built with --strict: every diagram in it is
+# drawn by the gradviz fence, whose commands run in build/docs (a link to samples/ and the
+# model they read, trained here); Mermaid is the copy the tests install (no CDN).
+DOCS_RUN := build/docs
+$(DOCS_RUN)/xor.json: samples/xor.toml $(VENV)/.installed
+	@mkdir -p $(DOCS_RUN)
+	$(BIN)/gradviz train samples/xor.toml -q --save $@
+
+docs/assets/mermaid.min.js: tests/mermaid/node_modules/.installed
+	cp tests/mermaid/node_modules/mermaid/dist/mermaid.min.js $@
+
+docs: $(VENV)/.docs-installed $(DOCS_RUN)/xor.json docs/assets/mermaid.min.js
+	@ln -sfn ../../samples $(DOCS_RUN)/samples
+	NO_MKDOCS_2_WARNING=1 $(BIN)/mkdocs build --strict
+
 clean:
-	rm -rf $(VENV) tests/mermaid/node_modules .pytest_cache
+	rm -rf $(VENV) tests/mermaid/node_modules .pytest_cache site build/docs

@@ -6,7 +6,7 @@ JSON output, the saved model's history and the tests.
 
 Statuses, first match wins: `STATUS_TABLE` below, one row per status (name, rule in
 words, the threshold constants it reads, its test); `gradviz grads --help` and the
-README's table are made from it (`status_help`, `status_markdown`).
+the manual's table (docs/manual/grads.md) are made from it (`status_help`, `status_markdown`).
 """
 
 from __future__ import annotations
@@ -26,7 +26,7 @@ from gradviz.numbers import fmt, json_number, json_safe
 from gradviz.ops import ACTIVATIONS, Op
 from gradviz.spec import DIAGNOSIS_FIELDS, LAYER_FIELDS, read_field, read_fields, shown
 
-# -- thresholds (STATUS_TABLE names them; the README and `gradviz grads --help` show them)
+# -- thresholds (STATUS_TABLE names them; the manual and `gradviz grads --help` show them)
 VANISHING_RATIO = 1e-2  # rms gradient below this fraction of a layer nearer the output
 WEAK_RATIO = 1e-1
 EXPLODING_GROWTH = 1e2  # rms gradient at least this many times the output layer's
@@ -478,7 +478,7 @@ def _is_ok(layer: LayerStats, at_rest: bool, stalled: bool) -> str | None:
 
 @dataclass(frozen=True)
 class Status:
-    """One status: its rule in words for the README (`rule`, Markdown) and for `grads --help`
+    """One status: its rule in words for the manual (`rule`, Markdown) and for `grads --help`
     (`brief`, plain text, lines of at most 79 columns), both templates over the threshold
     constants named in `thresholds`, and the `test` that decides it."""
 
@@ -564,7 +564,7 @@ STATUSES = tuple(status.name for status in STATUS_TABLE)
 
 def _threshold_fields() -> dict[str, object]:
     """The values the rules' templates may name: every threshold constant, and the few
-    spellings the words need (1e-4 in the README, 1/100 as a fraction, a band's ends)."""
+    spellings the words need (1e-4 in the manual, 1/100 as a fraction, a band's ends)."""
     values: dict[str, object] = {
         name: globals()[name] for status in STATUS_TABLE for name in status.thresholds
     }
@@ -602,7 +602,7 @@ def status_help() -> str:
 
 
 def status_markdown() -> str:
-    """The README's "Statuses and their thresholds" table (Markdown)."""
+    """The manual's "Statuses and their thresholds" table (Markdown, docs/manual/grads.md)."""
     values = _threshold_fields()
     rows = [f"| `{s.name}` | {s.rule.format(**values)} |" for s in STATUS_TABLE]
     return "\n".join(["| status | when |", "| --- | --- |", *rows]) + "\n"

@@ -163,6 +163,7 @@ def test_without_npm_make_test_says_what_to_install_in_one_line(tmp_path: Path) 
 @needs_make
 def test_make_test_is_the_fast_suite_and_test_all_runs_everything() -> None:
     stamps = ["-o", ".venv/.dev-installed", "-o", "tests/mermaid/node_modules/.installed"]
+    stamps += ["-o", ".venv/.docs-installed"]  # test-all adds the docs tools (the docs sites)
     fast = make("-n", *stamps, "test").stdout.strip().splitlines()
     full = make("-n", *stamps, "test-all").stdout.strip().splitlines()
     # one worker per core (pytest-xdist): the suite is many short tests
@@ -176,7 +177,7 @@ def test_ci_runs_the_full_test_command_the_readme_gives() -> None:
         for line in (ROOT / ".ci" / "run").read_text().splitlines()
         if line.strip() and not line.startswith("#")
     ]
-    assert commands[-1] == "make test-all"
+    assert commands[-2:] == ["make test-all", "make docs"]  # the tests, then the site (--strict)
     assert 'export CI="${CI:-1}"' in commands  # by hand too: nothing skips
     tests = (ROOT / "README.md").read_text(encoding="utf-8").split("\n## Tests\n", 1)[1]
     assert re.search(r"^\$ make test-all +# .*CI", tests, re.MULTILINE), tests[:600]

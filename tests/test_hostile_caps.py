@@ -1,4 +1,4 @@
-"""Every documented cap (README, "Limits"), just under and just over: the input at the
+"""Every documented cap (docs/manual/limits.md), just under and just over: the input at the
 cap is accepted, one more is refused with the cap's own message. Each row runs through
 the same contract as the hostile-input table (exit status, one short error line, no
 traceback, no Python warning).

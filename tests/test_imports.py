@@ -184,7 +184,7 @@ def test_every_import_inside_a_function_says_why() -> None:
 
 
 # -- layers: a module imports only its own layer or earlier ones ---------------------------
-# The README's "Layout" section shows the same list.
+# docs/development.md ("How the code is laid out") shows the same list.
 LAYERS: tuple[tuple[str, tuple[str, ...]], ...] = (
     ("base", ("errors", "text", "lazy", "numbers", "seeded", "files")),
     # ops.py: the op table the engine reads (issue 10 item 1); codegen.py: their fast
@@ -203,6 +203,7 @@ LAYERS: tuple[tuple[str, tuple[str, ...]], ...] = (
     ("output", ("output", "layout", "pages", "drawings", "notebook")),
     ("bridges", ("torch",)),  # gradviz.torch: PyTorch at the edge (imported only when used)
     ("cli", ("cli", "tools", "__main__")),  # tools: the maintainers' sample builder
+    ("docs tools", ("docs",)),  # the fence and directive: run the CLI's commands in-process
     ("package", ("",)),  # gradviz/__init__.py: the public API, names loaded on first use
 )
 
@@ -217,7 +218,7 @@ def layer_of(module: str) -> int:
     for i, (_, members) in enumerate(LAYERS):
         if top in members:
             return i
-    raise AssertionError(f"{module} is in no layer: add it to LAYERS (and the README)")
+    raise AssertionError(f"{module} is in no layer: add it to LAYERS (and docs/development.md)")
 
 
 def all_imports(module: str) -> set[str]:

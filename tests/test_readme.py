@@ -1,5 +1,6 @@
-"""The README and the lesson are promises: every console block marked as checked is run
-and compared, and the lesson's Python sessions run as doctests.
+"""The README and the pages of our docs site (mkdocs.yml's nav: the lesson, the manual, …)
+are promises: every console block marked as checked is run and compared, and their Python
+sessions run as doctests.
 
 A block is checked when the line before its opening fence is `<!-- checked -->`. Each
 `$ gradviz …` line in it is run through click's CliRunner (stdout and stderr as a
@@ -12,7 +13,7 @@ A ```` ```pycon ```` block (`>>>` lines and what Python prints) is run by the st
 library's doctest, each block in a fresh namespace.
 
 After a deliberate change of output, `GRADVIZ_UPDATE_README=1 pytest tests/test_readme.py`
-rewrites the console blocks of both documents (and skips, so an update never passes as a
+rewrites the console blocks of every document (and skips, so an update never passes as a
 check). Doctest blocks are never rewritten: a failing one is read and fixed by hand.
 """
 
@@ -33,7 +34,18 @@ from gradviz.cli import cli
 ROOT = Path(__file__).resolve().parent.parent
 README = ROOT / "README.md"
 LESSON = ROOT / "docs" / "lesson.md"
-DOCUMENTS = (README, LESSON)
+
+
+def site_pages() -> list[Path]:
+    """The pages of our docs site, as mkdocs.yml's nav lists them (`- Lesson: lesson.md`)."""
+    nav = re.findall(
+        r"^\s*- (?:[^:\n]+: )?(\S+\.md)\s*$", (ROOT / "mkdocs.yml").read_text("utf-8"), re.M
+    )
+    return [ROOT / "docs" / page for page in nav]
+
+
+SITE_PAGES = site_pages()
+DOCUMENTS = (README, *SITE_PAGES)  # the lesson is one of the site's pages
 BLOCK = re.compile(r"^<!-- checked( slow)? -->\n```console\n(.*?)^```$", re.MULTILINE | re.DOTALL)
 PYCON = re.compile(r"^```pycon\n(.*?)^```$", re.MULTILINE | re.DOTALL)
 
@@ -88,9 +100,14 @@ def _block_params() -> list:
     ]
 
 
-@pytest.mark.parametrize("document", DOCUMENTS, ids=lambda d: d.name)
+@pytest.mark.parametrize("document", (README, LESSON), ids=lambda d: d.name)
 def test_document_has_checked_blocks(document: Path) -> None:
     assert len(_blocks(document)) >= 5
+
+
+def test_the_site_pages_are_found() -> None:
+    assert LESSON in SITE_PAGES and ROOT / "docs" / "index.md" in SITE_PAGES
+    assert all(page.is_file() for page in SITE_PAGES)
 
 
 @pytest.mark.parametrize(("document", "block_index"), _block_params())
@@ -173,12 +190,20 @@ def test_readme_links_the_lesson_and_the_lessons_links_resolve() -> None:
     readme = README.read_text("utf-8")
     head = readme.split("\n## ", 1)[0]
     assert "(docs/lesson.md)" in head, "the README links the lesson near the top"
-    links = re.findall(r"\]\(([^):]*)\)", LESSON.read_text("utf-8"))
-    assert links
+    assert re.findall(r"\]\(([^):]*)\)", LESSON.read_text("utf-8"))
+
+
+@pytest.mark.parametrize("document", (README, *SITE_PAGES), ids=lambda d: d.name)
+def test_links_between_pages_resolve(document: Path) -> None:
+    """Every relative link of the README and of the site's pages leads to a file, and to a
+    heading of it when it names one (on GitHub and, for the site, in mkdocs --strict)."""
+    links = re.findall(r"\]\(([^):\s]*)\)", document.read_text("utf-8"))
     broken = []
     for link in links:
         path, _, anchor = link.partition("#")
-        target = (LESSON.parent / path).resolve() if path else LESSON
-        if not target.exists() or (anchor and anchor not in _anchors(target)):
+        target = (document.parent / path).resolve() if path else document
+        if not target.exists() or (
+            anchor and target.suffix == ".md" and anchor not in _anchors(target)
+        ):
             broken.append(link)
-    assert not broken, f"lesson links that lead nowhere: {broken}"
+    assert not broken, f"links that lead nowhere: {broken}"

@@ -457,16 +457,17 @@ def test_verdict_splits_the_factor_into_slope_and_weights_by_hand() -> None:
     ), sentence
 
 
-# -- the one status table: help and README are made from it ------------------------------
+# -- the one status table: help and the manual are made from it ------------------------------
 
 
-def test_the_readme_status_table_is_the_one_in_stats() -> None:
-    """The README's "Statuses and their thresholds" table is `stats.status_markdown()`
-    byte for byte: change a threshold or a rule and this fails until the README follows."""
+def test_the_manual_s_status_table_is_the_one_in_stats() -> None:
+    """The manual's "Statuses and their thresholds" table (docs/manual/grads.md) is
+    `stats.status_markdown()` byte for byte: change a threshold or a rule and this fails
+    until the manual follows."""
     from pathlib import Path
 
-    readme = (Path(__file__).parent.parent / "README.md").read_text(encoding="utf-8")
-    section = readme.split("### Statuses and their thresholds\n", 1)[1]
+    page = Path(__file__).parent.parent / "docs" / "manual" / "grads.md"
+    section = page.read_text(encoding="utf-8").split("## Statuses and their thresholds\n", 1)[1]
     table = section[section.index("| status |") :].split("\n\n", 1)[0] + "\n"
     assert table == stats.status_markdown()
 

@@ -75,14 +75,20 @@ def write_frames(
     inputs: list[Path],
     rankdir: str = "LR",
     page: Path | None = None,
+    step: int | None = None,
 ) -> list[Path]:
     """One file per frame in `folder` (created if needed), laid out in direction
-    `rankdir`; returns the paths written.
+    `rankdir`; returns the paths written. `step` (1-based): that frame only, under its
+    own name (a docs page shows one step of the pass).
 
     Refuses before writing anything if a frame would replace an input file or the `page`
     the command writes after them. Frames of an earlier, longer run are left alone and
     mentioned."""
     names = frame_names(len(frames), extension)
+    if step is not None:
+        if not 1 <= step <= len(frames):
+            raise InputError(f"--step {step}: the backward pass has steps 1 to {len(frames)}")
+        frames, names = frames[step - 1 : step], names[step - 1 : step]
     paths = [folder / name for name in names]
     refuse_clashes([("frames", p) for p in paths] + [("output", page)], inputs)
     _prepare_folder(folder)
@@ -91,9 +97,13 @@ def write_frames(
         _say(f"warning: {warning}")
     for frame, path in zip(frames, paths, strict=True):
         write_atomic(path, render(frame, fmt, rankdir=rankdir))
-    written = set(names)
-    stale = sorted(
-        p.name for p in folder.glob(f"{FRAME_PREFIX}*.{extension}") if p.name not in written
+    written = set(frame_names(len(frames), extension) if step is None else names)
+    stale = (
+        []
+        if step is not None
+        else sorted(
+            p.name for p in folder.glob(f"{FRAME_PREFIX}*.{extension}") if p.name not in written
+        )
     )
     if stale:
         _say(
@@ -101,6 +111,13 @@ def write_frames(
             "(left as they were)"
         )
     return paths
+
+
+def _say_frames(paths: list[Path], folder: Path, step: int | None) -> None:
+    if step is not None:
+        _say(f"wrote {paths[0].name} to {str(folder)!r}")
+    else:
+        _say(f"wrote {len(paths)} frames to {str(folder)!r} ({paths[0].name} … {paths[-1].name})")
 
 
 MODEL_STEPS_NOTE = 60  # more scalar steps than this: suggest --level
@@ -129,6 +146,12 @@ DEFAULT_SAMPLES = 10  # parameters of a model that `check` compares
     "frame_format",
     type=click.Choice(list(FRAME_FORMATS), case_sensitive=False),
     help="Format of the --frames files: SVG (through Graphviz; the default) or Mermaid text.",
+)
+@click.option(
+    "--step",
+    type=click.IntRange(min=1),
+    metavar="N",
+    help="With --frames: write the frame of step N only (step-05.svg: the graph after step N).",
 )
 @click.option(
     "-o",
@@ -164,6 +187,7 @@ def trace_command(
     show_forward: bool,
     frames: Path | None,
     frame_format: str | None,
+    step: int | None,
     page: Path | None,
     animate: bool,
     as_json: bool,
@@ -200,6 +224,7 @@ def trace_command(
       gradviz trace "x*x + x" x=3 --forward
       gradviz trace "e = a*b; d = e + c; L = d*f" a=2 b=-3 c=10 f=-2 --frames docs/trace
       gradviz trace "tanh(w*x + b)" x=0.5 w=-3 b=1 --frames out --format mmd
+      gradviz trace "e = a*b; d = e + c; L = d*f" a=2 b=-3 c=10 f=-2 --frames out --step 5
       gradviz trace "e = a*b; d = e + c; L = d*f" a=2 b=-3 c=10 f=-2 -o trace.html
       gradviz trace "e = a*b; d = e + c; L = d*f" a=2 b=-3 c=10 f=-2 -o backward.svg --animate
       gradviz trace --model xor.json --input 0,1 --level neuron
@@ -209,6 +234,8 @@ def trace_command(
     source = graph_source(expr, assignments, model_path)
     if frame_format is not None and frames is None:
         raise click.UsageError("--format is the format of the --frames files: give --frames DIR")
+    if step is not None and frames is None:
+        raise click.UsageError("--step picks the frame of one step: give --frames DIR")
     level = level.lower()
     wanted = "svg" if animate else "html"
     if animate and page is None:
@@ -240,7 +267,9 @@ def trace_command(
             if page is not None:
                 what = "an animation" if animate else "a page"
                 raise click.UsageError(f"-o ({what}) draws every scalar: use it without --level")
-            _trace_network(graph, level, show_forward, frames, extension, console, as_json, inputs)
+            _trace_network(
+                graph, level, show_forward, frames, extension, console, as_json, inputs, step
+            )
             return
     steps = trace(value)
     out = output_name(value)
@@ -262,8 +291,10 @@ def trace_command(
         from gradviz.render.diagram import preferred_rankdir  # lazy: start-up
 
         drawn = trace_frames(value, steps, clusters)  # one direction for all: the last (every grad)
-        paths = write_frames(drawn, frames, extension, inputs, preferred_rankdir(drawn[-1]), page)
-        _say(f"wrote {len(paths)} frames to {str(frames)!r} ({paths[0].name} … {paths[-1].name})")
+        paths = write_frames(
+            drawn, frames, extension, inputs, preferred_rankdir(drawn[-1]), page, step=step
+        )
+        _say_frames(paths, frames, step)
     if page is not None and animate:
         from gradviz.render.diagram import preferred_rankdir  # lazy: start-up
 
@@ -291,6 +322,7 @@ def _trace_network(
     console: Console,
     as_json: bool,
     inputs: list[Path],
+    step: int | None = None,
 ) -> None:
     from gradviz.model import data_set_status  # lazy: start-up
     from gradviz.render.network import network_diagram, preferred_rankdir  # lazy: start-up
@@ -316,8 +348,9 @@ def _trace_network(
             extension,
             inputs,
             preferred_rankdir(diagram),
+            step=step,
         )
-        _say(f"wrote {len(paths)} frames to {str(frames)!r} ({paths[0].name} … {paths[-1].name})")
+        _say_frames(paths, frames, step)
     if as_json:  # last: a document only for a command that did all it was asked
         click.echo(dumps(network_document(graph, level, steps)))
 

@@ -1,0 +1,485 @@
+"""The fence renderer: a `gradviz` command line (what a writer typed in a terminal after
+`gradviz`) and the fence's options in, an HTML fragment for a docs page out.
+
+The body is split with shlex (never a shell) and run in-process through the same click
+commands as the terminal (`gradviz.cli`), with the picture written into a temporary folder
+the fence chooses and read back: the docs show exactly what `gradviz … -o x.svg` writes.
+What the fragment holds, by `format`:
+
+- `svg` (the default): the picture inline, scaled to the column (viewBox kept, width 100%
+  up to its own size), its ids namespaced so that many diagrams share a page;
+- `mermaid`: `<pre class="mermaid">` for the site's own Mermaid (no CDN);
+- `html`: the live page (sliders, stepper) in a sandboxed `<iframe srcdoc>`;
+- `text`: what the command prints, as a terminal shows it.
+
+Fragments are cached by the command line, the options, the content of the files it names
+and gradviz's own version and code, in a folder outside the site. A failure is a
+`FenceError` and writes nothing to the cache: the page gets an error box (`error_box`),
+never a stale picture.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import functools
+import hashlib
+import html
+import io
+import json
+import os
+import re
+import shlex
+import tempfile
+import threading
+from collections.abc import Mapping
+from dataclasses import dataclass
+from pathlib import Path
+
+from gradviz.files import write_atomic
+
+FORMATS = ("svg", "mermaid", "html", "text")
+OPTIONS = ("format", "height")  # what a fence's header (or a directive's options) may set
+DEFAULT_HEIGHT_EXTRA = 720  # px below the picture in a live page: its controls and numbers
+MAX_FRAME_HEIGHT = 2400  # px: a live page's frame is never taller than this
+
+
+class FenceError(Exception):
+    """A fence that cannot be drawn: `message` as gradviz words it; `line` (1-based, in the
+    page) once a front end knows where the fence is."""
+
+    def __init__(self, message: str, line: int | None = None) -> None:
+        super().__init__(message)
+        self.message = message
+        self.line = line
+
+    def where(self, page: str) -> str:
+        return f"{page}:{self.line}" if self.line is not None else page
+
+
+@dataclass(frozen=True)
+class FenceOptions:
+    format: str = "svg"
+    height: int | None = None  # px, the live page's frame (format=html); None: from the picture
+
+
+def fence_options(given: Mapping[str, object]) -> FenceOptions:
+    """The options of a fence header (`format=mermaid height=600`) or a directive, checked:
+    an unknown option or value is a FenceError naming the ones there are."""
+    unknown = sorted(set(given) - set(OPTIONS))
+    if unknown:
+        raise FenceError(
+            f"unknown fence option {unknown[0]!r}: the options are {', '.join(OPTIONS)}"
+        )
+    fmt = str(given.get("format") or "svg").strip().lower()
+    if fmt not in FORMATS:
+        raise FenceError(f"format={fmt!r}: choose one of {', '.join(FORMATS)}")
+    height = given.get("height")
+    if height is not None:
+        try:
+            height = int(str(height).removesuffix("px"))
+        except ValueError:
+            height = 0
+        if not 0 < height <= 10_000:
+            raise FenceError(f"height={given['height']!r}: a number of pixels, 1 to 10000")
+    return FenceOptions(format=fmt, height=height)
+
+
+# -- the command line ---------------------------------------------------------------------
+
+# What each command draws in each format: the options the fence adds ({out}: its folder),
+# and the file it then reads (a glob: the last match in name order, e.g. the last frame).
+CAPTURES: dict[str, dict[str, tuple[tuple[str, ...], str]]] = {
+    "draw": {
+        "svg": (("-o", "{out}/fence.svg"), "fence.svg"),
+        "mermaid": (("-o", "{out}/fence.mmd"), "fence.mmd"),
+        "html": (("-o", "{out}/fence.html"), "fence.html"),
+    },
+    "trace": {
+        "svg": (("--frames", "{out}/frames"), "frames/step-*.svg"),
+        "mermaid": (("--frames", "{out}/frames", "--format", "mmd"), "frames/step-*.mmd"),
+        "html": (("-o", "{out}/fence.html"), "fence.html"),
+    },
+    # these name the picture with a flag of their own, given bare: `grads deep.json --plot`
+    "grads": {"svg": ((), "picture.svg")},
+    "train": {"svg": (("-q",), "picture.svg")},
+    "inspect": {"html": (("-o", "{out}/report.html"), "report.html")},
+}
+# The flags that name the picture of a command that draws one by a flag of its own: the
+# fence writes the file, so the body gives the flag alone (one of them).
+PICTURE_FLAGS = {"grads": ("--plot",), "train": ("--boundary", "--curves")}
+TEXT_COMMANDS = ("draw", "trace", "check", "grads", "compare", "inspect")
+# Options that name a file to write: the fence chooses where its output goes.
+WRITERS = ("-o", "--output", "--frames", "--format", "-f", "--save", "--report")
+PICTURE_SUFFIXES = (".svg", ".png", ".pdf")
+
+
+def command_words(body: str) -> list[str]:
+    """The fence's body as the words of a command line (shlex, as a shell would split it,
+    but nothing is expanded or run). A leading `$` and `gradviz` are optional."""
+    text = body.replace("\\\n", " ")  # a command continued over lines
+    try:
+        words = shlex.split(text, comments=False, posix=True)
+    except ValueError as error:  # an unclosed quote
+        raise FenceError(f"cannot split the command line: {error}") from None
+    if words[:1] == ["$"]:
+        words = words[1:]
+    if words[:1] == ["gradviz"]:
+        words = words[1:]
+    if not words:
+        raise FenceError('the fence is empty: write a gradviz command, e.g. draw "a*b" a=2 b=3')
+    return words
+
+
+def _checked(words: list[str], fmt: str, out: str) -> list[str]:
+    """The words with the fence's output options added (writing into folder `out`), after
+    refusing what it cannot draw and any option of the writer's that names an output file."""
+    command, rest = words[0], words[1:]
+    known = sorted({*CAPTURES, *TEXT_COMMANDS})
+    if command not in known:
+        raise FenceError(f"{command!r} is not a gradviz command a fence draws: {', '.join(known)}")
+    for i, word in enumerate(rest):
+        if word == "--":
+            break
+        name = word.split("=", 1)[0]
+        if name in WRITERS:
+            given = word if "=" in word or i + 1 == len(rest) else f"{word} {rest[i + 1]}"
+            raise FenceError(
+                f"{given}: the fence writes the output itself; leave {name} out "
+                f"(the fence's format= option chooses {', '.join(FORMATS)})"
+            )
+    if fmt == "text":
+        if command not in TEXT_COMMANDS:
+            raise FenceError(f"format=text: {command} prints nothing to show")
+        return words
+    if fmt not in CAPTURES.get(command, {}):
+        can = [f for f in FORMATS if f in CAPTURES.get(command, {})] + ["text"]
+        raise FenceError(f"{command} draws no {fmt} in a fence: format={' or '.join(can)}")
+    added = [word.format(out=out) for word in CAPTURES[command][fmt][0]]
+    if _animated(words, fmt):  # `trace … --animate`: the animation is the picture
+        added = ["-o", f"{out}/{ANIMATION}"]
+    if command in PICTURE_FLAGS:  # `grads deep.json --plot`: the picture's file is ours
+        return [command, *_bare_picture_flag(command, rest, out), *added]
+    if "--" in rest:  # options go before `--` (an expression that starts with -)
+        at = rest.index("--")
+        return [command, *rest[:at], *added, *rest[at:]]
+    return [command, *rest, *added]
+
+
+ANIMATION = "animated.svg"
+
+
+def _animated(words: list[str], fmt: str) -> bool:
+    """`trace EXPR --animate`: the backward pass as one animated SVG (shown as an image, so
+    that its styles and animations stay its own however many share a page)."""
+    return words[0] == "trace" and fmt == "svg" and "--animate" in words
+
+
+def _bare_picture_flag(command: str, rest: list[str], out: str) -> list[str]:
+    """`rest` with the fence's picture file after the one picture flag it gives bare."""
+    flags = PICTURE_FLAGS[command]
+    given = [i for i, word in enumerate(rest) if word in flags]
+    named = " or ".join(flags)
+    if len(given) != 1:
+        raise FenceError(
+            f"{command} draws its picture with {named}, given once with no file name "
+            "(the fence writes the file)"
+        )
+    at = given[0]
+    after = rest[at + 1] if at + 1 < len(rest) else ""
+    if after.lower().endswith(PICTURE_SUFFIXES):
+        raise FenceError(
+            f"{rest[at]} {after}: the fence writes the picture itself; write {rest[at]} alone"
+        )
+    return [*rest[: at + 1], f"{out}/picture.svg", *rest[at + 1 :]]
+
+
+# -- running it in-process ----------------------------------------------------------------
+
+_RUNNING = threading.Lock()  # chdir and the redirected stdout are the process's own
+
+
+@dataclass(frozen=True)
+class Run:
+    status: int
+    stdout: str
+    stderr: str
+
+
+def run_command(words: list[str], base: Path) -> Run:
+    """`gradviz WORDS` run in-process from folder `base` (where its relative paths start),
+    its output captured: the click commands of `gradviz.cli`, no shell, no subprocess of
+    our own (Graphviz's layout program aside)."""
+    import click  # lazy: start-up (the docs tools load this module, never `import gradviz`)
+
+    from gradviz.cli import cli  # lazy: start-up
+
+    out, err = io.StringIO(), io.StringIO()
+    settings = {"NO_COLOR": "1", "COLUMNS": "100", "TERM": "dumb", "GRADVIZ_TRACEBACK": ""}
+    # graphviz-pure unless the site chose: the same picture on every machine, no system dot
+    settings["GRADVIZ_DOT"] = os.environ.get("GRADVIZ_DOT") or "pure"
+    with (
+        _RUNNING,
+        _environment(settings),
+        contextlib.chdir(base),
+        contextlib.redirect_stdout(out),
+        contextlib.redirect_stderr(err),
+    ):
+        try:
+            status = cli.main(args=words, prog_name="gradviz", standalone_mode=False)
+        except click.ClickException as error:
+            err.write(f"Error: {error.format_message()}\n")
+            status = error.exit_code
+        except click.Abort:
+            err.write("Error: aborted\n")
+            status = 1
+        except Exception as error:  # a bug in gradviz: the page says so, the build goes on
+            err.write(f"Error: internal error: {type(error).__name__}: {error}\n")
+            status = 1
+    return Run(status or 0, out.getvalue(), err.getvalue())
+
+
+@contextlib.contextmanager
+def _environment(settings: dict[str, str]):
+    saved = {name: os.environ.get(name) for name in settings}
+    os.environ.update(settings)
+    try:
+        yield
+    finally:
+        for name, value in saved.items():
+            if value is None:
+                os.environ.pop(name, None)
+            else:
+                os.environ[name] = value
+
+
+def _failure(run: Run) -> str:
+    """gradviz's message of a failed run: its `Error: …` lines (notes left out)."""
+    lines = [line for line in run.stderr.splitlines() if line.strip()]
+    start = next((i for i, line in enumerate(lines) if line.startswith("Error:")), None)
+    kept = lines[start:] if start is not None else lines[-3:]
+    return "\n".join(kept).removeprefix("Error: ") or f"gradviz exited with status {run.status}"
+
+
+# -- the cache ----------------------------------------------------------------------------
+
+
+def default_cache_dir() -> Path:
+    """GRADVIZ_FENCE_CACHE, else the user's cache folder (XDG_CACHE_HOME or ~/.cache):
+    outside any site folder, kept between builds."""
+    given = os.environ.get("GRADVIZ_FENCE_CACHE", "").strip()
+    if given:
+        return Path(given).expanduser()
+    root = os.environ.get("XDG_CACHE_HOME", "").strip() or Path.home() / ".cache"
+    return Path(root) / "gradviz" / "fence"
+
+
+@functools.cache
+def gradviz_fingerprint() -> str:
+    """gradviz's version and a digest of its code and assets: a changed renderer (even
+    before a release) draws every fence again."""
+    from importlib.metadata import PackageNotFoundError, version  # lazy: start-up
+
+    try:
+        release = version("gradviz")
+    except PackageNotFoundError:  # run from a source tree
+        release = "unreleased"
+    digest = hashlib.sha256(release.encode())
+    root = Path(__file__).resolve().parent.parent  # the gradviz package
+    for path in sorted(root.rglob("*")):
+        if path.suffix in (".py", ".js", ".css") and "__pycache__" not in path.parts:
+            digest.update(str(path.relative_to(root)).encode())
+            digest.update(path.read_bytes())
+    return f"{release}-{digest.hexdigest()[:16]}"
+
+
+def _named_files(words: list[str], base: Path) -> dict[str, str]:
+    """The digest of every file the command line names (an expression file, a model, a
+    spec): a model trained again draws its fences again."""
+    found = {}
+    for word in words:
+        for candidate in {word, word.removeprefix("@"), word.split("=", 1)[-1]}:
+            if not candidate or len(candidate) > 1000:
+                continue
+            try:
+                path = base / candidate
+                if path.is_file():
+                    found[candidate] = hashlib.sha256(path.read_bytes()).hexdigest()
+            except OSError:
+                continue
+    return found
+
+
+class Cache:
+    """Fragments by key, one file each in `folder` (None: no cache), written atomically."""
+
+    def __init__(self, folder: Path | None) -> None:
+        self.folder = folder
+        self.hits = 0
+        self.misses = 0
+
+    def key(self, words: list[str], options: FenceOptions, base: Path) -> str:
+        document = {
+            "gradviz": gradviz_fingerprint(),
+            "words": words,
+            "options": [options.format, options.height],
+            "files": _named_files(words, base),
+        }
+        return hashlib.sha256(json.dumps(document, sort_keys=True).encode()).hexdigest()
+
+    def get(self, key: str) -> str | None:
+        if self.folder is None:
+            return None
+        try:
+            found = (self.folder / f"{key}.html").read_text(encoding="utf-8")
+        except OSError:
+            self.misses += 1
+            return None
+        self.hits += 1
+        return found
+
+    def put(self, key: str, fragment: str) -> None:
+        if self.folder is None:
+            return
+        with contextlib.suppress(OSError):  # a cache that cannot be written only costs time
+            self.folder.mkdir(parents=True, exist_ok=True)
+            write_atomic(self.folder / f"{key}.html", fragment)
+
+
+# -- the fragment -------------------------------------------------------------------------
+
+
+def render_fence(
+    body: str,
+    options: FenceOptions | Mapping[str, object] = FenceOptions(),
+    *,
+    base: Path | str = ".",
+    cache: Cache | None = None,
+    prefix: str = "gv-",
+) -> str:
+    """The HTML fragment of one fence: `body` is a gradviz command line, run from `base`.
+    `prefix` starts every id of an inline SVG (unique on its page). FenceError when it
+    cannot be drawn; nothing is cached then."""
+    if not isinstance(options, FenceOptions):
+        options = fence_options(options)
+    base = Path(base)
+    words = command_words(body)
+    _checked(words, options.format, "")  # refused before the cache is asked
+    cache = cache or Cache(None)
+    key = cache.key(words, options, base)
+    fragment = cache.get(key)
+    if fragment is None:
+        fragment = _draw(words, options, base)
+        cache.put(key, fragment)
+    return namespace_ids(fragment, prefix) if options.format == "svg" else fragment
+
+
+def _draw(words: list[str], options: FenceOptions, base: Path) -> str:
+    with tempfile.TemporaryDirectory(prefix="gradviz-fence-") as folder:
+        run = run_command(_checked(words, options.format, folder), base)
+        if run.status != 0:
+            raise FenceError(_failure(run))
+        if options.format == "text":
+            return (
+                f'<pre class="gradviz-text"><code>{html.escape(run.stdout.rstrip())}</code></pre>'
+            )
+        _, pattern = CAPTURES[words[0]][options.format]
+        written = sorted(
+            Path(folder).glob(ANIMATION if _animated(words, options.format) else pattern)
+        )
+        if not written:
+            raise FenceError(f"gradviz {words[0]} wrote no {options.format}")
+        text = written[-1].read_text(encoding="utf-8")
+    if _animated(words, options.format):
+        return f'<div class="gradviz-diagram">{animation_image(text)}</div>'
+    if options.format == "svg":
+        return f'<div class="gradviz-diagram">{inline_svg(text)}</div>'
+    if options.format == "mermaid":
+        return f'<pre class="mermaid">{html.escape(text.strip())}</pre>'
+    height = options.height or _frame_height(text)
+    return (
+        f'<iframe class="gradviz-page" srcdoc="{html.escape(text, quote=True)}" '
+        f'sandbox="allow-scripts" title="gradviz live page" loading="lazy" '
+        f'style="width:100%;height:{height}px;border:0"></iframe>'
+    )
+
+
+_SIZE = re.compile(r'<svg\b[^>]*?\bheight="([\d.]+)(pt|px)?"')
+
+
+def _frame_height(page: str) -> int:
+    """A live page's frame: its picture's height (pt to px) and room for its controls."""
+    size = _SIZE.search(page)
+    drawing = float(size.group(1)) * (4 / 3 if size.group(2) == "pt" else 1) if size else 300.0
+    return int(min(drawing, 900) + DEFAULT_HEIGHT_EXTRA) if size else MAX_FRAME_HEIGHT // 2
+
+
+_PROLOGUE = re.compile(r"\A.*?(?=<svg\b)", re.DOTALL)  # XML declaration, doctype, comments
+_ROOT = re.compile(r"<svg\b[^>]*>")
+_LENGTH = re.compile(r'\s(width|height)="([\d.]+)(pt|px)?"')
+
+
+def _lengths(tag: str) -> dict[str, float]:
+    """An SVG root's width and height in CSS pixels (Graphviz and matplotlib write pt)."""
+    return {
+        name: float(value) * (4 / 3 if unit == "pt" else 1)
+        for name, value, unit in _LENGTH.findall(tag)
+    }
+
+
+def inline_svg(svg: str) -> str:
+    """An SVG file as an element of a page that scales to the column: the prologue dropped,
+    width 100% up to its own width, height from the viewBox's proportions."""
+    svg = _PROLOGUE.sub("", svg, count=1).strip()
+    root = _ROOT.search(svg)
+    if root is None:
+        raise FenceError("the picture is not SVG")
+    tag = root.group(0)
+    width = _lengths(tag).get("width")
+    style = f"width:100%;height:auto;max-width:{width:.0f}px" if width else "width:100%;height:auto"
+    rest = _LENGTH.sub("", tag).removeprefix("<svg")
+    classes = re.search(r'\sclass="([^"]*)"', rest)
+    names = classes.group(1).split() if classes else []
+    if classes:  # a themed SVG has its class already: one attribute, gradviz first
+        rest = rest.replace(classes.group(0), "", 1)
+    names = ["gradviz", *(name for name in names if name != "gradviz")]
+    new = f'<svg class="{" ".join(names)}" style="{style}"{rest}'
+
+    return svg[: root.start()] + new + svg[root.end() :]
+
+
+def animation_image(svg: str) -> str:
+    """An animated SVG as an `<img>` (its CSS animations play there, as in a README), as
+    wide as the column up to its own width."""
+    import base64  # lazy: start-up
+
+    root = _ROOT.search(svg)
+    lengths = _lengths(root.group(0)) if root else {}
+    width = f";max-width:{lengths['width']:.0f}px" if "width" in lengths else ""
+    data = base64.b64encode(svg.encode("utf-8")).decode("ascii")
+    return (
+        f'<img class="gradviz-animation" src="data:image/svg+xml;base64,{data}" '
+        f'alt="the backward pass, animated" style="width:100%;height:auto{width}">'
+    )
+
+
+def namespace_ids(svg: str, prefix: str) -> str:
+    """Every id of an inline SVG (and every reference to one: href, url()) prefixed, so
+    that two diagrams on one page never share an id: the renderers' own prefixing
+    (`gradviz.render.themes.prefix_ids`, as `to_svg(id_prefix=…)` does it)."""
+    from gradviz.render.themes import prefix_ids  # lazy: start-up
+
+    return prefix_ids(svg, prefix)
+
+
+def error_box(message: str, where: str, body: str) -> str:
+    """What a page shows for a fence that failed (a build that is not strict): the place,
+    gradviz's message and the command line, in a box no reader takes for a picture."""
+    return (
+        '<div class="gradviz-error" role="alert" style="border:2px solid #c62828;'
+        'border-radius:4px;padding:.6em .9em;margin:1em 0;background:#fdecea;color:#4a0d0d">'
+        f'<p style="margin:0 0 .4em"><strong>gradviz fence failed</strong> at '
+        f"<code>{html.escape(where)}</code></p>"
+        f'<pre style="white-space:pre-wrap;margin:0 0 .4em;background:none;color:inherit">'
+        f"{html.escape(message)}</pre>"
+        f'<p style="margin:0;font-size:.85em">gradviz {html.escape(body.strip())}</p></div>'
+    )

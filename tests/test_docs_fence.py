@@ -1,0 +1,302 @@
+"""The fence renderer (gradviz.docs.fence), without any docs tool: a command line in, the
+picture `gradviz` itself writes out (inline, scaled, ids namespaced), Mermaid, the live
+page in a sandboxed frame, errors with gradviz's words, and the cache.
+
+The docs sites that use it (MkDocs, Sphinx) are built in tests/test_docs_sites.py."""
+
+from __future__ import annotations
+
+import html
+import re
+import xml.etree.ElementTree as ET
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner
+
+from gradviz.cli import cli
+from gradviz.docs import fence
+from gradviz.docs.fence import Cache, FenceError, fence_options, render_fence
+
+HAND = 'draw "e = a*b; d = e + c; L = d*f" a=2 b=-3 c=10 f=-2'
+TRACE = 'trace "e = a*b; d = e + c; L = d*f" a=2 b=-3 c=10 f=-2'
+SVG = "{http://www.w3.org/2000/svg}"
+
+
+@pytest.fixture(autouse=True)
+def _same_layout_program(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The fence lays out with graphviz-pure when GRADVIZ_DOT is unset; the CLI runs the
+    tests compare with do the same."""
+    monkeypatch.setenv("GRADVIZ_DOT", "pure")
+
+
+def _cli(*args: str, folder: Path) -> None:
+    done = CliRunner().invoke(cli, [*args], catch_exceptions=False)
+    assert done.exit_code == 0, done.output
+
+
+def _svg(fragment: str) -> ET.Element:
+    match = re.search(r"<svg\b.*</svg>", fragment, re.DOTALL)
+    assert match, fragment[:200]
+    return ET.fromstring(match.group(0))
+
+
+def _node_texts(svg: ET.Element) -> dict[str, list[str]]:
+    """Each Graphviz node's texts, by its first (the name: `a`, `*`)."""
+    found = {}
+    for group in svg.iter(f"{SVG}g"):
+        if group.get("class") == "node":
+            texts = [t.text or "" for t in group.iter(f"{SVG}text")]
+            if texts:
+                found.setdefault(texts[0], texts[1:])
+    return found
+
+
+def test_a_draw_fence_is_the_picture_draw_writes(tmp_path: Path) -> None:
+    picture = tmp_path / "hand.svg"
+    _cli(*fence.command_words(HAND), "-o", str(picture), folder=tmp_path)
+    written = ET.parse(picture).getroot()
+    inline = _svg(render_fence(HAND, base=tmp_path))
+    assert inline.get("viewBox") == written.get("viewBox")
+    assert inline.get("width") is None and inline.get("height") is None
+    style = inline.get("style")
+    width_px = float(written.get("width").removesuffix("pt")) * 4 / 3
+    assert "width:100%" in style and "height:auto" in style
+    assert f"max-width:{width_px:.0f}px" in style
+    assert _node_texts(inline) == _node_texts(written)
+    # L = (a*b + c)*f, by hand: dL/da = b*f = 6, dL/db = a*f = -4, dL/dc = f = -2, dL/df = 4
+    grads = {name: texts[-1] for name, texts in _node_texts(inline).items() if len(texts) == 2}
+    assert {n: grads[n] for n in "abcf"} == {
+        "a": "grad 6",
+        "b": "grad -4",
+        "c": "grad -2",
+        "f": "grad 4",
+    }
+
+
+def _ids_and_references(fragment: str) -> tuple[list[str], list[str]]:
+    ids = re.findall(r'\bid="([^"]+)"', fragment)
+    references = re.findall(r'(?:href="#|url\(#)([^")]+)', fragment)
+    return ids, references
+
+
+@pytest.mark.parametrize("body", [HAND, "grads deep-sigmoid --plot"], ids=["graphviz", "plot"])
+def test_two_fences_on_one_page_share_no_id_and_keep_their_references(
+    body: str, tmp_path: Path
+) -> None:
+    first = render_fence(body, base=tmp_path, prefix="gv1-")
+    second = render_fence(body, base=tmp_path, prefix="gv2-")
+    ids_1, refs_1 = _ids_and_references(first)
+    ids_2, refs_2 = _ids_and_references(second)
+    assert ids_1 and len(set(ids_1)) == len(ids_1)
+    assert not set(ids_1) & set(ids_2)
+    assert all(i.startswith("gv1-") for i in ids_1)
+    # every reference (a plot's clip paths and markers) still finds its own diagram's id
+    assert set(refs_1) <= set(ids_1) and set(refs_2) <= set(ids_2)
+    if body.startswith("grads"):
+        assert refs_1, "a matplotlib plot refers to its clip paths and markers"
+
+
+def _all_texts(svg: ET.Element) -> list[str]:
+    return [t.text or "" for t in svg.iter(f"{SVG}text")]
+
+
+def test_a_trace_fence_shows_the_frame_of_its_step(tmp_path: Path) -> None:
+    _cli(*fence.command_words(TRACE), "--frames", str(tmp_path / "all"), folder=tmp_path)
+    frame_5 = ET.parse(tmp_path / "all" / "step-05.svg").getroot()
+    last = ET.parse(sorted((tmp_path / "all").glob("step-*.svg"))[-1]).getroot()
+    assert "Step 5/7" in " ".join(_all_texts(frame_5))
+    stepped = _svg(render_fence(f"{TRACE} --step 5", base=tmp_path))
+    assert _all_texts(stepped) == _all_texts(frame_5)
+    assert _all_texts(_svg(render_fence(TRACE, base=tmp_path))) == _all_texts(last)
+    assert _all_texts(frame_5) != _all_texts(last)
+
+
+def test_trace_step_writes_that_frame_only(tmp_path: Path) -> None:
+    _cli(*fence.command_words(TRACE), "--frames", str(tmp_path / "all"), folder=tmp_path)
+    _cli(
+        *fence.command_words(TRACE),
+        "--frames",
+        str(tmp_path / "one"),
+        "--step",
+        "5",
+        folder=tmp_path,
+    )
+    assert [p.name for p in (tmp_path / "one").iterdir()] == ["step-05.svg"]
+    assert (tmp_path / "one" / "step-05.svg").read_bytes() == (
+        tmp_path / "all" / "step-05.svg"
+    ).read_bytes()
+
+
+@pytest.mark.parametrize(
+    ("extra", "message"),
+    [
+        (["--step", "8"], "--step 8: the backward pass has steps 1 to 7"),
+        (["--step", "0"], "0 is not in the range x>=1"),
+    ],
+)
+def test_trace_step_out_of_range_is_bad_input(extra: list[str], message: str, tmp_path) -> None:
+    args = [*fence.command_words(TRACE), "--frames", str(tmp_path / "f"), *extra]
+    done = CliRunner().invoke(cli, args)
+    assert done.exit_code == 2 and message in done.output
+    assert not list((tmp_path / "f").glob("*.svg"))
+
+
+def test_trace_step_needs_frames() -> None:
+    done = CliRunner().invoke(cli, [*fence.command_words(TRACE), "--step", "2"])
+    assert done.exit_code == 2 and "--step picks the frame of one step" in done.output
+
+
+def test_mermaid_is_left_to_the_site_s_own_mermaid(tmp_path: Path) -> None:
+    body = 'draw "tanh(w*x + b)" x=0.5 w=-3 b=1'
+    _cli(*fence.command_words(body), "-o", str(tmp_path / "n.mmd"), folder=tmp_path)
+    fragment = render_fence(body, {"format": "mermaid"}, base=tmp_path)
+    match = re.fullmatch(r'<pre class="mermaid">(.*)</pre>', fragment, re.DOTALL)
+    assert match and "<script" not in fragment and "http" not in fragment
+    assert html.unescape(match.group(1)) == (tmp_path / "n.mmd").read_text("utf-8").strip()
+
+
+def test_the_live_page_is_in_a_sandboxed_frame(tmp_path: Path) -> None:
+    _cli(*fence.command_words(HAND), "-o", str(tmp_path / "p.html"), folder=tmp_path)
+    fragment = render_fence(HAND, {"format": "html", "height": "640"}, base=tmp_path)
+    frame = re.fullmatch(r"<iframe ([^>]*)></iframe>", fragment, re.DOTALL)
+    assert frame
+    attributes = dict(re.findall(r'(\w+)="([^"]*)"', frame.group(1)))
+    assert attributes["sandbox"] == "allow-scripts"  # no allow-same-origin: its own origin
+    assert "height:640px" in attributes["style"]
+    assert html.unescape(attributes["srcdoc"]) == (tmp_path / "p.html").read_text("utf-8")
+
+
+@pytest.mark.parametrize(
+    ("root", "classes"),
+    [
+        ('<svg width="75pt" height="30pt" viewBox="0 0 75 30">', "gradviz"),
+        ('<svg class="gradviz" width="75pt" height="30pt" viewBox="0 0 75 30">', "gradviz"),
+        ('<svg class="themed" width="75pt" height="30pt" viewBox="0 0 75 30">', "gradviz themed"),
+    ],
+)
+def test_an_inline_svg_keeps_its_viewbox_and_one_class_attribute(root: str, classes: str) -> None:
+    svg = ET.fromstring(fence.inline_svg(f'<?xml version="1.0"?>\n{root}<g id="a"/></svg>'))
+    assert svg.get("class") == classes and svg.get("viewBox") == "0 0 75 30"
+    assert svg.get("width") is None and "max-width:100px" in svg.get("style")
+
+
+@pytest.mark.slow
+def test_a_train_fence_draws_the_boundary_train_writes(tmp_path: Path) -> None:
+    args = ["train", "xor", "--epochs", "200", "--seed", "3"]
+    _cli(*args, "-q", "--boundary", str(tmp_path / "b.svg"), folder=tmp_path)
+    fragment = render_fence(" ".join([*args, "--boundary"]), base=tmp_path, prefix="")
+    written = (tmp_path / "b.svg").read_text("utf-8")
+    # matplotlib draws its texts as paths: the picture is the file's, byte for byte, once
+    # it sits inline (the root element scaled to the column)
+    assert fragment == f'<div class="gradviz-diagram">{fence.inline_svg(written)}</div>'
+    assert _svg(fragment).get("viewBox") == ET.fromstring(written.split("?>", 1)[1]).get("viewBox")
+
+
+def test_text_is_what_the_terminal_shows(tmp_path: Path) -> None:
+    fragment = render_fence(HAND, {"format": "text"}, base=tmp_path)
+    shown = html.unescape(re.sub(r"</?(pre|code)[^>]*>", "", fragment))
+    assert "a        2                6" in shown and "\x1b" not in shown
+
+
+def test_relative_paths_start_at_the_base_folder(tmp_path: Path) -> None:
+    (tmp_path / "hand.expr").write_text("e = a*b; d = e + c; L = d*f\n", "utf-8")
+    inline = _svg(render_fence("draw @hand.expr a=2 b=-3 c=10 f=-2", base=tmp_path))
+    assert _node_texts(inline)["a"] == ["data 2", "grad 6"]
+
+
+@pytest.mark.parametrize(
+    ("body", "options", "message"),
+    [
+        ('draw "a*" a=2', {}, "syntax error"),
+        (f"{HAND} -o x.svg", {}, "-o x.svg: the fence writes the output itself"),
+        (f"{HAND} --output=x.svg", {}, "the fence writes the output itself"),
+        (f"{TRACE} --frames out", {}, "the fence writes the output itself"),
+        ("grads deep-sigmoid --plot p.svg", {}, "write --plot alone"),
+        ("grads deep-sigmoid", {}, "grads draws its picture with --plot, given once"),
+        ("train xor --boundary --curves", {}, "with --boundary or --curves, given once"),
+        ("train xor --epochs 5 --boundary --save m.json", {}, "--save m.json: the fence"),
+        ("rm -rf /", {}, "'rm' is not a gradviz command"),
+        ('draw "a*b', {}, "cannot split the command line"),
+        ("", {}, "the fence is empty"),
+        (HAND, {"format": "png"}, "format='png': choose one of svg, mermaid, html, text"),
+        (HAND, {"colour": "red"}, "unknown fence option 'colour'"),
+        (HAND, {"format": "html", "height": "tall"}, "height='tall'"),
+        ("grads deep-sigmoid --plot", {"format": "mermaid"}, "grads draws no mermaid"),
+        ("draw --model missing.json", {}, "missing.json"),
+        ('trace "a*b" a=1 b=2 --step 9', {}, "--step 9: the backward pass has steps 1 to 3"),
+    ],
+)
+def test_a_fence_that_cannot_be_drawn_says_why(
+    body: str, options: dict, message: str, tmp_path: Path
+) -> None:
+    cache = Cache(tmp_path / "cache")
+    with pytest.raises(FenceError) as error:
+        render_fence(body, options, base=tmp_path, cache=cache)
+    assert message in error.value.message
+    assert "Traceback" not in error.value.message
+    assert not (tmp_path / "cache").exists() or not list((tmp_path / "cache").iterdir())
+
+
+def test_the_body_never_reaches_a_shell(tmp_path: Path) -> None:
+    for body in ('draw "$(touch pwned)" x=1', "draw x=1; touch pwned", "draw `touch pwned`"):
+        with pytest.raises(FenceError):
+            render_fence(body, base=tmp_path)
+    assert not (tmp_path / "pwned").exists()
+
+
+def test_a_terminal_line_pastes_as_it_is(tmp_path: Path) -> None:
+    pasted = '$ gradviz draw "e = a*b; d = e + c; L = d*f" \\\n    a=2 b=-3 c=10 f=-2'
+    assert fence.command_words(pasted) == fence.command_words(HAND)
+
+
+def test_the_cache_gives_the_fragment_back_without_drawing(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    cache = Cache(tmp_path / "cache")
+    first = render_fence(HAND, base=tmp_path, cache=cache, prefix="gv1-")
+    assert (cache.hits, cache.misses) == (0, 1)
+    assert len(list((tmp_path / "cache").iterdir())) == 1
+
+    def no_drawing(*args: object) -> None:
+        raise AssertionError("drawn again")
+
+    monkeypatch.setattr(fence, "run_command", no_drawing)
+    again = render_fence(HAND, base=tmp_path, cache=Cache(tmp_path / "cache"), prefix="gv1-")
+    assert again == first
+    # ids are namespaced as the fragment is served: the cache holds one copy for any page
+    other = render_fence(HAND, base=tmp_path, cache=Cache(tmp_path / "cache"), prefix="gv7-")
+    assert other == first.replace('id="gv1-', 'id="gv7-')
+
+
+def test_the_cache_key_follows_the_command_the_options_the_files_and_gradviz(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    cache = Cache(tmp_path / "cache")
+    (tmp_path / "hand.expr").write_text("L = a*b\n", "utf-8")
+    words = ["draw", "@hand.expr", "a=2", "b=3"]
+    key = cache.key(words, fence_options({}), tmp_path)
+    assert cache.key(words, fence_options({}), tmp_path) == key
+    assert cache.key([*words[:-1], "b=4"], fence_options({}), tmp_path) != key
+    assert cache.key(words, fence_options({"format": "mermaid"}), tmp_path) != key
+    (tmp_path / "hand.expr").write_text("L = a*b + 1\n", "utf-8")  # the file changed
+    changed = cache.key(words, fence_options({}), tmp_path)
+    assert changed != key
+    monkeypatch.setattr(fence, "gradviz_fingerprint", lambda: "another gradviz")
+    assert cache.key(words, fence_options({}), tmp_path) != changed
+
+
+def test_the_default_cache_is_outside_the_site(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.delenv("GRADVIZ_FENCE_CACHE", raising=False)
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "xdg"))
+    assert fence.default_cache_dir() == tmp_path / "xdg" / "gradviz" / "fence"
+    monkeypatch.setenv("GRADVIZ_FENCE_CACHE", str(tmp_path / "mine"))
+    assert fence.default_cache_dir() == tmp_path / "mine"
+
+
+def test_the_error_box_names_the_place_and_escapes_the_text() -> None:
+    box = fence.error_box("syntax error <here>", "docs/page.md:12", 'draw "a*"')
+    assert 'role="alert"' in box and "docs/page.md:12" in box
+    assert "&lt;here&gt;" in box and "<here>" not in box

@@ -1,0 +1,67 @@
+"""The MkDocs front end's own logic, without a build: where each fence of a page starts
+(the line errors name), and the header options SuperFences would not read unquoted."""
+
+from __future__ import annotations
+
+import pytest
+from docs_tools import require_docs_tools
+
+PAGE = """# A page
+
+```gradviz
+draw "a*b" a=2 b=3
+```
+
+!!! note
+
+    ```gradviz format=mermaid
+    draw "a*b" a=2 b=3
+    ```
+
+> ```gradviz
+> draw "a*b" a=2 b=3
+> ```
+
+~~~~gradviz height=600 format="html"
+trace "x*x" x=3
+~~~~
+"""
+
+
+@pytest.fixture(scope="module")
+def front_end():
+    require_docs_tools()
+    from gradviz.docs import mkdocs
+
+    return mkdocs
+
+
+def test_each_fence_s_line_in_page_order(front_end) -> None:
+    lines = front_end.fence_lines(PAGE)
+    assert list(lines['draw "a*b" a=2 b=3']) == [3, 9, 13]
+    assert list(lines['trace "x*x" x=3']) == [17]
+
+
+def test_equal_bodies_take_their_lines_in_turn(front_end) -> None:
+    page = front_end._Page(path="docs/p.md", lines=front_end.fence_lines(PAGE))
+    body = 'draw "a*b" a=2 b=3\n'
+    assert [page.line_of(body) for _ in range(4)] == [3, 9, 13, 13]
+    assert page.line_of("draw x") is None
+
+
+def test_header_options_are_quoted_for_superfences(front_end) -> None:
+    quoted = front_end.quote_options(PAGE).splitlines()
+    assert '    ```gradviz format="mermaid"' in quoted
+    assert '~~~~gradviz height="600" format="html"' in quoted
+    assert quoted[2] == "```gradviz"  # the others as they were
+
+
+def test_the_validator_takes_every_fence_and_keeps_its_options(front_end) -> None:
+    options: dict = {}
+    assert front_end.fence_validator("gradviz", {"format": "oops"}, options, {}, None)
+    assert options == {"format": "oops"}  # refused when drawn: an error box, not plain code
+
+
+def test_the_formatter_never_raises(front_end) -> None:
+    box = front_end.fence_format('draw "a*"', "gradviz", "gradviz", {}, None)
+    assert 'class="gradviz-error"' in box and "syntax error" in box
