@@ -3,6 +3,7 @@ docs scale, and quiet (no warning on stderr whatever the numbers)."""
 
 from __future__ import annotations
 
+import io
 import math
 import re
 import struct
@@ -64,6 +65,37 @@ def test_titles_and_names_are_text_not_tex() -> None:
     svg = pictures("svg")["nan-and-zero-grads"]
     # matplotlib writes each string as a comment before its glyph paths
     assert b"<!-- a &lt;chain&gt; &amp; $x$ -->" in svg or b"<!-- a <chain> & $x$ -->" in svg
+
+
+def test_log_axes_are_labelled_in_unicode_superscripts_not_tex() -> None:
+    # the labels matplotlib's log formatter picks (decades; 2, 3, 4, 6 x 10^n within one
+    # decade), written as plain text: no mathtext parser is built for a page
+    from matplotlib.figure import Figure
+
+    def labels(lo: float, hi: float) -> list[str]:
+        figure = Figure()
+        ax = figure.subplots()
+        ax.set_xscale("log")
+        ax.set_xlim(lo, hi)
+        plots.unicode_log_labels(ax.xaxis)
+        figure.savefig(io.BytesIO(), format="svg")
+        shown = [
+            (at, label.get_text())
+            for minor in (False, True)
+            for at, label in zip(
+                ax.get_xticks(minor=minor), ax.get_xticklabels(minor=minor), strict=True
+            )
+            if lo <= at <= hi and label.get_text()
+        ]
+        return [text for _, text in sorted(shown)]
+
+    assert labels(5e-6, 3e-3) == ["10⁻⁵", "10⁻⁴", "10⁻³"]
+    assert labels(2e-3, 8e-3) == ["2×10⁻³", "3×10⁻³", "4×10⁻³", "6×10⁻³"]
+    assert labels(5, 2000) == ["10¹", "10²", "10³"]
+    for name in ("deep-relu-grads", "circle-curves"):
+        svg = pictures("svg")[name]
+        assert b"\xe2\x81\xbb" in svg  # ⁻, in the comment matplotlib writes per text
+        assert b"mathdefault" not in svg and b"^{" not in svg
 
 
 def test_heat_map_legend_names_nan_and_zero_cells() -> None:
