@@ -10,8 +10,11 @@ same form. An op's own output is shown when autograd kept it (sigmoid, tanh, exp
 their result). The walk is iterative (no recursion limit) and in a fixed order, so the
 same graph gives the same text.
 
-A graph larger than `limit` nodes is cut to the `limit` nodes nearest the loss, the rest
-drawn as one box, and the diagram's title says so.
+A graph of more than `COLLAPSE_AT` nodes drawn with its model has each run of repeated
+blocks (consecutive children of a container with the same structure and sizes, such as a
+stack of identical `nn.Sequential` blocks) drawn as its first block in full and the
+repeats as one box `×N`; a graph larger than `limit` nodes is cut to the `limit` nodes
+nearest the loss, the rest drawn as one box. The diagram's title says either.
 """
 
 from __future__ import annotations
@@ -34,6 +37,7 @@ if TYPE_CHECKING:
     import graphviz
 
 DRAW_LIMIT = 400  # nodes drawn (ops and leaves); beyond, the ones nearest the loss
+COLLAPSE_AT = 150  # nodes: a larger graph has its repeated blocks drawn once and `×N`
 SMALL = 6  # a tensor of at most this many numbers is shown in full
 _BACKWARD = re.compile(r"Backward\d*$")
 
@@ -203,16 +207,110 @@ def diagram(loss: torch.Tensor, names: Names = None, *, limit: int = DRAW_LIMIT)
             )
         )
     diagram_nodes = _module_boxes(nodes, edges)
-    title = None
+    notes = []
+    if isinstance(names, nn.Module) and len(diagram_nodes) > COLLAPSE_AT:
+        for k, (first, repeats) in enumerate(_repeats(names)):
+            collapsed = _collapse(diagram_nodes, edges, first, repeats, f"r{k}")
+            if collapsed is not None:
+                diagram_nodes, edges = collapsed
+                notes.append(
+                    f"blocks {repeats[0]}…{repeats[-1]} repeat {first}: one box ×{len(repeats)}"
+                )
+    title = "; ".join(notes) or None
     if cut:
         diagram_nodes.insert(
             0, Node(more_id, "group", "…", extra_lines=("earlier nodes, not drawn",), role="group")
         )
-        title = (
-            f"the {len(order)} autograd nodes nearest the loss; the earlier ones are one box "
-            f"(draw(loss, limit=N) draws more)"
+        title = "; ".join(
+            [
+                f"the {len(order)} autograd nodes nearest the loss; the earlier ones are one "
+                "box (draw(loss, limit=N) draws more)",
+                *notes,
+            ]
         )
     return Diagram(tuple(diagram_nodes), tuple(edges), has_grad=backward_done, title=title)
+
+
+def _repeats(model: nn.Module) -> list[tuple[str, list[str]]]:
+    """Runs of two or more consecutive children of a container that are the same block
+    (the same modules and sizes: the same repr) and hold parameters, outermost first, none
+    inside another: (the first's name, the repeats' names)."""
+    runs: list[tuple[str, list[str]]] = []
+    inside: list[str] = []
+    for prefix, module in model.named_modules():
+        if any(prefix == r or prefix.startswith(r + ".") for r in inside):
+            continue
+        children = [
+            (f"{prefix}.{name}" if prefix else name, child)
+            for name, child in module.named_children()
+        ]
+        i = 0
+        while i < len(children):
+            j = i + 1
+            shape = repr(children[i][1])
+            while j < len(children) and repr(children[j][1]) == shape:
+                j += 1
+            if j - i >= 2 and any(True for _ in children[i][1].parameters()):
+                runs.append((children[i][0], [name for name, _ in children[i + 1 : j]]))
+                inside += [name for name, _ in children[i:j]]
+            i = j
+    return runs
+
+
+def _collapse(
+    nodes: list[Node], edges: list[Edge], first: str, repeats: list[str], box_id: str
+) -> tuple[list[Node], list[Edge]] | None:
+    """The nodes of the `repeats` blocks as one box: those that depend on the repeats'
+    parameters but not on a parameter used after them (nor the loss), or None when none
+    of their parameters are drawn."""
+    targets: dict[str, list[str]] = {}
+    for edge in edges:
+        targets.setdefault(edge.source, []).append(edge.target)
+
+    def downstream(start: set[str]) -> set[str]:
+        seen, stack = set(start), list(start)
+        while stack:
+            for t in targets.get(stack.pop(), []):
+                if t not in seen:
+                    seen.add(t)
+                    stack.append(t)
+        return seen
+
+    def within(label: str, blocks: list[str]) -> bool:
+        return any(label.startswith(b + ".") for b in blocks)
+
+    params = [n for n in nodes if n.role == "input"]
+    mine = {n.id for n in params if within(n.label, repeats)}
+    if not mine:
+        return None
+    region = downstream(mine)
+    used = {t for p in mine for t in targets.get(p, [])}
+    for n in params:  # a parameter used after the repeats: it and what follows stay drawn
+        if n.id not in mine and not within(n.label, [first]):
+            after = downstream({n.id})
+            if not after & used:
+                region -= after
+    region -= {n.id for n in nodes if n.role == "output"}
+    box = Node(
+        box_id,
+        "group",
+        f"×{len(repeats)}",
+        extra_lines=(f"{repeats[0]}…{repeats[-1]}: as {first}, not drawn",),
+        role="group",
+    )
+    kept = [n for n in nodes if n.id not in region]
+    at = next((i for i, n in enumerate(nodes) if n.id in region), len(kept))
+    kept.insert(min(at, len(kept)), box)
+    new_edges: list[Edge] = []
+    seen: set[tuple[str, str]] = set()
+    for edge in edges:
+        source = box_id if edge.source in region else edge.source
+        target = box_id if edge.target in region else edge.target
+        if source == target == box_id or (source, target) in seen:
+            continue
+        seen.add((source, target))
+        new_edges.append(replace(edge, source=source, target=target))
+    return kept, new_edges
 
 
 def _module_boxes(nodes: list[Node], edges: list[Edge]) -> list[Node]:
