@@ -140,7 +140,9 @@ def test_gelus_slope_is_read_at_its_inputs() -> None:
 
 
 @pytest.mark.parametrize(
-    "module", [nn.GELU(), nn.LeakyReLU(0.2), nn.Hardtanh()], ids=lambda m: type(m).__name__
+    "module",
+    [nn.GELU(), nn.LeakyReLU(0.2), nn.Hardtanh(), nn.PReLU(dtype=torch.float64)],
+    ids=lambda m: type(m).__name__,
 )
 def test_an_unknown_activation_is_read_as_linear_and_said(module) -> None:
     torch.manual_seed(0)
@@ -194,3 +196,32 @@ def test_from_module_refuses_other_parameters_by_name(module) -> None:
     with pytest.raises(InputError, match="with these parameters") as error:
         from_module(nn.Sequential(nn.Linear(2, 3), module))
     assert repr(module) in str(error.value)
+
+
+def _watched_once(module):
+    torch.manual_seed(0)
+    net = nn.Sequential(nn.Linear(3, 4, dtype=torch.float64), module)
+    net.append(nn.Linear(4, 1, dtype=torch.float64))
+    X = torch.randn(20, 3, dtype=torch.float64)
+    rec = watch(net, every=1)
+    (net(X) ** 2).mean().backward()
+    rec.step()
+    return net, X, rec
+
+
+def test_an_in_place_activation_whose_slope_needs_its_input_is_said() -> None:
+    """nn.ELU(inplace=True) overwrites its input before the hook sees it: read as linear,
+    and the note says why; an in-place ReLU is read off its outputs as before."""
+    net, X, rec = _watched_once(nn.ELU(inplace=True))
+    first = rec.diagnosis().layers[0]
+    assert first.activation == "linear"
+    assert rec.notes() == [
+        "the activation after layer 0 (ELU(alpha=1.0, inplace=True)) works in place, its "
+        "input gone before it is read: its row is read at the layer's output, as linear "
+        "(slope 1, no saturation)"
+    ]
+    net, X, rec = _watched_once(nn.ReLU(inplace=True))
+    first = rec.diagnosis().layers[0]
+    a = torch.relu(net[0](X)).detach().numpy()
+    assert first.activation == "relu" and rec.notes() == []
+    assert math.isclose(first.mean_slope, float(np.mean(a > 0)), rel_tol=1e-12)

@@ -68,11 +68,16 @@ def activation_of(module: nn.Module) -> str | None:
     return kind if all(getattr(module, k, None) == v for k, v in wanted.items()) else None
 
 
+def in_place(module: nn.Module) -> bool:
+    """An activation that overwrites its input: a forward hook sees only its output, so
+    one whose slope needs the input (every op but sigmoid, tanh, relu) cannot be read."""
+    return bool(getattr(module, "inplace", False))
+
+
 def is_activation(module: nn.Module) -> bool:
-    """A module of torch's activation family (nn.GELU, nn.Hardtanh, nn.Mish, ...)."""
-    return type(module).__module__ == torch_activations.__name__ and not any(
-        True for _ in module.parameters(recurse=False)
-    )
+    """A module of torch's activation family (nn.GELU, nn.Hardtanh, nn.PReLU, ...), not
+    nn.MultiheadAttention (which lives there too, but holds layers of its own)."""
+    return type(module).__module__ == torch_activations.__name__ and not any(module.children())
 
 
 def torch_slope(op: Op) -> Any:

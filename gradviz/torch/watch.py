@@ -51,6 +51,7 @@ from gradviz.torch.activations import (
     ACTIVATION_MODULES,
     FROM_OUTPUTS,
     activation_of,
+    in_place,
     is_activation,
     torch_slope,
 )
@@ -95,7 +96,7 @@ class _Layer:
     reads: nn.Module
     activation: str = "linear"
     activation_module: str | None = None
-    unknown: str | None = None  # an activation module after it that gradviz does not know
+    unknown: str | None = None  # an activation after it gradviz cannot read: why, in words
 
     @property
     def n_out(self) -> int:
@@ -198,14 +199,17 @@ class Recorder:
 
     @staticmethod
     def _activation_modules(base: nn.Module) -> tuple[dict[nn.Module, str], dict[nn.Module, str]]:
-        """The activation modules gradviz reads (by op name), and the others (by repr)."""
+        """The activation modules gradviz reads (by op name), and the others (what the
+        note says of them)."""
         known, unknown = {}, {}
         for m in base.modules():
             kind = activation_of(m)
-            if kind is not None:
+            if kind is not None and kind not in FROM_OUTPUTS and in_place(m):
+                unknown[m] = f"({m!r}) works in place, its input gone before it is read"
+            elif kind is not None:
                 known[m] = kind
             elif is_activation(m):
-                unknown[m] = repr(m)
+                unknown[m] = f"({m!r}) is unknown to gradviz"
         return known, unknown
 
     def _arm(self) -> None:
@@ -683,8 +687,8 @@ class Recorder:
         """One line per layer followed by an activation gradviz does not know: its
         statistics are those of the layer's own output, read as linear."""
         return [
-            f"the activation after layer {layer.name} ({layer.unknown}) is unknown to gradviz: "
-            "its row is read at the layer's output, as linear (slope 1, no saturation)"
+            f"the activation after layer {layer.name} {layer.unknown}: its row is read at the "
+            "layer's output, as linear (slope 1, no saturation)"
             for layer in self._layers
             if layer.unknown is not None
         ]
