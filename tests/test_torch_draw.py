@@ -187,3 +187,19 @@ def test_a_small_stack_is_drawn_in_full() -> None:
     assert len(d.nodes) <= COLLAPSE_AT and d.title is None
     assert not [n for n in d.nodes if n.kind == "group"]
     assert {name for name, _ in net.named_parameters()} <= {n.label for n in d.nodes}
+
+
+def test_under_the_cap_the_first_drawn_block_stands_for_the_repeats() -> None:
+    """60 blocks pass the cap of 400 autograd nodes: the nearest are walked, the earlier
+    ones are the cap's box, and the collapse keeps the first block that was drawn (not
+    block 0, which is not) and counts only the drawn repeats after it."""
+    net, loss = _stack(60)
+    d = diagram(loss, net)
+    labels = {n.label for n in d.nodes}
+    (box,) = [n for n in d.nodes if n.label.startswith("×")]
+    first = min(int(label.split(".")[1]) for label in labels if label.startswith("1."))
+    assert first > 0 and not any(label.startswith("1.0.") for label in labels)
+    assert box.label == f"×{59 - first}"
+    assert box.extra_lines == (f"1.{first + 1}…1.59: as 1.{first}, not drawn",)
+    assert d.title is not None and "nearest the loss" in d.title
+    assert d.title.endswith(f"blocks 1.{first + 1}…1.59 repeat 1.{first}: one box ×{59 - first}")

@@ -209,10 +209,10 @@ def diagram(loss: torch.Tensor, names: Names = None, *, limit: int = DRAW_LIMIT)
     diagram_nodes = _module_boxes(nodes, edges)
     notes = []
     if isinstance(names, nn.Module) and len(diagram_nodes) > COLLAPSE_AT:
-        for k, (first, repeats) in enumerate(_repeats(names)):
-            collapsed = _collapse(diagram_nodes, edges, first, repeats, f"r{k}")
+        for k, blocks in enumerate(_repeats(names)):
+            collapsed = _collapse(diagram_nodes, edges, blocks, f"r{k}")
             if collapsed is not None:
-                diagram_nodes, edges = collapsed
+                diagram_nodes, edges, first, repeats = collapsed
                 notes.append(
                     f"blocks {repeats[0]}…{repeats[-1]} repeat {first}: one box ×{len(repeats)}"
                 )
@@ -231,11 +231,11 @@ def diagram(loss: torch.Tensor, names: Names = None, *, limit: int = DRAW_LIMIT)
     return Diagram(tuple(diagram_nodes), tuple(edges), has_grad=backward_done, title=title)
 
 
-def _repeats(model: nn.Module) -> list[tuple[str, list[str]]]:
+def _repeats(model: nn.Module) -> list[list[str]]:
     """Runs of two or more consecutive children of a container that are the same block
     (the same modules and sizes: the same repr) and hold parameters, outermost first, none
-    inside another: (the first's name, the repeats' names)."""
-    runs: list[tuple[str, list[str]]] = []
+    inside another: their names."""
+    runs: list[list[str]] = []
     inside: list[str] = []
     for prefix, module in model.named_modules():
         if any(prefix == r or prefix.startswith(r + ".") for r in inside):
@@ -251,18 +251,19 @@ def _repeats(model: nn.Module) -> list[tuple[str, list[str]]]:
             while j < len(children) and repr(children[j][1]) == shape:
                 j += 1
             if j - i >= 2 and any(True for _ in children[i][1].parameters()):
-                runs.append((children[i][0], [name for name, _ in children[i + 1 : j]]))
+                runs.append([name for name, _ in children[i:j]])
                 inside += [name for name, _ in children[i:j]]
             i = j
     return runs
 
 
 def _collapse(
-    nodes: list[Node], edges: list[Edge], first: str, repeats: list[str], box_id: str
-) -> tuple[list[Node], list[Edge]] | None:
-    """The nodes of the `repeats` blocks as one box: those that depend on the repeats'
-    parameters but not on a parameter used after them (nor the loss), or None when none
-    of their parameters are drawn."""
+    nodes: list[Node], edges: list[Edge], blocks: list[str], box_id: str
+) -> tuple[list[Node], list[Edge], str, list[str]] | None:
+    """The first of `blocks` drawn (the cap may have left out earlier ones) kept, and the
+    nodes of the later ones as one box: those that depend on their parameters but not on
+    a parameter used after them (nor the loss); with the names of the first and of the
+    repeats. None when fewer than two of the blocks have a parameter drawn."""
     targets: dict[str, list[str]] = {}
     for edge in edges:
         targets.setdefault(edge.source, []).append(edge.target)
@@ -280,9 +281,11 @@ def _collapse(
         return any(label.startswith(b + ".") for b in blocks)
 
     params = [n for n in nodes if n.role == "input"]
-    mine = {n.id for n in params if within(n.label, repeats)}
-    if not mine:
+    drawn = [b for b in blocks if any(within(n.label, [b]) for n in params)]
+    if len(drawn) < 2:
         return None
+    first, repeats = drawn[0], drawn[1:]
+    mine = {n.id for n in params if within(n.label, repeats)}
     region = downstream(mine)
     used = {t for p in mine for t in targets.get(p, [])}
     for n in params:  # a parameter used after the repeats: it and what follows stay drawn
@@ -310,7 +313,7 @@ def _collapse(
             continue
         seen.add((source, target))
         new_edges.append(replace(edge, source=source, target=target))
-    return kept, new_edges
+    return kept, new_edges, first, repeats
 
 
 def _module_boxes(nodes: list[Node], edges: list[Edge]) -> list[Node]:
