@@ -189,17 +189,29 @@ def test_a_small_stack_is_drawn_in_full() -> None:
     assert {name for name, _ in net.named_parameters()} <= {n.label for n in d.nodes}
 
 
-def test_under_the_cap_the_first_drawn_block_stands_for_the_repeats() -> None:
-    """60 blocks pass the cap of 400 autograd nodes: the nearest are walked, the earlier
-    ones are the cap's box, and the collapse keeps the first block that was drawn (not
-    block 0, which is not) and counts only the drawn repeats after it."""
+def test_past_the_cap_the_repeats_collapsed_may_fit() -> None:
+    """60 blocks are past the cap of 400 autograd nodes, but with the repeats as one box
+    the whole graph fits: drawn whole, block 0 in full, no cap box."""
     net, loss = _stack(60)
     d = diagram(loss, net)
+    labels = {n.label for n in d.nodes}
+    assert {name for name, _ in net.named_parameters() if name.startswith("1.0.")} <= labels
+    assert "0.weight" in labels and "2.weight" in labels
+    assert [n.label for n in d.nodes if n.kind == "group"] == ["×59"]
+    assert d.title == "blocks 1.1…1.59 repeat 1.0: one box ×59"
+
+
+def test_under_the_cap_the_first_drawn_block_stands_for_the_repeats() -> None:
+    """200 blocks do not fit even collapsed within 10 × the cap of 150: the nearest are
+    walked, the earlier ones are the cap's box, and the collapse keeps the first block
+    that was drawn (not block 0, which is not) and counts only the drawn repeats."""
+    net, loss = _stack(200)
+    d = diagram(loss, net, limit=150)
     labels = {n.label for n in d.nodes}
     (box,) = [n for n in d.nodes if n.label.startswith("×")]
     first = min(int(label.split(".")[1]) for label in labels if label.startswith("1."))
     assert first > 0 and not any(label.startswith("1.0.") for label in labels)
-    assert box.label == f"×{59 - first}"
-    assert box.extra_lines == (f"1.{first + 1}…1.59: as 1.{first}, not drawn",)
-    assert d.title is not None and "nearest the loss" in d.title
-    assert d.title.endswith(f"blocks 1.{first + 1}…1.59 repeat 1.{first}: one box ×{59 - first}")
+    assert box.label == f"×{199 - first}"
+    assert box.extra_lines == (f"1.{first + 1}…1.199: as 1.{first}, not drawn",)
+    assert d.title is not None and d.title.startswith("the 150 autograd nodes nearest the loss")
+    assert d.title.endswith(f"blocks 1.{first + 1}…1.199 repeat 1.{first}: one box ×{199 - first}")

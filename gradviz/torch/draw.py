@@ -14,7 +14,8 @@ A graph of more than `COLLAPSE_AT` nodes drawn with its model has each run of re
 blocks (consecutive children of a container with the same structure and sizes, such as a
 stack of identical `nn.Sequential` blocks) drawn as its first block in full and the
 repeats as one box `×N`; a graph larger than `limit` nodes is cut to the `limit` nodes
-nearest the loss, the rest drawn as one box. The diagram's title says either.
+nearest the loss, the rest drawn as one box, unless its repeats collapsed make it fit
+(walked up to `WIDE` × `limit` nodes). The diagram's title says either.
 """
 
 from __future__ import annotations
@@ -38,6 +39,7 @@ if TYPE_CHECKING:
 
 DRAW_LIMIT = 400  # nodes drawn (ops and leaves); beyond, the ones nearest the loss
 COLLAPSE_AT = 150  # nodes: a larger graph has its repeated blocks drawn once and `×N`
+WIDE = 10  # past the cap, a model with repeats is walked this many times further
 SMALL = 6  # a tensor of at most this many numbers is shown in full
 _BACKWARD = re.compile(r"Backward\d*$")
 
@@ -145,6 +147,26 @@ def diagram(loss: torch.Tensor, names: Names = None, *, limit: int = DRAW_LIMIT)
         node = Node("n0", "value", "loss", data=value, role="output")
         return Diagram((node,), (), has_grad=False)
     order, cut = _walk(root, limit)
+    if cut and isinstance(names, nn.Module) and _repeats(names):
+        # the repeats may make the whole graph fit: walk it, collapse, and keep that if
+        # it is no larger than what the cap draws
+        wide_order, wide_cut = _walk(root, WIDE * limit)
+        if not wide_cut:
+            wide = _build(loss, root, wide_order, False, labels, names)
+            if len(wide.nodes) <= 2 * limit:  # (an op is two nodes, its op and its value)
+                return wide
+    return _build(loss, root, order, cut, labels, names)
+
+
+def _build(
+    loss: torch.Tensor,
+    root: object,
+    order: list[object],
+    cut: bool,
+    labels: dict[int, str],
+    names: Names,
+) -> Diagram:
+    """The diagram of the walked autograd nodes `order` (`cut`: some were left out)."""
     ids = {fn: f"n{i}" for i, fn in enumerate(order)}
     leaves = [fn for fn in order if hasattr(fn, "variable")]
     backward_done = any(fn.variable.grad is not None for fn in leaves)
