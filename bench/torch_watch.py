@@ -8,7 +8,9 @@
   time (`time.thread_time`, torch on 1 thread): on a shared machine the wall clock also
   counts the time other jobs held the core, which comes and goes between variants.
   Targets: ≤ 2% at the default cadence, ≤ 15% every step. Reading the numbers
-  (`rec.history()`) is outside the loop, timed on its own.
+  (`rec.history()`) is outside the loop, timed on its own. Then the same with
+  `nn.GELU(approximate="tanh")` for ReLU: an activation whose slope the recorder computes
+  from the op row at the module's input (one more pass over the pre-activations).
 - **draw**: the loss of a 2-16-16-1 MLP (tanh, sigmoid output) on one example after
   `backward()`: `gradviz.torch.diagram` and its SVG (Graphviz) against torchviz's
   `make_dot(...).render()` of the same graph when torchviz is installed (`pip install
@@ -30,7 +32,7 @@ STEPS = 50  # per round and variant: the default cadence, so each block records 
 WARMUP = 30
 
 
-def _watch_bench() -> None:
+def _watch_bench(activation: str = "relu") -> None:
     import torch
 
     from gradviz.torch import watch
@@ -38,11 +40,15 @@ def _watch_bench() -> None:
 
     torch.set_num_threads(1)  # a shared 2-core machine: two threads fight the other jobs
     torch.manual_seed(0)
+
+    def act() -> torch.nn.Module:
+        return torch.nn.ReLU() if activation == "relu" else torch.nn.GELU(approximate="tanh")
+
     base = torch.nn.Sequential(
         torch.nn.Linear(784, 256),
-        torch.nn.ReLU(),
+        act(),
         torch.nn.Linear(256, 256),
-        torch.nn.ReLU(),
+        act(),
         torch.nn.Linear(256, 10),
     )
     X = torch.randn(128, 784)
@@ -82,7 +88,7 @@ def _watch_bench() -> None:
             times[name].append(got[name])
         for name in names[1:]:
             ratios[name].append(got[name] / got["plain"] - 1)
-    print(f"torch {torch.__version__}, {torch.get_num_threads()} threads")
+    print(f"{activation}: torch {torch.__version__}, {torch.get_num_threads()} threads")
     for name in names:
         print(f"  {name:<20} {statistics.median(times[name]) * 1e3:7.3f} ms/step (median, CPU)")
     targets = {names[1]: 0.02, names[2]: 0.15}
@@ -150,7 +156,8 @@ def main() -> None:
     except ImportError:
         print("torch is not installed (make torch installs torch==2.13.0): skipped")
         return
-    _watch_bench()
+    _watch_bench("relu")
+    _watch_bench("gelu")
     _draw_bench()
 
 

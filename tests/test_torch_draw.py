@@ -19,7 +19,7 @@ from gradviz.numbers import fmt  # noqa: E402
 from gradviz.output import render  # noqa: E402
 from gradviz.render import to_json, to_mermaid, to_text  # noqa: E402
 from gradviz.torch import diagram  # noqa: E402
-from gradviz.torch.draw import describe  # noqa: E402
+from gradviz.torch.draw import COLLAPSE_AT, describe  # noqa: E402
 
 
 def _mlp_loss(backward: bool = True):
@@ -135,3 +135,83 @@ def test_drawing_a_value_never_imports_torch() -> None:
     )
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert done.stdout.strip() == "False"
+
+
+def _stack(blocks: int):
+    """An input layer, `blocks` identical Sequential blocks, a head; its loss after backward."""
+    torch.manual_seed(0)
+    nn = torch.nn
+
+    def block():
+        return nn.Sequential(nn.Linear(8, 8), nn.Tanh(), nn.Linear(8, 8), nn.ReLU())
+
+    net = nn.Sequential(nn.Linear(2, 8), nn.Sequential(*[block() for _ in range(blocks)]))
+    net.append(nn.Linear(8, 1))
+    loss = net(torch.randn(4, 2)).pow(2).mean()
+    loss.backward()
+    return net, loss
+
+
+def test_repeated_blocks_are_drawn_once_and_counted() -> None:
+    net, loss = _stack(12)
+    full = diagram(loss, net, limit=10_000)  # (the graph is large: the repeats collapse)
+    labels = {n.label for n in full.nodes}
+    names = {name for name, _ in net.named_parameters()}
+    # the first block, the input layer and the head in full; no parameter of a repeat
+    assert {n for n in names if not n.startswith("1.") or n.startswith("1.0.")} <= labels
+    assert not any(label.startswith(f"1.{k}.") for label in labels for k in range(1, 12))
+    (box,) = [n for n in full.nodes if n.kind == "group"]
+    assert box.label == "×11" and box.extra_lines == ("1.1…1.11: as 1.0, not drawn",)
+    assert full.title == "blocks 1.1…1.11 repeat 1.0: one box ×11"
+    # one way through: the first block's last op into the box, the box into the head
+    into = [e.source for e in full.edges if e.target == box.id]
+    out = [e.target for e in full.edges if e.source == box.id]
+    kinds = {n.id: n for n in full.nodes}
+    assert len(into) == 1 and kinds[into[0]].cluster is None  # the first block's ReLU
+    assert len(out) == 1 and kinds[out[0]].cluster == "2"  # the head's addmm
+    # every drawn node still reaches the loss, and every edge joins drawn nodes
+    ids = set(kinds)
+    assert all(e.source in ids and e.target in ids for e in full.edges)
+    reaches, frontier = {n.id for n in full.nodes if n.role == "output"}, True
+    while frontier:
+        more = {e.source for e in full.edges if e.target in reaches} - reaches
+        reaches |= more
+        frontier = bool(more)
+    assert reaches == ids
+    assert len(full.nodes) < COLLAPSE_AT
+
+
+def test_a_small_stack_is_drawn_in_full() -> None:
+    net, loss = _stack(2)
+    d = diagram(loss, net)
+    assert len(d.nodes) <= COLLAPSE_AT and d.title is None
+    assert not [n for n in d.nodes if n.kind == "group"]
+    assert {name for name, _ in net.named_parameters()} <= {n.label for n in d.nodes}
+
+
+def test_past_the_cap_the_repeats_collapsed_may_fit() -> None:
+    """60 blocks are past the cap of 400 autograd nodes, but with the repeats as one box
+    the whole graph fits: drawn whole, block 0 in full, no cap box."""
+    net, loss = _stack(60)
+    d = diagram(loss, net)
+    labels = {n.label for n in d.nodes}
+    assert {name for name, _ in net.named_parameters() if name.startswith("1.0.")} <= labels
+    assert "0.weight" in labels and "2.weight" in labels
+    assert [n.label for n in d.nodes if n.kind == "group"] == ["×59"]
+    assert d.title == "blocks 1.1…1.59 repeat 1.0: one box ×59"
+
+
+def test_under_the_cap_the_first_drawn_block_stands_for_the_repeats() -> None:
+    """200 blocks do not fit even collapsed within 10 × the cap of 150: the nearest are
+    walked, the earlier ones are the cap's box, and the collapse keeps the first block
+    that was drawn (not block 0, which is not) and counts only the drawn repeats."""
+    net, loss = _stack(200)
+    d = diagram(loss, net, limit=150)
+    labels = {n.label for n in d.nodes}
+    (box,) = [n for n in d.nodes if n.label.startswith("×")]
+    first = min(int(label.split(".")[1]) for label in labels if label.startswith("1."))
+    assert first > 0 and not any(label.startswith("1.0.") for label in labels)
+    assert box.label == f"×{199 - first}"
+    assert box.extra_lines == (f"1.{first + 1}…1.199: as 1.{first}, not drawn",)
+    assert d.title is not None and d.title.startswith("the 150 autograd nodes nearest the loss")
+    assert d.title.endswith(f"blocks 1.{first + 1}…1.199 repeat 1.{first}: one box ×{199 - first}")

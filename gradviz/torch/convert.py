@@ -1,11 +1,15 @@
 """One network, two engines: a gradviz network (or saved model) as a `torch.nn.Sequential`
 with the same weights in float64, and the reverse for the MLPs gradviz can express
-(Linear layers with biases, each followed by at most one of Sigmoid, Tanh, ReLU).
+(Linear layers with biases, each followed by at most one activation module that computes
+one of gradviz's ops exactly: Sigmoid, Tanh, ReLU, Softplus(), LeakyReLU(), ELU(),
+GELU(approximate="tanh"), SiLU; another module or other parameters are refused by name).
 
 The parity tests train both side by side: only the order of the sums differs.
 """
 
 from __future__ import annotations
+
+from collections.abc import Callable
 
 import numpy as np
 import torch
@@ -14,10 +18,20 @@ from torch import nn
 from gradviz.errors import InputError
 from gradviz.model import Model
 from gradviz.nn import Network
+from gradviz.torch.activations import ACTIVATION_MODULES, activation_of
 
-# gradviz's activation names and the modules that compute them ("linear": none).
-MODULES: dict[str, type[nn.Module]] = {"sigmoid": nn.Sigmoid, "tanh": nn.Tanh, "relu": nn.ReLU}
-_NAMES = {cls: name for name, cls in MODULES.items()}
+# gradviz's activation names and the modules that compute them ("linear": none), made with
+# the parameters of gradviz's op rows.
+MODULES: dict[str, Callable[[], nn.Module]] = {
+    "sigmoid": nn.Sigmoid,
+    "tanh": nn.Tanh,
+    "relu": nn.ReLU,
+    "softplus": lambda: nn.Softplus(beta=1.0, threshold=20.0),
+    "leaky_relu": lambda: nn.LeakyReLU(negative_slope=0.01),
+    "elu": lambda: nn.ELU(alpha=1.0),
+    "gelu": lambda: nn.GELU(approximate="tanh"),
+    "silu": nn.SiLU,
+}
 
 
 def to_module(model: Model | Network) -> nn.Sequential:
@@ -66,13 +80,19 @@ def from_module(module: nn.Module, loss: str = "mse", l2: float = 0.0) -> Networ
                     child.bias.detach().to(torch.float64).cpu().numpy().copy(),
                 )
             )
-        elif type(child) in _NAMES and activations and activations[-1] == "linear":
-            activations[-1] = _NAMES[type(child)]
+        elif (kind := activation_of(child)) and activations and activations[-1] == "linear":
+            activations[-1] = kind
         else:
-            what = "an activation without a layer before it" if type(child) in _NAMES else "it"
+            if kind is not None:
+                what = "an activation without a layer before it"
+            elif type(child) in ACTIVATION_MODULES:
+                what = "this activation with these parameters"
+            else:
+                what = "it"
             raise InputError(
-                f"from_module: module {i} ({type(child).__name__}): gradviz cannot express {what}"
-                "; it takes Linear layers each followed by at most one Sigmoid, Tanh or ReLU"
+                f"from_module: module {i} ({child!r}): gradviz cannot express {what}; it takes "
+                "Linear layers each followed by at most one of "
+                + ", ".join(repr(make()) for make in MODULES.values())
             )
     network = Network(sizes, activations, loss, l2)
     network.set_weights(weights)

@@ -10,8 +10,12 @@ same form. An op's own output is shown when autograd kept it (sigmoid, tanh, exp
 their result). The walk is iterative (no recursion limit) and in a fixed order, so the
 same graph gives the same text.
 
-A graph larger than `limit` nodes is cut to the `limit` nodes nearest the loss, the rest
-drawn as one box, and the diagram's title says so.
+A graph of more than `COLLAPSE_AT` nodes drawn with its model has each run of repeated
+blocks (consecutive children of a container with the same structure and sizes, such as a
+stack of identical `nn.Sequential` blocks) drawn as its first block in full and the
+repeats as one box `×N`; a graph larger than `limit` nodes is cut to the `limit` nodes
+nearest the loss, the rest drawn as one box, unless its repeats collapsed make it fit
+(walked up to `WIDE` × `limit` nodes). The diagram's title says either.
 """
 
 from __future__ import annotations
@@ -34,6 +38,8 @@ if TYPE_CHECKING:
     import graphviz
 
 DRAW_LIMIT = 400  # nodes drawn (ops and leaves); beyond, the ones nearest the loss
+COLLAPSE_AT = 150  # nodes: a larger graph has its repeated blocks drawn once and `×N`
+WIDE = 10  # past the cap, a model with repeats is walked this many times further
 SMALL = 6  # a tensor of at most this many numbers is shown in full
 _BACKWARD = re.compile(r"Backward\d*$")
 
@@ -141,6 +147,26 @@ def diagram(loss: torch.Tensor, names: Names = None, *, limit: int = DRAW_LIMIT)
         node = Node("n0", "value", "loss", data=value, role="output")
         return Diagram((node,), (), has_grad=False)
     order, cut = _walk(root, limit)
+    if cut and isinstance(names, nn.Module) and _repeats(names):
+        # the repeats may make the whole graph fit: walk it, collapse, and keep that if
+        # it is no larger than what the cap draws
+        wide_order, wide_cut = _walk(root, WIDE * limit)
+        if not wide_cut:
+            wide = _build(loss, root, wide_order, False, labels, names)
+            if len(wide.nodes) <= 2 * limit:  # (an op is two nodes, its op and its value)
+                return wide
+    return _build(loss, root, order, cut, labels, names)
+
+
+def _build(
+    loss: torch.Tensor,
+    root: object,
+    order: list[object],
+    cut: bool,
+    labels: dict[int, str],
+    names: Names,
+) -> Diagram:
+    """The diagram of the walked autograd nodes `order` (`cut`: some were left out)."""
     ids = {fn: f"n{i}" for i, fn in enumerate(order)}
     leaves = [fn for fn in order if hasattr(fn, "variable")]
     backward_done = any(fn.variable.grad is not None for fn in leaves)
@@ -203,16 +229,113 @@ def diagram(loss: torch.Tensor, names: Names = None, *, limit: int = DRAW_LIMIT)
             )
         )
     diagram_nodes = _module_boxes(nodes, edges)
-    title = None
+    notes = []
+    if isinstance(names, nn.Module) and len(diagram_nodes) > COLLAPSE_AT:
+        for k, blocks in enumerate(_repeats(names)):
+            collapsed = _collapse(diagram_nodes, edges, blocks, f"r{k}")
+            if collapsed is not None:
+                diagram_nodes, edges, first, repeats = collapsed
+                notes.append(
+                    f"blocks {repeats[0]}…{repeats[-1]} repeat {first}: one box ×{len(repeats)}"
+                )
+    title = "; ".join(notes) or None
     if cut:
         diagram_nodes.insert(
             0, Node(more_id, "group", "…", extra_lines=("earlier nodes, not drawn",), role="group")
         )
-        title = (
-            f"the {len(order)} autograd nodes nearest the loss; the earlier ones are one box "
-            f"(draw(loss, limit=N) draws more)"
+        title = "; ".join(
+            [
+                f"the {len(order)} autograd nodes nearest the loss; the earlier ones are one "
+                "box (draw(loss, limit=N) draws more)",
+                *notes,
+            ]
         )
     return Diagram(tuple(diagram_nodes), tuple(edges), has_grad=backward_done, title=title)
+
+
+def _repeats(model: nn.Module) -> list[list[str]]:
+    """Runs of two or more consecutive children of a container that are the same block
+    (the same modules and sizes: the same repr) and hold parameters, outermost first, none
+    inside another: their names."""
+    runs: list[list[str]] = []
+    inside: list[str] = []
+    for prefix, module in model.named_modules():
+        if any(prefix == r or prefix.startswith(r + ".") for r in inside):
+            continue
+        children = [
+            (f"{prefix}.{name}" if prefix else name, child)
+            for name, child in module.named_children()
+        ]
+        i = 0
+        while i < len(children):
+            j = i + 1
+            shape = repr(children[i][1])
+            while j < len(children) and repr(children[j][1]) == shape:
+                j += 1
+            if j - i >= 2 and any(True for _ in children[i][1].parameters()):
+                runs.append([name for name, _ in children[i:j]])
+                inside += [name for name, _ in children[i:j]]
+            i = j
+    return runs
+
+
+def _collapse(
+    nodes: list[Node], edges: list[Edge], blocks: list[str], box_id: str
+) -> tuple[list[Node], list[Edge], str, list[str]] | None:
+    """The first of `blocks` drawn (the cap may have left out earlier ones) kept, and the
+    nodes of the later ones as one box: those that depend on their parameters but not on
+    a parameter used after them (nor the loss); with the names of the first and of the
+    repeats. None when fewer than two of the blocks have a parameter drawn."""
+    targets: dict[str, list[str]] = {}
+    for edge in edges:
+        targets.setdefault(edge.source, []).append(edge.target)
+
+    def downstream(start: set[str]) -> set[str]:
+        seen, stack = set(start), list(start)
+        while stack:
+            for t in targets.get(stack.pop(), []):
+                if t not in seen:
+                    seen.add(t)
+                    stack.append(t)
+        return seen
+
+    def within(label: str, blocks: list[str]) -> bool:
+        return any(label.startswith(b + ".") for b in blocks)
+
+    params = [n for n in nodes if n.role == "input"]
+    drawn = [b for b in blocks if any(within(n.label, [b]) for n in params)]
+    if len(drawn) < 2:
+        return None
+    first, repeats = drawn[0], drawn[1:]
+    mine = {n.id for n in params if within(n.label, repeats)}
+    region = downstream(mine)
+    used = {t for p in mine for t in targets.get(p, [])}
+    for n in params:  # a parameter used after the repeats: it and what follows stay drawn
+        if n.id not in mine and not within(n.label, [first]):
+            after = downstream({n.id})
+            if not after & used:
+                region -= after
+    region -= {n.id for n in nodes if n.role == "output"}
+    box = Node(
+        box_id,
+        "group",
+        f"×{len(repeats)}",
+        extra_lines=(f"{repeats[0]}…{repeats[-1]}: as {first}, not drawn",),
+        role="group",
+    )
+    kept = [n for n in nodes if n.id not in region]
+    at = next((i for i, n in enumerate(nodes) if n.id in region), len(kept))
+    kept.insert(min(at, len(kept)), box)
+    new_edges: list[Edge] = []
+    seen: set[tuple[str, str]] = set()
+    for edge in edges:
+        source = box_id if edge.source in region else edge.source
+        target = box_id if edge.target in region else edge.target
+        if source == target == box_id or (source, target) in seen:
+            continue
+        seen.add((source, target))
+        new_edges.append(replace(edge, source=source, target=target))
+    return kept, new_edges, first, repeats
 
 
 def _module_boxes(nodes: list[Node], edges: list[Edge]) -> list[Node]:

@@ -5,8 +5,11 @@ slope, saturated and dead fractions, NaN/inf), then the same table, statuses and
 When: the gradients are read once they are final (after `backward()`, clipping and DDP's
 all-reduce), in a step pre-hook of the optimizer, or at `rec.step()` without one. The
 activations come from forward hooks on the activation modules that follow each layer
-(`nn.Sigmoid`, `nn.Tanh`, `nn.ReLU`; a layer with none is read at its own output, as
-linear), which are attached only for the forward passes of steps that are recorded.
+(`nn.Sigmoid`, `nn.Tanh`, `nn.ReLU`, and `nn.Softplus`, `nn.LeakyReLU`, `nn.ELU`,
+`nn.GELU(approximate="tanh")`, `nn.SiLU` with the parameters of gradviz's op rows, whose
+slope comes from the row's derivative at the module's input; a layer with none, or with an
+activation gradviz does not know, is read at its own output, as linear, and the table
+says so), attached only for the forward passes of steps that are recorded.
 
 Cost: each recorded step runs a few fused kernels (`torch._foreach_norm` over every
 weight, one |g| pass per weight for its mean and max, per-unit sums of the activations)
@@ -44,27 +47,43 @@ from gradviz.stats import (
     first_in_order,
     verdict,
 )
+from gradviz.torch.activations import (
+    ACTIVATION_MODULES,
+    FROM_OUTPUTS,
+    activation_of,
+    in_place,
+    is_activation,
+    torch_slope,
+)
 
 DEFAULT_EVERY = 50  # record one step in 50: well under 2% of the training time (bench/)
-# The activation modules whose statistics the statuses know (gradviz.ops' activations).
-ACTIVATION_MODULES: dict[type[nn.Module], str] = {
-    nn.Sigmoid: "sigmoid",
-    nn.Tanh: "tanh",
-    nn.ReLU: "relu",
-}
 # The per-layer gradient numbers of one step, in the order of the stacked vector.
 _GRAD_FIELDS = ("g_l2", "g_l1", "g_max", "w_l2", "gb_l2", "b_l2")
 
 
-def _bands() -> dict[str, tuple[float, float]]:
+def _bands() -> dict[str, tuple[tuple[float, float], bool]]:
     """The saturation bands of the op table (gradviz.stats reads the same), for the
-    activation modules read here."""
+    activation modules read here: (band, whether it is one of inputs). A monotone op's
+    band is of outputs, a non-monotone one's of inputs (`Op.saturation_input`)."""
     bands = {}
-    for name in ("sigmoid", "tanh"):
+    for name in ACTIVATION_MODULES.values():
         op = ACTIVATIONS[name]
-        assert op is not None and op.saturation is not None  # (the op table's rows)
-        bands[name] = op.saturation
+        assert op is not None  # (the op table's rows)
+        if op.saturation is not None:
+            bands[name] = (op.saturation, False)
+        elif op.saturation_input is not None:
+            bands[name] = (op.saturation_input, True)
     return bands
+
+
+def _slopes() -> dict[str, Any]:
+    """The derivative, on tensors, of each activation not read off its outputs alone."""
+    slopes = {}
+    for name in ACTIVATION_MODULES.values():
+        op = ACTIVATIONS[name]
+        if op is not None and name not in FROM_OUTPUTS:
+            slopes[name] = torch_slope(op)
+    return slopes
 
 
 @dataclass
@@ -77,6 +96,7 @@ class _Layer:
     reads: nn.Module
     activation: str = "linear"
     activation_module: str | None = None
+    unknown: str | None = None  # an activation after it gradviz cannot read: why, in words
 
     @property
     def n_out(self) -> int:
@@ -150,7 +170,7 @@ class Recorder:
         self.every = every
         self.steps = 0  # optimizer steps taken (or step() calls)
         self._layers = [_Layer(name or type(m).__name__, m, m) for name, m in found]
-        self._activation_of = self._activation_modules(base)
+        self._activation_of, self._unknown = self._activation_modules(base)
         self._mapped = False  # the activation module of each layer: found at the first forward
         self._units: dict[nn.Module, int] = {}  # (once mapped) units of each module read
         self._output_reads: nn.Module | None = None
@@ -166,6 +186,7 @@ class Recorder:
         self._magnitudes: list[torch.Tensor] | None = None  # |g| buffers, kept between steps
         self._last: _Pending | None = None
         self._bands = _bands()
+        self._slopes = _slopes()
         self._optimizer_hooks = []
         if optimizer is not None:
             self._optimizer_hooks = [
@@ -177,20 +198,27 @@ class Recorder:
     # -- hooks -----------------------------------------------------------------------
 
     @staticmethod
-    def _activation_modules(base: nn.Module) -> dict[nn.Module, str]:
-        return {
-            m: kind
-            for m in base.modules()
-            for cls, kind in ACTIVATION_MODULES.items()
-            if type(m) is cls
-        }
+    def _activation_modules(base: nn.Module) -> tuple[dict[nn.Module, str], dict[nn.Module, str]]:
+        """The activation modules gradviz reads (by op name), and the others (what the
+        note says of them)."""
+        known, unknown = {}, {}
+        for m in base.modules():
+            kind = activation_of(m)
+            if kind is not None and kind not in FROM_OUTPUTS and in_place(m):
+                unknown[m] = f"({m!r}) works in place, its input gone before it is read"
+            elif kind is not None:
+                known[m] = kind
+            elif is_activation(m):
+                unknown[m] = f"({m!r}) is unknown to gradviz"
+        return known, unknown
 
     def _arm(self) -> None:
         """Attach the forward hooks for the next recorded step."""
         if self._mapped:
             watched = {layer.reads for layer in self._layers}
         else:  # the first time: every layer and activation module, to learn the call order
-            watched = {layer.module for layer in self._layers} | set(self._activation_of)
+            watched = {layer.module for layer in self._layers}
+            watched |= set(self._activation_of) | set(self._unknown)
         self._hooks = [m.register_forward_hook(self._observe) for m in watched]
 
     def _disarm(self) -> None:
@@ -203,6 +231,8 @@ class Recorder:
             return
         if not self._mapped:
             self._called.append(module)
+            if module in self._unknown:
+                return  # (only where it is called: its layer is read at its own output)
             units = self._units_while_mapping(module)
             per_unit = True  # the output layer is not known yet: the full form for all
         else:
@@ -210,13 +240,17 @@ class Recorder:
             per_unit = module is self._output_reads
         if units is None or output.dim() == 0:
             return
-        a = output.detach()
-        if a.shape[-1] != units and a.dim() >= 2 and a.shape[1] == units:
-            a = a.movedim(1, -1)  # channels first (convolutions): units last
-        if a.shape[-1] != units:
+        a = _units_last(output.detach(), units)
+        if a is None:
             return
-        a = a.reshape(-1, units)
         kind = self._activation_of.get(module, "linear")
+        slope = self._slopes.get(kind)
+        x = None  # the activation's input, where its slope or band needs it
+        if slope is not None:
+            first = inputs[0] if isinstance(inputs, tuple) and inputs else None
+            x = _units_last(first.detach(), units) if isinstance(first, torch.Tensor) else None
+            if x is None or x.shape != a.shape:
+                return
         # (sums in the activations' own precision: a float64 copy of them would cost more)
         if per_unit:  # Σa, Σa² per unit (the outputs' spread), and Σ|a| (their scale)
             sums = [a.sum(0), (a * a).sum(0), a.abs().sum()]
@@ -225,9 +259,12 @@ class Recorder:
             sums = [flat.sum(), torch.dot(flat, flat)]
         if kind == "relu":
             sums.append(torch.count_nonzero(a, dim=0))  # (a ReLU's output is ≥ 0)
-        elif kind in self._bands:
-            low, high = self._bands[kind]
-            sums += [(a < low).sum(0), (a > high).sum(0)]
+        if x is not None:  # Σ|slope| from the op row, at the inputs (a gelu's dips below 0)
+            sums.append(slope(a, x).abs().sum())  # type: ignore[misc]
+        if kind in self._bands:
+            (low, high), of_inputs = self._bands[kind]
+            v = x if of_inputs else a
+            sums += [(v < low).sum(0), (v > high).sum(0)]  # type: ignore[operator]
         acc = self._acts.get(module)
         if acc is None:
             self._acts[module] = _Activations(a.shape[0], sums, [a])
@@ -242,7 +279,14 @@ class Recorder:
         for layer in self._layers:
             if layer.module is module:
                 return layer.n_out
-        last = next((m for m in reversed(self._called[:-1]) if m not in self._activation_of), None)
+        last = next(
+            (
+                m
+                for m in reversed(self._called[:-1])
+                if m not in self._activation_of and m not in self._unknown
+            ),
+            None,
+        )
         return next((lay.n_out for lay in self._layers if lay.module is last), None)
 
     def _map(self) -> None:
@@ -257,13 +301,19 @@ class Recorder:
                 continue
             order.append(layer)
             following = next(
-                (m for m in self._called[i + 1 :] if m in by_module or m in self._activation_of),
+                (
+                    m
+                    for m in self._called[i + 1 :]
+                    if m in by_module or m in self._activation_of or m in self._unknown
+                ),
                 None,
             )
             if following in self._activation_of:
                 layer.reads = following
                 layer.activation = self._activation_of[following]
                 layer.activation_module = type(following).__name__
+            elif following in self._unknown:
+                layer.unknown = self._unknown[following]
         # layers never called stay, in module order, after the ones that were
         order += [layer for layer in self._layers if layer not in order]
         self._layers = order
@@ -527,7 +577,8 @@ class Recorder:
 
     def _activation_numbers(self, layer: _Layer, acts: _Activations | None) -> dict[str, Any]:
         """mean, std, slope, saturated, dead units of the activations read for `layer`,
-        from the per-unit sums (σ′ = σ − σ², tanh′ = 1 − a², ReLU′ = [a > 0])."""
+        from the per-unit sums (σ′ = σ − σ², tanh′ = 1 − a², ReLU′ = [a > 0], the others'
+        Σ|slope| from their op row)."""
         kind = layer.activation
         if acts is None or acts.rows == 0:
             nan = math.nan
@@ -553,9 +604,15 @@ class Recorder:
                 positive, dead = _total(sums[-1]), sum(1 for c in sums[-1] if c == 0)
             numbers["slope"] = positive / total
             numbers["dead_units"] = int(dead)
-        elif kind in self._bands:  # hidden: Σ low, Σ high, stuck units; the output per unit
-            low, high = (sums[-3], sums[-2]) if hidden else (_total(sums[-2]), _total(sums[-1]))
+            return numbers
+        band = kind in self._bands
+        after = (3 if hidden else 2) if band else 0  # the band's counts, after Σ|slope|
+        if kind in self._slopes:  # Σ|slope| from the op row, at the inputs
+            numbers["slope"] = sums[-1 - after] / total
+        elif kind in ("sigmoid", "tanh"):  # σ′ = σ − σ², tanh′ = 1 − a²: from Σa and Σa²
             numbers["slope"] = (mean - square) if kind == "sigmoid" else 1.0 - square
+        if band:  # hidden: Σ low, Σ high, stuck units; the output per unit
+            low, high = (sums[-3], sums[-2]) if hidden else (_total(sums[-2]), _total(sums[-1]))
             numbers["saturated"] = (low + high) / total
             if hidden:
                 numbers["dead_units"] = int(sums[-1])
@@ -624,7 +681,17 @@ class Recorder:
         history = self.history()
         diagnosis = self.diagnosis()
         title = title or f"Gradients per layer: {self.model_name} at step {history[-1][0]}"
-        return report(diagnosis, verdict(diagnosis, history), history, title=title)
+        return report(diagnosis, verdict(diagnosis, history) + self.notes(), history, title=title)
+
+    def notes(self) -> list[str]:
+        """One line per layer followed by an activation gradviz does not know: its
+        statistics are those of the layer's own output, read as linear."""
+        return [
+            f"the activation after layer {layer.name} {layer.unknown}: its row is read at the "
+            "layer's output, as linear (slope 1, no saturation)"
+            for layer in self._layers
+            if layer.unknown is not None
+        ]
 
     def table(self, file: TextIO | None = None, width: int | None = None) -> None:
         """Print the per-layer table, the heat map and the verdict (as `gradviz grads`)."""
@@ -644,6 +711,16 @@ class Recorder:
         for hook in self._optimizer_hooks:
             hook.remove()
         self._optimizer_hooks = []
+
+
+def _units_last(t: torch.Tensor, units: int) -> torch.Tensor | None:
+    """`t` as rows of `units` (channels first, as convolutions make them, moved last), or
+    None if it has no axis of that size."""
+    if t.dim() == 0:
+        return None
+    if t.shape[-1] != units and t.dim() >= 2 and t.shape[1] == units:
+        t = t.movedim(1, -1)
+    return t.reshape(-1, units) if t.shape[-1] == units else None
 
 
 def _total(x: float | list[float]) -> float:

@@ -1,0 +1,86 @@
+"""Which torch modules are gradviz's activations: a module is read as an op row (gradviz.ops)
+only if it computes exactly that op, its parameters checked; and the row's derivative as a
+function of tensors, compiled from the row's own text, for the recorder's statistics on
+the device. Shared by `watch` (what it reads after each layer) and `convert` (both ways).
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Any
+
+import torch
+import torch.nn.modules.activation as torch_activations
+from torch import nn
+
+import gradviz.codegen as codegen
+from gradviz.ops import Op
+
+# The activation modules whose statistics the statuses know (gradviz.ops' activations):
+# a module is read as the op only if it computes exactly that op (its parameters checked).
+ACTIVATION_MODULES: dict[type[nn.Module], str] = {
+    nn.Sigmoid: "sigmoid",
+    nn.Tanh: "tanh",
+    nn.ReLU: "relu",
+    nn.Softplus: "softplus",
+    nn.LeakyReLU: "leaky_relu",
+    nn.ELU: "elu",
+    nn.GELU: "gelu",
+    nn.SiLU: "silu",
+}
+# The parameters with which a module computes gradviz's op (torch's softplus is x itself
+# beyond its threshold of 20, ours x + log1p(e^-x): the same within 2e-9, 1e-10 relative).
+_EXACTLY: dict[str, dict[str, object]] = {
+    "softplus": {"beta": 1.0, "threshold": 20.0},
+    "leaky_relu": {"negative_slope": 0.01},
+    "elu": {"alpha": 1.0},
+    "gelu": {"approximate": "tanh"},
+}
+# sigmoid, tanh and relu are read off the outputs alone (their slope is a function of the
+# output); the others through their op row's derivative at the module's input.
+FROM_OUTPUTS = ("sigmoid", "tanh", "relu")
+# The helpers an op row's derivative names, as torch functions (on the device).
+_TORCH_NAMES: dict[str, Any] = {
+    "np": torch,
+    "number": lambda x: x,
+    "sigmoid": torch.sigmoid,
+    "tanh": torch.tanh,
+    "relu": torch.relu,
+    "exp": torch.exp,
+    "expm1": torch.expm1,
+    "log1p": torch.log1p,
+    "where": torch.where,
+    "step": lambda a: (a > 0).to(a.dtype),
+    "inf": math.inf,
+    "nan": math.nan,
+    "__name__": __name__,
+    "__builtins__": {"abs": torch.abs, "float": float},
+}
+
+
+def activation_of(module: nn.Module) -> str | None:
+    """The op row `module` computes exactly ("gelu" for nn.GELU(approximate="tanh")), or
+    None (another activation, or the same one with other parameters)."""
+    kind = ACTIVATION_MODULES.get(type(module))
+    if kind is None:
+        return None
+    wanted = _EXACTLY.get(kind, {})
+    return kind if all(getattr(module, k, None) == v for k, v in wanted.items()) else None
+
+
+def in_place(module: nn.Module) -> bool:
+    """An activation that overwrites its input: a forward hook sees only its output, so
+    one whose slope needs the input (every op but sigmoid, tanh, relu) cannot be read."""
+    return bool(getattr(module, "inplace", False))
+
+
+def is_activation(module: nn.Module) -> bool:
+    """A module of torch's activation family (nn.GELU, nn.Hardtanh, nn.PReLU, ...), not
+    nn.MultiheadAttention (which lives there too, but holds layers of its own)."""
+    return type(module).__module__ == torch_activations.__name__ and not any(module.children())
+
+
+def torch_slope(op: Op) -> Any:
+    """The op row's derivative as a function of (output, input) tensors, compiled from
+    the row's own text (the table's, never user text) with torch's helpers."""
+    return codegen.generated("out, a", f"return {op.d[0]}", _TORCH_NAMES, f"d_{op.name}_torch")
