@@ -7,6 +7,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+from browser import inline_svg_page, open_page
 
 ROOT = Path(__file__).resolve().parent.parent
 DOCS = ROOT / "docs"
@@ -171,3 +172,108 @@ def test_the_current_step_stands_out_on_its_node(browser, scheme) -> None:
         matrix = MACHADO.get(vision) if vision else ((1, 0, 0), (0, 1, 0), (0, 0, 1))
         # (the orange border on the orange band: 36, and 21 with protanopia)
         assert delta_e(stroke, fill, matrix) >= 60, (scheme, vision, stroke, fill)
+
+
+# Each credit (`+= 6`) of a trace picture as drawn 800 px wide: its text's box, every
+# edge's line (points along it, by the edge's title) and every node's box.
+CREDITS_JS = """
+const box = r => ({x: r.x, y: r.y, right: r.x + r.width, bottom: r.y + r.height});
+const credits = Array.from(document.querySelectorAll('text'))
+  .filter(t => t.textContent.startsWith('+= ') && getComputedStyle(t).opacity !== '0')
+  .map(t => ({text: t.textContent, ...box(t.getBoundingClientRect())}));
+const edges = Array.from(document.querySelectorAll('g.edge')).map(g => {
+  const path = g.querySelector('path'), m = path.getScreenCTM(), n = 60;
+  const length = path.getTotalLength(), points = [];
+  for (let i = 0; i <= n; i++) {
+    const p = path.getPointAtLength(length * i / n);
+    points.push([m.a * p.x + m.c * p.y + m.e, m.b * p.x + m.d * p.y + m.f]);
+  }
+  return {title: g.querySelector('title').textContent, points: points};
+});
+const nodes = Array.from(document.querySelectorAll('g.node'))
+  .map(g => g.querySelector('polygon, ellipse'))
+  .filter(shape => shape !== null && shape.getAttribute('fill') !== 'none')
+  .map(shape => box(shape.getBoundingClientRect()));
+return {credits: credits, edges: edges, nodes: nodes};
+"""
+
+
+def _ends(title: str) -> tuple[str, str]:
+    """The value and the op an edge joins (an edge drawn through its credit's small node,
+    `credit.SOURCE.TARGET.INDEX`, in two halves: either half)."""
+    source, target = title.split("->", 1)
+    for end in (source, target):
+        if end.startswith("credit."):
+            _, source, target, _ = end.split(".")
+    return source, target
+
+
+def _gap(box: dict, point: list[float]) -> float:
+    """How far a point is from a box (0 inside it)."""
+    dx = max(box["x"] - point[0], 0.0, point[0] - box["right"])
+    dy = max(box["y"] - point[1], 0.0, point[1] - box["bottom"])
+    return (dx * dx + dy * dy) ** 0.5
+
+
+def _overlaps(a: dict, b: dict) -> bool:
+    return (
+        a["x"] < b["right"]
+        and b["x"] < a["right"]
+        and a["y"] < b["bottom"]
+        and b["y"] < a["bottom"]
+    )
+
+
+# The hand example's credits in the frames where they are distinct, and the edge each
+# travels back along (node ids in graph order: a n0, b n1, the op making e n2_op, d n4,
+# f n5, the op making L n6_op): step 5, e = a·b passes 6 to a and -4 to b.
+HAND_CREDITS = {
+    "step-01.svg": {"+= -2": ("n4", "n6_op"), "+= 4": ("n5", "n6_op")},
+    "step-05.svg": {"+= 6": ("n0", "n2_op"), "+= -4": ("n1", "n2_op")},
+}
+
+
+@pytest.mark.parametrize("frame", sorted(HAND_CREDITS))
+def test_each_credit_sits_on_its_own_edge(narrow, tmp_path, frame) -> None:
+    # docs/trace/: the `+= -4` of step 5 stood in the gap between the two input edges
+    svg = (DOCS / "trace" / frame).read_text(encoding="utf-8")
+    open_page(narrow, inline_svg_page(svg, WINDOW), tmp_path)
+    drawn = narrow.execute_script(CREDITS_JS)
+    owners = HAND_CREDITS[frame]
+    assert sorted(c["text"] for c in drawn["credits"]) == sorted(owners)
+    for credit in drawn["credits"]:
+        own = owners[credit["text"]]
+        near = {
+            edge["title"]: min(_gap(credit, p) for p in edge["points"]) for edge in drawn["edges"]
+        }
+        mine = min(gap for title, gap in near.items() if _ends(title) == own)
+        others = min(gap for title, gap in near.items() if _ends(title) != own)
+        # on its own line (within 3 px of it) and clearly apart from every other one
+        # on its own line (within 3 px of it) and clearly apart from every other one (the
+        # old `+= -4` of step 5: 5 px from a's edge)
+        assert mine <= 3 and others >= 12, (frame, credit["text"], mine, others)
+        assert not any(_overlaps(credit, node) for node in drawn["nodes"]), credit
+
+
+def test_the_animation_puts_each_credit_on_one_edge(narrow, tmp_path) -> None:
+    # docs/backward.svg as written (reduced motion: the last frame, every credit shown)
+    svg = (DOCS / "backward.svg").read_text(encoding="utf-8")
+    narrow.execute_cdp_cmd(
+        "Emulation.setEmulatedMedia",
+        {"features": [{"name": "prefers-reduced-motion", "value": "reduce"}]},
+    )
+    try:
+        open_page(narrow, inline_svg_page(svg, WINDOW), tmp_path)
+        drawn = narrow.execute_script(CREDITS_JS)
+    finally:
+        narrow.execute_cdp_cmd("Emulation.setEmulatedMedia", {"features": []})
+    assert len(drawn["credits"]) == 6  # two inputs for each of the three ops
+    for credit in drawn["credits"]:
+        near: dict[tuple[str, str], float] = {}
+        for edge in drawn["edges"]:
+            gap = min(_gap(credit, p) for p in edge["points"])
+            ends = _ends(edge["title"])
+            near[ends] = min(gap, near.get(ends, gap))
+        mine, others = sorted(near.values())[:2]
+        assert mine <= 3 and others >= 12, (credit["text"], mine, others)
+        assert not any(_overlaps(credit, node) for node in drawn["nodes"]), credit

@@ -364,3 +364,27 @@ def test_a_subtraction_says_which_input_is_which():
     assert re.search(rf'"{e}" -> "n4_op" \[headlabel="a"', text)
     assert re.search(rf'"{one}" -> "n4_op" \[headlabel="b"', text)
     assert text.count("headlabel=") == 4  # two into −, two into ÷
+
+
+def test_a_credit_runs_through_its_own_text_node() -> None:
+    # `+= 6` as an edge label stood in the gap beside the other input's edge; on a node
+    # of its own the layout keeps room for it on its edge's line (tests/test_docs_pictures)
+    from gradviz.render.dot import credit_edge_key, credit_node_id
+    from gradviz.render.trace_view import trace_frames
+    from gradviz.trace import trace
+
+    a, b = Value(2.0, label="a"), Value(-3.0, label="b")
+    e = a * b
+    e.label = "e"
+    frame = trace_frames(e, trace(e))[0]  # e = a·b passes -3 to a and 2 to b
+    text = to_dot(frame)
+    into = [edge for edge in frame.edges if edge.label and edge.label.startswith("+= ")]
+    assert sorted(edge.label for edge in into) == ["+= -3", "+= 2"]
+    for edge in into:
+        name = credit_node_id(edge)
+        assert credit_edge_key(name) == (edge.source, edge.target, edge.index)
+        assert f'"{edge.source}" -> "{name}"' in text and f'"{name}" -> "{edge.target}"' in text
+        assert re.search(
+            rf'"{re.escape(name)}" \[shape="plaintext"[^\n]*label="{re.escape(edge.label)}"', text
+        )
+    assert "decorate" not in text and credit_edge_key("n0") is None

@@ -19,6 +19,7 @@ import re
 from dataclasses import dataclass, replace
 
 from gradviz.render.diagram import Diagram, band_of
+from gradviz.render.dot import credit_edge_key
 from gradviz.render.themes import themed_svg
 
 STEP_SECONDS = 1.2  # each step of the backward pass
@@ -187,20 +188,29 @@ def animated_svg(svg: str, timeline: Timeline, prefix: str = "gv-") -> str:
     def group(match: re.Match[str]) -> str:
         kind, title, body = match.group(2), html.unescape(match.group(3)), match.group(4)
         names = [kind]
-        if kind == "node":
+        credit = credit_edge_key(title) if kind == "node" else None
+        if credit is not None:  # the credit's text on its edge: shown with the edge
+            step = timeline.edges.get(credit)
+            names = ["credit"] + ([] if step is None else [f"{prefix}e{step}"])
+        elif kind == "node":
             if title in classes:
                 names.append(classes[title])
             if title in timeline.arrives:
                 body = _mark_grad(body, f"{prefix}grad")
         else:
             source, target = title.split("->", 1)
-            # Graphviz writes the edges between two nodes in the DOT's order: by input
-            # position (x*x: a, then b)
-            seen = edge_counts.get((source, target), 0)
-            edge_counts[(source, target)] = seen + 1
-            positions = sorted(i for s, t, i in timeline.edges if (s, t) == (source, target))
-            index = positions[seen] if seen < len(positions) else None
-            step = timeline.edges.get((source, target, index))
+            # an edge that carries a credit runs through its credit's node, either half
+            split = credit_edge_key(source) or credit_edge_key(target)
+            if split is not None:
+                step = timeline.edges.get(split)
+            else:
+                # Graphviz writes the edges between two nodes in the DOT's order: by input
+                # position (x*x: a, then b)
+                seen = edge_counts.get((source, target), 0)
+                edge_counts[(source, target)] = seen + 1
+                positions = sorted(i for s, t, i in timeline.edges if (s, t) == (source, target))
+                index = positions[seen] if seen < len(positions) else None
+                step = timeline.edges.get((source, target, index))
             if step is not None:
                 names.append(f"{prefix}e{step}")
         return (

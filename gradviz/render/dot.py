@@ -223,9 +223,7 @@ def _edge_line(edge: Edge, largest: float = 0.0, ordered: bool = False) -> str:
     if edge.label == STOPS:  # the end of the credit: dashed
         pairs += [("label", label_text(edge.label)), ("style", "dashed")]
     elif edge.label and edge.label.startswith(CREDIT_MARK):
-        # a credit the trace sends back (`+= 6`): underlined and tied to its edge by a
-        # line, since two edges into one op share the gap where their labels stand
-        pairs += [("label", label_text(edge.label)), ("decorate", "true")]
+        return _credit_edge_lines(edge, pairs)
     elif edge.label:
         pairs.append(("label", label_text(edge.label)))
     if edge.weight is not None:
@@ -244,6 +242,43 @@ def _edge_line(edge: Edge, largest: float = 0.0, ordered: bool = False) -> str:
         f"\t{node_id(edge.source)} -> {node_id(edge.target)}"
         + (f" [{_attrs(pairs)}]" if pairs else "")
         + "\n"
+    )
+
+
+def credit_node_id(edge: Edge) -> str:
+    """The id of the small node that carries an edge's credit (`+= 6`) on the line."""
+    return f"credit.{edge.source}.{edge.target}.{edge.index}"
+
+
+def credit_edge_key(name: str) -> tuple[str, str, int] | None:
+    """The (source, target, index) of the edge whose credit node `name` is, else None."""
+    parts = name.split(".")
+    if len(parts) != 4 or parts[0] != "credit" or not parts[3].isdigit():
+        return None
+    return parts[1], parts[2], int(parts[3])
+
+
+def _credit_edge_lines(edge: Edge, head_pairs: list[tuple[str, str]]) -> str:
+    """A credit the trace sends back (`+= 6`), drawn on its edge: the edge runs through a
+    small text node, so the credit sits on its own line (two edges into one op share the
+    gap where edge labels stand) and the layout keeps room for it."""
+    look: list[tuple[str, str]] = [("tooltip", tooltip_text(edge.detail))] if edge.detail else []
+    if edge.emphasis:
+        look += [("color", CURRENT), ("penwidth", "2.5")]
+    label = node_id(credit_node_id(edge))
+    node = [
+        ("shape", "plaintext"),
+        ("style", "solid"),
+        ("label", label_text(edge.label or "")),
+        ("fontsize", "9"),
+        ("width", "0"),
+        ("height", "0"),
+        ("margin", "0.02"),
+    ]
+    return (
+        f"\t{label} [{_attrs(node)}]\n"
+        f"\t{node_id(edge.source)} -> {label} [{_attrs([*look, ('arrowhead', 'none')])}]\n"
+        f"\t{label} -> {node_id(edge.target)} [{_attrs(head_pairs + look)}]\n"
     )
 
 
