@@ -739,9 +739,8 @@ def _bce_needs_a_probability(v: dict, fail: Fail) -> None:
 
 
 def _hinge_needs_a_signed_score(v: dict, fail: Fail) -> None:
-    """hinge reads the sign of the output: a sigmoid, relu or softplus output is never
-    negative (the op row says so), so every prediction would be +1 (XOR at 50% whatever the
-    outputs)."""
+    """hinge reads the sign of the output: an output the op table marks never negative
+    (sigmoid, relu, ...) makes every prediction +1 (XOR at 50% whatever the outputs)."""
     output = v["activations"][-1]
     op = ACTIVATIONS.get(output)
     if v["loss"] == "hinge" and op is not None and op.never_negative:

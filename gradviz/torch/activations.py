@@ -68,6 +68,13 @@ def activation_of(module: nn.Module) -> str | None:
     return kind if all(getattr(module, k, None) == v for k, v in wanted.items()) else None
 
 
+def module_for(kind: str) -> nn.Module:
+    """A new module that computes the op row `kind` exactly: `activation_of`'s inverse
+    (torch's class for the row, made with the parameters it is checked against)."""
+    cls = next(cls for cls, name in ACTIVATION_MODULES.items() if name == kind)
+    return cls(**_EXACTLY.get(kind, {}))
+
+
 def in_place(module: nn.Module) -> bool:
     """An activation that overwrites its input: a forward hook sees only its output, so
     one whose slope needs the input (every op but sigmoid, tanh, relu) cannot be read."""

@@ -9,8 +9,6 @@ The parity tests train both side by side: only the order of the sums differs.
 
 from __future__ import annotations
 
-from collections.abc import Callable
-
 import numpy as np
 import torch
 from torch import nn
@@ -18,20 +16,7 @@ from torch import nn
 from gradviz.errors import InputError
 from gradviz.model import Model
 from gradviz.nn import Network
-from gradviz.torch.activations import ACTIVATION_MODULES, activation_of
-
-# gradviz's activation names and the modules that compute them ("linear": none), made with
-# the parameters of gradviz's op rows.
-MODULES: dict[str, Callable[[], nn.Module]] = {
-    "sigmoid": nn.Sigmoid,
-    "tanh": nn.Tanh,
-    "relu": nn.ReLU,
-    "softplus": lambda: nn.Softplus(beta=1.0, threshold=20.0),
-    "leaky_relu": lambda: nn.LeakyReLU(negative_slope=0.01),
-    "elu": lambda: nn.ELU(alpha=1.0),
-    "gelu": lambda: nn.GELU(approximate="tanh"),
-    "silu": nn.SiLU,
-}
+from gradviz.torch.activations import ACTIVATION_MODULES, activation_of, module_for
 
 
 def to_module(model: Model | Network) -> nn.Sequential:
@@ -46,8 +31,8 @@ def to_module(model: Model | Network) -> nn.Sequential:
             linear.weight.copy_(torch.from_numpy(np.array(W, dtype=np.float64)))
             linear.bias.copy_(torch.from_numpy(np.array(b, dtype=np.float64)))
         modules.append(linear)
-        if activation in MODULES:
-            modules.append(MODULES[activation]())
+        if activation in ACTIVATION_MODULES.values():
+            modules.append(module_for(activation))
     return nn.Sequential(*modules)
 
 
@@ -92,7 +77,7 @@ def from_module(module: nn.Module, loss: str = "mse", l2: float = 0.0) -> Networ
             raise InputError(
                 f"from_module: module {i} ({child!r}): gradviz cannot express {what}; it takes "
                 "Linear layers each followed by at most one of "
-                + ", ".join(repr(make()) for make in MODULES.values())
+                + ", ".join(repr(module_for(kind)) for kind in ACTIVATION_MODULES.values())
             )
     network = Network(sizes, activations, loss, l2)
     network.set_weights(weights)
