@@ -57,6 +57,7 @@ class Batched:
         self._grads = self.layers(self._G)
         self._loss_graphs: dict[int, tuple] = {}  # batch size: (output, target, order)
         self._rows: tuple = (None, None, None, None)  # (order, X, Y, rows) last trained on
+        self._trained: tuple = (None, [])  # (P, its layers): training updates one P in place
 
     def layers(self, P: np.ndarray) -> list[tuple[np.ndarray, np.ndarray]]:
         """(W of shape (n_out, n_in), b of shape (n_out,)) per layer: views into P."""
@@ -124,13 +125,14 @@ class Batched:
                 delta = delta @ layers[i][0]
         return losses, self._G
 
-    def correct(self, outputs: np.ndarray, Y: np.ndarray) -> int:
+    def correct(
+        self, outputs: np.ndarray, Y: np.ndarray, positive: np.ndarray | None = None
+    ) -> int:
         """How many outputs are on their target's side of the loss's threshold (a NaN on
-        neither: wrong), as `gradviz.train.is_correct`."""
+        neither: wrong), as `gradviz.train.is_correct`; `positive` is Y > 0.5, if known."""
         t = self.loss.threshold
-        with np.errstate(invalid="ignore"):
-            right = np.where(Y > 0.5, outputs > t, outputs <= t)
-        return int(np.count_nonzero(right))
+        positive = Y > 0.5 if positive is None else positive
+        return int(np.count_nonzero(np.where(positive, outputs > t, outputs <= t)))
 
     def run(
         self,
@@ -152,10 +154,12 @@ class Batched:
         on the examples order[start:stop] in batches of `batch`, clipping at `clip_at`;
         returns the running (sum of losses, count of correct outputs); `decay` is the l2
         term's strength; `counts` gets [updates, clipped, Σ‖g‖ before, Σ‖g‖ after]."""
-        Xo, Yo = self._examples(order, X, Y, start, stop)
+        Xo, Yo, positive = self._examples(order, X, Y, start, stop)
         updates = clipped = 0
         before = after = 0.0
-        layers = self.layers(P)
+        if self._trained[0] is not P:
+            self._trained = (P, self.layers(P))
+        layers = self._trained[1]
         for first in range(0, len(Yo), batch):
             x, y = Xo[first : first + batch], Yo[first : first + batch]
             m = len(y)
@@ -164,7 +168,7 @@ class Batched:
             pre, act = self.forward(layers, x)
             losses, G = self.gradient(layers, x, y, pre, act)
             total += float(losses.sum())
-            correct += self.correct(act[-1][:, 0], y)
+            correct += self.correct(act[-1][:, 0], y, positive[first : first + batch])
             G /= m
             if decay:
                 G += (2.0 * decay) * P
@@ -191,16 +195,16 @@ class Batched:
 
     def _examples(
         self, order: Sequence[int], X: np.ndarray, Y: np.ndarray, start: int, stop: int
-    ) -> tuple[np.ndarray, np.ndarray]:
-        """X and Y of the examples order[start:stop], in that order. The last order's
-        are kept: full-batch training passes the same order list every epoch (training
-        never changes an order list once made)."""
+    ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """X, Y and Y > 0.5 of the examples order[start:stop], in that order. The last
+        order's are kept: full-batch training passes the same order list every epoch
+        (training never changes an order list once made)."""
         last, last_X, last_Y, examples = self._rows
         if last is not order or last_X is not X or last_Y is not Y:
             rows = np.asarray(order, dtype=np.intp)
-            examples = (X[rows], Y[rows])
+            examples = (X[rows], Y[rows], Y[rows] > 0.5)
             self._rows = (order, X, Y, examples)
-        return examples[0][start:stop], examples[1][start:stop]
+        return tuple(part[start:stop] for part in examples)  # type: ignore[return-value]
 
     def evaluate(self, P: np.ndarray, X: np.ndarray, Y: np.ndarray) -> tuple[float, np.ndarray]:
         """(sum of losses, every output) of the weights P, unchanged."""

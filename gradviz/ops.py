@@ -138,8 +138,16 @@ def sigmoid(a: Number) -> Number:
     if type(a) is float:
         e = math.exp(-abs(a))
         return 1.0 / (1.0 + e) if a >= 0.0 else e / (1.0 + e)
-    e = np.exp(-np.abs(a))
-    return number(np.where(np.greater_equal(a, 0.0), 1.0 / (1.0 + e), e / (1.0 + e)))
+    if type(a) is not np.ndarray or a.ndim == 0:
+        return number(sigmoid(float(a)))
+    # the same two branches over an array, in place: a deep net's forward pass calls this
+    # once per layer, and each array made is a visible part of the layer's cost
+    e = np.abs(a if a.dtype.kind in "fc" else a.astype(float))
+    np.negative(e, out=e)
+    np.exp(e, out=e)
+    denominator = e + 1.0
+    np.copyto(e, 1.0, where=np.greater_equal(a, 0.0))  # 1/(1+e) where a ≥ 0, e/(1+e) below
+    return np.divide(e, denominator, out=e)
 
 
 def relu(a: Number) -> Number:

@@ -202,34 +202,38 @@ def _saturation_masks(
     return None
 
 
-def _dead_units(sample: LayerSample) -> int:
+def _dead_units(
+    sample: LayerSample,
+    act: np.ndarray,
+    masks: tuple[np.ndarray, np.ndarray] | None,
+) -> int:
     """Units that pass nothing back for every sample of the batch: a ReLU at 0 (an op
     the table says `dies_at`), or a hidden unit stuck at one end of a saturating
     activation (one that flips between ends still tells the inputs apart, so it is not
-    dead). An op that can neither die nor saturate (a leaky relu) has no dead units."""
-    act = np.asarray(sample.activations, dtype=float)
+    dead). An op that can neither die nor saturate (a leaky relu) has no dead units.
+    `masks` are the layer's `_saturation_masks`."""
     if act.shape[0] == 0:
         return 0
     op = ACTIVATIONS.get(sample.activation)
     if op is not None and op.dies_at is not None:
-        return int(np.sum(np.all(act <= op.dies_at, axis=0)))
-    pre = np.asarray(sample.pre_activations, dtype=float)
-    masks = _saturation_masks(sample.activation, pre, act)
+        return int(np.count_nonzero(np.logical_and.reduce(act <= op.dies_at, axis=0)))
     if masks is None or sample.is_output:
         return 0
     low, high = masks
-    return int(np.sum(np.all(low, axis=0) | np.all(high, axis=0)))
+    stuck = np.logical_and.reduce(low, axis=0) | np.logical_and.reduce(high, axis=0)
+    return int(np.count_nonzero(stuck))
 
 
 def _nonfinite(sample: LayerSample) -> tuple[int, str | None]:
+    """How many NaN/inf the layer's numbers hold, and the first quantity holding one."""
     count, first = 0, None
     for attribute, label in _QUANTITIES:
         values = np.asarray(getattr(sample, attribute), dtype=float)
-        bad = int(np.size(values) - np.count_nonzero(np.isfinite(values)))
+        bad = values.size - np.count_nonzero(np.isfinite(values))
         if bad and first is None:
             first = label
         count += bad
-    return count, first
+    return int(count), first
 
 
 def _ratio(top: float, bottom: float) -> float | None:
@@ -238,30 +242,64 @@ def _ratio(top: float, bottom: float) -> float | None:
     return top / bottom
 
 
+def _sum(x: np.ndarray) -> float:
+    """np.sum(x) (the same pairwise sum) without its Python-level dispatch: these small
+    reductions run a few dozen times per layer at every recorded moment."""
+    return float(np.add.reduce(x, axis=None))
+
+
+def _mean(x: np.ndarray) -> float:
+    """np.mean(x), the same number (its sum over its size; booleans counted)."""
+    return _sum(x) / x.size if x.size else math.nan
+
+
 def _norm(x: np.ndarray) -> float:
     """‖x‖₂ over every entry."""
-    return float(np.sqrt(np.sum(x * x)))
+    return math.sqrt(_sum(x * x))
+
+
+def _vector_norm(x: np.ndarray) -> float:
+    """np.linalg.norm(x) of a vector, the same number (√(x·x)), without its checks."""
+    return float(np.sqrt(np.dot(x, x)))
 
 
 def _rms(x: np.ndarray) -> float:
-    return float(np.sqrt(np.mean(x * x)))
+    return math.sqrt(_mean(x * x)) if x.size else math.nan
 
 
-def _layer_numbers(sample: LayerSample) -> LayerStats:
-    """Everything that depends on this layer alone (`_compare` fills in the rest)."""
+def _mean_std(x: np.ndarray) -> tuple[float, float]:
+    """(np.mean(x), np.std(x)), the same numbers, from one sum: the mean of ten layers'
+    activations at every recorded moment is a visible part of a short training's time,
+    and np.std alone costs three np.mean calls."""
+    n = x.size
+    if n == 0:
+        return math.nan, math.nan
+    mean = np.add.reduce(x, axis=None, keepdims=True)
+    mean /= n
+    centred = x - mean
+    np.multiply(centred, centred, out=centred)
+    return float(mean.flat[0]), float(np.sqrt(np.add.reduce(centred, axis=None) / n))
+
+
+def _layer_numbers(sample: LayerSample, nonfinite: tuple[int, str | None]) -> LayerStats:
+    """Everything that depends on this layer alone (`_compare` fills in the rest);
+    `nonfinite` is the layer's `_nonfinite`."""
     g = np.asarray(sample.weight_grads, dtype=float)
     w = np.asarray(sample.weights, dtype=float)
     pre = np.asarray(sample.pre_activations, dtype=float)
     act = np.asarray(sample.activations, dtype=float)
     n_out, n_in = w.shape
     with np.errstate(all="ignore"):
-        norm, w_norm = _norm(g), _norm(w)
+        squares = g * g
+        norm, w_norm = math.sqrt(_sum(squares)), _norm(w)
+        magnitudes = np.abs(g)
         update = None
         if sample.previous_weights is not None:
             update = _ratio(_norm(w - np.asarray(sample.previous_weights, dtype=float)), w_norm)
         masks = _saturation_masks(sample.activation, pre, act)
-        dead = _dead_units(sample)
-        count, first = _nonfinite(sample)
+        dead = _dead_units(sample, act, masks)
+        count, first = nonfinite
+        act_mean, act_std = _mean_std(act)
         return LayerStats(
             index=sample.index,
             name=sample.name,
@@ -271,9 +309,9 @@ def _layer_numbers(sample: LayerSample) -> LayerStats:
             n_out=n_out,
             n_params=int(w.size + np.size(sample.biases)),
             batch=int(act.shape[0]),
-            mean_abs=float(np.mean(np.abs(g))),
-            max_abs=float(np.max(np.abs(g))),
-            rms=_rms(g),
+            mean_abs=_mean(magnitudes),
+            max_abs=float(np.max(magnitudes)),
+            rms=math.sqrt(_mean(squares)) if squares.size else math.nan,
             norm=norm,
             signal=_rms(np.asarray(sample.bias_grads, dtype=float)),
             rel=None,
@@ -283,16 +321,34 @@ def _layer_numbers(sample: LayerSample) -> LayerStats:
             hop_bound=None,
             grad_data=_ratio(norm, w_norm),
             update_data=update,
-            act_mean=float(np.mean(act)),
-            act_std=float(np.std(act)),
+            act_mean=act_mean,
+            act_std=act_std,
             # |slope|: how much signal passes (a non-monotone op's slope dips below 0)
-            mean_slope=float(np.mean(np.abs(slope(sample.activation, pre, act)))),
-            saturated=None if masks is None else float(np.mean(masks[0] | masks[1])),
+            mean_slope=_mean(np.abs(slope(sample.activation, pre, act))),
+            saturated=None if masks is None else _mean(masks[0] | masks[1]),
             dead=dead / n_out if n_out else 0.0,
             dead_units=dead,
             nonfinite=count,
             nonfinite_in=first,
         )
+
+
+def _spectral_norms(matrices: Sequence[np.ndarray]) -> list[float | None]:
+    """‖W‖₂ (the largest singular value, as np.linalg.norm(W, 2)) of each matrix; None
+    where it holds a NaN/inf. Matrices of one shape go to LAPACK in one call (the same
+    routine on each, the same numbers): a deep net's layers share their shape, and one
+    call per layer was a tenth of every recorded moment's cost."""
+    norms: list[float | None] = [None] * len(matrices)
+    by_shape: dict[tuple[int, ...], list[int]] = {}
+    for i, w in enumerate(matrices):
+        if w.size and np.all(np.isfinite(w)):
+            by_shape.setdefault(w.shape, []).append(i)
+    for indices in by_shape.values():
+        stack = np.stack([matrices[i] for i in indices])
+        largest = np.max(np.linalg.svd(stack, compute_uv=False), axis=-1)
+        for i, value in zip(indices, largest.tolist(), strict=True):
+            norms[i] = value
+    return norms
 
 
 # -- the whole network ----------------------------------------------------------------
@@ -334,23 +390,25 @@ def diagnose(samples: Sequence[LayerSample], epoch: int | None = None) -> Diagno
     """Statistics and a status for every layer (statuses compare layers with each other,
     so they are computed for the whole network at once)."""
     _check(samples)
-    layers = [_layer_numbers(s) for s in samples]
+    nonfinite = [_nonfinite(s) for s in samples]
+    layers = [_layer_numbers(s, bad) for s, bad in zip(samples, nonfinite, strict=True)]
     out_act = np.asarray(samples[-1].activations, dtype=float)
     with np.errstate(all="ignore"):
         spread = float(np.max(np.std(out_act, axis=0))) if out_act.shape[0] else 0.0
         scale = max(1.0, float(np.mean(np.abs(out_act)))) if out_act.size else 1.0
-        deltas = [float(np.linalg.norm(np.asarray(s.bias_grads, dtype=float))) for s in samples]
-        bounds: list[float | None] = [None] * len(samples)
-        for i in range(len(samples) - 1):
-            w_next = np.asarray(samples[i + 1].weights, dtype=float)
-            if np.all(np.isfinite(w_next)):
-                bounds[i] = max_slope(samples[i].activation) * float(np.linalg.norm(w_next, 2))
+        deltas = [_vector_norm(np.asarray(s.bias_grads, dtype=float)) for s in samples]
+        norms = _spectral_norms([np.asarray(s.weights, dtype=float) for s in samples[1:]])
+        bounds: list[float | None] = [
+            None if norm is None else max_slope(s.activation) * norm
+            for s, norm in zip(samples, norms, strict=False)
+        ] + [None]
+    first = first_in_order([(s.index, bad[1]) for s, bad in zip(samples, nonfinite, strict=True)])
     return assess(
         layers,
         spread,
         scale,
         int(out_act.shape[0]),
-        first_nonfinite(samples),
+        first,
         epoch,
         deltas,
         bounds,

@@ -5,30 +5,40 @@ from __future__ import annotations
 
 import shlex
 from collections.abc import Callable, Sequence
+from contextlib import nullcontext
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import click
 
-from gradviz.cli import EVERY_NUMBER, flag, pictures
-from gradviz.cli.console import epoch_progress, stdout_console
+from gradviz.cli import EVERY_NUMBER, flag
 from gradviz.errors import InputError, ModelError
 from gradviz.files import refuse_clashes
-from gradviz.measure import input_files, model_data
-from gradviz.model import Model, from_result, load_model, save
+from gradviz.lazy import on_demand
 from gradviz.numbers import dumps
-from gradviz.render.training import summary_text, training_view
-from gradviz.report import (
-    Report,
-    build_report,
-    diverged_document,
-    inspect_document,
-    run_report,
-    train_document,
-)
-from gradviz.run import is_run_file, load_run
 from gradviz.spec import ACTIVATION_NAMES, resolve_spec
 from gradviz.text import printable
 from gradviz.train import Diverged, check_data, load_data, train
+
+# What only the views and the output options need (rich, the renderers, the report, the
+# model file) is imported when first used: `gradviz train --quiet` trains without them.
+if TYPE_CHECKING:
+    from gradviz import measure
+    from gradviz import model as models
+    from gradviz import report as reports
+    from gradviz import run as runs
+    from gradviz.cli import console, pictures
+    from gradviz.model import Model
+    from gradviz.render import training as views
+    from gradviz.report import Report
+else:
+    console = on_demand("gradviz.cli.console")
+    measure = on_demand("gradviz.measure")
+    models = on_demand("gradviz.model")
+    pictures = on_demand("gradviz.cli.pictures")
+    reports = on_demand("gradviz.report")
+    runs = on_demand("gradviz.run")
+    views = on_demand("gradviz.render.training")
 
 # The spec key each option sets, and the option's name for error messages.
 OPTION_NAMES = {
@@ -146,51 +156,60 @@ def train_command(
         ("curves", curves_path),
         ("report", report_path),
     ]
-    refuse_clashes(outputs, pictures.spec_inputs(spec, resolved))
-    if save_path is not None:
-        pictures.check_save_path(save_path)
-    pictures.check_picture(boundary_path, "--boundary")
-    pictures.check_picture(curves_path, "--curves")
-    pictures.check_boundary(boundary_path, resolved.layers[0])
-    pictures.check_report(report_path, "--report")
-    console = stdout_console()
+    if any(path is not None for _, path in outputs):
+        refuse_clashes(outputs, pictures.spec_inputs(spec, resolved))
+        if save_path is not None:
+            pictures.check_save_path(save_path)
+        pictures.check_picture(boundary_path, "--boundary")
+        pictures.check_picture(curves_path, "--curves")
+        pictures.check_boundary(boundary_path, resolved.layers[0])
+        pictures.check_report(report_path, "--report")
     show = not quiet and not as_json
 
     data = load_data(resolved)
     check_data(resolved, data)  # before anything is printed
     if show:
-        console.print(summary_text(resolved, data))
+        out = console.stdout_console()
+        out.print(views.summary_text(resolved, data))
+    progress = console.epoch_progress(resolved.epochs) if show else nullcontext(None)
     try:
-        with epoch_progress(resolved.epochs, show) as on_epoch:
+        with progress as on_epoch:
             result = train(resolved, data, on_epoch=on_epoch, keep_going=keep_going)
     except Diverged as diverged:
         if as_json:  # scripts get the numbers up to the divergence, then the exit status
-            click.echo(dumps(diverged_document(diverged, flag)))
+            click.echo(dumps(reports.diverged_document(diverged, flag)))
         raise  # nothing is saved: a previous model file stays as it was
 
     if save_path is not None:
-        save(from_result(result), Path(save_path))
+        models.save(models.from_result(result), Path(save_path))
         if not quiet:
             pictures.note_data_outside(resolved, Path(save_path))
-    report = build_report(result, title=spec or resolved.name)
-    written = pictures.write_pictures((boundary_path, curves_path), report)
+    pictures_asked = boundary_path is not None or curves_path is not None
+    if not (show or as_json or pictures_asked or report_path is not None):
+        return  # nothing more to show or write: no report to build
+    report = reports.build_report(result, title=spec or resolved.name)
+    written = []
+    if pictures_asked:
+        written = pictures.write_pictures((boundary_path, curves_path), report)
     if report_path is not None:  # the model as saved, as `inspect -o` shows it
-        model = from_result(result)
-        saved = build_report(model, result.dataset, title=report.title, evaluation=result.final)
+        model = models.from_result(result)
+        saved = reports.build_report(
+            model, result.dataset, title=report.title, evaluation=result.final
+        )
         written += pictures.write_report(report_path, saved)
     if as_json:
-        click.echo(dumps(train_document(report, save_path)))
+        click.echo(dumps(reports.train_document(report, save_path)))
         return
     if not show:
         return
-    for part in training_view(
+    for part in views.training_view(
         report,
-        width=console.width,
-        boundary_map=pictures.boundary_map_of(console, report),
+        width=out.width,
+        boundary_map=pictures.boundary_map_of(out, report),
         header=False,
         more=EVERY_NUMBER,
     ):
-        console.print(part)
+        out.print(part)
     if save_path is not None:
         click.echo(f"saved {save_path}", err=True)
     for path in written:
@@ -274,35 +293,35 @@ def inspect_command(
       gradviz inspect xor.json -o report.html
     """
     outputs = [("boundary", boundary_path), ("curves", curves_path), ("report", report_path)]
-    refuse_clashes(outputs, input_files(model_path, data_path))  # its CSV data too
+    refuse_clashes(outputs, measure.input_files(model_path, data_path))  # its CSV data too
     pictures.check_picture(boundary_path, "--boundary")
     pictures.check_picture(curves_path, "--curves")
     pictures.check_report(report_path, "--report")
-    if model_path.lower().endswith(".json") and is_run_file(model_path):
+    if model_path.lower().endswith(".json") and runs.is_run_file(model_path):
         report = _recorded_report(model_path, data_path, boundary_path, curves_path)
     else:
         model = _load_for_inspect(model_path)
         pictures.check_boundary(boundary_path, model.spec.layers[0])
-        data = model_data(model, data_path, "--data")
-        report = build_report(model, data, title=model_path)
+        data = measure.model_data(model, data_path, "--data")
+        report = reports.build_report(model, data, title=model_path)
     written = pictures.write_pictures((boundary_path, curves_path), report)
     written += pictures.write_report(report_path, report)
     if as_json:
-        click.echo(dumps(inspect_document(report)))
+        click.echo(dumps(reports.inspect_document(report)))
         return
     if report_path is not None:  # the page holds the whole report: say where it went
         for path in written:
             click.echo(f"wrote {printable(path)}", err=True)
         return
-    console = stdout_console()
-    for part in training_view(
+    out = console.stdout_console()
+    for part in views.training_view(
         report,
-        width=console.width,
-        boundary_map=pictures.boundary_map_of(console, report),
+        width=out.width,
+        boundary_map=pictures.boundary_map_of(out, report),
         more=EVERY_NUMBER,
         stopped_words=f" It trained on ({flag('keep_going=True')}).",
     ):
-        console.print(part)
+        out.print(part)
     for path in written:
         click.echo(f"wrote {path}", err=True)
 
@@ -318,7 +337,7 @@ def _recorded_report(
                 f"{option}: {printable(path)} is a recorded run: it holds statistics, not the "
                 "network or its data"
             )
-    report = run_report(load_run(path), title=path)
+    report = reports.run_report(runs.load_run(path), title=path)
     if curves_path is not None and not report.loss:
         raise InputError(f"--curves: {printable(path)} has no logged curves to draw")
     return report
@@ -336,7 +355,7 @@ def _load_for_inspect(model_path: str) -> Model:
             hint=specs,
         )
     try:
-        return load_model(Path(model_path))
+        return models.load_model(Path(model_path))
     except ModelError as error:
         if model_path.lower().endswith(".json"):
             raise
