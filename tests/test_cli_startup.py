@@ -208,3 +208,17 @@ def test_training_without_a_picture_option_imports_no_matplotlib() -> None:
     run = modules_after(["train", "xor", "--epochs", "5"])
     assert run["status"] == 0 and "Decision boundary" in run["out"]
     assert loaded(run["modules"], ("matplotlib", "gradviz.render.plots")) == []
+
+
+# What `train --quiet` needs is the training itself: the views (rich), the renderers, the
+# report and the model file come in only with an option that shows or writes them.
+VIEWS = ("rich", "gradviz.render", "gradviz.report", "gradviz.model", "gradviz.cli.pictures")
+
+
+def test_quiet_training_imports_no_view_and_builds_no_report() -> None:
+    for spec in ("xor", "deep-sigmoid"):  # the compiled and the batched execution
+        run = modules_after(["train", spec, "--epochs", "5", "--quiet"])
+        assert run["status"] == 0 and run["out"] == ""
+        assert loaded(run["modules"], VIEWS) == []
+    shown = modules_after(["train", "xor", "--epochs", "5"])
+    assert "accuracy" in shown["out"] and "rich.console" in shown["modules"]
