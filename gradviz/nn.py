@@ -47,6 +47,13 @@ class LayerSample:
     activations: np.ndarray
     previous_weights: np.ndarray | None = None
 
+    @property
+    def size(self) -> int:
+        """How many numbers the sample holds (what keeping it costs)."""
+        arrays = (self.weights, self.biases, self.weight_grads, self.bias_grads)
+        total = sum(np.size(a) for a in (*arrays, self.pre_activations, self.activations))
+        return total + (0 if self.previous_weights is None else np.size(self.previous_weights))
+
 
 # -- the network ----------------------------------------------------------------------------
 

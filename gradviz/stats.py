@@ -202,38 +202,72 @@ def _saturation_masks(
     return None
 
 
+# -- many recorded moments at once -----------------------------------------------------
+# A training records its layers at every `stats_every` epochs: the same layers, the same
+# shapes, moment after moment. Each number below is computed for one layer over all the
+# moments at once (their arrays stacked on a first axis, each reduction over the others),
+# one numpy call per quantity instead of one per quantity per moment; the sums run over
+# each moment's numbers in the same order as on one moment alone, so a moment's numbers
+# do not depend on the moments diagnosed with it (tests/test_stats.py checks it).
+_EACH = (1, 2)  # the axes of one moment's (rows, columns) in a stack of moments
+
+
+def _stack(column: Sequence[LayerSample], attribute: str) -> np.ndarray:
+    """One layer's `attribute` at every moment, as an (moments, rows, columns) array."""
+    arrays = [np.asarray(getattr(sample, attribute), dtype=float) for sample in column]
+    stack = np.stack(arrays)
+    return stack if stack.ndim == 3 else stack.reshape(len(arrays), 1, -1)
+
+
+def _sums(x: np.ndarray) -> list[float]:
+    """Each moment's sum of x (moments, rows, columns)."""
+    return np.add.reduce(x, axis=_EACH).tolist()
+
+
+def _means(x: np.ndarray) -> list[float]:
+    size = x.shape[1] * x.shape[2]
+    return [total / size for total in _sums(x)] if size else [math.nan] * len(x)
+
+
+def _nonfinite(
+    column: Sequence[LayerSample], stacks: dict[str, np.ndarray]
+) -> list[tuple[int, str | None]]:
+    """Each moment's count of NaN/inf in the layer's numbers, and the first quantity
+    holding one (in the order the forward, then the backward pass makes them)."""
+    found: list[tuple[int, str | None]] = [(0, None)] * len(column)
+    for attribute, label in _QUANTITIES:
+        values = stacks[attribute]
+        size = values.shape[1] * values.shape[2]
+        finite = np.count_nonzero(np.isfinite(values), axis=_EACH).tolist()
+        found = [
+            (count + size - ok, first if first is not None or ok == size else label)
+            for (count, first), ok in zip(found, finite, strict=True)
+        ]
+    return found
+
+
 def _dead_units(
-    sample: LayerSample,
+    activation: str,
+    is_output: bool,
     act: np.ndarray,
     masks: tuple[np.ndarray, np.ndarray] | None,
-) -> int:
-    """Units that pass nothing back for every sample of the batch: a ReLU at 0 (an op
-    the table says `dies_at`), or a hidden unit stuck at one end of a saturating
-    activation (one that flips between ends still tells the inputs apart, so it is not
-    dead). An op that can neither die nor saturate (a leaky relu) has no dead units.
-    `masks` are the layer's `_saturation_masks`."""
-    if act.shape[0] == 0:
-        return 0
-    op = ACTIVATIONS.get(sample.activation)
+) -> list[int]:
+    """Each moment's units that pass nothing back for every sample of the batch: a ReLU
+    at 0 (an op the table says `dies_at`), or a hidden unit stuck at one end of a
+    saturating activation (one that flips between ends still tells the inputs apart, so
+    it is not dead). An op that can neither die nor saturate (a leaky relu) has no dead
+    units. `masks` are the layer's `_saturation_masks`."""
+    if act.shape[1] == 0:
+        return [0] * len(act)
+    op = ACTIVATIONS.get(activation)
     if op is not None and op.dies_at is not None:
-        return int(np.count_nonzero(np.logical_and.reduce(act <= op.dies_at, axis=0)))
-    if masks is None or sample.is_output:
-        return 0
-    low, high = masks
-    stuck = np.logical_and.reduce(low, axis=0) | np.logical_and.reduce(high, axis=0)
-    return int(np.count_nonzero(stuck))
-
-
-def _nonfinite(sample: LayerSample) -> tuple[int, str | None]:
-    """How many NaN/inf the layer's numbers hold, and the first quantity holding one."""
-    count, first = 0, None
-    for attribute, label in _QUANTITIES:
-        values = np.asarray(getattr(sample, attribute), dtype=float)
-        bad = values.size - np.count_nonzero(np.isfinite(values))
-        if bad and first is None:
-            first = label
-        count += bad
-    return int(count), first
+        stuck = np.logical_and.reduce(act <= op.dies_at, axis=1)
+    elif masks is None or is_output:
+        return [0] * len(act)
+    else:
+        low, high = masks
+        stuck = np.logical_and.reduce(low, axis=1) | np.logical_and.reduce(high, axis=1)
+    return np.count_nonzero(stuck, axis=1).tolist()
 
 
 def _ratio(top: float, bottom: float) -> float | None:
@@ -242,95 +276,77 @@ def _ratio(top: float, bottom: float) -> float | None:
     return top / bottom
 
 
-def _sum(x: np.ndarray) -> float:
-    """np.sum(x) (the same pairwise sum) without its Python-level dispatch: these small
-    reductions run a few dozen times per layer at every recorded moment."""
-    return float(np.add.reduce(x, axis=None))
+def _roots(values: list[float]) -> list[float]:
+    return [math.sqrt(v) if v == v else math.nan for v in values]
 
 
-def _mean(x: np.ndarray) -> float:
-    """np.mean(x), the same number (its sum over its size; booleans counted)."""
-    return _sum(x) / x.size if x.size else math.nan
-
-
-def _norm(x: np.ndarray) -> float:
-    """‖x‖₂ over every entry."""
-    return math.sqrt(_sum(x * x))
-
-
-def _vector_norm(x: np.ndarray) -> float:
-    """np.linalg.norm(x) of a vector, the same number (√(x·x)), without its checks."""
-    return float(np.sqrt(np.dot(x, x)))
-
-
-def _rms(x: np.ndarray) -> float:
-    return math.sqrt(_mean(x * x)) if x.size else math.nan
-
-
-def _mean_std(x: np.ndarray) -> tuple[float, float]:
-    """(np.mean(x), np.std(x)), the same numbers, from one sum: the mean of ten layers'
-    activations at every recorded moment is a visible part of a short training's time,
-    and np.std alone costs three np.mean calls."""
-    n = x.size
-    if n == 0:
-        return math.nan, math.nan
-    mean = np.add.reduce(x, axis=None, keepdims=True)
-    mean /= n
-    centred = x - mean
-    np.multiply(centred, centred, out=centred)
-    return float(mean.flat[0]), float(np.sqrt(np.add.reduce(centred, axis=None) / n))
-
-
-def _layer_numbers(sample: LayerSample, nonfinite: tuple[int, str | None]) -> LayerStats:
-    """Everything that depends on this layer alone (`_compare` fills in the rest);
-    `nonfinite` is the layer's `_nonfinite`."""
-    g = np.asarray(sample.weight_grads, dtype=float)
-    w = np.asarray(sample.weights, dtype=float)
-    pre = np.asarray(sample.pre_activations, dtype=float)
-    act = np.asarray(sample.activations, dtype=float)
-    n_out, n_in = w.shape
+def _layer_over_moments(column: Sequence[LayerSample]) -> list[LayerStats]:
+    """One layer's numbers at each moment (`_compare` fills in the rest)."""
+    first = column[0]
+    stacks = {attribute: _stack(column, attribute) for attribute, _ in _QUANTITIES}
+    g, w = stacks["weight_grads"], stacks["weights"]
+    pre, act = stacks["pre_activations"], stacks["activations"]
+    n_out, n_in = w.shape[1], w.shape[2]
+    size = n_out * n_in
     with np.errstate(all="ignore"):
         squares = g * g
-        norm, w_norm = math.sqrt(_sum(squares)), _norm(w)
+        square_sums = _sums(squares)
+        norms, w_norms = _roots(square_sums), _roots(_sums(w * w))
+        rms = _roots([t / size for t in square_sums]) if size else [math.nan] * len(g)
         magnitudes = np.abs(g)
-        update = None
-        if sample.previous_weights is not None:
-            update = _ratio(_norm(w - np.asarray(sample.previous_weights, dtype=float)), w_norm)
-        masks = _saturation_masks(sample.activation, pre, act)
-        dead = _dead_units(sample, act, masks)
-        count, first = nonfinite
-        act_mean, act_std = _mean_std(act)
-        return LayerStats(
+        mean_abs = _means(magnitudes)
+        max_abs = np.max(magnitudes, axis=_EACH).tolist()
+        bias_grads = stacks["bias_grads"]
+        signal = _roots(_means(bias_grads * bias_grads))
+        updates: list[float | None] = [None] * len(column)
+        moved = [k for k, sample in enumerate(column) if sample.previous_weights is not None]
+        if moved:
+            before = np.stack([np.asarray(column[k].previous_weights, dtype=float) for k in moved])
+            steps = w[moved] - before
+            for k, step in zip(moved, _roots(_sums(steps * steps)), strict=True):
+                updates[k] = _ratio(step, w_norms[k])
+        masks = _saturation_masks(first.activation, pre, act)
+        saturated = [None] * len(column) if masks is None else _means(masks[0] | masks[1])
+        dead = _dead_units(first.activation, first.is_output, act, masks)
+        act_means = _means(act)
+        centred = act - np.array(act_means).reshape(-1, 1, 1)
+        act_stds = _roots(_means(np.multiply(centred, centred, out=centred)))
+        slopes = _means(np.abs(slope(first.activation, pre, act)))
+    nonfinite = _nonfinite(column, stacks)
+    return [
+        LayerStats(
             index=sample.index,
             name=sample.name,
             activation=sample.activation,
             is_output=sample.is_output,
             n_in=n_in,
             n_out=n_out,
-            n_params=int(w.size + np.size(sample.biases)),
-            batch=int(act.shape[0]),
-            mean_abs=_mean(magnitudes),
-            max_abs=float(np.max(magnitudes)),
-            rms=math.sqrt(_mean(squares)) if squares.size else math.nan,
-            norm=norm,
-            signal=_rms(np.asarray(sample.bias_grads, dtype=float)),
+            n_params=int(size + stacks["biases"].shape[2]),
+            batch=int(act.shape[1]),
+            mean_abs=mean_abs[k],
+            max_abs=max_abs[k],
+            rms=rms[k],
+            norm=norms[k],
+            signal=signal[k],
             rel=None,
             below=None,
             growth=1.0,
             hop=None,
             hop_bound=None,
-            grad_data=_ratio(norm, w_norm),
-            update_data=update,
-            act_mean=act_mean,
-            act_std=act_std,
+            grad_data=_ratio(norms[k], w_norms[k]),
+            update_data=updates[k],
+            act_mean=act_means[k],
+            act_std=act_stds[k],
             # |slope|: how much signal passes (a non-monotone op's slope dips below 0)
-            mean_slope=_mean(np.abs(slope(sample.activation, pre, act))),
-            saturated=None if masks is None else _mean(masks[0] | masks[1]),
-            dead=dead / n_out if n_out else 0.0,
-            dead_units=dead,
-            nonfinite=count,
-            nonfinite_in=first,
+            mean_slope=slopes[k],
+            saturated=saturated[k],
+            dead=dead[k] / n_out if n_out else 0.0,
+            dead_units=dead[k],
+            nonfinite=nonfinite[k][0],
+            nonfinite_in=nonfinite[k][1],
         )
+        for k, sample in enumerate(column)
+    ]
 
 
 def _spectral_norms(matrices: Sequence[np.ndarray]) -> list[float | None]:
@@ -371,7 +387,11 @@ def first_nonfinite(samples: Sequence[LayerSample]) -> tuple[int, str] | None:
     """Where NaN/inf first shows up, in the order the computation makes the numbers:
     the forward pass from the first layer up, then the backward pass from the output
     down. Returns (layer index, quantity) or None."""
-    return first_in_order([(s.index, _nonfinite(s)[1]) for s in samples])
+    found = []
+    for sample in samples:
+        stacks = {attribute: _stack([sample], attribute) for attribute, _ in _QUANTITIES}
+        found.append((sample.index, _nonfinite([sample], stacks)[0][1]))
+    return first_in_order(found)
 
 
 def first_in_order(found: Sequence[tuple[int, str | None]]) -> tuple[int, str] | None:
@@ -389,30 +409,78 @@ def first_in_order(found: Sequence[tuple[int, str | None]]) -> tuple[int, str] |
 def diagnose(samples: Sequence[LayerSample], epoch: int | None = None) -> Diagnosis:
     """Statistics and a status for every layer (statuses compare layers with each other,
     so they are computed for the whole network at once)."""
-    _check(samples)
-    nonfinite = [_nonfinite(s) for s in samples]
-    layers = [_layer_numbers(s, bad) for s, bad in zip(samples, nonfinite, strict=True)]
-    out_act = np.asarray(samples[-1].activations, dtype=float)
-    with np.errstate(all="ignore"):
-        spread = float(np.max(np.std(out_act, axis=0))) if out_act.shape[0] else 0.0
-        scale = max(1.0, float(np.mean(np.abs(out_act)))) if out_act.size else 1.0
-        deltas = [_vector_norm(np.asarray(s.bias_grads, dtype=float)) for s in samples]
-        norms = _spectral_norms([np.asarray(s.weights, dtype=float) for s in samples[1:]])
-        bounds: list[float | None] = [
-            None if norm is None else max_slope(s.activation) * norm
-            for s, norm in zip(samples, norms, strict=False)
-        ] + [None]
-    first = first_in_order([(s.index, bad[1]) for s, bad in zip(samples, nonfinite, strict=True)])
-    return assess(
-        layers,
-        spread,
-        scale,
-        int(out_act.shape[0]),
-        first,
-        epoch,
-        deltas,
-        bounds,
+    return diagnose_all([(epoch, samples)])[0]
+
+
+Moment = tuple[int | None, Sequence[LayerSample]]  # (epoch, every layer's samples)
+
+
+def _kind(samples: Sequence[LayerSample]) -> tuple:
+    """What moments diagnosed together share: every layer's shapes and activation."""
+    return tuple(
+        (np.shape(s.weights), np.shape(s.activations), s.activation, s.is_output) for s in samples
     )
+
+
+def diagnose_all(moments: Sequence[Moment]) -> list[Diagnosis]:
+    """`diagnose` of each moment (epoch, samples), the same numbers, computed together:
+    a training's recorded moments share their layers' shapes, so each quantity is one
+    numpy call over all of them (moments of another network, or of other shapes, are
+    diagnosed in their own group)."""
+    groups: dict[tuple, list[int]] = {}
+    for k, (_, samples) in enumerate(moments):
+        _check(samples)
+        groups.setdefault(_kind(samples), []).append(k)
+    out: list[Diagnosis | None] = [None] * len(moments)
+    for indices in groups.values():
+        for k, diagnosis in zip(
+            indices, _diagnose_group([moments[k] for k in indices]), strict=True
+        ):
+            out[k] = diagnosis
+    return out  # type: ignore[return-value]
+
+
+def _diagnose_group(moments: Sequence[Moment]) -> list[Diagnosis]:
+    columns = list(zip(*(samples for _, samples in moments), strict=True))  # per layer
+    per_layer = [_layer_over_moments(column) for column in columns]
+    out_act = _stack(columns[-1], "activations")
+    with np.errstate(all="ignore"):
+        if out_act.shape[1]:
+            spreads = np.max(np.std(out_act, axis=1), axis=1).tolist()
+        else:
+            spreads = [0.0] * len(moments)
+        scales = [max(1.0, mean) for mean in _means(np.abs(out_act))] if out_act.size else None
+        weights = [
+            np.asarray(sample.weights, dtype=float) for column in columns[1:] for sample in column
+        ]
+        norms = _spectral_norms(weights)
+    count = len(moments)
+    diagnoses = []
+    for k, (epoch, samples) in enumerate(moments):
+        layers = [stats[k] for stats in per_layer]
+        deltas = [
+            float(np.sqrt(np.dot(b, b)))  # np.linalg.norm(b), the same number
+            for b in (np.asarray(s.bias_grads, dtype=float) for s in samples)
+        ]
+        bounds: list[float | None] = [None] * len(samples)
+        for i in range(len(samples) - 1):
+            norm = norms[i * count + k]
+            if norm is not None:
+                bounds[i] = max_slope(samples[i].activation) * norm
+        first = first_in_order([(lay.index, lay.nonfinite_in) for lay in layers])
+        diagnoses.append(
+            assess(
+                layers,
+                spreads[k],
+                1.0 if scales is None else scales[k],
+                int(out_act.shape[1]),
+                first,
+                epoch,
+                deltas,
+                bounds,
+            )
+        )
+    return diagnoses
 
 
 def assess(

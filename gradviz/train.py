@@ -43,6 +43,7 @@ from gradviz.data import Dataset, load
 from gradviz.engine import Op, Value, topological_order
 from gradviz.errors import SpecError, TrainingError
 from gradviz.nn import (
+    STATS_FLOATS,
     LayerSample,
     Network,
     example_graph,
@@ -53,7 +54,7 @@ from gradviz.nn import (
 from gradviz.numbers import fmt
 from gradviz.ops import OP_NAMES, compiled_names
 from gradviz.spec import CLIPPING_KEYS, LOSS_FUNCTIONS, Spec, parameter_count
-from gradviz.stats import Diagnosis, diagnose, first_nonfinite
+from gradviz.stats import Diagnosis, diagnose_all, first_nonfinite
 
 # -- compiling a network ------------------------------------------------------------------
 
@@ -492,9 +493,11 @@ class History:
     `loss[e]`/`accuracy[e]` are over the examples of epoch e+1 as each was seen, before
     its own update. `snapshots` are (epoch, the network's per-layer state on the whole
     data set after that epoch) at epoch 0, every `Spec.stats_every` epochs and the last
-    one: the latest as raw `LayerSample`s, the earlier ones already reduced to their
-    `stats.Diagnosis` (a few numbers per layer), so that memory stays small. (Data sets
-    too big for `nn.STATS_FLOATS` are measured on their first rows.)"""
+    one: the latest as raw `LayerSample`s, the earlier ones reduced to their
+    `stats.Diagnosis` (a few numbers per layer), so that memory stays small. During
+    training, raw moments wait (up to PENDING_FLOATS numbers) to be reduced together, one
+    numpy call per quantity for all of them (`reduce`). (Data sets too big for
+    `nn.STATS_FLOATS` are measured on their first rows.)"""
 
     loss: list[float] = field(default_factory=list)
     accuracy: list[float] = field(default_factory=list)
@@ -507,6 +510,13 @@ class History:
     @property
     def epochs_run(self) -> int:
         return len(self.loss)
+
+    def reduce(self) -> None:
+        """Every raw moment but the latest to its Diagnosis, all in one `diagnose_all`."""
+        raw = [k for k, (_, s) in enumerate(self.snapshots[:-1]) if not isinstance(s, Diagnosis)]
+        moments = [self.snapshots[k] for k in raw]
+        for k, diagnosis in zip(raw, diagnose_all(moments), strict=True):  # type: ignore[arg-type]
+            self.snapshots[k] = (self.snapshots[k][0], diagnosis)
 
     def clipping_series(self, kept: slice = slice(None)) -> dict | None:
         """The clipping record as four lists (the epochs `kept`), for JSON; None when
@@ -622,6 +632,11 @@ OnEpoch = Callable[[int, float, float], None]
 Weights = list[float] | np.ndarray
 
 
+# Raw recorded moments held at most (8 bytes each) before they are reduced together; one
+# moment of a network at nn.STATS_FLOATS holds about twice that (pre-activations and
+# activations), so a few of the biggest moments, or a hundred of the lesson's.
+PENDING_FLOATS = 4 * STATS_FLOATS
+
 # measure(weights, previous weights or None, X, Y): every layer's samples (X, Y: the rows
 # the statistics are recorded on, by default)
 Measure = Callable[..., list[LayerSample]]
@@ -698,11 +713,15 @@ def train(
         total, outputs = execution.evaluate(P, data.X, data.Y)
         return _evaluation(network, total, outputs.tolist(), data)
 
+    pending = [0]  # the numbers held by raw moments waiting to be reduced
+
     def snapshot(epoch: int, previous: Weights | None) -> None:
-        if history.snapshots:  # only the latest keeps its raw arrays
-            last_epoch, last = history.snapshots[-1]
-            history.snapshots[-1] = (last_epoch, diagnose(last, epoch=last_epoch))
-        history.snapshots.append((epoch, measure(P, previous)))
+        samples = measure(P, previous)
+        history.snapshots.append((epoch, samples))
+        pending[0] += sum(s.size for s in samples)
+        if pending[0] > PENDING_FLOATS:
+            history.reduce()
+            pending[0] = 0
 
     every = list(range(n))  # a full batch's order, every epoch
     with np.errstate(all="ignore"):
@@ -741,12 +760,14 @@ def train(
                 if not keep_going:
                     if record:  # the state it stopped in, NaN and all
                         snapshot(epoch, previous)
+                    history.reduce()
                     network.set_flat(P)
                     raise Diverged(message, Result(spec, network, data, history, final()))
             if recording:
                 snapshot(epoch, previous)
             if on_epoch is not None:
                 on_epoch(epoch, loss, correct / n)
+        history.reduce()
     network.set_flat(P)
     return Result(spec, network, data, history, final())
 

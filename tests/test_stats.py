@@ -514,3 +514,60 @@ def test_the_file_schema_declares_every_field_of_a_layer() -> None:
         base = str(f.type).removesuffix(" | None")
         expected = kinds[base] + ("?" if str(f.type).endswith("| None") else "")
         assert kind == expected or (name, kind) == ("act_mean", "signed"), name
+
+
+# -- many moments at once ----------------------------------------------------------------
+
+
+def _moments() -> list[tuple[int, list[LayerSample]]]:
+    """Moments of three networks (two shapes of moment per network: with and without the
+    weights before the last update), one with a NaN, one all zeros, one a single example."""
+    from gradviz.batched import Batched
+    from gradviz.spec import PRESETS, spec_from_mapping
+    from gradviz.train import load_data
+
+    rng = np.random.default_rng(3)
+    moments = []
+    for name in ("deep-sigmoid", "deep-relu", "xor"):
+        spec = spec_from_mapping(PRESETS[name])
+        data, network = load_data(spec), nn.Network.from_spec(spec)
+        batched, P = Batched(network), np.array(network.flat())
+        for trial in range(5):
+            Q = P * (1 + trial) + rng.normal(0, trial, P.shape)
+            if trial == 3:
+                Q[2] = np.nan
+            if trial == 4:
+                Q[:] = 0.0
+            rows = 1 if trial == 2 else data.size
+            with np.errstate(all="ignore"):
+                samples = batched.samples(Q, data.X[:rows], data.Y[:rows], P if trial else None)
+            moments.append((10 * trial, samples))
+    return moments
+
+
+def test_moments_diagnosed_together_get_the_numbers_each_gets_alone() -> None:
+    """A training's moments are reduced together (one numpy call per quantity over all of
+    them): each moment's numbers must not depend on the others in the call."""
+    moments = _moments()
+    together = stats.diagnose_all(moments)
+    shuffled = stats.diagnose_all(moments[::-1])[::-1]
+    for (epoch, samples), both, reversed_ in zip(moments, together, shuffled, strict=True):
+        alone = stats.diagnose(samples, epoch=epoch)
+        assert json.dumps(both.to_dict()) == json.dumps(alone.to_dict())
+        assert json.dumps(reversed_.to_dict()) == json.dumps(alone.to_dict())
+    assert any(d.first_nonfinite is not None for d in together)
+    assert stats.diagnose_all([]) == []
+
+
+def test_each_moments_numbers_are_its_own_arrays_reduced() -> None:
+    """Spot checks of the stacked reductions against numpy on each moment's own arrays."""
+    moments = _moments()
+    for (_, samples), diagnosis in zip(moments, stats.diagnose_all(moments), strict=True):
+        for sample, layer in zip(samples, diagnosis.layers, strict=True):
+            g = sample.weight_grads
+            with np.errstate(all="ignore"):
+                assert layer.rms == pytest.approx(np.sqrt(np.mean(g * g)), rel=1e-15, nan_ok=True)
+                assert layer.act_std == pytest.approx(np.std(sample.activations), nan_ok=True)
+                bad = int(np.sum(~np.isfinite(g)) + np.sum(~np.isfinite(sample.weights)))
+            assert layer.nonfinite >= bad
+            assert layer.batch == len(sample.activations)
