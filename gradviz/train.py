@@ -25,16 +25,14 @@ The arithmetic of one update, the same in every path (compiled, `reference_step`
 
 from __future__ import annotations
 
-import io
-import keyword
 import math
 import re
-import tokenize
 from collections import Counter
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
 from functools import lru_cache
 from pathlib import Path
+from types import CodeType
 
 import numpy as np
 
@@ -427,8 +425,8 @@ def _compile(
     scope["__name__"] = "gradviz.compiled"
     sources = []
     for function in (lines, gradient, evaluate):
-        source = _only_generated("\n".join(function) + "\n")
-        exec(compile(source, f"<gradviz network {'-'.join(map(str, sizes))}>", "exec"), scope)
+        source = "\n".join(function) + "\n"
+        exec(_only_generated(source, f"<gradviz network {'-'.join(map(str, sizes))}>"), scope)
         sources.append(source)
     source = "\n".join(sources)
     return Compiled(scope["run"], scope["gradient"], scope["evaluate"], source)
@@ -451,20 +449,40 @@ _FIXED_NAMES = frozenset(
 )
 
 
-def _only_generated(source: str) -> str:
-    """`source`, after checking that it holds nothing but what the generator writes: our
-    names, numbers and operators; no string literal, no other name."""
-    for token in tokenize.generate_tokens(io.StringIO(source).readline):
-        if token.type == tokenize.STRING or (
-            token.type == tokenize.NAME
-            and not keyword.iskeyword(token.string)
-            and token.string not in _FIXED_NAMES
-            and not _GENERATED_NAME.fullmatch(token.string)
-        ):
-            raise RuntimeError(
-                f"generated training code holds {token.string!r}: refusing to run it"
-            )
-    return source
+_FUNCTIONS = frozenset(["run", "gradient", "evaluate"])  # the only strings: their names
+
+
+def _only_generated(source: str, filename: str = "<gradviz network>") -> CodeType:
+    """`source` compiled, after checking that its code holds nothing but what the
+    generator writes: our names, numbers and operators; no string but the functions'
+    names, no other name. The check reads the code objects (every name they load, store
+    or look up as an attribute, every constant), so it sees exactly what would run, and
+    nothing runs before it passes (compiling runs nothing)."""
+    code = compile(source, filename, "exec")
+    pending = [code]
+    while pending:
+        part = pending.pop()
+        for name in (*part.co_names, *part.co_varnames, *part.co_cellvars, *part.co_freevars):
+            if name not in _FIXED_NAMES and not _GENERATED_NAME.fullmatch(name):
+                raise RuntimeError(f"generated training code holds {name!r}: refusing to run it")
+        for constant in part.co_consts:
+            if isinstance(constant, CodeType):
+                pending.append(constant)
+            elif not _number_or_name(constant):
+                raise RuntimeError(
+                    f"generated training code holds {constant!r}: refusing to run it"
+                )
+    return code
+
+
+def _number_or_name(constant: object) -> bool:
+    """A constant the generator writes: a number, None, a tuple of them, or a function's
+    name (the code that defines a function holds its name)."""
+    if constant is None or type(constant) in (int, float, bool):
+        return True
+    if type(constant) is tuple:
+        return all(_number_or_name(item) for item in constant)
+    return type(constant) is str and constant in _FUNCTIONS
 
 
 def compile_network(network: Network, clip: str | None = None, online: bool = False) -> Compiled:
