@@ -19,6 +19,15 @@ return Object.fromEntries(Array.from(document.querySelectorAll('#graph g.node'))
 """
 
 
+RASTERS_JS = """
+const done = arguments[arguments.length - 1];
+Promise.all(Array.from(document.querySelectorAll('svg.gvp image')).map(i => {
+  const img = new Image(); img.src = i.getAttribute('href');
+  return img.decode().then(() => [img.naturalWidth, img.naturalHeight], () => [0, 0]);
+})).then(done);
+"""
+
+
 def test_the_page_loads_clean_and_requests_nothing(browser, xor_report) -> None:
     severe(browser)
     _, page = xor_report
@@ -32,11 +41,17 @@ def test_the_page_loads_clean_and_requests_nothing(browser, xor_report) -> None:
     blocked = blocked_requests(browser)
     assert sorted(blocked) == ["connect-src", "img-src"]
     severe(browser)  # those two violations were ours
-    # every picture drew: the plots as images, the network inline
-    sizes = browser.execute_script(
-        "return Array.from(document.images).map(i => [i.naturalWidth, i.complete])"
+    # every picture drew: the three plots inline, each raster of theirs a PNG the browser
+    # decodes (under the page's policy), the network inline
+    plots = browser.execute_script(
+        "return Array.from(document.querySelectorAll('svg.gvp')).map(s => "
+        "[s.getBoundingClientRect().width, s.querySelectorAll('image').length])"
     )
-    assert len(sizes) == 3 and all(w > 0 and done for w, done in sizes)
+    assert len(plots) == 3 and all(w > 300 for w, _ in plots)
+    assert [n for _, n in plots] == [0, 2 + 4 + 1, 1]  # bars; map, 4 units, bars; bar
+    decoded = browser.execute_async_script(RASTERS_JS)
+    assert len(decoded) == 8 and all(w > 0 and h > 0 for w, h in decoded), decoded
+    assert severe(browser) == []
 
 
 def test_the_epoch_slider_works_by_keyboard(browser, deep_report) -> None:

@@ -259,7 +259,9 @@ class Recorder:
             sums = [flat.sum(), torch.dot(flat, flat)]
         if kind == "relu":
             sums.append(torch.count_nonzero(a, dim=0))  # (a ReLU's output is ≥ 0)
-        if x is not None:  # Σ|slope| from the op row, at the inputs (a non-monotone op dips below 0)
+        if (
+            x is not None
+        ):  # Σ|slope| from the op row, at the inputs (a non-monotone op dips below 0)
             sums.append(slope(a, x).abs().sum())  # type: ignore[misc]
         if kind in self._bands:
             (low, high), of_inputs = self._bands[kind]
