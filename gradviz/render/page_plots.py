@@ -51,6 +51,7 @@ from gradviz.render.svgplot import (
     line,
     linear_ticks,
     log_ticks,
+    log_ticks_within,
     nice_step,
     num,
     png_url,
@@ -92,7 +93,7 @@ def _linear_labels(ticks: Sequence[float]) -> list[str]:
     return [tick_label(t, step) for t in ticks]
 
 
-def _path(points: Sequence[tuple[float, float]], colour: str, width: float = 1.6) -> str:
+def _path(points: Sequence[tuple[float, float]], colour: str, name: str) -> str:
     """One polyline per run of finite points (NaN/inf leave gaps)."""
     runs: list[list[str]] = [[]]
     for x, y in points:
@@ -106,8 +107,8 @@ def _path(points: Sequence[tuple[float, float]], colour: str, width: float = 1.6
     if not d:
         return ""
     return (
-        f'<path d="{d}" fill="none" stroke="{colour}" stroke-width="{width:g}" '
-        'stroke-linejoin="round" stroke-linecap="round" class="curve"/>'
+        f'<path d="{d}" fill="none" stroke="{colour}" stroke-width="1.6" '
+        f'stroke-linejoin="round" stroke-linecap="round" class="curve {name}"/>'
     )
 
 
@@ -175,7 +176,8 @@ def curves_svg(
     if log:
         lo, hi = decades(min(finite), max(finite))
         y = Scale(lo, hi, top_b, top_a, log=True)
-        ticks = log_ticks(lo, hi)
+        few = math.log10(hi / lo) <= 2
+        ticks = log_ticks_within(lo, hi) if few else log_ticks(lo, hi)
         labels = [power_label(t) for t in ticks]
         name = "loss (log scale)"
     else:
@@ -192,11 +194,13 @@ def curves_svg(
     xlabels = [str(round(t)) for t in xticks]
     parts += grid_lines([x(t) for t in xticks], top_a, top_b, vertical=True)
     parts += grid_lines([y(t) for t in ticks], left, right, vertical=False)
-    parts += left_axis(y, left, ticks, labels)
+    parts += left_axis("loss", y, left, ticks, labels)
     parts.append(line(left, top_b, right, top_b))
     parts.append(text(18, (top_a + top_b) / 2, name, 12, "middle", rotate=True))
     xs = [x(e) for e in epochs]
-    parts.append(_path(_thin(xs, [y(v) if math.isfinite(v) else v for v in drawn]), LOSS_COLOUR))
+    parts.append(
+        _path(_thin(xs, [y(v) if math.isfinite(v) else v for v in drawn]), LOSS_COLOUR, "loss")
+    )
     notes = []
     if finite != given:
         notes.append(
@@ -216,11 +220,15 @@ def curves_svg(
     aticks = [0.0, 0.25, 0.5, 0.75, 1.0]
     parts += grid_lines([x(t) for t in xticks], acc_a, acc_b, vertical=True)
     parts += grid_lines([a(t) for t in aticks], left, right, vertical=False)
-    parts += left_axis(a, left, aticks, [f"{round(t * 100)}%" for t in aticks])
-    parts += bottom_axis(x, acc_b, xticks, xlabels)
+    parts += left_axis("accuracy", a, left, aticks, [f"{round(t * 100)}%" for t in aticks])
+    parts += bottom_axis("epoch", x, acc_b, xticks, xlabels)
     parts.append(text(18, (acc_a + acc_b) / 2, "accuracy", 12, "middle", rotate=True))
     acc = [v if math.isfinite(v) else math.nan for v in accuracy]
-    parts.append(_path(_thin(xs, [a(v) if math.isfinite(v) else v for v in acc]), ACCURACY_COLOUR))
+    parts.append(
+        _path(
+            _thin(xs, [a(v) if math.isfinite(v) else v for v in acc]), ACCURACY_COLOUR, "accuracy"
+        )
+    )
     if acc and not any(math.isfinite(v) for v in acc):
         parts.append(text(right, acc_a + 14, "no accuracy recorded", 11, "end", "note"))
     parts.append(text((left + right) / 2, acc_b + 34, "epoch", 12, "middle"))
@@ -318,13 +326,15 @@ def boundary_svg(b: Boundary, title: str = "decision boundary", subtitle: str = 
     lo, hi = output_norm(b)
     parts = [_title(title, subtitle)]
     t = _two_slope(b.output, lo, b.threshold, hi)
-    parts.append(image(left, top, size, size, png_url(_raster(b.output, BOUNDARY_MAP, t))))
+    parts.append(
+        image(left, top, size, size, png_url(_raster(b.output, BOUNDARY_MAP, t)), "pixels map")
+    )
     parts.append(contour(b, x, y))
     parts += _points(b, x, y)
     parts.append(frame(left, top, size, size))
     xticks, yticks = linear_ticks(x0, x1, 6), linear_ticks(y0, y1, 6)
-    parts += bottom_axis(x, top + size, xticks, _linear_labels(xticks))
-    parts += left_axis(y, left, yticks, _linear_labels(yticks))
+    parts += bottom_axis("x0", x, top + size, xticks, _linear_labels(xticks))
+    parts += left_axis("x1", y, left, yticks, _linear_labels(yticks))
     parts.append(text(left + size / 2, top + size + 34, b.feature_names[0], 12, "middle"))
     parts.append(text(16, top + size / 2, b.feature_names[1], 12, "middle", rotate=True))
     # the colour bar: the two halves of the map, threshold marked
@@ -332,13 +342,13 @@ def boundary_svg(b: Boundary, title: str = "decision boundary", subtitle: str = 
     parts.append(colour_bar(BOUNDARY_MAP, bx, top, 14, size))
     bar = Scale(lo, hi, top + size, top)
     bticks = linear_ticks(lo, hi, 5)
-    parts += right_axis(bar, bx + 14, bticks, _linear_labels(bticks))
+    parts += right_axis("output", bar, bx + 14, bticks, _linear_labels(bticks))
     parts.append(line(bx, bar(b.threshold), bx + 14, bar(b.threshold), "threshold"))
     cut = fmt(b.threshold)
     label = f"network output ({b.output_activation}); threshold {cut}"
     parts.append(text(bx + 62, top + size / 2, label, 11, "middle", rotate=True))
     parts += _boundary_legend(b, left, top + size + 54, cut)
-    height = top + size + 96
+    height = top + size + 104
     if hidden:
         parts += _hidden_maps(b, hidden, bx + 86, top)
     return svg(WIDTH, height, "the decision boundary over the input plane", parts, "boundary")
@@ -383,6 +393,8 @@ def _points(b: Boundary, x: Scale, y: Scale) -> list[str]:
 
 
 def _boundary_legend(b: Boundary, left: float, y: float, cut: str) -> list[str]:
+    import numpy as np  # lazy: start-up
+
     wrong = int(b.wrong.sum())
     parts = [
         f'<circle cx="{left + 6}" cy="{y - 4}" r="6" fill="{POSITIVE}" stroke="#000000"/>',
@@ -395,6 +407,9 @@ def _boundary_legend(b: Boundary, left: float, y: float, cut: str) -> list[str]:
         line(left + 176, y + 18, left + 196, y + 18, "threshold-key"),
         text(left + 200, y + 22, f"output = {cut}", 11),
     ]
+    if not np.isfinite(b.output).all():
+        parts.append(rect(left + 1, y + 31, 10, 10, NONFINITE[0], ' stroke="#000000"'))
+        parts.append(text(left + 18, y + 40, "output NaN/inf", 11))
     return parts
 
 
@@ -426,7 +441,9 @@ def _hidden_maps(b: Boundary, hidden: list[np.ndarray], left: float, top: float)
         with np.errstate(all="ignore"):
             t = (unit - lo) / (hi - lo)
         parts.append(text(mx + side / 2, my - 4, f"N{k + 1}", 10, "middle"))
-        parts.append(image(mx, my, side, side, png_url(_raster(unit, HIDDEN_MAP, t))))
+        parts.append(
+            image(mx, my, side, side, png_url(_raster(unit, HIDDEN_MAP, t)), "pixels unit")
+        )
         sx, sy = Scale(x0, x1, mx, mx + side), Scale(y0, y1, my + side, my)
         dots = [
             f'<circle cx="{num(sx(px))}" cy="{num(sy(py))}" r="1.6"/>'
@@ -440,7 +457,7 @@ def _hidden_maps(b: Boundary, hidden: list[np.ndarray], left: float, top: float)
     parts.append(colour_bar(HIDDEN_MAP, left, below, width, 12, vertical=False))
     scale = Scale(lo, hi, left, left + width)
     ticks = linear_ticks(lo, hi, 5)
-    parts += bottom_axis(scale, below + 12, ticks, _linear_labels(ticks), 10)[1:]
+    parts += bottom_axis("hidden", scale, below + 12, ticks, _linear_labels(ticks), 10, False)
     name = f"L1 unit output ({b.hidden_activation})"
     parts.append(text(left + width / 2, below + 42, name, 11, "middle"))
     return parts
@@ -547,7 +564,7 @@ def grads_svg(
             )
         )
     parts.append(line(x.start, top, x.start, top + plot_h))
-    parts += bottom_axis(x, top + plot_h, ticks, [power_label(t) for t in ticks])
+    parts += bottom_axis("rms", x, top + plot_h, ticks, [power_label(t) for t in ticks])
     parts.append(
         text((x.start + x.end) / 2, top + plot_h + 32, "rms gradient (log scale)", 12, "middle")
     )
@@ -645,7 +662,9 @@ def _heat(
     ticks = [
         t for t in linear_ticks(shown[0], shown[-1], 6, integer=True) if shown[0] <= t <= shown[-1]
     ]
-    parts += bottom_axis(x, top + plot_h, ticks, [str(round(t)) for t in ticks])[1:]
+    parts += bottom_axis(
+        "heat-epoch", x, top + plot_h, ticks, [str(round(t)) for t in ticks], spine=False
+    )
     parts.append(text(left + width / 2, top + plot_h + 32, "epoch", 12, "middle"))
     # the epoch chosen on the page's slider: one outlined column per recorded epoch
     parts.append(
@@ -657,7 +676,7 @@ def _heat(
     parts.append(colour_bar(MAGNITUDE_MAP, bx, top, 12, bar_h))
     bar = Scale(lo, hi, top + bar_h, top, log=True)
     bticks = log_ticks(lo, hi, max(2, int(bar_h // 18)))
-    parts += right_axis(bar, bx + 12, bticks, [power_label(t) for t in bticks], 10)
+    parts += right_axis("colour", bar, bx + 12, bticks, [power_label(t) for t in bticks], 10)
     return parts, note
 
 

@@ -12,7 +12,7 @@ The SVG is meant to sit inline in the page: colours that carry meaning are attri
 class the page's style sheet paints (`report.css`), and nothing is a `style` attribute,
 so the page's Content-Security-Policy needs no 'unsafe-inline'.
 
-Colour maps are matplotlib's, sampled at 33 points and interpolated linearly between
+Colour maps are matplotlib's, sampled at 41 points and interpolated linearly between
 them (within 3/255 of matplotlib's own 256-entry tables; tests/test_page_plots.py checks).
 """
 
@@ -31,17 +31,24 @@ from gradviz.text import printable
 if TYPE_CHECKING:
     import numpy as np
 
-# matplotlib's maps at 33 evenly spaced points, as #rrggbb without the #.
+# matplotlib's maps at 41 evenly spaced points (every 0.025: PuOr's own anchors among
+# them), as rrggbb.
 _TABLES = {
-    "magma": "0000040303120a0822130d341d114729115a36106b440f7651127c5d177f6a1c81762181832681902a"
-    "819c2e7faa337db73779c43c75d0416fdc4869e75263ef5d5ef56b5cf9795dfc8961fd9869fea772feb67cfe"
-    "c488fed395fde2a3fcf0b2fcfdbf",
-    "viridis": "440154470d6048186a482374472d7b4537814240863e49893b528b375b8d33638d2f6b8e2c728e297a"
-    "8e26828e23898e21918c1f988b1fa08822a78528ae8032b67a3fbc734ec36b5ec96270cf5784d44b98d83ead"
-    "dc30c2df23d8e219ece51bfde725",
-    "PuOr_r": "2d004b390c5e4518715225845f3a916d529c7b6aa88a7eb39990bfa9a1cbb7b1d5c3c0ddcfcfe5dadc"
-    "ece4e5f0eeeef3f7f7f6f9efe1fce8cdfee1b9fed59ffdc885fdbc6bf7ac52ee9b39e58a20d97b12cb6e0dbd"
-    "6109ae55069e4c078d43077f3b08",
+    "magma": (
+        "00000402020d06051a0d0a29140e361d11472512552f11633b0f7045107751127c5a167e641a806e1e81"
+        "7822818326818c2981962c80a1307eab337cb73779c03a76ca3e72d5446dde4968e75263ed5a5ff2645c"
+        "f7705cf97b5dfc8961fd9467fe9f6dfeac76feb77efec488fecf92fdda9cfde7a9fcf2b4fcfdbf"
+    ),
+    "viridis": (
+        "440154460a5d471365481c6e482475472d7b463480443b844144873e4a893b528b38598c355f8d31668e"
+        "2f6c8e2c728e2a788e277e8e25848e238a8d21918c1f968b1e9c891fa28722a88428ae802fb47c38b977"
+        "44bf7050c46a5ec9626ccd5a7ad1518bd6469bd93caddc30bddf26cde11ddfe318efe51cfde725"
+    ),
+    "PuOr_r": (
+        "2d004b370a5a40146a4a1d795427885f3a916a4d9a7560a38073ac8c81b6998fbfa69dc9b2abd2bcb7d8"
+        "c5c3dfcfcee5d8daebe0e1eee8e9f1eff0f4f7f7f7f9f1e7fbecd6fce6c6fee0b6fed6a1fecc8cfdc278"
+        "fdb863f6aa4fee9d3ce79028e08214d57710ca6d0dbe620ab35806a651069949078c42087f3b08"
+    ),
 }
 
 
@@ -169,18 +176,34 @@ def decades(lo: float, hi: float) -> tuple[float, float]:
 
 
 def log_ticks(lo: float, hi: float, most: int = 6) -> list[float]:
-    """Powers of ten from lo to hi, every k-th decade so that at most `most` remain."""
+    """Powers of ten from lo to hi; past `most` of them, those whose exponent is a multiple
+    of a round stride (1, 2, 5, 10, 20…)."""
     a, b = math.ceil(math.log10(lo) - 1e-9), math.floor(math.log10(hi) + 1e-9)
-    stride = max(1, math.ceil((b - a + 1) / most))
-    return [10.0**k for k in range(a, b + 1, stride)]
+    for power in range(400):
+        for m in (1, 2, 5):
+            stride = m * 10**power
+            ticks = [10.0**k for k in range(a, b + 1) if k % stride == 0]
+            if len(ticks) <= most:
+                return ticks
+    return []
+
+
+def log_ticks_within(lo: float, hi: float) -> list[float]:
+    """For an axis of at most two decades: 1, 2 and 5 times each power of ten inside."""
+    a, b = math.floor(math.log10(lo)), math.ceil(math.log10(hi))
+    ticks = [m * 10.0**k for k in range(a, b + 1) for m in (1, 2, 5)]
+    return [t for t in ticks if lo * (1 - 1e-9) <= t <= hi * (1 + 1e-9)]
 
 
 SUPERSCRIPT = str.maketrans("0123456789-", "⁰¹²³⁴⁵⁶⁷⁸⁹⁻")
 
 
 def power_label(value: float) -> str:
-    """10⁻³ for 0.001: a power of ten in plain text with Unicode superscripts."""
-    return "10" + str(round(math.log10(value))).translate(SUPERSCRIPT)
+    """10⁻³ for 0.001, 2×10⁻³ for 0.002: in plain text with Unicode superscripts."""
+    k = math.floor(math.log10(value) + 1e-9)
+    mantissa = round(value / 10.0**k, 6)
+    power = "10" + str(k).translate(SUPERSCRIPT)
+    return power if mantissa == 1 else f"{mantissa:g}×{power}"
 
 
 def tick_label(value: float, step: float) -> str:
@@ -262,40 +285,61 @@ def image(x: float, y: float, w: float, h: float, url: str, cls: str = "pixels")
     )
 
 
+def _ticks(name: str, ticks: list[str]) -> str:
+    """An axis' ticks as one group named by `data-axis`: each a tick line, then its label."""
+    return f'<g data-axis="{esc(name)}">{"".join(ticks)}</g>'
+
+
 def bottom_axis(
-    scale: Scale, y: float, ticks: Sequence[float], labels: Sequence[str], size: float = 11
+    name: str,
+    scale: Scale,
+    y: float,
+    ticks: Sequence[float],
+    labels: Sequence[str],
+    size: float = 11,
+    spine: bool = True,
 ) -> list[str]:
     """The axis line along y, a tick and its label under it at each tick."""
-    parts = [line(scale.start, y, scale.end, y)]
+    marks = []
     for t, label in zip(ticks, labels, strict=True):
         x = scale(t)
-        parts.append(line(x, y, x, y + 4))
-        parts.append(text(x, y + 5 + size, label, size, "middle", "tick"))
-    return parts
+        marks.append(line(x, y, x, y + 4))
+        marks.append(text(x, y + 5 + size, label, size, "middle", "tick"))
+    return ([line(scale.start, y, scale.end, y)] if spine else []) + [_ticks(name, marks)]
 
 
 def left_axis(
-    scale: Scale, x: float, ticks: Sequence[float], labels: Sequence[str], size: float = 11
+    name: str,
+    scale: Scale,
+    x: float,
+    ticks: Sequence[float],
+    labels: Sequence[str],
+    size: float = 11,
 ) -> list[str]:
     """The axis line along x, a tick and its label left of it at each tick."""
-    parts = [line(x, scale.start, x, scale.end)]
+    marks = []
     for t, label in zip(ticks, labels, strict=True):
         y = scale(t)
-        parts.append(line(x - 4, y, x, y))
-        parts.append(text(x - 6, y + size * 0.35, label, size, "end", "tick"))
-    return parts
+        marks.append(line(x - 4, y, x, y))
+        marks.append(text(x - 6, y + size * 0.35, label, size, "end", "tick"))
+    return [line(x, scale.start, x, scale.end), _ticks(name, marks)]
 
 
 def right_axis(
-    scale: Scale, x: float, ticks: Sequence[float], labels: Sequence[str], size: float = 11
+    name: str,
+    scale: Scale,
+    x: float,
+    ticks: Sequence[float],
+    labels: Sequence[str],
+    size: float = 11,
 ) -> list[str]:
     """Ticks and labels to the right of x (a colour bar's scale)."""
-    parts = []
+    marks = []
     for t, label in zip(ticks, labels, strict=True):
         y = scale(t)
-        parts.append(line(x, y, x + 4, y))
-        parts.append(text(x + 6, y + size * 0.35, label, size, "start", "tick"))
-    return parts
+        marks.append(line(x, y, x + 4, y))
+        marks.append(text(x + 6, y + size * 0.35, label, size, "start", "tick"))
+    return [_ticks(name, marks)]
 
 
 def grid_lines(positions: Sequence[float], start: float, end: float, vertical: bool) -> list[str]:
