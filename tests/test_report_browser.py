@@ -8,6 +8,7 @@ from pathlib import Path
 
 from browser import blocked_requests
 from test_html_browser import severe
+from test_page_plots import axis, plots
 from test_report_page import expected_fill, python_example  # (the models: conftest.py)
 
 from gradviz.model import load_model
@@ -19,6 +20,12 @@ return Object.fromEntries(Array.from(document.querySelectorAll('#graph g.node'))
 """
 
 
+MARKS_JS = """
+const line = document.querySelector('svg.gvp.curves .now');
+const column = document.querySelector('svg.gvp.grads .now');
+return [parseFloat(line.getAttribute('x1')),
+  [parseFloat(column.getAttribute('x')), parseFloat(column.getAttribute('width'))]];
+"""
 RASTERS_JS = """
 const done = arguments[arguments.length - 1];
 Promise.all(Array.from(document.querySelectorAll('svg.gvp image')).map(i => {
@@ -60,6 +67,9 @@ def test_the_epoch_slider_works_by_keyboard(browser, deep_report) -> None:
     severe(browser)
     model_path, page = deep_report
     snapshots = load_model(model_path).snapshots()
+    drawn = plots(page)
+    epoch_on_curves, _ = axis(drawn["curves"], "epoch")
+    heat_epoch, _ = axis(drawn["grads"], "heat-epoch")
     browser.get(page.as_uri())
     slider = browser.find_element("id", "epoch")
     for k in (3, 2, 1, 0):
@@ -72,6 +82,11 @@ def test_the_epoch_slider_works_by_keyboard(browser, deep_report) -> None:
         assert [fills[f"L{i + 1}"] for i in range(10)] == [
             expected_fill(layer.rms) for layer in diagnosis.layers
         ]
+        # the plots mark that epoch: a line on the curves, the heat map's column outlined
+        curve_x, heat = browser.execute_script(MARKS_JS)
+        assert abs(epoch_on_curves(curve_x) - epoch) < 0.1
+        low, high = (heat_epoch(x) for x in (heat[0], heat[0] + heat[1]))
+        assert low < epoch < high and high - low < 25.5  # the column of that epoch alone
     slider.send_keys(Keys.END)
     assert browser.find_element("id", "epoch-text").text.startswith("epoch 100 (5 of 5")
     assert severe(browser) == []
