@@ -1,7 +1,7 @@
 """The HTML pages whose pictures Graphviz draws: a graph's live page (`html_page`) and
 a training report's page (`report_page`). The page builders in gradviz.render are pure;
 here they are handed what they show: the trace steps, the SVG laid out by the Graphviz
-program (gradviz.layout), the plots (matplotlib, loaded only for a page)."""
+program (gradviz.layout), the plots (gradviz.render.page_plots: inline SVG, no matplotlib)."""
 
 from __future__ import annotations
 
@@ -160,6 +160,7 @@ def report_page(
         boundary_svg,
         curves_svg,
         grads_svg,
+        unmappable,
     )
     from gradviz.render.report_page import (  # lazy: start-up
         ReportParts,
@@ -179,7 +180,9 @@ def report_page(
         notes["curves"] = "No training curves recorded in this model."
     grid = report.boundary()
     boundary = None
-    if grid is not None:
+    if grid is not None and unmappable(grid):
+        notes["boundary"] = unmappable(grid) or ""
+    elif grid is not None:
         title_b = f"decision boundary after {report.epochs_run} epochs"
         boundary = boundary_svg(grid, title_b, where)
     else:

@@ -346,3 +346,27 @@ def test_hostile_gradients_give_a_valid_picture(tmp_path: Path) -> None:
     assert now.layers[0].rms == 0
     assert bar.get("fill").startswith("url(#gvp-dots")
     assert "exactly 0" in [t.text for t in svg.iter(f"{SVG}text")]
+
+
+def test_inputs_too_wide_for_a_float_get_a_note_not_a_broken_map(tmp_path: Path) -> None:
+    """A plane from -1e308 to 1e308 is wider than the largest float: the page says so
+    where the map goes, and no coordinate anywhere on it is NaN (matplotlib's version
+    failed with 'Axis limits cannot be NaN or Inf')."""
+    from click.testing import CliRunner
+
+    from gradviz.cli import cli
+
+    csv = tmp_path / "huge.csv"
+    csv.write_text("a,b,y\n1e308,-1e308,0\n-1e308,1e308,1\n0,0,1\n", encoding="utf-8")
+    page, model = tmp_path / "huge.html", tmp_path / "huge.json"
+    args = ["train", "--layers", "2,3,1", "--data", str(csv), "--epochs", "3", "-q"]
+    assert CliRunner().invoke(cli, [*args, "--save", str(model)]).exit_code == 0
+    with warnings.catch_warnings():  # (training's overflow warnings are its own)
+        warnings.simplefilter("error")
+        done = CliRunner().invoke(cli, ["inspect", str(model), "-o", str(page)])
+    assert done.exit_code == 0, done.output
+    text = page.read_text(encoding="utf-8")
+    assert "No decision boundary: the inputs span more than a float can hold" in text
+    assert set(plots(page)) == {"curves", "grads"}
+    coordinates = re.findall(r'\s(?:c?[xy][12]?|width|height|d)="([^"]*)"', text)
+    assert coordinates and not [c for c in coordinates if re.search(r"nan|inf", c, re.I)]

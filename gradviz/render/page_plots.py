@@ -313,6 +313,18 @@ def contour(b: Boundary, x: Scale, y: Scale) -> str:
     )
 
 
+def unmappable(b: Boundary) -> str | None:
+    """Why the plane around the data cannot be drawn (its box or its width beyond the
+    largest float), or None."""
+    x0, x1, y0, y1 = b.extent
+    if all(math.isfinite(v) for v in (x0, x1, y0, y1, x1 - x0, y1 - y0)):
+        return None
+    return (
+        "No decision boundary: the inputs span more than a float can hold "
+        f"({fmt(float(b.points.min()))} … {fmt(float(b.points.max()))}); rescale them."
+    )
+
+
 def boundary_svg(b: Boundary, title: str = "decision boundary", subtitle: str = "") -> str:
     """The network's output over the input plane on the diverging map centred on the
     decision threshold, the threshold's contour, the data on top (circles above the

@@ -28,6 +28,7 @@ as JSON with `<`, `>`, `&` and U+2028/9 escaped.
 from __future__ import annotations
 
 import html
+import math
 from collections.abc import Sequence
 from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Any
@@ -206,6 +207,8 @@ def _scatter(data: Dataset) -> str:
     shown = data.X[:EXAMPLE_LIMIT]
     lows, highs = data.X.min(axis=0).tolist(), data.X.max(axis=0).tolist()
     spans = [(hi - lo) or 1.0 for lo, hi in zip(lows, highs, strict=True)]
+    if not all(math.isfinite(v) for v in (*lows, *spans)):  # no pixel maps back: boxes only
+        return ""
     inner = SCATTER_SIZE - 2 * SCATTER_PAD
 
     def px(v: float, axis: int) -> float:
