@@ -40,6 +40,7 @@ from gradviz.render.plots import (
 from gradviz.render.svgplot import (
     Scale,
     bottom_axis,
+    colour_array,
     colour_bar,
     colour_hex,
     decades,
@@ -61,8 +62,9 @@ from gradviz.render.svgplot import (
     svg,
     text,
     text_width,
+    tick_label,
 )
-from gradviz.stats import Diagnosis, History, series
+from gradviz.stats import Diagnosis, History, LayerStats, series
 
 if TYPE_CHECKING:
     import numpy as np
@@ -87,8 +89,6 @@ def _title(title: str, subtitle: str) -> str:
 
 
 def _linear_labels(ticks: Sequence[float]) -> list[str]:
-    from gradviz.render.svgplot import tick_label  # lazy: start-up
-
     step = ticks[1] - ticks[0] if len(ticks) > 1 else 1.0
     return [tick_label(t, step) for t in ticks]
 
@@ -257,18 +257,12 @@ def _raster(values: np.ndarray, name: str, t: np.ndarray) -> np.ndarray:
     """The grid's colours, top row first (the grid's rows go upwards); NaN/inf cyan."""
     import numpy as np  # lazy: start-up
 
-    rgb = _colours(name, t)
+    rgb = colour_array(name, t)
     bad = ~np.isfinite(values)
     if bad.any():
         cyan = int(NONFINITE[0][1:3], 16), int(NONFINITE[0][3:5], 16), int(NONFINITE[0][5:7], 16)
         rgb[bad] = cyan
     return rgb[::-1]
-
-
-def _colours(name: str, t: np.ndarray) -> np.ndarray:
-    from gradviz.render.svgplot import colour_array  # lazy: start-up
-
-    return colour_array(name, t)
 
 
 def contour(b: Boundary, x: Scale, y: Scale) -> str:
@@ -559,10 +553,7 @@ def grads_svg(
         if not 0 < v < math.inf:
             extra += ' stroke="#666666" stroke-width="0.6"'
         parts.append(rect(x.start, bar_y, end - x.start, bar_h, fill, extra))
-        label = f"{lay_name(layer)} {layer.activation}"
-        parts.append(
-            text(bar_left - 6, yc + 4, shown, 11, "end", "layer", extra=_full(label, shown))
-        )
+        parts.append(text(bar_left - 6, yc + 4, shown, 11, "end", "layer"))
         weight = ' font-weight="bold"' if layer.status in LOUD else ""
         ink = DARK_TEXT.get(colour, colour)
         parts.append(
@@ -601,17 +592,8 @@ def grads_svg(
     )
 
 
-def lay_name(layer: object) -> str:
-    return str(getattr(layer, "name", ""))
-
-
 def _clip(label: str, most: int) -> str:
     return label if len(label) <= most else label[: most - 1] + "…"
-
-
-def _full(label: str, shown: str) -> str:
-    """The whole label as a tooltip where the plot shows it cut."""
-    return "" if label == shown else f' data-full="{esc(label)}"'
 
 
 def _status_class(status: str) -> str:
@@ -622,7 +604,7 @@ def _heat(
     epochs: list[int],
     names: list[str],
     rows: list[list[float]],
-    layers: Sequence[object],
+    layers: Sequence[LayerStats],
     lo: float,
     hi: float,
     left: float,
@@ -653,7 +635,7 @@ def _heat(
         a, b = x(edges[k]), x(edges[k + 1])
         cols.append(f"{num(a)} {num(b - a)}")
         for i, layer in enumerate(layers):
-            v = rows[names.index(lay_name(layer))][j] if lay_name(layer) in names else math.nan
+            v = rows[names.index(layer.name)][j] if layer.name in names else math.nan
             if 0 < v < math.inf:
                 t = (math.log10(v) - math.log10(lo)) / (math.log10(hi) - math.log10(lo))
                 fill = colour_hex(MAGNITUDE_MAP, t)
@@ -693,11 +675,11 @@ def _heat(
 
 
 def _grads_legend(
-    layers: Sequence[object], rows: list[list[float]], statuses: str, y: float
+    layers: Sequence[LayerStats], rows: list[list[float]], statuses: str, y: float
 ) -> list[str]:
-    shown = [s for s in STATUS_COLOURS if any(getattr(lay, "status", "") == s for lay in layers)]
+    shown = [s for s in STATUS_COLOURS if any(lay.status == s for lay in layers)]
     keys = [(s, _fill(*STATUS_COLOURS[s])) for s in shown]
-    flags = [getattr(lay, "rms", 0.0) for lay in layers] + [v for row in rows for v in row]
+    flags = [lay.rms for lay in layers] + [v for row in rows for v in row]
     if any(not math.isfinite(v) for v in flags) and "NaN" not in shown:
         keys.append(("NaN/inf", _fill(*NONFINITE)))
     if any(v == 0 for v in flags):
