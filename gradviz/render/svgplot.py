@@ -296,7 +296,7 @@ def bottom_axis(
     y: float,
     ticks: Sequence[float],
     labels: Sequence[str],
-    size: float = 11,
+    size: float = 12,
     spine: bool = True,
 ) -> list[str]:
     """The axis line along y, a tick and its label under it at each tick."""
@@ -314,7 +314,7 @@ def left_axis(
     x: float,
     ticks: Sequence[float],
     labels: Sequence[str],
-    size: float = 11,
+    size: float = 12,
 ) -> list[str]:
     """The axis line along x, a tick and its label left of it at each tick."""
     marks = []
@@ -331,7 +331,7 @@ def right_axis(
     x: float,
     ticks: Sequence[float],
     labels: Sequence[str],
-    size: float = 11,
+    size: float = 12,
 ) -> list[str]:
     """Ticks and labels to the right of x (a colour bar's scale)."""
     marks = []
