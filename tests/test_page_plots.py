@@ -370,3 +370,23 @@ def test_inputs_too_wide_for_a_float_get_a_note_not_a_broken_map(tmp_path: Path)
     assert set(plots(page)) == {"curves", "grads"}
     coordinates = re.findall(r'\s(?:c?[xy][12]?|width|height|d)="([^"]*)"', text)
     assert coordinates and not [c for c in coordinates if re.search(r"nan|inf", c, re.I)]
+
+
+def test_the_plots_need_no_inline_style_and_every_id_on_the_page_is_unique(
+    xor_report, deep_report
+) -> None:
+    """The page's policy allows its own style sheet and none other: the plots carry no
+    style attribute or element (their theme colours are classes of report.css), and their
+    ids (the hatchings) clash with nothing on the page."""
+    hatched = set()
+    for _, page in (xor_report, deep_report):
+        text = page.read_text(encoding="utf-8")
+        for name, svg in plots(page).items():
+            assert not [e for e in svg.iter() if "style" in e.attrib], name
+            assert svg.find(f".//{SVG}style") is None, name
+        ids = re.findall(r'\sid="([^"]*)"', text)
+        assert len(ids) == len(set(ids)), sorted(i for i in ids if ids.count(i) > 1)
+        used = set(re.findall(r"url\(#([^)]*)\)", text))
+        assert used <= set(ids)  # every hatching a bar or cell uses is defined
+        hatched |= used
+    assert hatched  # (deep-sigmoid's stalled layers are hatched)
