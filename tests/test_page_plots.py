@@ -390,3 +390,21 @@ def test_the_plots_need_no_inline_style_and_every_id_on_the_page_is_unique(
         assert used <= set(ids)  # every hatching a bar or cell uses is defined
         hatched |= used
     assert hatched  # (deep-sigmoid's stalled layers are hatched)
+
+
+def test_a_long_curve_keeps_its_envelope_in_few_points() -> None:
+    """50,000 epochs: each pixel column keeps its first, lowest, highest and last point,
+    so a one-epoch spike and the lowest loss stay on the picture."""
+    n = 50_000
+    loss = [1.0 / (1 + i) for i in range(n)]
+    loss[31_337] = 5.0  # a spike
+    svg = ET.fromstring(curves_svg(loss, [0.5] * n))
+    loss_of, _ = axis(svg, "loss", log=True)
+    epoch_of, _ = axis(svg, "epoch")
+    (points,) = path_points(svg.find(f".//{SVG}path[@class='curve loss']").get("d"))
+    assert len(points) <= 4 * 800
+    values = [loss_of(y) for _, y in points]
+    assert math.isclose(max(values), 5.0, rel_tol=0.01)
+    assert math.isclose(min(values), 1.0 / n, rel_tol=0.01)
+    top = max(points, key=lambda p: loss_of(p[1]))
+    assert abs(epoch_of(top[0]) - 31_338) < 50  # (epoch i + 1 holds loss[i])
