@@ -408,3 +408,12 @@ def test_a_long_curve_keeps_its_envelope_in_few_points() -> None:
     assert math.isclose(min(values), 1.0 / n, rel_tol=0.01)
     top = max(points, key=lambda p: loss_of(p[1]))
     assert abs(epoch_of(top[0]) - 31_338) < 50  # (epoch i + 1 holds loss[i])
+
+
+def test_a_long_subtitle_is_cut_to_the_plots_width() -> None:
+    subtitle = "on " + "a-very-long-data-file-name/" * 20
+    svg = ET.fromstring(curves_svg([1.0, 0.5], [0.0, 1.0], 1, "loss and accuracy", subtitle))
+    title = next(t for t in svg.iter(f"{SVG}text") if t.get("y") == "18")
+    shown = "".join(title.itertext())
+    assert shown.startswith("loss and accuracy · on a-very-long") and shown.endswith("…")
+    assert len(shown) * 13 * 0.62 <= 800

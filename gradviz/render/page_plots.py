@@ -38,6 +38,7 @@ from gradviz.render.plots import (
     within,
 )
 from gradviz.render.svgplot import (
+    CHAR_WIDTH,
     Scale,
     bottom_axis,
     colour_array,
@@ -81,10 +82,13 @@ HATCH = {"xxx": "cross", "...": "dots", "////": "lines"}  # matplotlib's hatch -
 
 
 def _title(title: str, subtitle: str) -> str:
-    """The plot's title and, after it, the circumstances (on what data)."""
+    """The plot's title and, after it, the circumstances (on what data), cut with … to
+    the plot's width (a long file name; the page's heading has it whole)."""
+    room = int((WIDTH - 16) / (13 * CHAR_WIDTH))
+    title = _clip(title, room)
     body = f'<tspan font-weight="bold">{esc(title)}</tspan>'
-    if subtitle:
-        body += f'<tspan class="soft"> · {esc(subtitle)}</tspan>'
+    if subtitle and room - len(title) > 8:
+        body += f'<tspan class="soft"> · {esc(_clip(subtitle, room - len(title) - 3))}</tspan>'
     return f'<text x="8" y="18" font-size="13">{body}</text>'
 
 
