@@ -8,7 +8,8 @@ Each command runs as a child process; its CPU time is user + system from `os.wai
 whole process: start, imports, the work, exit), so load from other jobs does not count as
 it does in wall time. In every round each command runs once, in an order that rotates; the
 ratio is the median of the per-round ratios. Then, in this process, the page's parts: each
-plot (matplotlib, figure built and saved as SVG) by CPU time, best of the rounds.
+plot (gradviz.render.page_plots, inline SVG without matplotlib) by CPU time, best of the
+rounds.
 """
 
 from __future__ import annotations
@@ -40,11 +41,12 @@ def cpu_seconds(argv: list[str]) -> float:
 
 
 def parts(model_path: Path, rounds: int) -> dict[str, float]:
-    """CPU seconds of each plot of the page, best of `rounds`, in this process."""
+    """CPU seconds of each plot of the page, best of `rounds`, in this process (the
+    decision boundary's grid, computed by gradviz.boundary, is not part of its plot)."""
     from gradviz.boundary import boundary
     from gradviz.measure import model_data
     from gradviz.model import load_model
-    from gradviz.render import plots
+    from gradviz.render import page_plots
     from gradviz.stats import diagnose
     from gradviz.train import evaluate
 
@@ -55,9 +57,9 @@ def parts(model_path: Path, rounds: int) -> dict[str, float]:
     drawn = boundary(model.network(), data, outputs=outputs)
     diagnosis = diagnose(model.layer_samples(data), epoch=model.epochs_run)
     jobs = {
-        "curves": lambda: plots.curves_plot(loss, accuracy, every, "t", "w"),
-        "boundary": lambda: plots.boundary_plot(drawn, "t", "w"),
-        "grads": lambda: plots.grads_plot(diagnosis, model.snapshots() or None, "t", "w"),
+        "curves": lambda: page_plots.curves_svg(loss, accuracy, every, "t", "w"),
+        "boundary": lambda: page_plots.boundary_svg(drawn, "t", "w"),
+        "grads": lambda: page_plots.grads_svg(diagnosis, model.snapshots() or None, "t", "w"),
     }
     best = dict.fromkeys(jobs, float("inf"))
     for _ in range(rounds):

@@ -121,8 +121,9 @@ def boundary(
     columns, rows = affordable_grid(network, columns, rows)
     X = np.asarray(data.X, dtype=np.float64)
     x_lo, x_hi, y_lo, y_hi = plane(X)
-    xs = x_lo + (np.arange(columns) + 0.5) * (x_hi - x_lo) / columns
-    ys = y_lo + (np.arange(rows) + 0.5) * (y_hi - y_lo) / rows
+    with np.errstate(all="ignore"):  # a box beyond the largest float: NaN, for the caller
+        xs = x_lo + (np.arange(columns) + 0.5) * (x_hi - x_lo) / columns
+        ys = y_lo + (np.arange(rows) + 0.5) * (y_hi - y_lo) / rows
     gx, gy = np.meshgrid(xs, ys)
     n_grid = gx.size
     with np.errstate(all="ignore"):

@@ -1,7 +1,7 @@
 """The HTML pages whose pictures Graphviz draws: a graph's live page (`html_page`) and
 a training report's page (`report_page`). The page builders in gradviz.render are pure;
 here they are handed what they show: the trace steps, the SVG laid out by the Graphviz
-program (gradviz.layout), the plots (matplotlib, loaded only for a page)."""
+program (gradviz.layout), the plots (gradviz.render.page_plots: inline SVG, no matplotlib)."""
 
 from __future__ import annotations
 
@@ -141,11 +141,12 @@ def report_page(
     title: str | None = None,
 ) -> str:
     """The report page of a training run (`gradviz.render.report_page`): the summary and
-    gradient texts as `inspect` prints them, and the pictures drawn here (matplotlib for the
-    plots, Graphviz for the network). `train --report`, `inspect -o` and `explore(model)`
-    give the same page for the same weights, but for where the page points the reader, in
-    the caller's words: `more` for the columns the table leaves out (`layer_table`),
-    `statuses` for what each status means (`grads_plot`). `title`: the report's own."""
+    gradient texts as `inspect` prints them, and the pictures drawn here (`page_plots` for
+    the plots, as inline SVG without matplotlib; Graphviz for the network). `train
+    --report`, `inspect -o` and `explore(model)` give the same page for the same weights,
+    but for where the page points the reader, in the caller's words: `more` for the
+    columns the table leaves out (`layer_table`), `statuses` for what each status means
+    (`grads_svg`). `title`: the report's own."""
     from dataclasses import replace  # lazy: start-up
 
     from gradviz.model import network_loss_graph  # lazy: start-up
@@ -154,11 +155,12 @@ def report_page(
         network_diagram,
         recorded_layer_diagram,
     )
-    from gradviz.render.plots import (  # lazy: start-up
+    from gradviz.render.page_plots import (  # lazy: start-up
         STATUS_MEANINGS,
-        boundary_plot,
-        curves_plot,
-        grads_plot,
+        boundary_svg,
+        curves_svg,
+        grads_svg,
+        unmappable,
     )
     from gradviz.render.report_page import (  # lazy: start-up
         ReportParts,
@@ -173,17 +175,19 @@ def report_page(
     notes: dict[str, str] = {}
     curves = None
     if report.loss:
-        curves = curves_plot(report.loss, report.accuracy, report.every, "loss and accuracy", where)
+        curves = curves_svg(report.loss, report.accuracy, report.every, "loss and accuracy", where)
     else:
         notes["curves"] = "No training curves recorded in this model."
     grid = report.boundary()
-    boundary_svg = None
-    if grid is not None:
+    boundary = None
+    if grid is not None and unmappable(grid):
+        notes["boundary"] = unmappable(grid) or ""
+    elif grid is not None:
         title_b = f"decision boundary after {report.epochs_run} epochs"
-        boundary_svg = boundary_plot(grid, title_b, where)
+        boundary = boundary_svg(grid, title_b, where)
     else:
         notes["boundary"] = report.boundary_note or ""
-    grads = grads_plot(
+    grads = grads_svg(
         report.diagnosis,
         report.snapshots or None,
         "rms gradient per layer",
@@ -219,7 +223,7 @@ def report_page(
         summary=_plain(summary),
         gradients=_plain([gradient_report(report, "Gradients per layer", more)]),
         curves_svg=curves,
-        boundary_svg=boundary_svg,
+        boundary_svg=boundary,
         grads_svg=grads,
         network_svg=network_svg,
         notes=notes,

@@ -8,6 +8,7 @@ from pathlib import Path
 
 from browser import blocked_requests
 from test_html_browser import severe
+from test_page_plots import axis, plots
 from test_report_page import expected_fill, python_example  # (the models: conftest.py)
 
 from gradviz.model import load_model
@@ -16,6 +17,21 @@ from gradviz.numbers import fmt
 FILLS_JS = """
 return Object.fromEntries(Array.from(document.querySelectorAll('#graph g.node')).map(g =>
   [g.querySelector('title').textContent, g.querySelector('polygon, path').getAttribute('fill')]));
+"""
+
+
+MARKS_JS = """
+const line = document.querySelector('svg.gvp.curves .now');
+const column = document.querySelector('svg.gvp.grads .now');
+return [parseFloat(line.getAttribute('x1')),
+  [parseFloat(column.getAttribute('x')), parseFloat(column.getAttribute('width'))]];
+"""
+RASTERS_JS = """
+const done = arguments[arguments.length - 1];
+Promise.all(Array.from(document.querySelectorAll('svg.gvp image')).map(i => {
+  const img = new Image(); img.src = i.getAttribute('href');
+  return img.decode().then(() => [img.naturalWidth, img.naturalHeight], () => [0, 0]);
+})).then(done);
 """
 
 
@@ -32,11 +48,17 @@ def test_the_page_loads_clean_and_requests_nothing(browser, xor_report) -> None:
     blocked = blocked_requests(browser)
     assert sorted(blocked) == ["connect-src", "img-src"]
     severe(browser)  # those two violations were ours
-    # every picture drew: the plots as images, the network inline
-    sizes = browser.execute_script(
-        "return Array.from(document.images).map(i => [i.naturalWidth, i.complete])"
+    # every picture drew: the three plots inline, each raster of theirs a PNG the browser
+    # decodes (under the page's policy), the network inline
+    plots = browser.execute_script(
+        "return Array.from(document.querySelectorAll('svg.gvp')).map(s => "
+        "[s.getBoundingClientRect().width, s.querySelectorAll('image').length])"
     )
-    assert len(sizes) == 3 and all(w > 0 and done for w, done in sizes)
+    assert len(plots) == 3 and all(w > 300 for w, _ in plots)
+    assert [n for _, n in plots] == [0, 2 + 4 + 1, 1]  # bars; map, 4 units, bars; bar
+    decoded = browser.execute_async_script(RASTERS_JS)
+    assert len(decoded) == 8 and all(w > 0 and h > 0 for w, h in decoded), decoded
+    assert severe(browser) == []
 
 
 def test_the_epoch_slider_works_by_keyboard(browser, deep_report) -> None:
@@ -45,6 +67,9 @@ def test_the_epoch_slider_works_by_keyboard(browser, deep_report) -> None:
     severe(browser)
     model_path, page = deep_report
     snapshots = load_model(model_path).snapshots()
+    drawn = plots(page)
+    epoch_on_curves, _ = axis(drawn["curves"], "epoch")
+    heat_epoch, _ = axis(drawn["grads"], "heat-epoch")
     browser.get(page.as_uri())
     slider = browser.find_element("id", "epoch")
     for k in (3, 2, 1, 0):
@@ -57,6 +82,11 @@ def test_the_epoch_slider_works_by_keyboard(browser, deep_report) -> None:
         assert [fills[f"L{i + 1}"] for i in range(10)] == [
             expected_fill(layer.rms) for layer in diagnosis.layers
         ]
+        # the plots mark that epoch: a line on the curves, the heat map's column outlined
+        curve_x, heat = browser.execute_script(MARKS_JS)
+        assert abs(epoch_on_curves(curve_x) - epoch) < 0.1
+        low, high = (heat_epoch(x) for x in (heat[0], heat[0] + heat[1]))
+        assert low < epoch < high and high - low < 25.5  # the column of that epoch alone
     slider.send_keys(Keys.END)
     assert browser.find_element("id", "epoch-text").text.startswith("epoch 100 (5 of 5")
     assert severe(browser) == []

@@ -1,8 +1,9 @@
 """The output options of `train` and `inspect` (--boundary, --curves, --report, --save)
 and the terminal's boundary map, each of a `gradviz.report.Report`: checks before any
 work, then one call each. The drawing is in
-gradviz.render.plots (matplotlib, loaded only when a picture is written) and
-gradviz.render.boundary_map."""
+gradviz.render.plots (matplotlib, loaded only when a picture file is written),
+gradviz.render.boundary_map, and for the page gradviz.pages (its plots without
+matplotlib)."""
 
 from __future__ import annotations
 
@@ -100,7 +101,7 @@ def write_report(path: str | None, report: Report) -> list[str]:
     the same weights."""
     if path is None:
         return []
-    from gradviz.pages import report_page  # lazy: start-up (matplotlib, Graphviz)
+    from gradviz.pages import report_page  # lazy: start-up (numpy, Graphviz)
 
     page = report_page(report, more=EVERY_NUMBER, statuses=STATUS_MEANINGS)
     write_atomic(Path(path), page.encode("utf-8"))

@@ -12,13 +12,15 @@ once (the op list of example 1, with the trained weights as its leaves) and runs
 assets/engine.js, the engine whose numbers tests/test_html_parity.py checks against the
 Python engine to the bit. Any example, or an input typed in, costs nothing more.
 
-Pure: a `gradviz.report.Report` in, with the pictures rendered (matplotlib's SVGs,
-Graphviz's SVG of the network), the texts as printed and the example's program
-(`gradviz.pages.example_program`); one HTML string out. A report without data (a run
-recorded elsewhere) gets a note where the predictions, the network and the example go.
+Pure: a `gradviz.report.Report` in, with the pictures rendered (the plots as inline SVG,
+`gradviz.render.page_plots`; Graphviz's SVG of the network), the texts as printed and the
+example's program (`gradviz.pages.example_program`); one HTML string out. A report
+without data (a run recorded elsewhere) gets a note where the predictions, the network and
+the example go.
 Scripts and the style are allowed by their hashes in a Content-Security-Policy that
-forbids everything else; matplotlib's SVGs sit in `<img>` as data: URLs (their own inline
-styles would need 'unsafe-inline' in the page, and their ids could clash).
+forbids everything else; the plots carry no style of their own (their text and axes take
+the page's colours from report.css, so they follow dark mode) and their rasters are PNG
+data: URLs.
 User text (model path, spec name, column names) reaches the page escaped as HTML text or
 as JSON with `<`, `>`, `&` and U+2028/9 escaped.
 """
@@ -26,10 +28,10 @@ as JSON with `<`, `>`, `&` and U+2028/9 escaped.
 from __future__ import annotations
 
 import html
+import math
 from collections.abc import Sequence
 from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Any
-from urllib.parse import quote
 
 from gradviz.numbers import DEFAULT_PRECISION, fmt, json_number
 from gradviz.render import colours
@@ -63,9 +65,9 @@ class ReportParts:
     title: str  # the model file, or the spec trained
     summary: str  # `summary_text` and the final line, as printed
     gradients: str  # the per-layer table and its verdict, as printed
-    curves_svg: bytes | None
-    boundary_svg: bytes | None
-    grads_svg: bytes | None
+    curves_svg: str | None  # inline SVG (`page_plots`)
+    boundary_svg: str | None
+    grads_svg: str | None
     network_svg: str | None  # Graphviz's SVG of the layer-level network picture
     notes: dict[str, str]
     program: dict[str, Any]  # one example's loss graph as the page runs it
@@ -152,16 +154,10 @@ def _esc(text: str) -> str:
     return html.escape(text, quote=True)
 
 
-URL_SAFE = " /=:;,.()-_<>!*~+?@[]{}|^`$"
-
-
-def _picture(svg: bytes | None, alt: str, note: str | None) -> str:
+def _picture(svg: str | None, note: str | None) -> str:
     if svg is None:
         return f'<p class="note">{_esc(note or "not drawn")}</p>'
-    # Percent-encoded only where a data: URL inside a quoted attribute needs it (`"`, `&`,
-    # `#`, `%`, `'`, line breaks, non-ASCII): a quarter smaller than base64.
-    src = "data:image/svg+xml;charset=utf-8," + quote(svg.decode("utf-8"), safe=URL_SAFE)
-    return f'<img class="plot" src="{src}" alt="{_esc(alt)}">'
+    return f'<figure class="plot">{svg}</figure>'
 
 
 def _examples_table(
@@ -211,6 +207,8 @@ def _scatter(data: Dataset) -> str:
     shown = data.X[:EXAMPLE_LIMIT]
     lows, highs = data.X.min(axis=0).tolist(), data.X.max(axis=0).tolist()
     spans = [(hi - lo) or 1.0 for lo, hi in zip(lows, highs, strict=True)]
+    if not all(math.isfinite(v) for v in (*lows, *spans)):  # no pixel maps back: boxes only
+        return ""
     inner = SCATTER_SIZE - 2 * SCATTER_PAD
 
     def px(v: float, axis: int) -> float:
@@ -341,18 +339,14 @@ def report_html(parts: ReportParts, report: Report, precision: int = DEFAULT_PRE
         css=css,
         heading=_esc(printable(parts.title)),
         summary=_esc(printable_lines(parts.summary)),
-        curves=_picture(parts.curves_svg, "loss and accuracy per epoch", notes.get("curves")),
-        boundary=_picture(
-            parts.boundary_svg, "the decision boundary over the input plane", notes.get("boundary")
-        ),
+        curves=_picture(parts.curves_svg, notes.get("curves")),
+        boundary=_picture(parts.boundary_svg, notes.get("boundary")),
         last=max(0, len(frames) - 1),
         network=inline_svg(parts.network_svg)
         if parts.network_svg is not None
         else f'<p class="note">{_esc(notes.get("network", "not drawn"))}</p>',
         gradients=_esc(parts.gradients),
-        grads=_picture(
-            parts.grads_svg, "rms gradient per layer, and per layer over epochs", notes.get("grads")
-        ),
+        grads=_picture(parts.grads_svg, notes.get("grads")),
         examples=_examples(report),
         boxes=_input_boxes(data)
         if data is not None

@@ -44,11 +44,34 @@
       if (node.max) setFitted(node, node.max, layer.max);
       if (node.status) setFitted(node, node.status, layer.status);
     });
+    markEpoch(k, frame.epoch);
     $("epoch-text").textContent = "epoch " + frame.epoch + " (" + (k + 1) + " of " +
       R.frames.length + " recorded): rms grad " + frame.layers.map(function (l) {
         return l.name + " " + l.rms;
       }).join(", ");
   }
+  // the chosen epoch on the plots (gradviz.render.page_plots): a line across the curves at
+  // x = a + b * epoch, the heat map's column of that recorded epoch outlined
+  var curveNow = document.querySelector("svg.gvp.curves .now");
+  var heatNow = document.querySelector("svg.gvp.grads .now");
+  function markEpoch(k, epoch) {
+    if (curveNow) {
+      var ab = curveNow.getAttribute("data-x").split(" ").map(Number);
+      var x = String(ab[0] + ab[1] * epoch);
+      curveNow.setAttribute("x1", x);
+      curveNow.setAttribute("x2", x);
+    }
+    if (heatNow) {
+      var columns = heatNow.getAttribute("data-columns").split(",");
+      var shown = heatNow.getAttribute("data-shown").split(" ").map(Number);
+      var at = 0;
+      shown.forEach(function (j, i) { if (j <= k) at = i; });
+      var xw = columns[at].split(" ");
+      heatNow.setAttribute("x", xw[0]);
+      heatNow.setAttribute("width", xw[1]);
+    }
+  }
+
   var slider = $("epoch");
   slider.addEventListener("input", function () { showEpoch(parseInt(slider.value, 10)); });
   showEpoch(parseInt(slider.value, 10));

@@ -1,0 +1,697 @@
+"""The report page's three plots as inline SVG, drawn without matplotlib (`svgplot`): the
+loss and accuracy curves, the decision boundary of a 2-input network with its first
+hidden layer's units, and the gradients per layer (the last moment's bars and the layers x
+epochs heat map).
+
+They show what `gradviz.render.plots` draws into files, with its colours and their meanings
+(`STATUS_COLOURS`, `MAGNITUDE_MAP`, `BOUNDARY_MAP`, `HIDDEN_MAP`), its limits (`within`:
+magnitudes past 1e200 drawn at it, and said) and its marks (NaN/inf crossed cyan, exact
+zeros dotted white, vanishing hatched magenta). The page's epoch slider moves a marker on
+the curves and on the heat map (`report.js` reads the `data-*` attributes written here).
+
+Pure: numbers in, SVG text out.
+"""
+
+from __future__ import annotations
+
+import itertools
+import math
+from collections.abc import Sequence
+from typing import TYPE_CHECKING
+
+from gradviz.numbers import fmt
+from gradviz.ops import ACTIVATIONS
+from gradviz.render.plots import (
+    BOUNDARY_MAP,
+    HIDDEN_MAP,
+    MAGNITUDE_MAP,
+    MAX_HIDDEN_MAPS,
+    NEGATIVE,
+    NONFINITE,
+    PLOT_MAX,
+    PLOT_MIN,
+    POSITIVE,
+    STATUS_COLOURS,
+    STATUS_MEANINGS,
+    ZERO,
+    output_norm,
+    within,
+)
+from gradviz.render.svgplot import (
+    CHAR_WIDTH,
+    Scale,
+    bottom_axis,
+    colour_array,
+    colour_bar,
+    colour_hex,
+    decades,
+    esc,
+    frame,
+    grid_lines,
+    image,
+    left_axis,
+    line,
+    linear_ticks,
+    log_ticks,
+    log_ticks_within,
+    nice_step,
+    num,
+    png_url,
+    power_label,
+    rect,
+    right_axis,
+    svg,
+    text,
+    text_width,
+    tick_label,
+)
+from gradviz.stats import Diagnosis, History, LayerStats, series
+
+if TYPE_CHECKING:
+    import numpy as np
+
+    from gradviz.boundary import Boundary
+
+WIDTH = 800
+LOSS_COLOUR, ACCURACY_COLOUR = "#0072b2", "#009e73"
+BAD_MARK = "#d55e00"  # the x on a NaN/inf epoch
+MAX_POINTS = 1500  # a curve of more points keeps each pixel column's lowest and highest
+MAX_MARKS = 5000  # data points drawn on the boundary; above, the first, and a note says so
+MAX_COLUMNS = 400  # heat-map columns; above, every k-th recorded epoch, and a note says so
+HATCH = {"xxx": "cross", "...": "dots", "////": "lines"}  # matplotlib's hatch -> pattern
+
+
+def _title(title: str, subtitle: str) -> str:
+    """The plot's title and, after it, the circumstances (on what data), cut with … to
+    the plot's width (a long file name; the page's heading has it whole)."""
+    room = int((WIDTH - 16) / (13 * CHAR_WIDTH))
+    title = _clip(title, room)
+    body = f'<tspan font-weight="bold">{esc(title)}</tspan>'
+    if subtitle and room - len(title) > 8:
+        body += f'<tspan class="soft"> · {esc(_clip(subtitle, room - len(title) - 3))}</tspan>'
+    return f'<text x="8" y="18" font-size="13">{body}</text>'
+
+
+def _linear_labels(ticks: Sequence[float]) -> list[str]:
+    step = ticks[1] - ticks[0] if len(ticks) > 1 else 1.0
+    return [tick_label(t, step) for t in ticks]
+
+
+def _path(points: Sequence[tuple[float, float]], colour: str, name: str) -> str:
+    """One polyline per run of finite points (NaN/inf leave gaps)."""
+    runs: list[list[str]] = [[]]
+    for x, y in points:
+        if math.isfinite(y):
+            runs[-1].append(f"{num(x)},{num(y)}")
+        elif runs[-1]:
+            runs.append([])
+    d = " ".join(
+        ("M" + " L".join(run)) if len(run) > 1 else f"M{run[0]} h0.01" for run in runs if run
+    )
+    if not d:
+        return ""
+    return (
+        f'<path d="{d}" fill="none" stroke="{colour}" stroke-width="1.6" '
+        f'stroke-linejoin="round" stroke-linecap="round" class="curve {name}"/>'
+    )
+
+
+def _thin(xs: Sequence[float], ys: Sequence[float]) -> list[tuple[float, float]]:
+    """At most about 2 x MAX_POINTS points: beyond, each pixel column keeps its first,
+    lowest, highest and last point (the envelope a line of so many points draws anyway);
+    a non-finite value always stays, to break the line."""
+    points = list(zip(xs, ys, strict=True))
+    if len(points) <= MAX_POINTS:
+        return points
+    kept: list[tuple[float, float]] = []
+    column: list[tuple[float, float]] = []
+    current = None
+    for x, y in points:
+        key = round(x)
+        if not math.isfinite(y):
+            kept.extend(_envelope(column))
+            column = []
+            kept.append((x, y))
+            continue
+        if key != current and column:
+            kept.extend(_envelope(column))
+            column = []
+        current = key
+        column.append((x, y))
+    kept.extend(_envelope(column))
+    return kept
+
+
+def _envelope(column: list[tuple[float, float]]) -> list[tuple[float, float]]:
+    if len(column) <= 4:
+        return column
+    low = min(column, key=lambda p: p[1])
+    high = max(column, key=lambda p: p[1])
+    inner = sorted({low, high}, key=column.index)
+    return [column[0], *inner, column[-1]]
+
+
+# -- loss and accuracy ---------------------------------------------------------------------
+
+
+def curves_svg(
+    loss: Sequence[float],
+    accuracy: Sequence[float],
+    every: int = 1,
+    title: str = "loss and accuracy",
+    subtitle: str = "",
+) -> str:
+    """The mean loss per epoch (log scale when every finite value is positive) above the
+    accuracy per epoch, on one epoch axis; NaN/inf epochs are gaps, marked x."""
+    left, right = 78, WIDTH - 24
+    top_a, top_b = 48, 238  # the loss axes
+    acc_a, acc_b = 262, 372  # the accuracy axes
+    epochs = [every * (i + 1) for i in range(len(loss))]
+    last = epochs[-1] if epochs else 1
+    x = Scale(0, last, left, right)
+    given = [v for v in loss if math.isfinite(v)]
+    log = bool(given) and min(given) > 0
+    drawn = [within(v, log) for v in loss]
+    finite = [v for v in drawn if math.isfinite(v)]
+    parts = [_title(title, subtitle)]
+    parts.append(
+        text(left, top_a - 8, "mean per epoch, as training saw the examples", 11, cls="soft")
+    )
+    if log:
+        lo, hi = decades(min(finite), max(finite))
+        y = Scale(lo, hi, top_b, top_a, log=True)
+        few = math.log10(hi / lo) <= 2
+        ticks = log_ticks_within(lo, hi) if few else log_ticks(lo, hi)
+        labels = [power_label(t) for t in ticks]
+        name = "loss (log scale)"
+    else:
+        lo, hi = (min(finite), max(finite)) if finite else (0.0, 1.0)
+        if hi <= lo:
+            lo, hi = lo - 1.0, hi + 1.0
+        step = nice_step(hi - lo, 5)
+        lo, hi = math.floor(lo / step) * step, math.ceil(hi / step) * step
+        y = Scale(lo, hi, top_b, top_a)
+        ticks = linear_ticks(lo, hi, 5)
+        labels = _linear_labels(ticks)
+        name = "loss"
+    xticks = linear_ticks(0, last, 8, integer=True)
+    xlabels = [str(round(t)) for t in xticks]
+    parts += grid_lines([x(t) for t in xticks], top_a, top_b, vertical=True)
+    parts += grid_lines([y(t) for t in ticks], left, right, vertical=False)
+    parts += left_axis("loss", y, left, ticks, labels)
+    parts.append(line(left, top_b, right, top_b))
+    parts.append(text(18, (top_a + top_b) / 2, name, 12, "middle", rotate=True))
+    xs = [x(e) for e in epochs]
+    parts.append(
+        _path(_thin(xs, [y(v) if math.isfinite(v) else v for v in drawn]), LOSS_COLOUR, "loss")
+    )
+    notes = []
+    if finite != given:
+        notes.append(
+            f"drawn between {PLOT_MIN:g} and {PLOT_MAX:g}" if log else f"drawn within ±{PLOT_MAX:g}"
+        )
+    bad = [px for px, v in zip(xs, drawn, strict=True) if not math.isfinite(v)]
+    if bad:
+        at = top_b - 6
+        marks = sorted({round(px) for px in bad})
+        d = " ".join(f"M{p - 4},{num(at - 4)} l8,8 m0,-8 l-8,8" for p in marks)
+        parts.append(f'<path d="{d}" stroke="{BAD_MARK}" stroke-width="1.6" class="bad"/>')
+        notes.append("x: NaN/inf loss")
+    if notes:
+        parts.append(text(right, top_a + 14, "; ".join(notes), 11, "end", "note"))
+    # accuracy, 0 to 100 %
+    a = Scale(-0.03, 1.03, acc_b, acc_a)
+    aticks = [0.0, 0.25, 0.5, 0.75, 1.0]
+    parts += grid_lines([x(t) for t in xticks], acc_a, acc_b, vertical=True)
+    parts += grid_lines([a(t) for t in aticks], left, right, vertical=False)
+    parts += left_axis("accuracy", a, left, aticks, [f"{round(t * 100)}%" for t in aticks])
+    parts += bottom_axis("epoch", x, acc_b, xticks, xlabels)
+    parts.append(text(18, (acc_a + acc_b) / 2, "accuracy", 12, "middle", rotate=True))
+    acc = [v if math.isfinite(v) else math.nan for v in accuracy]
+    parts.append(
+        _path(
+            _thin(xs, [a(v) if math.isfinite(v) else v for v in acc]), ACCURACY_COLOUR, "accuracy"
+        )
+    )
+    if acc and not any(math.isfinite(v) for v in acc):
+        parts.append(text(right, acc_a + 14, "no accuracy recorded", 11, "end", "note"))
+    parts.append(text((left + right) / 2, acc_b + 34, "epoch", 12, "middle"))
+    # the epoch chosen on the page's slider: x = a + b * epoch
+    parts.append(
+        f'<line x1="-10" y1="{top_a}" x2="-10" y2="{acc_b}" class="now" '
+        f'data-x="{x(0)!r} {(x(1) - x(0))!r}"/>'
+    )
+    return svg(WIDTH, acc_b + 44, "loss and accuracy per epoch", parts, "curves")
+
+
+# -- the decision boundary -----------------------------------------------------------------
+
+
+def _two_slope(values: np.ndarray, lo: float, centre: float, hi: float) -> np.ndarray:
+    """matplotlib's TwoSlopeNorm: lo…centre onto 0…0.5, centre…hi onto 0.5…1."""
+    import numpy as np  # lazy: start-up
+
+    with np.errstate(all="ignore"):
+        below = 0.5 * (values - lo) / (centre - lo) if centre > lo else np.zeros_like(values)
+        above = 0.5 + 0.5 * (values - centre) / (hi - centre) if hi > centre else 0.5 + 0 * values
+    return np.where(values < centre, below, above)
+
+
+def _raster(values: np.ndarray, name: str, t: np.ndarray) -> np.ndarray:
+    """The grid's colours, top row first (the grid's rows go upwards); NaN/inf cyan."""
+    import numpy as np  # lazy: start-up
+
+    rgb = colour_array(name, t)
+    bad = ~np.isfinite(values)
+    if bad.any():
+        cyan = int(NONFINITE[0][1:3], 16), int(NONFINITE[0][3:5], 16), int(NONFINITE[0][5:7], 16)
+        rgb[bad] = cyan
+    return rgb[::-1]
+
+
+def contour(b: Boundary, x: Scale, y: Scale) -> str:
+    """The threshold's contour by marching squares on the grid points (cell centres):
+    one segment per grid square the level crosses, crossing points interpolated on its
+    edges; a square crossed on all four edges is split by its centre's side."""
+    import numpy as np  # lazy: start-up
+
+    z = b.output - b.threshold
+    above = z > 0
+    finite = np.isfinite(z)
+    ok = finite[:-1, :-1] & finite[1:, :-1] & finite[:-1, 1:] & finite[1:, 1:]
+    corners = above[:-1, :-1].astype(int) + above[1:, :-1] + above[:-1, 1:] + above[1:, 1:]
+    rows, cols = np.nonzero(ok & (corners > 0) & (corners < 4))
+    xs, ys, grid = b.xs.tolist(), b.ys.tolist(), z.tolist()
+    segments = []
+    for i, j in zip(rows.tolist(), cols.tolist(), strict=True):
+        # corners counter-clockwise from the lower left: (row, column)
+        square = [(i, j), (i, j + 1), (i + 1, j + 1), (i + 1, j)]
+        crossings = []
+        for (r1, c1), (r2, c2) in zip(square, square[1:] + square[:1], strict=True):
+            v1, v2 = grid[r1][c1], grid[r2][c2]
+            if (v1 > 0) != (v2 > 0):
+                f = v1 / (v1 - v2)
+                px = xs[c1] + f * (xs[c2] - xs[c1])
+                py = ys[r1] + f * (ys[r2] - ys[r1])
+                crossings.append((x(px), y(py)))
+        if len(crossings) == 4:
+            centre = sum(grid[r][c] for r, c in square) > 0
+            first = grid[i][j] > 0
+            pairs = [(0, 1), (2, 3)] if centre != first else [(0, 3), (1, 2)]
+        else:
+            pairs = [(0, 1)]
+        for p, q in pairs:
+            (x1, y1), (x2, y2) = crossings[p], crossings[q]
+            segments.append(f"M{num(x1)},{num(y1)}L{num(x2)},{num(y2)}")
+    if not segments:
+        return ""
+    return (
+        f'<path d="{"".join(segments)}" fill="none" stroke="#000000" stroke-width="1.2" '
+        'class="contour"/>'
+    )
+
+
+def unmappable(b: Boundary) -> str | None:
+    """Why the plane around the data cannot be drawn (its box or its width beyond the
+    largest float), or None."""
+    x0, x1, y0, y1 = b.extent
+    if all(math.isfinite(v) for v in (x0, x1, y0, y1, x1 - x0, y1 - y0)):
+        return None
+    return (
+        "No decision boundary: the inputs span more than a float can hold "
+        f"({fmt(float(b.points.min()))} … {fmt(float(b.points.max()))}); rescale them."
+    )
+
+
+def boundary_svg(b: Boundary, title: str = "decision boundary", subtitle: str = "") -> str:
+    """The network's output over the input plane on the diverging map centred on the
+    decision threshold, the threshold's contour, the data on top (circles above the
+    threshold, squares at or below, misclassified ringed), a colour bar; beside it one
+    small map per unit of the first hidden layer on one shared scale."""
+    hidden = b.hidden[:MAX_HIDDEN_MAPS]
+    left, top, size = 62, 40, 340
+    x0, x1, y0, y1 = b.extent
+    x = Scale(x0, x1, left, left + size)
+    y = Scale(y0, y1, top + size, top)
+    lo, hi = output_norm(b)
+    parts = [_title(title, subtitle)]
+    t = _two_slope(b.output, lo, b.threshold, hi)
+    parts.append(
+        image(left, top, size, size, png_url(_raster(b.output, BOUNDARY_MAP, t)), "pixels map")
+    )
+    parts.append(contour(b, x, y))
+    parts += _points(b, x, y)
+    parts.append(frame(left, top, size, size))
+    xticks, yticks = linear_ticks(x0, x1, 6), linear_ticks(y0, y1, 6)
+    parts += bottom_axis("x0", x, top + size, xticks, _linear_labels(xticks))
+    parts += left_axis("x1", y, left, yticks, _linear_labels(yticks))
+    parts.append(text(left + size / 2, top + size + 34, b.feature_names[0], 12, "middle"))
+    parts.append(text(16, top + size / 2, b.feature_names[1], 12, "middle", rotate=True))
+    # the colour bar: the two halves of the map, threshold marked
+    bx = left + size + 12
+    parts.append(colour_bar(BOUNDARY_MAP, bx, top, 14, size))
+    bar = Scale(lo, hi, top + size, top)
+    bticks = linear_ticks(lo, hi, 5)
+    parts += right_axis("output", bar, bx + 14, bticks, _linear_labels(bticks))
+    parts.append(line(bx, bar(b.threshold), bx + 14, bar(b.threshold), "threshold"))
+    cut = fmt(b.threshold)
+    label = f"network output ({b.output_activation}); threshold {cut}"
+    parts.append(text(bx + 62, top + size / 2, label, 11, "middle", rotate=True))
+    parts += _boundary_legend(b, left, top + size + 54, cut)
+    height = top + size + 104
+    if hidden:
+        parts += _hidden_maps(b, hidden, bx + 86, top)
+    return svg(WIDTH, height, "the decision boundary over the input plane", parts, "boundary")
+
+
+def _points(b: Boundary, x: Scale, y: Scale) -> list[str]:
+    """The data: a black halo under a white-edged mark, coloured by class; misclassified
+    points ringed white and black."""
+    n = len(b.targets)
+    shown = min(n, MAX_MARKS)
+    few = n <= 20
+    r = 7.0 if few else 3.6
+    positive = (b.targets > b.threshold).tolist()[:shown]
+    wrong = b.wrong.tolist()[:shown]
+    halo, marks, rings = [], [], []
+    for (px, py), pos, bad in zip(b.points[:shown].tolist(), positive, wrong, strict=True):
+        if not (math.isfinite(px) and math.isfinite(py)):
+            continue
+        cx, cy = x(px), y(py)
+        if pos:
+            halo.append(f'<circle cx="{num(cx)}" cy="{num(cy)}" r="{r + 1.5:g}"/>')
+            marks.append(f'<circle cx="{num(cx)}" cy="{num(cy)}" r="{r:g}" fill="{POSITIVE}"/>')
+        else:
+            s = r * 0.9
+            halo.append(rect(cx - s - 1.5, cy - s - 1.5, 2 * s + 3, 2 * s + 3, "#000000"))
+            marks.append(rect(cx - s, cy - s, 2 * s, 2 * s, NEGATIVE))
+        if bad:
+            rings.append(f'<circle cx="{num(cx)}" cy="{num(cy)}" r="{2 * r:g}"/>')
+    parts = [
+        f'<g fill="#000000" class="halo">{"".join(halo)}</g>',
+        f'<g stroke="#ffffff" stroke-width="1" class="marks">{"".join(marks)}</g>',
+    ]
+    if rings:
+        body = "".join(rings)
+        parts.append(f'<g fill="none" stroke="#ffffff" stroke-width="3.2">{body}</g>')
+        parts.append(f'<g fill="none" stroke="#000000" stroke-width="1.6" class="wrong">{body}</g>')
+    if shown < n:
+        parts.append(
+            text(x.end - 4, y.end + 14, f"the first {shown:,} of {n:,} points", 11, "end", "note")
+        )
+    return parts
+
+
+def _boundary_legend(b: Boundary, left: float, y: float, cut: str) -> list[str]:
+    import numpy as np  # lazy: start-up
+
+    wrong = int(b.wrong.sum())
+    parts = [
+        f'<circle cx="{left + 6}" cy="{y - 4}" r="6" fill="{POSITIVE}" stroke="#000000"/>',
+        text(left + 18, y, f"target > {cut}", 11),
+        rect(left + 1, y + 13, 10, 10, NEGATIVE, ' stroke="#000000"'),
+        text(left + 18, y + 22, f"target ≤ {cut}", 11),
+        f'<circle cx="{left + 186}" cy="{y - 4}" r="7" fill="none" stroke-width="1.6" '
+        'class="ink-stroke"/>',
+        text(left + 200, y, f"misclassified (ringed): {wrong}", 11),
+        line(left + 176, y + 18, left + 196, y + 18, "threshold-key"),
+        text(left + 200, y + 22, f"output = {cut}", 11),
+    ]
+    if not np.isfinite(b.output).all():
+        parts.append(rect(left + 1, y + 31, 10, 10, NONFINITE[0], ' stroke="#000000"'))
+        parts.append(text(left + 18, y + 40, "output NaN/inf", 11))
+    return parts
+
+
+def _hidden_maps(b: Boundary, hidden: list[np.ndarray], left: float, top: float) -> list[str]:
+    """One small map per unit of the first hidden layer, on one shared viridis scale."""
+    import numpy as np  # lazy: start-up
+
+    n = len(hidden)
+    columns = 2 if n <= 8 else 4
+    rows = math.ceil(n / columns)
+    gap = 8
+    room = WIDTH - 12 - left
+    side = min((room - gap * (columns - 1)) / columns, (300 - 16 * rows) / rows)
+    op = ACTIVATIONS.get(b.hidden_activation or "")
+    if op is not None and op.output_range is not None:  # σ in [0, 1], tanh in [-1, 1]
+        lo, hi = op.output_range
+    else:
+        values = np.concatenate([h[np.isfinite(h)] for h in hidden])
+        lo, hi = (float(values.min()), float(values.max())) if values.size else (0.0, 1.0)
+        hi = hi if hi > lo else lo + 1.0
+    lo, hi = within(lo), within(hi)
+    shown = f"first {n} of {len(b.hidden)} units" if len(b.hidden) > n else f"{n} units"
+    parts = [text(left + room / 2, top + 4, f"first hidden layer, {shown}", 12, "middle")]
+    x0, x1, y0, y1 = b.extent
+    for k, unit in enumerate(hidden):
+        r, c = divmod(k, columns)
+        mx = left + c * (side + gap)
+        my = top + 26 + r * (side + 16)
+        with np.errstate(all="ignore"):
+            t = (unit - lo) / (hi - lo)
+        parts.append(text(mx + side / 2, my - 4, f"N{k + 1}", 10, "middle"))
+        parts.append(
+            image(mx, my, side, side, png_url(_raster(unit, HIDDEN_MAP, t)), "pixels unit")
+        )
+        sx, sy = Scale(x0, x1, mx, mx + side), Scale(y0, y1, my + side, my)
+        dots = [
+            f'<circle cx="{num(sx(px))}" cy="{num(sy(py))}" r="1.6"/>'
+            for px, py in b.points[:MAX_MARKS].tolist()
+            if math.isfinite(px) and math.isfinite(py)
+        ]
+        parts.append(f'<g fill="#ffffff" stroke="#000000" stroke-width="0.4">{"".join(dots)}</g>')
+        parts.append(frame(mx, my, side, side))
+    below = top + 26 + rows * (side + 16) + 4
+    width = columns * side + (columns - 1) * gap
+    parts.append(colour_bar(HIDDEN_MAP, left, below, width, 12, vertical=False))
+    scale = Scale(lo, hi, left, left + width)
+    ticks = linear_ticks(lo, hi, 5)
+    parts += bottom_axis("hidden", scale, below + 12, ticks, _linear_labels(ticks), 10, False)
+    name = f"L1 unit output ({b.hidden_activation})"
+    parts.append(text(left + width / 2, below + 42, name, 11, "middle"))
+    return parts
+
+
+# -- gradients per layer -------------------------------------------------------------------
+
+
+def _patterns() -> str:
+    """The hatchings, as matplotlib draws them over a status colour: one pattern per
+    colour and hatch used (ids gvp-… are the page's only, drawn once)."""
+    defs = []
+    for (colour, hatch), pid in _pattern_ids().items():
+        mark = {
+            "cross": "M0,0 L6,6 M6,0 L0,6",
+            "dots": "M1.5,1.5 h0.01 M4.5,4.5 h0.01",
+            "lines": "M-1,7 L7,-1 M-1,1 L1,-1 M5,7 L7,5",
+        }[HATCH[hatch]]
+        ink = "#666666" if colour in (ZERO[0], NONFINITE[0]) else "#ffffff"
+        width = "1.6" if HATCH[hatch] == "dots" else "0.9"
+        defs.append(
+            f'<pattern id="{pid}" patternUnits="userSpaceOnUse" width="6" height="6">'
+            f'<rect width="6" height="6" fill="{colour}"/><path d="{mark}" stroke="{ink}" '
+            f'stroke-width="{width}" stroke-linecap="round"/></pattern>'
+        )
+    return f"<defs>{''.join(defs)}</defs>"
+
+
+def _pattern_ids() -> dict[tuple[str, str], str]:
+    looks = {(c, h) for c, h in STATUS_COLOURS.values() if h} | {NONFINITE, ZERO}
+    return {look: f"gvp-{HATCH[look[1]]}-{look[0][1:]}" for look in sorted(looks)}
+
+
+def _fill(colour: str, hatch: str) -> str:
+    return f"url(#{_pattern_ids()[(colour, hatch)]})" if hatch else colour
+
+
+# Text a shade darker than its bar where the bar colour is too light to read (plots.py's);
+# dark mode gives each status its own colour in report.css (`.st-…`).
+DARK_TEXT = {"#e69f00": "#9a5c00", "#9ab7d3": "#333333", NONFINITE[0]: "#00669b"}
+LOUD = ("vanishing", "stalled", "NaN", "exploding", "dead")
+
+
+def grads_svg(
+    diagnosis: Diagnosis,
+    snapshots: History | None = None,
+    title: str = "rms gradient per layer",
+    subtitle: str = "",
+    statuses: str = STATUS_MEANINGS,
+) -> str:
+    """The last moment's rms gradient per layer as log-scale bars with its value and
+    status, and with two or more recorded moments the layers x epochs heat map beside
+    it, row for row, on one log colour scale (darkest = smallest)."""
+    layers = diagnosis.layers
+    n = len(layers)
+    heat = bool(snapshots) and len(snapshots) > 1
+    epochs, names, rows = series(snapshots) if heat and snapshots else ([], [], [])
+    rows = [[within(v, log=True) if v > 0 else v for v in row] for row in rows]
+    values = [lay.rms for lay in layers] + [v for row in rows for v in row]
+    finite = [within(v, log=True) for v in values if 0 < v < math.inf]
+    lo, hi = decades(min(finite), max(finite)) if finite else (1e-8, 1.0)
+
+    names_shown = [_clip(f"{lay.name} {lay.activation}", 24) for lay in layers]
+    label_w = max((text_width(s, 11) for s in names_shown), default=40)
+    bar_left = 12 + min(label_w, 170)
+    bar_w = 190 if heat else 380
+    status_x = bar_left + bar_w + 6
+    top, row_h = 56, 26
+    plot_h = n * row_h
+    parts = [_patterns(), _title(title, subtitle)]
+    parts.append(text(bar_left, top - 10, "now: rms gradient per layer", 12))
+    x = Scale(lo, hi, bar_left, bar_left + bar_w, log=True)
+    ticks = log_ticks(lo, hi, 5 if heat else 8)
+    parts += grid_lines([x(t) for t in ticks], top, top + plot_h, vertical=True)
+    for i, (layer, shown) in enumerate(zip(layers, names_shown, strict=True)):
+        yc = top + (i + 0.5) * row_h
+        colour, hatch = STATUS_COLOURS.get(layer.status, ("#9ab7d3", ""))
+        v = within(layer.rms, log=True)
+        bar_y, bar_h = yc - row_h * 0.35, row_h * 0.7
+        if 0 < v < math.inf:
+            fill, end = _fill(colour, hatch), x(v)
+        elif not math.isfinite(v):  # no length to show: the whole row, crossed
+            fill, end = _fill(*NONFINITE), x.end
+        else:  # exactly 0: a short dotted stub at the axis' start, never a long bar
+            fill, end = _fill(*ZERO), x.start + 0.06 * bar_w
+        extra = f' class="bar" data-rms="{layer.rms!r}"'
+        if not 0 < v < math.inf:
+            extra += ' stroke="#666666" stroke-width="0.6"'
+        parts.append(rect(x.start, bar_y, end - x.start, bar_h, fill, extra))
+        parts.append(text(bar_left - 6, yc + 4, shown, 11, "end", "layer"))
+        weight = ' font-weight="bold"' if layer.status in LOUD else ""
+        ink = DARK_TEXT.get(colour, colour)
+        parts.append(
+            text(
+                status_x,
+                yc + 4,
+                f"{fmt(layer.rms, 2)} {layer.status}",
+                11,
+                cls=f"status st-{_status_class(layer.status)}",
+                extra=f' fill="{ink}"{weight}',
+            )
+        )
+    parts.append(line(x.start, top, x.start, top + plot_h))
+    parts += bottom_axis("rms", x, top + plot_h, ticks, [power_label(t) for t in ticks])
+    parts.append(
+        text((x.start + x.end) / 2, top + plot_h + 32, "rms gradient (log scale)", 12, "middle")
+    )
+    heat_note = ""
+    if heat:
+        heat_left = status_x + 118
+        heat_parts, heat_note = _heat(epochs, names, rows, layers, lo, hi, heat_left, top, row_h)
+        parts += heat_parts
+    legend_y = top + plot_h + 56
+    parts += _grads_legend(layers, rows, statuses, legend_y)
+    if heat:
+        key = "heat map colour: rms gradient (log scale; darkest = smallest)"
+        parts.append(text(WIDTH - 8, legend_y, key, 11, "end", "soft"))
+    if heat_note:
+        parts.append(text(WIDTH - 8, legend_y + 18, heat_note, 11, "end", "note"))
+    return svg(
+        WIDTH,
+        legend_y + 30,
+        "rms gradient per layer, and per layer over epochs",
+        parts,
+        "grads",
+    )
+
+
+def _clip(label: str, most: int) -> str:
+    return label if len(label) <= most else label[: most - 1] + "…"
+
+
+def _status_class(status: str) -> str:
+    return status.lower().replace("/", "-")
+
+
+def _heat(
+    epochs: list[int],
+    names: list[str],
+    rows: list[list[float]],
+    layers: Sequence[LayerStats],
+    lo: float,
+    hi: float,
+    left: float,
+    top: float,
+    row_h: float,
+) -> tuple[list[str], str]:
+    """The layers x epochs map: one row per layer, one column per recorded epoch (as wide
+    as the time it stands for), NaN/inf crossed cyan and zeros dotted white."""
+    columns = list(range(len(epochs)))
+    note = ""
+    if len(columns) > MAX_COLUMNS:
+        stride = math.ceil(len(columns) / MAX_COLUMNS)
+        columns = columns[::stride]
+        if columns[-1] != len(epochs) - 1:
+            columns.append(len(epochs) - 1)
+        note = f"heat map: every {stride}th of {len(epochs):,} recorded epochs"
+    shown = [epochs[j] for j in columns]
+    if len(shown) > 1:
+        mids = [(a + b) / 2 for a, b in itertools.pairwise(shown)]
+        edges = [shown[0] - (mids[0] - shown[0]), *mids, shown[-1] + (shown[-1] - mids[-1])]
+    else:
+        edges = [shown[0] - 0.5, shown[0] + 0.5]
+    width = WIDTH - left - 86
+    x = Scale(edges[0], edges[-1], left, left + width)
+    parts = [text(left, top - 10, "over training", 12)]
+    cols = []
+    for k, j in enumerate(columns):
+        a, b = x(edges[k]), x(edges[k + 1])
+        cols.append(f"{num(a)} {num(b - a)}")
+        for i, layer in enumerate(layers):
+            v = rows[names.index(layer.name)][j] if layer.name in names else math.nan
+            if 0 < v < math.inf:
+                t = (math.log10(v) - math.log10(lo)) / (math.log10(hi) - math.log10(lo))
+                fill = colour_hex(MAGNITUDE_MAP, t)
+            else:
+                fill = _fill(*(NONFINITE if not math.isfinite(v) else ZERO))
+            parts.append(
+                rect(
+                    a,
+                    top + i * row_h,
+                    b - a + 0.3,
+                    row_h,
+                    fill,
+                    f' data-v="{v!r}" data-e="{epochs[j]}"',
+                )
+            )
+    plot_h = len(layers) * row_h
+    parts.append(frame(left, top, width, plot_h))
+    ticks = [
+        t for t in linear_ticks(shown[0], shown[-1], 6, integer=True) if shown[0] <= t <= shown[-1]
+    ]
+    parts += bottom_axis(
+        "heat-epoch", x, top + plot_h, ticks, [str(round(t)) for t in ticks], spine=False
+    )
+    parts.append(text(left + width / 2, top + plot_h + 32, "epoch", 12, "middle"))
+    # the epoch chosen on the page's slider: one outlined column per recorded epoch
+    parts.append(
+        f'<rect x="-10" y="{num(top)}" width="0" height="{num(plot_h)}" class="now" '
+        f'data-columns="{",".join(cols)}" data-shown="{" ".join(str(j) for j in columns)}"/>'
+    )
+    bx = left + width + 10
+    bar_h = max(plot_h, 90)
+    parts.append(colour_bar(MAGNITUDE_MAP, bx, top, 12, bar_h))
+    bar = Scale(lo, hi, top + bar_h, top, log=True)
+    bticks = log_ticks(lo, hi, max(2, int(bar_h // 18)))
+    parts += right_axis("colour", bar, bx + 12, bticks, [power_label(t) for t in bticks], 10)
+    return parts, note
+
+
+def _grads_legend(
+    layers: Sequence[LayerStats], rows: list[list[float]], statuses: str, y: float
+) -> list[str]:
+    shown = [s for s in STATUS_COLOURS if any(lay.status == s for lay in layers)]
+    keys = [(s, _fill(*STATUS_COLOURS[s])) for s in shown]
+    flags = [lay.rms for lay in layers] + [v for row in rows for v in row]
+    if any(not math.isfinite(v) for v in flags) and "NaN" not in shown:
+        keys.append(("NaN/inf", _fill(*NONFINITE)))
+    if any(v == 0 for v in flags):
+        keys.append(("exactly 0", _fill(*ZERO)))
+    parts = [text(8, y, f"bar colour: status (see {statuses})", 11, cls="soft")]
+    at = 8.0
+    for name, fill in keys:
+        parts.append(rect(at, y + 8, 18, 12, fill, ' stroke="#666666" stroke-width="0.6"'))
+        parts.append(text(at + 23, y + 18, name, 11))
+        at += 23 + text_width(name, 11) + 18
+    return parts
