@@ -152,7 +152,8 @@ DEFAULT_SAMPLES = 10  # parameters of a model that `check` compares
     "--frames",
     type=click.Path(path_type=Path),  # a file: our one-line error, not click's usage
     metavar="DIR",
-    help="Also write one diagram per backward step into DIR (step-01.svg, …).",
+    help="Also write one diagram per backward step into DIR (step-01.svg, …); at most "
+    "100,000 nodes drawn over all frames (frames × nodes).",
 )
 @click.option(
     "--format",
@@ -180,7 +181,7 @@ DEFAULT_SAMPLES = 10  # parameters of a model that `check` compares
     is_flag=True,
     help="With -o FILE.svg: one SVG that steps through the backward pass in a loop (CSS, no "
     "script: it plays in a README's <img>; readers who prefer reduced motion see the last "
-    "step).",
+    "step); at most 500 steps.",
 )
 @click.option(
     "--json",
