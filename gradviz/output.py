@@ -10,7 +10,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from gradviz.errors import OptionWords, OutputError, keyword, quoted
+from gradviz.errors import InputError, OptionWords, OutputError, keyword, quoted
 from gradviz.layout import PREFER_PURE_COST, DotProgram, dot_timeout, run_dot
 from gradviz.numbers import DEFAULT_PRECISION
 from gradviz.render.diagram import Diagram, draw_less
@@ -19,6 +19,7 @@ from gradviz.render.terminal import to_text
 
 if TYPE_CHECKING:
     from gradviz.engine import Value
+    from gradviz.render.frames import Frames
 
 
 @dataclass(frozen=True)
@@ -225,7 +226,7 @@ def to_svg(
 
 
 def animated_trace(
-    frames: list[Diagram],
+    frames: Frames,
     *,
     rankdir: str = "LR",
     precision: int = DEFAULT_PRECISION,
@@ -246,6 +247,56 @@ def animated_trace(
         smaller=draw_less(drawn),
     )
     return animated_svg(svg.decode("utf-8"), timeline, id_prefix).encode("utf-8")
+
+
+# Nodes drawn over every frame of a backward pass (frames × the nodes of each): each frame
+# is a layout of the whole graph and a file of its own, so the time and the files' bytes
+# grow with the product. 100,000 (249 SVG frames of 398 nodes) took 19 s of CPU and 91 MB
+# of files here; Mermaid text 2.5 s and 7 MB (bench/frames.py).
+MAX_FRAME_NODES = 100_000
+# Steps of one animated SVG (`animated_trace`): 500 loop for 10 minutes and take 2 MB; a
+# browser needs seconds to show one, more with every step (Chromium here: 3 s for 249
+# steps, 7 s for 624, 22 s for 1,249, 5 minutes for 6,583; bench/README.md).
+MAX_ANIMATED_STEPS = 500
+
+
+def check_frames(frames: Frames, fmt: str, *, one: bool = False) -> None:
+    """Refuse, before any frame is drawn, frames that cannot all be written: more than
+    MAX_FRAME_NODES nodes to draw in all (unless `one` frame is asked for), or more edges
+    than Mermaid draws (RenderError, as `render` raises it)."""
+    if fmt in ("mermaid", "markdown"):
+        from gradviz.render.mermaid import check_edges  # lazy: start-up
+
+        check_edges(frames.base)
+    if one or frames.nodes_drawn <= MAX_FRAME_NODES:
+        return
+    less = draw_less(frames.base)
+    raise InputError(
+        f"{{frames}}: {len(frames):,} frames of {len(frames.base.nodes):,} nodes are "
+        f"{frames.nodes_drawn:,} nodes to draw, more than the "
+        f"{MAX_FRAME_NODES:,} allowed: write one frame ({{step}} N), or {less.template}",
+        options=("frames", "step", *less.options),
+    )
+
+
+def check_animation(frames: Frames) -> None:
+    """Refuse, before any work, an animation of more than MAX_ANIMATED_STEPS steps."""
+    from gradviz.render.animate import HOLD_STEPS, LEAD_STEPS, STEP_SECONDS  # lazy: start-up
+
+    if len(frames) <= MAX_ANIMATED_STEPS:
+        return
+    minutes = (LEAD_STEPS + len(frames) + HOLD_STEPS) * STEP_SECONDS / 60
+    less = draw_less(frames.base)
+    if less.options:  # a network: its collapsed views have frames, not animations
+        views = " or ".join("{" + level + "}" for level in less.options)
+        instead = f"write the frames of a collapsed view ({{frames}} DIR {views})"
+    else:
+        instead = "animate a part of the expression, or write one frame ({frames} DIR {step} N)"
+    raise InputError(
+        f"{{animate}}: {len(frames):,} steps are more than the {MAX_ANIMATED_STEPS} an animation "
+        f"may have (a loop of {minutes:.0f} minutes): {instead}",
+        options=("animate", "frames", "step", *less.options),
+    )
 
 
 def size_warnings(diagram: Diagram, fmt: str, words: OptionWords = keyword) -> list[str]:

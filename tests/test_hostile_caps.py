@@ -14,6 +14,9 @@ from pathlib import Path
 
 import pytest
 from test_hostile_inputs import Case, check, invoke, make_files
+from test_trace_limits import AT_ANIMATION_LIMIT as ANIMATED
+from test_trace_limits import AT_FRAME_LIMIT, OVER_FRAME_LIMIT
+from test_trace_limits import OVER_ANIMATION_LIMIT as OVER_ANIMATED
 
 from gradviz import data as data_module
 from gradviz import model as model_module
@@ -161,6 +164,27 @@ CAPS = [
     pytest.param(
         Case(("draw", sum_of(168), "-f", "mermaid"), 1, "the graph has 501 edges"),
         id="mermaid-501",
+    ),
+    # trace --frames: 100,000 nodes drawn over all frames; --animate: 500 steps
+    pytest.param(
+        Case(("trace", AT_FRAME_LIMIT, "x=0.5", "--frames", "f", "--format", "mmd"), 0, "200/200"),
+        id="frame-nodes-100000",
+    ),
+    pytest.param(
+        Case(("trace", OVER_FRAME_LIMIT, "x=0.5", "--frames", "f"), 2, "100,902 nodes to draw"),
+        id="frame-nodes-100902",
+    ),
+    pytest.param(
+        Case(("trace", ANIMATED[0], *ANIMATED[1], "-o", "b.svg", "--animate"), 0, "500/500"),
+        id="animated-steps-500",
+    ),
+    pytest.param(
+        Case(
+            ("trace", OVER_ANIMATED[0], *OVER_ANIMATED[1], "-o", "b.svg", "--animate"),
+            2,
+            "501 steps are more than the 500 an animation may have",
+        ),
+        id="animated-steps-501",
     ),
 ]
 

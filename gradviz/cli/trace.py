@@ -3,6 +3,7 @@ against finite differences): thin layers over `gradviz.trace` and `gradviz.gradc
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from pathlib import Path
 
 import click
@@ -20,8 +21,10 @@ from gradviz.gradcheck import DEFAULT_TOL, gradcheck
 from gradviz.gradcheck import document as check_document
 from gradviz.names import node_names, output_name
 from gradviz.numbers import dumps, fmt
-from gradviz.output import animated_trace, format_for, render, size_warnings
+from gradviz.output import animated_trace, check_animation, format_for, render, size_warnings
+from gradviz.output import check_frames as check_drawing
 from gradviz.render.diagram import Diagram, diagram_from_value
+from gradviz.render.frames import Frames
 from gradviz.render.trace_view import (
     backward_view,
     check_view,
@@ -68,8 +71,16 @@ def _prepare_folder(folder: Path) -> None:
         ) from None
 
 
+def check_frames(frames: Frames, extension: str, step: int | None) -> None:
+    """Refuse, before any work, frames that cannot be written: a step the pass does not
+    have, or more than the limits allow (`gradviz.output.check_frames`)."""
+    if step is not None and not 1 <= step <= len(frames):
+        raise InputError(f"--step {step}: the backward pass has steps 1 to {len(frames)}")
+    check_drawing(frames, FRAME_FORMATS[extension], one=step is not None)
+
+
 def write_frames(
-    frames: list[Diagram],
+    frames: Frames,
     folder: Path,
     extension: str,
     inputs: list[Path],
@@ -79,23 +90,25 @@ def write_frames(
 ) -> list[Path]:
     """One file per frame in `folder` (created if needed), laid out in direction
     `rankdir`; returns the paths written. `step` (1-based): that frame only, under its
-    own name (a docs page shows one step of the pass).
+    own name (a docs page shows one step of the pass). The frames are made one at a
+    time, each written before the next is made.
 
     Refuses before writing anything if a frame would replace an input file or the `page`
-    the command writes after them. Frames of an earlier, longer run are left alone and
-    mentioned."""
+    the command writes after them, or if `check_frames` refuses them. Frames of an
+    earlier, longer run are left alone and mentioned."""
+    check_frames(frames, extension, step)
     names = frame_names(len(frames), extension)
+    shown: Iterable[Diagram] = frames
     if step is not None:
-        if not 1 <= step <= len(frames):
-            raise InputError(f"--step {step}: the backward pass has steps 1 to {len(frames)}")
-        frames, names = frames[step - 1 : step], names[step - 1 : step]
+        shown, names = [frames[step - 1]], names[step - 1 : step]
     paths = [folder / name for name in names]
-    refuse_clashes([("frames", p) for p in paths] + [("output", page)], inputs)
+    for path in paths:  # each against the inputs and the page (their names differ)
+        refuse_clashes([("frames", path), ("output", page)], inputs)
     _prepare_folder(folder)
     fmt = FRAME_FORMATS[extension]
-    for warning in size_warnings(frames[0], fmt, flag) if frames else []:
+    for warning in size_warnings(frames.base, fmt, flag) if frames else []:
         _say(f"warning: {warning}")
-    for frame, path in zip(frames, paths, strict=True):
+    for frame, path in zip(shown, paths, strict=True):
         write_atomic(path, render(frame, fmt, rankdir=rankdir))
     written = set(frame_names(len(frames), extension) if step is None else names)
     stale = (
@@ -139,7 +152,8 @@ DEFAULT_SAMPLES = 10  # parameters of a model that `check` compares
     "--frames",
     type=click.Path(path_type=Path),  # a file: our one-line error, not click's usage
     metavar="DIR",
-    help="Also write one diagram per backward step into DIR (step-01.svg, …).",
+    help="Also write one diagram per backward step into DIR (step-01.svg, …); at most "
+    "100,000 nodes drawn over all frames (frames × nodes).",
 )
 @click.option(
     "--format",
@@ -167,7 +181,7 @@ DEFAULT_SAMPLES = 10  # parameters of a model that `check` compares
     is_flag=True,
     help="With -o FILE.svg: one SVG that steps through the backward pass in a loop (CSS, no "
     "script: it plays in a README's <img>; readers who prefer reduced motion see the last "
-    "step).",
+    "step); at most 500 steps.",
 )
 @click.option(
     "--json",
@@ -273,6 +287,13 @@ def trace_command(
             return
     steps = trace(value)
     out = output_name(value)
+    # The frames (as changes: they take the graph's memory, not frames × nodes), checked
+    # before anything is printed or written.
+    drawn = trace_frames(value, steps, clusters) if frames is not None or animate else None
+    if frames is not None:
+        check_frames(drawn, extension, step)
+    if animate:
+        check_animation(drawn)
     if not as_json:
         if show_forward:
             console.print(forward_view(forward(value)))
@@ -287,20 +308,16 @@ def trace_command(
         )
     if model_path is not None and len(steps) > MODEL_STEPS_NOTE:
         _say(f"note: {len(steps)} steps; --level neuron or --level layer shows fewer")
-    if frames is not None:
+    if drawn is not None:
         from gradviz.render.diagram import preferred_rankdir  # lazy: start-up
 
-        drawn = trace_frames(value, steps, clusters)  # one direction for all: the last (every grad)
-        paths = write_frames(
-            drawn, frames, extension, inputs, preferred_rankdir(drawn[-1]), page, step=step
-        )
+        rankdir = preferred_rankdir(drawn[-1])  # one direction for all: the last (every grad)
+    if frames is not None:
+        paths = write_frames(drawn, frames, extension, inputs, rankdir, page, step=step)
         _say_frames(paths, frames, step)
     if page is not None and animate:
-        from gradviz.render.diagram import preferred_rankdir  # lazy: start-up
-
         refuse_clashes([("output", page)], inputs)
-        drawn = trace_frames(value, steps, clusters)
-        write_atomic(page, animated_trace(drawn, rankdir=preferred_rankdir(drawn[-1])))
+        write_atomic(page, animated_trace(drawn, rankdir=rankdir))
         _say(f"wrote {page} (svg, {len(drawn)} steps animated)")
     elif page is not None:
         refuse_clashes([("output", page)], inputs)
@@ -330,6 +347,12 @@ def _trace_network(
     if show_forward:
         raise click.UsageError("--forward shows scalar nodes: use it without --level")
     steps = network_trace(graph, level)
+    drawn = None
+    if frames is not None:  # checked before anything is printed or written
+        statuses = data_set_status(graph) if level == "layer" else None
+        diagram = network_diagram(graph, level, statuses=statuses)
+        drawn = network_frames(diagram, steps, level)
+        check_frames(drawn, extension, step)
     if not as_json:
         x = ", ".join(fmt(v) for v in graph.x)
         console.print(
@@ -339,16 +362,9 @@ def _trace_network(
                 f"loss {fmt(graph.loss.data)})",
             )
         )
-    if frames is not None:
-        statuses = data_set_status(graph) if level == "layer" else None
-        diagram = network_diagram(graph, level, statuses=statuses)
+    if frames is not None and drawn is not None:
         paths = write_frames(
-            network_frames(diagram, steps, level),
-            frames,
-            extension,
-            inputs,
-            preferred_rankdir(diagram),
-            step=step,
+            drawn, frames, extension, inputs, preferred_rankdir(drawn.base), step=step
         )
         _say_frames(paths, frames, step)
     if as_json:  # last: a document only for a command that did all it was asked

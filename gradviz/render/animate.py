@@ -8,8 +8,8 @@ then the last frame holds, and the loop starts again. A reader who prefers reduc
 motion, and a program that does not run CSS animations, sees the picture as written: the
 last frame, every credit shown.
 
-Pure: the frames (`trace_view.trace_frames`) in, a `Diagram` to lay out; that layout's
-SVG in, the animated SVG out.
+Pure: the frames (`trace_view.trace_frames`, read as their changes) in, a `Diagram` to
+lay out; that layout's SVG in, the animated SVG out.
 """
 
 from __future__ import annotations
@@ -20,6 +20,7 @@ from dataclasses import dataclass, replace
 
 from gradviz.render.diagram import Diagram, band_of
 from gradviz.render.dot import credit_edge_key
+from gradviz.render.frames import Frames
 from gradviz.render.themes import themed_svg
 
 STEP_SECONDS = 1.2  # each step of the backward pass
@@ -49,32 +50,44 @@ class Timeline:
         return f"{100 * share:.4g}%"
 
 
-def animation_diagram(frames: list[Diagram]) -> tuple[Diagram, Timeline]:
+def animation_diagram(frames: Frames) -> tuple[Diagram, Timeline]:
     """The diagram to lay out once (the last frame, with every step's credit on its edge
     and the longest caption as its title, so the layout has room for each) and when each
-    part of it appears."""
+    part of it appears. Read from the frames' changes, one step at a time: no frame but
+    the last is made."""
     if not frames:
         raise ValueError("an animation needs at least one frame")
-    last = frames[-1]
+    base = frames.base
+    between: dict[tuple[str, str], list[tuple[str, str, int]]] = {}
+    for e in base.edges:
+        between.setdefault((e.source, e.target), []).append((e.source, e.target, e.index))
+    values = {n.id for n in base.nodes if n.kind == "value"}
+    seen: dict[str, object] = {
+        n.id: n.grad for n in base.nodes if n.id in values and n.grad is not None
+    }
+    arrives = dict.fromkeys(seen, 0)  # a grad the drawing holds from the start
     current: dict[str, int] = {}
-    arrives: dict[str, int] = {}
     edges: dict[tuple[str, str, int], int] = {}
     labels: dict[tuple[str, str, int], str] = {}
-    seen: dict[str, object] = {}
-    for step, frame in enumerate(frames):
-        for node in frame.nodes:
-            if node.state == "current":
-                current.setdefault(node.id, step)
-            if node.kind == "value" and node.grad is not None and seen.get(node.id) != node.grad:
-                seen[node.id] = node.grad
-                arrives[node.id] = step  # its credit so far: the last change is the whole
-        for edge in frame.edges:
-            key = (edge.source, edge.target, edge.index)
-            if edge.emphasis:
+    for step, change in enumerate(frames.changes):
+        for node_id in change.current:
+            current.setdefault(node_id, step)
+        for node_id, grad in change.grads:
+            if node_id in values and grad is not None and seen.get(node_id) != grad:
+                seen[node_id] = grad
+                arrives[node_id] = step  # its credit so far: the last change is the whole
+        for pair in change.emphasis:
+            for key in between.get(pair, ()):
                 edges.setdefault(key, step)
-            if edge.label and key not in labels:
-                labels[key] = edge.label
-    captions = tuple(frame.title or "" for frame in frames)
+        for key, label in change.labels:
+            if label:
+                labels.setdefault(key, label)
+        if step == 0:  # the edges' own labels show in every frame: from the first on
+            for e in base.edges:
+                if e.label:
+                    labels.setdefault((e.source, e.target, e.index), e.label)
+    captions = tuple(change.title or "" for change in frames.changes)
+    last = frames[-1]
     drawn = replace(
         last,
         edges=tuple(
@@ -131,14 +144,16 @@ def animation_css(timeline: Timeline, prefix: str) -> tuple[str, dict[str, str]]
             f".{edge} text{{animation:{shown}}}.{caption}{{animation:{told}}}",
         ]
     classes: dict[str, str] = {}
+    styled: set[str] = set()  # the node classes whose rules are written
     for node_id in sorted(set(timeline.current) | set(timeline.arrives)):
         turn, arrives = timeline.current.get(node_id), timeline.arrives.get(node_id)
         band = timeline.bands.get(node_id) if arrives is not None else None
         name = f"{prefix}k{'' if turn is None else turn}-{'' if arrives is None else arrives}"
         name += f"-{band}" if band else ""
         classes[node_id] = name
-        if any(rule.startswith(f".{name} ") for rule in plays):
+        if name in styled:
             continue
+        styled.add(name)
         shape, texts, grad = [], [], []
         if turn is not None:
             looks = [("0%", PLAIN), (at(turn), CURRENT)]
@@ -184,6 +199,9 @@ def animated_svg(svg: str, timeline: Timeline, prefix: str = "gv-") -> str:
     names its classes and keyframes, and prefixes its ids (many on a page: `gv3-`)."""
     css, classes = animation_css(timeline, prefix)
     edge_counts: dict[tuple[str, str], int] = {}
+    positions: dict[tuple[str, str], list[int]] = {}  # the input positions of each pair's edges
+    for source, target, index in sorted(timeline.edges, key=lambda key: key[2]):
+        positions.setdefault((source, target), []).append(index)
 
     def group(match: re.Match[str]) -> str:
         kind, title, body = match.group(2), html.unescape(match.group(3)), match.group(4)
@@ -208,8 +226,8 @@ def animated_svg(svg: str, timeline: Timeline, prefix: str = "gv-") -> str:
                 # position (x*x: a, then b)
                 seen = edge_counts.get((source, target), 0)
                 edge_counts[(source, target)] = seen + 1
-                positions = sorted(i for s, t, i in timeline.edges if (s, t) == (source, target))
-                index = positions[seen] if seen < len(positions) else None
+                at = positions.get((source, target), ())
+                index = at[seen] if seen < len(at) else None
                 step = timeline.edges.get((source, target, index))
             if step is not None:
                 names.append(f"{prefix}e{step}")

@@ -173,6 +173,18 @@ def _class_def(band: Band) -> str:
     return f"    classDef {band.name} fill:{band.fill},{stroke},color:{band.ink}\n"
 
 
+def check_edges(diagram: Diagram) -> None:
+    """Raise RenderError above Mermaid's edge limit, where it would refuse to draw (checked
+    before a sequence of frames is drawn too: every frame has the graph's edges)."""
+    if len(diagram.edges) > MAX_EDGES:
+        less = draw_less(diagram)
+        raise RenderError(
+            f"the graph has {len(diagram.edges)} edges; Mermaid refuses more than {MAX_EDGES}",
+            hint=f"Write SVG instead ({{{AS_SVG}}}), or {less.template}.",
+            options=(AS_SVG, *less.options),
+        )
+
+
 def to_mermaid(
     diagram: Diagram,
     *,
@@ -186,13 +198,7 @@ def to_mermaid(
     """
     if rankdir not in DIRECTIONS:
         raise ValueError(f"rankdir must be one of {', '.join(DIRECTIONS)}, not {rankdir!r}")
-    if len(diagram.edges) > MAX_EDGES:
-        less = draw_less(diagram)
-        raise RenderError(
-            f"the graph has {len(diagram.edges)} edges; Mermaid refuses more than {MAX_EDGES}",
-            hint=f"Write SVG instead ({{{AS_SVG}}}), or {less.template}.",
-            options=(AS_SVG, *less.options),
-        )
+    check_edges(diagram)
     ids = mermaid_ids(diagram)
     stacked = rankdir in ("TB", "BT")
     lines: list[str] = []

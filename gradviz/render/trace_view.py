@@ -19,7 +19,8 @@ from gradviz.errors import OptionWords, keyword
 from gradviz.gradcheck import Row, summary
 from gradviz.names import node_names, operand, output_name
 from gradviz.numbers import fmt
-from gradviz.render.diagram import STOPS, Diagram, State, diagram_from_value
+from gradviz.render.diagram import STOPS, Diagram, diagram_from_value
+from gradviz.render.frames import Change, Frames
 from gradviz.trace import Contribution, ForwardStep, LeafGradient, Step, UnitStep
 
 NAME = "bold"
@@ -300,7 +301,7 @@ def _frame_title(step: Step, total: int, out: str) -> str:
 
 def trace_frames(
     value: Value, steps: list[Step], clusters: dict[Value, str] | None = None
-) -> list[Diagram]:
+) -> Frames:
     """One diagram per step of the backward pass, for slides or an animation.
 
     Frame k shows the graph after step k: the nodes of earlier steps `done`, the node
@@ -309,64 +310,57 @@ def trace_frames(
     node used twice visibly adds up. The edges of step k are emphasised: from the op
     to its inputs for a non-leaf (each input edge labelled with the credit it carries
     back, `+= -2`), from the leaf into its consumers for a leaf.
+
+    The frames are kept as the graph and each step's changes (`Frames`): a frame is
+    made when it is asked for, so the memory grows with the graph, not with the graph
+    times its steps.
     """
     order = topological_order(value)
     # Drawn without grads, so no tooltip tells a grad before its step; the frames then
     # put back the credit received so far.
-    base = replace(
-        diagram_from_value(value, order=order, grad=False, clusters=clusters), has_grad=True
-    )
+    drawn = diagram_from_value(value, order=order, grad=False, clusters=clusters)
     out = output_name(value, order)
     names = node_names(order)
     # Unnamed results get the names the titles use (`n3`), so a title can be followed.
-    labels = {base.id_of(v): names[v] for v in order if v.op is not None and not v.label}
+    labels = {drawn.id_of(v): names[v] for v in order if v.op is not None and not v.label}
     reached = {s.node for s in steps}
     # Dim what no credit reaches; constants never take part, so they keep their plain look.
-    dim = {base.id_of(v): "dim" for v in order if v not in reached and type(v) is not Constant}
-    dim.update({base.op_id_of(v): "dim" for v in order if v not in reached and v.op is not None})
-    received: dict[str, Number] = {}
-    done: dict[str, str] = {}
-    frames: list[Diagram] = []
+    dim = {drawn.id_of(v) for v in order if v not in reached and type(v) is not Constant}
+    dim.update(drawn.op_id_of(v) for v in order if v not in reached and v.op is not None)
+    base = replace(
+        drawn,
+        nodes=tuple(
+            replace(n, label=labels.get(n.id, n.label), state="dim" if n.id in dim else None)
+            for n in drawn.nodes
+        ),
+        has_grad=True,
+    )
+    changes: list[Change] = []
     for step in steps:
         vid = base.id_of(step.node)
         oid = base.op_id_of(step.node)
-        if step.is_output:
-            received[vid] = step.credit
-        for c in step.contributions:
-            if c.passes:
-                received[base.id_of(c.parent)] = c.total
-        states: dict[str, State] = {**dim, **done, vid: "current"}
+        grads = [(vid, step.credit)] if step.is_output else []
+        grads += [(base.id_of(c.parent), c.total) for c in step.contributions if c.passes]
         if oid is not None:
-            states[oid] = "current"
             inputs = [p for p in step.node.parents if type(p) is not Constant]
             emphasis = [(base.id_of(p), oid) for p in inputs] + [(oid, vid)]
         else:
             emphasis = [(vid, base.op_id_of(s.consumer)) for s in step.sources]
-        frame = base.with_states(states, emphasis)
-        nodes = tuple(
-            replace(n, grad=received.get(n.id), label=labels.get(n.id, n.label))
-            if n.kind == "value"
-            else n
-            for n in frame.nodes
-        )
         # The credit each input receives, written on the edge it travels back along.
-        passed = {
-            (base.id_of(c.parent), oid, c.position): f"+= {fmt(c.amount)}" if c.passes else STOPS
+        passed = [
+            ((base.id_of(c.parent), oid, c.position), f"+= {fmt(c.amount)}" if c.passes else STOPS)
             for c in step.contributions
-        }
-        edges = tuple(
-            replace(e, label=passed[(e.source, e.target, e.index)])
-            if (e.source, e.target, e.index) in passed
-            else e
-            for e in frame.edges
+        ]
+        changes.append(
+            Change(
+                current=(vid,) if oid is None else (vid, oid),
+                title=_frame_title(step, len(steps), out),
+                emphasis=tuple(emphasis),
+                grads=tuple(grads),
+                labels=tuple(passed),
+            )
         )
-        frames.append(
-            replace(frame, nodes=nodes, edges=edges, title=_frame_title(step, len(steps), out))
-        )
-        done[vid] = "done"
-        if oid is not None:
-            done[oid] = "done"
-    return frames
+    return Frames(base, changes)
 
 
 # -- a network's backward pass, by neuron or by layer -------------------------------------
@@ -485,22 +479,23 @@ def network_view(steps: list[UnitStep], title: str) -> RenderableType:
     return Group(*blocks)
 
 
-def network_frames(diagram: Diagram, steps: list[UnitStep], level: str) -> list[Diagram]:
+def network_frames(diagram: Diagram, steps: list[UnitStep], level: str) -> Frames:
     """One frame per network step on the neuron or layer diagram: earlier steps done,
-    the current one (and the edges its credit goes back along) emphasised."""
-    done: dict[str, State] = {}
-    frames = []
+    the current one (and the edges its credit goes back along) emphasised; kept as the
+    diagram and each step's changes (`Frames`)."""
+    into: dict[str, list[tuple[str, str]]] = {}
+    out_of: dict[str, list[tuple[str, str]]] = {}
+    for e in diagram.edges:
+        into.setdefault(e.target, []).append((e.source, e.target))
+        out_of.setdefault(e.source, []).append((e.source, e.target))
+    changes = []
     total = len(steps)
     for step in steps:
-        current = set(step.ids)
-        states: dict[str, State] = {**done, **dict.fromkeys(current, "current")}
-        emphasis = [(e.source, e.target) for e in diagram.edges if e.target in current]
-        if step.kind == "inputs":
-            emphasis = [(e.source, e.target) for e in diagram.edges if e.source in current]
+        along = out_of if step.kind == "inputs" else into
+        emphasis = [pair for unit in dict.fromkeys(step.ids) for pair in along.get(unit, ())]
         title = f"Step {step.index + 1}/{total}: {_network_title(step)}"
-        frames.append(replace(diagram.with_states(states, emphasis), title=title))
-        done.update(dict.fromkeys(current, "done"))
-    return frames
+        changes.append(Change(current=tuple(step.ids), title=title, emphasis=tuple(emphasis)))
+    return Frames(diagram.with_states({}), changes)
 
 
 def _network_title(step: UnitStep) -> str:

@@ -1,0 +1,121 @@
+"""A sequence of frames kept as one drawing and what each frame changes on it.
+
+The frames of a backward pass (`trace_view.trace_frames`, `trace_view.network_frames`)
+are the same graph over and over, one step further each time: a node lit, the credits it
+passed written on its edges, a few grads updated. Kept as whole diagrams, n steps of an
+n-node graph hold n² nodes (a network of 6,583 steps passed 5 GB); kept as changes they
+hold the graph once and each step's few changes, and a frame is made only when it is
+asked for, one at a time when they are iterated.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator, Sequence
+from dataclasses import dataclass, replace
+from typing import overload
+
+from gradviz.engine import Number
+from gradviz.render.diagram import Diagram, Edge, Node
+
+EdgeKey = tuple[str, str, int]  # (source, target, index): one edge, as `Edge` names it
+
+
+@dataclass(frozen=True, slots=True)
+class Change:
+    """What one frame changes on the drawing: the nodes lit in it (`current`; the nodes
+    lit in earlier frames are `done`), the grads it sets (each one the credit received so
+    far: it stays for the later frames), the edges it emphasises between (source, target)
+    and the labels it writes on edges (in this frame only), and its title."""
+
+    current: tuple[str, ...]
+    title: str | None
+    emphasis: tuple[tuple[str, str], ...] = ()
+    grads: tuple[tuple[str, Number], ...] = ()
+    labels: tuple[tuple[EdgeKey, str], ...] = ()
+
+
+class Frames(Sequence[Diagram]):
+    """Frames as `base` (the drawing before the first frame: its own node states, such as
+    `dim`, hold where no frame changes them) and one `Change` per frame.
+
+    Memory is the graph plus the changes, never frames × nodes; `frames[k]` makes frame
+    k, and iterating makes each frame from the one before (nodes no change touches are
+    the base's own objects, shared)."""
+
+    __slots__ = ("base", "changes", "_node_at", "_edges_between", "_edge_at", "_emphasised")
+
+    def __init__(self, base: Diagram, changes: Sequence[Change]) -> None:
+        self.base = base
+        self.changes = tuple(changes)
+        self._node_at = {n.id: i for i, n in enumerate(base.nodes)}
+        self._edges_between: dict[tuple[str, str], list[int]] = {}
+        self._edge_at: dict[EdgeKey, int] = {}
+        self._emphasised = [i for i, e in enumerate(base.edges) if e.emphasis]
+        for i, e in enumerate(base.edges):
+            self._edges_between.setdefault((e.source, e.target), []).append(i)
+            self._edge_at[(e.source, e.target, e.index)] = i
+
+    def __len__(self) -> int:
+        return len(self.changes)
+
+    @overload
+    def __getitem__(self, index: int) -> Diagram: ...
+    @overload
+    def __getitem__(self, index: slice) -> list[Diagram]: ...
+    def __getitem__(self, index: int | slice) -> Diagram | list[Diagram]:
+        if isinstance(index, slice):
+            return [self[i] for i in range(*index.indices(len(self)))]
+        if not -len(self) <= index < len(self):
+            raise IndexError(f"frame {index} of {len(self)}")
+        index %= len(self)
+        done: set[str] = set()
+        grads: dict[str, Number] = {}
+        for change in self.changes[:index]:
+            done.update(change.current)
+            grads.update(change.grads)
+        change = self.changes[index]
+        grads.update(change.grads)
+        current = set(change.current)
+        nodes = list(self.base.nodes)
+        for node_id in done | current | set(grads):
+            i = self._node_at[node_id]
+            n = nodes[i]
+            state = "current" if node_id in current else "done" if node_id in done else n.state
+            nodes[i] = replace(n, state=state, grad=grads.get(node_id, n.grad))
+        return self._frame(nodes, change)
+
+    def __iter__(self) -> Iterator[Diagram]:
+        nodes = list(self.base.nodes)
+        lit: tuple[str, ...] = ()
+        for change in self.changes:
+            for node_id in lit:  # the last frame's current nodes are done
+                i = self._node_at[node_id]
+                nodes[i] = replace(nodes[i], state="done")
+            for node_id, grad in change.grads:
+                i = self._node_at[node_id]
+                nodes[i] = replace(nodes[i], grad=grad)
+            for node_id in change.current:
+                i = self._node_at[node_id]
+                nodes[i] = replace(nodes[i], state="current")
+            lit = change.current
+            yield self._frame(nodes, change)
+
+    @property
+    def nodes_drawn(self) -> int:
+        """Nodes drawn over every frame: what drawing them all costs (each is a layout)."""
+        return len(self) * len(self.base.nodes)
+
+    def _frame(self, nodes: list[Node], change: Change) -> Diagram:
+        """The frame of `change` with these nodes: its edges emphasised and labelled."""
+        edges: list[Edge] = list(self.base.edges)
+        # emphasis belongs to a frame: none from the base
+        changed: dict[int, dict] = {i: {"emphasis": False} for i in self._emphasised}
+        for pair in change.emphasis:
+            for i in self._edges_between.get(pair, ()):
+                changed[i] = {"emphasis": True}
+        for key, label in change.labels:
+            if key in self._edge_at:
+                changed.setdefault(self._edge_at[key], {})["label"] = label
+        for i, fields in changed.items():
+            edges[i] = replace(edges[i], **fields)
+        return replace(self.base, nodes=tuple(nodes), edges=tuple(edges), title=change.title)
