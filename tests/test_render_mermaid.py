@@ -137,7 +137,18 @@ CASES = {
     "no_grad": lambda: to_mermaid(program_output("hand"), grad=False),
     "tb": lambda: to_mermaid(program_output("tanh_neuron"), rankdir="TB"),
     "detach": lambda: to_mermaid(program_output("detach")),
+    # exactly Mermaid's 500 edges: mermaid.js counts the key's invisible links as edges
+    # too, so such a graph comes without its key (both directions' key links differ)
+    "at_limit_lr": lambda: to_mermaid(at_the_edge_limit(), rankdir="LR"),
+    "at_limit_tb": lambda: to_mermaid(at_the_edge_limit(), rankdir="TB"),
 }
+
+
+def at_the_edge_limit() -> Value:
+    out = gradviz.parse("exp(" + " + ".join(f"x{i}" for i in range(167)) + ")")
+    out.backward()
+    assert len(diagram_from_value(out).edges) == MAX_EDGES
+    return out
 
 
 @pytest.fixture(scope="module")
@@ -159,6 +170,13 @@ def shown_as_typed(result: dict) -> dict:
 
     nodes = {key: plain(value) for key, value in result["nodes"].items()}
     return {**result, "nodes": nodes, "title": plain(result["title"]), "raw": result["nodes"]}
+
+
+def test_a_graph_at_the_edge_limit_is_drawn_without_its_key(parsed):
+    for name in ("at_limit_lr", "at_limit_tb"):
+        assert "key_title" not in parsed[name]["text"]
+        assert "~~~" not in parsed[name]["text"]
+    assert "key_title" in parsed["tb"]["text"]  # a smaller graph keeps it
 
 
 def test_numbers_cannot_break_across_lines(parsed):

@@ -249,8 +249,13 @@ def to_mermaid(
     keyed = legend and diagram.has_grad and bool(used)
     if keyed:
         keys, key_links = _legend(diagram, ids, rankdir, used)
-        lines += keys
-        links += key_links  # after the graph's own: linkStyle numbers those first
+        # mermaid.js counts the key's invisible links as edges too: a graph near the
+        # limit is drawn without its key rather than refused by the reader's mermaid.js
+        if len(diagram.edges) + sum(line.count("~~~") for line in key_links) > MAX_EDGES:
+            keyed = False
+        else:
+            lines += keys
+            links += key_links  # after the graph's own: linkStyle numbers those first
     lines += body + links + link_styles
     for band in used:
         lines.append(_class_def(band))
