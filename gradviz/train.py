@@ -41,7 +41,6 @@ from gradviz.data import Dataset, load
 from gradviz.engine import Op, Value, topological_order
 from gradviz.errors import SpecError, TrainingError
 from gradviz.nn import (
-    STATS_FLOATS,
     LayerSample,
     Network,
     example_graph,
@@ -650,10 +649,11 @@ OnEpoch = Callable[[int, float, float], None]
 Weights = list[float] | np.ndarray
 
 
-# Raw recorded moments held at most (8 bytes each) before they are reduced together; one
-# moment of a network at nn.STATS_FLOATS holds about twice that (pre-activations and
-# activations), so a few of the biggest moments, or a hundred of the lesson's.
-PENDING_FLOATS = 4 * STATS_FLOATS
+# Raw recorded moments held (numbers, 8 bytes each) before they are reduced together: a
+# few MB, so that the stacked arrays stay in the processor's cache (bench/whole.py: with
+# all 21 moments of the largest network stacked at once, 30 MB, its training took 20%
+# longer; nine of the lesson's deep nets' moments fit).
+PENDING_FLOATS = 2**18
 
 # measure(weights, previous weights or None, X, Y): every layer's samples (X, Y: the rows
 # the statistics are recorded on, by default)
