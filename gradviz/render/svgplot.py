@@ -308,6 +308,19 @@ def bottom_axis(
     return ([line(scale.start, y, scale.end, y)] if spine else []) + [_ticks(name, marks)]
 
 
+def _side_marks(
+    scale: Scale, x: float, ticks: Sequence[float], labels: Sequence[str], size: float, side: int
+) -> list[str]:
+    """A tick and its label at each tick, on the left (side -1) or the right (+1) of x."""
+    marks = []
+    for t, label in zip(ticks, labels, strict=True):
+        y = scale(t)
+        marks.append(line(min(x, x + 4 * side), y, max(x, x + 4 * side), y))
+        anchor = "end" if side < 0 else "start"
+        marks.append(text(x + 6 * side, y + size * 0.35, label, size, anchor, "tick"))
+    return marks
+
+
 def left_axis(
     name: str,
     scale: Scale,
@@ -317,11 +330,7 @@ def left_axis(
     size: float = 12,
 ) -> list[str]:
     """The axis line along x, a tick and its label left of it at each tick."""
-    marks = []
-    for t, label in zip(ticks, labels, strict=True):
-        y = scale(t)
-        marks.append(line(x - 4, y, x, y))
-        marks.append(text(x - 6, y + size * 0.35, label, size, "end", "tick"))
+    marks = _side_marks(scale, x, ticks, labels, size, -1)
     return [line(x, scale.start, x, scale.end), _ticks(name, marks)]
 
 
@@ -334,12 +343,7 @@ def right_axis(
     size: float = 12,
 ) -> list[str]:
     """Ticks and labels to the right of x (a colour bar's scale)."""
-    marks = []
-    for t, label in zip(ticks, labels, strict=True):
-        y = scale(t)
-        marks.append(line(x, y, x + 4, y))
-        marks.append(text(x + 6, y + size * 0.35, label, size, "start", "tick"))
-    return [_ticks(name, marks)]
+    return [_ticks(name, _side_marks(scale, x, ticks, labels, size, 1))]
 
 
 def grid_lines(positions: Sequence[float], start: float, end: float, vertical: bool) -> list[str]:
