@@ -724,12 +724,15 @@ def test_a_models_name_is_shown_exactly_as_typed_in_svg_and_mermaid(model_text, 
     from gradviz.cli import cli
 
     texts, expected = [], []
+    levels = ("scalar", "neuron", "layer")
     for i, name in enumerate(NAMES_AS_TYPED):
         raw = json.loads(model_text)
         raw["spec"]["name"] = name
         model = tmp_path / f"m{i}.json"
         model.write_text(json.dumps(raw))
-        for level in ("scalar", "neuron", "layer"):
+        # the first name at every level (each draws its caption its own way), the others at
+        # one level each, in turn: every name through SVG and mermaid.js at a third the cost
+        for level in levels if i == 0 else (levels[i % 3],):
             svg, mmd = tmp_path / f"{i}{level}.svg", tmp_path / f"{i}{level}.mmd"
             args = ["draw", "--model", str(model), "--input", "0,1", "--level", level]
             result = CliRunner().invoke(cli, [*args, "-o", str(svg), "-o", str(mmd)])

@@ -52,6 +52,7 @@ def test_pdf_plot_is_a_pdf() -> None:
     assert plots.grads_plot(history[-1][1], history, fmt="pdf").startswith(b"%PDF-")
 
 
+@pytest.mark.slow  # every plot drawn twice in each format: 9 s of the fast suite; CI runs it
 @pytest.mark.parametrize("fmt", ["svg", "png", "pdf"])
 def test_plots_are_byte_stable(fmt: str) -> None:
     history = odd_history()
