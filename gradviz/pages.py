@@ -180,8 +180,8 @@ def report_page(
         notes["curves"] = "No training curves recorded in this model."
     grid = report.boundary()
     boundary = None
-    if grid is not None and unmappable(grid):
-        notes["boundary"] = unmappable(grid) or ""
+    if grid is not None and (why := unmappable(grid)):
+        notes["boundary"] = why
     elif grid is not None:
         title_b = f"decision boundary after {report.epochs_run} epochs"
         boundary = boundary_svg(grid, title_b, where)

@@ -229,12 +229,11 @@ def _means(x: np.ndarray) -> list[float]:
     return [total / size for total in _sums(x)] if size else [math.nan] * len(x)
 
 
-def _nonfinite(
-    column: Sequence[LayerSample], stacks: dict[str, np.ndarray]
-) -> list[tuple[int, str | None]]:
-    """Each moment's count of NaN/inf in the layer's numbers, and the first quantity
-    holding one (in the order the forward, then the backward pass makes them)."""
-    found: list[tuple[int, str | None]] = [(0, None)] * len(column)
+def _nonfinite(stacks: dict[str, np.ndarray]) -> list[tuple[int, str | None]]:
+    """Each moment's count of NaN/inf in the layer's numbers (`_stack`s by attribute),
+    and the first quantity holding one (in the order the forward, then the backward pass
+    makes them)."""
+    found: list[tuple[int, str | None]] = [(0, None)] * len(stacks["weights"])
     for attribute, label in _QUANTITIES:
         values = stacks[attribute]
         size = values.shape[1] * values.shape[2]
@@ -312,7 +311,7 @@ def _layer_over_moments(column: Sequence[LayerSample]) -> list[LayerStats]:
         centred = act - np.array(act_means).reshape(-1, 1, 1)
         act_stds = _roots(_means(np.multiply(centred, centred, out=centred)))
         slopes = _means(np.abs(slope(first.activation, pre, act)))
-    nonfinite = _nonfinite(column, stacks)
+    nonfinite = _nonfinite(stacks)
     return [
         LayerStats(
             index=sample.index,
@@ -390,7 +389,7 @@ def first_nonfinite(samples: Sequence[LayerSample]) -> tuple[int, str] | None:
     found = []
     for sample in samples:
         stacks = {attribute: _stack([sample], attribute) for attribute, _ in _QUANTITIES}
-        found.append((sample.index, _nonfinite([sample], stacks)[0][1]))
+        found.append((sample.index, _nonfinite(stacks)[0][1]))
     return first_in_order(found)
 
 

@@ -731,15 +731,16 @@ def train(
         total, outputs = execution.evaluate(P, data.X, data.Y)
         return _evaluation(network, total, outputs.tolist(), data)
 
-    pending = [0]  # the numbers held by raw moments waiting to be reduced
+    pending = 0  # the numbers held by raw moments waiting to be reduced
 
     def snapshot(epoch: int, previous: Weights | None) -> None:
+        nonlocal pending
         samples = measure(P, previous)
         history.snapshots.append((epoch, samples))
-        pending[0] += sum(s.size for s in samples)
-        if pending[0] > PENDING_FLOATS:
+        pending += sum(s.size for s in samples)
+        if pending > PENDING_FLOATS:
             history.reduce()
-            pending[0] = 0
+            pending = 0
 
     every = list(range(n))  # a full batch's order, every epoch
     with np.errstate(all="ignore"):

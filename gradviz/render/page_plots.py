@@ -48,6 +48,7 @@ from gradviz.render.svgplot import (
     esc,
     frame,
     grid_lines,
+    hex_rgb,
     image,
     left_axis,
     line,
@@ -264,8 +265,7 @@ def _raster(values: np.ndarray, name: str, t: np.ndarray) -> np.ndarray:
     rgb = colour_array(name, t)
     bad = ~np.isfinite(values)
     if bad.any():
-        cyan = int(NONFINITE[0][1:3], 16), int(NONFINITE[0][3:5], 16), int(NONFINITE[0][5:7], 16)
-        rgb[bad] = cyan
+        rgb[bad] = hex_rgb(NONFINITE[0])
     return rgb[::-1]
 
 
@@ -444,6 +444,13 @@ def _hidden_maps(b: Boundary, hidden: list[np.ndarray], left: float, top: float)
     shown = f"first {n} of {len(b.hidden)} units" if len(b.hidden) > n else f"{n} units"
     parts = [text(left + room / 2, top + 4, f"first hidden layer, {shown}", 12, "middle")]
     x0, x1, y0, y1 = b.extent
+    # the data on every map: the same dots, placed once relative to a map's corner
+    sx, sy = Scale(x0, x1, 0, side), Scale(y0, y1, side, 0)
+    dots = "".join(
+        f'<circle cx="{num(sx(px))}" cy="{num(sy(py))}" r="1.6"/>'
+        for px, py in b.points[:MAX_MARKS].tolist()
+        if math.isfinite(px) and math.isfinite(py)
+    )
     for k, unit in enumerate(hidden):
         r, c = divmod(k, columns)
         mx = left + c * (side + gap)
@@ -454,13 +461,10 @@ def _hidden_maps(b: Boundary, hidden: list[np.ndarray], left: float, top: float)
         parts.append(
             image(mx, my, side, side, png_url(_raster(unit, HIDDEN_MAP, t)), "pixels unit")
         )
-        sx, sy = Scale(x0, x1, mx, mx + side), Scale(y0, y1, my + side, my)
-        dots = [
-            f'<circle cx="{num(sx(px))}" cy="{num(sy(py))}" r="1.6"/>'
-            for px, py in b.points[:MAX_MARKS].tolist()
-            if math.isfinite(px) and math.isfinite(py)
-        ]
-        parts.append(f'<g fill="#ffffff" stroke="#000000" stroke-width="0.4">{"".join(dots)}</g>')
+        parts.append(
+            f'<g transform="translate({num(mx)},{num(my)})" fill="#ffffff" stroke="#000000" '
+            f'stroke-width="0.4">{dots}</g>'
+        )
         parts.append(frame(mx, my, side, side))
     below = top + 26 + rows * (side + 16) + 4
     width = columns * side + (columns - 1) * gap
@@ -480,7 +484,7 @@ def _patterns() -> str:
     """The hatchings, as matplotlib draws them over a status colour: one pattern per
     colour and hatch used (ids gvp-… are the page's only, drawn once)."""
     defs = []
-    for (colour, hatch), pid in _pattern_ids().items():
+    for (colour, hatch), pid in PATTERN_IDS.items():
         mark = {
             "cross": "M0,0 L6,6 M6,0 L0,6",
             "dots": "M1.5,1.5 h0.01 M4.5,4.5 h0.01",
@@ -496,13 +500,15 @@ def _patterns() -> str:
     return f"<defs>{''.join(defs)}</defs>"
 
 
-def _pattern_ids() -> dict[tuple[str, str], str]:
-    looks = {(c, h) for c, h in STATUS_COLOURS.values() if h} | {NONFINITE, ZERO}
-    return {look: f"gvp-{HATCH[look[1]]}-{look[0][1:]}" for look in sorted(looks)}
+# One pattern per (colour, hatch) the statuses and the NaN/zero marks use: id gvp-…
+PATTERN_IDS = {
+    look: f"gvp-{HATCH[look[1]]}-{look[0][1:]}"
+    for look in sorted({(c, h) for c, h in STATUS_COLOURS.values() if h} | {NONFINITE, ZERO})
+}
 
 
 def _fill(colour: str, hatch: str) -> str:
-    return f"url(#{_pattern_ids()[(colour, hatch)]})" if hatch else colour
+    return f"url(#{PATTERN_IDS[(colour, hatch)]})" if hatch else colour
 
 
 # Text a shade darker than its bar where the bar colour is too light to read (plots.py's);
@@ -634,12 +640,14 @@ def _heat(
     width = WIDTH - left - 86
     x = Scale(edges[0], edges[-1], left, left + width)
     parts = [text(left, top - 10, "over training", 12)]
+    row_of = {name: row for name, row in zip(names, rows, strict=True)}
+    layer_rows = [row_of.get(layer.name) for layer in layers]
     cols = []
     for k, j in enumerate(columns):
         a, b = x(edges[k]), x(edges[k + 1])
         cols.append(f"{num(a)} {num(b - a)}")
-        for i, layer in enumerate(layers):
-            v = rows[names.index(layer.name)][j] if layer.name in names else math.nan
+        for i, row in enumerate(layer_rows):
+            v = row[j] if row is not None else math.nan
             if 0 < v < math.inf:
                 t = (math.log10(v) - math.log10(lo)) / (math.log10(hi) - math.log10(lo))
                 fill = colour_hex(MAGNITUDE_MAP, t)

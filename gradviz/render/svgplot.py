@@ -52,18 +52,16 @@ _TABLES = {
 }
 
 
-def _rows(hex_text: str) -> tuple[tuple[int, int, int], ...]:
-    return tuple(
-        (
-            int(hex_text[i : i + 2], 16),
-            int(hex_text[i + 2 : i + 4], 16),
-            int(hex_text[i + 4 : i + 6], 16),
-        )
-        for i in range(0, len(hex_text), 6)
-    )
+def hex_rgb(colour: str) -> tuple[int, int, int]:
+    """`rrggbb` (or `#rrggbb`) as 0-255 channels."""
+    digits = colour.lstrip("#")
+    return int(digits[0:2], 16), int(digits[2:4], 16), int(digits[4:6], 16)
 
 
-COLOURMAPS = {name: _rows(text) for name, text in _TABLES.items()}
+COLOURMAPS = {
+    name: tuple(hex_rgb(text[i : i + 6]) for i in range(0, len(text), 6))
+    for name, text in _TABLES.items()
+}
 
 
 def colour_rgb(name: str, t: float) -> tuple[int, int, int]:
