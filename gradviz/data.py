@@ -7,16 +7,22 @@ model only needs to remember those numbers to get its data back.
 
 from __future__ import annotations
 
-import csv
 import io
 import math
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import numpy as np
 
 from gradviz.errors import DataError, listing, quoted
 from gradviz.files import read_capped
+from gradviz.lazy import on_demand
+
+if TYPE_CHECKING:
+    import csv
+else:
+    csv = on_demand("csv")  # only a CSV data set needs it
 
 # Refused before anything is allocated: a few megabytes of floats at most.
 MAX_POINTS = 100_000

@@ -14,12 +14,9 @@ about 44 ms here (median of 5), half of what the whole `gradviz draw` process co
 from __future__ import annotations
 
 import copy
-import difflib
 import itertools
-import json
 import math
 import re
-import tomllib
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field, fields
 from pathlib import Path
@@ -28,11 +25,21 @@ from typing import TYPE_CHECKING, TypeGuard
 from gradviz.data import BUILTIN, GENERATED, MAX_POINTS, DataSpec
 from gradviz.errors import QUOTE_LIMIT, InputError, SpecError, quoted, shortened
 from gradviz.files import read_capped
+from gradviz.lazy import on_demand
 from gradviz.numbers import from_json_number
 from gradviz.ops import ACTIVATIONS
 
 if TYPE_CHECKING:
+    import difflib
+    import json
+    import tomllib
+
     from gradviz.engine import Value
+else:  # imported when first used: a preset (`gradviz train xor`) reads no TOML, and only
+    # a mistake needs a close match (`sigmod`: did you mean `sigmoid`?)
+    difflib = on_demand("difflib")
+    json = on_demand("json")
+    tomllib = on_demand("tomllib")
 
 
 # -- the vocabulary of a spec -------------------------------------------------------------

@@ -10,12 +10,15 @@ import json
 import subprocess
 import sys
 import types
+from pathlib import Path
 
 import click
 import pytest
 
 import gradviz
 from gradviz.cli import COMMANDS, cli
+
+SAMPLES = Path(__file__).resolve().parent.parent / "samples"
 
 # Loaded only by the commands (or options) that need them, never by drawing an expression.
 HEAVY = (
@@ -222,3 +225,17 @@ def test_quiet_training_imports_no_view_and_builds_no_report() -> None:
         assert loaded(run["modules"], VIEWS) == []
     shown = modules_after(["train", "xor", "--epochs", "5"])
     assert "accuracy" in shown["out"] and "rich.console" in shown["modules"]
+
+
+def test_training_imports_the_standard_modules_only_its_input_needs() -> None:
+    """A preset reads no TOML; only a CSV data set needs csv, only a mistake difflib's
+    close matches, only a printed command line shlex: each costs the start-up of every
+    run that does not use it."""
+    preset = modules_after(["train", "xor", "--epochs", "5", "--quiet"])
+    assert preset["status"] == 0
+    assert loaded(preset["modules"], ("tomllib", "csv", "difflib", "shlex")) == []
+    toml = modules_after(["train", str(SAMPLES / "deep-sigmoid.toml"), "--epochs", "5", "--quiet"])
+    assert toml["status"] == 0 and "tomllib" in toml["modules"]
+    assert loaded(toml["modules"], ("csv", "difflib", "shlex")) == []
+    wrong = modules_after(["train", "xor", "--activation", "sigmod", "--epochs", "5"])
+    assert wrong["status"] == 2 and "difflib" in wrong["modules"]

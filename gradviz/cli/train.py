@@ -3,7 +3,6 @@ a saved one."""
 
 from __future__ import annotations
 
-import shlex
 from collections.abc import Callable, Sequence
 from contextlib import nullcontext
 from pathlib import Path
@@ -23,6 +22,8 @@ from gradviz.train import Diverged, check_data, load_data, train
 # What only the views and the output options need (rich, the renderers, the report, the
 # model file) is imported when first used: `gradviz train --quiet` trains without them.
 if TYPE_CHECKING:
+    import shlex
+
     from gradviz import measure
     from gradviz import model as models
     from gradviz import report as reports
@@ -33,6 +34,7 @@ if TYPE_CHECKING:
     from gradviz.report import Report
 else:
     console = on_demand("gradviz.cli.console")
+    shlex = on_demand("shlex")
     measure = on_demand("gradviz.measure")
     models = on_demand("gradviz.model")
     pictures = on_demand("gradviz.cli.pictures")
