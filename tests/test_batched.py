@@ -330,3 +330,61 @@ def test_every_activation_trains_batched_as_compiled(
     assert said is None and told is None
     assert_same_start(compiled.history, batched.history, spec.epochs)
     assert_same_run(compiled, batched)
+
+
+def test_the_statistics_pass_is_the_next_epochs_first_and_changes_no_bit(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """A full batch's statistics are measured on all rows after an epoch, which is the pass
+    the next epoch starts with: it is reused (once per recording), and a run that
+    recomputes every pass records the same bits (l2 and clipping too)."""
+    reused = []
+    keep = Batched._measured_pass
+
+    def counting(self: Batched, *args: object) -> object:
+        kept = keep(self, *args)
+        reused.append(kept is not None)
+        return kept
+
+    def never(self: Batched, *args: object) -> None:
+        self._measured = None
+
+    variants = [
+        {**PRESETS["deep-sigmoid"], "epochs": 12, "record_every": 2},
+        {**PRESETS["deep-relu"], "epochs": 8, "record_every": 1, "l2": 0.01, "clip_norm": 0.5},
+        {**PRESETS["moons"], "epochs": 6, "update": "minibatch 25"},  # never reused
+    ]
+    for raw in variants:
+        spec = spec_from_mapping(raw)
+        reused.clear()
+        monkeypatch.setattr(Batched, "_measured_pass", counting)
+        fast = run(spec, True, monkeypatch)
+        hits = sum(reused)
+        monkeypatch.setattr(Batched, "_measured_pass", never)
+        slow = run(spec, True, monkeypatch)
+        full = spec.update == "full"
+        # every recording but the last is followed by an epoch that starts with its pass
+        assert hits == (len(fast.history.snapshots) - 1 if full else 0), raw["name"]
+        assert [x.hex() for x in fast.history.loss] == [x.hex() for x in slow.history.loss]
+        assert fast.history.accuracy == slow.history.accuracy
+        assert fast.history.clipping == slow.history.clipping
+        assert np.array_equal(np.array(fast.network.flat()), np.array(slow.network.flat()))
+        a, b = to_dict(from_result(fast)), to_dict(from_result(slow))
+        assert a == b
+
+
+def test_a_statistics_pass_is_not_reused_for_other_weights_or_rows() -> None:
+    spec = spec_from_mapping(PRESETS["deep-sigmoid"])
+    net = nn.Network.from_spec(spec)
+    data = T.load_data(spec)
+    batched = Batched(net)
+    P = np.array(net.flat())
+    batched.samples(P, data.X, data.Y)
+    assert batched._measured_pass(P + 1e-9, data.X, data.Y) is None
+    batched.samples(P, data.X, data.Y)
+    assert batched._measured_pass(P, data.X[::-1], data.Y[::-1]) is None
+    batched.samples(P, data.X, data.Y)
+    assert batched._measured_pass(P, data.X[:40], data.Y[:40]) is None
+    batched.samples(P, data.X, data.Y)
+    assert batched._measured_pass(P, data.X, data.Y) is not None
+    assert batched._measured_pass(P, data.X, data.Y) is None  # used once
