@@ -15,8 +15,9 @@ import itertools
 import math
 import textwrap
 from collections import Counter
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Hashable, Sequence
 from dataclasses import asdict, dataclass
+from typing import TypeVar
 
 import numpy as np
 
@@ -202,25 +203,69 @@ def _saturation_masks(
     return None
 
 
-# -- many recorded moments at once -----------------------------------------------------
-# A training records its layers at every `stats_every` epochs: the same layers, the same
-# shapes, moment after moment. Each number below is computed for one layer over all the
-# moments at once (their arrays stacked on a first axis, each reduction over the others),
-# one numpy call per quantity instead of one per quantity per moment; the sums run over
-# each moment's numbers in the same order as on one moment alone, so a moment's numbers
-# do not depend on the moments diagnosed with it (tests/test_stats.py checks it).
-_EACH = (1, 2)  # the axes of one moment's (rows, columns) in a stack of moments
+# -- many layers at once ----------------------------------------------------------------
+# A training records its layers every `stats_every` epochs: the same layers moment after
+# moment, and a deep network's hidden layers share their shapes and activation. Each number
+# below is computed for all the layers of one kind (`_layer_kind`) at every moment at once,
+# their arrays stacked on a first axis and each reduction over the others: one numpy call
+# per quantity and kind instead of one per quantity, layer and moment. The sums run over
+# each layer's numbers in the same order as on that layer alone, so a layer's numbers do
+# not depend on the layers and moments diagnosed with it (tests/test_stats.py checks it).
+_EACH = (1, 2)  # the axes of one layer's (rows, columns) in a stack of layers
+
+_Item = TypeVar("_Item")
+_Out = TypeVar("_Out")
+
+
+# The most numbers (samples' `size`) of one kind computed in one call: more, and the stacks
+# and their temporaries fall out of the processor's cache (deep-sigmoid's 20 moments at
+# once: 2**17, 10 ms; unbounded, 18 ms; 2**13, 21 ms, numpy's per-call cost again).
+BLOCK_FLOATS = 2**17
+
+
+def _grouped(
+    items: Sequence[_Item],
+    keys: Sequence[Hashable],
+    compute: Callable[[list[_Item]], list[_Out]],
+    block: int | None = None,
+) -> list[_Out]:
+    """`compute` of the items of each key together, each result back in the place of its
+    item; at most `block` numbers (by the items' `size`) per call when given."""
+    groups: dict[Hashable, list[int]] = {}
+    for i, key in enumerate(keys):
+        groups.setdefault(key, []).append(i)
+    out: list = [None] * len(items)
+    for indices in groups.values():
+        size = 1 if block is None else max(1, items[indices[0]].size)  # type: ignore[attr-defined]
+        step = len(indices) if block is None else max(1, block // size)
+        for start in range(0, len(indices), step):
+            part = indices[start : start + step]
+            for i, value in zip(part, compute([items[i] for i in part]), strict=True):
+                out[i] = value
+    return out
+
+
+def _layer_kind(sample: LayerSample) -> tuple:
+    """What layers computed together share: their arrays' shapes (so that they stack) and
+    their activation (the output layer apart: it is never counted dead)."""
+    return (
+        np.shape(sample.weights),
+        np.shape(sample.biases),
+        np.shape(sample.activations),
+        sample.activation,
+        sample.is_output,
+    )
 
 
 def _stack(column: Sequence[LayerSample], attribute: str) -> np.ndarray:
-    """One layer's `attribute` at every moment, as an (moments, rows, columns) array."""
-    arrays = [np.asarray(getattr(sample, attribute), dtype=float) for sample in column]
-    stack = np.stack(arrays)
-    return stack if stack.ndim == 3 else stack.reshape(len(arrays), 1, -1)
+    """The layers' `attribute`, as an (layers, rows, columns) array (np.array of the
+    list: np.stack's own checks took a microsecond per array)."""
+    stack = np.array([getattr(sample, attribute) for sample in column], dtype=float)
+    return stack if stack.ndim == 3 else stack.reshape(len(column), 1, -1)
 
 
 def _sums(x: np.ndarray) -> list[float]:
-    """Each moment's sum of x (moments, rows, columns)."""
+    """Each layer's sum of x (layers, rows, columns)."""
     return np.add.reduce(x, axis=_EACH).tolist()
 
 
@@ -230,9 +275,9 @@ def _means(x: np.ndarray) -> list[float]:
 
 
 def _nonfinite(stacks: dict[str, np.ndarray]) -> list[tuple[int, str | None]]:
-    """Each moment's count of NaN/inf in the layer's numbers (`_stack`s by attribute),
-    and the first quantity holding one (in the order the forward, then the backward pass
-    makes them)."""
+    """Each layer's count of NaN/inf in its numbers (`_stack`s by attribute), and the
+    first quantity holding one (in the order the forward, then the backward pass makes
+    them)."""
     found: list[tuple[int, str | None]] = [(0, None)] * len(stacks["weights"])
     for attribute, label in _QUANTITIES:
         values = stacks[attribute]
@@ -251,11 +296,11 @@ def _dead_units(
     act: np.ndarray,
     masks: tuple[np.ndarray, np.ndarray] | None,
 ) -> list[int]:
-    """Each moment's units that pass nothing back for every sample of the batch: a ReLU
+    """Each layer's units that pass nothing back for every sample of the batch: a ReLU
     at 0 (an op the table says `dies_at`), or a hidden unit stuck at one end of a
     saturating activation (one that flips between ends still tells the inputs apart, so
     it is not dead). An op that can neither die nor saturate (a leaky relu) has no dead
-    units. `masks` are the layer's `_saturation_masks`."""
+    units. `masks` are the layers' `_saturation_masks`."""
     if act.shape[1] == 0:
         return [0] * len(act)
     op = ACTIVATIONS.get(activation)
@@ -279,8 +324,9 @@ def _roots(values: list[float]) -> list[float]:
     return [math.sqrt(v) if v == v else math.nan for v in values]
 
 
-def _layer_over_moments(column: Sequence[LayerSample]) -> list[LayerStats]:
-    """One layer's numbers at each moment (`_compare` fills in the rest)."""
+def _layer_stats(column: Sequence[LayerSample]) -> list[LayerStats]:
+    """The numbers of layers of one kind (`_layer_kind`), each its own (`_compare` fills
+    in those that depend on the other layers of its network)."""
     first = column[0]
     stacks = {attribute: _stack(column, attribute) for attribute, _ in _QUANTITIES}
     g, w = stacks["weight_grads"], stacks["weights"]
@@ -300,7 +346,7 @@ def _layer_over_moments(column: Sequence[LayerSample]) -> list[LayerStats]:
         updates: list[float | None] = [None] * len(column)
         moved = [k for k, sample in enumerate(column) if sample.previous_weights is not None]
         if moved:
-            before = np.stack([np.asarray(column[k].previous_weights, dtype=float) for k in moved])
+            before = np.array([column[k].previous_weights for k in moved], dtype=float)
             steps = w[moved] - before
             for k, step in zip(moved, _roots(_sums(steps * steps)), strict=True):
                 updates[k] = _ratio(step, w_norms[k])
@@ -348,22 +394,33 @@ def _layer_over_moments(column: Sequence[LayerSample]) -> list[LayerStats]:
     ]
 
 
-def _spectral_norms(matrices: Sequence[np.ndarray]) -> list[float | None]:
-    """‖W‖₂ (the largest singular value, as np.linalg.norm(W, 2)) of each matrix; None
-    where it holds a NaN/inf. Matrices of one shape go to LAPACK in one call (the same
-    routine on each, the same numbers): a deep net's layers share their shape, and one
-    call per layer was a tenth of every recorded moment's cost."""
-    norms: list[float | None] = [None] * len(matrices)
-    by_shape: dict[tuple[int, ...], list[int]] = {}
-    for i, w in enumerate(matrices):
-        if w.size and np.all(np.isfinite(w)):
-            by_shape.setdefault(w.shape, []).append(i)
-    for indices in by_shape.values():
-        stack = np.stack([matrices[i] for i in indices])
-        largest = np.max(np.linalg.svd(stack, compute_uv=False), axis=-1)
-        for i, value in zip(indices, largest.tolist(), strict=True):
-            norms[i] = value
-    return norms
+def _delta_norms(column: Sequence[LayerSample]) -> list[float]:
+    """‖δ‖ of each layer (of one kind), its bias gradient's norm: np.linalg.norm(b), the
+    same number (matmul takes a row times a column as np.dot takes b·b: BLAS's dot)."""
+    b = _stack(column, "bias_grads")
+    return np.sqrt(np.matmul(b, b.transpose(0, 2, 1))[:, 0, 0]).tolist()
+
+
+def _spectral_norms(matrices: Sequence[np.ndarray]) -> list[float]:
+    """‖W‖₂ (the largest singular value, as np.linalg.norm(W, 2)) of finite matrices of
+    one shape, in one LAPACK call (the same routine on each, the same numbers): a deep
+    net's layers share their shape, and one call per layer was a tenth of every recorded
+    moment's cost."""
+    stack = np.array(matrices, dtype=float)
+    return np.max(np.linalg.svd(stack, compute_uv=False), axis=-1).tolist()
+
+
+def _output_spreads(outputs: Sequence[LayerSample]) -> list[tuple[float, float]]:
+    """(spread, scale) of output layers of one shape: the outputs' largest std across the
+    batch, and max(1, mean |output|) (1 without outputs), for `assess`."""
+    act = _stack(outputs, "activations")
+    with np.errstate(all="ignore"):
+        if act.shape[1]:
+            spreads = np.max(np.std(act, axis=1), axis=1).tolist()
+        else:
+            spreads = [0.0] * len(outputs)
+        scales = [max(1.0, mean) for mean in _means(np.abs(act))] if act.size else None
+    return [(spread, 1.0 if scales is None else scales[k]) for k, spread in enumerate(spreads)]
 
 
 # -- the whole network ----------------------------------------------------------------
@@ -414,72 +471,54 @@ def diagnose(samples: Sequence[LayerSample], epoch: int | None = None) -> Diagno
 Moment = tuple[int | None, Sequence[LayerSample]]  # (epoch, every layer's samples)
 
 
-def _kind(samples: Sequence[LayerSample]) -> tuple:
-    """What moments diagnosed together share: every layer's shapes and activation."""
-    return tuple(
-        (np.shape(s.weights), np.shape(s.activations), s.activation, s.is_output) for s in samples
-    )
-
-
 def diagnose_all(moments: Sequence[Moment]) -> list[Diagnosis]:
     """`diagnose` of each moment (epoch, samples), the same numbers, computed together:
-    a training's recorded moments share their layers' shapes, so each quantity is one
-    numpy call over all of them (moments of another network, or of other shapes, are
-    diagnosed in their own group)."""
-    groups: dict[tuple, list[int]] = {}
-    for k, (_, samples) in enumerate(moments):
+    the layers of one kind (`_layer_kind`), of every layer and moment, one numpy call per
+    quantity; then each moment's layers are compared with each other (`assess`)."""
+    for _, samples in moments:
         _check(samples)
-        groups.setdefault(_kind(samples), []).append(k)
-    out: list[Diagnosis | None] = [None] * len(moments)
-    for indices in groups.values():
-        for k, diagnosis in zip(
-            indices, _diagnose_group([moments[k] for k in indices]), strict=True
-        ):
-            out[k] = diagnosis
-    return out  # type: ignore[return-value]
-
-
-def _diagnose_group(moments: Sequence[Moment]) -> list[Diagnosis]:
-    columns = list(zip(*(samples for _, samples in moments), strict=True))  # per layer
-    per_layer = [_layer_over_moments(column) for column in columns]
-    out_act = _stack(columns[-1], "activations")
-    with np.errstate(all="ignore"):
-        if out_act.shape[1]:
-            spreads = np.max(np.std(out_act, axis=1), axis=1).tolist()
-        else:
-            spreads = [0.0] * len(moments)
-        scales = [max(1.0, mean) for mean in _means(np.abs(out_act))] if out_act.size else None
-        weights = [
-            np.asarray(sample.weights, dtype=float) for column in columns[1:] for sample in column
-        ]
-        norms = _spectral_norms(weights)
-    count = len(moments)
+    flat = [sample for _, samples in moments for sample in samples]
+    kinds = [_layer_kind(sample) for sample in flat]
+    stats = _grouped(flat, kinds, _layer_stats, BLOCK_FLOATS)
+    deltas = _grouped(flat, kinds, _delta_norms)
+    bounds = _hop_bounds(moments, stats)
+    outputs = [samples[-1] for _, samples in moments]
+    spreads = _grouped(outputs, [np.shape(s.activations) for s in outputs], _output_spreads)
     diagnoses = []
-    for k, (epoch, samples) in enumerate(moments):
-        layers = [stats[k] for stats in per_layer]
-        deltas = [
-            float(np.sqrt(np.dot(b, b)))  # np.linalg.norm(b), the same number
-            for b in (np.asarray(s.bias_grads, dtype=float) for s in samples)
-        ]
-        bounds: list[float | None] = [None] * len(samples)
-        for i in range(len(samples) - 1):
-            norm = norms[i * count + k]
-            if norm is not None:
-                bounds[i] = max_slope(samples[i].activation) * norm
+    start = 0
+    for (epoch, samples), (spread, scale) in zip(moments, spreads, strict=True):
+        stop = start + len(samples)
+        layers = stats[start:stop]
         first = first_in_order([(lay.index, lay.nonfinite_in) for lay in layers])
+        batch = layers[-1].batch
         diagnoses.append(
             assess(
-                layers,
-                spreads[k],
-                1.0 if scales is None else scales[k],
-                int(out_act.shape[1]),
-                first,
-                epoch,
-                deltas,
-                bounds,
+                layers, spread, scale, batch, first, epoch, deltas[start:stop], bounds[start:stop]
             )
         )
+        start = stop
     return diagnoses
+
+
+def _hop_bounds(moments: Sequence[Moment], stats: Sequence[LayerStats]) -> list[float | None]:
+    """Each layer's bound on its hop (`stats` of every moment's layers, in order): its
+    largest slope × ‖W of the next layer‖₂; None for the output layer and where that W
+    is empty or holds a NaN/inf (its statistics say so: weights come first in
+    `_QUANTITIES`)."""
+    known: list[tuple[int, str, np.ndarray]] = []  # (a layer's place, activation, next W)
+    start = 0
+    for _, samples in moments:
+        for i in range(len(samples) - 1):
+            after = stats[start + i + 1]
+            if after.n_out * after.n_in and after.nonfinite_in != "weights":
+                known.append((start + i, samples[i].activation, samples[i + 1].weights))
+        start += len(samples)
+    matrices = [w for _, _, w in known]
+    norms = _grouped(matrices, [np.shape(w) for w in matrices], _spectral_norms)
+    bounds: list[float | None] = [None] * start
+    for (place, activation, _), norm in zip(known, norms, strict=True):
+        bounds[place] = max_slope(activation) * norm
+    return bounds
 
 
 def assess(
