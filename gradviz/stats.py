@@ -274,19 +274,27 @@ def _means(x: np.ndarray) -> list[float]:
     return [total / size for total in _sums(x)] if size else [math.nan] * len(x)
 
 
-def _nonfinite(stacks: dict[str, np.ndarray]) -> list[tuple[int, str | None]]:
+def _nonfinite(
+    stacks: dict[str, np.ndarray], sums: dict[str, list[float]] | None = None
+) -> list[tuple[int, str | None]]:
     """Each layer's count of NaN/inf in its numbers (`_stack`s by attribute), and the
     first quantity holding one (in the order the forward, then the backward pass makes
-    them)."""
+    them). A finite sum has no NaN/inf among its terms (a NaN stays NaN, an inf stays inf
+    or meets -inf and is NaN), so only layers whose sum is not finite are counted: a sum
+    of each layer's numbers or of their squares (`sums`, by attribute, where the caller
+    has one; else taken here), a pass instead of two over arrays of finite numbers."""
     found: list[tuple[int, str | None]] = [(0, None)] * len(stacks["weights"])
     for attribute, label in _QUANTITIES:
         values = stacks[attribute]
+        totals = (sums or {}).get(attribute) or _sums(values)
+        suspect = [k for k, total in enumerate(totals) if not math.isfinite(total)]
+        if not suspect:
+            continue
         size = values.shape[1] * values.shape[2]
-        finite = np.count_nonzero(np.isfinite(values), axis=_EACH).tolist()
-        found = [
-            (count + size - ok, first if first is not None or ok == size else label)
-            for (count, first), ok in zip(found, finite, strict=True)
-        ]
+        finite = np.count_nonzero(np.isfinite(values[suspect]), axis=_EACH).tolist()
+        for k, ok in zip(suspect, finite, strict=True):
+            count, first = found[k]
+            found[k] = (count + size - ok, first if first is not None or ok == size else label)
     return found
 
 
@@ -324,6 +332,14 @@ def _roots(values: list[float]) -> list[float]:
     return [math.sqrt(v) if v == v else math.nan for v in values]
 
 
+def _magnitudes(x: np.ndarray, *inputs: np.ndarray) -> np.ndarray:
+    """|x|, in place when x is an array of its own (not one of `inputs`, nor a view): a
+    new array the size of a stack of activations costs its page faults again."""
+    if x.flags.owndata and x.flags.writeable and all(x is not a for a in inputs):
+        return np.abs(x, out=x)
+    return np.abs(x)
+
+
 def _layer_stats(column: Sequence[LayerSample]) -> list[LayerStats]:
     """The numbers of layers of one kind (`_layer_kind`), each its own (`_compare` fills
     in those that depend on the other layers of its network)."""
@@ -335,19 +351,20 @@ def _layer_stats(column: Sequence[LayerSample]) -> list[LayerStats]:
     size = n_out * n_in
     with np.errstate(all="ignore"):
         squares = g * g
-        square_sums = _sums(squares)
-        norms, w_norms = _roots(square_sums), _roots(_sums(w * w))
+        square_sums, w_square_sums = _sums(squares), _sums(w * w)
+        norms, w_norms = _roots(square_sums), _roots(w_square_sums)
         rms = _roots([t / size for t in square_sums]) if size else [math.nan] * len(g)
         magnitudes = np.abs(g)
         mean_abs = _means(magnitudes)
         max_abs = np.max(magnitudes, axis=_EACH).tolist()
         bias_grads = stacks["bias_grads"]
-        signal = _roots(_means(bias_grads * bias_grads))
+        bias_square_means = _means(bias_grads * bias_grads)
+        signal = _roots(bias_square_means)
         updates: list[float | None] = [None] * len(column)
         moved = [k for k, sample in enumerate(column) if sample.previous_weights is not None]
         if moved:
             before = np.array([column[k].previous_weights for k in moved], dtype=float)
-            steps = w[moved] - before
+            steps = (w if len(moved) == len(column) else w[moved]) - before
             for k, step in zip(moved, _roots(_sums(steps * steps)), strict=True):
                 updates[k] = _ratio(step, w_norms[k])
         masks = _saturation_masks(first.activation, pre, act)
@@ -356,8 +373,16 @@ def _layer_stats(column: Sequence[LayerSample]) -> list[LayerStats]:
         act_means = _means(act)
         centred = act - np.array(act_means).reshape(-1, 1, 1)
         act_stds = _roots(_means(np.multiply(centred, centred, out=centred)))
-        slopes = _means(np.abs(slope(first.activation, pre, act)))
-    nonfinite = _nonfinite(stacks)
+        slopes = _means(_magnitudes(slope(first.activation, pre, act), pre, act))
+    nonfinite = _nonfinite(
+        stacks,
+        {  # a mean is finite when its sum is
+            "weights": w_square_sums,
+            "activations": act_means,
+            "bias_grads": bias_square_means,
+            "weight_grads": square_sums,
+        },
+    )
     return [
         LayerStats(
             index=sample.index,
