@@ -571,3 +571,48 @@ def test_each_moments_numbers_are_its_own_arrays_reduced() -> None:
                 bad = int(np.sum(~np.isfinite(g)) + np.sum(~np.isfinite(sample.weights)))
             assert layer.nonfinite >= bad
             assert layer.batch == len(sample.activations)
+
+
+def test_layers_of_one_kind_diagnosed_together_get_the_numbers_each_gets_alone(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """Layers of one kind (deep-sigmoid's eight 16x16 hidden layers, at every moment) are
+    stacked into one call: a layer's numbers must not depend on the layers beside it in
+    the stack. BLOCK_FLOATS = 1 computes every layer in a call of its own."""
+    moments = _moments()
+    kinds = [stats._layer_kind(sample) for _, samples in moments for sample in samples]
+    assert max(kinds.count(kind) for kind in kinds) >= 8  # a stack to get wrong
+    monkeypatch.setattr(stats, "BLOCK_FLOATS", 2**40)
+    together = [json.dumps(d.to_dict()) for d in stats.diagnose_all(moments)]
+    monkeypatch.setattr(stats, "BLOCK_FLOATS", 1)
+    alone = [json.dumps(d.to_dict()) for d in stats.diagnose_all(moments)]
+    assert together == alone
+
+
+def test_nonfinite_counts_every_nan_and_inf_of_a_layer() -> None:
+    """The count and the first quantity against each layer's own arrays, on moments with
+    NaN, and with finite weights so large that their squares overflow (a sum of squares
+    that is not finite must not be taken for a NaN)."""
+    from gradviz.batched import Batched
+    from gradviz.spec import PRESETS, spec_from_mapping
+    from gradviz.train import load_data
+
+    spec = spec_from_mapping(PRESETS["deep-relu"])
+    data, network = load_data(spec), nn.Network.from_spec(spec)
+    batched, P = Batched(network), np.array(network.flat())
+    huge = P * 1e200
+    with np.errstate(all="ignore"):
+        moments = [
+            (0, batched.samples(huge, data.X, data.Y, P)),
+            (1, batched.samples(np.where(np.arange(P.size) % 7 == 0, np.nan, P), data.X, data.Y)),
+        ]
+    names = dict(stats._QUANTITIES)
+    for (_, samples), diagnosis in zip(moments, stats.diagnose_all(moments), strict=True):
+        for sample, layer in zip(samples, diagnosis.layers, strict=True):
+            bad = {a: int(np.sum(~np.isfinite(getattr(sample, a)))) for a in names}
+            assert layer.nonfinite == sum(bad.values())
+            assert layer.nonfinite_in == next((names[a] for a in names if bad[a]), None)
+    weights = [sample.weights for sample in moments[0][1]]
+    with np.errstate(over="ignore"):
+        assert all(np.isfinite(w).all() and not np.isfinite(np.sum(w * w)) for w in weights)
+    assert stats.diagnose(moments[1][1]).first_nonfinite == (1, "weights")
