@@ -286,7 +286,8 @@ def _nonfinite(
     found: list[tuple[int, str | None]] = [(0, None)] * len(stacks["weights"])
     for attribute, label in _QUANTITIES:
         values = stacks[attribute]
-        totals = (sums or {}).get(attribute) or _sums(values)
+        with np.errstate(all="ignore"):  # (a sum may overflow: then its terms are counted)
+            totals = (sums or {}).get(attribute) or _sums(values)
         suspect = [k for k, total in enumerate(totals) if not math.isfinite(total)]
         if not suspect:
             continue
