@@ -218,8 +218,9 @@ _Out = TypeVar("_Out")
 
 
 # The most numbers (samples' `size`) of one kind computed in one call: more, and the stacks
-# and their temporaries fall out of the processor's cache (deep-sigmoid's 20 moments at
-# once: 2**17, 10 ms; unbounded, 18 ms; 2**13, 21 ms, numpy's per-call cost again).
+# and their temporaries outgrow the processor's cache, each new one paying its page faults
+# (deep-sigmoid's 20 recorded moments at once: 2**17, 10-14 ms; unbounded, 16-18 ms;
+# 2**13, 21 ms, numpy's cost per call again).
 BLOCK_FLOATS = 2**17
 
 
@@ -236,8 +237,10 @@ def _grouped(
         groups.setdefault(key, []).append(i)
     out: list = [None] * len(items)
     for indices in groups.values():
-        size = 1 if block is None else max(1, items[indices[0]].size)  # type: ignore[attr-defined]
-        step = len(indices) if block is None else max(1, block // size)
+        step = len(indices)
+        if block is not None:  # how many items of this kind hold `block` numbers
+            size = items[indices[0]].size  # type: ignore[attr-defined]
+            step = max(1, block // max(1, size))
         for start in range(0, len(indices), step):
             part = indices[start : start + step]
             for i, value in zip(part, compute([items[i] for i in part]), strict=True):
@@ -499,8 +502,9 @@ Moment = tuple[int | None, Sequence[LayerSample]]  # (epoch, every layer's sampl
 
 def diagnose_all(moments: Sequence[Moment]) -> list[Diagnosis]:
     """`diagnose` of each moment (epoch, samples), the same numbers, computed together:
-    the layers of one kind (`_layer_kind`), of every layer and moment, one numpy call per
-    quantity; then each moment's layers are compared with each other (`assess`)."""
+    the layers of one kind (`_layer_kind`), at every moment, one numpy call per quantity
+    (up to BLOCK_FLOATS numbers a call); then each moment's layers are compared with each
+    other (`assess`)."""
     for _, samples in moments:
         _check(samples)
     flat = [sample for _, samples in moments for sample in samples]
