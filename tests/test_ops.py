@@ -173,3 +173,20 @@ def test_sigmoid_over_an_array_is_its_two_branches_bit_for_bit() -> None:
         assert got.dtype == np.float64 and got.shape == a.shape
         assert np.array_equal(got, want, equal_nan=True)
         assert np.array_equal(np.isnan(got), np.isnan(a))
+
+
+def test_step_over_an_array_is_heaviside_bit_for_bit() -> None:
+    """relu's slope is written for speed (a comparison and a cast): it must be numpy's
+    heaviside(a, 0): 1 above 0, 0 at ±0 and below, NaN (positive) where a is NaN."""
+    special = [math.nan, -math.nan, math.inf, -math.inf, 0.0, -0.0, 5e-324, -5e-324, 1.0, -1.0]
+    rng = np.random.default_rng(5)
+    mixed = rng.normal(0, 1, (600, 48))
+    mixed[::7, ::5] = math.nan
+    arrays = [np.array(special), rng.normal(0, 1, (80, 16)), mixed, np.zeros((0, 3))]
+    arrays += [mixed.astype(np.float32), np.array([3, -1, 0]), np.array([True, False])]
+    for a in arrays:
+        want = np.heaviside(a, 0.0)
+        got = ops.step(a.copy())
+        assert got.dtype == want.dtype and got.shape == a.shape
+        assert np.array_equal(got, want, equal_nan=True)
+        assert np.array_equal(np.signbit(got), np.signbit(want))
