@@ -681,7 +681,12 @@ def train(
     clip_at = spec.clip_value if spec.clip_value is not None else (spec.clip_norm or 0.0)
     n = data.size
     batch = min(n, {"full": n, "online": 1}.get(spec.update, spec.batch_size or n))
-    rng = np.random.default_rng(np.random.SeedSequence(spec.seed, spawn_key=(1,)))
+    # the examples' order, shuffled each epoch unless full-batch (which never loads numpy.random)
+    rng = (
+        np.random.default_rng(np.random.SeedSequence(spec.seed, spawn_key=(1,)))
+        if spec.update != "full"
+        else None
+    )
     last_start = batch * ((n - 1) // batch)  # where an epoch's last batch begins
     history = History()
     rows = stats_rows(network, n)

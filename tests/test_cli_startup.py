@@ -239,3 +239,18 @@ def test_training_imports_the_standard_modules_only_its_input_needs() -> None:
     assert loaded(toml["modules"], ("csv", "difflib", "shlex")) == []
     wrong = modules_after(["train", "xor", "--activation", "sigmod", "--epochs", "5"])
     assert wrong["status"] == 2 and "difflib" in wrong["modules"]
+
+
+def test_full_batch_training_of_uniform_weights_imports_no_numpy_random() -> None:
+    """numpy.random's import (its extension modules, secrets, hashlib: about 13 ms) is
+    more than these runs need: their weights and circle data are uniform draws, which
+    gradviz.seeded makes (numpy's numbers), and a full batch is never shuffled."""
+    for args in (["train", str(SAMPLES / "deep-sigmoid.toml")], ["train", "xor"]):
+        run = modules_after([*args, "--quiet"])
+        assert run["status"] == 0 and run["out"] == ""
+        assert loaded(run["modules"], ("numpy.random", "secrets")) == []
+        assert "numpy" in run["modules"]
+    # what does need numpy.random still loads it: shuffling, He's normal draws
+    for args in (["train", "xor", "--update", "online"], ["train", "xor-relu"]):
+        run = modules_after([*args, "--epochs", "2", "--quiet"])
+        assert run["status"] == 0 and "numpy.random" in run["modules"]
