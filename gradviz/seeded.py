@@ -40,11 +40,11 @@ _PCG_MULT = (2549297995355413924 << 64) + 4865540595714422341
 _TWO_TO_MINUS_53 = 1.0 / 9007199254740992.0  # next_double: the top 53 bits times 2**-53
 
 # Up to this many uniform draws, drawing them here costs less CPU than numpy.random's
-# import and draws: numpy's cost about 14 ms whatever the count (13 ms of it the first
-# import), these about 0.65 us a draw, so numpy is cheaper past about 22,000 draws
-# (bench/draws.py, 2026-12-02: fresh processes, medians of 11 interleaved rounds). Every
-# network's initial weights are below it (spec.MAX_PARAMETERS is 5,000); circle data sets
-# of more than 10,000 points are above it.
+# import and draws: numpy's cost 14-18 ms whatever the count (nearly all of it the first
+# import), these 0.65-0.95 us a draw, so numpy's are cheaper past 18,000-22,500 draws
+# (bench/draws.py, 2026-12-02, two runs at load averages 1 and 3: fresh processes, medians
+# of 11 interleaved rounds). Every network's initial weights are below it
+# (spec.MAX_PARAMETERS is 5,000); circle data sets of more than 10,000 points are above it.
 PYTHON_DRAWS_UP_TO = 20_000
 
 
