@@ -182,6 +182,4 @@ class Generator:
 
 def permutation(seed: int, n: int) -> list[int]:
     """The order in which `default_rng(seed).permutation(n)` puts 0 … n-1 (n < 2**32)."""
-    if seed < 0 or not 0 <= n <= _MASK32:
-        raise ValueError("seed must be non-negative and n below 2**32")
     return Generator(seed).permutation(n)
