@@ -157,6 +157,8 @@ class Recorder:
         model: nn.Module,
         every: int = DEFAULT_EVERY,
         optimizer: torch.optim.Optimizer | None = None,
+        *,
+        manual: bool = False,
     ) -> None:
         if not isinstance(model, nn.Module):
             raise InputError(f"watch: expected a torch.nn.Module, got {type(model).__name__}")
@@ -737,9 +739,14 @@ def _ratio(top: float, bottom: float) -> float | None:
 
 
 def watch(
-    model: nn.Module, every: int = DEFAULT_EVERY, optimizer: torch.optim.Optimizer | None = None
+    model: nn.Module,
+    every: int = DEFAULT_EVERY,
+    optimizer: torch.optim.Optimizer | None = None,
+    *,
+    manual: bool = False,
 ) -> Recorder:
     """Record `model`'s gradients layer by layer at every `every`-th step: at
     `optimizer.step()` when the optimizer is given (after clipping and DDP's all-reduce),
-    else at each `rec.step()`. See `Recorder`."""
-    return Recorder(model, every, optimizer)
+    else at each `rec.step()` (`manual=True`: only there, for callbacks that choose the
+    moment). See `Recorder`."""
+    return Recorder(model, every, optimizer, manual=manual)
