@@ -205,3 +205,14 @@ class RenderError(GradvizError):
 
 class TrainingError(GradvizError):
     """Training failed at run time (non-finite loss): exit status 1."""
+
+
+class StatusFound(TrainingError):
+    """A watched training run reached a status named by `fail_on` (a framework callback
+    stopped it): which `status`, in which `layer`, at which optimizer `step`."""
+
+    def __init__(
+        self, message: str, *, status: str, layer: str, step: int, hint: str | None = None
+    ) -> None:
+        super().__init__(message, hint=hint)
+        self.status, self.layer, self.step = status, layer, step

@@ -21,3 +21,29 @@ def require_torch():
             pytest.fail(f"the torch tests must run in CI: {why}", pytrace=False)
         pytest.skip(why, allow_module_level=True)
     return torch
+
+
+# The training frameworks gradviz.torch's callbacks plug into, pinned as .ci/run and
+# `make frameworks` install them (versions that install beside torch==2.13.0 and pull no
+# other torch): the import name, and the pinned packages that bring it.
+FRAMEWORKS = {
+    "lightning": "lightning==2.6.6",
+    "transformers": "transformers==5.24.0 accelerate==1.16.0",
+    "accelerate": "accelerate==1.16.0",
+    "tensorboard": "tensorboard==2.21.0",
+}
+
+
+def require_framework(name: str):
+    """torch and the framework `name` (a module), or skip the test module (fail it under
+    CI: `.ci/run` installs them with `make frameworks`)."""
+    require_torch()
+    import importlib
+
+    try:
+        return importlib.import_module(name)
+    except ImportError:
+        why = f"{name} is not installed (make frameworks installs {FRAMEWORKS[name]})"
+        if os.environ.get("CI"):
+            pytest.fail(f"the {name} tests must run in CI: {why}", pytrace=False)
+        pytest.skip(why, allow_module_level=True)
