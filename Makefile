@@ -7,7 +7,7 @@ VENV   ?= .venv
 PY     := $(VENV)/bin/python
 BIN    := $(VENV)/bin
 
-.PHONY: demo test test-all test-torch torch lint format bench samples clean install docs
+.PHONY: demo test test-all test-torch torch frameworks lint format bench samples clean install docs
 
 # Without Python >= 3.11, one line says so (instead of a page of pip's log).
 PYTHON_FOUND = $(shell command -v $(PYTHON) 2>/dev/null)
@@ -72,8 +72,21 @@ $(VENV)/.torch-installed: $(VENV)/.dev-installed
 
 torch: $(VENV)/.torch-installed
 
+# The training frameworks gradviz.torch's callbacks plug into (Lightning, the Hugging Face
+# Trainer with accelerate, TensorBoard), pinned to versions that install beside
+# $(TORCH_PIN) without pulling another torch (pip install --dry-run with both said so); the
+# torch pin is in the same command, so pip keeps it. Without them their tests skip
+# locally; under CI (.ci/run installs them) they must run.
+FRAMEWORK_PINS ?= lightning==2.6.6 transformers==5.24.0 accelerate==1.16.0 tensorboard==2.21.0
+$(VENV)/.frameworks-installed: $(VENV)/.torch-installed
+	@echo "adding $(FRAMEWORK_PINS) to $(VENV) (once)"
+	@$(PY) -m pip install '$(TORCH_PIN)' $(FRAMEWORK_PINS) >> $(VENV)/install.log 2>&1 || { cat $(VENV)/install.log; exit 1; }
+	@touch $@
+
+frameworks: $(VENV)/.frameworks-installed
+
 # gradviz.torch's tests alone (the parity and DDP tests among them), with torch installed.
-test-torch: $(VENV)/.torch-installed
+test-torch: $(VENV)/.frameworks-installed
 	$(PY) -m pytest -q -n auto tests/test_torch_*.py
 
 lint: install
