@@ -148,6 +148,13 @@ def test_python_session_runs_as_shown(document: Path, block_index: int) -> None:
         from torch_support import require_torch
 
         require_torch()
+    # the manual's framework pages (lightning.md, huggingface.md, tensorboard.md): the
+    # framework or skip (under CI, a failure: .ci/run installs them)
+    for framework in ("lightning", "transformers", "tensorboard"):
+        if re.search(rf"^>>> (import|from) {framework}\b", match.group(1), re.M):
+            from torch_support import require_framework
+
+            require_framework(framework)
     line = text.count("\n", 0, match.start(1))
     name = f"{document.name} (pycon block {block_index}, line {line + 1})"
     test = doctest.DocTestParser().get_doctest(match.group(1), {}, name, str(document), line)

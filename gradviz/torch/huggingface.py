@@ -27,8 +27,7 @@ import torch
 from transformers import TrainerCallback
 
 from gradviz.numbers import fmt
-from gradviz.torch.session import Session
-from gradviz.torch.watch import DEFAULT_EVERY, Recorder
+from gradviz.torch.session import DEFAULT_EVERY, Recorder, Session
 
 # A total gradient norm this close to max_grad_norm (clip_grad_norm_ scales by
 # max_norm / (norm + 1e-6)) was clipped to it.

@@ -26,8 +26,7 @@ try:
 except ImportError:  # the older package name of the same framework
     from pytorch_lightning import Callback  # type: ignore[no-redef]
 
-from gradviz.torch.session import Session
-from gradviz.torch.watch import DEFAULT_EVERY, Recorder
+from gradviz.torch.session import DEFAULT_EVERY, Recorder, Session
 
 CLIP_NOTE = (
     "gradients read before Lightning's clipping (gradient_clip_val={value}): the table "

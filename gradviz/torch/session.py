@@ -10,6 +10,7 @@ The callbacks name the moment; this module never imports a framework, only torch
 from __future__ import annotations
 
 import sys
+import textwrap
 from collections.abc import Iterable
 from pathlib import Path
 from typing import TextIO
@@ -19,6 +20,10 @@ from rich.console import Console
 
 from gradviz.errors import InputError, StatusFound
 from gradviz.stats import STATUSES, Diagnosis
+
+# The package's lazy name first: importing the submodule gradviz.torch.watch before it
+# would leave `gradviz.torch.watch` naming the module, not the function (issue 29).
+from gradviz.torch import watch as _package_name  # noqa: F401
 from gradviz.torch.watch import DEFAULT_EVERY, Recorder, watch
 
 # What `fail_on` accepts (the words of `gradviz grads --fail-on`), and the status each means.
@@ -151,8 +156,10 @@ class Session:
         if self.show and rank_zero:
             console = Console(file=self.file or sys.stdout, width=self.width)
             console.print(self.recorder.report())
-            for note in self.notes:
-                console.print(f"• {note}", markup=False, highlight=False)
+            for note in self.notes:  # (as the verdict's bullets: wrapped, indented)
+                lines = textwrap.wrap(note, max(20, console.width - 2))
+                text = "\n  ".join(lines)
+                console.print(f"• {text}", markup=False, highlight=False, soft_wrap=True)
 
     def close(self) -> None:
         if self.recorder is not None:
