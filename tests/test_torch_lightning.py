@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import datetime
 import io
+import json
 import math
 import os
 import socket
@@ -226,9 +227,10 @@ def _free_port() -> int:
         return s.getsockname()[1]
 
 
-def _ddp_worker(rank: int, port: int, folder: str) -> None:
+def _ddp_worker(rank: int, port: int, folder: str, nan_row: int | None = None) -> None:
     """One of the two processes, started as torchrun would (Lightning's environment
-    variables set): Lightning joins them, it does not re-run the test's command line."""
+    variables set): Lightning joins them, it does not re-run the test's command line.
+    With `nan_row`, fail_on=("nan",): each rank writes down the StatusFound it raised."""
     os.environ.update(
         MASTER_ADDR="127.0.0.1",
         MASTER_PORT=str(port),
@@ -239,8 +241,9 @@ def _ddp_worker(rank: int, port: int, folder: str) -> None:
         GLOO_SOCKET_IFNAME="lo",  # loopback only
     )
     torch.set_num_threads(1)
-    X, Y = _data()
-    callback = Watch(every=2, save=os.path.join(folder, f"run{rank}.json"), show=False)
+    X, Y = _data(nan_row=nan_row)
+    every = 2 if nan_row is None else 1
+    callback = Watch(every=every, save=os.path.join(folder, f"run{rank}.json"), show=False)
     strategy = L.pytorch.strategies.DDPStrategy(
         process_group_backend="gloo", timeout=datetime.timedelta(seconds=TIMEOUT)
     )
@@ -249,14 +252,20 @@ def _ddp_worker(rank: int, port: int, folder: str) -> None:
     trainer = _trainer(
         callback, devices=2, strategy=strategy, max_epochs=2, use_distributed_sampler=False
     )
-    trainer.fit(Module(), _loader(X[rank::2], Y[rank::2], 16))
+    try:
+        trainer.fit(Module(), _loader(X[rank::2], Y[rank::2], 16))
+    except StatusFound as error:
+        if nan_row is None:
+            raise
+        found = {"status": error.status, "layer": error.layer, "step": error.step}
+        with open(os.path.join(folder, f"stopped{rank}.json"), "w") as file:
+            json.dump(found, file)
 
 
-@pytest.mark.slow  # two processes starting Lightning: seconds
-def test_two_process_ddp_gives_the_one_process_table(tmp_path) -> None:
+def _two_processes(folder, nan_row: int | None = None) -> None:
     context = mp.start_processes(
         _ddp_worker,
-        args=(_free_port(), str(tmp_path)),
+        args=(_free_port(), str(folder), nan_row),
         nprocs=2,
         join=False,
         start_method="spawn",
@@ -267,9 +276,24 @@ def test_two_process_ddp_gives_the_one_process_table(tmp_path) -> None:
             for process in context.processes:
                 process.kill()
             pytest.fail(f"the two processes did not finish in {TIMEOUT} s")
+
+
+@pytest.mark.slow  # two processes starting Lightning: seconds
+def test_two_process_ddp_gives_the_one_process_table(tmp_path) -> None:
+    _two_processes(tmp_path)
     assert not (tmp_path / "run1.json").exists(), "only rank 0 writes"
     both = load_run(tmp_path / "run0.json")
     assert both.world_size == 2 and both.steps_run == 4
     X, Y = _data()
     one = _plain(X, Y, batch=32, accumulate=1, epochs=2, every=2, path=tmp_path / "one.json")
     _same(both.history, one.history, rel=1e-9)
+
+
+@pytest.mark.slow  # two processes starting Lightning: seconds
+def test_fail_on_stops_both_ddp_processes_at_the_same_step(tmp_path) -> None:
+    """Each rank sees the same all-reduced numbers: both raise, at the step that went NaN
+    on one of them (row 32 + 7, in step 1's 32 rows, is rank 1's), and neither waits."""
+    _two_processes(tmp_path, nan_row=32 + 7)
+    found = [json.loads((tmp_path / f"stopped{rank}.json").read_text()) for rank in (0, 1)]
+    assert found[0] == found[1] == {"status": "NaN", "layer": "net.0", "step": 1}
+    assert [s for s, _ in load_run(tmp_path / "run0.json").history] == [0, 1]
