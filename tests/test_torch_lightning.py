@@ -23,7 +23,7 @@ from click.testing import CliRunner  # noqa: E402
 from rich.console import Console  # noqa: E402
 
 from gradviz.cli import cli  # noqa: E402
-from gradviz.errors import InputError, StatusFound  # noqa: E402
+from gradviz.errors import InputError, OutputError, StatusFound  # noqa: E402
 from gradviz.render.layers import layer_table  # noqa: E402
 from gradviz.run import load_run  # noqa: E402
 from gradviz.torch import watch  # noqa: E402
@@ -216,6 +216,13 @@ def test_bad_arguments_are_one_line_input_errors() -> None:
         Watch(fail_on=("nans",))
     with pytest.raises(InputError, match="every must be a whole number"):
         Watch(every=0)
+
+
+def test_a_save_path_that_cannot_be_written_is_refused_before_training(tmp_path) -> None:
+    with pytest.raises(OutputError, match="cannot write save=.*does not exist"):
+        Watch(save=tmp_path / "missing" / "run.json")
+    with pytest.raises(OutputError, match="it is a folder"):
+        Watch(save=tmp_path)
 
 
 # -- two processes under the ddp strategy ---------------------------------------------------

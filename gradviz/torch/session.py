@@ -18,7 +18,7 @@ from typing import TextIO
 import torch
 from rich.console import Console
 
-from gradviz.errors import InputError, StatusFound
+from gradviz.errors import InputError, OutputError, StatusFound, quoted
 from gradviz.stats import STATUSES, Diagnosis
 
 # The package's lazy name first: importing the submodule gradviz.torch.watch before it
@@ -76,7 +76,7 @@ class Session:
         if save is not None and not isinstance(save, str | Path):
             raise InputError(f"watch: save must be a path or None, got {type(save).__name__}")
         self.every = every
-        self.save = None if save is None else Path(save)
+        self.save = None if save is None else _writable(Path(save))
         self.fail_on = fail_on_statuses(fail_on)
         self.show = show
         self.file = file
@@ -164,6 +164,21 @@ class Session:
     def close(self) -> None:
         if self.recorder is not None:
             self.recorder.close()
+
+
+def _writable(path: Path) -> Path:
+    """`path`, or the OutputError its writing would raise at the end of training (a folder,
+    or in a folder that does not exist), said before training starts."""
+    folder = path.parent if str(path.parent) else Path(".")
+    if path.is_dir():
+        raise OutputError(f"watch: cannot write save={quoted(str(path))}: it is a folder")
+    if not folder.is_dir():
+        raise OutputError(
+            f"watch: cannot write save={quoted(str(path))}: folder {quoted(str(folder))} "
+            "does not exist",
+            hint="Create the folder first, or choose another path.",
+        )
+    return path
 
 
 def _rank() -> int:
