@@ -219,7 +219,7 @@ def test_bad_arguments_are_one_line_input_errors() -> None:
 
 
 def test_a_save_path_that_cannot_be_written_is_refused_before_training(tmp_path) -> None:
-    with pytest.raises(OutputError, match="cannot write save=.*does not exist"):
+    with pytest.raises(OutputError, match=r"cannot write save=.*does not exist"):
         Watch(save=tmp_path / "missing" / "run.json")
     with pytest.raises(OutputError, match="it is a folder"):
         Watch(save=tmp_path)
