@@ -25,12 +25,14 @@ STATUS_STYLES = {
     "NaN": "bold red",
     "exploding": "bold red",
     "dead": "red",
+    "zero": "red",
     "vanishing": "red",
     "stalled": "magenta",
     "saturated": "yellow",
     "weak": "yellow",
     "converged": "green",
     "ok": "green",
+    "frozen": "dim",
 }
 BAR_DECADES = 8  # the rel bar spans 1e-8 .. 1
 BAR_WIDTH = 8
