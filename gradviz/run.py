@@ -72,6 +72,7 @@ class Run:
     framework: str = "pytorch"
     model: str = ""
     world_size: int = 1
+    notes: list[str] = field(default_factory=list)  # what the recorder read and did not
     source: Path | None = None
 
     def diagnosis(self) -> Diagnosis:
@@ -113,6 +114,7 @@ class Run:
             "layers": [layer.to_dict() for layer in self.layers],
             "curves": {"step": self.curve_steps, "loss": self.loss, "accuracy": self.accuracy},
             "history": [{"step": step, **d.to_dict()} for step, d in self.history],
+            "notes": self.notes,
         }
 
 
@@ -181,6 +183,7 @@ def run_from_dict(raw: dict) -> Run:
         framework=read_field(raw.get("framework"), "text", "framework"),
         model=read_field(raw.get("model"), "text", "model"),
         world_size=read_field(raw.get("world_size"), "count", "world_size"),
+        notes=read_field(raw.get("notes", []), "list of text", "notes"),
     )
 
 

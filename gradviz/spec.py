@@ -870,7 +870,12 @@ CLIPPING_FIELDS: dict[str, str] = {
 before and after (`gradviz.train.History.clipping_series`)."""
 CLIPPING_KEYS = tuple(CLIPPING_FIELDS)
 
-_PLURALS = {"count": "whole numbers ≥ 0", "signed": "numbers", "number": "numbers ≥ 0"}
+_PLURALS = {
+    "count": "whole numbers ≥ 0",
+    "signed": "numbers",
+    "number": "numbers ≥ 0",
+    "text": "short lines of text",
+}
 
 
 def shown(value: object) -> str:

@@ -988,9 +988,7 @@ def _vanishing_sentence(d: Diagnosis) -> str | None:
     position = d.layers.index(first)
     if d.judged_by == "update":
         return _slow_updates_sentence(d, vanishing, first, position)
-    later = [
-        lay for lay in d.layers[position + 1 :] if math.isfinite(lay.rms) and not lay.frozen
-    ]
+    later = [lay for lay in d.layers[position + 1 :] if math.isfinite(lay.rms) and not lay.frozen]
     if not later:  # (only in statistics read from a file that disagree with themselves)
         return None
     reference = max(later, key=lambda lay: lay.rms)

@@ -116,7 +116,7 @@ def _is_bias(name: str) -> bool:
 
 
 def _join(prefix: str, name: str) -> str:
-    return f"{prefix}.{name}" if prefix else name
+    return ".".join(part for part in (prefix, name) if part)
 
 
 def rows_of(model: nn.Module) -> list[Row]:
