@@ -45,6 +45,7 @@ class RunLayer:
     shape: tuple[int, ...]
     activation: str
     activation_module: str | None = None
+    params: tuple[str, ...] = ()  # the parameters in the row, by qualified name
 
     def to_dict(self) -> dict:
         return {
@@ -53,6 +54,7 @@ class RunLayer:
             "shape": list(self.shape),
             "activation": self.activation,
             "activation_module": self.activation_module,
+            "params": list(self.params),
         }
 
 
@@ -208,6 +210,7 @@ def _layers(raw: object) -> list[RunLayer]:
                 activation_module=None
                 if module is None
                 else read_field(module, "text", f"{where}.activation_module"),
+                params=tuple(read_field(item.get("params", []), "list of text", f"{where}.params")),
             )
         )
     return layers

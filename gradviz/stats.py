@@ -1117,6 +1117,7 @@ def verdict(diagnosis: Diagnosis, snapshots: History | None = None) -> list[str]
     d = diagnosis
     lines = [line for line in _history_sentences(d, snapshots or []) if line]
     lines += _set_up_sentences(d, snapshots or [])
+    never = _never_changed(d, snapshots or [])
 
     dead = _having(d, "dead")
     dying = {name for name, op in ACTIVATIONS.items() if op is not None and op.dies_at is not None}
@@ -1193,6 +1194,13 @@ def verdict(diagnosis: Diagnosis, snapshots: History | None = None) -> list[str]
             f"(update:data, healthy near {fmt(HEALTHY_UPDATE_DATA)}): {fix} the learning rate."
         )
 
+    if never:
+        lines.append(
+            f"{_names(never)}: the weights never changed over the recorded {d.unit}s "
+            "(update:data 0 each time) though their gradient was not 0 and they are not "
+            "frozen: check the optimizer's learning rate and parameter groups."
+        )
+
     if not lines:
         unread = [lay for lay in d.layers if lay.unread and not lay.frozen]
         if d.judged_by == "update":
@@ -1234,13 +1242,6 @@ def _set_up_sentences(d: Diagnosis, snapshots: History) -> list[str]:
             "nothing reaches them. Look for dead units (ReLUs that never fire), a detached "
             "tensor, or a loss that does not depend on them."
         )
-    never = _never_changed(d, snapshots)
-    if never:
-        lines.append(
-            f"{_names(never)}: the weights never changed over the recorded {d.unit}s "
-            "(update:data 0 each time), though not frozen: check the optimizer's learning "
-            "rate and parameter groups."
-        )
     if d.clip_scale is not None:
         lines.append(
             f"Gradient clipping scaled the gradients by ×{fmt(d.clip_scale, 2)} at {d.unit} "
@@ -1256,19 +1257,20 @@ def _set_up_sentences(d: Diagnosis, snapshots: History) -> list[str]:
 
 
 def _never_changed(d: Diagnosis, snapshots: History) -> list[LayerStats]:
-    """Layers (not frozen) whose every recorded update was exactly 0."""
+    """Layers (not frozen) whose every recorded update was exactly 0 while their weight
+    gradient was not (a zero gradient moves nothing, and says so itself)."""
     recorded = [snap for _, snap in snapshots] or [d]
     found = []
     for layer in d.layers:
         if layer.frozen or layer.status == "zero":
             continue
-        updates = [
-            lay.update_data
+        moments = [
+            (lay.update_data, lay.max_abs)
             for snap in recorded
             for lay in snap.layers
             if lay.name == layer.name and lay.update_data is not None
         ]
-        if updates and all(u == 0 for u in updates):
+        if moments and all(u == 0 for u, _ in moments) and any(g > 0 for _, g in moments):
             found.append(layer)
     return found
 

@@ -448,6 +448,10 @@ class Recorder:
     def _observe(self, module: nn.Module, inputs: object, output: object) -> None:
         if _compiling():
             return
+        with torch._C.DisableTorchFunction():  # (our own sums: not the model's calls)
+            self._observe_now(module, inputs, output)
+
+    def _observe_now(self, module: nn.Module, inputs: object, output: object) -> None:
         first = inputs[0] if isinstance(inputs, tuple) and inputs else None
         if isinstance(output, tuple) and output and isinstance(output[0], torch.Tensor):
             output = output[0]  # (attention, RNNs: the output before the weights or state)
@@ -582,8 +586,16 @@ class Recorder:
                 if (row, row.output_module) in self._candidates:
                     self._acts[row] = self._candidates[(row, row.output_module)]
         order = {id(m): i for i, m in enumerate(self._calls)}
+        modules = {id(m) for row in self._rows for m in row.modules}
+        leaves = [  # (a module holding other rows' modules returns after them: not the output)
+            row
+            for row in self._rows
+            if not any(
+                id(m) in modules for m in row.output_module.modules() if m is not row.output_module
+            )
+        ]
         last_called = max(
-            (row for row in self._rows if id(row.output_module) in order),
+            (row for row in leaves if id(row.output_module) in order),
             key=lambda row: max(i for i, m in enumerate(self._calls) if m is row.output_module),
             default=None,
         )
@@ -1084,6 +1096,7 @@ class Recorder:
                 row.shape,
                 self._activation.get(row, "linear"),
                 self._activation_module.get(row),
+                tuple(name for name, _ in row.params) + tuple(row.also),
             )
             for row in self._rows
         ]
