@@ -639,7 +639,8 @@ class Recorder:
         closure has run the forward and backward pass)."""
         if self._optimizer is None and not self._holds(optimizer):
             return None
-        closure = kwargs.get("closure", args[0] if args else None)
+        # (args are step's own: the optimizer first, then the closure if one is passed)
+        closure = kwargs.get("closure", args[1] if len(args) > 1 else None)
         if callable(closure):
             done = [False]
 
@@ -652,7 +653,7 @@ class Recorder:
 
             if "closure" in kwargs:
                 return args, {**kwargs, "closure": recorded_closure}
-            return (recorded_closure, *args[1:]), kwargs
+            return (args[0], recorded_closure, *args[2:]), kwargs
         self._at_step(optimizer)
         return None
 
