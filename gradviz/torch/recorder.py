@@ -35,6 +35,7 @@ sharded parameter's numbers are reduced across its shards. Only rank 0 writes th
 
 from __future__ import annotations
 
+import itertools
 import math
 import sys
 from collections.abc import Callable, Sequence
@@ -286,6 +287,7 @@ class Recorder:
         self._reader_row: dict[nn.Module, Row] = {}  # (once mapped) the module read per row
         self._functional_source: dict[nn.Module, Row] = {}  # rows read at a function
         self._functional_rows: dict[int, Row] = {}  # id(a row's output) on this step
+        self._into_norm: dict[Row, str] = {}  # rows whose output a norm takes: read there
         self._optimizer = optimizer
         self._manual = manual or optimizer is not None
         self._hooks: list[RemovableHandle] = []
@@ -305,6 +307,8 @@ class Recorder:
         self._before: list[torch.Tensor] | None = None  # weights before a recorded step
         self._moving: _Pending | None = None
         self._last_clip: list[torch.Tensor] | None = None
+        self._clip_versions: list[tuple[int, int]] = []  # the gradients the norms are of
+        self._magnitudes: list[torch.Tensor] | None = None  # |g| buffers, kept between steps
         self._nan_found = False
         self._nan_check = nan_check
         self._sparse = any(isinstance(m, nn.Embedding) and m.sparse for m in base.modules())
@@ -437,8 +441,9 @@ class Recorder:
             return
         self._clip_queued = False
         with torch.no_grad():
-            grads = [_dense(_local(g)[0]) for g in self._grads()]
-            self._last_clip = torch._foreach_norm(grads)
+            grads = self._grads()
+            self._last_clip = torch._foreach_norm([_dense(_local(g)[0]) for g in grads])
+            self._clip_versions = [(id(g), g._version) for g in grads]
 
     def _grads(self) -> list[torch.Tensor]:
         """Every parameter's gradient (a 0-d zero where there is none)."""
@@ -527,35 +532,40 @@ class Recorder:
         units = row.units
         if units is None or a.dim() == 0:
             return
-        a = _units_last(a.detach(), units)
-        if a is None:
+        a = a.detach()
+        others = _other_axes(a, units)  # (reduced in place: no copy with the units last)
+        if others is None:
             return
+        if not others:  # (one sample, unbatched: one row)
+            a, others = a.unsqueeze(0), (0,)
+            x = x.unsqueeze(0) if isinstance(x, torch.Tensor) and x.dim() == 1 else x
         slope = SLOPES.get(kind)
         xs = None  # the activation's input, where its slope or band needs it
         if slope is not None:
-            xs = _units_last(x.detach(), units) if isinstance(x, torch.Tensor) else None
+            xs = x.detach() if isinstance(x, torch.Tensor) else None
             if xs is None or xs.shape != a.shape:
                 return
+        rows = a.numel() // units
         # (sums in the activations' own precision: a float64 copy of them would cost more)
         if per_unit:  # Σa, Σa² per unit (the outputs' spread), and Σ|a| (their scale)
-            sums = [a.sum(0), (a * a).sum(0), a.abs().sum()]
+            sums = [a.sum(others), (a * a).sum(others), a.abs().sum()]
         else:  # Σa, Σa² (= ‖a‖²) over every entry: a hidden layer's mean and std
             flat = a.reshape(-1)
             sums = [flat.sum(), torch.dot(flat, flat)]
         if kind == "relu":
-            sums.append(torch.count_nonzero(a, dim=0))  # (a ReLU's output is ≥ 0)
+            sums.append(torch.count_nonzero(a, dim=others))  # (a ReLU's output is ≥ 0)
         if xs is not None:  # Σ|slope| from the op row, at the inputs
             sums.append(slope(a, xs).abs().sum())
         if kind in BANDS:
             (low, high), of_inputs = BANDS[kind]
             v = xs if of_inputs else a
-            sums += [(v < low).sum(0), (v > high).sum(0)]  # type: ignore[operator]
+            sums += [(v < low).sum(others), (v > high).sum(others)]  # type: ignore[operator]
         store = self._acts if self._mapped else self._candidates
         acc = store.get(key)  # type: ignore[call-overload]
         if acc is None:
-            store[key] = _Activations(a.shape[0], sums, [a])  # type: ignore[index]
+            store[key] = _Activations(rows, sums, [a])  # type: ignore[index]
         else:  # another forward pass in the same step (gradient accumulation)
-            acc.rows += a.shape[0]
+            acc.rows += rows
             acc.sums = [s + t for s, t in zip(acc.sums, sums, strict=True)]
             acc.outputs.append(a)
 
@@ -616,6 +626,13 @@ class Recorder:
             rows.remove(last_called)
             rows.append(last_called)
         self._order(rows)
+        # a layer whose output goes straight into a norm (a convolution into BatchNorm) is
+        # read there: its own output's mean and spread would only be normalised away
+        for row, following in itertools.pairwise(rows):
+            if self._reads.get(row) is row.output_module and isinstance(following.module, NORMS):
+                self._reads[row] = None
+                self._into_norm[row] = following.name
+                self._acts.pop(row, None)
         self._reader_row = {m: row for row, m in self._reads.items() if isinstance(m, nn.Module)}
         self._functional_source = {
             row.output_module: row for row, m in self._reads.items() if m == "functional"
@@ -766,12 +783,23 @@ class Recorder:
 
     def _measure(self, step: int, optimizer: torch.optim.Optimizer | None) -> _Pending:
         params = self._params
-        grads = [_dense(_local(g)[0]) for g in self._grads()]
+        raw = self._grads()
+        grads = [_dense(_local(g)[0]) for g in raw]
         weights = [_local(p.detach())[0] for p in params]
         # (‖·‖₂ fused; Σ|g| and max|g| one pass each: torch's ord-1 and ord-∞ norms take
-        # 6x and 25x as long on the CPU, bench/README.md)
-        l2 = self._reduced(torch._foreach_norm([*grads, *weights]), squares=True)
-        l1 = self._reduced([g.abs().sum() for g in grads])
+        # 6x and 25x as long on the CPU, bench/README.md). Gradients untouched since the
+        # end of the backward pass (no clipping: the same tensors, the same versions)
+        # keep the norms read there.
+        untouched = self._last_clip is not None and self._clip_versions == [
+            (id(g), g._version) for g in raw
+        ]
+        if untouched:
+            norms = [*self._last_clip, *torch._foreach_norm(weights)]  # type: ignore[misc]
+            self._last_clip = None  # (nothing was clipped)
+        else:
+            norms = torch._foreach_norm([*grads, *weights])
+        l2 = self._reduced(norms, squares=True)
+        l1 = self._reduced([m.sum() for m in self._magnitudes_of(grads)])
         ends = [torch.aminmax(g) for g in grads]
         top = torch.maximum(
             torch.stack([high for _, high in ends]), -torch.stack([low for low, _ in ends])
@@ -807,6 +835,19 @@ class Recorder:
         for row, acc in acts.items():
             self._compact(row, acc)
         return pending
+
+    def _magnitudes_of(self, grads: list[torch.Tensor]) -> list[torch.Tensor]:
+        """|g| of each gradient, into buffers kept between recorded steps: a fresh
+        megabyte each step costs more (its pages are new) than the sums over it."""
+        kept = self._magnitudes
+        if kept is None or len(kept) != len(grads) or any(
+            m.shape != g.shape or m.dtype != g.dtype or m.device != g.device
+            for m, g in zip(kept, grads, strict=True)
+        ):
+            kept = self._magnitudes = [torch.empty_like(g) for g in grads]
+        for g, m in zip(grads, kept, strict=True):
+            torch.abs(g, out=m)
+        return kept
 
     def _compact(self, row: Row, acc: _Activations) -> None:
         """A hidden row's per-unit counts as the totals the statuses read (so that a
@@ -884,8 +925,9 @@ class Recorder:
         keep = []
         for v in (loss, accuracy):
             if isinstance(v, torch.Tensor):
-                v = v.detach().to(torch.float64).reshape(()).clone()
-                if _distributed()[1] > 1:
+                v = v.detach()
+                if _distributed()[1] > 1:  # (a copy: the sum is written in place)
+                    v = v.to(torch.float64).reshape(()).clone()
                     v = (v, dist.all_reduce(v, async_op=True))
             keep.append(v)
         self._curves.append((self.steps, keep[0], keep[1]))
@@ -1029,6 +1071,8 @@ class Recorder:
             return missing, f"activations: {pending.unread}"
         if row.units is None:
             return missing, f"activations: a {row.kind}'s output is not one layer's units"
+        if row in self._into_norm:
+            return missing, f"activations: its output goes straight into {self._into_norm[row]}"
         if acts is None or acts.rows == 0:
             return missing, "activations: its output was not seen in the forward pass"
         kind = self._activation.get(row, "linear")
@@ -1203,14 +1247,18 @@ class Recorder:
         self._optimizer_hooks = []
 
 
-def _units_last(t: torch.Tensor, units: int) -> torch.Tensor | None:
-    """`t` as rows of `units` (channels first, as convolutions make them, moved last), or
-    None if it has no axis of that size."""
+def _other_axes(t: torch.Tensor, units: int) -> tuple[int, ...] | None:
+    """The axes of `t` other than its units' (the last, or the channels of a convolution's
+    output, axis 1), or None if it has no axis of that size."""
     if t.dim() == 0:
         return None
-    if t.shape[-1] != units and t.dim() >= 2 and t.shape[1] == units:
-        t = t.movedim(1, -1)
-    return t.reshape(-1, units) if t.shape[-1] == units else None
+    if t.shape[-1] == units:
+        axis = t.dim() - 1
+    elif t.dim() >= 2 and t.shape[1] == units:
+        axis = 1
+    else:
+        return None
+    return tuple(i for i in range(t.dim()) if i != axis)
 
 
 def _total(x: float | list[float]) -> float:
