@@ -12,7 +12,7 @@ after the closure has run, not before.
 
 What: the activations come from forward hooks on the activation module that takes each
 row's output (by the tensor it is given, else by call order), or from the functional
-activation (`torch.relu`, `F.gelu(approximate="tanh")`, ...) that does, seen through a
+activation (`torch.relu(self.fc(x))`, any function of an op gradviz reads) that does, seen through a
 torch function mode on the forward passes of recorded steps; a row with none is read at
 its own output, as linear. Attention, RNNs and custom modules' own parameters are rows
 whose activations are not read (their output is not one layer's units), and under
@@ -38,14 +38,13 @@ from __future__ import annotations
 import itertools
 import math
 import sys
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, TextIO
 
 import torch
 import torch.distributed as dist
-import torch.nn.functional as F
 from rich.console import Console, RenderableType
 from torch import nn
 from torch.optim.optimizer import (
@@ -63,6 +62,7 @@ from gradviz.stats import Diagnosis, History, LayerStats, assess, first_in_order
 from gradviz.torch.activations import (
     ACTIVATION_MODULES,
     FROM_OUTPUTS,
+    FUNCTIONAL,
     activation_of,
     in_place,
     is_activation,
@@ -83,46 +83,6 @@ UNSEEN = (
     "before watch(), or compiled after it by torch.compile, where no forward hook runs)"
 )
 OFF_CADENCE = "not recorded on this step (a NaN/inf found between recorded steps)"
-
-
-def _functional_activations() -> dict[Callable[..., Any], Callable[..., str | None]]:
-    """The functions (and tensor methods) that apply an activation, each with what tells
-    the op row it computes exactly from its arguments (None: another activation)."""
-
-    def plain(kind: str) -> Callable[..., str | None]:
-        return lambda *args, **kwargs: kind
-
-    def keyword(kind: str, name: str, position: int, value: object) -> Callable[..., str | None]:
-        def check(*args: Any, **kwargs: Any) -> str | None:
-            given = kwargs.get(name, args[position] if len(args) > position else value)
-            return kind if given == value else None
-
-        return check
-
-    found: dict[Callable[..., Any], Callable[..., str | None]] = {}
-    for kind, functions in {
-        "relu": (torch.relu, F.relu, torch.Tensor.relu),
-        "sigmoid": (torch.sigmoid, F.sigmoid, torch.Tensor.sigmoid),
-        "tanh": (torch.tanh, F.tanh, torch.Tensor.tanh),
-        "silu": (F.silu,),
-    }.items():
-        for function in functions:
-            found[function] = plain(kind)
-    found[F.gelu] = keyword("gelu", "approximate", 1, "tanh")
-    found[F.leaky_relu] = keyword("leaky_relu", "negative_slope", 1, 0.01)
-    found[F.elu] = keyword("elu", "alpha", 1, 1.0)
-    softplus_beta = keyword("softplus", "beta", 1, 1.0)
-    softplus_threshold = keyword("softplus", "threshold", 2, 20.0)
-    found[F.softplus] = lambda *a, **k: softplus_beta(*a, **k) and softplus_threshold(*a, **k)
-    for function in (
-        F.hardtanh, F.relu6, F.mish, F.selu, F.celu, F.softsign, F.logsigmoid,
-        F.hardswish, F.hardsigmoid, F.prelu, F.rrelu, F.glu, F.tanhshrink,
-    ):  # fmt: skip
-        found[function] = lambda *a, **k: None  # an activation gradviz does not know
-    return found
-
-
-FUNCTIONAL = _functional_activations()
 
 
 def _bands() -> dict[str, tuple[tuple[float, float], bool]]:
@@ -840,9 +800,13 @@ class Recorder:
         """|g| of each gradient, into buffers kept between recorded steps: a fresh
         megabyte each step costs more (its pages are new) than the sums over it."""
         kept = self._magnitudes
-        if kept is None or len(kept) != len(grads) or any(
-            m.shape != g.shape or m.dtype != g.dtype or m.device != g.device
-            for m, g in zip(kept, grads, strict=True)
+        if (
+            kept is None
+            or len(kept) != len(grads)
+            or any(
+                m.shape != g.shape or m.dtype != g.dtype or m.device != g.device
+                for m, g in zip(kept, grads, strict=True)
+            )
         ):
             kept = self._magnitudes = [torch.empty_like(g) for g in grads]
         for g, m in zip(grads, kept, strict=True):
