@@ -760,7 +760,7 @@ class Recorder:
             norms = torch._foreach_norm([*grads, *weights])
         l2 = self._reduced(norms, squares=True)
         l1 = self._reduced([m.sum() for m in self._magnitudes_of(grads)])
-        ends = [torch.aminmax(g) for g in grads]
+        ends = [torch.aminmax(g) if g.numel() else (g.new_zeros(()),) * 2 for g in grads]
         top = torch.maximum(
             torch.stack([high for _, high in ends]), -torch.stack([low for low, _ in ends])
         ).to(torch.float64)
