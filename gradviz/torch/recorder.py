@@ -38,6 +38,7 @@ from __future__ import annotations
 import itertools
 import math
 import sys
+import weakref
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -279,10 +280,7 @@ class Recorder:
                 optimizer.register_step_post_hook(self._post_step),
             ]
         elif not manual:
-            self._optimizer_hooks = [
-                register_optimizer_step_pre_hook(self._pre_step),
-                register_optimizer_step_post_hook(self._post_step),
-            ]
+            self._optimizer_hooks = _global_hooks(self)
 
     # -- which parameters, which optimizers --------------------------------------------
 
@@ -292,17 +290,19 @@ class Recorder:
         self._params = [p for row in rows for _, p in row.params]
         self._ids = {id(p) for p in self._params}
         self._sharded = any(_local(p)[1] for p in self._params)
-        self._held: dict[int, tuple[int, set[int]]] = {}
+        self._held: weakref.WeakKeyDictionary[torch.optim.Optimizer, tuple[int, set[int]]] = (
+            weakref.WeakKeyDictionary()
+        )
 
     def _holds(self, optimizer: torch.optim.Optimizer) -> set[int]:
         """The ids of the model's parameters in `optimizer`'s groups (kept per optimizer
         while its groups keep their sizes)."""
         sizes = sum(len(group["params"]) for group in optimizer.param_groups)
-        known = self._held.get(id(optimizer))
+        known = self._held.get(optimizer)
         if known is None or known[0] != sizes:
             held = {id(p) for group in optimizer.param_groups for p in group["params"]}
             known = (sizes, held & self._ids)
-            self._held[id(optimizer)] = known
+            self._held[optimizer] = known
         return known[1]
 
     # -- hooks -------------------------------------------------------------------------
@@ -1209,6 +1209,28 @@ class Recorder:
         for hook in self._optimizer_hooks:
             hook.remove()
         self._optimizer_hooks = []
+
+
+def _global_hooks(recorder: Recorder) -> list[RemovableHandle]:
+    """torch's global optimizer step hooks for `recorder`, holding it weakly: a recorder
+    nobody holds any more (its model gone) takes its hooks with it."""
+    ref = weakref.ref(recorder)
+    handles: list[RemovableHandle] = []
+
+    def gone() -> None:
+        for handle in handles:
+            handle.remove()
+
+    def pre(optimizer: torch.optim.Optimizer, args: tuple, kwargs: dict) -> Any:
+        live = ref()
+        return gone() if live is None else live._pre_step(optimizer, args, kwargs)
+
+    def post(optimizer: torch.optim.Optimizer, args: tuple, kwargs: dict) -> None:
+        live = ref()
+        return gone() if live is None else live._post_step(optimizer, args, kwargs)
+
+    handles += [register_optimizer_step_pre_hook(pre), register_optimizer_step_post_hook(post)]
+    return handles
 
 
 def _other_axes(t: torch.Tensor, units: int) -> tuple[int, ...] | None:
