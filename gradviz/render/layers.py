@@ -3,7 +3,8 @@ bar, the side-by-side comparison and the over-training heat map (the --plot pict
 gradviz.render.plots, drawn by matplotlib).
 
 Pure functions from `gradviz.stats` results to rich renderables; the CLI prints them.
-Layer names reach rich as `Text`, never markup.
+Layer names reach rich as `Text`, never markup, and with their control and invisible
+characters shown as escapes (`gradviz.text.printable`: a module named "a\tb" is `a\tb`).
 """
 
 from __future__ import annotations
@@ -20,6 +21,7 @@ from rich.text import Text
 
 from gradviz.numbers import fmt
 from gradviz.stats import Diagnosis, History, LayerStats, ParamGrad, series
+from gradviz.text import printable
 
 STATUS_STYLES = {
     "NaN": "bold red",
@@ -119,7 +121,7 @@ def _row(layer: LayerStats) -> dict[str, Text]:
         hop = Text("×" + fmt(layer.hop, DIGITS) + "*", style="dim")
     bound = _num(None) if layer.hop_bound is None else Text("≤" + fmt(layer.hop_bound, DIGITS))
     return {
-        "layer": Text(layer.name),
+        "layer": Text(printable(layer.name)),
         "act": Text(layer.activation),
         "n": Text(str(layer.n_params)),
         "mean|g|": _num(layer.mean_abs),
@@ -223,7 +225,8 @@ class VerdictLines:
     one line, however long."""
 
     def __init__(self, items: Sequence[tuple[str, str]]) -> None:
-        self.items = list(items)
+        # a sentence names layers, which may hold a tab or an escape sequence
+        self.items = [(prefix, printable(sentence)) for prefix, sentence in items]
 
     def __rich_console__(self, console: Console, options: ConsoleOptions) -> RenderResult:
         for prefix, sentence in self.items:
@@ -266,7 +269,8 @@ def heat_map(snapshots: History, width: int = 60) -> RenderableType:
     hi = math.log10(max(finite)) if finite else 0.0
     span = max(hi - lo, 1e-12)
     acts = {layer.name: layer.activation for layer in snapshots[-1][1].layers}
-    label_width = max(len(f"{n} {acts.get(n, '')}") for n in names)
+    labels = [printable(f"{n} {acts.get(n, '')}") for n in names]
+    label_width = max(cell_len(label) for label in labels)
     lines = [
         Text.assemble(
             ("rms gradient over training", "bold"),
@@ -276,8 +280,8 @@ def heat_map(snapshots: History, width: int = 60) -> RenderableType:
     first, last = str(epochs[picks[0]]), str(epochs[picks[-1]])
     axis = f"epoch {first}".ljust(max(len(picks) - len(last), len(first) + 7)) + last
     lines.append(Text(" " * (label_width + 2) + axis, style="dim"))
-    for name, row in zip(names, rows, strict=True):
-        line = Text(f"{name} {acts.get(name, '')}".ljust(label_width) + "  ")
+    for label, row in zip(labels, rows, strict=True):
+        line = Text(label + " " * (label_width - cell_len(label) + 2))
         for i in picks:
             v = row[i]
             if not math.isfinite(v):
@@ -365,7 +369,7 @@ def compare_table(
         for tag, d in ((name_a, a), (name_b, b)):
             layer = d.layers[i] if i < len(d.layers) else None
             if layer is not None:
-                names.append(layer.name)
+                names.append(printable(layer.name))
             row = (
                 [Text(layer.activation), _num(layer.rms), log_bar(layer.rel), _status(layer)]
                 if layer is not None
@@ -484,7 +488,7 @@ def params_table(params: Sequence[ParamGrad]) -> RenderableType:
         rel = abs(p.grad) / top if top and math.isfinite(p.grad) else None
         if not math.isfinite(p.grad):
             rel = math.nan
-        table.add_row(Text(p.name), _num(p.value), _num(p.grad), _num(rel), log_bar(rel))
+        table.add_row(Text(printable(p.name)), _num(p.value), _num(p.grad), _num(rel), log_bar(rel))
     ranked = sorted((p for p in params if math.isfinite(p.grad)), key=lambda p: abs(p.grad))
     least = ", ".join(f"{p.name} ({fmt(p.grad, 2)})" for p in ranked[:3])
     note = Text(f"least credit: {least}" if least else "no finite gradients", style="dim")

@@ -28,6 +28,7 @@ from typing import TYPE_CHECKING, Any
 from gradviz.numbers import fmt
 from gradviz.ops import ACTIVATIONS
 from gradviz.stats import Diagnosis, History, series
+from gradviz.text import printable
 
 if TYPE_CHECKING:
     from matplotlib.figure import Figure
@@ -131,8 +132,9 @@ def _save(figure: Figure, fmt: str) -> bytes:
 
 def plain(text: str) -> str:
     """Text from the user (a file, layer or column name) as matplotlib shows it literally:
-    a `$` would otherwise start TeX math."""
-    return text.replace("$", r"\$")
+    a `$` would otherwise start TeX math, and a control character (a tab in a module's
+    name) is shown as its escape (`gradviz.text.printable`; raw, it is invalid in SVG)."""
+    return printable(text).replace("$", r"\$")
 
 
 SUPERSCRIPT = str.maketrans("0123456789-", "⁰¹²³⁴⁵⁶⁷⁸⁹⁻")
