@@ -69,9 +69,11 @@ var GV = (function () {
     for (i = root; i >= 0; i--) {
       var nd = nodes[i];
       if (nd.k === null || !OPS[nd.k].passes || !reached[i]) continue;
-      var g = grad[i], ls = locals(nd, data, i);
+      var g = grad[i], ls = locals(nd, data, i), op = OPS[nd.k], p = nd.p;
+      // g · local, or the product as the op's row writes it (log: g / a, Op.chain)
+      var amounts = op.c ? op.c(g, data[i], data[p[0]], p.length === 2 ? data[p[1]] : 0, nd.n) : null;
       for (var k = 0; k < nd.p.length; k++) {
-        var parent = nd.p[k], amount = g * ls[k];
+        var parent = nd.p[k], amount = amounts ? amounts[k] : g * ls[k];
         grad[parent] = grad[parent] + amount;
         reached[parent] = true;
         edges[i].push({ position: k, parent: parent, local: ls[k], amount: amount, total: grad[parent] });
