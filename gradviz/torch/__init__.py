@@ -3,7 +3,7 @@ loss's autograd graph with its data and gradients (`draw`), and move an MLP betw
 gradviz and `torch.nn` (`to_module`, `from_module`).
 
 Imported only when used (`import gradviz` never imports torch); torch is the optional
-extra `pip install 'gradviz[torch]'`. Each name loads its own module on first use.
+extra `pip install 'gradviz-backprop[torch]'`. Each name loads its own module on first use.
 """
 
 from __future__ import annotations
