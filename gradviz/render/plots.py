@@ -297,7 +297,12 @@ def _heat(
 
     grid = np.array([rows[names.index(lay.name)] for lay in layers], dtype=np.float64)
     e = np.asarray(epochs, dtype=np.float64)
-    if len(e) > 1:
+    if len(e) > 1 and not np.all(np.diff(e) > 0):
+        # records at one step (a recorder's step() twice between updates): cells of one
+        # width side by side over the steps' span, so none is of width 0 (and the axis
+        # not a singular one, which matplotlib warns of)
+        edges = np.linspace(e[0] - 0.5, e[-1] + 0.5, len(e) + 1)
+    elif len(e) > 1:
         mids = (e[1:] + e[:-1]) / 2
         edges = np.concatenate([[e[0] - (mids[0] - e[0])], mids, [e[-1] + (e[-1] - mids[-1])]])
     else:
