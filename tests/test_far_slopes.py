@@ -111,3 +111,13 @@ def test_check_compares_a_finite_gradient_through_an_infinite_local_slope() -> N
 def test_an_infinite_slope_with_an_infinite_gradient_is_still_non_differentiable() -> None:
     x = Value(0.0, label="x")
     assert [row.status for row in gradcheck(x.sqrt())] == ["non-differentiable"]
+
+
+def test_the_trace_says_when_a_credit_outlived_its_overflowing_slope() -> None:
+    """`1e-310 · inf = 1` alone reads as a mistake: the trace says it was one quotient."""
+    done = CliRunner().invoke(cli, ["trace", "x*log(x)", "x=1e-310"])
+    assert done.exit_code == 0
+    (line,) = [ln for ln in done.stdout.splitlines() if "· 1/x" in ln]
+    assert "1e-310 · inf (taken as one quotient: the slope alone overflows) = 1" in line
+    done = CliRunner().invoke(cli, ["trace", "x*log(x)", "x=2"])
+    assert "one quotient" not in done.stdout

@@ -212,7 +212,10 @@ var GV = (function () {
       var local = inp.nf + (c.passes && inp.lt !== f(c.local) ? " = " + f(c.local) : "");
       if (!c.passes) return [target, local, nd.op + " passes no credit: the gradient stops here"];
       var passed = d(parent) + " += " + d(nd.name) + " · " + (inp.lt.indexOf(" ") < 0 ? inp.lt : "(" + inp.lt + ")") +
-        " = " + f(step.credit) + " · " + factor(c.local) + " = " + f(c.amount);
+        " = " + f(step.credit) + " · " + factor(c.local) +
+        // (trace_view.ONE_QUOTIENT: a slope that overflowed where the credit did not)
+        (isFinite(c.amount) && !isFinite(c.local) ? " (taken as one quotient: the slope alone overflows)" : "") +
+        " = " + f(c.amount);
       if (c.earlier) passed += "   (so far " + f(c.before) + " + " + factor(c.amount) + " = " + f(c.total) + ")";
       return [target, local, passed];
     });
