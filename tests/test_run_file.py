@@ -107,6 +107,20 @@ def test_layers_are_capped(saved, tmp_path) -> None:
     raw["layers"] = [dict(raw["layers"][0], name=f"l{i}") for i in range(MAX_LAYERS + 1)]
     with pytest.raises(ModelError, match=f"{MAX_LAYERS + 1:,} layers is more than the"):
         load_run(_write(tmp_path, json.dumps(raw)))
+    raw["layers"] = raw["layers"][:MAX_LAYERS]  # at the cap: read (then its history differs)
+    with pytest.raises(ModelError, match=r"history\[0\]\.layers: expected the layers l0, l1"):
+        load_run(_write(tmp_path, json.dumps(raw)))
+
+
+def test_a_name_at_the_cap_reads(saved, tmp_path) -> None:
+    from gradviz.spec import MAX_TEXT
+
+    _, raw = saved
+    raw["model"] = "m" * MAX_TEXT
+    assert load_run(_write(tmp_path, json.dumps(raw))).model == "m" * MAX_TEXT
+    raw["model"] = "m" * (MAX_TEXT + 1)
+    with pytest.raises(ModelError, match=r"model: .*1,001 characters"):
+        load_run(_write(tmp_path, json.dumps(raw)))
 
 
 def test_a_listing_of_expected_layers_is_short(saved, tmp_path) -> None:
