@@ -256,3 +256,18 @@ def test_the_plot_of_a_named_layer_is_valid_svg(tmp_path) -> None:
         done = _invoke("grads", str(path), "--plot", str(plot))
     assert done.exit_code == 0, done.output
     ET.parse(plot)
+
+
+def test_a_model_whose_losses_span_the_floats_inspects(tmp_path) -> None:
+    """The sparkline is the saved model's too: its loss curve of ±1e308 was a NaN-to-int
+    internal error (`inspect` and `train` print it)."""
+    path = tmp_path / "m.json"
+    done = _invoke("train", "xor", "--epochs", "100", "--save", str(path), "-q")
+    assert done.exit_code == 0, done.output
+    raw = json.loads(path.read_text("utf-8"))
+    raw["history"]["loss"] = [1e308 if i % 2 else -1e308 for i in range(100)]
+    path.write_text(json.dumps(raw), "utf-8")
+    done = _invoke("inspect", str(path))
+    assert done.exit_code == 0, done.output
+    (line,) = [ln for ln in done.stdout.splitlines() if ln.startswith("loss ")]
+    assert "▁" in line and "█" in line and "linear scale" in line and "!" not in line
