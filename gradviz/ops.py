@@ -2,7 +2,10 @@
 
 An op is written as two small Python expressions in its own input names: its value
 (`out="a * b"`) and one local derivative per input (`d=("b", "a")`, in `a`, `b` and the
-result `out`). Everything else is derived from those strings, here, once:
+result `out`). Where the chain rule's g · d would overflow although the product itself
+does not, a row also writes that product as one expression in the incoming gradient `g`
+(`chain`: log credits g/a, as PyTorch does; its 1/a alone is inf at a = 1e-310).
+Everything else is derived from those strings, here, once:
 
 - the callables the engine runs (`forward`, `local`, `backward`), compiled on first use
   by `gradviz.codegen` (from the table's text, never from user text);
