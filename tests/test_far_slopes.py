@@ -124,3 +124,21 @@ def test_the_trace_says_when_a_credit_outlived_its_overflowing_slope() -> None:
     assert "1e-310 · inf (taken as one quotient: the slope alone overflows) = 1" in line
     done = CliRunner().invoke(cli, ["trace", "x*log(x)", "x=2"])
     assert "one quotient" not in done.stdout
+
+
+def test_the_pages_engine_credits_log_as_the_engine_does(tmp_path) -> None:
+    """The live page (assets/engine.js, GV_OPS.c) divides too: x·log(x) at 1e-310."""
+    import os
+
+    from test_html_parity import NODE, from_bits, graph_case, run_node
+
+    if NODE is None:
+        if os.environ.get("CI"):
+            pytest.fail("the page engine's test must run in CI: node not installed")
+        pytest.skip("node not installed")
+    x = Value(1e-310, label="x")
+    case, order = graph_case(x * x.log(), with_trace=True)
+    (got,) = run_node({"graphs": [case], "fmt": [], "quote": []}, tmp_path)["graphs"]
+    grads = [from_bits(g) for g in got["grad"]]
+    assert grads == [v.grad for v in order]
+    assert grads[order.index(x)] == -712.8013788281542
