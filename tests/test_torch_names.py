@@ -77,3 +77,20 @@ def test_a_name_of_1500_characters_reads_back_cut(tmp_path) -> None:
     assert len(set(names)) == 2 and all(len(n) <= MAX_TEXT for n in names)
     raw = json.loads(path.read_text("utf-8"))
     assert [layer["name"] for layer in raw["history"][-1]["layers"]] == names
+
+
+def test_a_long_name_leaves_room_for_the_numbers() -> None:
+    """A 1,500-character module name is cut in the table and the heat map (the verdict's
+    sentences still name it whole), so the numbers fit beside it at 100 columns."""
+    from gradviz.render.layers import NAME_WIDTH
+
+    out = io.StringIO()
+    _recorded("n" * 1500).table(file=out, width=100)
+    lines = out.getvalue().splitlines()
+    header = next(line for line in lines if line.startswith("layer "))
+    assert "rms g" in header and "status" in header
+    cut = "n" * (NAME_WIDTH - 1) + "…"
+    rows = [line for line in lines if line.startswith(cut)]
+    assert len(rows) == 2  # the table's row and the heat map's
+    assert "sigmoid" in rows[0] and "→" in rows[1]  # its numbers beside it
+    assert all(len(line) <= 100 for line in lines)

@@ -44,6 +44,19 @@ _RAMP = "▁▂▃▄▅▆▇█"
 # Cold to hot for the heat map: a small gradient is blue, a large one red.
 _HEAT = ("#313695", "#4575b4", "#74add1", "#abd9e9", "#fee090", "#fdae61", "#f46d43", "#d73027")
 DIGITS = 3
+NAME_WIDTH = 48  # cells of a layer's name in the tables and the heat map (then …)
+
+
+def layer_label(name: str, most: int = NAME_WIDTH) -> str:
+    """A layer's name as the views show it: control and invisible characters as escapes
+    (`gradviz.text.printable`), and cut after `most` cells with … (a module may be named
+    with 1,500 characters: the numbers must still fit beside it)."""
+    shown = printable(name)
+    if cell_len(shown) <= most:
+        return shown
+    while cell_len(shown) > most - 1:
+        shown = shown[:-1]
+    return shown + "…"
 
 
 def _num(x: float | None) -> Text:
@@ -126,7 +139,7 @@ def _row(layer: LayerStats) -> dict[str, Text]:
         hop = Text("×" + fmt(layer.hop, DIGITS) + "*", style="dim")
     bound = _num(None) if layer.hop_bound is None else Text("≤" + fmt(layer.hop_bound, DIGITS))
     return {
-        "layer": Text(printable(layer.name)),
+        "layer": Text(layer_label(layer.name)),
         "act": Text(layer.activation),
         "n": Text(str(layer.n_params)),
         "mean|g|": _num(layer.mean_abs),
@@ -286,7 +299,7 @@ def heat_map(snapshots: History, width: int = 60) -> RenderableType:
     hi = math.log10(max(finite)) if finite else 0.0
     span = max(hi - lo, 1e-12)
     acts = {layer.name: layer.activation for layer in snapshots[-1][1].layers}
-    labels = [printable(f"{n} {acts.get(n, '')}") for n in names]
+    labels = [f"{layer_label(n)} {acts.get(n, '')}" for n in names]
     label_width = max(cell_len(label) for label in labels)
     lines = [
         Text.assemble(
@@ -387,7 +400,7 @@ def compare_table(
         for tag, d in ((name_a, a), (name_b, b)):
             layer = d.layers[i] if i < len(d.layers) else None
             if layer is not None:
-                names.append(printable(layer.name))
+                names.append(layer_label(layer.name))
             row = (
                 [Text(layer.activation), _num(layer.rms), log_bar(layer.rel), _status(layer)]
                 if layer is not None

@@ -132,6 +132,11 @@ def _save(figure: Figure, fmt: str) -> bytes:
     return out.getvalue()
 
 
+def _short(name: str, most: int = 40) -> str:
+    """A layer's name as a tick label: at most `most` characters (then …)."""
+    return name if len(name) <= most else name[: most - 1] + "…"
+
+
 def plain(text: str) -> str:
     """Text from the user (a file, layer or column name) as matplotlib shows it literally:
     a `$` would otherwise start TeX math, and a control character (a tab in a module's
@@ -240,7 +245,7 @@ def _grads_figure(
     bars.set_xlim(lo, hi)
     bars.xaxis.set_major_locator(LogLocator(numticks=6))  # room for every 10⁻ⁿ label
     unicode_log_labels(bars.xaxis)
-    bars.set_yticks(y, [plain(f"{lay.name} {lay.activation}") for lay in layers])
+    bars.set_yticks(y, [plain(f"{_short(lay.name)} {lay.activation}") for lay in layers])
     bars.set_ylim(n - 0.5, -0.5)  # L1 at the top, as in the table
     bars.set_xlabel("rms gradient (log scale)")
     bars.set_title("now: rms gradient per layer", loc="left")
