@@ -19,7 +19,7 @@ from gradviz.numbers import fmt  # noqa: E402
 from gradviz.output import render  # noqa: E402
 from gradviz.render import to_json, to_mermaid, to_text  # noqa: E402
 from gradviz.torch import diagram  # noqa: E402
-from gradviz.torch.draw import COLLAPSE_AT, describe  # noqa: E402
+from gradviz.torch.graph import COLLAPSE_AT, describe  # noqa: E402
 
 
 def _mlp_loss(backward: bool = True):

@@ -6,8 +6,8 @@ the whole batch.
 
 `gradviz.torch.shards.sizes` reads them through the local shards (‖g‖² and Σ|g| summed
 across the ranks, max|g| maxed): checked here against the whole tensors. The recorder
-(`watch`) is checked on the same run; until it reads DTensors through `shards` it fails
-(see XFAIL_REASON)."""
+(`watch`), which reads DTensors through their local shards too, is checked on the same
+run against the one-process run."""
 
 from __future__ import annotations
 
@@ -37,15 +37,6 @@ WORLD = 2
 STEPS = 6
 TIMEOUT = 120  # seconds for both processes: far above the few they take
 F64 = torch.float64
-XFAIL_REASON = (
-    "watch() reads DTensor gradients with torch._foreach_norm/_foreach_max, which fail "
-    "under FSDP2 ('Redistribution from one partial type (P(sum)) to another (_NormP(2)) "
-    "is unsupported'; '_foreach_max cannot compute the maximum of an empty tensor' on the "
-    "empty shard). It needs, for each weight, bias and their gradients and the update "
-    "Δw: gradviz.torch.shards.sizes (‖·‖² and Σ|·| all-reduced SUM over the shard's mesh "
-    "group, max|·| all-reduced MAX, an empty shard 0) and shards.nonfinite_counts (SUM), "
-    "and per-tensor copy_/sub_ for the update's buffers (no _foreach_copy_ on DTensors)"
-)
 
 
 def _net() -> torch.nn.Sequential:
@@ -190,7 +181,6 @@ def test_shard_sizes_are_those_of_the_whole_tensors(tmp_path) -> None:
 
 
 @SLOW
-@pytest.mark.xfail(strict=False, reason=XFAIL_REASON)
 def test_fsdp_run_gives_the_one_process_table(tmp_path) -> None:
     _run(_watch_worker, tmp_path)
     assert not (tmp_path / "run1.json").exists(), "only rank 0 writes"

@@ -195,7 +195,7 @@ class Validated(Module):
 @pytest.mark.xfail(
     strict=False,
     reason="the recorder's forward hooks also see the validation batches run while a step "
-    "is armed (Lightning runs them under no_grad): watch.py's _observe could skip outputs "
+    "is armed (Lightning runs them under no_grad): the recorder's forward hooks could skip outputs "
     "when not torch.is_grad_enabled()",
 )
 def test_validation_batches_leave_the_recorded_steps_as_they_were(tmp_path) -> None:

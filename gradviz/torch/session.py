@@ -20,11 +20,7 @@ from rich.console import Console
 
 from gradviz.errors import InputError, OutputError, StatusFound, quoted
 from gradviz.stats import STATUSES, Diagnosis
-
-# The package's lazy name first: importing the submodule gradviz.torch.watch before it
-# would leave `gradviz.torch.watch` naming the module, not the function (issue 29).
-from gradviz.torch import watch as _package_name  # noqa: F401
-from gradviz.torch.watch import DEFAULT_EVERY, Recorder, watch
+from gradviz.torch.recorder import DEFAULT_EVERY, Recorder, watch
 
 # What `fail_on` accepts (the words of `gradviz grads --fail-on`), and the status each means.
 FAIL_ON = {status.lower(): status for status in STATUSES if status != "ok"}
@@ -86,6 +82,7 @@ class Session:
         self.notes: list[str] = []  # lines printed under the verdict (how it was read)
         self._losses: list[torch.Tensor | float] = []
         self._finished = False
+        self._checked = 0  # recorded steps fail_on has looked at
 
     def start(self, model: torch.nn.Module) -> Recorder:
         if self.recorder is not None:  # (a second fit with the same callback: a new run)
@@ -94,6 +91,7 @@ class Session:
         self.steps = 0
         self._losses = []
         self._finished = False
+        self._checked = 0
         return self.recorder
 
     def loss(self, value: object) -> None:
@@ -116,16 +114,20 @@ class Session:
         self.recorder.log(loss=total)
 
     def step(self) -> StatusFound | None:
-        """Record (every `every`-th optimizer step) and check `fail_on`; the failure found,
-        with the run saved and the table printed, or None."""
+        """Record (every `every`-th optimizer step, and the first step whose gradients hold
+        a NaN/inf whatever the cadence) and check `fail_on` on each step recorded; the
+        failure found, with the run saved and the table printed, or None."""
         if self.recorder is None:
             return None
-        step = self.steps
         self.recorder.step()
         self.steps += 1
-        if not self.fail_on or step % self.every:
+        if not self.fail_on:
             return None
-        diagnosis = self.recorder.diagnosis()
+        history = self.recorder.history()  # (nothing to convert unless a step was recorded)
+        if len(history) == self._checked:
+            return None
+        self._checked = len(history)
+        step, diagnosis = history[-1]
         found = first_failure(diagnosis, self.fail_on)
         if found is None:
             return None
