@@ -175,7 +175,9 @@ def report_page(
     notes: dict[str, str] = {}
     curves = None
     if report.loss:
-        curves = curves_svg(report.loss, report.accuracy, report.every, "loss and accuracy", where)
+        curves = curves_svg(
+            report.loss, report.accuracy, report.every, "loss and accuracy", where, report.unit
+        )
     else:
         notes["curves"] = "No training curves recorded in this model."
     grid = report.boundary()

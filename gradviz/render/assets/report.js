@@ -45,7 +45,7 @@
       if (node.status) setFitted(node, node.status, layer.status);
     });
     markEpoch(k, frame.epoch);
-    $("epoch-text").textContent = "epoch " + frame.epoch + " (" + (k + 1) + " of " +
+    $("epoch-text").textContent = (R.unit || "epoch") + " " + frame.epoch + " (" + (k + 1) + " of " +
       R.frames.length + " recorded): rms grad " + frame.layers.map(function (l) {
         return l.name + " " + l.rms;
       }).join(", ");
