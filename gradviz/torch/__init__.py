@@ -1,6 +1,6 @@
 """gradviz for PyTorch: watch a training loop's gradients layer by layer (`watch`), draw a
-loss's autograd graph with its data and gradients (`draw`), and move an MLP between
-gradviz and `torch.nn` (`to_module`, `from_module`).
+loss's autograd graph with its data and gradients (`draw`; every op's, kept by `record`),
+and move an MLP between gradviz and `torch.nn` (`to_module`, `from_module`).
 
 Imported only when used (`import gradviz` never imports torch); torch is the optional
 extra `pip install 'gradviz[torch]'`. Each name loads its own module on first use.
@@ -16,6 +16,8 @@ _API = {
     "Recorder": "gradviz.torch.watch",
     "draw": "gradviz.torch.draw",
     "diagram": "gradviz.torch.draw",
+    "record": "gradviz.torch.record",
+    "Recording": "gradviz.torch.record",
     "to_module": "gradviz.torch.convert",
     "from_module": "gradviz.torch.convert",
 }
@@ -26,6 +28,8 @@ if TYPE_CHECKING:
     from gradviz.torch.convert import to_module as to_module
     from gradviz.torch.draw import diagram as diagram
     from gradviz.torch.draw import draw as draw
+    from gradviz.torch.record import Recording as Recording
+    from gradviz.torch.record import record as record
     from gradviz.torch.watch import Recorder as Recorder
     from gradviz.torch.watch import watch as watch
 

@@ -1,0 +1,308 @@
+"""A recorded PyTorch computation drawn one box per module call (`level="module"`).
+
+Each op the recording saw ran inside a stack of module calls (`0`, `0.self_attn`); it is
+drawn in the box of the innermost call that is a leaf of the call tree, or the call at
+`depth` when that is shallower. A box says its module (path and class), its input and
+output shapes, the rms of the gradient of the loss with respect to its output (the
+colour, as every gradviz picture colours by |grad|) and its parameters' count and
+gradient rms; hovering it gives the numbers in full and the bytes its ops saved for
+backward. Ops that ran in a module with children of its own (a residual `add` in a
+transformer layer), or outside every module (the loss), are drawn as at the op level,
+inside a frame of the module they ran in; shape-only ops between boxes are written on
+their edge. A parameter is drawn inside its module's box (not as a node of its own)
+when only that module uses it.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import TYPE_CHECKING
+
+import torch
+
+from gradviz.numbers import fmt
+from gradviz.render.diagram import Diagram, Edge, Node, captioned
+from gradviz.torch.draw import (
+    SHAPE_OPS,
+    _bytes,
+    _depth_of,
+    _op_name,
+    _Source,
+    describe,
+    fold_label,
+    leaf_node,
+    mark_frontier,
+    result_node,
+    rms,
+    shape_text,
+)
+
+if TYPE_CHECKING:
+    from gradviz.torch.record import ModuleCall
+
+GRAD_MEANING = "a box's grad: rms of ∂loss/∂(its output)"
+
+
+def _label(call: ModuleCall) -> str:
+    """`0.linear1 Linear`; a module outside the model by its class (`MSELoss`); a later
+    call of the same module with its number."""
+    name = call.kind if call.path.startswith(call.kind + "#") or not call.path else call.path
+    name = name if name == call.kind else f"{name} {call.kind}"
+    return name if call.call == 1 else f"{name} (call {call.call})"
+
+
+def _shapes(tensors: tuple[torch.Tensor, ...]) -> str:
+    """The first tensor's shape, and how many more there are: `2×4×6 (+2)`."""
+    if not tensors:
+        return "—"
+    more = f" (+{len(tensors) - 1})" if len(tensors) > 1 else ""
+    return shape_text(tensors[0]) + more
+
+
+def module_diagram(
+    order: list[object],
+    cut: bool,
+    source: _Source,
+    labels: Mapping[int, str],
+    depth: int | None,
+) -> Diagram:
+    """The module view of the walked autograd nodes `order` (see the module's docstring)."""
+    recording = source.recording
+    assert recording is not None  # (checked by the caller)
+    calls = recording.calls
+    parents_of_children = {c.parent for c in calls if c.parent is not None}
+
+    def place(fn: object) -> tuple[str, int | None]:
+        """("box", call): drawn in that call's box; ("loose", call or None): on its own."""
+        index = recording.module_of.get(fn)
+        if index is None:
+            return "loose", None
+        chain = []
+        while index is not None:
+            chain.append(index)
+            index = calls[index].parent
+        chain.reverse()  # outermost first
+        for k in chain:
+            leaf = k not in parents_of_children
+            if calls[k].path == "" and not leaf:
+                continue  # the model itself: its children are the boxes
+            if leaf or (depth is not None and _depth_of(calls[k].path) >= depth):
+                return "box", k
+        return "loose", chain[-1]
+
+    def frame(k: int | None) -> str | None:
+        """The frame a node of call k's is drawn in: the call, named."""
+        if k is None or calls[k].path == "":
+            return None
+        return _label(calls[k])
+
+    backward_done = recording.root is not None or any(
+        fn.variable.grad is not None for fn in order if hasattr(fn, "variable")
+    )
+    root = source.root
+    nodes: list[Node] = []
+    edges: list[Edge] = []
+    starts: dict[object, str] = {}
+    folded: dict[object, tuple[str, tuple[str, ...]]] = {}
+    boxes: dict[int, list[object]] = {}  # call -> its ops
+    box_at: dict[int, int] = {}  # call -> the position of its node in `nodes`
+    consumers: dict[object, list[str]] = {}  # a leaf -> the nodes it goes into
+    more_id = "more"
+
+    def start(child: object, output: int) -> tuple[str, tuple[str, ...]]:
+        if child in folded:
+            begin, on_the_way = folded[child]
+            label = fold_label(_op_name(child), source.value(child, output), output)
+            return begin, (*on_the_way, label)
+        return starts.get(child, more_id), ()
+
+    seen_edges: set[tuple[str, str]] = set()
+
+    def connect(fn: object, target: str) -> None:
+        for index, (child, output) in enumerate(fn.next_functions):
+            if child is None:
+                continue
+            begin, on_the_way = start(child, output)
+            if hasattr(child, "variable"):
+                consumers.setdefault(child, []).append(target)
+            if begin == target or (begin, target) in seen_edges:
+                continue
+            seen_edges.add((begin, target))
+            edges.append(Edge(begin, target, index=index, label=" · ".join(on_the_way) or None))
+
+    for i, fn in enumerate(order):
+        vid = f"n{i}"
+        if hasattr(fn, "variable"):
+            tensor = fn.variable
+            nodes.append(leaf_node(vid, tensor, labels.get(id(tensor), ""), backward_done))
+            starts[fn] = vid
+            continue
+        where, k = place(fn)
+        if where == "box":
+            box_id = f"m{k}"
+            if k not in boxes:
+                boxes[k] = []
+                box_at[k] = len(nodes)
+                nodes.append(Node(box_id, "group", "", role="group"))  # filled in below
+            boxes[k].append(fn)
+            starts[fn] = box_id
+            connect(fn, box_id)
+            continue
+        op = _op_name(fn)
+        inputs = [(c, n) for c, n in fn.next_functions if c is not None]
+        if op in SHAPE_OPS and len(inputs) == 1 and fn is not root:
+            folded[fn] = start(*inputs[0])
+            continue
+        oid = f"{vid}_op"
+        cluster = frame(k)
+        nodes.append(
+            Node(oid, "op", op, detail=type(fn).__name__, op=op, role="op", cluster=cluster)
+        )
+        connect(fn, oid)
+        value = source.value(fn)
+        if value is None:
+            starts[fn] = oid
+            continue
+        grad = source.grad(fn) if backward_done else None
+        where_name = None if k is None else calls[k].path or None
+        node = result_node(
+            vid, fn, op, value, grad, fn is root, where_name, source.saved(fn), backward_done
+        )
+        if fn is not root:  # the op and its result as one small box: numbers on hover
+            nodes[-1] = _loose(node, op, value, grad, cluster)
+            starts[fn] = oid
+            continue
+        nodes.append(Node(**{**_fields(node), "cluster": cluster}))
+        edges.append(Edge(oid, vid))
+        starts[fn] = vid
+    for k, ops in boxes.items():
+        nodes[box_at[k]] = _box(k, calls, ops, source, backward_done, frame(calls[k].parent))
+    # a parameter only its own module uses is drawn in that module's box
+    absorbed: set[str] = set()
+    for fn, targets in consumers.items():
+        name = labels.get(id(fn.variable), "")
+        owners = [calls[int(t[1:])].path for t in targets if t.startswith("m")]
+        if name and len(owners) == len(targets) and all(_owns(p, name) for p in owners):
+            absorbed.add(starts[fn])
+    nodes = [n for n in nodes if n.id not in absorbed]
+    edges = [e for e in edges if e.source not in absorbed]
+    if cut:
+        nodes.insert(
+            0, Node(more_id, "group", "…", extra_lines=("earlier nodes, not drawn",), role="group")
+        )
+    notes = [GRAD_MEANING] if backward_done else []
+    if cut:
+        notes.insert(
+            0, f"the {len(order)} autograd nodes nearest the loss; the earlier ones are one box"
+        )
+    output_id = _output_id(recording, starts)
+    nodes, frontier = mark_frontier(nodes, edges, output_id)
+    if frontier:
+        notes.append(frontier)
+    return Diagram(
+        tuple(nodes),
+        tuple(edges),
+        has_grad=backward_done,
+        level="module",
+        **captioned(None, *notes),
+    )
+
+
+def _loose(
+    result: Node, op: str, value: torch.Tensor, grad: torch.Tensor | None, cluster: str | None
+) -> Node:
+    """An op outside the boxes and its result as one box: the op, its shape and grad rms;
+    its data and grad in full on hover."""
+    lines = [shape_text(value)]
+    strength = rms(grad)
+    if strength is not None:
+        lines.append(f"grad rms {fmt(strength)}")
+    detail = [result.detail, describe(value, "data")]
+    if grad is not None:
+        detail.append(describe(grad, "grad"))
+    return Node(
+        f"{result.id}_op",
+        "group",
+        op,
+        detail="\n".join(detail),
+        extra_lines=tuple(lines),
+        op=op,
+        role="intermediate",
+        cluster=cluster,
+        grad_rms=strength,
+    )
+
+
+def _fields(node: Node) -> dict:
+    return {name: getattr(node, name) for name in Node.__slots__}
+
+
+def _owns(path: str, parameter: str) -> bool:
+    return path == "" or parameter.startswith(path + ".")
+
+
+def _output_id(recording: object, starts: Mapping[object, str]) -> str | None:
+    """The node of the model's output: the first top-level call's result."""
+    for call in recording.calls:
+        if call.parent is None and call.outputs:
+            return starts.get(call.outputs[0].grad_fn)
+    return None
+
+
+def _box(
+    k: int,
+    calls: list[ModuleCall],
+    ops: list[object],
+    source: _Source,
+    backward_done: bool,
+    cluster: str | None,
+) -> Node:
+    """One module call as a box: its name, shapes, gradient and parameters."""
+    call = calls[k]
+    recording = source.recording
+    model = recording.model if recording is not None else None
+    parameters = []
+    if model is not None and not call.path.split(".")[0].count("#"):
+        parameters = [
+            (name, p)
+            for name, p in model.named_parameters()
+            if call.path == "" or name.startswith(call.path + ".")
+        ]
+    out = call.outputs[0] if call.outputs else None
+    out_grad = None
+    if out is not None and out.grad_fn is not None and backward_done:
+        out_grad = source.grad(out.grad_fn, out.output_nr)
+    lines = [f"{_shapes(call.inputs)} → {_shapes(call.outputs)}"]
+    strength = rms(out_grad)
+    if strength is not None:
+        lines.append(f"grad rms {fmt(strength)}")
+    detail = [f"{_label(call)}: {len(ops)} autograd ops"]
+    for t in call.inputs[:3]:
+        detail.append(f"input {shape_text(t)}: {describe(t, 'data')}")
+    if out is not None:
+        detail.append(f"output {shape_text(out)}: {describe(out, 'data')}")
+    if out_grad is not None:
+        detail.append(f"∂loss/∂output: {describe(out_grad, 'grad')}")
+    if parameters:
+        count = sum(p.numel() for _, p in parameters)
+        grads = [p.grad.reshape(-1) for _, p in parameters if p.grad is not None]
+        said = f"params {count:,}"
+        if grads:
+            said += f", grad rms {fmt(rms(torch.cat(grads)))}"
+        lines.append(said)
+        for name, p in parameters:
+            if p.grad is not None:
+                detail.append(f"{name} {shape_text(p)}: {describe(p.grad, 'grad')}")
+    saved = [source.saved(fn) for fn in ops]
+    if any(s is not None for s in saved):
+        detail.append(f"saved for backward: {_bytes(sum(s or 0 for s in saved))}")
+    return Node(
+        f"m{k}",
+        "group",
+        _label(call),
+        detail="\n".join(detail),
+        extra_lines=tuple(lines),
+        role="group",
+        cluster=cluster,
+        grad_rms=strength,
+    )
