@@ -40,7 +40,6 @@ if TYPE_CHECKING:
     import graphviz
 
     from gradviz.render.diagram import Diagram
-    from gradviz.render.frames import Frames
 
 
 @dataclass
@@ -123,11 +122,17 @@ class Recording:
 
         return draw(loss, self.model, recording=self, **options)
 
-    def frames(self, loss: torch.Tensor | None = None, **options: Any) -> Frames:
-        """The backward pass step by step (`gradviz.torch.steps.backward_frames`)."""
-        from gradviz.torch.steps import backward_frames
+    def page(self, loss: torch.Tensor | None = None, **options: Any) -> str:
+        """The live HTML page stepping through the backward pass (`gradviz.torch.steps`)."""
+        from gradviz.torch.steps import page
 
-        return backward_frames(self.diagram(loss, **options))
+        return page(self.diagram(loss, **options))
+
+    def animation(self, loss: torch.Tensor | None = None, **options: Any) -> bytes:
+        """The backward pass as one animated SVG, as `trace --animate` writes it."""
+        from gradviz.torch.steps import animation
+
+        return animation(self.diagram(loss, **options))
 
     # -- recording ----------------------------------------------------------------------
 
