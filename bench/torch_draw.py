@@ -5,8 +5,9 @@ For each model, after one recorded forward and backward pass (`gradviz.torch.rec
 gradviz's diagram and SVG at the module level and at the op level, against torchviz's
 `make_dot(loss, params).render(format="svg")` of the same loss. Both lay out with the
 same program: graphviz-pure (torchviz's `graphviz` package finds it as `dot` on a PATH
-made here). Medians of 7 wall-clock runs, torch on one thread. Also the recording's own
-cost: the forward and backward pass recorded against plain.
+made here). The three run interleaved in ROUNDS rounds (a busy shared machine slows all
+three alike); medians of the wall-clock times, torch on one thread. Also the recording's
+own cost: the forward and backward pass recorded against plain (medians of as many).
 
 Usage: `python bench/torch_draw.py` (needs torch and `pip install torchviz`).
 """
@@ -21,16 +22,22 @@ import tempfile
 import time
 from pathlib import Path
 
-RUNS = 7
+ROUNDS = 15
 
 
-def _median(work) -> float:
-    times = []
-    for _ in range(RUNS):
-        start = time.perf_counter()
-        work()
-        times.append(time.perf_counter() - start)
-    return statistics.median(times)
+def _timed(work) -> float:
+    start = time.perf_counter()
+    work()
+    return time.perf_counter() - start
+
+
+def _medians(*works) -> list[float]:
+    """Each work's median time over ROUNDS rounds, the works interleaved in each."""
+    times: list[list[float]] = [[] for _ in works]
+    for _ in range(ROUNDS):
+        for spent, work in zip(times, works, strict=True):
+            spent.append(_timed(work))
+    return [statistics.median(spent) for spent in times]
 
 
 def main() -> None:
@@ -53,8 +60,11 @@ def main() -> None:
         from torchviz import make_dot
     except ImportError:
         make_dot = None
-    print("| model | gradviz module | gradviz op | torchviz | recorded fwd+bwd / plain |")
-    print("|---|---|---|---|---|")
+    print(
+        "| model | gradviz module | gradviz op | torchviz | module / torchviz | op / torchviz "
+        "| recorded fwd+bwd / plain |"
+    )
+    print("|---|---|---|---|---|---|---|")
     for name, make in MODELS.items():
         net, loss_of = make()
         with gt.record(net) as rec:
@@ -65,16 +75,15 @@ def main() -> None:
             d = rec.diagram(level=level)
             render(d, "svg", rankdir=preferred_rankdir(d), program=program)
 
-        module, op = _median(lambda: ours("module")), _median(lambda: ours("op"))
-        theirs = float("nan")
-        if make_dot is not None:
-            params = dict(net.named_parameters())
-            out = folder / name
-            theirs = _median(
-                lambda loss=loss, params=params, out=out: make_dot(loss, params=params).render(
-                    out, format="svg"
-                )
-            )
+        params = dict(net.named_parameters())
+        out = folder / name
+
+        def torchviz(loss=loss, params=params, out=out) -> None:
+            if make_dot is not None:
+                make_dot(loss, params=params).render(out, format="svg")
+
+        module, op, theirs = _medians(lambda: ours("module"), lambda: ours("op"), torchviz)
+        theirs = theirs if make_dot is not None else float("nan")
 
         def plain(loss_of=loss_of) -> None:
             loss_of().backward()
@@ -83,10 +92,12 @@ def main() -> None:
             with gt.record(net):
                 loss_of().backward()
 
-        overhead = _median(recorded) / _median(plain)
+        recorded_time, plain_time = _medians(recorded, plain)
+        overhead = recorded_time / plain_time
         print(
             f"| {name} | {1000 * module:.0f} ms | {1000 * op:.0f} ms | "
-            f"{1000 * theirs:.0f} ms | {overhead:.1f}× |"
+            f"{1000 * theirs:.0f} ms | {module / theirs:.2f} | {op / theirs:.2f} | "
+            f"{overhead:.1f}× |"
         )
     shutil.rmtree(folder, ignore_errors=True)
 

@@ -18,6 +18,7 @@ from torch_models import MODELS  # noqa: E402
 
 import gradviz.torch as gt  # noqa: E402
 from gradviz.numbers import fmt  # noqa: E402
+from gradviz.output import render  # noqa: E402
 from gradviz.tools.samples import docs_program  # noqa: E402
 from gradviz.torch.draw import FRONTIER  # noqa: E402
 from gradviz.torch.steps import animation, backward_steps, backward_timeline, page  # noqa: E402
@@ -65,6 +66,8 @@ def test_the_animation_and_the_page() -> None:
     data = json.loads(re.search(r'id="gv-steps">(.*?)</script>', html).group(1))
     assert data["steps"] == len(backward_steps(d))
     assert "script-src 'sha256-" in html and "unsafe-inline" not in html
+    # the html format of gradviz's renderers gives the same page for a recorded graph
+    assert render(d, "html", rankdir=None, program=docs_program()).decode() == html
 
 
 @pytest.mark.slow

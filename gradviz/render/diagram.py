@@ -33,6 +33,9 @@ State = Literal["done", "current", "dim"] | None
 STATES: tuple[str, ...] = ("done", "current", "dim")
 # The label of an edge no credit travels back along (into detach): drawn dashed.
 STOPS = "no grad"
+# The line that marks the frontier of a recorded PyTorch graph (`gradviz.torch.draw`): the
+# node nearest the output whose gradient is below a tenth of the output's.
+FRONTIER = "▶ frontier: grad below ⅒ of the output's"
 
 
 @dataclass(frozen=True, slots=True)

@@ -44,7 +44,14 @@ from torch import nn
 from gradviz.errors import InputError, quoted
 from gradviz.notebook import draw as draw_diagram
 from gradviz.numbers import fmt
-from gradviz.render.diagram import Diagram, Edge, Node, captioned, preferred_rankdir
+from gradviz.render.diagram import (
+    FRONTIER,
+    Diagram,
+    Edge,
+    Node,
+    captioned,
+    preferred_rankdir,
+)
 
 if TYPE_CHECKING:
     import graphviz
@@ -85,7 +92,6 @@ SHAPE_OPS = frozenset(
 # The title's clause when some op's result is unknown (each clause is a line of the
 # picture's caption: short enough for an 800 px page).
 NOT_KEPT = "intermediate values were not kept (gradviz.torch.record keeps them)"
-FRONTIER = "▶ frontier: grad below ⅒ of the output's"
 FRONTIER_SHARE = 0.1
 
 Names = nn.Module | Mapping[str, torch.Tensor] | None
@@ -292,7 +298,7 @@ def diagram(
                 "with gradviz.torch.record(model) as rec: loss = …; loss.backward(); "
                 "then rec.draw()"
             )
-        from gradviz.torch.modules import module_diagram  # lazy: only for this level
+        from gradviz.torch.modules import module_diagram  # lazy: start-up (imports draw)
 
         order, cut = _walk(root, WIDE * limit)
         return module_diagram(order, cut, source, labels, depth)

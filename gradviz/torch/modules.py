@@ -175,8 +175,9 @@ def module_diagram(
         nodes.append(Node(**{**_fields(node), "cluster": cluster}))
         edges.append(Edge(oid, vid))
         starts[fn] = vid
+    named = list(recording.model.named_parameters()) if recording.model is not None else []
     for k, ops in boxes.items():
-        nodes[box_at[k]] = _box(k, calls, ops, source, backward_done, frame(calls[k].parent))
+        nodes[box_at[k]] = _box(k, calls, ops, source, named, frame(calls[k].parent))
     # a parameter only its own module uses is drawn in that module's box
     absorbed: set[str] = set()
     for fn, targets in consumers.items():
@@ -254,23 +255,18 @@ def _box(
     calls: list[ModuleCall],
     ops: list[object],
     source: _Source,
-    backward_done: bool,
+    named: list[tuple[str, torch.Tensor]],
     cluster: str | None,
 ) -> Node:
-    """One module call as a box: its name, shapes, gradient and parameters."""
+    """One module call as a box: its name, shapes, gradient and parameters (`named`: the
+    model's, by path)."""
     call = calls[k]
-    recording = source.recording
-    model = recording.model if recording is not None else None
     parameters = []
-    if model is not None and not call.path.split(".")[0].count("#"):
-        parameters = [
-            (name, p)
-            for name, p in model.named_parameters()
-            if call.path == "" or name.startswith(call.path + ".")
-        ]
+    if "#" not in call.path.split(".")[0]:  # (a module outside the model has none of its)
+        parameters = [(n, p) for n, p in named if call.path == "" or n.startswith(call.path + ".")]
     out = call.outputs[0] if call.outputs else None
     out_grad = None
-    if out is not None and out.grad_fn is not None and backward_done:
+    if out is not None and out.grad_fn is not None:
         out_grad = source.grad(out.grad_fn, out.output_nr)
     lines = [f"{_shapes(call.inputs)} → {_shapes(call.outputs)}"]
     strength = rms(out_grad)

@@ -113,24 +113,24 @@ class Recording:
     def diagram(self, loss: torch.Tensor | None = None, **options: Any) -> Diagram:
         """`gradviz.torch.diagram` of `loss` (by default the one backward() ran from)
         with every value and gradient kept here; options as there (`level`, `depth`)."""
-        from gradviz.torch.draw import diagram  # lazy: draw imports this module
+        from gradviz.torch.draw import diagram  # lazy: start-up
 
         return diagram(loss, self.model, recording=self, **options)
 
     def draw(self, loss: torch.Tensor | None = None, **options: Any) -> graphviz.Digraph:
-        from gradviz.torch.draw import draw
+        from gradviz.torch.draw import draw  # lazy: start-up
 
         return draw(loss, self.model, recording=self, **options)
 
     def page(self, loss: torch.Tensor | None = None, **options: Any) -> str:
         """The live HTML page stepping through the backward pass (`gradviz.torch.steps`)."""
-        from gradviz.torch.steps import page
+        from gradviz.torch.steps import page  # lazy: start-up
 
         return page(self.diagram(loss, **options))
 
     def animation(self, loss: torch.Tensor | None = None, **options: Any) -> bytes:
         """The backward pass as one animated SVG, as `trace --animate` writes it."""
-        from gradviz.torch.steps import animation
+        from gradviz.torch.steps import animation  # lazy: start-up
 
         return animation(self.diagram(loss, **options))
 
