@@ -1,5 +1,6 @@
-"""gradviz.torch's drawings against torchviz's, on the five models of the tests (an MLP,
-a 10-layer sigmoid stack, a small CNN, a transformer block, an LSTM), in one run.
+"""gradviz.torch's drawings against torchviz's, on the five models of
+`gradviz.torch.examples` (an MLP, a 10-layer sigmoid stack, a small CNN, a transformer
+block, an LSTM), in one run.
 
 For each model, after one recorded forward and backward pass (`gradviz.torch.record`):
 gradviz's diagram and SVG at the module level and at the op level, against torchviz's
@@ -17,7 +18,6 @@ from __future__ import annotations
 import os
 import shutil
 import statistics
-import sys
 import tempfile
 import time
 from pathlib import Path
@@ -44,13 +44,11 @@ def main() -> None:
     import torch
 
     torch.set_num_threads(1)
-    sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "tests"))
-    from torch_models import MODELS
-
     import gradviz.torch as gt
     from gradviz.output import render
     from gradviz.render.diagram import preferred_rankdir
     from gradviz.tools.samples import docs_program
+    from gradviz.torch.examples import MODELS
 
     program = docs_program()
     folder = Path(tempfile.mkdtemp(prefix="gradviz-bench-"))

@@ -10,12 +10,11 @@ from torch_support import require_torch
 
 torch = require_torch()
 
-from torch_models import MODELS  # noqa: E402
-
 import gradviz.torch as gt  # noqa: E402
 from gradviz.output import render  # noqa: E402
 from gradviz.render.diagram import preferred_rankdir  # noqa: E402
 from gradviz.tools.samples import docs_program  # noqa: E402
+from gradviz.torch.examples import MODELS  # noqa: E402
 
 PAGE_PX = 800
 SMALLEST_TEXT_PX = 9

@@ -14,13 +14,12 @@ from torch_support import require_torch
 
 torch = require_torch()
 
-from torch_models import MODELS  # noqa: E402
-
 import gradviz.torch as gt  # noqa: E402
 from gradviz.numbers import fmt  # noqa: E402
 from gradviz.output import render  # noqa: E402
 from gradviz.tools.samples import docs_program  # noqa: E402
 from gradviz.torch.draw import FRONTIER  # noqa: E402
+from gradviz.torch.examples import MODELS  # noqa: E402
 from gradviz.torch.steps import animation, backward_steps, backward_timeline, page  # noqa: E402
 
 
