@@ -6,9 +6,11 @@ For each model, after one recorded forward and backward pass (`gradviz.torch.rec
 gradviz's diagram and SVG at the module level and at the op level, against torchviz's
 `make_dot(loss, params).render(format="svg")` of the same loss. Both lay out with the
 same program: graphviz-pure (torchviz's `graphviz` package finds it as `dot` on a PATH
-made here). The three run interleaved in ROUNDS rounds (a busy shared machine slows all
-three alike); medians of the wall-clock times, torch on one thread. Also the recording's
-own cost: the forward and backward pass recorded against plain (medians of as many).
+made here). The time is CPU time, this process's and its children's (the layout runs in
+a child process): on a shared machine the wall clock also counts the time other jobs
+held the core (this one's load average was 8 on 2 cores while it was written). The three
+run interleaved in ROUNDS rounds; medians, torch on one thread. Also the recording's own
+cost: the forward and backward pass recorded against plain (medians of as many).
 
 Usage: `python bench/torch_draw.py` (needs torch and `pip install torchviz`).
 """
@@ -16,6 +18,7 @@ Usage: `python bench/torch_draw.py` (needs torch and `pip install torchviz`).
 from __future__ import annotations
 
 import os
+import resource
 import shutil
 import statistics
 import tempfile
@@ -25,10 +28,16 @@ from pathlib import Path
 ROUNDS = 15
 
 
+def _cpu() -> float:
+    """CPU seconds so far: this process's and its finished children's."""
+    children = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return time.process_time() + children.ru_utime + children.ru_stime
+
+
 def _timed(work) -> float:
-    start = time.perf_counter()
+    start = _cpu()
     work()
-    return time.perf_counter() - start
+    return _cpu() - start
 
 
 def _medians(*works) -> list[float]:

@@ -45,7 +45,7 @@ def test_scalars_carry_their_values_and_gradients() -> None:
     assert (by_label["x"].data, by_label["x"].grad) == (2.0, -2.0)
     assert (by_label["y"].data, by_label["y"].grad) == (-3.0, 2.0)
     assert (by_label["loss"].data, by_label["loss"].grad) == (-4.0, 1.0)
-    assert sorted(n.label for n in d.nodes if n.kind == "op") == ["add", "mul"]
+    assert sorted(n.op for n in d.nodes if n.op) == ["add", "mul"]  # the loss: made by add
     x_id = by_label["x"].id
     assert sum(e.source == x_id for e in d.edges) == 2  # x is used twice: two edges
 

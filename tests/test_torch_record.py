@@ -218,6 +218,6 @@ def test_saved_for_backward_bytes_on_hover() -> None:
     net, loss_of = MODELS["mlp"]()
     with gt.record(net) as rec:
         loss_of().backward()
-    tanh = next(n for n in rec.diagram(level="op").nodes if n.kind == "op" and n.label == "tanh")
+    tanh = next(n for n in rec.diagram(level="op").nodes if n.op == "tanh")
     # tanh saves its 8×16 float32 result: 512 bytes
     assert "saved for backward: 512 B" in tanh.detail

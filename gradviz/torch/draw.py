@@ -342,19 +342,20 @@ def result_node(
     saved: int | None,
     backward_done: bool = True,
 ) -> Node:
-    """An op's result as a value node: its shape, data and (after backward) grad."""
+    """An op and its result as one value node, named by the op (the loss: `loss`): its
+    shape, data and (after backward) grad."""
     data, lines = _numbers(value, "data")
     number, grad_lines = _numbers(grad, "grad")
     if is_root and number is None and backward_done:
         number = 1.0  # ∂loss/∂loss
-    detail = [f"the output of {type(fn).__name__}" + (f" in {where}" if where else "")]
+    detail = [f"{op}: the output of {type(fn).__name__}" + (f" in {where}" if where else "")]
     if saved is not None:
         detail.append(f"saved for backward: {_bytes(saved)}")
     extra = () if is_root else (_shape(value), *lines, *grad_lines)
     return Node(
         vid,
         "value",
-        "loss" if is_root else "",
+        "loss" if is_root else op,
         data=data,
         grad=number,
         detail="\n".join(detail),
@@ -422,33 +423,32 @@ def _build(
         if op in SHAPE_OPS and len(inputs) == 1 and fn is not root:
             folded[fn] = start(*inputs[0])
             continue
-        oid = f"{vid}_op"
         where = source.module(fn)
         box = cut_to(where, depth)
-        detail = type(fn).__name__ + (f" in {where}" if where else "")
         saved = source.saved(fn)
-        if saved is not None:
-            detail += f"\nsaved for backward: {_bytes(saved)}"
-        nodes.append(Node(oid, "op", op, detail=detail, op=op, role="op"))
+        value = source.value(fn)
+        if value is None:  # the op alone, named by its id
+            target = f"{vid}_op"
+            detail = type(fn).__name__ + (f" in {where}" if where else "")
+            if saved is not None:
+                detail += f"\nsaved for backward: {_bytes(saved)}"
+            nodes.append(Node(target, "op", op, detail=detail, op=op, role="op"))
+            missing += 1
+        else:  # the op and its result as one node: the op's name, shape, data, grad
+            target = vid
+            grad = source.grad(fn) if backward_done else None
+            nodes.append(
+                result_node(vid, fn, op, value, grad, fn is root, where, saved, backward_done)
+            )
         for index, (child, output) in enumerate(fn.next_functions):
             if child is None:
                 continue
             begin, on_the_way = start(child, output)
             label = " · ".join(on_the_way) or None
-            edges.append(Edge(begin, oid, index=index, label=label))
+            edges.append(Edge(begin, target, index=index, label=label))
+        starts[fn] = target
         if box is not None:
-            clusters[oid] = box
-        value = source.value(fn)
-        if value is None:
-            missing += 1
-            starts[fn] = oid
-            continue
-        grad = source.grad(fn) if backward_done else None
-        nodes.append(result_node(vid, fn, op, value, grad, fn is root, where, saved, backward_done))
-        edges.append(Edge(oid, vid))
-        starts[fn] = vid
-        if box is not None:
-            clusters[vid] = box
+            clusters[target] = box
     if recording is not None:
         for fn in leaves:  # a parameter in the box of its module
             name = labels.get(id(fn.variable), "")
@@ -694,12 +694,7 @@ def _module_boxes(nodes: list[Node], edges: list[Edge]) -> list[Node]:
             box[node.id] = node.label.rsplit(".", 1)[0]
             parameter_only.add(node.id)
             continue
-        if node.kind == "value" and node.id + "_op" in box:  # an op's result: its box
-            box[node.id] = box[node.id + "_op"]
-            if node.id + "_op" in parameter_only:
-                parameter_only.add(node.id)
-            continue
-        if node.kind != "op":
+        if node.op is None:  # (an op node, or an op and its result as one node)
             continue
         sources = inputs.get(node.id, [])
         owners = {box[s] for s in sources if s in parameter_only}

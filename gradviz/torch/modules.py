@@ -16,6 +16,7 @@ when only that module uses it.
 from __future__ import annotations
 
 from collections.abc import Mapping
+from dataclasses import replace
 from typing import TYPE_CHECKING
 
 import torch
@@ -155,26 +156,21 @@ def module_diagram(
             continue
         oid = f"{vid}_op"
         cluster = frame(k)
-        nodes.append(
-            Node(oid, "op", op, detail=type(fn).__name__, op=op, role="op", cluster=cluster)
-        )
-        connect(fn, oid)
         value = source.value(fn)
-        if value is None:
-            starts[fn] = oid
-            continue
-        grad = source.grad(fn) if backward_done else None
-        where_name = None if k is None else calls[k].path or None
-        node = result_node(
-            vid, fn, op, value, grad, fn is root, where_name, source.saved(fn), backward_done
-        )
-        if fn is not root:  # the op and its result as one small box: numbers on hover
-            nodes[-1] = _loose(node, op, value, grad, cluster)
-            starts[fn] = oid
-            continue
-        nodes.append(Node(**{**_fields(node), "cluster": cluster}))
-        edges.append(Edge(oid, vid))
-        starts[fn] = vid
+        if value is None:  # the op alone
+            nodes.append(
+                Node(oid, "op", op, detail=type(fn).__name__, op=op, role="op", cluster=cluster)
+            )
+        else:  # the op and its result as one box (the loss: its value and grad 1)
+            grad = source.grad(fn) if backward_done else None
+            where_name = None if k is None else calls[k].path or None
+            node = result_node(
+                oid, fn, op, value, grad, fn is root, where_name, source.saved(fn), backward_done
+            )
+            loose = _loose(node, op, value, grad, cluster) if fn is not root else node
+            nodes.append(replace(loose, cluster=cluster))
+        connect(fn, oid)
+        starts[fn] = oid
     named = list(recording.model.named_parameters()) if recording.model is not None else []
     for k, ops in boxes.items():
         nodes[box_at[k]] = _box(k, calls, ops, source, named, frame(calls[k].parent))
@@ -222,7 +218,7 @@ def _loose(
     if grad is not None:
         detail.append(describe(grad, "grad"))
     return Node(
-        f"{result.id}_op",
+        result.id,
         "group",
         op,
         detail="\n".join(detail),
@@ -232,10 +228,6 @@ def _loose(
         cluster=cluster,
         grad_rms=strength,
     )
-
-
-def _fields(node: Node) -> dict:
-    return {name: getattr(node, name) for name in Node.__slots__}
 
 
 def _owns(path: str, parameter: str) -> bool:
