@@ -2,17 +2,17 @@
 drawing model (`gradviz.render.diagram.Diagram`), so every gradviz format draws it: the
 terminal tree, DOT/SVG/PNG, Mermaid, JSON and the HTML pages (`gradviz.output.render`).
 
-Two levels. `level="op"`: one op node per autograd node (`addmm`, `sigmoid`,
-`mse_loss`…) and one value node per leaf tensor (a parameter named by its module path
-when the model is given, `net.0.weight`) and per op result, each labelled with its
-shape and data: the value of a scalar, the values of a small tensor, a summary (‖·‖,
-min, max) of a larger one; after `backward()`, its gradient in the same form.
-Shape-only ops (view, reshape, transpose, permute, expand, select…) are not nodes: they
-are written on the edge they sit on (`view 4×8`). `level="module"` (`gradviz.torch.modules`):
-one box per module call. Every op's result and gradient are known only from a
-recording (`gradviz.torch.record`); without one, an op's result is shown where autograd
-kept it (sigmoid, tanh, exp keep theirs), the op alone elsewhere, and the title says once
-that the intermediate values were not kept.
+Two levels. `level="op"`: one node per autograd op, named by the op (`addmm`, `sigmoid`,
+`mse_loss`…), and one per leaf tensor (a parameter named by its module path when the model
+is given, `net.0.weight`), each labelled with its shape and data: the value of a scalar,
+the values of a small tensor, a summary (‖·‖, min, max) of a larger one; after
+`backward()`, its gradient in the same form. Shape-only ops (view, reshape, transpose,
+permute, expand, select…) are not nodes: they are written on the edge they sit on
+(`view 4×8`). `level="module"` (`gradviz.torch.modules`): one box per module call. Every
+op's result and gradient are known only from a recording (`gradviz.torch.record`);
+without one, an op's result is shown where autograd kept it (sigmoid, tanh, exp keep
+theirs), the op alone elsewhere, and the title says once that the intermediate values
+were not kept.
 
 The walk is iterative (no recursion limit) and in a fixed order, so the same graph
 gives the same text. A graph of more than `COLLAPSE_AT` nodes drawn with its model has
@@ -64,6 +64,8 @@ WIDE = 10  # past the cap, a model with repeats is walked this many times furthe
 SMALL = 6  # a tensor of at most this many numbers is shown in full
 LEVELS = ("module", "op")
 _BACKWARD = re.compile(r"Backward\d*$")
+# where a CamelCase name breaks into words: `Max|Pool2D|With|Indices`, `Mse|Loss`
+_WORD = re.compile(r"(?<=[a-z])(?=[A-Z])|(?<=[0-9A-Z])(?=[A-Z][a-z])")
 
 # Ops that only reshape or select (no arithmetic): written on the edge they sit on.
 SHAPE_OPS = frozenset(
@@ -100,7 +102,7 @@ Names = nn.Module | Mapping[str, torch.Tensor] | None
 def _op_name(fn: object) -> str:
     """`AddmmBackward0` → `addmm`, `MseLossBackward0` → `mse_loss`."""
     name = _BACKWARD.sub("", type(fn).__name__) or type(fn).__name__
-    return re.sub(r"(?<=[a-z0-9])(?=[A-Z])", "_", name).lower()
+    return _WORD.sub("_", name).lower()
 
 
 def shape_text(t: torch.Tensor) -> str:
