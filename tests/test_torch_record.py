@@ -221,3 +221,50 @@ def test_saved_for_backward_bytes_on_hover() -> None:
     tanh = next(n for n in rec.diagram(level="op").nodes if n.op == "tanh")
     # tanh saves its 8×16 float32 result: 512 bytes
     assert "saved for backward: 512 B" in tanh.detail
+
+
+def test_repeated_blocks_collapse_with_their_gradient_through_them() -> None:
+    """12 identical blocks: the module view draws block 0's modules and one box ×11 whose
+    strip ends with the rms of ∂loss/∂(block output) of the first and the last block (each
+    block's output kept by a forward hook here)."""
+    torch.manual_seed(0)
+    nn = torch.nn
+
+    def block():
+        return nn.Sequential(nn.Linear(8, 8), nn.Tanh(), nn.Linear(8, 8), nn.ReLU())
+
+    net = nn.Sequential(nn.Linear(2, 8), nn.Sequential(*[block() for _ in range(12)]))
+    net.append(nn.Linear(8, 1))
+    x = torch.randn(4, 2)
+    outputs = {}
+
+    def keep(module, args, out, k):
+        out.retain_grad()
+        outputs[k] = out
+
+    handles = [
+        net[1][k].register_forward_hook(lambda m, a, o, k=k: keep(m, a, o, k)) for k in range(12)
+    ]
+    with gt.record(net) as rec:
+        net(x).pow(2).mean().backward()
+    for h in handles:
+        h.remove()
+    d = rec.diagram()
+    (box,) = [n for n in d.nodes if n.label.startswith("×")]
+    assert box.label == "×11 Sequential"
+    assert box.extra_lines[0] == "1.1…1.11: as 1.0, not drawn"
+    through = [_rms(outputs[k].grad) for k in range(12)]
+    head, ramp, first, arrow, last = box.extra_lines[1].rsplit(" ", 4)
+    assert head == "grad rms 1.0…1.11:" and len(ramp) == 12 and arrow == "→"
+    assert (first, last) == (fmt(through[0]), fmt(through[-1]))
+    assert box.grad_rms == pytest.approx(through[-1], rel=1e-12)
+    labels = {n.label.split(" ")[0] for n in d.nodes}
+    assert {"1.0.0", "1.0.3", "0", "2"} <= labels
+    assert not any(label.startswith(f"1.{k}.") for label in labels for k in range(1, 12))
+    # one way through: block 0's last module into the box, the box into the head
+    assert [e.source for e in d.edges if e.target == box.id] == [
+        next(n.id for n in d.nodes if n.label == "1.0.3 ReLU")
+    ]
+    assert [e.target for e in d.edges if e.source == box.id] == [
+        next(n.id for n in d.nodes if n.label == "2 Linear")
+    ]

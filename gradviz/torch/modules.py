@@ -10,7 +10,9 @@ backward. Ops that ran in a module with children of its own (a residual `add` in
 transformer layer), or outside every module (the loss), are drawn as at the op level,
 inside a frame of the module they ran in; shape-only ops between boxes are written on
 their edge. A parameter is drawn inside its module's box (not as a node of its own)
-when only that module uses it.
+when only that module uses it. A view of more than COLLAPSE_AT boxes draws each run of
+REPEATS or more repeated blocks as the first block and one box `×N` with the gradient
+through them all as a strip (`gradviz.torch.draw.strip`).
 """
 
 from __future__ import annotations
@@ -22,7 +24,7 @@ from typing import TYPE_CHECKING
 import torch
 
 from gradviz.numbers import fmt
-from gradviz.render.diagram import Diagram, Edge, Node, captioned
+from gradviz.render.diagram import FRONTIER, Diagram, Edge, Node, captioned
 from gradviz.torch.draw import (
     SHAPE_OPS,
     _bytes,
@@ -36,12 +38,15 @@ from gradviz.torch.draw import (
     result_node,
     rms,
     shape_text,
+    strip,
 )
 
 if TYPE_CHECKING:
     from gradviz.torch.record import ModuleCall
 
 GRAD_MEANING = "a box's grad: rms of ∂loss/∂(its output)"
+COLLAPSE_AT = 40  # boxes: a larger view draws each run of repeated blocks as its first and ×N
+REPEATS = 3  # blocks in a run, at least
 
 
 def _label(call: ModuleCall) -> str:
@@ -109,6 +114,7 @@ def module_diagram(
     box_at: dict[int, int] = {}  # call -> the position of its node in `nodes`
     consumers: dict[object, list[str]] = {}  # a leaf -> the nodes it goes into
     more_id = "more"
+    loose_call: dict[str, int] = {}  # an op drawn on its own -> the call it ran in
 
     def start(child: object, output: int) -> tuple[str, tuple[str, ...]]:
         if child in folded:
@@ -169,6 +175,8 @@ def module_diagram(
             )
             loose = _loose(node, op, value, grad, cluster) if fn is not root else node
             nodes.append(replace(loose, cluster=cluster))
+        if k is not None:
+            loose_call[oid] = k
         connect(fn, oid)
         starts[fn] = oid
     named = list(recording.model.named_parameters()) if recording.model is not None else []
@@ -183,19 +191,29 @@ def module_diagram(
             absorbed.add(starts[fn])
     nodes = [n for n in nodes if n.id not in absorbed]
     edges = [e for e in edges if e.source not in absorbed]
+    notes = [GRAD_MEANING] if backward_done else []
+    # (the frontier is found on every box, then shown on the box of the repeats if in one)
+    nodes, frontier = mark_frontier(nodes, edges, _output_id(recording, starts))
+    if len(nodes) > COLLAPSE_AT:
+        of_call = {**loose_call, **{f"m{k}": k for k in boxes}}
+        for run in _runs(calls, recording.model):
+            collapsed = _collapse_run(nodes, edges, run, calls, of_call, source)
+            if collapsed is not None:
+                nodes, edges = collapsed
+                first, repeats = calls[run[0]].path, [calls[k].path for k in run[1:]]
+                notes.append(
+                    f"blocks {repeats[0]}…{repeats[-1]} repeat {first}: one box ×{len(repeats)}"
+                )
+    if frontier:
+        notes.append(frontier)
     if cut:
         nodes.insert(
             0, Node(more_id, "group", "…", extra_lines=("earlier nodes, not drawn",), role="group")
         )
-    notes = [GRAD_MEANING] if backward_done else []
     if cut:
         notes.insert(
             0, f"the {len(order)} autograd nodes nearest the loss; the earlier ones are one box"
         )
-    output_id = _output_id(recording, starts)
-    nodes, frontier = mark_frontier(nodes, edges, output_id)
-    if frontier:
-        notes.append(frontier)
     return Diagram(
         tuple(nodes),
         tuple(edges),
@@ -203,6 +221,109 @@ def module_diagram(
         level="module",
         **captioned(None, *notes),
     )
+
+
+def _runs(calls: list[ModuleCall], model: object) -> list[list[int]]:
+    """Runs of REPEATS or more consecutive calls of the same parent that are the same block
+    (the same modules and sizes: the same repr) holding parameters, outermost first, none
+    inside another: their call indices."""
+    if model is None:
+        return []
+    children: dict[int | None, list[int]] = {}
+    for k, call in enumerate(calls):
+        children.setdefault(call.parent, []).append(k)
+    runs: list[list[int]] = []
+    taken: set[int] = set()
+    for k in range(-1, len(calls)):
+        parent = None if k < 0 else k
+        if parent is not None and _inside(parent, taken, calls):
+            continue
+        kids = children.get(parent, [])
+        i = 0
+        while i < len(kids):
+            shape = _block_repr(calls[kids[i]], model)
+            j = i + 1
+            while j < len(kids) and shape and _block_repr(calls[kids[j]], model) == shape:
+                j += 1
+            if j - i >= REPEATS and shape and "params" in shape:
+                runs.append(kids[i:j])
+                taken.update(kids[i:j])
+            i = j
+    return runs
+
+
+def _block_repr(call: ModuleCall, model: object) -> str | None:
+    """The block's repr, and whether it holds parameters; None outside the model."""
+    try:
+        module = model.get_submodule(call.path) if call.path else None  # type: ignore[attr-defined]
+    except AttributeError:
+        return None
+    if module is None:
+        return None
+    has = any(True for _ in module.parameters())
+    return repr(module) + (" params" if has else "")
+
+
+def _inside(k: int, calls_taken: set[int], calls: list[ModuleCall]) -> bool:
+    """Whether call k is one of (or inside one of) the calls taken."""
+    at: int | None = k
+    while at is not None:
+        if at in calls_taken:
+            return True
+        at = calls[at].parent
+    return False
+
+
+def _collapse_run(
+    nodes: list[Node],
+    edges: list[Edge],
+    run: list[int],
+    calls: list[ModuleCall],
+    of_call: Mapping[str, int],
+    source: _Source,
+) -> tuple[list[Node], list[Edge]] | None:
+    """The run's first block kept, the others as one box that shows the gradient through
+    all the blocks (`strip`: the rms of ∂loss/∂(each block's output), first → last), and
+    is coloured by its own output's."""
+    later = set(run[1:])
+    region = {n.id for n in nodes if n.id in of_call and _inside(of_call[n.id], later, calls)}
+    if not region:
+        return None
+    through = []
+    for k in run:
+        out = calls[k].outputs[0] if calls[k].outputs else None
+        grad = (
+            None if out is None or out.grad_fn is None else source.grad(out.grad_fn, out.output_nr)
+        )
+        through.append(rms(grad))
+    first, last = calls[run[0]].path, calls[run[-1]].path
+    box_id = f"r{run[0]}"
+    lines = [f"{calls[run[1]].path}…{last}: as {first}, not drawn"]
+    if any(v is not None for v in through):
+        lines.append(f"grad rms {first}…{last}: {strip(through)}")
+    if any(FRONTIER in n.extra_lines for n in nodes if n.id in region):
+        lines.append(FRONTIER)
+    box = Node(
+        box_id,
+        "group",
+        f"×{len(run) - 1} {calls[run[0]].kind}",
+        extra_lines=tuple(lines),
+        role="group",
+        grad_rms=through[-1],
+    )
+    at = next(i for i, n in enumerate(nodes) if n.id in region)
+    kept = [n for n in nodes if n.id not in region]
+    kept.insert(at, box)
+    new_edges: list[Edge] = []
+    seen: set[tuple[str, str]] = set()
+    for edge in edges:
+        s = box_id if edge.source in region else edge.source
+        t = box_id if edge.target in region else edge.target
+        if s == t or (s, t) in seen:
+            continue
+        seen.add((s, t))
+        new_edges.append(replace(edge, source=s, target=t))
+    return kept, new_edges
 
 
 def _loose(
