@@ -55,3 +55,26 @@ def test_the_default_drawing_reads_at_800_px(browser, tmp_path, name: str, schem
     assert width <= PAGE_PX, f"{name}: {width:.0f} px wide"
     assert scrolled <= window, f"{name}: the page scrolls sideways ({scrolled} px)"
     assert smallest >= SMALLEST_TEXT_PX, f"{name}: text at {smallest:.1f} px"
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("level", ["module", "op"])
+@pytest.mark.parametrize("name", list(MODELS))
+def test_mermaid_draws_the_five_models(browser, tmp_path, name: str, level: str) -> None:
+    """mermaid.js (tests/mermaid) draws each model's Mermaid text: every node, no error."""
+    from test_browser_pictures import MERMAID_JS, MERMAID_PAGE, MERMAID_RENDER_JS
+
+    from gradviz.render.mermaid import to_mermaid
+
+    if not MERMAID_JS.is_file():
+        pytest.fail(f"{MERMAID_JS} missing: run `make test` (it installs tests/mermaid)")
+    net, loss_of = MODELS[name]()
+    with gt.record(net) as rec:
+        loss_of().backward()
+    d = rec.diagram(level=level)
+    page = tmp_path / "mermaid.html"
+    page.write_text(MERMAID_PAGE.format(script=MERMAID_JS.as_uri()), encoding="utf-8")
+    browser.get(page.as_uri())
+    assert browser.execute_async_script(MERMAID_RENDER_JS, to_mermaid(d)) == "ok"
+    drawn = browser.execute_script("return document.querySelectorAll('#out g.node').length")
+    assert drawn >= len(d.nodes)

@@ -57,8 +57,10 @@ def test_the_captions_say_each_gradient_and_mark_the_frontier() -> None:
     assert sum("the frontier" in c for c in timeline.captions) == 1
 
 
-def test_the_animation_and_the_page() -> None:
-    d = _recorded("mlp")
+@pytest.mark.parametrize("name", list(MODELS))
+@pytest.mark.parametrize("level", ["module", "op"])
+def test_the_animation_and_the_page(name: str, level: str) -> None:
+    d = _recorded(name, level=level)
     svg = animation(d, program=docs_program()).decode()
     assert ET.fromstring(svg).tag.endswith("svg") and "@keyframes" in svg
     html = page(d, program=docs_program())
