@@ -268,3 +268,25 @@ def test_repeated_blocks_collapse_with_their_gradient_through_them() -> None:
     assert [e.target for e in d.edges if e.source == box.id] == [
         next(n.id for n in d.nodes if n.label == "2 Linear")
     ]
+
+
+def test_attention_ops_sit_in_the_self_attn_frame() -> None:
+    """Every op multi-head attention runs (its projections, the attention itself) is drawn
+    in the frame of `0.self_attn`, the module it ran in; the residual adds and the relu of
+    the layer's own forward in the layer's frame `0`; the loss outside every frame."""
+    net, loss_of = MODELS["transformer"]()
+    with gt.record(net) as rec:
+        loss_of().backward()
+    d = rec.diagram(level="op")
+    attention = [n for n in d.nodes if n.op and "attention" in n.op]
+    assert attention and all(n.cluster == "0.self_attn" for n in attention)
+    assert {n.cluster for n in d.nodes if n.op == "relu"} == {"0"}
+    assert [n.cluster for n in d.nodes if n.op == "add" and n.cluster != "0.self_attn"] == [
+        "0",
+        "0",
+    ]
+    assert next(n for n in d.nodes if n.op == "log_softmax").cluster is None
+    # the JSON carries each node's grad rms (a tensor's colour) as the diagram has it
+    document = json.loads(to_json(d))
+    for entry, node in zip(document["nodes"], d.nodes, strict=True):
+        assert entry.get("grad_rms") == node.grad_rms
