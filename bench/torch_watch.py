@@ -36,7 +36,7 @@ def _watch_bench(activation: str = "relu") -> None:
     import torch
 
     from gradviz.torch import watch
-    from gradviz.torch.watch import DEFAULT_EVERY
+    from gradviz.torch.recorder import DEFAULT_EVERY
 
     torch.set_num_threads(1)  # a shared 2-core machine: two threads fight the other jobs
     torch.manual_seed(0)

@@ -70,7 +70,7 @@ def draw(graph: object, **options: object) -> graphviz.Digraph:
     loss's autograd graph (`gradviz.torch.draw`): torch is imported only for a tensor,
     told apart by its type's module, so drawing a Value never loads it."""
     if type(graph).__module__.partition(".")[0] == "torch":
-        from gradviz.torch.draw import draw as draw_tensor  # lazy: start-up (torch)
+        from gradviz.torch.graph import draw as draw_tensor  # lazy: start-up (torch)
 
         return draw_tensor(graph, **options)  # type: ignore[arg-type]
     from gradviz.notebook import draw as draw_value  # lazy: start-up

@@ -45,6 +45,7 @@ class RunLayer:
     shape: tuple[int, ...]
     activation: str
     activation_module: str | None = None
+    params: tuple[str, ...] = ()  # the parameters in the row, by qualified name
 
     def to_dict(self) -> dict:
         return {
@@ -53,6 +54,7 @@ class RunLayer:
             "shape": list(self.shape),
             "activation": self.activation,
             "activation_module": self.activation_module,
+            "params": list(self.params),
         }
 
 
@@ -72,6 +74,7 @@ class Run:
     framework: str = "pytorch"
     model: str = ""
     world_size: int = 1
+    notes: list[str] = field(default_factory=list)  # what the recorder read and did not
     source: Path | None = None
 
     def diagnosis(self) -> Diagnosis:
@@ -113,6 +116,7 @@ class Run:
             "layers": [layer.to_dict() for layer in self.layers],
             "curves": {"step": self.curve_steps, "loss": self.loss, "accuracy": self.accuracy},
             "history": [{"step": step, **d.to_dict()} for step, d in self.history],
+            "notes": self.notes,
         }
 
 
@@ -181,6 +185,7 @@ def run_from_dict(raw: dict) -> Run:
         framework=read_field(raw.get("framework"), "text", "framework"),
         model=read_field(raw.get("model"), "text", "model"),
         world_size=read_field(raw.get("world_size"), "count", "world_size"),
+        notes=read_field(raw.get("notes", []), "list of text", "notes"),
     )
 
 
@@ -205,6 +210,7 @@ def _layers(raw: object) -> list[RunLayer]:
                 activation_module=None
                 if module is None
                 else read_field(module, "text", f"{where}.activation_module"),
+                params=tuple(read_field(item.get("params", []), "list of text", f"{where}.params")),
             )
         )
     return layers

@@ -1,5 +1,5 @@
-"""gradviz.torch.draw: a PyTorch loss's autograd graph as gradviz's drawing model, checked
-against the tensors themselves, and drawn by every gradviz renderer."""
+"""gradviz.torch.draw (gradviz/torch/graph.py): a PyTorch loss's autograd graph as gradviz's
+drawing model, checked against the tensors themselves, and drawn by every gradviz renderer."""
 
 from __future__ import annotations
 
@@ -19,7 +19,7 @@ from gradviz.numbers import fmt  # noqa: E402
 from gradviz.output import render  # noqa: E402
 from gradviz.render import to_json, to_mermaid, to_text  # noqa: E402
 from gradviz.torch import diagram  # noqa: E402
-from gradviz.torch.draw import COLLAPSE_AT, NOT_KEPT, describe  # noqa: E402
+from gradviz.torch.graph import COLLAPSE_AT, NOT_KEPT, describe  # noqa: E402
 
 
 def _mlp_loss(backward: bool = True):

@@ -18,8 +18,8 @@ from gradviz.numbers import fmt  # noqa: E402
 from gradviz.output import render  # noqa: E402
 from gradviz.render import to_json, to_mermaid, to_text  # noqa: E402
 from gradviz.render.diagram import preferred_rankdir  # noqa: E402
-from gradviz.torch.draw import FRONTIER, NOT_KEPT, describe  # noqa: E402
 from gradviz.torch.examples import MODELS  # noqa: E402
+from gradviz.torch.graph import FRONTIER, NOT_KEPT, describe  # noqa: E402
 
 
 def _rms(t) -> float:
@@ -110,7 +110,7 @@ def test_every_op_of_an_mlp_against_a_forward_written_by_hand() -> None:
         assert node.extra_lines == (shape, describe(ref, "data"), describe(ref.grad, "grad"))
         assert node.grad_rms == pytest.approx(_rms(ref.grad), rel=1e-12)
     (out,) = [n for n in d.nodes if n.role == "output"]
-    assert out.data == float(ref_loss) and out.grad == 1.0
+    assert out.data == float(ref_loss.detach()) and out.grad == 1.0
     # the transposes of the weights are not nodes: written on the edge into addmm
     assert [e.label for e in d.edges if e.label] == ["t", "t"]
     assert "t" not in {n.label for n in d.nodes}

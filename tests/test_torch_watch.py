@@ -168,7 +168,7 @@ def test_nan_is_counted_and_located() -> None:
 
 @pytest.mark.parametrize(
     ("args", "words"),
-    [((nn.ReLU(),), "no layer with a weight"), (("net",), "torch.nn.Module"), ((None, 0), "every")],
+    [((nn.ReLU(),), "no parameters to watch"), (("net",), "torch.nn.Module"), ((None, 0), "every")],
 )
 def test_watch_refuses(args, words: str) -> None:
     args = (_mlp([2, 2]), *args[1:]) if args[0] is None else args

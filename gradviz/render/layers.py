@@ -11,6 +11,7 @@ from __future__ import annotations
 import math
 import re
 from collections.abc import Sequence
+from dataclasses import replace
 
 from rich import box
 from rich.cells import cell_len
@@ -25,12 +26,14 @@ STATUS_STYLES = {
     "NaN": "bold red",
     "exploding": "bold red",
     "dead": "red",
+    "zero": "red",
     "vanishing": "red",
     "stalled": "magenta",
     "saturated": "yellow",
     "weak": "yellow",
     "converged": "green",
     "ok": "green",
+    "frozen": "dim",
 }
 BAR_DECADES = 8  # the rel bar spans 1e-8 .. 1
 BAR_WIDTH = 8
@@ -114,6 +117,8 @@ def _above_bound(layer: LayerStats) -> bool:
 
 
 def _row(layer: LayerStats) -> dict[str, Text]:
+    if layer.unread is not None and layer.unread.startswith("activations"):
+        return _row_unread(layer)
     hop = _num(None) if layer.hop is None else Text("×" + fmt(layer.hop, DIGITS))
     if _above_bound(layer):
         hop = Text("×" + fmt(layer.hop, DIGITS) + "*", style="dim")
@@ -141,6 +146,16 @@ def _row(layer: LayerStats) -> dict[str, Text]:
     }
 
 
+def _row_unread(layer: LayerStats) -> dict[str, Text]:
+    """A row whose activations were not read: their columns say so ("?"), not a number
+    that looks measured."""
+    row = _row(replace(layer, unread=None))
+    unread = Text("?", style="dim")
+    for name in ("act", "act mean", "act std", "slope", "sat%", "dead%"):
+        row[name] = unread
+    return row
+
+
 def layer_table(
     diagnosis: Diagnosis,
     title: str | None = None,
@@ -163,7 +178,7 @@ def layer_table(
 
     def keep(column: tuple[str, bool, int]) -> int:
         name, _, priority = column
-        alarming = name in _ALARMS and any(r[name].plain not in ("0", "—") for r in rows)
+        alarming = name in _ALARMS and any(r[name].plain not in ("0", "—", "?") for r in rows)
         return priority + 50 if alarming else priority
 
     def size(name: str) -> int:
@@ -182,6 +197,8 @@ def layer_table(
         c[0] == "hop" for c in columns
     ):
         caption.append("; hop*: above the per-sample bound, the samples' signals cancel")
+    if any(layer.unread for layer in diagnosis.layers):
+        caption.append("; ?: not read (the notes say why)")
     if dropped:
         caption.append(f"; not shown for lack of width: {', '.join(dropped)}{_more(more)}")
     table = Table(
@@ -274,7 +291,8 @@ def heat_map(snapshots: History, width: int = 60) -> RenderableType:
         )
     ]
     first, last = str(epochs[picks[0]]), str(epochs[picks[-1]])
-    axis = f"epoch {first}".ljust(max(len(picks) - len(last), len(first) + 7)) + last
+    unit = snapshots[-1][1].unit  # (an epoch of gradviz's training, or a recorded step)
+    axis = f"{unit} {first}".ljust(max(len(picks) - len(last), len(first) + len(unit) + 2)) + last
     lines.append(Text(" " * (label_width + 2) + axis, style="dim"))
     for name, row in zip(names, rows, strict=True):
         line = Text(f"{name} {acts.get(name, '')}".ljust(label_width) + "  ")

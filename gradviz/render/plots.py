@@ -67,12 +67,14 @@ STATUS_COLOURS = {
     "NaN": NONFINITE,
     "exploding": ("#d55e00", "xxx"),
     "dead": ("#333333", "..."),
+    "zero": ("#333333", "..."),
     "stalled": (VANISHING, "////"),
     "vanishing": (VANISHING, "////"),
     "saturated": ("#e69f00", ""),
     "weak": ("#e69f00", ""),
     "converged": ("#9ab7d3", ""),
     "ok": ("#9ab7d3", ""),
+    "frozen": ("#bbbbbb", ""),
 }
 MAGNITUDE_MAP = "magma"  # sequential, perceptually uniform: dark = small
 BOUNDARY_MAP = "PuOr_r"  # diverging: purple below the threshold, orange above

@@ -12,7 +12,7 @@ inside a frame of the module they ran in; shape-only ops between boxes are writt
 their edge. A parameter is drawn inside its module's box (not as a node of its own)
 when only that module uses it. A view of more than COLLAPSE_AT boxes draws each run of
 REPEATS or more repeated blocks as the first block and one box `×N` with the gradient
-through them all as a strip (`gradviz.torch.draw.strip`).
+through them all as a strip (`gradviz.torch.graph.strip`).
 """
 
 from __future__ import annotations
@@ -25,7 +25,7 @@ import torch
 
 from gradviz.numbers import fmt
 from gradviz.render.diagram import FRONTIER, Diagram, Edge, Node, captioned
-from gradviz.torch.draw import (
+from gradviz.torch.graph import (
     SHAPE_OPS,
     _bytes,
     _depth_of,
@@ -42,7 +42,7 @@ from gradviz.torch.draw import (
 )
 
 if TYPE_CHECKING:
-    from gradviz.torch.record import ModuleCall
+    from gradviz.torch.recording import ModuleCall
 
 GRAD_MEANING = "a box's grad: rms of ∂loss/∂(its output)"
 COLLAPSE_AT = 40  # boxes: a larger view draws each run of repeated blocks as its first and ×N

@@ -56,7 +56,7 @@ from gradviz.render.diagram import (
 if TYPE_CHECKING:
     import graphviz
 
-    from gradviz.torch.record import Recording
+    from gradviz.torch.recording import Recording
 
 DRAW_LIMIT = 400  # nodes drawn (ops and leaves); beyond, the ones nearest the loss
 COLLAPSE_AT = 150  # nodes: a larger graph has its repeated blocks drawn once and `×N`

@@ -113,12 +113,12 @@ class Recording:
     def diagram(self, loss: torch.Tensor | None = None, **options: Any) -> Diagram:
         """`gradviz.torch.diagram` of `loss` (by default the one backward() ran from)
         with every value and gradient kept here; options as there (`level`, `depth`)."""
-        from gradviz.torch.draw import diagram  # lazy: start-up
+        from gradviz.torch.graph import diagram  # lazy: start-up
 
         return diagram(loss, self.model, recording=self, **options)
 
     def draw(self, loss: torch.Tensor | None = None, **options: Any) -> graphviz.Digraph:
-        from gradviz.torch.draw import draw  # lazy: start-up
+        from gradviz.torch.graph import draw  # lazy: start-up
 
         return draw(loss, self.model, recording=self, **options)
 
