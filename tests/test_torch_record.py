@@ -290,3 +290,22 @@ def test_attention_ops_sit_in_the_self_attn_frame() -> None:
     document = json.loads(to_json(d))
     for entry, node in zip(document["nodes"], d.nodes, strict=True):
         assert entry.get("grad_rms") == node.grad_rms
+
+
+@pytest.mark.parametrize("name", list(MODELS))
+def test_every_parameter_at_the_op_level_against_its_own_grad(name: str) -> None:
+    """Each parameter's node shows its data and PyTorch's own .grad (read here)."""
+    net, loss_of = MODELS[name]()
+    with gt.record(net) as rec:
+        loss_of().backward()
+    d = rec.diagram(level="op")
+    leaves = {n.label: n for n in d.nodes if n.role == "input"}
+    assert set(leaves) == {n for n, p in net.named_parameters() if p.grad is not None}
+    for pname, p in net.named_parameters():
+        node = leaves[pname]
+        if p.numel() == 1:
+            assert (node.data, node.grad) == (float(p.detach()), float(p.grad))
+        else:
+            assert describe(p, "data") in node.extra_lines
+            assert describe(p.grad, "grad") in node.extra_lines
+            assert node.grad_rms == pytest.approx(_rms(p.grad), rel=1e-12)
