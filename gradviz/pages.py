@@ -58,10 +58,11 @@ def html_page(
     from gradviz.render.themes import themed_svg  # lazy: start-up
 
     if diagram.level in STEPPED_LEVELS and diagram.has_grad:
-        from gradviz.render.step_page import step_page  # lazy: start-up
+        from gradviz.render.step_page import backward_sentences, step_page  # lazy: start-up
 
         svg, timeline = stepped_svg(diagram, rankdir=rankdir, program=program)
-        return step_page(svg, timeline, title="gradviz: a PyTorch backward pass")
+        title = "gradviz: a PyTorch backward pass"
+        return step_page(svg, timeline, title=title, sentences=backward_sentences(diagram))
     live = html.live_reason(diagram) is None and expression is not None
     drawn = html.page_diagram(diagram) if live else diagram
     heavy = layout_cost(diagram) > PREFER_PURE_COST

@@ -17,6 +17,7 @@ torch = require_torch()
 import gradviz.torch as gt  # noqa: E402
 from gradviz.numbers import fmt  # noqa: E402
 from gradviz.output import render  # noqa: E402
+from gradviz.render.step_page import backward_sentences  # noqa: E402
 from gradviz.tools.samples import docs_program  # noqa: E402
 from gradviz.torch.examples import MODELS  # noqa: E402
 from gradviz.torch.graph import FRONTIER  # noqa: E402
@@ -47,13 +48,19 @@ def test_the_captions_say_each_gradient_and_mark_the_frontier() -> None:
     d = _recorded("deep")
     _, timeline = backward_timeline(d)
     steps = backward_steps(d)
-    for caption, lit in zip(timeline.captions, steps, strict=True):
+    sentences = backward_sentences(d)
+    for caption, sentence, lit in zip(timeline.captions, sentences, steps, strict=True):
+        assert sentence.startswith(caption.removesuffix(" ▶ the frontier").split(",")[0])
         node = d.node(lit[0])
         said = (
             f"grad {fmt(node.grad)}" if node.grad is not None else f"grad rms {fmt(node.grad_rms)}"
         )
-        assert said in caption
+        assert said in caption and said in sentence
         assert ("the frontier" in caption) == (FRONTIER in node.extra_lines)
+        assert ("the frontier" in sentence) == (FRONTIER in node.extra_lines)
+        feeds = [e.source for e in d.edges if e.target in lit and e.source not in lit]
+        if feeds:  # whom it passes its gradient to, named
+            assert "passes it back to" in sentence
     assert sum("the frontier" in c for c in timeline.captions) == 1
 
 
@@ -74,12 +81,17 @@ def test_the_animation_and_the_page(name: str, level: str) -> None:
 @pytest.mark.slow
 def test_next_steps_the_page_in_chromium(browser, tmp_path) -> None:
     d = _recorded("transformer")
-    _, timeline = backward_timeline(d)
+    sentences = backward_sentences(d)
     open_page(browser, page(d, program=docs_program()), tmp_path)
     text = browser.find_element("id", "step-text")
-    assert text.text == timeline.captions[0]
+    assert text.text == sentences[0]
     for k in range(1, 4):
         browser.find_element("id", "next").click()
-        assert text.text == timeline.captions[k]
+        assert text.text == sentences[k]
+    # the picture at its natural width fits the column (text not shrunk): at most 800 px
+    width = browser.execute_script(
+        "return document.querySelector('#graph svg').viewBox.baseVal.width"
+    )
+    assert width * 4 / 3 <= 800
     errors = [e for e in browser.get_log("browser") if e["level"] == "SEVERE"]
     assert not errors

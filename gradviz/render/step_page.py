@@ -82,36 +82,54 @@ def backward_steps(diagram: Diagram) -> list[tuple[str, ...]]:
     return [(u, ops[u]) if u in ops else (u,) for u in order if u != "more"]
 
 
-def backward_timeline(diagram: Diagram) -> tuple[Diagram, Timeline]:
-    """The drawing to lay out once (every gradient shown, the longest caption as its
-    last title line) and when each part of it appears."""
+def _said(diagram: Diagram, steps: list[tuple[str, ...]]) -> list[tuple[str, str]]:
+    """Each step in words: short, for the picture's caption (it must fit an 800 px page),
+    and whole, for the page's text: what the node has and to whom it passes it."""
     nodes = {n.id: n for n in diagram.nodes}
+    said = []
+    for k, lit in enumerate(steps):
+        main = nodes[lit[0]]
+        inputs = [
+            _name(nodes[e.source]) if e.source in nodes else e.source
+            for e in diagram.edges
+            if e.target in lit and e.source not in lit
+        ]
+        head = f"Step {k + 1}/{len(steps)}: {_name(main)}"
+        short = f"{head}, {_grad_text(main)}"
+        whole = f"{head} has its whole gradient ({_grad_text(main)})"
+        whole += f", passes it back to {', '.join(dict.fromkeys(inputs))}" if inputs else ", a leaf"
+        if FRONTIER in main.extra_lines:  # (no quote in a caption: see animate._captions)
+            short += " ▶ the frontier"
+            whole += " ▶ the frontier: below ⅒ of the output grad"
+        said.append((short, whole))
+    return said
+
+
+def backward_sentences(diagram: Diagram) -> list[str]:
+    """Each step of the backward pass in a sentence (the page's text)."""
+    return [whole for _, whole in _said(diagram, backward_steps(diagram))]
+
+
+def backward_timeline(diagram: Diagram) -> tuple[Diagram, Timeline]:
+    """The drawing to lay out once (every gradient shown, the longest short caption as its
+    last title line) and when each part of it appears."""
     steps = backward_steps(diagram)
     current: dict[str, int] = {}
     arrives: dict[str, int] = {}
     edges: dict[tuple[str, str, int], int] = {}
-    captions: list[str] = []
+    node = {n.id: n for n in diagram.nodes}
     for k, lit in enumerate(steps):
         for node_id in lit:
             current[node_id] = k
-        main = nodes[lit[0]]
+        main = node[lit[0]]
         if main.grad is not None or main.grad_rms is not None or main.extra_lines:
             arrives[main.id] = k
-        inputs = []
         for e in diagram.edges:
             if e.target in lit and e.source not in lit:
                 edges[(e.source, e.target, e.index)] = k
-                inputs.append(_name(nodes[e.source]) if e.source in nodes else e.source)
-        said = (
-            f"Step {k + 1}/{len(steps)}: {_name(main)} has its whole gradient ({_grad_text(main)})"
-        )
-        said += f", passes it back to {', '.join(dict.fromkeys(inputs))}" if inputs else ", a leaf"
-        if FRONTIER in main.extra_lines:
-            said += " ▶ the frontier: below ⅒ of the output grad"  # (no quote: see _captions)
-        captions.append(said)
+    captions = [short for short, _ in _said(diagram, steps)]
     longest = max(captions, key=len) if captions else ""
-    lines = [*title_lines(diagram), longest]
-    drawn = replace(diagram, **captioned(None, *lines))
+    drawn = replace(diagram, **captioned(None, *title_lines(diagram), longest))
     bands = {n.id: band.name for n in diagram.nodes if (band := band_of(n)) is not None}
     return drawn, Timeline(len(steps), current, arrives, edges, tuple(captions), bands)
 
@@ -134,14 +152,22 @@ BODY = """<body>
 """
 
 
-def step_page(svg: str, timeline: Timeline, *, title: str, start: int = 0) -> str:
-    """The page for the animated `svg` of `timeline`, opening on step `start` (from 0)."""
+def step_page(
+    svg: str,
+    timeline: Timeline,
+    *,
+    title: str,
+    sentences: list[str] | None = None,
+    start: int = 0,
+) -> str:
+    """The page for the animated `svg` of `timeline`, opening on step `start` (from 0),
+    each step said in its sentence (`backward_sentences`; by default its caption)."""
     css, script = asset_text("steps.css"), asset_text("steps.js")
     data = {
         "steps": timeline.steps,
         "lead": LEAD_STEPS,
         "seconds": STEP_SECONDS,
-        "captions": list(timeline.captions),
+        "captions": list(sentences if sentences is not None else timeline.captions),
         "start": max(0, min(start, timeline.steps - 1)),
     }
     csp = (
