@@ -169,6 +169,11 @@ def step_page(
         "seconds": STEP_SECONDS,
         "captions": list(sentences if sentences is not None else timeline.captions),
         "start": max(0, min(start, timeline.steps - 1)),
+        # the node lit in each step (its first: a result, not the op that made it)
+        "lit": [
+            min((i for i, k in timeline.current.items() if k == step), key=len, default="")
+            for step in range(timeline.steps)
+        ],
     }
     csp = (
         f"default-src 'none'; script-src '{csp_hash(script)}'; "

@@ -3,7 +3,7 @@ const data = JSON.parse(document.getElementById('gv-steps').textContent);
 const figure = document.getElementById('graph');
 const svg = figure.querySelector('svg');
 const natural = svg.viewBox.baseVal.width;
-let step = data.steps - 1, timer = null;
+let step = data.steps - 1, timer = null, moved = false;
 function show(k) {
   step = Math.max(0, Math.min(data.steps - 1, k));
   const t = (data.lead + step + 0.5) * data.seconds;
@@ -12,6 +12,10 @@ function show(k) {
   document.getElementById('step-text').textContent = data.captions[step];
   document.getElementById('prev').disabled = step === 0;
   document.getElementById('next').disabled = step === data.steps - 1;
+  const lit = Array.from(svg.querySelectorAll('g.node'))
+    .find(g => (g.querySelector('title') || {}).textContent === data.lit[step]);
+  if (lit && moved) lit.scrollIntoView({block: 'nearest', inline: 'nearest'});
+  moved = true;
 }
 function zoom(how) {
   figure.classList.toggle('fit', how === 'fit');
