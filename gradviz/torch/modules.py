@@ -411,7 +411,7 @@ def _box(
         _label(call),
         detail="\n".join(detail),
         extra_lines=tuple(lines),
-        role="group",
+        role="intermediate",  # (a step of the computation, as an op is: not a leaf)
         cluster=cluster,
         grad_rms=strength,
     )
