@@ -50,6 +50,8 @@ _API: dict[str, str] = {
     "to_mermaid": "gradviz.render",
 }
 _MODULES = ("gradcheck", "trace")  # callable modules (see above)
+# What pip calls gradviz (pyproject.toml's name): `gradviz` on PyPI is another project.
+DISTRIBUTION = "gradviz-backprop"
 
 if TYPE_CHECKING:  # the names for type checkers (re-exported by `__getattr__`)
     import graphviz
@@ -110,6 +112,6 @@ def _version() -> str:
     from importlib.metadata import PackageNotFoundError, version  # lazy: start-up
 
     try:
-        return version("gradviz")
+        return version(DISTRIBUTION)
     except PackageNotFoundError:  # running from a source tree that is not installed
         return "0.0.0+unknown"

@@ -73,21 +73,29 @@ def indented(statements: str) -> str:
 # -- an op's backward step ------------------------------------------------------------
 
 
-def backward_body(d: Sequence[str], passes_credit: bool, fixed: bool = False) -> str:
+def backward_body(
+    d: Sequence[str], passes_credit: bool, fixed: bool = False, chain: Sequence[str | None] = ()
+) -> str:
     """The statements of `Op.backward(node, g)`: every input's grad += g · its local
     derivative, the derivatives evaluated first (as `local` returns them), `g · 1` written
     `g` and `g · -1` written `-g` (the same bits). `fixed`: a Fixed op's, whose second
-    input is the node's number `k`, credited to `node.k_grad`."""
+    input is the node's number `k`, credited to `node.k_grad`. `chain[i]`, where given, is
+    the product itself as an expression in `g` (`Op.chain`: log's `div(g, a)`)."""
     if not passes_credit:
         return "pass"
-    used = set(re.findall(r"\b(out|a|b|k)\b", " ".join(d)))
+    chain = tuple(chain) + (None,) * (len(d) - len(chain))
+    used = set(
+        re.findall(r"\b(out|a|b|k)\b", " ".join(c or e for e, c in zip(d, chain, strict=True)))
+    )
     inputs = "ak" if fixed else "ab"[: len(d)]
     lines = ["pa = node._a"] if fixed else [f"p{x} = node._{x}" for x in inputs]
     lines += [f"{x} = p{x}.data" for x in "ab" if x in used]
     lines += [f"{x} = node.{name}" for x, name in (("out", "data"), ("k", "k")) if x in used]
     terms = []
-    for i, (x, e) in enumerate(zip(inputs, d, strict=True)):
-        if e == "1.0":
+    for i, (x, e, c) in enumerate(zip(inputs, d, chain, strict=True)):
+        if c is not None:
+            terms.append((x, c))
+        elif e == "1.0":
             terms.append((x, "g"))
         elif e == "-1.0":
             terms.append((x, "-g"))

@@ -570,7 +570,8 @@ _backward_ops = codegen.generated(
 
 def _chain_rule(order: list[Value], on_edge: EdgeObserver | None = None) -> None:
     """The backward pass, plainly: for every node, outputs first, that credit has reached,
-    each input's grad += the node's grad · the op's local derivative for that input. The
+    each input's grad += the node's grad · the op's local derivative for that input
+    (`op.credit`: g · local, or the product as the op's row writes it, `Op.chain`). The
     generated `_backward_pass` is this loop with the common ops' steps written inline:
     the same arithmetic in the same order (input `a` before `b`), so the grads come out bit
     for bit the same (tests/test_engine.py). With `on_edge`, it is called per edge."""
@@ -582,9 +583,11 @@ def _chain_rule(order: list[Value], on_edge: EdgeObserver | None = None) -> None
         if g is _NO_CREDIT:
             continue
         parents = node.parents
-        locals_ = op.local(node.data, *[p.data for p in parents])
+        inputs = [p.data for p in parents]
+        locals_ = op.local(node.data, *inputs)
+        credits = op.credit(g, node.data, *inputs)  # g · local (as `Op.chain` writes it)
         for index, (parent, local) in enumerate(zip(parents, locals_, strict=True)):
-            contribution = g * local
+            contribution = credits[index]
             parent.grad += contribution
             if on_edge is not None:
                 on_edge(node, index, parent, local, contribution)

@@ -28,6 +28,7 @@ from gradviz.files import read_capped
 from gradviz.lazy import on_demand
 from gradviz.numbers import from_json_number
 from gradviz.ops import ACTIVATIONS
+from gradviz.text import printable
 
 if TYPE_CHECKING:
     import difflib
@@ -909,8 +910,20 @@ def read_field(value: object, kind: str, where: str) -> object:
         if not isinstance(value, bool):
             raise InputError(f"{where}: expected true or false, got {shown(value)}")
         return value
-    if not isinstance(value, str) or len(value) > MAX_TEXT or not value.isprintable():
+    if not isinstance(value, str):
         raise InputError(f"{where}: expected a short line of text, got {shown(value)}")
+    if len(value) > MAX_TEXT:
+        raise InputError(
+            f"{where}: expected a short line of text, got {shown(value)} "
+            f"({len(value):,} characters, more than the {MAX_TEXT:,} allowed)"
+        )
+    if not value.isprintable():
+        bad = next(ch for ch in value if not ch.isprintable())
+        raise InputError(
+            f"{where}: expected a short line of text, got {shown(value)} (it holds "
+            f"{printable(bad)}, a control or invisible character; gradviz writes them as "
+            "escapes)"
+        )
     return value
 
 

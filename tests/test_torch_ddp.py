@@ -116,8 +116,10 @@ def test_two_ranks_give_the_one_process_table(tmp_path) -> None:
                     assert math.isclose(value, other, rel_tol=1e-9, abs_tol=1e-15), key
                 else:
                     assert value == other, key
-    # the loss each rank logged is its own half's: the two halves' mean is the whole's
+    # each rank logged its own half's loss; the curve is their mean: the whole batch's
     assert len(both.loss) == STEPS
+    for a, b in zip(both.loss, one.loss, strict=True):
+        assert math.isclose(a, b, rel_tol=1e-12), (a, b)
 
 
 # -- constructed failures under DDP: each named as in one process ---------------------

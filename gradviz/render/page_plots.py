@@ -67,6 +67,7 @@ from gradviz.render.svgplot import (
     tick_label,
 )
 from gradviz.stats import Diagnosis, History, LayerStats, series
+from gradviz.text import printable
 
 if TYPE_CHECKING:
     import numpy as np
@@ -603,6 +604,8 @@ def grads_svg(
 
 
 def _clip(label: str, most: int) -> str:
+    """A layer's label in at most `most` characters, control characters as escapes."""
+    label = printable(label)
     return label if len(label) <= most else label[: most - 1] + "…"
 
 

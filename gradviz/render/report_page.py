@@ -239,6 +239,14 @@ def _scatter(data: Dataset) -> str:
     )
 
 
+def _typed_form(data: Dataset) -> str:
+    """The boxes for an input of one's own, and the button that shows its loss graph."""
+    return (
+        f'<form id="typed" class="inputs">{_input_boxes(data)}'
+        '<button type="submit" id="show-typed">Show graph</button>\n</form>'
+    )
+
+
 def _input_boxes(data: Dataset) -> str:
     boxes = []
     for j, name in enumerate(data.feature_names):
@@ -282,8 +290,7 @@ chosen epoch (the colour scale of every gradviz picture).</p>
 </h2>{examples}</section>
 <section id="example" aria-labelledby="example-h"><h2 id="example-h">One example's loss graph</h2>
 {scatter}
-<form id="typed" class="inputs">{boxes}<button type="submit" id="show-typed">Show graph</button>
-</form>
+{typed}
 <p id="example-text" class="out" aria-live="polite"></p>
 <div class="scroll"><table id="graph-table"><thead><tr><th scope="col">#</th>
 <th scope="col">node</th><th scope="col">in</th><th scope="col">op</th>
@@ -348,7 +355,8 @@ def report_html(parts: ReportParts, report: Report, precision: int = DEFAULT_PRE
         gradients=_esc(parts.gradients),
         grads=_picture(parts.grads_svg, notes.get("grads")),
         examples=_examples(report),
-        boxes=_input_boxes(data)
+        # no data (a recorded run): no input boxes, and no button that would run nothing
+        typed=_typed_form(data)
         if data is not None
         else f'<p class="note">{_esc(parts.program.get("skip", ""))}</p>',
         scatter=_scatter(data) if data is not None else "",

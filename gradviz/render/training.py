@@ -33,7 +33,8 @@ def sparkline(values: Sequence[float], width: int = 60, log: bool = True) -> str
     if not values:
         return ""
     n = len(values)
-    columns = [values[min(n - 1, (i * n) // width)] for i in range(min(width, n))]
+    shown = min(width, n)  # columns: every value, or evenly spaced ones
+    columns = [values[(i * n) // shown] for i in range(shown)]
     finite = [v for v in columns if math.isfinite(v)]
     use_log = log and finite and min(finite) > 0
     scaled = [math.log10(v) if use_log else v for v in finite]
@@ -44,7 +45,8 @@ def sparkline(values: Sequence[float], width: int = 60, log: bool = True) -> str
             out.append("!")
             continue
         s = math.log10(v) if use_log else v
-        level = 0 if hi == lo else round((s - lo) / (hi - lo) * (len(_RAMP) - 1))
+        # halves: values spanning ±1e308 would overflow hi - lo to inf (and inf/inf is NaN)
+        level = 0 if hi == lo else round((s / 2 - lo / 2) / (hi / 2 - lo / 2) * (len(_RAMP) - 1))
         out.append(_RAMP[level])
     return "".join(out)
 

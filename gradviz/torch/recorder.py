@@ -12,7 +12,7 @@ after the closure has run, not before.
 
 What: the activations come from forward hooks on the activation module that takes each
 row's output (by the tensor it is given, else by call order), or from the functional
-activation (`torch.relu`, `F.gelu(approximate="tanh")`, ...) that does, seen through a
+activation (`torch.relu(self.fc(x))`, any function of an op gradviz reads) that does, seen through a
 torch function mode on the forward passes of recorded steps; a row with none is read at
 its own output, as linear. Attention, RNNs and custom modules' own parameters are rows
 whose activations are not read (their output is not one layer's units), and under
@@ -35,16 +35,17 @@ sharded parameter's numbers are reduced across its shards. Only rank 0 writes th
 
 from __future__ import annotations
 
+import itertools
 import math
 import sys
-from collections.abc import Callable, Sequence
+import weakref
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, TextIO
 
 import torch
 import torch.distributed as dist
-import torch.nn.functional as F
 from rich.console import Console, RenderableType
 from torch import nn
 from torch.optim.optimizer import (
@@ -62,6 +63,7 @@ from gradviz.stats import Diagnosis, History, LayerStats, assess, first_in_order
 from gradviz.torch.activations import (
     ACTIVATION_MODULES,
     FROM_OUTPUTS,
+    FUNCTIONAL,
     activation_of,
     in_place,
     is_activation,
@@ -82,46 +84,6 @@ UNSEEN = (
     "before watch(), or compiled after it by torch.compile, where no forward hook runs)"
 )
 OFF_CADENCE = "not recorded on this step (a NaN/inf found between recorded steps)"
-
-
-def _functional_activations() -> dict[Callable[..., Any], Callable[..., str | None]]:
-    """The functions (and tensor methods) that apply an activation, each with what tells
-    the op row it computes exactly from its arguments (None: another activation)."""
-
-    def plain(kind: str) -> Callable[..., str | None]:
-        return lambda *args, **kwargs: kind
-
-    def keyword(kind: str, name: str, position: int, value: object) -> Callable[..., str | None]:
-        def check(*args: Any, **kwargs: Any) -> str | None:
-            given = kwargs.get(name, args[position] if len(args) > position else value)
-            return kind if given == value else None
-
-        return check
-
-    found: dict[Callable[..., Any], Callable[..., str | None]] = {}
-    for kind, functions in {
-        "relu": (torch.relu, F.relu, torch.Tensor.relu),
-        "sigmoid": (torch.sigmoid, F.sigmoid, torch.Tensor.sigmoid),
-        "tanh": (torch.tanh, F.tanh, torch.Tensor.tanh),
-        "silu": (F.silu,),
-    }.items():
-        for function in functions:
-            found[function] = plain(kind)
-    found[F.gelu] = keyword("gelu", "approximate", 1, "tanh")
-    found[F.leaky_relu] = keyword("leaky_relu", "negative_slope", 1, 0.01)
-    found[F.elu] = keyword("elu", "alpha", 1, 1.0)
-    softplus_beta = keyword("softplus", "beta", 1, 1.0)
-    softplus_threshold = keyword("softplus", "threshold", 2, 20.0)
-    found[F.softplus] = lambda *a, **k: softplus_beta(*a, **k) and softplus_threshold(*a, **k)
-    for function in (
-        F.hardtanh, F.relu6, F.mish, F.selu, F.celu, F.softsign, F.logsigmoid,
-        F.hardswish, F.hardsigmoid, F.prelu, F.rrelu, F.glu, F.tanhshrink,
-    ):  # fmt: skip
-        found[function] = lambda *a, **k: None  # an activation gradviz does not know
-    return found
-
-
-FUNCTIONAL = _functional_activations()
 
 
 def _bands() -> dict[str, tuple[tuple[float, float], bool]]:
@@ -286,6 +248,7 @@ class Recorder:
         self._reader_row: dict[nn.Module, Row] = {}  # (once mapped) the module read per row
         self._functional_source: dict[nn.Module, Row] = {}  # rows read at a function
         self._functional_rows: dict[int, Row] = {}  # id(a row's output) on this step
+        self._into_norm: dict[Row, str] = {}  # rows whose output a norm takes: read there
         self._optimizer = optimizer
         self._manual = manual or optimizer is not None
         self._hooks: list[RemovableHandle] = []
@@ -305,6 +268,8 @@ class Recorder:
         self._before: list[torch.Tensor] | None = None  # weights before a recorded step
         self._moving: _Pending | None = None
         self._last_clip: list[torch.Tensor] | None = None
+        self._clip_versions: list[tuple[int, int]] = []  # the gradients the norms are of
+        self._magnitudes: list[torch.Tensor] | None = None  # |g| buffers, kept between steps
         self._nan_found = False
         self._nan_check = nan_check
         self._sparse = any(isinstance(m, nn.Embedding) and m.sparse for m in base.modules())
@@ -315,10 +280,7 @@ class Recorder:
                 optimizer.register_step_post_hook(self._post_step),
             ]
         elif not manual:
-            self._optimizer_hooks = [
-                register_optimizer_step_pre_hook(self._pre_step),
-                register_optimizer_step_post_hook(self._post_step),
-            ]
+            self._optimizer_hooks = _global_hooks(self)
 
     # -- which parameters, which optimizers --------------------------------------------
 
@@ -328,17 +290,19 @@ class Recorder:
         self._params = [p for row in rows for _, p in row.params]
         self._ids = {id(p) for p in self._params}
         self._sharded = any(_local(p)[1] for p in self._params)
-        self._held: dict[int, tuple[int, set[int]]] = {}
+        self._held: weakref.WeakKeyDictionary[torch.optim.Optimizer, tuple[int, set[int]]] = (
+            weakref.WeakKeyDictionary()
+        )
 
     def _holds(self, optimizer: torch.optim.Optimizer) -> set[int]:
         """The ids of the model's parameters in `optimizer`'s groups (kept per optimizer
         while its groups keep their sizes)."""
         sizes = sum(len(group["params"]) for group in optimizer.param_groups)
-        known = self._held.get(id(optimizer))
+        known = self._held.get(optimizer)
         if known is None or known[0] != sizes:
             held = {id(p) for group in optimizer.param_groups for p in group["params"]}
             known = (sizes, held & self._ids)
-            self._held[id(optimizer)] = known
+            self._held[optimizer] = known
         return known[1]
 
     # -- hooks -------------------------------------------------------------------------
@@ -437,8 +401,9 @@ class Recorder:
             return
         self._clip_queued = False
         with torch.no_grad():
-            grads = [_dense(_local(g)[0]) for g in self._grads()]
-            self._last_clip = torch._foreach_norm(grads)
+            grads = self._grads()
+            self._last_clip = torch._foreach_norm([_dense(_local(g)[0]) for g in grads])
+            self._clip_versions = [(id(g), g._version) for g in grads]
 
     def _grads(self) -> list[torch.Tensor]:
         """Every parameter's gradient (a 0-d zero where there is none)."""
@@ -527,35 +492,40 @@ class Recorder:
         units = row.units
         if units is None or a.dim() == 0:
             return
-        a = _units_last(a.detach(), units)
-        if a is None:
+        a = a.detach()
+        others = _other_axes(a, units)  # (reduced in place: no copy with the units last)
+        if others is None:
             return
+        if not others:  # (one sample, unbatched: one row)
+            a, others = a.unsqueeze(0), (0,)
+            x = x.unsqueeze(0) if isinstance(x, torch.Tensor) and x.dim() == 1 else x
         slope = SLOPES.get(kind)
         xs = None  # the activation's input, where its slope or band needs it
         if slope is not None:
-            xs = _units_last(x.detach(), units) if isinstance(x, torch.Tensor) else None
+            xs = x.detach() if isinstance(x, torch.Tensor) else None
             if xs is None or xs.shape != a.shape:
                 return
+        rows = a.numel() // units
         # (sums in the activations' own precision: a float64 copy of them would cost more)
         if per_unit:  # Σa, Σa² per unit (the outputs' spread), and Σ|a| (their scale)
-            sums = [a.sum(0), (a * a).sum(0), a.abs().sum()]
+            sums = [a.sum(others), (a * a).sum(others), a.abs().sum()]
         else:  # Σa, Σa² (= ‖a‖²) over every entry: a hidden layer's mean and std
             flat = a.reshape(-1)
             sums = [flat.sum(), torch.dot(flat, flat)]
         if kind == "relu":
-            sums.append(torch.count_nonzero(a, dim=0))  # (a ReLU's output is ≥ 0)
+            sums.append(torch.count_nonzero(a, dim=others))  # (a ReLU's output is ≥ 0)
         if xs is not None:  # Σ|slope| from the op row, at the inputs
             sums.append(slope(a, xs).abs().sum())
         if kind in BANDS:
             (low, high), of_inputs = BANDS[kind]
             v = xs if of_inputs else a
-            sums += [(v < low).sum(0), (v > high).sum(0)]  # type: ignore[operator]
+            sums += [(v < low).sum(others), (v > high).sum(others)]  # type: ignore[operator]
         store = self._acts if self._mapped else self._candidates
         acc = store.get(key)  # type: ignore[call-overload]
         if acc is None:
-            store[key] = _Activations(a.shape[0], sums, [a])  # type: ignore[index]
+            store[key] = _Activations(rows, sums, [a])  # type: ignore[index]
         else:  # another forward pass in the same step (gradient accumulation)
-            acc.rows += a.shape[0]
+            acc.rows += rows
             acc.sums = [s + t for s, t in zip(acc.sums, sums, strict=True)]
             acc.outputs.append(a)
 
@@ -616,6 +586,13 @@ class Recorder:
             rows.remove(last_called)
             rows.append(last_called)
         self._order(rows)
+        # a layer whose output goes straight into a norm (a convolution into BatchNorm) is
+        # read there: its own output's mean and spread would only be normalised away
+        for row, following in itertools.pairwise(rows):
+            if self._reads.get(row) is row.output_module and isinstance(following.module, NORMS):
+                self._reads[row] = None
+                self._into_norm[row] = following.name
+                self._acts.pop(row, None)
         self._reader_row = {m: row for row, m in self._reads.items() if isinstance(m, nn.Module)}
         self._functional_source = {
             row.output_module: row for row, m in self._reads.items() if m == "functional"
@@ -766,13 +743,24 @@ class Recorder:
 
     def _measure(self, step: int, optimizer: torch.optim.Optimizer | None) -> _Pending:
         params = self._params
-        grads = [_dense(_local(g)[0]) for g in self._grads()]
+        raw = self._grads()
+        grads = [_dense(_local(g)[0]) for g in raw]
         weights = [_local(p.detach())[0] for p in params]
         # (‖·‖₂ fused; Σ|g| and max|g| one pass each: torch's ord-1 and ord-∞ norms take
-        # 6x and 25x as long on the CPU, bench/README.md)
-        l2 = self._reduced(torch._foreach_norm([*grads, *weights]), squares=True)
-        l1 = self._reduced([g.abs().sum() for g in grads])
-        ends = [torch.aminmax(g) for g in grads]
+        # 6x and 25x as long on the CPU, bench/README.md). Gradients untouched since the
+        # end of the backward pass (no clipping: the same tensors, the same versions)
+        # keep the norms read there.
+        untouched = self._last_clip is not None and self._clip_versions == [
+            (id(g), g._version) for g in raw
+        ]
+        if untouched:
+            norms = [*self._last_clip, *torch._foreach_norm(weights)]  # type: ignore[misc]
+            self._last_clip = None  # (nothing was clipped)
+        else:
+            norms = torch._foreach_norm([*grads, *weights])
+        l2 = self._reduced(norms, squares=True)
+        l1 = self._reduced([m.sum() for m in self._magnitudes_of(grads)])
+        ends = [torch.aminmax(g) if g.numel() else (g.new_zeros(()),) * 2 for g in grads]
         top = torch.maximum(
             torch.stack([high for _, high in ends]), -torch.stack([low for low, _ in ends])
         ).to(torch.float64)
@@ -807,6 +795,23 @@ class Recorder:
         for row, acc in acts.items():
             self._compact(row, acc)
         return pending
+
+    def _magnitudes_of(self, grads: list[torch.Tensor]) -> list[torch.Tensor]:
+        """|g| of each gradient, into buffers kept between recorded steps: a fresh
+        megabyte each step costs more (its pages are new) than the sums over it."""
+        kept = self._magnitudes
+        if (
+            kept is None
+            or len(kept) != len(grads)
+            or any(
+                m.shape != g.shape or m.dtype != g.dtype or m.device != g.device
+                for m, g in zip(kept, grads, strict=True)
+            )
+        ):
+            kept = self._magnitudes = [torch.empty_like(g) for g in grads]
+        for g, m in zip(grads, kept, strict=True):
+            torch.abs(g, out=m)
+        return kept
 
     def _compact(self, row: Row, acc: _Activations) -> None:
         """A hidden row's per-unit counts as the totals the statuses read (so that a
@@ -884,8 +889,9 @@ class Recorder:
         keep = []
         for v in (loss, accuracy):
             if isinstance(v, torch.Tensor):
-                v = v.detach().to(torch.float64).reshape(()).clone()
-                if _distributed()[1] > 1:
+                v = v.detach()
+                if _distributed()[1] > 1:  # (a copy: the sum is written in place)
+                    v = v.to(torch.float64).reshape(()).clone()
                     v = (v, dist.all_reduce(v, async_op=True))
             keep.append(v)
         self._curves.append((self.steps, keep[0], keep[1]))
@@ -1029,6 +1035,8 @@ class Recorder:
             return missing, f"activations: {pending.unread}"
         if row.units is None:
             return missing, f"activations: a {row.kind}'s output is not one layer's units"
+        if row in self._into_norm:
+            return missing, f"activations: its output goes straight into {self._into_norm[row]}"
         if acts is None or acts.rows == 0:
             return missing, "activations: its output was not seen in the forward pass"
         kind = self._activation.get(row, "linear")
@@ -1203,14 +1211,40 @@ class Recorder:
         self._optimizer_hooks = []
 
 
-def _units_last(t: torch.Tensor, units: int) -> torch.Tensor | None:
-    """`t` as rows of `units` (channels first, as convolutions make them, moved last), or
-    None if it has no axis of that size."""
+def _global_hooks(recorder: Recorder) -> list[RemovableHandle]:
+    """torch's global optimizer step hooks for `recorder`, holding it weakly: a recorder
+    nobody holds any more (its model gone) takes its hooks with it."""
+    ref = weakref.ref(recorder)
+    handles: list[RemovableHandle] = []
+
+    def gone() -> None:
+        for handle in handles:
+            handle.remove()
+
+    def pre(optimizer: torch.optim.Optimizer, args: tuple, kwargs: dict) -> Any:
+        live = ref()
+        return gone() if live is None else live._pre_step(optimizer, args, kwargs)
+
+    def post(optimizer: torch.optim.Optimizer, args: tuple, kwargs: dict) -> None:
+        live = ref()
+        return gone() if live is None else live._post_step(optimizer, args, kwargs)
+
+    handles += [register_optimizer_step_pre_hook(pre), register_optimizer_step_post_hook(post)]
+    return handles
+
+
+def _other_axes(t: torch.Tensor, units: int) -> tuple[int, ...] | None:
+    """The axes of `t` other than its units' (the last, or the channels of a convolution's
+    output, axis 1), or None if it has no axis of that size."""
     if t.dim() == 0:
         return None
-    if t.shape[-1] != units and t.dim() >= 2 and t.shape[1] == units:
-        t = t.movedim(1, -1)
-    return t.reshape(-1, units) if t.shape[-1] == units else None
+    if t.shape[-1] == units:
+        axis = t.dim() - 1
+    elif t.dim() >= 2 and t.shape[1] == units:
+        axis = 1
+    else:
+        return None
+    return tuple(i for i in range(t.dim()) if i != axis)
 
 
 def _total(x: float | list[float]) -> float:
