@@ -4,7 +4,9 @@ block, an LSTM), in one run.
 
 For each model, after one recorded forward and backward pass (`gradviz.torch.record`):
 gradviz's diagram and SVG at the module level and at the op level, against torchviz's
-`make_dot(loss, params).render(format="svg")` of the same loss. Both lay out with the
+`make_dot(loss, params).render(format="svg")` of the same loss and torchview's
+`draw_graph(model, input_data, expand_nested=True).visual_graph.render(format="svg")` (a
+module view, which runs the forward pass itself). Both lay out with the
 same program: graphviz-pure (torchviz's `graphviz` package finds it as `dot` on a PATH
 made here). The time is CPU time, this process's and its children's (the layout runs in
 a child process): on a shared machine the wall clock also counts the time other jobs
@@ -12,7 +14,7 @@ held the core (this one's load average was 8 on 2 cores while it was written). T
 run interleaved in ROUNDS rounds; medians, torch on one thread. Also the recording's own
 cost: the forward and backward pass recorded against plain (medians of as many).
 
-Usage: `python bench/torch_draw.py` (needs torch and `pip install torchviz`).
+Usage: `python bench/torch_draw.py` (needs torch, `pip install torchviz torchview`).
 """
 
 from __future__ import annotations
@@ -67,11 +69,15 @@ def main() -> None:
         from torchviz import make_dot
     except ImportError:
         make_dot = None
+    try:
+        from torchview import draw_graph
+    except ImportError:
+        draw_graph = None
     print(
-        "| model | gradviz module | gradviz op | torchviz | module / torchviz | op / torchviz "
-        "| recorded fwd+bwd / plain |"
+        "| model | gradviz module | gradviz op | torchviz | torchview | module / torchviz "
+        "| op / torchviz | module / torchview | recorded fwd+bwd / plain |"
     )
-    print("|---|---|---|---|---|---|---|")
+    print("|---|---|---|---|---|---|---|---|---|")
     for name, make in MODELS.items():
         net, loss_of = make()
         with gt.record(net) as rec:
@@ -89,8 +95,21 @@ def main() -> None:
             if make_dot is not None:
                 make_dot(loss, params=params).render(out, format="svg")
 
-        module, op, theirs = _medians(lambda: ours("module"), lambda: ours("op"), torchviz)
+        seen: dict[str, tuple] = {}  # the model's input, for torchview (it runs the forward)
+        hook = net.register_forward_pre_hook(lambda m, args, seen=seen: seen.setdefault("x", args))
+        loss_of()
+        hook.remove()
+
+        def torchview(net=net, x=seen["x"], out=out) -> None:
+            if draw_graph is not None:
+                drawn = draw_graph(net, input_data=list(x), expand_nested=True)
+                drawn.visual_graph.render(f"{out}-view", format="svg")
+
+        module, op, theirs, view = _medians(
+            lambda: ours("module"), lambda: ours("op"), torchviz, torchview
+        )
         theirs = theirs if make_dot is not None else float("nan")
+        view = view if draw_graph is not None else float("nan")
 
         def plain(loss_of=loss_of) -> None:
             loss_of().backward()
@@ -103,8 +122,8 @@ def main() -> None:
         overhead = recorded_time / plain_time
         print(
             f"| {name} | {1000 * module:.0f} ms | {1000 * op:.0f} ms | "
-            f"{1000 * theirs:.0f} ms | {module / theirs:.2f} | {op / theirs:.2f} | "
-            f"{overhead:.1f}× |"
+            f"{1000 * theirs:.0f} ms | {1000 * view:.0f} ms | {module / theirs:.2f} | "
+            f"{op / theirs:.2f} | {module / view:.2f} | {overhead:.1f}× |"
         )
     shutil.rmtree(folder, ignore_errors=True)
 
