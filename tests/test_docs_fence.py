@@ -17,6 +17,7 @@ from click.testing import CliRunner
 from gradviz.cli import cli
 from gradviz.docs import fence
 from gradviz.docs.fence import Cache, FenceError, fence_options, render_fence
+from gradviz.docs.paths import Places
 
 HAND = 'draw "e = a*b; d = e + c; L = d*f" a=2 b=-3 c=10 f=-2'
 TRACE = 'trace "e = a*b; d = e + c; L = d*f" a=2 b=-3 c=10 f=-2'
@@ -269,21 +270,27 @@ def test_the_cache_gives_the_fragment_back_without_drawing(
     assert other == first.replace('id="gv1-', 'id="gv7-')
 
 
+def _key(cache: Cache, words: list[str], options: dict, base: Path) -> str:
+    places = Places(base=base)
+    found = fence.located(words, fence_options(options).format, places)
+    return cache.key(found, fence_options(options), places)
+
+
 def test_the_cache_key_follows_the_command_the_options_the_files_and_gradviz(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     cache = Cache(tmp_path / "cache")
     (tmp_path / "hand.expr").write_text("L = a*b\n", "utf-8")
     words = ["draw", "@hand.expr", "a=2", "b=3"]
-    key = cache.key(words, fence_options({}), tmp_path)
-    assert cache.key(words, fence_options({}), tmp_path) == key
-    assert cache.key([*words[:-1], "b=4"], fence_options({}), tmp_path) != key
-    assert cache.key(words, fence_options({"format": "mermaid"}), tmp_path) != key
+    key = _key(cache, words, {}, tmp_path)
+    assert _key(cache, words, {}, tmp_path) == key
+    assert _key(cache, [*words[:-1], "b=4"], {}, tmp_path) != key
+    assert _key(cache, words, {"format": "mermaid"}, tmp_path) != key
     (tmp_path / "hand.expr").write_text("L = a*b + 1\n", "utf-8")  # the file changed
-    changed = cache.key(words, fence_options({}), tmp_path)
+    changed = _key(cache, words, {}, tmp_path)
     assert changed != key
     monkeypatch.setattr(fence, "gradviz_fingerprint", lambda: "another gradviz")
-    assert cache.key(words, fence_options({}), tmp_path) != changed
+    assert _key(cache, words, {}, tmp_path) != changed
 
 
 def test_the_default_cache_is_outside_the_site(

@@ -20,6 +20,7 @@ from typing import ClassVar
 from docutils import nodes
 from docutils.parsers.rst import directives
 from sphinx.application import Sphinx
+from sphinx.errors import ConfigError
 from sphinx.util import logging
 from sphinx.util.docutils import SphinxDirective
 
@@ -57,26 +58,53 @@ class GradvizDirective(SphinxDirective):
         cache = getattr(app, "_gradviz_cache", None)
         if cache is None:
             cache = app._gradviz_cache = _cache(app)
-        base = Path(app.confdir, app.config.gradviz_base or ".")
+        base = _base(app)
         serial = self.env.new_serialno("gradviz")
+        source, line = self.get_source_info()
+        page = Path(source).parent if source else None
         try:
             fragment = render_fence(
-                body, self.options, base=base, cache=cache, prefix=f"gv{serial + 1}-"
+                body,
+                self.options,
+                base=base,
+                cache=cache,
+                prefix=f"gv{serial + 1}-",
+                page=page,
+                roots=(Path(app.confdir), Path(app.srcdir), base),
             )
-        except FenceError as error:
-            source, line = self.get_source_info()
+        except Exception as error:  # a bug too: a warning at page:LINE, not a crash
+            message = (
+                error.message
+                if isinstance(error, FenceError)
+                else f"internal error: {type(error).__name__}: {error}"
+            )
             try:
                 shown = str(Path(source).resolve().relative_to(Path(app.srcdir).resolve()))
             except ValueError:
                 shown = source
             where = f"{shown}:{line}"
             logger.warning(
-                f"gradviz fence failed: {error.message}",
+                f"gradviz fence failed: {message}",
                 location=(self.env.docname, line),
                 type="gradviz",
             )
-            fragment = error_box(error.message, where, body)
+            fragment = error_box(message, where, body)
         return [nodes.raw("", fragment, format="html")]
+
+
+def _base(app: Sphinx) -> Path:
+    return Path(app.confdir, app.config.gradviz_base or ".")
+
+
+def _check_base(app: Sphinx, config: object) -> None:
+    """A missing base is said once, before any page is read."""
+    base = _base(app)
+    if not base.is_dir():
+        what = "is not a folder" if base.exists() else "does not exist"
+        raise ConfigError(
+            f"gradviz_base {app.config.gradviz_base!r} {what}: it is the folder the "
+            "fences' commands run from (conf.py). Create it before building, or change it"
+        )
 
 
 def setup(app: Sphinx) -> dict[str, object]:
@@ -84,6 +112,7 @@ def setup(app: Sphinx) -> dict[str, object]:
     app.add_config_value("gradviz_base", None, "env")
     app.add_config_value("gradviz_cache_dir", None, "env")
     app.add_config_value("gradviz_cache", True, "env")
+    app.connect("config-inited", _check_base)
     return {
         "version": gradviz_fingerprint(),
         "parallel_read_safe": True,
