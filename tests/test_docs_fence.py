@@ -6,11 +6,14 @@ The docs sites that use it (MkDocs, Sphinx) are built in tests/test_docs_sites.p
 
 from __future__ import annotations
 
+import contextlib
+import hashlib
 import html
 import re
 import xml.etree.ElementTree as ET
 from pathlib import Path
 
+import click
 import pytest
 from click.testing import CliRunner
 
@@ -307,3 +310,261 @@ def test_the_error_box_names_the_place_and_escapes_the_text() -> None:
     box = fence.error_box("syntax error <here>", "docs/page.md:12", 'draw "a*"')
     assert 'role="alert"' in box and "docs/page.md:12" in box
     assert "&lt;here&gt;" in box and "<here>" not in box
+
+
+# -- what a fence may write: nothing of the body's choosing ---------------------------------
+
+FENCE_COMMANDS = sorted({*fence.CAPTURES, *fence.TEXT_COMMANDS})
+# A command line each command accepts, before the output option under test; its format.
+BASE_LINES = {
+    "draw": ('draw "a*b" a=1 b=2', "svg"),
+    "trace": ('trace "a*b" a=1 b=2', "svg"),
+    "check": ('check "a*b" a=1 b=2', "text"),
+    "grads": ("grads deep-sigmoid --plot", "svg"),
+    "compare": ("compare xor deep-sigmoid", "text"),
+    "train": ("train xor --epochs 5 --boundary", "svg"),
+    "inspect": ("inspect model.json", "html"),
+}
+
+
+def _spellings(option, value: str) -> list[str]:
+    """Every way click takes OPTION with VALUE: `-o V`, `-oV`, `--output V`, `--output=V`."""
+    found = []
+    for name in option.opts:
+        found.append(f"{name} {value}")
+        found.append(f"{name}={value}" if name.startswith("--") else f"{name}{value}")
+    return found
+
+
+def _output_cases() -> list[tuple[str, str]]:
+    """Each command's each output option (found from the commands) in each spelling."""
+    from gradviz.docs.command import output_options
+
+    cases = []
+    for name in FENCE_COMMANDS:
+        line, fmt = BASE_LINES[name]
+        for option in output_options(name):
+            value = "svg" if option.writes == "format" else "written.svg"
+            cases += [(f"{line} {spelled}", fmt) for spelled in _spellings(option, value)]
+    return cases
+
+
+def test_every_command_of_the_fence_has_a_line_to_attack() -> None:
+    assert set(BASE_LINES) == set(FENCE_COMMANDS)
+    # the options that write, found from the commands: the ones issue 33 named among them
+    from gradviz.docs.command import output_options
+
+    found = {(name, o.opts[0]) for name in FENCE_COMMANDS for o in output_options(name)}
+    for expected in [("draw", "-o"), ("grads", "--plot"), ("inspect", "--boundary")]:
+        assert expected in found
+    assert {("inspect", "--curves"), ("trace", "--frames"), ("train", "--save")} <= found
+
+
+@pytest.mark.parametrize(("body", "fmt"), _output_cases())
+def test_no_spelling_of_an_output_option_gets_through(
+    body: str, fmt: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    def no_run(*args: object) -> None:
+        raise AssertionError("the command ran")
+
+    monkeypatch.setattr(fence, "run_command", no_run)
+    (tmp_path / "model.json").write_text("{}", "utf-8")
+    with pytest.raises(FenceError) as error:
+        render_fence(body, {"format": fmt}, base=tmp_path)
+    assert "the fence writes the" in error.value.message
+    assert not (tmp_path / "written.svg").exists()
+
+
+@pytest.mark.parametrize(
+    ("body", "message"),
+    [
+        (f"{HAND} -odocs/index.md", "-odocs/index.md: the fence writes the output itself"),
+        (f"{HAND} -oREADME.md", "-oREADME.md: the fence writes the output itself"),
+        (f"{HAND} --out x.svg", "No such option '--out'"),  # click takes no abbreviation
+        (f"{HAND} --outp=x.svg", "No such option '--outp'"),
+        ('trace "a*b" a=1 b=2 --forward --frames=out', "--frames=out: the fence writes"),
+        ("train xor --boundary -q --save=m.json", "--save=m.json: the fence writes"),
+        ("grads deep-sigmoid --plot --plot=p.svg", "write --plot alone"),
+        ("grads deep-sigmoid --plot /any/path", "unexpected extra argument: /any/path"),
+        ("grads deep-sigmoid --data --plot", "given once with no file name"),
+    ],
+)
+def test_an_output_in_any_spelling_is_refused_before_anything_runs(
+    body: str, message: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.chdir(tmp_path)
+    with pytest.raises(FenceError) as error:
+        render_fence(body, base=tmp_path)
+    assert message in error.value.message
+    assert list(tmp_path.iterdir()) == []
+
+
+def test_an_expression_after_double_dash_is_not_an_option(tmp_path: Path) -> None:
+    """`--` ends the options as click reads them: `-o` after it is the expression's."""
+    with pytest.raises(FenceError) as error:
+        render_fence('draw -- "a*b" a=1 -o x.svg', base=tmp_path)
+    assert "expected NAME=VALUE, got '-o'" in error.value.message
+    assert list(tmp_path.iterdir()) == []
+
+
+def test_every_option_whose_help_says_it_writes_is_an_output_option() -> None:
+    """The fence's refusals come from the commands: an option that writes a file and is
+    not declared an OutputOption would slip by, so its help text gives it away here."""
+    from gradviz.cli.options import OutputOption
+    from gradviz.docs.command import command
+
+    writes = re.compile(r"(Also )?[Ww]rite\b")  # "Write the plot … to FILE", "Also write …"
+    for name in FENCE_COMMANDS:
+        for param in command(name).params:
+            if isinstance(param, click.Option) and param.help:
+                says = bool(writes.match(param.help))
+                declared = isinstance(param, OutputOption) and param.writes == "file"
+                assert says == declared, (name, param.opts, param.help)
+
+
+# -- what a fence may read: files of the docs project only -----------------------------------
+
+
+@pytest.fixture
+def project(tmp_path: Path) -> Path:
+    """A docs project: docs/ with a page's folder, base build/ holding a sample."""
+    root = tmp_path / "project"
+    (root / "docs" / "guide").mkdir(parents=True)
+    (root / "build").mkdir()
+    (root / "build" / "hand.expr").write_text("e = a*b; d = e + c; L = d*f\n", "utf-8")
+    return root
+
+
+def _render(body: str, project: Path, options: dict | None = None, **kw) -> str:
+    return render_fence(
+        body,
+        options or {},
+        base=project / "build",
+        page=project / "docs" / "guide",
+        roots=(project, project / "build"),
+        **kw,
+    )
+
+
+@pytest.mark.parametrize(
+    "body",
+    [
+        "draw @/proc/self/environ",
+        "draw @/etc/shadow",
+        "draw @/etc/passwd",
+        "grads /etc/passwd",
+        "inspect /etc/passwd",
+        "draw --model /etc/passwd",
+        "grads xor --data /etc/passwd.csv",
+        "draw @../../../../../../../../etc/passwd",
+        "draw @link",  # a symlink inside base, to a file outside
+        "grads outside.toml",  # a spec inside, naming data outside
+    ],
+)
+def test_a_fence_reads_nothing_outside_the_docs_project(body: str, project: Path) -> None:
+    (project / "build" / "link").symlink_to("/etc/passwd")
+    (project / "build" / "outside.toml").write_text(
+        'layers = [2, 2, 1]\ndata = "../../secret.csv"\n', "utf-8"
+    )
+    (project.parent / "secret.csv").write_text("x1,x2,y\n0,0,SECRET\n", "utf-8")
+    (project.parent / "passwd.csv").write_text("x1,x2,y\n0,0,SECRET\n", "utf-8")
+    with pytest.raises(FenceError) as error:
+        _render(body, project, {"format": "text"})
+    assert "outside the docs project" in error.value.message
+    assert "root:" not in error.value.message and "SECRET" not in error.value.message
+
+
+def test_an_error_quotes_no_line_or_value_of_a_file_read(project: Path) -> None:
+    (project / "build" / "env.expr").write_text("TOKEN=ghp_abcdef123456 = x\n", "utf-8")
+    with pytest.raises(FenceError) as error:
+        _render("draw @env.expr", project, {"format": "text"})
+    assert "chained assignment" in error.value.message  # gradviz's words stay
+    assert "ghp_abcdef" not in error.value.message and "TOKEN" not in error.value.message
+    (project / "build" / "points.csv").write_text("x1,x2,y\n0,0,0\n0,1,SECRETVALUE\n", "utf-8")
+    with pytest.raises(FenceError) as error:
+        _render("grads xor --epochs 2 --data points.csv", project, {"format": "text"})
+    assert "SECRETVALUE" not in error.value.message and "is not a number" in error.value.message
+    # an inline expression is on the page already: its error keeps its caret
+    with pytest.raises(FenceError) as error:
+        _render('draw "a*"', project)
+    assert "a*" in error.value.message
+
+
+def test_a_relative_path_is_looked_for_beside_the_page_then_in_base(project: Path) -> None:
+    inline = _svg(_render("draw @hand.expr a=2 b=-3 c=10 f=-2", project))
+    assert _node_texts(inline)["a"] == ["data 2", "grad 6"]  # from base
+    (project / "docs" / "guide" / "hand.expr").write_text("L = a*b\n", "utf-8")
+    beside = _svg(_render("draw @hand.expr a=2 b=-3", project))
+    assert _node_texts(beside)["a"] == ["data 2", "grad -3"]  # the page's own, first
+    with pytest.raises(FenceError) as error:
+        _render("draw @nowhere.expr", project)
+    assert (
+        "looked for nowhere.expr beside the page, in docs/guide/ and in base build/"
+        in error.value.message
+    )
+
+
+def test_a_file_beside_the_page_and_one_in_base_in_one_command(project: Path) -> None:
+    """The command runs from the page's folder; base's file is reached from there."""
+    (project / "build" / "points.csv").write_text("x1,x2,y\n0,0,0\n0,1,1\n1,0,1\n1,1,0\n")
+    (project / "docs" / "guide" / "net.toml").write_text(
+        'layers = [2, 2, 1]\ndata = "xor"\nepochs = 3\n', "utf-8"
+    )
+    text = _render("grads net.toml --epochs 2 --data points.csv", project, {"format": "text"})
+    assert "points.csv" in html.unescape(text)
+
+
+# -- the cache: every file read in the key, read in chunks ----------------------------------
+
+
+def test_the_key_holds_the_data_a_spec_names(project: Path) -> None:
+    """`train spec.toml --boundary`: a changed CSV draws again (issue 33, item 4)."""
+    build = project / "build"
+    (build / "points.csv").write_text("x1,x2,y\n0,0,0\n0,1,1\n1,0,1\n1,1,0\n", "utf-8")
+    (build / "spec.toml").write_text('layers = [2, 3, 1]\ndata = "points.csv"\n', "utf-8")
+    cache = Cache(project / "cache")
+    words = ["train", "spec.toml", "--boundary"]
+    key = _key(cache, words, {}, build)
+    (build / "points.csv").write_text("x1,x2,y\n0,0,1\n0,1,0\n1,0,0\n1,1,1\n", "utf-8")
+    assert _key(cache, words, {}, build) != key
+
+
+def test_the_key_holds_the_data_a_model_names(tmp_path: Path) -> None:
+    (tmp_path / "points.csv").write_text("x1,x2,y\n0,0,0\n0,1,1\n1,0,1\n1,1,0\n", "utf-8")
+    args = ["train", "--layers", "2,2,1", "--data", "points.csv", "--epochs", "2"]
+    with contextlib.chdir(tmp_path):
+        _cli(*args, "-q", "--save", "m.json", folder=tmp_path)
+    cache = Cache(tmp_path / "cache")
+    words = ["draw", "--model", "m.json", "--input", "0,1"]
+    key = _key(cache, words, {}, tmp_path)
+    (tmp_path / "points.csv").write_text("x1,x2,y\n0,0,1\n0,1,0\n1,0,0\n1,1,1\n", "utf-8")
+    assert _key(cache, words, {}, tmp_path) != key
+
+
+def test_a_file_over_the_cap_is_refused_by_its_size_unread(tmp_path: Path) -> None:
+    huge = tmp_path / "huge.json"
+    with huge.open("wb") as file:
+        file.truncate(3 * 10**9)  # 3 GB, sparse: reading it would take 3 GB and seconds
+    with pytest.raises(FenceError) as error:
+        render_fence("inspect huge.json", {"format": "text"}, base=tmp_path)
+    assert f"{3 * 10**9:,} bytes is larger than the 100,000,000 a fence reads" in (
+        error.value.message
+    )
+
+
+def test_a_file_is_hashed_in_chunks(tmp_path: Path) -> None:
+    import tracemalloc
+
+    from gradviz.docs.paths import CHUNK_BYTES, digest
+
+    big = tmp_path / "big.csv"
+    with big.open("wb") as file:
+        file.truncate(60 * 10**6)
+    tracemalloc.start()
+    try:
+        found = digest(big)
+        peak = tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+    assert found == hashlib.sha256(big.read_bytes()).hexdigest()
+    assert peak < 4 * CHUNK_BYTES, f"{peak:,} bytes held while hashing 60 MB"

@@ -65,3 +65,36 @@ def test_the_validator_takes_every_fence_and_keeps_its_options(front_end) -> Non
 def test_the_formatter_never_raises(front_end) -> None:
     box = front_end.fence_format('draw "a*"', "gradviz", "gradviz", {}, None)
     assert 'class="gradviz-error"' in box and "syntax error" in box
+
+
+QUOTED = """# How to write a fence
+
+````markdown
+```gradviz
+draw "a*b" a=2 b=3
+```
+````
+
+gives
+
+```gradviz
+draw "a*b" a=2 b=3
+```
+
+~~~text
+```gradviz
+trace "x*x" x=3
+```
+~~~
+"""
+
+
+def test_a_fence_quoted_inside_another_block_is_not_a_fence(front_end) -> None:
+    """docs/fence.md shows a fence in a ````markdown block, then the fence itself: the
+    error of the real one must name its own line (11), not the quote's (4)."""
+    lines = front_end.fence_lines(QUOTED)
+    assert {body: list(at) for body, at in lines.items()} == {'draw "a*b" a=2 b=3': [11]}
+
+
+def test_an_unclosed_block_swallows_the_rest_of_the_page(front_end) -> None:
+    assert front_end.fence_lines('```python\nx = 1\n```gradviz\ndraw "a"\n') == {}

@@ -191,8 +191,15 @@ def _refuse_outputs(parsed: command_line.Parsed, rest: list[str], picture: bool)
             f"{given}: the fence writes the output itself; leave {'/'.join(option.opts)} out "
             f"(the fence's format= option chooses {', '.join(FORMATS)})"
         )
-    if parsed.extra:
-        raise FenceError(f"unexpected extra argument: {parsed.extra[0]}")
+    if picture and not any(
+        parsed.given.get(name) == [_PICTURE]
+        for name, param in parsed.params.items()
+        if set(getattr(param, "opts", ())) & set(PICTURE_FLAGS[parsed.command.name or ""])
+    ):  # the bare flag was read as another option's value (`--data --plot`)
+        raise _picture_flag_error(parsed.command.name or "")
+    extra = [word for word in parsed.extra if word != _PICTURE]
+    if extra:
+        raise FenceError(f"unexpected extra argument: {extra[0]}")
 
 
 def _only_into(parsed: command_line.Parsed, out: str) -> None:
@@ -209,6 +216,13 @@ def _only_into(parsed: command_line.Parsed, out: str) -> None:
 ANIMATION = "animated.svg"
 
 
+def _picture_flag_error(command: str) -> FenceError:
+    return FenceError(
+        f"{command} draws its picture with {' or '.join(PICTURE_FLAGS[command])}, given once "
+        "with no file name (the fence writes the file)"
+    )
+
+
 def _animated(words: list[str], fmt: str) -> bool:
     """`trace EXPR --animate`: the backward pass as one animated SVG (shown as an image, so
     that its styles and animations stay its own however many share a page)."""
@@ -221,12 +235,8 @@ def _bare_picture_flag(command: str, rest: list[str]) -> list[str]:
     flags = PICTURE_FLAGS[command]
     end = rest.index("--") if "--" in rest else len(rest)
     given = [i for i, word in enumerate(rest[:end]) if word in flags]
-    named = " or ".join(flags)
     if len(given) != 1:
-        raise FenceError(
-            f"{command} draws its picture with {named}, given once with no file name "
-            "(the fence writes the file)"
-        )
+        raise _picture_flag_error(command)
     at = given[0]
     after = rest[at + 1] if at + 1 < len(rest) else ""
     if after.lower().endswith(PICTURE_SUFFIXES):
@@ -393,9 +403,9 @@ def _file(path: Path) -> bool:
         return True  # its digest says what is wrong
 
 
-def _digest(path: Path) -> str:
+def _digest(path: Path, name: str) -> str:
     try:
-        return paths.digest(path)
+        return paths.digest(path, name=name)
     except paths.PathError as error:
         raise FenceError(str(error)) from None
 
@@ -416,7 +426,11 @@ class Cache:
             "words": found.words,
             "folder": places.show(found.folder),
             "options": [options.format, options.height],
-            "files": {places.name(path): _digest(path) for path in found.files if _file(path)},
+            "files": {
+                places.name(path): _digest(path, places.name(path))
+                for path in found.files
+                if _file(path)
+            },
         }
         return hashlib.sha256(json.dumps(document, sort_keys=True).encode()).hexdigest()
 
@@ -466,6 +480,8 @@ def render_fence(
     )
     words = command_words(body)
     _checked(words, options.format, "")  # refused before anything is read
+    if not places.base.is_dir():
+        raise FenceError(f"base {places.base}: no such folder (where the fences' commands run)")
     found = located(words, options.format, places)
     cache = cache or Cache(None)
     key = cache.key(found, options, places)

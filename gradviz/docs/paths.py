@@ -105,13 +105,15 @@ def locate(values: Iterable[str], words: list[str], places: Places) -> Found:
                 in_base[name] = places.base / path
             elif "/" in name or name.lower().endswith(FILE_SUFFIXES) or value.startswith("@"):
                 missing.append(name)
-    files = [_inside(path, places) for path in [*absolute, *beside.values(), *in_base.values()]]
+    named = [(str(path), path) for path in absolute]
+    named += [(name, path) for found in (beside, in_base) for name, path in found.items()]
+    files = [_inside(path, places, name) for name, path in named]
     if beside and places.page is not None:
         folder = places.page
         words = [_rewritten(word, in_base, places.page) for word in words]
     else:
         folder = places.base
-    files += [_inside(p, places) for p in _named_by(files, places)]
+    files += [_inside(p, places, places.name(p)) for p in _named_by(files, places)]
     return Found(folder, words, sorted(set(files)), missing)
 
 
@@ -126,15 +128,16 @@ def _rewritten(word: str, in_base: dict[str, Path], folder: Path) -> str:
     return word
 
 
-def _inside(path: Path, places: Places) -> Path:
-    """`path` resolved (symlinks followed), refused when outside every root."""
+def _inside(path: Path, places: Places, name: str) -> Path:
+    """`path` resolved (symlinks followed), refused when outside every root (`name`: the
+    path as the fence wrote it)."""
     try:
         resolved = path.resolve()
     except (OSError, RuntimeError):
-        raise PathError(f"{path}: cannot be resolved") from None
+        raise PathError(f"{name}: cannot be resolved") from None
     if not any(resolved.is_relative_to(root) for root in places.allowed()):
         raise PathError(
-            f"{path}: outside the docs project; a fence reads only files in the project's "
+            f"{name}: outside the docs project; a fence reads only files in the project's "
             "folder (where mkdocs.yml or conf.py is) and in its base folder"
         )
     return resolved
@@ -161,25 +164,27 @@ def _named_by(files: list[Path], places: Places) -> list[Path]:
     return named
 
 
-def digest(path: Path, limit: int = MAX_FILE_BYTES) -> str:
+def digest(path: Path, limit: int = MAX_FILE_BYTES, name: str | None = None) -> str:
     """The SHA-256 of a file, read in chunks: its size is checked before any byte is read,
-    and reading stops when `limit` bytes are in (a file that grows, a device)."""
+    and reading stops when `limit` bytes are in (a file that grows, a device). `name`:
+    the file as messages name it."""
     hasher = hashlib.sha256()
+    shown = name or str(path)
     try:
         with path.open("rb") as file:
             info = os.fstat(file.fileno())
             if not stat.S_ISREG(info.st_mode):
-                raise PathError(f"{path}: not a regular file")
+                raise PathError(f"{shown}: not a regular file")
             if info.st_size > limit:
                 raise PathError(
-                    f"{path}: {info.st_size:,} bytes is larger than the {limit:,} a fence reads"
+                    f"{shown}: {info.st_size:,} bytes is larger than the {limit:,} a fence reads"
                 )
             read = 0
             while chunk := file.read(CHUNK_BYTES):
                 read += len(chunk)
                 if read > limit:
-                    raise PathError(f"{path}: more than the {limit:,} bytes a fence reads")
+                    raise PathError(f"{shown}: more than the {limit:,} bytes a fence reads")
                 hasher.update(chunk)
     except OSError as problem:
-        raise PathError(f"{path}: cannot read: {problem.strerror or problem}") from None
+        raise PathError(f"{shown}: cannot read: {problem.strerror or problem}") from None
     return hasher.hexdigest()

@@ -20,7 +20,6 @@ from typing import ClassVar
 from docutils import nodes
 from docutils.parsers.rst import directives
 from sphinx.application import Sphinx
-from sphinx.errors import ConfigError
 from sphinx.util import logging
 from sphinx.util.docutils import SphinxDirective
 
@@ -97,14 +96,16 @@ def _base(app: Sphinx) -> Path:
 
 
 def _check_base(app: Sphinx, config: object) -> None:
-    """A missing base is said once, before any page is read."""
+    """A missing base is said once, in one line, before any page is read (an exception
+    here would print Sphinx's traceback box); the build then stops."""
     base = _base(app)
     if not base.is_dir():
         what = "is not a folder" if base.exists() else "does not exist"
-        raise ConfigError(
-            f"gradviz_base {app.config.gradviz_base!r} {what}: it is the folder the "
-            "fences' commands run from (conf.py). Create it before building, or change it"
+        logger.error(
+            f"gradviz_base {app.config.gradviz_base!r} {what}: it is the folder the fences' "
+            "commands run from (set in conf.py). Create it before building, or change it"
         )
+        raise SystemExit(2)
 
 
 def setup(app: Sphinx) -> dict[str, object]:
