@@ -33,7 +33,8 @@ def our_site(tmp_path_factory: pytest.TempPathFactory) -> Path:
     shutil.copy(MERMAID, root / "docs" / "assets" / "mermaid.min.js")
     run = root / "run"
     run.mkdir()
-    (run / "samples").symlink_to(ROOT / "samples")
+    shutil.copytree(ROOT / "samples", root / "samples")  # inside the project, as in the repo
+    (run / "samples").symlink_to("../samples")  # as make docs links build/docs/samples
     trained = subprocess.run(
         [sys.executable, "-m", "gradviz", "train", "samples/xor.toml", "-q", "--save", "xor.json"],
         cwd=run,
