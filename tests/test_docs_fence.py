@@ -21,6 +21,7 @@ from gradviz.cli import cli
 from gradviz.docs import fence
 from gradviz.docs.fence import Cache, FenceError, fence_options, render_fence
 from gradviz.docs.paths import Places
+from gradviz.render.html import csp_hash as html_csp_hash
 
 HAND = 'draw "e = a*b; d = e + c; L = d*f" a=2 b=-3 c=10 f=-2'
 TRACE = 'trace "e = a*b; d = e + c; L = d*f" a=2 b=-3 c=10 f=-2'
@@ -163,12 +164,21 @@ def test_mermaid_is_left_to_the_site_s_own_mermaid(tmp_path: Path) -> None:
 def test_the_live_page_is_in_a_sandboxed_frame(tmp_path: Path) -> None:
     _cli(*fence.command_words(HAND), "-o", str(tmp_path / "p.html"), folder=tmp_path)
     fragment = render_fence(HAND, {"format": "html", "height": "640"}, base=tmp_path)
-    frame = re.fullmatch(r"<iframe ([^>]*)></iframe>", fragment, re.DOTALL)
+    frame = re.fullmatch(r"<iframe ([^>]*)></iframe><script>.*</script>", fragment, re.DOTALL)
     assert frame
-    attributes = dict(re.findall(r'(\w+)="([^"]*)"', frame.group(1)))
+    attributes = dict(re.findall(r'([\w-]+)="([^"]*)"', frame.group(1)))
     assert attributes["sandbox"] == "allow-scripts"  # no allow-same-origin: its own origin
     assert "height:640px" in attributes["style"]
-    assert html.unescape(attributes["srcdoc"]) == (tmp_path / "p.html").read_text("utf-8")
+    assert "data-gradviz-fit" not in frame.group(1)  # the height given stays
+    page = html.unescape(attributes["srcdoc"])
+    written = (tmp_path / "p.html").read_text("utf-8")
+    # the page as written, with the script that tells its height (allowed by its hash)
+    teller = f"<script>{fence._HEIGHT_TELLER}</script>"
+    assert teller in page
+    policy = re.search(r"script-src ([^;]*)", page).group(1).split()
+    assert policy[:-1] == re.search(r"script-src ([^;]*)", written).group(1).split()
+    assert policy[-1] == "'" + html_csp_hash(fence._HEIGHT_TELLER) + "'"
+    assert re.sub(r" 'sha256-[^']*'(?=;)", "", page.replace(teller, ""), count=1) == written
 
 
 @pytest.mark.parametrize(

@@ -465,12 +465,14 @@ def render_fence(
     prefix: str = "gv-",
     page: Path | str | None = None,
     roots: tuple[Path | str, ...] = (),
+    mermaid_loaded: bool = True,
 ) -> str:
     """The HTML fragment of one fence: `body` is a gradviz command line. Its relative
     paths are looked for beside the `page`'s folder first, then in `base`; no file it
     reads may lie outside `roots` (default: `base`), the docs project. `prefix` starts
-    every id of an inline SVG (unique on its page). FenceError when it cannot be drawn;
-    nothing is cached then."""
+    every id of an inline SVG (unique on its page). `mermaid_loaded`: whether the site
+    loads mermaid.js (if not, a Mermaid fence says it needs it). FenceError when it cannot
+    be drawn; nothing is cached then."""
     if not isinstance(options, FenceOptions):
         options = fence_options(options)
     places = paths.Places(
@@ -489,7 +491,16 @@ def render_fence(
     if fragment is None:
         fragment = _draw(found, options, places, body)
         cache.put(key, fragment)
+    if options.format == "mermaid" and not mermaid_loaded:
+        fragment += MERMAID_NOTE
     return namespace_ids(fragment, prefix) if options.format == "svg" else fragment
+
+
+MERMAID_NOTE = (
+    '<p class="gradviz-mermaid-note"><small>This is Mermaid text: the site needs mermaid.js '
+    "to draw it (MkDocs: extra_javascript; Sphinx: sphinxcontrib-mermaid or html_js_files), "
+    "or the fence's format=svg.</small></p>"
+)
 
 
 def located(words: list[str], fmt: str, places: paths.Places) -> paths.Found:
@@ -535,11 +546,43 @@ def _draw(found: paths.Found, options: FenceOptions, places: paths.Places, body:
     if options.format == "mermaid":
         return f'<pre class="mermaid">{html.escape(text.strip())}</pre>'
     height = options.height or _frame_height(text)
+    fit = "" if options.height else " data-gradviz-fit"  # a height the writer gave stays
+    page = html.escape(_telling_height(text), quote=True)
     return (
-        f'<iframe class="gradviz-page" srcdoc="{html.escape(text, quote=True)}" '
+        f'<iframe class="gradviz-page"{fit} srcdoc="{page}" '
         f'sandbox="allow-scripts" title="gradviz live page" loading="lazy" '
-        f'style="width:100%;height:{height}px;border:0"></iframe>'
+        f'style="width:100%;height:{height}px;border:0"></iframe>{FRAME_FITTER}'
     )
+
+
+# The live page tells the page that holds it how tall it is (a sandboxed frame of its own
+# origin: the page cannot measure it), whenever that changes; the page sizes its frame.
+_HEIGHT_TELLER = (
+    "(function(){var last=0;function tell(){var h=Math.ceil(document.documentElement"
+    ".getBoundingClientRect().height);if(Math.abs(h-last)>1){last=h;"
+    'parent.postMessage({gradvizFrameHeight:h},"*")}}'
+    'addEventListener("load",tell);new ResizeObserver(tell).observe(document.body)})()'
+)
+FRAME_FITTER = (
+    '<script>window.gradvizFrames||(window.gradvizFrames=1,addEventListener("message",'
+    'function(e){var h=e.data&&e.data.gradvizFrameHeight;if(typeof h!=="number"||!(h>0))'
+    'return;document.querySelectorAll("iframe.gradviz-page[data-gradviz-fit]").forEach('
+    "function(f){if(f.contentWindow===e.source)f.style.height=Math.min(h,"
+    f'{MAX_FRAME_HEIGHT})+"px"}})}}))</script>'
+)
+_SCRIPT_SRC = re.compile(r"(script-src )([^;\"]*)")
+
+
+def _telling_height(page: str) -> str:
+    """A live page with the script that tells its height, allowed by its hash in the
+    page's Content-Security-Policy (which allows scripts by their hashes only)."""
+    import base64  # lazy: start-up
+
+    digest = base64.b64encode(hashlib.sha256(_HEIGHT_TELLER.encode()).digest()).decode()
+    page = _SCRIPT_SRC.sub(lambda m: f"{m.group(1)}{m.group(2)} 'sha256-{digest}'", page, count=1)
+    script = f"<script>{_HEIGHT_TELLER}</script>"
+    at = page.rfind("</body>")
+    return page[:at] + script + page[at:] if at >= 0 else page + script
 
 
 def _where_looked(found: paths.Found, places: paths.Places) -> str:
@@ -593,9 +636,32 @@ def inline_svg(svg: str) -> str:
     if classes:  # a themed SVG has its class already: one attribute, gradviz first
         rest = rest.replace(classes.group(0), "", 1)
     names = ["gradviz", *(name for name in names if name != "gradviz")]
-    new = f'<svg class="{" ".join(names)}" style="{style}"{rest}'
+    new = f'<svg class="{" ".join(names)}" style="{style}"{rest}{INLINE_STYLE}'
+    return _scoped_styles(svg[: root.start()] + new + svg[root.end() :])
 
-    return svg[: root.start()] + new + svg[root.end() :]
+
+# The page's own styles must not reach into a diagram: a theme that underlines links
+# (Sphinx's alabaster: `a {text-decoration: underline}`) would underline every label
+# Graphviz wraps in a tooltip's <a> ("+" reads "±").
+INLINE_STYLE = "<style>svg.gradviz a,svg.gradviz a:hover{text-decoration:none;border:0}</style>"
+_STYLE = re.compile(r"(<style\b[^>]*>)(.*?)(</style>)", re.DOTALL)
+_UNIVERSAL = re.compile(r"(^|[{}])(\s*)\*(\s*\{)")
+_SYSTEM_DARK = re.compile(r"(@media \(prefers-color-scheme:dark\)\{)(svg\.gradviz(?:-plot)?\{)")
+
+
+def _scoped_styles(svg: str) -> str:
+    """An SVG's own style sheets, kept to it once it sits in a page: a rule for every
+    element (matplotlib's `*{stroke-linejoin: round}`) only for the diagram's, and the
+    system's dark mode only where the page's theme follows the system (furo's auto mode):
+    on a page whose theme is light only, a diagram stays light, as the page does. Themes
+    that switch (mkdocs-material's slate, furo, pydata-sphinx-theme) switch it still."""
+
+    def scoped(match: re.Match[str]) -> str:
+        css = _UNIVERSAL.sub(r"\1\2svg.gradviz *\3", match.group(2))
+        css = _SYSTEM_DARK.sub(r'\1body[data-theme="auto"] \2', css)
+        return match.group(1) + css + match.group(3)
+
+    return _STYLE.sub(scoped, svg)
 
 
 def animation_image(svg: str) -> str:

@@ -140,6 +140,7 @@ class GradvizPlugin(BasePlugin[GradvizConfig]):
         self.base = Path.cwd()
         self.root = Path.cwd()
         self.strict = False
+        self.mermaid = True
 
     def on_config(self, config):
         global _ACTIVE
@@ -162,6 +163,7 @@ class GradvizPlugin(BasePlugin[GradvizConfig]):
         )
         self.root = root
         self.strict = bool(config.strict)
+        self.mermaid = _loads_mermaid(config)
         _ACTIVE = self
         return config
 
@@ -190,6 +192,16 @@ class GradvizPlugin(BasePlugin[GradvizConfig]):
         global _ACTIVE
         log.info(f"gradviz fences: {self.cache.hits} from the cache, {self.cache.misses} drawn")
         _ACTIVE = None
+
+
+def _loads_mermaid(config) -> bool:
+    """Whether the site's pages load mermaid.js: a script of extra_javascript named so,
+    or mkdocs-material's own Mermaid (a SuperFences fence of class mermaid)."""
+    if any("mermaid" in str(script).lower() for script in config.extra_javascript or []):
+        return True
+    fences = config.mdx_configs.get("pymdownx.superfences", {}).get("custom_fences", [])
+    theme = getattr(config.theme, "name", "")
+    return theme == "material" and any(f.get("class") == "mermaid" for f in fences)
 
 
 def _source(path: Path) -> str | None:
@@ -223,6 +235,7 @@ def fence_format(source, language, class_name, options, md, **kwargs) -> str:
             base=plugin.base if plugin else Path.cwd(),
             page=page.folder,
             roots=(plugin.root, plugin.base) if plugin else (),
+            mermaid_loaded=plugin.mermaid if plugin else True,
             cache=plugin.cache if plugin else Cache(default_cache_dir()),
             prefix=f"gv{page.drawn}-",
         )

@@ -70,6 +70,7 @@ class GradvizDirective(SphinxDirective):
                 prefix=f"gv{serial + 1}-",
                 page=page,
                 roots=(Path(app.confdir), Path(app.srcdir), base),
+                mermaid_loaded=_loads_mermaid(app),
             )
         except Exception as error:  # a bug too: a warning at page:LINE, not a crash
             message = (
@@ -89,6 +90,14 @@ class GradvizDirective(SphinxDirective):
             )
             fragment = error_box(message, where, body)
         return [nodes.raw("", fragment, format="html")]
+
+
+def _loads_mermaid(app: Sphinx) -> bool:
+    """Whether the pages load mermaid.js: sphinxcontrib-mermaid, or a script named so."""
+    if "sphinxcontrib.mermaid" in app.extensions:
+        return True
+    scripts = [*app.config.html_js_files, *(name for name, _ in app.registry.js_files)]
+    return any("mermaid" in str(script).lower() for script in scripts)
 
 
 def _base(app: Sphinx) -> Path:
