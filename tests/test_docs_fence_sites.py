@@ -297,3 +297,95 @@ def test_the_builds_carry_the_secret_in_their_environment() -> None:
         text=True,
     )
     assert shown.stdout.strip() == "1"
+
+
+# -- the pages as a reader sees them (Chromium) -------------------------------------------
+
+READER_JS = """
+const out = {underlined: [], frames: [], notes: document.querySelectorAll(
+  '.gradviz-mermaid-note').length};
+for (const a of document.querySelectorAll('svg.gradviz a')) {
+  const seen = getComputedStyle(a).textDecorationLine;
+  if (seen !== 'none') out.underlined.push(seen);
+}
+const box = document.querySelector('svg.gradviz:not(.gradviz-plot) g.node polygon');
+out.nodeFill = getComputedStyle(box).fill;
+out.pageBackground = getComputedStyle(document.body).backgroundColor;
+out.otherJoin = getComputedStyle(document.querySelector('#other path')).strokeLinejoin;
+out.plotJoin = getComputedStyle(document.querySelector('svg.gradviz-plot path')).strokeLinejoin;
+for (const f of document.querySelectorAll('iframe.gradviz-page')) {
+  out.frames.push({height: f.getBoundingClientRect().height, width: f.clientWidth});
+}
+return out;
+"""
+
+
+def _luminance(css: str) -> float:
+    red, green, blue = (int(float(v)) for v in re.findall(r"[\d.]+", css)[:3])
+    return (0.2126 * red + 0.7152 * green + 0.0722 * blue) / 255
+
+
+def test_on_alabaster_in_dark_mode_diagrams_stay_light_unlined_and_frames_fit(
+    project: Path, tmp_path: Path, browser, deep_report
+) -> None:
+    """Sphinx's alabaster is light only: on a system in dark mode its diagrams stay light;
+    no label is underlined; matplotlib's `*` style reaches no other SVG of the page; the
+    live page's frame is as tall as the page in it; Mermaid without mermaid.js says so."""
+    from browser import wait_until
+
+    shutil.copy(deep_report[0], project / "deep.json")
+    (project / "reader.rst").write_text(
+        "Reader\n======\n\n"
+        ".. raw:: html\n\n"
+        '   <svg id="other" width="60" height="20"><path d="M0 0 L30 10 L60 0" '
+        'stroke="black" fill="none"/></svg>\n\n'
+        '.. gradviz::\n\n   draw "a*b + c" a=2 b=-3 c=10\n\n'
+        ".. gradviz::\n\n   grads deep.json --plot\n\n"
+        '.. gradviz::\n   :format: mermaid\n\n   draw "a*b" a=2 b=3\n\n'
+        ".. gradviz::\n   :format: html\n\n   inspect deep.json\n",
+        "utf-8",
+    )
+    with (project / "index.rst").open("a", encoding="utf-8") as index:
+        index.write("\n.. toctree::\n\n   reader\n")
+    done = _sphinx(project, tmp_path / "cache", "-W")
+    assert done.returncode == 0, done.stderr
+    page = project / "out" / "reader.html"
+
+    frames_js = "return Array.from(document.querySelectorAll('iframe.gradviz-page'))"
+    browser.set_window_size(1000, 900)
+    browser.execute_cdp_cmd(
+        "Emulation.setEmulatedMedia",
+        {"features": [{"name": "prefers-color-scheme", "value": "dark"}]},
+    )
+    try:
+        browser.get(page.as_uri())
+        seen = browser.execute_script(READER_JS)
+        frame = browser.execute_script(frames_js + "[0]")
+        srcdoc, width = frame.get_attribute("srcdoc"), seen["frames"][0]["width"]
+        # the live page alone, in a window as wide as its frame: how tall it is
+        alone = tmp_path / "alone.html"
+        alone.write_text(srcdoc, "utf-8")
+        browser.set_window_size(int(width), 900)
+        browser.get(alone.as_uri())
+        wait_until(browser, lambda d: d.execute_script("return document.readyState") == "complete")
+        tall = browser.execute_script(
+            "return document.documentElement.getBoundingClientRect().height"
+        )
+        # the frame grows to that once the page in it has loaded and said so
+        browser.set_window_size(1000, 900)
+        browser.get(page.as_uri())
+        browser.execute_script(frames_js + "[0].scrollIntoView()")
+        wait_until(
+            browser,
+            lambda d: abs(d.execute_script(READER_JS)["frames"][0]["height"] - tall) < 40,
+            f"the live page's frame is not as tall as its page ({tall:.0f} px)",
+        )
+    finally:
+        browser.execute_cdp_cmd("Emulation.setEmulatedMedia", {"features": []})
+        browser.set_window_size(1600, 1200)
+    assert tall > 2400  # the report is longer than any first guess of its frame
+    assert seen["underlined"] == []
+    assert _luminance(seen["pageBackground"]) > 0.8  # alabaster: light
+    assert _luminance(seen["nodeFill"]) > 0.6, seen["nodeFill"]  # and so the diagram
+    assert seen["plotJoin"] == "round" and seen["otherJoin"] == "miter"
+    assert seen["notes"] == 1

@@ -42,7 +42,8 @@ from gradviz.files import write_atomic
 FORMATS = ("svg", "mermaid", "html", "text")
 OPTIONS = ("format", "height")  # what a fence's header (or a directive's options) may set
 DEFAULT_HEIGHT_EXTRA = 720  # px below the picture in a live page: its controls and numbers
-MAX_FRAME_HEIGHT = 2400  # px: a live page's frame is never taller than this
+MAX_FRAME_HEIGHT = 2400  # px: a live page's frame is never taller than this before it loads
+MAX_FITTED_HEIGHT = 10_000  # px: nor once it has said its height (a report: about 3,400)
 
 
 class FenceError(Exception):
@@ -568,7 +569,7 @@ FRAME_FITTER = (
     'function(e){var h=e.data&&e.data.gradvizFrameHeight;if(typeof h!=="number"||!(h>0))'
     'return;document.querySelectorAll("iframe.gradviz-page[data-gradviz-fit]").forEach('
     "function(f){if(f.contentWindow===e.source)f.style.height=Math.min(h,"
-    f'{MAX_FRAME_HEIGHT})+"px"}})}}))</script>'
+    f'{MAX_FITTED_HEIGHT})+"px"}})}}))</script>'
 )
 _SCRIPT_SRC = re.compile(r"(script-src )([^;\"]*)")
 
