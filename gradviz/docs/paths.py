@@ -145,7 +145,7 @@ def _inside(path: Path, places: Places, name: str) -> Path:
 
 def _named_by(files: list[Path], places: Places) -> list[Path]:
     """The files that specs and saved models among `files` name in turn (their data)."""
-    from gradviz.measure import input_files  # lazy: numpy, only for specs and models
+    from gradviz.measure import input_files  # lazy: start-up (numpy: only for specs, models)
 
     named = []
     for path in files:
