@@ -9,7 +9,12 @@ from __future__ import annotations
 import contextlib
 import hashlib
 import html
+import json
+import os
 import re
+import shlex
+import subprocess
+import sys
 import xml.etree.ElementTree as ET
 from pathlib import Path
 
@@ -249,7 +254,7 @@ def test_a_fence_that_cannot_be_drawn_says_why(
         render_fence(body, options, base=tmp_path, cache=cache)
     assert message in error.value.message
     assert "Traceback" not in error.value.message
-    assert not (tmp_path / "cache").exists() or not list((tmp_path / "cache").iterdir())
+    assert not list((tmp_path / "cache").glob("*.html")), "an error was cached"
 
 
 def test_the_body_never_reaches_a_shell(tmp_path: Path) -> None:
@@ -270,7 +275,7 @@ def test_the_cache_gives_the_fragment_back_without_drawing(
     cache = Cache(tmp_path / "cache")
     first = render_fence(HAND, base=tmp_path, cache=cache, prefix="gv1-")
     assert (cache.hits, cache.misses) == (0, 1)
-    assert len(list((tmp_path / "cache").iterdir())) == 1
+    assert len(list((tmp_path / "cache").glob("*.html"))) == 1
 
     def no_drawing(*args: object) -> None:
         raise AssertionError("drawn again")
@@ -578,3 +583,64 @@ def test_a_file_is_hashed_in_chunks(tmp_path: Path) -> None:
         tracemalloc.stop()
     assert found == hashlib.sha256(big.read_bytes()).hexdigest()
     assert peak < 4 * CHUNK_BYTES, f"{peak:,} bytes held while hashing 60 MB"
+
+
+# -- reading command lines on a warm build: no command module imported ---------------------
+
+
+@pytest.mark.parametrize("name", FENCE_COMMANDS)
+def test_a_kept_description_reads_a_command_line_as_the_command_does(name: str) -> None:
+    from gradviz.docs import command as command_line
+
+    real = command_line.command(name)
+    kept = command_line.rebuilt(json.loads(json.dumps(command_line.describe(real))))
+    line, _ = BASE_LINES[name]
+    lines = [shlex.split(line)[1:]]
+    lines += [shlex.split(body)[1:] for body, _ in _output_cases() if body.startswith(name)]
+    lines += [["-h"], ["--traceback", *shlex.split(line)[1:]], ["--", "-x*2", "x=1"]]
+    for words in lines:
+        seen = []
+        for found in (real, kept):
+            try:
+                parsed = command_line.parse([name, *words], _Only(found))
+            except command_line.CommandLineError as error:
+                seen.append(("error", str(error)))
+                continue
+            outputs = sorted(o.name for o in command_line.outputs(parsed))
+            seen.append((parsed.given, outputs, parsed.extra))
+        assert seen[0] == seen[1], (name, words)
+
+
+class _Only:
+    """Commands that hold one command (for comparing a real one with its description)."""
+
+    def __init__(self, found) -> None:
+        self.found = found
+
+    def get(self, name: str):
+        return self.found
+
+
+def test_a_warm_fence_imports_no_command_module(tmp_path: Path) -> None:
+    """A warm rebuild draws nothing: importing the commands (numpy, rich, the renderers:
+    about 1.5 s, bench/fence.py) would be all it costs."""
+    script = (
+        "import sys\n"
+        "from pathlib import Path\n"
+        "from gradviz.docs.fence import Cache, render_fence\n"
+        f"cache = Cache(Path({str(tmp_path / 'cache')!r}))\n"
+        f"render_fence({TRACE + ' --step 2'!r}, base={str(tmp_path)!r}, cache=cache)\n"
+        "print(cache.hits, sorted(m for m in sys.modules if m.startswith('gradviz.cli.')),"
+        " 'numpy' in sys.modules)\n"
+    )
+    env = {**os.environ, "PYTHONPATH": str(Path(fence.__file__).parents[2])}
+    runs = [
+        subprocess.run(
+            [sys.executable, "-c", script], env=env, capture_output=True, text=True, check=True
+        ).stdout.split()
+        for _ in range(2)
+    ]
+    drawn, warm = " ".join(runs[0]), " ".join(runs[1])
+    assert runs[0][0] == "0" and "gradviz.cli.trace" in drawn  # the first draws
+    assert runs[1][0] == "1", warm  # the second is served from the cache
+    assert "gradviz.cli.trace" not in warm and runs[1][-1] == "False", warm

@@ -9,12 +9,16 @@ choose, never the body's.
 
 from __future__ import annotations
 
+import contextlib
+import json
 from collections.abc import Iterator
 from dataclasses import dataclass
+from pathlib import Path
 
 import click
 
 from gradviz.cli.options import OutputOption
+from gradviz.files import write_atomic
 
 
 class CommandLineError(Exception):
@@ -50,11 +54,100 @@ def command(name: str) -> click.Command | None:
     return cli.get_command(click.Context(cli, info_name="gradviz"), name)
 
 
-def parse(words: list[str]) -> Parsed:
+def describe(found: click.Command) -> dict[str, object]:
+    """What reading a command line needs of a command (its parameters' names and kinds,
+    which of its options write), as JSON: kept between builds (`Commands`)."""
+    rows = []
+    for param in found.params:
+        row: dict[str, object] = {"name": param.name, "nargs": param.nargs}
+        if isinstance(param, click.Option):
+            row.update(
+                kind="option",
+                opts=list(param.opts),
+                secondary_opts=list(param.secondary_opts),
+                is_flag=bool(param.is_flag),
+                count=bool(param.count),
+                multiple=bool(param.multiple),
+                writes=param.writes if isinstance(param, OutputOption) else None,
+            )
+        else:
+            row["kind"] = "argument"
+        rows.append(row)
+    help_names = found.context_settings.get("help_option_names")
+    return {"name": found.name, "help_option_names": help_names, "params": rows}
+
+
+def rebuilt(description: dict) -> click.Command:
+    """A command that reads a command line as the described one does, and does nothing."""
+    params: list[click.Parameter] = []
+    for row in description["params"]:
+        if row["kind"] == "argument":
+            params.append(click.Argument([row["name"]], nargs=row["nargs"], required=False))
+            continue
+        pairs = zip(row["opts"], row["secondary_opts"], strict=False)
+        names = [f"{a}/{b}" for a, b in pairs] + row["opts"][len(row["secondary_opts"]) :]
+        settings: dict[str, object] = {"multiple": row["multiple"]}
+        if row["is_flag"]:
+            settings["is_flag"] = True
+        elif row["count"]:
+            settings["count"] = True
+        else:
+            settings["nargs"] = row["nargs"]
+        if row["writes"]:
+            params.append(OutputOption([row["name"], *names], writes=row["writes"], **settings))
+        else:
+            params.append(click.Option([row["name"], *names], **settings))
+    settings = {}
+    if description.get("help_option_names"):
+        settings["help_option_names"] = description["help_option_names"]
+    return click.Command(description["name"], params=params, context_settings=settings)
+
+
+class Commands:
+    """The commands a fence's command lines are read with: the real ones (importing a
+    command's module costs about 1 s: numpy, rich, its renderers), or their descriptions
+    kept in `folder` for this `version` of gradviz, so that a warm rebuild, which draws
+    nothing, imports none of them."""
+
+    def __init__(self, folder: Path | None = None, version: str = "") -> None:
+        self.folder = folder
+        self.version = version
+        self.found: dict[str, click.Command | None] = {}
+
+    def get(self, name: str) -> click.Command | None:
+        if name not in self.found:
+            self.found[name] = self._kept(name) or self._real(name)
+        return self.found[name]
+
+    def _path(self, name: str) -> Path | None:
+        if self.folder is None or not self.version or not name.isidentifier():
+            return None
+        return self.folder / "commands" / f"{name}-{self.version}.json"
+
+    def _kept(self, name: str) -> click.Command | None:
+        path = self._path(name)
+        if path is None:
+            return None
+        try:
+            return rebuilt(json.loads(path.read_text(encoding="utf-8")))
+        except (OSError, ValueError, KeyError, TypeError):
+            return None
+
+    def _real(self, name: str) -> click.Command | None:
+        found = command(name)
+        path = self._path(name)
+        if found is not None and path is not None:
+            with contextlib.suppress(OSError):  # not kept: the next build imports it again
+                path.parent.mkdir(parents=True, exist_ok=True)
+                write_atomic(path, json.dumps(describe(found), sort_keys=True))
+        return found
+
+
+def parse(words: list[str], commands: Commands | None = None) -> Parsed:
     """`gradviz WORDS` through click's parser, with nothing converted or run. A word click
     refuses (an unknown option, an abbreviation, an option without its value) is a
     CommandLineError with click's message."""
-    found = command(words[0])
+    found = commands.get(words[0]) if commands is not None else command(words[0])
     if found is None:
         raise CommandLineError(f"{words[0]!r} is not a gradviz command")
     from gradviz.cli import cli  # lazy: start-up

@@ -135,7 +135,9 @@ def command_words(body: str) -> list[str]:
     return words
 
 
-def _checked(words: list[str], fmt: str, out: str) -> list[str]:
+def _checked(
+    words: list[str], fmt: str, out: str, commands: command_line.Commands | None = None
+) -> list[str]:
     """The words with the fence's output options added (writing into folder `out`), after
     refusing what it cannot draw and every option of the body's that names an output:
     read as click reads the command line, so no spelling (`-oX`, `--output=X`) slips by."""
@@ -149,7 +151,7 @@ def _checked(words: list[str], fmt: str, out: str) -> list[str]:
     picture = fmt != "text" and command in PICTURE_FLAGS
     if picture:  # `grads deep.json --plot`: the picture's file is the fence's
         rest = _bare_picture_flag(command, rest)
-    parsed = _parsed([command, *rest])
+    parsed = _parsed([command, *rest], commands)
     _refuse_outputs(parsed, rest, picture)
     if fmt == "text":
         if command not in TEXT_COMMANDS:
@@ -169,9 +171,9 @@ def _checked(words: list[str], fmt: str, out: str) -> list[str]:
     return final
 
 
-def _parsed(words: list[str]) -> command_line.Parsed:
+def _parsed(words: list[str], commands: command_line.Commands | None = None) -> command_line.Parsed:
     try:
-        return command_line.parse(words)
+        return command_line.parse(words, commands)
     except command_line.CommandLineError as error:
         raise FenceError(str(error)) from None
 
@@ -382,10 +384,16 @@ def default_cache_dir() -> Path:
 def gradviz_fingerprint() -> str:
     """gradviz's version and a digest of its code and assets: a changed renderer (even
     before a release) draws every fence again."""
-    from importlib.metadata import PackageNotFoundError, version  # lazy: start-up
+    from importlib.metadata import (  # lazy: start-up
+        PackageNotFoundError,
+        packages_distributions,
+        version,
+    )
 
+    # the distribution that holds the module (gradviz-backprop: the module is gradviz)
+    names = packages_distributions().get("gradviz", ["gradviz"])
     try:
-        release = version("gradviz")
+        release = version(names[0])
     except PackageNotFoundError:  # run from a source tree
         release = "unreleased"
     digest = hashlib.sha256(release.encode())
@@ -435,6 +443,12 @@ class Cache:
         }
         return hashlib.sha256(json.dumps(document, sort_keys=True).encode()).hexdigest()
 
+    def commands(self) -> command_line.Commands:
+        """The commands to read command lines with, their descriptions kept here."""
+        if getattr(self, "_commands", None) is None:
+            self._commands = command_line.Commands(self.folder, gradviz_fingerprint())
+        return self._commands
+
     def get(self, key: str) -> str | None:
         if self.folder is None:
             return None
@@ -482,11 +496,12 @@ def render_fence(
         roots=tuple(Path(root) for root in roots) or (Path(base),),
     )
     words = command_words(body)
-    _checked(words, options.format, "")  # refused before anything is read
+    cache = cache or Cache(None)
+    commands = cache.commands()
+    _checked(words, options.format, "", commands)  # refused before anything is read
     if not places.base.is_dir():
         raise FenceError(f"base {places.base}: no such folder (where the fences' commands run)")
-    found = located(words, options.format, places)
-    cache = cache or Cache(None)
+    found = located(words, options.format, places, commands)
     key = cache.key(found, options, places)
     fragment = cache.get(key)
     if fragment is None:
@@ -504,13 +519,18 @@ MERMAID_NOTE = (
 )
 
 
-def located(words: list[str], fmt: str, places: paths.Places) -> paths.Found:
+def located(
+    words: list[str],
+    fmt: str,
+    places: paths.Places,
+    commands: command_line.Commands | None = None,
+) -> paths.Found:
     """The files the command line names (every value of an option or argument that is
     not an output), found and checked: PathError as a FenceError."""
     command, rest = words[0], words[1:]
     if fmt != "text" and command in PICTURE_FLAGS:
         rest = _bare_picture_flag(command, rest)
-    parsed = _parsed([command, *rest])
+    parsed = _parsed([command, *rest], commands)
     values = [
         value
         for param, value in parsed.values()

@@ -145,22 +145,24 @@ def _inside(path: Path, places: Places, name: str) -> Path:
 
 def _named_by(files: list[Path], places: Places) -> list[Path]:
     """The files that specs and saved models among `files` name in turn (their data)."""
+    naming = [p for p in files if p.suffix.lower() in NAMING_SUFFIXES and p.is_file()]
+    if not naming:
+        return []
     from gradviz.measure import input_files  # lazy: start-up (numpy: only for specs, models)
 
     named = []
-    for path in files:
-        if path.suffix.lower() in NAMING_SUFFIXES and path.is_file():
-            try:
-                size = path.stat().st_size
-            except OSError:
-                continue
-            if size > MAX_FILE_BYTES:
-                continue  # refused by its size when hashed
-            try:
-                found = input_files(str(path))
-            except Exception:  # a file gradviz cannot read: its error comes when it runs
-                continue
-            named += [Path(p) for p in found if Path(p) != path and _exists(Path(p))]
+    for path in naming:
+        try:
+            size = path.stat().st_size
+        except OSError:
+            continue
+        if size > MAX_FILE_BYTES:
+            continue  # refused by its size when hashed
+        try:
+            found = input_files(str(path))
+        except Exception:  # a file gradviz cannot read: its error comes when it runs
+            continue
+        named += [Path(p) for p in found if Path(p) != path and _exists(Path(p))]
     return named
 
 
