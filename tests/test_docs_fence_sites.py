@@ -37,9 +37,11 @@ def site(tmp_path: Path) -> Path:
     return root
 
 
-def _mkdocs(root: Path, cache: Path, *flags: str, **kw) -> subprocess.CompletedProcess:
+def _mkdocs(
+    root: Path, cache: Path, *flags: str, env: dict[str, str] | None = None, **kw
+) -> subprocess.CompletedProcess:
     args = ["mkdocs", "build", "-d", str(root / "out"), *flags]
-    return build(args, root, cache, env={"GV_TEST_SECRET": SECRET}, **kw)
+    return build(args, root, cache, env={"GV_TEST_SECRET": SECRET, **(env or {})}, **kw)
 
 
 # Fences that would write files: into the page's own source, the README, outside.
@@ -173,7 +175,9 @@ def test_a_file_too_big_is_a_page_and_line_error_under_a_memory_limit(
     def limited() -> None:
         resource.setrlimit(resource.RLIMIT_AS, (limit, limit))
 
-    done = _mkdocs(site, tmp_path / "cache", preexec_fn=limited)
+    # one BLAS thread: a many-core machine's thread buffers must not eat the limit
+    threads = {name: "1" for name in ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS")}
+    done = _mkdocs(site, tmp_path / "cache", env=threads, preexec_fn=limited)
     assert done.returncode == 0, done.stderr
     assert (
         "docs/index.md:3: huge.json: 3,000,000,000 bytes is larger than the 100,000,000 "
@@ -389,3 +393,20 @@ def test_on_alabaster_in_dark_mode_diagrams_stay_light_unlined_and_frames_fit(
     assert _luminance(seen["nodeFill"]) > 0.6, seen["nodeFill"]  # and so the diagram
     assert seen["plotJoin"] == "round" and seen["otherJoin"] == "miter"
     assert seen["notes"] == 1
+
+
+def test_sphinx_names_the_page_and_line_of_a_file_too_big(project: Path, tmp_path: Path) -> None:
+    with (project / "huge.json").open("wb") as file:
+        file.truncate(3 * 10**9)
+    (project / "big.md").write_text(
+        "# Big\n\n```{gradviz}\n:format: text\n\ninspect huge.json\n```\n", "utf-8"
+    )
+    with (project / "index.rst").open("a", encoding="utf-8") as index:
+        index.write("\n.. toctree::\n\n   big\n")
+    done = _sphinx(project, tmp_path / "cache")
+    assert done.returncode == 0, done.stderr  # the other pages are built
+    assert (
+        "big.md:3: WARNING: gradviz fence failed: huge.json: 3,000,000,000 bytes is larger "
+        "than the 100,000,000 a fence reads"
+    ) in done.stderr, done.stderr
+    assert (project / "out" / "index.html").is_file()
