@@ -155,7 +155,7 @@ class GradvizPlugin(BasePlugin[GradvizConfig]):
                 f"gradviz plugin: base {self.config.base} {what}: it is the folder the "
                 "fences' commands run from (plugins: gradviz: base, in "
                 f"{Path(config.config_file_path or 'mkdocs.yml').name}). Create it before "
-                "building (gradviz's own docs: run make docs), or change base"
+                "building (gradviz's own docs: make docs, or make docs-serve), or change base"
             )
         folder = Path(self.config.cache_dir).expanduser() if self.config.cache_dir else None
         self.cache = Cache(
