@@ -12,7 +12,7 @@ from rich.console import Console
 
 from gradviz.cli import flag
 from gradviz.cli.console import stdout_console
-from gradviz.cli.options import DASH_HELP, ExpressionCommand, model_options
+from gradviz.cli.options import DASH_HELP, ExpressionCommand, OutputOption, model_options
 from gradviz.cli.source import graph_source, model_loss_graph
 from gradviz.engine import Value, topological_order
 from gradviz.errors import GradvizError, InputError, OutputError, quoted
@@ -150,6 +150,7 @@ DEFAULT_SAMPLES = 10  # parameters of a model that `check` compares
 @click.option("--forward", "show_forward", is_flag=True, help="Show the forward pass first.")
 @click.option(
     "--frames",
+    cls=OutputOption,
     type=click.Path(path_type=Path),  # a file: our one-line error, not click's usage
     metavar="DIR",
     help="Also write one diagram per backward step into DIR (step-01.svg, …); at most "
@@ -158,6 +159,8 @@ DEFAULT_SAMPLES = 10  # parameters of a model that `check` compares
 @click.option(
     "--format",
     "frame_format",
+    cls=OutputOption,
+    writes="format",
     type=click.Choice(list(FRAME_FORMATS), case_sensitive=False),
     help="Format of the --frames files: SVG (through Graphviz; the default) or Mermaid text.",
 )
@@ -171,6 +174,7 @@ DEFAULT_SAMPLES = 10  # parameters of a model that `check` compares
     "-o",
     "--output",
     "page",
+    cls=OutputOption,
     type=click.Path(path_type=Path, dir_okay=False),
     metavar="FILE.html",
     help="Write a live page opened on step 1 (one file, no network; see `draw -o`) and "
