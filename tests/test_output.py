@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import errno
 import os
-import shutil
 import stat
 import subprocess
 import tempfile
@@ -13,6 +12,7 @@ from dataclasses import replace
 from pathlib import Path
 
 import pytest
+from graphviz_support import needs_system_dot, system_dot
 
 import gradviz.layout as layout
 from gradviz import Value
@@ -23,9 +23,6 @@ from gradviz.layout import DotProgram, dot_programs, find_dot, run_dot
 from gradviz.output import format_for, render, size_warnings
 from gradviz.render.diagram import diagram_from_value
 from gradviz.render.dot import layout_cost, to_dot
-
-SYSTEM_DOT = shutil.which("dot")
-needs_system_dot = pytest.mark.skipif(not SYSTEM_DOT, reason="no system Graphviz")
 
 
 def hand_diagram():
@@ -105,7 +102,7 @@ def test_system_dot_is_preferred(monkeypatch):
     assert [p.kind for p in programs] == ["system", "pure"]
     assert find_dot("svg").kind == "system"
     monkeypatch.setenv("GRADVIZ_DOT", "system")
-    assert find_dot("pdf").path == SYSTEM_DOT
+    assert find_dot("pdf").path == system_dot()
 
 
 def test_pure_is_found_next_to_the_interpreter_without_path(monkeypatch):

@@ -8,6 +8,7 @@ from pathlib import Path
 import click
 import pytest
 from click.testing import CliRunner
+from graphviz_support import needs_system_dot
 from mermaid.check import parse_mermaid
 
 from gradviz import engine
@@ -116,7 +117,7 @@ def _svg_text(path: Path) -> str:
     return " ".join(t.text or "" for t in root.iter(f"{SVG}text"))
 
 
-@pytest.mark.parametrize("dot", ["system", "pure"])
+@pytest.mark.parametrize("dot", [pytest.param("system", marks=needs_system_dot), "pure"])
 def test_frames_one_valid_svg_per_step(tmp_path: Path, dot: str) -> None:
     folder = tmp_path / "frames"
     result = run("trace", *HAND, "--frames", str(folder), env={"GRADVIZ_DOT": dot})
