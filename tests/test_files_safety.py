@@ -9,6 +9,7 @@ the umask asks for.
 
 from __future__ import annotations
 
+import contextlib
 import errno
 import os
 import signal
@@ -195,12 +196,12 @@ def _gradviz(*args: str, **kwargs) -> subprocess.Popen:
     return subprocess.Popen(command, env=env, stderr=subprocess.PIPE, **kwargs)
 
 
-def _interrupt_when(process: subprocess.Popen, ready) -> tuple[int, str]:
+def _interrupt_when(process: subprocess.Popen, ready, sent: int = signal.SIGINT) -> tuple[int, str]:
     deadline = time.monotonic() + 60
     while not ready() and process.poll() is None and time.monotonic() < deadline:
         time.sleep(0.05)
     assert process.poll() is None, "finished before it could be interrupted"
-    process.send_signal(signal.SIGINT)
+    process.send_signal(sent)
     _, err = process.communicate(timeout=60)
     return process.returncode, err.decode()
 
@@ -221,6 +222,74 @@ def test_real_ctrl_c_during_dot_leaves_the_previous_picture(tmp_path: Path):
     assert err.rstrip().endswith("Interrupted.") and "Traceback" not in err
     assert picture.read_bytes() == OLD
     assert leftovers(tmp_path) == []
+
+
+def _gone(pid: int) -> bool:
+    """Whether process `pid` has ended, waited for (polled) up to a generous deadline."""
+    deadline = time.monotonic() + 60
+    while time.monotonic() < deadline:
+        try:
+            os.kill(pid, 0)
+        except ProcessLookupError:
+            return True
+        time.sleep(0.05)
+    return False
+
+
+def _third_layout_hangs(folder: Path) -> tuple[Path, Path]:
+    """A GRADVIZ_DOT that lays out the first two frames with graphviz-pure, then, on the
+    third, writes its pid to a file (the test waits for it) and hangs as a slow layout
+    does; returns the program and that file."""
+    from gradviz.layout import _pure_program
+
+    pure = _pure_program()
+    assert pure, "graphviz-pure is a dependency of gradviz and must be installed"
+    count, pid = folder / "calls", folder / "layout.pid"
+    program = folder / "slow-third-dot"
+    program.write_text(
+        "#!/bin/sh\n"
+        f"n=$(cat '{count}' 2>/dev/null || echo 0); n=$((n + 1)); echo $n > '{count}'\n"
+        f"if [ $n -le 2 ]; then exec '{pure}' \"$@\"; fi\n"
+        f"echo $$ > '{pid}.tmp' && mv '{pid}.tmp' '{pid}'\n"
+        "exec sleep 120\n"
+    )
+    program.chmod(0o755)
+    return program, pid
+
+
+@pytest.mark.skipif(os.name != "posix", reason="signals and shell scripts")
+@pytest.mark.parametrize(
+    ("sent", "status", "said"),
+    [(signal.SIGINT, 130, "Interrupted."), (signal.SIGTERM, 143, "Terminated.")],
+    ids=["ctrl-c", "sigterm"],
+)
+def test_a_signal_during_trace_frames_leaves_the_earlier_frames(tmp_path, sent, status, said):
+    # an earlier run's ten frames; this run (7 frames) is stopped while laying out its third
+    frames = tmp_path / "frames"
+    frames.mkdir()
+    earlier = {f"step-{k:02d}.svg": f"<svg>earlier {k}</svg>".encode() for k in range(1, 11)}
+    for name, data in earlier.items():
+        (frames / name).write_bytes(data)
+    program, pid_file = _third_layout_hangs(tmp_path)
+    process = _gradviz(
+        "trace", *DRAW[1:], "--frames", "frames",
+        env={"GRADVIZ_DOT": str(program)}, stdout=subprocess.DEVNULL, cwd=tmp_path,
+    )  # fmt: skip
+    try:
+        returned, err = _interrupt_when(process, pid_file.exists, sent)
+        assert returned == status, err
+        assert err.rstrip().endswith(said) and "Traceback" not in err
+        assert (
+            "note: no frame written, 'frames' left as it was: its 10 frames of an earlier run "
+            "(step-01.svg … step-10.svg) kept"
+        ) in err
+        assert {p.name: p.read_bytes() for p in frames.iterdir()} == earlier  # nothing else
+        # the layout program (in a session of its own) was ended with gradviz
+        assert _gone(int(pid_file.read_text())), "the layout program is still running"
+    finally:  # a failing run leaves nothing running behind it either
+        if pid_file.exists():
+            with contextlib.suppress(OSError):
+                os.kill(int(pid_file.read_text()), signal.SIGKILL)
 
 
 @pytest.mark.skipif(os.name != "posix", reason="signals")
