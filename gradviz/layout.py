@@ -32,9 +32,13 @@ if TYPE_CHECKING:
 # 0.9/12/95 s vs 0.1/1.2/6.6 s; sums `x*y+x*y+…` of 100/200/499 terms (cost 10k/40k/250k)
 # 0.4/12/>180 s vs 0.3/2.2/24 s. Below it both take about a second or less.
 PREFER_PURE_COST = 20_000
-# PNGs are capped at this size in inches (at 96 dpi: 3840 px), whatever the graph.
-PNG_MAX_INCHES = 40
+# PNGs are drawn at twice the CSS pixel (96 dpi × 2: sharp on a high-density screen, and
+# a 10-point `+` stays a `+`), and capped at PNG_MAX_PX pixels across or down, whatever the
+# graph (a bigger drawing is scaled down): 3840 px, 20 inches of 192 dpi.
 PNG_DPI = 96
+PNG_SCALE = 2
+PNG_MAX_PX = 3840
+PNG_MAX_INCHES = PNG_MAX_PX / (PNG_DPI * PNG_SCALE)
 DOT_TIMEOUT = 60.0  # seconds; GRADVIZ_DOT_TIMEOUT overrides
 
 GET_GRAPHVIZ = (
@@ -184,7 +188,7 @@ def run_dot(
     timeout = dot_timeout()
     argv = [program.path, f"-T{fmt}"]
     if fmt == "png":
-        argv += [f"-Gdpi={PNG_DPI}", f"-Gsize={PNG_MAX_INCHES},{PNG_MAX_INCHES}"]
+        argv += [f"-Gdpi={PNG_DPI * PNG_SCALE}", f"-Gsize={PNG_MAX_INCHES:g},{PNG_MAX_INCHES:g}"]
     try:
         done = _run_in_own_group(argv, dot_text.encode("utf-8"), timeout)
     except subprocess.TimeoutExpired:
@@ -239,6 +243,20 @@ def _kill_group(process: subprocess.Popen) -> None:
     for pipe in (process.stdin, process.stdout, process.stderr):
         with contextlib.suppress(OSError):
             pipe.close()  # type: ignore[union-attr]
+
+
+PNG_OP_POINTS = 12  # an op's symbol in a PNG, bold: its `+` 3 px thick (2 px at 10 pt)
+
+
+def png_fonts(program: DotProgram, font: str) -> tuple[str, tuple[str, int]]:
+    """The sans font `program` draws a PNG's texts in, given the SVG's `font`, and the font
+    and size of the ops' symbols: bold and larger (a thin 10-point `+` all but vanishes in
+    pixels). graphviz-pure draws PNGs with fonts of its own, not the system's: its
+    `Helvetica` is a sans, with the metrics it lays out with, where any other name (DejaVu
+    Sans) falls back to a serif. A system `dot` finds `font` through fontconfig."""
+    if program.kind == "pure":
+        return "Helvetica", ("Helvetica-Bold", PNG_OP_POINTS)
+    return font, (f"{font} Bold", PNG_OP_POINTS)
 
 
 def configure_graphviz_package() -> DotProgram | None:

@@ -399,7 +399,7 @@ def trace_command(
         _say_frames(paths, frames, step)
     if page is not None and animate:
         refuse_clashes([("output", page)], inputs)
-        write_atomic(page, animated_trace(drawn, rankdir=rankdir))
+        write_atomic(page, animated_trace(drawn))  # the direction that fits a column
         _say(f"wrote {page} (svg, {len(drawn)} steps animated)")
     elif page is not None:
         refuse_clashes([("output", page)], inputs)
