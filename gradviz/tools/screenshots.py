@@ -77,12 +77,18 @@ SHOTS = {
 
 def report_page(root: Path, folder: Path) -> Path:
     """`gradviz train samples/xor.toml --report` into `folder`, run from the repository's
-    root so the page names the spec as the README does."""
+    root so the page names the spec as the README does, and laid out by the program that
+    draws the docs (graphviz-pure unless GRADVIZ_DOT names one: a system `dot` lays the
+    network out differently, and the page would differ between machines)."""
     import subprocess  # lazy: start-up
 
+    from gradviz.tools.samples import docs_program  # lazy: start-up
+
     page = folder / "report-xor.html"
+    program = docs_program()
+    env = {**os.environ, **({"GRADVIZ_DOT": program.path} if program else {})}
     command = [sys.executable, "-m", "gradviz", "train", "samples/xor.toml", "-q"]
-    subprocess.run([*command, "--report", str(page)], cwd=root, check=True)
+    subprocess.run([*command, "--report", str(page)], cwd=root, check=True, env=env)
     return page
 
 
