@@ -16,6 +16,7 @@ import contextlib
 import os
 import signal
 import sys
+from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -219,19 +220,48 @@ def _run_in_own_group(argv: list[str], data: bytes, timeout: float) -> subproces
     that started a child of its own leaves nothing running behind it."""
     import subprocess  # lazy: start-up
 
-    process = subprocess.Popen(
-        argv,
-        stdin=subprocess.PIPE,
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
-        start_new_session=os.name == "posix",
-    )
+    process = None
     try:
+        with _signals_deferred():
+            process = subprocess.Popen(
+                argv,
+                stdin=subprocess.PIPE,
+                stdout=subprocess.PIPE,
+                stderr=subprocess.PIPE,
+                start_new_session=os.name == "posix",
+            )
         out, err = process.communicate(data, timeout=timeout)
-    except BaseException:  # the timeout, Ctrl-C: end every process it started
-        _kill_group(process)
+    except BaseException:  # the timeout, Ctrl-C, SIGTERM: end every process it started
+        if process is not None:
+            _kill_group(process)
         raise
     return subprocess.CompletedProcess(argv, process.returncode, out, err)
+
+
+@contextlib.contextmanager
+def _signals_deferred() -> Iterator[None]:
+    """Ctrl-C (and SIGTERM, where a handler of Python's turns it into an exception: the
+    CLI's) wait while the layout program starts, and are raised once Popen has returned.
+    Raised inside Popen (the program started, Popen waiting to hear that it did, as a busy
+    machine makes it do for a while), they would leave the program running with nobody
+    holding it to end it."""
+    import threading  # lazy: start-up
+
+    if threading.current_thread() is not threading.main_thread():
+        yield  # only the main thread gets signals (and may set their handlers)
+        return
+    names = [getattr(signal, name) for name in ("SIGINT", "SIGTERM") if hasattr(signal, name)]
+    handlers = {s: h for s in names if callable(h := signal.getsignal(s))}
+    caught: list[int] = []
+    for number in handlers:
+        signal.signal(number, lambda signum, frame: caught.append(signum))
+    try:
+        yield
+    finally:
+        for number, handler in handlers.items():
+            signal.signal(number, handler)
+        for number in dict.fromkeys(caught):  # each once, by its own handler
+            signal.raise_signal(number)
 
 
 def _kill_group(process: subprocess.Popen) -> None:
