@@ -72,6 +72,7 @@ def pytest_runtest_setup(item: pytest.Item) -> None:
     if item.get_closest_marker("system_dot") is not None:
         system_dot()
 
+
 # The trained models the report page's tests read, made once per worker for both files
 # that use them (test_report_page.py, test_report_browser.py): a fixture of conftest.py is
 # one fixture, where one imported into a second module would be trained again there.
