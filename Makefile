@@ -92,7 +92,9 @@ bench: $(VENV)/.bench-installed
 	$(PY) bench/run.py
 
 # Regenerate the diagrams of samples/*.expr under docs/ (SVG and Mermaid), the live pages of
-# the hand example and their screenshots (those need Chromium; skipped without it).
+# the hand example and their screenshots (those need Chromium; skipped without it). A
+# screenshot is taken again only when its page changed (docs/screenshots.json records what
+# each was taken of): Chromium's bytes differ between machines, the pages' do not.
 samples: install
 	$(PY) -m gradviz.tools.samples
 	$(PY) -m gradviz.tools.screenshots
