@@ -48,5 +48,5 @@ def test_every_visible_control_of_a_run_report_works(browser, tmp_path) -> None:
     slider.send_keys(Keys.HOME)
     slider.send_keys(Keys.END)
     assert browser.find_element("id", "epoch-text").text.startswith("epoch 10 (2 of 2")
-    assert "no data" in browser.find_element("id", "example").text
+    assert "no data" in browser.find_element("id", "run-lacks").text
     assert severe(browser) == []

@@ -192,12 +192,6 @@ class Validated(Module):
         self.net(batch[0] * 10)  # (far from the training batches' activations)
 
 
-@pytest.mark.xfail(
-    strict=False,
-    reason="the recorder's forward hooks also see the validation batches run while a step "
-    "is armed (Lightning runs them under no_grad): the recorder's forward hooks could skip outputs "
-    "when not torch.is_grad_enabled()",
-)
 def test_validation_batches_leave_the_recorded_steps_as_they_were(tmp_path) -> None:
     X, Y = _data()
     runs = []

@@ -226,7 +226,7 @@ def test_inspect_shows_the_run_and_says_what_is_missing(deep_run, tmp_path) -> N
     done = _invoke("inspect", str(path))
     assert done.exit_code == 0, done.output
     assert "recorded in PyTorch" in done.output and "(read after Sigmoid)" in done.output
-    assert "no predictions: the run holds no data" in done.output
+    assert "no predictions, no decision boundary: a recorded run holds no" in done.output
     _, loss, accuracy = rec.curves()
     assert f"last recorded loss {fmt(loss[-1])}, accuracy {percent(accuracy[-1])}" in done.output
     assert "Gradients per layer at step 50 (as recorded)" in done.output
@@ -234,7 +234,8 @@ def test_inspect_shows_the_run_and_says_what_is_missing(deep_run, tmp_path) -> N
     done = _invoke("inspect", str(path), "-o", str(page), "--curves", str(curves))
     assert done.exit_code == 0, done.output
     html = page.read_text("utf-8")
-    assert "the run holds no data" in html and "<svg" in html
+    assert "a recorded run holds no network and no data" in html and "<svg" in html
+    assert "The network by step" in html and "mean per epoch" not in html
     assert ET.fromstring(curves.read_bytes()).tag.endswith("svg")
     document = json.loads(_invoke("inspect", str(path), "--json").output)
     assert document["gradients"] == rec.diagnosis().to_dict() and document["verdict"]

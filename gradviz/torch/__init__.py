@@ -1,11 +1,13 @@
 """gradviz for PyTorch: watch a training loop's gradients layer by layer (`watch`,
 `Recorder`), draw a loss's autograd graph with its data and gradients (`draw`,
-`diagram`), and move an MLP between gradviz and `torch.nn` (`to_module`, `from_module`).
+`diagram`; every op's, kept by `record`, a `Recording`), and move an MLP between gradviz
+and `torch.nn` (`to_module`, `from_module`).
 
 Imported only when used (`import gradviz` never imports torch); torch is the optional
 extra `pip install 'gradviz-backprop[torch]'`. Each name loads its module on first use; no
-module here is named like a function it exports (`recorder`, `graph`, `convert`), so
-`from gradviz.torch import watch, draw, Recorder` gives the functions in any order.
+module here is named like a function it exports (`recorder`, `graph`, `recording`,
+`convert`), so `from gradviz.torch import watch, draw, record, Recorder` gives the
+functions in any order.
 """
 
 from __future__ import annotations
@@ -18,6 +20,8 @@ _API = {
     "Recorder": "gradviz.torch.recorder",
     "draw": "gradviz.torch.graph",
     "diagram": "gradviz.torch.graph",
+    "record": "gradviz.torch.recording",
+    "Recording": "gradviz.torch.recording",
     "to_module": "gradviz.torch.convert",
     "from_module": "gradviz.torch.convert",
 }
@@ -30,6 +34,8 @@ if TYPE_CHECKING:
     from gradviz.torch.graph import draw as draw
     from gradviz.torch.recorder import Recorder as Recorder
     from gradviz.torch.recorder import watch as watch
+    from gradviz.torch.recording import Recording as Recording
+    from gradviz.torch.recording import record as record
 
 
 def __getattr__(name: str) -> object:
