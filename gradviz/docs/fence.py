@@ -384,12 +384,16 @@ def default_cache_dir() -> Path:
 def gradviz_fingerprint() -> str:
     """gradviz's version and a digest of its code and assets: a changed renderer (even
     before a release) draws every fence again."""
-    from importlib.metadata import PackageNotFoundError, version  # lazy: start-up
+    from importlib.metadata import (  # lazy: start-up
+        PackageNotFoundError,
+        packages_distributions,
+        version,
+    )
 
-    from gradviz import DISTRIBUTION  # (gradviz-backprop: the module is gradviz)
-
+    # the distribution that holds the module (gradviz-backprop: the module is gradviz)
+    names = packages_distributions().get("gradviz", ["gradviz"])
     try:
-        release = version(DISTRIBUTION)
+        release = version(names[0])
     except PackageNotFoundError:  # run from a source tree
         release = "unreleased"
     digest = hashlib.sha256(release.encode())

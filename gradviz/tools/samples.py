@@ -137,7 +137,8 @@ def torch_available() -> bool:
 def torch_pictures(folder: Path, program: DotProgram | None = None) -> list[Path]:
     """`with gradviz.torch.record(net) as rec: …; rec.draw()` for each example model: its
     module view (`NAME.svg`, `NAME.md`), its op view (`NAME-op.svg`), and for STEPPED the
-    page and the animation of the backward pass. None without torch (the pictures under
+    page (`NAME-steps.html`: a docs site makes `NAME.md` its `NAME.html`) and the animation
+    of the backward pass. None without torch (the pictures under
     docs/torch/ then stay as they are)."""
     if not torch_available():
         return []
@@ -165,9 +166,9 @@ def torch_pictures(folder: Path, program: DotProgram | None = None) -> list[Path
         write_atomic(markdown, render(diagram, "markdown", rankdir=preferred_rankdir(diagram)))
         written.append(markdown)
         if name in STEPPED:
-            write_atomic(folder / f"{name}.html", page(diagram, program=program).encode())
+            write_atomic(folder / f"{name}-steps.html", page(diagram, program=program).encode())
             write_atomic(folder / f"{name}-backward.svg", animation(diagram, program=program))
-            written += [folder / f"{name}.html", folder / f"{name}-backward.svg"]
+            written += [folder / f"{name}-steps.html", folder / f"{name}-backward.svg"]
     return written
 
 
