@@ -17,7 +17,7 @@ from tensorboard.backend.event_processing.event_accumulator import (  # noqa: E4
 )
 from torch.utils.tensorboard import SummaryWriter  # noqa: E402
 
-from gradviz.errors import ModelError  # noqa: E402
+from gradviz.errors import InputError, ModelError  # noqa: E402
 from gradviz.run import load_run  # noqa: E402
 from gradviz.stats import verdict  # noqa: E402
 from gradviz.torch import watch  # noqa: E402
@@ -112,3 +112,38 @@ def test_an_unreadable_run_file_is_refused_before_anything_is_written(tmp_path) 
     with pytest.raises(ModelError, match=r"bad\.json"):
         convert(tmp_path / "bad.json", tmp_path / "tb")
     assert not (tmp_path / "tb").exists()
+
+
+def test_watch_writes_each_recorded_step_to_the_writer_it_is_given(tmp_path) -> None:
+    """`watch(..., tensorboard=writer)`: every recorded step's statistics as the history
+    holds them (update:data included: each step is written once complete), live."""
+    torch.manual_seed(0)
+    net = torch.nn.Sequential(
+        torch.nn.Linear(3, 8, dtype=torch.float64),
+        torch.nn.Tanh(),
+        torch.nn.Linear(8, 1, dtype=torch.float64),
+    )
+    X = torch.randn(32, 3, dtype=torch.float64)
+    Y = X.sum(1, keepdim=True)
+    optimizer = torch.optim.SGD(net.parameters(), lr=0.1)
+    writer = SummaryWriter(log_dir=str(tmp_path / "live"))
+    rec = watch(net, every=3, optimizer=optimizer, tensorboard=writer)
+    for step in range(8):
+        optimizer.zero_grad()
+        torch.nn.functional.mse_loss(net(X), Y).backward()
+        optimizer.step()
+        if step == 4:  # written so far: the complete steps (0 and 3), live
+            writer.flush()
+            assert [e.step for e in _read(tmp_path / "live").Scalars("gradviz/0/rms")] == [0]
+    rec.close()
+    writer.close()
+    events = _read(tmp_path / "live")
+    history = rec.history()
+    assert [step for step, _ in history] == [0, 3, 6]
+    for i, layer in enumerate(("0", "2")):
+        for statistic in ("rms", "update_data", "grad_data"):
+            got = [(e.step, e.value) for e in events.Scalars(tag(layer, statistic))]
+            want = [(s, float(np.float32(getattr(d.layers[i], statistic)))) for s, d in history]
+            assert got == want, (layer, statistic)
+    with pytest.raises(InputError, match="tensorboard must be"):
+        watch(net, tensorboard="runs/")

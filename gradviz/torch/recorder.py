@@ -215,6 +215,7 @@ class Recorder:
         *,
         manual: bool = False,
         nan_check: bool = True,
+        tensorboard: Any = None,
     ) -> None:
         if not isinstance(model, nn.Module):
             raise InputError(f"watch: expected a torch.nn.Module, got {type(model).__name__}")
@@ -225,6 +226,11 @@ class Recorder:
                 "watch: optimizer must be a torch.optim.Optimizer (e.g. "
                 f"torch.optim.Adam(model.parameters())), got {type(optimizer).__name__} "
                 f"{optimizer!r}"[:200]
+            )
+        if tensorboard is not None and not callable(getattr(tensorboard, "add_scalar", None)):
+            raise InputError(
+                "watch: tensorboard must be a torch.utils.tensorboard.SummaryWriter (or have "
+                f"its add_scalar), got {type(tensorboard).__name__}"
             )
         for name, value in (("manual", manual), ("nan_check", nan_check)):
             if not isinstance(value, bool):
@@ -272,6 +278,8 @@ class Recorder:
         self._magnitudes: list[torch.Tensor] | None = None  # |g| buffers, kept between steps
         self._nan_found = False
         self._nan_check = nan_check
+        self._tensorboard = tensorboard  # a SummaryWriter: each recorded step written to it
+        self._written = 0  # recorded steps written to it so far
         self._sparse = any(isinstance(m, nn.Embedding) and m.sparse for m in base.modules())
         self._arm()  # step 0 is recorded
         if optimizer is not None:
@@ -701,6 +709,8 @@ class Recorder:
     ) -> None:
         if not self._mapped and self._calls:  # (no forward seen yet: mapped at a later one)
             self._map()
+        if self._tensorboard is not None:  # the steps before this one are complete now
+            self._write_tensorboard()
         with torch.no_grad():
             pending = self._measure(step, optimizer)
             if off_cadence:
@@ -908,6 +918,16 @@ class Recorder:
         """Every recorded step's statistics, as (step, Diagnosis)."""
         self._flush()
         return list(self._history)
+
+    def _write_tensorboard(self) -> None:
+        """The recorded steps not yet in TensorBoard, each with its statistics, statuses
+        and verdict (gradviz.torch.tensorboard, which imports TensorBoard's writer)."""
+        from gradviz.torch.tensorboard import write_step  # lazy: TensorBoard, only when given
+
+        history = self.history()
+        for step, diagnosis in history[self._written :]:
+            write_step(self._tensorboard, step, diagnosis, history)
+        self._written = len(history)
 
     def diagnosis(self) -> Diagnosis:
         """The latest recorded step's statistics (an InputError before any is recorded)."""
@@ -1204,10 +1224,15 @@ class Recorder:
         run = self.run()
         if _distributed()[0] == 0:
             save_run(run, path)
+            if self._tensorboard is not None:
+                self._write_tensorboard()
 
     def close(self) -> None:
-        """Detach every hook: the model and the optimizer run as if never watched."""
+        """Detach every hook: the model and the optimizer run as if never watched (and
+        write what TensorBoard has not seen yet)."""
         self._disarm()
+        if self._tensorboard is not None and _distributed()[0] == 0:
+            self._write_tensorboard()
         for hook in self._optimizer_hooks:
             hook.remove()
         self._optimizer_hooks = []
@@ -1273,11 +1298,16 @@ def watch(
     *,
     manual: bool = False,
     nan_check: bool = True,
+    tensorboard: Any = None,
 ) -> Recorder:
     """Record `model`'s gradients row by row at every `every`-th step: at each step of any
     optimizer holding its parameters (after clipping and DDP's all-reduce), or of the one
     `optimizer` given; with `manual=True` only at `rec.step()` (for framework callbacks
     that choose the moment). Between recorded steps one fused norm of the gradients finds
     the first NaN/inf and records that step in full (`nan_check=False`: not, for the
-    last few percent of speed). See `Recorder`."""
-    return Recorder(model, every, optimizer, manual=manual, nan_check=nan_check)
+    last few percent of speed). `tensorboard=SummaryWriter(...)` writes each recorded
+    step's statistics there as scalars (`gradviz/<layer>/<statistic>`) and the verdict as
+    text, as each step is complete (gradviz.torch.tensorboard). See `Recorder`."""
+    return Recorder(
+        model, every, optimizer, manual=manual, nan_check=nan_check, tensorboard=tensorboard
+    )
