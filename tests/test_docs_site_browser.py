@@ -55,11 +55,13 @@ def our_site(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 
 def _pages(site: Path) -> list[Path]:
-    """The site's pages (page.html: use_directory_urls is false)."""
+    """The site's pages (page.html: use_directory_urls is false), not the pictures and
+    live pages copied beside them (torch/: make samples' PyTorch drawings)."""
     return sorted(
         p
         for p in site.rglob("*.html")
-        if not {"search", "assets"} & set(p.relative_to(site).parts) and p.name != "404.html"
+        if not {"search", "assets", "torch"} & set(p.relative_to(site).parts)
+        and p.name != "404.html"
     )
 
 

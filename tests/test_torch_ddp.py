@@ -136,10 +136,19 @@ def _scenario(name: str):
         with torch.no_grad():
             net[0].weight.mul_(1e-3)
         return net, X, Y * 1e4, 2, 1, 1e-3, None
+    sizes, activation = ((4, 8), (8, 8), (8, 1)), torch.nn.ReLU
+    if name == "vanishing":
+        sizes, activation = ((4, 8), *[(8, 8)] * 9, (8, 1)), torch.nn.Sigmoid
+    if name == "exploding":  # linear layers multiplying the signal by about 4.6 each
+        sizes, activation = ((4, 16), *[(16, 16)] * 5, (16, 1)), torch.nn.Identity
     layers = []
-    for a, b in ((4, 8), (8, 8), (8, 1)):
-        layers += [torch.nn.Linear(a, b, dtype=torch.float64), torch.nn.ReLU()]
+    for a, b in sizes:
+        layers += [torch.nn.Linear(a, b, dtype=torch.float64), activation()]
     net = torch.nn.Sequential(*layers[:-1])
+    if name == "exploding":
+        with torch.no_grad():
+            for layer in net[::2]:
+                layer.weight.mul_(8.0)
     if name == "dead":
         with torch.no_grad():
             for layer in net[::2]:
@@ -149,7 +158,7 @@ def _scenario(name: str):
     return net, X, Y, 7, 4, None, 5 if name == "nan" else None
 
 
-SCENARIOS = ("dead", "clipped", "nan", "frozen")
+SCENARIOS = ("dead", "vanishing", "exploding", "clipped", "nan", "frozen")
 
 
 def _run_scenario(name: str, model, net, X, Y, steps, every, clip, poison, path) -> None:
@@ -219,6 +228,8 @@ def test_constructed_failures_are_named_under_ddp(tmp_path) -> None:
     statuses = {n: [lay.status for lay in load_run(tmp_path / f"{n}0.json").diagnosis().layers]
                 for n in SCENARIOS}  # fmt: skip
     assert statuses["dead"][:2] == ["dead", "dead"]
+    assert statuses["vanishing"][0] == "vanishing"
+    assert "exploding" in statuses["exploding"]
     assert statuses["clipped"] == ["exploding"]
     assert statuses["frozen"][0] == "frozen"
     nan = load_run(tmp_path / "nan0.json")

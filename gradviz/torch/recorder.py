@@ -922,7 +922,7 @@ class Recorder:
     def _write_tensorboard(self) -> None:
         """The recorded steps not yet in TensorBoard, each with its statistics, statuses
         and verdict (gradviz.torch.tensorboard, which imports TensorBoard's writer)."""
-        from gradviz.torch.tensorboard import write_step  # lazy: TensorBoard, only when given
+        from gradviz.torch.tensorboard import write_step  # lazy: start-up (TensorBoard)
 
         history = self.history()
         for step, diagnosis in history[self._written :]:
