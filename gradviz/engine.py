@@ -146,12 +146,10 @@ class Value:
     def backward(self) -> None:
         """Add d(self)/d(node) into `node.grad` for every node self depends on.
 
-        `.grad` is an accumulator, as in micrograd and PyTorch: two calls add up
-        (`l1.backward(); l2.backward()` leaves w.grad = dl1/dw + dl2/dw), and
-        `zero_grad()` empties it. Each call's own pass is exact even where the graphs
-        share nodes (unlike micrograd, whose stale inner grads are passed on again): the
-        grads held are set aside, the pass runs from zero, then they are added back.
-        `backpropagate` is the pass that starts from zero (the CLI's)."""
+        `.grad` accumulates, as in micrograd and PyTorch (`zero_grad()` empties it), but
+        each call's own pass is exact even where graphs share nodes (micrograd passes
+        stale inner grads on again): the grads held are set aside, the pass runs from
+        zero (`backpropagate`, the CLI's pass), then they are added back."""
         order = topological_order(self)
         held = [(node, node.grad) for node in order if type(node.grad) is not float or node.grad]
         backpropagate(order)
@@ -170,10 +168,9 @@ class Value:
 
 
 class Constant(Value):
-    """A plain number in an expression (the 2 of `2*x`, the 1 of `1 - x`), or a
-    value made under `no_grad`: a leaf that is not an input. The engine treats it as any
-    leaf; the pictures and the trace show it by its number, with no gradient and no step
-    of its own, since nobody can nudge it."""
+    """A plain number in an expression (the 2 of `2*x`), or a value made under `no_grad`:
+    a leaf like any other for the engine, which the pictures and the trace show by its
+    number, with no gradient and no step of its own (nobody can nudge it)."""
 
     __slots__ = ()
 
@@ -286,8 +283,7 @@ def _credited(order: list[Value]) -> list[Value]:
 
 
 def _ones_like(data: Number) -> Number:
-    numpy = loaded_numpy()
-    return numpy.ones_like(data) if numpy is not None and type(data) is numpy.ndarray else 1.0
+    return 1.0 if type(data) is float else np.ones_like(data)
 
 
 def evaluate(order: list[Value]) -> Number:
