@@ -50,6 +50,8 @@ _API: dict[str, str] = {
     "to_mermaid": "gradviz.render",
 }
 _MODULES = ("gradcheck", "trace")  # callable modules (see above)
+# What pip calls gradviz (pyproject.toml's name): `gradviz` on PyPI is another project.
+DISTRIBUTION = "gradviz-backprop"
 
 if TYPE_CHECKING:  # the names for type checkers (re-exported by `__getattr__`)
     import graphviz
@@ -70,7 +72,7 @@ def draw(graph: object, **options: object) -> graphviz.Digraph:
     loss's autograd graph (`gradviz.torch.draw`): torch is imported only for a tensor,
     told apart by its type's module, so drawing a Value never loads it."""
     if type(graph).__module__.partition(".")[0] == "torch":
-        from gradviz.torch.draw import draw as draw_tensor  # lazy: start-up (torch)
+        from gradviz.torch.graph import draw as draw_tensor  # lazy: start-up (torch)
 
         return draw_tensor(graph, **options)  # type: ignore[arg-type]
     from gradviz.notebook import draw as draw_value  # lazy: start-up
@@ -110,6 +112,6 @@ def _version() -> str:
     from importlib.metadata import PackageNotFoundError, version  # lazy: start-up
 
     try:
-        return version("gradviz")
+        return version(DISTRIBUTION)
     except PackageNotFoundError:  # running from a source tree that is not installed
         return "0.0.0+unknown"

@@ -253,17 +253,21 @@ def backpropagate(order: list[Value], on_edge: EdgeObserver | None = None) -> No
     local derivative for that parent. A detach passes nothing on, and nodes that credit
     cannot reach (behind a detach) pass none on either, not even 0·inf = nan. `on_edge`,
     if given, is called for every edge the credit travels along, right after
-    `contribution = local · node.grad` was added to `parent.grad`: the trace is built
-    from it, so its numbers are the engine's."""
+    `contribution = local · node.grad` (or the op's own product, `Op.chain`) was added
+    to `parent.grad`: the trace is built from it, so its numbers are the engine's."""
     for node in order:
         node.grad = 0.0
     root = order[-1]
     root.grad = _ones_like(root.data)
     for node in reversed(_credited(order)):
-        grad = node.grad
+        grad, op = node.grad, node.op
+        # where the op's row writes the product itself (log's g/a, finite where 1/a alone
+        # overflows: `Op.chain`), the credit is that; otherwise local · grad
+        chained = op is not None and op.chain
+        credits = op.credit(grad, node.data, *[p.data for p in node.parents]) if chained else ()
         for index, parent in enumerate(node.parents):
             local = node.locals[index]  # d(node)/d(parent)
-            contribution = local * grad
+            contribution = credits[index] if chained else local * grad
             parent.grad += contribution
             if on_edge is not None:
                 on_edge(node, index, parent, local, contribution)

@@ -66,6 +66,8 @@ class Measurement:
         lines = verdict(diagnosis or self.diagnosis(), self.snapshots)
         if self.stopped:
             lines = [self.stopped] + [ln for ln in lines if not ln.startswith("NaN/inf first")]
+        if self.run is not None:  # the recorder's own: what it read, and did not
+            lines += self.run.notes
         return lines
 
 

@@ -271,23 +271,39 @@ def model_inputs(path: Path) -> list[Path]:
     return [path] if data is None else [path, data]
 
 
-def parse_model(text: str, name: str = "model", base_dir: str | None = None) -> Model:
+def parse_json(text: str, name: str, what: str) -> object:
+    """JSON as gradviz reads every file it saved (a model, a recorded run: `what` names
+    it in messages): numbers of at most MAX_NUMBER_LENGTH characters, no key twice in one
+    object, NaN/Infinity kept as strings (refused where they matter); any problem is a
+    ModelError naming the file (`name`) and where."""
     try:
-        raw = json.loads(
+        return json.loads(
             text,
-            parse_constant=lambda c: c,  # NaN/Infinity stay strings (refused where they matter)
+            parse_constant=lambda c: c,
             parse_int=lambda t: int(_short_number(t, name)),
             parse_float=lambda t: float(_short_number(t, name)),
             object_pairs_hook=lambda pairs: _unique_keys(pairs, name),
         )
     except json.JSONDecodeError as error:
-        what = "truncated" if error.pos >= len(text.rstrip()) else "not valid JSON"
+        problem = "truncated" if error.pos >= len(text.rstrip()) else "not valid JSON"
         raise ModelError(
-            f"{name}: {what}: {error.msg} (line {error.lineno} column {error.colno})"
+            f"{name}: {problem}: {error.msg} (line {error.lineno} column {error.colno})"
         ) from None
     except RecursionError:
-        raise ModelError(f"{name}: nested too deeply to be a model") from None
+        raise ModelError(f"{name}: nested too deeply to be a {what}") from None
 
+
+RUN_FORMAT = "gradviz-run"  # (gradviz.run's FORMAT: a model file must not be mistaken)
+
+
+def parse_model(text: str, name: str = "model", base_dir: str | None = None) -> Model:
+    raw = parse_json(text, name, "model")
+    if isinstance(raw, dict) and raw.get("format") == RUN_FORMAT:
+        raise ModelError(
+            f"{name}: is a recorded run (gradviz.torch.watch): it holds statistics, not a "
+            "network to draw, trace or check",
+            hint="gradviz inspect and gradviz grads read a recorded run.",
+        )
     if not isinstance(raw, dict) or raw.get("format") != FORMAT:
         raise ModelError(f'{name}: not a gradviz model (no "format": "{FORMAT}")')
     try:
@@ -353,7 +369,7 @@ def _check_history(history: dict) -> None:
 
 
 MAX_NUMBER_LENGTH = 100
-"""Characters in one number of a model file (a float64 needs at most 24). Longer ones are
+"""Characters in one number of a model or run file (a float64 needs at most 24). Longer ones are
 refused: Python would spend quadratic time on a huge integer, or fail past 4300 digits."""
 
 
@@ -368,7 +384,7 @@ def _short_number(text: str, name: str) -> str:
 
 def _unique_keys(pairs: list[tuple[str, object]], name: str) -> dict:
     """An object whose keys are all different: JSON readers disagree on which of two
-    equal keys counts (Python's keeps the last), so a model with one is refused."""
+    equal keys counts (Python's keeps the last), so a file with one is refused."""
     result: dict = {}
     for key, value in pairs:
         if key in result:

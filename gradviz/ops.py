@@ -2,9 +2,12 @@
 
 An op is written as two small Python expressions in its own input names: its value
 (`out="a * b"`) and one local derivative per input (`d=("b", "a")`, in `a`, `b` and the
-result `out`). Everything else is derived from those strings, here, once:
+result `out`). Where the chain rule's g · d would overflow although the product itself
+does not, a row also writes that product as one expression in the incoming gradient `g`
+(`chain`: log credits g/a, as PyTorch does; its 1/a alone is inf at a = 1e-310).
+Everything else is derived from those strings, here, once:
 
-- the callables the engine runs (`forward`, `local`), compiled on first use by
+- the callables the engine runs (`forward`, `local`, `credit`), compiled on first use by
   `gradviz.codegen` (from the table's text, never from user text);
 - the straight-line code the training compiler writes (`code`, `local_code`, templates in
   `{out}`, `{a}`, `{b}`), by renaming the same tokens;
@@ -292,7 +295,7 @@ JS_HELPERS = frozenset(
     {"exp", "log", "log1p", "expm1", "tanh", "sin", "cos", "sqrt", "abs", "sign"}
     | {"div", "step", "relu", "sigmoid", "where", "pow"}
 )
-_JS_NAMES = JS_HELPERS | {"a", "b", "out", "n", "inf", "nan"}
+_JS_NAMES = JS_HELPERS | {"a", "b", "out", "n", "g", "inf", "nan"}
 _NOT_JS = re.compile(r"\bif\b|\belse\b|\band\b|\bor\b|\bnot\b|\*\*|[&|]")
 
 
@@ -316,6 +319,21 @@ def javascript(op: Op) -> tuple[str, tuple[str, ...]] | None:
     if forward is None or None in derivatives:
         return None
     return forward, tuple(d for d in derivatives if d is not None)
+
+
+def javascript_chain(op: Op) -> tuple[str, ...] | None:
+    """The page's chain-rule products of an op that writes them (`Op.chain`), one per
+    input (`g * (d)` where the row gives none), or None: the page multiplies g · local."""
+    if not any(op.chain):
+        return None
+    forms = javascript(op)
+    if forms is None:
+        return None
+    products = [
+        _javascript(c) if c is not None else f"g * ({d})"
+        for c, d in zip(op.chain, forms[1], strict=True)
+    ]
+    return None if None in products else tuple(p for p in products if p is not None)
 
 
 @dataclass(frozen=True, slots=True, eq=False, kw_only=True)
@@ -377,18 +395,28 @@ class Op:
     micrograd: str | None = None
     # Constants the expressions name (the n of `a ** n`).
     bound: Mapping[str, float] = field(default_factory=dict)
+    # The chain rule's product g·d(out)/d(input_i) written as one expression in the
+    # incoming gradient `g` (None: g times `d[i]`), where the local derivative alone
+    # overflows but the product does not: log's 1/a is inf at a = 1e-310, while g/a is
+    # finite for g = 1e-310 (the credit `x·log(x)` sends back). PyTorch divides too.
+    chain: tuple[str | None, ...] = ()
 
     forward: Callable[..., Number] = field(init=False)
     local: Callable[..., tuple[Number, ...]] = field(init=False)
+    # credit(g, out, *inputs): the chain rule's products g·d(out)/d(input_i) (`chain`)
+    credit: Callable[..., tuple[Number, ...]] = field(init=False)
     code: str = field(init=False)
     local_code: tuple[str, ...] = field(init=False)
+    chain_code: tuple[str | None, ...] = field(init=False)  # `chain` as templates in {g}
     formulas: tuple[str, ...] = field(init=False)
 
     def __post_init__(self) -> None:
         if not self.monotone and self.saturation is not None:
             raise ValueError(f"{self.name}: not monotone, so its saturation band is of inputs")
         inputs = "a, b"[: 3 * len(self.d) - 2]  # "a" or "a, b"
+        chain = self.chain + (None,) * (len(self.d) - len(self.chain))
         names = _namespace(self.bound)
+        credits = [c if c is not None else f"g * ({e})" for e, c in zip(self.d, chain, strict=True)]
         derived = {
             "forward": codegen.on_first_call(
                 self, "forward", inputs, f"return {self.out}", names, self.name
@@ -401,8 +429,21 @@ class Op:
                 names,
                 f"d_{self.name}",
             ),
+            "credit": codegen.on_first_call(
+                self,
+                "credit",
+                f"g, out, {inputs}",
+                "return (" + ", ".join(credits) + ",)",
+                names,
+                f"credit_{self.name}",
+            ),
             "code": _template(self.inline or f"out = {self.out}", self.bound),
             "local_code": tuple(_template(e, self.bound) for e in self.d),
+            "chain_code": tuple(
+                None if c is None else re.sub(r"\bg\b", "{g}", _template(c, self.bound))
+                for c in chain
+            ),
+            "chain": chain if any(chain) else (),  # () where the row writes none
             "formulas": self.shown or tuple(_shown(e, self.name) for e in self.d),
         }
         for name, value in derived.items():
@@ -458,7 +499,7 @@ POW = Op(
 EXP = Op(name="exp", symbol="exp", out="exp(a)", d=("out",))
 LOG = Op(
     name="log", symbol="log", out="log(a)", d=("div(1.0, a)",), shown=("1/a",),
-    positive=(True,),
+    positive=(True,), chain=("div(g, a)",),
 )  # fmt: skip
 TANH = Op(
     name="tanh",
@@ -557,11 +598,13 @@ GELU = Op(
     name="gelu",
     symbol="gelu",
     out="a * sigmoid(1.5957691216057308 * (a + 0.044715 * a * a * a))",
-    # σ(u) + a·σ(u)·(1 - σ(u))·u′: u = 2√(2/π)·(a + 0.044715·a³), u′ = 2√(2/π)·(1 + 3·0.044715·a²)
+    # σ(u) + a·σ(u)·(1 - σ(u))·u′: u = 2√(2/π)·(a + 0.044715·a³), u′ = 2√(2/π)·(1 + 3·0.044715·a²).
+    # Beyond |a| = 1e50, σ(u) is exactly 0 or 1 in float64 and the slope is step(a): there
+    # a³ overflows, and 0·inf would make the slope NaN (below -9.4e102, above 3.7e154).
     d=(
-        "sigmoid(1.5957691216057308 * (a + 0.044715 * a * a * a)) * (1.0 + a * (1.0 - sigmoid("
-        "1.5957691216057308 * (a + 0.044715 * a * a * a))) * 1.5957691216057308 * (1.0 + "
-        "0.134145 * a * a))",
+        "where(abs(a) < 1e50, sigmoid(1.5957691216057308 * (a + 0.044715 * a * a * a)) * (1.0 "
+        "+ a * (1.0 - sigmoid(1.5957691216057308 * (a + 0.044715 * a * a * a))) * "
+        "1.5957691216057308 * (1.0 + 0.134145 * a * a)), step(a))",
     ),
     shown=("σ(u)·(1 + a·(1 - σ(u))·u′), u = 2√(2/π)·(a + 0.044715·a³)",),
     max_slope=1.129,  # 1.12899 near a = 1.42 (tests/test_activations.py)

@@ -15,7 +15,29 @@ from gradviz.render.dot import layout_cost, to_dot
 
 if TYPE_CHECKING:
     from gradviz.model import LossGraph
+    from gradviz.render.animate import Timeline
     from gradviz.report import Report
+
+
+# The levels of a recorded PyTorch graph (gradviz.torch.draw), whose gradients are known
+# already: their page steps through the backward pass (gradviz.render.step_page).
+STEPPED_LEVELS = ("op", "module")
+
+
+def stepped_svg(
+    diagram: Diagram, *, rankdir: str | None = None, program: DotProgram | None = None
+) -> tuple[str, Timeline]:
+    """The backward pass of a diagram with its gradients, as one animated SVG laid out
+    once (`gradviz.render.step_page.backward_timeline`), and its timeline."""
+    from gradviz.render.animate import animated_svg  # lazy: start-up
+    from gradviz.render.diagram import preferred_rankdir  # lazy: start-up
+    from gradviz.render.step_page import backward_timeline  # lazy: start-up
+
+    drawn, timeline = backward_timeline(diagram)
+    dot_text = to_dot(drawn, rankdir=rankdir or preferred_rankdir(diagram))
+    heavy = layout_cost(drawn) > PREFER_PURE_COST
+    svg = run_dot(dot_text, "svg", program=program, heavy=heavy, smaller=draw_less(drawn))
+    return animated_svg(svg.decode("utf-8"), timeline), timeline
 
 
 def html_page(
@@ -35,6 +57,12 @@ def html_page(
     from gradviz.render import html  # lazy: start-up (only for .html outputs)
     from gradviz.render.themes import themed_svg  # lazy: start-up
 
+    if diagram.level in STEPPED_LEVELS and diagram.has_grad:
+        from gradviz.render.step_page import backward_sentences, step_page  # lazy: start-up
+
+        svg, timeline = stepped_svg(diagram, rankdir=rankdir, program=program)
+        title = "gradviz: a PyTorch backward pass"
+        return step_page(svg, timeline, title=title, sentences=backward_sentences(diagram))
     live = html.live_reason(diagram) is None and expression is not None
     drawn = html.page_diagram(diagram) if live else diagram
     heavy = layout_cost(diagram) > PREFER_PURE_COST
@@ -175,7 +203,9 @@ def report_page(
     notes: dict[str, str] = {}
     curves = None
     if report.loss:
-        curves = curves_svg(report.loss, report.accuracy, report.every, "loss and accuracy", where)
+        curves = curves_svg(
+            report.loss, report.accuracy, report.every, "loss and accuracy", where, report.unit
+        )
     else:
         notes["curves"] = "No training curves recorded in this model."
     grid = report.boundary()

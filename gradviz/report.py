@@ -90,6 +90,12 @@ class Report:
     outputs: tuple[float, ...] | None = None
     correct: tuple[bool, ...] | None = None  # per example of `data`: the output is right
 
+    @property
+    def unit(self) -> str:
+        """What the curves and the recorded moments count: "epoch", or "step" (an
+        optimizer step, in a run recorded elsewhere)."""
+        return self.diagnosis.unit
+
     @classmethod
     def from_recorded(
         cls,
@@ -102,13 +108,15 @@ class Report:
         every: int = 1,
         stopped: str | None = None,
         layer_names: Sequence[str] | None = None,
+        notes: Sequence[str] = (),
     ) -> Report:
         """The report of a run recorded elsewhere (the PyTorch bridge): its per-layer
         statistics at recorded steps (`stats.Diagnosis`, the last one the state now), the
         loss and accuracy it recorded, and `layer_names` as the framework names its layers
         (`net.0`; default: the statistics' own, L1…); `loss[i]` and `accuracy[i]` are the
         means over the `every` steps up to step every·(i+1). No network, no data: no predictions,
-        no decision boundary, no example graph, and the views say so."""
+        no decision boundary, no example graph, and the views say so. `notes` (the
+        recorder's: what it read and did not) follow the verdict."""
         if not snapshots:
             raise ValueError("a recorded run needs at least one recorded step")
         recorded = history(snapshots)
@@ -133,7 +141,7 @@ class Report:
             clipping_json=None,
             diagnosis=diagnosis,
             snapshots=recorded,
-            verdict=tuple(verdict(diagnosis, recorded)),
+            verdict=(*verdict(diagnosis, recorded), *notes),
             gradients_title=f"Gradients per layer at step {epoch} (as recorded)",
         )
 
@@ -364,6 +372,7 @@ def run_report(run: Run, title: str) -> Report:
         accuracy=accuracy if logged else (),
         every=every,
         layer_names=[layer.name for layer in run.layers],
+        notes=run.notes,
     )
 
 

@@ -28,6 +28,7 @@ from gradviz.files import read_capped
 from gradviz.lazy import on_demand
 from gradviz.numbers import from_json_number
 from gradviz.ops import ACTIVATIONS
+from gradviz.text import printable
 
 if TYPE_CHECKING:
     import difflib
@@ -828,16 +829,26 @@ LAYER_FIELDS: dict[str, str] = {
     "nonfinite_in": "text?",
     "status": "text",
     "reason": "text",
+    # written by a recorder of another framework's model (gradviz.torch), absent otherwise
+    "unread": "text?",  # what could not be read for the layer (no status rests on it)
+    "clipped_from": "number?",  # ‖g‖ before gradient clipping scaled it
+    "frozen": "flag",  # no gradient by design: out of the verdict
 }
 """A layer's statistics (`gradviz.stats.LayerStats`, in its order; a test keeps them equal)."""
+LAYER_OPTIONAL = ("unread", "clipped_from", "frozen")  # left out where they do not apply
 
 DIAGNOSIS_FIELDS: dict[str, str] = {
     "at_rest": "flag",
     "output_spread": "number",
     "stalled": "flag",
     "epoch": "count?",
+    "unit": "text",  # what `epoch` counts: "epoch", or "step" (an optimizer step) for a run
+    "judged_by": "text",  # "gradient", or "update" (update:data) under adaptive optimizers
+    "optimizer": "text?",
+    "clip_scale": "number?",  # how much clipping scaled the gradients (None: it did not)
 }
 """The whole network's, beside its `layers` (`gradviz.stats.Diagnosis`)."""
+DIAGNOSIS_OPTIONAL = ("unit", "judged_by", "optimizer", "clip_scale")
 
 
 HISTORY_FIELDS: dict[str, str] = {
@@ -860,7 +871,12 @@ CLIPPING_FIELDS: dict[str, str] = {
 before and after (`gradviz.train.History.clipping_series`)."""
 CLIPPING_KEYS = tuple(CLIPPING_FIELDS)
 
-_PLURALS = {"count": "whole numbers ≥ 0", "signed": "numbers", "number": "numbers ≥ 0"}
+_PLURALS = {
+    "count": "whole numbers ≥ 0",
+    "signed": "numbers",
+    "number": "numbers ≥ 0",
+    "text": "short lines of text",
+}
 
 
 def shown(value: object) -> str:
@@ -894,8 +910,20 @@ def read_field(value: object, kind: str, where: str) -> object:
         if not isinstance(value, bool):
             raise InputError(f"{where}: expected true or false, got {shown(value)}")
         return value
-    if not isinstance(value, str) or len(value) > MAX_TEXT or not value.isprintable():
+    if not isinstance(value, str):
         raise InputError(f"{where}: expected a short line of text, got {shown(value)}")
+    if len(value) > MAX_TEXT:
+        raise InputError(
+            f"{where}: expected a short line of text, got {shown(value)} "
+            f"({len(value):,} characters, more than the {MAX_TEXT:,} allowed)"
+        )
+    if not value.isprintable():
+        bad = next(ch for ch in value if not ch.isprintable())
+        raise InputError(
+            f"{where}: expected a short line of text, got {shown(value)} (it holds "
+            f"{printable(bad)}, a control or invisible character; gradviz writes them as "
+            "escapes)"
+        )
     return value
 
 

@@ -25,7 +25,15 @@ from gradviz.errors import InputError, quoted
 from gradviz.nn import LayerSample
 from gradviz.numbers import fmt, json_number, json_safe
 from gradviz.ops import ACTIVATIONS, Op
-from gradviz.spec import DIAGNOSIS_FIELDS, LAYER_FIELDS, read_field, read_fields, shown
+from gradviz.spec import (
+    DIAGNOSIS_FIELDS,
+    DIAGNOSIS_OPTIONAL,
+    LAYER_FIELDS,
+    LAYER_OPTIONAL,
+    read_field,
+    read_fields,
+    shown,
+)
 
 # -- thresholds (STATUS_TABLE names them; the manual and `gradviz grads --help` show them)
 VANISHING_RATIO = 1e-2  # rms gradient below this fraction of a layer nearer the output
@@ -85,17 +93,25 @@ class LayerStats:
     nonfinite_in: str | None  # the first quantity holding a NaN/inf
     status: str = "ok"
     reason: str = ""
+    unread: str | None = None  # what could not be read here (its numbers are NaN)
+    clipped_from: float | None = None  # ‖g‖ before clipping scaled it
+    frozen: bool = False  # no gradient by design (requires_grad off, or in no optimizer)
 
     def to_dict(self) -> dict:
-        """Plain JSON types; NaN and infinities as the strings "nan", "inf", "-inf"."""
-        return json_safe(asdict(self))  # type: ignore[return-value]
+        """Plain JSON types; NaN and infinities as the strings "nan", "inf", "-inf". The
+        fields only a recorder fills are left out where they do not apply."""
+        data = asdict(self)
+        for key in LAYER_OPTIONAL:
+            if not data[key]:
+                del data[key]
+        return json_safe(data)  # type: ignore[return-value]
 
     @classmethod
     def from_dict(cls, data: object, where: str = "layer") -> LayerStats:
         """The inverse of `to_dict` (a saved model's history), checked field by field
         against `spec.LAYER_FIELDS`: a missing field or a wrong type is an InputError
         naming its path (`where.rms`)."""
-        values = read_fields(data, LAYER_FIELDS, where, "layer statistics")
+        values = read_fields(data, LAYER_FIELDS, where, "layer statistics", LAYER_OPTIONAL)
         if values["status"] not in STATUSES:
             raise InputError(f"{where}.status: {shown(values['status'])} is not a status")
         if values["activation"] not in ACTIVATIONS:
@@ -113,9 +129,13 @@ class Diagnosis:
     stalled: bool
     first_nonfinite: tuple[int, str] | None = None  # (layer index, quantity)
     epoch: int | None = None
+    unit: str = "epoch"  # what `epoch` counts: an epoch, or a recorded run's optimizer step
+    judged_by: str = "gradient"  # or "update": update:data, under an adaptive optimizer
+    optimizer: str | None = None  # the optimizer's class, where known
+    clip_scale: float | None = None  # the factor clipping scaled the gradients by
 
     def to_dict(self) -> dict:
-        return {
+        data = {
             "epoch": self.epoch,
             "at_rest": self.at_rest,
             "stalled": self.stalled,
@@ -127,6 +147,14 @@ class Diagnosis:
             ),
             "layers": [layer.to_dict() for layer in self.layers],
         }
+        extra = {
+            "unit": (self.unit, "epoch"),
+            "judged_by": (self.judged_by, "gradient"),
+            "optimizer": (self.optimizer, None),
+            "clip_scale": (self.clip_scale, None),
+        }
+        data.update({key: value for key, (value, usual) in extra.items() if value != usual})
+        return data
 
     @classmethod
     def from_dict(cls, data: object, where: str = "gradients") -> Diagnosis:
@@ -153,7 +181,13 @@ class Diagnosis:
             index = read_field(first.get("layer"), "count", f"{where}.first_nonfinite.layer")
             quantity = read_field(first.get("in"), "text", f"{where}.first_nonfinite.in")
             first = (index, quantity)
-        values = read_fields(data, DIAGNOSIS_FIELDS, where, "gradient statistics")
+        values = read_fields(
+            data, DIAGNOSIS_FIELDS, where, "gradient statistics", DIAGNOSIS_OPTIONAL
+        )
+        if values.get("unit", "epoch") not in ("epoch", "step"):
+            raise InputError(f"{where}.unit: {shown(values['unit'])} is not epoch or step")
+        if values.get("judged_by", "gradient") not in ("gradient", "update"):
+            raise InputError(f"{where}.judged_by: {shown(values['judged_by'])} is unknown")
         return cls(layers=layers, first_nonfinite=first, **values)  # type: ignore[arg-type]
 
 
@@ -560,21 +594,34 @@ def assess(
     epoch: int | None = None,
     deltas: Sequence[float] | None = None,
     hop_bounds: Sequence[float | None] | None = None,
+    *,
+    unit: str = "epoch",
+    judged_by: str = "gradient",
+    optimizer: str | None = None,
+    clip_scale: float | None = None,
 ) -> Diagnosis:
     """The part of `diagnose` after each layer's own numbers: compare the layers with each
     other and give each its status. Anything that measures layers (gradviz's engine, a
     recorder of PyTorch gradients) ends here, so both share the one status table.
     `spread` is the outputs' largest std across the batch, `scale` max(1, mean |output|),
-    `deltas` each layer's ‖bias gradient‖ (default: from its rms, `signal`), `hop_bounds`
-    each layer's bound on its hop (None where unknown)."""
+    `deltas` each layer's ‖bias gradient‖ (default: from its rms, `signal`; NaN where it
+    tells nothing), `hop_bounds` each layer's bound on its hop (None where unknown).
+    `judged_by="update"` (an adaptive optimizer, which rescales each gradient) compares
+    the layers by update:data instead of their raw gradients' size. Frozen layers are left
+    out of every comparison."""
     if deltas is None:
         deltas = [lay.signal * math.sqrt(lay.n_out) for lay in layers]
+    active = [lay for lay in layers if not lay.frozen]
+    if judged_by == "update" and any(lay.update_data is None for lay in active):
+        judged_by = "gradient"  # (no update measured: the raw gradients it is)
     # At rest: no weight gradient and no backpropagated signal (bias gradient) left
     # (a NaN or inf is never below the bound).
-    at_rest = all(lay.rms < AT_REST_RMS and lay.signal < AT_REST_RMS for lay in layers)
+    at_rest = bool(active) and all(
+        lay.rms < AT_REST_RMS and lay.signal < AT_REST_RMS for lay in active
+    )
     with np.errstate(all="ignore"):
         stalled = at_rest and batch >= 2 and spread < STALLED_SPREAD * scale
-        _compare(layers, deltas, hop_bounds)
+        _compare(layers, deltas, hop_bounds, judged_by)
         for layer in layers:
             layer.status, layer.reason = _status(layer, at_rest, stalled)
     return Diagnosis(
@@ -584,6 +631,10 @@ def assess(
         stalled=stalled,
         first_nonfinite=first,
         epoch=epoch,
+        unit=unit,
+        judged_by=judged_by,
+        optimizer=optimizer,
+        clip_scale=clip_scale,
     )
 
 
@@ -591,14 +642,27 @@ def _compare(
     layers: list[LayerStats],
     deltas: Sequence[float],
     hop_bounds: Sequence[float | None] | None,
+    judged_by: str = "gradient",
 ) -> None:
-    """Fill in what depends on the other layers: rel, below, growth, hop and its bound."""
-    strongest = max((lay.rms for lay in layers if math.isfinite(lay.rms)), default=0.0)
+    """Fill in what depends on the other layers: rel, below, growth, hop and its bound
+    (frozen layers are compared with nothing, and nothing with them)."""
+    active = [lay for lay in layers if not lay.frozen]
+    strongest = max((lay.rms for lay in active if math.isfinite(lay.rms)), default=0.0)
+    output = active[-1] if active else layers[-1]
+
+    def size(layer: LayerStats) -> float:
+        if judged_by == "update":
+            return math.nan if layer.update_data is None else layer.update_data
+        return layer.rms
+
     for i, layer in enumerate(layers):
+        if layer.frozen:
+            continue
         layer.rel = _ratio(layer.rms, strongest)
-        later = [lay.rms for lay in layers[i + 1 :] if math.isfinite(lay.rms)]
-        layer.below = _ratio(layer.rms, max(later)) if later else None
-        growth = _ratio(layer.rms, layers[-1].rms)
+        later = [size(lay) for lay in layers[i + 1 :] if not lay.frozen]
+        later = [v for v in later if math.isfinite(v)]
+        layer.below = _ratio(size(layer), max(later)) if later else None
+        growth = _ratio(layer.rms, output.rms)
         layer.growth = math.nan if growth is None else growth
         if layer.is_output:
             continue
@@ -620,6 +684,10 @@ def _is_nan(layer: LayerStats, at_rest: bool, stalled: bool) -> str | None:
     return None
 
 
+def _is_frozen(layer: LayerStats, at_rest: bool, stalled: bool) -> str | None:
+    return "no gradient by design: not trained" if layer.frozen else None
+
+
 def _is_exploding(layer: LayerStats, at_rest: bool, stalled: bool) -> str | None:
     if at_rest:
         return None
@@ -627,6 +695,23 @@ def _is_exploding(layer: LayerStats, at_rest: bool, stalled: bool) -> str | None
         return f"rms gradient {fmt(layer.growth, 3)}× the output layer's"
     if layer.grad_data is not None and layer.grad_data >= EXPLODING_GRAD_DATA:
         return f"gradient {fmt(layer.grad_data, 3)}× its weights"
+    before = clipped_grad_data(layer)
+    if before is not None and before >= EXPLODING_GRAD_DATA:
+        return f"gradient {fmt(before, 3)}× its weights before clipping"
+    return None
+
+
+def clipped_grad_data(layer: LayerStats) -> float | None:
+    """grad:data before clipping scaled the gradient (None: it did not, or unknown)."""
+    if layer.clipped_from is None or layer.grad_data is None or not layer.norm > 0:
+        return None
+    return layer.grad_data * layer.clipped_from / layer.norm
+
+
+def _is_zero(layer: LayerStats, at_rest: bool, stalled: bool) -> str | None:
+    # exactly 0, not small: nothing reaches the layer (never "ok", never "converged")
+    if layer.max_abs == 0 and not layer.signal > 0:
+        return "every gradient exactly 0: nothing reaches it"
     return None
 
 
@@ -692,9 +777,17 @@ STATUS_TABLE: tuple[Status, ...] = (
         _is_nan,
     ),
     Status(
+        "frozen",
+        "its parameters get no gradient by design (`requires_grad` off, or in no optimizer's "
+        "groups): left out of every comparison and of the verdict",
+        "no gradient by design (requires_grad off, or in no optimizer): left out",
+        (),
+        _is_frozen,
+    ),
+    Status(
         "exploding",
         "`rms g` ≥ {EXPLODING_GROWTH:g}× the output layer's, or ‖g‖ ≥ {EXPLODING_GRAD_DATA:g}·‖w‖ "
-        "(never when the network is at rest)",
+        "before or after gradient clipping (never when the network is at rest)",
         # ‖g‖ ≥ 10·‖w‖: one step at learning rate 0.1 would move the weights by their own size
         "rms >= {EXPLODING_GROWTH:g}x the output layer's, or |g| >= {EXPLODING_GRAD_DATA:g}x |w|",
         ("EXPLODING_GROWTH", "EXPLODING_GRAD_DATA"),
@@ -717,6 +810,14 @@ STATUS_TABLE: tuple[Status, ...] = (
         "the outputs vary by < {STALLED_SPREAD:g}: stuck at the mean prediction",
         ("AT_REST_RMS", "STALLED_SPREAD"),
         _is_stalled,
+    ),
+    Status(
+        "zero",
+        "every gradient of the layer exactly 0 (or none reached it): nothing reaches it, "
+        "which is never success",
+        "every gradient exactly 0 (or none reached it): nothing reaches the layer",
+        (),
+        _is_zero,
     ),
     Status(
         "converged",
@@ -885,7 +986,9 @@ def _vanishing_sentence(d: Diagnosis) -> str | None:
         return None
     first = vanishing[0]
     position = d.layers.index(first)
-    later = [lay for lay in d.layers[position + 1 :] if math.isfinite(lay.rms)]
+    if d.judged_by == "update":
+        return _slow_updates_sentence(d, vanishing, first, position)
+    later = [lay for lay in d.layers[position + 1 :] if math.isfinite(lay.rms) and not lay.frozen]
     if not later:  # (only in statistics read from a file that disagree with themselves)
         return None
     reference = max(later, key=lambda lay: lay.rms)
@@ -909,6 +1012,27 @@ def _vanishing_sentence(d: Diagnosis) -> str | None:
         f"{_are(vanishing)} vanishing: {first.name} receives {fmt(ratio, 2)} of "
         f"{reference.name}'s gradient through {_layer_span(between)}, about "
         f"×{fmt(per_hop, 2)} per layer{why}. {fixes}"
+    )
+
+
+def _slow_updates_sentence(
+    d: Diagnosis, vanishing: list[LayerStats], first: LayerStats, position: int
+) -> str | None:
+    """Vanishing as an adaptive optimizer sees it: the weights' relative step."""
+    later = [
+        lay
+        for lay in d.layers[position + 1 :]
+        if not lay.frozen and lay.update_data is not None and math.isfinite(lay.update_data)
+    ]
+    if not later or first.update_data is None:
+        return None
+    reference = max(later, key=lambda lay: lay.update_data or 0.0)
+    ratio = first.update_data / reference.update_data if reference.update_data else 0.0
+    return (
+        f"{_are(vanishing)} vanishing: {first.name}'s weights move {fmt(ratio, 2)} as far per "
+        f"step as {reference.name}'s (update:data {fmt(first.update_data, 2)} against "
+        f"{fmt(reference.update_data or 0.0, 2)}): lower the weight decay or raise the learning "
+        "rate of those layers, or check their gradients for zeros."
     )
 
 
@@ -961,7 +1085,10 @@ def _nan_sentence(d: Diagnosis, epoch: int | None) -> str | None:
     name = next((lay.name for lay in d.layers if lay.index == index), f"L{index}")
     # statistics recorded after epoch N hold the weights at its end (as training's own
     # message says: "computed from the weights at the end of epoch N")
-    when = {None: "", 0: " at initialisation"}.get(epoch, f" by the end of epoch {epoch}")
+    if d.unit == "step":
+        when = "" if epoch is None else f" at step {epoch}"
+    else:
+        when = {None: "", 0: " at initialisation"}.get(epoch, f" by the end of epoch {epoch}")
     return (
         f"NaN/inf first appeared in layer {name} (its {what}){when}: lower the learning rate, "
         "clip gradients, and check the inputs for NaN or huge values."
@@ -978,9 +1105,9 @@ def _history_sentences(d: Diagnosis, snapshots: History) -> list[str | None]:
     if exploded is None or exploded[0] == d.epoch:
         exploding = _exploding_sentence(d)
     elif _having(d, "exploding"):  # still exploding: say since when
-        exploding = _exploding_sentence(d, f" (first at epoch {exploded[0]})")
+        exploding = _exploding_sentence(d, f" (first at {d.unit} {exploded[0]})")
     else:  # it happened, and has passed
-        exploding = _exploding_sentence(exploded[1], f" at epoch {exploded[0]}")
+        exploding = _exploding_sentence(exploded[1], f" at {d.unit} {exploded[0]}")
     return [_nan_sentence(nan_at, nan_epoch), exploding]
 
 
@@ -989,6 +1116,8 @@ def verdict(diagnosis: Diagnosis, snapshots: History | None = None) -> list[str]
     fixes. With a training history, also when NaN or explosion first appeared."""
     d = diagnosis
     lines = [line for line in _history_sentences(d, snapshots or []) if line]
+    lines += _set_up_sentences(d, snapshots or [])
+    never = _never_changed(d, snapshots or [])
 
     dead = _having(d, "dead")
     dying = {name for name, op in ACTIVATIONS.items() if op is not None and op.dies_at is not None}
@@ -1021,9 +1150,9 @@ def verdict(diagnosis: Diagnosis, snapshots: History | None = None) -> list[str]
         for epoch, snap in snapshots or []:  # how it got there
             sentence = _vanishing_sentence(snap)
             if sentence:
-                lines.append(f"How it began, at epoch {epoch}: {sentence}")
+                lines.append(f"How it began, at {d.unit} {epoch}: {sentence}")
                 break
-    elif d.at_rest and not _having(d, "NaN", "dead"):
+    elif d.at_rest and not _having(d, "NaN", "dead", "zero"):
         lines.append(
             f"Converged: every layer's rms gradient is below {fmt(AT_REST_RMS)} while the outputs "
             "still vary with the input; tiny gradients here are success, not vanishing."
@@ -1042,10 +1171,17 @@ def verdict(diagnosis: Diagnosis, snapshots: History | None = None) -> list[str]
     weak = _having(d, "weak")
     if weak and not _having(d, "vanishing"):
         slowest = min(weak, key=lambda lay: lay.below or 1.0)
-        lines.append(
-            f"{_are(weak)} weak: {slowest.name} gets {fmt(slowest.below or 0.0, 2)} of the "
-            "gradient of a layer nearer the output, so it learns that much slower."
-        )
+        if d.judged_by == "update":
+            lines.append(
+                f"{_are(weak)} weak: {slowest.name}'s weights move {fmt(slowest.below or 0.0, 2)} "
+                "as far per step as those of a layer nearer the output (update:data), so it "
+                "learns that much slower."
+            )
+        else:
+            lines.append(
+                f"{_are(weak)} weak: {slowest.name} gets {fmt(slowest.below or 0.0, 2)} of the "
+                "gradient of a layer nearer the output, so it learns that much slower."
+            )
 
     # the last update's size (update:data), when nothing else is wrong
     moved = [u for lay in d.layers if (u := lay.update_data) is not None and 0 < u < math.inf]
@@ -1058,12 +1194,85 @@ def verdict(diagnosis: Diagnosis, snapshots: History | None = None) -> list[str]
             f"(update:data, healthy near {fmt(HEALTHY_UPDATE_DATA)}): {fix} the learning rate."
         )
 
-    if not lines:
+    if never:
         lines.append(
-            "Healthy: every layer gets at least a tenth of the gradient of the layers after it, "
-            "with no NaN, explosion, dead or saturated layer."
+            f"{_names(never)}: the weights never changed over the recorded {d.unit}s "
+            "(update:data 0 each time) though their gradient was not 0 and they are not "
+            "frozen: check the optimizer's learning rate and parameter groups."
+        )
+
+    if not lines:
+        unread = [lay for lay in d.layers if lay.unread and not lay.frozen]
+        if d.judged_by == "update":
+            first = "every layer's weights move at least a tenth as far per step (update:data) "
+            first += "as those of the layers after it"
+        else:
+            first = "every layer gets at least a tenth of the gradient of the layers after it"
+        if unread:
+            lines.append(
+                f"No NaN, explosion, vanishing or zero gradient: {first}. Dead and saturated "
+                f"units were not checked for {_names(unread)} (not read: "
+                f"{unread[0].unread}), so this is not a clean bill of health."
+            )
+        else:
+            lines.append(f"Healthy: {first}, with no NaN, explosion, dead or saturated layer.")
+    return lines
+
+
+def _set_up_sentences(d: Diagnosis, snapshots: History) -> list[str]:
+    """What the set-up changes in the reading: frozen layers, layers no gradient reaches,
+    weights that never moved, clipping, an adaptive optimizer."""
+    lines = []
+    frozen = _having(d, "frozen")
+    if frozen:
+        lines.append(
+            f"{_are(frozen)} frozen (no gradient by design, as when fine-tuning): left out "
+            "of the comparisons and of this verdict."
+        )
+    zero = _having(d, "zero")
+    if zero:
+        recorded = [snap for _, snap in snapshots] or [d]
+        always = all(
+            all(lay.status == "zero" for lay in snap.layers if lay.name in {z.name for z in zero})
+            for snap in recorded
+        )
+        span = f" on every one of the {len(recorded)} recorded {d.unit}s" if always else ""
+        lines.append(
+            f"{_are(zero)} getting no gradient at all (every gradient exactly 0{span}): "
+            "nothing reaches them. Look for dead units (ReLUs that never fire), a detached "
+            "tensor, or a loss that does not depend on them."
+        )
+    if d.clip_scale is not None:
+        lines.append(
+            f"Gradient clipping scaled the gradients by ×{fmt(d.clip_scale, 2)} at {d.unit} "
+            f"{d.epoch}: the table shows them after clipping, the statuses read them before."
+        )
+    if d.judged_by == "update":
+        lines.append(
+            f"Read by update:data (how far each step moves the weights, relative to their size), "
+            f"not by the raw gradient: {d.optimizer or 'an adaptive optimizer'} rescales each "
+            "gradient, so its size is not what moves the weights."
         )
     return lines
+
+
+def _never_changed(d: Diagnosis, snapshots: History) -> list[LayerStats]:
+    """Layers (not frozen) whose every recorded update was exactly 0 while their weight
+    gradient was not (a zero gradient moves nothing, and says so itself)."""
+    recorded = [snap for _, snap in snapshots] or [d]
+    found = []
+    for layer in d.layers:
+        if layer.frozen or layer.status == "zero":
+            continue
+        moments = [
+            (lay.update_data, lay.max_abs)
+            for snap in recorded
+            for lay in snap.layers
+            if lay.name == layer.name and lay.update_data is not None
+        ]
+        if moments and all(u == 0 for u, _ in moments) and any(g > 0 for _, g in moments):
+            found.append(layer)
+    return found
 
 
 # Statuses that count when they happened at any recorded moment, not only at the end.

@@ -191,10 +191,14 @@ def _inlinable(order: list[Value], needs: set[Value], kept: set[Value]) -> set[V
 
 def _credit_edges(order: list[Value], needs: set[Value]) -> Iterator[tuple[Value, Value, str]]:
     """(node, parent, the template of the parent's local slope) for every edge the
-    backward pass carries credit along towards a parameter, in graph order."""
+    backward pass carries credit along towards a parameter, in graph order; where the op
+    writes the product itself (`Op.chain`), its template, in `{g}`."""
     for node in order:
         if node.op is not None and node.op.passes_credit and node in needs:
-            for parent, template in zip(node.parents, node.op.local_code, strict=True):
+            templates = [
+                c or t for t, c in zip(node.op.local_code, node.op.chain_code, strict=True)
+            ]
+            for parent, template in zip(node.parents, templates, strict=True):
                 if parent in needs:
                     yield node, parent, template
 
@@ -238,7 +242,11 @@ def _backward_lines(
             lines.append(f"{g} = 0.0")
         slots = dict(out=names[node], a=names[node.a], b=names[node.b] if node.b else "")
         for parent, template in credited[node]:
-            contribution = _times(g, template.format(**slots))
+            contribution = (
+                _wrap(template.format(g=g, **slots))
+                if "{g}" in template
+                else _times(g, template.format(**slots))
+            )
             count = seen[parent] = seen.get(parent, 0) + 1
             if parent in index:
                 i = index[parent]

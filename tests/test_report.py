@@ -110,8 +110,8 @@ def test_a_recorded_run_renders_in_the_terminal_with_notes_for_what_it_lacks() -
     text = terminal(recorded_report())
     assert text.startswith("torch run\na PyTorch run: 2 layers, 100 steps\n")
     assert "(mean per epoch, 50–150, log scale)" in text  # 3 points, one every 50
-    assert "no predictions: the run holds no data" in text
-    assert "no decision boundary: the run holds no data" in text
+    # what a run lacks, in one line
+    assert "no predictions, no decision boundary: a recorded run holds no network" in text
     assert "Gradients per layer at step 100 (as recorded)" in text
     assert "net.0" in text and "net.2" in text and "vanishing" in text
 
@@ -131,11 +131,14 @@ def test_a_recorded_run_renders_as_json() -> None:
 def test_a_recorded_run_renders_as_a_page() -> None:
     page = report_page(recorded_report())
     assert "<title>gradviz report: torch run</title>" in page
-    assert "no predictions: the run holds no data" in page
-    assert "no decision boundary: the run holds no data" in page
+    # what a run lacks, in one line, and no empty sections
+    assert "no predictions, no decision boundary, no example&#x27;s loss graph" in page or (
+        "no predictions, no decision boundary, no example's loss graph" in page
+    )
+    for section in ("boundary", "predictions", "example"):
+        assert f'<section id="{section}"' not in page
     # the layer picture, from the recorded statistics alone: a node per layer by its name
     assert "<title>net.0</title>" in page and "<title>net.2</title>" in page
-    assert '<p class="note">no example graph: the run holds no data</p>' in page
     payload = json.loads(re.search(r'id="gv-report">(.*?)</script>', page).group(1))
     assert [frame["epoch"] for frame in payload["frames"]] == [0, 50, 100]
     assert [layer["name"] for layer in payload["frames"][-1]["layers"]] == ["net.0", "net.2"]

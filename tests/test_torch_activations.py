@@ -156,10 +156,19 @@ def test_an_unknown_activation_is_read_as_linear_and_said(module) -> None:
     pre = net[0](X).detach().numpy()  # its own output: the activation is not read
     assert first.activation == "linear" and first.mean_slope == 1.0
     assert math.isclose(first.act_mean, float(np.mean(pre)), rel_tol=1e-12)
-    assert rec.notes() == [
+    notes = rec.notes()
+    assert notes[0] == (
         f"the activation after layer 0 ({module!r}) is unknown to gradviz: its row is read at "
         "the layer's output, as linear (slope 1, no saturation)"
-    ]
+    )
+    if isinstance(module, nn.PReLU):  # a parameter of its own: a row, its output not read
+        assert notes[1:] == [
+            "Activations not read for 1 (PReLU: the output is not one layer's units); their "
+            "gradients are."
+        ]
+        assert rec.diagnosis().layers[1].name == "1"
+    else:
+        assert notes[1:] == []
     out = io.StringIO()
     rec.table(file=out, width=200)
     assert f"the activation after layer 0 ({module!r}) is unknown to gradviz" in out.getvalue()

@@ -1,5 +1,5 @@
-"""gradviz.torch.draw: a PyTorch loss's autograd graph as gradviz's drawing model, checked
-against the tensors themselves, and drawn by every gradviz renderer."""
+"""gradviz.torch.draw (gradviz/torch/graph.py): a PyTorch loss's autograd graph as gradviz's
+drawing model, checked against the tensors themselves, and drawn by every gradviz renderer."""
 
 from __future__ import annotations
 
@@ -19,7 +19,7 @@ from gradviz.numbers import fmt  # noqa: E402
 from gradviz.output import render  # noqa: E402
 from gradviz.render import to_json, to_mermaid, to_text  # noqa: E402
 from gradviz.torch import diagram  # noqa: E402
-from gradviz.torch.draw import COLLAPSE_AT, describe  # noqa: E402
+from gradviz.torch.graph import COLLAPSE_AT, NOT_KEPT, describe  # noqa: E402
 
 
 def _mlp_loss(backward: bool = True):
@@ -45,7 +45,7 @@ def test_scalars_carry_their_values_and_gradients() -> None:
     assert (by_label["x"].data, by_label["x"].grad) == (2.0, -2.0)
     assert (by_label["y"].data, by_label["y"].grad) == (-3.0, 2.0)
     assert (by_label["loss"].data, by_label["loss"].grad) == (-4.0, 1.0)
-    assert sorted(n.label for n in d.nodes if n.kind == "op") == ["add", "mul"]
+    assert sorted(n.op for n in d.nodes if n.op) == ["add", "mul"]  # the loss: made by add
     x_id = by_label["x"].id
     assert sum(e.source == x_id for e in d.edges) == 2  # x is used twice: two edges
 
@@ -116,7 +116,7 @@ def test_a_deep_graph_is_walked_without_recursion_and_capped() -> None:
     assert d.title is not None and "nearest the loss" in d.title and "limit" in d.title
     assert d.nodes[0].label == "…"
     full = diagram(y, {"x": x}, limit=10_000)
-    assert full.title is None and any(n.label == "x" for n in full.nodes)
+    assert full.title == NOT_KEPT and any(n.label == "x" for n in full.nodes)
 
 
 @pytest.mark.parametrize(
@@ -152,6 +152,14 @@ def _stack(blocks: int):
     return net, loss
 
 
+def _block_rms(net, block: str) -> float:
+    grads = [
+        p.grad.double().flatten() for n, p in net.named_parameters() if n.startswith(block + ".")
+    ]
+    flat = torch.cat(grads)
+    return float((flat @ flat / flat.numel()) ** 0.5)
+
+
 def test_repeated_blocks_are_drawn_once_and_counted() -> None:
     net, loss = _stack(12)
     full = diagram(loss, net, limit=10_000)  # (the graph is large: the repeats collapse)
@@ -161,8 +169,14 @@ def test_repeated_blocks_are_drawn_once_and_counted() -> None:
     assert {n for n in names if not n.startswith("1.") or n.startswith("1.0.")} <= labels
     assert not any(label.startswith(f"1.{k}.") for label in labels for k in range(1, 12))
     (box,) = [n for n in full.nodes if n.kind == "group"]
-    assert box.label == "×11" and box.extra_lines == ("1.1…1.11: as 1.0, not drawn",)
-    assert full.title == "blocks 1.1…1.11 repeat 1.0: one box ×11"
+    assert box.label == "×11" and box.extra_lines[0] == "1.1…1.11: as 1.0, not drawn"
+    # the gradient through the blocks: each block's parameters' grad rms, computed here
+    through = [_block_rms(net, f"1.{k}") for k in range(12)]
+    head, ramp, first, arrow, last = box.extra_lines[1].rsplit(" ", 4)
+    assert head == "param grad rms 1.0…1.11:" and arrow == "→"
+    assert (first, last) == (fmt(through[0]), fmt(through[-1])) and len(ramp) == 12
+    assert ramp[through.index(min(through))] == "▁" and ramp[through.index(max(through))] == "█"
+    assert full.title == f"blocks 1.1…1.11 repeat 1.0: one box ×11; {NOT_KEPT}"
     # one way through: the first block's last op into the box, the box into the head
     into = [e.source for e in full.edges if e.target == box.id]
     out = [e.target for e in full.edges if e.source == box.id]
@@ -184,7 +198,7 @@ def test_repeated_blocks_are_drawn_once_and_counted() -> None:
 def test_a_small_stack_is_drawn_in_full() -> None:
     net, loss = _stack(2)
     d = diagram(loss, net)
-    assert len(d.nodes) <= COLLAPSE_AT and d.title is None
+    assert len(d.nodes) <= COLLAPSE_AT and d.title == NOT_KEPT
     assert not [n for n in d.nodes if n.kind == "group"]
     assert {name for name, _ in net.named_parameters()} <= {n.label for n in d.nodes}
 
@@ -198,7 +212,7 @@ def test_past_the_cap_the_repeats_collapsed_may_fit() -> None:
     assert {name for name, _ in net.named_parameters() if name.startswith("1.0.")} <= labels
     assert "0.weight" in labels and "2.weight" in labels
     assert [n.label for n in d.nodes if n.kind == "group"] == ["×59"]
-    assert d.title == "blocks 1.1…1.59 repeat 1.0: one box ×59"
+    assert d.title == f"blocks 1.1…1.59 repeat 1.0: one box ×59; {NOT_KEPT}"
 
 
 def test_under_the_cap_the_first_drawn_block_stands_for_the_repeats() -> None:
@@ -212,6 +226,10 @@ def test_under_the_cap_the_first_drawn_block_stands_for_the_repeats() -> None:
     first = min(int(label.split(".")[1]) for label in labels if label.startswith("1."))
     assert first > 0 and not any(label.startswith("1.0.") for label in labels)
     assert box.label == f"×{199 - first}"
-    assert box.extra_lines == (f"1.{first + 1}…1.199: as 1.{first}, not drawn",)
+    assert box.extra_lines[0] == f"1.{first + 1}…1.199: as 1.{first}, not drawn"
+    assert box.extra_lines[1].startswith(f"param grad rms 1.{first}…1.199: ")
+    assert box.extra_lines[1].endswith(f" {fmt(_block_rms(net, '1.199'))}")
     assert d.title is not None and d.title.startswith("the 150 autograd nodes nearest the loss")
-    assert d.title.endswith(f"blocks 1.{first + 1}…1.199 repeat 1.{first}: one box ×{199 - first}")
+    assert d.title.endswith(
+        f"blocks 1.{first + 1}…1.199 repeat 1.{first}: one box ×{199 - first}; {NOT_KEPT}"
+    )

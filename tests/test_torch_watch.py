@@ -168,7 +168,7 @@ def test_nan_is_counted_and_located() -> None:
 
 @pytest.mark.parametrize(
     ("args", "words"),
-    [((nn.ReLU(),), "no layer with a weight"), (("net",), "torch.nn.Module"), ((None, 0), "every")],
+    [((nn.ReLU(),), "no parameters to watch"), (("net",), "torch.nn.Module"), ((None, 0), "every")],
 )
 def test_watch_refuses(args, words: str) -> None:
     args = (_mlp([2, 2]), *args[1:]) if args[0] is None else args
@@ -226,7 +226,7 @@ def test_inspect_shows_the_run_and_says_what_is_missing(deep_run, tmp_path) -> N
     done = _invoke("inspect", str(path))
     assert done.exit_code == 0, done.output
     assert "recorded in PyTorch" in done.output and "(read after Sigmoid)" in done.output
-    assert "no predictions: the run holds no data" in done.output
+    assert "no predictions, no decision boundary: a recorded run holds no" in done.output
     _, loss, accuracy = rec.curves()
     assert f"last recorded loss {fmt(loss[-1])}, accuracy {percent(accuracy[-1])}" in done.output
     assert "Gradients per layer at step 50 (as recorded)" in done.output
@@ -234,7 +234,8 @@ def test_inspect_shows_the_run_and_says_what_is_missing(deep_run, tmp_path) -> N
     done = _invoke("inspect", str(path), "-o", str(page), "--curves", str(curves))
     assert done.exit_code == 0, done.output
     html = page.read_text("utf-8")
-    assert "the run holds no data" in html and "<svg" in html
+    assert "a recorded run holds no network and no data" in html and "<svg" in html
+    assert "The network by step" in html and "mean per epoch" not in html
     assert ET.fromstring(curves.read_bytes()).tag.endswith("svg")
     document = json.loads(_invoke("inspect", str(path), "--json").output)
     assert document["gradients"] == rec.diagnosis().to_dict() and document["verdict"]
@@ -270,4 +271,5 @@ def test_a_damaged_run_is_one_line(deep_run, tmp_path) -> None:
     cut = tmp_path / "cut.json"
     cut.write_text(path.read_text("utf-8")[:500], "utf-8")
     done = _invoke("inspect", str(cut))
-    assert done.exit_code == 2 and "not a gradviz run" in done.output
+    assert done.exit_code == 2 and len(done.output.strip().splitlines()) == 1
+    assert "truncated" in done.output or "not valid JSON" in done.output  # where it was cut

@@ -31,6 +31,7 @@ FAIL_ON = {
     "stalled": "stalled",
     "saturated": "saturated",
     "dead": "dead",
+    "zero": "zero",
 }
 # What measure's errors call grads' and compare's own options.
 MEASURE_FLAGS = {key: flag(key) for key in ("epochs", "record_every", "data")}

@@ -173,8 +173,8 @@ DEFAULT_SAMPLES = 10  # parameters of a model that `check` compares
     "page",
     type=click.Path(path_type=Path, dir_okay=False),
     metavar="FILE.html",
-    help="Also write a live page opened on step 1 (one file, no network; see `draw -o`); "
-    "with --animate, FILE.svg: the backward pass as an animated picture.",
+    help="Write a live page opened on step 1 (one file, no network; see `draw -o`) and "
+    "print only where; with --animate, FILE.svg: the backward pass as an animated picture.",
 )
 @click.option(
     "--animate",
@@ -294,7 +294,9 @@ def trace_command(
         check_frames(drawn, extension, step)
     if animate:
         check_animation(drawn)
-    if not as_json:
+    # With -o, the page (or the animation) holds the trace: only where it went is said,
+    # as `draw -o` does; --frames alone still prints the trace beside its files.
+    if not as_json and page is None:
         if show_forward:
             console.print(forward_view(forward(value)))
             console.print()

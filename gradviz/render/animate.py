@@ -168,7 +168,7 @@ def animation_css(timeline: Timeline, prefix: str) -> tuple[str, dict[str, str]]
             grad.append(
                 keyframes(f"{prefix}r{arrives}", [("0%", "opacity:0"), (at(arrives), "opacity:1")])
             )
-        outline = f".{name} :is(polygon,ellipse,polyline)"
+        outline = f".{name} :is(polygon,ellipse,polyline,path)"  # (path: a rounded box)
         if shape:
             plays.append(f"{outline}:not([fill=none]){{animation:{','.join(shape)}}}")
             if turn is not None:  # a record's separators take the outline's colour

@@ -33,6 +33,9 @@ State = Literal["done", "current", "dim"] | None
 STATES: tuple[str, ...] = ("done", "current", "dim")
 # The label of an edge no credit travels back along (into detach): drawn dashed.
 STOPS = "no grad"
+# The line that marks the frontier of a recorded PyTorch graph (`gradviz.torch.draw`): the
+# node nearest the output whose gradient is below a tenth of the output's.
+FRONTIER = "▶ frontier: grad below ⅒ of the output's"
 
 
 @dataclass(frozen=True, slots=True)
@@ -62,12 +65,16 @@ class Node:
     op: str | None = None  # the op's name: for op nodes, and for value nodes an op made
     role: Role = "intermediate"
     ordered: bool = False  # an op whose inputs' order matters (a − b): drawn with a and b
+    # the |grad| a node is coloured by when `grad` holds no one number: a tensor's (or a
+    # module's) rms gradient, its numbers written in `extra_lines`
+    grad_rms: float | None = None
 
     @property
     def magnitude(self) -> float | None:
-        """|grad| as one number for colouring (mean over a batch); None without a grad."""
+        """|grad| as one number for colouring (mean over a batch, or `grad_rms`); None
+        without a grad."""
         if self.grad is None:
-            return None
+            return self.grad_rms
         if is_array(self.grad):
             return float(np.mean(np.abs(self.grad))) if self.grad.size else 0.0
         return abs(float(self.grad))
@@ -75,7 +82,7 @@ class Node:
     @property
     def is_finite(self) -> bool:
         """False when data or grad holds a NaN or an infinity anywhere."""
-        return not (is_bad(self.data) or is_bad(self.grad))
+        return not (is_bad(self.data) or is_bad(self.grad) or is_bad(self.grad_rms))
 
 
 @dataclass(frozen=True, slots=True)
@@ -447,7 +454,7 @@ def preferred_rankdir(diagram: Diagram) -> str:
     else reads left to right (as one reads a formula) unless that would be wider than
     WIDE_PX while top to bottom is narrower: deep graphs then go top to bottom.
     """
-    if diagram.level == "layer":
+    if diagram.level in ("layer", "module"):  # (a PyTorch model's modules: a chain too)
         return LAYER_RANKDIR
     rank = ranks(diagram)
     columns: dict[int, float] = {}
@@ -462,7 +469,13 @@ def preferred_rankdir(diagram: Diagram) -> str:
 
 
 # The views of a saved network that draw less than each level (`level`).
-COARSER_LEVELS = {"scalar": ("neuron", "layer"), "neuron": ("layer",), "layer": ()}
+COARSER_LEVELS = {
+    "scalar": ("neuron", "layer"),
+    "neuron": ("layer",),
+    "layer": (),
+    "op": ("module",),  # a PyTorch graph (gradviz.torch.draw)
+    "module": (),
+}
 
 
 def draw_less(diagram: Diagram) -> Worded:

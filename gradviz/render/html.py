@@ -34,7 +34,7 @@ from gradviz.engine import Value
 from gradviz.errors import OptionWords, keyword
 from gradviz.names import definition, node_names, op_form, operand, output_name, substitute
 from gradviz.numbers import DEFAULT_PRECISION, json_number
-from gradviz.ops import BINARY_OPS, NEG, UNARY_OPS, Op, javascript, power_op
+from gradviz.ops import BINARY_OPS, NEG, UNARY_OPS, Op, javascript, javascript_chain, power_op
 from gradviz.render import colours
 from gradviz.render.diagram import (
     BAD_BAND,
@@ -104,10 +104,17 @@ def ops_script() -> str:
     entries = []
     for key, op in table_ops().items():
         forward, locals_ = JS_OPS[key]
+        # the chain rule's products, where the row writes them (log: g / a, `Op.chain`)
+        chain = javascript_chain(op)
+        credit = (
+            ""
+            if chain is None
+            else f",\n    c: function (g, out, a, b, n) {{ return [{', '.join(chain)}]; }}"
+        )
         entries.append(
             f"  {json.dumps(key)}: {{arity: {op.arity}, passes: {str(op.passes_credit).lower()},\n"
             f"    f: function (a, b, n) {{ return {forward}; }},\n"
-            f"    d: function (out, a, b, n) {{ return [{', '.join(locals_)}]; }}}}"
+            f"    d: function (out, a, b, n) {{ return [{', '.join(locals_)}]; }}{credit}}}"
         )
     return "var GV_OPS = {\n" + ",\n".join(entries) + "\n};\n"
 

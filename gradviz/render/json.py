@@ -51,6 +51,8 @@ def _node(node: Node) -> dict[str, Any]:
         entry["cluster"] = node.cluster
     if node.state is not None:
         entry["state"] = node.state
+    if node.grad_rms is not None:
+        entry["grad_rms"] = number(node.grad_rms)
     if node.extra_lines:
         entry["extra_lines"] = list(node.extra_lines)
     entry["detail"] = node.detail

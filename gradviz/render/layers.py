@@ -3,7 +3,8 @@ bar, the side-by-side comparison and the over-training heat map (the --plot pict
 gradviz.render.plots, drawn by matplotlib).
 
 Pure functions from `gradviz.stats` results to rich renderables; the CLI prints them.
-Layer names reach rich as `Text`, never markup.
+Layer names reach rich as `Text`, never markup, and with their control and invisible
+characters shown as escapes (`gradviz.text.printable`: a module named "a\tb" is `a\tb`).
 """
 
 from __future__ import annotations
@@ -11,6 +12,7 @@ from __future__ import annotations
 import math
 import re
 from collections.abc import Sequence
+from dataclasses import replace
 
 from rich import box
 from rich.cells import cell_len
@@ -20,17 +22,20 @@ from rich.text import Text
 
 from gradviz.numbers import fmt
 from gradviz.stats import Diagnosis, History, LayerStats, ParamGrad, series
+from gradviz.text import printable
 
 STATUS_STYLES = {
     "NaN": "bold red",
     "exploding": "bold red",
     "dead": "red",
+    "zero": "red",
     "vanishing": "red",
     "stalled": "magenta",
     "saturated": "yellow",
     "weak": "yellow",
     "converged": "green",
     "ok": "green",
+    "frozen": "dim",
 }
 BAR_DECADES = 8  # the rel bar spans 1e-8 .. 1
 BAR_WIDTH = 8
@@ -39,6 +44,19 @@ _RAMP = "▁▂▃▄▅▆▇█"
 # Cold to hot for the heat map: a small gradient is blue, a large one red.
 _HEAT = ("#313695", "#4575b4", "#74add1", "#abd9e9", "#fee090", "#fdae61", "#f46d43", "#d73027")
 DIGITS = 3
+NAME_WIDTH = 48  # cells of a layer's name in the tables and the heat map (then …)
+
+
+def layer_label(name: str, most: int = NAME_WIDTH) -> str:
+    """A layer's name as the views show it: control and invisible characters as escapes
+    (`gradviz.text.printable`), and cut after `most` cells with … (a module may be named
+    with 1,500 characters: the numbers must still fit beside it)."""
+    shown = printable(name)
+    if cell_len(shown) <= most:
+        return shown
+    while cell_len(shown) > most - 1:
+        shown = shown[:-1]
+    return shown + "…"
 
 
 def _num(x: float | None) -> Text:
@@ -114,12 +132,14 @@ def _above_bound(layer: LayerStats) -> bool:
 
 
 def _row(layer: LayerStats) -> dict[str, Text]:
+    if layer.unread is not None and layer.unread.startswith("activations"):
+        return _row_unread(layer)
     hop = _num(None) if layer.hop is None else Text("×" + fmt(layer.hop, DIGITS))
     if _above_bound(layer):
         hop = Text("×" + fmt(layer.hop, DIGITS) + "*", style="dim")
     bound = _num(None) if layer.hop_bound is None else Text("≤" + fmt(layer.hop_bound, DIGITS))
     return {
-        "layer": Text(layer.name),
+        "layer": Text(layer_label(layer.name)),
         "act": Text(layer.activation),
         "n": Text(str(layer.n_params)),
         "mean|g|": _num(layer.mean_abs),
@@ -139,6 +159,16 @@ def _row(layer: LayerStats) -> dict[str, Text]:
         "NaN": Text(str(layer.nonfinite), style="bold red" if layer.nonfinite else ""),
         "status": _status(layer),
     }
+
+
+def _row_unread(layer: LayerStats) -> dict[str, Text]:
+    """A row whose activations were not read: their columns say so ("?"), not a number
+    that looks measured."""
+    row = _row(replace(layer, unread=None))
+    unread = Text("?", style="dim")
+    for name in ("act", "act mean", "act std", "slope", "sat%", "dead%"):
+        row[name] = unread
+    return row
 
 
 def layer_table(
@@ -163,7 +193,7 @@ def layer_table(
 
     def keep(column: tuple[str, bool, int]) -> int:
         name, _, priority = column
-        alarming = name in _ALARMS and any(r[name].plain not in ("0", "—") for r in rows)
+        alarming = name in _ALARMS and any(r[name].plain not in ("0", "—", "?") for r in rows)
         return priority + 50 if alarming else priority
 
     def size(name: str) -> int:
@@ -182,6 +212,8 @@ def layer_table(
         c[0] == "hop" for c in columns
     ):
         caption.append("; hop*: above the per-sample bound, the samples' signals cancel")
+    if any(layer.unread for layer in diagnosis.layers):
+        caption.append("; ?: not read (the notes say why)")
     if dropped:
         caption.append(f"; not shown for lack of width: {', '.join(dropped)}{_more(more)}")
     table = Table(
@@ -223,7 +255,8 @@ class VerdictLines:
     one line, however long."""
 
     def __init__(self, items: Sequence[tuple[str, str]]) -> None:
-        self.items = list(items)
+        # a sentence names layers, which may hold a tab or an escape sequence
+        self.items = [(prefix, printable(sentence)) for prefix, sentence in items]
 
     def __rich_console__(self, console: Console, options: ConsoleOptions) -> RenderResult:
         for prefix, sentence in self.items:
@@ -266,7 +299,8 @@ def heat_map(snapshots: History, width: int = 60) -> RenderableType:
     hi = math.log10(max(finite)) if finite else 0.0
     span = max(hi - lo, 1e-12)
     acts = {layer.name: layer.activation for layer in snapshots[-1][1].layers}
-    label_width = max(len(f"{n} {acts.get(n, '')}") for n in names)
+    labels = [f"{layer_label(n)} {acts.get(n, '')}" for n in names]
+    label_width = max(cell_len(label) for label in labels)
     lines = [
         Text.assemble(
             ("rms gradient over training", "bold"),
@@ -274,10 +308,11 @@ def heat_map(snapshots: History, width: int = 60) -> RenderableType:
         )
     ]
     first, last = str(epochs[picks[0]]), str(epochs[picks[-1]])
-    axis = f"epoch {first}".ljust(max(len(picks) - len(last), len(first) + 7)) + last
+    unit = snapshots[-1][1].unit  # (an epoch of gradviz's training, or a recorded step)
+    axis = f"{unit} {first}".ljust(max(len(picks) - len(last), len(first) + len(unit) + 2)) + last
     lines.append(Text(" " * (label_width + 2) + axis, style="dim"))
-    for name, row in zip(names, rows, strict=True):
-        line = Text(f"{name} {acts.get(name, '')}".ljust(label_width) + "  ")
+    for label, row in zip(labels, rows, strict=True):
+        line = Text(label + " " * (label_width - cell_len(label) + 2))
         for i in picks:
             v = row[i]
             if not math.isfinite(v):
@@ -365,7 +400,7 @@ def compare_table(
         for tag, d in ((name_a, a), (name_b, b)):
             layer = d.layers[i] if i < len(d.layers) else None
             if layer is not None:
-                names.append(layer.name)
+                names.append(layer_label(layer.name))
             row = (
                 [Text(layer.activation), _num(layer.rms), log_bar(layer.rel), _status(layer)]
                 if layer is not None
@@ -484,7 +519,7 @@ def params_table(params: Sequence[ParamGrad]) -> RenderableType:
         rel = abs(p.grad) / top if top and math.isfinite(p.grad) else None
         if not math.isfinite(p.grad):
             rel = math.nan
-        table.add_row(Text(p.name), _num(p.value), _num(p.grad), _num(rel), log_bar(rel))
+        table.add_row(Text(printable(p.name)), _num(p.value), _num(p.grad), _num(rel), log_bar(rel))
     ranked = sorted((p for p in params if math.isfinite(p.grad)), key=lambda p: abs(p.grad))
     least = ", ".join(f"{p.name} ({fmt(p.grad, 2)})" for p in ranked[:3])
     note = Text(f"least credit: {least}" if least else "no finite gradients", style="dim")

@@ -67,6 +67,7 @@ from gradviz.render.svgplot import (
     tick_label,
 )
 from gradviz.stats import Diagnosis, History, LayerStats, series
+from gradviz.text import printable
 
 if TYPE_CHECKING:
     import numpy as np
@@ -161,9 +162,11 @@ def curves_svg(
     every: int = 1,
     title: str = "loss and accuracy",
     subtitle: str = "",
+    unit: str = "epoch",
 ) -> str:
     """The mean loss per epoch (log scale when every finite value is positive) above the
-    accuracy per epoch, on one epoch axis; NaN/inf epochs are gaps, marked x."""
+    accuracy per epoch, on one epoch axis; NaN/inf epochs are gaps, marked x. A run
+    recorded elsewhere counts optimizer steps (`unit="step"`), each point its batch's."""
     left, right = 78, WIDTH - 24
     top_a, top_b = 48, 238  # the loss axes
     acc_a, acc_b = 262, 372  # the accuracy axes
@@ -175,9 +178,7 @@ def curves_svg(
     drawn = [within(v, log) for v in loss]
     finite = [v for v in drawn if math.isfinite(v)]
     parts = [_title(title, subtitle)]
-    parts.append(
-        text(left, top_a - 8, "mean per epoch, as training saw the examples", 11, cls="soft")
-    )
+    parts.append(text(left, top_a - 8, _PER[unit], 11, cls="soft"))
     if log:
         lo, hi = decades(min(finite), max(finite))
         y = Scale(lo, hi, top_b, top_a, log=True)
@@ -226,7 +227,7 @@ def curves_svg(
     parts += grid_lines([x(t) for t in xticks], acc_a, acc_b, vertical=True)
     parts += grid_lines([a(t) for t in aticks], left, right, vertical=False)
     parts += left_axis("accuracy", a, left, aticks, [f"{round(t * 100)}%" for t in aticks])
-    parts += bottom_axis("epoch", x, acc_b, xticks, xlabels)
+    parts += bottom_axis(unit, x, acc_b, xticks, xlabels)
     parts.append(text(18, (acc_a + acc_b) / 2, "accuracy", 12, "middle", rotate=True))
     acc = [v if math.isfinite(v) else math.nan for v in accuracy]
     parts.append(
@@ -236,13 +237,13 @@ def curves_svg(
     )
     if acc and not any(math.isfinite(v) for v in acc):
         parts.append(text(right, acc_a + 14, "no accuracy recorded", 11, "end", "note"))
-    parts.append(text((left + right) / 2, acc_b + 34, "epoch", 12, "middle"))
+    parts.append(text((left + right) / 2, acc_b + 34, unit, 12, "middle"))
     # the epoch chosen on the page's slider: x = a + b * epoch
     parts.append(
         f'<line x1="-10" y1="{top_a}" x2="-10" y2="{acc_b}" class="now" '
         f'data-x="{x(0)!r} {(x(1) - x(0))!r}"/>'
     )
-    return svg(WIDTH, acc_b + 44, "loss and accuracy per epoch", parts, "curves")
+    return svg(WIDTH, acc_b + 44, f"loss and accuracy per {unit}", parts, "curves")
 
 
 # -- the decision boundary -----------------------------------------------------------------
@@ -517,6 +518,13 @@ DARK_TEXT = {"#e69f00": "#9a5c00", "#9ab7d3": "#333333", NONFINITE[0]: "#00669b"
 LOUD = ("vanishing", "stalled", "NaN", "exploding", "dead")
 
 
+# What a curve's point is, by what it counts.
+_PER = {
+    "epoch": "mean per epoch, as training saw the examples",
+    "step": "as logged at each optimizer step: that step's batch",
+}
+
+
 def grads_svg(
     diagnosis: Diagnosis,
     snapshots: History | None = None,
@@ -584,7 +592,9 @@ def grads_svg(
     heat_note = ""
     if heat:
         heat_left = status_x + 118
-        heat_parts, heat_note = _heat(epochs, names, rows, layers, lo, hi, heat_left, top, row_h)
+        heat_parts, heat_note = _heat(
+            epochs, names, rows, layers, lo, hi, heat_left, top, row_h, diagnosis.unit
+        )
         parts += heat_parts
     legend_y = top + plot_h + 56
     parts += _grads_legend(layers, rows, statuses, legend_y)
@@ -596,13 +606,15 @@ def grads_svg(
     return svg(
         WIDTH,
         legend_y + 30,
-        "rms gradient per layer, and per layer over epochs",
+        f"rms gradient per layer, and per layer over {diagnosis.unit}s",
         parts,
         "grads",
     )
 
 
 def _clip(label: str, most: int) -> str:
+    """A layer's label in at most `most` characters, control characters as escapes."""
+    label = printable(label)
     return label if len(label) <= most else label[: most - 1] + "…"
 
 
@@ -620,6 +632,7 @@ def _heat(
     left: float,
     top: float,
     row_h: float,
+    unit: str = "epoch",
 ) -> tuple[list[str], str]:
     """The layers x epochs map: one row per layer, one column per recorded epoch (as wide
     as the time it stands for), NaN/inf crossed cyan and zeros dotted white."""
@@ -630,7 +643,7 @@ def _heat(
         columns = columns[::stride]
         if columns[-1] != len(epochs) - 1:
             columns.append(len(epochs) - 1)
-        note = f"heat map: every {stride}th of {len(epochs):,} recorded epochs"
+        note = f"heat map: every {stride}th of {len(epochs):,} recorded {unit}s"
     shown = [epochs[j] for j in columns]
     if len(shown) > 1:
         mids = [(a + b) / 2 for a, b in itertools.pairwise(shown)]
@@ -671,7 +684,7 @@ def _heat(
     parts += bottom_axis(
         "heat-epoch", x, top + plot_h, ticks, [str(round(t)) for t in ticks], spine=False
     )
-    parts.append(text(left + width / 2, top + plot_h + 32, "epoch", 12, "middle"))
+    parts.append(text(left + width / 2, top + plot_h + 32, unit, 12, "middle"))
     # the epoch chosen on the page's slider: one outlined column per recorded epoch
     parts.append(
         f'<rect x="-10" y="{num(top)}" width="0" height="{num(plot_h)}" class="now" '

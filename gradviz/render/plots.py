@@ -28,6 +28,7 @@ from typing import TYPE_CHECKING, Any
 from gradviz.numbers import fmt
 from gradviz.ops import ACTIVATIONS
 from gradviz.stats import Diagnosis, History, series
+from gradviz.text import printable
 
 if TYPE_CHECKING:
     from matplotlib.figure import Figure
@@ -67,12 +68,14 @@ STATUS_COLOURS = {
     "NaN": NONFINITE,
     "exploding": ("#d55e00", "xxx"),
     "dead": ("#333333", "..."),
+    "zero": ("#333333", "..."),
     "stalled": (VANISHING, "////"),
     "vanishing": (VANISHING, "////"),
     "saturated": ("#e69f00", ""),
     "weak": ("#e69f00", ""),
     "converged": ("#9ab7d3", ""),
     "ok": ("#9ab7d3", ""),
+    "frozen": ("#bbbbbb", ""),
 }
 MAGNITUDE_MAP = "magma"  # sequential, perceptually uniform: dark = small
 BOUNDARY_MAP = "PuOr_r"  # diverging: purple below the threshold, orange above
@@ -129,10 +132,16 @@ def _save(figure: Figure, fmt: str) -> bytes:
     return out.getvalue()
 
 
+def _short(name: str, most: int = 40) -> str:
+    """A layer's name as a tick label: at most `most` characters (then …)."""
+    return name if len(name) <= most else name[: most - 1] + "…"
+
+
 def plain(text: str) -> str:
     """Text from the user (a file, layer or column name) as matplotlib shows it literally:
-    a `$` would otherwise start TeX math."""
-    return text.replace("$", r"\$")
+    a `$` would otherwise start TeX math, and a control character (a tab in a module's
+    name) is shown as its escape (`gradviz.text.printable`; raw, it is invalid in SVG)."""
+    return printable(text).replace("$", r"\$")
 
 
 SUPERSCRIPT = str.maketrans("0123456789-", "⁰¹²³⁴⁵⁶⁷⁸⁹⁻")
@@ -236,7 +245,7 @@ def _grads_figure(
     bars.set_xlim(lo, hi)
     bars.xaxis.set_major_locator(LogLocator(numticks=6))  # room for every 10⁻ⁿ label
     unicode_log_labels(bars.xaxis)
-    bars.set_yticks(y, [plain(f"{lay.name} {lay.activation}") for lay in layers])
+    bars.set_yticks(y, [plain(f"{_short(lay.name)} {lay.activation}") for lay in layers])
     bars.set_ylim(n - 0.5, -0.5)  # L1 at the top, as in the table
     bars.set_xlabel("rms gradient (log scale)")
     bars.set_title("now: rms gradient per layer", loc="left")
@@ -295,7 +304,12 @@ def _heat(
 
     grid = np.array([rows[names.index(lay.name)] for lay in layers], dtype=np.float64)
     e = np.asarray(epochs, dtype=np.float64)
-    if len(e) > 1:
+    if len(e) > 1 and not np.all(np.diff(e) > 0):
+        # records at one step (a recorder's step() twice between updates): cells of one
+        # width side by side over the steps' span, so none is of width 0 (and the axis
+        # not a singular one, which matplotlib warns of)
+        edges = np.linspace(e[0] - 0.5, e[-1] + 0.5, len(e) + 1)
+    elif len(e) > 1:
         mids = (e[1:] + e[:-1]) / 2
         edges = np.concatenate([[e[0] - (mids[0] - e[0])], mids, [e[-1] + (e[-1] - mids[-1])]])
     else:

@@ -239,6 +239,14 @@ def _scatter(data: Dataset) -> str:
     )
 
 
+def _typed_form(data: Dataset) -> str:
+    """The boxes for an input of one's own, and the button that shows its loss graph."""
+    return (
+        f'<form id="typed" class="inputs">{_input_boxes(data)}'
+        '<button type="submit" id="show-typed">Show graph</button>\n</form>'
+    )
+
+
 def _input_boxes(data: Dataset) -> str:
     boxes = []
     for j, name in enumerate(data.feature_names):
@@ -256,45 +264,52 @@ def _input_boxes(data: Dataset) -> str:
 PAGE = (
     HEAD
     + """<body class="report">
-<header><h1>{heading}</h1><p class="sub">gradviz: a trained network, its training and its
-gradients. Move the epoch slider to recolour the network; pick an example to see its loss
-graph.</p></header>
+<header><h1>{heading}</h1><p class="sub">{intro}</p></header>
 <main>
 <section id="summary" aria-labelledby="summary-h"><h2 id="summary-h">Summary</h2>
 <pre>{summary}</pre></section>
 <section id="curves" aria-labelledby="curves-h"><h2 id="curves-h">Loss and accuracy</h2>
 {curves}</section>
-<section id="boundary" aria-labelledby="boundary-h"><h2 id="boundary-h">Decision boundary</h2>
-{boundary}</section>
-<section id="network" aria-labelledby="network-h"><h2 id="network-h">The network by epoch</h2>
-<p class="buttons"><label for="epoch">Epoch</label>
+{boundary_section}
+<section id="network" aria-labelledby="network-h"><h2 id="network-h">The network by {unit}</h2>
+<p class="buttons"><label for="epoch">{Unit}</label>
 <input type="range" id="epoch" min="0" max="{last}" step="1" value="{last}"
  aria-describedby="epoch-text">
 <span id="epoch-text" aria-live="polite"></span></p>
 <figure id="graph" class="live" aria-label="the network, one node per layer">{network}</figure>
-<p class="sub">Each layer is coloured by its rms gradient ∂L/∂w over the whole data set at the
-chosen epoch (the colour scale of every gradviz picture).</p>
+<p class="sub">Each layer is coloured by its rms gradient ∂L/∂w {over} at the chosen {unit}
+(the colour scale of every gradviz picture).</p>
 </section>
 <section id="gradients" aria-labelledby="gradients-h"><h2 id="gradients-h">Gradients per layer</h2>
 <pre>{gradients}</pre>
 {grads}</section>
-<section id="predictions" aria-labelledby="predictions-h"><h2 id="predictions-h">Predictions
-</h2>{examples}</section>
-<section id="example" aria-labelledby="example-h"><h2 id="example-h">One example's loss graph</h2>
-{scatter}
-<form id="typed" class="inputs">{boxes}<button type="submit" id="show-typed">Show graph</button>
-</form>
-<p id="example-text" class="out" aria-live="polite"></p>
-<div class="scroll"><table id="graph-table"><thead><tr><th scope="col">#</th>
-<th scope="col">node</th><th scope="col">in</th><th scope="col">op</th>
-<th scope="col">inputs</th><th scope="col">data</th><th scope="col">grad</th></tr></thead>
-<tbody></tbody></table></div>
-</section>
+{data_sections}
 </main>
 {scripts}
 </body>
 </html>
 """
+)
+
+
+BOUNDARY_SECTION = """<section id="boundary" aria-labelledby="boundary-h"><h2 id="boundary-h">\
+Decision boundary</h2>
+{boundary}</section>"""
+DATA_SECTIONS = """<section id="predictions" aria-labelledby="predictions-h">\
+<h2 id="predictions-h">Predictions</h2>{examples}</section>
+<section id="example" aria-labelledby="example-h"><h2 id="example-h">One example's loss graph</h2>
+{scatter}
+{typed}
+<p id="example-text" class="out" aria-live="polite"></p>
+<div class="scroll"><table id="graph-table"><thead><tr><th scope="col">#</th>
+<th scope="col">node</th><th scope="col">in</th><th scope="col">op</th>
+<th scope="col">inputs</th><th scope="col">data</th><th scope="col">grad</th></tr></thead>
+<tbody></tbody></table></div>
+</section>"""
+# A run recorded elsewhere holds per-layer statistics and curves only: one line for the rest.
+RUN_LACKS = (
+    '<p class="note" id="run-lacks">no predictions, no decision boundary, no example\'s loss '
+    "graph: a recorded run holds no network and no data</p>"
 )
 
 
@@ -320,6 +335,7 @@ def report_html(parts: ReportParts, report: Report, precision: int = DEFAULT_PRE
         "Y": [json_number(v) for v in data.Y[:EXAMPLE_LIMIT].tolist()] if data is not None else [],
         "names": list(data.feature_names) if data is not None else [],
         "precision": precision,
+        "unit": report.unit,
     }
     code = engine_script() + asset_text("report.js")
     css = page_css() + asset_text("report.css")
@@ -333,25 +349,45 @@ def report_html(parts: ReportParts, report: Report, precision: int = DEFAULT_PRE
         f"<script>{code}</script>"
     )
     notes = parts.notes
+    unit = report.unit
+    if data is None:  # a recorded run: what it lacks in one line, no empty sections
+        intro = (
+            f"gradviz: a training run recorded elsewhere, its curves and its gradients. Move "
+            f"the {unit} slider to recolour the network."
+        )
+        boundary_section, data_sections = "", RUN_LACKS
+        over = "over the recorded step's batch"
+    else:
+        intro = (
+            "gradviz: a trained network, its training and its gradients. Move the epoch "
+            "slider to recolour the network; pick an example to see its loss graph."
+        )
+        boundary_section = BOUNDARY_SECTION.format(
+            boundary=_picture(parts.boundary_svg, notes.get("boundary"))
+        )
+        data_sections = DATA_SECTIONS.format(
+            examples=_examples(report), typed=_typed_form(data), scatter=_scatter(data)
+        )
+        over = "over the whole data set"
     return PAGE.format(
         csp=csp,
         title=_esc(printable(f"gradviz report: {parts.title}")),  # a file name: no ESC raw
         css=css,
         heading=_esc(printable(parts.title)),
+        intro=intro,
+        unit=unit,
+        Unit=unit.capitalize(),
+        over=over,
         summary=_esc(printable_lines(parts.summary)),
         curves=_picture(parts.curves_svg, notes.get("curves")),
-        boundary=_picture(parts.boundary_svg, notes.get("boundary")),
+        boundary_section=boundary_section,
+        data_sections=data_sections,
         last=max(0, len(frames) - 1),
         network=inline_svg(parts.network_svg)
         if parts.network_svg is not None
         else f'<p class="note">{_esc(notes.get("network", "not drawn"))}</p>',
         gradients=_esc(parts.gradients),
         grads=_picture(parts.grads_svg, notes.get("grads")),
-        examples=_examples(report),
-        boxes=_input_boxes(data)
-        if data is not None
-        else f'<p class="note">{_esc(parts.program.get("skip", ""))}</p>',
-        scatter=_scatter(data) if data is not None else "",
         scripts=scripts,
     )
 

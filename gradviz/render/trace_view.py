@@ -42,6 +42,16 @@ def d(out: str, name: str) -> str:
     return f"d{out}/d{operand(name)}"
 
 
+# A product whose slope overflowed but whose credit did not (log's 1/x at 1e-310: the row
+# divides, `Op.chain`), said so: `1e-310 · inf = 1` alone reads as a mistake.
+ONE_QUOTIENT = " (taken as one quotient: the slope alone overflows)"
+
+
+def _one_quotient(c: Contribution) -> str:
+    finite = bool(np.all(np.isfinite(c.amount)))
+    return ONE_QUOTIENT if finite and not bool(np.all(np.isfinite(c.local))) else ""
+
+
 def _factor(x: Number) -> str:
     """A number as the right-hand factor of a product: negatives in parentheses."""
     text = fmt(x)
@@ -113,7 +123,7 @@ def _contribution_cells(step: Step, c: Contribution, out: str, twice: bool) -> t
         return target, local, passed
     passed = Text(f"{d(out, c.parent_name)} += {d(out, step.name)} · ")
     passed.append(c.local_text if " " not in c.local_text else f"({c.local_text})", style=FORMULA)
-    passed.append(f" = {fmt(step.credit)} · {_factor(c.local)} = ")
+    passed.append(f" = {fmt(step.credit)} · {_factor(c.local)}{_one_quotient(c)} = ")
     passed.append(fmt(c.amount), style=CREDIT)
     if c.earlier:
         passed.append(

@@ -26,6 +26,9 @@ if TYPE_CHECKING:  # the data drawn (a report's parts), never loaded or computed
 PREDICTION_ROWS = 16  # rows of the predictions table (all of them up to this many)
 _RAMP = "▁▂▃▄▅▆▇█"
 
+# What a run recorded elsewhere lacks (no network, no data), in one line.
+RUN_LACKS = "no predictions, no decision boundary: a recorded run holds no network and no data"
+
 
 def sparkline(values: Sequence[float], width: int = 60, log: bool = True) -> str:
     """One character per column, its height the value's (log10 when all are positive);
@@ -33,7 +36,8 @@ def sparkline(values: Sequence[float], width: int = 60, log: bool = True) -> str
     if not values:
         return ""
     n = len(values)
-    columns = [values[min(n - 1, (i * n) // width)] for i in range(min(width, n))]
+    shown = min(width, n)  # columns: every value, or evenly spaced ones
+    columns = [values[(i * n) // shown] for i in range(shown)]
     finite = [v for v in columns if math.isfinite(v)]
     use_log = log and finite and min(finite) > 0
     scaled = [math.log10(v) if use_log else v for v in finite]
@@ -44,13 +48,18 @@ def sparkline(values: Sequence[float], width: int = 60, log: bool = True) -> str
             out.append("!")
             continue
         s = math.log10(v) if use_log else v
-        level = 0 if hi == lo else round((s - lo) / (hi - lo) * (len(_RAMP) - 1))
+        # halves: values spanning ±1e308 would overflow hi - lo to inf (and inf/inf is NaN)
+        level = 0 if hi == lo else round((s / 2 - lo / 2) / (hi / 2 - lo / 2) * (len(_RAMP) - 1))
         out.append(_RAMP[level])
     return "".join(out)
 
 
 def curve_text(
-    loss: Sequence[float], accuracy: Sequence[float], every: int = 1, width: int = 160
+    loss: Sequence[float],
+    accuracy: Sequence[float],
+    every: int = 1,
+    width: int = 160,
+    unit: str = "epoch",
 ) -> Text:
     """The loss curve (log scale) and the accuracy over the epochs, as two sparklines
     that fit in `width` columns (at most 60 characters of curve). Each point is the mean
@@ -64,7 +73,8 @@ def curve_text(
     finite = [v for v in loss if math.isfinite(v)]
     scale = "log scale" if finite and min(finite) > 0 else "linear scale"
     ends = max(len(fmt(loss[-1])), len(percent(accuracy[-1])))
-    note = f"   (mean per epoch, {every}–{last}, {scale})"
+    per = "mean per epoch" if unit == "epoch" else f"each logged {unit}'s batch"
+    note = f"   ({per}, {every}–{last}, {scale})"
     columns = max(10, min(60, width - 21 - 1 - ends - len(note)))
     text.append(f"loss      {fmt(loss[0]):>10} ")
     text.append(sparkline(loss, columns), style="cyan")
@@ -273,7 +283,9 @@ def training_view(
         shown.append("")
         if report.layers is not None:
             shown += [layers_table(report.layers), ""]
-    shown.append(curve_text(report.loss, report.accuracy, report.every, width=width))
+    shown.append(
+        curve_text(report.loss, report.accuracy, report.every, width=width, unit=report.unit)
+    )
     if report.clipping and report.clip is not None:
         shown.append(clipping_text(report.clipping, report.clip, report.every, width=width))
     if report.stopped:
@@ -286,8 +298,7 @@ def training_view(
         accuracy = f", accuracy {percent(final.accuracy)}" if math.isfinite(final.accuracy) else ""
         shown.append(Text(f"last recorded loss {fmt(final.loss)}{accuracy}"))
     if data is None or report.outputs is None or report.correct is None:
-        shown.append(Text("no predictions: the run holds no data", style="dim"))
-        shown.append(Text(report.boundary_note or "", style="dim"))
+        shown.append(Text(RUN_LACKS, style="dim"))
     else:
         table = predictions_table(data, report.outputs, report.correct, signed=report.signed)
         shown.append(table)

@@ -6,7 +6,10 @@ one node per neuron, `docs/xor-network.svg`; the plot of the diagnostics' headli
 `docs/deep-sigmoid-grads.svg`, and the decision boundaries of the XOR and circle samples,
 `docs/xor-boundary.svg` and `docs/circle-boundary.svg` (the README shows them; matplotlib
 draws the plots, with fixed fonts and ids); the hand example's backward pass frame by frame,
-`docs/trace/step-NN.svg`, and animated, `docs/backward.svg`. Run from the
+`docs/trace/step-NN.svg`, and animated, `docs/backward.svg`; with torch installed, the
+five models of `gradviz.torch.examples` recorded and drawn (`docs/torch/`: each at the
+module and the op level, its Mermaid, and the transformer block's and the deep stack's
+backward pass as a stepping page and an animated SVG). Run from the
 repository root; the output is deterministic, so a diff shows real changes only.
 
 The SVGs are drawn with graphviz-pure (installed with gradviz) whatever else is
@@ -114,6 +117,57 @@ def build(samples: Path, docs: Path, program: DotProgram | None = None) -> list[
         spec = samples / f"{name}.toml"
         if spec.is_file():
             written.append(boundary_picture(spec, docs / f"{name}-boundary.svg"))
+    written += torch_pictures(docs / TORCH_FOLDER, program)
+    return written
+
+
+TORCH_FOLDER = "torch"
+# The models whose backward pass docs/manual/torch.md steps through.
+STEPPED = ("transformer", "deep")
+
+
+def torch_available() -> bool:
+    try:
+        import torch  # noqa: F401  # lazy: start-up
+    except ImportError:
+        return False
+    return True
+
+
+def torch_pictures(folder: Path, program: DotProgram | None = None) -> list[Path]:
+    """`with gradviz.torch.record(net) as rec: …; rec.draw()` for each example model: its
+    module view (`NAME.svg`, `NAME.md`), its op view (`NAME-op.svg`), and for STEPPED the
+    page and the animation of the backward pass. None without torch (the pictures under
+    docs/torch/ then stay as they are)."""
+    if not torch_available():
+        return []
+    import torch  # lazy: start-up
+
+    import gradviz.torch as gt  # lazy: start-up
+    from gradviz.torch.examples import MODELS  # lazy: start-up
+    from gradviz.torch.steps import animation, page  # lazy: start-up
+
+    torch.set_num_threads(1)  # (the same sums in the same order: the same bytes)
+    folder.mkdir(exist_ok=True)
+    written = []
+    for name, make in MODELS.items():
+        net, loss_of = make()
+        with gt.record(net) as rec:
+            loss_of().backward()
+        for suffix, level in (("", "module"), ("-op", "op")):
+            diagram = rec.diagram(level=level)
+            rankdir = preferred_rankdir(diagram)
+            target = folder / f"{name}{suffix}.svg"
+            write_atomic(target, render(diagram, "svg", program=program, rankdir=rankdir))
+            written.append(target)
+        diagram = rec.diagram()
+        markdown = folder / f"{name}.md"
+        write_atomic(markdown, render(diagram, "markdown", rankdir=preferred_rankdir(diagram)))
+        written.append(markdown)
+        if name in STEPPED:
+            write_atomic(folder / f"{name}.html", page(diagram, program=program).encode())
+            write_atomic(folder / f"{name}-backward.svg", animation(diagram, program=program))
+            written += [folder / f"{name}.html", folder / f"{name}-backward.svg"]
     return written
 
 

@@ -7,9 +7,11 @@ the device. Shared by `watch` (what it reads after each layer) and `convert` (bo
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
 from typing import Any
 
 import torch
+import torch.nn.functional as F
 import torch.nn.modules.activation as torch_activations
 from torch import nn
 
@@ -28,6 +30,7 @@ ACTIVATION_MODULES: dict[type[nn.Module], str] = {
     nn.GELU: "gelu",
     nn.SiLU: "silu",
 }
+
 # The parameters with which a module computes gradviz's op (torch's softplus is x itself
 # beyond its threshold of 20, ours x + log1p(e^-x): the same within 2e-9, 1e-10 relative).
 _EXACTLY: dict[str, dict[str, object]] = {
@@ -36,6 +39,49 @@ _EXACTLY: dict[str, dict[str, object]] = {
     "elu": {"alpha": 1.0},
     "gelu": {"approximate": "tanh"},
 }
+
+
+# The functions (and tensor methods) that apply an activation, for one applied to a
+# layer's output without a module (`torch.relu(self.fc(x))`, TransformerEncoderLayer's
+# default relu): each with what tells, from its arguments, the op row it computes exactly
+# (None: another activation, or the same one with other parameters).
+def _functional_activations() -> dict[Callable[..., Any], Callable[..., str | None]]:
+    """Each op row a module computes, by its functions: `F.<op>`, and `torch.<op>` and
+    `Tensor.<op>` where torch has them, each with a check of its arguments against the
+    parameters the module is checked against (`_EXACTLY`)."""
+    found: dict[Callable[..., Any], Callable[..., str | None]] = {}
+    for kind in ACTIVATION_MODULES.values():
+        wanted = _EXACTLY.get(kind, {})
+        arguments = _ARGUMENTS.get(kind, ())
+
+        def check(*args: Any, kind: str = kind, wanted=wanted, arguments=arguments, **kwargs):  # type: ignore[no-untyped-def]
+            given = {name: default for name, default in arguments}
+            given |= dict(zip((name for name, _ in arguments), args[1:], strict=False))
+            given |= kwargs
+            return kind if all(given.get(k) == v for k, v in wanted.items()) else None
+
+        for home in (F, torch, torch.Tensor):
+            function = getattr(home, kind, None)
+            if function is not None:
+                found[function] = check
+    for name in _OTHERS:  # activations gradviz does not know: said, and read as linear
+        found[getattr(F, name)] = lambda *args, **kwargs: None
+    return found
+
+
+# The functions' arguments after the input that the checks read, with torch's defaults.
+_ARGUMENTS: dict[str, tuple[tuple[str, object], ...]] = {
+    "softplus": (("beta", 1.0), ("threshold", 20.0)),
+    "leaky_relu": (("negative_slope", 0.01),),
+    "elu": (("alpha", 1.0),),
+    "gelu": (("approximate", "none"),),
+}
+_OTHERS = (
+    "hardtanh", "relu6", "mish", "selu", "celu", "softsign", "logsigmoid", "hardswish",
+    "hardsigmoid", "prelu", "rrelu", "glu", "tanhshrink",
+)  # fmt: skip
+FUNCTIONAL = _functional_activations()
+
 # sigmoid, tanh and relu are read off the outputs alone (their slope is a function of the
 # output); the others through their op row's derivative at the module's input.
 FROM_OUTPUTS = ("sigmoid", "tanh", "relu")

@@ -69,9 +69,11 @@ var GV = (function () {
     for (i = root; i >= 0; i--) {
       var nd = nodes[i];
       if (nd.k === null || !OPS[nd.k].passes || !reached[i]) continue;
-      var g = grad[i], ls = locals(nd, data, i);
+      var g = grad[i], ls = locals(nd, data, i), op = OPS[nd.k], p = nd.p;
+      // g · local, or the product as the op's row writes it (log: g / a, Op.chain)
+      var amounts = op.c ? op.c(g, data[i], data[p[0]], p.length === 2 ? data[p[1]] : 0, nd.n) : null;
       for (var k = 0; k < nd.p.length; k++) {
-        var parent = nd.p[k], amount = g * ls[k];
+        var parent = nd.p[k], amount = amounts ? amounts[k] : g * ls[k];
         grad[parent] = grad[parent] + amount;
         reached[parent] = true;
         edges[i].push({ position: k, parent: parent, local: ls[k], amount: amount, total: grad[parent] });
@@ -210,7 +212,10 @@ var GV = (function () {
       var local = inp.nf + (c.passes && inp.lt !== f(c.local) ? " = " + f(c.local) : "");
       if (!c.passes) return [target, local, nd.op + " passes no credit: the gradient stops here"];
       var passed = d(parent) + " += " + d(nd.name) + " · " + (inp.lt.indexOf(" ") < 0 ? inp.lt : "(" + inp.lt + ")") +
-        " = " + f(step.credit) + " · " + factor(c.local) + " = " + f(c.amount);
+        " = " + f(step.credit) + " · " + factor(c.local) +
+        // (trace_view.ONE_QUOTIENT: a slope that overflowed where the credit did not)
+        (isFinite(c.amount) && !isFinite(c.local) ? " (taken as one quotient: the slope alone overflows)" : "") +
+        " = " + f(c.amount);
       if (c.earlier) passed += "   (so far " + f(c.before) + " + " + factor(c.amount) + " = " + f(c.total) + ")";
       return [target, local, passed];
     });

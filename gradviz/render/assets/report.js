@@ -45,7 +45,7 @@
       if (node.status) setFitted(node, node.status, layer.status);
     });
     markEpoch(k, frame.epoch);
-    $("epoch-text").textContent = "epoch " + frame.epoch + " (" + (k + 1) + " of " +
+    $("epoch-text").textContent = (R.unit || "epoch") + " " + frame.epoch + " (" + (k + 1) + " of " +
       R.frames.length + " recorded): rms grad " + frame.layers.map(function (l) {
         return l.name + " " + l.rms;
       }).join(", ");
@@ -168,7 +168,8 @@
     button.addEventListener("click", function () { showRow(parseInt(button.getAttribute("data-i"), 10)); });
   });
 
-  $("typed").addEventListener("submit", function (event) {
+  // (no form for a recorded run: it holds no data to run an example of)
+  if ($("typed")) $("typed").addEventListener("submit", function (event) {
     event.preventDefault();
     var x = R.names.map(function (_, j) { return parseFloat($("in-" + j).value); });
     var y = parseFloat($("in-y").value);

@@ -1,0 +1,1281 @@
+"""Watch a PyTorch training loop: per row of parameters (gradviz.torch.rows: every
+parameter of the model, each in one row), per recorded step, the numbers `gradviz grads`
+shows (rms, mean and max |g|, grad:data, update:data, the activations' mean, std, slope,
+saturated and dead fractions, NaN/inf), then the same table, statuses and verdict.
+
+When: at every optimizer step of any optimizer holding the model's parameters (torch's
+global step hooks), or of the one optimizer given, or at `rec.step()`. The gradients are
+read once final (after `backward()`, DDP's all-reduce and clipping); the gradients
+before clipping are read at the end of the backward pass, so the verdict can say when
+clipping scaled them. An optimizer stepped with a closure (LBFGS, Lightning) is read
+after the closure has run, not before.
+
+What: the activations come from forward hooks on the activation module that takes each
+row's output (by the tensor it is given, else by call order), or from the functional
+activation (`torch.relu(self.fc(x))`, any function of an op gradviz reads) that does, seen through a
+torch function mode on the forward passes of recorded steps; a row with none is read at
+its own output, as linear. Attention, RNNs and custom modules' own parameters are rows
+whose activations are not read (their output is not one layer's units), and under
+torch.compile no forward hook runs: the table and the verdict say what was not read, and
+no status rests on it. Frozen parameters (no gradient, or in no optimizer's groups) are
+their own status, out of the verdict. Under an adaptive optimizer (Adam, RMSprop, ...)
+the layers are compared by update:data, not by the raw gradient.
+
+Exact where it matters: every step, recorded or not, one fused norm over the gradients
+says whether one is NaN/inf; the first step that holds one is recorded in full, whatever
+the cadence.
+
+Cost: a recorded step runs a few fused kernels (`torch._foreach_norm` of order 2, 1 and
+∞ over the gradients, weights and biases; per-unit sums of the activations) and keeps
+the results on the device; they become Python floats when read (`table`, `history`,
+`save`). Under DistributedDataParallel every rank sees the all-reduced gradients, the
+activation sums are summed across ranks and the logged losses averaged; under FSDP a
+sharded parameter's numbers are reduced across its shards. Only rank 0 writes the file.
+"""
+
+from __future__ import annotations
+
+import itertools
+import math
+import sys
+import weakref
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, TextIO
+
+import torch
+import torch.distributed as dist
+from rich.console import Console, RenderableType
+from torch import nn
+from torch.optim.optimizer import (
+    register_optimizer_step_post_hook,
+    register_optimizer_step_pre_hook,
+)
+from torch.overrides import TorchFunctionMode
+from torch.utils.hooks import RemovableHandle
+
+from gradviz.errors import InputError
+from gradviz.ops import ACTIVATIONS
+from gradviz.render.layers import report
+from gradviz.run import Run, RunLayer, save_run
+from gradviz.stats import Diagnosis, History, LayerStats, assess, first_in_order, verdict
+from gradviz.torch.activations import (
+    ACTIVATION_MODULES,
+    FROM_OUTPUTS,
+    FUNCTIONAL,
+    activation_of,
+    in_place,
+    is_activation,
+    torch_slope,
+)
+from gradviz.torch.rows import NORMS, Row, rows_of
+
+DEFAULT_EVERY = 50  # record one step in 50: about 2% of the training time (bench/)
+# Optimizers that rescale each gradient by its own history: the raw gradient's size is
+# not what moves the weights, update:data is.
+ADAPTIVE = {
+    "Adam", "AdamW", "Adamax", "NAdam", "RAdam", "RMSprop", "Adagrad", "Adadelta",
+    "SparseAdam", "Adafactor",
+}  # fmt: skip
+COMPILED = "the forward pass ran compiled (torch.compile), where no forward hook runs"
+UNSEEN = (
+    "no forward pass through the model's modules was seen before this step (a forward run "
+    "before watch(), or compiled after it by torch.compile, where no forward hook runs)"
+)
+OFF_CADENCE = "not recorded on this step (a NaN/inf found between recorded steps)"
+
+
+def _bands() -> dict[str, tuple[tuple[float, float], bool]]:
+    """The saturation bands of the op table (gradviz.stats reads the same): (band,
+    whether it is one of inputs). A monotone op's band is of outputs, a non-monotone
+    one's of inputs (`Op.saturation_input`)."""
+    bands = {}
+    for name in ACTIVATION_MODULES.values():
+        op = ACTIVATIONS[name]
+        assert op is not None  # (the op table's rows)
+        if op.saturation is not None:
+            bands[name] = (op.saturation, False)
+        elif op.saturation_input is not None:
+            bands[name] = (op.saturation_input, True)
+    return bands
+
+
+def _slopes() -> dict[str, Any]:
+    """The derivative, on tensors, of each activation not read off its outputs alone."""
+    slopes = {}
+    for name in ACTIVATION_MODULES.values():
+        op = ACTIVATIONS[name]
+        if op is not None and name not in FROM_OUTPUTS:
+            slopes[name] = torch_slope(op)
+    return slopes
+
+
+BANDS = _bands()
+SLOPES = _slopes()
+
+
+@dataclass
+class _Activations:
+    """One row's activations summed over the forward passes of a recorded step, per unit:
+    rows, Σa, Σa², and the counts the activation's statuses need (ReLU: units above 0;
+    sigmoid/tanh: below and above the saturation band), kept on the device."""
+
+    rows: int = 0
+    sums: list[torch.Tensor] = field(default_factory=list)
+    outputs: list[torch.Tensor] = field(default_factory=list)  # for exact NaN counts
+
+
+@dataclass
+class _Pending:
+    """A recorded step's numbers, still on the device."""
+
+    step: int
+    norms: torch.Tensor  # per parameter: ‖g‖₂, ‖w‖₂, Σ|g|, max|g| (see Recorder._measure)
+    activations: dict[Row, _Activations]
+    has_grad: list[bool]
+    frozen: list[bool]
+    optimizer: str | None
+    updates: torch.Tensor | None = None  # ‖Δw‖ per parameter, after the optimizer's step
+    before_clip: torch.Tensor | None = None  # ‖g‖₂ per parameter at the end of backward
+    nonfinite: list[tuple[int, str | None]] | None = None  # (count, first quantity) per row
+    unread: str | None = None  # why no activation was read on this step
+    rows: list[Row] = field(default_factory=list)  # the rows' order when measured
+
+
+def _unwrapped(model: nn.Module) -> tuple[nn.Module, bool]:
+    """The model inside DistributedDataParallel, DataParallel or torch.compile (its
+    names, without `module.` or `_orig_mod.`), and whether it was compiled."""
+    compiled = False
+    while True:
+        if isinstance(model, nn.parallel.DistributedDataParallel | nn.DataParallel):
+            model = model.module
+        elif isinstance(getattr(model, "_orig_mod", None), nn.Module):
+            model, compiled = model._orig_mod, True
+        else:
+            return model, compiled
+
+
+def _distributed() -> tuple[int, int]:
+    """(rank, world size), (0, 1) outside torch.distributed."""
+    if dist.is_available() and dist.is_initialized():
+        return dist.get_rank(), dist.get_world_size()
+    return 0, 1
+
+
+def _local(t: torch.Tensor) -> tuple[torch.Tensor, bool]:
+    """A tensor's own part, and whether it is a shard of a larger one (an FSDP/DTensor
+    parameter or gradient: its numbers are reduced across the ranks)."""
+    to_local = getattr(t, "to_local", None)
+    if to_local is None:
+        return t, False
+    placements = getattr(t, "placements", ())
+    return to_local(), any(p.is_shard() for p in placements)
+
+
+def _dense(t: torch.Tensor) -> torch.Tensor:
+    """A sparse gradient's stored values (its other entries are 0: the same norms)."""
+    return t.coalesce().values() if t.is_sparse else t
+
+
+def _compiling() -> bool:
+    return torch.compiler.is_compiling()
+
+
+class _Mode(TorchFunctionMode):
+    """Sees the forward pass's torch calls: which parameters each call uses (their order
+    gives the rows' order), and the functional activations (their statistics)."""
+
+    def __init__(self, recorder: Recorder) -> None:
+        super().__init__()
+        self.recorder = recorder
+
+    def __torch_function__(self, func, types, args=(), kwargs=None):  # type: ignore[no-untyped-def]
+        kwargs = kwargs or {}
+        recorder = self.recorder
+        if not recorder._mapped:
+            recorder._uses(args, kwargs)
+        result = func(*args, **kwargs)
+        check = FUNCTIONAL.get(func)
+        if check is not None and recorder._inside_activation == 0 and args:
+            recorder._functional(check(*args, **kwargs), func, args[0], result)
+        return result
+
+
+class Recorder:
+    """What `watch` returns: records the gradients at each optimizer step (or `step()`),
+    `log` adds the curves, `table` prints gradviz's per-layer table and verdict, `save`
+    writes a run file that `gradviz inspect` and `gradviz grads` read."""
+
+    def __init__(
+        self,
+        model: nn.Module,
+        every: int = DEFAULT_EVERY,
+        optimizer: torch.optim.Optimizer | None = None,
+        *,
+        manual: bool = False,
+        nan_check: bool = True,
+    ) -> None:
+        if not isinstance(model, nn.Module):
+            raise InputError(f"watch: expected a torch.nn.Module, got {type(model).__name__}")
+        if isinstance(every, bool) or not isinstance(every, int) or every < 1:
+            raise InputError(f"watch: every must be a whole number ≥ 1, got {every!r}")
+        if optimizer is not None and not isinstance(optimizer, torch.optim.Optimizer):
+            raise InputError(
+                "watch: optimizer must be a torch.optim.Optimizer (e.g. "
+                f"torch.optim.Adam(model.parameters())), got {type(optimizer).__name__} "
+                f"{optimizer!r}"[:200]
+            )
+        for name, value in (("manual", manual), ("nan_check", nan_check)):
+            if not isinstance(value, bool):
+                raise InputError(f"watch: {name} must be True or False, got {value!r}")
+        base, compiled = _unwrapped(model)
+        rows = rows_of(base)
+        if not rows:
+            raise InputError(f"watch: {type(base).__name__} has no parameters to watch")
+        self.model_name = type(base).__name__
+        self.every = every
+        self.steps = 0  # optimizer steps taken (or step() calls)
+        self._base = base
+        self._compiled = compiled
+        self._order(rows)
+        self._reads: dict[Row, nn.Module | str | None] = {}  # module, "functional" or None
+        self._activation: dict[Row, str] = {}
+        self._activation_module: dict[Row, str] = {}
+        self._unknown: dict[Row, str] = {}  # an activation after it gradviz cannot read
+        self._known, self._unknown_modules = self._activation_modules(base)
+        self._mapped = False
+        self._reader_row: dict[nn.Module, Row] = {}  # (once mapped) the module read per row
+        self._functional_source: dict[nn.Module, Row] = {}  # rows read at a function
+        self._functional_rows: dict[int, Row] = {}  # id(a row's output) on this step
+        self._into_norm: dict[Row, str] = {}  # rows whose output a norm takes: read there
+        self._optimizer = optimizer
+        self._manual = manual or optimizer is not None
+        self._hooks: list[RemovableHandle] = []
+        self._optimizer_hooks: list[RemovableHandle] = []
+        self._clip_hooks: list[RemovableHandle] = []
+        self._mode: _Mode | None = None
+        self._inside_activation = 0
+        # the mapping step's observations
+        self._first_use: dict[int, int] = {}  # id(parameter) -> order of first use
+        self._calls: list[nn.Module] = []  # row and activation modules, in call order
+        self._outputs: dict[int, Row] = {}  # id(output tensor) -> the row that made it
+        self._candidates: dict[tuple[Row, object], _Activations] = {}
+        self._acts: dict[Row, _Activations] = {}
+        self._pending: list[_Pending] = []
+        self._history: History = []
+        self._curves: list[tuple[int, object, object]] = []
+        self._before: list[torch.Tensor] | None = None  # weights before a recorded step
+        self._moving: _Pending | None = None
+        self._last_clip: list[torch.Tensor] | None = None
+        self._clip_versions: list[tuple[int, int]] = []  # the gradients the norms are of
+        self._magnitudes: list[torch.Tensor] | None = None  # |g| buffers, kept between steps
+        self._nan_found = False
+        self._nan_check = nan_check
+        self._sparse = any(isinstance(m, nn.Embedding) and m.sparse for m in base.modules())
+        self._arm()  # step 0 is recorded
+        if optimizer is not None:
+            self._optimizer_hooks = [
+                optimizer.register_step_pre_hook(self._pre_step),
+                optimizer.register_step_post_hook(self._post_step),
+            ]
+        elif not manual:
+            self._optimizer_hooks = _global_hooks(self)
+
+    # -- which parameters, which optimizers --------------------------------------------
+
+    def _order(self, rows: list[Row]) -> None:
+        """Set the rows' order, and with it the parameters' (each tensor once)."""
+        self._rows = rows
+        self._params = [p for row in rows for _, p in row.params]
+        self._ids = {id(p) for p in self._params}
+        self._sharded = any(_local(p)[1] for p in self._params)
+        self._held: weakref.WeakKeyDictionary[torch.optim.Optimizer, tuple[int, set[int]]] = (
+            weakref.WeakKeyDictionary()
+        )
+
+    def _holds(self, optimizer: torch.optim.Optimizer) -> set[int]:
+        """The ids of the model's parameters in `optimizer`'s groups (kept per optimizer
+        while its groups keep their sizes)."""
+        sizes = sum(len(group["params"]) for group in optimizer.param_groups)
+        known = self._held.get(optimizer)
+        if known is None or known[0] != sizes:
+            held = {id(p) for group in optimizer.param_groups for p in group["params"]}
+            known = (sizes, held & self._ids)
+            self._held[optimizer] = known
+        return known[1]
+
+    # -- hooks -------------------------------------------------------------------------
+
+    @staticmethod
+    def _activation_modules(base: nn.Module) -> tuple[dict[nn.Module, str], dict[nn.Module, str]]:
+        """The activation modules gradviz reads (by op name), and the others (what the
+        note says of them)."""
+        known, unknown = {}, {}
+        for m in base.modules():
+            kind = activation_of(m)
+            if kind is not None and kind not in FROM_OUTPUTS and in_place(m):
+                unknown[m] = f"({m!r}) works in place, its input gone before it is read"
+            elif kind is not None:
+                known[m] = kind
+            elif is_activation(m):
+                unknown[m] = f"({m!r}) is unknown to gradviz"
+        return known, unknown
+
+    def _arm(self) -> None:
+        """Attach the hooks for the next recorded step: forward hooks where activations
+        are read (the first time: on every row's module and activation module, to learn
+        the order), the function mode where a row reads a functional activation, and the
+        hooks that read the gradients before clipping."""
+        if self._mapped:
+            watched = set(self._reader_row) | set(self._functional_source)
+            use_mode = bool(self._functional_source)
+        else:
+            watched = {row.output_module for row in self._rows} | {
+                m for row in self._rows for m in row.modules
+            }
+            watched |= set(self._known) | set(self._unknown_modules)
+            use_mode = True
+        hooks = [m.register_forward_hook(self._observe) for m in watched]
+        activations = [m for m in watched if m in self._known or m in self._unknown_modules]
+        for m in activations:  # (a function mode sees inside them: their own calls)
+            hooks.append(m.register_forward_pre_hook(self._enter_activation))
+            hooks.append(m.register_forward_hook(self._leave_activation, always_call=True))
+        if use_mode:
+            hooks.append(self._base.register_forward_pre_hook(self._enter_mode))
+            hooks.append(self._base.register_forward_hook(self._leave_mode, always_call=True))
+        self._hooks = hooks
+        self._clip_hooks = [
+            p.register_post_accumulate_grad_hook(self._gradient_done)
+            for p in self._params
+            if p.requires_grad
+        ]
+
+    def _disarm(self) -> None:
+        for hook in self._hooks + self._clip_hooks:
+            hook.remove()
+        self._hooks, self._clip_hooks = [], []
+        if self._mode is not None:  # (a forward that never returned)
+            self._leave_mode()
+
+    def _enter_mode(self, *_: object) -> None:
+        if _compiling() or self._mode is not None:
+            return
+        self._mode = _Mode(self)
+        self._mode.__enter__()
+
+    def _leave_mode(self, *_: object) -> None:
+        if self._mode is not None:
+            mode, self._mode = self._mode, None
+            mode.__exit__(None, None, None)
+
+    def _enter_activation(self, *_: object) -> None:
+        if not _compiling():
+            self._inside_activation += 1
+
+    def _leave_activation(self, *_: object) -> None:
+        if not _compiling() and self._inside_activation:
+            self._inside_activation -= 1
+
+    def _uses(self, args: Sequence[object], kwargs: dict[str, object]) -> None:
+        """The parameters a torch call uses, in order of first use (lists of them too:
+        an LSTM's flat weights)."""
+        for value in (*args, *kwargs.values()):
+            for item in value if isinstance(value, list | tuple) else (value,):
+                if isinstance(item, nn.Parameter) and id(item) not in self._first_use:
+                    self._first_use[id(item)] = len(self._first_use)
+
+    def _gradient_done(self, _: torch.Tensor) -> None:
+        """A parameter's gradient is accumulated: at the end of this backward pass (after
+        DDP's all-reduce), read every gradient's norm, before any clipping."""
+        if not self._clip_queued:
+            self._clip_queued = True
+            torch.autograd.Variable._execution_engine.queue_callback(self._read_before_clip)
+
+    _clip_queued = False
+
+    def _read_before_clip(self, again: bool = True) -> None:
+        if again:  # queued behind the callbacks queued so far (DDP's, that all-reduces)
+            engine = torch.autograd.Variable._execution_engine
+            engine.queue_callback(lambda: self._read_before_clip(again=False))
+            return
+        self._clip_queued = False
+        with torch.no_grad():
+            grads = self._grads()
+            self._last_clip = torch._foreach_norm([_dense(_local(g)[0]) for g in grads])
+            self._clip_versions = [(id(g), g._version) for g in grads]
+
+    def _grads(self) -> list[torch.Tensor]:
+        """Every parameter's gradient (a 0-d zero where there is none)."""
+        out = []
+        for p in self._params:
+            g = p.grad
+            out.append(g.detach() if g is not None else p.detach().new_zeros(()))
+        return out
+
+    def _observe(self, module: nn.Module, inputs: object, output: object) -> None:
+        if _compiling():
+            return
+        with torch._C.DisableTorchFunction():  # (our own sums: not the model's calls)
+            self._observe_now(module, inputs, output)
+
+    def _observe_now(self, module: nn.Module, inputs: object, output: object) -> None:
+        first = inputs[0] if isinstance(inputs, tuple) and inputs else None
+        if isinstance(output, tuple) and output and isinstance(output[0], torch.Tensor):
+            output = output[0]  # (attention, RNNs: the output before the weights or state)
+        if not isinstance(output, torch.Tensor):
+            return
+        if not self._mapped:
+            self._calls.append(module)
+            row = self._row_of_output_module(module)
+            if row is not None:
+                self._outputs[id(output)] = row
+                self._collect((row, module), row, "linear", first, output, per_unit=True)
+                return
+            row = self._producer(first)
+            if row is None or module in self._unknown_modules:
+                return
+            self._collect((row, module), row, self._known[module], first, output, True)
+            return
+        source = self._functional_source.get(module)
+        if source is not None:  # (its output goes through a function: seen by the mode)
+            self._functional_rows[id(output)] = source
+        row = self._reader_row.get(module)
+        if row is None:
+            return
+        kind = self._activation.get(row, "linear")
+        self._collect(row, row, kind, first, output, row is self._rows[-1])
+
+    def _row_of_output_module(self, module: nn.Module) -> Row | None:
+        return next((row for row in self._rows if row.output_module is module), None)
+
+    def _producer(self, tensor: object) -> Row | None:
+        """The row whose output `tensor` is, or the last row called (call order)."""
+        if isinstance(tensor, torch.Tensor) and id(tensor) in self._outputs:
+            return self._outputs[id(tensor)]
+        for module in reversed(self._calls[:-1]):
+            if module in self._known or module in self._unknown_modules:
+                return None  # (another activation came between: not this row's)
+            row = self._row_of_output_module(module)
+            if row is not None:
+                return row
+        return None
+
+    def _functional(self, kind: str | None, func: object, x: object, result: object) -> None:
+        """A functional activation applied to a row's output."""
+        if _compiling() or not isinstance(x, torch.Tensor) or not isinstance(result, torch.Tensor):
+            return
+        if not self._mapped:
+            row = self._outputs.get(id(x))
+            if row is None:
+                return
+            name = getattr(func, "__name__", repr(func))
+            if kind is None:
+                self._unknown.setdefault(row, f"({name}) is unknown to gradviz")
+                return
+            self._collect((row, "functional", kind), row, kind, x, result, per_unit=True)
+            return
+        row = self._functional_rows.get(id(x))
+        if row is not None and self._reads.get(row) == "functional":
+            self._collect(row, row, self._activation[row], x, result, row is self._rows[-1])
+
+    def _collect(
+        self,
+        key: object,
+        row: Row,
+        kind: str,
+        x: object,
+        a: torch.Tensor,
+        per_unit: bool,
+    ) -> None:
+        """Add one forward pass's activations of `row` (read as `kind`) to its sums."""
+        units = row.units
+        if units is None or a.dim() == 0:
+            return
+        a = a.detach()
+        others = _other_axes(a, units)  # (reduced in place: no copy with the units last)
+        if others is None:
+            return
+        if not others:  # (one sample, unbatched: one row)
+            a, others = a.unsqueeze(0), (0,)
+            x = x.unsqueeze(0) if isinstance(x, torch.Tensor) and x.dim() == 1 else x
+        slope = SLOPES.get(kind)
+        xs = None  # the activation's input, where its slope or band needs it
+        if slope is not None:
+            xs = x.detach() if isinstance(x, torch.Tensor) else None
+            if xs is None or xs.shape != a.shape:
+                return
+        rows = a.numel() // units
+        # (sums in the activations' own precision: a float64 copy of them would cost more)
+        if per_unit:  # Σa, Σa² per unit (the outputs' spread), and Σ|a| (their scale)
+            sums = [a.sum(others), (a * a).sum(others), a.abs().sum()]
+        else:  # Σa, Σa² (= ‖a‖²) over every entry: a hidden layer's mean and std
+            flat = a.reshape(-1)
+            sums = [flat.sum(), torch.dot(flat, flat)]
+        if kind == "relu":
+            sums.append(torch.count_nonzero(a, dim=others))  # (a ReLU's output is ≥ 0)
+        if xs is not None:  # Σ|slope| from the op row, at the inputs
+            sums.append(slope(a, xs).abs().sum())
+        if kind in BANDS:
+            (low, high), of_inputs = BANDS[kind]
+            v = xs if of_inputs else a
+            sums += [(v < low).sum(others), (v > high).sum(others)]  # type: ignore[operator]
+        store = self._acts if self._mapped else self._candidates
+        acc = store.get(key)  # type: ignore[call-overload]
+        if acc is None:
+            store[key] = _Activations(rows, sums, [a])  # type: ignore[index]
+        else:  # another forward pass in the same step (gradient accumulation)
+            acc.rows += rows
+            acc.sums = [s + t for s, t in zip(acc.sums, sums, strict=True)]
+            acc.outputs.append(a)
+
+    def _map(self) -> None:
+        """After the first recorded forward: each row's activation (the activation module
+        given its output, else the functional activation applied to it, else none: read
+        at its own output, as linear), the rows in the order the forward pass used their
+        parameters, the output row (the last row module called) last."""
+        for row in self._rows:
+            module = next(
+                (k[1] for k in self._candidates if k[0] is row and k[1] in self._known), None
+            )
+            functional = next(
+                (k for k in self._candidates if k[0] is row and k[1] == "functional"), None
+            )
+            if module is not None:
+                self._reads[row] = module
+                self._activation[row] = self._known[module]
+                self._activation_module[row] = type(module).__name__
+                self._acts[row] = self._candidates[(row, module)]
+            elif functional is not None:
+                self._reads[row] = "functional"
+                self._activation[row] = functional[2]  # type: ignore[misc]
+                self._activation_module[row] = f"torch.{functional[2]}"
+                self._acts[row] = self._candidates[functional]
+            else:
+                following = self._following_unknown(row)
+                if following is not None:
+                    self._unknown.setdefault(row, following)
+                self._reads[row] = row.output_module if row.units is not None else None
+                if (row, row.output_module) in self._candidates:
+                    self._acts[row] = self._candidates[(row, row.output_module)]
+        order = {id(m): i for i, m in enumerate(self._calls)}
+        modules = {id(m) for row in self._rows for m in row.modules}
+        leaves = [  # (a module holding other rows' modules returns after them: not the output)
+            row
+            for row in self._rows
+            if not any(
+                id(m) in modules for m in row.output_module.modules() if m is not row.output_module
+            )
+        ]
+        last_called = max(
+            (row for row in leaves if id(row.output_module) in order),
+            key=lambda row: max(i for i, m in enumerate(self._calls) if m is row.output_module),
+            default=None,
+        )
+
+        def first_use(row: Row) -> tuple[int, int]:
+            uses = [self._first_use[id(p)] for _, p in row.params if id(p) in self._first_use]
+            if uses:
+                return (0, min(uses))
+            if id(row.module) in order:
+                return (0, len(self._first_use) + order[id(row.module)])
+            return (1, self._rows.index(row))  # never used: after the others, module order
+
+        rows = sorted(self._rows, key=first_use)
+        if last_called is not None and rows[-1] is not last_called and first_use(rows[-1])[0] == 0:
+            rows.remove(last_called)
+            rows.append(last_called)
+        self._order(rows)
+        # a layer whose output goes straight into a norm (a convolution into BatchNorm) is
+        # read there: its own output's mean and spread would only be normalised away
+        for row, following in itertools.pairwise(rows):
+            if self._reads.get(row) is row.output_module and isinstance(following.module, NORMS):
+                self._reads[row] = None
+                self._into_norm[row] = following.name
+                self._acts.pop(row, None)
+        self._reader_row = {m: row for row, m in self._reads.items() if isinstance(m, nn.Module)}
+        self._functional_source = {
+            row.output_module: row for row, m in self._reads.items() if m == "functional"
+        }
+        self._candidates = {}
+        self._calls = []
+        self._outputs = {}
+        self._mapped = True
+
+    def _following_unknown(self, row: Row) -> str | None:
+        """An activation module gradviz cannot read, called right after the row's."""
+        calls = self._calls
+        for i, m in enumerate(calls):
+            if m is row.output_module:
+                after = next(iter(calls[i + 1 : i + 2]), None)
+                if after in self._unknown_modules:
+                    return self._unknown_modules[after]
+        return None
+
+    # -- recording ---------------------------------------------------------------------
+
+    def _pre_step(self, optimizer: torch.optim.Optimizer, args: tuple, kwargs: dict) -> Any:
+        """Before an optimizer's step: record (or, for a step with a closure, once the
+        closure has run the forward and backward pass)."""
+        if self._optimizer is None and not self._holds(optimizer):
+            return None
+        # (args are step's own: the optimizer first, then the closure if one is passed)
+        closure = kwargs.get("closure", args[1] if len(args) > 1 else None)
+        if callable(closure):
+            done = [False]
+
+            def recorded_closure() -> Any:
+                loss = closure()
+                if not done[0]:  # (LBFGS calls it again: the step's gradients are the first)
+                    done[0] = True
+                    self._at_step(optimizer)
+                return loss
+
+            if "closure" in kwargs:
+                return args, {**kwargs, "closure": recorded_closure}
+            return (args[0], recorded_closure, *args[2:]), kwargs
+        self._at_step(optimizer)
+        return None
+
+    def _post_step(self, optimizer: torch.optim.Optimizer, args: tuple, kwargs: dict) -> None:
+        if self._optimizer is None and not self._holds(optimizer):
+            return
+        self._after_step()
+
+    def step(self) -> None:
+        """Record now (once the gradients are final): for loops that call it themselves.
+        The first call makes the recorder manual: it no longer follows optimizers."""
+        if self._optimizer is not None:
+            raise InputError("this recorder records at optimizer.step(); step() is not needed")
+        if not self._manual:
+            self._manual = True
+            for hook in self._optimizer_hooks:
+                hook.remove()
+            self._optimizer_hooks = []
+        self._at_step(None)
+
+    def _at_step(self, optimizer: torch.optim.Optimizer | None) -> None:
+        step = self.steps
+        if step % self.every == 0:
+            self._record(step, optimizer)
+        elif self._nan_check and not self._nan_found and self._nonfinite():
+            self._nan_found = True
+            self._record(step, optimizer, off_cadence=True)
+        self.steps += 1
+        if self.steps % self.every == 0 and not self._hooks:
+            self._arm()
+
+    def _nonfinite(self) -> bool:
+        """Between recorded steps: whether a gradient holds a NaN or inf (the first step
+        that does is recorded in full)."""
+        return not self._finite() and self._exactly_nonfinite()
+
+    def _finite(self) -> bool:
+        """One fused norm of every gradient (finite unless one holds a NaN or inf)."""
+        with torch.no_grad():
+            grads = [p.grad for p in self._params if p.grad is not None]
+            if not grads:
+                return True
+            if self._sharded or self._sparse:
+                grads = [_dense(_local(g)[0]) for g in grads]
+            total = torch.stack(torch._foreach_norm(grads)).sum()
+            if _distributed()[1] > 1 and self._sharded:
+                dist.all_reduce(total)
+            return math.isfinite(total.item())
+
+    def _exactly_nonfinite(self) -> bool:
+        """A huge finite gradient's norm overflows too: counted exactly before trusting it."""
+        if self._sharded:
+            return True  # (the shards' count is reduced in the full record)
+        with torch.no_grad():
+            return not all(
+                bool(torch.isfinite(_dense(p.grad)).all())
+                for p in self._params
+                if p.grad is not None
+            )
+
+    def _record(
+        self, step: int, optimizer: torch.optim.Optimizer | None, off_cadence: bool = False
+    ) -> None:
+        if not self._mapped and self._calls:  # (no forward seen yet: mapped at a later one)
+            self._map()
+        with torch.no_grad():
+            pending = self._measure(step, optimizer)
+            if off_cadence:
+                pending.unread = OFF_CADENCE
+                pending.activations = {}
+            self._pending.append(pending)
+            if optimizer is not None or self._optimizer is not None:  # update:data
+                weights = [_local(p.detach())[0] for p in self._params]
+                if self._before is None or len(self._before) != len(weights):
+                    self._before = [w.clone() for w in weights]
+                else:
+                    torch._foreach_copy_(self._before, weights)
+                self._moving = pending
+        if not (self._mapped and self.every == 1):  # every step recorded: the hooks stay
+            self._disarm()
+        self._acts = {}
+        self._functional_rows = {}
+        self._last_clip = None
+
+    def _after_step(self) -> None:
+        """After the optimizer's step: how far it moved each parameter."""
+        pending, self._moving = self._moving, None
+        if pending is None or self._before is None:
+            return
+        with torch.no_grad():
+            weights = [_local(p.detach())[0] for p in self._params]
+            torch._foreach_sub_(self._before, weights)  # (in place: the buffer is copied anew)
+            pending.updates = self._reduced(torch._foreach_norm(self._before), squares=True)
+
+    def _reduced(self, norms: Sequence[torch.Tensor], squares: bool = False) -> torch.Tensor:
+        """Per-parameter norms as one float64 vector; a sharded parameter's parts, of every
+        rank, combined (‖·‖₂ by its squares, Σ|·| summed, max|·| the largest)."""
+        vector = torch.stack(list(norms)).to(torch.float64)
+        if _distributed()[1] > 1 and self._sharded:
+            if squares:
+                vector = vector * vector
+                dist.all_reduce(vector)
+                vector = vector.sqrt()
+            else:
+                dist.all_reduce(vector)
+        return vector
+
+    def _measure(self, step: int, optimizer: torch.optim.Optimizer | None) -> _Pending:
+        params = self._params
+        raw = self._grads()
+        grads = [_dense(_local(g)[0]) for g in raw]
+        weights = [_local(p.detach())[0] for p in params]
+        # (‖·‖₂ fused; Σ|g| and max|g| one pass each: torch's ord-1 and ord-∞ norms take
+        # 6x and 25x as long on the CPU, bench/README.md). Gradients untouched since the
+        # end of the backward pass (no clipping: the same tensors, the same versions)
+        # keep the norms read there.
+        untouched = self._last_clip is not None and self._clip_versions == [
+            (id(g), g._version) for g in raw
+        ]
+        if untouched:
+            norms = [*self._last_clip, *torch._foreach_norm(weights)]  # type: ignore[misc]
+            self._last_clip = None  # (nothing was clipped)
+        else:
+            norms = torch._foreach_norm([*grads, *weights])
+        l2 = self._reduced(norms, squares=True)
+        l1 = self._reduced([m.sum() for m in self._magnitudes_of(grads)])
+        ends = [torch.aminmax(g) if g.numel() else (g.new_zeros(()),) * 2 for g in grads]
+        top = torch.maximum(
+            torch.stack([high for _, high in ends]), -torch.stack([low for low, _ in ends])
+        ).to(torch.float64)
+        if _distributed()[1] > 1 and self._sharded:
+            dist.all_reduce(top, op=dist.ReduceOp.MAX)
+        norms = torch.cat([l2, l1, top])
+        held = self._holds(optimizer) if optimizer is not None else None
+        if held is None and self._optimizer is not None:
+            held = self._holds(self._optimizer)
+        frozen = [not p.requires_grad or (held is not None and id(p) not in held) for p in params]
+        acts = {row: self._acts[row] for row in self._rows if row in self._acts}
+        self._reduce(acts)
+        before = None
+        if self._last_clip is not None and len(self._last_clip) == len(params):
+            before = self._reduced(self._last_clip, squares=True)
+        stepping = optimizer or self._optimizer
+        name = type(stepping).__name__ if stepping is not None else None
+        pending = _Pending(
+            step, norms, acts, [p.grad is not None for p in params], frozen, name, None, before
+        )
+        pending.rows = self._rows
+        if not self._mapped:
+            pending.unread = COMPILED if self._compiled else UNSEEN
+        # one check for the whole step (a sum holding a NaN or inf is not finite); only
+        # then is anything counted one tensor at a time
+        sums = [x if x.dim() == 0 else x.sum() for a in acts.values() for x in a.sums[:2]]
+        finite = torch.isfinite(norms).all()
+        if sums:
+            finite &= torch.isfinite(torch.stack(sums)).all()
+        if not bool(finite):
+            pending.nonfinite = self._count_nonfinite(acts)
+        for row, acc in acts.items():
+            self._compact(row, acc)
+        return pending
+
+    def _magnitudes_of(self, grads: list[torch.Tensor]) -> list[torch.Tensor]:
+        """|g| of each gradient, into buffers kept between recorded steps: a fresh
+        megabyte each step costs more (its pages are new) than the sums over it."""
+        kept = self._magnitudes
+        if (
+            kept is None
+            or len(kept) != len(grads)
+            or any(
+                m.shape != g.shape or m.dtype != g.dtype or m.device != g.device
+                for m, g in zip(kept, grads, strict=True)
+            )
+        ):
+            kept = self._magnitudes = [torch.empty_like(g) for g in grads]
+        for g, m in zip(grads, kept, strict=True):
+            torch.abs(g, out=m)
+        return kept
+
+    def _compact(self, row: Row, acc: _Activations) -> None:
+        """A hidden row's per-unit counts as the totals the statuses read (so that a
+        recorded step keeps a few numbers, not a few per unit), and no outputs kept."""
+        acc.outputs = []
+        if row is self._rows[-1]:
+            return
+        kind = self._activation.get(row, "linear")
+        if kind == "relu" and acc.sums[-1].dim() > 0:
+            positive = acc.sums[-1]
+            acc.sums[-1:] = [positive.sum(), (positive == 0).sum()]
+        elif kind in BANDS and acc.sums[-1].dim() > 0:
+            low, high = acc.sums[-2:]
+            stuck = ((low == acc.rows) | (high == acc.rows)).sum()
+            acc.sums[-2:] = [low.sum(), high.sum(), stuck]
+        if acc.sums[0].dim() > 0:  # (read per unit on the mapping step: as a hidden layer's)
+            acc.sums[:3] = [acc.sums[0].sum(), acc.sums[1].sum()]
+
+    def _reduce(self, acts: dict[Row, _Activations]) -> None:
+        """Under torch.distributed: the activation sums of every rank, added (in place)."""
+        if _distributed()[1] == 1:
+            return
+        present = list(acts.values())
+        if not present:
+            return
+        flat = torch.cat(
+            [torch.tensor([float(a.rows)], dtype=torch.float64) for a in present]
+            + [s.to(torch.float64).reshape(-1) for a in present for s in a.sums]
+        )
+        dist.all_reduce(flat)
+        rows, rest = flat[: len(present)], flat[len(present) :]
+        offset = 0
+        for i, a in enumerate(present):
+            a.rows = round(float(rows[i]))
+            reduced = []
+            for s in a.sums:
+                reduced.append(rest[offset : offset + s.numel()].reshape(s.shape).to(s.dtype))
+                offset += s.numel()
+            a.sums = reduced
+
+    def _count_nonfinite(self, acts: dict[Row, _Activations]) -> list[tuple[int, str | None]]:
+        """The rare path: NaN/inf counted one tensor at a time, and the first quantity
+        holding one, in the order the computation makes them (stats' `_QUANTITIES`)."""
+
+        def bad(t: torch.Tensor | None) -> int:
+            if t is None:
+                return 0
+            local, sharded = _local(t.detach())
+            count = (~torch.isfinite(_dense(local))).sum().to(torch.float64)
+            if sharded and _distributed()[1] > 1:
+                dist.all_reduce(count)
+            return int(count)
+
+        out = []
+        for row in self._rows:
+            a = acts.get(row)
+            read = "activations" if row in self._activation_module else "pre-activations"
+            weights, biases = row.weights, row.biases
+            counts = [
+                ("weights", sum(bad(w) for w in weights)),
+                ("biases", sum(bad(b) for b in biases)),
+                (read, sum(bad(x) for x in (a.outputs if a else []))),
+                ("gradients", sum(bad(p.grad) for _, p in row.params)),
+            ]
+            total = sum(n for _, n in counts)
+            out.append((total, next((what for what, n in counts if n), None)))
+        return out
+
+    # -- reading -----------------------------------------------------------------------
+
+    def log(self, loss: object = None, accuracy: object = None) -> None:
+        """Add a point to the curves (a float or a tensor: kept as it is until read, so
+        logging every step costs no device sync). Under torch.distributed a tensor is
+        averaged over the ranks (each rank logs its own batch's): the global mean."""
+        keep = []
+        for v in (loss, accuracy):
+            if isinstance(v, torch.Tensor):
+                v = v.detach()
+                if _distributed()[1] > 1:  # (a copy: the sum is written in place)
+                    v = v.to(torch.float64).reshape(()).clone()
+                    v = (v, dist.all_reduce(v, async_op=True))
+            keep.append(v)
+        self._curves.append((self.steps, keep[0], keep[1]))
+
+    def _flush(self) -> None:
+        """The recorded steps waiting on the device, as (step, Diagnosis)."""
+        for pending in self._pending:
+            self._history.append((pending.step, self._diagnosis(pending)))
+        self._pending = []
+
+    def history(self) -> History:
+        """Every recorded step's statistics, as (step, Diagnosis)."""
+        self._flush()
+        return list(self._history)
+
+    def diagnosis(self) -> Diagnosis:
+        """The latest recorded step's statistics (an InputError before any is recorded)."""
+        history = self.history()
+        if not history:
+            raise InputError(self._nothing_yet())
+        return history[-1][1]
+
+    def _nothing_yet(self) -> str:
+        if self._manual and self._optimizer is None:
+            return "watch: nothing recorded yet (call rec.step() once the gradients are final)"
+        return (
+            "watch: nothing recorded yet: no optimizer holding the model's parameters has "
+            "taken a step (or call watch(model, manual=True) and rec.step())"
+        )
+
+    def _diagnosis(self, pending: _Pending) -> Diagnosis:
+        rows = pending.rows
+        params = [p for row in rows for _, p in row.params]
+        n = len(params)
+        values = pending.norms.tolist()
+        g2, w2, g1, gmax = (values[i * n : (i + 1) * n] for i in range(4))
+        updates = pending.updates.tolist() if pending.updates is not None else None
+        before = pending.before_clip.tolist() if pending.before_clip is not None else None
+        index = {id(p): i for i, p in enumerate(params)}
+        counts = pending.nonfinite or [(0, None)] * len(self._rows)
+        clip_scale = None
+        if before is not None:
+            total_before = math.sqrt(math.fsum(v * v for v in before))
+            total_after = math.sqrt(math.fsum(v * v for v in g2))
+            if total_before > 0 and total_after < total_before * (1 - 1e-6):
+                clip_scale = total_after / total_before
+        layers, deltas = [], []
+        for i, row in enumerate(rows):
+            ids = [index[id(p)] for _, p in row.params]
+            weights = [index[id(p)] for p in row.weights]
+            biases = [index[id(p)] for p in row.biases]
+            frozen = all(pending.frozen[k] for k in ids)
+            stats = self._row_stats(i, rows, pending, g2, w2, g1, gmax, weights, biases)
+            stats.frozen = frozen
+            if updates is not None and not frozen:
+                moved = math.sqrt(math.fsum(updates[k] ** 2 for k in weights))
+                stats.update_data = _ratio(moved, math.sqrt(math.fsum(w2[k] ** 2 for k in weights)))
+            if clip_scale is not None and before is not None:
+                stats.clipped_from = math.sqrt(math.fsum(before[k] ** 2 for k in weights))
+            stats.nonfinite, stats.nonfinite_in = counts[i]
+            layers.append(stats)
+            # ‖δ‖ of a layer: its bias gradient's norm, where the bias is a layer's and no
+            # norm follows it (a norm cancels a bias: its gradient then tells nothing)
+            following = rows[i + 1] if i + 1 < len(rows) else None
+            cancelled = following is not None and isinstance(following.module, NORMS)
+            delta = math.sqrt(math.fsum(g2[k] ** 2 for k in biases)) if biases else math.nan
+            deltas.append(delta if row.reads_a_layer and not cancelled else math.nan)
+        output = self._spread(pending.activations.get(rows[-1]))
+        first = first_in_order([(lay.index, lay.nonfinite_in) for lay in layers])
+        batch = layers[-1].batch
+        judged = "update" if pending.optimizer in ADAPTIVE else "gradient"
+        return assess(
+            layers, output[0], output[1], batch, first, pending.step, deltas, None,
+            unit="step", judged_by=judged, optimizer=pending.optimizer, clip_scale=clip_scale,
+        )  # fmt: skip
+
+    def _row_stats(
+        self,
+        i: int,
+        rows: list[Row],
+        pending: _Pending,
+        g2: list[float],
+        w2: list[float],
+        g1: list[float],
+        gmax: list[float],
+        weights: list[int],
+        biases: list[int],
+    ) -> LayerStats:
+        row = rows[i]
+        size = sum(row_param.numel() for row_param in row.weights)
+        n_bias = sum(b.numel() for b in row.biases)
+        shape = row.shape
+        n_out = int(shape[0]) if shape else 1
+        g_l2 = math.sqrt(math.fsum(g2[k] ** 2 for k in weights))
+        w_l2 = math.sqrt(math.fsum(w2[k] ** 2 for k in weights))
+        b_l2 = math.sqrt(math.fsum(g2[k] ** 2 for k in biases))
+        act, unread = self._activation_numbers(row, pending, row is rows[-1])
+        return LayerStats(
+            index=i + 1,
+            name=row.name,
+            activation=self._activation.get(row, "linear"),
+            is_output=i == len(rows) - 1,
+            n_in=max(1, math.prod(shape) // max(n_out, 1)),
+            n_out=n_out,
+            n_params=row.n_params,
+            batch=act["batch"],
+            mean_abs=math.fsum(g1[k] for k in weights) / max(size, 1),
+            max_abs=max((gmax[k] for k in weights), default=0.0),
+            rms=g_l2 / math.sqrt(max(size, 1)),
+            norm=g_l2,
+            signal=b_l2 / math.sqrt(n_bias) if n_bias else math.nan,
+            rel=None,
+            below=None,
+            growth=1.0,
+            hop=None,
+            hop_bound=None,
+            grad_data=_ratio(g_l2, w_l2),
+            update_data=None,
+            act_mean=act["mean"],
+            act_std=act["std"],
+            mean_slope=act["slope"],
+            saturated=act["saturated"],
+            dead=act["dead_units"] / (row.units or n_out),
+            dead_units=act["dead_units"],
+            nonfinite=0,
+            nonfinite_in=None,
+            unread=unread,
+        )
+
+    def _activation_numbers(
+        self, row: Row, pending: _Pending, is_output: bool
+    ) -> tuple[dict[str, Any], str | None]:
+        """mean, std, slope, saturated, dead units of the activations read for `row`,
+        from the per-unit sums (σ′ = σ − σ², tanh′ = 1 − a², ReLU′ = [a > 0], the others'
+        Σ|slope| from their op row), and why they are missing where they are."""
+        nan = math.nan
+        missing = {"batch": 0, "mean": nan, "std": nan, "slope": nan, "saturated": None,
+                   "dead_units": 0}  # fmt: skip
+        acts = pending.activations.get(row)
+        if pending.unread is not None:
+            return missing, f"activations: {pending.unread}"
+        if row.units is None:
+            return missing, f"activations: a {row.kind}'s output is not one layer's units"
+        if row in self._into_norm:
+            return missing, f"activations: its output goes straight into {self._into_norm[row]}"
+        if acts is None or acts.rows == 0:
+            return missing, "activations: its output was not seen in the forward pass"
+        kind = self._activation.get(row, "linear")
+        sums = [s.tolist() for s in acts.sums]
+        rows, n_out = acts.rows, row.units
+        total = rows * n_out
+        mean, square = _total(sums[0]) / total, _total(sums[1]) / total
+        numbers: dict[str, Any] = {
+            "batch": rows,
+            "mean": mean,
+            "std": math.sqrt(max(square - mean * mean, 0.0)),
+            "slope": 1.0,
+            "saturated": None,
+            "dead_units": 0,
+        }
+        hidden = not is_output
+        if kind == "relu":  # hidden: Σ[a > 0], dead units; the output: [a > 0] per unit
+            if hidden:
+                positive, dead = sums[-2], sums[-1]
+            else:
+                positive, dead = _total(sums[-1]), sum(1 for c in sums[-1] if c == 0)
+            numbers["slope"] = positive / total
+            numbers["dead_units"] = int(dead)
+            return numbers, None
+        band = kind in BANDS
+        after = (3 if hidden else 2) if band else 0  # the band's counts, after Σ|slope|
+        if kind in SLOPES:  # Σ|slope| from the op row, at the inputs
+            numbers["slope"] = sums[-1 - after] / total
+        elif kind in ("sigmoid", "tanh"):  # σ′ = σ − σ², tanh′ = 1 − a²: from Σa and Σa²
+            numbers["slope"] = (mean - square) if kind == "sigmoid" else 1.0 - square
+        if band:  # hidden: Σ low, Σ high, stuck units; the output per unit
+            low, high = (sums[-3], sums[-2]) if hidden else (_total(sums[-2]), _total(sums[-1]))
+            numbers["saturated"] = (low + high) / total
+            if hidden:
+                numbers["dead_units"] = int(sums[-1])
+        return numbers, None
+
+    @staticmethod
+    def _spread(acts: _Activations | None) -> tuple[float, float]:
+        """The outputs' largest std across the batch (over units), and max(1, mean |a|)."""
+        if acts is None or acts.rows == 0:
+            return 0.0, 1.0
+        rows = acts.rows
+        first, second, magnitude = (s.tolist() for s in acts.sums[:3])
+        if not isinstance(first, list):  # (not read per unit: no spread to tell)
+            return 0.0, 1.0
+        spread = max(
+            math.sqrt(max(s2 / rows - (s1 / rows) ** 2, 0.0))
+            for s1, s2 in zip(first, second, strict=True)
+        )
+        return spread, max(1.0, magnitude / (rows * len(first)))
+
+    # -- showing and saving ------------------------------------------------------------
+
+    def curves(self) -> tuple[list[int], list[float | None], list[float | None]]:
+        """(step, loss, accuracy) of every `log` call, as Python numbers."""
+
+        def number(v: object) -> float | None:
+            if v is None:
+                return None
+            if isinstance(v, tuple):  # (a tensor being summed over the ranks)
+                tensor, work = v
+                work.wait()
+                return float(tensor.item()) / _distributed()[1]
+            return float(v.item()) if isinstance(v, torch.Tensor) else float(v)  # type: ignore[arg-type]
+
+        steps = [s for s, _, _ in self._curves]
+        return steps, [number(v) for _, v, _ in self._curves], [number(a) for *_, a in self._curves]
+
+    def coverage(self) -> tuple[int, int]:
+        """(parameters read, parameters in the model), counting each tensor once."""
+        total = {id(p): p.numel() for p in self._base.parameters()}
+        read = {id(p): p.numel() for p in self._params}
+        return sum(read.values()), sum(total.values())
+
+    def run(self) -> Run:
+        """What was recorded, as a run (`gradviz.run`): what `save` writes."""
+        history = self.history()
+        if not history:
+            raise InputError(self._nothing_yet())
+        steps, loss, accuracy = self.curves()
+        layers = [
+            RunLayer(
+                row.name,
+                row.kind,
+                row.shape,
+                self._activation.get(row, "linear"),
+                self._activation_module.get(row),
+                tuple(name for name, _ in row.params) + tuple(row.also),
+            )
+            for row in self._rows
+        ]
+        return Run(
+            layers=layers,
+            history=history,
+            steps_run=self.steps,
+            every=self.every,
+            curve_steps=steps,
+            loss=loss,
+            accuracy=accuracy,
+            framework=f"PyTorch {torch.__version__.split('+')[0]}",
+            model=self.model_name,
+            world_size=_distributed()[1],
+            notes=[*self.notes(), self.coverage_line()],
+        )
+
+    def report(self, title: str | None = None) -> RenderableType:
+        """The table, the heat map over recorded steps and the verdict, as a rich
+        renderable (what `table` prints)."""
+        history = self.history()
+        diagnosis = self.diagnosis()
+        title = title or f"Gradients per layer: {self.model_name} at step {history[-1][0]}"
+        lines = verdict(diagnosis, history) + self.notes() + [self.coverage_line()]
+        return report(diagnosis, lines, history, title=title)
+
+    def coverage_line(self) -> str:
+        """The share of the model's parameters the table reads, in words."""
+        read, total = self.coverage()
+        return (
+            f"Read {read:,} of the model's {total:,} parameters ({_share(read, total)}) in "
+            f"{len(self._rows)} rows."
+        )
+
+    def notes(self) -> list[str]:
+        """What the table did not read as it reads a plain MLP: tied tensors, activations
+        gradviz does not know or could not read (no status rests on them)."""
+        lines = []
+        for row in self._rows:
+            if len(row.names) > 1:
+                lines.append(
+                    f"{row.name}: one tensor in {len(row.names)} modules ({', '.join(row.also)} "
+                    f"is {row.params[0][0]}): one row."
+                )
+        for row in self._rows:
+            if row in self._unknown:
+                lines.append(
+                    f"the activation after layer {row.name} {self._unknown[row]}: its row is "
+                    "read at the layer's output, as linear (slope 1, no saturation)"
+                )
+        if not self._mapped:
+            lines.append(
+                f"Activations not read: {COMPILED if self._compiled else UNSEEN}; dead and "
+                "saturated units are not checked, and no status rests on them."
+            )
+        else:
+            other = [row for row in self._rows if row.units is None]
+            if other:
+                kinds = ", ".join(dict.fromkeys(row.kind for row in other))
+                lines.append(
+                    f"Activations not read for {', '.join(row.name for row in other)} "
+                    f"({kinds}: the output is not one layer's units); their gradients are."
+                )
+        return lines
+
+    def table(self, file: TextIO | None = None, width: int | None = None) -> None:
+        """Print the per-layer table, the heat map and the verdict (as `gradviz grads`)."""
+        console = Console(file=file or sys.stdout, width=width)
+        console.print(self.report())
+
+    def save(self, path: str | Path) -> None:
+        """Write the run as JSON (atomically) for `gradviz inspect` and `gradviz grads`;
+        under torch.distributed, only rank 0 writes."""
+        run = self.run()
+        if _distributed()[0] == 0:
+            save_run(run, path)
+
+    def close(self) -> None:
+        """Detach every hook: the model and the optimizer run as if never watched."""
+        self._disarm()
+        for hook in self._optimizer_hooks:
+            hook.remove()
+        self._optimizer_hooks = []
+
+
+def _global_hooks(recorder: Recorder) -> list[RemovableHandle]:
+    """torch's global optimizer step hooks for `recorder`, holding it weakly: a recorder
+    nobody holds any more (its model gone) takes its hooks with it."""
+    ref = weakref.ref(recorder)
+    handles: list[RemovableHandle] = []
+
+    def gone() -> None:
+        for handle in handles:
+            handle.remove()
+
+    def pre(optimizer: torch.optim.Optimizer, args: tuple, kwargs: dict) -> Any:
+        live = ref()
+        return gone() if live is None else live._pre_step(optimizer, args, kwargs)
+
+    def post(optimizer: torch.optim.Optimizer, args: tuple, kwargs: dict) -> None:
+        live = ref()
+        return gone() if live is None else live._post_step(optimizer, args, kwargs)
+
+    handles += [register_optimizer_step_pre_hook(pre), register_optimizer_step_post_hook(post)]
+    return handles
+
+
+def _other_axes(t: torch.Tensor, units: int) -> tuple[int, ...] | None:
+    """The axes of `t` other than its units' (the last, or the channels of a convolution's
+    output, axis 1), or None if it has no axis of that size."""
+    if t.dim() == 0:
+        return None
+    if t.shape[-1] == units:
+        axis = t.dim() - 1
+    elif t.dim() >= 2 and t.shape[1] == units:
+        axis = 1
+    else:
+        return None
+    return tuple(i for i in range(t.dim()) if i != axis)
+
+
+def _total(x: float | list[float]) -> float:
+    """A sum kept whole or per unit, whole."""
+    return math.fsum(x) if isinstance(x, list) else x
+
+
+def _ratio(top: float, bottom: float) -> float | None:
+    if not (math.isfinite(top) and math.isfinite(bottom)) or bottom == 0:
+        return None
+    return top / bottom
+
+
+def _share(part: int, whole: int) -> str:
+    if whole == 0 or part == whole:
+        return "all"
+    return f"{100 * part / whole:.1f}%"
+
+
+def watch(
+    model: nn.Module,
+    every: int = DEFAULT_EVERY,
+    optimizer: torch.optim.Optimizer | None = None,
+    *,
+    manual: bool = False,
+    nan_check: bool = True,
+) -> Recorder:
+    """Record `model`'s gradients row by row at every `every`-th step: at each step of any
+    optimizer holding its parameters (after clipping and DDP's all-reduce), or of the one
+    `optimizer` given; with `manual=True` only at `rec.step()` (for framework callbacks
+    that choose the moment). Between recorded steps one fused norm of the gradients finds
+    the first NaN/inf and records that step in full (`nan_check=False`: not, for the
+    last few percent of speed). See `Recorder`."""
+    return Recorder(model, every, optimizer, manual=manual, nan_check=nan_check)

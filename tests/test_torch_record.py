@@ -1,0 +1,311 @@
+"""gradviz.torch.record: every op's data and grad in the drawing, checked against tensors
+the test takes itself (forward hooks and retain_grad(), and a forward pass written out by
+hand), for the five models at both levels and in every format."""
+
+from __future__ import annotations
+
+import json
+import xml.etree.ElementTree as ET
+
+import pytest
+from torch_support import require_torch
+
+torch = require_torch()
+
+import gradviz.torch as gt  # noqa: E402
+from gradviz.errors import InputError  # noqa: E402
+from gradviz.numbers import fmt  # noqa: E402
+from gradviz.output import render  # noqa: E402
+from gradviz.render import to_json, to_mermaid, to_text  # noqa: E402
+from gradviz.render.diagram import preferred_rankdir  # noqa: E402
+from gradviz.torch.examples import MODELS  # noqa: E402
+from gradviz.torch.graph import FRONTIER, NOT_KEPT, describe  # noqa: E402
+
+
+def _rms(t) -> float:
+    flat = t.detach().double().flatten()
+    return float((flat @ flat / flat.numel()) ** 0.5)
+
+
+def _hooked(make):
+    """The model, its loss computed with each module's output kept by a forward hook
+    (retain_grad), after backward: {path: output}, independent of gradviz."""
+    net, loss_of = make()
+    outputs: dict[str, torch.Tensor] = {}
+    handles = []
+    for name, module in net.named_modules():
+        if not name:
+            continue
+
+        def hook(module, args, out, name=name):
+            first = out[0] if isinstance(out, tuple) else out
+            if first.requires_grad:
+                first.retain_grad()
+            outputs[name] = first
+
+        handles.append(module.register_forward_hook(hook))
+    return net, loss_of, outputs, handles
+
+
+@pytest.mark.parametrize("name", list(MODELS))
+def test_each_module_box_against_forward_hooks(name: str) -> None:
+    net, loss_of, outputs, handles = _hooked(MODELS[name])
+    with gt.record(net) as rec:
+        loss = loss_of()
+        loss.backward()
+    for h in handles:
+        h.remove()
+    d = rec.diagram()
+    assert d.level == "module" and d.has_grad
+    boxes = {n.label.split(" ")[0]: n for n in d.nodes if n.id.startswith("m")}
+    assert boxes, "no module box"
+    for path, box in boxes.items():
+        out = outputs[path]
+        shape = "×".join(map(str, out.shape))
+        assert box.extra_lines[0].split(" → ")[1].split(" (+")[0] == shape
+        if out.grad is not None:
+            assert f"grad rms {fmt(_rms(out.grad))}" in box.extra_lines
+            assert box.grad_rms == pytest.approx(_rms(out.grad), rel=1e-12)
+        params = [p for n, p in net.named_parameters() if n.startswith(path + ".")]
+        if params:
+            flat = torch.cat([p.grad.flatten() for p in params])
+            said = f"params {sum(p.numel() for p in params):,}, grad rms {fmt(_rms(flat))}"
+            assert said in box.extra_lines
+    (out_node,) = [n for n in d.nodes if n.role == "output"]
+    assert out_node.data == float(loss.detach()) and out_node.grad == 1.0
+    # no empty boxes: every node says something beyond its name
+    assert all(n.extra_lines or n.data is not None or n.kind == "op" for n in d.nodes)
+    assert NOT_KEPT not in (d.title or "")
+
+
+def _hand_mlp():
+    """A 2-16-1 tanh MLP written out op by op, every intermediate retained."""
+    torch.manual_seed(0)
+    net = torch.nn.Sequential(torch.nn.Linear(2, 16), torch.nn.Tanh(), torch.nn.Linear(16, 1))
+    x = torch.randn(5, 2)
+    w0, b0, w1, b1 = net[0].weight, net[0].bias, net[2].weight, net[2].bias
+    h = torch.addmm(b0, x, w0.t())
+    a = torch.tanh(h)
+    o = torch.addmm(b1, a, w1.t())
+    sq = o.pow(2)
+    loss = sq.mean()
+    for t in (h, a, o, sq):
+        t.retain_grad()
+    loss.backward()
+    return net, x, [h, a, o, sq], loss
+
+
+def test_every_op_of_an_mlp_against_a_forward_written_by_hand() -> None:
+    ref_net, x, steps, ref_loss = _hand_mlp()
+    torch.manual_seed(0)
+    net = torch.nn.Sequential(torch.nn.Linear(2, 16), torch.nn.Tanh(), torch.nn.Linear(16, 1))
+    with gt.record(net) as rec:
+        loss = net(x).pow(2).mean()
+        loss.backward()
+    d = rec.diagram(level="op")
+    values = [n for n in d.nodes if n.role == "intermediate"]
+    assert [n.op for n in values] == ["addmm", "tanh", "addmm", "pow"]
+    for node, ref in zip(values, steps, strict=True):
+        shape = "shape " + "×".join(map(str, ref.shape))
+        assert node.extra_lines == (shape, describe(ref, "data"), describe(ref.grad, "grad"))
+        assert node.grad_rms == pytest.approx(_rms(ref.grad), rel=1e-12)
+    (out,) = [n for n in d.nodes if n.role == "output"]
+    assert out.data == float(ref_loss.detach()) and out.grad == 1.0
+    # the transposes of the weights are not nodes: written on the edge into addmm
+    assert [e.label for e in d.edges if e.label] == ["t", "t"]
+    assert "t" not in {n.label for n in d.nodes}
+    for name in ("0.weight", "2.bias"):
+        leaf = next(n for n in d.nodes if n.label == name)
+        grad = dict(ref_net.named_parameters())[name].grad
+        assert describe(grad, "grad") in leaf.extra_lines or leaf.grad == float(grad)
+
+
+@pytest.mark.parametrize("name", list(MODELS))
+def test_op_level_values_are_module_outputs_where_a_module_ends(name: str) -> None:
+    """At the op level, the op that made a module's output shows that output's data and
+    grad (the hooks' tensors); every result shown has a grad line or number."""
+    net, loss_of, outputs, handles = _hooked(MODELS[name])
+    with gt.record(net) as rec:
+        loss_of().backward()
+    for h in handles:
+        h.remove()
+    d = rec.diagram(level="op")
+    lines = {line for n in d.nodes for line in n.extra_lines}
+    checked = 0
+    for out in outputs.values():
+        if (
+            out.grad is not None
+            and out.numel() > 1
+            and out.grad_fn.name()
+            not in (
+                "ViewBackward0",
+                "UnsafeViewBackward0",
+            )
+        ):
+            assert describe(out, "data") in lines and describe(out.grad, "grad") in lines
+            checked += 1
+    assert checked >= 1
+    for n in d.nodes:
+        if n.role == "intermediate":
+            assert n.grad is not None or any(line.startswith("grad ") for line in n.extra_lines)
+
+
+def test_without_a_recording_the_picture_says_once_values_were_not_kept() -> None:
+    net, loss_of = MODELS["mlp"]()
+    loss = loss_of()
+    loss.backward()
+    d = gt.diagram(loss, net)
+    assert d.title.count("not kept") == 1 and NOT_KEPT in d.caption
+    # no empty boxes: an op whose result is unknown is drawn as the op alone
+    assert all(n.extra_lines or n.data is not None for n in d.nodes if n.kind == "value")
+    with pytest.raises(InputError, match="needs a recording"):
+        gt.diagram(loss, net, level="module")
+
+
+def test_the_frontier_is_where_the_gradient_first_falls_below_a_tenth() -> None:
+    net, loss_of, outputs, handles = _hooked(MODELS["deep"])
+    with gt.record(net) as rec:
+        loss_of().backward()
+    for h in handles:
+        h.remove()
+    d = rec.diagram()
+    reference = _rms(outputs["20"].grad)  # the model's output: the last Linear's
+    expected = next(
+        str(k) for k in range(20, -1, -1) if _rms(outputs[str(k)].grad) < 0.1 * reference
+    )
+    (marked,) = [n for n in d.nodes if FRONTIER in n.extra_lines]
+    assert marked.label.split(" ")[0] == expected
+    assert any(line.startswith("▶ frontier: " + marked.label) for line in d.caption)
+
+
+@pytest.mark.parametrize("name", list(MODELS))
+@pytest.mark.parametrize("level", ["module", "op"])
+def test_every_format_draws_the_five_models(name: str, level: str) -> None:
+    net, loss_of = MODELS[name]()
+    with gt.record(net) as rec:
+        loss_of().backward()
+    d = rec.diagram(level=level)
+    assert "loss" in to_text(d, width=100)
+    assert to_mermaid(d).startswith("---") or "flowchart" in to_mermaid(d)
+    assert {n["id"] for n in json.loads(to_json(d))["nodes"]} == {n.id for n in d.nodes}
+    svg = render(d, "svg", rankdir=preferred_rankdir(d))
+    assert ET.fromstring(svg).tag.endswith("svg")
+
+
+def test_draw_refuses_bad_options() -> None:
+    net, loss_of = MODELS["mlp"]()
+    with gt.record(net) as rec:
+        loss_of().backward()
+    with pytest.raises(InputError, match="unknown level"):
+        rec.diagram(level="neuron")
+    with pytest.raises(InputError, match="depth"):
+        rec.diagram(depth=0)
+    with pytest.raises(InputError, match="Module"), gt.record("net"):
+        pass
+
+
+def test_depth_one_draws_the_transformer_layer_as_one_box() -> None:
+    net, loss_of = MODELS["transformer"]()
+    with gt.record(net) as rec:
+        loss_of().backward()
+    boxes = [n.label for n in rec.diagram(depth=1).nodes if n.id.startswith("m")]
+    assert boxes == ["0 TransformerEncoderLayer", "1 Flatten", "2 Linear"]
+    deeper = [n.label for n in rec.diagram().nodes if n.id.startswith("m")]
+    assert "0.self_attn MultiheadAttention" in deeper and "0.norm2 LayerNorm" in deeper
+
+
+def test_saved_for_backward_bytes_on_hover() -> None:
+    net, loss_of = MODELS["mlp"]()
+    with gt.record(net) as rec:
+        loss_of().backward()
+    tanh = next(n for n in rec.diagram(level="op").nodes if n.op == "tanh")
+    # tanh saves its 8×16 float32 result: 512 bytes
+    assert "saved for backward: 512 B" in tanh.detail
+
+
+def test_repeated_blocks_collapse_with_their_gradient_through_them() -> None:
+    """12 identical blocks: the module view draws block 0's modules and one box ×11 whose
+    strip ends with the rms of ∂loss/∂(block output) of the first and the last block (each
+    block's output kept by a forward hook here)."""
+    torch.manual_seed(0)
+    nn = torch.nn
+
+    def block():
+        return nn.Sequential(nn.Linear(8, 8), nn.Tanh(), nn.Linear(8, 8), nn.ReLU())
+
+    net = nn.Sequential(nn.Linear(2, 8), nn.Sequential(*[block() for _ in range(12)]))
+    net.append(nn.Linear(8, 1))
+    x = torch.randn(4, 2)
+    outputs = {}
+
+    def keep(module, args, out, k):
+        out.retain_grad()
+        outputs[k] = out
+
+    handles = [
+        net[1][k].register_forward_hook(lambda m, a, o, k=k: keep(m, a, o, k)) for k in range(12)
+    ]
+    with gt.record(net) as rec:
+        net(x).pow(2).mean().backward()
+    for h in handles:
+        h.remove()
+    d = rec.diagram()
+    (box,) = [n for n in d.nodes if n.label.startswith("×")]
+    assert box.label == "×11 Sequential"
+    assert box.extra_lines[0] == "1.1…1.11: as 1.0, not drawn"
+    through = [_rms(outputs[k].grad) for k in range(12)]
+    head, ramp, first, arrow, last = box.extra_lines[1].rsplit(" ", 4)
+    assert head == "grad rms 1.0…1.11:" and len(ramp) == 12 and arrow == "→"
+    assert (first, last) == (fmt(through[0]), fmt(through[-1]))
+    assert box.grad_rms == pytest.approx(through[-1], rel=1e-12)
+    labels = {n.label.split(" ")[0] for n in d.nodes}
+    assert {"1.0.0", "1.0.3", "0", "2"} <= labels
+    assert not any(label.startswith(f"1.{k}.") for label in labels for k in range(1, 12))
+    # one way through: block 0's last module into the box, the box into the head
+    assert [e.source for e in d.edges if e.target == box.id] == [
+        next(n.id for n in d.nodes if n.label == "1.0.3 ReLU")
+    ]
+    assert [e.target for e in d.edges if e.source == box.id] == [
+        next(n.id for n in d.nodes if n.label == "2 Linear")
+    ]
+
+
+def test_attention_ops_sit_in_the_self_attn_frame() -> None:
+    """Every op multi-head attention runs (its projections, the attention itself) is drawn
+    in the frame of `0.self_attn`, the module it ran in; the residual adds and the relu of
+    the layer's own forward in the layer's frame `0`; the loss outside every frame."""
+    net, loss_of = MODELS["transformer"]()
+    with gt.record(net) as rec:
+        loss_of().backward()
+    d = rec.diagram(level="op")
+    attention = [n for n in d.nodes if n.op and "attention" in n.op]
+    assert attention and all(n.cluster == "0.self_attn" for n in attention)
+    assert {n.cluster for n in d.nodes if n.op == "relu"} == {"0"}
+    assert [n.cluster for n in d.nodes if n.op == "add" and n.cluster != "0.self_attn"] == [
+        "0",
+        "0",
+    ]
+    assert next(n for n in d.nodes if n.op == "log_softmax").cluster is None
+    # the JSON carries each node's grad rms (a tensor's colour) as the diagram has it
+    document = json.loads(to_json(d))
+    for entry, node in zip(document["nodes"], d.nodes, strict=True):
+        assert entry.get("grad_rms") == node.grad_rms
+
+
+@pytest.mark.parametrize("name", list(MODELS))
+def test_every_parameter_at_the_op_level_against_its_own_grad(name: str) -> None:
+    """Each parameter's node shows its data and PyTorch's own .grad (read here)."""
+    net, loss_of = MODELS[name]()
+    with gt.record(net) as rec:
+        loss_of().backward()
+    d = rec.diagram(level="op")
+    leaves = {n.label: n for n in d.nodes if n.role == "input"}
+    assert set(leaves) == {n for n, p in net.named_parameters() if p.grad is not None}
+    for pname, p in net.named_parameters():
+        node = leaves[pname]
+        if p.numel() == 1:
+            assert (node.data, node.grad) == (float(p.detach()), float(p.grad))
+        else:
+            assert describe(p, "data") in node.extra_lines
+            assert describe(p.grad, "grad") in node.extra_lines
+            assert node.grad_rms == pytest.approx(_rms(p.grad), rel=1e-12)
