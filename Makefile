@@ -7,7 +7,7 @@ VENV   ?= .venv
 PY     := $(VENV)/bin/python
 BIN    := $(VENV)/bin
 
-.PHONY: demo test test-all test-torch torch lint format bench samples clean install docs
+.PHONY: demo test test-all test-torch torch lint format bench samples clean install docs docs-ready docs-serve
 
 # Without Python >= 3.11, one line says so (instead of a page of pip's log).
 PYTHON_FOUND = $(shell command -v $(PYTHON) 2>/dev/null)
@@ -92,7 +92,9 @@ bench: $(VENV)/.bench-installed
 	$(PY) bench/run.py
 
 # Regenerate the diagrams of samples/*.expr under docs/ (SVG and Mermaid), the live pages of
-# the hand example and their screenshots (those need Chromium; skipped without it).
+# the hand example and their screenshots (those need Chromium; skipped without it). A
+# screenshot is taken again only when its page changed (docs/screenshots.json records what
+# each was taken of): Chromium's bytes differ between machines, the pages' do not.
 samples: install
 	$(PY) -m gradviz.tools.samples
 	$(PY) -m gradviz.tools.screenshots
@@ -108,9 +110,15 @@ $(DOCS_RUN)/xor.json: samples/xor.toml $(VENV)/.installed
 docs/assets/mermaid.min.js: tests/mermaid/node_modules/.installed
 	cp tests/mermaid/node_modules/mermaid/dist/mermaid.min.js $@
 
-docs: $(VENV)/.docs-installed $(DOCS_RUN)/xor.json docs/assets/mermaid.min.js
+docs-ready: $(VENV)/.docs-installed $(DOCS_RUN)/xor.json docs/assets/mermaid.min.js
 	@ln -sfn ../../samples $(DOCS_RUN)/samples
+
+docs: docs-ready
 	NO_MKDOCS_2_WARNING=1 $(BIN)/mkdocs build --strict
+
+# What a docs writer runs: the site served (rebuilt on every change), build/docs ready first.
+docs-serve: docs-ready
+	NO_MKDOCS_2_WARNING=1 $(BIN)/mkdocs serve
 
 clean:
 	rm -rf $(VENV) tests/mermaid/node_modules .pytest_cache site build/docs

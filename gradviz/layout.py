@@ -16,6 +16,7 @@ import contextlib
 import os
 import signal
 import sys
+from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -32,9 +33,13 @@ if TYPE_CHECKING:
 # 0.9/12/95 s vs 0.1/1.2/6.6 s; sums `x*y+x*y+…` of 100/200/499 terms (cost 10k/40k/250k)
 # 0.4/12/>180 s vs 0.3/2.2/24 s. Below it both take about a second or less.
 PREFER_PURE_COST = 20_000
-# PNGs are capped at this size in inches (at 96 dpi: 3840 px), whatever the graph.
-PNG_MAX_INCHES = 40
+# PNGs are drawn at twice the CSS pixel (96 dpi × 2: sharp on a high-density screen, and
+# a 10-point `+` stays a `+`), and capped at PNG_MAX_PX pixels across or down, whatever the
+# graph (a bigger drawing is scaled down): 3840 px, 20 inches of 192 dpi.
 PNG_DPI = 96
+PNG_SCALE = 2
+PNG_MAX_PX = 3840
+PNG_MAX_INCHES = PNG_MAX_PX / (PNG_DPI * PNG_SCALE)
 DOT_TIMEOUT = 60.0  # seconds; GRADVIZ_DOT_TIMEOUT overrides
 
 GET_GRAPHVIZ = (
@@ -184,7 +189,7 @@ def run_dot(
     timeout = dot_timeout()
     argv = [program.path, f"-T{fmt}"]
     if fmt == "png":
-        argv += [f"-Gdpi={PNG_DPI}", f"-Gsize={PNG_MAX_INCHES},{PNG_MAX_INCHES}"]
+        argv += [f"-Gdpi={PNG_DPI * PNG_SCALE}", f"-Gsize={PNG_MAX_INCHES:g},{PNG_MAX_INCHES:g}"]
     try:
         done = _run_in_own_group(argv, dot_text.encode("utf-8"), timeout)
     except subprocess.TimeoutExpired:
@@ -215,19 +220,48 @@ def _run_in_own_group(argv: list[str], data: bytes, timeout: float) -> subproces
     that started a child of its own leaves nothing running behind it."""
     import subprocess  # lazy: start-up
 
-    process = subprocess.Popen(
-        argv,
-        stdin=subprocess.PIPE,
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
-        start_new_session=os.name == "posix",
-    )
+    process = None
     try:
+        with _signals_deferred():
+            process = subprocess.Popen(
+                argv,
+                stdin=subprocess.PIPE,
+                stdout=subprocess.PIPE,
+                stderr=subprocess.PIPE,
+                start_new_session=os.name == "posix",
+            )
         out, err = process.communicate(data, timeout=timeout)
-    except BaseException:  # the timeout, Ctrl-C: end every process it started
-        _kill_group(process)
+    except BaseException:  # the timeout, Ctrl-C, SIGTERM: end every process it started
+        if process is not None:
+            _kill_group(process)
         raise
     return subprocess.CompletedProcess(argv, process.returncode, out, err)
+
+
+@contextlib.contextmanager
+def _signals_deferred() -> Iterator[None]:
+    """Ctrl-C (and SIGTERM, where a handler of Python's turns it into an exception: the
+    CLI's) wait while the layout program starts, and are raised once Popen has returned.
+    Raised inside Popen (the program started, Popen waiting to hear that it did, as a busy
+    machine makes it do for a while), they would leave the program running with nobody
+    holding it to end it."""
+    import threading  # lazy: start-up
+
+    if threading.current_thread() is not threading.main_thread():
+        yield  # only the main thread gets signals (and may set their handlers)
+        return
+    names = [getattr(signal, name) for name in ("SIGINT", "SIGTERM") if hasattr(signal, name)]
+    handlers = {s: h for s in names if callable(h := signal.getsignal(s))}
+    caught: list[int] = []
+    for number in handlers:
+        signal.signal(number, lambda signum, frame: caught.append(signum))
+    try:
+        yield
+    finally:
+        for number, handler in handlers.items():
+            signal.signal(number, handler)
+        for number in dict.fromkeys(caught):  # each once, by its own handler
+            signal.raise_signal(number)
 
 
 def _kill_group(process: subprocess.Popen) -> None:
@@ -239,6 +273,20 @@ def _kill_group(process: subprocess.Popen) -> None:
     for pipe in (process.stdin, process.stdout, process.stderr):
         with contextlib.suppress(OSError):
             pipe.close()  # type: ignore[union-attr]
+
+
+PNG_OP_POINTS = 12  # an op's symbol in a PNG, bold: its `+` 3 px thick (2 px at 10 pt)
+
+
+def png_fonts(program: DotProgram, font: str) -> tuple[str, tuple[str, int]]:
+    """The sans font `program` draws a PNG's texts in, given the SVG's `font`, and the font
+    and size of the ops' symbols: bold and larger (a thin 10-point `+` all but vanishes in
+    pixels). graphviz-pure draws PNGs with fonts of its own, not the system's: its
+    `Helvetica` is a sans, with the metrics it lays out with, where any other name (DejaVu
+    Sans) falls back to a serif. A system `dot` finds `font` through fontconfig."""
+    if program.kind == "pure":
+        return "Helvetica", ("Helvetica-Bold", PNG_OP_POINTS)
+    return font, (f"{font} Bold", PNG_OP_POINTS)
 
 
 def configure_graphviz_package() -> DotProgram | None:

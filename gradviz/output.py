@@ -5,16 +5,17 @@ and input refusal gradviz.files."""
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
 
 from gradviz.errors import InputError, OptionWords, OutputError, keyword, quoted
-from gradviz.layout import PREFER_PURE_COST, DotProgram, dot_timeout, run_dot
+from gradviz.layout import PREFER_PURE_COST, DotProgram, dot_timeout, find_dot, png_fonts, run_dot
 from gradviz.numbers import DEFAULT_PRECISION
 from gradviz.render.diagram import Diagram, draw_less
-from gradviz.render.dot import layout_cost, to_dot
+from gradviz.render.dot import FONT, layout_cost, to_dot
 from gradviz.render.terminal import to_text
 
 if TYPE_CHECKING:
@@ -88,8 +89,18 @@ def _picture(fmt: str) -> Renderer:
 
     def picture(diagram: Diagram, o: Options) -> bytes:
         heavy = layout_cost(diagram) > PREFER_PURE_COST
-        dot_text = to_dot(diagram, rankdir=o.rankdir, precision=o.precision, legend=o.legend)
-        drawn = run_dot(dot_text, fmt, program=o.program, heavy=heavy, smaller=draw_less(diagram))
+        program = o.program or find_dot(fmt, heavy=heavy)
+        # a PNG in a sans its program really has, its ops' symbols bold (`layout.png_fonts`)
+        font, op_font = png_fonts(program, FONT) if fmt == "png" else (FONT, None)
+        dot_text = to_dot(
+            diagram,
+            rankdir=o.rankdir,
+            precision=o.precision,
+            legend=o.legend,
+            font=font,
+            op_font=op_font,
+        )
+        drawn = run_dot(dot_text, fmt, program=program, heavy=heavy, smaller=draw_less(diagram))
         if fmt != "svg":
             return drawn
         from gradviz.render.themes import themed_svg  # lazy: start-up
@@ -225,27 +236,56 @@ def to_svg(
     return render(diagram, "svg", program=program, id_prefix=id_prefix, **options).decode("utf-8")
 
 
+# The column an animation is made for (a README's, a docs page's: about 800 px): wider, it
+# is shrunk and its smallest texts (the credits on the edges, 9 pt) go below 8 px.
+COLUMN_PX = 800
+_SVG_WIDTH = re.compile(rb'<svg\b[^>]*?\swidth="([\d.]+)(pt|px)?"')
+
+
+def svg_width_px(svg: bytes) -> float:
+    """The width an SVG asks for, in CSS px (Graphviz writes points: 4/3 px each)."""
+    found = _SVG_WIDTH.search(svg)
+    if found is None:
+        return 0.0
+    return float(found.group(1)) * (4 / 3 if found.group(2) in (b"pt", None) else 1.0)
+
+
 def animated_trace(
     frames: Frames,
     *,
-    rankdir: str = "LR",
+    rankdir: str | None = None,
     precision: int = DEFAULT_PRECISION,
     program: DotProgram | None = None,
     id_prefix: str = "gv-",
 ) -> bytes:
     """The trace's frames as one animated SVG (`gradviz.render.animate`): laid out once,
-    stepping through the backward pass with CSS keyframes, the last frame when still."""
+    stepping through the backward pass with CSS keyframes, the last frame when still.
+
+    `rankdir` None: left to right if that fits a column of COLUMN_PX, else top to bottom
+    when that is narrower (the credits travel on the edges: left to right, they double
+    its columns). A heavy layout is made once, in the diagram's preferred direction."""
     from gradviz.render.animate import animated_svg, animation_diagram  # lazy: start-up
+    from gradviz.render.diagram import preferred_rankdir  # lazy: start-up
 
     drawn, timeline = animation_diagram(frames)
     heavy = layout_cost(drawn) > PREFER_PURE_COST
-    svg = run_dot(
-        to_dot(drawn, rankdir=rankdir, precision=precision),
-        "svg",
-        program=program,
-        heavy=heavy,
-        smaller=draw_less(drawn),
-    )
+
+    def lay_out(direction: str) -> bytes:
+        return run_dot(
+            to_dot(drawn, rankdir=direction, precision=precision),
+            "svg",
+            program=program,
+            heavy=heavy,
+            smaller=draw_less(drawn),
+        )
+
+    if rankdir is not None or heavy:
+        svg = lay_out(rankdir or preferred_rankdir(drawn))
+    else:
+        svg = lay_out("LR")
+        if svg_width_px(svg) > COLUMN_PX:
+            tall = lay_out("TB")
+            svg = tall if svg_width_px(tall) < svg_width_px(svg) else svg
     return animated_svg(svg.decode("utf-8"), timeline, id_prefix).encode("utf-8")
 
 

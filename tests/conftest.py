@@ -63,6 +63,15 @@ def pytest_sessionstart(session: pytest.Session) -> None:
 
 
 from browser import browser  # noqa: E402, F401  (the shared real-browser fixture)
+from graphviz_support import system_dot  # noqa: E402
+
+
+def pytest_runtest_setup(item: pytest.Item) -> None:
+    """A test (or a parameter of one) marked `needs_system_dot` skips without the system
+    Graphviz, and fails under CI (tests/graphviz_support.py: the one guard)."""
+    if item.get_closest_marker("system_dot") is not None:
+        system_dot()
+
 
 # The trained models the report page's tests read, made once per worker for both files
 # that use them (test_report_page.py, test_report_browser.py): a fixture of conftest.py is

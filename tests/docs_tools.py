@@ -11,6 +11,7 @@ import os
 import re
 import subprocess
 import sys
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
@@ -33,22 +34,32 @@ def require_docs_tools() -> None:
         pytest.skip(why)
 
 
-def build(args: list[str], folder: Path, cache: Path) -> subprocess.CompletedProcess:
+def build(
+    args: list[str],
+    folder: Path,
+    cache: Path,
+    *,
+    env: dict[str, str] | None = None,
+    preexec_fn: Callable[[], None] | None = None,
+) -> subprocess.CompletedProcess:
     """`python -m ARGS` run in `folder` with the fence's cache in `cache`, no network
-    needed (the sites load no web fonts, no CDN), its output captured."""
-    env = {
+    needed (the sites load no web fonts, no CDN), its output captured; `env` adds to
+    the environment, `preexec_fn` runs in the child first (a memory limit)."""
+    environment = {
         **os.environ,
         "GRADVIZ_FENCE_CACHE": str(cache),
         "NO_MKDOCS_2_WARNING": "1",
         "NO_COLOR": "1",
+        **(env or {}),
     }
     return subprocess.run(
         [sys.executable, "-m", *args],
         cwd=folder,
-        env=env,
+        env=environment,
         capture_output=True,
         text=True,
         timeout=600,
+        preexec_fn=preexec_fn,
     )
 
 

@@ -6,17 +6,27 @@ The docs sites that use it (MkDocs, Sphinx) are built in tests/test_docs_sites.p
 
 from __future__ import annotations
 
+import contextlib
+import hashlib
 import html
+import json
+import os
 import re
+import shlex
+import subprocess
+import sys
 import xml.etree.ElementTree as ET
 from pathlib import Path
 
+import click
 import pytest
 from click.testing import CliRunner
 
 from gradviz.cli import cli
 from gradviz.docs import fence
 from gradviz.docs.fence import Cache, FenceError, fence_options, render_fence
+from gradviz.docs.paths import Places
+from gradviz.render.html import csp_hash as html_csp_hash
 
 HAND = 'draw "e = a*b; d = e + c; L = d*f" a=2 b=-3 c=10 f=-2'
 TRACE = 'trace "e = a*b; d = e + c; L = d*f" a=2 b=-3 c=10 f=-2'
@@ -159,12 +169,21 @@ def test_mermaid_is_left_to_the_site_s_own_mermaid(tmp_path: Path) -> None:
 def test_the_live_page_is_in_a_sandboxed_frame(tmp_path: Path) -> None:
     _cli(*fence.command_words(HAND), "-o", str(tmp_path / "p.html"), folder=tmp_path)
     fragment = render_fence(HAND, {"format": "html", "height": "640"}, base=tmp_path)
-    frame = re.fullmatch(r"<iframe ([^>]*)></iframe>", fragment, re.DOTALL)
+    frame = re.fullmatch(r"<iframe ([^>]*)></iframe><script>.*</script>", fragment, re.DOTALL)
     assert frame
-    attributes = dict(re.findall(r'(\w+)="([^"]*)"', frame.group(1)))
+    attributes = dict(re.findall(r'([\w-]+)="([^"]*)"', frame.group(1)))
     assert attributes["sandbox"] == "allow-scripts"  # no allow-same-origin: its own origin
     assert "height:640px" in attributes["style"]
-    assert html.unescape(attributes["srcdoc"]) == (tmp_path / "p.html").read_text("utf-8")
+    assert "data-gradviz-fit" not in frame.group(1)  # the height given stays
+    page = html.unescape(attributes["srcdoc"])
+    written = (tmp_path / "p.html").read_text("utf-8")
+    # the page as written, with the script that tells its height (allowed by its hash)
+    teller = f"<script>{fence._HEIGHT_TELLER}</script>"
+    assert teller in page
+    policy = re.search(r"script-src ([^;]*)", page).group(1).split()
+    assert policy[:-1] == re.search(r"script-src ([^;]*)", written).group(1).split()
+    assert policy[-1] == "'" + html_csp_hash(fence._HEIGHT_TELLER) + "'"
+    assert re.sub(r" 'sha256-[^']*'(?=;)", "", page.replace(teller, ""), count=1) == written
 
 
 @pytest.mark.parametrize(
@@ -235,7 +254,7 @@ def test_a_fence_that_cannot_be_drawn_says_why(
         render_fence(body, options, base=tmp_path, cache=cache)
     assert message in error.value.message
     assert "Traceback" not in error.value.message
-    assert not (tmp_path / "cache").exists() or not list((tmp_path / "cache").iterdir())
+    assert not list((tmp_path / "cache").glob("*.html")), "an error was cached"
 
 
 def test_the_body_never_reaches_a_shell(tmp_path: Path) -> None:
@@ -256,7 +275,7 @@ def test_the_cache_gives_the_fragment_back_without_drawing(
     cache = Cache(tmp_path / "cache")
     first = render_fence(HAND, base=tmp_path, cache=cache, prefix="gv1-")
     assert (cache.hits, cache.misses) == (0, 1)
-    assert len(list((tmp_path / "cache").iterdir())) == 1
+    assert len(list((tmp_path / "cache").glob("*.html"))) == 1
 
     def no_drawing(*args: object) -> None:
         raise AssertionError("drawn again")
@@ -269,21 +288,27 @@ def test_the_cache_gives_the_fragment_back_without_drawing(
     assert other == first.replace('id="gv1-', 'id="gv7-')
 
 
+def _key(cache: Cache, words: list[str], options: dict, base: Path) -> str:
+    places = Places(base=base)
+    found = fence.located(words, fence_options(options).format, places)
+    return cache.key(found, fence_options(options), places)
+
+
 def test_the_cache_key_follows_the_command_the_options_the_files_and_gradviz(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     cache = Cache(tmp_path / "cache")
     (tmp_path / "hand.expr").write_text("L = a*b\n", "utf-8")
     words = ["draw", "@hand.expr", "a=2", "b=3"]
-    key = cache.key(words, fence_options({}), tmp_path)
-    assert cache.key(words, fence_options({}), tmp_path) == key
-    assert cache.key([*words[:-1], "b=4"], fence_options({}), tmp_path) != key
-    assert cache.key(words, fence_options({"format": "mermaid"}), tmp_path) != key
+    key = _key(cache, words, {}, tmp_path)
+    assert _key(cache, words, {}, tmp_path) == key
+    assert _key(cache, [*words[:-1], "b=4"], {}, tmp_path) != key
+    assert _key(cache, words, {"format": "mermaid"}, tmp_path) != key
     (tmp_path / "hand.expr").write_text("L = a*b + 1\n", "utf-8")  # the file changed
-    changed = cache.key(words, fence_options({}), tmp_path)
+    changed = _key(cache, words, {}, tmp_path)
     assert changed != key
     monkeypatch.setattr(fence, "gradviz_fingerprint", lambda: "another gradviz")
-    assert cache.key(words, fence_options({}), tmp_path) != changed
+    assert _key(cache, words, {}, tmp_path) != changed
 
 
 def test_the_default_cache_is_outside_the_site(
@@ -300,3 +325,322 @@ def test_the_error_box_names_the_place_and_escapes_the_text() -> None:
     box = fence.error_box("syntax error <here>", "docs/page.md:12", 'draw "a*"')
     assert 'role="alert"' in box and "docs/page.md:12" in box
     assert "&lt;here&gt;" in box and "<here>" not in box
+
+
+# -- what a fence may write: nothing of the body's choosing ---------------------------------
+
+FENCE_COMMANDS = sorted({*fence.CAPTURES, *fence.TEXT_COMMANDS})
+# A command line each command accepts, before the output option under test; its format.
+BASE_LINES = {
+    "draw": ('draw "a*b" a=1 b=2', "svg"),
+    "trace": ('trace "a*b" a=1 b=2', "svg"),
+    "check": ('check "a*b" a=1 b=2', "text"),
+    "grads": ("grads deep-sigmoid --plot", "svg"),
+    "compare": ("compare xor deep-sigmoid", "text"),
+    "train": ("train xor --epochs 5 --boundary", "svg"),
+    "inspect": ("inspect model.json", "html"),
+}
+
+
+def _spellings(option, value: str) -> list[str]:
+    """Every way click takes OPTION with VALUE: `-o V`, `-oV`, `--output V`, `--output=V`."""
+    found = []
+    for name in option.opts:
+        found.append(f"{name} {value}")
+        found.append(f"{name}={value}" if name.startswith("--") else f"{name}{value}")
+    return found
+
+
+def _output_cases() -> list[tuple[str, str]]:
+    """Each command's each output option (found from the commands) in each spelling."""
+    from gradviz.docs.command import output_options
+
+    cases = []
+    for name in FENCE_COMMANDS:
+        line, fmt = BASE_LINES[name]
+        for option in output_options(name):
+            value = "svg" if option.writes == "format" else "written.svg"
+            cases += [(f"{line} {spelled}", fmt) for spelled in _spellings(option, value)]
+    return cases
+
+
+def test_every_command_of_the_fence_has_a_line_to_attack() -> None:
+    assert set(BASE_LINES) == set(FENCE_COMMANDS)
+    # the options that write, found from the commands: the ones issue 33 named among them
+    from gradviz.docs.command import output_options
+
+    found = {(name, o.opts[0]) for name in FENCE_COMMANDS for o in output_options(name)}
+    for expected in [("draw", "-o"), ("grads", "--plot"), ("inspect", "--boundary")]:
+        assert expected in found
+    assert {("inspect", "--curves"), ("trace", "--frames"), ("train", "--save")} <= found
+
+
+@pytest.mark.parametrize(("body", "fmt"), _output_cases())
+def test_no_spelling_of_an_output_option_gets_through(
+    body: str, fmt: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    def no_run(*args: object) -> None:
+        raise AssertionError("the command ran")
+
+    monkeypatch.setattr(fence, "run_command", no_run)
+    (tmp_path / "model.json").write_text("{}", "utf-8")
+    with pytest.raises(FenceError) as error:
+        render_fence(body, {"format": fmt}, base=tmp_path)
+    assert "the fence writes the" in error.value.message
+    assert not (tmp_path / "written.svg").exists()
+
+
+@pytest.mark.parametrize(
+    ("body", "message"),
+    [
+        (f"{HAND} -odocs/index.md", "-odocs/index.md: the fence writes the output itself"),
+        (f"{HAND} -oREADME.md", "-oREADME.md: the fence writes the output itself"),
+        (f"{HAND} --out x.svg", "No such option '--out'"),  # click takes no abbreviation
+        (f"{HAND} --outp=x.svg", "No such option '--outp'"),
+        ('trace "a*b" a=1 b=2 --forward --frames=out', "--frames=out: the fence writes"),
+        ("train xor --boundary -q --save=m.json", "--save=m.json: the fence writes"),
+        ("grads deep-sigmoid --plot --plot=p.svg", "write --plot alone"),
+        ("grads deep-sigmoid --plot /any/path", "unexpected extra argument: /any/path"),
+        ("grads deep-sigmoid --data --plot", "given once with no file name"),
+    ],
+)
+def test_an_output_in_any_spelling_is_refused_before_anything_runs(
+    body: str, message: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.chdir(tmp_path)
+    with pytest.raises(FenceError) as error:
+        render_fence(body, base=tmp_path)
+    assert message in error.value.message
+    assert list(tmp_path.iterdir()) == []
+
+
+def test_an_expression_after_double_dash_is_not_an_option(tmp_path: Path) -> None:
+    """`--` ends the options as click reads them: `-o` after it is the expression's."""
+    with pytest.raises(FenceError) as error:
+        render_fence('draw -- "a*b" a=1 -o x.svg', base=tmp_path)
+    assert "expected NAME=VALUE, got '-o'" in error.value.message
+    assert list(tmp_path.iterdir()) == []
+
+
+def test_every_option_whose_help_says_it_writes_is_an_output_option() -> None:
+    """The fence's refusals come from the commands: an option that writes a file and is
+    not declared an OutputOption would slip by, so its help text gives it away here."""
+    from gradviz.cli.options import OutputOption
+    from gradviz.docs.command import command
+
+    writes = re.compile(r"(Also )?[Ww]rite\b")  # "Write the plot … to FILE", "Also write …"
+    for name in FENCE_COMMANDS:
+        for param in command(name).params:
+            if isinstance(param, click.Option) and param.help:
+                says = bool(writes.match(param.help))
+                declared = isinstance(param, OutputOption) and param.writes == "file"
+                assert says == declared, (name, param.opts, param.help)
+
+
+# -- what a fence may read: files of the docs project only -----------------------------------
+
+
+@pytest.fixture
+def project(tmp_path: Path) -> Path:
+    """A docs project: docs/ with a page's folder, base build/ holding a sample."""
+    root = tmp_path / "project"
+    (root / "docs" / "guide").mkdir(parents=True)
+    (root / "build").mkdir()
+    (root / "build" / "hand.expr").write_text("e = a*b; d = e + c; L = d*f\n", "utf-8")
+    return root
+
+
+def _render(body: str, project: Path, options: dict | None = None, **kw) -> str:
+    return render_fence(
+        body,
+        options or {},
+        base=project / "build",
+        page=project / "docs" / "guide",
+        roots=(project, project / "build"),
+        **kw,
+    )
+
+
+@pytest.mark.parametrize(
+    "body",
+    [
+        "draw @/proc/self/environ",
+        "draw @/etc/shadow",
+        "draw @/etc/passwd",
+        "grads /etc/passwd",
+        "inspect /etc/passwd",
+        "draw --model /etc/passwd",
+        "grads xor --data /etc/passwd.csv",
+        "draw @../../../../../../../../etc/passwd",
+        "draw @link",  # a symlink inside base, to a file outside
+        "grads outside.toml",  # a spec inside, naming data outside
+    ],
+)
+def test_a_fence_reads_nothing_outside_the_docs_project(body: str, project: Path) -> None:
+    (project / "build" / "link").symlink_to("/etc/passwd")
+    (project / "build" / "outside.toml").write_text(
+        'layers = [2, 2, 1]\ndata = "../../secret.csv"\n', "utf-8"
+    )
+    (project.parent / "secret.csv").write_text("x1,x2,y\n0,0,SECRET\n", "utf-8")
+    (project.parent / "passwd.csv").write_text("x1,x2,y\n0,0,SECRET\n", "utf-8")
+    with pytest.raises(FenceError) as error:
+        _render(body, project, {"format": "text"})
+    assert "outside the docs project" in error.value.message
+    assert "root:" not in error.value.message and "SECRET" not in error.value.message
+
+
+def test_an_error_quotes_no_line_or_value_of_a_file_read(project: Path) -> None:
+    (project / "build" / "env.expr").write_text("TOKEN=ghp_abcdef123456 = x\n", "utf-8")
+    with pytest.raises(FenceError) as error:
+        _render("draw @env.expr", project, {"format": "text"})
+    assert "chained assignment" in error.value.message  # gradviz's words stay
+    assert "ghp_abcdef" not in error.value.message and "TOKEN" not in error.value.message
+    (project / "build" / "points.csv").write_text("x1,x2,y\n0,0,0\n0,1,SECRETVALUE\n", "utf-8")
+    with pytest.raises(FenceError) as error:
+        _render("grads xor --epochs 2 --data points.csv", project, {"format": "text"})
+    assert "SECRETVALUE" not in error.value.message and "is not a number" in error.value.message
+    # an inline expression is on the page already: its error keeps its caret
+    with pytest.raises(FenceError) as error:
+        _render('draw "a*"', project)
+    assert "a*" in error.value.message
+
+
+def test_a_relative_path_is_looked_for_beside_the_page_then_in_base(project: Path) -> None:
+    inline = _svg(_render("draw @hand.expr a=2 b=-3 c=10 f=-2", project))
+    assert _node_texts(inline)["a"] == ["data 2", "grad 6"]  # from base
+    (project / "docs" / "guide" / "hand.expr").write_text("L = a*b\n", "utf-8")
+    beside = _svg(_render("draw @hand.expr a=2 b=-3", project))
+    assert _node_texts(beside)["a"] == ["data 2", "grad -3"]  # the page's own, first
+    with pytest.raises(FenceError) as error:
+        _render("draw @nowhere.expr", project)
+    assert (
+        "looked for nowhere.expr beside the page, in docs/guide/ and in base build/"
+        in error.value.message
+    )
+
+
+def test_a_file_beside_the_page_and_one_in_base_in_one_command(project: Path) -> None:
+    """The command runs from the page's folder; base's file is reached from there."""
+    (project / "build" / "points.csv").write_text("x1,x2,y\n0,0,0\n0,1,1\n1,0,1\n1,1,0\n")
+    (project / "docs" / "guide" / "net.toml").write_text(
+        'layers = [2, 2, 1]\ndata = "xor"\nepochs = 3\n', "utf-8"
+    )
+    text = _render("grads net.toml --epochs 2 --data points.csv", project, {"format": "text"})
+    assert "points.csv" in html.unescape(text)
+
+
+# -- the cache: every file read in the key, read in chunks ----------------------------------
+
+
+def test_the_key_holds_the_data_a_spec_names(project: Path) -> None:
+    """`train spec.toml --boundary`: a changed CSV draws again (issue 33, item 4)."""
+    build = project / "build"
+    (build / "points.csv").write_text("x1,x2,y\n0,0,0\n0,1,1\n1,0,1\n1,1,0\n", "utf-8")
+    (build / "spec.toml").write_text('layers = [2, 3, 1]\ndata = "points.csv"\n', "utf-8")
+    cache = Cache(project / "cache")
+    words = ["train", "spec.toml", "--boundary"]
+    key = _key(cache, words, {}, build)
+    (build / "points.csv").write_text("x1,x2,y\n0,0,1\n0,1,0\n1,0,0\n1,1,1\n", "utf-8")
+    assert _key(cache, words, {}, build) != key
+
+
+def test_the_key_holds_the_data_a_model_names(tmp_path: Path) -> None:
+    (tmp_path / "points.csv").write_text("x1,x2,y\n0,0,0\n0,1,1\n1,0,1\n1,1,0\n", "utf-8")
+    args = ["train", "--layers", "2,2,1", "--data", "points.csv", "--epochs", "2"]
+    with contextlib.chdir(tmp_path):
+        _cli(*args, "-q", "--save", "m.json", folder=tmp_path)
+    cache = Cache(tmp_path / "cache")
+    words = ["draw", "--model", "m.json", "--input", "0,1"]
+    key = _key(cache, words, {}, tmp_path)
+    (tmp_path / "points.csv").write_text("x1,x2,y\n0,0,1\n0,1,0\n1,0,0\n1,1,1\n", "utf-8")
+    assert _key(cache, words, {}, tmp_path) != key
+
+
+def test_a_file_over_the_cap_is_refused_by_its_size_unread(tmp_path: Path) -> None:
+    huge = tmp_path / "huge.json"
+    with huge.open("wb") as file:
+        file.truncate(3 * 10**9)  # 3 GB, sparse: reading it would take 3 GB and seconds
+    with pytest.raises(FenceError) as error:
+        render_fence("inspect huge.json", {"format": "text"}, base=tmp_path)
+    assert f"{3 * 10**9:,} bytes is larger than the 100,000,000 a fence reads" in (
+        error.value.message
+    )
+
+
+def test_a_file_is_hashed_in_chunks(tmp_path: Path) -> None:
+    import tracemalloc
+
+    from gradviz.docs.paths import CHUNK_BYTES, digest
+
+    big = tmp_path / "big.csv"
+    with big.open("wb") as file:
+        file.truncate(60 * 10**6)
+    tracemalloc.start()
+    try:
+        found = digest(big)
+        peak = tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+    assert found == hashlib.sha256(big.read_bytes()).hexdigest()
+    assert peak < 4 * CHUNK_BYTES, f"{peak:,} bytes held while hashing 60 MB"
+
+
+# -- reading command lines on a warm build: no command module imported ---------------------
+
+
+@pytest.mark.parametrize("name", FENCE_COMMANDS)
+def test_a_kept_description_reads_a_command_line_as_the_command_does(name: str) -> None:
+    from gradviz.docs import command as command_line
+
+    real = command_line.command(name)
+    kept = command_line.rebuilt(json.loads(json.dumps(command_line.describe(real))))
+    line, _ = BASE_LINES[name]
+    lines = [shlex.split(line)[1:]]
+    lines += [shlex.split(body)[1:] for body, _ in _output_cases() if body.startswith(name)]
+    lines += [["-h"], ["--traceback", *shlex.split(line)[1:]], ["--", "-x*2", "x=1"]]
+    for words in lines:
+        seen = []
+        for found in (real, kept):
+            try:
+                parsed = command_line.parse([name, *words], _Only(found))
+            except command_line.CommandLineError as error:
+                seen.append(("error", str(error)))
+                continue
+            outputs = sorted(o.name for o in command_line.outputs(parsed))
+            seen.append((parsed.given, outputs, parsed.extra))
+        assert seen[0] == seen[1], (name, words)
+
+
+class _Only:
+    """Commands that hold one command (for comparing a real one with its description)."""
+
+    def __init__(self, found) -> None:
+        self.found = found
+
+    def get(self, name: str):
+        return self.found
+
+
+def test_a_warm_fence_imports_no_command_module(tmp_path: Path) -> None:
+    """A warm rebuild draws nothing: importing the commands (numpy, rich, the renderers:
+    about 1.5 s, bench/fence.py) would be all it costs."""
+    script = (
+        "import sys\n"
+        "from pathlib import Path\n"
+        "from gradviz.docs.fence import Cache, render_fence\n"
+        f"cache = Cache(Path({str(tmp_path / 'cache')!r}))\n"
+        f"render_fence({TRACE + ' --step 2'!r}, base={str(tmp_path)!r}, cache=cache)\n"
+        "print(cache.hits, sorted(m for m in sys.modules if m.startswith('gradviz.cli.')),"
+        " 'numpy' in sys.modules)\n"
+    )
+    env = {**os.environ, "PYTHONPATH": str(Path(fence.__file__).parents[2])}
+    runs = [
+        subprocess.run(
+            [sys.executable, "-c", script], env=env, capture_output=True, text=True, check=True
+        ).stdout.split()
+        for _ in range(2)
+    ]
+    drawn, warm = " ".join(runs[0]), " ".join(runs[1])
+    assert runs[0][0] == "0" and "gradviz.cli.trace" in drawn  # the first draws
+    assert runs[1][0] == "1", warm  # the second is served from the cache
+    assert "gradviz.cli.trace" not in warm and runs[1][-1] == "False", warm

@@ -3,6 +3,9 @@
 
 from __future__ import annotations
 
+import re
+from pathlib import Path
+
 import pytest
 from docs_tools import require_docs_tools
 
@@ -65,3 +68,51 @@ def test_the_validator_takes_every_fence_and_keeps_its_options(front_end) -> Non
 def test_the_formatter_never_raises(front_end) -> None:
     box = front_end.fence_format('draw "a*"', "gradviz", "gradviz", {}, None)
     assert 'class="gradviz-error"' in box and "syntax error" in box
+
+
+QUOTED = """# How to write a fence
+
+````markdown
+```gradviz
+draw "a*b" a=2 b=3
+```
+````
+
+gives
+
+```gradviz
+draw "a*b" a=2 b=3
+```
+
+~~~text
+```gradviz
+trace "x*x" x=3
+```
+~~~
+"""
+
+
+def test_a_fence_quoted_inside_another_block_is_not_a_fence(front_end) -> None:
+    """docs/fence.md shows a fence in a ````markdown block, then the fence itself: the
+    error of the real one must name its own line (11), not the quote's (4)."""
+    lines = front_end.fence_lines(QUOTED)
+    assert {body: list(at) for body, at in lines.items()} == {'draw "a*b" a=2 b=3': [11]}
+
+
+def test_an_unclosed_block_swallows_the_rest_of_the_page(front_end) -> None:
+    assert front_end.fence_lines('```python\nx = 1\n```gradviz\ndraw "a"\n') == {}
+
+
+DOCS = Path(__file__).resolve().parent.parent / "docs"
+
+
+@pytest.mark.parametrize("page", sorted(p.name for p in (DOCS / "manual").glob("*.md")))
+def test_no_code_in_a_table_shows_a_backslash_before_a_pipe(front_end, page: str) -> None:
+    """Python-Markdown keeps `\\|` inside a code span as typed (GitHub does not): a table
+    cell's code writes its pipes as &#124; in <code>, which both read as |."""
+    import markdown
+
+    text = (DOCS / "manual" / page).read_text("utf-8")
+    html = markdown.markdown(text, extensions=["tables", "attr_list", "admonition"])
+    codes = re.findall(r"<code>(.*?)</code>", html, re.DOTALL)
+    assert not [code for code in codes if "\\|" in code]

@@ -4,6 +4,7 @@ from Chromium's layout (the live pages, the report page, the README's showcase).
 from __future__ import annotations
 
 from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 
 import pytest
@@ -277,3 +278,125 @@ def test_the_animation_puts_each_credit_on_one_edge(narrow, tmp_path) -> None:
         mine, others = sorted(near.values())[:2]
         assert mine <= 3 and others >= 12, (credit["text"], mine, others)
         assert not any(_overlaps(credit, node) for node in drawn["nodes"]), credit
+
+
+# -- colours and words a reader must see, in either theme ------------------------------------
+
+WCAG_TEXT = 4.5  # WCAG AA for normal text
+SCHEMES = ("light", "dark")
+
+
+@contextmanager
+def scheme(driver, value: str) -> Iterator[None]:
+    """The OS's colour scheme as `value` for the browser, then as it was."""
+    driver.execute_cdp_cmd(
+        "Emulation.setEmulatedMedia",
+        {"features": [{"name": "prefers-color-scheme", "value": value}]},
+    )
+    try:
+        yield
+    finally:
+        driver.execute_cdp_cmd("Emulation.setEmulatedMedia", {"features": []})
+
+
+# Every text of the network picture against its node's fill, as drawn (computed colours).
+NODE_INK_JS = """
+return Array.from(document.querySelectorAll('#graph g.node')).flatMap(g => {
+  const shape = g.querySelector('polygon, ellipse, path');
+  const fill = getComputedStyle(shape).fill;
+  return Array.from(g.querySelectorAll('text')).map(t =>
+    [g.querySelector('title').textContent, t.textContent, getComputedStyle(t).fill, fill]);
+});
+"""
+SHOW_EPOCH_JS = """
+const e = document.getElementById('epoch'); e.value = String(arguments[0]);
+e.dispatchEvent(new Event('input'));
+return parseInt(e.max, 10);
+"""
+
+
+def _faint_texts(driver) -> list[tuple[str, str, float]]:
+    from test_colours import contrast
+
+    return [
+        (node, text, round(contrast(_rgb(ink), _rgb(fill)), 2))
+        for node, text, ink, fill in driver.execute_script(NODE_INK_JS)
+        if contrast(_rgb(ink), _rgb(fill)) < WCAG_TEXT
+    ]
+
+
+@pytest.mark.parametrize("theme", SCHEMES)
+def test_the_report_network_reads_at_every_epoch_in_either_theme(narrow, deep_report, theme):
+    # light mode showed the layers' texts white on lavender, and y's "data 0 / grad …"
+    # white on light grey (1.8:1): the page set each text's fill, which the SVG's own
+    # style sheet read as the nan band's for the texts after it
+    with scheme(narrow, theme):
+        narrow.get(deep_report[1].as_uri())
+        last = narrow.execute_script(SHOW_EPOCH_JS, 0)
+        assert last >= 3  # deep-sigmoid's epochs fall through several bands
+        for k in range(last + 1):
+            narrow.execute_script(SHOW_EPOCH_JS, k)
+            assert _faint_texts(narrow) == [], (theme, k)
+        # an example shown recolours y by its gradient
+        narrow.find_element("css selector", '#examples button[data-i="1"]').click()
+        assert _faint_texts(narrow) == [], theme
+
+
+CONTOUR_JS = """
+return Array.from(document.querySelectorAll('#threshold-contour path'))
+  .map(p => [getComputedStyle(p).stroke, parseFloat(getComputedStyle(p).strokeWidth)]);
+"""
+
+
+@pytest.mark.parametrize("theme", SCHEMES)
+@pytest.mark.parametrize("name", ["xor", "circle"])
+def test_the_decision_threshold_shows_on_the_map_in_either_theme(browser, tmp_path, name, theme):
+    # dark mode turned the 0.5 contour (black) into the page's light ink, on the map's
+    # white middle (the raster stays as it is): 1.1:1, invisible
+    import matplotlib
+    from test_colours import contrast
+
+    r, g, b, _ = matplotlib.colormaps["PuOr_r"](0.5)  # the boundary map at the threshold
+    middle = f"#{round(r * 255):02x}{round(g * 255):02x}{round(b * 255):02x}"
+    svg = (DOCS / f"{name}-boundary.svg").read_text(encoding="utf-8")
+    with scheme(browser, theme):
+        open_page(browser, inline_svg_page(svg, WINDOW), tmp_path)
+        strokes = browser.execute_script(CONTOUR_JS)
+    assert strokes, "no threshold contour drawn"
+    # the line itself (its casing is the wider, white one beneath)
+    line = min(strokes, key=lambda s: s[1])
+    assert contrast(_rgb(line[0]), middle) >= 7, (theme, line)
+
+
+# The animation at a moment of its loop (every animation paused there): its texts'
+# rendered sizes and the captions then visible.
+ANIMATION_AT_JS = """
+document.getAnimations().forEach(a => { a.pause(); a.currentTime = arguments[0]; });
+const svg = document.querySelector('svg');
+const scale = svg.getBoundingClientRect().width / svg.viewBox.baseVal.width;
+const texts = Array.from(svg.querySelectorAll('text'));
+return {
+  smallest: Math.min(...texts.map(t => parseFloat(t.getAttribute('font-size')) * scale)),
+  width: svg.getBoundingClientRect().width,
+  captions: texts.filter(t => /(^| )gv-c/.test(t.getAttribute('class') || ''))
+    .filter(t => getComputedStyle(t).opacity !== '0').map(t => t.textContent),
+};
+"""
+
+
+def test_the_readme_animation_reads_in_its_column_and_always_has_a_caption(narrow, tmp_path):
+    # docs/backward.svg, 1221 px wide left to right, was shrunk to 800: its credits 7.9 px;
+    # and for its first 1.2 s (before step 1) it said nothing
+    from gradviz.render.animate import LEAD_CAPTION, LEAD_STEPS, STEP_SECONDS
+
+    svg = (DOCS / "backward.svg").read_text(encoding="utf-8")
+    open_page(narrow, inline_svg_page(svg, WINDOW), tmp_path)
+    shown = narrow.execute_script(ANIMATION_AT_JS, 0)
+    assert shown["width"] <= WINDOW and shown["smallest"] >= MIN_TEXT_PX, shown
+    step_ms = 1000 * STEP_SECONDS
+    assert shown["captions"] == [LEAD_CAPTION]
+    at = narrow.execute_script(ANIMATION_AT_JS, LEAD_STEPS * step_ms - 50)["captions"]
+    assert at == [LEAD_CAPTION]
+    for step in range(7):  # one caption in each step, its own
+        at = narrow.execute_script(ANIMATION_AT_JS, (LEAD_STEPS + step + 0.5) * step_ms)
+        assert [c.split(":")[0] for c in at["captions"]] == [f"Step {step + 1}/7"], (step, at)

@@ -6,6 +6,7 @@ Marked slow (the build draws every picture of the site, a network trained among 
 
 from __future__ import annotations
 
+import re
 import shutil
 import subprocess
 import sys
@@ -33,7 +34,8 @@ def our_site(tmp_path_factory: pytest.TempPathFactory) -> Path:
     shutil.copy(MERMAID, root / "docs" / "assets" / "mermaid.min.js")
     run = root / "run"
     run.mkdir()
-    (run / "samples").symlink_to(ROOT / "samples")
+    shutil.copytree(ROOT / "samples", root / "samples")  # inside the project, as in the repo
+    (run / "samples").symlink_to("../samples")  # as make docs links build/docs/samples
     trained = subprocess.run(
         [sys.executable, "-m", "gradviz", "train", "samples/xor.toml", "-q", "--save", "xor.json"],
         cwd=run,
@@ -53,18 +55,34 @@ def our_site(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 
 def _pages(site: Path) -> list[Path]:
-    return sorted(p for p in site.rglob("index.html") if "search" not in p.parts)
+    """The site's pages (page.html: use_directory_urls is false)."""
+    return sorted(
+        p
+        for p in site.rglob("*.html")
+        if not {"search", "assets"} & set(p.relative_to(site).parts) and p.name != "404.html"
+    )
 
 
 def test_the_site_has_its_pages_and_every_diagram_is_drawn(our_site: Path) -> None:
-    names = {str(p.parent.relative_to(our_site)) for p in _pages(our_site)}
-    assert {".", "lesson", "pictures", "fence"} <= names
-    pictures = (our_site / "pictures" / "index.html").read_text("utf-8")
+    names = {str(p.relative_to(our_site).with_suffix("")) for p in _pages(our_site)}
+    assert {"index", "lesson", "pictures", "fence", "manual/draw"} <= names
+    pictures = (our_site / "pictures.html").read_text("utf-8")
     assert inline_svgs(pictures) >= 10
     for page in _pages(our_site):
         text = page.read_text("utf-8")
         assert "gradviz-error" not in text, page
         assert "language-gradviz" not in text, page  # a fence shown as plain code
+
+
+def test_every_link_between_pages_names_a_file(our_site: Path) -> None:
+    """From file:// a link to a folder (`manual/draw/`) opens a directory listing: every
+    link to a page of the site names its .html file, and the file is there."""
+    for page in _pages(our_site):
+        for href in re.findall(r'<a [^>]*href="([^"#]*)(?:#[^"]*)?"', page.read_text("utf-8")):
+            if not href or "://" in href or href.startswith(("mailto:", "data:")):
+                continue
+            target = (page.parent / href).resolve()
+            assert not href.endswith("/") and target.is_file(), (page.name, href)
 
 
 GEOMETRY_JS = """
@@ -108,7 +126,7 @@ def test_every_diagram_fits_the_column_at_800_px(our_site: Path, browser, scheme
                 )
             )
             seen = browser.execute_script(GEOMETRY_JS)
-            name = page.parent.relative_to(our_site)
+            name = page.relative_to(our_site)
             dark = _luminance(seen["background"]) < 0.3
             assert dark == (scheme == "slate"), f"{name}: {seen['background']}"
             assert seen["errors"] == 0, f"{name}: an error box"

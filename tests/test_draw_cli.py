@@ -7,12 +7,12 @@ import importlib
 import json
 import os
 import re
-import shutil
 import xml.etree.ElementTree as ET
 from pathlib import Path
 
 import pytest
 from click.testing import CliRunner
+from graphviz_support import needs_system_dot
 from mermaid.check import parse_mermaid
 
 import gradviz.files as files
@@ -23,7 +23,6 @@ from gradviz.numbers import fmt
 ROOT = Path(__file__).resolve().parent.parent
 HAND = ["draw", "e = a*b; d = e + c; L = d*f", "a=2", "b=-3", "c=10", "f=-2"]
 COLOUR = re.compile(r"\x1b\[[0-9;]*(3[0-9]|4[0-9]|9[0-7])m")
-needs_system_dot = pytest.mark.skipif(not shutil.which("dot"), reason="no system Graphviz")
 
 
 def run(*args: str, **env: str):

@@ -9,6 +9,7 @@ the umask asks for.
 
 from __future__ import annotations
 
+import contextlib
 import errno
 import os
 import signal
@@ -195,12 +196,12 @@ def _gradviz(*args: str, **kwargs) -> subprocess.Popen:
     return subprocess.Popen(command, env=env, stderr=subprocess.PIPE, **kwargs)
 
 
-def _interrupt_when(process: subprocess.Popen, ready) -> tuple[int, str]:
+def _interrupt_when(process: subprocess.Popen, ready, sent: int = signal.SIGINT) -> tuple[int, str]:
     deadline = time.monotonic() + 60
     while not ready() and process.poll() is None and time.monotonic() < deadline:
         time.sleep(0.05)
     assert process.poll() is None, "finished before it could be interrupted"
-    process.send_signal(signal.SIGINT)
+    process.send_signal(sent)
     _, err = process.communicate(timeout=60)
     return process.returncode, err.decode()
 
@@ -221,6 +222,127 @@ def test_real_ctrl_c_during_dot_leaves_the_previous_picture(tmp_path: Path):
     assert err.rstrip().endswith("Interrupted.") and "Traceback" not in err
     assert picture.read_bytes() == OLD
     assert leftovers(tmp_path) == []
+
+
+def _running(pid: int, argument: str) -> bool:
+    """Whether process `pid` is still the program run with `argument` (not ended, not a
+    zombie waiting to be reaped, not a new process given a reused pid)."""
+    proc = Path(f"/proc/{pid}")
+    if not proc.is_dir():  # no /proc: whether the pid is taken
+        try:
+            os.kill(pid, 0)
+        except ProcessLookupError:
+            return False
+        return True
+    try:
+        state = (proc / "stat").read_text().rsplit(")", 1)[1].split()[0]
+        command = (proc / "cmdline").read_bytes().split(b"\0")
+    except OSError:  # ended meanwhile
+        return False
+    return state != "Z" and argument.encode() in command
+
+
+def _gone(pid: int, argument: str) -> bool:
+    """Whether that program has ended, polled up to a generous deadline."""
+    deadline = time.monotonic() + 60
+    while time.monotonic() < deadline:
+        if not _running(pid, argument):
+            return True
+        time.sleep(0.05)
+    return False
+
+
+# How long the third layout "takes": a number of seconds of its own, to tell it apart.
+HANG = "117.25"
+
+
+def _third_layout_hangs(folder: Path) -> tuple[Path, Path]:
+    """A GRADVIZ_DOT that lays out the first two frames with graphviz-pure, then, on the
+    third, writes its pid to a file (the test waits for it) and hangs as a slow layout
+    does (`sleep HANG`); returns the program and that file."""
+    from gradviz.layout import _pure_program
+
+    pure = _pure_program()
+    assert pure, "graphviz-pure is a dependency of gradviz and must be installed"
+    count, pid = folder / "calls", folder / "layout.pid"
+    program = folder / "slow-third-dot"
+    program.write_text(
+        "#!/bin/sh\n"
+        f"n=$(cat '{count}' 2>/dev/null || echo 0); n=$((n + 1)); echo $n > '{count}'\n"
+        f"if [ $n -le 2 ]; then exec '{pure}' \"$@\"; fi\n"
+        f"echo $$ > '{pid}.tmp' && mv '{pid}.tmp' '{pid}'\n"
+        f"exec sleep {HANG}\n"
+    )
+    program.chmod(0o755)
+    return program, pid
+
+
+@pytest.mark.skipif(os.name != "posix", reason="signals and shell scripts")
+def test_ctrl_c_while_the_layout_program_starts_ends_it_too(tmp_path, monkeypatch):
+    # Ctrl-C (or SIGTERM) that lands while Popen waits to hear that the program started (a
+    # busy machine): the program runs, but Popen never returned it to be ended
+    pid_file = tmp_path / "layout.pid"
+    program = tmp_path / "slow-dot"
+    program.write_text(
+        f"#!/bin/sh\necho $$ > '{pid_file}.tmp' && mv '{pid_file}.tmp' '{pid_file}'\n"
+        f"exec sleep {HANG}\n"
+    )
+    program.chmod(0o755)
+    real = subprocess.Popen
+
+    def interrupted_while_starting(*args, **kwargs):
+        process = real(*args, **kwargs)
+        deadline = time.monotonic() + 60
+        while not pid_file.exists() and time.monotonic() < deadline:
+            time.sleep(0.05)
+        signal.raise_signal(signal.SIGINT)  # as if it came before Popen returned
+        return process
+
+    monkeypatch.setattr(subprocess, "Popen", interrupted_while_starting)
+    try:
+        result = run(*DRAW, "-o", str(tmp_path / "g.svg"), GRADVIZ_DOT=str(program))
+        assert result.exit_code == 130 and "Interrupted." in result.stderr
+        assert _gone(int(pid_file.read_text()), HANG), "the layout program is still running"
+        assert not (tmp_path / "g.svg").exists()
+    finally:
+        if pid_file.exists():
+            with contextlib.suppress(OSError):
+                os.kill(int(pid_file.read_text()), signal.SIGKILL)
+
+
+@pytest.mark.skipif(os.name != "posix", reason="signals and shell scripts")
+@pytest.mark.parametrize(
+    ("sent", "status", "said"),
+    [(signal.SIGINT, 130, "Interrupted."), (signal.SIGTERM, 143, "Terminated.")],
+    ids=["ctrl-c", "sigterm"],
+)
+def test_a_signal_during_trace_frames_leaves_the_earlier_frames(tmp_path, sent, status, said):
+    # an earlier run's ten frames; this run (7 frames) is stopped while laying out its third
+    frames = tmp_path / "frames"
+    frames.mkdir()
+    earlier = {f"step-{k:02d}.svg": f"<svg>earlier {k}</svg>".encode() for k in range(1, 11)}
+    for name, data in earlier.items():
+        (frames / name).write_bytes(data)
+    program, pid_file = _third_layout_hangs(tmp_path)
+    process = _gradviz(
+        "trace", *DRAW[1:], "--frames", "frames",
+        env={"GRADVIZ_DOT": str(program)}, stdout=subprocess.DEVNULL, cwd=tmp_path,
+    )  # fmt: skip
+    try:
+        returned, err = _interrupt_when(process, pid_file.exists, sent)
+        assert returned == status, err
+        assert err.rstrip().endswith(said) and "Traceback" not in err
+        assert (
+            "note: no frame written, 'frames' left as it was: its 10 frames of an earlier run "
+            "(step-01.svg … step-10.svg) kept"
+        ) in err
+        assert {p.name: p.read_bytes() for p in frames.iterdir()} == earlier  # nothing else
+        # the layout program (in a session of its own) was ended with gradviz
+        assert _gone(int(pid_file.read_text()), HANG), "the layout program is still running"
+    finally:  # a failing run leaves nothing running behind it either
+        if pid_file.exists():
+            with contextlib.suppress(OSError):
+                os.kill(int(pid_file.read_text()), signal.SIGKILL)
 
 
 @pytest.mark.skipif(os.name != "posix", reason="signals")

@@ -19,13 +19,12 @@ from __future__ import annotations
 
 import json
 import math
-import os
-import shutil
 import subprocess
 import unicodedata
 import xml.etree.ElementTree as ET
 
 import pytest
+from graphviz_support import system_dot
 from hypothesis import HealthCheck, assume, given, settings
 from hypothesis import strategies as st
 from mermaid.check import parse_mermaid
@@ -409,11 +408,7 @@ def labelled_graphs(draw) -> Diagram:
 
 
 def _graphviz_programs() -> list[str]:
-    system = shutil.which("dot")
-    if system is None:
-        if os.environ.get("CI"):
-            pytest.fail("Graphviz's `dot` must be installed in CI (see .ci/run)")
-        pytest.skip("no system Graphviz `dot` here")
+    system = system_dot()
     pure = _pure_program()
     assert pure, "graphviz-pure is a dependency of gradviz and must be installed"
     return [system, pure]

@@ -11,6 +11,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from graphviz_support import system_dot
 
 from gradviz import drawings, nn, stats
 from gradviz import model as M
@@ -241,7 +242,7 @@ def test_parse_input() -> None:
 
 def _svg(dot_text: str) -> ET.Element:
     svg = subprocess.run(
-        ["dot", "-Tsvg"], input=dot_text.encode(), capture_output=True, check=True
+        [system_dot(), "-Tsvg"], input=dot_text.encode(), capture_output=True, check=True
     ).stdout
     return ET.fromstring(svg)
 

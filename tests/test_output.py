@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import errno
 import os
-import shutil
 import stat
 import subprocess
 import tempfile
@@ -13,6 +12,7 @@ from dataclasses import replace
 from pathlib import Path
 
 import pytest
+from graphviz_support import needs_system_dot, system_dot
 
 import gradviz.layout as layout
 from gradviz import Value
@@ -23,9 +23,6 @@ from gradviz.layout import DotProgram, dot_programs, find_dot, run_dot
 from gradviz.output import format_for, render, size_warnings
 from gradviz.render.diagram import diagram_from_value
 from gradviz.render.dot import layout_cost, to_dot
-
-SYSTEM_DOT = shutil.which("dot")
-needs_system_dot = pytest.mark.skipif(not SYSTEM_DOT, reason="no system Graphviz")
 
 
 def hand_diagram():
@@ -105,7 +102,7 @@ def test_system_dot_is_preferred(monkeypatch):
     assert [p.kind for p in programs] == ["system", "pure"]
     assert find_dot("svg").kind == "system"
     monkeypatch.setenv("GRADVIZ_DOT", "system")
-    assert find_dot("pdf").path == SYSTEM_DOT
+    assert find_dot("pdf").path == system_dot()
 
 
 def test_pure_is_found_next_to_the_interpreter_without_path(monkeypatch):
@@ -183,7 +180,66 @@ def test_png_size_is_capped(monkeypatch):
 
     monkeypatch.setattr(layout, "_run_in_own_group", fake_run)
     run_dot("digraph {}", "png", program=DotProgram("/bin/dot", "system"))
-    assert seen == [["/bin/dot", "-Tpng", "-Gdpi=96", "-Gsize=40,40"]]
+    # twice the CSS pixel (192 dpi), at most 3840 px across: 20 inches
+    assert seen == [["/bin/dot", "-Tpng", "-Gdpi=192", "-Gsize=20,20"]]
+
+
+def _op_symbol(png: bytes, plain: str, dpi: int) -> tuple[int, float]:
+    """The op's symbol in a PNG of one op node: its size (px) and its strokes' thickness
+    (px: its dark pixels over twice its size, as a `+` of two bars), found where the
+    layout (`-Tplain`, inches from the bottom left) puts the op's circle."""
+    import io
+
+    import numpy as np
+    from PIL import Image
+
+    lines = plain.splitlines()
+    width_in = float(lines[0].split()[2])
+    _, _, x, y, node_width = next(
+        line.split()[:5] for line in lines if line.startswith("node") and "_op" in line
+    )
+    grey = np.asarray(Image.open(io.BytesIO(png)).convert("L"), dtype=float)
+    height, width = grey.shape
+    pad = (width - width_in * dpi) / 2  # Graphviz's margin (4 points) on each side
+    cx, cy = pad + float(x) * dpi, height - pad - float(y) * dpi
+    r = 0.6 * float(node_width) * dpi / 2  # inside the circle, off its outline
+    ink = grey[int(cy - r) : int(cy + r), int(cx - r) : int(cx + r)] < 128
+    rows, columns = np.nonzero(ink)
+    size = max(np.ptp(rows), np.ptp(columns)) + 1
+    return int(size), float(ink.sum()) / (2 * size)
+
+
+@pytest.mark.parametrize("choice", ["pure", pytest.param("system", marks=needs_system_dot)])
+def test_a_png_is_twice_the_pixels_in_a_sans_and_its_plus_is_bold(monkeypatch, choice):
+    # -o x.png was 1x pixels, graphviz-pure drew "DejaVu Sans" in a serif, and the 10-point
+    # `+` was 2 px thin at 2x
+    import io
+
+    from PIL import Image
+
+    from gradviz.layout import PNG_DPI, PNG_SCALE, png_fonts
+
+    monkeypatch.setenv("GRADVIZ_DOT", choice)
+    program = find_dot("png")
+    assert program.kind == choice
+    value = Value(1.0, label="a") + Value(2.0, label="b")
+    value.backward()
+    diagram = diagram_from_value(value)
+    font, op_font = png_fonts(program, "DejaVu Sans")
+    if choice == "pure":  # the sans graphviz-pure draws PNGs in (its DejaVu Sans is a serif)
+        assert (font, op_font[0]) == ("Helvetica", "Helvetica-Bold")
+    png = render(diagram, "png", legend=False)
+    text = to_dot(diagram, legend=False, font=font, op_font=op_font)
+    assert f'fontname="{font}"' in text and f'fontname="{op_font[0]}"' in text
+    plain = run_dot(text, "plain", program=program).decode()
+    dpi = PNG_DPI * PNG_SCALE
+    width_in, height_in = (float(v) for v in plain.splitlines()[0].split()[2:4])
+    margins = 2 * 4 / 72  # inches
+    shown = Image.open(io.BytesIO(png)).size
+    assert abs(shown[0] - (width_in + margins) * dpi) <= 2, (shown, width_in)
+    assert abs(shown[1] - (height_in + margins) * dpi) <= 2, (shown, height_in)
+    size, thickness = _op_symbol(png, plain, dpi)
+    assert size >= 16 and thickness >= 2.8, (size, thickness)  # a 10-point regular `+`: 13, 1.8
 
 
 def fake_program(tmp_path: Path, script: str) -> DotProgram:

@@ -7,13 +7,13 @@ parser: the text a user sees must be exactly the text we meant, whatever was in 
 from __future__ import annotations
 
 import re
-import shutil
 import subprocess
 import xml.etree.ElementTree as ET
 from pathlib import Path
 
 import graphviz
 import pytest
+from graphviz_support import needs_system_dot, system_dot
 
 import gradviz
 from gradviz import Value
@@ -27,20 +27,18 @@ SVG = "{http://www.w3.org/2000/svg}"
 XLINK = "{http://www.w3.org/1999/xlink}"
 
 
-def _programs() -> list:
-    system = shutil.which("dot")
-    return [
-        pytest.param(
-            system, id="system-dot", marks=pytest.mark.skipif(not system, reason="no dot")
-        ),
-        pytest.param(_pure_program(), id="graphviz-pure"),
+@pytest.fixture(
+    params=[
+        pytest.param("system", id="system-dot", marks=needs_system_dot),
+        pytest.param("pure", id="graphviz-pure"),
     ]
-
-
-@pytest.fixture(params=_programs())
+)
 def program(request) -> str:
-    assert request.param, "graphviz-pure is a dependency of gradviz and must be installed"
-    return request.param
+    if request.param == "system":
+        return system_dot()
+    pure = _pure_program()
+    assert pure, "graphviz-pure is a dependency of gradviz and must be installed"
+    return pure
 
 
 def svg_of(dot_text: str, program: str) -> ET.Element:

@@ -21,7 +21,8 @@ needs_pure = pytest.mark.skipif(not PURE, reason="graphviz-pure is not installed
 WRITTEN_BY_HAND = {"lesson.md", "trace/README.md", "index.md", "pictures.md", "fence.md"}
 WRITTEN_BY_HAND |= {"development.md"}
 SITE_FOLDERS = ("manual/", "assets/", "samples/")
-SCREENSHOTS = {"html-draw.png", "html-trace.png", "report-xor.png"}  # gradviz.tools.screenshots
+# gradviz.tools.screenshots: the pictures, and its record of what each was taken of
+SCREENSHOTS = {"html-draw.png", "html-trace.png", "report-xor.png", "screenshots.json"}
 
 
 def files_under(docs: Path) -> dict[str, bytes]:
@@ -94,18 +95,75 @@ def test_main_reports_errors_with_a_status(tmp_path, capsys, monkeypatch):
     assert "GRADVIZ_DOT=none switched Graphviz off" in capsys.readouterr().err
 
 
+@needs_pure
+def test_the_screenshots_are_of_the_pages_make_samples_writes(tmp_path):
+    # Chromium's PNG bytes differ between machines (docs/html-draw.png was "stale" on a
+    # fresh clone elsewhere): what is compared is what each picture was taken of, exactly,
+    # as docs/screenshots.json records it beside the picture's own hash
+    import hashlib
+
+    from PIL import Image
+
+    from gradviz.tools import screenshots
+    from gradviz.tools.samples import live_pages
+
+    docs = tmp_path / "docs"
+    docs.mkdir()
+    live_pages(ROOT / "samples" / "hand.expr", docs, PURE[0])
+    report = screenshots.report_page(ROOT, tmp_path)
+    record = screenshots.read_record(ROOT / "docs")
+    assert sorted(record) == sorted(screenshots.SHOTS) == sorted(SCREENSHOTS - {"screenshots.json"})
+    for name, (page, _) in screenshots.SHOTS.items():
+        fresh = (report if page.startswith("report-") else docs / page).read_bytes()
+        assert record[name]["inputs"] == screenshots.shot_inputs(name, fresh), (
+            f"docs/{name} is stale (its page changed): run `make samples`"
+        )
+        picture = (ROOT / "docs" / name).read_bytes()
+        assert record[name]["png"] == hashlib.sha256(picture).hexdigest(), (
+            f"docs/{name} is not the picture recorded: run `make samples`"
+        )
+        assert Image.open(ROOT / "docs" / name).size[0] == screenshots.WIDTH
+
+
+def test_the_inputs_of_a_screenshot_are_its_page_scripts_and_window():
+    from gradviz.tools import screenshots
+
+    page = b"<!doctype html><p>hi</p>"
+    one = screenshots.shot_inputs("html-draw.png", page)
+    assert one == screenshots.shot_inputs("html-draw.png", page)
+    assert one != screenshots.shot_inputs("html-draw.png", page + b" ")
+    assert one != screenshots.shot_inputs("html-trace.png", page)  # other scripts
+
+
 @pytest.mark.slow
 @needs_pure
-def test_the_screenshots_are_what_make_samples_takes(tmp_path, browser):
-    # `make samples` ends with gradviz.tools.screenshots: the same pictures, byte for byte
-    # (Chromium on one machine draws the same page the same way)
+def test_make_samples_retakes_only_the_screenshots_whose_page_changed(tmp_path, browser):
+    # `make samples` on a fresh clone: nothing changed, no picture rewritten (it churned
+    # docs/html-draw.png); a page changed: its picture, and only it, taken again
+    import hashlib
+
     from gradviz.tools import screenshots
 
     root = tmp_path / "root"
-    (root / "docs").mkdir(parents=True)
+    docs = root / "docs"
+    docs.mkdir(parents=True)
     (root / "samples").symlink_to(ROOT / "samples")
-    build(ROOT / "samples", root / "docs", PURE[0])
+    build(ROOT / "samples", docs, PURE[0])
+    for name in SCREENSHOTS:
+        shutil.copy2(ROOT / "docs" / name, docs / name)
+    before = {name: (docs / name).stat().st_mtime_ns for name in SCREENSHOTS}
     assert screenshots.main([str(root)]) == 0
-    for name in sorted(SCREENSHOTS):
-        fresh, committed = (root / "docs" / name).read_bytes(), (ROOT / "docs" / name).read_bytes()
-        assert fresh == committed, f"docs/{name} is stale: run `make samples`"
+    assert {name: (docs / name).stat().st_mtime_ns for name in SCREENSHOTS} == before
+    with (docs / "hand.html").open("ab") as page:
+        page.write(b"<!-- changed -->\n")
+    assert screenshots.main([str(root)]) == 0
+    changed = {n for n in SCREENSHOTS if (docs / n).stat().st_mtime_ns != before[n]}
+    assert changed == {"html-draw.png", "screenshots.json"}
+    record = screenshots.read_record(docs)
+    taken = (docs / "html-draw.png").read_bytes()
+    assert taken.startswith(b"\x89PNG") and record["html-draw.png"]["png"] == (
+        hashlib.sha256(taken).hexdigest()
+    )
+    page = (docs / "hand.html").read_bytes()
+    assert record["html-draw.png"]["inputs"] == screenshots.shot_inputs("html-draw.png", page)
+    assert record["html-trace.png"] == screenshots.read_record(ROOT / "docs")["html-trace.png"]

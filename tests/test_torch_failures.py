@@ -270,3 +270,25 @@ def test_the_api_imports_in_any_order() -> None:
     )
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
     assert done.returncode == 0, done.stderr
+
+
+def test_an_evaluation_pass_under_no_grad_is_not_counted() -> None:
+    """A validation forward (no_grad) on a recorded step leaves its activations as they
+    were: the statistics are of the batch trained on."""
+
+    def run(evaluate: bool):
+        net = _mlp([4, 8, 1], activation=nn.Sigmoid)
+        X, Y = _data()
+        optimizer = torch.optim.SGD(net.parameters(), lr=0.1)
+        rec = watch(net, every=1)
+        for _ in range(2):
+            if evaluate:
+                with torch.no_grad():
+                    net(torch.full((5, 4), 9.0, dtype=DT))  # far off: would move the numbers
+            optimizer.zero_grad()
+            ((net(X) - Y) ** 2).mean().backward()
+            optimizer.step()
+        rec.close()
+        return [lay.to_dict() for _, d in rec.history() for lay in d.layers]
+
+    assert run(True) == run(False)

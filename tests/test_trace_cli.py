@@ -8,6 +8,7 @@ from pathlib import Path
 import click
 import pytest
 from click.testing import CliRunner
+from graphviz_support import needs_system_dot
 from mermaid.check import parse_mermaid
 
 from gradviz import engine, ops
@@ -116,7 +117,7 @@ def _svg_text(path: Path) -> str:
     return " ".join(t.text or "" for t in root.iter(f"{SVG}text"))
 
 
-@pytest.mark.parametrize("dot", ["system", "pure"])
+@pytest.mark.parametrize("dot", [pytest.param("system", marks=needs_system_dot), "pure"])
 def test_frames_one_valid_svg_per_step(tmp_path: Path, dot: str) -> None:
     folder = tmp_path / "frames"
     result = run("trace", *HAND, "--frames", str(folder), env={"GRADVIZ_DOT": dot})
@@ -173,6 +174,47 @@ def test_frames_mention_stale_files(tmp_path: Path) -> None:
     result = run("trace", "a*b", "a=1", "b=2", "--frames", str(tmp_path))
     assert result.exit_code == 0
     assert "also holds step-04.svg, step-05.svg, step-06.svg, step-07.svg" in result.stderr
+
+
+def test_frames_interrupted_half_way_leave_no_frame_and_no_folder(tmp_path, monkeypatch):
+    import gradviz.cli.trace as trace_cli
+
+    real, made = trace_cli.render, []
+
+    def third_interrupted(*args, **kwargs):
+        if len(made) == 2:
+            raise KeyboardInterrupt
+        made.append(1)
+        return real(*args, **kwargs)
+
+    monkeypatch.setattr(trace_cli, "render", third_interrupted)
+    folder = tmp_path / "new" / "frames"
+    result = run("trace", *HAND, "--frames", str(folder), "--format", "mmd")
+    assert result.exit_code == 130 and made == [1, 1]
+    assert f"note: no frame written ('{folder}' was not created)" in result.stderr
+    assert list(tmp_path.iterdir()) == []  # neither folder, nor the hidden one of the frames
+    # into a folder that holds one earlier frame: it stays alone
+    folder.mkdir(parents=True)
+    (folder / "step-01.mmd").write_text("earlier")
+    made.clear()
+    result = run("trace", *HAND, "--frames", str(folder), "--format", "mmd")
+    assert result.exit_code == 130
+    assert (
+        f"note: no frame written, '{folder}' left as it was: its frame of an earlier run "
+        "(step-01.mmd) kept"
+    ) in result.stderr
+    assert [(p.name, p.read_text()) for p in folder.iterdir()] == [("step-01.mmd", "earlier")]
+
+    # failing half-way (a bug, a layout that fails) leaves it so too, and the error says why
+    def second_fails(*args, **kwargs):
+        made.append(1)
+        return b"x" if len(made) < 2 else 1 / 0
+
+    made.clear()
+    monkeypatch.setattr(trace_cli, "render", second_fails)
+    result = run("trace", *HAND, "--frames", str(folder), "--format", "mmd")
+    assert result.exit_code == 1 and "ZeroDivisionError" in result.stderr
+    assert [(p.name, p.read_text()) for p in folder.iterdir()] == [("step-01.mmd", "earlier")]
 
 
 def test_frames_without_graphviz_fail_cleanly(tmp_path: Path) -> None:

@@ -12,6 +12,7 @@ import functools
 import importlib
 import os
 import re
+import signal
 import sys
 
 import click
@@ -119,13 +120,14 @@ class GradvizGroup(click.Group):
             if isinstance(error.__context__, BrokenPipeError):
                 raise _closed_pipe() from None
             raise
-        except KeyboardInterrupt:
+        except KeyboardInterrupt as error:
             # Ctrl-C: files being written are left as they were (atomic writes); say so
             # in one line and exit 130 (128 + SIGINT), not with click's "Aborted!" and 1.
+            # SIGTERM the same way (`Terminated`), with 143 (128 + SIGTERM).
             if ctx.meta.get("gradviz.traceback"):
                 raise
-            click.echo("\nInterrupted.", err=True)
-            raise click.exceptions.Exit(130) from None
+            click.echo(f"\n{_ended(error)}", err=True)
+            raise click.exceptions.Exit(_ended_status(error)) from None
         except RecursionError as error:
             if ctx.meta.get("gradviz.traceback"):
                 raise
@@ -198,11 +200,41 @@ def flag(option: str, command: str | None = None) -> str:
 BLAS_THREADS = ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS")
 
 
+class Terminated(KeyboardInterrupt):
+    """SIGTERM (`kill`, a CI runner's timeout, a service stopping), raised where the program
+    is as Ctrl-C raises KeyboardInterrupt, so that everything an interrupted run undoes runs
+    for it too: the layout program's process group killed (gradviz.layout), temporary files
+    and frames removed (gradviz.files, `trace --frames`). Python's default ends the process
+    at once, leaving `graphviz-pure` or `dot` running on in a session of its own."""
+
+
+def _terminate(signum: int, frame: object) -> None:
+    raise Terminated
+
+
+def _ended(error: BaseException) -> str:
+    return "Terminated." if isinstance(error, Terminated) else "Interrupted."
+
+
+def _ended_status(error: BaseException) -> int:
+    return 128 + (signal.SIGTERM if isinstance(error, Terminated) else signal.SIGINT)
+
+
+def _handle_sigterm() -> None:
+    """SIGTERM raises `Terminated`, unless the parent ignores it (then so do we)."""
+    try:
+        if signal.getsignal(signal.SIGTERM) == signal.SIG_DFL:
+            signal.signal(signal.SIGTERM, _terminate)
+    except (ValueError, OSError):  # not the main thread, or no such signal here
+        pass
+
+
 def main() -> None:
     """Console-script entry point."""
     if "numpy" not in sys.modules:
         for name in BLAS_THREADS:
             os.environ.setdefault(name, "1")
+    _handle_sigterm()
     try:
         cli.main(prog_name="gradviz")
     except BrokenPipeError:
@@ -210,9 +242,9 @@ def main() -> None:
         devnull = os.open(os.devnull, os.O_WRONLY)
         os.dup2(devnull, sys.stdout.fileno())
         sys.exit(141)
-    except KeyboardInterrupt:
-        click.echo("Interrupted.", err=True)
-        sys.exit(130)
+    except KeyboardInterrupt as error:
+        click.echo(_ended(error), err=True)
+        sys.exit(_ended_status(error))
 
 
 # Each command lives in a module of its own, imported only when that command runs or shows

@@ -9,7 +9,7 @@ import click
 
 from gradviz.cli import flag
 from gradviz.cli.console import stdout_console
-from gradviz.cli.options import DASH_HELP, ExpressionCommand, model_options
+from gradviz.cli.options import DASH_HELP, ExpressionCommand, OutputOption, model_options
 from gradviz.cli.source import graph_source, model_example
 from gradviz.errors import OutputError, RenderError, WriteError
 from gradviz.expr import FUNCTIONS
@@ -97,6 +97,7 @@ class UpperChoice(click.Choice):
     "-o",
     "--output",
     "outputs",
+    cls=OutputOption,
     multiple=True,
     metavar="FILE",
     help="Write the graph to FILE, format from its extension; repeat for several files. "
@@ -106,6 +107,8 @@ class UpperChoice(click.Choice):
     "-f",
     "--format",
     "format_",
+    cls=OutputOption,
+    writes="format",
     type=click.Choice(list(FORMATS), case_sensitive=False),
     help="Format for every -o, whatever the extension. Without -o: write it to stdout.",
 )

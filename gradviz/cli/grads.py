@@ -11,6 +11,7 @@ from rich.text import Text
 
 from gradviz.cli import EVERY_NUMBER, STATUS_MEANINGS, flag
 from gradviz.cli.console import stdout_console
+from gradviz.cli.options import OutputOption
 from gradviz.errors import ExpressionError, InputError, quoted
 from gradviz.files import refuse_clashes, write_atomic
 from gradviz.measure import Measurement, input_files, measure
@@ -98,6 +99,7 @@ def _write_plot(path: str, diagnosis: Diagnosis, subject: Measurement) -> None:
 @click.option("--params", is_flag=True, help="Also list every parameter with its gradient.")
 @click.option(
     "--plot",
+    cls=OutputOption,
     metavar="FILE",
     help="Write the plot (log-scale bars per layer with their status; with a history, the "
     "layers x epochs heat map) to FILE: .svg, .png or .pdf.",

@@ -64,6 +64,19 @@ def _with_dashes(command: str, args: list[str], token: str) -> str:
     return " ".join([command, *map(shlex.quote, before), "--", *map(shlex.quote, after)])
 
 
+class OutputOption(click.Option):
+    """An option that names what the command writes: a file or folder (`writes="file"`),
+    or the format of those files (`writes="format"`). Declared by this class, so that
+    whoever runs a command line on a user's behalf can find them from the command itself:
+    the docs fence (gradviz.docs) refuses them all, as it chooses where its output goes."""
+
+    def __init__(self, *args: object, writes: str = "file", **kwargs: object) -> None:
+        if writes not in ("file", "format"):
+            raise ValueError(f"writes={writes!r}: 'file' or 'format'")
+        super().__init__(*args, **kwargs)
+        self.writes = writes
+
+
 TRACEBACK_KEY = "gradviz.traceback"  # ctx.meta flag: let errors through with their traceback
 
 

@@ -3,7 +3,12 @@ against finite differences): thin layers over `gradviz.trace` and `gradviz.gradc
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+import contextlib
+import os
+import shutil
+import signal
+import threading
+from collections.abc import Iterable, Iterator
 from pathlib import Path
 
 import click
@@ -12,10 +17,10 @@ from rich.console import Console
 
 from gradviz.cli import flag
 from gradviz.cli.console import stdout_console
-from gradviz.cli.options import DASH_HELP, ExpressionCommand, model_options
+from gradviz.cli.options import DASH_HELP, ExpressionCommand, OutputOption, model_options
 from gradviz.cli.source import graph_source, model_loss_graph
 from gradviz.engine import Value, topological_order
-from gradviz.errors import GradvizError, InputError, OutputError, quoted
+from gradviz.errors import GradvizError, InputError, OutputError, WriteError, quoted
 from gradviz.files import refuse_clashes, write_atomic
 from gradviz.gradcheck import DEFAULT_TOL, gradcheck
 from gradviz.gradcheck import document as check_document
@@ -60,15 +65,65 @@ def frame_names(count: int, extension: str) -> list[str]:
     return [f"{FRAME_PREFIX}{i:0{width}d}.{extension}" for i in range(1, count + 1)]
 
 
-def _prepare_folder(folder: Path) -> None:
+def _prepare_folder(folder: Path) -> list[Path]:
+    """`folder`, created if needed; returns the folders it created, deepest first (removed
+    again when no frame gets written)."""
     if folder.exists() and not folder.is_dir():
         raise OutputError(f"cannot write frames to {quoted(str(folder))}: it is not a folder")
+    created = [p for p in (folder, *folder.parents) if not p.exists()]
     try:
         folder.mkdir(parents=True, exist_ok=True)
     except OSError as error:
         raise OutputError(
             f"cannot create folder {quoted(str(folder))}: {error.strerror or error}"
         ) from None
+    return created
+
+
+STAGE_PREFIX = ".gradviz-frames-"  # the hidden folder in DIR the frames are made in
+
+
+def _stage(folder: Path) -> Path:
+    import tempfile  # lazy: start-up
+
+    try:
+        return Path(tempfile.mkdtemp(prefix=STAGE_PREFIX, dir=folder))
+    except OSError as error:
+        raise OutputError(
+            f"cannot write frames to {quoted(str(folder))}: {error.strerror or error}"
+        ) from None
+
+
+@contextlib.contextmanager
+def _signals_held() -> Iterator[None]:
+    """Ctrl-C and SIGTERM wait while the frames move into place (a few renames): the
+    folder holds either the earlier frames or all the new ones, never a mix. A signal that
+    came meanwhile is delivered on leaving (the frames are then all written)."""
+    held = {signal.SIGINT, signal.SIGTERM}
+    can_hold = hasattr(signal, "pthread_sigmask") and (
+        threading.current_thread() is threading.main_thread()
+    )
+    if can_hold:
+        signal.pthread_sigmask(signal.SIG_BLOCK, held)
+    try:
+        yield
+    finally:
+        if can_hold:
+            signal.pthread_sigmask(signal.SIG_UNBLOCK, held)
+
+
+def _unwritten(folder: Path, created: list[Path], earlier: list[str]) -> str:
+    """What an interrupted run of `write_frames` left: nothing of its own."""
+    if created:
+        return f"note: no frame written ({str(folder)!r} was not created)"
+    kept = (
+        f": its {len(earlier)} frames of an earlier run ({earlier[0]} … {earlier[-1]}) kept"
+        if len(earlier) > 1
+        else f": its frame of an earlier run ({earlier[0]}) kept"
+        if earlier
+        else ""
+    )
+    return f"note: no frame written, {str(folder)!r} left as it was{kept}"
 
 
 def check_frames(frames: Frames, extension: str, step: int | None) -> None:
@@ -91,7 +146,9 @@ def write_frames(
     """One file per frame in `folder` (created if needed), laid out in direction
     `rankdir`; returns the paths written. `step` (1-based): that frame only, under its
     own name (a docs page shows one step of the pass). The frames are made one at a
-    time, each written before the next is made.
+    time, each written (into a hidden folder in `folder`) before the next is made, and
+    moved into `folder` together at the end: a run interrupted (and saying what it kept)
+    or failing before then leaves `folder` as it was.
 
     Refuses before writing anything if a frame would replace an input file or the `page`
     the command writes after them, or if `check_frames` refuses them. Frames of an
@@ -104,12 +161,37 @@ def write_frames(
     paths = [folder / name for name in names]
     for path in paths:  # each against the inputs and the page (their names differ)
         refuse_clashes([("frames", path), ("output", page)], inputs)
-    _prepare_folder(folder)
+    created = _prepare_folder(folder)
     fmt = FRAME_FORMATS[extension]
     for warning in size_warnings(frames.base, fmt, flag) if frames else []:
         _say(f"warning: {warning}")
-    for frame, path in zip(shown, paths, strict=True):
-        write_atomic(path, render(frame, fmt, rankdir=rankdir))
+    earlier = sorted(p.name for p in folder.glob(f"{FRAME_PREFIX}*.{extension}"))
+    # Made in a hidden folder inside DIR (the same file system), then moved into place
+    # together: interrupted (Ctrl-C, SIGTERM) or failing half-way, DIR is as it was.
+    stage = None
+    try:
+        stage = _stage(folder)
+        for frame, path in zip(shown, paths, strict=True):
+            write_atomic(stage / path.name, render(frame, fmt, rankdir=rankdir))
+    except BaseException as error:
+        if stage is not None:
+            shutil.rmtree(stage, ignore_errors=True)
+        for made in created:  # deepest first; only if still empty
+            with contextlib.suppress(OSError):
+                made.rmdir()
+        if isinstance(error, KeyboardInterrupt):  # Ctrl-C, SIGTERM: what is on disk now
+            _say(_unwritten(folder, created, earlier))
+        raise
+    with _signals_held():
+        try:
+            for path in paths:
+                os.replace(stage / path.name, path)
+        except OSError as error:
+            raise WriteError(
+                f"cannot move the frames into {quoted(str(folder))}: {error.strerror or error}"
+            ) from None
+        finally:
+            shutil.rmtree(stage, ignore_errors=True)
     written = set(frame_names(len(frames), extension) if step is None else names)
     stale = (
         []
@@ -150,6 +232,7 @@ DEFAULT_SAMPLES = 10  # parameters of a model that `check` compares
 @click.option("--forward", "show_forward", is_flag=True, help="Show the forward pass first.")
 @click.option(
     "--frames",
+    cls=OutputOption,
     type=click.Path(path_type=Path),  # a file: our one-line error, not click's usage
     metavar="DIR",
     help="Also write one diagram per backward step into DIR (step-01.svg, …); at most "
@@ -158,6 +241,8 @@ DEFAULT_SAMPLES = 10  # parameters of a model that `check` compares
 @click.option(
     "--format",
     "frame_format",
+    cls=OutputOption,
+    writes="format",
     type=click.Choice(list(FRAME_FORMATS), case_sensitive=False),
     help="Format of the --frames files: SVG (through Graphviz; the default) or Mermaid text.",
 )
@@ -171,6 +256,7 @@ DEFAULT_SAMPLES = 10  # parameters of a model that `check` compares
     "-o",
     "--output",
     "page",
+    cls=OutputOption,
     type=click.Path(path_type=Path, dir_okay=False),
     metavar="FILE.html",
     help="Write a live page opened on step 1 (one file, no network; see `draw -o`) and "
@@ -319,7 +405,7 @@ def trace_command(
         _say_frames(paths, frames, step)
     if page is not None and animate:
         refuse_clashes([("output", page)], inputs)
-        write_atomic(page, animated_trace(drawn, rankdir=rankdir))
+        write_atomic(page, animated_trace(drawn))  # the direction that fits a column
         _say(f"wrote {page} (svg, {len(drawn)} steps animated)")
     elif page is not None:
         refuse_clashes([("output", page)], inputs)

@@ -11,6 +11,7 @@ from typing import TYPE_CHECKING
 import click
 
 from gradviz.cli import EVERY_NUMBER, flag
+from gradviz.cli.options import OutputOption
 from gradviz.errors import InputError, ModelError
 from gradviz.files import refuse_clashes
 from gradviz.lazy import on_demand
@@ -72,12 +73,14 @@ def picture_options(command: Callable) -> Callable:
     command = click.option(
         "--curves",
         "curves_path",
+        cls=OutputOption,
         metavar="FILE",
         help="Write the loss and accuracy curves to FILE: .svg, .png or .pdf.",
     )(command)
     return click.option(
         "--boundary",
         "boundary_path",
+        cls=OutputOption,
         metavar="FILE",
         help="Write the decision boundary (2-input networks) to FILE: .svg, .png or .pdf.",
     )(command)
@@ -111,10 +114,18 @@ def picture_options(command: Callable) -> Callable:
 @click.option(
     "--every", "record_every", type=int, help="Record gradient statistics every N epochs."
 )
-@click.option("--save", "save_path", metavar="FILE", help="Write the model as JSON.")
+@click.option(
+    "--save", "save_path", cls=OutputOption, metavar="FILE", help="Write the model as JSON."
+)
 @click.option("--keep-going", is_flag=True, help="Train on after the loss becomes NaN/inf.")
 @picture_options
-@click.option("--report", "report_path", metavar="FILE", help="Write the report page to FILE.html.")
+@click.option(
+    "--report",
+    "report_path",
+    cls=OutputOption,
+    metavar="FILE",
+    help="Write the report page to FILE.html.",
+)
 @click.option("-q", "--quiet", is_flag=True, help="Print nothing (errors still go to stderr).")
 @click.option("--json", "as_json", is_flag=True, help="Print the results as JSON.")
 def train_command(
@@ -267,7 +278,12 @@ def spec_options(words: Sequence[str], text: str) -> dict[str, object]:
 @click.option("--json", "as_json", is_flag=True, help="Print the results as JSON.")
 @picture_options
 @click.option(
-    "-o", "--report", "report_path", metavar="FILE", help="Write the report page to FILE.html."
+    "-o",
+    "--report",
+    "report_path",
+    cls=OutputOption,
+    metavar="FILE",
+    help="Write the report page to FILE.html.",
 )
 def inspect_command(
     model_path: str,

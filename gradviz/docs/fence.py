@@ -35,12 +35,15 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
+from gradviz.docs import command as command_line
+from gradviz.docs import paths
 from gradviz.files import write_atomic
 
 FORMATS = ("svg", "mermaid", "html", "text")
 OPTIONS = ("format", "height")  # what a fence's header (or a directive's options) may set
 DEFAULT_HEIGHT_EXTRA = 720  # px below the picture in a live page: its controls and numbers
-MAX_FRAME_HEIGHT = 2400  # px: a live page's frame is never taller than this
+MAX_FRAME_HEIGHT = 2400  # px: a live page's frame is never taller than this before it loads
+MAX_FITTED_HEIGHT = 10_000  # px: nor once it has said its height (a report: about 3,400)
 
 
 class FenceError(Exception):
@@ -108,9 +111,9 @@ CAPTURES: dict[str, dict[str, tuple[tuple[str, ...], str]]] = {
 # fence writes the file, so the body gives the flag alone (one of them).
 PICTURE_FLAGS = {"grads": ("--plot",), "train": ("--boundary", "--curves")}
 TEXT_COMMANDS = ("draw", "trace", "check", "grads", "compare", "inspect")
-# Options that name a file to write: the fence chooses where its output goes.
-WRITERS = ("-o", "--output", "--frames", "--format", "-f", "--save", "--report")
 PICTURE_SUFFIXES = (".svg", ".png", ".pdf")
+MAX_WORDS = 1000  # a command line longer than this is no command anyone types
+_PICTURE = "\x00picture"  # stands for the fence's picture file while the body is read
 
 
 def command_words(body: str) -> list[str]:
@@ -127,45 +130,100 @@ def command_words(body: str) -> list[str]:
         words = words[1:]
     if not words:
         raise FenceError('the fence is empty: write a gradviz command, e.g. draw "a*b" a=2 b=3')
+    if len(words) > MAX_WORDS:
+        raise FenceError(f"{len(words):,} words: a fence's command line has at most {MAX_WORDS:,}")
     return words
 
 
-def _checked(words: list[str], fmt: str, out: str) -> list[str]:
+def _checked(
+    words: list[str], fmt: str, out: str, commands: command_line.Commands | None = None
+) -> list[str]:
     """The words with the fence's output options added (writing into folder `out`), after
-    refusing what it cannot draw and any option of the writer's that names an output file."""
+    refusing what it cannot draw and every option of the body's that names an output:
+    read as click reads the command line, so no spelling (`-oX`, `--output=X`) slips by."""
     command, rest = words[0], words[1:]
     known = sorted({*CAPTURES, *TEXT_COMMANDS})
     if command not in known:
         raise FenceError(f"{command!r} is not a gradviz command a fence draws: {', '.join(known)}")
-    for i, word in enumerate(rest):
-        if word == "--":
-            break
-        name = word.split("=", 1)[0]
-        if name in WRITERS:
-            given = word if "=" in word or i + 1 == len(rest) else f"{word} {rest[i + 1]}"
-            raise FenceError(
-                f"{given}: the fence writes the output itself; leave {name} out "
-                f"(the fence's format= option chooses {', '.join(FORMATS)})"
-            )
+    if fmt != "text" and fmt not in CAPTURES.get(command, {}):
+        can = [f for f in FORMATS if f in CAPTURES.get(command, {})] + ["text"]
+        raise FenceError(f"{command} draws no {fmt} in a fence: format={' or '.join(can)}")
+    picture = fmt != "text" and command in PICTURE_FLAGS
+    if picture:  # `grads deep.json --plot`: the picture's file is the fence's
+        rest = _bare_picture_flag(command, rest)
+    parsed = _parsed([command, *rest], commands)
+    _refuse_outputs(parsed, rest, picture)
     if fmt == "text":
         if command not in TEXT_COMMANDS:
             raise FenceError(f"format=text: {command} prints nothing to show")
         return words
-    if fmt not in CAPTURES.get(command, {}):
-        can = [f for f in FORMATS if f in CAPTURES.get(command, {})] + ["text"]
-        raise FenceError(f"{command} draws no {fmt} in a fence: format={' or '.join(can)}")
+    rest = [f"{out}/picture.svg" if word == _PICTURE else word for word in rest]
     added = [word.format(out=out) for word in CAPTURES[command][fmt][0]]
     if _animated(words, fmt):  # `trace … --animate`: the animation is the picture
         added = ["-o", f"{out}/{ANIMATION}"]
-    if command in PICTURE_FLAGS:  # `grads deep.json --plot`: the picture's file is ours
-        return [command, *_bare_picture_flag(command, rest, out), *added]
     if "--" in rest:  # options go before `--` (an expression that starts with -)
         at = rest.index("--")
-        return [command, *rest[:at], *added, *rest[at:]]
-    return [command, *rest, *added]
+        final = [command, *rest[:at], *added, *rest[at:]]
+    else:
+        final = [command, *rest, *added]
+    if out:  # what runs writes only into the fence's folder (checked as click reads it)
+        _only_into(_parsed(final), out)
+    return final
+
+
+def _parsed(words: list[str], commands: command_line.Commands | None = None) -> command_line.Parsed:
+    try:
+        return command_line.parse(words, commands)
+    except command_line.CommandLineError as error:
+        raise FenceError(str(error)) from None
+
+
+def _refuse_outputs(parsed: command_line.Parsed, rest: list[str], picture: bool) -> None:
+    """Every option of the body that names a file the command writes (or its format):
+    the fence's own picture flag aside, given once with the fence's file."""
+    for option in command_line.outputs(parsed):
+        flags = PICTURE_FLAGS.get(parsed.command.name or "", ())
+        if picture and set(option.opts) & set(flags) and parsed.given[option.name] == [_PICTURE]:
+            continue
+        given = command_line.spelling(rest, option, skip=_PICTURE)
+        if picture and set(option.opts) & set(flags):
+            raise FenceError(
+                f"{given}: the fence writes the picture itself; write {option.opts[0]} alone, once"
+            )
+        raise FenceError(
+            f"{given}: the fence writes the output itself; leave {'/'.join(option.opts)} out "
+            f"(the fence's format= option chooses {', '.join(FORMATS)})"
+        )
+    if picture and not any(
+        parsed.given.get(name) == [_PICTURE]
+        for name, param in parsed.params.items()
+        if set(getattr(param, "opts", ())) & set(PICTURE_FLAGS[parsed.command.name or ""])
+    ):  # the bare flag was read as another option's value (`--data --plot`)
+        raise _picture_flag_error(parsed.command.name or "")
+    extra = [word for word in parsed.extra if word != _PICTURE]
+    if extra:
+        raise FenceError(f"unexpected extra argument: {extra[0]}")
+
+
+def _only_into(parsed: command_line.Parsed, out: str) -> None:
+    folder = Path(out).resolve()
+    for option in command_line.outputs(parsed):
+        if option.writes != "file":
+            continue
+        for value in parsed.given[option.name]:
+            for path in value if isinstance(value, (list, tuple)) else [value]:
+                if not Path(str(path)).resolve().is_relative_to(folder):
+                    raise FenceError(f"internal error: the fence would write {path}")
 
 
 ANIMATION = "animated.svg"
+
+
+def _picture_flag_error(command: str) -> FenceError:
+    return FenceError(
+        f"{command} draws its picture with {' or '.join(PICTURE_FLAGS[command])}, given once "
+        "with no file name (the fence writes the file)"
+    )
 
 
 def _animated(words: list[str], fmt: str) -> bool:
@@ -174,23 +232,21 @@ def _animated(words: list[str], fmt: str) -> bool:
     return words[0] == "trace" and fmt == "svg" and "--animate" in words
 
 
-def _bare_picture_flag(command: str, rest: list[str], out: str) -> list[str]:
-    """`rest` with the fence's picture file after the one picture flag it gives bare."""
+def _bare_picture_flag(command: str, rest: list[str]) -> list[str]:
+    """`rest` with a stand-in for the fence's picture file after the one picture flag it
+    gives bare (click then reads the line: the flag must take that file, once)."""
     flags = PICTURE_FLAGS[command]
-    given = [i for i, word in enumerate(rest) if word in flags]
-    named = " or ".join(flags)
+    end = rest.index("--") if "--" in rest else len(rest)
+    given = [i for i, word in enumerate(rest[:end]) if word in flags]
     if len(given) != 1:
-        raise FenceError(
-            f"{command} draws its picture with {named}, given once with no file name "
-            "(the fence writes the file)"
-        )
+        raise _picture_flag_error(command)
     at = given[0]
     after = rest[at + 1] if at + 1 < len(rest) else ""
     if after.lower().endswith(PICTURE_SUFFIXES):
         raise FenceError(
             f"{rest[at]} {after}: the fence writes the picture itself; write {rest[at]} alone"
         )
-    return [*rest[: at + 1], f"{out}/picture.svg", *rest[at + 1 :]]
+    return [*rest[: at + 1], _PICTURE, *rest[at + 1 :]]
 
 
 # -- running it in-process ----------------------------------------------------------------
@@ -232,6 +288,9 @@ def run_command(words: list[str], base: Path) -> Run:
         except click.Abort:
             err.write("Error: aborted\n")
             status = 1
+        except MemoryError:  # a build under a memory limit: the page and line, not a crash
+            err.write("Error: out of memory running this command (the build's memory limit)\n")
+            status = 1
         except Exception as error:  # a bug in gradviz: the page says so, the build goes on
             err.write(f"Error: internal error: {type(error).__name__}: {error}\n")
             status = 1
@@ -260,6 +319,54 @@ def _failure(run: Run) -> str:
     return "\n".join(kept).removeprefix("Error: ") or f"gradviz exited with status {run.status}"
 
 
+_QUOTED = re.compile(r"'([^'\n]*)'|\"([^\"\n]*)\"")
+_CARETS = re.compile(r"\s*[\^~]+\s*")
+_LEFT_OUT = "  (a line of a file the command read, left out of the page)"
+HEAD_BYTES = 1 << 20  # of each file read, what a message is compared with
+
+
+def without_file_content(message: str, files: list[Path], body: str) -> str:
+    """gradviz's message with no text of the files the command read: a line it quotes
+    (the line over a caret) left out, quoted values masked, unless the fence's body holds
+    them (the page shows the body anyway). The page and the build log are public; the
+    terminal shows the whole message."""
+    if not files:
+        return message
+    heads = [_head(path) for path in files]
+    names = {path.name for path in files}
+
+    def from_a_file(text: str) -> bool:
+        text = text.strip()
+        return bool(text) and text not in body and any(text in head for head in heads)
+
+    def masked(match: re.Match[str]) -> str:
+        inner = match.group(1) if match.group(1) is not None else match.group(2)
+        if inner in body or inner in names or Path(inner).name in names:
+            return match.group(0)
+        return "'…'"
+
+    lines = message.split("\n")
+    kept: list[str] = []
+    for i, line in enumerate(lines):
+        over_caret = i + 1 < len(lines) and _CARETS.fullmatch(lines[i + 1])
+        if _CARETS.fullmatch(line) and kept and kept[-1] == _LEFT_OUT:
+            continue
+        if (over_caret and line.strip() not in body) or from_a_file(line):
+            if not kept or kept[-1] != _LEFT_OUT:
+                kept.append(_LEFT_OUT)
+            continue
+        kept.append(_QUOTED.sub(masked, line))
+    return "\n".join(kept)
+
+
+def _head(path: Path) -> str:
+    try:
+        with path.open("rb") as file:
+            return file.read(HEAD_BYTES).decode("utf-8", "replace")
+    except OSError:
+        return ""
+
+
 # -- the cache ----------------------------------------------------------------------------
 
 
@@ -279,8 +386,10 @@ def gradviz_fingerprint() -> str:
     before a release) draws every fence again."""
     from importlib.metadata import PackageNotFoundError, version  # lazy: start-up
 
+    from gradviz import DISTRIBUTION  # (gradviz-backprop: the module is gradviz)
+
     try:
-        release = version("gradviz")
+        release = version(DISTRIBUTION)
     except PackageNotFoundError:  # run from a source tree
         release = "unreleased"
     digest = hashlib.sha256(release.encode())
@@ -292,21 +401,18 @@ def gradviz_fingerprint() -> str:
     return f"{release}-{digest.hexdigest()[:16]}"
 
 
-def _named_files(words: list[str], base: Path) -> dict[str, str]:
-    """The digest of every file the command line names (an expression file, a model, a
-    spec): a model trained again draws its fences again."""
-    found = {}
-    for word in words:
-        for candidate in {word, word.removeprefix("@"), word.split("=", 1)[-1]}:
-            if not candidate or len(candidate) > 1000:
-                continue
-            try:
-                path = base / candidate
-                if path.is_file():
-                    found[candidate] = hashlib.sha256(path.read_bytes()).hexdigest()
-            except OSError:
-                continue
-    return found
+def _file(path: Path) -> bool:
+    try:
+        return not path.is_dir()
+    except OSError:
+        return True  # its digest says what is wrong
+
+
+def _digest(path: Path, name: str) -> str:
+    try:
+        return paths.digest(path, name=name)
+    except paths.PathError as error:
+        raise FenceError(str(error)) from None
 
 
 class Cache:
@@ -317,14 +423,27 @@ class Cache:
         self.hits = 0
         self.misses = 0
 
-    def key(self, words: list[str], options: FenceOptions, base: Path) -> str:
+    def key(self, found: paths.Found, options: FenceOptions, places: paths.Places) -> str:
+        """The command line as it runs, where it runs, the options, and the content of
+        every file it reads (a spec's or a model's data too), hashed in chunks."""
         document = {
             "gradviz": gradviz_fingerprint(),
-            "words": words,
+            "words": found.words,
+            "folder": places.show(found.folder),
             "options": [options.format, options.height],
-            "files": _named_files(words, base),
+            "files": {
+                places.name(path): _digest(path, places.name(path))
+                for path in found.files
+                if _file(path)
+            },
         }
         return hashlib.sha256(json.dumps(document, sort_keys=True).encode()).hexdigest()
+
+    def commands(self) -> command_line.Commands:
+        """The commands to read command lines with, their descriptions kept here."""
+        if getattr(self, "_commands", None) is None:
+            self._commands = command_line.Commands(self.folder, gradviz_fingerprint())
+        return self._commands
 
     def get(self, key: str) -> str | None:
         if self.folder is None:
@@ -355,29 +474,77 @@ def render_fence(
     base: Path | str = ".",
     cache: Cache | None = None,
     prefix: str = "gv-",
+    page: Path | str | None = None,
+    roots: tuple[Path | str, ...] = (),
+    mermaid_loaded: bool = True,
 ) -> str:
-    """The HTML fragment of one fence: `body` is a gradviz command line, run from `base`.
-    `prefix` starts every id of an inline SVG (unique on its page). FenceError when it
-    cannot be drawn; nothing is cached then."""
+    """The HTML fragment of one fence: `body` is a gradviz command line. Its relative
+    paths are looked for beside the `page`'s folder first, then in `base`; no file it
+    reads may lie outside `roots` (default: `base`), the docs project. `prefix` starts
+    every id of an inline SVG (unique on its page). `mermaid_loaded`: whether the site
+    loads mermaid.js (if not, a Mermaid fence says it needs it). FenceError when it cannot
+    be drawn; nothing is cached then."""
     if not isinstance(options, FenceOptions):
         options = fence_options(options)
-    base = Path(base)
+    places = paths.Places(
+        base=Path(base),
+        page=Path(page) if page is not None else None,
+        roots=tuple(Path(root) for root in roots) or (Path(base),),
+    )
     words = command_words(body)
-    _checked(words, options.format, "")  # refused before the cache is asked
     cache = cache or Cache(None)
-    key = cache.key(words, options, base)
+    commands = cache.commands()
+    _checked(words, options.format, "", commands)  # refused before anything is read
+    if not places.base.is_dir():
+        raise FenceError(f"base {places.base}: no such folder (where the fences' commands run)")
+    found = located(words, options.format, places, commands)
+    key = cache.key(found, options, places)
     fragment = cache.get(key)
     if fragment is None:
-        fragment = _draw(words, options, base)
+        fragment = _draw(found, options, places, body)
         cache.put(key, fragment)
+    if options.format == "mermaid" and not mermaid_loaded:
+        fragment += MERMAID_NOTE
     return namespace_ids(fragment, prefix) if options.format == "svg" else fragment
 
 
-def _draw(words: list[str], options: FenceOptions, base: Path) -> str:
+MERMAID_NOTE = (
+    '<p class="gradviz-mermaid-note"><small>This is Mermaid text: the site needs mermaid.js '
+    "to draw it (MkDocs: extra_javascript; Sphinx: sphinxcontrib-mermaid or html_js_files), "
+    "or the fence's format=svg.</small></p>"
+)
+
+
+def located(
+    words: list[str],
+    fmt: str,
+    places: paths.Places,
+    commands: command_line.Commands | None = None,
+) -> paths.Found:
+    """The files the command line names (every value of an option or argument that is
+    not an output), found and checked: PathError as a FenceError."""
+    command, rest = words[0], words[1:]
+    if fmt != "text" and command in PICTURE_FLAGS:
+        rest = _bare_picture_flag(command, rest)
+    parsed = _parsed([command, *rest], commands)
+    values = [
+        value
+        for param, value in parsed.values()
+        if not isinstance(param, command_line.OutputOption) and value != _PICTURE
+    ]
+    try:
+        return paths.locate(values, words, places)
+    except paths.PathError as error:
+        raise FenceError(str(error)) from None
+
+
+def _draw(found: paths.Found, options: FenceOptions, places: paths.Places, body: str) -> str:
+    words = found.words
     with tempfile.TemporaryDirectory(prefix="gradviz-fence-") as folder:
-        run = run_command(_checked(words, options.format, folder), base)
+        run = run_command(_checked(words, options.format, folder), found.folder)
         if run.status != 0:
-            raise FenceError(_failure(run))
+            message = without_file_content(_failure(run), found.files, body)
+            raise FenceError(message + _where_looked(found, places))
         if options.format == "text":
             return (
                 f'<pre class="gradviz-text"><code>{html.escape(run.stdout.rstrip())}</code></pre>'
@@ -396,11 +563,55 @@ def _draw(words: list[str], options: FenceOptions, base: Path) -> str:
     if options.format == "mermaid":
         return f'<pre class="mermaid">{html.escape(text.strip())}</pre>'
     height = options.height or _frame_height(text)
+    fit = "" if options.height else " data-gradviz-fit"  # a height the writer gave stays
+    page = html.escape(_telling_height(text), quote=True)
     return (
-        f'<iframe class="gradviz-page" srcdoc="{html.escape(text, quote=True)}" '
+        f'<iframe class="gradviz-page"{fit} srcdoc="{page}" '
         f'sandbox="allow-scripts" title="gradviz live page" loading="lazy" '
-        f'style="width:100%;height:{height}px;border:0"></iframe>'
+        f'style="width:100%;height:{height}px;border:0"></iframe>{FRAME_FITTER}'
     )
+
+
+# The live page tells the page that holds it how tall it is (a sandboxed frame of its own
+# origin: the page cannot measure it), whenever that changes; the page sizes its frame.
+_HEIGHT_TELLER = (
+    "(function(){var last=0;function tell(){var h=Math.ceil(document.documentElement"
+    ".getBoundingClientRect().height);if(Math.abs(h-last)>1){last=h;"
+    'parent.postMessage({gradvizFrameHeight:h},"*")}}'
+    'addEventListener("load",tell);new ResizeObserver(tell).observe(document.body)})()'
+)
+FRAME_FITTER = (
+    '<script>window.gradvizFrames||(window.gradvizFrames=1,addEventListener("message",'
+    'function(e){var h=e.data&&e.data.gradvizFrameHeight;if(typeof h!=="number"||!(h>0))'
+    'return;document.querySelectorAll("iframe.gradviz-page[data-gradviz-fit]").forEach('
+    "function(f){if(f.contentWindow===e.source)f.style.height=Math.min(h,"
+    f'{MAX_FITTED_HEIGHT})+"px"}})}}))</script>'
+)
+_SCRIPT_SRC = re.compile(r"(script-src )([^;\"]*)")
+
+
+def _telling_height(page: str) -> str:
+    """A live page with the script that tells its height, allowed by its hash in the
+    page's Content-Security-Policy (which allows scripts by their hashes only)."""
+    import base64  # lazy: start-up
+
+    digest = base64.b64encode(hashlib.sha256(_HEIGHT_TELLER.encode()).digest()).decode()
+    page = _SCRIPT_SRC.sub(lambda m: f"{m.group(1)}{m.group(2)} 'sha256-{digest}'", page, count=1)
+    script = f"<script>{_HEIGHT_TELLER}</script>"
+    at = page.rfind("</body>")
+    return page[:at] + script + page[at:] if at >= 0 else page + script
+
+
+def _where_looked(found: paths.Found, places: paths.Places) -> str:
+    """For a fence that failed naming files that are not there: where they were looked for."""
+    if not found.missing:
+        return ""
+    folders = [places.page, places.base] if places.page is not None else [places.base]
+    where = " and ".join(
+        f"{'beside the page, in' if folder == places.page else 'in base'} {places.show(folder)}"
+        for folder in folders
+    )
+    return f"\n(looked for {', '.join(found.missing)} {where})"
 
 
 _SIZE = re.compile(r'<svg\b[^>]*?\bheight="([\d.]+)(pt|px)?"')
@@ -442,9 +653,32 @@ def inline_svg(svg: str) -> str:
     if classes:  # a themed SVG has its class already: one attribute, gradviz first
         rest = rest.replace(classes.group(0), "", 1)
     names = ["gradviz", *(name for name in names if name != "gradviz")]
-    new = f'<svg class="{" ".join(names)}" style="{style}"{rest}'
+    new = f'<svg class="{" ".join(names)}" style="{style}"{rest}{INLINE_STYLE}'
+    return _scoped_styles(svg[: root.start()] + new + svg[root.end() :])
 
-    return svg[: root.start()] + new + svg[root.end() :]
+
+# The page's own styles must not reach into a diagram: a theme that underlines links
+# (Sphinx's alabaster: `a {text-decoration: underline}`) would underline every label
+# Graphviz wraps in a tooltip's <a> ("+" reads "±").
+INLINE_STYLE = "<style>svg.gradviz a,svg.gradviz a:hover{text-decoration:none;border:0}</style>"
+_STYLE = re.compile(r"(<style\b[^>]*>)(.*?)(</style>)", re.DOTALL)
+_UNIVERSAL = re.compile(r"(^|[{}])(\s*)\*(\s*\{)")
+_SYSTEM_DARK = re.compile(r"(@media \(prefers-color-scheme:dark\)\{)(svg\.gradviz(?:-plot)?\{)")
+
+
+def _scoped_styles(svg: str) -> str:
+    """An SVG's own style sheets, kept to it once it sits in a page: a rule for every
+    element (matplotlib's `*{stroke-linejoin: round}`) only for the diagram's, and the
+    system's dark mode only where the page's theme follows the system (furo's auto mode):
+    on a page whose theme is light only, a diagram stays light, as the page does. Themes
+    that switch (mkdocs-material's slate, furo, pydata-sphinx-theme) switch it still."""
+
+    def scoped(match: re.Match[str]) -> str:
+        css = _UNIVERSAL.sub(r"\1\2svg.gradviz *\3", match.group(2))
+        css = _SYSTEM_DARK.sub(r'\1body[data-theme="auto"] \2', css)
+        return match.group(1) + css + match.group(3)
+
+    return _STYLE.sub(scoped, svg)
 
 
 def animation_image(svg: str) -> str:

@@ -50,27 +50,41 @@ _SETUP = (
 )
 
 
+# Any fenced block's opening line (its info string after the fence), and its closing.
+_ANY_OPENING = re.compile(r"^(?P<indent>[ \t>]*)(?P<fence>`{3,}|~{3,})(?P<info>.*)$")
+_NAMED = re.compile(r"[ \t]*\{?\.?gradviz\b")
+
+
 def fence_lines(markdown: str) -> dict[str, deque[int]]:
-    """Where each gradviz fence of a page starts (1-based lines), by its body as
-    SuperFences hands it over (lines stripped): fences come to the formatter in page
-    order, so equal bodies take their lines in turn."""
+    """Where each gradviz fence of a page starts (1-based lines), by its
+    body as SuperFences hands it over (lines stripped): fences come to the formatter in
+    page order, so equal bodies take their lines in turn. A fence quoted inside another
+    block (```` ```markdown ```` showing how to write one) is the outer block's text,
+    not a fence."""
     found: dict[str, deque[int]] = {}
     lines = markdown.splitlines()
     i = 0
     while i < len(lines):
-        opening = _OPENING.match(lines[i])
-        if not opening:
+        opening = _ANY_OPENING.match(lines[i])
+        if not opening or (opening.group("fence")[0] == "`" and "`" in opening.group("info")):
             i += 1
             continue
         fence = opening.group("fence")
         body = []
         j = i + 1
-        while j < len(lines) and not lines[j].strip(" \t>").startswith(fence):
+        while j < len(lines) and not _closes(lines[j], fence):
             body.append(lines[j])
             j += 1
-        found.setdefault(_key(body), deque()).append(i + 1)
+        if _NAMED.match(opening.group("info")):
+            found.setdefault(_key(body), deque()).append(i + 1)
         i = j + 1
     return found
+
+
+def _closes(line: str, fence: str) -> bool:
+    """A closing fence: the opening's character, at least as many, nothing after."""
+    text = line.strip(" \t>")
+    return text.startswith(fence) and not text.strip(fence[0])
 
 
 _BARE_VALUE = re.compile(r"(?<=[ \t])([a-zA-Z]\w*)=([^\s\"']+)")
@@ -100,6 +114,7 @@ class _Page:
 
     path: str = "?"
     lines: dict[str, deque[int]] = field(default_factory=dict)
+    folder: Path | None = None  # where its fences' relative paths are looked for first
     drawn: int = 0
     errors: list[str] = field(default_factory=list)
 
@@ -123,7 +138,9 @@ class GradvizPlugin(BasePlugin[GradvizConfig]):
         self.page = _Page()
         self.cache = Cache(None)
         self.base = Path.cwd()
+        self.root = Path.cwd()
         self.strict = False
+        self.mermaid = True
 
     def on_config(self, config):
         global _ACTIVE
@@ -132,12 +149,21 @@ class GradvizPlugin(BasePlugin[GradvizConfig]):
             raise PluginError(f"gradviz plugin: {_SETUP}")
         root = Path(config.config_file_path or ".").resolve().parent
         self.base = (root / self.config.base).resolve() if self.config.base else root
+        if not self.base.is_dir():
+            what = "is not a folder" if self.base.exists() else "does not exist"
+            raise PluginError(
+                f"gradviz plugin: base {self.config.base} {what}: it is the folder the "
+                "fences' commands run from (plugins: gradviz: base, in "
+                f"{Path(config.config_file_path or 'mkdocs.yml').name}). Create it before "
+                "building (gradviz's own docs: make docs, or make docs-serve), or change base"
+            )
         folder = Path(self.config.cache_dir).expanduser() if self.config.cache_dir else None
         self.cache = Cache(
             (root / folder if folder else default_cache_dir()) if self.config.cache else None
         )
         self.root = root
         self.strict = bool(config.strict)
+        self.mermaid = _loads_mermaid(config)
         _ACTIVE = self
         return config
 
@@ -147,7 +173,11 @@ class GradvizPlugin(BasePlugin[GradvizConfig]):
             shown = str(path.resolve().relative_to(self.root))
         except ValueError:
             shown = page.file.src_uri
-        self.page = _Page(path=shown, lines=fence_lines(markdown))
+        # lines as the file has them: MkDocs took the front matter (and the blank lines
+        # after it) off the Markdown the plugins see
+        source = _source(path)
+        lines = fence_lines(source if source is not None else markdown)
+        self.page = _Page(path=shown, lines=lines, folder=path.parent)
         return quote_options(markdown)
 
     def on_page_content(self, html, page, config, files):
@@ -162,6 +192,23 @@ class GradvizPlugin(BasePlugin[GradvizConfig]):
         global _ACTIVE
         log.info(f"gradviz fences: {self.cache.hits} from the cache, {self.cache.misses} drawn")
         _ACTIVE = None
+
+
+def _loads_mermaid(config) -> bool:
+    """Whether the site's pages load mermaid.js: a script of extra_javascript named so,
+    or mkdocs-material's own Mermaid (a SuperFences fence of class mermaid)."""
+    if any("mermaid" in str(script).lower() for script in config.extra_javascript or []):
+        return True
+    fences = config.mdx_configs.get("pymdownx.superfences", {}).get("custom_fences", [])
+    theme = getattr(config.theme, "name", "")
+    return theme == "material" and any(f.get("class") == "mermaid" for f in fences)
+
+
+def _source(path: Path) -> str | None:
+    try:
+        return path.read_text(encoding="utf-8-sig")
+    except (OSError, UnicodeDecodeError):
+        return None
 
 
 _ACTIVE: GradvizPlugin | None = None  # the plugin of the build under way, if any
@@ -186,6 +233,9 @@ def fence_format(source, language, class_name, options, md, **kwargs) -> str:
             source,
             options,
             base=plugin.base if plugin else Path.cwd(),
+            page=page.folder,
+            roots=(plugin.root, plugin.base) if plugin else (),
+            mermaid_loaded=plugin.mermaid if plugin else True,
             cache=plugin.cache if plugin else Cache(default_cache_dir()),
             prefix=f"gv{page.drawn}-",
         )

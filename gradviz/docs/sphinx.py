@@ -57,26 +57,64 @@ class GradvizDirective(SphinxDirective):
         cache = getattr(app, "_gradviz_cache", None)
         if cache is None:
             cache = app._gradviz_cache = _cache(app)
-        base = Path(app.confdir, app.config.gradviz_base or ".")
+        base = _base(app)
         serial = self.env.new_serialno("gradviz")
+        source, line = self.get_source_info()
+        page = Path(source).parent if source else None
         try:
             fragment = render_fence(
-                body, self.options, base=base, cache=cache, prefix=f"gv{serial + 1}-"
+                body,
+                self.options,
+                base=base,
+                cache=cache,
+                prefix=f"gv{serial + 1}-",
+                page=page,
+                roots=(Path(app.confdir), Path(app.srcdir), base),
+                mermaid_loaded=_loads_mermaid(app),
             )
-        except FenceError as error:
-            source, line = self.get_source_info()
+        except Exception as error:  # a bug too: a warning at page:LINE, not a crash
+            message = (
+                error.message
+                if isinstance(error, FenceError)
+                else f"internal error: {type(error).__name__}: {error}"
+            )
             try:
                 shown = str(Path(source).resolve().relative_to(Path(app.srcdir).resolve()))
             except ValueError:
                 shown = source
             where = f"{shown}:{line}"
             logger.warning(
-                f"gradviz fence failed: {error.message}",
+                f"gradviz fence failed: {message}",
                 location=(self.env.docname, line),
                 type="gradviz",
             )
-            fragment = error_box(error.message, where, body)
+            fragment = error_box(message, where, body)
         return [nodes.raw("", fragment, format="html")]
+
+
+def _loads_mermaid(app: Sphinx) -> bool:
+    """Whether the pages load mermaid.js: sphinxcontrib-mermaid, or a script named so."""
+    if "sphinxcontrib.mermaid" in app.extensions:
+        return True
+    scripts = [*app.config.html_js_files, *(name for name, _ in app.registry.js_files)]
+    return any("mermaid" in str(script).lower() for script in scripts)
+
+
+def _base(app: Sphinx) -> Path:
+    return Path(app.confdir, app.config.gradviz_base or ".")
+
+
+def _check_base(app: Sphinx, config: object) -> None:
+    """A missing base is said once, in one line, before any page is read (an exception
+    here would print Sphinx's traceback box); the build then stops."""
+    base = _base(app)
+    if not base.is_dir():
+        what = "is not a folder" if base.exists() else "does not exist"
+        logger.error(
+            f"gradviz_base {app.config.gradviz_base!r} {what}: it is the folder the fences' "
+            "commands run from (set in conf.py). Create it before building, or change it"
+        )
+        raise SystemExit(2)
 
 
 def setup(app: Sphinx) -> dict[str, object]:
@@ -84,6 +122,7 @@ def setup(app: Sphinx) -> dict[str, object]:
     app.add_config_value("gradviz_base", None, "env")
     app.add_config_value("gradviz_cache_dir", None, "env")
     app.add_config_value("gradviz_cache", True, "env")
+    app.connect("config-inited", _check_base)
     return {
         "version": gradviz_fingerprint(),
         "parallel_read_safe": True,

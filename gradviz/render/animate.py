@@ -2,8 +2,9 @@
 
 No script: CSS keyframes, which play where scripts may not run, inside `<img>` as GitHub
 shows README images. One layout holds every frame's content (all the credits, each on
-the edge it travels back along); the keyframes show, step by step in the trace's order,
-which node is current (and its edges), which are done, and each credit as it arrives;
+the edge it travels back along); a caption first says the forward pass is done (no picture
+without words), then the keyframes show, step by step in the trace's order, which node is
+current (and its edges), which are done, and each credit as it arrives;
 then the last frame holds, and the loop starts again. A reader who prefers reduced
 motion, and a program that does not run CSS animations, sees the picture as written: the
 last frame, every credit shown.
@@ -39,6 +40,7 @@ class Timeline:
     edges: dict[tuple[str, str, int], int]  # (source, target, index) -> its step
     captions: tuple[str, ...]
     bands: dict[str, str]  # value node id -> its band's name once its credit is in
+    lead: str = ""  # the caption before step 1 (the forward pass done)
 
     @property
     def seconds(self) -> float:
@@ -87,16 +89,20 @@ def animation_diagram(frames: Frames) -> tuple[Diagram, Timeline]:
                 if e.label:
                     labels.setdefault((e.source, e.target, e.index), e.label)
     captions = tuple(change.title or "" for change in frames.changes)
+    lead = LEAD_CAPTION  # what the picture says before step 1: never a picture without words
     last = frames[-1]
     drawn = replace(
         last,
         edges=tuple(
             replace(e, label=labels.get((e.source, e.target, e.index), e.label)) for e in last.edges
         ),
-        title=max(captions, key=len),
+        title=max((*captions, lead), key=len),
     )
     bands = {n.id: band.name for n in last.nodes if (band := band_of(n)) is not None}
-    return drawn, Timeline(len(frames), current, arrives, edges, captions, bands)
+    return drawn, Timeline(len(frames), current, arrives, edges, captions, bands, lead)
+
+
+LEAD_CAPTION = "Forward pass done: every node has its data, no grad yet"
 
 
 def _keyframes(name: str, looks: list[tuple[str, str]]) -> str:
@@ -143,6 +149,9 @@ def animation_css(timeline: Timeline, prefix: str) -> tuple[str, dict[str, str]]
             f".{edge} path{{animation:{line}}}.{edge} polygon{{animation:{head}}}",
             f".{edge} text{{animation:{shown}}}.{caption}{{animation:{told}}}",
         ]
+    if timeline.lead:  # shown until step 1 starts
+        lead = keyframes(f"{prefix}lead", [("0%", "opacity:1"), (at(0), "opacity:0")])
+        plays.append(f".{prefix}c-lead{{animation:{lead}}}")
     classes: dict[str, str] = {}
     styled: set[str] = set()  # the node classes whose rules are written
     for node_id in sorted(set(timeline.current) | set(timeline.arrives)):
@@ -254,8 +263,8 @@ def _mark_grad(body: str, name: str) -> str:
 
 def _captions(svg: str, timeline: Timeline, prefix: str) -> str:
     """The title's text, one per step, each shown during its step (the last one as the
-    picture is written)."""
-    longest = max(timeline.captions, key=len)
+    picture is written), and the lead's before step 1."""
+    longest = max((*timeline.captions, timeline.lead), key=len)
     escaped = html.escape(longest, quote=False)
     pattern = re.compile(r"<text\b([^>]*)>" + re.escape(escaped.replace("-", "&#45;")) + "</text>")
     match = pattern.search(svg) or re.search(
@@ -265,6 +274,11 @@ def _captions(svg: str, timeline: Timeline, prefix: str) -> str:
         return svg
     attributes = match.group(1)
     texts = []
+    if timeline.lead:
+        texts.append(
+            f'<text class="{prefix}c-lead"{attributes} opacity="0">'
+            f"{html.escape(timeline.lead, quote=False)}</text>"
+        )
     for step, caption in enumerate(timeline.captions):
         hidden = "" if step == timeline.steps - 1 else ' opacity="0"'
         texts.append(

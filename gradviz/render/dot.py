@@ -47,6 +47,7 @@ RANKDIRS = ("LR", "TB", "RL", "BT")
 # fonts; graphviz-pure and the system `dot` lay text out with its metrics, so a browser
 # with DejaVu (or a narrower fallback) keeps every text inside its box.
 FONT = "DejaVu Sans"
+OP_FONT_SIZE = 10  # points: an op's symbol in its small circle
 
 # Characters that some stage of Graphviz's label reading would act on, written as
 # character references: record syntax `{ } | < >`, the DOT quote, `&` (so a typed
@@ -152,22 +153,30 @@ def _attrs(pairs: list[tuple[str, str]]) -> str:
 
 
 def _node_line(
-    node: Node, diagram: Diagram, precision: int, horizontal: bool, number_width: int = 0
+    node: Node,
+    diagram: Diagram,
+    precision: int,
+    horizontal: bool,
+    number_width: int = 0,
+    op_font: tuple[str, int] | None = None,
 ) -> str:
-    """One node statement. `horizontal` puts record fields side by side."""
+    """One node statement. `horizontal` puts record fields side by side; `op_font` (if
+    given) is the font and size (points) of an op's symbol."""
     pairs: list[tuple[str, str]]
     band = band_of(node)
     if node.kind == "op":
         # a − b: which input is which, as the edges into it say (`e - 1` is not `1 - e`)
         label = f"a {node.label} b" if node.ordered else node.label
+        name, size = op_font or (None, OP_FONT_SIZE)
         pairs = [
             ("shape", "ellipse"),
             ("label", label_text(label)),
-            ("fontsize", "10"),
+            ("fontsize", str(size)),
             ("width", "0.3"),
             ("height", "0.3"),
             ("margin", "0.02"),
         ]
+        pairs += [("fontname", name)] if name else []
         fill, ink = "#ffffff", None
     elif node.kind == "group":
         # A plain box (not a record), so edges end at its border and never cross its text.
@@ -354,10 +363,14 @@ def dot_body(
     precision: int = DEFAULT_PRECISION,
     legend: bool = True,
     number_width: int = 0,
+    font: str = FONT,
+    op_font: tuple[str, int] | None = None,
 ) -> list[str]:
     """The statements inside `digraph gradviz { … }`, one per line (tab-indented),
     in the shape the `graphviz` package keeps in `Digraph.body`. `number_width` lays
-    numbers out that many characters wide (for a page that rewrites them)."""
+    numbers out that many characters wide (for a page that rewrites them); `font` is
+    every text's, `op_font` (if given) the font and size of the ops' symbols (a PNG's
+    bold `+`)."""
     if rankdir not in RANKDIRS:
         raise ValueError(f"rankdir must be one of {', '.join(RANKDIRS)}, not {rankdir!r}")
     # Braced record fields: side by side LR, stacked TB (narrow nodes top to bottom), but
@@ -366,15 +379,15 @@ def dot_body(
     fast = f", {FAST_LAYOUT}" if layout_cost(diagram) > HEAVY_LAYOUT else ""
     fast += ', ordering="out"' if diagram.level == "neuron" else ""
     lines = [
-        f'\tgraph [rankdir="{rankdir}", fontname="{FONT}", nodesep="0.25", ranksep="0.35"{fast}]\n',
-        f'\tnode [fontname="{FONT}", fontsize="11", style="filled", height="0.3"]\n',
-        f'\tedge [fontname="{FONT}", fontsize="9", color="#555555", arrowsize="0.6"]\n',
+        f'\tgraph [rankdir="{rankdir}", fontname="{font}", nodesep="0.25", ranksep="0.35"{fast}]\n',
+        f'\tnode [fontname="{font}", fontsize="11", style="filled", height="0.3"]\n',
+        f'\tedge [fontname="{font}", fontsize="9", color="#555555", arrowsize="0.6"]\n',
     ]
     clusters = diagram.clusters
     cluster_index = {name: i for i, name in enumerate(clusters)}
     loose = [n for n in diagram.nodes if n.cluster is None]
     for node in loose:
-        lines.append(_node_line(node, diagram, precision, horizontal, number_width))
+        lines.append(_node_line(node, diagram, precision, horizontal, number_width, op_font))
     for name in clusters:
         i = cluster_index[name]
         members = [node for node in diagram.nodes if node.cluster == name]
@@ -384,7 +397,8 @@ def dot_body(
         lines.append(f"\tsubgraph cluster_{i} {{\n")
         lines.append(f'\t\tlabel="{label_text(name)}"\n\t\tstyle="rounded"\n\t\tcolor="#999999"\n')
         for node in members:
-            lines.append("\t" + _node_line(node, diagram, precision, horizontal, number_width))
+            line = _node_line(node, diagram, precision, horizontal, number_width, op_font)
+            lines.append("\t" + line)
         lines.append("\t}\n")
     largest = max((abs(e.weight) for e in diagram.edges if e.weight is not None), default=0.0)
     ordered = {n.id for n in diagram.nodes if n.ordered}
@@ -407,9 +421,17 @@ def to_dot(
     precision: int = DEFAULT_PRECISION,
     legend: bool = True,
     number_width: int = 0,
+    font: str = FONT,
+    op_font: tuple[str, int] | None = None,
 ) -> str:
     """The whole DOT document (byte-stable: the same diagram gives the same text)."""
     body = dot_body(
-        diagram, rankdir=rankdir, precision=precision, legend=legend, number_width=number_width
+        diagram,
+        rankdir=rankdir,
+        precision=precision,
+        legend=legend,
+        number_width=number_width,
+        font=font,
+        op_font=op_font,
     )
     return "digraph gradviz {\n" + "".join(body) + "}\n"

@@ -82,6 +82,19 @@ BOUNDARY_MAP = "PuOr_r"  # diverging: purple below the threshold, orange above
 POSITIVE, NEGATIVE = "#b35806", "#542788"  # the two ends of PuOr, for the points
 HIDDEN_MAP = "viridis"
 MAX_HIDDEN_MAPS = 16
+# The decision threshold's contour runs along the boundary map's white middle in either
+# theme (the map is a raster the theme leaves alone): a near-black line the dark theme's
+# style sheet leaves as it is (it recolours #000000, the axes' and texts' ink, for a dark
+# page) in a white casing, so that its key reads on a dark page too.
+THRESHOLD_INK, THRESHOLD_CASING = "#111111", "#ffffff"
+THRESHOLD_GID = "threshold-contour"  # the contour's group in the SVG (tests find it so)
+
+
+def _threshold_look(width: float = 1.2) -> dict[str, Any]:
+    from matplotlib import patheffects  # lazy: start-up
+
+    casing = patheffects.withStroke(linewidth=width + 2.0, foreground=THRESHOLD_CASING)
+    return {"color": THRESHOLD_INK, "linewidth": width, "path_effects": [casing]}
 
 
 def _mpl() -> Any:
@@ -450,7 +463,13 @@ def _boundary_figure(b: Boundary, title: str, subtitle: str) -> Figure:
     )
     finite = b.output[np.isfinite(b.output)]
     if finite.size and finite.min() < b.threshold < finite.max():
-        ax.contour(b.xs, b.ys, b.output, levels=[b.threshold], colors="black", linewidths=1.0)
+        look = _threshold_look()
+        contour = ax.contour(
+            b.xs, b.ys, b.output, levels=[b.threshold], colors=look["color"],
+            linewidths=look["linewidth"],
+        )  # fmt: skip
+        contour.set_path_effects(look["path_effects"])
+        contour.set_gid(THRESHOLD_GID)
     positive = b.targets > b.threshold
     wrong = b.wrong
     few = len(b.targets) <= 20  # a gate's four corners: bigger marks
@@ -486,7 +505,7 @@ def _boundary_figure(b: Boundary, title: str, subtitle: str) -> Figure:
     ax.set_ylabel(plain(b.feature_names[1]))
     bar = main_fig.colorbar(image, ax=ax, pad=0.02, aspect=30)
     bar.set_label(f"network output ({b.output_activation}); threshold {fmt(b.threshold)}")
-    bar.ax.axhline(b.threshold, color="black", linewidth=1.0)
+    bar.ax.axhline(b.threshold, **_threshold_look())
     cut = fmt(b.threshold)
     handles = [
         Line2D([], [], ls="", marker="o", color=POSITIVE, mec="black", label=f"target > {cut}"),
@@ -502,7 +521,7 @@ def _boundary_figure(b: Boundary, title: str, subtitle: str) -> Figure:
             mew=1.6,
             label=f"misclassified (ringed): {wrong.sum()}",
         ),
-        Line2D([], [], color="black", lw=1.0, label=f"output = {cut}"),
+        Line2D([], [], label=f"output = {cut}", **_threshold_look()),
     ]
     main_fig.legend(handles=handles, loc="outside lower center", ncol=2, frameon=False)
     if side_fig is not None:

@@ -238,7 +238,8 @@ def trace_pictures(sample: Path, docs: Path, program: DotProgram | None = None) 
     for frame, name in zip(frames, frame_names(len(frames), "svg"), strict=True):
         write_atomic(folder / name, render(frame, "svg", program=program, rankdir=rankdir))
         written.append(folder / name)
-    write_atomic(docs / ANIMATION, animated_trace(frames, rankdir=rankdir, program=program))
+    # the animation: in the direction that fits the README's column (as `trace -o` does)
+    write_atomic(docs / ANIMATION, animated_trace(frames, program=program))
     return [*written, docs / ANIMATION]
 
 

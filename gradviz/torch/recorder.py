@@ -414,7 +414,7 @@ class Recorder:
         return out
 
     def _observe(self, module: nn.Module, inputs: object, output: object) -> None:
-        if _compiling():
+        if _compiling() or not torch.is_grad_enabled():  # (an evaluation pass: not trained on)
             return
         with torch._C.DisableTorchFunction():  # (our own sums: not the model's calls)
             self._observe_now(module, inputs, output)
@@ -463,7 +463,9 @@ class Recorder:
 
     def _functional(self, kind: str | None, func: object, x: object, result: object) -> None:
         """A functional activation applied to a row's output."""
-        if _compiling() or not isinstance(x, torch.Tensor) or not isinstance(result, torch.Tensor):
+        if _compiling() or not torch.is_grad_enabled():
+            return
+        if not isinstance(x, torch.Tensor) or not isinstance(result, torch.Tensor):
             return
         if not self._mapped:
             row = self._outputs.get(id(x))

@@ -31,6 +31,16 @@
     }
   }
 
+  // A node in a band's colours. The fill is the light theme's, as Graphviz wrote it: the
+  // SVG's own style sheet (gradviz.render.themes) maps it to either theme and picks the
+  // texts' ink from it. The texts keep no fill of their own: one set to a band's ink
+  // ("#000000" is also the nan band's fill) would match that style sheet's rules for the
+  // texts after it, white on lavender in the light theme.
+  function recolour(node, look) {
+    node.shape.setAttribute("fill", look.fill);
+    node.texts.forEach(function (t) { t.removeAttribute("fill"); });
+  }
+
   function showEpoch(k) {
     var frame = R.frames[k];
     if (!frame) { $("epoch-text").textContent = "no gradients recorded"; return; }
@@ -38,8 +48,7 @@
       var node = layers[layer.name];
       if (!node || !node.shape) return;
       var look = layer.band < 0 ? R.bad : R.bands[layer.band];
-      node.shape.setAttribute("fill", look.fill);
-      node.texts.forEach(function (t) { t.setAttribute("fill", look.ink); });
+      recolour(node, look);
       if (node.grad) setFitted(node, node.grad, "grad " + layer.rms);
       if (node.max) setFitted(node, node.max, layer.max);
       if (node.status) setFitted(node, node.status, layer.status);
@@ -108,8 +117,7 @@
       if (m > 0) R.edges.forEach(function (edge) { if (m >= edge) k++; });
       var look = isFinite(g) ? R.bands[k] : R.bad; // the shared scale, as page.js reads it
       setFitted(layers.y, layers.y.grad, "grad " + fmt(g));
-      layers.y.shape.setAttribute("fill", look.fill);
-      layers.y.texts.forEach(function (t) { t.setAttribute("fill", look.ink); });
+      recolour(layers.y, look);
     }
     if (layers.loss && layers.loss.data) setFitted(layers.loss, layers.loss.data, "data " + fmt(result.data[root]));
     $("example-text").textContent = what + ": loss " + fmt(result.data[root]) + " (" +
