@@ -260,17 +260,27 @@ def backpropagate(order: list[Value], on_edge: EdgeObserver | None = None) -> No
     root = order[-1]
     root.grad = _ones_like(root.data)
     for node in reversed(_credited(order)):
-        grad, op = node.grad, node.op
-        # where the op's row writes the product itself (log's g/a, finite where 1/a alone
-        # overflows: `Op.chain`), the credit is that; otherwise local · grad
-        chained = op is not None and op.chain
-        credits = op.credit(grad, node.data, *[p.data for p in node.parents]) if chained else ()
+        grad = node.grad
+        if node.op is not None and node.op.chain:
+            _credit_as_written(node, on_edge)
+            continue
         for index, parent in enumerate(node.parents):
             local = node.locals[index]  # d(node)/d(parent)
-            contribution = credits[index] if chained else local * grad
+            contribution = local * grad
             parent.grad += contribution
             if on_edge is not None:
                 on_edge(node, index, parent, local, contribution)
+
+
+def _credit_as_written(node: Value, on_edge: EdgeObserver | None) -> None:
+    """`backpropagate`'s step for an op whose row writes the product itself (`Op.chain`):
+    log credits grad/a, finite where its local derivative 1/a alone overflows (a = 1e-310),
+    so `contribution` is the row's expression, not local · grad."""
+    credits = node.op.credit(node.grad, node.data, *[p.data for p in node.parents])
+    for index, (parent, contribution) in enumerate(zip(node.parents, credits, strict=True)):
+        parent.grad += contribution
+        if on_edge is not None:
+            on_edge(node, index, parent, node.locals[index], contribution)
 
 
 def _credited(order: list[Value]) -> list[Value]:
