@@ -4,10 +4,8 @@ Every timed figure is the median of RUNS runs, the two engines interleaved, with
 garbage collector ON (as users run) and `gc.collect()` before each run, so that one
 engine's garbage is not collected on the other's clock. Node counts are the same for
 both engines: the nodes of the graph as a walk over it lists them, constants included
-(x*1.0001 has two). micrograd makes a Value object for each; gradviz keeps a number operand
-on its op's node (`ops.Fixed`) and makes its Constant only when something reads the graph
-(`topological_order`, a picture), so for the same graph it allocates two objects a chain
-step where micrograd allocates four: nodes/s and bytes per node are per graph node.
+(x*1.0001 has two). Both engines make a Value object for each (gradviz a Constant for a
+number operand): nodes/s and bytes per node are per graph node.
 
 micrograd sorts its graph recursively, so for the 1e5-step graphs (and only for
 micrograd) it runs in a thread with a 512 MiB stack and a raised recursion limit,

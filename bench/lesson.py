@@ -15,7 +15,8 @@ gradviz calls `Value.sigmoid()`.
 
 Timing: the two engines alternate run by run (who goes first alternates), `gc.collect()`
 before each run with the collector on; a ratio is the median of the per-round ratios.
-Target: gradviz >= 4x micrograd on both (issue 10).
+Target: gradviz >= 3x micrograd on both (issue 32's aim for the plain engine; issue 10's
+4x was the generated engine's). Missed: about 2x (bench/README.md).
 
 Run: `python bench/run.py lesson`, or `python bench/lesson.py` with the `bench` extra.
 """
@@ -37,7 +38,7 @@ import train as bench  # bench/train.py: the specs, initial weights, example ord
 from gradviz.engine import Value
 
 ROUNDS = 7
-TARGET = 4.0
+TARGET = 3.0
 CIRCLE_EPOCHS = 200
 
 

@@ -15,7 +15,6 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
-from gradviz import seeded
 from gradviz.errors import DataError, listing, quoted
 from gradviz.files import read_capped
 from gradviz.lazy import on_demand
@@ -146,13 +145,8 @@ def load(spec: DataSpec, base: Path | None = None) -> Dataset:
 
 
 def _circle(n: int, seed: int) -> tuple[np.ndarray, np.ndarray]:
-    """Points uniform in [-1.5, 1.5]², label 1 inside the unit circle (about 35% of them):
-    `default_rng(seed).uniform(-1.5, 1.5, size=(n, 2))`, drawn by gradviz.seeded (the same
-    numbers, without numpy.random's import) unless numpy's draws are the cheaper ones."""
-    if seeded.cheaper_here(2 * n):
-        X = np.reshape(seeded.Generator(seed).uniform(-1.5, 1.5, size=(n, 2)), (n, 2))
-    else:
-        X = np.random.default_rng(seed).uniform(-1.5, 1.5, size=(n, 2))
+    """Points uniform in [-1.5, 1.5]², label 1 inside the unit circle (about 35% of them)."""
+    X = np.random.default_rng(seed).uniform(-1.5, 1.5, size=(n, 2))
     Y = (np.sum(X * X, axis=1) < 1.0).astype(np.float64)
     return X, Y
 

@@ -42,7 +42,6 @@ import warnings
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 
-from gradviz import seeded
 from gradviz.engine import Constant, Value, apply, as_data
 from gradviz.errors import (
     ExpressionError,
@@ -1068,27 +1067,12 @@ _DEFAULT_TENTHS = [k for k in range(-30, 31) if k not in (-10, 0, 10)]
 
 
 def _default_values(names: list[str], positive: set[str], seed: int) -> dict[str, float]:
-    """Short, distinct, non-zero values (one decimal, in [-3, 3]) drawn from `seed`; a
+    """Short, distinct, non-zero values (one decimal, in [-3, 3]) drawn from `seed`
+    (numpy's `default_rng(seed).permutation` of them, then repeats once they run out); a
     leaf that feeds log, sqrt or a fractional power directly gets a positive one."""
-    # The pool is numpy's default_rng(seed).permutation, drawn in plain Python (no numpy
-    # import for a scalar graph); numpy itself when the pool runs out or for a seed that
-    # numpy would refuse (its error is the one to show).
-    if type(seed) is not int or seed < 0:
-        return _default_values_numpy(names, positive, seed)
-    pool = [_DEFAULT_TENTHS[k] / 10 for k in seeded.permutation(seed, len(_DEFAULT_TENTHS))]
-    result: dict[str, float] = {}
-    for name in names:
-        wanted = next((v for v in pool if v > 0 or name not in positive), None)
-        if wanted is None:  # more leaves than distinct values: numpy draws the repeats
-            return _default_values_numpy(names, positive, seed)
-        pool.remove(wanted)
-        result[name] = wanted
-    return result
-
-
-def _default_values_numpy(names: list[str], positive: set[str], seed: int) -> dict[str, float]:
-    """`_default_values` when the pool runs out: the same pool, then repeats drawn on."""
-    import numpy as np  # lazy: start-up
+    if not names:  # every leaf has its value: no numpy to import
+        return {}
+    import numpy as np  # lazy: start-up (a graph whose leaves all have values needs none)
 
     tenths = np.array(_DEFAULT_TENTHS)
     rng = np.random.default_rng(seed)

@@ -19,7 +19,6 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from gradviz import seeded
 from gradviz.engine import Value, apply, backpropagate, topological_order
 from gradviz.errors import SpecError, quoted
 from gradviz.ops import ACTIVATIONS
@@ -156,14 +155,7 @@ class Network:
         uniform1."""
         if scheme not in INITS:
             raise SpecError(f"unknown init {quoted(scheme)}; expected one of {', '.join(INITS)}")
-        # Uniform draws come from gradviz.seeded (the same numbers as numpy's generator,
-        # without numpy.random's import) unless numpy's are the cheaper ones.
-        draws = sum(layer.n_out * (layer.n_in + (scheme == "uniform1")) for layer in self.layers)
-        rng: seeded.Generator | np.random.Generator
-        if scheme != "he" and seeded.cheaper_here(draws):
-            rng = seeded.Generator(seed, spawn_key=(0,))
-        else:
-            rng = np.random.default_rng(np.random.SeedSequence(seed, spawn_key=(0,)))
+        rng = np.random.default_rng(np.random.SeedSequence(seed, spawn_key=(0,)))
         weights = []
         for layer in self.layers:
             n_in, n_out = layer.n_in, layer.n_out
@@ -176,13 +168,8 @@ class Network:
                     "uniform1": 1.0,
                     "micrograd": 1.0,
                 }[scheme]
-                # np.reshape: seeded's draws are a flat list (numpy's: already this shape)
-                w = np.reshape(rng.uniform(-bound, bound, size=(n_out, n_in)), (n_out, n_in))
-            biases = (
-                np.reshape(rng.uniform(-1.0, 1.0, size=n_out), n_out)
-                if scheme == "uniform1"
-                else np.zeros(n_out)
-            )
+                w = rng.uniform(-bound, bound, size=(n_out, n_in))
+            biases = rng.uniform(-1.0, 1.0, size=n_out) if scheme == "uniform1" else np.zeros(n_out)
             weights.append((w, biases))
         self.set_weights(weights)
 

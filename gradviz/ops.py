@@ -7,8 +7,8 @@ does not, a row also writes that product as one expression in the incoming gradi
 (`chain`: log credits g/a, as PyTorch does; its 1/a alone is inf at a = 1e-310).
 Everything else is derived from those strings, here, once:
 
-- the callables the engine runs (`forward`, `local`, `backward`), compiled on first use
-  by `gradviz.codegen` (from the table's text, never from user text);
+- the callables the engine runs (`forward`, `local`, `credit`), compiled on first use by
+  `gradviz.codegen` (from the table's text, never from user text);
 - the straight-line code the training compiler writes (`code`, `local_code`, templates in
   `{out}`, `{a}`, `{b}`), by renaming the same tokens;
 - the formula shown to a learner (`formulas`: `b`, `1`, `-1`), unless the textbook writes
@@ -245,7 +245,7 @@ ENGINE_NAMES: dict[str, Any] = {
     "__name__": __name__,
     "__builtins__": {"abs": abs, "float": float},
 }
-"""The globals of code generated from the table for the engine (here and in gradviz.engine)."""
+"""The globals of the engine's callables generated from the table."""
 
 
 def compiled_names(numpy_module: Any) -> dict[str, Any]:
@@ -405,10 +405,6 @@ class Op:
     local: Callable[..., tuple[Number, ...]] = field(init=False)
     # credit(g, out, *inputs): the chain rule's products g·d(out)/d(input_i) (`chain`)
     credit: Callable[..., tuple[Number, ...]] = field(init=False)
-    # backward(node, g): adds g · d(node)/d(input) into each input's grad (the engine's
-    # backward pass; the same arithmetic as `local`, without a tuple per node)
-    backward: Callable[[Any, Number], None] = field(init=False)
-    backward_code: str = field(init=False)  # its statements (the engine inlines some)
     code: str = field(init=False)
     local_code: tuple[str, ...] = field(init=False)
     chain_code: tuple[str | None, ...] = field(init=False)  # `chain` as templates in {g}
@@ -419,7 +415,6 @@ class Op:
             raise ValueError(f"{self.name}: not monotone, so its saturation band is of inputs")
         inputs = "a, b"[: 3 * len(self.d) - 2]  # "a" or "a, b"
         chain = self.chain + (None,) * (len(self.d) - len(self.chain))
-        backward_code = codegen.backward_body(self.d, self.passes_credit, chain=chain)
         names = _namespace(self.bound)
         credits = [c if c is not None else f"g * ({e})" for e, c in zip(self.d, chain, strict=True)]
         derived = {
@@ -442,17 +437,13 @@ class Op:
                 names,
                 f"credit_{self.name}",
             ),
-            "backward_code": backward_code,
-            "backward": codegen.on_first_call(
-                self, "backward", "node, g", codegen.indented(backward_code), names, self.name
-            ),
             "code": _template(self.inline or f"out = {self.out}", self.bound),
             "local_code": tuple(_template(e, self.bound) for e in self.d),
             "chain_code": tuple(
                 None if c is None else re.sub(r"\bg\b", "{g}", _template(c, self.bound))
                 for c in chain
             ),
-            "chain": chain,
+            "chain": chain if any(chain) else (),  # () where the row writes none
             "formulas": self.shown or tuple(_shown(e, self.name) for e in self.d),
         }
         for name, value in derived.items():
@@ -634,54 +625,6 @@ SILU = Op(
 )
 
 
-_INPUT = re.compile(r"\b(a|b)\b")
-
-
-def _fixing(expression: str, side: int) -> str:
-    """An op's expression with input `side` the number `k`, the other input named `a`."""
-    names = {"b": "k"} if side else {"a": "k", "b": "a"}
-    return _INPUT.sub(lambda m: names.get(m.group(1), m.group(1)), expression)
-
-
-@dataclass(frozen=True, slots=True, eq=False)
-class Fixed:
-    """A two-input op with one input a plain number kept on its node (`node.k`) rather than
-    a `Constant` node: `x * 2.0` then makes one node, not two, which is most of what a
-    learner's training loop spends on its inputs and targets. The number's credit is kept
-    on the node too (`node.k_grad`), the same bits its Constant would have received. Only
-    the engine's op methods make such nodes, and only its backward walk reads them:
-    whatever asks for a node's parents (the topological order, every picture) first gets
-    the node back in its plain form, `op` over a `Constant` (`engine.settle`)."""
-
-    op: Op
-    side: int  # the op's input that is the number: 1 for `x * 2.0`, 0 for `2.0 - x`
-    name: str = field(init=False)
-    out: str = field(init=False)  # its value, in `a` (the parent's data) and `k`
-    inline: str | None = field(init=False)
-    backward_code: str = field(init=False)  # as Op's: credit into the one parent
-    backward: Callable[[Any, Number], None] = field(init=False)
-
-    def __post_init__(self) -> None:
-        op, side = self.op, self.side
-        derivatives = (_fixing(op.d[1 - side], side), _fixing(op.d[side], side))
-        name = f"{op.name}_k{'ab'[side]}"
-        backward_code = codegen.backward_body(derivatives, op.passes_credit, fixed=True)
-        derived = {
-            "name": name,
-            "out": _fixing(op.out, side),
-            "inline": op.inline and _fixing(op.inline, side),
-            "backward_code": backward_code,
-            "backward": codegen.on_first_call(
-                self, "backward", "node, g", codegen.indented(backward_code), ENGINE_NAMES, name
-            ),
-        }
-        for name, value in derived.items():
-            object.__setattr__(self, name, value)
-
-    def __repr__(self) -> str:
-        return f"Fixed({self.name})"
-
-
 @lru_cache(maxsize=256)
 def power_op(n: float) -> Op:
     """`a ** n` for a constant exponent: a unary op, so `x**2` has no edge to a constant."""
@@ -708,11 +651,6 @@ UNARY_OPS: dict[str, Op] = {op.name: op for op in (*_UNARY, SOFTPLUS, LEAKY_RELU
 function of gradviz and gradviz.engine)."""
 
 BINARY_OPS: dict[str, Op] = {op.name: op for op in (ADD, SUB, MUL, DIV, POW)}
-
-FIXED: dict[tuple[Op, int], Fixed] = {
-    (op, side): Fixed(op, side) for op in (ADD, SUB, MUL, DIV) for side in (1, 0)
-}
-"""The ops with a method whose either input may be a plain number, by (op, that input)."""
 
 ACTIVATIONS: dict[str, Op | None] = {
     **{op.name: op for op in (SIGMOID, TANH, RELU)},  # the textbooks' three first

@@ -26,6 +26,7 @@ The arithmetic of one update, the same in every path (compiled, `reference_step`
 from __future__ import annotations
 
 import math
+import os
 import re
 from collections import Counter
 from collections.abc import Callable, Iterator, Sequence
@@ -36,6 +37,7 @@ from types import CodeType
 
 import numpy as np
 
+import gradviz.codegen as codegen
 from gradviz.batched import Batched
 from gradviz.data import Dataset, load
 from gradviz.engine import Op, Value, topological_order
@@ -427,13 +429,15 @@ def _compile(
     # The source is built only from the op table's templates, variable names we made
     # and float literals of our own constants: no user text reaches it, and
     # `_only_generated` checks that before anything runs. Each function is compiled on
-    # its own, which keeps the compiler's peak memory to one of them.
+    # its own, which keeps the compiler's peak memory to one of them; each is registered
+    # (gradviz.codegen), so a traceback shows its lines: `<gradviz network 2-4-1: run>`.
     scope = {**compiled_names(np), "float": float, "min": min, "sqrt": math.sqrt, **namespace}
     scope["__name__"] = "gradviz.compiled"
     sources = []
-    for function in (lines, gradient, evaluate):
+    shape = "-".join(map(str, sizes))
+    for name, function in (("run", lines), ("gradient", gradient), ("evaluate", evaluate)):
         source = "\n".join(function) + "\n"
-        exec(_only_generated(source, f"<gradviz network {'-'.join(map(str, sizes))}>"), scope)
+        exec(_only_generated(source, f"network {shape}: {name}"), scope)
         sources.append(source)
     source = "\n".join(sources)
     return Compiled(scope["run"], scope["gradient"], scope["evaluate"], source)
@@ -459,13 +463,13 @@ _FIXED_NAMES = frozenset(
 _FUNCTIONS = frozenset(["run", "gradient", "evaluate"])  # the only strings: their names
 
 
-def _only_generated(source: str, filename: str = "<gradviz network>") -> CodeType:
+def _only_generated(source: str, label: str = "network") -> CodeType:
     """`source` compiled, after checking that its code holds nothing but what the
     generator writes: our names, numbers and operators; no string but the functions'
     names, no other name. The check reads the code objects (every name they load, store
     or look up as an attribute, every constant), so it sees exactly what would run, and
     nothing runs before it passes (compiling runs nothing)."""
-    code = compile(source, filename, "exec")
+    code = codegen.compiled(source, label)
     pending = [code]
     while pending:
         part = pending.pop()
@@ -495,8 +499,136 @@ def _number_or_name(constant: object) -> bool:
 def compile_network(network: Network, clip: str | None = None, online: bool = False) -> Compiled:
     """The compiled loss graph of a network's shape (cached: same shape, same code).
     `clip` is None, "value" or "norm"; `online` specialises for batches of one; a
-    network with an l2 term gets its lines (its strength is `run`'s `decay`)."""
+    network with an l2 term gets its lines (its strength is `run`'s `decay`).
+
+    With the environment variable GRADVIZ_PLAIN=1, the same three functions run on the
+    engine instead (`Plain`: every example's graph built and backpropagated): nothing
+    generated runs, for reading, stepping through in a debugger, or checking that the
+    compiled code gives the engine's numbers (it does, bit for bit)."""
+    if os.environ.get(PLAIN) == "1":
+        plain = Plain(network, clip, online)
+        return Compiled(plain.run, plain.gradient, plain.evaluate, "")
     return _compile(network.sizes, network.activations, network.loss, clip, online, network.l2 > 0)
+
+
+PLAIN = "GRADVIZ_PLAIN"  # =1: train on the engine, not on generated code (compile_network)
+
+
+class Plain:
+    """`Compiled`'s three functions written plainly on the engine: each example's loss graph
+    built from the weights (`nn.example_graph`), backpropagated, and its gradients summed,
+    averaged, clipped and applied in the order the generated code does, so the numbers
+    are the same bits. Ten to fifty times slower: the reference, not the way to train."""
+
+    def __init__(self, network: Network, clip: str | None, online: bool) -> None:
+        self.network = network.copy()  # its weights are set to P for every example
+        self.clip, self.online = clip, online
+        self.threshold = LOSS_FUNCTIONS[network.loss].threshold
+
+    def _example(self, P: list[float], x: Sequence[float], y: float) -> tuple[float, float, list]:
+        """(loss, output, every parameter's gradient) of one example at the weights P."""
+        self.network.set_flat(P)
+        built = example_graph(self.network, x, y)
+        return built.loss.data, built.output.data, [p.grad for p in self.network.parameters()]
+
+    def run(
+        self,
+        P: list[float],
+        X: Sequence[Sequence[float]],
+        Y: Sequence[float],
+        order: list[int],
+        start: int,
+        stop: int,
+        batch: int,
+        lr: float,
+        clip: float,
+        total: float,
+        correct: int,
+        decay: float = 0.0,
+        counts: list | None = None,
+    ) -> tuple[float, int]:
+        l2 = self.network.l2 > 0
+        tally = [0, 0, 0.0, 0.0]  # updates, clipped, Σ‖g‖ before and after clipping
+        p = list(P)
+        while start < stop:
+            end = start + 1 if self.online else min(start + batch, stop)
+            m = end - start
+            if l2:  # l2·Σp² at the batch's starting weights, once per example
+                reg = p[0] * p[0]
+                for w in p[1:]:
+                    reg += w * w
+                total += decay * reg if self.online else decay * reg * m
+            G = [0.0] * len(p)
+            for i in order[start:end]:
+                loss, output, grads = self._example(p, X[i], Y[i])
+                total += loss
+                correct += is_correct(output, Y[i], self.threshold)
+                # a batch of one: the example's own gradient (no sum, no division)
+                G = grads if self.online else [s + g for s, g in zip(G, grads, strict=True)]
+            if not self.online:
+                G = [s / m for s in G]
+            if l2:
+                G = [g + 2.0 * decay * w for g, w in zip(G, p, strict=True)]
+            if self.clip is not None:
+                G = _clipped(G, self.clip, clip, tally)
+            p = [w - lr * g for w, g in zip(p, G, strict=True)]
+            start = end
+        P[:] = p
+        if counts is not None:
+            for k, value in enumerate(tally):
+                counts[k] += value
+        return total, correct
+
+    def gradient(
+        self, P: list[float], X: Sequence[Sequence[float]], Y: Sequence[float], order: list[int]
+    ) -> tuple[float, list[float]]:
+        total = -0.0
+        G = [0.0] * len(P)
+        for i in order:
+            loss, _, grads = self._example(P, X[i], Y[i])
+            total += loss
+            G = [s + g for s, g in zip(G, grads, strict=True)]
+        return total, [s / len(order) for s in G]
+
+    def evaluate(
+        self, P: list[float], X: Sequence[Sequence[float]], Y: Sequence[float]
+    ) -> tuple[float, list[float]]:
+        total, outputs = -0.0, []
+        for x, y in zip(X, Y, strict=True):
+            loss, output, _ = self._example(P, x, y)
+            total += loss
+            outputs.append(output)
+        return total, outputs
+
+
+def _clipped(G: list[float], kind: str, c: float, tally: list) -> list[float]:
+    """Clipping as the generated `_clip_lines` do it, counted into `tally`."""
+    norm = math.sqrt(_squares(G))
+    tally[0] += 1
+    tally[2] += norm
+    if kind == "value":
+        # the largest |g| as `_clip_lines` finds it (they differ only when one is NaN)
+        big = max(abs(g) for g in G) if len(G) < 250 else 0.0
+        for g in G if len(G) >= 250 else ():
+            big = max(big, abs(g))
+        clipped = big > c
+        if clipped:
+            G = [c if g > c else (-c if g < -c else g) for g in G]
+    else:
+        clipped = norm > c
+        if clipped:
+            f = c / norm
+            G = [g * f for g in G]
+    tally[1] += clipped
+    tally[3] += math.sqrt(_squares(G)) if clipped else norm
+    return G
+
+
+def _squares(G: list[float]) -> float:
+    s = G[0] * G[0]
+    for g in G[1:]:
+        s += g * g
+    return s
 
 
 # -- training -----------------------------------------------------------------------------

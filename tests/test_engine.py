@@ -576,30 +576,23 @@ def test_tanh_written_out_with_minus_and_divide_gives_tanhs_gradients() -> None:
     assert grads == pytest.approx({"x1": -1.5, "w1": 1.0, "x2": 0.5, "w2": 0.0, "b": 0.5})
 
 
-def test_the_generated_methods_are_the_ones_declared_for_readers() -> None:
-    """Value's op methods are generated from the op table; the class declares the operators
-    under TYPE_CHECKING for readers and type checkers, and the lists must not drift apart."""
-    import ast
+def test_every_expression_function_is_a_plain_method_of_value() -> None:
+    """v.exp(), v.gelu(), ...: one method per row of UNARY_OPS, each making that op's node with
+    the table's value and local derivative; written in engine.py, not generated from text."""
     import inspect
 
     import gradviz.engine as engine
 
-    tree = ast.parse(inspect.getsource(engine.Value))
-    declared = {
-        stub.name
-        for block in ast.walk(tree)
-        if isinstance(block, ast.If) and ast.unparse(block.test) == "TYPE_CHECKING"
-        for stub in block.body
-        if isinstance(stub, ast.FunctionDef)
-    }
-    # the operators one by one; every expression function (v.tanh(), v.gelu()) by one
-    # `__getattr__` stub, so a new op of the table needs no stub
-    assert declared == {*engine._METHOD_OPS, "__getattr__"} - set(engine.UNARY_OPS)
-    assert {name for name, (op, _) in engine._METHOD_OPS.items() if op.arity == 1} >= set(
-        engine.UNARY_OPS
-    )
-    for name, (op, _) in engine._METHOD_OPS.items():
-        assert getattr(Value, name).__doc__.startswith(f"{op.name}:")
+    x = Value(0.7, "x")
+    for name, op in engine.UNARY_OPS.items():
+        method = getattr(Value, name)
+        assert method.__doc__.startswith(f"{op.name}(x):")
+        node = method(x)
+        assert node.op is op and node.parents == (x,)
+        assert node.data == op.forward(0.7) and node.locals == op.local(node.data, 0.7)
+        assert getattr(engine, name)(x).op is op  # the module's function too
+    for name in ("__add__", "__rsub__", "__mul__", "__truediv__", "__neg__", "__pow__", "tanh"):
+        assert inspect.getsourcefile(getattr(Value, name)) == engine.__file__, name
 
 
 def _random_graph(rng: random.Random, depth: int) -> tuple[list[Value], Value]:
@@ -616,10 +609,9 @@ def _random_graph(rng: random.Random, depth: int) -> tuple[list[Value], Value]:
 
 @pytest.mark.parametrize("depth", [5, 40, 3000])  # 3000: past recursion, the stack walk
 def test_backward_walks_the_same_order_as_the_naming_order(depth: int) -> None:
-    """`Value.backward` has its own walk (it marks nodes without a set). It must visit in
-    `topological_order`'s order: grads are sums whose rounding depends on the order in
-    which credits arrive, so both passes must give the same bits, and a second call must
-    add exactly the first's numbers (carried over the walk)."""
+    """`Value.backward` must visit in `topological_order`'s order: grads are sums whose
+    rounding depends on the order in which credits arrive, so it and `backpropagate` must
+    give the same bits, and a second call must add exactly the first's numbers."""
     rng = random.Random(depth)
     leaves, out = _random_graph(rng, depth)
     order = topological_order(out)
@@ -638,7 +630,7 @@ def test_backward_walks_the_same_order_as_the_naming_order(depth: int) -> None:
     assert [bits(leaf.grad) for leaf in leaves] == [bits(2 * g) for g in first]
 
 
-# -- a number operand kept on its node (`x * 2.0`: one node, not two) ------------------------
+# -- a number operand (`x * 2.0`): a Constant input, credited like any -------------------
 
 
 def _graph_with_numbers(rng: random.Random, depth: int) -> tuple[list[Value], Value]:
@@ -667,10 +659,9 @@ def _graph_with_numbers(rng: random.Random, depth: int) -> tuple[list[Value], Va
 
 @pytest.mark.parametrize("depth", [5, 40, 3000])  # 3000: past recursion, the stack walk
 def test_backward_credits_numbers_kept_on_nodes_as_their_constants(depth: int) -> None:
-    """`x * 2.0` keeps the 2.0 on its node until something asks for the node's inputs
-    (gradviz.ops.Fixed). After `backward()` every node, the numbers' Constants included,
-    must hold the bits the plain graph's pass gives, and a second call must add exactly
-    the first's numbers."""
+    """`x * 2.0` makes the 2.0 a Constant input. After `backward()` every node, the numbers'
+    Constants included, must hold the bits the pass over the same graph gives, and a second
+    call must add exactly the first's numbers."""
     built, reference = (_graph_with_numbers(random.Random(depth), depth)[1] for _ in "ab")
     order = topological_order(reference)  # the plain form: a Constant per number
     backpropagate(order)
@@ -701,52 +692,3 @@ def test_a_number_on_a_node_is_read_as_a_constant_input() -> None:
     assert x.grad == 6.0  # three times ∂(2x)/∂x = 2
     difference = 5.0 - x
     assert difference.op is gradviz.ops.SUB and difference.a.data == 5.0 and difference.b is x
-
-
-def test_the_generated_kernels_give_the_plain_definitions_numbers() -> None:
-    """gradviz.codegen's op methods and backward pass against the engine's plain `apply`
-    and `_chain_rule`: the same graphs built both ways, data and grads bit for bit (the
-    methods keep a number on the node, `x * 2.0`; apply makes it a Constant)."""
-    import gradviz.engine as engine
-    from gradviz import ops
-
-    binary = [
-        (ops.ADD, lambda x, y: x + y),
-        (ops.SUB, lambda x, y: x - y),
-        (ops.MUL, lambda x, y: x * y),
-        (ops.DIV, lambda x, y: x / y),
-    ]
-    rng = random.Random(20)
-    for _ in range(400):
-        leaves = [rng.uniform(-2, 2) for _ in range(3)]
-        fast = [Value(x) for x in leaves]
-        plain = [Value(x) for x in leaves]
-        for _ in range(rng.randint(1, 14)):
-            i, j = rng.randrange(len(fast)), rng.randrange(len(fast))
-            kind = rng.random()
-            if kind < 0.45:
-                op = rng.choice(list(UNARY_OPS.values()))
-                fast.append(getattr(fast[i], op.name)())
-                plain.append(engine.apply(op, plain[i]))
-            elif kind < 0.75:
-                op, method = rng.choice(binary)
-                fast.append(method(fast[i], fast[j]))
-                plain.append(engine.apply(op, plain[i], plain[j]))
-            else:  # a plain number on either side: a Fixed node
-                op, method = rng.choice(binary)
-                k = rng.choice([2.0, -0.5, 3.0])
-                if rng.random() < 0.5:
-                    fast.append(method(fast[i], k))
-                    plain.append(engine.apply(op, plain[i], k))
-                else:
-                    fast.append(method(k, fast[i]))
-                    plain.append(engine.apply(op, k, plain[i]))
-        fast[-1].backward()  # the generated walk and pass (codegen)
-        order = topological_order(plain[-1])
-        for node in order:
-            node.grad = engine._NO_CREDIT  # "not reached": behind a detach, none is passed on
-        plain[-1].grad = 1.0
-        engine._chain_rule(order)  # the plain loop
-        for f, p in zip(fast, plain, strict=True):
-            assert repr(f.data) == repr(p.data)
-            assert repr(f.grad) == repr(p.grad), (f, p)

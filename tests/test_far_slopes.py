@@ -99,6 +99,40 @@ def test_the_compiled_trainer_writes_logs_credit_from_the_same_row() -> None:
     assert "div(1.0, " not in compiled.source
 
 
+def test_training_through_log_at_a_subnormal_credits_g_over_x_every_way(monkeypatch) -> None:
+    """A loss u·log(u) with u = 1e-310 · (the network's loss): the credit u sends through
+    log is g/u (finite), not g·(1/u) (inf). The compiled trainer, the engine and the plain
+    reference (GRADVIZ_PLAIN=1, the engine's pass) give the same finite gradient."""
+    import gradviz.nn as nn
+    import gradviz.train as T
+    from gradviz.engine import apply
+
+    net = nn.Network((2, 2, 1), ("tanh", "sigmoid"))
+    net.initialise("xavier", 1)
+    original = nn.Network.build
+
+    def build(self, inputs, target):
+        built = original(self, inputs, target)
+        u = built.loss * 1e-310
+        built.loss = u * apply(LOG, u)
+        return built
+
+    data = ([(0.5, -1.0)], [1.0], [0])
+    try:
+        nn.Network.build = build  # type: ignore[method-assign]
+        compiled = T._compile.__wrapped__(net.sizes, net.activations, "mse", None, False)
+        total, grads = compiled.gradient(net.flat(), *data)
+        built = net.build([Value(0.5), Value(-1.0)], Value(1.0))
+        built.loss.backward()
+        monkeypatch.setenv(T.PLAIN, "1")
+        plain = T.compile_network(net).gradient(net.flat(), *data)
+    finally:
+        nn.Network.build = original  # type: ignore[method-assign]
+    assert all(math.isfinite(g) for g in grads) and any(grads)
+    assert grads == [p.grad for p in net.parameters()]
+    assert plain == (total, grads)
+
+
 def test_check_compares_a_finite_gradient_through_an_infinite_local_slope() -> None:
     """Was "non-differentiable … ok": log's 1/x is inf at 1e-310, but the gradient is
     finite, and so is the finite difference with a step the floats can take."""

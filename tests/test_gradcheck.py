@@ -346,7 +346,7 @@ def test_op_kinks_come_from_the_op_table() -> None:
     assert row.status == "non-differentiable" and "crosses 1 within ±h" in row.note
     (row,) = gradcheck(apply(clamp, Value(0.5, "x")))
     assert row.status == "pass"
-    assert engine.RELU.kinks == engine.ABS.kinks == (0.0,)
+    assert ops.RELU.kinks == ops.ABS.kinks == (0.0,)
 
 
 WRONG_TANH = Op(

@@ -5,14 +5,13 @@ from __future__ import annotations
 
 import itertools
 import math
-import sys
 from pathlib import Path
 
 import numpy as np
 import pytest
 
 from gradviz import data as datasets
-from gradviz import nn, seeded
+from gradviz import nn
 from gradviz import spec as specs
 from gradviz.engine import Value, topological_order
 from gradviz.errors import DataError, InputError, SpecError
@@ -25,27 +24,6 @@ def spec_file(tmp_path: Path, text: str, name: str = "spec.toml") -> Path:
     path = tmp_path / name
     path.write_text(text, encoding="utf-8")
     return path
-
-
-@pytest.fixture
-def numpy_random_unloaded(monkeypatch: pytest.MonkeyPatch) -> None:
-    """As in a fresh `gradviz train`: numpy.random not imported (gradviz.seeded.cheaper_here
-    looks in sys.modules; numpy's path still works, through np.random, where it is chosen)."""
-    monkeypatch.delitem(sys.modules, "numpy.random")
-
-
-@pytest.fixture
-def drawn_here(monkeypatch: pytest.MonkeyPatch) -> list[tuple]:
-    """The gradviz.seeded generators made (seed, spawn key), one entry each."""
-    made: list[tuple] = []
-
-    class Counted(seeded.Generator):
-        def __init__(self, seed: int, spawn_key: tuple[int, ...] = ()) -> None:
-            made.append((seed, tuple(spawn_key)))
-            super().__init__(seed, spawn_key)
-
-    monkeypatch.setattr(seeded, "Generator", Counted)
-    return made
 
 
 # -- specs --------------------------------------------------------------------------------
@@ -254,25 +232,15 @@ def test_builtin_data_sets() -> None:
         assert d.X.shape == (101, 2) and set(d.Y.tolist()) == {0.0, 1.0}
 
 
-@pytest.mark.parametrize("loaded", [False, True], ids=["numpy.random unloaded", "loaded"])
 @pytest.mark.parametrize("seed", [0, 1, 3, 2**32 + 5, 2**63 - 1])
-def test_circle_points_are_numpys_draws_either_way(
-    seed: int, loaded: bool, drawn_here: list[tuple], monkeypatch: pytest.MonkeyPatch
-) -> None:
-    """`default_rng(seed).uniform(-1.5, 1.5, (n, 2))` bit for bit: drawn in plain Python up
-    to seeded.PYTHON_DRAWS_UP_TO draws (two a point) while numpy.random is not loaded, by
-    numpy itself past it or once it is."""
-    if not loaded:
-        monkeypatch.delitem(sys.modules, "numpy.random")
-    limit = seeded.PYTHON_DRAWS_UP_TO // 2
-    for size in (1, 2, 7, 80, limit, limit + 1):
-        drawn_here.clear()
+def test_circle_points_are_numpys_draws(seed: int) -> None:
+    """`default_rng(seed).uniform(-1.5, 1.5, (n, 2))` bit for bit, labelled by the circle."""
+    for size in (1, 2, 7, 80, 10_001):
         circle = datasets.load(datasets.DataSpec("circle", size=size, seed=seed))
         wanted = np.random.default_rng(seed).uniform(-1.5, 1.5, size=(size, 2))
         assert circle.X.dtype == np.float64 and circle.X.shape == (size, 2)
         assert circle.X.tobytes() == wanted.tobytes()
         assert np.array_equal(circle.Y == 1, np.sum(wanted**2, axis=1) < 1)
-        assert drawn_here == ([(seed, ())] if size <= limit and not loaded else [])
 
 
 def test_csv_with_header_and_label_column(tmp_path: Path) -> None:
@@ -415,8 +383,8 @@ def test_initialisation_is_deterministic_and_scaled(init: str) -> None:
 def numpys_initial_weights(
     sizes: tuple[int, ...], scheme: str, seed: int
 ) -> list[tuple[np.ndarray, np.ndarray]]:
-    """The initial weights as numpy's generator draws them (gradviz's code before
-    gradviz.seeded drew the uniform ones): a layer's weights, then uniform1's biases."""
+    """The initial weights as the schemes define them, drawn by numpy's generator (spawn key
+    0 of the seed): a layer's weights, then uniform1's biases."""
     rng = np.random.default_rng(np.random.SeedSequence(seed, spawn_key=(0,)))
     weights = []
     for n_in, n_out in itertools.pairwise(sizes):
@@ -442,47 +410,22 @@ def assert_weights_are(net: nn.Network, wanted: list[tuple[np.ndarray, np.ndarra
         assert b.shape == b0.shape and b.tobytes() == b0.tobytes()
 
 
-@pytest.mark.parametrize("loaded", [False, True], ids=["numpy.random unloaded", "loaded"])
 @pytest.mark.parametrize("init", specs.INITS)
 @pytest.mark.parametrize("name", SPECS)
-def test_initial_weights_are_numpys_draws_for_every_spec_and_scheme(
-    name: str, init: str, loaded: bool, drawn_here: list[tuple], monkeypatch: pytest.MonkeyPatch
-) -> None:
-    """Every preset and sample's network, in every init scheme: the uniform schemes drawn in
-    plain Python while numpy.random is not loaded, the same numbers as numpy's."""
+def test_initial_weights_are_numpys_draws_for_every_spec_and_scheme(name: str, init: str) -> None:
+    """Every preset and sample's network, in every init scheme."""
     spec = SPECS[name]
-    wanted = numpys_initial_weights(spec.layers, init, spec.seed)
-    if not loaded:
-        monkeypatch.delitem(sys.modules, "numpy.random")
     net = nn.Network(spec.layers, spec.activations, spec.loss, spec.l2)
     net.initialise(init, spec.seed)
-    assert_weights_are(net, wanted)
-    assert drawn_here == ([(spec.seed, (0,))] if init != "he" and not loaded else [])
+    assert_weights_are(net, numpys_initial_weights(spec.layers, init, spec.seed))
 
 
 @pytest.mark.parametrize("seed", [1, 7, 2**32, 2**63 - 1])
-def test_initial_weights_are_numpys_draws_for_other_seeds(
-    seed: int, numpy_random_unloaded: None, drawn_here: list[tuple]
-) -> None:
+def test_initial_weights_are_numpys_draws_for_other_seeds(seed: int) -> None:
     for init in specs.INITS:
         net = nn.Network((3, 5, 1, 4, 1), ("tanh", "relu", "sigmoid", "linear"))
         net.initialise(init, seed)
         assert_weights_are(net, numpys_initial_weights((3, 5, 1, 4, 1), init, seed))
-    assert len(drawn_here) == len(specs.INITS) - 1  # all but he
-
-
-def test_initial_weights_past_the_threshold_are_numpys(
-    numpy_random_unloaded: None, drawn_here: list[tuple], monkeypatch: pytest.MonkeyPatch
-) -> None:
-    """A network needing more draws than seeded.PYTHON_DRAWS_UP_TO gets numpy's (the same)."""
-    sizes = (2, 8, 8, 1)  # 2·8 + 8·8 + 8 = 88 weights, 17 biases
-    monkeypatch.setattr(seeded, "PYTHON_DRAWS_UP_TO", 88 + 17 - 1)
-    for init, here in (("default", True), ("uniform1", False)):
-        drawn_here.clear()
-        net = nn.Network(sizes, ("sigmoid",) * 3)
-        net.initialise(init, 3)
-        assert_weights_are(net, numpys_initial_weights(sizes, init, 3))
-        assert bool(drawn_here) == here
 
 
 def test_a_neuron_computes_micrograds_sum_order_and_the_loss() -> None:

@@ -11,7 +11,7 @@ import numpy as np
 import pytest
 from rich.console import Console
 
-from gradviz import engine, nn, stats
+from gradviz import engine, nn, ops, stats
 from gradviz.engine import Op, Value, apply, backpropagate, topological_order
 from gradviz.names import definition, node_names, op_form, output_name
 from gradviz.render.trace_view import (
@@ -442,7 +442,7 @@ def test_activation_slopes_and_bounds_come_from_the_op_table(activation: str) ->
         # the bound holds: no slope anywhere above it
         grid = np.linspace(-8, 8, 1601)
         assert np.max(np.abs(op.local(op.forward(grid), grid)[0])) <= op.max_slope
-    assert engine.SIGMOID.max_slope == 0.25
+    assert ops.SIGMOID.max_slope == 0.25
 
 
 # Modules that come before the renderers in the data flow (text → graph → numbers).

@@ -11,7 +11,7 @@ from click.testing import CliRunner
 from graphviz_support import needs_system_dot
 from mermaid.check import parse_mermaid
 
-from gradviz import engine
+from gradviz import engine, ops
 from gradviz.cli import cli
 from gradviz.engine import Constant, Op, Value
 from gradviz.spec import LOSS_FUNCTIONS
@@ -542,7 +542,7 @@ def test_check_model_samples_pass(xor_model: Path) -> None:
 def test_check_model_catches_a_wrong_activation_derivative(xor_model: Path, monkeypatch) -> None:
     from gradviz import nn
 
-    sigmoid = engine.SIGMOID
+    sigmoid = ops.SIGMOID
     wrong = Op(name="sigmoid", symbol="sigmoid", out=sigmoid.out, d=("out",), shown=("σ(a)",))
     monkeypatch.setitem(nn.ACTIVATIONS, "sigmoid", wrong)
     result = run("check", "--model", str(xor_model), "--samples", "17", "--input", "1,1")

@@ -3,6 +3,7 @@ seed gives the same bits, the classic networks learn, and divergence is reported
 
 from __future__ import annotations
 
+import re
 import struct
 
 import numpy as np
@@ -91,6 +92,57 @@ def test_compiled_training_is_the_plain_engine_bit_for_bit(name: str, changes: d
     weights, losses = reference_train(spec, epochs)
     assert bits(result.network.flat()) == bits(weights)
     assert bits(result.history.loss) == bits(losses)
+
+
+def _trained(spec: Spec) -> tuple:
+    result = T.train(spec)
+    history = result.history
+    return (
+        bits(result.network.flat()),
+        bits(history.loss),
+        history.accuracy,
+        history.clipping,
+        bits(result.final.outputs),
+        result.final.loss,
+    )
+
+
+@pytest.mark.parametrize(("name", "changes"), [c for c in CASES if isinstance(c, tuple)])
+@pytest.mark.usefixtures("compiled")
+def test_the_plain_switch_trains_on_the_engine_to_the_same_bits(
+    name: str, changes: dict, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """GRADVIZ_PLAIN=1 runs no generated code (every example's graph on the engine) and
+    gives the compiled training's numbers: weights, losses, accuracy, clipping, outputs."""
+    data = {"data": {"name": "moons", "size": 30}} if name == "moons" else {}
+    spec = spec_of(name, **changes, **data, epochs=3)
+    compiled = _trained(spec)
+    monkeypatch.setenv(T.PLAIN, "1")
+    assert isinstance(T.compile_network(nn.Network.from_spec(spec)).run.__self__, T.Plain)
+    assert _trained(spec) == compiled
+
+
+def test_a_traceback_through_generated_code_shows_its_lines_under_real_names() -> None:
+    """Generated code is registered (gradviz.codegen): a failure inside the trainer's
+    functions or an op's names the function and shows the line, as for a file."""
+    import traceback
+
+    from gradviz import ops
+
+    net = nn.Network((2, 2, 1), ("tanh", "sigmoid"))
+    compiled = T.compile_network(net)
+    with pytest.raises(ValueError) as caught:
+        compiled.evaluate([0.5] * 3, [(0.0, 1.0)], [1.0])  # 3 of its 9 weights
+    text = "".join(traceback.format_exception(caught.value))
+    # (numbered, `evaluate #N`, if a test compiled another text of this shape first)
+    assert re.search(r'File "<gradviz network 2-2-1: evaluate( #\d+)?>", line 2, in evaluate', text)
+    assert "p0, p1, p2, p3, p4, p5, p6, p7, p8, = P" in text
+    with pytest.raises(TypeError) as caught:
+        ops.EXP.forward("e")  # a string reaches numpy's exp
+    frames = traceback.extract_tb(caught.value.__traceback__)
+    generated = [f for f in frames if f.filename.startswith("<gradviz")]
+    assert [(f.name, f.line) for f in generated] == [("exp", "return exp(a)")]
+    assert generated[0].filename.startswith("<gradviz exp")  # (numbered if a test made one)
 
 
 @pytest.mark.parametrize("name", ["xor", "circle", "deep-sigmoid", "deep-relu", "xor-relu"])
