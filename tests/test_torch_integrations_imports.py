@@ -43,7 +43,7 @@ def test_gradviz_torch_imports_no_training_framework() -> None:
     modules = _modules_after(
         "import gradviz, gradviz.torch\n"
         "gradviz.torch.watch, gradviz.torch.Recorder, gradviz.torch.draw\n"
-        "import gradviz.torch.session, gradviz.torch.shards"
+        "import gradviz.torch.session"
     )
     assert "torch" in modules and "gradviz.torch.recorder" in modules  # (it loaded the bridge)
     assert _loaded(modules) == []

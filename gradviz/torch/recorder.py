@@ -278,6 +278,9 @@ class Recorder:
         self._magnitudes: list[torch.Tensor] | None = None  # |g| buffers, kept between steps
         self._nan_found = False
         self._nan_check = nan_check
+        # collectives of its own, in a group of its own: never interleaved with DDP's or
+        # FSDP's (FSDP's reductions may still be in flight on the default group)
+        self._group = dist.new_group() if _distributed()[1] > 1 else None
         self._tensorboard = tensorboard  # a SummaryWriter: each recorded step written to it
         self._written = 0  # recorded steps written to it so far
         self._sparse = any(isinstance(m, nn.Embedding) and m.sparse for m in base.modules())
@@ -298,6 +301,12 @@ class Recorder:
         self._params = [p for row in rows for _, p in row.params]
         self._ids = {id(p) for p in self._params}
         self._sharded = any(_local(p)[1] for p in self._params)
+        meshes = {getattr(p, "device_mesh", None) for p in self._params} - {None}
+        if any(mesh.ndim > 1 for mesh in meshes):
+            raise InputError(
+                "watch: parameters sharded over a device mesh of 2 or more dimensions (HSDP, "
+                "tensor parallelism) are not read yet: FSDP over one mesh dimension is"
+            )
         self._held: weakref.WeakKeyDictionary[torch.optim.Optimizer, tuple[int, set[int]]] = (
             weakref.WeakKeyDictionary()
         )
@@ -353,10 +362,12 @@ class Recorder:
             hooks.append(self._base.register_forward_pre_hook(self._enter_mode))
             hooks.append(self._base.register_forward_hook(self._leave_mode, always_call=True))
         self._hooks = hooks
+        # (not under FSDP: its gradients are reduce-scattered after the backward pass,
+        # each rank at its own moment, so the end of the pass holds no final gradient)
         self._clip_hooks = [
             p.register_post_accumulate_grad_hook(self._gradient_done)
             for p in self._params
-            if p.requires_grad
+            if p.requires_grad and not self._sharded
         ]
 
     def _disarm(self) -> None:
@@ -668,7 +679,7 @@ class Recorder:
         step = self.steps
         if step % self.every == 0:
             self._record(step, optimizer)
-        elif self._nan_check and not self._nan_found and self._nonfinite():
+        elif self._nan_check and not self._sharded and not self._nan_found and self._nonfinite():
             self._nan_found = True
             self._record(step, optimizer, off_cadence=True)
         self.steps += 1
@@ -690,7 +701,7 @@ class Recorder:
                 grads = [_dense(_local(g)[0]) for g in grads]
             total = torch.stack(torch._foreach_norm(grads)).sum()
             if _distributed()[1] > 1 and self._sharded:
-                dist.all_reduce(total)
+                dist.all_reduce(total, group=self._group)
             return math.isfinite(total.item())
 
     def _exactly_nonfinite(self) -> bool:
@@ -747,10 +758,10 @@ class Recorder:
         if _distributed()[1] > 1 and self._sharded:
             if squares:
                 vector = vector * vector
-                dist.all_reduce(vector)
+                dist.all_reduce(vector, group=self._group)
                 vector = vector.sqrt()
             else:
-                dist.all_reduce(vector)
+                dist.all_reduce(vector, group=self._group)
         return vector
 
     def _measure(self, step: int, optimizer: torch.optim.Optimizer | None) -> _Pending:
@@ -777,7 +788,7 @@ class Recorder:
             torch.stack([high for _, high in ends]), -torch.stack([low for low, _ in ends])
         ).to(torch.float64)
         if _distributed()[1] > 1 and self._sharded:
-            dist.all_reduce(top, op=dist.ReduceOp.MAX)
+            dist.all_reduce(top, op=dist.ReduceOp.MAX, group=self._group)
         norms = torch.cat([l2, l1, top])
         held = self._holds(optimizer) if optimizer is not None else None
         if held is None and self._optimizer is not None:
@@ -853,7 +864,7 @@ class Recorder:
             [torch.tensor([float(a.rows)], dtype=torch.float64) for a in present]
             + [s.to(torch.float64).reshape(-1) for a in present for s in a.sums]
         )
-        dist.all_reduce(flat)
+        dist.all_reduce(flat, group=self._group)
         rows, rest = flat[: len(present)], flat[len(present) :]
         offset = 0
         for i, a in enumerate(present):
@@ -874,7 +885,7 @@ class Recorder:
             local, sharded = _local(t.detach())
             count = (~torch.isfinite(_dense(local))).sum().to(torch.float64)
             if sharded and _distributed()[1] > 1:
-                dist.all_reduce(count)
+                dist.all_reduce(count, group=self._group)
             return int(count)
 
         out = []
@@ -904,7 +915,11 @@ class Recorder:
                 v = v.detach()
                 if _distributed()[1] > 1:  # (a copy: the sum is written in place)
                     v = v.to(torch.float64).reshape(()).clone()
-                    v = (v, dist.all_reduce(v, async_op=True))
+                    # (waited for here: gloo runs a group's outstanding operations on
+                    # several threads, and one still in flight interleaved with the next
+                    # recorded step's, "a distributed collective mismatch")
+                    dist.all_reduce(v, group=self._group)
+                    v = v / _distributed()[1]
             keep.append(v)
         self._curves.append((self.steps, keep[0], keep[1]))
 
@@ -1119,10 +1134,6 @@ class Recorder:
         def number(v: object) -> float | None:
             if v is None:
                 return None
-            if isinstance(v, tuple):  # (a tensor being summed over the ranks)
-                tensor, work = v
-                work.wait()
-                return float(tensor.item()) / _distributed()[1]
             return float(v.item()) if isinstance(v, torch.Tensor) else float(v)  # type: ignore[arg-type]
 
         steps = [s for s, _, _ in self._curves]
