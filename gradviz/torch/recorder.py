@@ -133,7 +133,6 @@ class _Pending:
     step: int
     norms: torch.Tensor  # per parameter: ‖g‖₂, ‖w‖₂, Σ|g|, max|g| (see Recorder._measure)
     activations: dict[Row, _Activations]
-    has_grad: list[bool]
     frozen: list[bool]
     optimizer: str | None
     updates: torch.Tensor | None = None  # ‖Δw‖ per parameter, after the optimizer's step
@@ -801,10 +800,7 @@ class Recorder:
             before = self._reduced(self._last_clip, squares=True)
         stepping = optimizer or self._optimizer
         name = type(stepping).__name__ if stepping is not None else None
-        pending = _Pending(
-            step, norms, acts, [p.grad is not None for p in params], frozen, name, None, before
-        )
-        pending.rows = self._rows
+        pending = _Pending(step, norms, acts, frozen, name, before_clip=before, rows=self._rows)
         if not self._mapped:
             pending.unread = COMPILED if self._compiled else UNSEEN
         # one check for the whole step (a sum holding a NaN or inf is not finite); only
