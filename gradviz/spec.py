@@ -833,9 +833,10 @@ LAYER_FIELDS: dict[str, str] = {
     "unread": "text?",  # what could not be read for the layer (no status rests on it)
     "clipped_from": "number?",  # ‖g‖ before gradient clipping scaled it
     "frozen": "flag",  # no gradient by design: out of the verdict
+    "compared": "flag",  # false: its gradient is compared with no other layer's
 }
 """A layer's statistics (`gradviz.stats.LayerStats`, in its order; a test keeps them equal)."""
-LAYER_OPTIONAL = ("unread", "clipped_from", "frozen")  # left out where they do not apply
+LAYER_OPTIONAL = ("unread", "clipped_from", "frozen", "compared")  # left out where they do not apply
 
 DIAGNOSIS_FIELDS: dict[str, str] = {
     "at_rest": "flag",

@@ -96,13 +96,16 @@ class LayerStats:
     unread: str | None = None  # what could not be read here (its numbers are NaN)
     clipped_from: float | None = None  # ‖g‖ before clipping scaled it
     frozen: bool = False  # no gradient by design (requires_grad off, or in no optimizer)
+    # False: not compared with the other layers (a norm's gain and shift, whose size says
+    # nothing of a weight matrix's; or rows whose forward order was not seen)
+    compared: bool = True
 
     def to_dict(self) -> dict:
         """Plain JSON types; NaN and infinities as the strings "nan", "inf", "-inf". The
         fields only a recorder fills are left out where they do not apply."""
         data = asdict(self)
         for key in LAYER_OPTIONAL:
-            if not data[key]:
+            if data[key] == (key == "compared"):  # (at its default: left out)
                 del data[key]
         return json_safe(data)  # type: ignore[return-value]
 
@@ -659,9 +662,9 @@ def _compare(
         if layer.frozen:
             continue
         layer.rel = _ratio(layer.rms, strongest)
-        later = [size(lay) for lay in layers[i + 1 :] if not lay.frozen]
+        later = [size(lay) for lay in layers[i + 1 :] if not lay.frozen and lay.compared]
         later = [v for v in later if math.isfinite(v)]
-        layer.below = _ratio(size(layer), max(later)) if later else None
+        layer.below = _ratio(size(layer), max(later)) if later and layer.compared else None
         growth = _ratio(layer.rms, output.rms)
         layer.growth = math.nan if growth is None else growth
         if layer.is_output:
@@ -988,7 +991,11 @@ def _vanishing_sentence(d: Diagnosis) -> str | None:
     position = d.layers.index(first)
     if d.judged_by == "update":
         return _slow_updates_sentence(d, vanishing, first, position)
-    later = [lay for lay in d.layers[position + 1 :] if math.isfinite(lay.rms) and not lay.frozen]
+    later = [
+        lay
+        for lay in d.layers[position + 1 :]
+        if math.isfinite(lay.rms) and not lay.frozen and lay.compared
+    ]
     if not later:  # (only in statistics read from a file that disagree with themselves)
         return None
     reference = max(later, key=lambda lay: lay.rms)
@@ -1022,7 +1029,10 @@ def _slow_updates_sentence(
     later = [
         lay
         for lay in d.layers[position + 1 :]
-        if not lay.frozen and lay.update_data is not None and math.isfinite(lay.update_data)
+        if not lay.frozen
+        and lay.compared
+        and lay.update_data is not None
+        and math.isfinite(lay.update_data)
     ]
     if not later or first.update_data is None:
         return None

@@ -365,3 +365,25 @@ def test_compiled_gives_the_eager_table_or_says_what_it_cannot_read(kind: str) -
     out = io.StringIO()
     compiled.table(file=out, width=200)
     assert "?: not read" in out.getvalue()
+
+
+def test_a_norms_gain_is_compared_with_no_weight_matrix() -> None:
+    """Under AdamW a LayerNorm's gain (about 1) moves far less relative to its size than a
+    weight matrix does: no "weak" from that. Its row is compared with no other."""
+    rec, _, _ = _train("transformer", optimizer_class=torch.optim.AdamW)
+    layers = {layer.name: layer for layer in rec.diagnosis().layers}
+    for name in ("layer.norm1", "layer.norm2"):
+        assert not layers[name].compared and layers[name].below is None
+        assert layers[name].status not in ("weak", "vanishing")
+    assert layers["layer.linear1"].compared
+
+
+@pytest.mark.slow  # torch.compile traces the model: seconds
+def test_compiled_rows_in_an_unseen_order_are_compared_with_nothing() -> None:
+    """Compiled, the forward's order is not seen; the transformer is not a Sequential, so
+    its module order is no evidence of which layer is nearer the output."""
+    rec, _, _ = _train("transformer", compiled=True)
+    d = rec.diagnosis()
+    assert all(layer.below is None and layer.hop is None for layer in d.layers)
+    assert not any(layer.status in ("weak", "vanishing") for layer in d.layers)
+    assert any("the forward pass's order was not seen" in note for note in rec.notes())

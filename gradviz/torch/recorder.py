@@ -283,6 +283,9 @@ class Recorder:
         self._tensorboard = tensorboard  # a SummaryWriter: each recorded step written to it
         self._written = 0  # recorded steps written to it so far
         self._sparse = any(isinstance(m, nn.Embedding) and m.sparse for m in base.modules())
+        self._sequential = all(  # (its forward order is its modules' order)
+            isinstance(m, nn.Sequential) or not any(m.children()) for m in base.modules()
+        )
         self._arm()  # step 0 is recorded
         if optimizer is not None:
             self._optimizer_hooks = [
@@ -965,6 +968,7 @@ class Recorder:
         before = pending.before_clip.tolist() if pending.before_clip is not None else None
         index = {id(p): i for i, p in enumerate(params)}
         counts = pending.nonfinite or [(0, None)] * len(self._rows)
+        ordered = self._order_known(pending)
         clip_scale = None
         if before is not None:
             total_before = math.sqrt(math.fsum(v * v for v in before))
@@ -979,6 +983,9 @@ class Recorder:
             frozen = all(pending.frozen[k] for k in ids)
             stats = self._row_stats(i, rows, pending, g2, w2, g1, gmax, weights, biases)
             stats.frozen = frozen
+            # a norm's gain and shift (1-d) say nothing of a weight matrix's size; rows in
+            # an order the forward pass was not seen to take are compared with nothing
+            stats.compared = ordered and row.main.dim() >= 2
             if updates is not None and not frozen:
                 moved = math.sqrt(math.fsum(updates[k] ** 2 for k in weights))
                 stats.update_data = _ratio(moved, math.sqrt(math.fsum(w2[k] ** 2 for k in weights)))
@@ -991,7 +998,7 @@ class Recorder:
             following = rows[i + 1] if i + 1 < len(rows) else None
             cancelled = following is not None and isinstance(following.module, NORMS)
             delta = math.sqrt(math.fsum(g2[k] ** 2 for k in biases)) if biases else math.nan
-            deltas.append(delta if row.reads_a_layer and not cancelled else math.nan)
+            deltas.append(delta if ordered and row.reads_a_layer and not cancelled else math.nan)
         output = self._spread(pending.activations.get(rows[-1]))
         first = first_in_order([(lay.index, lay.nonfinite_in) for lay in layers])
         batch = layers[-1].batch
@@ -1069,7 +1076,7 @@ class Recorder:
         if row.units is None:
             return missing, f"activations: a {row.kind}'s output is not one layer's units"
         if row in self._into_norm:
-            return missing, f"activations: its output goes straight into {self._into_norm[row]}"
+            return missing, f"activations: read at {self._into_norm[row]}, the norm that follows"
         if acts is None or acts.rows == 0:
             return missing, "activations: its output was not seen in the forward pass"
         kind = self._activation.get(row, "linear")
@@ -1106,6 +1113,12 @@ class Recorder:
             if hidden:
                 numbers["dead_units"] = int(sums[-1])
         return numbers, None
+
+    def _order_known(self, pending: _Pending) -> bool:
+        """Whether the rows of `pending` are in the forward pass's order: seen (mapped), or
+        a model of Sequential containers alone, whose order is its modules'."""
+        seen = pending.unread not in (COMPILED, UNSEEN)
+        return seen or self._sequential
 
     @staticmethod
     def _spread(acts: _Activations | None) -> tuple[float, float]:
@@ -1210,6 +1223,11 @@ class Recorder:
                 f"Activations not read: {COMPILED if self._compiled else UNSEEN}; dead and "
                 "saturated units are not checked, and no status rests on them."
             )
+            if not self._sequential:
+                lines.append(
+                    "Rows in the modules' order: the forward pass's order was not seen, so no "
+                    "layer is compared with another (no vanishing or weak status, no hop)."
+                )
         else:
             other = [row for row in self._rows if row.units is None]
             if other:
