@@ -202,7 +202,7 @@ LAYERS: tuple[tuple[str, tuple[str, ...]], ...] = (
     # formats; the Graphviz program; the pages it draws; what a notebook shows
     ("output", ("output", "layout", "pages", "drawings", "notebook")),
     ("bridges", ("torch",)),  # gradviz.torch: PyTorch at the edge (imported only when used)
-    ("cli", ("cli", "tools", "__main__")),  # tools: the maintainers' sample builder
+    ("cli", ("cli", "__main__")),
     ("docs tools", ("docs",)),  # the fence and directive: run the CLI's commands in-process
     ("package", ("",)),  # gradviz/__init__.py: the public API, names loaded on first use
 )
@@ -272,7 +272,6 @@ IMPURE_FOR_RENDER = frozenset(
         "report",
         "spec",
         "stats",
-        "tools",
         "trace",
         "train",
     }

@@ -195,7 +195,7 @@ BOUNDARIES = ("xor", "circle")
 
 
 # The live pages of the hand example (the README links them and shows their screenshots,
-# made by gradviz.tools.screenshots): `draw -o hand.html` and `trace -o hand-trace.html`.
+# made by tools/screenshots.py): `draw -o hand.html` and `trace -o hand-trace.html`.
 PAGES = {"hand.html": "draw", "hand-trace.html": "trace"}
 
 
