@@ -30,9 +30,8 @@ def as_data(x: object) -> Number:
     numpy = loaded_numpy()  # None: then no numpy value can exist yet
     if numpy is not None and isinstance(x, numpy.ndarray):
         return _result(numpy.asarray(x, dtype=numpy.float64))
-    number = isinstance(x, int | float) or (numpy is not None and isinstance(x, numpy.number))
     # bool is an int, and micrograd's code relies on `Value(True)` (gradviz.expr refuses it)
-    if not number:
+    if not (isinstance(x, int | float) or (numpy is not None and isinstance(x, numpy.number))):
         raise TypeError(f"a Value holds a number or a numpy array, not {type(x).__name__}")
     return float(x)
 
@@ -70,8 +69,7 @@ class Value:
     def is_leaf(self) -> bool:
         return self.op is None
 
-    # micrograd's names, read-only, so its `draw_dot` and `nn.py` run unchanged: a new
-    # set of parents each call (`x*x` has one), and its op strings ('' for a leaf)
+    # micrograd's names, read-only, for its `draw_dot` and `nn.py`: `_prev` a new set each call
     @property
     def _prev(self) -> set[Value]:
         return set(self.parents)
@@ -151,8 +149,7 @@ _recording = True  # False under no_grad: results are constants
 
 @contextmanager
 def no_grad() -> Iterator[None]:
-    """Values computed inside are constants, as under `torch.no_grad()` (`detach(x)` keeps
-    its node in the graph; only the gradient stops). A module-level switch: one thread."""
+    """Values computed inside are constants, as under `torch.no_grad()` (one thread)."""
     global _recording
     previous, _recording = _recording, False
     try:
@@ -191,8 +188,7 @@ def _binary(op: Op, a: Value | float, b: Value | float) -> Value:
 def topological_order(root: Value) -> list[Value]:
     """Every node root depends on, parents first, depth first and left to right (any depth)."""
     order: list[Value] = []
-    seen = {root}
-    stack = [root]
+    seen, stack = {root}, [root]
     while stack:
         node = stack[-1]
         for parent in node.parents:  # the first parent not yet seen goes on top, ...
@@ -240,16 +236,20 @@ def _credit_as_written(node: Value, on_edge: EdgeObserver | None) -> None:
             on_edge(node, index, parent, node.locals[index], contribution)
 
 
-def _credited(order: list[Value]) -> list[Value]:
-    """The nodes that pass credit on: all, unless a detach stops it; then those it reaches."""
+def _credited(order: list[Value]) -> list[Value]:  # all, unless a detach stops the credit
     if all(op is None or op.passes_credit for op in {node.op for node in order}):
         return order  # (the leaves have no parents to pass credit to)
-    stops = {node for node in order if node.op is not None and not node.op.passes_credit}
-    reached = {order[-1]}
+    seen = reached(order)
+    return [node for node in order if node in seen and node.parents and node.op.passes_credit]
+
+
+def reached(order: list[Value]) -> set[Value]:
+    """The nodes the output's credit reaches: those with a path to it free of detach."""
+    seen = {order[-1]}
     for node in reversed(order):
-        if node in reached and node.op is not None and node.op.passes_credit:
-            reached.update(node.parents)
-    return [node for node in order if node in reached and node.parents and node not in stops]
+        if node in seen and node.op is not None and node.op.passes_credit:
+            seen.update(node.parents)
+    return seen
 
 
 def evaluate(order: list[Value]) -> Number:
