@@ -124,6 +124,13 @@ _REFUSED_EXPR: dict[type[ast.AST], tuple[str, str]] = {
     **dict.fromkeys((ast.Yield, ast.YieldFrom), ("yield is not supported", _NUMBERS_ONLY)),
 }
 
+# Constants refused by kind (bool before the numbers it is one of): (kind, what, what to do).
+_REFUSED_CONSTANTS = (
+    (bool, "booleans", "use 1 or 0"),
+    (str | bytes, "strings", _NUMBERS_ONLY),
+    (complex, "complex numbers", "use real numbers only"),
+)
+
 # Statements refused by name (any other kind: "<Kind> statements are not supported").
 _STATEMENT_NAMES: dict[type[ast.stmt], str] = {
     **dict.fromkeys((ast.Import, ast.ImportFrom), "import statements are not supported"),
@@ -719,10 +726,7 @@ class _Compiler:
             value = node.value
             if isinstance(value, bool) or not isinstance(value, int | float):
                 return None
-            try:
-                return sign * float(value)
-            except OverflowError:  # an int beyond float range (not reachable under the limits)
-                return sign * math.inf
+            return sign * float(value)  # (MAX_NUMBER_LENGTH keeps an int within float range)
         if isinstance(node, ast.Name) and self.is_constant(node.id):
             return sign * CONSTANTS[node.id]
         return None
@@ -869,16 +873,9 @@ class _Compiler:
         """The error for an expression kind outside the allow-list, by name."""
         if isinstance(node, ast.Constant):
             value = node.value
-            if isinstance(value, bool):
-                return self.fail(node, "booleans are not supported", hint="use 1 or 0")
-            if isinstance(value, str | bytes):
-                return self.fail(
-                    node, "strings are not supported", hint="expressions compute numbers only"
-                )
-            if isinstance(value, complex):
-                return self.fail(
-                    node, "complex numbers are not supported", hint="use real numbers only"
-                )
+            for kind, what, hint in _REFUSED_CONSTANTS:
+                if isinstance(value, kind):
+                    return self.fail(node, f"{what} are not supported", hint=hint)
             shown = "... (Ellipsis)" if value is Ellipsis else repr(value)
             return self.fail(node, f"{shown} is not supported", hint="use numbers and names")
         unknown = f"{type(node).__name__} expressions are not supported"
