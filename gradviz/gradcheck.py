@@ -2,7 +2,7 @@
 
 The central difference D(h) = (L(x+h) - L(x-h)) / 2h is off by c·h² (truncation) plus
 ε·|L|/h (rounding); h = ∛ε·max(1, |x|) ≈ 6e-6 balances the two for |x| ≤ 1 and grows with
-|x| so that x ± h is another float. So does the h² term (exp at 700: 3e-6 relative), hence
+|x| so that x ± h is another float. Then the h² term grows too (exp at 700: 3e-6), hence
 Richardson's (4·D(h/2) − D(h)) / 3, whose h² terms cancel; D(h/2) − D(h) bounds the rest.
 The nudged passes hold every `detach` at its value, as the backward pass does.
 
