@@ -3,11 +3,9 @@ loss and accuracy curves, the decision boundary of a 2-input network with its fi
 hidden layer's units, and the gradients per layer (the last moment's bars and the layers x
 epochs heat map).
 
-They show what `gradviz.render.plots` draws into files, with its colours and their meanings
-(`STATUS_COLOURS`, `MAGNITUDE_MAP`, `BOUNDARY_MAP`, `HIDDEN_MAP`), its limits (`within`:
-magnitudes past 1e200 drawn at it, and said) and its marks (NaN/inf crossed cyan, exact
-zeros dotted white, vanishing hatched magenta). The page's epoch slider moves a marker on
-the curves and on the heat map (`report.js` reads the `data-*` attributes written here).
+What they show (colours, limits, marks, legends) is `plot_looks`', as for the files that
+`gradviz.render.plots` draws. The page's epoch slider moves a marker on the curves and on
+the heat map (`report.js` reads the `data-*` attributes written here).
 
 Pure: numbers in, SVG text out.
 """
@@ -20,9 +18,9 @@ from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
 from gradviz.numbers import fmt
-from gradviz.ops import ACTIVATIONS
-from gradviz.render.plots import (
+from gradviz.render.plot_looks import (
     BOUNDARY_MAP,
+    HEALTHY,
     HIDDEN_MAP,
     MAGNITUDE_MAP,
     MAX_HIDDEN_MAPS,
@@ -34,7 +32,15 @@ from gradviz.render.plots import (
     STATUS_COLOURS,
     STATUS_MEANINGS,
     ZERO,
+    bar_kind,
+    clip,
+    grad_rows,
+    grads_keys,
+    hidden_grid,
+    hidden_range,
+    loss_series,
     output_norm,
+    status_words,
     within,
 )
 from gradviz.render.svgplot import (
@@ -66,13 +72,13 @@ from gradviz.render.svgplot import (
     text_width,
     tick_label,
 )
-from gradviz.stats import Diagnosis, History, LayerStats, series
 from gradviz.text import printable
 
 if TYPE_CHECKING:
     import numpy as np
 
     from gradviz.boundary import Boundary
+    from gradviz.stats import Diagnosis, History, LayerStats
 
 WIDTH = 800
 LOSS_COLOUR, ACCURACY_COLOUR = "#0072b2", "#009e73"
@@ -173,10 +179,7 @@ def curves_svg(
     epochs = [every * (i + 1) for i in range(len(loss))]
     last = epochs[-1] if epochs else 1
     x = Scale(0, last, left, right)
-    given = [v for v in loss if math.isfinite(v)]
-    log = bool(given) and min(given) > 0
-    drawn = [within(v, log) for v in loss]
-    finite = [v for v in drawn if math.isfinite(v)]
+    log, drawn, finite, moved = loss_series(loss)
     parts = [_title(title, subtitle)]
     parts.append(text(left, top_a - 8, _PER[unit], 11, cls="soft"))
     if log:
@@ -208,7 +211,7 @@ def curves_svg(
         _path(_thin(xs, [y(v) if math.isfinite(v) else v for v in drawn]), LOSS_COLOUR, "loss")
     )
     notes = []
-    if finite != given:
+    if moved:
         notes.append(
             f"drawn between {PLOT_MIN:g} and {PLOT_MAX:g}" if log else f"drawn within ±{PLOT_MAX:g}"
         )
@@ -428,22 +431,12 @@ def _hidden_maps(b: Boundary, hidden: list[np.ndarray], left: float, top: float)
     """One small map per unit of the first hidden layer, on one shared viridis scale."""
     import numpy as np  # lazy: start-up
 
-    n = len(hidden)
-    columns = 2 if n <= 8 else 4
-    rows = math.ceil(n / columns)
+    columns, rows, heading = hidden_grid(b, hidden)
     gap = 8
     room = WIDTH - 12 - left
     side = min((room - gap * (columns - 1)) / columns, (300 - 16 * rows) / rows)
-    op = ACTIVATIONS.get(b.hidden_activation or "")
-    if op is not None and op.output_range is not None:  # σ in [0, 1], tanh in [-1, 1]
-        lo, hi = op.output_range
-    else:
-        values = np.concatenate([h[np.isfinite(h)] for h in hidden])
-        lo, hi = (float(values.min()), float(values.max())) if values.size else (0.0, 1.0)
-        hi = hi if hi > lo else lo + 1.0
-    lo, hi = within(lo), within(hi)
-    shown = f"first {n} of {len(b.hidden)} units" if len(b.hidden) > n else f"{n} units"
-    parts = [text(left + room / 2, top + 4, f"first hidden layer, {shown}", 12, "middle")]
+    lo, hi = (within(v) for v in hidden_range(b, hidden))
+    parts = [text(left + room / 2, top + 4, heading, 12, "middle")]
     x0, x1, y0, y1 = b.extent
     # the data on every map: the same dots, placed once relative to a map's corner
     sx, sy = Scale(x0, x1, 0, side), Scale(y0, y1, side, 0)
@@ -512,12 +505,6 @@ def _fill(colour: str, hatch: str) -> str:
     return f"url(#{PATTERN_IDS[(colour, hatch)]})" if hatch else colour
 
 
-# Text a shade darker than its bar where the bar colour is too light to read (plots.py's);
-# dark mode gives each status its own colour in report.css (`.st-…`).
-DARK_TEXT = {"#e69f00": "#9a5c00", "#9ab7d3": "#333333", NONFINITE[0]: "#00669b"}
-LOUD = ("vanishing", "stalled", "NaN", "exploding", "dead")
-
-
 # What a curve's point is, by what it counts.
 _PER = {
     "epoch": "mean per epoch, as training saw the examples",
@@ -537,11 +524,7 @@ def grads_svg(
     it, row for row, on one log colour scale (darkest = smallest)."""
     layers = diagnosis.layers
     n = len(layers)
-    heat = bool(snapshots) and len(snapshots) > 1
-    epochs, names, rows = series(snapshots) if heat and snapshots else ([], [], [])
-    rows = [[within(v, log=True) if v > 0 else v for v in row] for row in rows]
-    values = [lay.rms for lay in layers] + [v for row in rows for v in row]
-    finite = [within(v, log=True) for v in values if 0 < v < math.inf]
+    heat, epochs, names, rows, finite = grad_rows(diagnosis, snapshots)
     lo, hi = decades(min(finite), max(finite)) if finite else (1e-8, 1.0)
 
     names_shown = [_clip(f"{lay.name} {lay.activation}", 24) for lay in layers]
@@ -558,32 +541,23 @@ def grads_svg(
     parts += grid_lines([x(t) for t in ticks], top, top + plot_h, vertical=True)
     for i, (layer, shown) in enumerate(zip(layers, names_shown, strict=True)):
         yc = top + (i + 0.5) * row_h
-        colour, hatch = STATUS_COLOURS.get(layer.status, ("#9ab7d3", ""))
-        v = within(layer.rms, log=True)
-        bar_y, bar_h = yc - row_h * 0.35, row_h * 0.7
-        if 0 < v < math.inf:
-            fill, end = _fill(colour, hatch), x(v)
-        elif not math.isfinite(v):  # no length to show: the whole row, crossed
-            fill, end = _fill(*NONFINITE), x.end
-        else:  # exactly 0: a short dotted stub at the axis' start, never a long bar
-            fill, end = _fill(*ZERO), x.start + 0.06 * bar_w
+        kind = bar_kind(layer)
         extra = f' class="bar" data-rms="{layer.rms!r}"'
-        if not 0 < v < math.inf:
-            extra += ' stroke="#666666" stroke-width="0.6"'
-        parts.append(rect(x.start, bar_y, end - x.start, bar_h, fill, extra))
-        parts.append(text(bar_left - 6, yc + 4, shown, 11, "end", "layer"))
-        weight = ' font-weight="bold"' if layer.status in LOUD else ""
-        ink = DARK_TEXT.get(colour, colour)
-        parts.append(
-            text(
-                status_x,
-                yc + 4,
-                f"{fmt(layer.rms, 2)} {layer.status}",
-                11,
-                cls=f"status st-{_status_class(layer.status)}",
-                extra=f' fill="{ink}"{weight}',
+        if kind == "bar":
+            fill, end = (
+                _fill(*STATUS_COLOURS.get(layer.status, HEALTHY)),
+                x(within(layer.rms, True)),
             )
-        )
+        else:
+            extra += ' stroke="#666666" stroke-width="0.6"'
+            fill = _fill(*(NONFINITE if kind == "nonfinite" else ZERO))
+            end = x.end if kind == "nonfinite" else x.start + 0.06 * bar_w
+        parts.append(rect(x.start, yc - row_h * 0.35, end - x.start, row_h * 0.7, fill, extra))
+        parts.append(text(bar_left - 6, yc + 4, shown, 11, "end", "layer"))
+        words, ink, bold = status_words(layer)
+        weight = ' font-weight="bold"' if bold else ""
+        cls = f"status st-{layer.status.lower().replace('/', '-')}"  # report.css's dark colours
+        parts.append(text(status_x, yc + 4, words, 11, cls=cls, extra=f' fill="{ink}"{weight}'))
     parts.append(line(x.start, top, x.start, top + plot_h))
     parts += bottom_axis("rms", x, top + plot_h, ticks, [power_label(t) for t in ticks])
     parts.append(
@@ -613,13 +587,8 @@ def grads_svg(
 
 
 def _clip(label: str, most: int) -> str:
-    """A layer's label in at most `most` characters, control characters as escapes."""
-    label = printable(label)
-    return label if len(label) <= most else label[: most - 1] + "…"
-
-
-def _status_class(status: str) -> str:
-    return status.lower().replace("/", "-")
+    """A label in at most `most` characters, control characters as escapes."""
+    return clip(printable(label), most)
 
 
 def _heat(
@@ -702,17 +671,10 @@ def _heat(
 def _grads_legend(
     layers: Sequence[LayerStats], rows: list[list[float]], statuses: str, y: float
 ) -> list[str]:
-    shown = [s for s in STATUS_COLOURS if any(lay.status == s for lay in layers)]
-    keys = [(s, _fill(*STATUS_COLOURS[s])) for s in shown]
-    flags = [lay.rms for lay in layers] + [v for row in rows for v in row]
-    if any(not math.isfinite(v) for v in flags) and "NaN" not in shown:
-        keys.append(("NaN/inf", _fill(*NONFINITE)))
-    if any(v == 0 for v in flags):
-        keys.append(("exactly 0", _fill(*ZERO)))
     parts = [text(8, y, f"bar colour: status (see {statuses})", 11, cls="soft")]
     at = 8.0
-    for name, fill in keys:
-        parts.append(rect(at, y + 8, 18, 12, fill, ' stroke="#666666" stroke-width="0.6"'))
+    for name, look in grads_keys(layers, rows):
+        parts.append(rect(at, y + 8, 18, 12, _fill(*look), ' stroke="#666666" stroke-width="0.6"'))
         parts.append(text(at + 23, y + 18, name, 11))
         at += 23 + text_width(name, 11) + 18
     return parts

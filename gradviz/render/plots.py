@@ -1,19 +1,11 @@
-"""Plots drawn by matplotlib: gradient bars per layer, the layers x epochs heat map, loss
-and accuracy curves, and a two-input network's decision boundary.
+"""The plots as files, drawn by matplotlib: gradient bars per layer and the layers x epochs
+heat map, loss and accuracy curves, and a two-input network's decision boundary; what each
+shows (colours, limits, legends) is `plot_looks`', shared with the pages' SVG drawer.
 
-Plots are not graphs: they need real axes, ticks, log scales and colour bars, which a
-plotting library gives and Graphviz tables do not. matplotlib is imported only here and
-only when a plot is drawn (`# lazy: start-up`), with the Agg/SVG/PDF writers and no GUI
-(no pyplot). Every function returns the file's bytes, the same bytes on every run:
-fonts are matplotlib's bundled DejaVu Sans drawn as paths (text metrics do not depend on
-the viewer's fonts), SVG ids come from a fixed salt, and no date is written.
-
-Colours (safe for the common colour-vision deficiencies, with shapes or hatching beside
-every colour that carries meaning): gradient magnitude on the sequential `magma` map,
-darkest for the smallest, so vanishing gradients stand out most; a vanishing or stalled
-layer's bar is vivid magenta and hatched, as the terminal shows it; NaN/inf cells are
-cyan with crosses, exact zeros white with dots. The decision boundary uses the diverging
-purple-orange map centred on the decision threshold.
+matplotlib is imported only when a plot is drawn, with the Agg/SVG/PDF writers and no GUI
+(no pyplot). The same bytes on every run: fonts are matplotlib's bundled DejaVu Sans drawn
+as paths (text metrics do not depend on the viewer's fonts), SVG ids come from a fixed salt,
+and no date is written.
 """
 
 from __future__ import annotations
@@ -26,14 +18,39 @@ from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
 from gradviz.numbers import fmt
-from gradviz.ops import ACTIVATIONS
-from gradviz.stats import Diagnosis, History, series
+from gradviz.render.plot_looks import (
+    BOUNDARY_MAP,
+    HEALTHY,
+    HIDDEN_MAP,
+    MAGNITUDE_MAP,
+    MAX_HIDDEN_MAPS,
+    NEGATIVE,
+    NONFINITE,
+    PLOT_MAX,
+    PLOT_MIN,
+    POSITIVE,
+    STATUS_COLOURS,
+    STATUS_MEANINGS,
+    SUPERSCRIPT,
+    ZERO,
+    bar_kind,
+    clip,
+    grad_rows,
+    grads_keys,
+    hidden_grid,
+    hidden_range,
+    loss_series,
+    output_norm,
+    status_words,
+    within,
+)
 from gradviz.text import printable
 
 if TYPE_CHECKING:
     from matplotlib.figure import Figure
 
     from gradviz.boundary import Boundary
+    from gradviz.stats import Diagnosis, History
 
 PLOT_FORMATS = ("svg", "png", "pdf")
 WIDTH_IN = 8.0  # at 100 dpi: 800 px, a docs page's width
@@ -60,28 +77,6 @@ METADATA = {
     "pdf": {"CreationDate": None, "Creator": "gradviz", "Producer": "gradviz"},
 }
 
-# Bars: the statuses a reader must not miss are vivid and hatched, healthy ones calm.
-VANISHING = "#c2187d"  # vivid magenta, as the terminal's vanishing/stalled
-NONFINITE = ("#56b4e9", "xxx")  # NaN/inf: cyan, crossed
-ZERO = ("#ffffff", "...")  # exact zeros: white, dotted
-STATUS_COLOURS = {
-    "NaN": NONFINITE,
-    "exploding": ("#d55e00", "xxx"),
-    "dead": ("#333333", "..."),
-    "zero": ("#333333", "..."),
-    "stalled": (VANISHING, "////"),
-    "vanishing": (VANISHING, "////"),
-    "saturated": ("#e69f00", ""),
-    "weak": ("#e69f00", ""),
-    "converged": ("#9ab7d3", ""),
-    "ok": ("#9ab7d3", ""),
-    "frozen": ("#bbbbbb", ""),
-}
-MAGNITUDE_MAP = "magma"  # sequential, perceptually uniform: dark = small
-BOUNDARY_MAP = "PuOr_r"  # diverging: purple below the threshold, orange above
-POSITIVE, NEGATIVE = "#b35806", "#542788"  # the two ends of PuOr, for the points
-HIDDEN_MAP = "viridis"
-MAX_HIDDEN_MAPS = 16
 # The decision threshold's contour runs along the boundary map's white middle in either
 # theme (the map is a raster the theme leaves alone): a near-black line the dark theme's
 # style sheet leaves as it is (it recolours #000000, the axes' and texts' ink, for a dark
@@ -110,23 +105,6 @@ def _mpl() -> Any:
     return matplotlib
 
 
-# Magnitudes beyond these are drawn at them, and the plot says so: a log axis pads its
-# limits and places ticks a stride past them in powers of ten, which overflow (inf, and a
-# RuntimeWarning or an OverflowError) far below the float maximum, 1.8e308.
-PLOT_MAX = 1e200
-PLOT_MIN = 1e-200  # positive values, on a log axis
-
-
-def within(value: float, log: bool = False) -> float:
-    """`value` as a plot can draw it: its magnitude at most PLOT_MAX (on a log axis, at
-    least PLOT_MIN); NaN and ±inf as they are (drawn as gaps, and marked)."""
-    if not math.isfinite(value):
-        return value
-    if log:
-        return min(max(value, PLOT_MIN), PLOT_MAX)
-    return min(max(value, -PLOT_MAX), PLOT_MAX)
-
-
 def _figure(height_in: float) -> Figure:
     from matplotlib.figure import Figure  # lazy: start-up
 
@@ -145,11 +123,6 @@ def _save(figure: Figure, fmt: str) -> bytes:
     return out.getvalue()
 
 
-def _short(name: str, most: int = 40) -> str:
-    """A layer's name as a tick label: at most `most` characters (then …)."""
-    return name if len(name) <= most else name[: most - 1] + "…"
-
-
 def plain(text: str) -> str:
     """Text from the user (a file, layer or column name) as matplotlib shows it literally:
     a `$` would otherwise start TeX math, and a control character (a tab in a module's
@@ -157,7 +130,6 @@ def plain(text: str) -> str:
     return printable(text).replace("$", r"\$")
 
 
-SUPERSCRIPT = str.maketrans("0123456789-", "⁰¹²³⁴⁵⁶⁷⁸⁹⁻")
 MATH_LABEL = re.compile(r"\$\\mathdefault\{(.*)\}\$")
 
 
@@ -199,9 +171,6 @@ def _draw(build: Any, fmt: str) -> bytes:
 # -- gradients per layer -----------------------------------------------------------------
 
 
-STATUS_MEANINGS = "gradviz.stats.status_help()"  # each status's rule, in words
-
-
 def grads_plot(
     diagnosis: Diagnosis,
     snapshots: History | None = None,
@@ -226,68 +195,59 @@ def _grads_figure(
 
     layers = diagnosis.layers
     n = len(layers)
-    heat = bool(snapshots) and len(snapshots) > 1
+    heat, epochs, names, rows, finite = grad_rows(diagnosis, snapshots)
     figure = _figure(2.2 + 0.3 * n)
     if heat:
         bars, grid = figure.subplots(1, 2, width_ratios=[1, 1.25], sharey=True)
     else:
         bars, grid = figure.subplots(1, 1), None
-    epochs, names, rows = series(snapshots) if heat else ([], [], [])
-    rows = [[within(v, log=True) if v > 0 else v for v in row] for row in rows]
-    values = [lay.rms for lay in layers] + [v for row in rows for v in row]
-    finite = [within(v, log=True) for v in values if 0 < v < math.inf]
     lo = 10.0 ** math.floor(math.log10(min(finite))) if finite else 1e-8
     hi = 10.0 ** math.ceil(math.log10(max(finite))) if finite else 1.0
     hi = max(hi, lo * 10)
 
     y = list(range(n))
     for i, layer in enumerate(layers):
-        colour, hatch = STATUS_COLOURS.get(layer.status, ("#9ab7d3", ""))
-        v = within(layer.rms, log=True)
-        if 0 < v < math.inf:
-            bars.barh(i, v, left=lo, color=colour, hatch=hatch, edgecolor="white", height=0.7)
-        elif not math.isfinite(v):  # no length to show: the whole row, crossed
-            face, mark = NONFINITE
-            bars.barh(i, hi, left=lo, color=face, hatch=mark, edgecolor="#666666", height=0.7)
-        else:  # exactly 0: a short dotted stub at the axis' start, never a long bar
-            stub = lo * (hi / lo) ** 0.06 - lo
+        kind = bar_kind(layer)
+        if kind == "bar":
+            colour, hatch = STATUS_COLOURS.get(layer.status, HEALTHY)
             bars.barh(
-                i, stub, left=lo, color=ZERO[0], hatch=ZERO[1], edgecolor="#666666", height=0.7
+                i, within(layer.rms, log=True), left=lo, color=colour, hatch=hatch,
+                edgecolor="white", height=0.7,
+            )  # fmt: skip
+        else:
+            (face, mark), stub = (
+                (NONFINITE, hi) if kind == "nonfinite" else (ZERO, lo * (hi / lo) ** 0.06 - lo)
             )
+            bars.barh(i, stub, left=lo, color=face, hatch=mark, edgecolor="#666666", height=0.7)
     bars.set_xscale("log")
     bars.set_xlim(lo, hi)
     bars.xaxis.set_major_locator(LogLocator(numticks=6))  # room for every 10⁻ⁿ label
     unicode_log_labels(bars.xaxis)
-    bars.set_yticks(y, [plain(f"{_short(lay.name)} {lay.activation}") for lay in layers])
+    bars.set_yticks(y, [plain(f"{clip(lay.name, 40)} {lay.activation}") for lay in layers])
     bars.set_ylim(n - 0.5, -0.5)  # L1 at the top, as in the table
     bars.set_xlabel("rms gradient (log scale)")
     bars.set_title("now: rms gradient per layer", loc="left")
     bars.grid(axis="x", color="#dddddd", linewidth=0.6)
     bars.set_axisbelow(True)
     status = bars.secondary_yaxis("right")
-    status.set_yticks(y, [f"{fmt(lay.rms, 2)} {lay.status}" for lay in layers])
+    words = [status_words(lay) for lay in layers]
+    status.set_yticks(y, [text for text, _, _ in words])
     status.tick_params(length=0)
-    for label, layer in zip(status.get_yticklabels(), layers, strict=True):
-        colour = STATUS_COLOURS.get(layer.status, ("#333333", ""))[0]
-        # text a shade darker than its bar where the bar colour is too light to read
-        dark = {"#e69f00": "#9a5c00", "#9ab7d3": "#333333", NONFINITE[0]: "#00669b"}
-        label.set_color(dark.get(colour, colour))
-        if layer.status in ("vanishing", "stalled", "NaN", "exploding", "dead"):
+    for label, (_, ink, bold) in zip(status.get_yticklabels(), words, strict=True):
+        label.set_color(ink)
+        if bold:
             label.set_fontweight("bold")
-
-    shown = [s for s in STATUS_COLOURS if any(lay.status == s for lay in layers)]
     handles = [
-        Patch(facecolor=STATUS_COLOURS[s][0], hatch=STATUS_COLOURS[s][1], label=s) for s in shown
+        Patch(
+            facecolor=face,
+            hatch=hatch,
+            edgecolor="#666666" if name == "exactly 0" else None,
+            label=name,
+        )
+        for name, (face, hatch) in grads_keys(layers, rows)
     ]
     if grid is not None:
         _heat(figure, grid, epochs, names, rows, layers, LogNorm(lo, hi), MaxNLocator)
-    flags = [lay.rms for lay in layers] + [v for row in rows for v in row]
-    if any(not math.isfinite(v) for v in flags) and "NaN" not in shown:
-        handles.append(Patch(facecolor=NONFINITE[0], hatch=NONFINITE[1], label="NaN/inf"))
-    if any(v == 0 for v in flags):
-        handles.append(
-            Patch(facecolor=ZERO[0], hatch=ZERO[1], edgecolor="#666666", label="exactly 0")
-        )
     figure.legend(
         handles=handles,
         loc="outside lower center",
@@ -379,10 +339,7 @@ def _curves_figure(
     figure = _figure(4.8)
     top, bottom = figure.subplots(2, 1, sharex=True, height_ratios=[1.4, 1])
     epochs = [every * (i + 1) for i in range(len(loss))]
-    given = [v for v in loss if math.isfinite(v)]
-    log = bool(given) and min(given) > 0
-    loss = [within(v, log) for v in loss]
-    finite = [v for v in loss if math.isfinite(v)]
+    log, loss, finite, moved = loss_series(loss)
     top.plot(epochs, loss, color="#0072b2", linewidth=1.4)
     if log:
         top.set_yscale("log")
@@ -390,7 +347,7 @@ def _curves_figure(
         top.set_ylabel("loss (log scale)")
     else:
         top.set_ylabel("loss")
-    if finite != given:
+    if moved:
         edge = f"{PLOT_MIN:g} and {PLOT_MAX:g}" if log else f"±{PLOT_MAX:g}"
         top.text(0.01, 0.95, f"drawn between {edge}", transform=top.transAxes, va="top")
     bad = [x for x, v in zip(epochs, loss, strict=True) if not math.isfinite(v)]
@@ -422,19 +379,6 @@ def boundary_plot(
     decision threshold, the threshold's contour, the data points on top (ringed where
     misclassified), and beside it one small map per unit of the first hidden layer."""
     return _draw(lambda: _boundary_figure(b, title, subtitle), fmt)
-
-
-def output_norm(b: Boundary) -> tuple[float, float]:
-    """The colour range: [0, 1] for a sigmoid output, else symmetric about the threshold,
-    so the map's neutral middle is exactly the decision threshold."""
-    import numpy as np  # lazy: start-up
-
-    if b.output_activation == "sigmoid":
-        return 0.0, 1.0
-    finite = b.output[np.isfinite(b.output)]
-    reach = float(np.max(np.abs(finite - b.threshold))) if finite.size else 1.0
-    reach = reach if reach > 0 else 1.0
-    return b.threshold - reach, b.threshold + reach
 
 
 def _boundary_figure(b: Boundary, title: str, subtitle: str) -> Figure:
@@ -535,17 +479,9 @@ def _hidden_maps(
 ) -> None:
     """One small map per unit of the first hidden layer, on one shared colour scale."""
     n = len(hidden)
-    columns = 2 if n <= 8 else 4
-    rows = math.ceil(n / columns)
+    columns, rows, heading = hidden_grid(b, hidden)
     axes = np.atleast_1d(figure.subplots(rows, columns, squeeze=False)).ravel()
-    op = ACTIVATIONS.get(b.hidden_activation)
-    if op is not None and op.output_range is not None:  # σ in [0, 1], tanh in [-1, 1]
-        lo, hi = op.output_range
-    else:
-        values = np.concatenate([h[np.isfinite(h)] for h in hidden])
-        lo, hi = (float(values.min()), float(values.max())) if values.size else (0.0, 1.0)
-        hi = hi if hi > lo else lo + 1.0
-    norm = normalize(lo, hi)
+    norm = normalize(*hidden_range(b, hidden))
     image = None
     for k, ax in enumerate(axes):
         if k >= n:
@@ -575,7 +511,6 @@ def _hidden_maps(
             spine.set_visible(True)
             spine.set_color("#999999")
         ax.set_title(f"N{k + 1}", fontsize=8, pad=2)
-    shown = f"first {n} of {len(b.hidden)} units" if len(b.hidden) > n else f"{n} units"
-    figure.suptitle(f"first hidden layer, {shown}", fontsize=9)
+    figure.suptitle(heading, fontsize=9)
     bar = figure.colorbar(image, ax=list(axes), location="bottom", aspect=25, shrink=0.9)
     bar.set_label(f"L1 unit output ({b.hidden_activation})", fontsize=8)

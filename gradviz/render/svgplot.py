@@ -26,6 +26,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
+from gradviz.render.plot_looks import SUPERSCRIPT
 from gradviz.text import printable
 
 if TYPE_CHECKING:
@@ -191,9 +192,6 @@ def log_ticks_within(lo: float, hi: float) -> list[float]:
     a, b = math.floor(math.log10(lo)), math.ceil(math.log10(hi))
     ticks = [m * 10.0**k for k in range(a, b + 1) for m in (1, 2, 5)]
     return [t for t in ticks if lo * (1 - 1e-9) <= t <= hi * (1 + 1e-9)]
-
-
-SUPERSCRIPT = str.maketrans("0123456789-", "⁰¹²³⁴⁵⁶⁷⁸⁹⁻")
 
 
 def power_label(value: float) -> str:
