@@ -4,15 +4,18 @@ Kept apart from the formats and from the CLI: only a notebook needs an iframe.""
 
 from __future__ import annotations
 
+import html
+import re
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from gradviz.engine import Value, backpropagate, topological_order
 from gradviz.files import write_atomic
 from gradviz.layout import configure_graphviz_package
 from gradviz.numbers import DEFAULT_PRECISION
 from gradviz.pages import html_page, report_page
 from gradviz.render import as_diagram
-from gradviz.render.diagram import Diagram
+from gradviz.render.diagram import Diagram, diagram_from_value
 from gradviz.render.dot import dot_body
 
 if TYPE_CHECKING:
@@ -34,7 +37,6 @@ class Page:
     def _repr_html_(self) -> str:
         # srcdoc + sandbox: the page's scripts run in a frame of their own (an opaque
         # origin), so they cannot touch the notebook and the notebook's cannot touch them.
-        import html  # lazy: start-up
 
         return (
             f'<iframe srcdoc="{html.escape(self.html, quote=True)}" sandbox="allow-scripts" '
@@ -59,10 +61,8 @@ def explore(
     whose page can also copy the `gradviz draw` command that reproduces it; or a trained
     network (`explore(load_model("xor.json"))`): its report page, as `inspect -o` writes it;
     or a training report (`gradviz.report.build_report`, `Report.from_recorded`): its page."""
-    from gradviz.engine import Value, backpropagate, topological_order  # lazy: start-up
     from gradviz.expr import parse_program  # lazy: start-up
     from gradviz.model import Model  # lazy: start-up
-    from gradviz.render.diagram import diagram_from_value  # lazy: start-up
     from gradviz.report import Report  # lazy: start-up
 
     if isinstance(graph, Model):
@@ -92,7 +92,6 @@ def explore(
 
 def _page_height(page: str) -> int:
     """An iframe tall enough for the page's picture (at most 900 px of it) and controls."""
-    import re  # lazy: start-up
 
     size = re.search(r'<svg\b[^>]*\bheight="([\d.]+)pt"', page)
     drawing = float(size.group(1)) * 4 / 3 if size else 300.0

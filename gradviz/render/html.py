@@ -30,6 +30,8 @@ from functools import cache
 from importlib import resources
 from typing import TYPE_CHECKING, Any
 
+from rich.console import Console
+
 from gradviz.engine import Value
 from gradviz.errors import OptionWords, keyword
 from gradviz.names import definition, node_names, op_form, operand, output_name, substitute
@@ -155,7 +157,6 @@ def live_reason(diagram: Diagram, words: OptionWords = keyword) -> str | None:
 def _trace_texts(root: Value, steps: Sequence[Step]) -> list[str]:
     """`gradviz trace`'s backward pass (its `steps`), one text block per step, as it
     prints it."""
-    from rich.console import Console  # lazy: start-up
 
     from gradviz.render.trace_view import backward_view  # lazy: start-up
 

@@ -17,6 +17,8 @@ import math
 from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
+import numpy as np
+
 from gradviz.numbers import fmt
 from gradviz.render.plot_looks import (
     BOUNDARY_MAP,
@@ -75,8 +77,6 @@ from gradviz.render.svgplot import (
 from gradviz.text import printable
 
 if TYPE_CHECKING:
-    import numpy as np
-
     from gradviz.boundary import Boundary
     from gradviz.stats import Diagnosis, History, LayerStats
 
@@ -254,7 +254,6 @@ def curves_svg(
 
 def _two_slope(values: np.ndarray, lo: float, centre: float, hi: float) -> np.ndarray:
     """matplotlib's TwoSlopeNorm: lo…centre onto 0…0.5, centre…hi onto 0.5…1."""
-    import numpy as np  # lazy: start-up
 
     with np.errstate(all="ignore"):
         below = 0.5 * (values - lo) / (centre - lo) if centre > lo else np.zeros_like(values)
@@ -264,7 +263,6 @@ def _two_slope(values: np.ndarray, lo: float, centre: float, hi: float) -> np.nd
 
 def _raster(values: np.ndarray, name: str, t: np.ndarray) -> np.ndarray:
     """The grid's colours, top row first (the grid's rows go upwards); NaN/inf cyan."""
-    import numpy as np  # lazy: start-up
 
     rgb = colour_array(name, t)
     bad = ~np.isfinite(values)
@@ -277,7 +275,6 @@ def contour(b: Boundary, x: Scale, y: Scale) -> str:
     """The threshold's contour by marching squares on the grid points (cell centres):
     one segment per grid square the level crosses, crossing points interpolated on its
     edges; a square crossed on all four edges is split by its centre's side."""
-    import numpy as np  # lazy: start-up
 
     z = b.output - b.threshold
     above = z > 0
@@ -407,7 +404,6 @@ def _points(b: Boundary, x: Scale, y: Scale) -> list[str]:
 
 
 def _boundary_legend(b: Boundary, left: float, y: float, cut: str) -> list[str]:
-    import numpy as np  # lazy: start-up
 
     wrong = int(b.wrong.sum())
     parts = [
@@ -429,7 +425,6 @@ def _boundary_legend(b: Boundary, left: float, y: float, cut: str) -> list[str]:
 
 def _hidden_maps(b: Boundary, hidden: list[np.ndarray], left: float, top: float) -> list[str]:
     """One small map per unit of the first hidden layer, on one shared viridis scale."""
-    import numpy as np  # lazy: start-up
 
     columns, rows, heading = hidden_grid(b, hidden)
     gap = 8

@@ -15,13 +15,13 @@ import math
 from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
+import numpy as np
+
 from gradviz.numbers import fmt
 from gradviz.ops import ACTIVATIONS
 from gradviz.stats import Diagnosis, History, LayerStats, series
 
 if TYPE_CHECKING:
-    import numpy as np
-
     from gradviz.boundary import Boundary
 
 STATUS_MEANINGS = "gradviz.stats.status_help()"  # each status's rule, in words
@@ -135,7 +135,6 @@ def loss_series(loss: Sequence[float]) -> tuple[bool, list[float], list[float], 
 def output_norm(b: Boundary) -> tuple[float, float]:
     """The colour range: [0, 1] for a sigmoid output, else symmetric about the threshold,
     so the map's neutral middle is exactly the decision threshold."""
-    import numpy as np  # lazy: start-up
 
     if b.output_activation == "sigmoid":
         return 0.0, 1.0
@@ -148,7 +147,6 @@ def output_norm(b: Boundary) -> tuple[float, float]:
 def hidden_range(b: Boundary, hidden: list[np.ndarray]) -> tuple[float, float]:
     """The hidden maps' one colour scale: the activation's range (σ in [0, 1], tanh in
     [-1, 1]), else the values'."""
-    import numpy as np  # lazy: start-up
 
     op = ACTIVATIONS.get(b.hidden_activation or "")
     if op is not None and op.output_range is not None:

@@ -17,6 +17,8 @@ import textwrap
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
+import numpy as np
+
 from gradviz.numbers import fmt
 from gradviz.render.plot_looks import (
     BOUNDARY_MAP,
@@ -272,7 +274,6 @@ def _heat(
 ) -> None:
     """The layers x epochs map: one row per layer, one column per recorded epoch (cells
     as wide as the time they stand for), NaN/inf and zeros hatched over the colour."""
-    import numpy as np  # lazy: start-up
     from matplotlib.patches import Rectangle  # lazy: start-up
 
     grid = np.array([rows[names.index(lay.name)] for lay in layers], dtype=np.float64)
@@ -382,7 +383,6 @@ def boundary_plot(
 
 
 def _boundary_figure(b: Boundary, title: str, subtitle: str) -> Figure:
-    import numpy as np  # lazy: start-up
     from matplotlib.colors import Normalize, TwoSlopeNorm  # lazy: start-up
     from matplotlib.lines import Line2D  # lazy: start-up
 
@@ -469,13 +469,13 @@ def _boundary_figure(b: Boundary, title: str, subtitle: str) -> Figure:
     ]
     main_fig.legend(handles=handles, loc="outside lower center", ncol=2, frameon=False)
     if side_fig is not None:
-        _hidden_maps(side_fig, b, hidden, extent, Normalize, np)
+        _hidden_maps(side_fig, b, hidden, extent, Normalize)
     _suptitle(figure, title, subtitle)
     return figure
 
 
 def _hidden_maps(
-    figure: Any, b: Boundary, hidden: list[Any], extent: tuple, normalize: Any, np: Any
+    figure: Any, b: Boundary, hidden: list[Any], extent: tuple, normalize: Any
 ) -> None:
     """One small map per unit of the first hidden layer, on one shared colour scale."""
     n = len(hidden)

@@ -18,19 +18,18 @@ them (within 3/255 of matplotlib's own 256-entry tables; tests/test_page_plots.p
 
 from __future__ import annotations
 
+import base64
 import html
 import math
 import struct
 import zlib
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
+
+import numpy as np
 
 from gradviz.render.plot_looks import SUPERSCRIPT
 from gradviz.text import printable
-
-if TYPE_CHECKING:
-    import numpy as np
 
 # matplotlib's maps at 41 evenly spaced points (every 0.025: PuOr's own anchors among
 # them), as rrggbb.
@@ -82,7 +81,6 @@ def colour_hex(name: str, t: float) -> str:
 def colour_array(name: str, t: np.ndarray) -> np.ndarray:
     """The map's colours at every `t` (clipped to [0, 1]; NaN gives the map's start, for
     the caller to paint over), as a uint8 array of shape t.shape + (3,)."""
-    import numpy as np  # lazy: start-up
 
     table = np.asarray(COLOURMAPS[name], dtype=np.float64)
     anchors = np.linspace(0.0, 1.0, len(table))
@@ -95,7 +93,6 @@ def png(rgb: np.ndarray) -> bytes:
     """An 8-bit RGB PNG of `rgb` (height x width x 3, uint8, top row first); every row
     filtered as the difference to the row above (PNG's "Up"), which smooth maps compress
     well."""
-    import numpy as np  # lazy: start-up
 
     height, width, _ = rgb.shape
     pixels = np.ascontiguousarray(rgb, dtype=np.uint8)
@@ -118,7 +115,6 @@ def png(rgb: np.ndarray) -> bytes:
 
 
 def png_url(rgb: np.ndarray) -> str:
-    import base64  # lazy: start-up
 
     return "data:image/png;base64," + base64.b64encode(png(rgb)).decode("ascii")
 
@@ -353,7 +349,6 @@ def colour_bar(
 ) -> str:
     """A strip of the map from its start to its end: upwards when `vertical`, else to the
     right; a raster of `steps` cells, framed."""
-    import numpy as np  # lazy: start-up
 
     t = np.linspace(0.0, 1.0, steps)
     rgb = colour_array(name, t[::-1][:, None] if vertical else t[None, :])
