@@ -2,22 +2,34 @@
 heat map, loss and accuracy curves, and a two-input network's decision boundary; what each
 shows (colours, limits, legends) is `plot_looks`', shared with the pages' SVG drawer.
 
-matplotlib is imported only when a plot is drawn, with the Agg/SVG/PDF writers and no GUI
-(no pyplot). The same bytes on every run: fonts are matplotlib's bundled DejaVu Sans drawn
-as paths (text metrics do not depend on the viewer's fonts), SVG ids come from a fixed salt,
-and no date is written.
+matplotlib comes with this module, which the CLI imports only to write a plot: the Agg, SVG
+and PDF writers, no GUI (no pyplot); its log (a font cache being built, a config folder it
+cannot write) stays quiet unless the user configured logging. The same bytes on every run:
+fonts are matplotlib's DejaVu Sans drawn as paths (text metrics do not depend on the
+viewer's fonts), SVG ids come from a fixed salt, and no date is written.
 """
 
 from __future__ import annotations
 
 import io
+import logging
 import math
 import re
 import textwrap
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
+if logging.getLogger("matplotlib").level == logging.NOTSET:
+    logging.getLogger("matplotlib").setLevel(logging.ERROR)
+
+import matplotlib
 import numpy as np
+from matplotlib import patheffects
+from matplotlib.colors import LogNorm, Normalize, TwoSlopeNorm
+from matplotlib.figure import Figure
+from matplotlib.lines import Line2D
+from matplotlib.patches import Patch, Rectangle
+from matplotlib.ticker import LogFormatterSciNotation, LogLocator, MaxNLocator, PercentFormatter
 
 from gradviz.numbers import fmt
 from gradviz.render.plot_looks import (
@@ -46,11 +58,10 @@ from gradviz.render.plot_looks import (
     status_words,
     within,
 )
+from gradviz.render.themes import themed_plot
 from gradviz.text import printable
 
 if TYPE_CHECKING:
-    from matplotlib.figure import Figure
-
     from gradviz.boundary import Boundary
     from gradviz.stats import Diagnosis, History
 
@@ -88,28 +99,11 @@ THRESHOLD_GID = "threshold-contour"  # the contour's group in the SVG (tests fin
 
 
 def _threshold_look(width: float = 1.2) -> dict[str, Any]:
-    from matplotlib import patheffects  # lazy: start-up
-
     casing = patheffects.withStroke(linewidth=width + 2.0, foreground=THRESHOLD_CASING)
     return {"color": THRESHOLD_INK, "linewidth": width, "path_effects": [casing]}
 
 
-def _mpl() -> Any:
-    """matplotlib, loaded on first use; its own log (a font cache being built, a config
-    folder it cannot write) stays quiet unless the user configured logging."""
-    import logging  # lazy: start-up
-
-    log = logging.getLogger("matplotlib")
-    if log.level == logging.NOTSET:
-        log.setLevel(logging.ERROR)
-    import matplotlib  # lazy: start-up
-
-    return matplotlib
-
-
 def _figure(height_in: float) -> Figure:
-    from matplotlib.figure import Figure  # lazy: start-up
-
     return Figure(figsize=(WIDTH_IN, height_in), layout="constrained")
 
 
@@ -119,8 +113,6 @@ def _save(figure: Figure, fmt: str) -> bytes:
     out = io.BytesIO()
     figure.savefig(out, format=fmt, metadata=METADATA[fmt], bbox_inches="tight", pad_inches=0.1)
     if fmt == "svg":  # dark mode, as every SVG gradviz writes; PNG and PDF stay light
-        from gradviz.render.themes import themed_plot  # lazy: start-up
-
         return themed_plot(out.getvalue().decode("utf-8")).encode("utf-8")
     return out.getvalue()
 
@@ -139,7 +131,6 @@ def unicode_log_labels(axis: Any) -> None:
     """A log axis labelled 10⁻³, 2×10⁻³ in plain text with Unicode superscripts, not TeX
     math: the same labels matplotlib would choose, without its mathtext parser (built on
     first use, it was a tenth of a page's time)."""
-    from matplotlib.ticker import LogFormatterSciNotation  # lazy: start-up
 
     class Labels(LogFormatterSciNotation):
         def __call__(self, x: float, pos: int | None = None) -> str:
@@ -165,7 +156,6 @@ def _suptitle(figure: Figure, title: str, subtitle: str) -> None:
 
 def _draw(build: Any, fmt: str) -> bytes:
     """Build and save a figure under gradviz's rc settings (fonts, salt), restored after."""
-    matplotlib = _mpl()
     with matplotlib.rc_context(RC):
         return _save(build(), fmt)
 
@@ -191,10 +181,6 @@ def grads_plot(
 def _grads_figure(
     diagnosis: Diagnosis, snapshots: History | None, title: str, subtitle: str, statuses: str
 ) -> Figure:
-    from matplotlib.colors import LogNorm  # lazy: start-up
-    from matplotlib.patches import Patch  # lazy: start-up
-    from matplotlib.ticker import LogLocator, MaxNLocator  # lazy: start-up
-
     layers = diagnosis.layers
     n = len(layers)
     heat, epochs, names, rows, finite = grad_rows(diagnosis, snapshots)
@@ -249,7 +235,7 @@ def _grads_figure(
         for name, (face, hatch) in grads_keys(layers, rows)
     ]
     if grid is not None:
-        _heat(figure, grid, epochs, names, rows, layers, LogNorm(lo, hi), MaxNLocator)
+        _heat(figure, grid, epochs, names, rows, layers, LogNorm(lo, hi))
     figure.legend(
         handles=handles,
         loc="outside lower center",
@@ -270,12 +256,9 @@ def _heat(
     rows: list[list[float]],
     layers: Sequence[Any],
     norm: Any,
-    locator: Any,
 ) -> None:
     """The layers x epochs map: one row per layer, one column per recorded epoch (cells
     as wide as the time they stand for), NaN/inf and zeros hatched over the colour."""
-    from matplotlib.patches import Rectangle  # lazy: start-up
-
     grid = np.array([rows[names.index(lay.name)] for lay in layers], dtype=np.float64)
     e = np.asarray(epochs, dtype=np.float64)
     if len(e) > 1 and not np.all(np.diff(e) > 0):
@@ -306,7 +289,7 @@ def _heat(
             )
         )
     ax.set_xlim(edges[0], edges[-1])
-    ticks = locator(nbins=8, integer=True, steps=[1, 2, 5, 10]).tick_values(e[0], e[-1])
+    ticks = MaxNLocator(nbins=8, integer=True, steps=[1, 2, 5, 10]).tick_values(e[0], e[-1])
     ax.set_xticks([t for t in ticks if e[0] <= t <= e[-1]])  # recorded epochs only
     ax.set_xlabel("epoch")
     ax.set_title("over training", loc="left")
@@ -335,8 +318,6 @@ def curves_plot(
 def _curves_figure(
     loss: Sequence[float], accuracy: Sequence[float], every: int, title: str, subtitle: str
 ) -> Figure:
-    from matplotlib.ticker import MaxNLocator, PercentFormatter  # lazy: start-up
-
     figure = _figure(4.8)
     top, bottom = figure.subplots(2, 1, sharex=True, height_ratios=[1.4, 1])
     epochs = [every * (i + 1) for i in range(len(loss))]
@@ -383,9 +364,6 @@ def boundary_plot(
 
 
 def _boundary_figure(b: Boundary, title: str, subtitle: str) -> Figure:
-    from matplotlib.colors import Normalize, TwoSlopeNorm  # lazy: start-up
-    from matplotlib.lines import Line2D  # lazy: start-up
-
     figure = _figure(5.6)
     hidden = b.hidden[:MAX_HIDDEN_MAPS]
     if hidden:
@@ -469,19 +447,17 @@ def _boundary_figure(b: Boundary, title: str, subtitle: str) -> Figure:
     ]
     main_fig.legend(handles=handles, loc="outside lower center", ncol=2, frameon=False)
     if side_fig is not None:
-        _hidden_maps(side_fig, b, hidden, extent, Normalize)
+        _hidden_maps(side_fig, b, hidden, extent)
     _suptitle(figure, title, subtitle)
     return figure
 
 
-def _hidden_maps(
-    figure: Any, b: Boundary, hidden: list[Any], extent: tuple, normalize: Any
-) -> None:
+def _hidden_maps(figure: Any, b: Boundary, hidden: list[Any], extent: tuple) -> None:
     """One small map per unit of the first hidden layer, on one shared colour scale."""
     n = len(hidden)
     columns, rows, heading = hidden_grid(b, hidden)
     axes = np.atleast_1d(figure.subplots(rows, columns, squeeze=False)).ravel()
-    norm = normalize(*hidden_range(b, hidden))
+    norm = Normalize(*hidden_range(b, hidden))
     image = None
     for k, ax in enumerate(axes):
         if k >= n:
