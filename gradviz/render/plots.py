@@ -96,6 +96,8 @@ METADATA = {
 # page) in a white casing, so that its key reads on a dark page too.
 THRESHOLD_INK, THRESHOLD_CASING = "#111111", "#ffffff"
 THRESHOLD_GID = "threshold-contour"  # the contour's group in the SVG (tests find it so)
+ZERO_EDGE = {"exactly 0": "#666666"}  # the white key needs an outline
+PIXELS = {"origin": "lower", "aspect": "auto", "interpolation": "nearest"}  # a map's raster
 
 
 def _threshold_look(width: float = 1.2) -> dict[str, Any]:
@@ -194,19 +196,15 @@ def _grads_figure(
     hi = max(hi, lo * 10)
 
     y = list(range(n))
+    stub = lo * (hi / lo) ** 0.06 - lo
     for i, layer in enumerate(layers):
         kind = bar_kind(layer)
-        if kind == "bar":
-            colour, hatch = STATUS_COLOURS.get(layer.status, HEALTHY)
-            bars.barh(
-                i, within(layer.rms, log=True), left=lo, color=colour, hatch=hatch,
-                edgecolor="white", height=0.7,
-            )  # fmt: skip
-        else:
-            (face, mark), stub = (
-                (NONFINITE, hi) if kind == "nonfinite" else (ZERO, lo * (hi / lo) ** 0.06 - lo)
-            )
-            bars.barh(i, stub, left=lo, color=face, hatch=mark, edgecolor="#666666", height=0.7)
+        (face, mark), length, edge = {
+            "bar": (STATUS_COLOURS.get(layer.status, HEALTHY), within(layer.rms, True), "white"),
+            "nonfinite": (NONFINITE, hi, "#666666"),
+            "zero": (ZERO, stub, "#666666"),
+        }[kind]
+        bars.barh(i, length, left=lo, color=face, hatch=mark, edgecolor=edge, height=0.7)
     bars.set_xscale("log")
     bars.set_xlim(lo, hi)
     bars.xaxis.set_major_locator(LogLocator(numticks=6))  # room for every 10⁻ⁿ label
@@ -226,24 +224,14 @@ def _grads_figure(
         if bold:
             label.set_fontweight("bold")
     handles = [
-        Patch(
-            facecolor=face,
-            hatch=hatch,
-            edgecolor="#666666" if name == "exactly 0" else None,
-            label=name,
-        )
+        Patch(facecolor=face, hatch=hatch, edgecolor=ZERO_EDGE.get(name), label=name)
         for name, (face, hatch) in grads_keys(layers, rows)
     ]
     if grid is not None:
         _heat(figure, grid, epochs, names, rows, layers, LogNorm(lo, hi))
-    figure.legend(
-        handles=handles,
-        loc="outside lower center",
-        ncol=min(6, max(1, len(handles))),
-        frameon=False,
-        title=f"bar colour: status (see {statuses})",
-        title_fontsize=8,
-    )
+    key = {"title": f"bar colour: status (see {statuses})", "title_fontsize": 8}
+    columns = min(6, max(1, len(handles)))
+    figure.legend(handles=handles, loc="outside lower center", ncol=columns, frameon=False, **key)
     _suptitle(figure, title, subtitle)
     return figure
 
@@ -277,17 +265,9 @@ def _heat(
     )
     for i, j in zip(*np.nonzero(np.ma.getmaskarray(masked)), strict=True):
         face, hatch = NONFINITE if not np.isfinite(grid[i, j]) else ZERO
-        ax.add_patch(
-            Rectangle(
-                (edges[j], i - 0.5),
-                edges[j + 1] - edges[j],
-                1,
-                facecolor=face,
-                hatch=hatch,
-                edgecolor="#666666",
-                linewidth=0,
-            )
-        )
+        corner, width = (edges[j], i - 0.5), edges[j + 1] - edges[j]
+        look = {"facecolor": face, "hatch": hatch, "edgecolor": "#666666", "linewidth": 0}
+        ax.add_patch(Rectangle(corner, width, 1, **look))
     ax.set_xlim(edges[0], edges[-1])
     ticks = MaxNLocator(nbins=8, integer=True, steps=[1, 2, 5, 10]).tick_values(e[0], e[-1])
     ax.set_xticks([t for t in ticks if e[0] <= t <= e[-1]])  # recorded epochs only
@@ -374,15 +354,7 @@ def _boundary_figure(b: Boundary, title: str, subtitle: str) -> Figure:
     lo, hi = output_norm(b)
     norm = TwoSlopeNorm(vcenter=b.threshold, vmin=lo, vmax=hi)
     extent = b.extent
-    image = ax.imshow(
-        b.output,
-        origin="lower",
-        extent=extent,
-        cmap=BOUNDARY_MAP,
-        norm=norm,
-        aspect="auto",
-        interpolation="nearest",
-    )
+    image = ax.imshow(b.output, extent=extent, cmap=BOUNDARY_MAP, norm=norm, **PIXELS)
     finite = b.output[np.isfinite(b.output)]
     if finite.size and finite.min() < b.threshold < finite.max():
         look = _threshold_look()
@@ -400,49 +372,24 @@ def _boundary_figure(b: Boundary, title: str, subtitle: str) -> Figure:
     for mask, colour, marker in ((positive, POSITIVE, "o"), (~positive, NEGATIVE, "s")):
         # a black halo under a white-edged marker: visible on any colour of the map
         for size, face, edge, z in ((halo, "black", "black", 3), (mark, colour, "white", 4)):
+            look = {"s": size, "c": face, "marker": marker, "edgecolors": edge, "zorder": z}
             ax.scatter(
-                b.points[mask, 0],
-                b.points[mask, 1],
-                s=size,
-                c=face,
-                marker=marker,
-                edgecolors=edge,
-                linewidths=1.0,
-                zorder=z,
-                rasterized=many,
+                b.points[mask, 0], b.points[mask, 1], linewidths=1.0, rasterized=many, **look
             )
     if wrong.any():  # a white-and-black ring around the point, which stays visible
         for width, colour, z in ((3.2, "white", 5), (1.6, "black", 6)):
-            ax.scatter(
-                b.points[wrong, 0],
-                b.points[wrong, 1],
-                s=4 * mark,
-                marker="o",
-                facecolors="none",
-                edgecolors=colour,
-                linewidths=width,
-                zorder=z,
-            )
+            ring = {"marker": "o", "facecolors": "none", "edgecolors": colour, "zorder": z}
+            ax.scatter(b.points[wrong, 0], b.points[wrong, 1], s=4 * mark, linewidths=width, **ring)
     ax.set_xlabel(plain(b.feature_names[0]))
     ax.set_ylabel(plain(b.feature_names[1]))
     bar = main_fig.colorbar(image, ax=ax, pad=0.02, aspect=30)
     bar.set_label(f"network output ({b.output_activation}); threshold {fmt(b.threshold)}")
     bar.ax.axhline(b.threshold, **_threshold_look())
-    cut = fmt(b.threshold)
+    cut, ringed = fmt(b.threshold), f"misclassified (ringed): {wrong.sum()}"
     handles = [
         Line2D([], [], ls="", marker="o", color=POSITIVE, mec="black", label=f"target > {cut}"),
         Line2D([], [], ls="", marker="s", color=NEGATIVE, mec="black", label=f"target ≤ {cut}"),
-        Line2D(
-            [],
-            [],
-            ls="",
-            marker="o",
-            ms=11,
-            mfc="none",
-            mec="black",
-            mew=1.6,
-            label=f"misclassified (ringed): {wrong.sum()}",
-        ),
+        Line2D([], [], ls="", marker="o", ms=11, mfc="none", mec="black", mew=1.6, label=ringed),
         Line2D([], [], label=f"output = {cut}", **_threshold_look()),
     ]
     main_fig.legend(handles=handles, loc="outside lower center", ncol=2, frameon=False)
@@ -463,24 +410,9 @@ def _hidden_maps(figure: Any, b: Boundary, hidden: list[Any], extent: tuple) -> 
         if k >= n:
             ax.set_axis_off()
             continue
-        image = ax.imshow(
-            hidden[k],
-            origin="lower",
-            extent=extent,
-            cmap=HIDDEN_MAP,
-            norm=norm,
-            aspect="auto",
-            interpolation="nearest",
-        )
-        ax.scatter(
-            b.points[:, 0],
-            b.points[:, 1],
-            s=5,
-            c="white",
-            edgecolors="black",
-            linewidths=0.3,
-            rasterized=True,
-        )
+        image = ax.imshow(hidden[k], extent=extent, cmap=HIDDEN_MAP, norm=norm, **PIXELS)
+        dots = {"s": 5, "c": "white", "edgecolors": "black", "linewidths": 0.3}
+        ax.scatter(b.points[:, 0], b.points[:, 1], rasterized=True, **dots)
         ax.set_xticks([])
         ax.set_yticks([])
         for spine in ax.spines.values():
