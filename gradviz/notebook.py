@@ -92,7 +92,6 @@ def explore(
 
 def _page_height(page: str) -> int:
     """An iframe tall enough for the page's picture (at most 900 px of it) and controls."""
-
     size = re.search(r'<svg\b[^>]*\bheight="([\d.]+)pt"', page)
     drawing = float(size.group(1)) * 4 / 3 if size else 300.0
     return int(min(drawing, 900) + 720)

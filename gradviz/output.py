@@ -230,7 +230,6 @@ def to_svg(
     """The SVG picture as text, ready to sit inline in an HTML page: dark mode from CSS
     variables (`gradviz.render.themes`), every id prefixed by `id_prefix` (say `gv3-`) so
     that many diagrams share a page."""
-
     diagram = as_diagram(graph, grad=grad)
     options = {"rankdir": rankdir, "precision": precision, "legend": legend}
     return render(diagram, "svg", program=program, id_prefix=id_prefix, **options).decode("utf-8")

@@ -154,7 +154,6 @@ PAGE_TEXT_WIDTH = 96
 def _plain(renderables: list, width: int = PAGE_TEXT_WIDTH) -> str:
     """Renderables as the terminal prints them, without colour and without the spaces at
     the ends of lines (the texts the report page shows)."""
-
     text = io.StringIO()
     console = Console(file=text, width=width, color_system=None, highlight=False)
     for renderable in renderables:
@@ -176,7 +175,6 @@ def report_page(
     but for where the page points the reader, in the caller's words: `more` for the
     columns the table leaves out (`layer_table`), `statuses` for what each status means
     (`grads_svg`). `title`: the report's own."""
-
     from gradviz.model import network_loss_graph  # lazy: start-up
     from gradviz.render.network import (  # lazy: start-up
         network_diagram,
@@ -270,7 +268,6 @@ def example_program(graph: LossGraph) -> dict[str, Any]:
     runs it: nodes in topological order (`k` the JS op key, `p` parent indices, `n` a
     constant exponent), leaves with their values (the weights), and which leaves are the
     inputs `x0…` and the target `y`. Every example's graph has this shape."""
-
     order = topological_order(graph.loss)
     if len(order) > GRAPH_LIMIT:
         return {

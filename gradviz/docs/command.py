@@ -50,7 +50,6 @@ class Parsed:
 
 def command(name: str) -> click.Command | None:
     """The click command `gradviz NAME` runs (None: there is none)."""
-
     return cli.get_command(click.Context(cli, info_name="gradviz"), name)
 
 

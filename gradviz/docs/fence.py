@@ -268,7 +268,6 @@ def run_command(words: list[str], base: Path) -> Run:
     """`gradviz WORDS` run in-process from folder `base` (where its relative paths start),
     its output captured: the click commands of `gradviz.cli`, no shell, no subprocess of
     our own (Graphviz's layout program aside)."""
-
     out, err = io.StringIO(), io.StringIO()
     settings = {"NO_COLOR": "1", "COLUMNS": "100", "TERM": "dumb", "GRADVIZ_TRACEBACK": ""}
     # graphviz-pure unless the site chose: the same picture on every machine, no system dot

@@ -254,7 +254,6 @@ def curves_svg(
 
 def _two_slope(values: np.ndarray, lo: float, centre: float, hi: float) -> np.ndarray:
     """matplotlib's TwoSlopeNorm: lo…centre onto 0…0.5, centre…hi onto 0.5…1."""
-
     with np.errstate(all="ignore"):
         below = 0.5 * (values - lo) / (centre - lo) if centre > lo else np.zeros_like(values)
         above = 0.5 + 0.5 * (values - centre) / (hi - centre) if hi > centre else 0.5 + 0 * values
@@ -263,7 +262,6 @@ def _two_slope(values: np.ndarray, lo: float, centre: float, hi: float) -> np.nd
 
 def _raster(values: np.ndarray, name: str, t: np.ndarray) -> np.ndarray:
     """The grid's colours, top row first (the grid's rows go upwards); NaN/inf cyan."""
-
     rgb = colour_array(name, t)
     bad = ~np.isfinite(values)
     if bad.any():
@@ -275,7 +273,6 @@ def contour(b: Boundary, x: Scale, y: Scale) -> str:
     """The threshold's contour by marching squares on the grid points (cell centres):
     one segment per grid square the level crosses, crossing points interpolated on its
     edges; a square crossed on all four edges is split by its centre's side."""
-
     z = b.output - b.threshold
     above = z > 0
     finite = np.isfinite(z)
@@ -425,7 +422,6 @@ def _boundary_legend(b: Boundary, left: float, y: float, cut: str) -> list[str]:
 
 def _hidden_maps(b: Boundary, hidden: list[np.ndarray], left: float, top: float) -> list[str]:
     """One small map per unit of the first hidden layer, on one shared viridis scale."""
-
     columns, rows, heading = hidden_grid(b, hidden)
     gap = 8
     room = WIDTH - 12 - left

@@ -135,7 +135,6 @@ def loss_series(loss: Sequence[float]) -> tuple[bool, list[float], list[float], 
 def output_norm(b: Boundary) -> tuple[float, float]:
     """The colour range: [0, 1] for a sigmoid output, else symmetric about the threshold,
     so the map's neutral middle is exactly the decision threshold."""
-
     if b.output_activation == "sigmoid":
         return 0.0, 1.0
     finite = b.output[np.isfinite(b.output)]
@@ -147,7 +146,6 @@ def output_norm(b: Boundary) -> tuple[float, float]:
 def hidden_range(b: Boundary, hidden: list[np.ndarray]) -> tuple[float, float]:
     """The hidden maps' one colour scale: the activation's range (σ in [0, 1], tanh in
     [-1, 1]), else the values'."""
-
     op = ACTIVATIONS.get(b.hidden_activation or "")
     if op is not None and op.output_range is not None:
         return op.output_range

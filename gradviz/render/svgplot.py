@@ -81,7 +81,6 @@ def colour_hex(name: str, t: float) -> str:
 def colour_array(name: str, t: np.ndarray) -> np.ndarray:
     """The map's colours at every `t` (clipped to [0, 1]; NaN gives the map's start, for
     the caller to paint over), as a uint8 array of shape t.shape + (3,)."""
-
     table = np.asarray(COLOURMAPS[name], dtype=np.float64)
     anchors = np.linspace(0.0, 1.0, len(table))
     t = np.clip(np.nan_to_num(t, nan=0.0), 0.0, 1.0)
@@ -93,7 +92,6 @@ def png(rgb: np.ndarray) -> bytes:
     """An 8-bit RGB PNG of `rgb` (height x width x 3, uint8, top row first); every row
     filtered as the difference to the row above (PNG's "Up"), which smooth maps compress
     well."""
-
     height, width, _ = rgb.shape
     pixels = np.ascontiguousarray(rgb, dtype=np.uint8)
     up = pixels.copy()
@@ -349,7 +347,6 @@ def colour_bar(
 ) -> str:
     """A strip of the map from its start to its end: upwards when `vertical`, else to the
     right; a raster of `steps` cells, framed."""
-
     t = np.linspace(0.0, 1.0, steps)
     rgb = colour_array(name, t[::-1][:, None] if vertical else t[None, :])
     return image(x, y, w, h, png_url(rgb), "pixels bar") + frame(x, y, w, h)
