@@ -58,7 +58,6 @@ from gradviz.render.svgplot import (
     grid_lines,
     hex_rgb,
     image,
-    left_axis,
     line,
     linear_ticks,
     log_ticks,
@@ -68,7 +67,7 @@ from gradviz.render.svgplot import (
     png_url,
     power_label,
     rect,
-    right_axis,
+    side_axis,
     svg,
     text,
     text_width,
@@ -203,7 +202,7 @@ def curves_svg(
     xlabels = [str(round(t)) for t in xticks]
     parts += grid_lines([x(t) for t in xticks], top_a, top_b, vertical=True)
     parts += grid_lines([y(t) for t in ticks], left, right, vertical=False)
-    parts += left_axis("loss", y, left, ticks, labels)
+    parts += side_axis("loss", y, left, ticks, labels)
     parts.append(line(left, top_b, right, top_b))
     parts.append(text(18, (top_a + top_b) / 2, name, 12, "middle", rotate=True))
     xs = [x(e) for e in epochs]
@@ -229,7 +228,7 @@ def curves_svg(
     aticks = [0.0, 0.25, 0.5, 0.75, 1.0]
     parts += grid_lines([x(t) for t in xticks], acc_a, acc_b, vertical=True)
     parts += grid_lines([a(t) for t in aticks], left, right, vertical=False)
-    parts += left_axis("accuracy", a, left, aticks, [f"{round(t * 100)}%" for t in aticks])
+    parts += side_axis("accuracy", a, left, aticks, [f"{round(t * 100)}%" for t in aticks])
     parts += bottom_axis(unit, x, acc_b, xticks, xlabels)
     parts.append(text(18, (acc_a + acc_b) / 2, "accuracy", 12, "middle", rotate=True))
     acc = [v if math.isfinite(v) else math.nan for v in accuracy]
@@ -342,7 +341,7 @@ def boundary_svg(b: Boundary, title: str = "decision boundary", subtitle: str = 
     parts.append(frame(left, top, size, size))
     xticks, yticks = linear_ticks(x0, x1, 6), linear_ticks(y0, y1, 6)
     parts += bottom_axis("x0", x, top + size, xticks, _linear_labels(xticks))
-    parts += left_axis("x1", y, left, yticks, _linear_labels(yticks))
+    parts += side_axis("x1", y, left, yticks, _linear_labels(yticks))
     parts.append(text(left + size / 2, top + size + 34, b.feature_names[0], 12, "middle"))
     parts.append(text(16, top + size / 2, b.feature_names[1], 12, "middle", rotate=True))
     # the colour bar: the two halves of the map, threshold marked
@@ -350,7 +349,7 @@ def boundary_svg(b: Boundary, title: str = "decision boundary", subtitle: str = 
     parts.append(colour_bar(BOUNDARY_MAP, bx, top, 14, size))
     bar = Scale(lo, hi, top + size, top)
     bticks = linear_ticks(lo, hi, 5)
-    parts += right_axis("output", bar, bx + 14, bticks, _linear_labels(bticks))
+    parts += side_axis("output", bar, bx + 14, bticks, _linear_labels(bticks), 12, 1)
     parts.append(line(bx, bar(b.threshold), bx + 14, bar(b.threshold), "threshold"))
     cut = fmt(b.threshold)
     label = f"network output ({b.output_activation}); threshold {cut}"
@@ -535,10 +534,8 @@ def grads_svg(
         kind = bar_kind(layer)
         extra = f' class="bar" data-rms="{layer.rms!r}"'
         if kind == "bar":
-            fill, end = (
-                _fill(*STATUS_COLOURS.get(layer.status, HEALTHY)),
-                x(within(layer.rms, True)),
-            )
+            fill = _fill(*STATUS_COLOURS.get(layer.status, HEALTHY))
+            end = x(within(layer.rms, True))
         else:
             extra += ' stroke="#666666" stroke-width="0.6"'
             fill = _fill(*(NONFINITE if kind == "nonfinite" else ZERO))
@@ -556,10 +553,8 @@ def grads_svg(
     )
     heat_note = ""
     if heat:
-        heat_left = status_x + 118
-        heat_parts, heat_note = _heat(
-            epochs, names, rows, layers, lo, hi, heat_left, top, row_h, diagnosis.unit
-        )
+        row_of, at = dict(zip(names, rows, strict=True)), (status_x + 118, top, row_h)
+        heat_parts, heat_note = _heat(epochs, row_of, layers, (lo, hi), at, diagnosis.unit)
         parts += heat_parts
     legend_y = top + plot_h + 56
     parts += _grads_legend(layers, rows, statuses, legend_y)
@@ -568,13 +563,8 @@ def grads_svg(
         parts.append(text(WIDTH - 8, legend_y, key, 11, "end", "soft"))
     if heat_note:
         parts.append(text(WIDTH - 8, legend_y + 18, heat_note, 11, "end", "note"))
-    return svg(
-        WIDTH,
-        legend_y + 30,
-        f"rms gradient per layer, and per layer over {diagnosis.unit}s",
-        parts,
-        "grads",
-    )
+    label = f"rms gradient per layer, and per layer over {diagnosis.unit}s"
+    return svg(WIDTH, legend_y + 30, label, parts, "grads")
 
 
 def _clip(label: str, most: int) -> str:
@@ -584,18 +574,16 @@ def _clip(label: str, most: int) -> str:
 
 def _heat(
     epochs: list[int],
-    names: list[str],
-    rows: list[list[float]],
+    row_of: dict[str, list[float]],
     layers: Sequence[LayerStats],
-    lo: float,
-    hi: float,
-    left: float,
-    top: float,
-    row_h: float,
-    unit: str = "epoch",
+    scale: tuple[float, float],
+    at: tuple[float, float, float],
+    unit: str,
 ) -> tuple[list[str], str]:
     """The layers x epochs map: one row per layer, one column per recorded epoch (as wide
-    as the time it stands for), NaN/inf crossed cyan and zeros dotted white."""
+    as the time it stands for), NaN/inf crossed cyan and zeros dotted white; `at`: the
+    map's left, top and row height."""
+    (lo, hi), (left, top, row_h) = scale, at
     columns = list(range(len(epochs)))
     note = ""
     if len(columns) > MAX_COLUMNS:
@@ -613,7 +601,6 @@ def _heat(
     width = WIDTH - left - 86
     x = Scale(edges[0], edges[-1], left, left + width)
     parts = [text(left, top - 10, "over training", 12)]
-    row_of = {name: row for name, row in zip(names, rows, strict=True)}
     layer_rows = [row_of.get(layer.name) for layer in layers]
     cols = []
     for k, j in enumerate(columns):
@@ -626,16 +613,8 @@ def _heat(
                 fill = colour_hex(MAGNITUDE_MAP, t)
             else:
                 fill = _fill(*(NONFINITE if not math.isfinite(v) else ZERO))
-            parts.append(
-                rect(
-                    a,
-                    top + i * row_h,
-                    b - a + 0.3,
-                    row_h,
-                    fill,
-                    f' data-v="{v!r}" data-e="{epochs[j]}"',
-                )
-            )
+            data = f' data-v="{v!r}" data-e="{epochs[j]}"'
+            parts.append(rect(a, top + i * row_h, b - a + 0.3, row_h, fill, data))
     plot_h = len(layers) * row_h
     parts.append(frame(left, top, width, plot_h))
     ticks = [
@@ -655,7 +634,7 @@ def _heat(
     parts.append(colour_bar(MAGNITUDE_MAP, bx, top, 12, bar_h))
     bar = Scale(lo, hi, top + bar_h, top, log=True)
     bticks = log_ticks(lo, hi, max(2, int(bar_h // 18)))
-    parts += right_axis("colour", bar, bx + 12, bticks, [power_label(t) for t in bticks], 10)
+    parts += side_axis("colour", bar, bx + 12, bticks, [power_label(t) for t in bticks], 10, 1)
     return parts, note
 
 

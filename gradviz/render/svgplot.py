@@ -298,42 +298,25 @@ def bottom_axis(
     return ([line(scale.start, y, scale.end, y)] if spine else []) + [_ticks(name, marks)]
 
 
-def _side_marks(
-    scale: Scale, x: float, ticks: Sequence[float], labels: Sequence[str], size: float, side: int
+def side_axis(
+    name: str,
+    scale: Scale,
+    x: float,
+    ticks: Sequence[float],
+    labels: Sequence[str],
+    size: float = 12,
+    side: int = -1,
 ) -> list[str]:
-    """A tick and its label at each tick, on the left (side -1) or the right (+1) of x."""
+    """A tick and its label at each tick, left of x with the axis line (side -1) or right
+    of it (+1: a colour bar's scale)."""
     marks = []
     for t, label in zip(ticks, labels, strict=True):
         y = scale(t)
         marks.append(line(min(x, x + 4 * side), y, max(x, x + 4 * side), y))
         anchor = "end" if side < 0 else "start"
         marks.append(text(x + 6 * side, y + size * 0.35, label, size, anchor, "tick"))
-    return marks
-
-
-def left_axis(
-    name: str,
-    scale: Scale,
-    x: float,
-    ticks: Sequence[float],
-    labels: Sequence[str],
-    size: float = 12,
-) -> list[str]:
-    """The axis line along x, a tick and its label left of it at each tick."""
-    marks = _side_marks(scale, x, ticks, labels, size, -1)
-    return [line(x, scale.start, x, scale.end), _ticks(name, marks)]
-
-
-def right_axis(
-    name: str,
-    scale: Scale,
-    x: float,
-    ticks: Sequence[float],
-    labels: Sequence[str],
-    size: float = 12,
-) -> list[str]:
-    """Ticks and labels to the right of x (a colour bar's scale)."""
-    return [_ticks(name, _side_marks(scale, x, ticks, labels, size, 1))]
+    spine = [line(x, scale.start, x, scale.end)] if side < 0 else []
+    return [*spine, _ticks(name, marks)]
 
 
 def grid_lines(positions: Sequence[float], start: float, end: float, vertical: bool) -> list[str]:
