@@ -150,13 +150,9 @@ def epoch_diagram(
     return replace(diagram, nodes=tuple(nodes))
 
 
-def _esc(text: str) -> str:
-    return html.escape(text, quote=True)
-
-
 def _picture(svg: str | None, note: str | None) -> str:
     if svg is None:
-        return f'<p class="note">{_esc(note or "not drawn")}</p>'
+        return f'<p class="note">{html.escape(note or "not drawn")}</p>'
     return f'<figure class="plot">{svg}</figure>'
 
 
@@ -164,19 +160,19 @@ def _examples_table(
     data: Dataset, outputs: Sequence[float], correct: Sequence[bool], signed: bool
 ) -> str:
     shown = min(data.size, EXAMPLE_LIMIT)
-    head = "".join(f'<th scope="col">{_esc(n)}</th>' for n in data.feature_names)
+    head = "".join(f'<th scope="col">{html.escape(n)}</th>' for n in data.feature_names)
     rows = []
     for i in range(shown):
         y = float(data.Y[i])
         right = correct[i]
-        cells = "".join(f"<td>{_esc(fmt(v))}</td>" for v in data.X[i].tolist())
+        cells = "".join(f"<td>{html.escape(fmt(v))}</td>" for v in data.X[i].tolist())
         target = 2.0 * y - 1.0 if signed else y
         mark = "✓" if right else "✗ wrong"
         rows.append(
             f'<tr class="{"right" if right else "wrong"}"><td>'
             f'<button type="button" class="show" data-i="{i}" '
             f'aria-label="show example {i + 1}\'s loss graph">{i + 1}</button></td>'
-            f"{cells}<td>{_esc(fmt(target))}</td><td>{_esc(fmt(outputs[i]))}</td>"
+            f"{cells}<td>{html.escape(fmt(target))}</td><td>{html.escape(fmt(outputs[i]))}</td>"
             f"<td>{mark}</td></tr>"
         )
     note = ""
@@ -222,7 +218,7 @@ def _scatter(data: Dataset) -> str:
             f'<circle cx="{px(x0, 0)}" cy="{px(x1, 1)}" r="5" fill="{fill}" stroke="#ffffff" '
             f'stroke-width="1" data-i="{i}"><title>example {i + 1}</title></circle>'
         )
-    names = [_esc(n) for n in data.feature_names]
+    names = [html.escape(n) for n in data.feature_names]
     size = SCATTER_SIZE
     return (
         f'<figure class="scatter"><svg id="scatter" width="{size}" height="{size}" '
@@ -251,7 +247,7 @@ def _input_boxes(data: Dataset) -> str:
     boxes = []
     for j, name in enumerate(data.feature_names):
         boxes.append(
-            f'<label for="in-{j}">{_esc(name)}</label>'
+            f'<label for="in-{j}">{html.escape(name)}</label>'
             f'<input type="number" id="in-{j}" step="any" value="{float(data.X[0, j])!r}">'
         )
     boxes.append(
@@ -371,22 +367,22 @@ def report_html(parts: ReportParts, report: Report, precision: int = DEFAULT_PRE
         over = "over the whole data set"
     return PAGE.format(
         csp=csp,
-        title=_esc(printable(f"gradviz report: {parts.title}")),  # a file name: no ESC raw
+        title=html.escape(printable(f"gradviz report: {parts.title}")),  # a file name: no ESC raw
         css=css,
-        heading=_esc(printable(parts.title)),
+        heading=html.escape(printable(parts.title)),
         intro=intro,
         unit=unit,
         Unit=unit.capitalize(),
         over=over,
-        summary=_esc(printable_lines(parts.summary)),
+        summary=html.escape(printable_lines(parts.summary)),
         curves=_picture(parts.curves_svg, notes.get("curves")),
         boundary_section=boundary_section,
         data_sections=data_sections,
         last=max(0, len(frames) - 1),
         network=inline_svg(parts.network_svg)
         if parts.network_svg is not None
-        else f'<p class="note">{_esc(notes.get("network", "not drawn"))}</p>',
-        gradients=_esc(parts.gradients),
+        else f'<p class="note">{html.escape(notes.get("network", "not drawn"))}</p>',
+        gradients=html.escape(parts.gradients),
         grads=_picture(parts.grads_svg, notes.get("grads")),
         scripts=scripts,
     )
