@@ -21,9 +21,12 @@ import numpy as np
 
 from gradviz.numbers import fmt
 from gradviz.render.plot_looks import (
+    ACCURACY_COLOUR,
+    BAD_MARK,
     BOUNDARY_MAP,
     HEALTHY,
     HIDDEN_MAP,
+    LOSS_COLOUR,
     MAGNITUDE_MAP,
     MAX_HIDDEN_MAPS,
     NEGATIVE,
@@ -80,8 +83,6 @@ if TYPE_CHECKING:
     from gradviz.stats import Diagnosis, History, LayerStats
 
 WIDTH = 800
-LOSS_COLOUR, ACCURACY_COLOUR = "#0072b2", "#009e73"
-BAD_MARK = "#d55e00"  # the x on a NaN/inf epoch
 MAX_POINTS = 1500  # a curve of more points keeps each pixel column's lowest and highest
 MAX_MARKS = 5000  # data points drawn on the boundary; above, the first, and a note says so
 MAX_COLUMNS = 400  # heat-map columns; above, every k-th recorded epoch, and a note says so

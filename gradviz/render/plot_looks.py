@@ -45,6 +45,8 @@ HEALTHY = ("#9ab7d3", "")  # a status of no colour of its own
 # A status's text a shade darker than its bar where the bar colour is too light to read.
 DARK_TEXT = {"#e69f00": "#9a5c00", "#9ab7d3": "#333333", NONFINITE[0]: "#00669b"}
 LOUD = ("vanishing", "stalled", "NaN", "exploding", "dead")  # in bold
+LOSS_COLOUR, ACCURACY_COLOUR = "#0072b2", "#009e73"  # the curves
+BAD_MARK = "#d55e00"  # the x on a NaN/inf epoch
 MAGNITUDE_MAP = "magma"  # sequential, perceptually uniform: dark = small
 BOUNDARY_MAP = "PuOr_r"  # diverging: purple below the threshold, orange above
 POSITIVE, NEGATIVE = "#b35806", "#542788"  # the two ends of PuOr, for the points

@@ -33,9 +33,12 @@ from matplotlib.ticker import LogFormatterSciNotation, LogLocator, MaxNLocator, 
 
 from gradviz.numbers import fmt
 from gradviz.render.plot_looks import (
+    ACCURACY_COLOUR,
+    BAD_MARK,
     BOUNDARY_MAP,
     HEALTHY,
     HIDDEN_MAP,
+    LOSS_COLOUR,
     MAGNITUDE_MAP,
     MAX_HIDDEN_MAPS,
     NEGATIVE,
@@ -302,7 +305,7 @@ def _curves_figure(
     top, bottom = figure.subplots(2, 1, sharex=True, height_ratios=[1.4, 1])
     epochs = [every * (i + 1) for i in range(len(loss))]
     log, loss, finite, moved = loss_series(loss)
-    top.plot(epochs, loss, color="#0072b2", linewidth=1.4)
+    top.plot(epochs, loss, color=LOSS_COLOUR, linewidth=1.4)
     if log:
         top.set_yscale("log")
         unicode_log_labels(top.yaxis)
@@ -314,11 +317,11 @@ def _curves_figure(
         top.text(0.01, 0.95, f"drawn between {edge}", transform=top.transAxes, va="top")
     bad = [x for x, v in zip(epochs, loss, strict=True) if not math.isfinite(v)]
     if bad:
-        top.plot(bad, [min(finite) if finite else 0] * len(bad), "x", color="#d55e00")
+        top.plot(bad, [min(finite) if finite else 0] * len(bad), "x", color=BAD_MARK)
         top.text(0.99, 0.95, "x: NaN/inf loss", transform=top.transAxes, ha="right", va="top")
     top.set_title("mean per epoch, as training saw the examples", loc="left", fontsize=8)
     top.grid(color="#dddddd", linewidth=0.6)
-    bottom.plot(epochs, accuracy, color="#009e73", linewidth=1.4)
+    bottom.plot(epochs, accuracy, color=ACCURACY_COLOUR, linewidth=1.4)
     bottom.set_ylim(-0.03, 1.03)
     bottom.yaxis.set_major_formatter(PercentFormatter(1.0))
     bottom.set_ylabel("accuracy")
