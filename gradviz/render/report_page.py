@@ -1,28 +1,18 @@
 """One self-contained HTML page for a trained network (`inspect MODEL -o report.html`,
-`train SPEC --report FILE.html`).
+`train SPEC --report FILE.html`): the summary, the curves, the decision boundary (2 inputs),
+the predictions, the gradient table with its verdict, the heat map, the layer-level
+network recoloured by an epoch slider, and one example's loss graph.
 
-The page holds: the summary, the training curves, the decision boundary (2 inputs), the
-predictions, the per-layer gradient table with its verdict, the layers × epochs heat map,
-the layer-level network picture with an epoch slider that recolours it by that epoch's
-recorded gradients, and one example's loss graph (every node's data and grad).
+The example's graph runs in the page: every example's loss graph has one shape (only the
+inputs `x0…` and the target `y` differ), so the page carries it once and runs it with
+assets/engine.js, which tests/test_html_parity.py checks against the Python engine to the
+bit; any example, or an input typed in, costs nothing more.
 
-Why the example's graph is computed in the page: every example's loss graph has the same
-shape (only the inputs `x0…` and the target `y` differ), so the page carries that shape
-once (the op list of example 1, with the trained weights as its leaves) and runs it with
-assets/engine.js, the engine whose numbers tests/test_html_parity.py checks against the
-Python engine to the bit. Any example, or an input typed in, costs nothing more.
-
-Pure: a `gradviz.report.Report` in, with the pictures rendered (the plots as inline SVG,
-`gradviz.render.page_plots`; Graphviz's SVG of the network), the texts as printed and the
-example's program (`gradviz.pages.example_program`); one HTML string out. A report
-without data (a run recorded elsewhere) gets a note where the predictions, the network and
-the example go.
-Scripts and the style are allowed by their hashes in a Content-Security-Policy that
-forbids everything else; the plots carry no style of their own (their text and axes take
-the page's colours from report.css, so they follow dark mode) and their rasters are PNG
-data: URLs.
-User text (model path, spec name, column names) reaches the page escaped as HTML text or
-as JSON with `<`, `>`, `&` and U+2028/9 escaped.
+Pure: a `gradviz.report.Report` and its rendered parts in, one HTML string out (a run
+recorded elsewhere gets a note where the data's parts go). Scripts and styles are allowed
+by their hashes in a Content-Security-Policy that forbids everything else; the plots take
+their colours from report.css (dark mode) and their rasters are data: URLs. User text is
+escaped as HTML text, or as JSON with `<`, `>`, `&` and U+2028/9 escaped.
 """
 
 from __future__ import annotations
