@@ -3,21 +3,23 @@ isolated iframe (`Page`), and `draw`'s Digraph, displayed as that same live page
 
 from __future__ import annotations
 
+import html
+import re
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from gradviz.engine import Value, backpropagate, topological_order
 from gradviz.files import write_atomic
 from gradviz.layout import configure_graphviz_package
 from gradviz.numbers import DEFAULT_PRECISION
 from gradviz.pages import html_page, report_page
 from gradviz.render import as_diagram
-from gradviz.render.diagram import Diagram
+from gradviz.render.diagram import Diagram, diagram_from_value
 from gradviz.render.dot import dot_body
 
 if TYPE_CHECKING:
     import graphviz
 
-    from gradviz.engine import Value
     from gradviz.model import Model
     from gradviz.report import Report
 
@@ -32,7 +34,6 @@ class Page:
 
     def _repr_html_(self) -> str:
         # srcdoc + sandbox: the page's scripts run in an opaque origin, apart from the notebook's
-        import html  # lazy: start-up
 
         return (
             f'<iframe srcdoc="{html.escape(self.html, quote=True)}" sandbox="allow-scripts" '
@@ -56,10 +57,8 @@ def explore(
     a=2, b=-3)`: the page can copy its `gradviz draw` command), of a trained network
     (`explore(load_model("xor.json"))`: its report page, as `inspect -o` writes it) or of a
     training report (`build_report`, `Report.from_recorded`)."""
-    from gradviz.engine import Value, backpropagate, topological_order  # lazy: start-up
     from gradviz.expr import parse_program  # lazy: start-up
     from gradviz.model import Model  # lazy: start-up
-    from gradviz.render.diagram import diagram_from_value  # lazy: start-up
     from gradviz.report import Report, build_report  # lazy: start-up
 
     if isinstance(graph, Model):
@@ -91,7 +90,6 @@ def explore(
 
 def _page_height(page: str) -> int:
     """An iframe tall enough for the page's picture (at most 900 px of it) and controls."""
-    import re  # lazy: start-up
 
     size = re.search(r'<svg\b[^>]*\bheight="([\d.]+)pt"', page)
     drawing = float(size.group(1)) * 4 / 3 if size else 300.0
