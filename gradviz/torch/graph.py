@@ -458,7 +458,9 @@ def _build(
             owner = cut_to(name.rsplit(".", 1)[0], depth) if "." in name else None
             if owner is not None and owner in clusters.values():
                 clusters[ids[fn]] = owner
-        diagram_nodes = [replace(n, cluster=clusters.get(n.id)) for n in nodes]
+        diagram_nodes = [
+            replace(n, cluster=clusters[n.id]) if n.id in clusters else n for n in nodes
+        ]
     else:
         diagram_nodes = _module_boxes(nodes, edges)
     notes = []
