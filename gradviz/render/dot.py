@@ -79,15 +79,18 @@ CREDIT_MARK = "+= "  # how the trace labels the credit an edge carries back
 _STATE_LOOK = STATE_LOOK
 
 
-# str.translate costs microseconds a string even when nothing changes (8 µs for a line
-# of a PyTorch node's data): strings with none of the characters skip it.
-_LABEL_SPECIAL = re.compile(r'[&"<>{}|\\]')
+# str.translate costs µs a string even when it changes nothing (8 µs a line of non-ASCII)
+_SPECIAL = re.compile(r'[&"<>{}|\\]')
+
+
+def _escaped(text: str, table: dict[int, str]) -> str:
+    text = printable(text)
+    return text.translate(table) if _SPECIAL.search(text) else text
 
 
 def label_text(text: str) -> str:
     """Escape user text for a DOT label (inside double quotes)."""
-    text = printable(text)
-    return text.translate(_LABEL_TABLE) if _LABEL_SPECIAL.search(text) else text
+    return _escaped(text, _LABEL_TABLE)
 
 
 def field_text(text: str) -> str:
@@ -100,10 +103,7 @@ def field_text(text: str) -> str:
 
 def tooltip_text(text: str) -> str:
     """Escape multi-line text for a tooltip attribute (SVG `<title>`); lines kept."""
-    lines = (printable(line) for line in text.split("\n"))
-    return "&#10;".join(
-        line.translate(_TOOLTIP_TABLE) if _LABEL_SPECIAL.search(line) else line for line in lines
-    )
+    return "&#10;".join(_escaped(line, _TOOLTIP_TABLE) for line in text.split("\n"))
 
 
 def html_text(text: str) -> str:
