@@ -6,15 +6,16 @@ For each model, after one recorded forward and backward pass (`gradviz.torch.rec
 gradviz's diagram and SVG at the module level and at the op level, against torchviz's
 `make_dot(loss, params).render(format="svg")` of the same loss and torchview's
 `draw_graph(model, input_data, expand_nested=True).visual_graph.render(format="svg")` (a
-module view, which runs the forward pass itself). Both lay out with the
-same program: graphviz-pure (torchviz's `graphviz` package finds it as `dot` on a PATH
-made here). The time is CPU time, this process's and its children's (the layout runs in
-a child process): on a shared machine the wall clock also counts the time other jobs
-held the core (this one's load average was 8 on 2 cores while it was written). The three
+module view, which runs the forward pass itself). All three lay out with the same
+program: the system Graphviz `dot` by default (what a user has: torchviz's `graphviz`
+package runs `dot` from PATH), or graphviz-pure with `pure` (torchviz then finds it as
+`dot` on a PATH made here). The time is CPU time, this process's and its children's
+(the layout runs in a child process): on a shared machine the wall clock also counts the
+time other jobs held the core (the load average is printed before and after). The three
 run interleaved in ROUNDS rounds; medians, torch on one thread. Also the recording's own
 cost: the forward and backward pass recorded against plain (medians of as many).
 
-Usage: `python bench/torch_draw.py` (needs torch, `pip install torchviz torchview`).
+Usage: `python bench/torch_draw.py [system|pure]` (needs torch, `pip install torchviz torchview`).
 """
 
 from __future__ import annotations
@@ -59,15 +60,23 @@ def main() -> None:
 
     torch.set_num_threads(1)
     import gradviz.torch as gt
+    from gradviz.layout import find_dot
     from gradviz.output import render
     from gradviz.render.diagram import preferred_rankdir
     from gradviz.torch.examples import MODELS
     from tools.samples import docs_program
 
-    program = docs_program()
+    kind = sys.argv[1] if len(sys.argv) > 1 else "system"
+    if kind not in ("system", "pure"):
+        raise SystemExit("usage: python bench/torch_draw.py [system|pure]")
+    os.environ["GRADVIZ_DOT"] = kind
+    program = find_dot("svg")
     folder = Path(tempfile.mkdtemp(prefix="gradviz-bench-"))
-    (folder / "dot").symlink_to(shutil.which("graphviz-pure") or program.path)
-    os.environ["PATH"] = f"{folder}{os.pathsep}{os.environ['PATH']}"
+    if kind == "pure":  # torchviz's `graphviz` package runs `dot`: graphviz-pure as `dot`
+        (folder / "dot").symlink_to(program.path)
+        os.environ["PATH"] = f"{folder}{os.pathsep}{os.environ['PATH']}"
+    print(f"layout: {program.path} ({kind}), for torchviz and torchview too")
+    print("load average before: {:.1f} {:.1f} {:.1f}".format(*os.getloadavg()))
     try:
         from torchviz import make_dot
     except ImportError:
@@ -128,6 +137,7 @@ def main() -> None:
             f"{1000 * theirs:.0f} ms | {1000 * view:.0f} ms | {module / theirs:.2f} | "
             f"{op / theirs:.2f} | {module / view:.2f} | {overhead:.1f}× |"
         )
+    print("load average after: {:.1f} {:.1f} {:.1f}".format(*os.getloadavg()))
     shutil.rmtree(folder, ignore_errors=True)
 
 

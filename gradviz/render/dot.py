@@ -12,6 +12,7 @@ and with graphviz-pure and compare the SVG text.
 from __future__ import annotations
 
 import math
+import re
 from collections.abc import Sequence
 
 from gradviz.engine import Number
@@ -71,6 +72,7 @@ _LABEL_TABLE = str.maketrans(_LABEL_ESCAPES)
 _TOOLTIP_TABLE = str.maketrans(
     {"&": "&amp;", '"': "&quot;", "<": "&lt;", ">": "&gt;", "\\": "&#92;" * 4}
 )
+_SPECIAL = re.compile(r'[&"<>{}|\\]')  # str.translate costs µs even when it changes nothing
 
 CREDIT_MARK = "+= "  # how the trace labels the credit an edge carries back
 
@@ -80,7 +82,8 @@ _STATE_LOOK = STATE_LOOK
 
 def label_text(text: str) -> str:
     """Escape user text for a DOT label (inside double quotes)."""
-    return printable(text).translate(_LABEL_TABLE)
+    text = printable(text)
+    return text.translate(_LABEL_TABLE) if _SPECIAL.search(text) else text
 
 
 def field_text(text: str) -> str:
@@ -93,7 +96,8 @@ def field_text(text: str) -> str:
 
 def tooltip_text(text: str) -> str:
     """Escape multi-line text for a tooltip attribute (SVG `<title>`); lines kept."""
-    return "&#10;".join(printable(line).translate(_TOOLTIP_TABLE) for line in text.split("\n"))
+    lines = [printable(line) for line in text.split("\n")]
+    return "&#10;".join(x.translate(_TOOLTIP_TABLE) if _SPECIAL.search(x) else x for x in lines)
 
 
 def html_text(text: str) -> str:

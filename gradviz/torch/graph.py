@@ -128,8 +128,9 @@ def rms(t: torch.Tensor | None) -> float | None:
     """The root mean square of a tensor's entries (None for None or an empty tensor)."""
     if t is None or t.numel() == 0:
         return None
-    values = t.detach().to(torch.float64)
-    return float(torch.sqrt(torch.mean(values * values)))
+    # ‖t‖ / √n: one reduction (in float64), not three ops (bench/README.md, issue 30)
+    norm = torch.linalg.vector_norm(t.detach().to(torch.float64))
+    return float(norm) / math.sqrt(t.numel())
 
 
 def _numbers(t: torch.Tensor | None, what: str) -> tuple[float | None, list[str]]:
@@ -457,7 +458,9 @@ def _build(
             owner = cut_to(name.rsplit(".", 1)[0], depth) if "." in name else None
             if owner is not None and owner in clusters.values():
                 clusters[ids[fn]] = owner
-        diagram_nodes = [replace(n, cluster=clusters.get(n.id)) for n in nodes]
+        diagram_nodes = [
+            replace(n, cluster=clusters[n.id]) if n.id in clusters else n for n in nodes
+        ]
     else:
         diagram_nodes = _module_boxes(nodes, edges)
     notes = []

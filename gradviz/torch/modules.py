@@ -115,6 +115,7 @@ def module_diagram(
     consumers: dict[object, list[str]] = {}  # a leaf -> the nodes it goes into
     more_id = "more"
     loose_call: dict[str, int] = {}  # an op drawn on its own -> the call it ran in
+    leaf_at: dict[str, tuple[int, torch.Tensor]] = {}  # a leaf's id -> (position, tensor)
 
     def start(child: object, output: int) -> tuple[str, tuple[str, ...]]:
         if child in folded:
@@ -139,9 +140,9 @@ def module_diagram(
 
     for i, fn in enumerate(order):
         vid = f"n{i}"
-        if hasattr(fn, "variable"):
-            tensor = fn.variable
-            nodes.append(leaf_node(vid, tensor, labels.get(id(tensor), ""), backward_done))
+        if hasattr(fn, "variable"):  # its node is made below, unless a box absorbs it
+            leaf_at[vid] = (len(nodes), fn.variable)
+            nodes.append(Node(vid, "value", ""))
             starts[fn] = vid
             continue
         where, k = place(fn)
@@ -189,6 +190,9 @@ def module_diagram(
         owners = [calls[int(t[1:])].path for t in targets if t.startswith("m")]
         if name and len(owners) == len(targets) and all(_owns(p, name) for p in owners):
             absorbed.add(starts[fn])
+    for vid, (at, tensor) in leaf_at.items():  # (described only when drawn: bench/README.md)
+        if vid not in absorbed:
+            nodes[at] = leaf_node(vid, tensor, labels.get(id(tensor), ""), backward_done)
     nodes = [n for n in nodes if n.id not in absorbed]
     edges = [e for e in edges if e.source not in absorbed]
     notes = [GRAD_MEANING] if backward_done else []
