@@ -7,7 +7,7 @@ from pathlib import Path
 
 import click
 
-from gradviz.cli import flag
+from gradviz.cli import command, flag
 from gradviz.cli.console import stdout_console
 from gradviz.cli.options import DASH_HELP, ExpressionCommand, OutputOption, model_options
 from gradviz.cli.source import graph_source, model_example
@@ -21,9 +21,6 @@ from gradviz.render.diagram import Diagram, diagram_from_value, preferred_rankdi
 from gradviz.render.dot import RANKDIRS
 from gradviz.render.terminal import MAX_DEPTH, to_terminal
 from gradviz.text import printable_lines
-
-# The formats Mermaid draws (a model's auto level is chosen for them apart).
-MERMAID_FORMATS = ("mermaid", "markdown")
 
 
 def _write_stdout(data: bytes) -> None:
@@ -84,10 +81,9 @@ class UpperChoice(click.Choice):
         return super().normalize_choice(choice, ctx).upper()
 
 
-@click.command(
+@command(
+    "draw",
     cls=ExpressionCommand,
-    short_help="Draw EXPR's graph with every node's data and grad.",
-    context_settings={"help_option_names": ["-h", "--help"]},
     epilog=DASH_HELP.format(command="draw")
     + "\n\nExit status: 0 ok, 1 runtime failure (e.g. no Graphviz for PDF), 2 bad input.",
 )
@@ -166,10 +162,7 @@ def draw(
     also be @FILE, or the path of an existing .expr file, to read it from a file.
 
     Without -o, the graph is shown in the terminal as a tree with a table of the
-    leaves' gradients. Formats by extension: .dot .gv .svg .png .pdf (Graphviz;
-    PDF needs a system Graphviz), .mmd (Mermaid), .md (Mermaid in a fenced block),
-    .json, .txt, .html (a live page: move the inputs, step through the backward
-    pass; one file, no network).
+    leaves' gradients. Formats by extension: {formats}.
 
     \b
     Examples:
@@ -197,7 +190,7 @@ def draw(
         if input_text is None:  # the first example, as text that keeps every digit
             x, target = model_example(load_model(source.model), None, target)
             input_text = ",".join(repr(v) for v in x)
-        kinds = sorted({fmt in MERMAID_FORMATS for _, fmt in targets}) or [False]
+        kinds = sorted({_mermaid(fmt) for _, fmt in targets}) or [False]
         made = model_diagrams(source.model, input_text, target, level, not no_grad, kinds, flag)
         for note in dict.fromkeys(note for _, note in made.values() if note):  # each once
             _say(f"note: {note}")
@@ -219,7 +212,7 @@ def draw(
 
     failures: list[RenderError | WriteError] = []
     for path, fmt in targets:
-        drawn = drawings.get(fmt in MERMAID_FORMATS, diagram)
+        drawn = drawings.get(_mermaid(fmt), diagram)
         for warning in size_warnings(drawn, fmt, flag):
             _say(f"warning: {warning}")
         try:
@@ -247,13 +240,27 @@ def draw(
         raise RenderError("\n".join(error.render(flag) for error in failures))
 
 
-draw.help = (draw.help or "").replace("{functions}", " ".join(FUNCTIONS))  # the op table's
+def _formats_help() -> str:
+    """The formats table's words for draw's help: Graphviz's formats in one run, then the
+    others (`.dot .gv .svg .png .pdf (Graphviz; …), .mmd (Mermaid), …`)."""
+    rows = list(FORMATS.values())
+    graphviz = " ".join(f.help for f in rows if f.family == "graphviz")
+    return ", ".join([graphviz, *(f.help for f in rows if f.family != "graphviz")])
+
+
+# the op table's functions, the formats table's formats
+draw.help = (draw.help or "").format(functions=" ".join(FUNCTIONS), formats=_formats_help())
+
+
+def _mermaid(fmt: str) -> bool:
+    """Whether Mermaid draws `fmt` (a model's auto level is chosen for it apart)."""
+    return FORMATS[fmt].family == "mermaid"
 
 
 def _check_targets(targets: list[tuple[str, str]]) -> None:
     """Refuse what cannot work before any work is done: binary formats on stdout, and bad
     GRADVIZ_DOT settings when a picture is due (one file named twice: refuse_clashes)."""
-    if any(FORMATS[fmt].graphviz for _, fmt in targets):
+    if any(FORMATS[fmt].layout for _, fmt in targets):
         dot_choice()
         dot_timeout()
     for path, fmt in targets:

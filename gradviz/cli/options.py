@@ -145,9 +145,48 @@ def model_options(
         )
     )
 
+    return _stacked(options)
+
+
+def _stacked(options: Sequence[Callable[[F], F]]) -> Callable[[F], F]:
+    """The options as one decorator, listed in `--help` in the order given."""
+
     def decorate(function: F) -> F:
         for option in reversed(options):
             function = option(function)
         return function
 
     return decorate
+
+
+def picture_options(*report: str) -> Callable[[F], F]:
+    """--boundary, --curves and the report page's option (`report`: its flags), the same on
+    `train` and `inspect`, the suffixes they take from the formats table."""
+    from gradviz.output import suffix_words  # lazy: start-up (`gradviz --help` needs none)
+
+    plot = suffix_words("plot")
+    return _stacked(
+        [
+            click.option(
+                "--boundary",
+                "boundary_path",
+                cls=OutputOption,
+                metavar="FILE",
+                help=f"Write the decision boundary (2-input networks) to FILE: {plot}.",
+            ),
+            click.option(
+                "--curves",
+                "curves_path",
+                cls=OutputOption,
+                metavar="FILE",
+                help=f"Write the loss and accuracy curves to FILE: {plot}.",
+            ),
+            click.option(
+                *report,
+                "report_path",
+                cls=OutputOption,
+                metavar="FILE",
+                help=f"Write the report page to FILE{suffix_words('report')}.",
+            ),
+        ]
+    )

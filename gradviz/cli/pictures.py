@@ -17,15 +17,13 @@ from gradviz.boundary import require_two_inputs
 from gradviz.cli import EVERY_NUMBER, STATUS_MEANINGS
 from gradviz.errors import OutputError, quoted, shortened
 from gradviz.files import write_atomic
-from gradviz.output import format_for
+from gradviz.output import format_for, formats, suffix_words, suffixes
 from gradviz.render.boundary_map import boundary_map, grid_shape
 from gradviz.spec import Spec
 from gradviz.text import printable
 
 if TYPE_CHECKING:
     from gradviz.report import Report
-
-PICTURE_FORMATS = ("svg", "png", "pdf")
 
 
 def spec_inputs(spec: str | None, resolved: Spec) -> list[str | Path]:
@@ -41,8 +39,8 @@ def check_picture(path: str | None, option: str) -> None:
     input or another output: `files.refuse_clashes`, called with all of them)."""
     if path is None:
         return
-    if format_for(path) not in PICTURE_FORMATS:
-        raise OutputError(f"{option} {path}: a picture is written as .svg, .png or .pdf")
+    if format_for(path) not in formats("plot"):
+        raise OutputError(f"{option} {path}: a picture is written as {suffix_words('plot')}")
 
 
 def check_boundary(path: str | None, n_inputs: int) -> None:
@@ -91,8 +89,8 @@ def check_report(path: str | None, option: str) -> None:
     """Refuse, before any work, a report path that is not .html."""
     if path is None:
         return
-    if not path.lower().endswith((".html", ".htm")):
-        raise OutputError(f"{option} {path}: a report is written as .html")
+    if not path.lower().endswith(suffixes("report")):
+        raise OutputError(f"{option} {path}: a report is written as {suffix_words('report')}")
 
 
 def write_report(path: str | None, report: Report) -> list[str]:

@@ -15,7 +15,7 @@ import click
 import numpy as np
 from rich.console import Console
 
-from gradviz.cli import flag
+from gradviz.cli import command, flag
 from gradviz.cli.console import stdout_console
 from gradviz.cli.options import DASH_HELP, ExpressionCommand, OutputOption, model_options
 from gradviz.cli.source import graph_source, model_loss_graph
@@ -26,7 +26,15 @@ from gradviz.gradcheck import DEFAULT_TOL, gradcheck
 from gradviz.gradcheck import document as check_document
 from gradviz.names import node_names, output_name
 from gradviz.numbers import dumps, fmt
-from gradviz.output import animated_trace, check_animation, format_for, render, size_warnings
+from gradviz.output import (
+    FORMATS,
+    animated_trace,
+    check_animation,
+    format_for,
+    formats,
+    render,
+    size_warnings,
+)
 from gradviz.output import check_frames as check_drawing
 from gradviz.render.diagram import Diagram, diagram_from_value
 from gradviz.render.frames import Frames
@@ -50,8 +58,8 @@ from gradviz.trace import (
     unreached,
 )
 
-# --format of the frames: file extension -> gradviz.output format name.
-FRAME_FORMATS = {"svg": "svg", "mmd": "mermaid"}
+# --format of the frames: their files' extension -> the format (svg, mmd -> mermaid).
+FRAME_FORMATS = {FORMATS[name].suffixes[0][1:]: name for name in formats("frames")}
 FRAME_PREFIX = "step-"
 
 
@@ -219,11 +227,9 @@ MODEL_STEPS_NOTE = 60  # more scalar steps than this: suggest --level
 DEFAULT_SAMPLES = 10  # parameters of a model that `check` compares
 
 
-@click.command(
+@command(
     "trace",
     cls=ExpressionCommand,
-    short_help="Show the backward pass of EXPR one step at a time.",
-    context_settings={"help_option_names": ["-h", "--help"]},
     epilog=DASH_HELP.format(command="trace")
     + "\n\nExit status: 0 ok, 1 runtime failure (e.g. no Graphviz for SVG frames), 2 bad input.",
 )
@@ -337,10 +343,11 @@ def trace_command(
     if step is not None and frames is None:
         raise click.UsageError("--step picks the frame of one step: give --frames DIR")
     level = level.lower()
-    wanted = "svg" if animate else "html"
     if animate and page is None:
         raise click.UsageError("--animate writes the -o file: give -o FILE.svg")
-    if page is not None and format_for(str(page)) != wanted:
+    if page is not None and format_for(str(page)) not in formats(
+        "animation" if animate else "page"
+    ):
         if animate:
             raise OutputError(
                 f"trace -o with --animate writes an SVG picture, not {str(page)!r}",
@@ -500,10 +507,9 @@ def _model_check_graph(
     return loss, [parameters[i] for i in chosen]
 
 
-@click.command(
+@command(
+    "check",
     cls=ExpressionCommand,
-    short_help="Check EXPR's gradients against finite differences.",
-    context_settings={"help_option_names": ["-h", "--help"]},
     epilog=DASH_HELP.format(command="check")
     + "\n\nExit status: 0 every leaf passed (or was not comparable), 1 a leaf failed, "
     "2 bad input.",
