@@ -11,7 +11,7 @@ import re
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from gradviz.errors import InputError, OptionWords, OutputError, keyword, quoted
 from gradviz.layout import PREFER_PURE_COST, DotProgram, dot_timeout, find_dot, png_fonts, run_dot
@@ -118,80 +118,38 @@ def _picture(fmt: str) -> Renderer:
 @dataclass(frozen=True)
 class Format:
     """A format: its name (`-f`), its file suffixes (the first names its files: `step-01.mmd`),
-    its words in `gradviz draw --help`, and its renderer, a Diagram to bytes. Every format
-    is an output of `draw`; `uses` names the other outputs that take it: a trace's "frames"
-    (one diagram per step) and "animation", a graph's live "page", a matplotlib "plot" (a
-    layer's gradients, a decision boundary, curves) and a training "report" page."""
+    its renderer (a Diagram to bytes), its words in `gradviz draw --help`, and its tags:
+    what it is ("graphviz": DOT and the pictures Graphviz makes of it; "mermaid": drawn by
+    Mermaid; "layout": needs a Graphviz program; "binary": never to a terminal or stdout)
+    and the outputs besides `draw`'s that take it: a trace's "frames" (one diagram per
+    step) and "animation", a graph's live "page", a matplotlib "plot" (gradients, a
+    decision boundary, curves) and a training "report" page."""
 
     name: str
     suffixes: tuple[str, ...]
-    help: str
     render: Renderer
-    binary: bool = False  # cannot go to a terminal / stdout
-    layout: bool = False  # needs a Graphviz program
-    family: str = ""  # "graphviz": DOT and its pictures; "mermaid": drawn by Mermaid
-    uses: tuple[str, ...] = ()
+    help: str
+    tags: str = ""
+
+    def has(self, tag: str) -> bool:
+        return tag in self.tags.split()
 
 
+_PDF = ".pdf (Graphviz; PDF needs a system Graphviz)"
+_HTML = ".html (a live page: move the inputs, step through the backward pass; one file, no network)"
+_MD = ".md (Mermaid in a fenced block)"
 FORMATS: dict[str, Format] = {
     f.name: f
     for f in (
-        Format("dot", (".dot", ".gv"), ".dot .gv", _dot, family="graphviz"),
-        Format(
-            "svg",
-            (".svg",),
-            ".svg",
-            _picture("svg"),
-            layout=True,
-            family="graphviz",
-            uses=("frames", "animation", "plot"),
-        ),
-        Format(
-            "png",
-            (".png",),
-            ".png",
-            _picture("png"),
-            binary=True,
-            layout=True,
-            family="graphviz",
-            uses=("plot",),
-        ),
-        Format(
-            "pdf",
-            (".pdf",),
-            ".pdf (Graphviz; PDF needs a system Graphviz)",
-            _picture("pdf"),
-            binary=True,
-            layout=True,
-            family="graphviz",
-            uses=("plot",),
-        ),
-        Format(
-            "mermaid",
-            (".mmd", ".mermaid"),
-            ".mmd (Mermaid)",
-            _mermaid,
-            family="mermaid",
-            uses=("frames",),
-        ),
-        Format(
-            "markdown",
-            (".md", ".markdown"),
-            ".md (Mermaid in a fenced block)",
-            _markdown,
-            family="mermaid",
-        ),
-        Format("json", (".json",), ".json", _json),
-        Format("text", (".txt",), ".txt", _text),
-        Format(
-            "html",
-            (".html", ".htm"),
-            ".html (a live page: move the inputs, step through the backward pass; one file, "
-            "no network)",
-            _html,
-            layout=True,
-            uses=("page", "report"),
-        ),
+        Format("dot", (".dot", ".gv"), _dot, ".dot .gv", "graphviz"),
+        Format("svg", (".svg",), _picture("svg"), ".svg", "graphviz layout frames animation plot"),
+        Format("png", (".png",), _picture("png"), ".png", "graphviz layout binary plot"),
+        Format("pdf", (".pdf",), _picture("pdf"), _PDF, "graphviz layout binary plot"),
+        Format("mermaid", (".mmd", ".mermaid"), _mermaid, ".mmd (Mermaid)", "mermaid frames"),
+        Format("markdown", (".md", ".markdown"), _markdown, _MD, "mermaid"),
+        Format("json", (".json",), _json, ".json"),
+        Format("text", (".txt",), _text, ".txt"),
+        Format("html", (".html", ".htm"), _html, _HTML, "layout page report"),
     )
 }
 _BY_SUFFIX = {suffix: f.name for f in FORMATS.values() for suffix in f.suffixes}
@@ -201,7 +159,7 @@ _ALIASES = {s[1:]: f.name for f in FORMATS.values() for s in f.suffixes if s[1:]
 
 def formats(use: str) -> list[str]:
     """The formats an output takes (`plot`: svg, png, pdf)."""
-    return [f.name for f in FORMATS.values() if use in f.uses]
+    return [f.name for f in FORMATS.values() if f.has(use)]
 
 
 def suffixes(use: str) -> tuple[str, ...]:
@@ -244,31 +202,17 @@ def format_for(path: str, override: str | None = None) -> str:
     return _BY_SUFFIX[suffix]
 
 
-def render(
-    diagram: Diagram,
-    fmt: str,
-    *,
-    rankdir: str | None = "LR",
-    precision: int = DEFAULT_PRECISION,
-    legend: bool = True,
-    program: DotProgram | None = None,
-    expression: str | None = None,
-    command: str = "draw",
-    words: OptionWords = keyword,
-    id_prefix: str = "",
-) -> bytes:
-    """A diagram in one format, as the bytes to write (the row's renderer). Pictures go
-    through `program`, or through the best one found. An HTML page is live when
-    `expression` (the text it was parsed from) is given: its copy-command button writes
-    `gradviz COMMAND EXPRESSION name=value…` (`trace` opens on step 1); a static page's
-    note names an option as `words` does (`gradviz.pages.html_page`). `rankdir` None: a
-    page chooses the direction that reads at 800 px (others draw left to right). An SVG's
-    ids are prefixed by `id_prefix`, for many on one page."""
+def render(diagram: Diagram, fmt: str, **options: Any) -> bytes:
+    """A diagram in one format, as the bytes to write (its row's renderer), rendered as
+    `options` (the fields of `Options`) say. Pictures go through `program`, or through the
+    best one found. An HTML page is live when `expression` (the text it was parsed from) is
+    given: its copy-command button writes `gradviz COMMAND EXPRESSION name=value…` (`trace`
+    opens on step 1); a static page's note names an option as `words` does. `rankdir` None:
+    a page chooses the direction that reads at 800 px (others draw left to right)."""
     row = _known(fmt, fmt)
-    if rankdir is None and fmt != "html":
-        rankdir = "LR"
-    options = Options(rankdir, precision, legend, program, expression, command, words, id_prefix)
-    return row.render(diagram, options)
+    if options.get("rankdir", "LR") is None and fmt != "html":
+        options["rankdir"] = "LR"
+    return row.render(diagram, Options(**options))
 
 
 def to_svg(
@@ -362,7 +306,7 @@ def check_frames(frames: Frames, fmt: str, *, one: bool = False) -> None:
     than Mermaid draws (RenderError, as `render` raises it)."""
     from gradviz.render.diagram import draw_less  # lazy: start-up
 
-    if FORMATS[fmt].family == "mermaid":
+    if FORMATS[fmt].has("mermaid"):
         from gradviz.render.mermaid import check_edges  # lazy: start-up
 
         check_edges(frames.base)
@@ -409,7 +353,7 @@ def size_warnings(diagram: Diagram, fmt: str, words: OptionWords = keyword) -> l
     warnings = []
     nodes = len(diagram.nodes)
     heavy = layout_cost(diagram) > WARN_LAYOUT_COST
-    if FORMATS[fmt].layout and (nodes > WARN_NODES or heavy):
+    if FORMATS[fmt].has("layout") and (nodes > WARN_NODES or heavy):
         reused = ", some values reused far down long chains" if heavy else ""
         warnings.append(
             f"{nodes} nodes{reused}: Graphviz may take a while (it gives up after "
@@ -417,7 +361,7 @@ def size_warnings(diagram: Diagram, fmt: str, words: OptionWords = keyword) -> l
             f"to go faster, {less}, or write .dot or .json (no layout needed)"
         )
     # Close to Mermaid's limit; above it, rendering fails with the same advice.
-    mermaid = FORMATS[fmt].family == "mermaid"
+    mermaid = FORMATS[fmt].has("mermaid")
     if mermaid and MAX_EDGES * 0.8 < len(diagram.edges) <= MAX_EDGES:
         warnings.append(
             f"{len(diagram.edges)} edges: Mermaid refuses more than {MAX_EDGES}; "

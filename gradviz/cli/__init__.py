@@ -75,8 +75,9 @@ def _outcome(error: BaseException, command: str | None) -> click.exceptions.Exit
     if isinstance(error, KeyboardInterrupt):
         # Ctrl-C (SIGTERM: `Terminated`): files being written are left as they were (atomic
         # writes); one line and 130 (128 + SIGINT) or 143, not click's "Aborted!" and 1.
-        click.echo(f"\n{_ended(error)}", err=True)
-        return click.exceptions.Exit(_ended_status(error))
+        words, status = _ended(error)
+        click.echo(f"\n{words}", err=True)
+        return click.exceptions.Exit(status)
     if isinstance(error, RecursionError):
         return Failure(f"input too deeply nested to process ({error})", 2)
     if isinstance(error, OSError) and error.errno == errno.ENAMETOOLONG:
@@ -196,32 +197,28 @@ BLAS_THREADS = ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS")
 
 
 class Terminated(KeyboardInterrupt):
-    """SIGTERM (`kill`, a CI runner's timeout, a service stopping), raised where the program
-    is as Ctrl-C raises KeyboardInterrupt, so that everything an interrupted run undoes runs
-    for it too: the layout program's process group killed (gradviz.layout), temporary files
-    and frames removed (gradviz.files, `trace --frames`). Python's default ends the process
-    at once, leaving `graphviz-pure` or `dot` running on in a session of its own."""
+    """SIGTERM (`kill`, a CI runner's timeout) raised as Ctrl-C raises KeyboardInterrupt, so
+    that all an interrupted run undoes runs for it too (the layout program's process group
+    killed, temporary files and frames removed): Python's default ends the process at once,
+    leaving `graphviz-pure` or `dot` running on in a session of its own."""
 
 
 def _terminate(signum: int, frame: object) -> None:
     raise Terminated
 
 
-def _ended(error: BaseException) -> str:
-    return "Terminated." if isinstance(error, Terminated) else "Interrupted."
-
-
-def _ended_status(error: BaseException) -> int:
-    return 128 + (signal.SIGTERM if isinstance(error, Terminated) else signal.SIGINT)
+def _ended(error: BaseException) -> tuple[str, int]:
+    """What an interrupted run says, and its status (128 + the signal, as a shell says it)."""
+    if isinstance(error, Terminated):
+        return "Terminated.", 128 + signal.SIGTERM
+    return "Interrupted.", 128 + signal.SIGINT
 
 
 def _handle_sigterm() -> None:
     """SIGTERM raises `Terminated`, unless the parent ignores it (then so do we)."""
-    try:
+    with contextlib.suppress(ValueError, OSError):  # not the main thread, or no such signal
         if signal.getsignal(signal.SIGTERM) == signal.SIG_DFL:
             signal.signal(signal.SIGTERM, _terminate)
-    except (ValueError, OSError):  # not the main thread, or no such signal here
-        pass
 
 
 def main() -> None:
@@ -235,8 +232,9 @@ def main() -> None:
     except BrokenPipeError:
         sys.exit(_closed_pipe().exit_code)
     except KeyboardInterrupt as error:
-        click.echo(_ended(error), err=True)
-        sys.exit(_ended_status(error))
+        words, status = _ended(error)
+        click.echo(words, err=True)
+        sys.exit(status)
 
 
 class Fence(NamedTuple):
@@ -264,11 +262,12 @@ class Command(NamedTuple):
     text: bool = True
 
 
-def _into(*options: str) -> Fence:
-    """A fence capture that writes one file into the fence's folder: `-o fence.svg`."""
-    return Fence((*options[:-1], f"{{out}}/{options[-1]}"), options[-1])
+def _into(**files: str) -> dict[str, Fence]:
+    """Fence captures that write one file into the fence's folder: `-o {out}/fence.svg`."""
+    return {fmt: Fence(("-o", f"{{out}}/{name}"), name) for fmt, name in files.items()}
 
 
+_FRAMES = ("--frames", "{out}/frames")
 # The commands, each named once: the lazy loading, the listing, each command's short_help
 # (`command`) and what a docs fence draws are read from here.
 COMMANDS: dict[str, Command] = {
@@ -276,20 +275,16 @@ COMMANDS: dict[str, Command] = {
         "draw",
         "draw",
         "Draw EXPR's graph with every node's data and grad.",
-        {
-            "svg": _into("-o", "fence.svg"),
-            "mermaid": _into("-o", "fence.mmd"),
-            "html": _into("-o", "fence.html"),
-        },
+        _into(svg="fence.svg", mermaid="fence.mmd", html="fence.html"),
     ),
     "trace": Command(
         "trace",
         "trace_command",
         "Show the backward pass of EXPR one step at a time.",
         {
-            "svg": Fence(("--frames", "{out}/frames"), "frames/step-*.svg", animate="--animate"),
-            "mermaid": Fence(("--frames", "{out}/frames", "--format", "mmd"), "frames/step-*.mmd"),
-            "html": _into("-o", "fence.html"),
+            "svg": Fence(_FRAMES, "frames/step-*.svg", animate="--animate"),
+            "mermaid": Fence((*_FRAMES, "--format", "mmd"), "frames/step-*.mmd"),
+            **_into(html="fence.html"),
         },
     ),
     "check": Command("trace", "check", "Check EXPR's gradients against finite differences."),
@@ -304,7 +299,7 @@ COMMANDS: dict[str, Command] = {
         "inspect",
         "inspect_command",
         "Look inside a saved model: predictions, gradients.",
-        {"html": _into("-o", "report.html")},
+        _into(html="report.html"),
     ),
     "grads": Command(
         "grads",

@@ -12,15 +12,16 @@ cleanly and `grep 'x$'` finds what it should.
 from __future__ import annotations
 
 import re
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from contextlib import contextmanager
-from typing import IO
+from typing import IO, TYPE_CHECKING
 
 from rich.console import Console
 
 from gradviz.numbers import fmt
 
-OnEpoch = Callable[[int, float, float], None]  # as gradviz.train.train calls it
+if TYPE_CHECKING:
+    from gradviz.train import OnEpoch
 PIPED_WIDTH = 240  # the widest table (grads, 19 columns) fits
 
 
@@ -35,17 +36,6 @@ def stdout_console(soft_wrap: bool = False) -> Console:
             width=max(console.width, PIPED_WIDTH),
         )
     return console
-
-
-def text_console(file: IO[str], width: int) -> Console:
-    """A console into `file`, no colour, `width` columns, no trailing spaces: the texts
-    a page shows as the terminal prints them."""
-    return Console(file=_StrippedLines(file), width=width, color_system=None, highlight=False)
-
-
-def stderr_console() -> Console:
-    """stderr, for progress bars and notes (shown only when it is a terminal)."""
-    return Console(stderr=True, highlight=False)
 
 
 _TRAILING = re.compile(r"[ \t]+(?=\n)")
@@ -77,7 +67,7 @@ class _StrippedLines:
 def epoch_progress(epochs: int, show: bool = True) -> Iterator[OnEpoch | None]:
     """While training runs: a progress bar on stderr (on a terminal, when `show`), and
     the `on_epoch` callback that moves it (None: no bar)."""
-    err = stderr_console()
+    err = Console(stderr=True, highlight=False)
     if not show or not err.is_terminal:
         yield None
         return

@@ -10,7 +10,7 @@ import click
 from gradviz.cli import command, flag
 from gradviz.cli.console import stdout_console
 from gradviz.cli.options import DASH_HELP, ExpressionCommand, OutputOption, model_options
-from gradviz.cli.source import graph_source, model_example
+from gradviz.cli.source import graph_source, model_example, say
 from gradviz.errors import OutputError, RenderError, WriteError
 from gradviz.expr import FUNCTIONS
 from gradviz.files import refuse_clashes, write_atomic
@@ -20,7 +20,6 @@ from gradviz.output import FORMATS, format_for, render, size_warnings
 from gradviz.render.diagram import Diagram, diagram_from_value, preferred_rankdir
 from gradviz.render.dot import RANKDIRS
 from gradviz.render.terminal import MAX_DEPTH, to_terminal
-from gradviz.text import printable_lines
 
 
 def _write_stdout(data: bytes) -> None:
@@ -42,10 +41,6 @@ def _write_stdout(data: bytes) -> None:
             raise
         except OSError as error:  # stdout redirected to a full disk, say
             raise WriteError(f"cannot write to stdout: {error.strerror or error}") from None
-
-
-def _say(message: str) -> None:
-    click.echo(printable_lines(message), err=True)  # file names may hold escapes
 
 
 class DepthType(click.ParamType):
@@ -193,7 +188,7 @@ def draw(
         kinds = sorted({_mermaid(fmt) for _, fmt in targets}) or [False]
         made = model_diagrams(source.model, input_text, target, level, not no_grad, kinds, flag)
         for note in dict.fromkeys(note for _, note in made.values() if note):  # each once
-            _say(f"note: {note}")
+            say(f"note: {note}")
         drawings = {mermaid: drawing for mermaid, (drawing, _) in made.items()}
         diagram = drawings[kinds[0]]
     else:
@@ -202,9 +197,6 @@ def draw(
             program.output.backward()
         diagram = diagram_from_value(program.output, grad=not no_grad)
 
-    asked_rankdir = rankdir
-    page_rankdir = asked_rankdir.upper() if asked_rankdir else None
-    rankdir = (rankdir or preferred_rankdir(diagram)).upper()
     if not targets:
         more = "--depth all shows them"
         stdout_console().print(to_terminal(diagram, precision=precision, depth=depth, more=more))
@@ -214,15 +206,14 @@ def draw(
     for path, fmt in targets:
         drawn = drawings.get(_mermaid(fmt), diagram)
         for warning in size_warnings(drawn, fmt, flag):
-            _say(f"warning: {warning}")
+            say(f"warning: {warning}")
+        # a page chooses the direction its picture reads best in at 800 px
+        direction = rankdir or (None if fmt == "html" else preferred_rankdir(drawn))
         try:
             data = render(
                 drawn,
                 fmt,
-                # a page chooses the direction its picture reads best in at 800 px
-                rankdir=page_rankdir
-                if fmt == "html"
-                else (asked_rankdir or preferred_rankdir(drawn)).upper(),
+                rankdir=direction and direction.upper(),
                 precision=precision,
                 expression=source.expression,
                 words=flag,
@@ -231,7 +222,7 @@ def draw(
                 _write_stdout(data)
             else:
                 write_atomic(Path(path), data)
-                _say(f"wrote {path} ({fmt})")
+                say(f"wrote {path} ({fmt})")
         except (RenderError, WriteError) as error:  # runtime failures: other outputs still
             failures.append(error)  # get written (a bad path is refused: exit 2 at once)
     if len(failures) == 1:
@@ -244,8 +235,8 @@ def _formats_help() -> str:
     """The formats table's words for draw's help: Graphviz's formats in one run, then the
     others (`.dot .gv .svg .png .pdf (Graphviz; …), .mmd (Mermaid), …`)."""
     rows = list(FORMATS.values())
-    graphviz = " ".join(f.help for f in rows if f.family == "graphviz")
-    return ", ".join([graphviz, *(f.help for f in rows if f.family != "graphviz")])
+    graphviz = " ".join(f.help for f in rows if f.has("graphviz"))
+    return ", ".join([graphviz, *(f.help for f in rows if not f.has("graphviz"))])
 
 
 # the op table's functions, the formats table's formats
@@ -254,17 +245,17 @@ draw.help = (draw.help or "").format(functions=" ".join(FUNCTIONS), formats=_for
 
 def _mermaid(fmt: str) -> bool:
     """Whether Mermaid draws `fmt` (a model's auto level is chosen for it apart)."""
-    return FORMATS[fmt].family == "mermaid"
+    return FORMATS[fmt].has("mermaid")
 
 
 def _check_targets(targets: list[tuple[str, str]]) -> None:
     """Refuse what cannot work before any work is done: binary formats on stdout, and bad
     GRADVIZ_DOT settings when a picture is due (one file named twice: refuse_clashes)."""
-    if any(FORMATS[fmt].layout for _, fmt in targets):
+    if any(FORMATS[fmt].has("layout") for _, fmt in targets):
         dot_choice()
         dot_timeout()
     for path, fmt in targets:
-        if path == "-" and FORMATS[fmt].binary:
+        if path == "-" and FORMATS[fmt].has("binary"):
             raise OutputError(
                 f"{fmt.upper()} is binary and cannot be written to stdout",
                 hint=f"Write it to a file: -o graph.{fmt}",

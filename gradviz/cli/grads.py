@@ -24,16 +24,8 @@ from gradviz.stats import Diagnosis, parameter_grads, status_help
 from gradviz.text import printable
 
 # What --fail-on accepts, and the status each word means.
-FAIL_ON = {
-    "nan": "NaN",
-    "exploding": "exploding",
-    "vanishing": "vanishing",
-    "weak": "weak",
-    "stalled": "stalled",
-    "saturated": "saturated",
-    "dead": "dead",
-    "zero": "zero",
-}
+_GUARDED = ("NaN", "exploding", "vanishing", "weak", "stalled", "saturated", "dead", "zero")
+FAIL_ON = {status.lower(): status for status in _GUARDED}
 # What measure's errors call grads' and compare's own options.
 MEASURE_FLAGS = {key: flag(key) for key in ("epochs", "record_every", "data")}
 FAIL_STATUS = 1  # the exit status when --fail-on finds what it guards against

@@ -18,7 +18,7 @@ from rich.console import Console
 from gradviz.cli import command, flag
 from gradviz.cli.console import stdout_console
 from gradviz.cli.options import DASH_HELP, ExpressionCommand, OutputOption, model_options
-from gradviz.cli.source import graph_source, model_loss_graph
+from gradviz.cli.source import graph_source, model_loss_graph, say
 from gradviz.engine import Value, topological_order
 from gradviz.errors import GradvizError, InputError, OutputError, WriteError, quoted
 from gradviz.files import refuse_clashes, write_atomic
@@ -47,7 +47,6 @@ from gradviz.render.trace_view import (
     network_view,
     trace_frames,
 )
-from gradviz.text import printable_lines
 from gradviz.trace import document as trace_document
 from gradviz.trace import (
     forward,
@@ -61,10 +60,6 @@ from gradviz.trace import (
 # --format of the frames: their files' extension -> the format (svg, mmd -> mermaid).
 FRAME_FORMATS = {FORMATS[name].suffixes[0][1:]: name for name in formats("frames")}
 FRAME_PREFIX = "step-"
-
-
-def _say(message: str) -> None:
-    click.echo(printable_lines(message), err=True)  # file names may hold escapes
 
 
 def frame_names(count: int, extension: str) -> list[str]:
@@ -172,8 +167,9 @@ def write_frames(
     created = _prepare_folder(folder)
     fmt = FRAME_FORMATS[extension]
     for warning in size_warnings(frames.base, fmt, flag) if frames else []:
-        _say(f"warning: {warning}")
-    earlier = sorted(p.name for p in folder.glob(f"{FRAME_PREFIX}*.{extension}"))
+        say(f"warning: {warning}")
+    pattern = f"{FRAME_PREFIX}*.{extension}"
+    earlier = sorted(p.name for p in folder.glob(pattern))
     # Made in a hidden folder inside DIR (the same file system), then moved into place
     # together: interrupted (Ctrl-C, SIGTERM) or failing half-way, DIR is as it was.
     stage = None
@@ -188,7 +184,7 @@ def write_frames(
             with contextlib.suppress(OSError):
                 made.rmdir()
         if isinstance(error, KeyboardInterrupt):  # Ctrl-C, SIGTERM: what is on disk now
-            _say(_unwritten(folder, created, earlier))
+            say(_unwritten(folder, created, earlier))
         raise
     with _signals_held():
         try:
@@ -200,16 +196,9 @@ def write_frames(
             ) from None
         finally:
             shutil.rmtree(stage, ignore_errors=True)
-    written = set(frame_names(len(frames), extension) if step is None else names)
-    stale = (
-        []
-        if step is not None
-        else sorted(
-            p.name for p in folder.glob(f"{FRAME_PREFIX}*.{extension}") if p.name not in written
-        )
-    )
+    stale = [] if step is not None else sorted({p.name for p in folder.glob(pattern)} - set(names))
     if stale:
-        _say(
+        say(
             f"note: {quoted(str(folder))} also holds {', '.join(stale)} from an earlier run "
             "(left as they were)"
         )
@@ -218,9 +207,9 @@ def write_frames(
 
 def _say_frames(paths: list[Path], folder: Path, step: int | None) -> None:
     if step is not None:
-        _say(f"wrote {paths[0].name} to {str(folder)!r}")
+        say(f"wrote {paths[0].name} to {str(folder)!r}")
     else:
-        _say(f"wrote {len(paths)} frames to {str(folder)!r} ({paths[0].name} … {paths[-1].name})")
+        say(f"wrote {len(paths)} frames to {str(folder)!r} ({paths[0].name} … {paths[-1].name})")
 
 
 MODEL_STEPS_NOTE = 60  # more scalar steps than this: suggest --level
@@ -402,7 +391,7 @@ def trace_command(
             )
         )
     if model_path is not None and len(steps) > MODEL_STEPS_NOTE:
-        _say(f"note: {len(steps)} steps; --level neuron or --level layer shows fewer")
+        say(f"note: {len(steps)} steps; --level neuron or --level layer shows fewer")
     if drawn is not None:
         from gradviz.render.diagram import preferred_rankdir  # lazy: start-up
 
@@ -413,14 +402,14 @@ def trace_command(
     if page is not None and animate:
         refuse_clashes([("output", page)], inputs)
         write_atomic(page, animated_trace(drawn))  # the direction that fits a column
-        _say(f"wrote {page} (svg, {len(drawn)} steps animated)")
+        say(f"wrote {page} (svg, {len(drawn)} steps animated)")
     elif page is not None:
         refuse_clashes([("output", page)], inputs)
         expression = program.source if model_path is None else None
         diagram = diagram_from_value(value, clusters=clusters)
         html = render(diagram, "html", rankdir=None, expression=expression, command="trace")
         write_atomic(page, html)
-        _say(f"wrote {page} (html)")
+        say(f"wrote {page} (html)")
     if as_json:  # last: a document only for a command that did all it was asked
         click.echo(dumps(trace_document(value, steps)))
 
@@ -503,7 +492,7 @@ def _model_check_graph(
     rng = np.random.default_rng(seed)
     count = min(samples, len(parameters))
     chosen = sorted(rng.choice(len(parameters), size=count, replace=False).tolist())
-    _say(f"note: checking {count} of {len(parameters)} parameters (seed {seed}) on {what}")
+    say(f"note: checking {count} of {len(parameters)} parameters (seed {seed}) on {what}")
     return loss, [parameters[i] for i in chosen]
 
 
