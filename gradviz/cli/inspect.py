@@ -12,7 +12,7 @@ from gradviz.cli.console import stdout_console
 from gradviz.cli.options import picture_options
 from gradviz.errors import InputError, ModelError
 from gradviz.files import refuse_clashes
-from gradviz.measure import input_files, model_data
+from gradviz.measure import MODEL_SUFFIX, input_files, model_data
 from gradviz.model import Model, load_model
 from gradviz.numbers import dumps
 from gradviz.render.training import training_view
@@ -56,7 +56,7 @@ def inspect_command(
     pictures.check_picture(boundary_path, "--boundary")
     pictures.check_picture(curves_path, "--curves")
     pictures.check_report(report_path, "--report")
-    if model_path.lower().endswith(".json") and is_run_file(model_path):
+    if model_path.lower().endswith(MODEL_SUFFIX) and is_run_file(model_path):
         report = _recorded_report(model_path, data_path, boundary_path, curves_path)
     else:
         model = _load_for_inspect(model_path)
@@ -116,7 +116,7 @@ def _load_for_inspect(model_path: str) -> Model:
     try:
         return load_model(Path(model_path))
     except ModelError as error:
-        if model_path.lower().endswith(".json"):
+        if model_path.lower().endswith(MODEL_SUFFIX):
             raise
         raise ModelError(
             error.message,

@@ -66,13 +66,10 @@ def _with_dashes(command: str, args: list[str], token: str) -> str:
 
 class OutputOption(click.Option):
     """An option that names what the command writes: a file or folder (`writes="file"`),
-    or the format of those files (`writes="format"`). Declared by this class, so that
-    whoever runs a command line on a user's behalf can find them from the command itself:
-    the docs fence (gradviz.docs) refuses them all, as it chooses where its output goes."""
+    or their format (`writes="format"`). Whoever runs a command line on a user's behalf
+    finds them from the command: the docs fence refuses them all (it chooses the output)."""
 
     def __init__(self, *args: object, writes: str = "file", **kwargs: object) -> None:
-        if writes not in ("file", "format"):
-            raise ValueError(f"writes={writes!r}: 'file' or 'format'")
         super().__init__(*args, **kwargs)
         self.writes = writes
 
@@ -86,8 +83,7 @@ def _remember_traceback(ctx: click.Context, _param: click.Parameter, value: bool
 
 
 def traceback_option() -> click.Option:
-    """`--traceback` after the command name (`gradviz draw x --traceback`) as well as
-    before it: hidden (the group's --help lists it once), sets the same ctx.meta flag."""
+    """`--traceback` after the command name as well as before it (hidden: listed once)."""
     return click.Option(
         ["--traceback"],
         is_flag=True,
@@ -110,8 +106,8 @@ def model_options(
     seed_help: str = SEED_HELP,
 ) -> Callable[[F], F]:
     """--model FILE, --input X0,X1,…, --target Y, --level (when `levels` are given; the
-    first is the default) and --seed, declared once for every command that takes them.
-    The values arrive as `model_path` (a Path), `input_text`, `target`, `level`, `seed`."""
+    first is the default) and --seed, as `model_path` (a Path), `input_text`, `target`,
+    `level`, `seed`: declared once for every command that takes them."""
     options = [
         click.option(
             "--model",

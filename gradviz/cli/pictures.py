@@ -1,9 +1,6 @@
 """The output options of `train` and `inspect` (--boundary, --curves, --report, --save)
 and the terminal's boundary map, each of a `gradviz.report.Report`: checks before any
-work, then one call each. The drawing is in
-gradviz.render.plots (matplotlib, loaded only when a picture file is written),
-gradviz.render.boundary_map, and for the page gradviz.pages (its plots without
-matplotlib)."""
+work, then one call each (matplotlib loaded only when a picture file is written)."""
 
 from __future__ import annotations
 
@@ -35,8 +32,7 @@ def spec_inputs(spec: str | None, resolved: Spec) -> list[str | Path]:
 
 
 def check_picture(path: str | None, option: str) -> None:
-    """Refuse, before any training, a picture path of another format (one that names an
-    input or another output: `files.refuse_clashes`, called with all of them)."""
+    """Refuse, before any training, a picture path of another format."""
     if path is None:
         return
     if format_for(path) not in formats("plot"):
@@ -51,7 +47,7 @@ def check_boundary(path: str | None, n_inputs: int) -> None:
 
 def write_pictures(paths: tuple[str | None, str | None], report: Report) -> list[str]:
     """The --boundary and --curves pictures of the report (each when its path is given);
-    the paths written. matplotlib is loaded here, only when one is asked for."""
+    the paths written."""
     boundary_path, curves_path = paths
     data = report.data
     where = f"on {printable(data.name)}, {data.size} examples" if data is not None else ""
@@ -94,9 +90,8 @@ def check_report(path: str | None, option: str) -> None:
 
 
 def write_report(path: str | None, report: Report) -> list[str]:
-    """The report page (`gradviz.pages.report_page`) when a path is given, written
-    atomically; the paths written. `train --report` and `inspect -o` give the same page for
-    the same weights."""
+    """The report page when a path is given; the paths written (`train --report` and
+    `inspect -o` give the same page for the same weights)."""
     if path is None:
         return []
     from gradviz.pages import report_page  # lazy: start-up (numpy, Graphviz)
@@ -107,8 +102,7 @@ def write_report(path: str | None, report: Report) -> list[str]:
 
 
 def check_save_path(save_path: str) -> None:
-    """Before training, so that a bad path costs no training time (one that names an input
-    or another output: `files.refuse_clashes`, called with all of them first)."""
+    """Before training, so that a bad path costs no training time."""
     if Path(save_path).is_dir():
         raise OutputError(
             f"--save {quoted(save_path)}: is a folder; give a file name ending in .json"
