@@ -225,9 +225,8 @@ def to_svg(
     id_prefix: str = "",
     program: DotProgram | None = None,
 ) -> str:
-    """The SVG picture as text, ready to sit inline in an HTML page: dark mode from CSS
-    variables (`gradviz.render.themes`), every id prefixed by `id_prefix` (say `gv3-`) so
-    that many diagrams share a page."""
+    """The SVG picture as text to sit inline in an HTML page: dark mode from CSS variables,
+    every id prefixed by `id_prefix` (say `gv3-`) so that many diagrams share a page."""
     from gradviz.render import as_diagram  # lazy: start-up
 
     diagram = as_diagram(graph, grad=grad)
@@ -257,12 +256,9 @@ def animated_trace(
     program: DotProgram | None = None,
     id_prefix: str = "gv-",
 ) -> bytes:
-    """The trace's frames as one animated SVG (`gradviz.render.animate`): laid out once,
-    stepping through the backward pass with CSS keyframes, the last frame when still.
-
-    `rankdir` None: left to right if that fits a column of COLUMN_PX, else top to bottom
-    when that is narrower (the credits travel on the edges: left to right, they double
-    its columns). A heavy layout is made once, in the diagram's preferred direction."""
+    """The trace's frames as one animated SVG (`gradviz.render.animate`), laid out once:
+    `rankdir` None, left to right if that fits a column of COLUMN_PX, else top to bottom
+    when narrower (a heavy layout: once, in the diagram's preferred direction)."""
     from gradviz.render.animate import animated_svg, animation_diagram  # lazy: start-up
     from gradviz.render.diagram import draw_less, preferred_rankdir  # lazy: start-up
     from gradviz.render.dot import layout_cost, to_dot  # lazy: start-up

@@ -1,12 +1,10 @@
 """The one way every command makes its rich consoles.
 
-Colour only on a terminal without NO_COLOR (rich checks both). On a terminal, rich fits
-the output to its width. Piped or redirected, there is no width to fit: tables are laid
-out PIPED_WIDTH columns wide (or COLUMNS if wider), enough that none drops a column, and
-text is never wrapped (soft wrap: a sentence is one line, whatever its length), so
-`gradviz … > file` keeps every number and every phrase whole. Piped lines
-carry no trailing spaces (rich pads table cells to the column width): a file diffs
-cleanly and `grep 'x$'` finds what it should.
+Colour only on a terminal without NO_COLOR; there, rich fits the output to its width.
+Piped or redirected, tables are laid out PIPED_WIDTH columns wide (or COLUMNS if wider),
+so none drops a column, text is never wrapped (a sentence is one line), and lines carry
+no trailing spaces (rich pads cells): `gradviz … > file` keeps every number whole,
+diffs cleanly, and `grep 'x$'` finds what it should.
 """
 
 from __future__ import annotations

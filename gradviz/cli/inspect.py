@@ -53,9 +53,7 @@ def inspect_command(
     """
     outputs = [("boundary", boundary_path), ("curves", curves_path), ("report", report_path)]
     refuse_clashes(outputs, input_files(model_path, data_path))  # its CSV data too
-    pictures.check_picture(boundary_path, "--boundary")
-    pictures.check_picture(curves_path, "--curves")
-    pictures.check_report(report_path, "--report")
+    pictures.check_outputs(boundary_path, curves_path, report_path)
     if model_path.lower().endswith(MODEL_SUFFIX) and is_run_file(model_path):
         report = _recorded_report(model_path, data_path, boundary_path, curves_path)
     else:

@@ -31,12 +31,18 @@ def spec_inputs(spec: str | None, resolved: Spec) -> list[str | Path]:
     return inputs
 
 
-def check_picture(path: str | None, option: str) -> None:
-    """Refuse, before any training, a picture path of another format."""
-    if path is None:
-        return
-    if format_for(path) not in formats("plot"):
-        raise OutputError(f"{option} {path}: a picture is written as {suffix_words('plot')}")
+def check_outputs(
+    boundary: str | None, curves: str | None, report: str | None, n_inputs: int | None = None
+) -> None:
+    """Refuse, before any training, a picture or report path of another format, and
+    --boundary for a network without 2 inputs (`n_inputs`, when it is known)."""
+    for option, path in (("--boundary", boundary), ("--curves", curves)):
+        if path is not None and format_for(path) not in formats("plot"):
+            raise OutputError(f"{option} {path}: a picture is written as {suffix_words('plot')}")
+    if n_inputs is not None:
+        check_boundary(boundary, n_inputs)
+    if report is not None and not report.lower().endswith(suffixes("report")):
+        raise OutputError(f"--report {report}: a report is written as {suffix_words('report')}")
 
 
 def check_boundary(path: str | None, n_inputs: int) -> None:
@@ -79,14 +85,6 @@ def boundary_map_of(console: Console, report: Report) -> RenderableType | None:
     colour = console.color_system is not None and not console.no_color
     grid = report.boundary(*grid_shape(colour))
     return None if grid is None else boundary_map(grid, colour)
-
-
-def check_report(path: str | None, option: str) -> None:
-    """Refuse, before any work, a report path that is not .html."""
-    if path is None:
-        return
-    if not path.lower().endswith(suffixes("report")):
-        raise OutputError(f"{option} {path}: a report is written as {suffix_words('report')}")
 
 
 def write_report(path: str | None, report: Report) -> list[str]:

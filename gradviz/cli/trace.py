@@ -69,8 +69,7 @@ def frame_names(count: int, extension: str) -> list[str]:
 
 
 def _prepare_folder(folder: Path) -> list[Path]:
-    """`folder`, created if needed; returns the folders it created, deepest first (removed
-    again when no frame gets written)."""
+    """`folder`, created if needed; the folders it created, deepest first (to remove)."""
     if folder.exists() and not folder.is_dir():
         raise OutputError(f"cannot write frames to {quoted(str(folder))}: it is not a folder")
     created = [p for p in (folder, *folder.parents) if not p.exists()]
@@ -99,9 +98,8 @@ def _stage(folder: Path) -> Path:
 
 @contextlib.contextmanager
 def _signals_held() -> Iterator[None]:
-    """Ctrl-C and SIGTERM wait while the frames move into place (a few renames): the
-    folder holds either the earlier frames or all the new ones, never a mix. A signal that
-    came meanwhile is delivered on leaving (the frames are then all written)."""
+    """Ctrl-C and SIGTERM wait while the frames move into place (a few renames), so the
+    folder never holds a mix of runs; a signal that came meanwhile is delivered on leaving."""
     held = {signal.SIGINT, signal.SIGTERM}
     can_hold = hasattr(signal, "pthread_sigmask") and (
         threading.current_thread() is threading.main_thread()
@@ -146,16 +144,12 @@ def write_frames(
     page: Path | None = None,
     step: int | None = None,
 ) -> list[Path]:
-    """One file per frame in `folder` (created if needed), laid out in direction
-    `rankdir`; returns the paths written. `step` (1-based): that frame only, under its
-    own name (a docs page shows one step of the pass). The frames are made one at a
-    time, each written (into a hidden folder in `folder`) before the next is made, and
-    moved into `folder` together at the end: a run interrupted (and saying what it kept)
-    or failing before then leaves `folder` as it was.
-
-    Refuses before writing anything if a frame would replace an input file or the `page`
-    the command writes after them, or if `check_frames` refuses them. Frames of an
-    earlier, longer run are left alone and mentioned."""
+    """One file per frame in `folder` (created if needed), laid out in direction `rankdir`
+    (`step`, 1-based: that frame only); the paths written. Each frame is written into a
+    hidden folder in `folder` before the next is made, and all are moved into `folder`
+    together: interrupted or failing before then, `folder` is as it was. Refused before
+    any writing: a frame that would replace an input or the `page` written after them,
+    or frames `check_frames` refuses. Frames of an earlier, longer run are left, and said."""
     check_frames(frames, extension, step)
     names = frame_names(len(frames), extension)
     shown: Iterable[Diagram] = frames
@@ -170,9 +164,7 @@ def write_frames(
         say(f"warning: {warning}")
     pattern = f"{FRAME_PREFIX}*.{extension}"
     earlier = sorted(p.name for p in folder.glob(pattern))
-    # Made in a hidden folder inside DIR (the same file system), then moved into place
-    # together: interrupted (Ctrl-C, SIGTERM) or failing half-way, DIR is as it was.
-    stage = None
+    stage = None  # the hidden folder in DIR (the same file system: renames are atomic)
     try:
         stage = _stage(folder)
         for frame, path in zip(shown, paths, strict=True):

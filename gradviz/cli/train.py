@@ -132,10 +132,7 @@ def train_command(
         refuse_clashes(outputs, pictures.spec_inputs(spec, resolved))
         if save_path is not None:
             pictures.check_save_path(save_path)
-        pictures.check_picture(boundary_path, "--boundary")
-        pictures.check_picture(curves_path, "--curves")
-        pictures.check_boundary(boundary_path, resolved.layers[0])
-        pictures.check_report(report_path, "--report")
+        pictures.check_outputs(boundary_path, curves_path, report_path, resolved.layers[0])
     show = not quiet and not as_json
 
     data = load_data(resolved)
