@@ -2,23 +2,41 @@
 
 from __future__ import annotations
 
-import shlex
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import click
 
-from gradviz.cli import EVERY_NUMBER, command, flag, pictures
-from gradviz.cli.console import stdout_console
+from gradviz.cli import EVERY_NUMBER, command, flag
 from gradviz.cli.options import picture_options
 from gradviz.errors import InputError, ModelError
 from gradviz.files import refuse_clashes
-from gradviz.measure import MODEL_SUFFIX, input_files, model_data
-from gradviz.model import Model, load_model
+from gradviz.lazy import on_demand
 from gradviz.numbers import dumps
-from gradviz.render.training import training_view
-from gradviz.report import Report, build_report, inspect_document, run_report
-from gradviz.run import is_run_file, load_run
 from gradviz.text import printable
+
+# What reading a model and showing it needs is imported when the command runs, not for
+# `gradviz inspect --help` (as train.py does).
+if TYPE_CHECKING:
+    import shlex
+
+    from gradviz import measure
+    from gradviz import model as models
+    from gradviz import report as reports
+    from gradviz import run as runs
+    from gradviz.cli import console, pictures
+    from gradviz.model import Model
+    from gradviz.render import training as views
+    from gradviz.report import Report
+else:
+    console = on_demand("gradviz.cli.console")
+    shlex = on_demand("shlex")
+    measure = on_demand("gradviz.measure")
+    models = on_demand("gradviz.model")
+    pictures = on_demand("gradviz.cli.pictures")
+    reports = on_demand("gradviz.report")
+    runs = on_demand("gradviz.run")
+    views = on_demand("gradviz.render.training")
 
 
 @command("inspect", epilog="Exit status: 0 ok, 2 missing or malformed model file.")
@@ -52,26 +70,26 @@ def inspect_command(
       gradviz inspect xor.json -o report.html
     """
     outputs = [("boundary", boundary_path), ("curves", curves_path), ("report", report_path)]
-    refuse_clashes(outputs, input_files(model_path, data_path))  # its CSV data too
+    refuse_clashes(outputs, measure.input_files(model_path, data_path))  # its CSV data too
     pictures.check_outputs(boundary_path, curves_path, report_path)
-    if model_path.lower().endswith(MODEL_SUFFIX) and is_run_file(model_path):
+    if model_path.lower().endswith(measure.MODEL_SUFFIX) and runs.is_run_file(model_path):
         report = _recorded_report(model_path, data_path, boundary_path, curves_path)
     else:
         model = _load_for_inspect(model_path)
         pictures.check_boundary(boundary_path, model.spec.layers[0])
-        data = model_data(model, data_path, "--data")
-        report = build_report(model, data, title=model_path)
+        data = measure.model_data(model, data_path, "--data")
+        report = reports.build_report(model, data, title=model_path)
     written = pictures.write_pictures((boundary_path, curves_path), report)
     written += pictures.write_report(report_path, report)
     if as_json:
-        click.echo(dumps(inspect_document(report)))
+        click.echo(dumps(reports.inspect_document(report)))
         return
     if report_path is not None:  # the page holds the whole report: say where it went
         for path in written:
             click.echo(f"wrote {printable(path)}", err=True)
         return
-    out = stdout_console()
-    for part in training_view(
+    out = console.stdout_console()
+    for part in views.training_view(
         report,
         width=out.width,
         boundary_map=pictures.boundary_map_of(out, report),
@@ -94,7 +112,7 @@ def _recorded_report(
                 f"{option}: {printable(path)} is a recorded run: it holds statistics, not the "
                 "network or its data"
             )
-    report = run_report(load_run(path), title=path)
+    report = reports.run_report(runs.load_run(path), title=path)
     if curves_path is not None and not report.loss:
         raise InputError(f"--curves: {printable(path)} has no logged curves to draw")
     return report
@@ -112,9 +130,9 @@ def _load_for_inspect(model_path: str) -> Model:
             hint=specs,
         )
     try:
-        return load_model(Path(model_path))
+        return models.load_model(Path(model_path))
     except ModelError as error:
-        if model_path.lower().endswith(MODEL_SUFFIX):
+        if model_path.lower().endswith(measure.MODEL_SUFFIX):
             raise
         raise ModelError(
             error.message,
