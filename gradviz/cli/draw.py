@@ -9,7 +9,7 @@ import click
 
 from gradviz.cli import command, flag
 from gradviz.cli.console import stdout_console
-from gradviz.cli.options import DASH_HELP, ExpressionCommand, OutputOption, model_options
+from gradviz.cli.options import ExpressionCommand, OutputOption, model_options
 from gradviz.cli.source import graph_source, model_example, say
 from gradviz.errors import OutputError, RenderError, WriteError
 from gradviz.expr import FUNCTIONS
@@ -79,8 +79,7 @@ class UpperChoice(click.Choice):
 @command(
     "draw",
     cls=ExpressionCommand,
-    epilog=DASH_HELP.format(command="draw")
-    + "\n\nExit status: 0 ok, 1 runtime failure (e.g. no Graphviz for PDF), 2 bad input.",
+    epilog="Exit status: 0 ok, 1 runtime failure (e.g. no Graphviz for PDF), 2 bad input.",
 )
 @click.argument("expr", metavar="EXPR", required=False)
 @click.argument("assignments", nargs=-1, metavar="[NAME=VALUE]...")

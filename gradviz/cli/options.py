@@ -6,7 +6,7 @@ from __future__ import annotations
 import re
 from collections.abc import Callable, Sequence
 from pathlib import Path
-from typing import TypeVar
+from typing import Any, TypeVar
 
 import click
 
@@ -25,7 +25,11 @@ _LONG_OPTION = re.compile(r"--[A-Za-z][\w-]*(=.*)?")
 
 class ExpressionCommand(click.Command):
     """A command whose first argument is an expression. `-x*2` would be taken for an
-    unknown option `-x`: then the error says to put `--` before the expression."""
+    unknown option `-x`: then the error says to put `--` before the expression, as the
+    help's epilog does (before the exit statuses the command gives)."""
+
+    def __init__(self, name: str, *, epilog: str, **settings: Any) -> None:
+        super().__init__(name, epilog=f"{DASH_HELP.format(command=name)}\n\n{epilog}", **settings)
 
     def parse_args(self, ctx: click.Context, args: list[str]) -> list[str]:
         given = list(args)  # the parser consumes the list it is given

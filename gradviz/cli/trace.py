@@ -17,7 +17,7 @@ from rich.console import Console
 
 from gradviz.cli import command, flag
 from gradviz.cli.console import stdout_console
-from gradviz.cli.options import DASH_HELP, ExpressionCommand, OutputOption, model_options
+from gradviz.cli.options import ExpressionCommand, OutputOption, model_options
 from gradviz.cli.source import graph_source, model_loss_graph, say
 from gradviz.engine import Value, topological_order
 from gradviz.errors import GradvizError, InputError, OutputError, WriteError, quoted
@@ -211,8 +211,7 @@ DEFAULT_SAMPLES = 10  # parameters of a model that `check` compares
 @command(
     "trace",
     cls=ExpressionCommand,
-    epilog=DASH_HELP.format(command="trace")
-    + "\n\nExit status: 0 ok, 1 runtime failure (e.g. no Graphviz for SVG frames), 2 bad input.",
+    epilog="Exit status: 0 ok, 1 runtime failure (e.g. no Graphviz for SVG frames), 2 bad input.",
 )
 @click.argument("expr", metavar="[EXPR]", required=False)
 @click.argument("assignments", nargs=-1, metavar="[NAME=VALUE]...")
@@ -491,8 +490,7 @@ def _model_check_graph(
 @command(
     "check",
     cls=ExpressionCommand,
-    epilog=DASH_HELP.format(command="check")
-    + "\n\nExit status: 0 every leaf passed (or was not comparable), 1 a leaf failed, "
+    epilog="Exit status: 0 every leaf passed (or was not comparable), 1 a leaf failed, "
     "2 bad input.",
 )
 @click.argument("expr", metavar="[EXPR]", required=False)
