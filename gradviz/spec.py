@@ -25,22 +25,12 @@ from typing import TYPE_CHECKING, TypeGuard
 from gradviz.data import BUILTIN, GENERATED, MAX_POINTS, DataSpec
 from gradviz.errors import QUOTE_LIMIT, InputError, SpecError, quoted, shortened
 from gradviz.files import read_capped
-from gradviz.lazy import on_demand
 from gradviz.numbers import from_json_number
 from gradviz.ops import ACTIVATIONS
 from gradviz.text import printable
 
 if TYPE_CHECKING:
-    import difflib
-    import json
-    import tomllib
-
     from gradviz.engine import Value
-else:  # imported when first used: a preset (`gradviz train xor`) reads no TOML, and only
-    # a mistake needs a close match (`sigmod`: did you mean `sigmoid`?)
-    difflib = on_demand("difflib")
-    json = on_demand("json")
-    tomllib = on_demand("tomllib")
 
 
 # -- the vocabulary of a spec -------------------------------------------------------------
@@ -264,6 +254,8 @@ def _read_spec(path: Path) -> tuple[dict, Locate]:
         text = data.decode("utf-8-sig")  # a byte-order mark (Windows editors) is not TOML's
     except UnicodeDecodeError as error:
         raise SpecError(f"{path}: not UTF-8 text (byte {error.start})") from None
+    import tomllib  # lazy: start-up (a preset, `gradviz train xor`, reads no TOML)
+
     try:
         raw = tomllib.loads(text)
     except tomllib.TOMLDecodeError as error:
@@ -448,6 +440,8 @@ def spelled(value: object) -> str:
 
 
 def _suggest(word: str, choices: Sequence[str]) -> str:
+    import difflib  # lazy: start-up (only a mistake needs a close match)
+
     close = difflib.get_close_matches(word, choices, n=1)
     shown = quoted(word, 30)  # the line names the key already, and lists the known ones
     return f" {shown} (did you mean {quoted(close[0])}?)" if close else f" {shown}"
@@ -882,6 +876,8 @@ _PLURALS = {
 
 def shown(value: object) -> str:
     """A value from a file as it was written, cut short."""
+    import json  # lazy: start-up
+
     text = json.dumps(value)
     return text if len(text) <= 40 else text[:30] + "…"
 

@@ -1,16 +1,10 @@
 """The backward pass as data: one `Step` per node the credit reaches, in order.
 
-Backpropagation is the chain rule applied to a graph that remembers how it was
-computed. Walking the nodes in reverse topological order, each node holds its
-complete credit dL/dnode (every consumer came before it), multiplies it by the
-local derivative of its op for each input, and adds that to the input's credit.
-`trace` records exactly that walk, so the terminal view, the SVG frames and the
-tests all read the same steps.
-
-Which nodes get a step: the output, then every node the credit reaches, that is
-every node with a path to the output that does not pass through `detach`. For a
-graph without `detach` that is every node: its non-leaf nodes (which pass credit
-on) plus its leaves (where the credit ends as their gradient).
+Walking the nodes in reverse topological order, each node holds its complete credit
+dL/dnode (every consumer came before it), multiplies it by its op's local derivative for
+each input and adds that to the input's credit. `trace` records that walk, as the engine
+runs it, so the terminal view, the SVG frames and the tests read the same steps. A step is
+made for the output and every node with a path to it free of `detach`.
 """
 
 from __future__ import annotations
@@ -29,15 +23,10 @@ NUDGE = 0.01  # the step size of the plain-words sentences: "raising a by 0.01 �
 
 @dataclass(frozen=True, slots=True)
 class Contribution:
-    """The credit one node passes to one of its inputs (one edge of the backward pass).
-
-    `formula` is the op's local derivative in its own terms (`∂(a·b)/∂a = b`);
-    `named_formula` says the same with the graph's names (`∂(d·f)/∂d = f`) and
-    `local_text` is its right-hand side (`f`). `amount` = credit · `local` is added to
-    the input's credit, whose running total goes from `before` to `total`; `earlier`
-    counts the contributions it had already received. `passes` is False for an op that
-    stops the gradient (`detach`): then nothing is added.
-    """
+    """The credit one node passes to one input (an edge of the backward pass): `formula` in
+    the op's terms (`∂(a·b)/∂a = b`), `named_formula` in the graph's (`∂(d·f)/∂d = f`),
+    `local_text` its right-hand side; `amount` = credit · `local` takes the input's total
+    from `before` to `total` after `earlier` contributions; `passes` is False at a detach."""
 
     parent: Value
     parent_name: str
@@ -65,12 +54,8 @@ class Source:
 
 @dataclass(frozen=True, slots=True)
 class Step:
-    """One node of the backward pass, at the moment its credit is complete.
-
-    `credit` is dL/dnode (1 for the output), the sum of `sources` (one per use of the
-    node: `x*x + x` gives x three). A non-leaf passes credit to its inputs
-    (`contributions`); a leaf keeps it as its gradient.
-    """
+    """One node of the backward pass once its credit dL/dnode is complete: the sum of
+    `sources` (one per use: `x*x + x` gives x three), passed on as `contributions`."""
 
     index: int  # 0-based position in the backward pass
     node: Value
@@ -125,13 +110,8 @@ def forward(value: Value) -> list[ForwardStep]:
 
 
 def trace(value: Value) -> list[Step]:
-    """The backward pass from `value`, one `Step` per node the credit reaches, in order.
-
-    The engine's own backward pass runs (`engine.backpropagate`) and reports every edge
-    it processes; the steps are made from those reports, so their numbers are the
-    engine's by construction, and the graph's `.grad` fields hold them afterwards: a
-    pass from zero, which replaces grads accumulated by earlier `backward()` calls.
-    """
+    """The backward pass from `value`, one `Step` per node the credit reaches, in order,
+    made from the edges the engine's own pass reports (`.grad` then holds a pass from zero)."""
     order = topological_order(value)
     names = node_names(order)
     edges: dict[Value, list[tuple[int, Value, Number, Number, Number]]] = {}
@@ -152,8 +132,7 @@ def trace(value: Value) -> list[Step]:
         contributions: list[Contribution] = []
         op = node.op
         if op is not None and not op.passes_credit:  # detach: shown, though nothing passes
-            locals_ = op.local(node.data, *[p.data for p in node.parents])
-            for position, (parent, local) in enumerate(zip(node.parents, locals_, strict=True)):
+            for position, (parent, local) in enumerate(zip(node.parents, node.locals, strict=True)):
                 if type(parent) is Constant:
                     continue
                 before, earlier = totals.get(parent, (0.0, 0))
@@ -218,8 +197,7 @@ def _contribution(
 
 
 def unreached(value: Value, steps: list[Step]) -> list[Value]:
-    """Nodes of the graph that no credit reaches (every path runs through detach);
-    constants are not counted: they never get a step."""
+    """Nodes no credit reaches (every path runs through detach), constants not counted."""
     seen = {s.node for s in steps}
     return [v for v in topological_order(value) if v not in seen and type(v) is not Constant]
 
@@ -253,11 +231,8 @@ def sentence(name: str, grad: Number, output: str, *, reached: bool = True) -> s
 def leaf_gradients(
     value: Value, steps: list[Step], *, constants: bool = False
 ) -> list[LeafGradient]:
-    """Every labelled leaf (and unlabelled ones, if asked; never a `Constant`) with its
-    gradient and a sentence.
-
-    Leaves come in the order they first appear in the graph (topological order).
-    """
+    """Every labelled leaf (unlabelled ones too if asked; never a `Constant`), in graph
+    order, with its gradient and a sentence."""
     order = topological_order(value)
     out = output_name(value, order)
     by_node = {s.node: s for s in steps}
@@ -286,8 +261,7 @@ def leaf_gradients(
 
 @dataclass(frozen=True, slots=True)
 class Passed:
-    """Credit sent back to one input of a unit: dL/dz · w (or, for a layer, the total
-    its previous layer's unit received from the whole layer)."""
+    """Credit sent back to one input of a unit: dL/dz · w (for a layer: all it sent)."""
 
     to: str
     weight: Number | None
@@ -298,13 +272,9 @@ class Passed:
 
 @dataclass(frozen=True, slots=True)
 class UnitStep:
-    """One neuron, layer, the loss or the inputs in a network's backward pass.
-
-    Tuples hold one entry per neuron of the step (one for a neuron, n_out for a
-    layer): `credit` dL/da arriving at the activations, `local` the activation's
-    slope act'(z), `credit_z` dL/dz = dL/da · act'(z), and the parameters' grads.
-    `ids` are the node ids of the step in `gradviz.render.network.network_diagram`.
-    """
+    """One neuron, layer, the loss or the inputs in a network's backward pass. Tuples hold
+    one entry per neuron: `credit` dL/da, `local` act'(z), `credit_z` dL/dz, the grads;
+    `ids` are the step's node ids in `gradviz.render.network.network_diagram`."""
 
     index: int
     kind: str  # "loss", "neuron", "layer", "inputs"
@@ -331,13 +301,9 @@ def _slope(activation: str, a: Value, z: Value) -> Number:
 
 
 def network_trace(graph, level: str = "neuron") -> list[UnitStep]:
-    """The backward pass of one example through a network, by neuron or by layer.
-
-    `graph` is a `gradviz.model.LossGraph` (built and run backward). Steps: the loss,
-    then each layer from the output back (each neuron of it, for `neuron`), then the
-    inputs. The credits are the engine's grads; what a unit passes back to an input is
-    dL/dz · w, summed over the units that use it.
-    """
+    """One example's backward pass through a network (a `gradviz.model.LossGraph`, run
+    backward), by neuron or by layer: the loss, each layer from the output back, the inputs.
+    The credits are the engine's grads; a unit passes dL/dz · w back to each input."""
     from gradviz.spec import LOSS_FUNCTIONS  # lazy: start-up (a network is loaded by now)
 
     if level not in ("neuron", "layer"):
@@ -354,7 +320,6 @@ def network_trace(graph, level: str = "neuron") -> list[UnitStep]:
                 received.setdefault(unit_names[i][k], []).append((neuron.name, z.grad * w.data))
     out_name = unit_names[-1][0]
     received[out_name] = [("loss", built.output.grad)]
-    loss_kind = network.loss
     steps: list[UnitStep] = [
         UnitStep(
             index=0,
@@ -365,7 +330,7 @@ def network_trace(graph, level: str = "neuron") -> list[UnitStep]:
             credit=(1.0,),
             sources=(),
             passed=(Passed(out_name, None, built.output.grad, built.output.grad, 0),),
-            formula=LOSS_FUNCTIONS[loss_kind].derivative,
+            formula=LOSS_FUNCTIONS[network.loss].derivative,
         )
     ]
     for i in range(len(layers) - 1, -1, -1):
@@ -378,26 +343,22 @@ def network_trace(graph, level: str = "neuron") -> list[UnitStep]:
         for group in groups:
             passed: list[Passed] = []
             for neuron, z, _a in group:
-                for k, w in enumerate(neuron.weights):
+                for to, w in zip(inputs, neuron.weights, strict=True):
                     amount = z.grad * w.data
-                    before = totals.get(inputs[k], 0.0)
-                    totals[inputs[k]] = before + amount
-                    passed.append(
-                        Passed(
-                            inputs[k], w.data, amount, totals[inputs[k]], counts.get(inputs[k], 0)
-                        )
-                    )
-                    counts[inputs[k]] = counts.get(inputs[k], 0) + 1
+                    totals[to] = totals.get(to, 0.0) + amount
+                    passed.append(Passed(to, w.data, amount, totals[to], counts.get(to, 0)))
+                    counts[to] = counts.get(to, 0) + 1
             if level == "layer":  # one line per input unit: what the whole layer sent it
                 passed = [Passed(name, None, totals[name], totals[name], 0) for name in inputs]
             names = [n.name for n, _, _ in group]
+            neuron_level = level == "neuron"
             steps.append(
                 UnitStep(
                     index=len(steps),
                     kind=level,
-                    name=names[0] if level == "neuron" else layer.name,
+                    name=names[0] if neuron_level else layer.name,
                     ids=tuple(n.replace(".", "_") for n in names)
-                    if level == "neuron"
+                    if neuron_level
                     else (layer.name,),
                     activation=layer.activation,
                     credit=tuple(a.grad for _, _, a in group),
@@ -435,11 +396,8 @@ def activation_formula(activation: str) -> str:
 
 
 def document(value: Value, steps: list[Step] | None = None) -> dict:
-    """What `trace --json` prints: the forward pass, the backward pass step by step (the
-    credit each node received and from whom, and what it passed to each input, with the
-    local derivative's formula in the graph's names), then every leaf's gradient with its
-    sentence and the nodes no credit reaches. Nodes are named as in every view; `steps`:
-    `trace(value)` when it is at hand."""
+    """What `trace --json` prints: the forward pass, the backward pass step by step, every
+    leaf's gradient with its sentence, the nodes no credit reaches (`steps`: `trace(value)`)."""
     steps = trace(value) if steps is None else steps
     names = node_names(topological_order(value))
     return {
@@ -492,9 +450,8 @@ def document(value: Value, steps: list[Step] | None = None) -> dict:
 
 
 def network_document(graph, level: str, steps: list[UnitStep] | None = None) -> dict:
-    """What `trace --model … --level neuron|layer --json` prints: the example (input,
-    target, loss), then every field of each `UnitStep` (`network_trace(graph, level)`),
-    credit sources as in `document` (the diagram's node ids left out: a picture's)."""
+    """What `trace --model … --level neuron|layer --json` prints: the example, then every
+    field of each `UnitStep` but the diagram's ids."""
     steps = network_trace(graph, level) if steps is None else steps
     return {
         "level": level,
@@ -509,8 +466,7 @@ def network_document(graph, level: str, steps: list[UnitStep] | None = None) -> 
 
 
 def _plain(field_name: str, value: object) -> object:
-    """A step's field as JSON types: a `Passed` as its fields, each unit's sources as
-    `{"from", "amount"}` (as `document` writes them)."""
+    """A step's field as JSON types (sources as `{"from", "amount"}`, as `document` has them)."""
     if field_name == "sources":
         return [[{"from": who, "amount": amount} for who, amount in unit] for unit in value]
     if isinstance(value, tuple):

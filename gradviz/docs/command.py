@@ -149,6 +149,7 @@ def parse(words: list[str], commands: Commands | None = None) -> Parsed:
     found = commands.get(words[0]) if commands is not None else command(words[0])
     if found is None:
         raise CommandLineError(f"{words[0]!r} is not a gradviz command")
+
     parent = click.Context(cli, info_name="gradviz")
     ctx = click.Context(found, info_name=words[0], parent=parent, **found.context_settings)
     parser = found.make_parser(ctx)
