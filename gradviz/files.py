@@ -1,9 +1,8 @@
-"""Files, read and written safely: reading a user's file with a size cap, so that a huge
-file (or a device that never ends) is refused before it fills memory (every problem one
-error of the caller's class: a missing spec is a SpecError, a missing model a ModelError),
-and writing one atomically (the old file or the whole new one, never half), never over
-one of the command's own inputs nor twice over one file (`refuse_clashes`). At the bottom
-layer, so that the library (model.save) and the CLI's outputs write the same way."""
+"""Files, read and written safely: a user's file read with a size cap (a huge file or an
+endless device refused before it fills memory; every problem an error of the caller's
+class), a file written atomically (the old one or the whole new one), never over one of
+the command's inputs nor twice over one file. At the bottom layer, so that the library
+(model.save) and the CLI's outputs write the same way."""
 
 from __future__ import annotations
 
@@ -44,12 +43,10 @@ def read_capped(path: Path, limit: int, error: type[GradvizError], what: str) ->
 def refuse_clashes(
     outputs: Sequence[tuple[str, str | Path | None]], inputs: Iterable[str | Path | None] = ()
 ) -> None:
-    """Refuse, before any work, outputs that would lose a file: one that names an input of
-    the command (the expression, the model, its CSV data, the spec: it would be
-    overwritten), or two that name one file (the first would be lost). `outputs` pairs the
-    option naming each path, as a keyword (`curves`; the CLI says `--curves`), with the
-    path (None: not asked for; `-`: stdout). Paths are compared resolved (a symlink,
-    `./p.svg` and `p.svg` are one file), and by inode when both exist (a hard link)."""
+    """Refuse, before any work, an output that names an input of the command (it would be
+    overwritten), or two that name one file. `outputs` pairs each path (None: not asked
+    for; `-`: stdout) with its option as a keyword (`curves`; the CLI says `--curves`).
+    Paths are compared resolved (a symlink, `./p.svg`), and by inode (a hard link)."""
     sources = [Path(path) for path in inputs if path is not None]
     seen: list[tuple[str, Path | None]] = []  # (option, path; None for stdout)
     for option, given in outputs:
@@ -91,16 +88,11 @@ def _same_file(a: Path, b: Path) -> bool:
 
 
 def write_atomic(path: Path | str, data: bytes | str) -> None:
-    """Write a file so that it is either the old one or the complete new one, never half.
-
-    The data go to a temporary file in the same folder (same file system, so the
-    rename is atomic), flushed to disk, then renamed over `path`. New files get the
-    usual permissions (0666 less the umask); an existing file keeps its mode.
-
-    A path the user cannot write to (no such folder, a folder, no permission, a
-    read-only file system) is an OutputError (exit 2: choose another path); a write
-    that fails on a usable path (disk full, I/O error) is a WriteError (exit 1).
-    """
+    """Write a file so that it is either the old one or the complete new one, never half:
+    a temporary file in the same folder (so the rename is atomic), flushed to disk, renamed
+    over `path`. A new file gets 0666 less the umask, an existing one keeps its mode. A
+    path the user cannot write to is an OutputError (exit 2), a write failing on a usable
+    path (disk full, I/O error) a WriteError (exit 1)."""
     import tempfile  # lazy: start-up
 
     path = Path(path)
@@ -120,7 +112,10 @@ def write_atomic(path: Path | str, data: bytes | str) -> None:
             f"cannot write {quoted(str(path))}: folder {quoted(str(folder))} does not exist",
             hint="Create the folder first, or choose another path.",
         )
-    mode = (mode & 0o7777) if mode is not None else 0o666 & ~_umask()
+    if mode is None:  # a new file: 0666 less the umask (read by setting it, put back at once)
+        os.umask(umask := os.umask(0o022))
+        mode = 0o666 & ~umask
+    mode &= 0o7777
     try:
         handle, temporary = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=folder)
     except OSError as error:
@@ -142,23 +137,12 @@ def write_atomic(path: Path | str, data: bytes | str) -> None:
 
 # The user's choice of path is at fault (exit 2: choose another); any other OSError is the
 # machine failing on a usable path (disk full, quota, I/O error: exit 1).
-_PATH_ERRNOS = frozenset(
-    {
-        errno.EACCES,
-        errno.EPERM,
-        errno.EROFS,
-        errno.ENOENT,
-        errno.ENOTDIR,
-        errno.EISDIR,
-        errno.ENAMETOOLONG,
-        errno.ELOOP,
-    }
-)
+_PATH_ERRNOS = {errno.EACCES, errno.EPERM, errno.EROFS, errno.ENOENT, errno.ENOTDIR}
+_PATH_ERRNOS |= {errno.EISDIR, errno.ENAMETOOLONG, errno.ELOOP}
 
 
 def _write_failure(path: Path, error: OSError, *, where: Path | None = None) -> GradvizError:
-    """The error to raise for an OSError while writing `path` (or creating a file in
-    `where`, the folder)."""
+    """The error for an OSError writing `path` (or creating a file in folder `where`)."""
     why = error.strerror or str(error)
     if where is not None:  # the folder refused a new file (/proc, say): say which file
         message = (
@@ -169,10 +153,3 @@ def _write_failure(path: Path, error: OSError, *, where: Path | None = None) -> 
     if error.errno in _PATH_ERRNOS:
         return OutputError(message, hint="Choose another path.")
     return WriteError(message)
-
-
-def _umask() -> int:
-    # The only portable way to read the umask is to set it; put it straight back.
-    mask = os.umask(0o022)
-    os.umask(mask)
-    return mask

@@ -1,7 +1,9 @@
-"""Output formats: one table, each row naming its renderer, and the rule that picks a
-format from a file name. The Graphviz program that lays pictures out is gradviz.layout,
-the pages it draws gradviz.pages, what a notebook shows gradviz.notebook, and safe writes
-and input refusal gradviz.files."""
+"""Output formats: one table, each row naming its suffixes, its renderer and which outputs
+take it, and the rule that picks a format from a file name. The Graphviz program that
+lays pictures out is gradviz.layout, the pages it draws gradviz.pages, safe writes and
+input refusal gradviz.files. Each renderer is imported when its format is written: the
+commands that name formats in their help (`train --curves FILE: .svg, .png or .pdf`)
+load none of them."""
 
 from __future__ import annotations
 
@@ -9,18 +11,15 @@ import re
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from gradviz.errors import InputError, OptionWords, OutputError, keyword, quoted
 from gradviz.layout import PREFER_PURE_COST, DotProgram, dot_timeout, find_dot, png_fonts, run_dot
 from gradviz.numbers import DEFAULT_PRECISION
-from gradviz.render import as_diagram
-from gradviz.render.diagram import Diagram, draw_less, preferred_rankdir
-from gradviz.render.dot import FONT, layout_cost, to_dot
-from gradviz.render.terminal import to_text
 
 if TYPE_CHECKING:
     from gradviz.engine import Value
+    from gradviz.render.diagram import Diagram
     from gradviz.render.frames import Frames
 
 
@@ -39,10 +38,12 @@ class Options:
     id_prefix: str = ""  # an SVG's ids, to share a page with others
 
 
-Renderer = Callable[[Diagram, Options], bytes]
+Renderer = Callable[["Diagram", Options], bytes]
 
 
 def _dot(diagram: Diagram, o: Options) -> bytes:
+    from gradviz.render.dot import to_dot  # lazy: start-up
+
     return to_dot(diagram, rankdir=o.rankdir, precision=o.precision, legend=o.legend).encode()
 
 
@@ -55,8 +56,7 @@ def _mermaid(diagram: Diagram, o: Options) -> bytes:
 def _markdown(diagram: Diagram, o: Options) -> bytes:
     from gradviz.render.mermaid import to_markdown  # lazy: start-up
 
-    text = to_markdown(diagram, rankdir=o.rankdir, precision=o.precision, legend=o.legend)
-    return text.encode()
+    return to_markdown(diagram, rankdir=o.rankdir, precision=o.precision, legend=o.legend).encode()
 
 
 def _json(diagram: Diagram, o: Options) -> bytes:
@@ -66,13 +66,15 @@ def _json(diagram: Diagram, o: Options) -> bytes:
 
 
 def _text(diagram: Diagram, o: Options) -> bytes:
+    from gradviz.render.terminal import to_text  # lazy: start-up
+
     return to_text(diagram, precision=o.precision).encode()
 
 
 def _html(diagram: Diagram, o: Options) -> bytes:
     from gradviz.pages import html_page  # lazy: start-up (Graphviz, the trace)
 
-    page = html_page(
+    return html_page(
         diagram,
         rankdir=o.rankdir,
         precision=o.precision,
@@ -80,8 +82,7 @@ def _html(diagram: Diagram, o: Options) -> bytes:
         expression=o.expression,
         command=o.command,
         words=o.words,
-    )
-    return page.encode()
+    ).encode()
 
 
 def _picture(fmt: str) -> Renderer:
@@ -89,6 +90,9 @@ def _picture(fmt: str) -> Renderer:
     follows dark mode (`gradviz.render.themes`), PNG and PDF stay light."""
 
     def picture(diagram: Diagram, o: Options) -> bytes:
+        from gradviz.render.diagram import draw_less  # lazy: start-up
+        from gradviz.render.dot import FONT, layout_cost, to_dot  # lazy: start-up
+
         heavy = layout_cost(diagram) > PREFER_PURE_COST
         program = o.program or find_dot(fmt, heavy=heavy)
         # a PNG in a sans its program really has, its ops' symbols bold (`layout.png_fonts`)
@@ -113,52 +117,61 @@ def _picture(fmt: str) -> Renderer:
 
 @dataclass(frozen=True)
 class Format:
+    """A format: its name (`-f`), its file suffixes (the first names its files: `step-01.mmd`),
+    its renderer (a Diagram to bytes), its words in `gradviz draw --help`, and its tags:
+    what it is ("graphviz": DOT and the pictures Graphviz makes of it; "mermaid": drawn by
+    Mermaid; "layout": needs a Graphviz program; "binary": never to a terminal or stdout)
+    and the outputs besides `draw`'s that take it: a trace's "frames" (one diagram per
+    step) and "animation", a graph's live "page", a matplotlib "plot" (gradients, a
+    decision boundary, curves) and a training "report" page."""
+
     name: str
-    extensions: tuple[str, ...]
-    description: str
+    suffixes: tuple[str, ...]
     render: Renderer
-    binary: bool = False  # cannot go to a terminal / stdout
-    graphviz: bool = False  # needs a Graphviz program
+    help: str
+    tags: str = ""
+
+    def has(self, tag: str) -> bool:
+        return tag in self.tags.split()
 
 
+_PDF = ".pdf (Graphviz; PDF needs a system Graphviz)"
+_HTML = ".html (a live page: move the inputs, step through the backward pass; one file, no network)"
+_MD = ".md (Mermaid in a fenced block)"
 FORMATS: dict[str, Format] = {
     f.name: f
     for f in (
-        Format("dot", (".dot", ".gv"), "Graphviz DOT source", _dot),
-        Format("svg", (".svg",), "SVG picture (via Graphviz)", _picture("svg"), graphviz=True),
-        Format(
-            "png",
-            (".png",),
-            "PNG picture (via Graphviz)",
-            _picture("png"),
-            binary=True,
-            graphviz=True,
-        ),
-        Format(
-            "pdf",
-            (".pdf",),
-            "PDF (needs a system Graphviz)",
-            _picture("pdf"),
-            binary=True,
-            graphviz=True,
-        ),
-        Format("mermaid", (".mmd", ".mermaid"), "Mermaid flowchart", _mermaid),
-        Format(
-            "markdown", (".md", ".markdown"), "Mermaid in a fenced block, for READMEs", _markdown
-        ),
-        Format("json", (".json",), "nodes and edges with op, data, grad", _json),
-        Format("text", (".txt",), "the terminal view as plain text", _text),
-        Format(
-            "html",
-            (".html", ".htm"),
-            "a live page: inputs, numbers, backward pass",
-            _html,
-            graphviz=True,
-        ),
+        Format("dot", (".dot", ".gv"), _dot, ".dot .gv", "graphviz"),
+        Format("svg", (".svg",), _picture("svg"), ".svg", "graphviz layout frames animation plot"),
+        Format("png", (".png",), _picture("png"), ".png", "graphviz layout binary plot"),
+        Format("pdf", (".pdf",), _picture("pdf"), _PDF, "graphviz layout binary plot"),
+        Format("mermaid", (".mmd", ".mermaid"), _mermaid, ".mmd (Mermaid)", "mermaid frames"),
+        Format("markdown", (".md", ".markdown"), _markdown, _MD, "mermaid"),
+        Format("json", (".json",), _json, ".json"),
+        Format("text", (".txt",), _text, ".txt"),
+        Format("html", (".html", ".htm"), _html, _HTML, "layout page report"),
     )
 }
-_BY_EXTENSION = {ext: f.name for f in FORMATS.values() for ext in f.extensions}
-_ALIASES = {"gv": "dot", "mmd": "mermaid", "md": "markdown", "txt": "text", "htm": "html"}
+_BY_SUFFIX = {suffix: f.name for f in FORMATS.values() for suffix in f.suffixes}
+# `-f mmd`: a suffix without its dot names its format too
+_ALIASES = {s[1:]: f.name for f in FORMATS.values() for s in f.suffixes if s[1:] != f.name}
+
+
+def formats(use: str) -> list[str]:
+    """The formats an output takes (`plot`: svg, png, pdf)."""
+    return [f.name for f in FORMATS.values() if f.has(use)]
+
+
+def suffixes(use: str) -> tuple[str, ...]:
+    """Every suffix of the formats an output takes."""
+    return tuple(s for name in formats(use) for s in FORMATS[name].suffixes)
+
+
+def suffix_words(use: str) -> str:
+    """The suffixes an output's files are named with, in words: `.svg, .png or .pdf`."""
+    first = [FORMATS[name].suffixes[0] for name in formats(use)]
+    return " or ".join(filter(None, (", ".join(first[:-1]), first[-1])))
+
 
 # Layout time and memory grow fast: ~2 s for a 2000-node SVG, far more for a big PNG,
 # and far more again when long edges add many hidden nodes (see dot.layout_cost).
@@ -166,55 +179,40 @@ WARN_NODES = 1000
 WARN_LAYOUT_COST = PREFER_PURE_COST
 
 
+def _known(name: str, given: str) -> Format:
+    if name not in FORMATS:
+        raise OutputError(f"unknown format {quoted(given)}", hint=f"Formats: {', '.join(FORMATS)}.")
+    return FORMATS[name]
+
+
 def format_for(path: str, override: str | None = None) -> str:
     """The format to write `path` in: `override` (-f) if given, else by extension."""
     if override is not None:
-        name = _ALIASES.get(override.lower(), override.lower())
-        if name not in FORMATS:
-            raise OutputError(
-                f"unknown format {quoted(override)}",
-                hint=f"Formats: {', '.join(FORMATS)}.",
-            )
-        return name
+        return _known(_ALIASES.get(override.lower(), override.lower()), override).name
     if path == "-":
         return "text"
     suffix = Path(path).suffix.lower()
-    if suffix not in _BY_EXTENSION:
-        known = " ".join(sorted(_BY_EXTENSION))
+    if suffix not in _BY_SUFFIX:
+        known = " ".join(sorted(_BY_SUFFIX))
         shown = f"extension {quoted(suffix)}" if suffix else "no extension"
         raise OutputError(
             f"cannot tell the format of {quoted(path)} ({shown})",
             hint=f"Use one of {known}, or give the format with -f.",
         )
-    return _BY_EXTENSION[suffix]
+    return _BY_SUFFIX[suffix]
 
 
-def render(
-    diagram: Diagram,
-    fmt: str,
-    *,
-    rankdir: str | None = "LR",
-    precision: int = DEFAULT_PRECISION,
-    legend: bool = True,
-    program: DotProgram | None = None,
-    expression: str | None = None,
-    command: str = "draw",
-    words: OptionWords = keyword,
-    id_prefix: str = "",
-) -> bytes:
-    """A diagram in one format, as the bytes to write (the row's renderer). Pictures go
-    through `program`, or through the best one found. An HTML page is live when
-    `expression` (the text it was parsed from) is given: its copy-command button writes
-    `gradviz COMMAND EXPRESSION name=value…` (`trace` opens on step 1); a static page's
-    note names an option as `words` does (`gradviz.pages.html_page`). `rankdir` None: a
-    page chooses the direction that reads at 800 px (others draw left to right). An SVG's
-    ids are prefixed by `id_prefix`, for many on one page."""
-    if fmt not in FORMATS:
-        raise OutputError(f"unknown format {quoted(fmt)}", hint=f"Formats: {', '.join(FORMATS)}.")
-    if rankdir is None and fmt != "html":
-        rankdir = "LR"
-    options = Options(rankdir, precision, legend, program, expression, command, words, id_prefix)
-    return FORMATS[fmt].render(diagram, options)
+def render(diagram: Diagram, fmt: str, **options: Any) -> bytes:
+    """A diagram in one format, as the bytes to write (its row's renderer), rendered as
+    `options` (the fields of `Options`) say. Pictures go through `program`, or through the
+    best one found. An HTML page is live when `expression` (the text it was parsed from) is
+    given: its copy-command button writes `gradviz COMMAND EXPRESSION name=value…` (`trace`
+    opens on step 1); a static page's note names an option as `words` does. `rankdir` None:
+    a page chooses the direction that reads at 800 px (others draw left to right)."""
+    row = _known(fmt, fmt)
+    if options.get("rankdir", "LR") is None and fmt != "html":
+        options["rankdir"] = "LR"
+    return row.render(diagram, Options(**options))
 
 
 def to_svg(
@@ -227,9 +225,10 @@ def to_svg(
     id_prefix: str = "",
     program: DotProgram | None = None,
 ) -> str:
-    """The SVG picture as text, ready to sit inline in an HTML page: dark mode from CSS
-    variables (`gradviz.render.themes`), every id prefixed by `id_prefix` (say `gv3-`) so
-    that many diagrams share a page."""
+    """The SVG picture as text to sit inline in an HTML page: dark mode from CSS variables,
+    every id prefixed by `id_prefix` (say `gv3-`) so that many diagrams share a page."""
+    from gradviz.render import as_diagram  # lazy: start-up
+
     diagram = as_diagram(graph, grad=grad)
     options = {"rankdir": rankdir, "precision": precision, "legend": legend}
     return render(diagram, "svg", program=program, id_prefix=id_prefix, **options).decode("utf-8")
@@ -257,13 +256,12 @@ def animated_trace(
     program: DotProgram | None = None,
     id_prefix: str = "gv-",
 ) -> bytes:
-    """The trace's frames as one animated SVG (`gradviz.render.animate`): laid out once,
-    stepping through the backward pass with CSS keyframes, the last frame when still.
-
-    `rankdir` None: left to right if that fits a column of COLUMN_PX, else top to bottom
-    when that is narrower (the credits travel on the edges: left to right, they double
-    its columns). A heavy layout is made once, in the diagram's preferred direction."""
+    """The trace's frames as one animated SVG (`gradviz.render.animate`), laid out once:
+    `rankdir` None, left to right if that fits a column of COLUMN_PX, else top to bottom
+    when narrower (a heavy layout: once, in the diagram's preferred direction)."""
     from gradviz.render.animate import animated_svg, animation_diagram  # lazy: start-up
+    from gradviz.render.diagram import draw_less, preferred_rankdir  # lazy: start-up
+    from gradviz.render.dot import layout_cost, to_dot  # lazy: start-up
 
     drawn, timeline = animation_diagram(frames)
     heavy = layout_cost(drawn) > PREFER_PURE_COST
@@ -302,7 +300,9 @@ def check_frames(frames: Frames, fmt: str, *, one: bool = False) -> None:
     """Refuse, before any frame is drawn, frames that cannot all be written: more than
     MAX_FRAME_NODES nodes to draw in all (unless `one` frame is asked for), or more edges
     than Mermaid draws (RenderError, as `render` raises it)."""
-    if fmt in ("mermaid", "markdown"):
+    from gradviz.render.diagram import draw_less  # lazy: start-up
+
+    if FORMATS[fmt].has("mermaid"):
         from gradviz.render.mermaid import check_edges  # lazy: start-up
 
         check_edges(frames.base)
@@ -320,6 +320,7 @@ def check_frames(frames: Frames, fmt: str, *, one: bool = False) -> None:
 def check_animation(frames: Frames) -> None:
     """Refuse, before any work, an animation of more than MAX_ANIMATED_STEPS steps."""
     from gradviz.render.animate import HOLD_STEPS, LEAD_STEPS, STEP_SECONDS  # lazy: start-up
+    from gradviz.render.diagram import draw_less  # lazy: start-up
 
     if len(frames) <= MAX_ANIMATED_STEPS:
         return
@@ -340,13 +341,15 @@ def check_animation(frames: Frames) -> None:
 def size_warnings(diagram: Diagram, fmt: str, words: OptionWords = keyword) -> list[str]:
     """What to tell a user before a slow or refused render (the CLI prints these, naming
     the options as `words` does: `--level layer`)."""
+    from gradviz.render.diagram import draw_less  # lazy: start-up
+    from gradviz.render.dot import layout_cost  # lazy: start-up
     from gradviz.render.mermaid import MAX_EDGES  # lazy: start-up
 
     less = draw_less(diagram).words(words)
     warnings = []
     nodes = len(diagram.nodes)
     heavy = layout_cost(diagram) > WARN_LAYOUT_COST
-    if FORMATS[fmt].graphviz and (nodes > WARN_NODES or heavy):
+    if FORMATS[fmt].has("layout") and (nodes > WARN_NODES or heavy):
         reused = ", some values reused far down long chains" if heavy else ""
         warnings.append(
             f"{nodes} nodes{reused}: Graphviz may take a while (it gives up after "
@@ -354,7 +357,8 @@ def size_warnings(diagram: Diagram, fmt: str, words: OptionWords = keyword) -> l
             f"to go faster, {less}, or write .dot or .json (no layout needed)"
         )
     # Close to Mermaid's limit; above it, rendering fails with the same advice.
-    if fmt in ("mermaid", "markdown") and MAX_EDGES * 0.8 < len(diagram.edges) <= MAX_EDGES:
+    mermaid = FORMATS[fmt].has("mermaid")
+    if mermaid and MAX_EDGES * 0.8 < len(diagram.edges) <= MAX_EDGES:
         warnings.append(
             f"{len(diagram.edges)} edges: Mermaid refuses more than {MAX_EDGES}; "
             f"write SVG instead, or {less}"

@@ -7,6 +7,7 @@ shown unless `--traceback` is given.
 
 from __future__ import annotations
 
+import contextlib
 import errno
 import functools
 import importlib
@@ -14,28 +15,27 @@ import os
 import re
 import signal
 import sys
+from collections.abc import Callable, Mapping
+from types import MappingProxyType
+from typing import Any, NamedTuple
 
 import click
 
-from gradviz.cli.options import traceback_option
+from gradviz.cli.options import TRACEBACK_KEY, traceback_option
 from gradviz.errors import QUOTE_LIMIT, GradvizError, quoted
 from gradviz.text import printable_lines
 
 _LISTING = "gradviz.listing_commands"  # ctx.meta key: --help is listing the commands
+HELP_OPTIONS = {"help_option_names": ["-h", "--help"]}
 
 
 class Failure(click.ClickException):
-    """A library error on its way out: click prints `Error: …` and exits with our code."""
+    """A library error on its way out: click prints `Error: …` and exits with our code.
+    The message may quote a file someone else wrote: no escape sequence reaches the terminal."""
 
     def __init__(self, message: str, exit_code: int) -> None:
-        super().__init__(_visible(message))
+        super().__init__(printable_lines(message))
         self.exit_code = exit_code
-
-
-def _visible(text: str) -> str:
-    """Text for a terminal: a message may quote a spec or model file someone else wrote,
-    and an escape sequence in it must not reach the terminal. Lines stay lines."""
-    return printable_lines(text)
 
 
 # A quoted value longer than anything errors.quoted leaves (QUOTE_LIMIT characters and …),
@@ -46,8 +46,7 @@ _SHORT_QUOTE = 30  # characters of a value click quotes in a line over _LONG_LIN
 
 
 def _short_quotes(message: str) -> str:
-    """click's messages quote the value given (`'vvv…' is not one of …`) whole: in an
-    over-long line, cut it as our own errors do (errors.quoted)."""
+    """click quotes the value given whole: in an over-long line, cut it as errors.quoted does."""
     return "\n".join(
         _LONG_QUOTE.sub(
             lambda m: f"'{m.group(1)[:_SHORT_QUOTE]}…' ({len(m.group(1)):,} characters)", line
@@ -60,31 +59,53 @@ def _short_quotes(message: str) -> str:
 
 def _closed_pipe() -> click.exceptions.Exit:
     """`gradviz … | head`: the reader left. Point stdout at /dev/null so that nothing
-    complains while Python exits, and end quietly with 141 (128 + SIGPIPE, as the shell
+    complains while Python exits, and end quietly with 141 (128 + SIGPIPE, as a shell
     reports a command killed by a closed pipe)."""
-    try:
-        devnull = os.open(os.devnull, os.O_WRONLY)
-        os.dup2(devnull, sys.stdout.fileno())
-    except (OSError, ValueError, AttributeError):  # io.UnsupportedOperation is both
-        pass  # stdout is not a real file (tests): nothing will be flushed to a pipe
+    # stdout not a real file (tests): nothing will be flushed to a pipe (io.UnsupportedOperation
+    # is both an OSError and a ValueError)
+    with contextlib.suppress(OSError, ValueError, AttributeError):
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
     return click.exceptions.Exit(141)
+
+
+def _outcome(error: BaseException, command: str | None) -> click.exceptions.Exit | Failure:
+    """What an error ends the command with, when no --traceback asks for Python's."""
+    if isinstance(error, GradvizError):
+        return Failure(error.render(functools.partial(flag, command=command)), error.exit_code)
+    if isinstance(error, KeyboardInterrupt):
+        # Ctrl-C (SIGTERM: `Terminated`): files being written are left as they were (atomic
+        # writes); one line and 130 (128 + SIGINT) or 143, not click's "Aborted!" and 1.
+        words, status = _ended(error)
+        click.echo(f"\n{words}", err=True)
+        return click.exceptions.Exit(status)
+    if isinstance(error, RecursionError):
+        return Failure(f"input too deeply nested to process ({error})", 2)
+    if isinstance(error, OSError) and error.errno == errno.ENAMETOOLONG:
+        # met while looking at a path the user gave (Path.is_file() raises it): bad input
+        return Failure(f"file name too long: {quoted(str(error.filename))}", 2)
+    return Failure(  # a bug: said plainly, the traceback kept for --traceback
+        f"internal error: {type(error).__name__}: {error}\n"
+        "This is a bug in gradviz; run again with --traceback and report it.",
+        1,
+    )
 
 
 class GradvizGroup(click.Group):
     """Runs a command and turns library errors into one clear message and a status.
 
-    Commands named in `COMMANDS` are imported the first time they are asked for (click's
-    "lazily loading subcommands"); the command list in `--help` uses their summaries."""
+    The commands of `COMMANDS` are imported the first time they are asked for (click's
+    "lazily loading subcommands"); the listing in `--help` uses their summaries."""
 
     def list_commands(self, ctx: click.Context) -> list[str]:
         return sorted({*self.commands, *COMMANDS})
 
     def get_command(self, ctx: click.Context, cmd_name: str) -> click.Command | None:
         if cmd_name not in self.commands and cmd_name in COMMANDS:
-            module, function, summary = COMMANDS[cmd_name]
+            row = COMMANDS[cmd_name]
             if ctx.meta.get(_LISTING):  # `gradviz --help`: the summary is all it shows
-                return click.Command(cmd_name, short_help=summary)
-            self.add_command(getattr(importlib.import_module(module), function), cmd_name)
+                return click.Command(cmd_name, short_help=row.summary)
+            module = importlib.import_module(f"gradviz.cli.{row.module}")
+            self.add_command(getattr(module, row.function), cmd_name)
         return super().get_command(ctx, cmd_name)
 
     def format_commands(self, ctx: click.Context, formatter: click.HelpFormatter) -> None:
@@ -103,11 +124,6 @@ class GradvizGroup(click.Group):
     def invoke(self, ctx: click.Context) -> object:
         try:
             return super().invoke(ctx)
-        except GradvizError as error:
-            if ctx.meta.get("gradviz.traceback"):
-                raise
-            words = functools.partial(flag, command=ctx.invoked_subcommand)
-            raise Failure(error.render(words), error.exit_code) from None
         except click.ClickException as error:
             error.message = _short_quotes(error.message)  # click's own messages echo values
             raise
@@ -120,33 +136,13 @@ class GradvizGroup(click.Group):
             if isinstance(error.__context__, BrokenPipeError):
                 raise _closed_pipe() from None
             raise
-        except KeyboardInterrupt as error:
-            # Ctrl-C: files being written are left as they were (atomic writes); say so
-            # in one line and exit 130 (128 + SIGINT), not with click's "Aborted!" and 1.
-            # SIGTERM the same way (`Terminated`), with 143 (128 + SIGTERM).
-            if ctx.meta.get("gradviz.traceback"):
+        except (KeyboardInterrupt, Exception) as error:
+            if ctx.meta.get(TRACEBACK_KEY):
                 raise
-            click.echo(f"\n{_ended(error)}", err=True)
-            raise click.exceptions.Exit(_ended_status(error)) from None
-        except RecursionError as error:
-            if ctx.meta.get("gradviz.traceback"):
-                raise
-            raise Failure(f"input too deeply nested to process ({error})", 2) from None
-        except Exception as error:  # a bug: say so plainly, keep the traceback for --traceback
-            if ctx.meta.get("gradviz.traceback"):
-                raise
-            if isinstance(error, OSError) and error.errno == errno.ENAMETOOLONG:
-                # a name too long for the file system, met while looking at a path the
-                # user gave (Path.is_file() raises it): bad input, said in one line
-                raise Failure(f"file name too long: {quoted(str(error.filename))}", 2) from None
-            raise Failure(
-                f"internal error: {type(error).__name__}: {error}\n"
-                "This is a bug in gradviz; run again with --traceback and report it.",
-                1,
-            ) from None
+            raise _outcome(error, ctx.invoked_subcommand) from None
 
 
-@click.group(cls=GradvizGroup, context_settings={"help_option_names": ["-h", "--help"]})
+@click.group(cls=GradvizGroup, context_settings=HELP_OPTIONS)
 @click.version_option(package_name="gradviz", prog_name="gradviz")
 @click.option(
     "--traceback",
@@ -166,7 +162,7 @@ def cli(ctx: click.Context, traceback: bool) -> None:
 
     Exit status: 0 ok, 1 runtime failure, 2 bad input.
     """
-    ctx.meta["gradviz.traceback"] = traceback
+    ctx.meta[TRACEBACK_KEY] = traceback
 
 
 # The options whose flag is not their keyword with dashes.
@@ -201,32 +197,28 @@ BLAS_THREADS = ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS")
 
 
 class Terminated(KeyboardInterrupt):
-    """SIGTERM (`kill`, a CI runner's timeout, a service stopping), raised where the program
-    is as Ctrl-C raises KeyboardInterrupt, so that everything an interrupted run undoes runs
-    for it too: the layout program's process group killed (gradviz.layout), temporary files
-    and frames removed (gradviz.files, `trace --frames`). Python's default ends the process
-    at once, leaving `graphviz-pure` or `dot` running on in a session of its own."""
+    """SIGTERM (`kill`, a CI runner's timeout) raised as Ctrl-C raises KeyboardInterrupt, so
+    that all an interrupted run undoes runs for it too (the layout program's process group
+    killed, temporary files and frames removed): Python's default ends the process at once,
+    leaving `graphviz-pure` or `dot` running on in a session of its own."""
 
 
 def _terminate(signum: int, frame: object) -> None:
     raise Terminated
 
 
-def _ended(error: BaseException) -> str:
-    return "Terminated." if isinstance(error, Terminated) else "Interrupted."
-
-
-def _ended_status(error: BaseException) -> int:
-    return 128 + (signal.SIGTERM if isinstance(error, Terminated) else signal.SIGINT)
+def _ended(error: BaseException) -> tuple[str, int]:
+    """What an interrupted run says, and its status (128 + the signal, as a shell says it)."""
+    if isinstance(error, Terminated):
+        return "Terminated.", 128 + signal.SIGTERM
+    return "Interrupted.", 128 + signal.SIGINT
 
 
 def _handle_sigterm() -> None:
     """SIGTERM raises `Terminated`, unless the parent ignores it (then so do we)."""
-    try:
+    with contextlib.suppress(ValueError, OSError):  # not the main thread, or no such signal
         if signal.getsignal(signal.SIGTERM) == signal.SIG_DFL:
             signal.signal(signal.SIGTERM, _terminate)
-    except (ValueError, OSError):  # not the main thread, or no such signal here
-        pass
 
 
 def main() -> None:
@@ -238,54 +230,89 @@ def main() -> None:
     try:
         cli.main(prog_name="gradviz")
     except BrokenPipeError:
-        # `gradviz … | head`: the reader left; end quietly, as Unix tools do.
-        devnull = os.open(os.devnull, os.O_WRONLY)
-        os.dup2(devnull, sys.stdout.fileno())
-        sys.exit(141)
+        sys.exit(_closed_pipe().exit_code)
     except KeyboardInterrupt as error:
-        click.echo(_ended(error), err=True)
-        sys.exit(_ended_status(error))
+        words, status = _ended(error)
+        click.echo(words, err=True)
+        sys.exit(status)
 
 
-# Each command lives in a module of its own, imported only when that command runs or shows
-# its help: `gradviz draw` does not pay for training's imports, nor `gradviz --help` for any.
-# Name -> (module, function, summary). The summary is the command's `short_help` (whole at
-# 80 columns); tests/test_cli_startup.py checks it, and that the listing is the same as with
-# every command loaded.
-COMMANDS: dict[str, tuple[str, str, str]] = {
-    "draw": (
-        "gradviz.cli.draw",
+class Fence(NamedTuple):
+    """What a docs fence (gradviz.docs.fence) shows of a command in one picture format: the
+    options it adds ({out}: its folder) and the file it then reads (a glob: the last match
+    in name order); `bare`: the flags of which the body gives one, bare (the fence names
+    the file); `animate`: the flag that makes it one animated SVG instead (`-o` into {out})."""
+
+    options: tuple[str, ...]
+    reads: str
+    bare: tuple[str, ...] = ()
+    animate: str = ""
+
+
+class Command(NamedTuple):
+    """A command: `function` of module gradviz.cli.`module`, imported only when the command
+    runs or shows its help (`gradviz draw` does not pay for training's imports, nor
+    `gradviz --help` for any); `summary`, its short_help (whole at 80 columns); what a docs
+    fence shows of it, by format (`text`: what it prints)."""
+
+    module: str
+    function: str
+    summary: str
+    fence: Mapping[str, Fence] = MappingProxyType({})
+    text: bool = True
+
+
+def _into(**files: str) -> dict[str, Fence]:
+    """Fence captures that write one file into the fence's folder: `-o {out}/fence.svg`."""
+    return {fmt: Fence(("-o", f"{{out}}/{name}"), name) for fmt, name in files.items()}
+
+
+_FRAMES = ("--frames", "{out}/frames")
+# The commands, each named once: the lazy loading, the listing, each command's short_help
+# (`command`) and what a docs fence draws are read from here.
+COMMANDS: dict[str, Command] = {
+    "draw": Command(
+        "draw",
         "draw",
         "Draw EXPR's graph with every node's data and grad.",
+        _into(svg="fence.svg", mermaid="fence.mmd", html="fence.html"),
     ),
-    "trace": (
-        "gradviz.cli.trace",
+    "trace": Command(
+        "trace",
         "trace_command",
         "Show the backward pass of EXPR one step at a time.",
+        {
+            "svg": Fence(_FRAMES, "frames/step-*.svg", animate="--animate"),
+            "mermaid": Fence((*_FRAMES, "--format", "mmd"), "frames/step-*.mmd"),
+            **_into(html="fence.html"),
+        },
     ),
-    "check": (
-        "gradviz.cli.trace",
-        "check",
-        "Check EXPR's gradients against finite differences.",
-    ),
-    "train": (
-        "gradviz.cli.train",
+    "check": Command("trace", "check", "Check EXPR's gradients against finite differences."),
+    "train": Command(
+        "train",
         "train_command",
         "Train a small network and show how it learned.",
+        {"svg": Fence(("-q",), "picture.svg", bare=("--boundary", "--curves"))},
+        text=False,
     ),
-    "inspect": (
-        "gradviz.cli.train",
+    "inspect": Command(
+        "inspect",
         "inspect_command",
         "Look inside a saved model: predictions, gradients.",
+        _into(html="report.html"),
     ),
-    "grads": (
-        "gradviz.cli.grads",
+    "grads": Command(
+        "grads",
         "grads",
         "Show how the gradient reaches each layer.",
+        {"svg": Fence((), "picture.svg", bare=("--plot",))},
     ),
-    "compare": (
-        "gradviz.cli.grads",
-        "compare",
-        "Two specs or saved models side by side, by layer.",
-    ),
+    "compare": Command("grads", "compare", "Two specs or saved models side by side, by layer."),
 }
+
+
+def command(name: str, **settings: Any) -> Callable[[Callable[..., Any]], click.Command]:
+    """click.command for the command NAME of `COMMANDS`, its short_help from there."""
+    return click.command(
+        name, short_help=COMMANDS[name].summary, context_settings=HELP_OPTIONS, **settings
+    )

@@ -1,26 +1,25 @@
 """The one way every command makes its rich consoles.
 
-Colour only on a terminal without NO_COLOR (rich checks both). On a terminal, rich fits
-the output to its width. Piped or redirected, there is no width to fit: tables are laid
-out PIPED_WIDTH columns wide (or COLUMNS if wider), enough that none drops a column, and
-text is never wrapped (soft wrap: a sentence is one line, whatever its length), so
-`gradviz … > file` keeps every number and every phrase whole. Piped lines
-carry no trailing spaces (rich pads table cells to the column width): a file diffs
-cleanly and `grep 'x$'` finds what it should.
+Colour only on a terminal without NO_COLOR; there, rich fits the output to its width.
+Piped or redirected, tables are laid out PIPED_WIDTH columns wide (or COLUMNS if wider),
+so none drops a column, text is never wrapped (a sentence is one line), and lines carry
+no trailing spaces (rich pads cells): `gradviz … > file` keeps every number whole,
+diffs cleanly, and `grep 'x$'` finds what it should.
 """
 
 from __future__ import annotations
 
 import re
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from contextlib import contextmanager
-from typing import IO
+from typing import IO, TYPE_CHECKING
 
 from rich.console import Console
 
 from gradviz.numbers import fmt
 
-OnEpoch = Callable[[int, float, float], None]  # as gradviz.train.train calls it
+if TYPE_CHECKING:
+    from gradviz.train import OnEpoch
 PIPED_WIDTH = 240  # the widest table (grads, 19 columns) fits
 
 
@@ -35,17 +34,6 @@ def stdout_console(soft_wrap: bool = False) -> Console:
             width=max(console.width, PIPED_WIDTH),
         )
     return console
-
-
-def text_console(file: IO[str], width: int) -> Console:
-    """A console into `file`, no colour, `width` columns, no trailing spaces: the texts
-    a page shows as the terminal prints them."""
-    return Console(file=_StrippedLines(file), width=width, color_system=None, highlight=False)
-
-
-def stderr_console() -> Console:
-    """stderr, for progress bars and notes (shown only when it is a terminal)."""
-    return Console(stderr=True, highlight=False)
 
 
 _TRAILING = re.compile(r"[ \t]+(?=\n)")
@@ -77,7 +65,7 @@ class _StrippedLines:
 def epoch_progress(epochs: int, show: bool = True) -> Iterator[OnEpoch | None]:
     """While training runs: a progress bar on stderr (on a terminal, when `show`), and
     the `on_epoch` callback that moves it (None: no bar)."""
-    err = stderr_console()
+    err = Console(stderr=True, highlight=False)
     if not show or not err.is_terminal:
         yield None
         return

@@ -7,10 +7,10 @@ from pathlib import Path
 
 import click
 
-from gradviz.cli import flag
+from gradviz.cli import command, flag
 from gradviz.cli.console import stdout_console
-from gradviz.cli.options import DASH_HELP, ExpressionCommand, OutputOption, model_options
-from gradviz.cli.source import graph_source, model_example
+from gradviz.cli.options import ExpressionCommand, OutputOption, model_options
+from gradviz.cli.source import graph_source, model_example, say
 from gradviz.errors import OutputError, RenderError, WriteError
 from gradviz.expr import FUNCTIONS
 from gradviz.files import refuse_clashes, write_atomic
@@ -20,10 +20,6 @@ from gradviz.output import FORMATS, format_for, render, size_warnings
 from gradviz.render.diagram import Diagram, diagram_from_value, preferred_rankdir
 from gradviz.render.dot import RANKDIRS
 from gradviz.render.terminal import MAX_DEPTH, to_terminal
-from gradviz.text import printable_lines
-
-# The formats Mermaid draws (a model's auto level is chosen for them apart).
-MERMAID_FORMATS = ("mermaid", "markdown")
 
 
 def _write_stdout(data: bytes) -> None:
@@ -45,10 +41,6 @@ def _write_stdout(data: bytes) -> None:
             raise
         except OSError as error:  # stdout redirected to a full disk, say
             raise WriteError(f"cannot write to stdout: {error.strerror or error}") from None
-
-
-def _say(message: str) -> None:
-    click.echo(printable_lines(message), err=True)  # file names may hold escapes
 
 
 class DepthType(click.ParamType):
@@ -84,12 +76,10 @@ class UpperChoice(click.Choice):
         return super().normalize_choice(choice, ctx).upper()
 
 
-@click.command(
+@command(
+    "draw",
     cls=ExpressionCommand,
-    short_help="Draw EXPR's graph with every node's data and grad.",
-    context_settings={"help_option_names": ["-h", "--help"]},
-    epilog=DASH_HELP.format(command="draw")
-    + "\n\nExit status: 0 ok, 1 runtime failure (e.g. no Graphviz for PDF), 2 bad input.",
+    epilog="Exit status: 0 ok, 1 runtime failure (e.g. no Graphviz for PDF), 2 bad input.",
 )
 @click.argument("expr", metavar="EXPR", required=False)
 @click.argument("assignments", nargs=-1, metavar="[NAME=VALUE]...")
@@ -166,10 +156,7 @@ def draw(
     also be @FILE, or the path of an existing .expr file, to read it from a file.
 
     Without -o, the graph is shown in the terminal as a tree with a table of the
-    leaves' gradients. Formats by extension: .dot .gv .svg .png .pdf (Graphviz;
-    PDF needs a system Graphviz), .mmd (Mermaid), .md (Mermaid in a fenced block),
-    .json, .txt, .html (a live page: move the inputs, step through the backward
-    pass; one file, no network).
+    leaves' gradients. Formats by extension: {formats}.
 
     \b
     Examples:
@@ -197,10 +184,10 @@ def draw(
         if input_text is None:  # the first example, as text that keeps every digit
             x, target = model_example(load_model(source.model), None, target)
             input_text = ",".join(repr(v) for v in x)
-        kinds = sorted({fmt in MERMAID_FORMATS for _, fmt in targets}) or [False]
+        kinds = sorted({_mermaid(fmt) for _, fmt in targets}) or [False]
         made = model_diagrams(source.model, input_text, target, level, not no_grad, kinds, flag)
         for note in dict.fromkeys(note for _, note in made.values() if note):  # each once
-            _say(f"note: {note}")
+            say(f"note: {note}")
         drawings = {mermaid: drawing for mermaid, (drawing, _) in made.items()}
         diagram = drawings[kinds[0]]
     else:
@@ -209,9 +196,6 @@ def draw(
             program.output.backward()
         diagram = diagram_from_value(program.output, grad=not no_grad)
 
-    asked_rankdir = rankdir
-    page_rankdir = asked_rankdir.upper() if asked_rankdir else None
-    rankdir = (rankdir or preferred_rankdir(diagram)).upper()
     if not targets:
         more = "--depth all shows them"
         stdout_console().print(to_terminal(diagram, precision=precision, depth=depth, more=more))
@@ -219,17 +203,16 @@ def draw(
 
     failures: list[RenderError | WriteError] = []
     for path, fmt in targets:
-        drawn = drawings.get(fmt in MERMAID_FORMATS, diagram)
+        drawn = drawings.get(_mermaid(fmt), diagram)
         for warning in size_warnings(drawn, fmt, flag):
-            _say(f"warning: {warning}")
+            say(f"warning: {warning}")
+        # a page chooses the direction its picture reads best in at 800 px
+        direction = rankdir or (None if fmt == "html" else preferred_rankdir(drawn))
         try:
             data = render(
                 drawn,
                 fmt,
-                # a page chooses the direction its picture reads best in at 800 px
-                rankdir=page_rankdir
-                if fmt == "html"
-                else (asked_rankdir or preferred_rankdir(drawn)).upper(),
+                rankdir=direction and direction.upper(),
                 precision=precision,
                 expression=source.expression,
                 words=flag,
@@ -238,7 +221,7 @@ def draw(
                 _write_stdout(data)
             else:
                 write_atomic(Path(path), data)
-                _say(f"wrote {path} ({fmt})")
+                say(f"wrote {path} ({fmt})")
         except (RenderError, WriteError) as error:  # runtime failures: other outputs still
             failures.append(error)  # get written (a bad path is refused: exit 2 at once)
     if len(failures) == 1:
@@ -247,17 +230,31 @@ def draw(
         raise RenderError("\n".join(error.render(flag) for error in failures))
 
 
-draw.help = (draw.help or "").replace("{functions}", " ".join(FUNCTIONS))  # the op table's
+def _formats_help() -> str:
+    """The formats table's words for draw's help: Graphviz's formats in one run, then the
+    others (`.dot .gv .svg .png .pdf (Graphviz; …), .mmd (Mermaid), …`)."""
+    rows = list(FORMATS.values())
+    graphviz = " ".join(f.help for f in rows if f.has("graphviz"))
+    return ", ".join([graphviz, *(f.help for f in rows if not f.has("graphviz"))])
+
+
+# the op table's functions, the formats table's formats
+draw.help = (draw.help or "").format(functions=" ".join(FUNCTIONS), formats=_formats_help())
+
+
+def _mermaid(fmt: str) -> bool:
+    """Whether Mermaid draws `fmt` (a model's auto level is chosen for it apart)."""
+    return FORMATS[fmt].has("mermaid")
 
 
 def _check_targets(targets: list[tuple[str, str]]) -> None:
     """Refuse what cannot work before any work is done: binary formats on stdout, and bad
     GRADVIZ_DOT settings when a picture is due (one file named twice: refuse_clashes)."""
-    if any(FORMATS[fmt].graphviz for _, fmt in targets):
+    if any(FORMATS[fmt].has("layout") for _, fmt in targets):
         dot_choice()
         dot_timeout()
     for path, fmt in targets:
-        if path == "-" and FORMATS[fmt].binary:
+        if path == "-" and FORMATS[fmt].has("binary"):
             raise OutputError(
                 f"{fmt.upper()} is binary and cannot be written to stdout",
                 hint=f"Write it to a file: -o graph.{fmt}",

@@ -9,14 +9,14 @@ from pathlib import Path
 import click
 from rich.text import Text
 
-from gradviz.cli import EVERY_NUMBER, STATUS_MEANINGS, flag
+from gradviz.cli import EVERY_NUMBER, STATUS_MEANINGS, command, flag
 from gradviz.cli.console import stdout_console
 from gradviz.cli.options import OutputOption
 from gradviz.errors import ExpressionError, InputError, quoted
 from gradviz.files import refuse_clashes, write_atomic
 from gradviz.measure import Measurement, input_files, measure
 from gradviz.numbers import dumps
-from gradviz.output import format_for
+from gradviz.output import format_for, formats, suffix_words
 from gradviz.render.layers import compare_report, params_table, report
 from gradviz.report import compare_document, grads_document
 from gradviz.report import failed as report_failed
@@ -24,20 +24,11 @@ from gradviz.stats import Diagnosis, parameter_grads, status_help
 from gradviz.text import printable
 
 # What --fail-on accepts, and the status each word means.
-FAIL_ON = {
-    "nan": "NaN",
-    "exploding": "exploding",
-    "vanishing": "vanishing",
-    "weak": "weak",
-    "stalled": "stalled",
-    "saturated": "saturated",
-    "dead": "dead",
-    "zero": "zero",
-}
+_GUARDED = ("NaN", "exploding", "vanishing", "weak", "stalled", "saturated", "dead", "zero")
+FAIL_ON = {status.lower(): status for status in _GUARDED}
 # What measure's errors call grads' and compare's own options.
 MEASURE_FLAGS = {key: flag(key) for key in ("epochs", "record_every", "data")}
 FAIL_STATUS = 1  # the exit status when --fail-on finds what it guards against
-PLOT_FORMATS = ("svg", "png", "pdf")
 
 STATUS_HELP = "\b\n" + status_help()  # the one status table, in stats.py
 
@@ -60,9 +51,9 @@ def _check_plot(path: str | None, inputs: list[str | Path]) -> None:
     if path is None:
         return
     refuse_clashes([("plot", path)], inputs)
-    if format_for(path) not in PLOT_FORMATS:
+    if format_for(path) not in formats("plot"):
         raise click.BadParameter(
-            f"{quoted(path)}: a plot is written as .svg, .png or .pdf", param_hint="'--plot'"
+            f"{quoted(path)}: a plot is written as {suffix_words('plot')}", param_hint="'--plot'"
         )
 
 
@@ -77,10 +68,8 @@ def _write_plot(path: str, diagnosis: Diagnosis, subject: Measurement) -> None:
     write_atomic(Path(path), picture)
 
 
-@click.command(
+@command(
     "grads",
-    short_help="Show how the gradient reaches each layer.",
-    context_settings={"help_option_names": ["-h", "--help"]},
     epilog=STATUS_HELP
     + f"\nExit status: 0 ok, {FAIL_STATUS} a --fail-on status was found (or a runtime "
     "failure), 2 bad spec, model or option.",
@@ -102,7 +91,7 @@ def _write_plot(path: str, diagnosis: Diagnosis, subject: Measurement) -> None:
     cls=OutputOption,
     metavar="FILE",
     help="Write the plot (log-scale bars per layer with their status; with a history, the "
-    "layers x epochs heat map) to FILE: .svg, .png or .pdf.",
+    f"layers x epochs heat map) to FILE: {suffix_words('plot')}.",
 )
 @click.option(
     "--fail-on",
@@ -215,10 +204,8 @@ def _side(side: str, text: str, epochs: int | None) -> Measurement:
         ) from None
 
 
-@click.command(
+@command(
     "compare",
-    short_help="Two specs or saved models side by side, by layer.",
-    context_settings={"help_option_names": ["-h", "--help"]},
     epilog="Statuses as in `gradviz grads --help`.\n\n"
     "Exit status: 0 ok, 1 runtime failure, 2 bad spec, model or option.",
 )

@@ -6,7 +6,7 @@ from __future__ import annotations
 import re
 from collections.abc import Callable, Sequence
 from pathlib import Path
-from typing import TypeVar
+from typing import Any, TypeVar
 
 import click
 
@@ -25,7 +25,11 @@ _LONG_OPTION = re.compile(r"--[A-Za-z][\w-]*(=.*)?")
 
 class ExpressionCommand(click.Command):
     """A command whose first argument is an expression. `-x*2` would be taken for an
-    unknown option `-x`: then the error says to put `--` before the expression."""
+    unknown option `-x`: then the error says to put `--` before the expression, as the
+    help's epilog does (before the exit statuses the command gives)."""
+
+    def __init__(self, name: str, *, epilog: str, **settings: Any) -> None:
+        super().__init__(name, epilog=f"{DASH_HELP.format(command=name)}\n\n{epilog}", **settings)
 
     def parse_args(self, ctx: click.Context, args: list[str]) -> list[str]:
         given = list(args)  # the parser consumes the list it is given
@@ -66,13 +70,10 @@ def _with_dashes(command: str, args: list[str], token: str) -> str:
 
 class OutputOption(click.Option):
     """An option that names what the command writes: a file or folder (`writes="file"`),
-    or the format of those files (`writes="format"`). Declared by this class, so that
-    whoever runs a command line on a user's behalf can find them from the command itself:
-    the docs fence (gradviz.docs) refuses them all, as it chooses where its output goes."""
+    or their format (`writes="format"`). Whoever runs a command line on a user's behalf
+    finds them from the command: the docs fence refuses them all (it chooses the output)."""
 
     def __init__(self, *args: object, writes: str = "file", **kwargs: object) -> None:
-        if writes not in ("file", "format"):
-            raise ValueError(f"writes={writes!r}: 'file' or 'format'")
         super().__init__(*args, **kwargs)
         self.writes = writes
 
@@ -86,8 +87,7 @@ def _remember_traceback(ctx: click.Context, _param: click.Parameter, value: bool
 
 
 def traceback_option() -> click.Option:
-    """`--traceback` after the command name (`gradviz draw x --traceback`) as well as
-    before it: hidden (the group's --help lists it once), sets the same ctx.meta flag."""
+    """`--traceback` after the command name as well as before it (hidden: listed once)."""
     return click.Option(
         ["--traceback"],
         is_flag=True,
@@ -110,8 +110,8 @@ def model_options(
     seed_help: str = SEED_HELP,
 ) -> Callable[[F], F]:
     """--model FILE, --input X0,X1,…, --target Y, --level (when `levels` are given; the
-    first is the default) and --seed, declared once for every command that takes them.
-    The values arrive as `model_path` (a Path), `input_text`, `target`, `level`, `seed`."""
+    first is the default) and --seed, as `model_path` (a Path), `input_text`, `target`,
+    `level`, `seed`: declared once for every command that takes them."""
     options = [
         click.option(
             "--model",
@@ -145,9 +145,48 @@ def model_options(
         )
     )
 
+    return _stacked(options)
+
+
+def _stacked(options: Sequence[Callable[[F], F]]) -> Callable[[F], F]:
+    """The options as one decorator, listed in `--help` in the order given."""
+
     def decorate(function: F) -> F:
         for option in reversed(options):
             function = option(function)
         return function
 
     return decorate
+
+
+def picture_options(*report: str) -> Callable[[F], F]:
+    """--boundary, --curves and the report page's option (`report`: its flags), the same on
+    `train` and `inspect`, the suffixes they take from the formats table."""
+    from gradviz.output import suffix_words  # lazy: start-up (`gradviz --help` needs none)
+
+    plot = suffix_words("plot")
+    return _stacked(
+        [
+            click.option(
+                "--boundary",
+                "boundary_path",
+                cls=OutputOption,
+                metavar="FILE",
+                help=f"Write the decision boundary (2-input networks) to FILE: {plot}.",
+            ),
+            click.option(
+                "--curves",
+                "curves_path",
+                cls=OutputOption,
+                metavar="FILE",
+                help=f"Write the loss and accuracy curves to FILE: {plot}.",
+            ),
+            click.option(
+                *report,
+                "report_path",
+                cls=OutputOption,
+                metavar="FILE",
+                help=f"Write the report page to FILE{suffix_words('report')}.",
+            ),
+        ]
+    )

@@ -1,9 +1,6 @@
 """The output options of `train` and `inspect` (--boundary, --curves, --report, --save)
 and the terminal's boundary map, each of a `gradviz.report.Report`: checks before any
-work, then one call each. The drawing is in
-gradviz.render.plots (matplotlib, loaded only when a picture file is written),
-gradviz.render.boundary_map, and for the page gradviz.pages (its plots without
-matplotlib)."""
+work, then one call each (matplotlib loaded only when a picture file is written)."""
 
 from __future__ import annotations
 
@@ -17,15 +14,13 @@ from gradviz.boundary import require_two_inputs
 from gradviz.cli import EVERY_NUMBER, STATUS_MEANINGS
 from gradviz.errors import OutputError, quoted, shortened
 from gradviz.files import write_atomic
-from gradviz.output import format_for
+from gradviz.output import format_for, formats, suffix_words, suffixes
 from gradviz.render.boundary_map import boundary_map, grid_shape
 from gradviz.spec import Spec
 from gradviz.text import printable
 
 if TYPE_CHECKING:
     from gradviz.report import Report
-
-PICTURE_FORMATS = ("svg", "png", "pdf")
 
 
 def spec_inputs(spec: str | None, resolved: Spec) -> list[str | Path]:
@@ -36,13 +31,18 @@ def spec_inputs(spec: str | None, resolved: Spec) -> list[str | Path]:
     return inputs
 
 
-def check_picture(path: str | None, option: str) -> None:
-    """Refuse, before any training, a picture path of another format (one that names an
-    input or another output: `files.refuse_clashes`, called with all of them)."""
-    if path is None:
-        return
-    if format_for(path) not in PICTURE_FORMATS:
-        raise OutputError(f"{option} {path}: a picture is written as .svg, .png or .pdf")
+def check_outputs(
+    boundary: str | None, curves: str | None, report: str | None, n_inputs: int | None = None
+) -> None:
+    """Refuse, before any training, a picture or report path of another format, and
+    --boundary for a network without 2 inputs (`n_inputs`, when it is known)."""
+    for option, path in (("--boundary", boundary), ("--curves", curves)):
+        if path is not None and format_for(path) not in formats("plot"):
+            raise OutputError(f"{option} {path}: a picture is written as {suffix_words('plot')}")
+    if n_inputs is not None:
+        check_boundary(boundary, n_inputs)
+    if report is not None and not report.lower().endswith(suffixes("report")):
+        raise OutputError(f"--report {report}: a report is written as {suffix_words('report')}")
 
 
 def check_boundary(path: str | None, n_inputs: int) -> None:
@@ -53,7 +53,7 @@ def check_boundary(path: str | None, n_inputs: int) -> None:
 
 def write_pictures(paths: tuple[str | None, str | None], report: Report) -> list[str]:
     """The --boundary and --curves pictures of the report (each when its path is given);
-    the paths written. matplotlib is loaded here, only when one is asked for."""
+    the paths written."""
     boundary_path, curves_path = paths
     data = report.data
     where = f"on {printable(data.name)}, {data.size} examples" if data is not None else ""
@@ -87,18 +87,9 @@ def boundary_map_of(console: Console, report: Report) -> RenderableType | None:
     return None if grid is None else boundary_map(grid, colour)
 
 
-def check_report(path: str | None, option: str) -> None:
-    """Refuse, before any work, a report path that is not .html."""
-    if path is None:
-        return
-    if not path.lower().endswith((".html", ".htm")):
-        raise OutputError(f"{option} {path}: a report is written as .html")
-
-
 def write_report(path: str | None, report: Report) -> list[str]:
-    """The report page (`gradviz.pages.report_page`) when a path is given, written
-    atomically; the paths written. `train --report` and `inspect -o` give the same page for
-    the same weights."""
+    """The report page when a path is given; the paths written (`train --report` and
+    `inspect -o` give the same page for the same weights)."""
     if path is None:
         return []
     from gradviz.pages import report_page  # lazy: start-up (numpy, Graphviz)
@@ -109,8 +100,7 @@ def write_report(path: str | None, report: Report) -> list[str]:
 
 
 def check_save_path(save_path: str) -> None:
-    """Before training, so that a bad path costs no training time (one that names an input
-    or another output: `files.refuse_clashes`, called with all of them first)."""
+    """Before training, so that a bad path costs no training time."""
     if Path(save_path).is_dir():
         raise OutputError(
             f"--save {quoted(save_path)}: is a folder; give a file name ending in .json"

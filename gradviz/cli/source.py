@@ -35,8 +35,7 @@ _FILE_EXTENSIONS = ("expr", "txt")
 
 @dataclass(frozen=True)
 class Source:
-    """A command's graph source: an `expression` (the text, from `file` when one was
-    named) with its `values`, or a saved `model` file (then `expression` is None)."""
+    """An `expression` (from `file` when one was named) with its `values`, or a `model`."""
 
     expression: str | None
     file: Path | None
@@ -125,9 +124,8 @@ def _is_file(text: str) -> bool:
 def model_example(
     model: Model, input_text: str | None, target: float | None
 ) -> tuple[tuple[float, ...], float | None]:
-    """The example of a saved model to draw or trace: `--input` (its target `target`, or
-    None: looked up in the data set), else the first example of the model's data set,
-    said on stderr."""
+    """The example to draw or trace: `--input` (its target None: looked up in the data set),
+    else the first of the model's data set, said on stderr."""
     from gradviz.model import first_example, parse_input  # lazy: start-up
 
     if input_text is not None:

@@ -15,10 +15,10 @@ import click
 import numpy as np
 from rich.console import Console
 
-from gradviz.cli import flag
+from gradviz.cli import command, flag
 from gradviz.cli.console import stdout_console
-from gradviz.cli.options import DASH_HELP, ExpressionCommand, OutputOption, model_options
-from gradviz.cli.source import graph_source, model_loss_graph
+from gradviz.cli.options import ExpressionCommand, OutputOption, model_options
+from gradviz.cli.source import graph_source, model_loss_graph, say
 from gradviz.engine import Value, topological_order
 from gradviz.errors import GradvizError, InputError, OutputError, WriteError, quoted
 from gradviz.files import refuse_clashes, write_atomic
@@ -26,7 +26,15 @@ from gradviz.gradcheck import DEFAULT_TOL, gradcheck
 from gradviz.gradcheck import document as check_document
 from gradviz.names import node_names, output_name
 from gradviz.numbers import dumps, fmt
-from gradviz.output import animated_trace, check_animation, format_for, render, size_warnings
+from gradviz.output import (
+    FORMATS,
+    animated_trace,
+    check_animation,
+    format_for,
+    formats,
+    render,
+    size_warnings,
+)
 from gradviz.output import check_frames as check_drawing
 from gradviz.render.diagram import Diagram, diagram_from_value, preferred_rankdir
 from gradviz.render.frames import Frames
@@ -39,7 +47,6 @@ from gradviz.render.trace_view import (
     network_view,
     trace_frames,
 )
-from gradviz.text import printable_lines
 from gradviz.trace import document as trace_document
 from gradviz.trace import (
     forward,
@@ -50,13 +57,9 @@ from gradviz.trace import (
     unreached,
 )
 
-# --format of the frames: file extension -> gradviz.output format name.
-FRAME_FORMATS = {"svg": "svg", "mmd": "mermaid"}
+# --format of the frames: their files' extension -> the format (svg, mmd -> mermaid).
+FRAME_FORMATS = {FORMATS[name].suffixes[0][1:]: name for name in formats("frames")}
 FRAME_PREFIX = "step-"
-
-
-def _say(message: str) -> None:
-    click.echo(printable_lines(message), err=True)  # file names may hold escapes
 
 
 def frame_names(count: int, extension: str) -> list[str]:
@@ -66,8 +69,7 @@ def frame_names(count: int, extension: str) -> list[str]:
 
 
 def _prepare_folder(folder: Path) -> list[Path]:
-    """`folder`, created if needed; returns the folders it created, deepest first (removed
-    again when no frame gets written)."""
+    """`folder`, created if needed; the folders it created, deepest first (to remove)."""
     if folder.exists() and not folder.is_dir():
         raise OutputError(f"cannot write frames to {quoted(str(folder))}: it is not a folder")
     created = [p for p in (folder, *folder.parents) if not p.exists()]
@@ -96,9 +98,8 @@ def _stage(folder: Path) -> Path:
 
 @contextlib.contextmanager
 def _signals_held() -> Iterator[None]:
-    """Ctrl-C and SIGTERM wait while the frames move into place (a few renames): the
-    folder holds either the earlier frames or all the new ones, never a mix. A signal that
-    came meanwhile is delivered on leaving (the frames are then all written)."""
+    """Ctrl-C and SIGTERM wait while the frames move into place (a few renames), so the
+    folder never holds a mix of runs; a signal that came meanwhile is delivered on leaving."""
     held = {signal.SIGINT, signal.SIGTERM}
     can_hold = hasattr(signal, "pthread_sigmask") and (
         threading.current_thread() is threading.main_thread()
@@ -143,16 +144,12 @@ def write_frames(
     page: Path | None = None,
     step: int | None = None,
 ) -> list[Path]:
-    """One file per frame in `folder` (created if needed), laid out in direction
-    `rankdir`; returns the paths written. `step` (1-based): that frame only, under its
-    own name (a docs page shows one step of the pass). The frames are made one at a
-    time, each written (into a hidden folder in `folder`) before the next is made, and
-    moved into `folder` together at the end: a run interrupted (and saying what it kept)
-    or failing before then leaves `folder` as it was.
-
-    Refuses before writing anything if a frame would replace an input file or the `page`
-    the command writes after them, or if `check_frames` refuses them. Frames of an
-    earlier, longer run are left alone and mentioned."""
+    """One file per frame in `folder` (created if needed), laid out in direction `rankdir`
+    (`step`, 1-based: that frame only); the paths written. Each frame is written into a
+    hidden folder in `folder` before the next is made, and all are moved into `folder`
+    together: interrupted or failing before then, `folder` is as it was. Refused before
+    any writing: a frame that would replace an input or the `page` written after them,
+    or frames `check_frames` refuses. Frames of an earlier, longer run are left, and said."""
     check_frames(frames, extension, step)
     names = frame_names(len(frames), extension)
     shown: Iterable[Diagram] = frames
@@ -164,11 +161,10 @@ def write_frames(
     created = _prepare_folder(folder)
     fmt = FRAME_FORMATS[extension]
     for warning in size_warnings(frames.base, fmt, flag) if frames else []:
-        _say(f"warning: {warning}")
-    earlier = sorted(p.name for p in folder.glob(f"{FRAME_PREFIX}*.{extension}"))
-    # Made in a hidden folder inside DIR (the same file system), then moved into place
-    # together: interrupted (Ctrl-C, SIGTERM) or failing half-way, DIR is as it was.
-    stage = None
+        say(f"warning: {warning}")
+    pattern = f"{FRAME_PREFIX}*.{extension}"
+    earlier = sorted(p.name for p in folder.glob(pattern))
+    stage = None  # the hidden folder in DIR (the same file system: renames are atomic)
     try:
         stage = _stage(folder)
         for frame, path in zip(shown, paths, strict=True):
@@ -180,7 +176,7 @@ def write_frames(
             with contextlib.suppress(OSError):
                 made.rmdir()
         if isinstance(error, KeyboardInterrupt):  # Ctrl-C, SIGTERM: what is on disk now
-            _say(_unwritten(folder, created, earlier))
+            say(_unwritten(folder, created, earlier))
         raise
     with _signals_held():
         try:
@@ -192,16 +188,9 @@ def write_frames(
             ) from None
         finally:
             shutil.rmtree(stage, ignore_errors=True)
-    written = set(frame_names(len(frames), extension) if step is None else names)
-    stale = (
-        []
-        if step is not None
-        else sorted(
-            p.name for p in folder.glob(f"{FRAME_PREFIX}*.{extension}") if p.name not in written
-        )
-    )
+    stale = [] if step is not None else sorted({p.name for p in folder.glob(pattern)} - set(names))
     if stale:
-        _say(
+        say(
             f"note: {quoted(str(folder))} also holds {', '.join(stale)} from an earlier run "
             "(left as they were)"
         )
@@ -210,22 +199,19 @@ def write_frames(
 
 def _say_frames(paths: list[Path], folder: Path, step: int | None) -> None:
     if step is not None:
-        _say(f"wrote {paths[0].name} to {str(folder)!r}")
+        say(f"wrote {paths[0].name} to {str(folder)!r}")
     else:
-        _say(f"wrote {len(paths)} frames to {str(folder)!r} ({paths[0].name} … {paths[-1].name})")
+        say(f"wrote {len(paths)} frames to {str(folder)!r} ({paths[0].name} … {paths[-1].name})")
 
 
 MODEL_STEPS_NOTE = 60  # more scalar steps than this: suggest --level
 DEFAULT_SAMPLES = 10  # parameters of a model that `check` compares
 
 
-@click.command(
+@command(
     "trace",
     cls=ExpressionCommand,
-    short_help="Show the backward pass of EXPR one step at a time.",
-    context_settings={"help_option_names": ["-h", "--help"]},
-    epilog=DASH_HELP.format(command="trace")
-    + "\n\nExit status: 0 ok, 1 runtime failure (e.g. no Graphviz for SVG frames), 2 bad input.",
+    epilog="Exit status: 0 ok, 1 runtime failure (e.g. no Graphviz for SVG frames), 2 bad input.",
 )
 @click.argument("expr", metavar="[EXPR]", required=False)
 @click.argument("assignments", nargs=-1, metavar="[NAME=VALUE]...")
@@ -337,10 +323,11 @@ def trace_command(
     if step is not None and frames is None:
         raise click.UsageError("--step picks the frame of one step: give --frames DIR")
     level = level.lower()
-    wanted = "svg" if animate else "html"
     if animate and page is None:
         raise click.UsageError("--animate writes the -o file: give -o FILE.svg")
-    if page is not None and format_for(str(page)) != wanted:
+    if page is not None and format_for(str(page)) not in formats(
+        "animation" if animate else "page"
+    ):
         if animate:
             raise OutputError(
                 f"trace -o with --animate writes an SVG picture, not {str(page)!r}",
@@ -395,7 +382,7 @@ def trace_command(
             )
         )
     if model_path is not None and len(steps) > MODEL_STEPS_NOTE:
-        _say(f"note: {len(steps)} steps; --level neuron or --level layer shows fewer")
+        say(f"note: {len(steps)} steps; --level neuron or --level layer shows fewer")
     if drawn is not None:
         rankdir = preferred_rankdir(drawn[-1])  # one direction for all: the last (every grad)
     if frames is not None:
@@ -404,14 +391,14 @@ def trace_command(
     if page is not None and animate:
         refuse_clashes([("output", page)], inputs)
         write_atomic(page, animated_trace(drawn))  # the direction that fits a column
-        _say(f"wrote {page} (svg, {len(drawn)} steps animated)")
+        say(f"wrote {page} (svg, {len(drawn)} steps animated)")
     elif page is not None:
         refuse_clashes([("output", page)], inputs)
         expression = program.source if model_path is None else None
         diagram = diagram_from_value(value, clusters=clusters)
         html = render(diagram, "html", rankdir=None, expression=expression, command="trace")
         write_atomic(page, html)
-        _say(f"wrote {page} (html)")
+        say(f"wrote {page} (html)")
     if as_json:  # last: a document only for a command that did all it was asked
         click.echo(dumps(trace_document(value, steps)))
 
@@ -494,16 +481,14 @@ def _model_check_graph(
     rng = np.random.default_rng(seed)
     count = min(samples, len(parameters))
     chosen = sorted(rng.choice(len(parameters), size=count, replace=False).tolist())
-    _say(f"note: checking {count} of {len(parameters)} parameters (seed {seed}) on {what}")
+    say(f"note: checking {count} of {len(parameters)} parameters (seed {seed}) on {what}")
     return loss, [parameters[i] for i in chosen]
 
 
-@click.command(
+@command(
+    "check",
     cls=ExpressionCommand,
-    short_help="Check EXPR's gradients against finite differences.",
-    context_settings={"help_option_names": ["-h", "--help"]},
-    epilog=DASH_HELP.format(command="check")
-    + "\n\nExit status: 0 every leaf passed (or was not comparable), 1 a leaf failed, "
+    epilog="Exit status: 0 every leaf passed (or was not comparable), 1 a leaf failed, "
     "2 bad input.",
 )
 @click.argument("expr", metavar="[EXPR]", required=False)

@@ -1,46 +1,35 @@
-"""`gradviz train` and `gradviz inspect`: train a small network on the engine, look inside
-a saved one."""
+"""`gradviz train`: train a small network on the engine and show how it learned."""
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from contextlib import nullcontext
 from pathlib import Path
 from typing import TYPE_CHECKING
 
 import click
 
-from gradviz.cli import EVERY_NUMBER, flag
-from gradviz.cli.options import OutputOption
-from gradviz.errors import InputError, ModelError
+from gradviz.cli import EVERY_NUMBER, command, flag
+from gradviz.cli.options import OutputOption, picture_options
+from gradviz.errors import InputError
 from gradviz.files import refuse_clashes
 from gradviz.lazy import on_demand
 from gradviz.numbers import dumps
 from gradviz.spec import ACTIVATION_NAMES, resolve_spec
-from gradviz.text import printable
 from gradviz.train import Diverged, check_data, load_data, train
 
 # What only the views and the output options need (rich, the renderers, the report, the
 # model file) is imported when first used: `gradviz train --quiet` trains without them.
 if TYPE_CHECKING:
-    import shlex
-
-    from gradviz import measure
     from gradviz import model as models
     from gradviz import report as reports
-    from gradviz import run as runs
     from gradviz.cli import console, pictures
-    from gradviz.model import Model
     from gradviz.render import training as views
-    from gradviz.report import Report
 else:
     console = on_demand("gradviz.cli.console")
-    shlex = on_demand("shlex")
-    measure = on_demand("gradviz.measure")
     models = on_demand("gradviz.model")
     pictures = on_demand("gradviz.cli.pictures")
     reports = on_demand("gradviz.report")
-    runs = on_demand("gradviz.run")
     views = on_demand("gradviz.render.training")
 
 # The spec key each option sets, and the option's name for error messages.
@@ -65,31 +54,8 @@ OPTION_NAMES = {
 }
 
 
-# -- train --------------------------------------------------------------------------------
-
-
-def picture_options(command: Callable) -> Callable:
-    """--boundary and --curves, the same on `train` and `inspect`."""
-    command = click.option(
-        "--curves",
-        "curves_path",
-        cls=OutputOption,
-        metavar="FILE",
-        help="Write the loss and accuracy curves to FILE: .svg, .png or .pdf.",
-    )(command)
-    return click.option(
-        "--boundary",
-        "boundary_path",
-        cls=OutputOption,
-        metavar="FILE",
-        help="Write the decision boundary (2-input networks) to FILE: .svg, .png or .pdf.",
-    )(command)
-
-
-@click.command(
+@command(
     "train",
-    short_help="Train a small network and show how it learned.",
-    context_settings={"help_option_names": ["-h", "--help"]},
     epilog="Exit status: 0 ok, 1 training diverged (NaN/inf), 2 bad spec, data or option.",
 )
 @click.argument("spec", required=False)
@@ -118,14 +84,7 @@ def picture_options(command: Callable) -> Callable:
     "--save", "save_path", cls=OutputOption, metavar="FILE", help="Write the model as JSON."
 )
 @click.option("--keep-going", is_flag=True, help="Train on after the loss becomes NaN/inf.")
-@picture_options
-@click.option(
-    "--report",
-    "report_path",
-    cls=OutputOption,
-    metavar="FILE",
-    help="Write the report page to FILE.html.",
-)
+@picture_options("--report")
 @click.option("-q", "--quiet", is_flag=True, help="Print nothing (errors still go to stderr).")
 @click.option("--json", "as_json", is_flag=True, help="Print the results as JSON.")
 def train_command(
@@ -173,10 +132,7 @@ def train_command(
         refuse_clashes(outputs, pictures.spec_inputs(spec, resolved))
         if save_path is not None:
             pictures.check_save_path(save_path)
-        pictures.check_picture(boundary_path, "--boundary")
-        pictures.check_picture(curves_path, "--curves")
-        pictures.check_boundary(boundary_path, resolved.layers[0])
-        pictures.check_report(report_path, "--report")
+        pictures.check_outputs(boundary_path, curves_path, report_path, resolved.layers[0])
     show = not quiet and not as_json
 
     data = load_data(resolved)
@@ -262,122 +218,3 @@ def spec_options(words: Sequence[str], text: str) -> dict[str, object]:
         values[param.name] = converted
         i += 1
     return values
-
-
-# -- inspect ------------------------------------------------------------------------------
-
-
-@click.command(
-    "inspect",
-    short_help="Look inside a saved model: predictions, gradients.",
-    context_settings={"help_option_names": ["-h", "--help"]},
-    epilog="Exit status: 0 ok, 2 missing or malformed model file.",
-)
-@click.argument("model_path", metavar="MODEL")
-@click.option("--data", "data_path", help="Evaluate on this data (.csv or a built-in name).")
-@click.option("--json", "as_json", is_flag=True, help="Print the results as JSON.")
-@picture_options
-@click.option(
-    "-o",
-    "--report",
-    "report_path",
-    cls=OutputOption,
-    metavar="FILE",
-    help="Write the report page to FILE.html.",
-)
-def inspect_command(
-    model_path: str,
-    data_path: str | None,
-    as_json: bool,
-    boundary_path: str | None,
-    curves_path: str | None,
-    report_path: str | None,
-) -> None:
-    """Look inside a saved model: its network, its predictions on its data, and how
-    the gradient reaches each layer (with the history recorded during training).
-
-    For a network with 2 inputs, also a map of what it decides over the input plane.
-    --boundary and --curves write the decision boundary and the training curves as
-    pictures; -o FILE.html writes all of it as one page, live (an epoch slider, any
-    example's loss graph), and prints only the line that says where (the page holds the
-    report the terminal would show).
-
-    \b
-    Examples:
-      gradviz train samples/xor.toml --save xor.json
-      gradviz inspect xor.json
-      gradviz inspect xor.json --json
-      gradviz inspect xor.json --boundary xor.svg
-      gradviz inspect xor.json -o report.html
-    """
-    outputs = [("boundary", boundary_path), ("curves", curves_path), ("report", report_path)]
-    refuse_clashes(outputs, measure.input_files(model_path, data_path))  # its CSV data too
-    pictures.check_picture(boundary_path, "--boundary")
-    pictures.check_picture(curves_path, "--curves")
-    pictures.check_report(report_path, "--report")
-    if model_path.lower().endswith(".json") and runs.is_run_file(model_path):
-        report = _recorded_report(model_path, data_path, boundary_path, curves_path)
-    else:
-        model = _load_for_inspect(model_path)
-        pictures.check_boundary(boundary_path, model.spec.layers[0])
-        data = measure.model_data(model, data_path, "--data")
-        report = reports.build_report(model, data, title=model_path)
-    written = pictures.write_pictures((boundary_path, curves_path), report)
-    written += pictures.write_report(report_path, report)
-    if as_json:
-        click.echo(dumps(reports.inspect_document(report)))
-        return
-    if report_path is not None:  # the page holds the whole report: say where it went
-        for path in written:
-            click.echo(f"wrote {printable(path)}", err=True)
-        return
-    out = console.stdout_console()
-    for part in views.training_view(
-        report,
-        width=out.width,
-        boundary_map=pictures.boundary_map_of(out, report),
-        more=EVERY_NUMBER,
-        stopped_words=f" It trained on ({flag('keep_going=True')}).",
-    ):
-        out.print(part)
-    for path in written:
-        click.echo(f"wrote {path}", err=True)
-
-
-def _recorded_report(
-    path: str, data_path: str | None, boundary_path: str | None, curves_path: str | None
-) -> Report:
-    """The report of a recorded run (a PyTorch loop watched by gradviz.torch.watch): what
-    needs its network or its data is refused; the views say what they leave out."""
-    for option, given in (("--data", data_path), ("--boundary", boundary_path)):
-        if given is not None:
-            raise InputError(
-                f"{option}: {printable(path)} is a recorded run: it holds statistics, not the "
-                "network or its data"
-            )
-    report = reports.run_report(runs.load_run(path), title=path)
-    if curves_path is not None and not report.loss:
-        raise InputError(f"--curves: {printable(path)} has no logged curves to draw")
-    return report
-
-
-def _load_for_inspect(model_path: str) -> Model:
-    """A saved model; a spec given by mistake (a .toml file or a built-in name) is
-    refused with the commands that take one."""
-    shown = shlex.quote(model_path)
-    specs = f"For a spec: gradviz grads {shown} (its gradients) or gradviz train {shown}."
-    if model_path.lower().endswith(".toml"):
-        raise ModelError(
-            f"{model_path}: inspect reads a saved model (.json, from gradviz train --save), "
-            "not a spec",
-            hint=specs,
-        )
-    try:
-        return models.load_model(Path(model_path))
-    except ModelError as error:
-        if model_path.lower().endswith(".json"):
-            raise
-        raise ModelError(
-            error.message,
-            hint=f"inspect reads a saved model (.json, from gradviz train --save). {specs}",
-        ) from None

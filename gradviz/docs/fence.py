@@ -37,12 +37,12 @@ from pathlib import Path
 
 import click
 
-from gradviz.cli import cli
+from gradviz.cli import COMMANDS, Fence, cli
 from gradviz.docs import command as command_line
 from gradviz.docs import paths
 from gradviz.files import write_atomic
 
-FORMATS = ("svg", "mermaid", "html", "text")
+FORMATS = (*dict.fromkeys(fmt for row in COMMANDS.values() for fmt in row.fence), "text")
 OPTIONS = ("format", "height")  # what a fence's header (or a directive's options) may set
 DEFAULT_HEIGHT_EXTRA = 720  # px below the picture in a live page: its controls and numbers
 MAX_FRAME_HEIGHT = 2400  # px: a live page's frame is never taller than this before it loads
@@ -92,29 +92,13 @@ def fence_options(given: Mapping[str, object]) -> FenceOptions:
 
 # -- the command line ---------------------------------------------------------------------
 
-# What each command draws in each format: the options the fence adds ({out}: its folder),
-# and the file it then reads (a glob: the last match in name order, e.g. the last frame).
-CAPTURES: dict[str, dict[str, tuple[tuple[str, ...], str]]] = {
-    "draw": {
-        "svg": (("-o", "{out}/fence.svg"), "fence.svg"),
-        "mermaid": (("-o", "{out}/fence.mmd"), "fence.mmd"),
-        "html": (("-o", "{out}/fence.html"), "fence.html"),
-    },
-    "trace": {
-        "svg": (("--frames", "{out}/frames"), "frames/step-*.svg"),
-        "mermaid": (("--frames", "{out}/frames", "--format", "mmd"), "frames/step-*.mmd"),
-        "html": (("-o", "{out}/fence.html"), "fence.html"),
-    },
-    # these name the picture with a flag of their own, given bare: `grads deep.json --plot`
-    "grads": {"svg": ((), "picture.svg")},
-    "train": {"svg": (("-q",), "picture.svg")},
-    "inspect": {"html": (("-o", "{out}/report.html"), "report.html")},
-}
-# The flags that name the picture of a command that draws one by a flag of its own: the
-# fence writes the file, so the body gives the flag alone (one of them).
-PICTURE_FLAGS = {"grads": ("--plot",), "train": ("--boundary", "--curves")}
-TEXT_COMMANDS = ("draw", "trace", "check", "grads", "compare", "inspect")
-PICTURE_SUFFIXES = (".svg", ".png", ".pdf")
+# What a fence draws of each command, from the commands table (gradviz.cli.COMMANDS): by
+# format, the options it adds and the file it reads; the flags that name a picture given
+# bare (the fence writes the file: `grads deep.json --plot`); the commands whose printed
+# output it shows (format=text).
+CAPTURES: dict[str, Mapping[str, Fence]] = {n: c.fence for n, c in COMMANDS.items() if c.fence}
+PICTURE_FLAGS = {n: f.bare for n, c in CAPTURES.items() for f in c.values() if f.bare}
+TEXT_COMMANDS = tuple(name for name, row in COMMANDS.items() if row.text)
 MAX_WORDS = 1000  # a command line longer than this is no command anyone types
 _PICTURE = "\x00picture"  # stands for the fence's picture file while the body is read
 
@@ -160,8 +144,9 @@ def _checked(
         if command not in TEXT_COMMANDS:
             raise FenceError(f"format=text: {command} prints nothing to show")
         return words
-    rest = [f"{out}/picture.svg" if word == _PICTURE else word for word in rest]
-    added = [word.format(out=out) for word in CAPTURES[command][fmt][0]]
+    capture = CAPTURES[command][fmt]
+    rest = [f"{out}/{capture.reads}" if word == _PICTURE else word for word in rest]
+    added = [word.format(out=out) for word in capture.options]
     if _animated(words, fmt):  # `trace … --animate`: the animation is the picture
         added = ["-o", f"{out}/{ANIMATION}"]
     if "--" in rest:  # options go before `--` (an expression that starts with -)
@@ -232,7 +217,8 @@ def _picture_flag_error(command: str) -> FenceError:
 def _animated(words: list[str], fmt: str) -> bool:
     """`trace EXPR --animate`: the backward pass as one animated SVG (shown as an image, so
     that its styles and animations stay its own however many share a page)."""
-    return words[0] == "trace" and fmt == "svg" and "--animate" in words
+    capture = CAPTURES.get(words[0], {}).get(fmt)
+    return capture is not None and bool(capture.animate) and capture.animate in words
 
 
 def _bare_picture_flag(command: str, rest: list[str]) -> list[str]:
@@ -245,7 +231,9 @@ def _bare_picture_flag(command: str, rest: list[str]) -> list[str]:
         raise _picture_flag_error(command)
     at = given[0]
     after = rest[at + 1] if at + 1 < len(rest) else ""
-    if after.lower().endswith(PICTURE_SUFFIXES):
+    from gradviz.output import suffixes  # lazy: start-up (only a fence with a picture flag)
+
+    if after.lower().endswith(suffixes("plot")):
         raise FenceError(
             f"{rest[at]} {after}: the fence writes the picture itself; write {rest[at]} alone"
         )
@@ -552,7 +540,7 @@ def _draw(found: paths.Found, options: FenceOptions, places: paths.Places, body:
             return (
                 f'<pre class="gradviz-text"><code>{html.escape(run.stdout.rstrip())}</code></pre>'
             )
-        _, pattern = CAPTURES[words[0]][options.format]
+        pattern = CAPTURES[words[0]][options.format].reads
         written = sorted(
             Path(folder).glob(ANIMATION if _animated(words, options.format) else pattern)
         )
