@@ -16,7 +16,8 @@ from gradviz.data import Dataset
 from gradviz.errors import GradvizError, InputError
 from gradviz.model import Model, load_model, model_inputs
 from gradviz.nn import LayerSample, Network, layer_samples
-from gradviz.run import Run, is_run_file, load_run
+from gradviz.records import Run
+from gradviz.schema import is_run_file, load_run
 from gradviz.spec import resolve_spec, spec_from_mapping
 from gradviz.stats import Diagnosis, History, diagnose, history, verdict
 from gradviz.train import Evaluation, check_width, evaluate, load_data, train

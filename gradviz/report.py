@@ -19,7 +19,7 @@ from gradviz.measure import Measurement, model_data
 from gradviz.model import Model
 from gradviz.nn import Network
 from gradviz.numbers import dumps as dumps  # these documents' writer, under its old name too
-from gradviz.run import Run
+from gradviz.records import Run
 from gradviz.spec import LOSS_FUNCTIONS, Spec
 from gradviz.stats import (
     Diagnosis,

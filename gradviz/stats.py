@@ -16,24 +16,16 @@ import math
 import textwrap
 from collections import Counter
 from collections.abc import Callable, Hashable, Sequence
-from dataclasses import asdict, dataclass
+from dataclasses import dataclass
 from typing import TypeVar
 
 import numpy as np
 
 from gradviz.errors import InputError, quoted
 from gradviz.nn import LayerSample
-from gradviz.numbers import fmt, json_number, json_safe
+from gradviz.numbers import fmt
 from gradviz.ops import ACTIVATIONS, Op
-from gradviz.spec import (
-    DIAGNOSIS_FIELDS,
-    DIAGNOSIS_OPTIONAL,
-    LAYER_FIELDS,
-    LAYER_OPTIONAL,
-    read_field,
-    read_fields,
-    shown,
-)
+from gradviz.records import Diagnosis, History, LayerStats, ParamGrad
 
 # -- thresholds (STATUS_TABLE names them; the manual and `gradviz grads --help` show them)
 VANISHING_RATIO = 1e-2  # rms gradient below this fraction of a layer nearer the output
@@ -57,144 +49,6 @@ _QUANTITIES = (
 )
 _FORWARD = {"weights", "biases", "pre-activations", "activations"}
 
-
-@dataclass
-class LayerStats:
-    """The numbers of one layer's row. `None` means "does not apply here" (the output
-    layer has no hop, a layer at initialisation has no update), never zero."""
-
-    index: int
-    name: str
-    activation: str
-    is_output: bool
-    n_in: int
-    n_out: int
-    n_params: int
-    batch: int
-    mean_abs: float  # of the weight gradients
-    max_abs: float
-    rms: float
-    norm: float  # ‖g‖₂ over the weight gradients
-    signal: float  # rms of the bias gradients: the backpropagated signal δ
-    rel: float | None  # rms / the largest layer's rms
-    below: float | None  # rms / the largest rms of a layer nearer the output
-    growth: float  # rms / the output layer's rms
-    hop: float | None  # ‖δ here‖ / ‖δ of the next layer‖
-    hop_bound: float | None  # max slope here × ‖W of the next layer‖₂
-    grad_data: float | None  # ‖g‖ / ‖w‖
-    update_data: float | None  # ‖Δw‖ / ‖w‖ for the last update
-    act_mean: float
-    act_std: float
-    mean_slope: float
-    saturated: float | None  # fraction of outputs saturated (sigmoid/tanh only)
-    dead: float  # fraction of units inactive for the whole batch
-    dead_units: int
-    nonfinite: int
-    nonfinite_in: str | None  # the first quantity holding a NaN/inf
-    status: str = "ok"
-    reason: str = ""
-    unread: str | None = None  # what could not be read here (its numbers are NaN)
-    clipped_from: float | None = None  # ‖g‖ before clipping scaled it
-    frozen: bool = False  # no gradient by design (requires_grad off, or in no optimizer)
-    # False: not compared with the other layers (a norm's gain and shift, whose size says
-    # nothing of a weight matrix's; or rows whose forward order was not seen)
-    compared: bool = True
-
-    def to_dict(self) -> dict:
-        """Plain JSON types; NaN and infinities as the strings "nan", "inf", "-inf". The
-        fields only a recorder fills are left out where they do not apply."""
-        data = asdict(self)
-        for key in LAYER_OPTIONAL:
-            if data[key] == (key == "compared"):  # (at its default: left out)
-                del data[key]
-        return json_safe(data)  # type: ignore[return-value]
-
-    @classmethod
-    def from_dict(cls, data: object, where: str = "layer") -> LayerStats:
-        """The inverse of `to_dict` (a saved model's history), checked field by field
-        against `spec.LAYER_FIELDS`: a missing field or a wrong type is an InputError
-        naming its path (`where.rms`)."""
-        values = read_fields(data, LAYER_FIELDS, where, "layer statistics", LAYER_OPTIONAL)
-        if values["status"] not in STATUSES:
-            raise InputError(f"{where}.status: {shown(values['status'])} is not a status")
-        if values["activation"] not in ACTIVATIONS:
-            raise InputError(f"{where}.activation: {shown(values['activation'])} is unknown")
-        return cls(**values)
-
-
-@dataclass
-class Diagnosis:
-    """Every layer's statistics at one moment, with what holds for the whole network."""
-
-    layers: list[LayerStats]
-    at_rest: bool  # every rms gradient below AT_REST_RMS
-    output_spread: float  # std of the outputs across the batch (largest over units)
-    stalled: bool
-    first_nonfinite: tuple[int, str] | None = None  # (layer index, quantity)
-    epoch: int | None = None
-    unit: str = "epoch"  # what `epoch` counts: an epoch, or a recorded run's optimizer step
-    judged_by: str = "gradient"  # or "update": update:data, under an adaptive optimizer
-    optimizer: str | None = None  # the optimizer's class, where known
-    clip_scale: float | None = None  # the factor clipping scaled the gradients by
-
-    def to_dict(self) -> dict:
-        data = {
-            "epoch": self.epoch,
-            "at_rest": self.at_rest,
-            "stalled": self.stalled,
-            "output_spread": json_number(self.output_spread),
-            "first_nonfinite": (
-                None
-                if self.first_nonfinite is None
-                else {"layer": self.first_nonfinite[0], "in": self.first_nonfinite[1]}
-            ),
-            "layers": [layer.to_dict() for layer in self.layers],
-        }
-        extra = {
-            "unit": (self.unit, "epoch"),
-            "judged_by": (self.judged_by, "gradient"),
-            "optimizer": (self.optimizer, None),
-            "clip_scale": (self.clip_scale, None),
-        }
-        data.update({key: value for key, (value, usual) in extra.items() if value != usual})
-        return data
-
-    @classmethod
-    def from_dict(cls, data: object, where: str = "gradients") -> Diagnosis:
-        """The inverse of `to_dict`, checked: an InputError names the path of the first
-        field that is missing or of the wrong type (`where.layers[0].rms`)."""
-        if not isinstance(data, dict):
-            raise InputError(f"{where}: expected an object of gradient statistics")
-        raw_layers = data.get("layers")
-        if not isinstance(raw_layers, list) or not raw_layers:
-            raise InputError(f"{where}.layers: expected a list of layer statistics")
-        layers = [
-            LayerStats.from_dict(layer, f"{where}.layers[{i}]")
-            for i, layer in enumerate(raw_layers)
-        ]
-        for i, layer in enumerate(layers):
-            if layer.index != i + 1 or layer.is_output != (i == len(layers) - 1):
-                raise InputError(
-                    f"{where}.layers[{i}]: expected layer {i + 1}, the output layer last"
-                )
-        first = data.get("first_nonfinite")
-        if first is not None:
-            if not isinstance(first, dict):
-                raise InputError(f"{where}.first_nonfinite: expected null or an object")
-            index = read_field(first.get("layer"), "count", f"{where}.first_nonfinite.layer")
-            quantity = read_field(first.get("in"), "text", f"{where}.first_nonfinite.in")
-            first = (index, quantity)
-        values = read_fields(
-            data, DIAGNOSIS_FIELDS, where, "gradient statistics", DIAGNOSIS_OPTIONAL
-        )
-        if values.get("unit", "epoch") not in ("epoch", "step"):
-            raise InputError(f"{where}.unit: {shown(values['unit'])} is not epoch or step")
-        if values.get("judged_by", "gradient") not in ("gradient", "update"):
-            raise InputError(f"{where}.judged_by: {shown(values['judged_by'])} is unknown")
-        return cls(layers=layers, first_nonfinite=first, **values)  # type: ignore[arg-type]
-
-
-History = list[tuple[int, Diagnosis]]
 
 # -- the numbers of one layer -------------------------------------------------------
 
@@ -919,36 +773,14 @@ def _status(layer: LayerStats, at_rest: bool, stalled: bool) -> tuple[str, str]:
 
 
 def history(snapshots: Sequence[tuple[int, object]]) -> History:
-    """Normalise a training history: each entry (epoch, list of LayerSample | Diagnosis
-    | its dict form) becomes (epoch, Diagnosis)."""
+    """Normalise a training history: each entry (epoch, list of LayerSample | Diagnosis)
+    becomes (epoch, Diagnosis)."""
     out: History = []
     for epoch, item in snapshots:
-        if isinstance(item, Diagnosis):
-            diagnosis = item
-        elif isinstance(item, dict):
-            diagnosis = Diagnosis.from_dict(item)
-        else:
-            diagnosis = diagnose(list(item), epoch=epoch)  # type: ignore[call-overload]
+        diagnosis = item if isinstance(item, Diagnosis) else diagnose(list(item), epoch=epoch)  # type: ignore[call-overload]
         diagnosis.epoch = epoch
         out.append((int(epoch), diagnosis))
     return out
-
-
-def series(snapshots: History) -> tuple[list[int], list[str], list[list[float]]]:
-    """(epochs, layer names, rms gradient per layer over time) for heat maps and plots;
-    NaN wherever the layer held a NaN/inf at that moment."""
-    if not snapshots:
-        return [], [], []
-    names = [layer.name for layer in snapshots[-1][1].layers]
-    epochs = [epoch for epoch, _ in snapshots]
-    rows = [
-        [
-            d.layers[i].rms if i < len(d.layers) and not d.layers[i].nonfinite else math.nan
-            for _, d in snapshots
-        ]
-        for i in range(len(names))
-    ]
-    return epochs, names, rows
 
 
 # -- the verdict ------------------------------------------------------------------------
@@ -1304,16 +1136,6 @@ def failures(diagnosis: Diagnosis, snapshots: History | None = None) -> dict[str
 
 
 # -- single parameters ------------------------------------------------------------------
-
-
-@dataclass(frozen=True)
-class ParamGrad:
-    """One parameter's value and gradient, named as the network names it."""
-
-    name: str
-    layer: str
-    value: float
-    grad: float
 
 
 def parameter_grads(samples: Sequence[LayerSample]) -> list[ParamGrad]:

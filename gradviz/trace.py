@@ -16,102 +16,24 @@ on) plus its leaves (where the credit ends as their gradient).
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass, fields
+from dataclasses import fields
 
 from gradviz.engine import Constant, Number, Value, backpropagate, topological_order
 from gradviz.lazy import callable_module, is_array, np
 from gradviz.names import definition, node_names, op_form, operand, output_name, substitute
 from gradviz.numbers import fmt
 from gradviz.ops import ACTIVATIONS
+from gradviz.records import (
+    Contribution,
+    ForwardStep,
+    LeafGradient,
+    Passed,
+    Source,
+    Step,
+    UnitStep,
+)
 
 NUDGE = 0.01  # the step size of the plain-words sentences: "raising a by 0.01 …"
-
-
-@dataclass(frozen=True, slots=True)
-class Contribution:
-    """The credit one node passes to one of its inputs (one edge of the backward pass).
-
-    `formula` is the op's local derivative in its own terms (`∂(a·b)/∂a = b`);
-    `named_formula` says the same with the graph's names (`∂(d·f)/∂d = f`) and
-    `local_text` is its right-hand side (`f`). `amount` = credit · `local` is added to
-    the input's credit, whose running total goes from `before` to `total`; `earlier`
-    counts the contributions it had already received. `passes` is False for an op that
-    stops the gradient (`detach`): then nothing is added.
-    """
-
-    parent: Value
-    parent_name: str
-    position: int  # 0 for the op's first input `a`, 1 for `b`
-    formula: str
-    named_formula: str
-    local_text: str
-    local: Number
-    amount: Number
-    before: Number
-    total: Number
-    earlier: int
-    passes: bool = True
-
-
-@dataclass(frozen=True, slots=True)
-class Source:
-    """One piece of a node's credit: which consumer sent it, and how much."""
-
-    consumer: Value
-    consumer_name: str
-    position: int
-    amount: Number
-
-
-@dataclass(frozen=True, slots=True)
-class Step:
-    """One node of the backward pass, at the moment its credit is complete.
-
-    `credit` is dL/dnode (1 for the output), the sum of `sources` (one per use of the
-    node: `x*x + x` gives x three). A non-leaf passes credit to its inputs
-    (`contributions`); a leaf keeps it as its gradient.
-    """
-
-    index: int  # 0-based position in the backward pass
-    node: Value
-    name: str
-    definition: str | None  # "d·f" for L = d·f; None for a leaf
-    credit: Number
-    sources: tuple[Source, ...]
-    contributions: tuple[Contribution, ...]
-    is_output: bool = False
-
-    @property
-    def is_leaf(self) -> bool:
-        return self.node.op is None
-
-    @property
-    def stops_credit(self) -> bool:
-        """True at a `detach`: the credit arrives and goes no further."""
-        return self.node.op is not None and not self.node.op.passes_credit
-
-
-@dataclass(frozen=True, slots=True)
-class ForwardStep:
-    """One node of the forward pass: its name, how it is computed, and its value."""
-
-    index: int
-    node: Value
-    name: str
-    definition: str | None  # None for a leaf
-    data: Number
-
-
-@dataclass(frozen=True, slots=True)
-class LeafGradient:
-    """A leaf's gradient with one sentence in plain words about what it means."""
-
-    leaf: Value
-    name: str
-    data: Number
-    grad: Number
-    reached: bool  # False when every path to the output runs through detach
-    sentence: str
 
 
 # -- the walks ------------------------------------------------------------------
@@ -282,44 +204,6 @@ def leaf_gradients(
 
 
 # -- a network, one neuron (or one layer) at a time --------------------------------------
-
-
-@dataclass(frozen=True, slots=True)
-class Passed:
-    """Credit sent back to one input of a unit: dL/dz · w (or, for a layer, the total
-    its previous layer's unit received from the whole layer)."""
-
-    to: str
-    weight: Number | None
-    amount: Number
-    total: Number  # the input's credit so far
-    earlier: int  # contributions it had received before this one
-
-
-@dataclass(frozen=True, slots=True)
-class UnitStep:
-    """One neuron, layer, the loss or the inputs in a network's backward pass.
-
-    Tuples hold one entry per neuron of the step (one for a neuron, n_out for a
-    layer): `credit` dL/da arriving at the activations, `local` the activation's
-    slope act'(z), `credit_z` dL/dz = dL/da · act'(z), and the parameters' grads.
-    `ids` are the node ids of the step in `gradviz.render.network.network_diagram`.
-    """
-
-    index: int
-    kind: str  # "loss", "neuron", "layer", "inputs"
-    name: str
-    ids: tuple[str, ...]
-    activation: str | None
-    credit: tuple[Number, ...]
-    sources: tuple[tuple[tuple[str, Number], ...], ...]  # per unit: (sender, amount)
-    z: tuple[Number, ...] = ()
-    local: tuple[Number, ...] = ()
-    credit_z: tuple[Number, ...] = ()
-    bias_grads: tuple[Number, ...] = ()
-    weight_grads: tuple[tuple[Number, ...], ...] = ()
-    passed: tuple[Passed, ...] = ()
-    formula: str = ""
 
 
 def _slope(activation: str, a: Value, z: Value) -> Number:

@@ -52,7 +52,8 @@ from gradviz.nn import (
 )
 from gradviz.numbers import fmt
 from gradviz.ops import OP_NAMES, compiled_names
-from gradviz.spec import CLIPPING_KEYS, LOSS_FUNCTIONS, Spec, parameter_count
+from gradviz.schema import CLIPPING_KEYS
+from gradviz.spec import LOSS_FUNCTIONS, Spec, parameter_count
 from gradviz.stats import Diagnosis, diagnose_all, first_nonfinite
 
 # -- compiling a network ------------------------------------------------------------------

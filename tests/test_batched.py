@@ -18,8 +18,9 @@ from gradviz import nn, stats
 from gradviz import train as T
 from gradviz.batched import Batched
 from gradviz.engine import Value
-from gradviz.model import from_result, to_dict
+from gradviz.model import from_result
 from gradviz.ops import ACTIVATIONS
+from gradviz.schema import model_dict as to_dict
 from gradviz.spec import PRESETS, Spec, load_spec, spec_from_mapping
 
 SAMPLES = sorted(Path(__file__).parent.parent.glob("samples/*.toml"))

@@ -13,7 +13,8 @@ from test_html_browser import severe
 
 from gradviz.cli import cli
 from gradviz.nn import Network, layer_samples
-from gradviz.run import Run, RunLayer, save_run
+from gradviz.records import Run, RunLayer
+from gradviz.schema import save_run
 from gradviz.stats import diagnose
 
 CONTROLS_JS = """

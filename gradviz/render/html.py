@@ -47,7 +47,7 @@ from gradviz.render.diagram import (
 from gradviz.render.dot import _STATE_LOOK
 
 if TYPE_CHECKING:
-    from gradviz.trace import Step
+    from gradviz.records import Step
 
 # Above this many values a page is the static picture with a note: sliders over a
 # graph nobody can read would only make the page slow.

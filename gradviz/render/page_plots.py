@@ -21,6 +21,7 @@ from typing import TYPE_CHECKING
 
 from gradviz.numbers import fmt
 from gradviz.ops import ACTIVATIONS
+from gradviz.records import Diagnosis, History, LayerStats, series
 from gradviz.render.plots import (
     BOUNDARY_MAP,
     HIDDEN_MAP,
@@ -66,7 +67,6 @@ from gradviz.render.svgplot import (
     text_width,
     tick_label,
 )
-from gradviz.stats import Diagnosis, History, LayerStats, series
 from gradviz.text import printable
 
 if TYPE_CHECKING:

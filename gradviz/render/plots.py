@@ -27,7 +27,7 @@ from typing import TYPE_CHECKING, Any
 
 from gradviz.numbers import fmt
 from gradviz.ops import ACTIVATIONS
-from gradviz.stats import Diagnosis, History, series
+from gradviz.records import Diagnosis, History, series
 from gradviz.text import printable
 
 if TYPE_CHECKING:

@@ -57,8 +57,9 @@ from torch.utils.hooks import RemovableHandle
 
 from gradviz.errors import InputError
 from gradviz.ops import ACTIVATIONS
+from gradviz.records import Run, RunLayer
 from gradviz.render.layers import report
-from gradviz.run import Run, RunLayer, save_run
+from gradviz.schema import save_run
 from gradviz.stats import Diagnosis, History, LayerStats, assess, first_in_order, verdict
 from gradviz.torch.activations import (
     ACTIVATION_MODULES,
