@@ -30,9 +30,8 @@ from collections.abc import Sequence
 import numpy as np
 
 from gradviz.engine import Value, backpropagate, evaluate, topological_order
-from gradviz.nn import LayerSample, Network
+from gradviz.nn import LOSS_FUNCTIONS, LayerSample, Network
 from gradviz.ops import ACTIVATIONS
-from gradviz.spec import LOSS_FUNCTIONS
 
 
 class Batched:

@@ -28,6 +28,7 @@ from gradviz.engine import Value, topological_order
 from gradviz.errors import GradvizError, InputError, ModelError, quoted
 from gradviz.files import read_capped, write_atomic
 from gradviz.nn import (
+    LOSS_FUNCTIONS,
     Built,
     LayerSample,
     Network,
@@ -46,7 +47,7 @@ from gradviz.schema import (
     parse_json,
     read_diagnosis,
 )
-from gradviz.spec import LOSS_FUNCTIONS, Spec
+from gradviz.spec import Spec
 from gradviz.stats import Diagnosis, History, diagnose, history
 from gradviz.train import Result
 
@@ -278,7 +279,7 @@ class LossGraph:
 
     @property
     def loss_formula(self) -> str:
-        """The loss in terms of the output and the target (`spec.Loss.formula`)."""
+        """The loss in terms of the output and the target (`nn.Loss.formula`)."""
         return LOSS_FUNCTIONS[self.network.loss].formula
 
 

@@ -17,10 +17,10 @@ from gradviz.data import Dataset
 from gradviz.errors import OptionWords, keyword
 from gradviz.measure import Measurement, model_data
 from gradviz.model import Model
-from gradviz.nn import Network
+from gradviz.nn import LOSS_FUNCTIONS, Network
 from gradviz.numbers import dumps as dumps  # these documents' writer, under its old name too
 from gradviz.records import Run
-from gradviz.spec import LOSS_FUNCTIONS, Spec
+from gradviz.spec import Spec
 from gradviz.stats import (
     Diagnosis,
     History,
@@ -63,7 +63,7 @@ class Report:
     `every` epochs (or recorded steps); `clipping` the clipping record on the same points
     and `clip` the rule that made it (("value" or "norm", the bound)); `clipping_json` the
     record as the JSON documents print it. `threshold` and `signed` say how an output is
-    read against its 0/1 target, as the loss reads it (`spec.Loss`)."""
+    read against its 0/1 target, as the loss reads it (`nn.Loss`)."""
 
     title: str
     summary: str | None  # a one-line account of a run that has no `spec`

@@ -14,7 +14,6 @@ about 44 ms here (median of 5), half of what the whole `gradviz draw` process co
 from __future__ import annotations
 
 import copy
-import itertools
 import math
 import re
 from collections.abc import Callable, Mapping, Sequence
@@ -26,6 +25,7 @@ from gradviz.data import BUILTIN, GENERATED, MAX_POINTS, DataSpec
 from gradviz.errors import QUOTE_LIMIT, SpecError, quoted, shortened
 from gradviz.files import read_capped
 from gradviz.lazy import on_demand
+from gradviz.nn import INITS, LOSS_FUNCTIONS, LOSSES, parameter_count
 from gradviz.ops import ACTIVATIONS
 
 if TYPE_CHECKING:
@@ -33,7 +33,6 @@ if TYPE_CHECKING:
     import json
     import tomllib
 
-    from gradviz.engine import Value
 else:  # imported when first used: a preset (`gradviz train xor`) reads no TOML, and only
     # a mistake needs a close match (`sigmod`: did you mean `sigmoid`?)
     difflib = on_demand("difflib")
@@ -44,60 +43,8 @@ else:  # imported when first used: a preset (`gradviz train xor`) reads no TOML,
 # -- the vocabulary of a spec -------------------------------------------------------------
 
 ACTIVATION_NAMES = tuple(ACTIVATIONS)  # the op table's activations, and "linear"
-INITS = ("default", "xavier", "he", "uniform1", "micrograd")
 LR_SCHEDULES = ("constant", "linear")
 
-
-@dataclass(frozen=True)
-class Loss:
-    """A loss in one place, as an op is in the op table: how it is built from the
-    network's output and the target, and its formula and slope for display."""
-
-    name: str
-    build: Callable[[Value, Value], Value]
-    formula: str  # the loss in terms of the output `out` and the target `y`
-    derivative: str  # ∂loss/∂out, in the same terms
-    # an output is right when it is on the target's side of this (0.5 for a probability;
-    # 0 for a score whose sign is the class, as hinge loss reads it)
-    threshold: float = 0.5
-    default_output: str = "sigmoid"  # the output activation when the spec names none
-    # the loss reads a 0/1 target as t = 2y − 1 = ±1 (tables show the target so)
-    signed_targets: bool = False
-
-
-def _mse(output: Value, target: Value) -> Value:
-    d = output - target
-    return d * d  # the square as a product: exact, and both edges are drawn
-
-
-def _bce(output: Value, target: Value) -> Value:
-    return -(target * output.log() + (1.0 - target) * (1.0 - output).log())
-
-
-def _hinge(output: Value, target: Value) -> Value:
-    # labels ±1: the data's 0/1 target read as t = 2y − 1 (exact for 0 and 1); then
-    # micrograd's max-margin loss relu(1 + (−t)·score), written 1 − t·score (the same bits)
-    sign = target * 2.0 - 1.0
-    return (1.0 - sign * output).relu()
-
-
-LOSS_FUNCTIONS: dict[str, Loss] = {
-    loss.name: loss
-    for loss in (
-        Loss("mse", _mse, "(out − y)²", "2·(out − y)"),
-        Loss("bce", _bce, "−(y·log out + (1−y)·log(1−out))", "(out − y)/(out·(1 − out))"),
-        Loss(
-            "hinge",
-            _hinge,
-            "max(0, 1 − t·out), t = 2y − 1 = ±1",
-            "−t where t·out < 1, else 0",
-            threshold=0.0,
-            default_output="linear",
-            signed_targets=True,
-        ),
-    )
-}
-LOSSES = tuple(LOSS_FUNCTIONS)
 
 # Sizes refused before anything is built: every parameter becomes a few graph nodes and
 # about ten lines of compiled code, so these bound memory (~300 MB while compiling) and
@@ -235,10 +182,6 @@ class Spec:
             path = Path(self.base_dir or "") / self.data.path
             out["data"]["csv"] = str(path.absolute())
         return out
-
-
-def parameter_count(layers: Sequence[int]) -> int:
-    return sum((n_in + 1) * n_out for n_in, n_out in itertools.pairwise(layers))
 
 
 # -- reading specs --------------------------------------------------------------------------

@@ -222,7 +222,7 @@ def network_trace(graph, level: str = "neuron") -> list[UnitStep]:
     inputs. The credits are the engine's grads; what a unit passes back to an input is
     dL/dz · w, summed over the units that use it.
     """
-    from gradviz.spec import LOSS_FUNCTIONS  # lazy: start-up (a network is loaded by now)
+    from gradviz.nn import LOSS_FUNCTIONS  # lazy: start-up (a network is loaded by now)
 
     if level not in ("neuron", "layer"):
         raise ValueError(f"level must be neuron or layer, not {level!r}")

@@ -43,17 +43,19 @@ from gradviz.data import Dataset, load
 from gradviz.engine import Op, Value, topological_order
 from gradviz.errors import SpecError, TrainingError
 from gradviz.nn import (
+    LOSS_FUNCTIONS,
     LayerSample,
     Network,
     example_graph,
     layer_samples,
+    parameter_count,
     sequential_sum,
     stats_rows,
 )
 from gradviz.numbers import fmt
 from gradviz.ops import OP_NAMES, compiled_names
 from gradviz.schema import CLIPPING_KEYS
-from gradviz.spec import LOSS_FUNCTIONS, Spec, parameter_count
+from gradviz.spec import Spec
 from gradviz.stats import Diagnosis, diagnose_all, first_nonfinite
 
 # -- compiling a network ------------------------------------------------------------------

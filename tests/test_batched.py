@@ -208,7 +208,7 @@ def test_evaluate_agrees_with_the_compiled_forward_pass() -> None:
 def test_an_activation_comes_from_its_op_row() -> None:
     """The batched path has no activation of its own: each layer's value and slope are its
     row's `forward` and `local` (a finite difference of the loss checks them here), and a
-    loss is built from spec.LOSS_FUNCTIONS on the engine's Values."""
+    loss is built from nn.LOSS_FUNCTIONS on the engine's Values."""
     for name, op in ACTIVATIONS.items():
         if op is None:
             continue

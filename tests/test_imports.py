@@ -280,6 +280,8 @@ IMPURE_FOR_RENDER = frozenset(
         "train",
     }
 )
+
+
 def impure_imports(module: str, text: str) -> list[str]:
     """The imports of `text` (the source of `module`) that a renderer may not make, as
     `line: statement`: of IMPURE_FOR_RENDER; anywhere in the file (functions too) but
