@@ -43,7 +43,7 @@ class Batched:
 
     def __init__(self, network: Network, clip: str | None = None) -> None:
         self.network = network
-        self.clip = clip  # None, "value" or "norm", as `gradviz.train.compile_network`
+        self.clip = clip  # None, "value" or "norm", as `gradviz.compile.compile_network`
         self.ops = [ACTIVATIONS[name] for name in network.activations]
         self.loss = LOSS_FUNCTIONS[network.loss]
         self.blocks: list[tuple[int, int, int]] = []  # (start, n_out, n_in) of each layer
@@ -131,7 +131,7 @@ class Batched:
         self, outputs: np.ndarray, Y: np.ndarray, positive: np.ndarray | None = None
     ) -> int:
         """How many outputs are on their target's side of the loss's threshold (a NaN on
-        neither: wrong), as `gradviz.train.is_correct`; `positive` is Y > 0.5, if known."""
+        neither: wrong), as `gradviz.nn.is_correct`; `positive` is Y > 0.5, if known."""
         t = self.loss.threshold
         positive = Y > 0.5 if positive is None else positive
         return int(np.count_nonzero(np.where(positive, outputs > t, outputs <= t)))
@@ -152,7 +152,7 @@ class Batched:
         decay: float = 0.0,
         counts: list | None = None,
     ) -> tuple[float, int]:
-        """`gradviz.train.Compiled.run` over batches, the same arguments: trains P in place
+        """`gradviz.compile.Compiled.run` over batches, the same arguments: trains P in place
         on the examples order[start:stop] in batches of `batch`, clipping at `clip_at`;
         returns the running (sum of losses, count of correct outputs); `decay` is the l2
         term's strength; `counts` gets [updates, clipped, Σ‖g‖ before, Σ‖g‖ after]."""

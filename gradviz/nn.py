@@ -82,6 +82,13 @@ LOSS_FUNCTIONS: dict[str, Loss] = {
 LOSSES = tuple(LOSS_FUNCTIONS)
 
 
+def is_correct(output: float, target: float, threshold: float = 0.5) -> bool:
+    """The output is on the target's side of the threshold (0.5 for a probability, 0 for
+    hinge loss's signed score). A NaN output is on neither side: it is wrong whatever
+    the target (never counted as a correct 0)."""
+    return output > threshold if target > 0.5 else output <= threshold
+
+
 def parameter_count(layers: Sequence[int]) -> int:
     return sum((n_in + 1) * n_out for n_in, n_out in itertools.pairwise(layers))
 

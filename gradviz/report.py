@@ -17,7 +17,7 @@ from gradviz.data import Dataset
 from gradviz.errors import OptionWords, keyword
 from gradviz.measure import Measurement, model_data
 from gradviz.model import Model
-from gradviz.nn import LOSS_FUNCTIONS, Network
+from gradviz.nn import LOSS_FUNCTIONS, Network, is_correct
 from gradviz.numbers import dumps as dumps  # these documents' writer, under its old name too
 from gradviz.records import Run
 from gradviz.spec import Spec
@@ -30,7 +30,7 @@ from gradviz.stats import (
     parameter_grads,
     verdict,
 )
-from gradviz.train import Diverged, Evaluation, Result, evaluate, is_correct
+from gradviz.train import Diverged, Evaluation, Result, evaluate
 
 JSON_PREDICTIONS = 1000  # examples listed in a document's "predictions"
 

@@ -837,12 +837,8 @@ def _vanishing_sentence(d: Diagnosis) -> str | None:
     kinds = {lay.activation for lay in between}
     sat = [lay.saturated for lay in between if lay.saturated is not None]
     why = _hop_parts(between, per_hop)
-    if "sigmoid" in kinds:
-        fixes = "Try tanh or ReLU, Xavier/He init, or fewer layers."
-    elif "tanh" in kinds:
-        fixes = "Try ReLU, Xavier init, or fewer layers."
-    else:
-        fixes = "Try He init, or fewer layers."
+    advice = (op.vanishing_advice for name, op in ACTIVATIONS.items() if op and name in kinds)
+    fixes = next(filter(None, advice), "Try He init, or fewer layers.")
     if sat:
         mean_sat = 100 * sum(sat) / len(sat)
         share = f"{mean_sat:.0f}%" if mean_sat >= 1 else "none"

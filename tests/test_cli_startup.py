@@ -27,6 +27,7 @@ HEAVY = (
     "importlib.metadata",
     "subprocess",
     "gradviz.train",
+    "gradviz.compile",
     "gradviz.nn",
     "gradviz.spec",
     "gradviz.report",

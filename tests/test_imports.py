@@ -196,8 +196,8 @@ LAYERS: tuple[tuple[str, tuple[str, ...]], ...] = (
     (
         "computations",
         (
-            *("batched", "train", "stats", "trace", "gradcheck", "schema", "model", "measure"),
-            *("boundary", "report"),
+            *("batched", "compile", "train", "stats", "trace", "gradcheck", "schema", "model"),
+            *("measure", "boundary", "report"),
         ),
     ),
     ("render", ("render",)),  # render and render.*: pure, data in, text or pictures out
@@ -259,6 +259,7 @@ IMPURE_FOR_RENDER = frozenset(
     {
         "boundary",
         "cli",
+        "compile",
         "data",
         "drawings",
         "expr",
