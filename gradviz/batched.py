@@ -1,24 +1,15 @@
 """Training as matrix products over the batch: the second execution of `gradviz.train`.
 
-Why two executions: the compiled trainer (gradviz.train) writes one example's graph out as
-straight-line Python, one line per node and per edge, so its cost is examples × parameters
-with almost nothing fixed per call: it wins on tiny networks and online updates (XOR, the
-circle's 2-8-1 SGD), where any per-call cost would dominate. A layer over a batch is one
-matrix product instead: a few numpy calls per layer, each costing about a microsecond
-whatever its size, with the arithmetic done by BLAS. That wins where layers are wide and
-batches big (the lesson's ten layers of 16 over 80 points: about 20× per epoch, see
-bench/crossover.py), and it needs no compiling. `gradviz.train.uses_batches` chooses
-between them from the spec and the data's size, never the user.
+The compiled trainer (gradviz.compile) costs examples × parameters with almost nothing
+fixed per call: it wins on tiny networks and online updates. A layer over a batch is one
+matrix product (a few numpy calls per layer, about a microsecond each whatever its size):
+it wins where layers are wide and batches big (the lesson's deep net: about 20× per epoch,
+bench/crossover.py). `gradviz.train.uses_batches` chooses from the spec and the data's size.
 
-What stays the same: every step does the arithmetic of the update described in
-gradviz.train (per-example loss and gradient, batch sum, mean, l2, clipping, update), each
-activation's value and slope from its op table row (`op.forward`, `op.local`, which work
-on arrays), each loss built from its definition in gradviz.spec on the engine's `Value`s
-over the batch. What differs is only the order of the sums: a matrix product, a batch's
-gradient sum and its loss sum are added in BLAS's order, not the engine's left to right.
-So the numbers agree with the engine to rounding, about 1e-15 relative per step (tests:
-within 1e-12 over the first epochs of every sample, and the same accuracy and statuses
-over whole runs; a chaotic run may drift further apart later, as any reordering would).
+The arithmetic is the update of gradviz.train, each activation from its op row and each
+loss from its definition (gradviz.nn) on `Value`s over the batch; only the order of the
+sums differs (BLAS's), so the numbers agree with the engine to about 1e-15 per step
+(tests: within 1e-12 over the first epochs of every sample, the same statuses over runs).
 """
 
 from __future__ import annotations

@@ -1,13 +1,6 @@
-"""Saved models: the spec, the trained weights and the training history, as plain JSON.
-
-Never pickle: a model file is data a person can read and a program can check. Loading
-checks everything (format, shapes, that every weight is a number, the types of the
-recorded statistics) and says what is wrong in one line naming the field, so a
-truncated or hand-edited file is a clear error, not a crash. Weights are finite unless
-the file says training diverged (`history.stopped`: a run that trained on regardless):
-then NaN and inf are kept and shown, never hidden. A model's CSV data is found relative
-to the model file and only inside its folder. Also here: one example's loss graph of a
-saved network (drawn by `gradviz.render.network`).
+"""A saved model (spec, trained weights, training history) and one example's loss graph
+through it (drawn by `gradviz.render.network`). Its file format is gradviz.schema's; its
+CSV data is read only from inside the model file's folder.
 """
 
 from __future__ import annotations
@@ -26,7 +19,7 @@ import numpy as np
 from gradviz.data import Dataset, load
 from gradviz.engine import Value, topological_order
 from gradviz.errors import GradvizError, InputError, ModelError, quoted
-from gradviz.files import read_capped, write_atomic
+from gradviz.files import write_atomic
 from gradviz.nn import (
     LOSS_FUNCTIONS,
     Built,
@@ -39,13 +32,13 @@ from gradviz.nn import (
 from gradviz.numbers import fmt, from_json_number
 from gradviz.schema import (
     CLIPPING_KEYS,
-    MAX_MODEL_BYTES,
     MODEL_FORMAT,
     RUN_FORMAT,
     model_json,
     model_parts,
     parse_json,
     read_diagnosis,
+    read_saved,
 )
 from gradviz.spec import Spec
 from gradviz.stats import Diagnosis, History, diagnose, history
@@ -189,12 +182,7 @@ def from_result(result: Result) -> Model:
 def load_model(path: Path | str) -> Model:
     """A saved model, checked; any problem is a ModelError naming the field."""
     path = Path(path)
-    data = read_capped(path, MAX_MODEL_BYTES, ModelError, "model file")
-    try:
-        text = data.decode("utf-8")
-    except UnicodeDecodeError:
-        raise ModelError(f"{path}: not a gradviz model (not UTF-8 text)") from None
-    model = parse_model(text, str(path), base_dir=str(path.parent))
+    model = parse_model(read_saved(path, "model"), str(path), base_dir=str(path.parent))
     model.source = path
     return model
 

@@ -1,13 +1,9 @@
-"""Networks built from Values: layers, and the per-layer numbers diagnostics read.
+"""Networks built from Values, their losses, and the per-layer numbers diagnostics read.
 
-A network is a dense feed-forward stack whose every weight and bias is a named leaf
-`Value` (`L1.N2.w0` is the weight from input 0 into neuron 2 of layer 1; `L1.N2.b`
-its bias). Layers count from 1 (layer 0 would be the inputs), neurons from 1, inputs
-and weights from 0 (`w0` multiplies `x0`). Building one example's loss from those
-leaves gives an ordinary engine graph that can be drawn, traced and checked; the
-training loop (gradviz.train) compiles that same graph into straight-line code.
-
-Which network to build and how to train it is a spec (gradviz.spec).
+Every weight and bias is a named leaf `Value`: `L1.N2.w0` is the weight from input 0 into
+neuron 2 of layer 1, `L1.N2.b` its bias (layers and neurons count from 1, inputs from 0).
+One example's loss is an ordinary engine graph, drawn, traced and checked as any other;
+gradviz.compile turns that same graph into straight-line code for training.
 """
 
 from __future__ import annotations

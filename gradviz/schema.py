@@ -1,8 +1,11 @@
 """The files gradviz saves and reads back: saved models and recorded runs, as plain JSON.
 
-One set of rules for both: numbers of at most MAX_NUMBER_LENGTH characters, no key twice
-in one object, NaN and infinities as the strings "nan", "inf", "-inf", every field of the
-statistics checked against a table of kinds; a mistake names the field's path.
+Never pickle: a file is data a person can read and a program can check. One set of rules
+for both kinds: numbers of at most MAX_NUMBER_LENGTH characters, no key twice in one object,
+NaN and infinities as "nan", "inf", "-inf" (a model's weights only when it says training
+diverged), every recorded statistic checked against a table of kinds; a mistake is one
+line naming the field's path. A recorded run (gradviz.torch.watch) holds no spec, weights
+or data: only its layers, statistics and curves. Reading one never imports the framework.
 """
 
 from __future__ import annotations
@@ -529,15 +532,17 @@ def is_run_file(path: Path | str) -> bool:
     return isinstance(raw, dict) and raw.get("format") == RUN_FORMAT
 
 
-def _read_json(path: Path) -> object:
-    """The file's JSON, read as a model file is (`model.parse_json`: its caps on size,
-    number length and duplicate keys)."""
-    data = read_capped(path, MAX_MODEL_BYTES, ModelError, "run file")
+def read_saved(path: Path, what: str) -> str:
+    """The text of a saved `what` ("model" or "run"): capped at MAX_MODEL_BYTES, UTF-8."""
+    data = read_capped(path, MAX_MODEL_BYTES, ModelError, f"{what} file")
     try:
-        text = data.decode("utf-8")
+        return data.decode("utf-8")
     except UnicodeDecodeError:
-        raise ModelError(f"{path}: not a gradviz run (not UTF-8 text)") from None
-    return parse_json(text, str(path), "run")
+        raise ModelError(f"{path}: not a gradviz {what} (not UTF-8 text)") from None
+
+
+def _read_json(path: Path) -> object:
+    return parse_json(read_saved(path, "run"), str(path), "run")
 
 
 def load_run(path: Path | str) -> Run:

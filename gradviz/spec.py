@@ -1,14 +1,10 @@
 """Specs: which network to build and how to train it, checked.
 
-A spec is a TOML file, a built-in preset (`xor`, `circle`, …: the same specs as
-samples/*.toml, which a test keeps equal), or the same keys given as options. Every
-mistake names the key (`data.size`), and the file line where TOML gives one. Read only
-where specs are read: `gradviz draw` of an expression never imports this module.
-
-The checks are our own small checkers (one per kind of key) rather than a validation
-library: pydantic or msgspec would bring their own messages, while ours name the TOML line
-and say what to do (tests pin them), and importing pydantic with one model class took
-about 44 ms here (median of 5), half of what the whole `gradviz draw` process costs.
+A spec is a TOML file, a built-in preset (`xor`, `circle`, …: the specs of samples/*.toml,
+a test keeps them equal), or the same keys given as options. Every mistake names the key
+(`data.size`) and the file line where TOML gives one. Our own small checkers, not a
+validation library: ours name the line and say what to do, and pydantic's import alone
+took about 44 ms, half of what a whole `gradviz draw` costs.
 """
 
 from __future__ import annotations

@@ -1,12 +1,8 @@
 """Per-layer gradient statistics, a status per layer, and a verdict in words.
 
-Pure functions over `gradviz.nn.LayerSample`s (one dense layer at one moment, raw
-gradients before any clipping), so the same numbers serve the terminal table, the
-JSON output, the saved model's history and the tests.
-
-Statuses, first match wins: `STATUS_TABLE` below, one row per status (name, rule in
-words, the threshold constants it reads, its test); `gradviz grads --help` and the
-the manual's table (docs/manual/grads.md) are made from it (`status_help`, `status_markdown`).
+Pure functions of `gradviz.nn.LayerSample`s (one layer at one moment, raw gradients before
+clipping) filling `gradviz.records`. Statuses, first match wins: `STATUS_TABLE`, one row
+per status, from which `grads --help` and docs/manual/grads.md are made.
 """
 
 from __future__ import annotations
@@ -541,10 +537,6 @@ def _is_nan(layer: LayerStats, at_rest: bool, stalled: bool) -> str | None:
     return None
 
 
-def _is_frozen(layer: LayerStats, at_rest: bool, stalled: bool) -> str | None:
-    return "no gradient by design: not trained" if layer.frozen else None
-
-
 def _is_exploding(layer: LayerStats, at_rest: bool, stalled: bool) -> str | None:
     if at_rest:
         return None
@@ -572,22 +564,9 @@ def _is_zero(layer: LayerStats, at_rest: bool, stalled: bool) -> str | None:
     return None
 
 
-def _is_dead(layer: LayerStats, at_rest: bool, stalled: bool) -> str | None:
-    if layer.dead >= DEAD_FRACTION:
-        return f"{layer.dead_units} of {layer.n_out} units dead"
-    return None
-
-
-def _is_stalled(layer: LayerStats, at_rest: bool, stalled: bool) -> str | None:
-    return "outputs barely vary and every gradient is tiny" if stalled else None
-
-
-def _is_converged(layer: LayerStats, at_rest: bool, stalled: bool) -> str | None:
-    return f"every rms gradient below {fmt(AT_REST_RMS)}" if at_rest else None
-
-
-def _is_vanishing(layer: LayerStats, at_rest: bool, stalled: bool) -> str | None:
-    if layer.below is not None and layer.below < VANISHING_RATIO:
+def _below(layer: LayerStats, ratio: float) -> str | None:
+    """The reason of vanishing and weak: rms below `ratio` of a layer nearer the output."""
+    if layer.below is not None and layer.below < ratio:
         return f"{fmt(layer.below, 3)} of a later layer's gradient"
     return None
 
@@ -600,16 +579,6 @@ def _is_saturated(layer: LayerStats, at_rest: bool, stalled: bool) -> str | None
     ):
         return f"{round(100 * layer.saturated)}% of outputs saturated"
     return None
-
-
-def _is_weak(layer: LayerStats, at_rest: bool, stalled: bool) -> str | None:
-    if layer.below is not None and layer.below < WEAK_RATIO:
-        return f"{fmt(layer.below, 3)} of a later layer's gradient"
-    return None
-
-
-def _is_ok(layer: LayerStats, at_rest: bool, stalled: bool) -> str | None:
-    return ""
 
 
 @dataclass(frozen=True)
@@ -639,7 +608,9 @@ STATUS_TABLE: tuple[Status, ...] = (
         "groups): left out of every comparison and of the verdict",
         "no gradient by design (requires_grad off, or in no optimizer): left out",
         (),
-        _is_frozen,
+        lambda layer, at_rest, stalled: (
+            "no gradient by design: not trained" if layer.frozen else None
+        ),
     ),
     Status(
         "exploding",
@@ -656,7 +627,11 @@ STATUS_TABLE: tuple[Status, ...] = (
         ">= {DEAD_FRACTION:.0%} of units inactive on every sample (ReLU at 0, or a\n"
         "hidden unit stuck at one end of its saturation band)",
         ("DEAD_FRACTION",),
-        _is_dead,
+        lambda layer, at_rest, stalled: (
+            f"{layer.dead_units} of {layer.n_out} units dead"
+            if layer.dead >= DEAD_FRACTION
+            else None
+        ),
     ),
     Status(
         "stalled",
@@ -666,7 +641,9 @@ STATUS_TABLE: tuple[Status, ...] = (
         "at rest (every rms, of weight and of bias gradients, < {AT_REST_RMS:g}) and\n"
         "the outputs vary by < {STALLED_SPREAD:g}: stuck at the mean prediction",
         ("AT_REST_RMS", "STALLED_SPREAD"),
-        _is_stalled,
+        lambda layer, at_rest, stalled: (
+            "outputs barely vary and every gradient is tiny" if stalled else None
+        ),
     ),
     Status(
         "zero",
@@ -682,7 +659,9 @@ STATUS_TABLE: tuple[Status, ...] = (
         "not vanishing",
         "at rest and the outputs vary: tiny gradients everywhere, not vanishing",
         ("AT_REST_RMS", "STALLED_SPREAD"),
-        _is_converged,
+        lambda layer, at_rest, stalled: (
+            f"every rms gradient below {fmt(AT_REST_RMS)}" if at_rest else None
+        ),
     ),
     Status(
         "vanishing",
@@ -691,7 +670,7 @@ STATUS_TABLE: tuple[Status, ...] = (
         # (nothing between it and the loss) never vanishes
         "rms < {VANISHING_RATIO:g} of a layer nearer the output",
         ("VANISHING_RATIO",),
-        _is_vanishing,
+        lambda layer, at_rest, stalled: _below(layer, VANISHING_RATIO),
     ),
     Status(
         "saturated",
@@ -707,9 +686,9 @@ STATUS_TABLE: tuple[Status, ...] = (
         "`rms g` < 1/{WEAK_RATIO_inv} of some layer nearer the output",
         "rms < {WEAK_RATIO:g} of a layer nearer the output",
         ("WEAK_RATIO",),
-        _is_weak,
+        lambda layer, at_rest, stalled: _below(layer, WEAK_RATIO),
     ),
-    Status("ok", "none of the above", "none of the above", (), _is_ok),
+    Status("ok", "none of the above", "none of the above", (), lambda layer, at_rest, stalled: ""),
 )
 STATUSES = tuple(status.name for status in STATUS_TABLE)
 
