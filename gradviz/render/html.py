@@ -30,7 +30,6 @@ from functools import cache
 from importlib import resources
 from typing import TYPE_CHECKING, Any
 
-from gradviz.engine import Value
 from gradviz.errors import OptionWords, keyword
 from gradviz.names import definition, node_names, op_form, operand, output_name, substitute
 from gradviz.numbers import DEFAULT_PRECISION, json_number
@@ -47,6 +46,7 @@ from gradviz.render.diagram import (
 from gradviz.render.dot import _STATE_LOOK
 
 if TYPE_CHECKING:
+    from gradviz.engine import Value
     from gradviz.records import Step
 
 # Above this many values a page is the static picture with a note: sliders over a
