@@ -57,7 +57,7 @@ class Model:
 
     `history` holds plain JSON: `loss` and `accuracy` every `every` epochs,
     `epochs_run`, `stopped` (why training stopped early, or None), and `gradients`:
-    the per-layer statistics (`gradviz.stats.Diagnosis.to_dict`) at recorded epochs.
+    the per-layer statistics (`gradviz.records.Diagnosis.to_dict`) at recorded epochs.
     `source` is the file it was read from (None for a model just trained)."""
 
     spec: Spec

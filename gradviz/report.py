@@ -111,7 +111,7 @@ class Report:
         notes: Sequence[str] = (),
     ) -> Report:
         """The report of a run recorded elsewhere (the PyTorch bridge): its per-layer
-        statistics at recorded steps (`stats.Diagnosis`, the last one the state now), the
+        statistics at recorded steps (`records.Diagnosis`, the last one the state now), the
         loss and accuracy it recorded, and `layer_names` as the framework names its layers
         (`net.0`; default: the statistics' own, L1…); `loss[i]` and `accuracy[i]` are the
         means over the `every` steps up to step every·(i+1). No network, no data: no predictions,

@@ -76,7 +76,7 @@ LAYER_FIELDS: dict[str, str] = {
     "frozen": "flag",  # no gradient by design: out of the verdict
     "compared": "flag",  # false: its gradient is compared with no other layer's
 }
-"""A layer's statistics (`gradviz.stats.LayerStats`, in its order; a test keeps them equal)."""
+"""A layer's statistics (`gradviz.records.LayerStats`, in its order; a test keeps them equal)."""
 
 DIAGNOSIS_FIELDS: dict[str, str] = {
     "at_rest": "flag",
@@ -88,7 +88,7 @@ DIAGNOSIS_FIELDS: dict[str, str] = {
     "optimizer": "text?",
     "clip_scale": "number?",  # how much clipping scaled the gradients (None: it did not)
 }
-"""The whole network's, beside its `layers` (`gradviz.stats.Diagnosis`)."""
+"""The whole network's, beside its `layers` (`gradviz.records.Diagnosis`)."""
 DIAGNOSIS_OPTIONAL = ("unit", "judged_by", "optimizer", "clip_scale")
 
 
@@ -99,7 +99,7 @@ HISTORY_FIELDS: dict[str, str] = {
     "every": "step",
     "stopped": "text?",  # why training diverged
 }
-"""A saved model's `history` (beside its `gradients`, each read by `stats.Diagnosis`)."""
+"""A saved model's `history` (beside its `gradients`, each read by `read_diagnosis`)."""
 HISTORY_OPTIONAL = ("epochs_run", "every", "stopped")  # absent from older files
 
 CLIPPING_FIELDS: dict[str, str] = {
