@@ -90,12 +90,12 @@ test-torch: $(VENV)/.frameworks-installed
 	$(PY) -m pytest -q -n auto tests/test_torch_*.py
 
 lint: install
-	$(BIN)/ruff check gradviz tests bench
-	$(BIN)/ruff format --check gradviz tests bench
+	$(BIN)/ruff check gradviz tests bench tools
+	$(BIN)/ruff format --check gradviz tests bench tools
 
 format: install
-	$(BIN)/ruff format gradviz tests bench
-	$(BIN)/ruff check --fix gradviz tests bench
+	$(BIN)/ruff format gradviz tests bench tools
+	$(BIN)/ruff check --fix gradviz tests bench tools
 
 $(VENV)/.bench-installed: $(VENV)/.installed
 	@$(PY) -m pip install -e '.[bench]' >> $(VENV)/install.log 2>&1 || { cat $(VENV)/install.log; exit 1; }
@@ -109,8 +109,8 @@ bench: $(VENV)/.bench-installed
 # screenshot is taken again only when its page changed (docs/screenshots.json records what
 # each was taken of): Chromium's bytes differ between machines, the pages' do not.
 samples: install
-	$(PY) -m gradviz.tools.samples
-	$(PY) -m gradviz.tools.screenshots
+	$(PY) -m tools.samples
+	$(PY) -m tools.screenshots
 
 # Our docs site (mkdocs.yml: docs/ into site/), built with --strict: every diagram in it is
 # drawn by the gradviz fence, whose commands run in build/docs (a link to samples/ and the

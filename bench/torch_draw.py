@@ -23,9 +23,12 @@ import os
 import resource
 import shutil
 import statistics
+import sys
 import tempfile
 import time
 from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))  # tools/, beside gradviz/
 
 ROUNDS = 15
 
@@ -58,8 +61,8 @@ def main() -> None:
     import gradviz.torch as gt
     from gradviz.output import render
     from gradviz.render.diagram import preferred_rankdir
-    from gradviz.tools.samples import docs_program
     from gradviz.torch.examples import MODELS
+    from tools.samples import docs_program
 
     program = docs_program()
     folder = Path(tempfile.mkdtemp(prefix="gradviz-bench-"))

@@ -1,8 +1,6 @@
-"""gradviz: see backpropagation.
-
-Build a computation graph out of scalar `Value` nodes, run it forward and
-backward, and look at it: terminal trees, Graphviz and Mermaid diagrams, traces
-of the backward pass, and per-layer gradient tables for small networks.
+"""gradviz: see backpropagation. Build a graph of scalar `Value` nodes, run it forward and
+backward, and look at it: terminal trees, Graphviz and Mermaid diagrams, traces of the
+backward pass, and per-layer gradient tables for small networks.
 
     >>> from gradviz import Value
     >>> a, b = Value(2.0, label="a"), Value(-3.0, label="b")
@@ -11,21 +9,13 @@ of the backward pass, and per-layer gradient tables for small networks.
     >>> a.grad, b.grad
     (-2.0, 2.0)
 
-The public API (`__all__`):
-
-- the engine: `Value`, `Constant` (a number in an expression: no gradient), `Graph` (a
-  built graph re-evaluated in place), `Op` (an op of the table, `gradviz.ops`),
-  `topological_order`, `no_grad()` (build without recording a graph), and the ops as
-  functions (`exp log tanh sigmoid relu ...`: every one-input op of `gradviz.ops`);
-- `parse(text, **values)`: an expression (statements separated by `;`) to its output Value;
-- pictures: `draw` (a `graphviz.Digraph`), `to_mermaid`, `to_json` (more in `gradviz.render`);
-  `explore(value)`: the live HTML page, shown inline in notebooks (`.save(path)` writes it);
-- `trace(value)`: the backward pass as steps; `gradcheck(value)`: analytic gradients against
-  finite differences. `gradviz.trace` and `gradviz.gradcheck` are modules (`import
-  gradviz.trace as t` gives the module); calling the module calls its function;
-- `GradvizError`, the root of every error gradviz raises; `__version__`.
-
-Other modules (`gradviz.nn`, `gradviz.train`, `gradviz.stats`, ...) are imported by name.
+The public API (`__all__`): the engine (`Value`, `Constant`, `Graph`, `Op`,
+`topological_order`, `no_grad()` and every one-input op as a function: `exp`, `tanh`, ...);
+`parse(text, **values)`: an expression to its output Value; pictures: `draw` (a
+`graphviz.Digraph`), `to_mermaid`, `to_json`, `explore(value)` (the live page, inline in
+notebooks); `trace(value)` and `gradcheck(value)` (modules that call their function when
+called); `GradvizError`, the root of every error gradviz raises; `__version__`. Other
+modules (`gradviz.nn`, `gradviz.train`, ...) are imported by name.
 """
 
 from __future__ import annotations
@@ -33,11 +23,8 @@ from __future__ import annotations
 import importlib
 from typing import TYPE_CHECKING
 
-# The public API, by the module that defines it. Each name is imported the first time it
-# is used (module `__getattr__`), so `import gradviz` costs almost nothing and the command
-# line pays only for what a command uses. `trace` and `gradcheck` are the modules
-# `gradviz.trace` and `gradviz.gradcheck`; calling either module calls its function. The
-# ops as functions (`exp`, `tanh`, ...) are the op table's, named by it (`_functions`).
+# The public API, by the module that defines it, each imported on first use (module
+# `__getattr__`): `import gradviz` costs almost nothing, a command pays for what it uses.
 _API: dict[str, str] = {
     **dict.fromkeys(
         ["Constant", "Graph", "Op", "Value", "no_grad", "topological_order"], "gradviz.engine"
@@ -68,9 +55,9 @@ if TYPE_CHECKING:  # the names for type checkers (re-exported by `__getattr__`)
 
 
 def draw(graph: object, **options: object) -> graphviz.Digraph:
-    """A `graphviz.Digraph` of a Value's graph (`gradviz.notebook.draw`), or of a PyTorch
-    loss's autograd graph (`gradviz.torch.draw`): torch is imported only for a tensor,
-    told apart by its type's module, so drawing a Value never loads it."""
+    """A `graphviz.Digraph` of a Value's graph (`gradviz.notebook.draw`) or of a PyTorch
+    loss's (`gradviz.torch.draw`): a tensor is told by its type's module, so a Value never
+    loads torch."""
     if type(graph).__module__.partition(".")[0] == "torch":
         from gradviz.torch.graph import draw as draw_tensor  # lazy: start-up (torch)
 
@@ -81,8 +68,7 @@ def draw(graph: object, **options: object) -> graphviz.Digraph:
 
 
 def _functions() -> tuple[str, ...]:
-    """The expression functions of the op table, each also gradviz's (gradviz.engine's),
-    read when first asked for, as every name here (`import gradviz` reads no op table)."""
+    """The op table's one-input ops, read when first asked for (as every name here)."""
     return tuple(importlib.import_module("gradviz.ops").UNARY_OPS)
 
 

@@ -1,14 +1,9 @@
-"""Python written by gradviz and compiled: where it is made readable when it fails.
+"""Python written by gradviz and compiled, registered so that a traceback shows it.
 
-Code is generated in two places, both from the op table's own expressions (`gradviz.ops`)
-and this package's templates, never from user text: the op table's callables (`forward`,
-`local`, one short function per row) and the trainer's straight-line network code
-(`gradviz.train`, which pays: see bench/README.md). The engine (`gradviz.engine`) has none.
-
-Every text compiled here is registered with `linecache` under a file name that says what
-it is (`<gradviz mul>`, `<gradviz network 2-4-1: run>`), and every function is defined
-under its real name, so a traceback through generated code reads like one through a file:
-`File "<gradviz network 2-4-1: run>", line 12, in run`, then the line itself.
+Generated from the op table's expressions and our templates, never from user text: the op
+table's callables and the trainer's network code (`gradviz.train`); the engine has none.
+Each text is put in `linecache` under a name that says what it is, each function under its
+real name: `File "<gradviz network 2-4-1: run>", line 12, in run`, then the line itself.
 """
 
 from __future__ import annotations
@@ -27,13 +22,12 @@ _NOT_NAME = re.compile(r"\W")
 
 def registered(source: str, label: str) -> str:
     """A file name for `source` (`<gradviz LABEL>`, numbered after the first of a label),
-    with the text put in `linecache`, where tracebacks and `inspect` look for lines."""
+    its text put in `linecache`, where tracebacks and `inspect` look for lines."""
     filename = f"<gradviz {label}>"
     held = linecache.cache.get(filename)
     if held is not None and held[2] != source.splitlines(True):  # another text, same label
         filename = f"<gradviz {label} #{next(_NUMBERS)}>"
-    # (size, mtime, lines, name): mtime None marks a text linecache cannot reload, and
-    # `linecache.checkcache` leaves it alone
+    # (size, mtime, lines, name): mtime None, so `linecache.checkcache` leaves it alone
     linecache.cache[filename] = (len(source), None, source.splitlines(True), filename)
     return filename
 
@@ -58,8 +52,8 @@ def _code_object(name: str, params: str, body: str) -> CodeType:
 
 
 def generated(params: str, body: str, namespace: dict[str, Any], name: str) -> Callable:
-    """`body` (statements built from templates, never from user text) as the function
-    `name(params)`, whose globals are `namespace` itself."""
+    """`body` (from templates, never user text) as the function `name(params)`, with
+    `namespace` as its globals."""
     function_name = identifier(name)
     return FunctionType(_code_object(function_name, params, body), namespace, function_name)
 
@@ -67,10 +61,8 @@ def generated(params: str, body: str, namespace: dict[str, Any], name: str) -> C
 def on_first_call(
     owner: object, field: str, params: str, body: str, namespace: dict[str, Any], name: str
 ) -> Callable:
-    """A stand-in for `owner.field`, the function `generated(params, body, namespace,
-    name)`: compiled when first called, then put in the stand-in's place. Most ops'
-    functions are never called by a command, and compiling them all at import was a good
-    part of `gradviz draw`'s start-up."""
+    """A stand-in for `owner.field` that compiles `generated(...)` when first called and puts
+    it in its place: compiling every op's functions at import slowed `gradviz draw`."""
     function: Callable | None = None
 
     def first_call(*args: Any) -> Any:

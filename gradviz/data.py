@@ -11,18 +11,11 @@ import io
 import math
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING
 
 import numpy as np
 
 from gradviz.errors import DataError, listing, quoted
 from gradviz.files import read_capped
-from gradviz.lazy import on_demand
-
-if TYPE_CHECKING:
-    import csv
-else:
-    csv = on_demand("csv")  # only a CSV data set needs it
 
 # Refused before anything is allocated: a few megabytes of floats at most.
 MAX_POINTS = 100_000
@@ -208,6 +201,8 @@ def parse_csv(
     text: str, name: str, *, label: str | None = None, features: tuple[str, ...] | None = None
 ) -> Dataset:
     """The CSV reader behind `read_csv`, on text already in memory."""
+    import csv  # lazy: start-up (only a CSV data set needs it)
+
     lines = io.StringIO(text, newline=None)  # any line end: \n, \r\n, or \r alone (old Macs)
     try:
         rows = [(number, row) for number, row in enumerate(csv.reader(lines), 1)]

@@ -1,5 +1,5 @@
-"""What `gradviz draw --model` draws: one example's loss through a saved model, read
-from its file, at the level asked for (gradviz.render.network draws it)."""
+"""What `gradviz draw --model` draws: one example's loss through a saved model, read from
+its file, at the level asked for (gradviz.render.network draws it)."""
 
 from __future__ import annotations
 
@@ -28,10 +28,8 @@ def model_diagram(
     mermaid: bool = False,
     words: OptionWords = keyword,
 ) -> tuple[Diagram, str | None]:
-    """What `gradviz draw --model` draws: one example's loss through a saved model, at
-    the level asked for (`auto` collapses big networks, see `choose_level`), and a note
-    when it collapsed (or when the neuron view asked for will be a tangle), naming the
-    options as `words` does."""
+    """The diagram of one example's loss (`auto` collapses big networks: `choose_level`), and
+    a note when it collapsed or the neuron view will be a tangle (options named by `words`)."""
     return model_diagrams(path, input_text, target, level, grad, (mermaid,), words)[mermaid]
 
 
@@ -44,8 +42,7 @@ def model_diagrams(
     kinds: Iterable[bool] = (False,),
     words: OptionWords = keyword,
 ) -> dict[bool, tuple[Diagram, str | None]]:
-    """`model_diagram` for Graphviz (False) and for Mermaid (True), as `kinds` asks, from
-    one reading of the model and one loss graph."""
+    """`model_diagram` for Graphviz (False) and Mermaid (True), from one loss graph."""
     model = load_model(path)
     if input_text is None:
         raise InputError(

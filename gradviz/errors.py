@@ -1,8 +1,5 @@
-"""gradviz's one error hierarchy.
-
-The library raises these with structured fields; `gradviz.cli` turns them into
-exit statuses and messages in one place. Nothing below the CLI prints or exits.
-"""
+"""gradviz's one error hierarchy: the library raises these with structured fields, and
+`gradviz.cli` turns them into exit statuses and messages in one place."""
 
 from __future__ import annotations
 
@@ -10,26 +7,22 @@ import unicodedata
 from collections.abc import Callable, Sequence
 from typing import NamedTuple
 
+# How an option is named to the reader: the library says `eps`, `level='layer'`,
+# `grad=False` (as a Python call writes it); the CLI `--eps`, `--level layer`, `--no-grad`.
 OptionWords = Callable[[str], str]
-"""How an option is named to the reader: the library says `eps`, the CLI `--eps`. An
-option may come with its setting, as a Python call writes it: `level='layer'` (the CLI:
-`--level layer`), `keep_going=True` (`--keep-going`), `grad=False` (`--no-grad`)."""
 
 
 def keyword(option: str) -> str:
-    """How the library names an option: by its keyword (`eps`, `level='layer'`), as a Python
-    call writes it; the CLI's `flag` says `--eps`, `--level layer`."""
+    """How the library names an option: by its keyword, as a Python call writes it."""
     return option
 
 
 class GradvizError(Exception):
     """Base class. `exit_code` is what the CLI exits with: 2 bad input, 1 runtime failure.
 
-    `options` are the options (keyword names: `"input"`, `"eps"`, `"level='layer'"`) the
-    message and hint refer to as `{input}`: the library's text names them as keywords, and
-    the CLI renders them as its flags (`render(flag)`), so no library message names a
-    command-line flag. Only those placeholders are replaced: any other brace (in a value
-    the message quotes) stays as it is."""
+    `options` are the options (`"input"`, `"level='layer'"`) the message and hint name as
+    `{input}`: keywords here, flags once the CLI renders them (`render(flag)`). Any other
+    brace (in a value the message quotes) stays as it is."""
 
     exit_code = 1
 
@@ -60,16 +53,14 @@ class GradvizError(Exception):
 
 
 def worded(template: str, options: Sequence[str], words: OptionWords = keyword) -> str:
-    """`template` with each `{option}` of `options` named by `words`; nothing else in it
-    is read as a placeholder (it may quote the user's text, braces and all)."""
+    """`template` with each `{option}` of `options` named by `words`, and nothing else."""
     for option in options:
         template = template.replace("{" + option + "}", words(option))
     return template
 
 
 class Worded(NamedTuple):
-    """A text that names options as `{option}` placeholders, and those options: advice a
-    library error carries (as its `options`) or a caller words (`.words(flag)`)."""
+    """A text naming options as `{option}`, and those options (advice a caller words)."""
 
     template: str
     options: tuple[str, ...] = ()
@@ -82,9 +73,8 @@ QUOTE_LIMIT = 60  # characters of the user's text an error quotes; the rest is e
 
 
 def quoted(value: object, limit: int = QUOTE_LIMIT) -> str:
-    """The user's text (or a value read from a file) as an error quotes it: in quotes, with
-    control characters escaped (repr), and cut after `limit` characters with its length,
-    so that no error line echoes 20,000 characters: `'vvvv…' (20,000 characters)`."""
+    """The user's text as an error quotes it: repr'd, cut after `limit` characters with its
+    length (`'vvvv…' (20,000 characters)`)."""
     if isinstance(value, str):
         if len(value) <= limit and len(shown := repr(value)) <= limit + 2:
             return shown
@@ -102,14 +92,12 @@ def quoted(value: object, limit: int = QUOTE_LIMIT) -> str:
 
 
 def shortened(text: str, limit: int = QUOTE_LIMIT) -> str:
-    """A name as an error shows it unquoted (a spec key, a column): cut after `limit`
-    characters with …"""
+    """A name as an error shows it unquoted (a spec key, a column): cut after `limit`."""
     return text if len(text) <= limit else f"{text[:limit]}…"
 
 
 def listing(names: list[str], shown: int = 8, width: int = 20) -> str:
-    """Names for an error line (the leaves, the columns): the first `shown`, each cut to
-    `width` characters, then how many there are in all: `c0, c1, … (1,000 in all)`."""
+    """Names for an error line: the first `shown`, each cut, then `… (1,000 in all)`."""
     text = ", ".join(shortened(name, width) for name in names[:shown])
     return text if len(names) <= shown else f"{text}, … ({len(names):,} in all)"
 
@@ -138,13 +126,9 @@ class ExpressionError(InputError):
         self.end = max(self.start + 1, end if end is not None else self.start + 1)
 
     def render(self, words: OptionWords | None = None) -> str:
-        """Message, the offending line, and a caret under the span.
-
-        A long line is cut to a window around the span (marked …); control characters, lone
-        surrogates and invisible format characters (bidi overrides, which would reorder the
-        line) print as � (no terminal escapes from user text, nothing that cannot be encoded,
-        carets that line up); wide characters get two carets.
-        """
+        """Message, the offending line (a window around the span, marked …) and a caret under
+        the span. Control, surrogate and format characters (bidi overrides) print as �, so
+        no escape reaches the terminal and the carets line up; wide characters get two."""
         line_start = self.source.rfind("\n", 0, self.start) + 1
         line_end = self.source.find("\n", self.start)
         line_end = len(self.source) if line_end == -1 else line_end
@@ -191,8 +175,7 @@ class DataError(InputError):
 
 
 class OutputError(InputError):
-    """An output path or format that cannot be used: a missing folder, a folder, no
-    permission, an unknown extension (the user chose it: exit status 2)."""
+    """An output path or format that cannot be used (a missing folder, an unknown extension)."""
 
 
 class WriteError(GradvizError):
@@ -208,8 +191,7 @@ class TrainingError(GradvizError):
 
 
 class StatusFound(TrainingError):
-    """A watched training run reached a status named by `fail_on` (a framework callback
-    stopped it): which `status`, in which `layer`, at which optimizer `step`."""
+    """A watched run reached a status named by `fail_on`: which, in which layer, at which step."""
 
     def __init__(
         self, message: str, *, status: str, layer: str, step: int, hint: str | None = None

@@ -2,33 +2,24 @@
 
     e = a*b; d = e + c; L = d*f
 
-Statements are separated by `;` or newlines. `NAME = expression` names an
-intermediate result (its node is labelled NAME); `NAME = 2.5` makes a leaf with
-that value; the last statement is the output. Names that are used but never
-assigned are leaves too: their values come from `values` (the CLI's `a=2`
-arguments) or, failing that, from a reproducible default drawn from `seed`.
-
-The text is parsed with `ast.parse` (never compiled to code or evaluated) and
-walked iteratively against explicit tables of node types, operators and
-functions; anything else is refused by name, with the character span of the
-culprit so the CLI can put a caret under it. Sizes that could cost time or
-memory are capped before Python's parser sees the text (see `MAX_LENGTH` and
-friends). Arithmetic is done by the engine in floating point, so `2**100000`
-is `inf`, not a huge Python integer.
+Statements are separated by `;` or newlines; `NAME = expression` names a result (its node
+is labelled NAME), `NAME = 2.5` makes a leaf, the last statement is the output. Names used
+but never assigned are leaves, valued from `values` (the CLI's `a=2`) or by a reproducible
+default drawn from `seed`. The text is parsed with `ast.parse` (never compiled or
+evaluated) and walked iteratively against tables of node types, operators and functions;
+anything else is refused by name, with the culprit's span for a caret. Sizes that cost
+time or memory are capped before Python's parser sees the text (`MAX_LENGTH` ...). The
+engine computes in floating point: `2**100000` is `inf`, not a huge integer.
 
 Decisions worth knowing:
-- A name is assigned at most once, and only after its last use as a leaf: a
-  name used before the statement that assigns it is an error (Python would
-  raise NameError, and a leaf that later becomes a result is always a typo).
-- `pi` and `e` are constants unless the expression assigns them or a value is
-  given for them; then they are ordinary names (`e = a*b` is fine).
-- Identifiers are NFKC-normalised exactly as Python does (`ｅｘｐ(x)` is `exp(x)`,
-  `ａ` is `a`); messages quote the name as written. Look-alikes of builtins
-  (`ｅｖａｌ(1)`) are unknown functions like any other: nothing is ever executed.
-- Constant arithmetic is drawn, not folded: `x**(1/2)` is `x ** (1 ÷ 2)`
-  through the general power op, while `x**0.5`, `x**-1`, `x**2` (a plain,
-  optionally signed number as exponent) use the engine's unary constant power.
-- A named result that the output does not use is allowed and simply not drawn.
+- A name is assigned at most once, and only after its last use as a leaf (a leaf that
+  later becomes a result is always a typo; Python would raise NameError).
+- `pi` and `e` are constants unless assigned or given a value (`e = a*b` is fine).
+- Identifiers are NFKC-normalised as Python does (`ｅｘｐ(x)` is `exp(x)`); messages quote
+  the name as written; `ｅｖａｌ(1)` is an unknown function like any other.
+- Constant arithmetic is drawn, not folded: `x**(1/2)` is the general power of `1 ÷ 2`,
+  while `x**0.5`, `x**-1` (a plain, optionally signed number) use the constant power.
+- A named result that the output does not use is allowed and not drawn.
 """
 
 from __future__ import annotations
@@ -55,38 +46,21 @@ from gradviz.errors import keyword as option_keyword
 from gradviz.numbers import fmt
 from gradviz.ops import POW, UNARY_OPS, power_op
 
-MAX_LENGTH = 10_000
-"""Characters in an expression. Far beyond any diagram a person can read."""
+MAX_LENGTH = 10_000  # characters in an expression: far beyond any readable diagram
+# Nesting levels: open brackets plus chained signs and powers (`--x`, `a**b**c`); Python's
+# own parser gives up at 200 brackets and ~3000 levels.
 MAX_DEPTH = 100
-"""Nesting levels: open brackets plus chained signs and powers (`--x`, `a**b**c`).
-Python's own parser gives up at 200 brackets and ~3000 levels; we stop well before."""
-MAX_NODES = 2_000
-"""Names, numbers and operators in the whole text (a graph of at most a few thousand nodes)."""
+MAX_NODES = 2_000  # names, numbers and operators in the whole text
 MAX_STATEMENTS = 500
-"""Statements (separated by `;` or newlines)."""
-MAX_NUMBER_LENGTH = 100
-"""Characters in one number literal (Python refuses integers of more than 4300 digits)."""
-MAX_NAME_LENGTH = 100
-"""Characters in one name: it becomes a label in every diagram."""
+MAX_NUMBER_LENGTH = 100  # characters in a number (Python refuses ints of over 4300 digits)
+MAX_NAME_LENGTH = 100  # characters in a name: it becomes a label in every diagram
+# Largest |n| of a constant exponent `x**n` (the op is labelled `**n`): any larger power of
+# a number other than ±1 is 0 or inf anyway.
 MAX_EXPONENT = 1_000_000.0
-"""Largest |n| of a constant exponent `x**n` (the op is labelled `**n`); any larger
-power of a number other than ±1 is 0 or inf anyway."""
 
-LIMITS = {
-    "characters in an expression": MAX_LENGTH,
-    "nesting levels (brackets, chained signs and powers)": MAX_DEPTH,
-    "names, numbers and operators": MAX_NODES,
-    "statements": MAX_STATEMENTS,
-    "characters in a number": MAX_NUMBER_LENGTH,
-    "characters in a name": MAX_NAME_LENGTH,
-    "size of a constant exponent": MAX_EXPONENT,
-}
-"""The limits above in words, for documentation and help texts."""
-
-FUNCTIONS = tuple(sorted(UNARY_OPS))
-"""Functions an expression may call: the engine's one-argument ops."""
+FUNCTIONS = tuple(sorted(UNARY_OPS))  # what an expression may call: the one-input ops
+# Used where the expression neither assigns the name nor gets a value for it.
 CONSTANTS = {"pi": math.pi, "e": math.e}
-"""Named constants, used where the expression neither assigns the name nor gets a value for it."""
 
 _FUNCTION_LIST = ", ".join(FUNCTIONS)
 _SPLIT_HINT = "split it into named steps, e.g. t = a*b; y = tanh(t) + c"
@@ -101,20 +75,23 @@ _BINARY: dict[type[ast.operator], Callable[[object, object], object]] = {
 }
 
 # Operators refused by name: (what it is, the symbol to put a caret under, what to do instead).
+_ONLY = "only + - * / ** and functions are supported"
 _REFUSED_BINARY: dict[type[ast.operator], tuple[str, str, str]] = {
     ast.FloorDiv: ("floor division (//)", "//", "use / for division"),
-    ast.Mod: ("the modulo operator (%)", "%", "only + - * / ** and functions are supported"),
+    ast.Mod: ("the modulo operator (%)", "%", _ONLY),
     ast.MatMult: ("matrix multiplication (@)", "@", "use * to multiply numbers"),
     ast.BitXor: ("the bitwise operator ^", "^", "use ** for powers: x**2"),
-    ast.BitAnd: ("the bitwise operator &", "&", "only + - * / ** and functions are supported"),
-    ast.BitOr: ("the bitwise operator |", "|", "only + - * / ** and functions are supported"),
+    ast.BitAnd: ("the bitwise operator &", "&", _ONLY),
+    ast.BitOr: ("the bitwise operator |", "|", _ONLY),
     ast.LShift: ("the shift operator <<", "<<", "use * and ** instead: x * 2**n"),
     ast.RShift: ("the shift operator >>", ">>", "use / and ** instead: x / 2**n"),
 }
 
 # Expression kinds refused by name: (message, what to do instead).
+# Expression kinds refused by name: (message, what to do instead).
 _PIECEWISE = "use relu(x) or abs(x) for piecewise functions"
 _ONE_NUMBER = "each leaf is one number; separate statements with ; or a newline"
+_NUMBERS_ONLY = "expressions compute numbers only"
 _REFUSED_EXPR: dict[type[ast.AST], tuple[str, str]] = {
     ast.Attribute: (
         "attribute access (.name) is not supported",
@@ -126,11 +103,11 @@ _REFUSED_EXPR: dict[type[ast.AST], tuple[str, str]] = {
         "lambda functions are not supported",
         "name intermediate results instead: t = a*b; y = t + c",
     ),
-    ast.ListComp: ("comprehensions are not supported", "write the terms out: a + b + c"),
-    ast.SetComp: ("comprehensions are not supported", "write the terms out: a + b + c"),
-    ast.DictComp: ("comprehensions are not supported", "write the terms out: a + b + c"),
-    ast.GeneratorExp: ("comprehensions are not supported", "write the terms out: a + b + c"),
-    ast.JoinedStr: ("f-strings are not supported", "expressions compute numbers only"),
+    **dict.fromkeys(
+        (ast.ListComp, ast.SetComp, ast.DictComp, ast.GeneratorExp),
+        ("comprehensions are not supported", "write the terms out: a + b + c"),
+    ),
+    ast.JoinedStr: ("f-strings are not supported", _NUMBERS_ONLY),
     ast.NamedExpr: (
         "the walrus operator (:=) is not supported",
         "name a result with a statement: t = a*b; y = t + c",
@@ -143,28 +120,32 @@ _REFUSED_EXPR: dict[type[ast.AST], tuple[str, str]] = {
     ast.Set: ("sets are not supported", _ONE_NUMBER),
     ast.Dict: ("dicts are not supported", _ONE_NUMBER),
     ast.Starred: ("starred expressions (*x) are not supported", _ONE_NUMBER),
-    ast.Await: ("await is not supported", "expressions compute numbers only"),
-    ast.Yield: ("yield is not supported", "expressions compute numbers only"),
-    ast.YieldFrom: ("yield is not supported", "expressions compute numbers only"),
+    ast.Await: ("await is not supported", _NUMBERS_ONLY),
+    **dict.fromkeys((ast.Yield, ast.YieldFrom), ("yield is not supported", _NUMBERS_ONLY)),
 }
+
+# Constants refused by kind (bool before the numbers it is one of): (kind, what, what to do).
+_REFUSED_CONSTANTS = (
+    (bool, "booleans", "use 1 or 0"),
+    (str | bytes, "strings", _NUMBERS_ONLY),
+    (complex, "complex numbers", "use real numbers only"),
+)
 
 # Statements refused by name (any other kind: "<Kind> statements are not supported").
 _STATEMENT_NAMES: dict[type[ast.stmt], str] = {
-    ast.Import: "import statements are not supported",
-    ast.ImportFrom: "import statements are not supported",
+    **dict.fromkeys((ast.Import, ast.ImportFrom), "import statements are not supported"),
     ast.AugAssign: "augmented assignment (+=, -=, ...) is not supported",
     ast.AnnAssign: "annotated assignment (name: type = ...) is not supported",
-    ast.FunctionDef: "function definitions are not supported",
-    ast.AsyncFunctionDef: "function definitions are not supported",
+    **dict.fromkeys(
+        (ast.FunctionDef, ast.AsyncFunctionDef), "function definitions are not supported"
+    ),
     ast.ClassDef: "class definitions are not supported",
     ast.Return: "return statements are not supported",
     ast.Delete: "del statements are not supported",
-    ast.For: "for loops are not supported",
-    ast.AsyncFor: "for loops are not supported",
+    **dict.fromkeys((ast.For, ast.AsyncFor), "for loops are not supported"),
     ast.While: "while loops are not supported",
     ast.If: "if statements are not supported",
-    ast.With: "with statements are not supported",
-    ast.AsyncWith: "with statements are not supported",
+    **dict.fromkeys((ast.With, ast.AsyncWith), "with statements are not supported"),
     ast.Raise: "raise statements are not supported",
     ast.Try: "try statements are not supported",
     ast.Assert: "assert statements are not supported",
@@ -196,44 +177,31 @@ _PREFIX_KEYWORDS = frozenset({"not", "lambda", "await", "else"})
 
 @dataclass
 class Program:
-    """A parsed expression: its graph (built and evaluated forward) and its names.
+    """A parsed expression: its graph, evaluated forward (no backward pass), and its names."""
 
-    Gradients are not computed: call `program.output.backward()` for them.
-    """
-
-    source: str
-    """The text as parsed (newlines normalised to \\n): error offsets index into it."""
-    output: Value
-    """The last statement's value: the node whose gradient is 1 after backward()."""
-    names: dict[str, Value]
-    """Every named node (leaves and assigned intermediates), in order of first appearance."""
-    leaves: dict[str, Value]
-    """Named leaves only, in order of first appearance."""
-    defaults: dict[str, float]
-    """Leaves that got a reproducible default value because none was given."""
+    source: str  # the text as parsed (newlines as \n): error offsets index into it
+    output: Value  # the last statement's value
+    names: dict[str, Value]  # every named node, in order of first appearance
+    leaves: dict[str, Value]  # the named leaves only, in the same order
+    defaults: dict[str, float]  # leaves that got a default value: none was given
     seed: int
+    # The output's name from the last statement (`y` in `t = a*b; y = t`, `L` in `L = x; L`),
+    # None for an unnamed expression; an op node output is labelled so.
     output_name: str | None = None
-    """The name the last statement gives the output (`y` in `t = a*b; y = t`, `L` in
-    `L = x; L`), None for an unnamed expression. An op node output is labelled so."""
 
 
 def parse_program(
     text: str, values: Mapping[str, float] | None = None, *, seed: int = 0
 ) -> Program:
     """Parse `text` into a graph, with leaf values from `values`, else defaults from `seed`.
-
-    Raises ExpressionError (with a character span) for anything the language does
-    not accept, and InputError for values that do not fit the expression.
-    """
+    ExpressionError (with a span) for what the language refuses, InputError for values."""
     if not isinstance(text, str):
         raise InputError(f"an expression is text, not {type(text).__name__}")
     if isinstance(seed, bool) or not isinstance(seed, int) or seed < 0:
         raise InputError(f"the seed must be a whole number >= 0, got {quoted(seed)}")
     if len(text) > MAX_LENGTH:
-        raise InputError(
-            f"expression too long: {len(text)} characters (the limit is {MAX_LENGTH})",
-            hint="build bigger graphs in Python with gradviz.Value",
-        )
+        message = f"expression too long: {len(text)} characters (the limit is {MAX_LENGTH})"
+        raise InputError(message, hint="build bigger graphs in Python with gradviz.Value")
     source = text.replace("\r\n", "\n").replace("\r", "\n")
     given = _normalise_values(values or {})
     _scan(source)
@@ -242,10 +210,8 @@ def parse_program(
 
 
 def parse(text: str, **values: float) -> Value:
-    """The output Value of an expression: `parse("(a+b)*c", a=2, b=-3, c=10)`.
-
-    Leaves without a value get the defaults of seed 0. No backward pass is run.
-    """
+    """The output Value of an expression, `parse("(a+b)*c", a=2, b=-3, c=10)` (defaults of
+    seed 0 for leaves without a value; no backward pass)."""
     return parse_program(text, values).output
 
 
@@ -256,58 +222,39 @@ def _exact(number: float) -> str:
 
 
 def parse_assignments(args: Sequence[str]) -> dict[str, float]:
-    """`["a=2", "b=-3e-2"]` → `{"a": 2.0, "b": -0.03}` (the CLI's NAME=VALUE arguments).
-
-    Names are NFKC-normalised like the expression's; `nan` and `inf` are accepted.
-    """
+    """`["a=2", "b=-3e-2"]` → `{"a": 2.0, "b": -0.03}` (the CLI's NAME=VALUE arguments), names
+    NFKC-normalised like the expression's; `nan` and `inf` are accepted."""
     result: dict[str, float] = {}
     for arg in args:
         name_text, sep, value_text = arg.partition("=")
-        if not sep:
-            raise ExpressionError(
-                f"expected NAME=VALUE, got {quoted(arg)}",
-                source=arg,
-                start=0,
-                end=len(arg),
-                hint="give leaf values as a=2 b=-3",
-            )
         name = unicodedata.normalize("NFKC", name_text.strip())
-        name_start = len(name_text) - len(name_text.lstrip())
-        if len(name) > MAX_NAME_LENGTH:
-            raise ExpressionError(
-                f"name too long: {len(name)} characters (the limit is {MAX_NAME_LENGTH})",
-                source=arg,
-                start=name_start,
-                end=max(len(name_text.rstrip()), name_start + 1),
-                hint="use a shorter name",
-            )
-        if not name.isidentifier() or _is_dunder(name):
-            raise ExpressionError(
-                f"{quoted(name_text.strip())} is not a usable name",
-                source=arg,
-                start=name_start,
-                end=max(len(name_text.rstrip()), name_start + 1),
-                hint="names are letters, digits and _, e.g. a=2 or x1=0.5",
-            )
+        start = len(name_text) - len(name_text.lstrip())
+        end = max(len(name_text.rstrip()), start + 1)
         value_start = len(name_text) + 1 + len(value_text) - len(value_text.lstrip())
         try:
             value = float(value_text.strip())
         except ValueError:
-            raise ExpressionError(
-                f"the value for {name} is not a number: {quoted(value_text.strip())}",
-                source=arg,
-                start=value_start,
-                end=len(arg),
-                hint="write a decimal number such as 2, -0.5 or 1e-3",
-            ) from None
-        if name in result:
-            raise ExpressionError(
-                f"{name} is given twice",
-                source=arg,
-                start=name_start,
-                end=len(name_text.rstrip()),
-                hint="give each leaf one value",
-            )
+            value = None
+        problem = None  # (message, start, end, hint)
+        if not sep:
+            message = f"expected NAME=VALUE, got {quoted(arg)}"
+            problem = (message, 0, len(arg), "give leaf values as a=2 b=-3")
+        elif len(name) > MAX_NAME_LENGTH:
+            message = f"name too long: {len(name)} characters (the limit is {MAX_NAME_LENGTH})"
+            problem = (message, start, end, "use a shorter name")
+        elif not name.isidentifier() or _is_dunder(name):
+            hint = "names are letters, digits and _, e.g. a=2 or x1=0.5"
+            problem = (f"{quoted(name_text.strip())} is not a usable name", start, end, hint)
+        elif value is None:
+            message = f"the value for {name} is not a number: {quoted(value_text.strip())}"
+            hint = "write a decimal number such as 2, -0.5 or 1e-3"
+            problem = (message, value_start, len(arg), hint)
+        elif name in result:
+            twice = f"{name} is given twice"
+            problem = (twice, start, len(name_text.rstrip()), "give each leaf one value")
+        if problem is not None:
+            message, at, to, hint = problem
+            raise ExpressionError(message, source=arg, start=at, end=to, hint=hint)
         result[name] = value
     return result
 
@@ -338,56 +285,46 @@ MAX_DEFAULTS_SHOWN = 10  # leaves listed by name in the default-values note
 
 
 def _scan(source: str) -> None:
-    """Enforce MAX_DEPTH, MAX_NODES and MAX_NUMBER_LENGTH in one linear pass, before
-    `ast.parse`, whose own limits surface as RecursionError or MemoryError.
+    """Enforce MAX_DEPTH, MAX_NODES and MAX_NUMBER_LENGTH in one linear pass before
+    `ast.parse`, whose own limits surface as RecursionError or MemoryError: a rough
+    tokenizer that counts brackets, prefix chains, operands and operators, skipping
+    comments and strings."""
 
-    A rough tokenizer: it only needs to count brackets, prefix chains, operands
-    and operators, and to skip over comments and strings so that what they hold
-    does not count.
-    """
+    def fail(message: str, start: int, end: int | None, hint: str) -> ExpressionError:
+        return ExpressionError(message, source=source, start=start, end=end, hint=hint)
+
     if "\0" in source:
-        at = source.index("\0")
-        raise ExpressionError(
-            "the expression contains a NUL character",
-            source=source,
-            start=at,
-            hint="remove control characters from the text",
-        )
+        hint = "remove control characters from the text"
+        raise fail("the expression contains a NUL character", source.index("\0"), None, hint)
     surrogate = _SURROGATE.search(source)  # bytes that were not UTF-8, via surrogateescape
     if surrogate:
-        raise ExpressionError(
-            f"the expression contains a character that is not text "
-            f"(U+{ord(surrogate.group()):04X})",
-            source=source,
-            start=surrogate.start(),
-            hint="save the text as UTF-8",
-        )
+        code = f"U+{ord(surrogate.group()):04X}"
+        message = f"the expression contains a character that is not text ({code})"
+        raise fail(message, surrogate.start(), None, "save the text as UTF-8")
     chains = [0]  # per open bracket: signs and ** chained at that level
     depth = 0  # open brackets + sum(chains)
     count = 0  # operands and operators
     operand = False  # was the last token an operand (so + and - are binary)?
     i, n = 0, len(source)
 
-    def deeper(at: int, width: int) -> None:
+    def deeper(at: int, width: int, bracket: bool = False) -> None:
+        nonlocal depth
+        depth += 1
+        if bracket:
+            chains.append(0)
+        else:
+            chains[-1] += 1
         if depth > MAX_DEPTH:
-            raise ExpressionError(
-                f"expression nested too deeply (more than {MAX_DEPTH} levels of "
-                "brackets, signs and powers)",
-                source=source,
-                start=at,
-                end=at + width,
-                hint=_SPLIT_HINT,
-            )
+            levels = f"more than {MAX_DEPTH} levels of brackets, signs and powers"
+            message = f"expression nested too deeply ({levels})"
+            raise fail(message, at, at + width, _SPLIT_HINT)
 
     def counted(at: int, width: int) -> None:
+        nonlocal count
+        count += 1
         if count > MAX_NODES:
-            raise ExpressionError(
-                f"expression too large (more than {MAX_NODES} names, numbers and operators)",
-                source=source,
-                start=at,
-                end=at + width,
-                hint="build bigger graphs in Python with gradviz.Value",
-            )
+            message = f"expression too large (more than {MAX_NODES} names, numbers and operators)"
+            raise fail(message, at, at + width, "build bigger graphs in Python with gradviz.Value")
 
     while i < n:
         c = source[i]
@@ -404,21 +341,15 @@ def _scan(source: str) -> None:
             i = n if end == -1 else end
         elif c in "'\"":
             j = _skip_string(source, i)
-            count += 1
             counted(i, j - i)
             operand = True
             i = j
         elif c.isdigit() or (c == "." and i + 1 < n and source[i + 1].isdigit()):
             j = _skip_number(source, i)
             if j - i > MAX_NUMBER_LENGTH:
-                raise ExpressionError(
-                    f"number too long: {j - i} characters (the limit is {MAX_NUMBER_LENGTH})",
-                    source=source,
-                    start=i,
-                    end=j,
-                    hint="write big or precise numbers in scientific notation, e.g. 1.5e300",
-                )
-            count += 1
+                message = f"number too long: {j - i} characters (the limit is {MAX_NUMBER_LENGTH})"
+                hint = "write big or precise numbers in scientific notation, e.g. 1.5e300"
+                raise fail(message, i, j, hint)
             counted(i, j - i)
             operand = True
             i = j
@@ -427,20 +358,15 @@ def _scan(source: str) -> None:
             while j < n and (source[j] == "_" or source[j].isalnum() or ord(source[j]) > 127):
                 j += 1
             word = source[i:j]
-            count += 1
             counted(i, j - i)
             if word in _PREFIX_KEYWORDS:
-                chains[-1] += 1
-                depth += 1
                 deeper(i, j - i)
                 operand = False
             else:
                 operand = word not in ("and", "or", "if", "in", "is")
             i = j
         elif c in "([{":
-            chains.append(0)
-            depth += 1
-            deeper(i, 1)
+            deeper(i, 1, bracket=True)
             operand = False
             i += 1
         elif c in ")]}":
@@ -450,9 +376,6 @@ def _scan(source: str) -> None:
             i += 1
         elif source.startswith("**", i) or (c in "+-~" and not operand):
             width = 2 if c == "*" else 1
-            chains[-1] += 1
-            depth += 1
-            count += 1
             deeper(i, width)
             counted(i, width)
             operand = False
@@ -461,7 +384,6 @@ def _scan(source: str) -> None:
             depth -= chains[-1]
             chains[-1] = 0
             if c in "+-*/%@&|^<>=":
-                count += 1
                 counted(i, 1)
             operand = False
             i += 1
@@ -498,11 +420,8 @@ def _skip_number(source: str, i: int) -> int:
 
 
 class _Positions:
-    """Character offsets into the source for the (line, column) pairs Python reports.
-
-    ast columns count UTF-8 bytes; SyntaxError columns count characters. Both are
-    relative to the text as parsed, which may have had common indentation removed.
-    """
+    """Character offsets into the source for the (line, column) pairs Python reports: ast
+    counts UTF-8 bytes, SyntaxError characters, both in the text as parsed (dedented)."""
 
     def __init__(self, source: str, removed: list[int]) -> None:
         self.lines = source.split("\n")
@@ -567,13 +486,9 @@ def _parse_module(source: str) -> tuple[_Positions, ast.Module]:
     except SyntaxError as error:
         raise _syntax_error(source, positions, error) from None
     except (RecursionError, MemoryError):
-        raise ExpressionError(
-            "expression nested too deeply for Python's parser",
-            source=source,
-            start=0,
-            end=len(source.split("\n", 1)[0]),
-            hint=_SPLIT_HINT,
-        ) from None
+        message, end = "expression nested too deeply for Python's parser", source.find("\n")
+        end = len(source) if end == -1 else end
+        raise ExpressionError(message, source=source, start=0, end=end, hint=_SPLIT_HINT) from None
     except ValueError as error:  # e.g. integer digit limits in some Python versions
         raise ExpressionError(
             f"cannot read the expression: {error}", source=source, start=0, hint=_SPLIT_HINT
@@ -700,18 +615,12 @@ class _Compiler:
     def run(self, module: ast.Module, seed: int) -> Program:
         body = module.body
         if not body:
-            raise ExpressionError(
-                "the expression is empty",
-                source=self.source,
-                start=0,
-                hint="write something like (a + b) * c",
-            )
+            hint = "write something like (a + b) * c"
+            raise ExpressionError("the expression is empty", source=self.source, start=0, hint=hint)
         if len(body) > MAX_STATEMENTS:
-            raise self.fail(
-                body[MAX_STATEMENTS],
-                f"too many statements: {len(body)} (the limit is {MAX_STATEMENTS})",
-                hint="build bigger graphs in Python with gradviz.Value",
-            )
+            message = f"too many statements: {len(body)} (the limit is {MAX_STATEMENTS})"
+            hint = "build bigger graphs in Python with gradviz.Value"
+            raise self.fail(body[MAX_STATEMENTS], message, hint)
         for statement in body:
             if isinstance(statement, ast.Assign):
                 for target in statement.targets:
@@ -771,11 +680,8 @@ class _Compiler:
                 hint = "use a new name for the new value: a2 = a + 1"
             raise self.fail(statement, message, hint=hint)
         if len(statement.targets) != 1:
-            raise self.fail(
-                statement.targets[1],
-                "chained assignment (a = b = ...) is not supported",
-                hint="assign one name per statement",
-            )
+            message = "chained assignment (a = b = ...) is not supported"
+            raise self.fail(statement.targets[1], message, hint="assign one name per statement")
         target = statement.targets[0]
         if not isinstance(target, ast.Name):
             raise self.fail(
@@ -783,17 +689,11 @@ class _Compiler:
             )
         name = self.check_name(target)
         if name in UNARY_OPS:
-            raise self.fail(
-                target,
-                f"{self.written(target)} is a function name and cannot be assigned",
-                hint="pick another name",
-            )
+            message = f"{self.written(target)} is a function name and cannot be assigned"
+            raise self.fail(target, message, hint="pick another name")
         if name in self.assigned:
-            raise self.fail(
-                target,
-                f"{self.written(target)} is assigned twice",
-                hint=f"give each result its own name: {name}2 = ...",
-            )
+            message = f"{self.written(target)} is assigned twice"
+            raise self.fail(target, message, hint=f"give each result its own name: {name}2 = ...")
         self.see(name, target)
         self.target = name
         code = self.compile_expr(statement.value)
@@ -809,17 +709,11 @@ class _Compiler:
     def check_name(self, node: ast.Name) -> str:
         name = node.id
         if _is_dunder(name):
-            raise self.fail(
-                node,
-                f"dunder names ({self.written(node)}) are not supported",
-                hint="use plain names such as a, x1, w_2",
-            )
+            message = f"dunder names ({self.written(node)}) are not supported"
+            raise self.fail(node, message, hint="use plain names such as a, x1, w_2")
         if len(name) > MAX_NAME_LENGTH:
-            raise self.fail(
-                node,
-                f"name too long: {len(name)} characters (the limit is {MAX_NAME_LENGTH})",
-                hint="use a shorter name",
-            )
+            message = f"name too long: {len(name)} characters (the limit is {MAX_NAME_LENGTH})"
+            raise self.fail(node, message, hint="use a shorter name")
         return name
 
     def plain_number(self, node: ast.expr) -> float | None:
@@ -832,10 +726,7 @@ class _Compiler:
             value = node.value
             if isinstance(value, bool) or not isinstance(value, int | float):
                 return None
-            try:
-                return sign * float(value)
-            except OverflowError:  # an int beyond float range (not reachable under the limits)
-                return sign * math.inf
+            return sign * float(value)  # (MAX_NUMBER_LENGTH keeps an int within float range)
         if isinstance(node, ast.Name) and self.is_constant(node.id):
             return sign * CONSTANTS[node.id]
         return None
@@ -867,17 +758,12 @@ class _Compiler:
                     stack.append((node, ("neg", None)))
                     stack.append((node.operand, None))
                 elif isinstance(node.op, ast.Not):
-                    raise self.fail(
-                        node,
-                        "boolean operators (not) are not supported",
-                        hint="use relu(x) or abs(x) for piecewise functions",
-                    )
+                    message = "boolean operators (not) are not supported"
+                    hint = "use relu(x) or abs(x) for piecewise functions"
+                    raise self.fail(node, message, hint)
                 else:
-                    raise self.fail(
-                        node,
-                        "the bitwise operator ~ is not supported",
-                        hint="use -x to negate",
-                    )
+                    message = "the bitwise operator ~ is not supported"
+                    raise self.fail(node, message, hint="use -x to negate")
             elif isinstance(node, ast.Call):
                 name = self.check_call(node)
                 argument = node.args[0]
@@ -928,23 +814,15 @@ class _Compiler:
     def use_name(self, node: ast.Name) -> str:
         name = self.check_name(node)
         if name in UNARY_OPS:
-            raise self.fail(
-                node,
-                f"{self.written(node)} is a function; call it with one argument",
-                hint=f"write {name}(x)",
-            )
+            message = f"{self.written(node)} is a function; call it with one argument"
+            raise self.fail(node, message, hint=f"write {name}(x)")
         if name in self.assigned_anywhere and name not in self.assigned:
             if name == self.target:
-                raise self.fail(
-                    node,
-                    f"{self.written(node)} is used in its own definition",
-                    hint=f"give the result a new name: {name}2 = ...",
-                )
-            raise self.fail(
-                node,
-                f"{self.written(node)} is used before it is assigned",
-                hint=f"move the assignment {name} = ... above its first use",
-            )
+                message = f"{self.written(node)} is used in its own definition"
+                raise self.fail(node, message, hint=f"give the result a new name: {name}2 = ...")
+            message = f"{self.written(node)} is used before it is assigned"
+            hint = f"move the assignment {name} = ... above its first use"
+            raise self.fail(node, message, hint)
         self.see(name, node)
         if name not in self.assigned and name not in self.free:
             self.free.append(name)
@@ -955,11 +833,8 @@ class _Compiler:
         if not isinstance(func, ast.Name):
             if type(func) in _REFUSED_EXPR:  # `(lambda: 1)()`, `a.b()`: refuse it by name
                 raise self.refuse(func)
-            raise self.fail(
-                func,
-                "only functions can be called",
-                hint=f"the functions are: {_FUNCTION_LIST}",
-            )
+            message = "only functions can be called"
+            raise self.fail(func, message, hint=f"the functions are: {_FUNCTION_LIST}")
         name = func.id
         if _is_dunder(name):
             self.check_name(func)
@@ -990,27 +865,17 @@ class _Compiler:
                     argument, "starred arguments (*args) are not supported", hint=f"write {name}(x)"
                 )
         if len(node.args) != 1:
-            raise self.fail(
-                node,
-                f"{name} takes 1 argument, got {len(node.args)}",
-                hint=f"write {name}(x)",
-            )
+            message = f"{name} takes 1 argument, got {len(node.args)}"
+            raise self.fail(node, message, hint=f"write {name}(x)")
         return name
 
     def refuse(self, node: ast.AST) -> ExpressionError:
         """The error for an expression kind outside the allow-list, by name."""
         if isinstance(node, ast.Constant):
             value = node.value
-            if isinstance(value, bool):
-                return self.fail(node, "booleans are not supported", hint="use 1 or 0")
-            if isinstance(value, str | bytes):
-                return self.fail(
-                    node, "strings are not supported", hint="expressions compute numbers only"
-                )
-            if isinstance(value, complex):
-                return self.fail(
-                    node, "complex numbers are not supported", hint="use real numbers only"
-                )
+            for kind, what, hint in _REFUSED_CONSTANTS:
+                if isinstance(value, kind):
+                    return self.fail(node, f"{what} are not supported", hint=hint)
             shown = "... (Ellipsis)" if value is Ellipsis else repr(value)
             return self.fail(node, f"{shown} is not supported", hint="use numbers and names")
         unknown = f"{type(node).__name__} expressions are not supported"
@@ -1032,19 +897,15 @@ class _Compiler:
                     hint="give values only to leaves: " + (listing(leaves) or "(there are none)"),
                 )
             if given in UNARY_OPS:
-                raise InputError(
-                    f"a value was given for {name}, which is a function",
-                    hint="the leaves are: " + (listing(leaves) or "(none)"),
-                )
+                message = f"a value was given for {name}, which is a function"
+                raise InputError(message, hint="the leaves are: " + (listing(leaves) or "(none)"))
             import difflib  # lazy: start-up (only for a mistyped name)
 
             close = difflib.get_close_matches(given, leaves, n=1)
             hint = f"did you mean {close[0]}? " if close else ""
             hint += "the leaves are: " + (listing(leaves) or "(none)")
-            raise InputError(
-                f"a value was given for {name}, but {name} does not appear in the expression",
-                hint=hint,
-            )
+            message = f"a value was given for {name}, but {name} does not appear in the expression"
+            raise InputError(message, hint=hint)
 
     def make_leaves(self, seed: int) -> dict[str, float]:
         """Create the leaf nodes: a given value, else the literal, else a default."""

@@ -1,24 +1,15 @@
 """The old, healthy check: analytic gradients against finite differences.
 
-For a leaf x the backward pass claims dL/dx; nudging x and re-running the forward
-pass measures it. The central difference D(h) = (L(x+h) - L(x-h)) / 2h is off by
-c·h² (truncation) plus ε·|L|/h (rounding); h = ∛ε·max(1, |x|) ≈ 6e-6 balances the
-two for |x| ≤ 1, and must grow with |x| so that x ± h is a different float. Then the
-h² term grows too (exp at 700: a relative error of 3e-6), so the estimate is
-Richardson's extrapolation (4·D(h/2) − D(h)) / 3, whose h² terms cancel, and the
-difference of D(h/2) and D(h) estimates the truncation error that may remain.
+The central difference D(h) = (L(x+h) - L(x-h)) / 2h is off by c·h² (truncation) plus
+ε·|L|/h (rounding); h = ∛ε·max(1, |x|) ≈ 6e-6 balances the two for |x| ≤ 1 and grows with
+|x| so that x ± h is another float. Then the h² term grows too (exp at 700: 3e-6), hence
+Richardson's (4·D(h/2) − D(h)) / 3, whose h² terms cancel; D(h/2) − D(h) bounds the rest.
+The nudged passes hold every `detach` at its value, as the backward pass does.
 
-`detach` stops the gradient on purpose: to the backward pass its output is a
-constant. The nudged forward passes hold it so too (every detach keeps its value),
-so a leaf with one path through detach and one without is compared normally.
-
-Points where the comparison means nothing are reported as such rather than as
-failures, judged only on the paths from the leaf to the output that carry credit, in
-this order: nan or inf anywhere on the way (a weight that is nan, exp overflowing; at
-the point, in the backward pass, or at a nudged point), a local derivative that is
-infinite (sqrt at 0), a kink of an op (`Op.kinks`: relu or abs with input 0, or
-crossing it within ±h), and a leaf whose every path to the output runs through
-`detach`.
+Points where the comparison means nothing are reported as such, judged only on the paths
+from the leaf that carry credit, in this order: nan or inf on the way (at the point, in
+the backward pass, or at a nudged point), an infinite local derivative (sqrt at 0), a kink
+(`Op.kinks`: relu or abs at 0, or crossing it within ±h), and a leaf behind `detach` only.
 """
 
 from __future__ import annotations
@@ -30,6 +21,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from gradviz.engine import Constant, Number, Value, backpropagate, evaluate, topological_order
+from gradviz.engine import reached as credit_reaches
 from gradviz.errors import InputError, OptionWords, keyword, listing, quoted
 from gradviz.lazy import callable_module
 from gradviz.names import definition, node_names, output_name
@@ -50,9 +42,8 @@ def default_eps(x: Number) -> float:
     return EPS_SCALE * max(1.0, magnitude)
 
 
-# The smallest step, in units in the last place of the leaf, that the extrapolation can
-# use: x ± h/2 must land on floats apart from x ± h, and rounding must not make the two
-# steps equal (h = 1e-20 at x = 3 moves x not at all: 0/0).
+# The smallest step, in ulps of the leaf, that the extrapolation can use: x ± h/2 must be
+# floats apart from x ± h (h = 1e-20 at x = 3 moves x not at all: 0/0).
 MIN_STEP_ULPS = 16
 
 
@@ -84,9 +75,8 @@ def _max_abs(x: Number) -> float:
 
 
 def _choose_leaves(order: list[Value], wrt: Iterable[Value | str] | None) -> list[Value]:
-    """The leaves to check: those asked for (by Value or name), else the labelled ones
-    (all inputs when none has a label, as in a graph built from plain Values; never the
-    constants, which nobody nudges)."""
+    """The leaves asked for (by Value or name), else the labelled ones (all when none has a
+    label; never the constants, which nobody nudges)."""
     leaves = [v for v in order if v.op is None and type(v) is not Constant]
     if wrt is None:
         labelled = [v for v in leaves if v.label]
@@ -117,21 +107,12 @@ def _choose_leaves(order: list[Value], wrt: Iterable[Value | str] | None) -> lis
     return chosen
 
 
-def _reached(order: list[Value]) -> set[Value]:
-    """The nodes the credit reaches: those with a path to the output free of detach."""
-    reached = {order[-1]}
-    for v in reversed(order):
-        if v in reached and v.op is not None and v.op.passes_credit:
-            reached.update(v.parents)
-    return reached
-
-
 def _on_path(
     order: list[Value], leaf: Value, reached: set[Value]
 ) -> tuple[list[Value], set[Value]]:
-    """The non-leaf nodes on the paths that carry credit from `leaf` to the output (in
-    topological order), and everything whose value moves with the leaf once every
-    detach is held fixed (the leaf, those nodes, and nodes behind a detach)."""
+    """The op nodes on the credit-carrying paths from `leaf` (in topological order), and all
+    that moves with the leaf once every detach is held (the leaf, those, and nodes behind a
+    detach)."""
     moves = {leaf}
     nodes = []
     for v in order:
@@ -142,27 +123,15 @@ def _on_path(
     return nodes, moves
 
 
-def _live_inputs(v: Value, moves: set[Value]) -> list[int]:
-    """The input positions of `v` that move with the leaf: the only slopes that matter."""
-    return [i for i, p in enumerate(v.parents) if p in moves]
-
-
-def _at_kink(v: Value, moves: set[Value]) -> bool:
-    """True when a kink op's input (on the leaf's path) sits exactly on a kink."""
-    return bool(v.op.kinks) and v.a in moves and any(np.any(v.a.data == k) for k in v.op.kinks)
-
-
 def _infinite_slope(nodes: list[Value], moves: set[Value], names: dict[Value, str]) -> str | None:
-    """A local derivative, with respect to an input that moves with the leaf, that is not
-    finite while the inputs are (sqrt at 0: 1/(2·√0) = inf): no slope to compare. Slopes
-    in other inputs do not matter: (-3)^(1+1) has no slope in its exponent, but its slope
-    in the base is fine."""
+    """A local derivative in an input that moves with the leaf that is not finite while the
+    inputs are (sqrt at 0): no slope to compare. Other inputs' slopes do not matter."""
     for v in nodes:
         inputs = [p.data for p in v.parents]
         if not (_finite(v.data) and all(_finite(x) for x in inputs)):
             continue
         locals_ = v.op.local(v.data, *inputs)
-        if not all(_finite(locals_[i]) for i in _live_inputs(v, moves)):
+        if not all(_finite(d) for d, p in zip(locals_, v.parents, strict=True) if p in moves):
             shown = ", ".join(fmt(x) for x in inputs)
             return (
                 f"{v.op.name} at {shown}: the local derivative of {names[v]} = "
@@ -174,7 +143,7 @@ def _infinite_slope(nodes: list[Value], moves: set[Value], names: dict[Value, st
 def _on_kink(nodes: list[Value], moves: set[Value], names: dict[Value, str]) -> str | None:
     """A kink op (on the leaf's path) whose input sits exactly on its kink."""
     for v in nodes:
-        if _at_kink(v, moves):
+        if v.op.kinks and v.a in moves and any(np.any(v.a.data == k) for k in v.op.kinks):
             return (
                 f"{v.op.name} at {fmt(v.a.data)}: {names[v]} = {definition(v, names)} has a "
                 "corner there (the slopes on each side differ)"
@@ -184,9 +153,8 @@ def _on_kink(nodes: list[Value], moves: set[Value], names: dict[Value, str]) -> 
 
 @dataclass(frozen=True, slots=True)
 class _Probe:
-    """The output at one nudged point (`point`, the leaf's value as the floats hold it),
-    the inputs of the kink ops there, and, when the output is not finite, where the first
-    nan or inf appeared."""
+    """The output at one nudged point (the leaf's value as the floats hold it), the kink ops'
+    inputs there, and where the first nan or inf appeared, if one did."""
 
     point: Number
     value: Number
@@ -202,8 +170,8 @@ def _probe(
     kinks: list[Value],
     names: dict[Value, str],
 ) -> _Probe:
-    """Run the forward pass with the leaf at `point` and every detach held at its value:
-    to the backward pass a detached value is a constant, so the nudge must not move it."""
+    """The forward pass with the leaf at `point` and every detach held (a constant to the
+    backward pass, so the nudge must not move it)."""
     leaf.data = point
     evaluate(held)
     value = order[-1].data
@@ -241,9 +209,8 @@ def _sample(x: Number, index: int) -> Number:
 
 
 def _origin(order: list[Value], names: dict[Value, str], leaf: Value) -> tuple[Value, str]:
-    """The first node (in topological order, so its inputs are finite) that holds a nan or
-    an inf, and what happened there: a leaf that holds one, or an op that overflows, hits
-    a pole or is undefined at its (finite) inputs."""
+    """The first node (its inputs finite) holding a nan or an inf, and why: a leaf holds one,
+    or an op overflows, hits a pole or is undefined at its inputs."""
     for v in order:
         if _finite(v.data):
             continue
@@ -270,8 +237,7 @@ def _origin(order: list[Value], names: dict[Value, str], leaf: Value) -> tuple[V
 def _non_finite_at_point(
     order: list[Value], nodes: list[Value], names: dict[Value, str], leaf: Value, out: str
 ) -> str | None:
-    """Why the forward pass at the point itself holds a nan or an inf on the leaf's way to
-    the output (or in the output), or None."""
+    """Why the forward pass holds a nan or an inf on the leaf's way to the output, or None."""
     f0 = order[-1].data
     if _finite(leaf.data) and _finite(f0) and all(_finite(v.data) for v in nodes):
         return None
@@ -302,18 +268,13 @@ def gradcheck(
     eps: float | None = None,
     tol: float = DEFAULT_TOL,
 ) -> list[Row]:
-    """Compare every chosen leaf's analytic gradient with a finite-difference estimate.
+    """Compare every chosen leaf's analytic gradient with a finite-difference estimate
+    (Richardson's extrapolation of central differences with steps h and h/2).
 
-    The estimate is Richardson's extrapolation of central differences with steps h and
-    h/2: D(h) = (L(x+h) − L(x−h)) / 2h has the error c·h² + O(h⁴), so
-    (4·D(h/2) − D(h)) / 3 cancels the h² term, and |D(h/2) − D(h)| / 3 estimates what is
-    left of it (the truncation error, which grows with h, and h grows with |x|).
-
-    `wrt` names the leaves (Values or names; default: every labelled leaf). `eps` is
-    the step h (default `default_eps(x)` per leaf). A row passes when the relative error
-    is at most `tol`, or the absolute error is within the rounding noise of the estimate
-    plus its truncation estimate. The graph is left as it was found, with the analytic
-    gradients of one pass from zero in `.grad` (grads accumulated before are replaced).
+    `wrt` names the leaves (Values or names; default: every labelled leaf); `eps` is h
+    (default `default_eps(x)` per leaf). A row passes when the relative error is at most
+    `tol`, or the absolute error is within the estimate's rounding noise plus its
+    truncation bound. `.grad` holds the gradients of one pass from zero afterwards.
     """
     # nan and inf are results to report here, not warnings to print.
     with np.errstate(all="ignore"):
@@ -334,7 +295,7 @@ def _gradcheck(
     backpropagate(order)
     analytic = {leaf: leaf.grad for leaf in leaves}
     f0 = value.data
-    reached = _reached(order)
+    reached = credit_reaches(order)
     held = [v for v in order if v.op is None or v.op.passes_credit]  # every detach held
     rows = []
     for leaf in leaves:
@@ -456,10 +417,8 @@ def _max_finite(x: Number) -> float:
 
 
 def document(rows: list[Row], output: str, words: OptionWords = keyword) -> dict:
-    """What `check --json` prints: every leaf compared, with the numbers the table leaves
-    out (the absolute error, the rounding noise and truncation bounds, L(x±h) and the plain
-    central difference), the summary line, and whether every leaf passed. `words` names the
-    option a note advises (the CLI: `--eps`)."""
+    """What `check --json` prints: every leaf with the numbers the table leaves out, the
+    summary line, and whether all passed; `words` names the option a note advises (`--eps`)."""
     return {
         "output": output,
         "leaves": [

@@ -1,13 +1,11 @@
 """The Graphviz program that lays out pictures: finding it, and running it safely.
 
-Pictures (SVG, PNG, PDF) need a Graphviz layout program. A system `dot` is preferred
-(it also does PDF); otherwise `graphviz-pure`, a static port installed with gradviz
-from PyPI, renders SVG and PNG with no system packages. For a heavy layout (a value
-reused far down a long chain) graphviz-pure is preferred for SVG and PNG: measured
-10-15 times faster than dot 2.43 there (see PREFER_PURE_COST). `GRADVIZ_DOT` chooses
-one: `system`, `pure`, `none` (Graphviz switched off), or a path to a program; any
-other value, like a bad `GRADVIZ_DOT_TIMEOUT`, is bad input (exit status 2). A layout
-runs with an argv list (no shell), a timeout, and in a process group of its own.
+A system `dot` is preferred (it also does PDF); else `graphviz-pure`, a static port
+installed with gradviz, renders SVG and PNG with no system packages, and is preferred for
+a heavy layout (10-15 times faster than dot 2.43 there: PREFER_PURE_COST). `GRADVIZ_DOT`
+chooses one: `system`, `pure`, `none` or a program's path; any other value, like a bad
+`GRADVIZ_DOT_TIMEOUT`, is bad input (exit 2). A layout runs with an argv list (no shell),
+a timeout, and in a process group of its own.
 """
 
 from __future__ import annotations
@@ -27,15 +25,12 @@ if TYPE_CHECKING:
     import subprocess
 
 
-# Above this layout cost, SVG and PNG go to graphviz-pure even when a system dot is
-# installed (unless GRADVIZ_DOT says otherwise). Measured SVG times, system dot 2.43 vs
-# graphviz-pure 0.2.2: `t = t*x` chains of 100/200/390 statements (cost 10k/40k/152k)
-# 0.9/12/95 s vs 0.1/1.2/6.6 s; sums `x*y+x*y+…` of 100/200/499 terms (cost 10k/40k/250k)
-# 0.4/12/>180 s vs 0.3/2.2/24 s. Below it both take about a second or less.
+# Above this layout cost, SVG and PNG go to graphviz-pure even with a system dot. SVG times,
+# dot 2.43 vs graphviz-pure 0.2.2: `t = t*x` chains of cost 10k/40k/152k 0.9/12/95 s vs
+# 0.1/1.2/6.6 s; sums `x*y+…` of cost 10k/40k/250k 0.4/12/>180 s vs 0.3/2.2/24 s.
 PREFER_PURE_COST = 20_000
-# PNGs are drawn at twice the CSS pixel (96 dpi × 2: sharp on a high-density screen, and
-# a 10-point `+` stays a `+`), and capped at PNG_MAX_PX pixels across or down, whatever the
-# graph (a bigger drawing is scaled down): 3840 px, 20 inches of 192 dpi.
+# PNGs at twice the CSS pixel (sharp on a high-density screen; a 10-point `+` stays a `+`),
+# at most PNG_MAX_PX across or down (a bigger drawing is scaled down).
 PNG_DPI = 96
 PNG_SCALE = 2
 PNG_MAX_PX = 3840
@@ -81,8 +76,7 @@ DOT_CHOICES = ("auto", "system", "pure", "none")
 
 
 def dot_choice() -> str:
-    """GRADVIZ_DOT as given (`auto` when unset): a word of DOT_CHOICES or a program's
-    path. Anything else is the user's mistake (InputError, exit 2)."""
+    """GRADVIZ_DOT (`auto` when unset): a word of DOT_CHOICES or a program's path."""
     choice = os.environ.get("GRADVIZ_DOT", "").strip() or "auto"
     if choice in DOT_CHOICES:
         return choice
@@ -102,8 +96,8 @@ def dot_choice() -> str:
 
 
 def dot_programs(*, heavy: bool = False) -> list[DotProgram]:
-    """Usable programs, best first, as `GRADVIZ_DOT` allows: system `dot` first, unless
-    the layout is `heavy` and no program was chosen (then graphviz-pure, much faster)."""
+    """Usable programs, best first, as `GRADVIZ_DOT` allows: system `dot` first, unless the
+    layout is `heavy` and none was chosen."""
     import shutil  # lazy: start-up
 
     choice = dot_choice()
@@ -178,11 +172,8 @@ def run_dot(
     heavy: bool = False,
     smaller: Worded = SMALLER,
 ) -> bytes:
-    """Lay out DOT text and return the picture (argv list, no shell, with a timeout).
-
-    One call per format: a PNG's size cap (`-Gsize`) would also shrink an SVG drawn in
-    the same call, so formats do not share a layout. `smaller` is what the timeout
-    message suggests first (`draw_less`: the options it names are the error's)."""
+    """Lay out DOT text and return the picture, one format a call (a PNG's `-Gsize` cap
+    would shrink an SVG of the same call); `smaller` is what a timeout suggests first."""
     import subprocess  # lazy: start-up
 
     program = program or find_dot(fmt, heavy=heavy)
@@ -215,9 +206,8 @@ def run_dot(
 
 
 def _run_in_own_group(argv: list[str], data: bytes, timeout: float) -> subprocess.CompletedProcess:
-    """`subprocess.run` with its output captured, but the program runs in a process group
-    of its own, and on a timeout (or Ctrl-C) the whole group is killed: a `dot` wrapper
-    that started a child of its own leaves nothing running behind it."""
+    """`subprocess.run` in a process group of its own, all of it killed on a timeout or
+    Ctrl-C: a `dot` wrapper that started a child leaves nothing running behind it."""
     import subprocess  # lazy: start-up
 
     process = None
@@ -240,11 +230,9 @@ def _run_in_own_group(argv: list[str], data: bytes, timeout: float) -> subproces
 
 @contextlib.contextmanager
 def _signals_deferred() -> Iterator[None]:
-    """Ctrl-C (and SIGTERM, where a handler of Python's turns it into an exception: the
-    CLI's) wait while the layout program starts, and are raised once Popen has returned.
-    Raised inside Popen (the program started, Popen waiting to hear that it did, as a busy
-    machine makes it do for a while), they would leave the program running with nobody
-    holding it to end it."""
+    """Ctrl-C (and SIGTERM, under a Python handler: the CLI's) wait while the program starts
+    and are raised once Popen has returned: raised inside Popen, they would leave it running
+    with nobody holding it."""
     import threading  # lazy: start-up
 
     if threading.current_thread() is not threading.main_thread():
@@ -279,19 +267,17 @@ PNG_OP_POINTS = 12  # an op's symbol in a PNG, bold: its `+` 3 px thick (2 px at
 
 
 def png_fonts(program: DotProgram, font: str) -> tuple[str, tuple[str, int]]:
-    """The sans font `program` draws a PNG's texts in, given the SVG's `font`, and the font
-    and size of the ops' symbols: bold and larger (a thin 10-point `+` all but vanishes in
-    pixels). graphviz-pure draws PNGs with fonts of its own, not the system's: its
-    `Helvetica` is a sans, with the metrics it lays out with, where any other name (DejaVu
-    Sans) falls back to a serif. A system `dot` finds `font` through fontconfig."""
+    """The sans font of a PNG's texts, given the SVG's `font`, and the ops' symbols' (bold,
+    larger: a thin 10-point `+` all but vanishes). graphviz-pure's own `Helvetica` is a
+    sans (any other name falls back to a serif); a system `dot` finds `font` by fontconfig."""
     if program.kind == "pure":
         return "Helvetica", ("Helvetica-Bold", PNG_OP_POINTS)
     return font, (f"{font} Bold", PNG_OP_POINTS)
 
 
 def configure_graphviz_package() -> DotProgram | None:
-    """Point the `graphviz` package at graphviz-pure when there is no system `dot`, so a
-    Digraph displays in Jupyter after a plain pip install. Returns the program used."""
+    """Point the `graphviz` package at graphviz-pure when there is no system `dot` (so a
+    Digraph displays in Jupyter after a plain pip install); the program used."""
     programs = [p for p in dot_programs() if "svg" in p.formats]
     if not programs:
         return None

@@ -1,16 +1,11 @@
-"""Modules on demand: imported the first time something is asked of them.
-
-Why: importing numpy is most of what `gradviz draw "(a+b)*c"` would cost to start, and a
-graph of plain floats never needs it. Modules that use numpy only inside functions write
-`from gradviz.lazy import np` and use `np.exp(...)` as before: the first attribute asked
-for imports numpy, and every attribute is then cached on the stand-in. Asking whether a
-value is an array must not import numpy: no array can exist before numpy is imported, so
-`is_array` asks `sys.modules` instead.
-
-The same for a command's optional parts (`on_demand("gradviz.cli.pictures")`): what only
-an output option or the terminal view needs (rich, the renderers, the report) is not
-imported by `gradviz train --quiet`, one stand-in at the top of the module instead of an
-import inside every function that needs it.
+"""Deferred imports. The package's one way is an import where it is used, tagged
+`# lazy: start-up` (tests/test_imports.py checks that the module it names is not loaded
+anyway). A stand-in from here serves where a module is asked for on hot paths or in many
+branches: numpy in the engine's ops (`from gradviz.lazy import np`: a graph of plain
+floats never imports it; an attribute found once is cached, 20 ns a use against 80 ns for
+an import statement), and a command's optional parts (`on_demand("gradviz.cli.pictures")`:
+`gradviz train --quiet` loads no renderer). `is_array` never imports numpy: no array can
+exist before it is imported.
 """
 
 from __future__ import annotations

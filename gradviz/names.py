@@ -1,9 +1,6 @@
 """What the views call a node and how they write an op: names from labels, constants and
-graph order (`n3`), and an op written as a learner writes it (`a·b`, `tanh(a)`).
-
-Shared by the trace, the gradient check and every renderer; kept apart from the trace so
-that drawing an expression (`gradviz draw`) loads none of the trace's step classes.
-"""
+graph order (`n3`), ops as a learner writes them (`a·b`, `tanh(a)`). Apart from the trace,
+so that `gradviz draw` loads none of its step classes."""
 
 from __future__ import annotations
 
@@ -16,14 +13,9 @@ from gradviz.text import printable
 
 
 def node_names(order: list[Value]) -> dict[Value, str]:
-    """A short name for every node: its label, a constant's number (`-1`), or `n<i>`.
-
-    The output (last in `order`) is called by `output_name` when it has no label.
-    `n<i>` is the node's position in topological order, the same id the diagrams use,
-    so an unnamed intermediate result can be found in a frame. A label used by several
-    nodes gets `#2`, `#3` … after its first use, so names stay unique. Control
-    characters in labels are shown as escapes (`\\n`), since names are for display.
-    """
+    """A unique name for every node: its label (`#2`, `#3` … after its first use, control
+    characters escaped), a constant's number (`-1`), `output_name` for an unlabelled output,
+    or `n<i>`, its position in topological order (the diagrams' id)."""
     names: dict[Value, str] = {}
     taken: dict[str, int] = {}
     root = order[-1]
@@ -46,8 +38,7 @@ def node_names(order: list[Value]) -> dict[Value, str]:
 
 
 def output_name(root: Value, order: list[Value] | None = None) -> str:
-    """What the output is called in `dL/dx`: its label, else `L` (the usual name), by
-    the rule `draw` uses too (`gradviz.text.output_name`)."""
+    """What the output is called in `dL/dx`, by `gradviz.text.output_name`'s rule."""
     if root.label:
         return printable(root.label)
     order = order if order is not None else topological_order(root)

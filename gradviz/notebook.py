@@ -1,40 +1,39 @@
 """What a notebook shows (Jupyter, JupyterLab, VS Code): `explore`'s live page in an
-isolated iframe (`Page`), and `draw`'s Digraph, displayed as that same live page.
-Kept apart from the formats and from the CLI: only a notebook needs an iframe."""
+isolated iframe (`Page`), and `draw`'s Digraph, displayed as that same live page."""
 
 from __future__ import annotations
 
+import html
+import re
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from gradviz.engine import Value, backpropagate, topological_order
 from gradviz.files import write_atomic
 from gradviz.layout import configure_graphviz_package
 from gradviz.numbers import DEFAULT_PRECISION
 from gradviz.pages import html_page, report_page
 from gradviz.render import as_diagram
-from gradviz.render.diagram import Diagram
+from gradviz.render.diagram import Diagram, diagram_from_value
 from gradviz.render.dot import dot_body
 
 if TYPE_CHECKING:
     import graphviz
 
-    from gradviz.engine import Value
     from gradviz.model import Model
     from gradviz.report import Report
 
 
 class Page:
-    """A live page (`gradviz.explore`): `.html` is its text, `.save(path)` writes it, and a
-    notebook (Jupyter, JupyterLab, VS Code) shows it inline in an isolated iframe."""
+    """A live page (`gradviz.explore`): `.html` its text, `.save(path)` writes it, a notebook
+    shows it inline."""
 
     def __init__(self, html: str, height: int = 900) -> None:
         self.html = html
         self.height = height
 
     def _repr_html_(self) -> str:
-        # srcdoc + sandbox: the page's scripts run in a frame of their own (an opaque
-        # origin), so they cannot touch the notebook and the notebook's cannot touch them.
-        import html  # lazy: start-up
+        # srcdoc + sandbox: the page's scripts run in an opaque origin, apart from the notebook's
 
         return (
             f'<iframe srcdoc="{html.escape(self.html, quote=True)}" sandbox="allow-scripts" '
@@ -53,20 +52,20 @@ def explore(
     precision: int = DEFAULT_PRECISION,
     **values: float,
 ) -> Page:
-    """The live page of a graph (`gradviz.explore`): a Value (its backward pass is run from
-    zero, as `gradviz draw` runs it), or
-    an expression with its inputs' values, `explore("e = a*b; L = e + a", a=2, b=-3)`,
-    whose page can also copy the `gradviz draw` command that reproduces it; or a trained
-    network (`explore(load_model("xor.json"))`): its report page, as `inspect -o` writes it;
-    or a training report (`gradviz.report.build_report`, `Report.from_recorded`): its page."""
-    from gradviz.engine import Value, backpropagate, topological_order  # lazy: start-up
+    """The live page (`gradviz.explore`) of a Value (its backward pass run from zero, as by
+    `gradviz draw`), of an expression with its inputs' values (`explore("e = a*b; L = e + a",
+    a=2, b=-3)`: the page can copy its `gradviz draw` command), of a trained network
+    (`explore(load_model("xor.json"))`: its report page, as `inspect -o` writes it) or of a
+    training report (`build_report`, `Report.from_recorded`)."""
     from gradviz.expr import parse_program  # lazy: start-up
     from gradviz.model import Model  # lazy: start-up
-    from gradviz.render.diagram import diagram_from_value  # lazy: start-up
-    from gradviz.report import Report  # lazy: start-up
+    from gradviz.report import Report, build_report  # lazy: start-up
 
     if isinstance(graph, Model):
-        return _model_page(graph, values)
+        if values:
+            raise TypeError("values go with an expression: explore('a*b', a=2, b=3)")
+        report = build_report(graph)
+        return Page(report_page(report, title=graph.spec.name), height=1400)
     if isinstance(graph, Report):  # a run's report, built anywhere (a recorded run too)
         return Page(report_page(graph), height=1400)
     if isinstance(graph, str):
@@ -79,7 +78,6 @@ def explore(
         raise TypeError(
             f"explore takes a Value, an expression or a Model, not {type(graph).__name__}"
         )
-    # A pass from zero, as the CLI runs it: backward() would add to grads already held.
     backpropagate(topological_order(root))
     page = html_page(
         diagram_from_value(root),
@@ -92,23 +90,10 @@ def explore(
 
 def _page_height(page: str) -> int:
     """An iframe tall enough for the page's picture (at most 900 px of it) and controls."""
-    import re  # lazy: start-up
 
     size = re.search(r'<svg\b[^>]*\bheight="([\d.]+)pt"', page)
     drawing = float(size.group(1)) * 4 / 3 if size else 300.0
     return int(min(drawing, 900) + 720)
-
-
-# The report page's texts are laid out this wide (the table drops columns as a terminal so
-
-
-def _model_page(model: Model, values: dict[str, float]) -> Page:
-    """A trained network's report page on its own data set, for a notebook."""
-    from gradviz.report import build_report  # lazy: start-up
-
-    if values:
-        raise TypeError("values go with an expression: explore('a*b', a=2, b=3)")
-    return Page(report_page(build_report(model), title=model.spec.name), height=1400)
 
 
 def draw(
@@ -119,9 +104,8 @@ def draw(
     grad: bool = True,
     legend: bool = True,
 ) -> graphviz.Digraph:
-    """A `graphviz.Digraph` of the graph (`gradviz.draw`): displays inline in Jupyter,
-    `.render()` writes files. Uses graphviz-pure when no system Graphviz is installed, so it
-    lives here, beside the finding of `dot`, rather than among the pure renderers."""
+    """A `graphviz.Digraph` of the graph (`gradviz.draw`): inline in Jupyter, `.render()`
+    writes files; graphviz-pure when no system Graphviz is installed."""
     import graphviz  # lazy: start-up (only this function needs it)
 
     configure_graphviz_package()
@@ -131,8 +115,7 @@ def draw(
         return graphviz.Digraph(name="gradviz", body=body)
 
     class LiveDigraph(graphviz.Digraph):
-        """The Digraph, shown in a notebook as the live page (`explore`'s iframe) of the
-        graph as it is now; `.source`, `.render()` and the rest are the Digraph's."""
+        """The Digraph, shown in a notebook as the live page of the graph as it is now."""
 
         def _repr_mimebundle_(self, include: object = None, exclude: object = None, **_: object):
             page = html_page(diagram, rankdir=rankdir, precision=precision, expression="")

@@ -10,14 +10,9 @@ DEFAULT_PRECISION = 4
 
 
 def fmt(x: object, precision: int = DEFAULT_PRECISION) -> str:
-    """Format a float with `precision` significant digits, scientific when tiny or huge.
-
-    The rule (pinned in tests/test_numbers.py): Python's `g` — scientific when the
-    decimal exponent is below -4 or at least `precision` — with trailing zeros dropped
-    and the exponent written plainly (1e-7, 1.234e4). NaN and infinities print as
-    `nan`, `inf`, `-inf`; zero of either sign as `0`; a batch (numpy array) prints as
-    its mean with the batch size, since one label has room for one number.
-    """
+    """A float with `precision` significant digits: Python's `g` (scientific below 1e-4 or
+    from 10**precision), the exponent written plainly (1e-7, 1.234e4); `nan`, `inf`, `-inf`,
+    `0` for either zero; a batch as its mean with its size (a label holds one number)."""
     if is_array(x):
         if x.ndim == 0:
             return fmt(float(x), precision)
@@ -43,8 +38,7 @@ def fmt_full(x: object) -> str:
     return fmt(x, 17) if not math.isfinite(float(x)) else repr(float(x))  # type: ignore[arg-type]
 
 
-# JSON has no NaN or infinity: gradviz writes them as these strings everywhere (saved
-# models, --json output, graph JSON), so a reader sees them instead of a parse error.
+# JSON has no NaN or infinity: gradviz writes them as these strings everywhere.
 NONFINITE_STRINGS = ("nan", "inf", "-inf")
 
 
@@ -59,8 +53,7 @@ def json_number(x: float) -> float | str:
 
 
 def from_json_number(value: object) -> float | None:
-    """The inverse of `json_number`: a float, or None if `value` is neither a JSON number
-    (bool excluded) nor one of NONFINITE_STRINGS."""
+    """The inverse of `json_number`: a float, or None for anything else (a bool too)."""
     if isinstance(value, str):
         return float(value) if value in NONFINITE_STRINGS else None
     if isinstance(value, bool) or not isinstance(value, int | float):
@@ -72,8 +65,7 @@ def from_json_number(value: object) -> float | None:
 
 
 def json_safe(value: object) -> object:
-    """Plain JSON types all the way down: numpy scalars and arrays become Python numbers
-    and lists, tuples lists, keys strings, and every float goes through `json_number`."""
+    """Plain JSON types all the way down (numpy values, tuples, keys; floats by `json_number`)."""
     if isinstance(value, dict):
         return {str(k): json_safe(v) for k, v in value.items()}
     if isinstance(value, list | tuple):
@@ -94,8 +86,7 @@ def json_safe(value: object) -> object:
 
 
 def dumps(document: object) -> str:
-    """The text every `--json` prints: one space of indent, plain JSON types, NaN and the
-    infinities as strings (`json_safe`), so any JSON reader takes it."""
+    """The text every `--json` prints: one space of indent, `json_safe`, any reader takes it."""
     import json  # lazy: start-up (drawing an expression prints no JSON)
 
     return json.dumps(json_safe(document), indent=1, allow_nan=False)

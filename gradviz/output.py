@@ -14,7 +14,8 @@ from typing import TYPE_CHECKING
 from gradviz.errors import InputError, OptionWords, OutputError, keyword, quoted
 from gradviz.layout import PREFER_PURE_COST, DotProgram, dot_timeout, find_dot, png_fonts, run_dot
 from gradviz.numbers import DEFAULT_PRECISION
-from gradviz.render.diagram import Diagram, draw_less
+from gradviz.render import as_diagram
+from gradviz.render.diagram import Diagram, draw_less, preferred_rankdir
 from gradviz.render.dot import FONT, layout_cost, to_dot
 from gradviz.render.terminal import to_text
 
@@ -229,8 +230,6 @@ def to_svg(
     """The SVG picture as text, ready to sit inline in an HTML page: dark mode from CSS
     variables (`gradviz.render.themes`), every id prefixed by `id_prefix` (say `gv3-`) so
     that many diagrams share a page."""
-    from gradviz.render import as_diagram  # lazy: start-up
-
     diagram = as_diagram(graph, grad=grad)
     options = {"rankdir": rankdir, "precision": precision, "legend": legend}
     return render(diagram, "svg", program=program, id_prefix=id_prefix, **options).decode("utf-8")
@@ -265,7 +264,6 @@ def animated_trace(
     when that is narrower (the credits travel on the edges: left to right, they double
     its columns). A heavy layout is made once, in the diagram's preferred direction."""
     from gradviz.render.animate import animated_svg, animation_diagram  # lazy: start-up
-    from gradviz.render.diagram import preferred_rankdir  # lazy: start-up
 
     drawn, timeline = animation_diagram(frames)
     heavy = layout_cost(drawn) > PREFER_PURE_COST

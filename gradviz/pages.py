@@ -5,13 +5,21 @@ program (gradviz.layout), the plots (gradviz.render.page_plots: inline SVG, no m
 
 from __future__ import annotations
 
+import io
+import re
+from dataclasses import replace
 from typing import TYPE_CHECKING, Any
 
-from gradviz.errors import OptionWords, keyword
+from rich.console import Console
+
+from gradviz.engine import topological_order
+from gradviz.errors import GradvizError, OptionWords, keyword
 from gradviz.layout import PREFER_PURE_COST, DotProgram, run_dot
-from gradviz.numbers import DEFAULT_PRECISION
-from gradviz.render.diagram import Diagram, captioned, draw_less
+from gradviz.numbers import DEFAULT_PRECISION, json_number
+from gradviz.render import html
+from gradviz.render.diagram import Diagram, captioned, draw_less, preferred_rankdir
 from gradviz.render.dot import layout_cost, to_dot
+from gradviz.render.html import NUMBER_WIDTH, POWER_KEY, op_key, power_exponent
 
 if TYPE_CHECKING:
     from gradviz.model import LossGraph
@@ -30,7 +38,6 @@ def stepped_svg(
     """The backward pass of a diagram with its gradients, as one animated SVG laid out
     once (`gradviz.render.step_page.backward_timeline`), and its timeline."""
     from gradviz.render.animate import animated_svg  # lazy: start-up
-    from gradviz.render.diagram import preferred_rankdir  # lazy: start-up
     from gradviz.render.step_page import backward_timeline  # lazy: start-up
 
     drawn, timeline = backward_timeline(diagram)
@@ -54,7 +61,6 @@ def html_page(
     (numbers laid out wide enough for the page to rewrite them). A static page says why,
     naming an option as `words` does (the CLI: `--no-grad`). `rankdir` None: left to
     right, or top to bottom where that reads better at 800 px."""
-    from gradviz.render import html  # lazy: start-up (only for .html outputs)
     from gradviz.render.themes import themed_svg  # lazy: start-up
 
     if diagram.level in STEPPED_LEVELS and diagram.has_grad:
@@ -110,7 +116,6 @@ def one_line(text: str) -> str:
     """An expression file as one line for a heading and a command that works anywhere:
     comments dropped, statements joined by `; ` (lines inside brackets by a space). The
     text as it was when the one line would not parse to the same graph."""
-    from gradviz.errors import GradvizError  # lazy: start-up
     from gradviz.expr import parse_program  # lazy: start-up
 
     parts: list[str] = []
@@ -149,11 +154,6 @@ PAGE_TEXT_WIDTH = 96
 def _plain(renderables: list, width: int = PAGE_TEXT_WIDTH) -> str:
     """Renderables as the terminal prints them, without colour and without the spaces at
     the ends of lines (the texts the report page shows)."""
-    import io  # lazy: start-up
-    import re  # lazy: start-up
-
-    from rich.console import Console  # lazy: start-up
-
     text = io.StringIO()
     console = Console(file=text, width=width, color_system=None, highlight=False)
     for renderable in renderables:
@@ -175,10 +175,7 @@ def report_page(
     but for where the page points the reader, in the caller's words: `more` for the
     columns the table leaves out (`layer_table`), `statuses` for what each status means
     (`grads_svg`). `title`: the report's own."""
-    from dataclasses import replace  # lazy: start-up
-
     from gradviz.model import network_loss_graph  # lazy: start-up
-    from gradviz.render.html import NUMBER_WIDTH  # lazy: start-up
     from gradviz.render.network import (  # lazy: start-up
         network_diagram,
         recorded_layer_diagram,
@@ -271,10 +268,6 @@ def example_program(graph: LossGraph) -> dict[str, Any]:
     runs it: nodes in topological order (`k` the JS op key, `p` parent indices, `n` a
     constant exponent), leaves with their values (the weights), and which leaves are the
     inputs `x0…` and the target `y`. Every example's graph has this shape."""
-    from gradviz.engine import topological_order  # lazy: start-up
-    from gradviz.numbers import json_number  # lazy: start-up
-    from gradviz.render.html import POWER_KEY, op_key, power_exponent  # lazy: start-up
-
     order = topological_order(graph.loss)
     if len(order) > GRAPH_LIMIT:
         return {

@@ -221,15 +221,10 @@ class Run:
 
 @dataclass(frozen=True, slots=True)
 class Contribution:
-    """The credit one node passes to one of its inputs (one edge of the backward pass).
-
-    `formula` is the op's local derivative in its own terms (`∂(a·b)/∂a = b`);
-    `named_formula` says the same with the graph's names (`∂(d·f)/∂d = f`) and
-    `local_text` is its right-hand side (`f`). `amount` = credit · `local` is added to
-    the input's credit, whose running total goes from `before` to `total`; `earlier`
-    counts the contributions it had already received. `passes` is False for an op that
-    stops the gradient (`detach`): then nothing is added.
-    """
+    """The credit one node passes to one input (an edge of the backward pass): `formula` in
+    the op's terms (`∂(a·b)/∂a = b`), `named_formula` in the graph's (`∂(d·f)/∂d = f`),
+    `local_text` its right-hand side; `amount` = credit · `local` takes the input's total
+    from `before` to `total` after `earlier` contributions; `passes` is False at a detach."""
 
     parent: Value
     parent_name: str
@@ -257,12 +252,8 @@ class Source:
 
 @dataclass(frozen=True, slots=True)
 class Step:
-    """One node of the backward pass, at the moment its credit is complete.
-
-    `credit` is dL/dnode (1 for the output), the sum of `sources` (one per use of the
-    node: `x*x + x` gives x three). A non-leaf passes credit to its inputs
-    (`contributions`); a leaf keeps it as its gradient.
-    """
+    """One node of the backward pass once its credit dL/dnode is complete: the sum of
+    `sources` (one per use: `x*x + x` gives x three), passed on as `contributions`."""
 
     index: int  # 0-based position in the backward pass
     node: Value
@@ -308,8 +299,7 @@ class LeafGradient:
 
 @dataclass(frozen=True, slots=True)
 class Passed:
-    """Credit sent back to one input of a unit: dL/dz · w (or, for a layer, the total
-    its previous layer's unit received from the whole layer)."""
+    """Credit sent back to one input of a unit: dL/dz · w (for a layer: all it sent)."""
 
     to: str
     weight: Number | None
@@ -320,13 +310,9 @@ class Passed:
 
 @dataclass(frozen=True, slots=True)
 class UnitStep:
-    """One neuron, layer, the loss or the inputs in a network's backward pass.
-
-    Tuples hold one entry per neuron of the step (one for a neuron, n_out for a
-    layer): `credit` dL/da arriving at the activations, `local` the activation's
-    slope act'(z), `credit_z` dL/dz = dL/da · act'(z), and the parameters' grads.
-    `ids` are the node ids of the step in `gradviz.render.network.network_diagram`.
-    """
+    """One neuron, layer, the loss or the inputs in a network's backward pass. Tuples hold
+    one entry per neuron: `credit` dL/da, `local` act'(z), `credit_z` dL/dz, the grads;
+    `ids` are the step's node ids in `gradviz.render.network.network_diagram`."""
 
     index: int
     kind: str  # "loss", "neuron", "layer", "inputs"
@@ -351,14 +337,10 @@ Status = Literal["pass", "fail", "non-differentiable", "non-finite", "detached"]
 
 @dataclass(frozen=True, slots=True)
 class Row:
-    """One leaf compared: the gradient the backward pass gives and the one measured.
-
-    `noise` is the rounding noise of the estimate (about 3·NOISE_ULPS·ε·|L| / 2h) and
-    `truncation` what remains of its truncation error at most (|D(h/2) − D(h)| / 3): an
-    absolute error within their sum passes even when the relative error is large (a
-    true gradient of 0 measured as 1e-12). `note` says why a row is not a plain
-    pass/fail.
-    """
+    """One leaf compared: the backward pass's gradient and the measured one. `noise` (the
+    estimate's rounding noise) plus `truncation` (|D(h/2) − D(h)| / 3) bound an absolute
+    error that passes even when the relative one is large (a true 0 measured as 1e-12);
+    `note` says why a row is not a plain pass/fail."""
 
     leaf: Value
     name: str
@@ -372,10 +354,8 @@ class Row:
     status: Status
     note: str = ""
     truncation: float = 0.0
-    # The lesson's numbers: L at the leaf's two nudged points (x + h, x − h as the floats
-    # hold them), and the plain central difference D(h) = (L(x+h) − L(x−h)) / 2h, where
-    # `step` is the 2h the floats really took. The table's `numeric` extrapolates D(h)
-    # and D(h/2), so it is closer to the truth than `central`.
+    # The lesson's numbers: L(x + h), L(x − h), the 2h the floats really took, and the plain
+    # central difference D(h) (`numeric` extrapolates D(h) and D(h/2): closer to the truth).
     plus: Number = math.nan
     minus: Number = math.nan
     step: Number = math.nan

@@ -352,7 +352,7 @@ def diverged_document(error: Diverged, words: OptionWords = keyword) -> dict:
 
 
 def run_report(run: Run, title: str) -> Report:
-    """The report of a recorded run (`gradviz.run`, e.g. a PyTorch loop watched by
+    """The report of a recorded run (`records.Run`, e.g. a PyTorch loop watched by
     `gradviz.torch.watch`): its statistics at recorded steps, its logged curves, and a
     summary naming where it was recorded and its layers as the framework names them."""
     loss, accuracy, every = run.curves()

@@ -15,26 +15,13 @@ import re
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field, fields
 from pathlib import Path
-from typing import TYPE_CHECKING, TypeGuard
+from typing import TypeGuard
 
 from gradviz.data import BUILTIN, GENERATED, MAX_POINTS, DataSpec
 from gradviz.errors import QUOTE_LIMIT, SpecError, quoted, shortened
 from gradviz.files import read_capped
-from gradviz.lazy import on_demand
 from gradviz.nn import INITS, LOSS_FUNCTIONS, LOSSES, parameter_count
 from gradviz.ops import ACTIVATIONS
-
-if TYPE_CHECKING:
-    import difflib
-    import json
-    import tomllib
-
-else:  # imported when first used: a preset (`gradviz train xor`) reads no TOML, and only
-    # a mistake needs a close match (`sigmod`: did you mean `sigmoid`?)
-    difflib = on_demand("difflib")
-    json = on_demand("json")
-    tomllib = on_demand("tomllib")
-
 
 # -- the vocabulary of a spec -------------------------------------------------------------
 
@@ -201,6 +188,8 @@ def _read_spec(path: Path) -> tuple[dict, Locate]:
         text = data.decode("utf-8-sig")  # a byte-order mark (Windows editors) is not TOML's
     except UnicodeDecodeError as error:
         raise SpecError(f"{path}: not UTF-8 text (byte {error.start})") from None
+    import tomllib  # lazy: start-up (a preset, `gradviz train xor`, reads no TOML)
+
     try:
         raw = tomllib.loads(text)
     except tomllib.TOMLDecodeError as error:
@@ -385,6 +374,8 @@ def spelled(value: object) -> str:
 
 
 def _suggest(word: str, choices: Sequence[str]) -> str:
+    import difflib  # lazy: start-up (only a mistake needs a close match)
+
     close = difflib.get_close_matches(word, choices, n=1)
     shown = quoted(word, 30)  # the line names the key already, and lists the known ones
     return f" {shown} (did you mean {quoted(close[0])}?)" if close else f" {shown}"

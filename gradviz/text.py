@@ -1,8 +1,5 @@
-"""User text made safe to show, and the one rule that names an unnamed output.
-
-Pure string helpers shared by the library (trace, gradcheck) and every renderer, so
-that no library module needs to import a renderer for them.
-"""
+"""User text made safe to show, and the one rule that names an unnamed output (shared by
+the library and every renderer, so no library module imports a renderer for them)."""
 
 from __future__ import annotations
 
@@ -16,9 +13,8 @@ OUTPUT_NAMES = ("L", "out", "output")
 
 
 def printable(text: str) -> str:
-    """User text with every control character, lone surrogate and non-character shown
-    as a visible escape (a newline as `\\n`), so no output format receives them raw.
-    Renderers escape the result for their own syntax."""
+    """User text with every control character, lone surrogate and non-character as a visible
+    escape (a newline as `\\n`): no output format receives them raw."""
     if text.isprintable():
         return text
     out = []
@@ -36,14 +32,13 @@ def printable(text: str) -> str:
 
 
 def printable_lines(text: str) -> str:
-    """`printable`, line by line: a message for a terminal may quote a file name or a
-    spec someone else wrote, and no escape sequence in it may reach the terminal."""
+    """`printable`, line by line: no escape sequence in a quoted name reaches the terminal."""
     return "\n".join(printable(line) for line in text.split("\n"))
 
 
 def output_name(label: str | None, labels: Iterable[str | None]) -> str:
-    """What the output is called in `∂L/∂x`, by `draw`, `trace` and `check` alike: its
-    label, else the first of OUTPUT_NAMES that no node of the graph is `labels`-ed."""
+    """What the output is called in `∂L/∂x` by every command: its label, else the first of
+    OUTPUT_NAMES no node of the graph is `labels`-ed."""
     if label:
         return printable(label)
     taken = set(labels)

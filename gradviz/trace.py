@@ -1,16 +1,10 @@
 """The backward pass as data: one `Step` per node the credit reaches, in order.
 
-Backpropagation is the chain rule applied to a graph that remembers how it was
-computed. Walking the nodes in reverse topological order, each node holds its
-complete credit dL/dnode (every consumer came before it), multiplies it by the
-local derivative of its op for each input, and adds that to the input's credit.
-`trace` records exactly that walk, so the terminal view, the SVG frames and the
-tests all read the same steps.
-
-Which nodes get a step: the output, then every node the credit reaches, that is
-every node with a path to the output that does not pass through `detach`. For a
-graph without `detach` that is every node: its non-leaf nodes (which pass credit
-on) plus its leaves (where the credit ends as their gradient).
+Walking the nodes in reverse topological order, each node holds its complete credit
+dL/dnode (every consumer came before it), multiplies it by its op's local derivative for
+each input and adds that to the input's credit. `trace` records that walk, as the engine
+runs it, so the terminal view, the SVG frames and the tests read the same steps. A step is
+made for the output and every node with a path to it free of `detach`.
 """
 
 from __future__ import annotations
@@ -47,13 +41,8 @@ def forward(value: Value) -> list[ForwardStep]:
 
 
 def trace(value: Value) -> list[Step]:
-    """The backward pass from `value`, one `Step` per node the credit reaches, in order.
-
-    The engine's own backward pass runs (`engine.backpropagate`) and reports every edge
-    it processes; the steps are made from those reports, so their numbers are the
-    engine's by construction, and the graph's `.grad` fields hold them afterwards: a
-    pass from zero, which replaces grads accumulated by earlier `backward()` calls.
-    """
+    """The backward pass from `value`, one `Step` per node the credit reaches, in order,
+    made from the edges the engine's own pass reports (`.grad` then holds a pass from zero)."""
     order = topological_order(value)
     names = node_names(order)
     edges: dict[Value, list[tuple[int, Value, Number, Number, Number]]] = {}
@@ -74,8 +63,7 @@ def trace(value: Value) -> list[Step]:
         contributions: list[Contribution] = []
         op = node.op
         if op is not None and not op.passes_credit:  # detach: shown, though nothing passes
-            locals_ = op.local(node.data, *[p.data for p in node.parents])
-            for position, (parent, local) in enumerate(zip(node.parents, locals_, strict=True)):
+            for position, (parent, local) in enumerate(zip(node.parents, node.locals, strict=True)):
                 if type(parent) is Constant:
                     continue
                 before, earlier = totals.get(parent, (0.0, 0))
@@ -140,8 +128,7 @@ def _contribution(
 
 
 def unreached(value: Value, steps: list[Step]) -> list[Value]:
-    """Nodes of the graph that no credit reaches (every path runs through detach);
-    constants are not counted: they never get a step."""
+    """Nodes no credit reaches (every path runs through detach), constants not counted."""
     seen = {s.node for s in steps}
     return [v for v in topological_order(value) if v not in seen and type(v) is not Constant]
 
@@ -175,11 +162,8 @@ def sentence(name: str, grad: Number, output: str, *, reached: bool = True) -> s
 def leaf_gradients(
     value: Value, steps: list[Step], *, constants: bool = False
 ) -> list[LeafGradient]:
-    """Every labelled leaf (and unlabelled ones, if asked; never a `Constant`) with its
-    gradient and a sentence.
-
-    Leaves come in the order they first appear in the graph (topological order).
-    """
+    """Every labelled leaf (unlabelled ones too if asked; never a `Constant`), in graph
+    order, with its gradient and a sentence."""
     order = topological_order(value)
     out = output_name(value, order)
     by_node = {s.node: s for s in steps}
@@ -215,13 +199,9 @@ def _slope(activation: str, a: Value, z: Value) -> Number:
 
 
 def network_trace(graph, level: str = "neuron") -> list[UnitStep]:
-    """The backward pass of one example through a network, by neuron or by layer.
-
-    `graph` is a `gradviz.model.LossGraph` (built and run backward). Steps: the loss,
-    then each layer from the output back (each neuron of it, for `neuron`), then the
-    inputs. The credits are the engine's grads; what a unit passes back to an input is
-    dL/dz · w, summed over the units that use it.
-    """
+    """One example's backward pass through a network (a `gradviz.model.LossGraph`, run
+    backward), by neuron or by layer: the loss, each layer from the output back, the inputs.
+    The credits are the engine's grads; a unit passes dL/dz · w back to each input."""
     from gradviz.nn import LOSS_FUNCTIONS  # lazy: start-up (a network is loaded by now)
 
     if level not in ("neuron", "layer"):
@@ -238,7 +218,6 @@ def network_trace(graph, level: str = "neuron") -> list[UnitStep]:
                 received.setdefault(unit_names[i][k], []).append((neuron.name, z.grad * w.data))
     out_name = unit_names[-1][0]
     received[out_name] = [("loss", built.output.grad)]
-    loss_kind = network.loss
     steps: list[UnitStep] = [
         UnitStep(
             index=0,
@@ -249,7 +228,7 @@ def network_trace(graph, level: str = "neuron") -> list[UnitStep]:
             credit=(1.0,),
             sources=(),
             passed=(Passed(out_name, None, built.output.grad, built.output.grad, 0),),
-            formula=LOSS_FUNCTIONS[loss_kind].derivative,
+            formula=LOSS_FUNCTIONS[network.loss].derivative,
         )
     ]
     for i in range(len(layers) - 1, -1, -1):
@@ -262,26 +241,22 @@ def network_trace(graph, level: str = "neuron") -> list[UnitStep]:
         for group in groups:
             passed: list[Passed] = []
             for neuron, z, _a in group:
-                for k, w in enumerate(neuron.weights):
+                for to, w in zip(inputs, neuron.weights, strict=True):
                     amount = z.grad * w.data
-                    before = totals.get(inputs[k], 0.0)
-                    totals[inputs[k]] = before + amount
-                    passed.append(
-                        Passed(
-                            inputs[k], w.data, amount, totals[inputs[k]], counts.get(inputs[k], 0)
-                        )
-                    )
-                    counts[inputs[k]] = counts.get(inputs[k], 0) + 1
+                    totals[to] = totals.get(to, 0.0) + amount
+                    passed.append(Passed(to, w.data, amount, totals[to], counts.get(to, 0)))
+                    counts[to] = counts.get(to, 0) + 1
             if level == "layer":  # one line per input unit: what the whole layer sent it
                 passed = [Passed(name, None, totals[name], totals[name], 0) for name in inputs]
             names = [n.name for n, _, _ in group]
+            neuron_level = level == "neuron"
             steps.append(
                 UnitStep(
                     index=len(steps),
                     kind=level,
-                    name=names[0] if level == "neuron" else layer.name,
+                    name=names[0] if neuron_level else layer.name,
                     ids=tuple(n.replace(".", "_") for n in names)
-                    if level == "neuron"
+                    if neuron_level
                     else (layer.name,),
                     activation=layer.activation,
                     credit=tuple(a.grad for _, _, a in group),
@@ -319,11 +294,8 @@ def activation_formula(activation: str) -> str:
 
 
 def document(value: Value, steps: list[Step] | None = None) -> dict:
-    """What `trace --json` prints: the forward pass, the backward pass step by step (the
-    credit each node received and from whom, and what it passed to each input, with the
-    local derivative's formula in the graph's names), then every leaf's gradient with its
-    sentence and the nodes no credit reaches. Nodes are named as in every view; `steps`:
-    `trace(value)` when it is at hand."""
+    """What `trace --json` prints: the forward pass, the backward pass step by step, every
+    leaf's gradient with its sentence, the nodes no credit reaches (`steps`: `trace(value)`)."""
     steps = trace(value) if steps is None else steps
     names = node_names(topological_order(value))
     return {
@@ -376,9 +348,8 @@ def document(value: Value, steps: list[Step] | None = None) -> dict:
 
 
 def network_document(graph, level: str, steps: list[UnitStep] | None = None) -> dict:
-    """What `trace --model … --level neuron|layer --json` prints: the example (input,
-    target, loss), then every field of each `UnitStep` (`network_trace(graph, level)`),
-    credit sources as in `document` (the diagram's node ids left out: a picture's)."""
+    """What `trace --model … --level neuron|layer --json` prints: the example, then every
+    field of each `UnitStep` but the diagram's ids."""
     steps = network_trace(graph, level) if steps is None else steps
     return {
         "level": level,
@@ -393,8 +364,7 @@ def network_document(graph, level: str, steps: list[UnitStep] | None = None) -> 
 
 
 def _plain(field_name: str, value: object) -> object:
-    """A step's field as JSON types: a `Passed` as its fields, each unit's sources as
-    `{"from", "amount"}` (as `document` writes them)."""
+    """A step's field as JSON types (sources as `{"from", "amount"}`, as `document` has them)."""
     if field_name == "sources":
         return [[{"from": who, "amount": amount} for who, amount in unit] for unit in value]
     if isinstance(value, tuple):

@@ -15,7 +15,7 @@ from pathlib import Path
 import pytest
 
 # The paths and flags `make samples` takes its screenshots with: one definition.
-from gradviz.tools.screenshots import CHROMEDRIVER, CHROMIUM, FLAGS
+from tools.screenshots import CHROMEDRIVER, CHROMIUM, FLAGS
 
 
 def browser_missing() -> str | None:

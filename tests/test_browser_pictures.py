@@ -26,9 +26,9 @@ from gradviz.render.mermaid import MAX_EDGES, to_mermaid
 from gradviz.render.network import AUTO_NODE_LIMIT, choose_level, network_diagram
 from gradviz.render.trace_view import trace_frames
 from gradviz.spec import load_spec
-from gradviz.tools.samples import docs_program
 from gradviz.trace import trace
 from gradviz.train import train
+from tools.samples import docs_program
 
 ROOT = Path(__file__).resolve().parent.parent
 SAMPLES = ROOT / "samples"

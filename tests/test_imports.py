@@ -183,6 +183,68 @@ def test_every_import_inside_a_function_says_why() -> None:
     assert dodges_seen == set(UNTANGLE), "one was untangled: take it off UNTANGLE"
 
 
+def outside_names(node: ast.Import | ast.ImportFrom) -> set[str]:
+    """The modules outside gradviz an import statement names (`from rich.console import
+    Console`: rich.console), stdlib and third-party alike."""
+    if isinstance(node, ast.Import):
+        names = {a.name for a in node.names}
+    else:
+        names = {node.module or ""} if not node.level else set()
+    return {n for n in names if n and n.split(".")[0] != "gradviz"}
+
+
+def loaded_on_import(module: str) -> set[str]:
+    """The modules importing `module` loads for certain: the gradviz modules it imports at
+    module level, theirs in turn, and the outside modules any of them imports so."""
+    seen, todo, outside = set(), [module], set()
+    while todo:
+        current = todo.pop()
+        if current in seen:
+            continue
+        seen.add(current)
+        todo.extend(module_level_imports(current))
+        tree = ast.parse(MODULES[current].read_text(encoding="utf-8"))
+        typing_only = {
+            id(inner)
+            for node in tree.body
+            if isinstance(node, ast.If) and _is_type_checking(node)
+            for inner in ast.walk(node)
+        }
+        for node in tree.body:  # (top-level statements: what surely runs)
+            if isinstance(node, ast.Import | ast.ImportFrom) and id(node) not in typing_only:
+                outside |= outside_names(node)
+    return (seen - {module}) | outside
+
+
+def test_a_lazy_import_is_of_a_module_not_loaded_already() -> None:
+    """`# lazy: start-up` keeps a module out of start-up: false for one that the module
+    importing it loads anyway (then the import goes to the top of the file)."""
+    false = []
+    for module in MODULES:
+        text = MODULES[module].read_text(encoding="utf-8")
+        lines = text.splitlines()
+        loaded = None
+        for node in ast.walk(ast.parse(text)):
+            if not isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef):
+                continue
+            for inner in ast.walk(node):
+                if not isinstance(inner, ast.Import | ast.ImportFrom):
+                    continue
+                if LAZY_MARK not in lines[inner.lineno - 1]:
+                    continue
+                loaded = loaded_on_import(module) if loaded is None else loaded
+                targets = set(imported(inner, module)) | outside_names(inner)
+                if targets and targets <= loaded:
+                    false.append(f"{module}:{inner.lineno}: {lines[inner.lineno - 1].strip()}")
+    assert false == [], "loaded when the module is: import it at the top"
+
+
+def test_the_lazy_check_would_catch_a_module_loaded_already() -> None:
+    assert "gradviz.errors" in loaded_on_import("gradviz.expr")
+    assert "numpy" in loaded_on_import("gradviz.stats")
+    assert "numpy" not in loaded_on_import("gradviz.engine")  # numpy on first use
+
+
 # -- layers: a module imports only its own layer or earlier ones ---------------------------
 # docs/development.md ("How the code is laid out") shows the same list.
 LAYERS: tuple[tuple[str, tuple[str, ...]], ...] = (
@@ -204,7 +266,7 @@ LAYERS: tuple[tuple[str, tuple[str, ...]], ...] = (
     # formats; the Graphviz program; the pages it draws; what a notebook shows
     ("output", ("output", "layout", "pages", "drawings", "notebook")),
     ("bridges", ("torch",)),  # gradviz.torch: PyTorch at the edge (imported only when used)
-    ("cli", ("cli", "tools", "__main__")),  # tools: the maintainers' sample builder
+    ("cli", ("cli", "__main__")),
     ("docs tools", ("docs",)),  # the fence and directive: run the CLI's commands in-process
     ("package", ("",)),  # gradviz/__init__.py: the public API, names loaded on first use
 )
@@ -276,7 +338,6 @@ IMPURE_FOR_RENDER = frozenset(
         "schema",
         "spec",
         "stats",
-        "tools",
         "trace",
         "train",
     }

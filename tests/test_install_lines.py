@@ -59,7 +59,7 @@ def test_the_checker_finds_the_other_projects_name() -> None:
         "pip install .",
         "pip install -e '.[dev]'",
         "pip install graphviz-pure",
-        "python -m gradviz.tools.samples; pip install .",
+        "python -m tools.samples; pip install .",
     ):
         assert not _wrong_lines(line), line
 

@@ -1,4 +1,4 @@
-"""`make samples` (gradviz.tools.samples): docs/ is exactly what the tool generates, and
+"""`make samples` (tools.samples): docs/ is exactly what the tool generates, and
 generating twice gives the same bytes."""
 
 from __future__ import annotations
@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 from gradviz.layout import DotProgram, dot_programs
-from gradviz.tools.samples import TORCH_FOLDER, build, docs_program, main, torch_available
+from tools.samples import TORCH_FOLDER, build, docs_program, main, torch_available
 
 ROOT = Path(__file__).resolve().parent.parent
 PURE = [p for p in dot_programs() if p.kind == "pure"]
@@ -21,7 +21,7 @@ needs_pure = pytest.mark.skipif(not PURE, reason="graphviz-pure is not installed
 WRITTEN_BY_HAND = {"lesson.md", "trace/README.md", "index.md", "pictures.md", "fence.md"}
 WRITTEN_BY_HAND |= {"development.md"}
 SITE_FOLDERS = ("manual/", "assets/", "samples/")
-# gradviz.tools.screenshots: the pictures, and its record of what each was taken of
+# tools.screenshots: the pictures, and its record of what each was taken of
 SCREENSHOTS = {"html-draw.png", "html-trace.png", "report-xor.png", "screenshots.json"}
 
 
@@ -104,8 +104,8 @@ def test_the_screenshots_are_of_the_pages_make_samples_writes(tmp_path):
 
     from PIL import Image
 
-    from gradviz.tools import screenshots
-    from gradviz.tools.samples import live_pages
+    from tools import screenshots
+    from tools.samples import live_pages
 
     docs = tmp_path / "docs"
     docs.mkdir()
@@ -126,7 +126,7 @@ def test_the_screenshots_are_of_the_pages_make_samples_writes(tmp_path):
 
 
 def test_the_inputs_of_a_screenshot_are_its_page_scripts_and_window():
-    from gradviz.tools import screenshots
+    from tools import screenshots
 
     page = b"<!doctype html><p>hi</p>"
     one = screenshots.shot_inputs("html-draw.png", page)
@@ -142,7 +142,7 @@ def test_make_samples_retakes_only_the_screenshots_whose_page_changed(tmp_path, 
     # docs/html-draw.png); a page changed: its picture, and only it, taken again
     import hashlib
 
-    from gradviz.tools import screenshots
+    from tools import screenshots
 
     root = tmp_path / "root"
     docs = root / "docs"

@@ -13,8 +13,8 @@ torch = require_torch()
 import gradviz.torch as gt  # noqa: E402
 from gradviz.output import render  # noqa: E402
 from gradviz.render.diagram import preferred_rankdir  # noqa: E402
-from gradviz.tools.samples import docs_program  # noqa: E402
 from gradviz.torch.examples import MODELS  # noqa: E402
+from tools.samples import docs_program  # noqa: E402
 
 PAGE_PX = 800
 SMALLEST_TEXT_PX = 9

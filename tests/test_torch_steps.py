@@ -18,10 +18,10 @@ import gradviz.torch as gt  # noqa: E402
 from gradviz.numbers import fmt  # noqa: E402
 from gradviz.output import render  # noqa: E402
 from gradviz.render.step_page import backward_sentences  # noqa: E402
-from gradviz.tools.samples import docs_program  # noqa: E402
 from gradviz.torch.examples import MODELS  # noqa: E402
 from gradviz.torch.graph import FRONTIER  # noqa: E402
 from gradviz.torch.steps import animation, backward_steps, backward_timeline, page  # noqa: E402
+from tools.samples import docs_program  # noqa: E402
 
 
 def _recorded(name: str, **options):

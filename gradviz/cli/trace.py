@@ -28,7 +28,7 @@ from gradviz.names import node_names, output_name
 from gradviz.numbers import dumps, fmt
 from gradviz.output import animated_trace, check_animation, format_for, render, size_warnings
 from gradviz.output import check_frames as check_drawing
-from gradviz.render.diagram import Diagram, diagram_from_value
+from gradviz.render.diagram import Diagram, diagram_from_value, preferred_rankdir
 from gradviz.render.frames import Frames
 from gradviz.render.trace_view import (
     backward_view,
@@ -397,8 +397,6 @@ def trace_command(
     if model_path is not None and len(steps) > MODEL_STEPS_NOTE:
         _say(f"note: {len(steps)} steps; --level neuron or --level layer shows fewer")
     if drawn is not None:
-        from gradviz.render.diagram import preferred_rankdir  # lazy: start-up
-
         rankdir = preferred_rankdir(drawn[-1])  # one direction for all: the last (every grad)
     if frames is not None:
         paths = write_frames(drawn, frames, extension, inputs, rankdir, page, step=step)

@@ -17,6 +17,7 @@ from pathlib import Path
 
 import click
 
+from gradviz.cli import cli
 from gradviz.cli.options import OutputOption
 from gradviz.files import write_atomic
 
@@ -49,8 +50,6 @@ class Parsed:
 
 def command(name: str) -> click.Command | None:
     """The click command `gradviz NAME` runs (None: there is none)."""
-    from gradviz.cli import cli  # lazy: start-up
-
     return cli.get_command(click.Context(cli, info_name="gradviz"), name)
 
 
@@ -150,7 +149,6 @@ def parse(words: list[str], commands: Commands | None = None) -> Parsed:
     found = commands.get(words[0]) if commands is not None else command(words[0])
     if found is None:
         raise CommandLineError(f"{words[0]!r} is not a gradviz command")
-    from gradviz.cli import cli  # lazy: start-up
 
     parent = click.Context(cli, info_name="gradviz")
     ctx = click.Context(found, info_name=words[0], parent=parent, **found.context_settings)

@@ -35,6 +35,9 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
+import click
+
+from gradviz.cli import cli
 from gradviz.docs import command as command_line
 from gradviz.docs import paths
 from gradviz.files import write_atomic
@@ -265,10 +268,6 @@ def run_command(words: list[str], base: Path) -> Run:
     """`gradviz WORDS` run in-process from folder `base` (where its relative paths start),
     its output captured: the click commands of `gradviz.cli`, no shell, no subprocess of
     our own (Graphviz's layout program aside)."""
-    import click  # lazy: start-up (the docs tools load this module, never `import gradviz`)
-
-    from gradviz.cli import cli  # lazy: start-up
-
     out, err = io.StringIO(), io.StringIO()
     settings = {"NO_COLOR": "1", "COLUMNS": "100", "TERM": "dumb", "GRADVIZ_TRACEBACK": ""}
     # graphviz-pure unless the site chose: the same picture on every machine, no system dot

@@ -19,6 +19,7 @@ import numpy as np
 from rich.text import Text
 
 from gradviz.numbers import fmt
+from gradviz.render.plot_looks import NONFINITE
 
 if TYPE_CHECKING:  # the data drawn, computed by gradviz.boundary
     from gradviz.boundary import Boundary
@@ -27,7 +28,7 @@ COLUMNS, ROWS = 48, 24  # characters; the coloured map samples ROWS * 2 grid row
 # Purple below the threshold, orange above (the plot's PuOr), pale near it, deep far away.
 BELOW = ("#d8daeb", "#998ec3", "#542788")
 ABOVE = ("#fee0b6", "#f1a340", "#b35806")
-NAN_COLOUR = "#56b4e9"  # the plot's NaN colour
+NAN_COLOUR = NONFINITE[0]  # the plots'
 WRONG = "bold black on #ffd700"
 POINT_ON = {True: "bold white", False: "bold black"}  # on a deep / pale cell
 

@@ -30,6 +30,8 @@ from functools import cache
 from importlib import resources
 from typing import TYPE_CHECKING, Any
 
+from rich.console import Console
+
 from gradviz.errors import OptionWords, keyword
 from gradviz.names import definition, node_names, op_form, operand, output_name, substitute
 from gradviz.numbers import DEFAULT_PRECISION, json_number
@@ -155,8 +157,6 @@ def live_reason(diagram: Diagram, words: OptionWords = keyword) -> str | None:
 def _trace_texts(root: Value, steps: Sequence[Step]) -> list[str]:
     """`gradviz trace`'s backward pass (its `steps`), one text block per step, as it
     prints it."""
-    from rich.console import Console  # lazy: start-up
-
     from gradviz.render.trace_view import backward_view  # lazy: start-up
 
     console = Console(file=io.StringIO(), width=100_000, color_system=None, soft_wrap=True)
@@ -277,10 +277,6 @@ def inline_svg(svg: str) -> str:
     return _SVG_COMMENT.sub("", _SVG_PROLOGUE.sub("", svg, count=1)).strip()
 
 
-def _esc(text: str) -> str:
-    return html.escape(text, quote=True)
-
-
 def reading_order(data: dict[str, Any], expression: str) -> list[int]:
     """The inputs in the order the expression names them (graph order breaks ties, and
     places names it does not find), so the sliders read like the text."""
@@ -299,7 +295,7 @@ def _leaf_rows(data: dict[str, Any]) -> str:
         node = data["nodes"][i]
         x = float(node["v"])  # "nan", "inf", "-inf" too
         low, high, step = slider_range(x)
-        name = _esc(node["name"])
+        name = html.escape(node["name"])
         value = _js_number(x) if math.isfinite(x) else ""  # a number box cannot hold nan
         rows.append(
             f'<div class="leaf" id="leaf-{i}">'
@@ -411,7 +407,7 @@ def to_html(
     if reason is not None:
         body_scripts = ""
         controls = (
-            f'<p class="note">{_esc(reason)}: this page is the picture (hover a node for '
+            f'<p class="note">{html.escape(reason)}: this page is the picture (hover a node for '
             "its numbers).</p>"
         )
         script_src = "'none'"
@@ -430,7 +426,7 @@ def to_html(
         script_src = f"'{csp_hash(code)}'"
         controls = CONTROLS.format(
             leaves=_leaf_rows(data),
-            nudge=_esc(data["nudgeIntro"]),
+            nudge=html.escape(data["nudgeIntro"]),
             hint="Hover over a node or an edge, or Tab to the graph and use the arrow keys, for "
             "its op and local derivatives.",
         )
@@ -444,10 +440,10 @@ def to_html(
     )
     return PAGE.format(
         csp=csp,
-        title=_esc(f"gradviz: {short}"),
+        title=html.escape(f"gradviz: {short}"),
         css=css,
-        heading=_esc(short),
-        sub=_esc(sub),
+        heading=html.escape(short),
+        sub=html.escape(sub),
         svg=inline_svg(svg),
         kind="live" if reason is None else "static",
         controls=controls,

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import math
 import re
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import replace
 
 from rich import box
@@ -335,18 +335,19 @@ def _pick(n: int, width: int) -> list[int]:
     return sorted({round(i * (n - 1) / (width - 1)) for i in range(width)})
 
 
-class FittedLayerTable:
-    """`layer_table` built when printed, as wide as the console allows."""
+class _Fitted:
+    """A table built when printed, as wide as the console allows."""
 
-    def __init__(
-        self, diagnosis: Diagnosis, title: str | None = None, more: str | None = None
-    ) -> None:
-        self.diagnosis = diagnosis
-        self.title = title
-        self.more = more
+    def __init__(self, build: Callable[[int], RenderableType]) -> None:
+        self.build = build
 
     def __rich_console__(self, console: Console, options: ConsoleOptions) -> RenderResult:
-        yield layer_table(self.diagnosis, self.title, options.max_width, self.more)
+        yield self.build(options.max_width)
+
+
+def fitted(build: Callable[[int], RenderableType], width: int | None) -> RenderableType:
+    """`build(width)`, or without a width built to the console's when printed."""
+    return _Fitted(build) if width is None else build(width)
 
 
 def report(
@@ -360,11 +361,7 @@ def report(
     """What `train`, `inspect` and `grads` print: the table, the heat map when there is
     more than one recorded moment, and the verdict. The table fits `width` if given,
     else the console's width when printed (see `layer_table`, and for `more`)."""
-    table = (
-        FittedLayerTable(diagnosis, title, more)
-        if width is None
-        else layer_table(diagnosis, title, width, more)
-    )
+    table = fitted(lambda room: layer_table(diagnosis, title, room, more), width)
     parts: list[RenderableType] = [table]
     if snapshots and len(snapshots) > 1:
         parts += [heat_map(snapshots), Text("")]
@@ -448,16 +445,6 @@ def compare_table(
     return table
 
 
-class _FittedCompareTable:
-    """`compare_table` built when printed, as wide as the console allows."""
-
-    def __init__(self, a: Diagnosis, b: Diagnosis, more: str | None = None) -> None:
-        self.a, self.b, self.more = a, b, more
-
-    def __rich_console__(self, console: Console, options: ConsoleOptions) -> RenderResult:
-        yield compare_table(self.a, self.b, width=options.max_width, more=self.more)
-
-
 def _scores_table(scores: Sequence[tuple[float, float, int] | None]) -> Table:
     """Each network's loss and accuracy on its data, the weights measured."""
     table = Table(box=None, padding=(0, 1), pad_edge=False, show_edge=False)
@@ -490,11 +477,7 @@ def compare_report(
     the comparison table (fitted to `width`, else to the console when printed; `more` as
     in `layer_table`) and both verdicts under it."""
     header = VerdictLines([("A = ", label_a), ("B = ", label_b)])  # wrapped between clauses
-    table = (
-        _FittedCompareTable(a, b, more)
-        if width is None
-        else compare_table(a, b, width=width, more=more)
-    )
+    table = fitted(lambda room: compare_table(a, b, width=room, more=more), width)
     parts: list[RenderableType] = [header]
     if scores is not None:
         parts.append(_scores_table(scores))

@@ -3,11 +3,9 @@ loss and accuracy curves, the decision boundary of a 2-input network with its fi
 hidden layer's units, and the gradients per layer (the last moment's bars and the layers x
 epochs heat map).
 
-They show what `gradviz.render.plots` draws into files, with its colours and their meanings
-(`STATUS_COLOURS`, `MAGNITUDE_MAP`, `BOUNDARY_MAP`, `HIDDEN_MAP`), its limits (`within`:
-magnitudes past 1e200 drawn at it, and said) and its marks (NaN/inf crossed cyan, exact
-zeros dotted white, vanishing hatched magenta). The page's epoch slider moves a marker on
-the curves and on the heat map (`report.js` reads the `data-*` attributes written here).
+What they show (colours, limits, marks, legends) is `plot_looks`', as for the files that
+`gradviz.render.plots` draws. The page's epoch slider moves a marker on the curves and on
+the heat map (`report.js` reads the `data-*` attributes written here).
 
 Pure: numbers in, SVG text out.
 """
@@ -19,12 +17,16 @@ import math
 from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
+import numpy as np
+
 from gradviz.numbers import fmt
-from gradviz.ops import ACTIVATIONS
-from gradviz.records import Diagnosis, History, LayerStats, series
-from gradviz.render.plots import (
+from gradviz.render.plot_looks import (
+    ACCURACY_COLOUR,
+    BAD_MARK,
     BOUNDARY_MAP,
+    HEALTHY,
     HIDDEN_MAP,
+    LOSS_COLOUR,
     MAGNITUDE_MAP,
     MAX_HIDDEN_MAPS,
     NEGATIVE,
@@ -35,7 +37,15 @@ from gradviz.render.plots import (
     STATUS_COLOURS,
     STATUS_MEANINGS,
     ZERO,
+    bar_kind,
+    clip,
+    grad_rows,
+    grads_keys,
+    hidden_grid,
+    hidden_range,
+    loss_series,
     output_norm,
+    status_words,
     within,
 )
 from gradviz.render.svgplot import (
@@ -51,7 +61,6 @@ from gradviz.render.svgplot import (
     grid_lines,
     hex_rgb,
     image,
-    left_axis,
     line,
     linear_ticks,
     log_ticks,
@@ -61,7 +70,7 @@ from gradviz.render.svgplot import (
     png_url,
     power_label,
     rect,
-    right_axis,
+    side_axis,
     svg,
     text,
     text_width,
@@ -70,13 +79,10 @@ from gradviz.render.svgplot import (
 from gradviz.text import printable
 
 if TYPE_CHECKING:
-    import numpy as np
-
     from gradviz.boundary import Boundary
+    from gradviz.records import Diagnosis, History, LayerStats
 
 WIDTH = 800
-LOSS_COLOUR, ACCURACY_COLOUR = "#0072b2", "#009e73"
-BAD_MARK = "#d55e00"  # the x on a NaN/inf epoch
 MAX_POINTS = 1500  # a curve of more points keeps each pixel column's lowest and highest
 MAX_MARKS = 5000  # data points drawn on the boundary; above, the first, and a note says so
 MAX_COLUMNS = 400  # heat-map columns; above, every k-th recorded epoch, and a note says so
@@ -173,10 +179,7 @@ def curves_svg(
     epochs = [every * (i + 1) for i in range(len(loss))]
     last = epochs[-1] if epochs else 1
     x = Scale(0, last, left, right)
-    given = [v for v in loss if math.isfinite(v)]
-    log = bool(given) and min(given) > 0
-    drawn = [within(v, log) for v in loss]
-    finite = [v for v in drawn if math.isfinite(v)]
+    log, drawn, finite, moved = loss_series(loss)
     parts = [_title(title, subtitle)]
     parts.append(text(left, top_a - 8, _PER[unit], 11, cls="soft"))
     if log:
@@ -200,7 +203,7 @@ def curves_svg(
     xlabels = [str(round(t)) for t in xticks]
     parts += grid_lines([x(t) for t in xticks], top_a, top_b, vertical=True)
     parts += grid_lines([y(t) for t in ticks], left, right, vertical=False)
-    parts += left_axis("loss", y, left, ticks, labels)
+    parts += side_axis("loss", y, left, ticks, labels)
     parts.append(line(left, top_b, right, top_b))
     parts.append(text(18, (top_a + top_b) / 2, name, 12, "middle", rotate=True))
     xs = [x(e) for e in epochs]
@@ -208,7 +211,7 @@ def curves_svg(
         _path(_thin(xs, [y(v) if math.isfinite(v) else v for v in drawn]), LOSS_COLOUR, "loss")
     )
     notes = []
-    if finite != given:
+    if moved:
         notes.append(
             f"drawn between {PLOT_MIN:g} and {PLOT_MAX:g}" if log else f"drawn within ±{PLOT_MAX:g}"
         )
@@ -226,7 +229,7 @@ def curves_svg(
     aticks = [0.0, 0.25, 0.5, 0.75, 1.0]
     parts += grid_lines([x(t) for t in xticks], acc_a, acc_b, vertical=True)
     parts += grid_lines([a(t) for t in aticks], left, right, vertical=False)
-    parts += left_axis("accuracy", a, left, aticks, [f"{round(t * 100)}%" for t in aticks])
+    parts += side_axis("accuracy", a, left, aticks, [f"{round(t * 100)}%" for t in aticks])
     parts += bottom_axis(unit, x, acc_b, xticks, xlabels)
     parts.append(text(18, (acc_a + acc_b) / 2, "accuracy", 12, "middle", rotate=True))
     acc = [v if math.isfinite(v) else math.nan for v in accuracy]
@@ -251,8 +254,6 @@ def curves_svg(
 
 def _two_slope(values: np.ndarray, lo: float, centre: float, hi: float) -> np.ndarray:
     """matplotlib's TwoSlopeNorm: lo…centre onto 0…0.5, centre…hi onto 0.5…1."""
-    import numpy as np  # lazy: start-up
-
     with np.errstate(all="ignore"):
         below = 0.5 * (values - lo) / (centre - lo) if centre > lo else np.zeros_like(values)
         above = 0.5 + 0.5 * (values - centre) / (hi - centre) if hi > centre else 0.5 + 0 * values
@@ -261,8 +262,6 @@ def _two_slope(values: np.ndarray, lo: float, centre: float, hi: float) -> np.nd
 
 def _raster(values: np.ndarray, name: str, t: np.ndarray) -> np.ndarray:
     """The grid's colours, top row first (the grid's rows go upwards); NaN/inf cyan."""
-    import numpy as np  # lazy: start-up
-
     rgb = colour_array(name, t)
     bad = ~np.isfinite(values)
     if bad.any():
@@ -274,8 +273,6 @@ def contour(b: Boundary, x: Scale, y: Scale) -> str:
     """The threshold's contour by marching squares on the grid points (cell centres):
     one segment per grid square the level crosses, crossing points interpolated on its
     edges; a square crossed on all four edges is split by its centre's side."""
-    import numpy as np  # lazy: start-up
-
     z = b.output - b.threshold
     above = z > 0
     finite = np.isfinite(z)
@@ -345,7 +342,7 @@ def boundary_svg(b: Boundary, title: str = "decision boundary", subtitle: str = 
     parts.append(frame(left, top, size, size))
     xticks, yticks = linear_ticks(x0, x1, 6), linear_ticks(y0, y1, 6)
     parts += bottom_axis("x0", x, top + size, xticks, _linear_labels(xticks))
-    parts += left_axis("x1", y, left, yticks, _linear_labels(yticks))
+    parts += side_axis("x1", y, left, yticks, _linear_labels(yticks))
     parts.append(text(left + size / 2, top + size + 34, b.feature_names[0], 12, "middle"))
     parts.append(text(16, top + size / 2, b.feature_names[1], 12, "middle", rotate=True))
     # the colour bar: the two halves of the map, threshold marked
@@ -353,7 +350,7 @@ def boundary_svg(b: Boundary, title: str = "decision boundary", subtitle: str = 
     parts.append(colour_bar(BOUNDARY_MAP, bx, top, 14, size))
     bar = Scale(lo, hi, top + size, top)
     bticks = linear_ticks(lo, hi, 5)
-    parts += right_axis("output", bar, bx + 14, bticks, _linear_labels(bticks))
+    parts += side_axis("output", bar, bx + 14, bticks, _linear_labels(bticks), 12, 1)
     parts.append(line(bx, bar(b.threshold), bx + 14, bar(b.threshold), "threshold"))
     cut = fmt(b.threshold)
     label = f"network output ({b.output_activation}); threshold {cut}"
@@ -404,7 +401,6 @@ def _points(b: Boundary, x: Scale, y: Scale) -> list[str]:
 
 
 def _boundary_legend(b: Boundary, left: float, y: float, cut: str) -> list[str]:
-    import numpy as np  # lazy: start-up
 
     wrong = int(b.wrong.sum())
     parts = [
@@ -426,24 +422,12 @@ def _boundary_legend(b: Boundary, left: float, y: float, cut: str) -> list[str]:
 
 def _hidden_maps(b: Boundary, hidden: list[np.ndarray], left: float, top: float) -> list[str]:
     """One small map per unit of the first hidden layer, on one shared viridis scale."""
-    import numpy as np  # lazy: start-up
-
-    n = len(hidden)
-    columns = 2 if n <= 8 else 4
-    rows = math.ceil(n / columns)
+    columns, rows, heading = hidden_grid(b, hidden)
     gap = 8
     room = WIDTH - 12 - left
     side = min((room - gap * (columns - 1)) / columns, (300 - 16 * rows) / rows)
-    op = ACTIVATIONS.get(b.hidden_activation or "")
-    if op is not None and op.output_range is not None:  # σ in [0, 1], tanh in [-1, 1]
-        lo, hi = op.output_range
-    else:
-        values = np.concatenate([h[np.isfinite(h)] for h in hidden])
-        lo, hi = (float(values.min()), float(values.max())) if values.size else (0.0, 1.0)
-        hi = hi if hi > lo else lo + 1.0
-    lo, hi = within(lo), within(hi)
-    shown = f"first {n} of {len(b.hidden)} units" if len(b.hidden) > n else f"{n} units"
-    parts = [text(left + room / 2, top + 4, f"first hidden layer, {shown}", 12, "middle")]
+    lo, hi = (within(v) for v in hidden_range(b, hidden))
+    parts = [text(left + room / 2, top + 4, heading, 12, "middle")]
     x0, x1, y0, y1 = b.extent
     # the data on every map: the same dots, placed once relative to a map's corner
     sx, sy = Scale(x0, x1, 0, side), Scale(y0, y1, side, 0)
@@ -512,12 +496,6 @@ def _fill(colour: str, hatch: str) -> str:
     return f"url(#{PATTERN_IDS[(colour, hatch)]})" if hatch else colour
 
 
-# Text a shade darker than its bar where the bar colour is too light to read (plots.py's);
-# dark mode gives each status its own colour in report.css (`.st-…`).
-DARK_TEXT = {"#e69f00": "#9a5c00", "#9ab7d3": "#333333", NONFINITE[0]: "#00669b"}
-LOUD = ("vanishing", "stalled", "NaN", "exploding", "dead")
-
-
 # What a curve's point is, by what it counts.
 _PER = {
     "epoch": "mean per epoch, as training saw the examples",
@@ -537,11 +515,7 @@ def grads_svg(
     it, row for row, on one log colour scale (darkest = smallest)."""
     layers = diagnosis.layers
     n = len(layers)
-    heat = bool(snapshots) and len(snapshots) > 1
-    epochs, names, rows = series(snapshots) if heat and snapshots else ([], [], [])
-    rows = [[within(v, log=True) if v > 0 else v for v in row] for row in rows]
-    values = [lay.rms for lay in layers] + [v for row in rows for v in row]
-    finite = [within(v, log=True) for v in values if 0 < v < math.inf]
+    heat, epochs, names, rows, finite = grad_rows(diagnosis, snapshots)
     lo, hi = decades(min(finite), max(finite)) if finite else (1e-8, 1.0)
 
     names_shown = [_clip(f"{lay.name} {lay.activation}", 24) for lay in layers]
@@ -558,32 +532,21 @@ def grads_svg(
     parts += grid_lines([x(t) for t in ticks], top, top + plot_h, vertical=True)
     for i, (layer, shown) in enumerate(zip(layers, names_shown, strict=True)):
         yc = top + (i + 0.5) * row_h
-        colour, hatch = STATUS_COLOURS.get(layer.status, ("#9ab7d3", ""))
-        v = within(layer.rms, log=True)
-        bar_y, bar_h = yc - row_h * 0.35, row_h * 0.7
-        if 0 < v < math.inf:
-            fill, end = _fill(colour, hatch), x(v)
-        elif not math.isfinite(v):  # no length to show: the whole row, crossed
-            fill, end = _fill(*NONFINITE), x.end
-        else:  # exactly 0: a short dotted stub at the axis' start, never a long bar
-            fill, end = _fill(*ZERO), x.start + 0.06 * bar_w
+        kind = bar_kind(layer)
         extra = f' class="bar" data-rms="{layer.rms!r}"'
-        if not 0 < v < math.inf:
+        if kind == "bar":
+            fill = _fill(*STATUS_COLOURS.get(layer.status, HEALTHY))
+            end = x(within(layer.rms, True))
+        else:
             extra += ' stroke="#666666" stroke-width="0.6"'
-        parts.append(rect(x.start, bar_y, end - x.start, bar_h, fill, extra))
+            fill = _fill(*(NONFINITE if kind == "nonfinite" else ZERO))
+            end = x.end if kind == "nonfinite" else x.start + 0.06 * bar_w
+        parts.append(rect(x.start, yc - row_h * 0.35, end - x.start, row_h * 0.7, fill, extra))
         parts.append(text(bar_left - 6, yc + 4, shown, 11, "end", "layer"))
-        weight = ' font-weight="bold"' if layer.status in LOUD else ""
-        ink = DARK_TEXT.get(colour, colour)
-        parts.append(
-            text(
-                status_x,
-                yc + 4,
-                f"{fmt(layer.rms, 2)} {layer.status}",
-                11,
-                cls=f"status st-{_status_class(layer.status)}",
-                extra=f' fill="{ink}"{weight}',
-            )
-        )
+        words, ink, bold = status_words(layer)
+        weight = ' font-weight="bold"' if bold else ""
+        cls = f"status st-{layer.status.lower().replace('/', '-')}"  # report.css's dark colours
+        parts.append(text(status_x, yc + 4, words, 11, cls=cls, extra=f' fill="{ink}"{weight}'))
     parts.append(line(x.start, top, x.start, top + plot_h))
     parts += bottom_axis("rms", x, top + plot_h, ticks, [power_label(t) for t in ticks])
     parts.append(
@@ -591,10 +554,8 @@ def grads_svg(
     )
     heat_note = ""
     if heat:
-        heat_left = status_x + 118
-        heat_parts, heat_note = _heat(
-            epochs, names, rows, layers, lo, hi, heat_left, top, row_h, diagnosis.unit
-        )
+        row_of, at = dict(zip(names, rows, strict=True)), (status_x + 118, top, row_h)
+        heat_parts, heat_note = _heat(epochs, row_of, layers, (lo, hi), at, diagnosis.unit)
         parts += heat_parts
     legend_y = top + plot_h + 56
     parts += _grads_legend(layers, rows, statuses, legend_y)
@@ -603,39 +564,27 @@ def grads_svg(
         parts.append(text(WIDTH - 8, legend_y, key, 11, "end", "soft"))
     if heat_note:
         parts.append(text(WIDTH - 8, legend_y + 18, heat_note, 11, "end", "note"))
-    return svg(
-        WIDTH,
-        legend_y + 30,
-        f"rms gradient per layer, and per layer over {diagnosis.unit}s",
-        parts,
-        "grads",
-    )
+    label = f"rms gradient per layer, and per layer over {diagnosis.unit}s"
+    return svg(WIDTH, legend_y + 30, label, parts, "grads")
 
 
 def _clip(label: str, most: int) -> str:
-    """A layer's label in at most `most` characters, control characters as escapes."""
-    label = printable(label)
-    return label if len(label) <= most else label[: most - 1] + "…"
-
-
-def _status_class(status: str) -> str:
-    return status.lower().replace("/", "-")
+    """A label in at most `most` characters, control characters as escapes."""
+    return clip(printable(label), most)
 
 
 def _heat(
     epochs: list[int],
-    names: list[str],
-    rows: list[list[float]],
+    row_of: dict[str, list[float]],
     layers: Sequence[LayerStats],
-    lo: float,
-    hi: float,
-    left: float,
-    top: float,
-    row_h: float,
-    unit: str = "epoch",
+    scale: tuple[float, float],
+    at: tuple[float, float, float],
+    unit: str,
 ) -> tuple[list[str], str]:
     """The layers x epochs map: one row per layer, one column per recorded epoch (as wide
-    as the time it stands for), NaN/inf crossed cyan and zeros dotted white."""
+    as the time it stands for), NaN/inf crossed cyan and zeros dotted white; `at`: the
+    map's left, top and row height."""
+    (lo, hi), (left, top, row_h) = scale, at
     columns = list(range(len(epochs)))
     note = ""
     if len(columns) > MAX_COLUMNS:
@@ -653,7 +602,6 @@ def _heat(
     width = WIDTH - left - 86
     x = Scale(edges[0], edges[-1], left, left + width)
     parts = [text(left, top - 10, "over training", 12)]
-    row_of = {name: row for name, row in zip(names, rows, strict=True)}
     layer_rows = [row_of.get(layer.name) for layer in layers]
     cols = []
     for k, j in enumerate(columns):
@@ -666,16 +614,8 @@ def _heat(
                 fill = colour_hex(MAGNITUDE_MAP, t)
             else:
                 fill = _fill(*(NONFINITE if not math.isfinite(v) else ZERO))
-            parts.append(
-                rect(
-                    a,
-                    top + i * row_h,
-                    b - a + 0.3,
-                    row_h,
-                    fill,
-                    f' data-v="{v!r}" data-e="{epochs[j]}"',
-                )
-            )
+            data = f' data-v="{v!r}" data-e="{epochs[j]}"'
+            parts.append(rect(a, top + i * row_h, b - a + 0.3, row_h, fill, data))
     plot_h = len(layers) * row_h
     parts.append(frame(left, top, width, plot_h))
     ticks = [
@@ -695,24 +635,17 @@ def _heat(
     parts.append(colour_bar(MAGNITUDE_MAP, bx, top, 12, bar_h))
     bar = Scale(lo, hi, top + bar_h, top, log=True)
     bticks = log_ticks(lo, hi, max(2, int(bar_h // 18)))
-    parts += right_axis("colour", bar, bx + 12, bticks, [power_label(t) for t in bticks], 10)
+    parts += side_axis("colour", bar, bx + 12, bticks, [power_label(t) for t in bticks], 10, 1)
     return parts, note
 
 
 def _grads_legend(
     layers: Sequence[LayerStats], rows: list[list[float]], statuses: str, y: float
 ) -> list[str]:
-    shown = [s for s in STATUS_COLOURS if any(lay.status == s for lay in layers)]
-    keys = [(s, _fill(*STATUS_COLOURS[s])) for s in shown]
-    flags = [lay.rms for lay in layers] + [v for row in rows for v in row]
-    if any(not math.isfinite(v) for v in flags) and "NaN" not in shown:
-        keys.append(("NaN/inf", _fill(*NONFINITE)))
-    if any(v == 0 for v in flags):
-        keys.append(("exactly 0", _fill(*ZERO)))
     parts = [text(8, y, f"bar colour: status (see {statuses})", 11, cls="soft")]
     at = 8.0
-    for name, fill in keys:
-        parts.append(rect(at, y + 8, 18, 12, fill, ' stroke="#666666" stroke-width="0.6"'))
+    for name, look in grads_keys(layers, rows):
+        parts.append(rect(at, y + 8, 18, 12, _fill(*look), ' stroke="#666666" stroke-width="0.6"'))
         parts.append(text(at + 23, y + 18, name, 11))
         at += 23 + text_width(name, 11) + 18
     return parts

@@ -1,28 +1,18 @@
 """One self-contained HTML page for a trained network (`inspect MODEL -o report.html`,
-`train SPEC --report FILE.html`).
+`train SPEC --report FILE.html`): the summary, the curves, the decision boundary (2 inputs),
+the predictions, the gradient table with its verdict, the heat map, the layer-level
+network recoloured by an epoch slider, and one example's loss graph.
 
-The page holds: the summary, the training curves, the decision boundary (2 inputs), the
-predictions, the per-layer gradient table with its verdict, the layers × epochs heat map,
-the layer-level network picture with an epoch slider that recolours it by that epoch's
-recorded gradients, and one example's loss graph (every node's data and grad).
+The example's graph runs in the page: every example's loss graph has one shape (only the
+inputs `x0…` and the target `y` differ), so the page carries it once and runs it with
+assets/engine.js, which tests/test_html_parity.py checks against the Python engine to the
+bit; any example, or an input typed in, costs nothing more.
 
-Why the example's graph is computed in the page: every example's loss graph has the same
-shape (only the inputs `x0…` and the target `y` differ), so the page carries that shape
-once (the op list of example 1, with the trained weights as its leaves) and runs it with
-assets/engine.js, the engine whose numbers tests/test_html_parity.py checks against the
-Python engine to the bit. Any example, or an input typed in, costs nothing more.
-
-Pure: a `gradviz.report.Report` in, with the pictures rendered (the plots as inline SVG,
-`gradviz.render.page_plots`; Graphviz's SVG of the network), the texts as printed and the
-example's program (`gradviz.pages.example_program`); one HTML string out. A report
-without data (a run recorded elsewhere) gets a note where the predictions, the network and
-the example go.
-Scripts and the style are allowed by their hashes in a Content-Security-Policy that
-forbids everything else; the plots carry no style of their own (their text and axes take
-the page's colours from report.css, so they follow dark mode) and their rasters are PNG
-data: URLs.
-User text (model path, spec name, column names) reaches the page escaped as HTML text or
-as JSON with `<`, `>`, `&` and U+2028/9 escaped.
+Pure: a `gradviz.report.Report` and its rendered parts in, one HTML string out (a run
+recorded elsewhere gets a note where the data's parts go). Scripts and styles are allowed
+by their hashes in a Content-Security-Policy that forbids everything else; the plots take
+their colours from report.css (dark mode) and their rasters are data: URLs. User text is
+escaped as HTML text, or as JSON with `<`, `>`, `&` and U+2028/9 escaped.
 """
 
 from __future__ import annotations
@@ -150,13 +140,9 @@ def epoch_diagram(
     return replace(diagram, nodes=tuple(nodes))
 
 
-def _esc(text: str) -> str:
-    return html.escape(text, quote=True)
-
-
 def _picture(svg: str | None, note: str | None) -> str:
     if svg is None:
-        return f'<p class="note">{_esc(note or "not drawn")}</p>'
+        return f'<p class="note">{html.escape(note or "not drawn")}</p>'
     return f'<figure class="plot">{svg}</figure>'
 
 
@@ -164,19 +150,19 @@ def _examples_table(
     data: Dataset, outputs: Sequence[float], correct: Sequence[bool], signed: bool
 ) -> str:
     shown = min(data.size, EXAMPLE_LIMIT)
-    head = "".join(f'<th scope="col">{_esc(n)}</th>' for n in data.feature_names)
+    head = "".join(f'<th scope="col">{html.escape(n)}</th>' for n in data.feature_names)
     rows = []
     for i in range(shown):
         y = float(data.Y[i])
         right = correct[i]
-        cells = "".join(f"<td>{_esc(fmt(v))}</td>" for v in data.X[i].tolist())
+        cells = "".join(f"<td>{html.escape(fmt(v))}</td>" for v in data.X[i].tolist())
         target = 2.0 * y - 1.0 if signed else y
         mark = "✓" if right else "✗ wrong"
         rows.append(
             f'<tr class="{"right" if right else "wrong"}"><td>'
             f'<button type="button" class="show" data-i="{i}" '
             f'aria-label="show example {i + 1}\'s loss graph">{i + 1}</button></td>'
-            f"{cells}<td>{_esc(fmt(target))}</td><td>{_esc(fmt(outputs[i]))}</td>"
+            f"{cells}<td>{html.escape(fmt(target))}</td><td>{html.escape(fmt(outputs[i]))}</td>"
             f"<td>{mark}</td></tr>"
         )
     note = ""
@@ -222,7 +208,7 @@ def _scatter(data: Dataset) -> str:
             f'<circle cx="{px(x0, 0)}" cy="{px(x1, 1)}" r="5" fill="{fill}" stroke="#ffffff" '
             f'stroke-width="1" data-i="{i}"><title>example {i + 1}</title></circle>'
         )
-    names = [_esc(n) for n in data.feature_names]
+    names = [html.escape(n) for n in data.feature_names]
     size = SCATTER_SIZE
     return (
         f'<figure class="scatter"><svg id="scatter" width="{size}" height="{size}" '
@@ -251,7 +237,7 @@ def _input_boxes(data: Dataset) -> str:
     boxes = []
     for j, name in enumerate(data.feature_names):
         boxes.append(
-            f'<label for="in-{j}">{_esc(name)}</label>'
+            f'<label for="in-{j}">{html.escape(name)}</label>'
             f'<input type="number" id="in-{j}" step="any" value="{float(data.X[0, j])!r}">'
         )
     boxes.append(
@@ -371,22 +357,22 @@ def report_html(parts: ReportParts, report: Report, precision: int = DEFAULT_PRE
         over = "over the whole data set"
     return PAGE.format(
         csp=csp,
-        title=_esc(printable(f"gradviz report: {parts.title}")),  # a file name: no ESC raw
+        title=html.escape(printable(f"gradviz report: {parts.title}")),  # a file name: no ESC raw
         css=css,
-        heading=_esc(printable(parts.title)),
+        heading=html.escape(printable(parts.title)),
         intro=intro,
         unit=unit,
         Unit=unit.capitalize(),
         over=over,
-        summary=_esc(printable_lines(parts.summary)),
+        summary=html.escape(printable_lines(parts.summary)),
         curves=_picture(parts.curves_svg, notes.get("curves")),
         boundary_section=boundary_section,
         data_sections=data_sections,
         last=max(0, len(frames) - 1),
         network=inline_svg(parts.network_svg)
         if parts.network_svg is not None
-        else f'<p class="note">{_esc(notes.get("network", "not drawn"))}</p>',
-        gradients=_esc(parts.gradients),
+        else f'<p class="note">{html.escape(notes.get("network", "not drawn"))}</p>',
+        gradients=html.escape(parts.gradients),
         grads=_picture(parts.grads_svg, notes.get("grads")),
         scripts=scripts,
     )

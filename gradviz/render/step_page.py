@@ -2,22 +2,15 @@
 graph, `gradviz.torch`), step by step, and a page that steps through it.
 
 A step is a node whose credit is complete: every node it feeds has passed its gradient
-back (the order autograd's engine may run them: from the loss back, each node after all
-its consumers; ties in reverse graph order). Each step lights the node (and the op that
-made it), shows its gradient and the edges it passes the gradient back along; the
-caption says what it has and to whom it passes it, and marks the frontier (the first
-node whose gradient is below a tenth of the output's, `FRONTIER`). `backward_timeline`
-gives the drawing to lay out once and its `gradviz.render.animate.Timeline`, which
-`animate.animated_svg` plays as CSS keyframes.
+back (autograd's order: from the loss back, ties in reverse graph order). Each step lights
+the node and the op that made it and the edges it passes its gradient along; the caption
+says so, and marks the frontier (the first node below a tenth of the output's gradient,
+`FRONTIER`). `backward_timeline` gives the drawing to lay out once and its `Timeline`,
+which `animate.animated_svg` plays as CSS keyframes.
 
-The page: the animated SVG fitted to its column (zoom: fit, 100 %, 200 %), Previous,
-Play and Next, and the step's caption in words.
-
-The animation already says what each step shows (CSS keyframes on one loop); the page's
-script only pauses it and seeks it to the middle of a step (a negative animation delay),
-so the page and the animated SVG cannot disagree. Pure: the animated SVG and its
-`Timeline` in, one self-contained HTML string out (its script and styles allowed by
-their hashes, nothing fetched). A reader who prefers reduced motion sees the last step.
+The page (the SVG fitted to its column, zoom, Previous, Play, Next, the caption) only
+pauses and seeks that animation, so page and SVG cannot disagree. Pure: SVG and `Timeline`
+in, one self-contained HTML string out; reduced motion shows the last step.
 """
 
 from __future__ import annotations

@@ -18,18 +18,18 @@ them (within 3/255 of matplotlib's own 256-entry tables; tests/test_page_plots.p
 
 from __future__ import annotations
 
+import base64
 import html
 import math
 import struct
 import zlib
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
 
+import numpy as np
+
+from gradviz.render.plot_looks import SUPERSCRIPT
 from gradviz.text import printable
-
-if TYPE_CHECKING:
-    import numpy as np
 
 # matplotlib's maps at 41 evenly spaced points (every 0.025: PuOr's own anchors among
 # them), as rrggbb.
@@ -81,8 +81,6 @@ def colour_hex(name: str, t: float) -> str:
 def colour_array(name: str, t: np.ndarray) -> np.ndarray:
     """The map's colours at every `t` (clipped to [0, 1]; NaN gives the map's start, for
     the caller to paint over), as a uint8 array of shape t.shape + (3,)."""
-    import numpy as np  # lazy: start-up
-
     table = np.asarray(COLOURMAPS[name], dtype=np.float64)
     anchors = np.linspace(0.0, 1.0, len(table))
     t = np.clip(np.nan_to_num(t, nan=0.0), 0.0, 1.0)
@@ -94,8 +92,6 @@ def png(rgb: np.ndarray) -> bytes:
     """An 8-bit RGB PNG of `rgb` (height x width x 3, uint8, top row first); every row
     filtered as the difference to the row above (PNG's "Up"), which smooth maps compress
     well."""
-    import numpy as np  # lazy: start-up
-
     height, width, _ = rgb.shape
     pixels = np.ascontiguousarray(rgb, dtype=np.uint8)
     up = pixels.copy()
@@ -117,7 +113,6 @@ def png(rgb: np.ndarray) -> bytes:
 
 
 def png_url(rgb: np.ndarray) -> str:
-    import base64  # lazy: start-up
 
     return "data:image/png;base64," + base64.b64encode(png(rgb)).decode("ascii")
 
@@ -191,9 +186,6 @@ def log_ticks_within(lo: float, hi: float) -> list[float]:
     a, b = math.floor(math.log10(lo)), math.ceil(math.log10(hi))
     ticks = [m * 10.0**k for k in range(a, b + 1) for m in (1, 2, 5)]
     return [t for t in ticks if lo * (1 - 1e-9) <= t <= hi * (1 + 1e-9)]
-
-
-SUPERSCRIPT = str.maketrans("0123456789-", "⁰¹²³⁴⁵⁶⁷⁸⁹⁻")
 
 
 def power_label(value: float) -> str:
@@ -306,42 +298,25 @@ def bottom_axis(
     return ([line(scale.start, y, scale.end, y)] if spine else []) + [_ticks(name, marks)]
 
 
-def _side_marks(
-    scale: Scale, x: float, ticks: Sequence[float], labels: Sequence[str], size: float, side: int
+def side_axis(
+    name: str,
+    scale: Scale,
+    x: float,
+    ticks: Sequence[float],
+    labels: Sequence[str],
+    size: float = 12,
+    side: int = -1,
 ) -> list[str]:
-    """A tick and its label at each tick, on the left (side -1) or the right (+1) of x."""
+    """A tick and its label at each tick, left of x with the axis line (side -1) or right
+    of it (+1: a colour bar's scale)."""
     marks = []
     for t, label in zip(ticks, labels, strict=True):
         y = scale(t)
         marks.append(line(min(x, x + 4 * side), y, max(x, x + 4 * side), y))
         anchor = "end" if side < 0 else "start"
         marks.append(text(x + 6 * side, y + size * 0.35, label, size, anchor, "tick"))
-    return marks
-
-
-def left_axis(
-    name: str,
-    scale: Scale,
-    x: float,
-    ticks: Sequence[float],
-    labels: Sequence[str],
-    size: float = 12,
-) -> list[str]:
-    """The axis line along x, a tick and its label left of it at each tick."""
-    marks = _side_marks(scale, x, ticks, labels, size, -1)
-    return [line(x, scale.start, x, scale.end), _ticks(name, marks)]
-
-
-def right_axis(
-    name: str,
-    scale: Scale,
-    x: float,
-    ticks: Sequence[float],
-    labels: Sequence[str],
-    size: float = 12,
-) -> list[str]:
-    """Ticks and labels to the right of x (a colour bar's scale)."""
-    return [_ticks(name, _side_marks(scale, x, ticks, labels, size, 1))]
+    spine = [line(x, scale.start, x, scale.end)] if side < 0 else []
+    return [*spine, _ticks(name, marks)]
 
 
 def grid_lines(positions: Sequence[float], start: float, end: float, vertical: bool) -> list[str]:
@@ -355,8 +330,6 @@ def colour_bar(
 ) -> str:
     """A strip of the map from its start to its end: upwards when `vertical`, else to the
     right; a raster of `steps` cells, framed."""
-    import numpy as np  # lazy: start-up
-
     t = np.linspace(0.0, 1.0, steps)
     rgb = colour_array(name, t[::-1][:, None] if vertical else t[None, :])
     return image(x, y, w, h, png_url(rgb), "pixels bar") + frame(x, y, w, h)

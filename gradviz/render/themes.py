@@ -1,20 +1,15 @@
 """Dark mode for Graphviz's SVG: the light colours it wrote, switched by CSS variables.
 
-Graphviz writes colours as attributes (`fill="#542788"`); a style sheet inside the SVG
-matches them by attribute (`[fill="#542788"]`) and paints them with variables that take
-the light value, or the dark one (`colours.DARK`) when the reader's system prefers dark
-(`prefers-color-scheme`, which also holds inside `<img>`, as GitHub shows README images)
-or when the page's theme says so: mkdocs-material's slate scheme, furo's and
-pydata-sphinx-theme's `data-theme="dark"` (and furo's auto mode, which follows the
-system); a page whose theme says light keeps the light colours even on a dark system.
-The attributes stay as they were, so a program without CSS still sees the light picture,
-and a live page's script can keep setting light colours: the rules follow attributes.
+A style sheet inside the SVG matches each colour attribute (`[fill="#542788"]`) and paints
+it with a variable that takes the light value, or the dark one (`colours.DARK`) when the
+reader's system prefers dark (`prefers-color-scheme`, which holds inside `<img>` too, as
+GitHub shows README images) or the page's theme says dark (mkdocs-material's slate, furo's
+and pydata-sphinx-theme's `data-theme="dark"`); a page whose theme says light stays light.
+The attributes stay, so a program without CSS sees the light picture and a live page's
+script can keep setting light colours. Text takes the ink of the fill it sits on.
 
-Text takes its colour from the fill it sits on (a band's `ink`), not from its own
-attribute: light and dark scales put black ink on different bands.
-
-Pure and byte-stable: SVG text in, SVG text out. `id_prefix` namespaces the drawing's
-ids so that many diagrams can share a page.
+Pure and byte-stable: SVG text in, SVG text out; `id_prefix` namespaces the ids so that
+many diagrams can share a page.
 """
 
 from __future__ import annotations

@@ -1159,7 +1159,7 @@ class Recorder:
         return sum(read.values()), sum(total.values())
 
     def run(self) -> Run:
-        """What was recorded, as a run (`gradviz.run`): what `save` writes."""
+        """What was recorded, as a run (`records.Run`): what `save` writes."""
         history = self.history()
         if not history:
             raise InputError(self._nothing_yet())

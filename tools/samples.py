@@ -30,11 +30,12 @@ from gradviz.expr import parse_program
 from gradviz.files import write_atomic
 from gradviz.layout import DotProgram, dot_programs
 from gradviz.measure import measure
-from gradviz.output import render
+from gradviz.model import from_result, network_loss_graph
+from gradviz.output import animated_trace, render
 from gradviz.pages import html_page
 from gradviz.render.diagram import diagram_from_value, preferred_rankdir
 from gradviz.render.plots import boundary_plot, grads_plot
-from gradviz.spec import resolve_spec
+from gradviz.spec import load_spec, resolve_spec
 from gradviz.train import train
 
 INDEX_HEADER = """\
@@ -175,10 +176,7 @@ def torch_pictures(folder: Path, program: DotProgram | None = None) -> list[Path
 def network_picture(spec: Path, target: Path, program: DotProgram | None = None) -> Path:
     """`gradviz train samples/xor.toml --save xor.json` then `gradviz draw --model xor.json
     --input 0,1 -o …`: a trained network one node per neuron, as the README shows it."""
-    from gradviz.model import from_result, network_loss_graph  # lazy: start-up
     from gradviz.render.network import network_diagram  # lazy: start-up
-    from gradviz.spec import load_spec  # lazy: start-up
-    from gradviz.train import train  # lazy: start-up
 
     model = from_result(train(load_spec(spec)))
     graph = network_loss_graph(model, (0.0, 1.0), 1.0)
@@ -195,7 +193,7 @@ BOUNDARIES = ("xor", "circle")
 
 
 # The live pages of the hand example (the README links them and shows their screenshots,
-# made by gradviz.tools.screenshots): `draw -o hand.html` and `trace -o hand-trace.html`.
+# made by tools/screenshots.py): `draw -o hand.html` and `trace -o hand-trace.html`.
 PAGES = {"hand.html": "draw", "hand-trace.html": "trace"}
 
 
@@ -224,7 +222,6 @@ ANIMATION = "backward.svg"
 
 def trace_pictures(sample: Path, docs: Path, program: DotProgram | None = None) -> list[Path]:
     from gradviz.cli.trace import frame_names  # lazy: start-up
-    from gradviz.output import animated_trace  # lazy: start-up
     from gradviz.render.trace_view import trace_frames  # lazy: start-up
     from gradviz.trace import trace  # lazy: start-up
 

@@ -82,7 +82,7 @@ def report_page(root: Path, folder: Path) -> Path:
     network out differently, and the page would differ between machines)."""
     import subprocess  # lazy: start-up
 
-    from gradviz.tools.samples import docs_program  # lazy: start-up
+    from tools.samples import docs_program  # lazy: start-up
 
     page = folder / "report-xor.html"
     program = docs_program()

@@ -1,0 +1,164 @@
+"""What each plot shows, decided once for its two drawers: matplotlib for the files
+(`plots`: SVG, PNG, PDF) and the inline SVG of the pages (`page_plots`, no matplotlib).
+
+Colours are safe for the common colour-vision deficiencies, with shapes or hatching beside
+every colour that carries meaning: gradient magnitude on the sequential `magma` map, darkest
+for the smallest, so vanishing gradients stand out most; a vanishing or stalled layer's bar
+vivid magenta and hatched, as the terminal shows it; NaN/inf cyan with crosses, exact zeros
+white with dots. The decision boundary uses the diverging purple-orange map centred on the
+decision threshold.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+from typing import TYPE_CHECKING
+
+import numpy as np
+
+from gradviz.numbers import fmt
+from gradviz.ops import ACTIVATIONS
+from gradviz.records import Diagnosis, History, LayerStats, series
+
+if TYPE_CHECKING:
+    from gradviz.boundary import Boundary
+
+STATUS_MEANINGS = "gradviz.stats.status_help()"  # each status's rule, in words
+VANISHING = "#c2187d"  # vivid magenta, as the terminal's vanishing/stalled
+NONFINITE = ("#56b4e9", "xxx")  # NaN/inf: cyan, crossed
+ZERO = ("#ffffff", "...")  # exact zeros: white, dotted
+STATUS_COLOURS = {  # status -> (bar colour, matplotlib hatch)
+    "NaN": NONFINITE,
+    "exploding": ("#d55e00", "xxx"),
+    "dead": ("#333333", "..."),
+    "zero": ("#333333", "..."),
+    "stalled": (VANISHING, "////"),
+    "vanishing": (VANISHING, "////"),
+    "saturated": ("#e69f00", ""),
+    "weak": ("#e69f00", ""),
+    "converged": ("#9ab7d3", ""),
+    "ok": ("#9ab7d3", ""),
+    "frozen": ("#bbbbbb", ""),
+}
+HEALTHY = ("#9ab7d3", "")  # a status of no colour of its own
+# A status's text a shade darker than its bar where the bar colour is too light to read.
+DARK_TEXT = {"#e69f00": "#9a5c00", "#9ab7d3": "#333333", NONFINITE[0]: "#00669b"}
+LOUD = ("vanishing", "stalled", "NaN", "exploding", "dead")  # in bold
+LOSS_COLOUR, ACCURACY_COLOUR = "#0072b2", "#009e73"  # the curves
+BAD_MARK = "#d55e00"  # the x on a NaN/inf epoch
+MAGNITUDE_MAP = "magma"  # sequential, perceptually uniform: dark = small
+BOUNDARY_MAP = "PuOr_r"  # diverging: purple below the threshold, orange above
+POSITIVE, NEGATIVE = "#b35806", "#542788"  # the two ends of PuOr, for the points
+HIDDEN_MAP = "viridis"
+MAX_HIDDEN_MAPS = 16
+SUPERSCRIPT = str.maketrans("0123456789-", "⁰¹²³⁴⁵⁶⁷⁸⁹⁻")
+
+# Magnitudes beyond these are drawn at them, and the plot says so: a log axis pads its
+# limits and places ticks a stride past them in powers of ten, which overflow (inf, and a
+# RuntimeWarning or an OverflowError) far below the float maximum, 1.8e308.
+PLOT_MAX = 1e200
+PLOT_MIN = 1e-200  # positive values, on a log axis
+
+
+def within(value: float, log: bool = False) -> float:
+    """`value` as a plot can draw it: its magnitude at most PLOT_MAX (on a log axis, at
+    least PLOT_MIN); NaN and ±inf as they are (drawn as gaps, and marked)."""
+    if not math.isfinite(value):
+        return value
+    if log:
+        return min(max(value, PLOT_MIN), PLOT_MAX)
+    return min(max(value, -PLOT_MAX), PLOT_MAX)
+
+
+def clip(label: str, most: int) -> str:
+    """A label in at most `most` characters (then …)."""
+    return label if len(label) <= most else label[: most - 1] + "…"
+
+
+# -- gradients per layer -------------------------------------------------------------------
+
+
+def grad_rows(
+    diagnosis: Diagnosis, snapshots: History | None
+) -> tuple[bool, list[int], list[str], list[list[float]], list[float]]:
+    """(heat map or not, its epochs, names and rows drawn within the limits, every finite
+    positive magnitude of bars and map): the heat map needs two recorded moments."""
+    heat = bool(snapshots) and len(snapshots) > 1  # type: ignore[arg-type]
+    epochs, names, rows = series(snapshots) if heat and snapshots else ([], [], [])
+    rows = [[within(v, log=True) if v > 0 else v for v in row] for row in rows]
+    values = [lay.rms for lay in diagnosis.layers] + [v for row in rows for v in row]
+    return heat, epochs, names, rows, [within(v, log=True) for v in values if 0 < v < math.inf]
+
+
+def bar_kind(layer: LayerStats) -> str:
+    """ "bar" (a length to show), "nonfinite" (the whole row, crossed) or "zero" (a short
+    dotted stub at the axis' start, never a long bar)."""
+    v = within(layer.rms, log=True)
+    return "bar" if 0 < v < math.inf else "nonfinite" if not math.isfinite(v) else "zero"
+
+
+def status_words(layer: LayerStats) -> tuple[str, str, bool]:
+    """The words beside a bar, their colour and whether they are bold."""
+    ink = STATUS_COLOURS.get(layer.status, HEALTHY)[0]
+    return f"{fmt(layer.rms, 2)} {layer.status}", DARK_TEXT.get(ink, ink), layer.status in LOUD
+
+
+def grads_keys(
+    layers: Sequence[LayerStats], rows: list[list[float]]
+) -> list[tuple[str, tuple[str, str]]]:
+    """The legend: each status shown, then NaN/inf and exactly 0 where any value is."""
+    shown = [s for s in STATUS_COLOURS if any(lay.status == s for lay in layers)]
+    keys = [(s, STATUS_COLOURS[s]) for s in shown]
+    flags = [lay.rms for lay in layers] + [v for row in rows for v in row]
+    if any(not math.isfinite(v) for v in flags) and "NaN" not in shown:
+        keys.append(("NaN/inf", NONFINITE))
+    if any(v == 0 for v in flags):
+        keys.append(("exactly 0", ZERO))
+    return keys
+
+
+# -- loss and accuracy ---------------------------------------------------------------------
+
+
+def loss_series(loss: Sequence[float]) -> tuple[bool, list[float], list[float], bool]:
+    """(log scale: every finite value positive, the losses drawn within the limits, the
+    finite ones drawn, whether any was moved to a limit)."""
+    given = [v for v in loss if math.isfinite(v)]
+    log = bool(given) and min(given) > 0
+    drawn = [within(v, log) for v in loss]
+    finite = [v for v in drawn if math.isfinite(v)]
+    return log, drawn, finite, finite != given
+
+
+# -- decision boundary ---------------------------------------------------------------------
+
+
+def output_norm(b: Boundary) -> tuple[float, float]:
+    """The colour range: [0, 1] for a sigmoid output, else symmetric about the threshold,
+    so the map's neutral middle is exactly the decision threshold."""
+    if b.output_activation == "sigmoid":
+        return 0.0, 1.0
+    finite = b.output[np.isfinite(b.output)]
+    reach = float(np.max(np.abs(finite - b.threshold))) if finite.size else 1.0
+    reach = reach if reach > 0 else 1.0
+    return b.threshold - reach, b.threshold + reach
+
+
+def hidden_range(b: Boundary, hidden: list[np.ndarray]) -> tuple[float, float]:
+    """The hidden maps' one colour scale: the activation's range (σ in [0, 1], tanh in
+    [-1, 1]), else the values'."""
+    op = ACTIVATIONS.get(b.hidden_activation or "")
+    if op is not None and op.output_range is not None:
+        return op.output_range
+    values = np.concatenate([h[np.isfinite(h)] for h in hidden])
+    lo, hi = (float(values.min()), float(values.max())) if values.size else (0.0, 1.0)
+    return lo, hi if hi > lo else lo + 1.0
+
+
+def hidden_grid(b: Boundary, hidden: list[np.ndarray]) -> tuple[int, int, str]:
+    """(columns, rows, title) of the small maps of the first hidden layer's units."""
+    n = len(hidden)
+    columns = 2 if n <= 8 else 4
+    shown = f"first {n} of {len(b.hidden)} units" if len(b.hidden) > n else f"{n} units"
+    return columns, math.ceil(n / columns), f"first hidden layer, {shown}"
