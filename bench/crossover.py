@@ -30,7 +30,7 @@ from rich.table import Table  # noqa: E402
 from gradviz import nn  # noqa: E402
 from gradviz import train as T  # noqa: E402
 from gradviz.batched import Batched  # noqa: E402
-from gradviz.spec import parameter_count  # noqa: E402
+from gradviz.nn import parameter_count  # noqa: E402
 
 ROUNDS = 5
 EPOCHS = 300  # the lesson's deep networks train 300

@@ -29,7 +29,6 @@ import tempfile
 import time
 from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parent.parent))  # tools/, beside gradviz/
 
 ROUNDS = 15
 
@@ -64,7 +63,6 @@ def main() -> None:
     from gradviz.output import render
     from gradviz.render.diagram import preferred_rankdir
     from gradviz.torch.examples import MODELS
-    from tools.samples import docs_program
 
     kind = sys.argv[1] if len(sys.argv) > 1 else "system"
     if kind not in ("system", "pure"):

@@ -1,24 +1,15 @@
 """Training as matrix products over the batch: the second execution of `gradviz.train`.
 
-Why two executions: the compiled trainer (gradviz.train) writes one example's graph out as
-straight-line Python, one line per node and per edge, so its cost is examples × parameters
-with almost nothing fixed per call: it wins on tiny networks and online updates (XOR, the
-circle's 2-8-1 SGD), where any per-call cost would dominate. A layer over a batch is one
-matrix product instead: a few numpy calls per layer, each costing about a microsecond
-whatever its size, with the arithmetic done by BLAS. That wins where layers are wide and
-batches big (the lesson's ten layers of 16 over 80 points: about 20× per epoch, see
-bench/crossover.py), and it needs no compiling. `gradviz.train.uses_batches` chooses
-between them from the spec and the data's size, never the user.
+The compiled trainer (gradviz.compile) costs examples × parameters with almost nothing
+fixed per call: it wins on tiny networks and online updates. A layer over a batch is one
+matrix product (a few numpy calls per layer, about a microsecond each whatever its size):
+it wins where layers are wide and batches big (the lesson's deep net: about 20× per epoch,
+bench/crossover.py). `gradviz.train.uses_batches` chooses from the spec and the data's size.
 
-What stays the same: every step does the arithmetic of the update described in
-gradviz.train (per-example loss and gradient, batch sum, mean, l2, clipping, update), each
-activation's value and slope from its op table row (`op.forward`, `op.local`, which work
-on arrays), each loss built from its definition in gradviz.spec on the engine's `Value`s
-over the batch. What differs is only the order of the sums: a matrix product, a batch's
-gradient sum and its loss sum are added in BLAS's order, not the engine's left to right.
-So the numbers agree with the engine to rounding, about 1e-15 relative per step (tests:
-within 1e-12 over the first epochs of every sample, and the same accuracy and statuses
-over whole runs; a chaotic run may drift further apart later, as any reordering would).
+The arithmetic is the update of gradviz.train, each activation from its op row and each
+loss from its definition (gradviz.nn) on `Value`s over the batch; only the order of the
+sums differs (BLAS's), so the numbers agree with the engine to about 1e-15 per step
+(tests: within 1e-12 over the first epochs of every sample, the same statuses over runs).
 """
 
 from __future__ import annotations
@@ -30,9 +21,8 @@ from collections.abc import Sequence
 import numpy as np
 
 from gradviz.engine import Value, backpropagate, evaluate, topological_order
-from gradviz.nn import LayerSample, Network
+from gradviz.nn import LOSS_FUNCTIONS, LayerSample, Network
 from gradviz.ops import ACTIVATIONS
-from gradviz.spec import LOSS_FUNCTIONS
 
 
 class Batched:
@@ -44,7 +34,7 @@ class Batched:
 
     def __init__(self, network: Network, clip: str | None = None) -> None:
         self.network = network
-        self.clip = clip  # None, "value" or "norm", as `gradviz.train.compile_network`
+        self.clip = clip  # None, "value" or "norm", as `gradviz.compile.compile_network`
         self.ops = [ACTIVATIONS[name] for name in network.activations]
         self.loss = LOSS_FUNCTIONS[network.loss]
         self.blocks: list[tuple[int, int, int]] = []  # (start, n_out, n_in) of each layer
@@ -132,7 +122,7 @@ class Batched:
         self, outputs: np.ndarray, Y: np.ndarray, positive: np.ndarray | None = None
     ) -> int:
         """How many outputs are on their target's side of the loss's threshold (a NaN on
-        neither: wrong), as `gradviz.train.is_correct`; `positive` is Y > 0.5, if known."""
+        neither: wrong), as `gradviz.nn.is_correct`; `positive` is Y > 0.5, if known."""
         t = self.loss.threshold
         positive = Y > 0.5 if positive is None else positive
         return int(np.count_nonzero(np.where(positive, outputs > t, outputs <= t)))
@@ -153,7 +143,7 @@ class Batched:
         decay: float = 0.0,
         counts: list | None = None,
     ) -> tuple[float, int]:
-        """`gradviz.train.Compiled.run` over batches, the same arguments: trains P in place
+        """`gradviz.compile.Compiled.run` over batches, the same arguments: trains P in place
         on the examples order[start:stop] in batches of `batch`, clipping at `clip_at`;
         returns the running (sum of losses, count of correct outputs); `decay` is the l2
         term's strength; `counts` gets [updates, clipped, Σ‖g‖ before, Σ‖g‖ after]."""

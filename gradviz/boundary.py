@@ -20,8 +20,7 @@ import numpy as np
 from gradviz.data import Dataset
 from gradviz.engine import Value
 from gradviz.errors import InputError
-from gradviz.nn import Network
-from gradviz.spec import LOSS_FUNCTIONS
+from gradviz.nn import LOSS_FUNCTIONS, Network
 from gradviz.train import evaluate
 
 MARGIN = 0.1  # of the data's span, on each side of the plane shown

@@ -17,7 +17,6 @@ from __future__ import annotations
 import math
 from collections.abc import Iterable
 from dataclasses import dataclass
-from typing import Literal
 
 import numpy as np
 
@@ -27,46 +26,12 @@ from gradviz.errors import InputError, OptionWords, keyword, listing, quoted
 from gradviz.lazy import callable_module
 from gradviz.names import definition, node_names, output_name
 from gradviz.numbers import fmt
+from gradviz.records import Row, Status, summary
 
 MACHINE_EPS = float(np.finfo(np.float64).eps)
 EPS_SCALE = MACHINE_EPS ** (1 / 3)  # ≈ 6.06e-6: balances truncation and rounding error
 DEFAULT_TOL = 1e-6  # relative error; a wrong derivative is off by far more
 NOISE_ULPS = 100.0  # rounding noise of L(x±h), in multiples of ε·|L|
-
-Status = Literal["pass", "fail", "non-differentiable", "non-finite", "detached"]
-
-
-@dataclass(frozen=True, slots=True)
-class Row:
-    """One leaf compared: the backward pass's gradient and the measured one. `noise` (the
-    estimate's rounding noise) plus `truncation` (|D(h/2) − D(h)| / 3) bound an absolute
-    error that passes even when the relative one is large (a true 0 measured as 1e-12);
-    `note` says why a row is not a plain pass/fail."""
-
-    leaf: Value
-    name: str
-    data: Number
-    analytic: Number
-    numeric: Number
-    abs_error: float
-    rel_error: float
-    eps: float
-    noise: float
-    status: Status
-    note: str = ""
-    truncation: float = 0.0
-    # The lesson's numbers: L(x + h), L(x − h), the 2h the floats really took, and the plain
-    # central difference D(h) (`numeric` extrapolates D(h) and D(h/2): closer to the truth).
-    plus: Number = math.nan
-    minus: Number = math.nan
-    step: Number = math.nan
-    central: Number = math.nan
-    # the option whose change the note advises (`eps`): a view names it (`--eps` in the CLI)
-    remedy: str | None = None
-
-    @property
-    def failed(self) -> bool:
-        return self.status == "fail"
 
 
 def default_eps(x: Number) -> float:
@@ -449,18 +414,6 @@ def _max_finite(x: Number) -> float:
     values = np.asarray(x, dtype=np.float64)
     values = values[np.isfinite(values)]
     return float(np.max(values)) if values.size else 0.0
-
-
-def summary(rows: list[Row]) -> str:
-    """One line: how many leaves were checked and how they came out."""
-    counts: dict[str, int] = {}
-    for row in rows:
-        counts[row.status] = counts.get(row.status, 0) + 1
-    parts = [f"{n} {status}" for status, n in counts.items()]
-    noun = "leaf" if len(rows) == 1 else "leaves"
-    failed = [r.name for r in rows if r.failed]
-    verdict = f"FAILED: {', '.join(failed)}" if failed else "ok"
-    return f"{len(rows)} {noun} checked: {', '.join(parts) or 'none'} — {verdict}"
 
 
 def document(rows: list[Row], output: str, words: OptionWords = keyword) -> dict:

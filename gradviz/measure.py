@@ -16,7 +16,8 @@ from gradviz.data import Dataset
 from gradviz.errors import GradvizError, InputError
 from gradviz.model import Model, load_model, model_inputs
 from gradviz.nn import LayerSample, Network, layer_samples
-from gradviz.run import Run, is_run_file, load_run
+from gradviz.records import Run
+from gradviz.schema import is_run_file, load_run
 from gradviz.spec import resolve_spec, spec_from_mapping
 from gradviz.stats import Diagnosis, History, diagnose, history, verdict
 from gradviz.train import Evaluation, check_width, evaluate, load_data, train
@@ -39,7 +40,7 @@ class Measurement:
     network: Network | None = None  # the weights measured, and on what (for `performance`)
     dataset: Dataset | None = None
     final: Evaluation | None = None  # training's own evaluation, when it trained
-    run: Run | None = None  # a recorded run (gradviz.run): statistics only, no samples
+    run: Run | None = None  # a recorded run (records.Run): statistics only, no samples
 
     @property
     def recorded(self) -> bool:
@@ -160,7 +161,7 @@ def _recorded(
     every: int | None,
     data: str | None,
 ) -> Measurement:
-    """A recorded run (`gradviz.run`) as it was recorded: its latest statistics and history."""
+    """A recorded run (`records.Run`) as it was recorded: its latest statistics and history."""
     if options or epochs is not None or every is not None:
         raise InputError(
             f"{label}: a recorded run is measured as recorded: no spec options, "

@@ -1,18 +1,10 @@
-"""Saved models: the spec, the trained weights and the training history, as plain JSON.
-
-Never pickle: a model file is data a person can read and a program can check. Loading
-checks everything (format, shapes, that every weight is a number, the types of the
-recorded statistics) and says what is wrong in one line naming the field, so a
-truncated or hand-edited file is a clear error, not a crash. Weights are finite unless
-the file says training diverged (`history.stopped`: a run that trained on regardless):
-then NaN and inf are kept and shown, never hidden. A model's CSV data is found relative
-to the model file and only inside its folder. Also here: one example's loss graph of a
-saved network (drawn by `gradviz.render.network`).
+"""A saved model (spec, trained weights, training history) and one example's loss graph
+through it (drawn by `gradviz.render.network`). Its file format is gradviz.schema's; its
+CSV data is read only from inside the model file's folder.
 """
 
 from __future__ import annotations
 
-import json
 import math
 import os
 import re
@@ -26,9 +18,10 @@ import numpy as np
 
 from gradviz.data import Dataset, load
 from gradviz.engine import Value, topological_order
-from gradviz.errors import GradvizError, InputError, ModelError, quoted, shortened
-from gradviz.files import read_capped, write_atomic
+from gradviz.errors import GradvizError, InputError, ModelError, quoted
+from gradviz.files import write_atomic
 from gradviz.nn import (
+    LOSS_FUNCTIONS,
     Built,
     LayerSample,
     Network,
@@ -36,27 +29,25 @@ from gradviz.nn import (
     layer_samples,
     stats_rows,
 )
-from gradviz.numbers import fmt, from_json_number, json_safe
-from gradviz.spec import (
-    CLIPPING_FIELDS,
+from gradviz.numbers import fmt, from_json_number
+from gradviz.schema import (
     CLIPPING_KEYS,
-    HISTORY_FIELDS,
-    HISTORY_OPTIONAL,
-    LOSS_FUNCTIONS,
-    Spec,
-    read_fields,
-    spec_from_mapping,
+    MODEL_FORMAT,
+    RUN_FORMAT,
+    model_json,
+    model_parts,
+    parse_json,
+    read_diagnosis,
+    read_saved,
 )
+from gradviz.spec import Spec
 from gradviz.stats import Diagnosis, History, diagnose, history
 from gradviz.train import Result
 
-FORMAT = "gradviz-model"
 # The advice older gradviz appended to `history.stopped` (to pass an option that trains on
 # regardless), which model files written then still hold: `Model.stopped` leaves it out.
 # The advice is now the `Diverged` error's, worded by its caller, and is never stored.
 OLD_ADVICE = re.compile(r", or pass \S+ to train on regardless\.$")
-VERSION = 1
-MAX_MODEL_BYTES = 100_000_000
 MAX_HISTORY_POINTS = 10_000  # loss/accuracy points kept in the file (evenly spaced)
 
 
@@ -66,7 +57,7 @@ class Model:
 
     `history` holds plain JSON: `loss` and `accuracy` every `every` epochs,
     `epochs_run`, `stopped` (why training stopped early, or None), and `gradients`:
-    the per-layer statistics (`gradviz.stats.Diagnosis.to_dict`) at recorded epochs.
+    the per-layer statistics (`gradviz.records.Diagnosis.to_dict`) at recorded epochs.
     `source` is the file it was read from (None for a model just trained)."""
 
     spec: Spec
@@ -130,7 +121,8 @@ class Model:
 
     def snapshots(self) -> History:
         """The gradient statistics recorded during training, as (epoch, Diagnosis)."""
-        return history([(g.get("epoch") or 0, g) for g in self.history.get("gradients", [])])
+        saved = self.history.get("gradients", [])
+        return history([(g.get("epoch") or 0, read_diagnosis(g)) for g in saved])
 
     def curves(self) -> tuple[list[float], list[float], int]:
         """(loss, accuracy, every): the saved curves as floats (NaN kept), one point
@@ -184,67 +176,13 @@ def from_result(result: Result) -> Model:
     )
 
 
-# -- writing ------------------------------------------------------------------------------
-
-
-def to_dict(model: Model, folder: Path | None = None) -> dict:
-    """The model as JSON data. Given the `folder` the file goes in, a CSV data set inside
-    it is named relative to it (the pair can move together, and `dataset` finds it);
-    data elsewhere keeps its absolute path, which loading refuses without --data."""
-    spec = model.spec.to_dict()
-    if folder is not None and model.spec.data.name == "csv" and model.spec.data.path:
-        spec["data"]["csv"] = _csv_reference(Path(spec["data"]["csv"]), folder)
-    return {
-        "format": FORMAT,
-        "version": VERSION,
-        "spec": spec,
-        "layers": [
-            {
-                "name": f"L{i}",
-                "activation": activation,
-                "weights": W.tolist(),
-                "biases": b.tolist(),
-            }
-            for i, ((W, b), activation) in enumerate(
-                zip(model.weights, model.spec.activations, strict=True), 1
-            )
-        ],
-        "history": model.history,
-        "final": model.final,
-    }
-
-
-def _csv_reference(path: Path, folder: Path) -> str:
-    """`path` relative to `folder` (with /) when it is inside it, else absolute."""
-    try:
-        return path.resolve().relative_to(folder.resolve()).as_posix()
-    except ValueError:
-        return str(path.absolute())
-
-
-def to_json(model: Model, folder: Path | None = None) -> str:
-    """Valid JSON (NaN and infinities as the strings "nan", "inf", "-inf")."""
-    return json.dumps(json_safe(to_dict(model, folder)), indent=1, allow_nan=False) + "\n"
-
-
-def save(model: Model, path: Path | str) -> None:
-    """Write atomically: a failure half-way leaves any previous file as it was."""
-    path = Path(path)
-    write_atomic(path, to_json(model, path.parent))
-
-
 # -- reading ------------------------------------------------------------------------------
 
 
 def load_model(path: Path | str) -> Model:
     """A saved model, checked; any problem is a ModelError naming the field."""
     path = Path(path)
-    data = read_capped(path, MAX_MODEL_BYTES, ModelError, "model file")
-    try:
-        text = data.decode("utf-8")
-    except UnicodeDecodeError:
-        raise ModelError(f"{path}: not a gradviz model (not UTF-8 text)") from None
-    model = parse_model(text, str(path), base_dir=str(path.parent))
+    model = parse_model(read_saved(path, "model"), str(path), base_dir=str(path.parent))
     model.source = path
     return model
 
@@ -271,29 +209,10 @@ def model_inputs(path: Path) -> list[Path]:
     return [path] if data is None else [path, data]
 
 
-def parse_json(text: str, name: str, what: str) -> object:
-    """JSON as gradviz reads every file it saved (a model, a recorded run: `what` names
-    it in messages): numbers of at most MAX_NUMBER_LENGTH characters, no key twice in one
-    object, NaN/Infinity kept as strings (refused where they matter); any problem is a
-    ModelError naming the file (`name`) and where."""
-    try:
-        return json.loads(
-            text,
-            parse_constant=lambda c: c,
-            parse_int=lambda t: int(_short_number(t, name)),
-            parse_float=lambda t: float(_short_number(t, name)),
-            object_pairs_hook=lambda pairs: _unique_keys(pairs, name),
-        )
-    except json.JSONDecodeError as error:
-        problem = "truncated" if error.pos >= len(text.rstrip()) else "not valid JSON"
-        raise ModelError(
-            f"{name}: {problem}: {error.msg} (line {error.lineno} column {error.colno})"
-        ) from None
-    except RecursionError:
-        raise ModelError(f"{name}: nested too deeply to be a {what}") from None
-
-
-RUN_FORMAT = "gradviz-run"  # (gradviz.run's FORMAT: a model file must not be mistaken)
+def save(model: Model, path: Path | str) -> None:
+    """Write atomically: a failure half-way leaves any previous file as it was."""
+    path = Path(path)
+    write_atomic(path, model_json(model, path.parent))
 
 
 def parse_model(text: str, name: str = "model", base_dir: str | None = None) -> Model:
@@ -304,126 +223,12 @@ def parse_model(text: str, name: str = "model", base_dir: str | None = None) -> 
             "network to draw, trace or check",
             hint="gradviz inspect and gradviz grads read a recorded run.",
         )
-    if not isinstance(raw, dict) or raw.get("format") != FORMAT:
-        raise ModelError(f'{name}: not a gradviz model (no "format": "{FORMAT}")')
+    if not isinstance(raw, dict) or raw.get("format") != MODEL_FORMAT:
+        raise ModelError(f'{name}: not a gradviz model (no "format": "{MODEL_FORMAT}")')
     try:
-        return _model_from(raw, base_dir)
+        return Model(*model_parts(raw, base_dir))
     except GradvizError as error:  # it names the field; this adds the file
         raise ModelError(f"{name}: {error.message}") from None
-
-
-def _model_from(raw: dict, base_dir: str | None) -> Model:
-    if raw.get("version") != VERSION:
-        raise InputError(
-            f"version: {quoted(raw.get('version'))} is not a version this gradviz reads ({VERSION})"
-        )
-    for key in ("spec", "layers", "history"):
-        if key not in raw:
-            raise InputError(f"{key}: missing")
-    if not isinstance(raw["spec"], dict):
-        raise InputError("spec: expected an object")
-    spec = spec_from_mapping(raw["spec"], locate=lambda key: f"spec.{key}", base_dir=base_dir)
-    history = raw["history"]
-    _check_history(history)
-    # A model whose training diverged (and says so) keeps its NaN/inf weights.
-    diverged = history.get("stopped") is not None
-    layers = raw["layers"]
-    if not isinstance(layers, list) or len(layers) != len(spec.layers) - 1:
-        raise InputError(f"layers: expected {len(spec.layers) - 1} layers as the spec says")
-    weights = []
-    for i, (layer, n_in, n_out) in enumerate(
-        zip(layers, spec.layers, spec.layers[1:], strict=False), 1
-    ):
-        where = f"layers[{i - 1}] (L{i})"
-        if not isinstance(layer, dict):
-            raise InputError(f"{where}: expected an object with weights and biases")
-        if layer.get("activation", spec.activations[i - 1]) != spec.activations[i - 1]:
-            raise InputError(f"{where}.activation: does not match the spec")
-        W = _matrix(layer.get("weights"), n_out, n_in, f"{where}.weights", f"L{i}", diverged)
-        b = _vector(layer.get("biases"), n_out, f"{where}.biases", f"L{i}", diverged)
-        weights.append((W, b))
-    final = raw.get("final", {})
-    if not isinstance(final, dict) or not all(
-        from_json_number(final.get(key, 0.0)) is not None for key in ("loss", "accuracy")
-    ):
-        raise InputError("final: expected an object with the numbers loss and accuracy")
-    return Model(spec, weights, history, final)
-
-
-def _check_history(history: dict) -> None:
-    """Every field of a saved history has the kind its readers expect (the tables in
-    `gradviz.spec`); an InputError names the first that does not
-    (`history.gradients[0].layers[0].rms`)."""
-    read_fields(history, HISTORY_FIELDS, "history", "training history", HISTORY_OPTIONAL)
-    clipping = history.get("clipping")  # absent from files older than the record
-    if clipping is not None:
-        what = ", ".join(CLIPPING_FIELDS)
-        series = read_fields(clipping, CLIPPING_FIELDS, "history.clipping", what)
-        if len({len(values) for values in series.values()}) != 1:
-            raise InputError("history.clipping: its lists differ in length")
-    gradients = history.get("gradients", [])
-    if not isinstance(gradients, list):
-        raise InputError("history.gradients: expected a list of objects")
-    for i, entry in enumerate(gradients):
-        Diagnosis.from_dict(entry, f"history.gradients[{i}]")
-
-
-MAX_NUMBER_LENGTH = 100
-"""Characters in one number of a model or run file (a float64 needs at most 24). Longer ones are
-refused: Python would spend quadratic time on a huge integer, or fail past 4300 digits."""
-
-
-def _short_number(text: str, name: str) -> str:
-    if len(text) > MAX_NUMBER_LENGTH:
-        raise ModelError(
-            f"{name}: a number of {len(text):,} characters ({text[:20]}…) is longer than "
-            f"the {MAX_NUMBER_LENGTH} allowed"
-        )
-    return text
-
-
-def _unique_keys(pairs: list[tuple[str, object]], name: str) -> dict:
-    """An object whose keys are all different: JSON readers disagree on which of two
-    equal keys counts (Python's keeps the last), so a file with one is refused."""
-    result: dict = {}
-    for key, value in pairs:
-        if key in result:
-            raise ModelError(f"{name}: the key {json.dumps(key)} appears twice in one object")
-        result[key] = value
-    return result
-
-
-def _vector(
-    value: object, n: int, where: str, layer: str, diverged: bool, row: int | None = None
-) -> np.ndarray:
-    """n numbers: finite, or also "nan"/"inf"/"-inf" when the model says it diverged."""
-    if not isinstance(value, list) or len(value) != n:
-        raise InputError(f"{where}: expected {n} numbers")
-    numbers = []
-    for k, v in enumerate(value):
-        x = from_json_number(v)
-        if x is not None and (math.isfinite(x) or diverged):
-            numbers.append(x)
-            continue
-        param = f"{layer}.N{row + 1}.w{k}" if row is not None else f"{layer}.N{k + 1}.b"
-        nonfinite = x is not None or v in ("NaN", "Infinity", "-Infinity")
-        problem = "is not finite (the model diverged)" if nonfinite else "is not a number"
-        raise InputError(f"{where}[{k}]: {param} = {shortened(json.dumps(v))} {problem}")
-    return np.array(numbers, dtype=np.float64)
-
-
-def _matrix(
-    value: object, rows: int, columns: int, where: str, layer: str, diverged: bool
-) -> np.ndarray:
-    if not isinstance(value, list) or len(value) != rows:
-        raise InputError(f"{where}: expected {rows} rows of {columns} weights (n_out × n_in)")
-    return np.array(
-        [
-            _vector(row, columns, f"{where}[{j}]", layer, diverged, row=j)
-            for j, row in enumerate(value)
-        ],
-        dtype=np.float64,
-    ).reshape(rows, columns)
 
 
 # -- one example's graph ------------------------------------------------------------------
@@ -462,7 +267,7 @@ class LossGraph:
 
     @property
     def loss_formula(self) -> str:
-        """The loss in terms of the output and the target (`spec.Loss.formula`)."""
+        """The loss in terms of the output and the target (`nn.Loss.formula`)."""
         return LOSS_FUNCTIONS[self.network.loss].formula
 
 

@@ -1,28 +1,92 @@
-"""Networks built from Values: layers, and the per-layer numbers diagnostics read.
+"""Networks built from Values, their losses, and the per-layer numbers diagnostics read.
 
-A network is a dense feed-forward stack whose every weight and bias is a named leaf
-`Value` (`L1.N2.w0` is the weight from input 0 into neuron 2 of layer 1; `L1.N2.b`
-its bias). Layers count from 1 (layer 0 would be the inputs), neurons from 1, inputs
-and weights from 0 (`w0` multiplies `x0`). Building one example's loss from those
-leaves gives an ordinary engine graph that can be drawn, traced and checked; the
-training loop (gradviz.train) compiles that same graph into straight-line code.
-
-Which network to build and how to train it is a spec (gradviz.spec).
+Every weight and bias is a named leaf `Value`: `L1.N2.w0` is the weight from input 0 into
+neuron 2 of layer 1, `L1.N2.b` its bias (layers and neurons count from 1, inputs from 0).
+One example's loss is an ordinary engine graph, drawn, traced and checked as any other;
+gradviz.compile turns that same graph into straight-line code for training.
 """
 
 from __future__ import annotations
 
 import itertools
 import math
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 import numpy as np
 
 from gradviz.engine import Value, apply, backpropagate, topological_order
 from gradviz.errors import SpecError, quoted
 from gradviz.ops import ACTIVATIONS
-from gradviz.spec import INITS, LOSS_FUNCTIONS, LOSSES, Spec, parameter_count
+
+if TYPE_CHECKING:
+    from gradviz.spec import Spec
+
+INITS = ("default", "xavier", "he", "uniform1", "micrograd")
+
+
+@dataclass(frozen=True)
+class Loss:
+    """A loss in one place, as an op is in the op table: how it is built from the
+    network's output and the target, and its formula and slope for display."""
+
+    name: str
+    build: Callable[[Value, Value], Value]
+    formula: str  # the loss in terms of the output `out` and the target `y`
+    derivative: str  # ∂loss/∂out, in the same terms
+    # an output is right when it is on the target's side of this (0.5 for a probability;
+    # 0 for a score whose sign is the class, as hinge loss reads it)
+    threshold: float = 0.5
+    default_output: str = "sigmoid"  # the output activation when the spec names none
+    # the loss reads a 0/1 target as t = 2y − 1 = ±1 (tables show the target so)
+    signed_targets: bool = False
+
+
+def _mse(output: Value, target: Value) -> Value:
+    d = output - target
+    return d * d  # the square as a product: exact, and both edges are drawn
+
+
+def _bce(output: Value, target: Value) -> Value:
+    return -(target * output.log() + (1.0 - target) * (1.0 - output).log())
+
+
+def _hinge(output: Value, target: Value) -> Value:
+    # labels ±1: the data's 0/1 target read as t = 2y − 1 (exact for 0 and 1); then
+    # micrograd's max-margin loss relu(1 + (−t)·score), written 1 − t·score (the same bits)
+    sign = target * 2.0 - 1.0
+    return (1.0 - sign * output).relu()
+
+
+LOSS_FUNCTIONS: dict[str, Loss] = {
+    loss.name: loss
+    for loss in (
+        Loss("mse", _mse, "(out − y)²", "2·(out − y)"),
+        Loss("bce", _bce, "−(y·log out + (1−y)·log(1−out))", "(out − y)/(out·(1 − out))"),
+        Loss(
+            "hinge",
+            _hinge,
+            "max(0, 1 − t·out), t = 2y − 1 = ±1",
+            "−t where t·out < 1, else 0",
+            threshold=0.0,
+            default_output="linear",
+            signed_targets=True,
+        ),
+    )
+}
+LOSSES = tuple(LOSS_FUNCTIONS)
+
+
+def is_correct(output: float, target: float, threshold: float = 0.5) -> bool:
+    """The output is on the target's side of the threshold (0.5 for a probability, 0 for
+    hinge loss's signed score). A NaN output is on neither side: it is wrong whatever
+    the target (never counted as a correct 0)."""
+    return output > threshold if target > 0.5 else output <= threshold
+
+
+def parameter_count(layers: Sequence[int]) -> int:
+    return sum((n_in + 1) * n_out for n_in, n_out in itertools.pairwise(layers))
 
 
 @dataclass

@@ -387,6 +387,9 @@ class Op:
     never_negative: bool = False
     # A layer of a network may use the op (a spec's `activation`, `--activation`).
     activation: bool = False
+    # What to try when gradients vanish through layers of it (the verdict's advice; the
+    # first of the layers' activations, in ACTIVATIONS' order, that has one is given)
+    vanishing_advice: str | None = None
     # The live page's JavaScript (value, then derivatives), only where `out` and `d` do
     # not translate as they stand (see `_javascript`): pow, whose numpy shortcuts the page
     # copies with its own `pow`.
@@ -512,6 +515,7 @@ TANH = Op(
     saturation=(-0.97, 0.97),
     output_range=(-1.0, 1.0),
     activation=True,
+    vanishing_advice="Try ReLU, Xavier init, or fewer layers.",
 )
 SIGMOID = Op(
     name="sigmoid",
@@ -528,6 +532,7 @@ SIGMOID = Op(
     saturation=(0.015, 0.985),
     output_range=(0.0, 1.0),
     activation=True,
+    vanishing_advice="Try tanh or ReLU, Xavier/He init, or fewer layers.",
 )
 RELU = Op(
     name="relu",

@@ -17,10 +17,10 @@ from gradviz.data import Dataset
 from gradviz.errors import OptionWords, keyword
 from gradviz.measure import Measurement, model_data
 from gradviz.model import Model
-from gradviz.nn import Network
+from gradviz.nn import LOSS_FUNCTIONS, Network, is_correct
 from gradviz.numbers import dumps as dumps  # these documents' writer, under its old name too
-from gradviz.run import Run
-from gradviz.spec import LOSS_FUNCTIONS, Spec
+from gradviz.records import Run
+from gradviz.spec import Spec
 from gradviz.stats import (
     Diagnosis,
     History,
@@ -30,7 +30,7 @@ from gradviz.stats import (
     parameter_grads,
     verdict,
 )
-from gradviz.train import Diverged, Evaluation, Result, evaluate, is_correct
+from gradviz.train import Diverged, Evaluation, Result, evaluate
 
 JSON_PREDICTIONS = 1000  # examples listed in a document's "predictions"
 
@@ -63,7 +63,7 @@ class Report:
     `every` epochs (or recorded steps); `clipping` the clipping record on the same points
     and `clip` the rule that made it (("value" or "norm", the bound)); `clipping_json` the
     record as the JSON documents print it. `threshold` and `signed` say how an output is
-    read against its 0/1 target, as the loss reads it (`spec.Loss`)."""
+    read against its 0/1 target, as the loss reads it (`nn.Loss`)."""
 
     title: str
     summary: str | None  # a one-line account of a run that has no `spec`
@@ -111,7 +111,7 @@ class Report:
         notes: Sequence[str] = (),
     ) -> Report:
         """The report of a run recorded elsewhere (the PyTorch bridge): its per-layer
-        statistics at recorded steps (`stats.Diagnosis`, the last one the state now), the
+        statistics at recorded steps (`records.Diagnosis`, the last one the state now), the
         loss and accuracy it recorded, and `layer_names` as the framework names its layers
         (`net.0`; default: the statistics' own, L1…); `loss[i]` and `accuracy[i]` are the
         means over the `every` steps up to step every·(i+1). No network, no data: no predictions,
@@ -352,7 +352,7 @@ def diverged_document(error: Diverged, words: OptionWords = keyword) -> dict:
 
 
 def run_report(run: Run, title: str) -> Report:
-    """The report of a recorded run (`gradviz.run`, e.g. a PyTorch loop watched by
+    """The report of a recorded run (`records.Run`, e.g. a PyTorch loop watched by
     `gradviz.torch.watch`): its statistics at recorded steps, its logged curves, and a
     summary naming where it was recorded and its layers as the framework names them."""
     loss, accuracy, every = run.curves()

@@ -1,95 +1,33 @@
 """Specs: which network to build and how to train it, checked.
 
-A spec is a TOML file, a built-in preset (`xor`, `circle`, …: the same specs as
-samples/*.toml, which a test keeps equal), or the same keys given as options. Every
-mistake names the key (`data.size`), and the file line where TOML gives one. Read only
-where specs are read: `gradviz draw` of an expression never imports this module.
-
-The checks are our own small checkers (one per kind of key) rather than a validation
-library: pydantic or msgspec would bring their own messages, while ours name the TOML line
-and say what to do (tests pin them), and importing pydantic with one model class took
-about 44 ms here (median of 5), half of what the whole `gradviz draw` process costs.
+A spec is a TOML file, a built-in preset (`xor`, `circle`, …: the specs of samples/*.toml,
+a test keeps them equal), or the same keys given as options. Every mistake names the key
+(`data.size`) and the file line where TOML gives one. Our own small checkers, not a
+validation library: ours name the line and say what to do, and pydantic's import alone
+took about 44 ms, half of what a whole `gradviz draw` costs.
 """
 
 from __future__ import annotations
 
 import copy
-import itertools
 import math
 import re
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field, fields
 from pathlib import Path
-from typing import TYPE_CHECKING, TypeGuard
+from typing import TypeGuard
 
 from gradviz.data import BUILTIN, GENERATED, MAX_POINTS, DataSpec
-from gradviz.errors import QUOTE_LIMIT, InputError, SpecError, quoted, shortened
+from gradviz.errors import QUOTE_LIMIT, SpecError, quoted, shortened
 from gradviz.files import read_capped
-from gradviz.numbers import from_json_number
+from gradviz.nn import INITS, LOSS_FUNCTIONS, LOSSES, parameter_count
 from gradviz.ops import ACTIVATIONS
-from gradviz.text import printable
-
-if TYPE_CHECKING:
-    from gradviz.engine import Value
-
 
 # -- the vocabulary of a spec -------------------------------------------------------------
 
 ACTIVATION_NAMES = tuple(ACTIVATIONS)  # the op table's activations, and "linear"
-INITS = ("default", "xavier", "he", "uniform1", "micrograd")
 LR_SCHEDULES = ("constant", "linear")
 
-
-@dataclass(frozen=True)
-class Loss:
-    """A loss in one place, as an op is in the op table: how it is built from the
-    network's output and the target, and its formula and slope for display."""
-
-    name: str
-    build: Callable[[Value, Value], Value]
-    formula: str  # the loss in terms of the output `out` and the target `y`
-    derivative: str  # ∂loss/∂out, in the same terms
-    # an output is right when it is on the target's side of this (0.5 for a probability;
-    # 0 for a score whose sign is the class, as hinge loss reads it)
-    threshold: float = 0.5
-    default_output: str = "sigmoid"  # the output activation when the spec names none
-    # the loss reads a 0/1 target as t = 2y − 1 = ±1 (tables show the target so)
-    signed_targets: bool = False
-
-
-def _mse(output: Value, target: Value) -> Value:
-    d = output - target
-    return d * d  # the square as a product: exact, and both edges are drawn
-
-
-def _bce(output: Value, target: Value) -> Value:
-    return -(target * output.log() + (1.0 - target) * (1.0 - output).log())
-
-
-def _hinge(output: Value, target: Value) -> Value:
-    # labels ±1: the data's 0/1 target read as t = 2y − 1 (exact for 0 and 1); then
-    # micrograd's max-margin loss relu(1 + (−t)·score), written 1 − t·score (the same bits)
-    sign = target * 2.0 - 1.0
-    return (1.0 - sign * output).relu()
-
-
-LOSS_FUNCTIONS: dict[str, Loss] = {
-    loss.name: loss
-    for loss in (
-        Loss("mse", _mse, "(out − y)²", "2·(out − y)"),
-        Loss("bce", _bce, "−(y·log out + (1−y)·log(1−out))", "(out − y)/(out·(1 − out))"),
-        Loss(
-            "hinge",
-            _hinge,
-            "max(0, 1 − t·out), t = 2y − 1 = ±1",
-            "−t where t·out < 1, else 0",
-            threshold=0.0,
-            default_output="linear",
-            signed_targets=True,
-        ),
-    )
-}
-LOSSES = tuple(LOSS_FUNCTIONS)
 
 # Sizes refused before anything is built: every parameter becomes a few graph nodes and
 # about ten lines of compiled code, so these bound memory (~300 MB while compiling) and
@@ -227,10 +165,6 @@ class Spec:
             path = Path(self.base_dir or "") / self.data.path
             out["data"]["csv"] = str(path.absolute())
         return out
-
-
-def parameter_count(layers: Sequence[int]) -> int:
-    return sum((n_in + 1) * n_out for n_in, n_out in itertools.pairwise(layers))
 
 
 # -- reading specs --------------------------------------------------------------------------
@@ -784,158 +718,3 @@ RULES: tuple[Callable[[dict, Fail], dict | None], ...] = (
     _schedule_has_an_end,
 )
 """What involves two keys, checked in this order once every key is read."""
-# -- what a saved model holds beside its spec: tables of fields ---------------------------
-# A kind is what a field holds: "count" (a whole number ≥ 0), "step" (≥ 1), "number" (≥ 0),
-# "signed", "flag", "text"; "?" after it: or null; "list of" before it: a list of them.
-# Floats may be "nan", "inf", "-inf" (how gradviz writes them). Every mistake names the
-# field's path (`history.gradients[0].layers[1].rms`) and shows the value as the file had it.
-
-MAX_TEXT = 1_000  # characters of a name, status or reason read from a file
-
-LAYER_FIELDS: dict[str, str] = {
-    "index": "count",
-    "name": "text",
-    "activation": "text",
-    "is_output": "flag",
-    "n_in": "count",
-    "n_out": "count",
-    "n_params": "count",
-    "batch": "count",
-    "mean_abs": "number",
-    "max_abs": "number",
-    "rms": "number",
-    "norm": "number",
-    "signal": "number",
-    "rel": "number?",
-    "below": "number?",
-    "growth": "number",
-    "hop": "number?",
-    "hop_bound": "number?",
-    "grad_data": "number?",
-    "update_data": "number?",
-    "act_mean": "signed",  # of the floats only the activations' mean has a sign
-    "act_std": "number",
-    "mean_slope": "number",
-    "saturated": "number?",
-    "dead": "number",
-    "dead_units": "count",
-    "nonfinite": "count",
-    "nonfinite_in": "text?",
-    "status": "text",
-    "reason": "text",
-    # written by a recorder of another framework's model (gradviz.torch), absent otherwise
-    "unread": "text?",  # what could not be read for the layer (no status rests on it)
-    "clipped_from": "number?",  # ‖g‖ before gradient clipping scaled it
-    "frozen": "flag",  # no gradient by design: out of the verdict
-    "compared": "flag",  # false: its gradient is compared with no other layer's
-}
-"""A layer's statistics (`gradviz.stats.LayerStats`, in its order; a test keeps them equal)."""
-LAYER_OPTIONAL = ("unread", "clipped_from", "frozen", "compared")  # left out where they do not apply
-
-DIAGNOSIS_FIELDS: dict[str, str] = {
-    "at_rest": "flag",
-    "output_spread": "number",
-    "stalled": "flag",
-    "epoch": "count?",
-    "unit": "text",  # what `epoch` counts: "epoch", or "step" (an optimizer step) for a run
-    "judged_by": "text",  # "gradient", or "update" (update:data) under adaptive optimizers
-    "optimizer": "text?",
-    "clip_scale": "number?",  # how much clipping scaled the gradients (None: it did not)
-}
-"""The whole network's, beside its `layers` (`gradviz.stats.Diagnosis`)."""
-DIAGNOSIS_OPTIONAL = ("unit", "judged_by", "optimizer", "clip_scale")
-
-
-HISTORY_FIELDS: dict[str, str] = {
-    "loss": "list of signed",  # every `every` epochs
-    "accuracy": "list of signed",
-    "epochs_run": "count",
-    "every": "step",
-    "stopped": "text?",  # why training diverged
-}
-"""A saved model's `history` (beside its `gradients`, each read by `stats.Diagnosis`)."""
-HISTORY_OPTIONAL = ("epochs_run", "every", "stopped")  # absent from older files
-
-CLIPPING_FIELDS: dict[str, str] = {
-    "updates": "list of count",
-    "clipped": "list of count",
-    "norm_before": "list of signed",
-    "norm_after": "list of signed",
-}
-"""`history.clipping`: per kept epoch, updates, how many were clipped, and the mean ‖g‖
-before and after (`gradviz.train.History.clipping_series`)."""
-CLIPPING_KEYS = tuple(CLIPPING_FIELDS)
-
-_PLURALS = {
-    "count": "whole numbers ≥ 0",
-    "signed": "numbers",
-    "number": "numbers ≥ 0",
-    "text": "short lines of text",
-}
-
-
-def shown(value: object) -> str:
-    """A value from a file as it was written, cut short."""
-    import json  # lazy: start-up
-
-    text = json.dumps(value)
-    return text if len(text) <= 40 else text[:30] + "…"
-
-
-def read_field(value: object, kind: str, where: str) -> object:
-    """`value` read back from JSON as a field of `kind` (see above), or an InputError
-    naming `where`."""
-    base = kind.removesuffix("?")
-    if value is None and base != kind:
-        return None
-    if base.startswith("list of "):
-        item = base.removeprefix("list of ")
-        if not isinstance(value, list):
-            raise InputError(f"{where}: expected a list of {_PLURALS[item]}")
-        return [read_field(v, item, f"{where}[{i}]") for i, v in enumerate(value)]
-    if base in ("number", "signed"):
-        number = from_json_number(value)
-        if number is None or (number < 0 and base == "number"):
-            bound = " ≥ 0" if base == "number" else ""
-            raise InputError(f"{where}: expected a number{bound}, got {shown(value)}")
-        return number
-    if base in ("count", "step"):
-        if problem := whole_problem(value, int(base == "step"), None, shown):
-            raise InputError(f"{where}: {problem}")
-        return value
-    if base == "flag":
-        if not isinstance(value, bool):
-            raise InputError(f"{where}: expected true or false, got {shown(value)}")
-        return value
-    if not isinstance(value, str):
-        raise InputError(f"{where}: expected a short line of text, got {shown(value)}")
-    if len(value) > MAX_TEXT:
-        raise InputError(
-            f"{where}: expected a short line of text, got {shown(value)} "
-            f"({len(value):,} characters, more than the {MAX_TEXT:,} allowed)"
-        )
-    if not value.isprintable():
-        bad = next(ch for ch in value if not ch.isprintable())
-        raise InputError(
-            f"{where}: expected a short line of text, got {shown(value)} (it holds "
-            f"{printable(bad)}, a control or invisible character; gradviz writes them as "
-            "escapes)"
-        )
-    return value
-
-
-def read_fields(
-    data: object, table: Mapping[str, str], where: str, what: str, optional: Sequence[str] = ()
-) -> dict:
-    """Every field of `table` from the object `data`, each checked: missing (unless
-    `optional`: then left out), or of the wrong kind, is an InputError naming its path
-    (`where.rms`)."""
-    if not isinstance(data, dict):
-        raise InputError(f"{where}: expected an object of {what}")
-    values = {}
-    for key, kind in table.items():
-        if key in data:
-            values[key] = read_field(data[key], kind, f"{where}.{key}")
-        elif key not in optional:
-            raise InputError(f"{where}.{key}: missing")
-    return values

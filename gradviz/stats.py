@@ -1,12 +1,8 @@
 """Per-layer gradient statistics, a status per layer, and a verdict in words.
 
-Pure functions over `gradviz.nn.LayerSample`s (one dense layer at one moment, raw
-gradients before any clipping), so the same numbers serve the terminal table, the
-JSON output, the saved model's history and the tests.
-
-Statuses, first match wins: `STATUS_TABLE` below, one row per status (name, rule in
-words, the threshold constants it reads, its test); `gradviz grads --help` and the
-the manual's table (docs/manual/grads.md) are made from it (`status_help`, `status_markdown`).
+Pure functions of `gradviz.nn.LayerSample`s (one layer at one moment, raw gradients before
+clipping) filling `gradviz.records`. Statuses, first match wins: `STATUS_TABLE`, one row
+per status, from which `grads --help` and docs/manual/grads.md are made.
 """
 
 from __future__ import annotations
@@ -16,24 +12,16 @@ import math
 import textwrap
 from collections import Counter
 from collections.abc import Callable, Hashable, Sequence
-from dataclasses import asdict, dataclass
+from dataclasses import dataclass
 from typing import TypeVar
 
 import numpy as np
 
 from gradviz.errors import InputError, quoted
 from gradviz.nn import LayerSample
-from gradviz.numbers import fmt, json_number, json_safe
+from gradviz.numbers import fmt
 from gradviz.ops import ACTIVATIONS, Op
-from gradviz.spec import (
-    DIAGNOSIS_FIELDS,
-    DIAGNOSIS_OPTIONAL,
-    LAYER_FIELDS,
-    LAYER_OPTIONAL,
-    read_field,
-    read_fields,
-    shown,
-)
+from gradviz.records import Diagnosis, History, LayerStats, ParamGrad
 
 # -- thresholds (STATUS_TABLE names them; the manual and `gradviz grads --help` show them)
 VANISHING_RATIO = 1e-2  # rms gradient below this fraction of a layer nearer the output
@@ -57,144 +45,6 @@ _QUANTITIES = (
 )
 _FORWARD = {"weights", "biases", "pre-activations", "activations"}
 
-
-@dataclass
-class LayerStats:
-    """The numbers of one layer's row. `None` means "does not apply here" (the output
-    layer has no hop, a layer at initialisation has no update), never zero."""
-
-    index: int
-    name: str
-    activation: str
-    is_output: bool
-    n_in: int
-    n_out: int
-    n_params: int
-    batch: int
-    mean_abs: float  # of the weight gradients
-    max_abs: float
-    rms: float
-    norm: float  # ‖g‖₂ over the weight gradients
-    signal: float  # rms of the bias gradients: the backpropagated signal δ
-    rel: float | None  # rms / the largest layer's rms
-    below: float | None  # rms / the largest rms of a layer nearer the output
-    growth: float  # rms / the output layer's rms
-    hop: float | None  # ‖δ here‖ / ‖δ of the next layer‖
-    hop_bound: float | None  # max slope here × ‖W of the next layer‖₂
-    grad_data: float | None  # ‖g‖ / ‖w‖
-    update_data: float | None  # ‖Δw‖ / ‖w‖ for the last update
-    act_mean: float
-    act_std: float
-    mean_slope: float
-    saturated: float | None  # fraction of outputs saturated (sigmoid/tanh only)
-    dead: float  # fraction of units inactive for the whole batch
-    dead_units: int
-    nonfinite: int
-    nonfinite_in: str | None  # the first quantity holding a NaN/inf
-    status: str = "ok"
-    reason: str = ""
-    unread: str | None = None  # what could not be read here (its numbers are NaN)
-    clipped_from: float | None = None  # ‖g‖ before clipping scaled it
-    frozen: bool = False  # no gradient by design (requires_grad off, or in no optimizer)
-    # False: not compared with the other layers (a norm's gain and shift, whose size says
-    # nothing of a weight matrix's; or rows whose forward order was not seen)
-    compared: bool = True
-
-    def to_dict(self) -> dict:
-        """Plain JSON types; NaN and infinities as the strings "nan", "inf", "-inf". The
-        fields only a recorder fills are left out where they do not apply."""
-        data = asdict(self)
-        for key in LAYER_OPTIONAL:
-            if data[key] == (key == "compared"):  # (at its default: left out)
-                del data[key]
-        return json_safe(data)  # type: ignore[return-value]
-
-    @classmethod
-    def from_dict(cls, data: object, where: str = "layer") -> LayerStats:
-        """The inverse of `to_dict` (a saved model's history), checked field by field
-        against `spec.LAYER_FIELDS`: a missing field or a wrong type is an InputError
-        naming its path (`where.rms`)."""
-        values = read_fields(data, LAYER_FIELDS, where, "layer statistics", LAYER_OPTIONAL)
-        if values["status"] not in STATUSES:
-            raise InputError(f"{where}.status: {shown(values['status'])} is not a status")
-        if values["activation"] not in ACTIVATIONS:
-            raise InputError(f"{where}.activation: {shown(values['activation'])} is unknown")
-        return cls(**values)
-
-
-@dataclass
-class Diagnosis:
-    """Every layer's statistics at one moment, with what holds for the whole network."""
-
-    layers: list[LayerStats]
-    at_rest: bool  # every rms gradient below AT_REST_RMS
-    output_spread: float  # std of the outputs across the batch (largest over units)
-    stalled: bool
-    first_nonfinite: tuple[int, str] | None = None  # (layer index, quantity)
-    epoch: int | None = None
-    unit: str = "epoch"  # what `epoch` counts: an epoch, or a recorded run's optimizer step
-    judged_by: str = "gradient"  # or "update": update:data, under an adaptive optimizer
-    optimizer: str | None = None  # the optimizer's class, where known
-    clip_scale: float | None = None  # the factor clipping scaled the gradients by
-
-    def to_dict(self) -> dict:
-        data = {
-            "epoch": self.epoch,
-            "at_rest": self.at_rest,
-            "stalled": self.stalled,
-            "output_spread": json_number(self.output_spread),
-            "first_nonfinite": (
-                None
-                if self.first_nonfinite is None
-                else {"layer": self.first_nonfinite[0], "in": self.first_nonfinite[1]}
-            ),
-            "layers": [layer.to_dict() for layer in self.layers],
-        }
-        extra = {
-            "unit": (self.unit, "epoch"),
-            "judged_by": (self.judged_by, "gradient"),
-            "optimizer": (self.optimizer, None),
-            "clip_scale": (self.clip_scale, None),
-        }
-        data.update({key: value for key, (value, usual) in extra.items() if value != usual})
-        return data
-
-    @classmethod
-    def from_dict(cls, data: object, where: str = "gradients") -> Diagnosis:
-        """The inverse of `to_dict`, checked: an InputError names the path of the first
-        field that is missing or of the wrong type (`where.layers[0].rms`)."""
-        if not isinstance(data, dict):
-            raise InputError(f"{where}: expected an object of gradient statistics")
-        raw_layers = data.get("layers")
-        if not isinstance(raw_layers, list) or not raw_layers:
-            raise InputError(f"{where}.layers: expected a list of layer statistics")
-        layers = [
-            LayerStats.from_dict(layer, f"{where}.layers[{i}]")
-            for i, layer in enumerate(raw_layers)
-        ]
-        for i, layer in enumerate(layers):
-            if layer.index != i + 1 or layer.is_output != (i == len(layers) - 1):
-                raise InputError(
-                    f"{where}.layers[{i}]: expected layer {i + 1}, the output layer last"
-                )
-        first = data.get("first_nonfinite")
-        if first is not None:
-            if not isinstance(first, dict):
-                raise InputError(f"{where}.first_nonfinite: expected null or an object")
-            index = read_field(first.get("layer"), "count", f"{where}.first_nonfinite.layer")
-            quantity = read_field(first.get("in"), "text", f"{where}.first_nonfinite.in")
-            first = (index, quantity)
-        values = read_fields(
-            data, DIAGNOSIS_FIELDS, where, "gradient statistics", DIAGNOSIS_OPTIONAL
-        )
-        if values.get("unit", "epoch") not in ("epoch", "step"):
-            raise InputError(f"{where}.unit: {shown(values['unit'])} is not epoch or step")
-        if values.get("judged_by", "gradient") not in ("gradient", "update"):
-            raise InputError(f"{where}.judged_by: {shown(values['judged_by'])} is unknown")
-        return cls(layers=layers, first_nonfinite=first, **values)  # type: ignore[arg-type]
-
-
-History = list[tuple[int, Diagnosis]]
 
 # -- the numbers of one layer -------------------------------------------------------
 
@@ -687,10 +537,6 @@ def _is_nan(layer: LayerStats, at_rest: bool, stalled: bool) -> str | None:
     return None
 
 
-def _is_frozen(layer: LayerStats, at_rest: bool, stalled: bool) -> str | None:
-    return "no gradient by design: not trained" if layer.frozen else None
-
-
 def _is_exploding(layer: LayerStats, at_rest: bool, stalled: bool) -> str | None:
     if at_rest:
         return None
@@ -718,22 +564,9 @@ def _is_zero(layer: LayerStats, at_rest: bool, stalled: bool) -> str | None:
     return None
 
 
-def _is_dead(layer: LayerStats, at_rest: bool, stalled: bool) -> str | None:
-    if layer.dead >= DEAD_FRACTION:
-        return f"{layer.dead_units} of {layer.n_out} units dead"
-    return None
-
-
-def _is_stalled(layer: LayerStats, at_rest: bool, stalled: bool) -> str | None:
-    return "outputs barely vary and every gradient is tiny" if stalled else None
-
-
-def _is_converged(layer: LayerStats, at_rest: bool, stalled: bool) -> str | None:
-    return f"every rms gradient below {fmt(AT_REST_RMS)}" if at_rest else None
-
-
-def _is_vanishing(layer: LayerStats, at_rest: bool, stalled: bool) -> str | None:
-    if layer.below is not None and layer.below < VANISHING_RATIO:
+def _below(layer: LayerStats, ratio: float) -> str | None:
+    """The reason of vanishing and weak: rms below `ratio` of a layer nearer the output."""
+    if layer.below is not None and layer.below < ratio:
         return f"{fmt(layer.below, 3)} of a later layer's gradient"
     return None
 
@@ -746,16 +579,6 @@ def _is_saturated(layer: LayerStats, at_rest: bool, stalled: bool) -> str | None
     ):
         return f"{round(100 * layer.saturated)}% of outputs saturated"
     return None
-
-
-def _is_weak(layer: LayerStats, at_rest: bool, stalled: bool) -> str | None:
-    if layer.below is not None and layer.below < WEAK_RATIO:
-        return f"{fmt(layer.below, 3)} of a later layer's gradient"
-    return None
-
-
-def _is_ok(layer: LayerStats, at_rest: bool, stalled: bool) -> str | None:
-    return ""
 
 
 @dataclass(frozen=True)
@@ -785,7 +608,9 @@ STATUS_TABLE: tuple[Status, ...] = (
         "groups): left out of every comparison and of the verdict",
         "no gradient by design (requires_grad off, or in no optimizer): left out",
         (),
-        _is_frozen,
+        lambda layer, at_rest, stalled: (
+            "no gradient by design: not trained" if layer.frozen else None
+        ),
     ),
     Status(
         "exploding",
@@ -802,7 +627,11 @@ STATUS_TABLE: tuple[Status, ...] = (
         ">= {DEAD_FRACTION:.0%} of units inactive on every sample (ReLU at 0, or a\n"
         "hidden unit stuck at one end of its saturation band)",
         ("DEAD_FRACTION",),
-        _is_dead,
+        lambda layer, at_rest, stalled: (
+            f"{layer.dead_units} of {layer.n_out} units dead"
+            if layer.dead >= DEAD_FRACTION
+            else None
+        ),
     ),
     Status(
         "stalled",
@@ -812,7 +641,9 @@ STATUS_TABLE: tuple[Status, ...] = (
         "at rest (every rms, of weight and of bias gradients, < {AT_REST_RMS:g}) and\n"
         "the outputs vary by < {STALLED_SPREAD:g}: stuck at the mean prediction",
         ("AT_REST_RMS", "STALLED_SPREAD"),
-        _is_stalled,
+        lambda layer, at_rest, stalled: (
+            "outputs barely vary and every gradient is tiny" if stalled else None
+        ),
     ),
     Status(
         "zero",
@@ -828,7 +659,9 @@ STATUS_TABLE: tuple[Status, ...] = (
         "not vanishing",
         "at rest and the outputs vary: tiny gradients everywhere, not vanishing",
         ("AT_REST_RMS", "STALLED_SPREAD"),
-        _is_converged,
+        lambda layer, at_rest, stalled: (
+            f"every rms gradient below {fmt(AT_REST_RMS)}" if at_rest else None
+        ),
     ),
     Status(
         "vanishing",
@@ -837,7 +670,7 @@ STATUS_TABLE: tuple[Status, ...] = (
         # (nothing between it and the loss) never vanishes
         "rms < {VANISHING_RATIO:g} of a layer nearer the output",
         ("VANISHING_RATIO",),
-        _is_vanishing,
+        lambda layer, at_rest, stalled: _below(layer, VANISHING_RATIO),
     ),
     Status(
         "saturated",
@@ -853,9 +686,9 @@ STATUS_TABLE: tuple[Status, ...] = (
         "`rms g` < 1/{WEAK_RATIO_inv} of some layer nearer the output",
         "rms < {WEAK_RATIO:g} of a layer nearer the output",
         ("WEAK_RATIO",),
-        _is_weak,
+        lambda layer, at_rest, stalled: _below(layer, WEAK_RATIO),
     ),
-    Status("ok", "none of the above", "none of the above", (), _is_ok),
+    Status("ok", "none of the above", "none of the above", (), lambda layer, at_rest, stalled: ""),
 )
 STATUSES = tuple(status.name for status in STATUS_TABLE)
 
@@ -919,36 +752,14 @@ def _status(layer: LayerStats, at_rest: bool, stalled: bool) -> tuple[str, str]:
 
 
 def history(snapshots: Sequence[tuple[int, object]]) -> History:
-    """Normalise a training history: each entry (epoch, list of LayerSample | Diagnosis
-    | its dict form) becomes (epoch, Diagnosis)."""
+    """Normalise a training history: each entry (epoch, list of LayerSample | Diagnosis)
+    becomes (epoch, Diagnosis)."""
     out: History = []
     for epoch, item in snapshots:
-        if isinstance(item, Diagnosis):
-            diagnosis = item
-        elif isinstance(item, dict):
-            diagnosis = Diagnosis.from_dict(item)
-        else:
-            diagnosis = diagnose(list(item), epoch=epoch)  # type: ignore[call-overload]
+        diagnosis = item if isinstance(item, Diagnosis) else diagnose(list(item), epoch=epoch)  # type: ignore[call-overload]
         diagnosis.epoch = epoch
         out.append((int(epoch), diagnosis))
     return out
-
-
-def series(snapshots: History) -> tuple[list[int], list[str], list[list[float]]]:
-    """(epochs, layer names, rms gradient per layer over time) for heat maps and plots;
-    NaN wherever the layer held a NaN/inf at that moment."""
-    if not snapshots:
-        return [], [], []
-    names = [layer.name for layer in snapshots[-1][1].layers]
-    epochs = [epoch for epoch, _ in snapshots]
-    rows = [
-        [
-            d.layers[i].rms if i < len(d.layers) and not d.layers[i].nonfinite else math.nan
-            for _, d in snapshots
-        ]
-        for i in range(len(names))
-    ]
-    return epochs, names, rows
 
 
 # -- the verdict ------------------------------------------------------------------------
@@ -1005,12 +816,8 @@ def _vanishing_sentence(d: Diagnosis) -> str | None:
     kinds = {lay.activation for lay in between}
     sat = [lay.saturated for lay in between if lay.saturated is not None]
     why = _hop_parts(between, per_hop)
-    if "sigmoid" in kinds:
-        fixes = "Try tanh or ReLU, Xavier/He init, or fewer layers."
-    elif "tanh" in kinds:
-        fixes = "Try ReLU, Xavier init, or fewer layers."
-    else:
-        fixes = "Try He init, or fewer layers."
+    advice = (op.vanishing_advice for name, op in ACTIVATIONS.items() if op and name in kinds)
+    fixes = next(filter(None, advice), "Try He init, or fewer layers.")
     if sat:
         mean_sat = 100 * sum(sat) / len(sat)
         share = f"{mean_sat:.0f}%" if mean_sat >= 1 else "none"
@@ -1304,16 +1111,6 @@ def failures(diagnosis: Diagnosis, snapshots: History | None = None) -> dict[str
 
 
 # -- single parameters ------------------------------------------------------------------
-
-
-@dataclass(frozen=True)
-class ParamGrad:
-    """One parameter's value and gradient, named as the network names it."""
-
-    name: str
-    layer: str
-    value: float
-    grad: float
 
 
 def parameter_grads(samples: Sequence[LayerSample]) -> list[ParamGrad]:

@@ -10,93 +10,24 @@ made for the output and every node with a path to it free of `detach`.
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass, fields
+from dataclasses import fields
 
 from gradviz.engine import Constant, Number, Value, backpropagate, topological_order
 from gradviz.lazy import callable_module, is_array, np
 from gradviz.names import definition, node_names, op_form, operand, output_name, substitute
 from gradviz.numbers import fmt
 from gradviz.ops import ACTIVATIONS
+from gradviz.records import (
+    Contribution,
+    ForwardStep,
+    LeafGradient,
+    Passed,
+    Source,
+    Step,
+    UnitStep,
+)
 
 NUDGE = 0.01  # the step size of the plain-words sentences: "raising a by 0.01 …"
-
-
-@dataclass(frozen=True, slots=True)
-class Contribution:
-    """The credit one node passes to one input (an edge of the backward pass): `formula` in
-    the op's terms (`∂(a·b)/∂a = b`), `named_formula` in the graph's (`∂(d·f)/∂d = f`),
-    `local_text` its right-hand side; `amount` = credit · `local` takes the input's total
-    from `before` to `total` after `earlier` contributions; `passes` is False at a detach."""
-
-    parent: Value
-    parent_name: str
-    position: int  # 0 for the op's first input `a`, 1 for `b`
-    formula: str
-    named_formula: str
-    local_text: str
-    local: Number
-    amount: Number
-    before: Number
-    total: Number
-    earlier: int
-    passes: bool = True
-
-
-@dataclass(frozen=True, slots=True)
-class Source:
-    """One piece of a node's credit: which consumer sent it, and how much."""
-
-    consumer: Value
-    consumer_name: str
-    position: int
-    amount: Number
-
-
-@dataclass(frozen=True, slots=True)
-class Step:
-    """One node of the backward pass once its credit dL/dnode is complete: the sum of
-    `sources` (one per use: `x*x + x` gives x three), passed on as `contributions`."""
-
-    index: int  # 0-based position in the backward pass
-    node: Value
-    name: str
-    definition: str | None  # "d·f" for L = d·f; None for a leaf
-    credit: Number
-    sources: tuple[Source, ...]
-    contributions: tuple[Contribution, ...]
-    is_output: bool = False
-
-    @property
-    def is_leaf(self) -> bool:
-        return self.node.op is None
-
-    @property
-    def stops_credit(self) -> bool:
-        """True at a `detach`: the credit arrives and goes no further."""
-        return self.node.op is not None and not self.node.op.passes_credit
-
-
-@dataclass(frozen=True, slots=True)
-class ForwardStep:
-    """One node of the forward pass: its name, how it is computed, and its value."""
-
-    index: int
-    node: Value
-    name: str
-    definition: str | None  # None for a leaf
-    data: Number
-
-
-@dataclass(frozen=True, slots=True)
-class LeafGradient:
-    """A leaf's gradient with one sentence in plain words about what it means."""
-
-    leaf: Value
-    name: str
-    data: Number
-    grad: Number
-    reached: bool  # False when every path to the output runs through detach
-    sentence: str
 
 
 # -- the walks ------------------------------------------------------------------
@@ -259,39 +190,6 @@ def leaf_gradients(
 # -- a network, one neuron (or one layer) at a time --------------------------------------
 
 
-@dataclass(frozen=True, slots=True)
-class Passed:
-    """Credit sent back to one input of a unit: dL/dz · w (for a layer: all it sent)."""
-
-    to: str
-    weight: Number | None
-    amount: Number
-    total: Number  # the input's credit so far
-    earlier: int  # contributions it had received before this one
-
-
-@dataclass(frozen=True, slots=True)
-class UnitStep:
-    """One neuron, layer, the loss or the inputs in a network's backward pass. Tuples hold
-    one entry per neuron: `credit` dL/da, `local` act'(z), `credit_z` dL/dz, the grads;
-    `ids` are the step's node ids in `gradviz.render.network.network_diagram`."""
-
-    index: int
-    kind: str  # "loss", "neuron", "layer", "inputs"
-    name: str
-    ids: tuple[str, ...]
-    activation: str | None
-    credit: tuple[Number, ...]
-    sources: tuple[tuple[tuple[str, Number], ...], ...]  # per unit: (sender, amount)
-    z: tuple[Number, ...] = ()
-    local: tuple[Number, ...] = ()
-    credit_z: tuple[Number, ...] = ()
-    bias_grads: tuple[Number, ...] = ()
-    weight_grads: tuple[tuple[Number, ...], ...] = ()
-    passed: tuple[Passed, ...] = ()
-    formula: str = ""
-
-
 def _slope(activation: str, a: Value, z: Value) -> Number:
     """act'(z) from the op table (1 for a linear unit)."""
     if a is z:
@@ -304,7 +202,7 @@ def network_trace(graph, level: str = "neuron") -> list[UnitStep]:
     """One example's backward pass through a network (a `gradviz.model.LossGraph`, run
     backward), by neuron or by layer: the loss, each layer from the output back, the inputs.
     The credits are the engine's grads; a unit passes dL/dz · w back to each input."""
-    from gradviz.spec import LOSS_FUNCTIONS  # lazy: start-up (a network is loaded by now)
+    from gradviz.nn import LOSS_FUNCTIONS  # lazy: start-up (a network is loaded by now)
 
     if level not in ("neuron", "layer"):
         raise ValueError(f"level must be neuron or layer, not {level!r}")

@@ -18,8 +18,9 @@ from gradviz import nn, stats
 from gradviz import train as T
 from gradviz.batched import Batched
 from gradviz.engine import Value
-from gradviz.model import from_result, to_dict
+from gradviz.model import from_result
 from gradviz.ops import ACTIVATIONS
+from gradviz.schema import model_dict as to_dict
 from gradviz.spec import PRESETS, Spec, load_spec, spec_from_mapping
 
 SAMPLES = sorted(Path(__file__).parent.parent.glob("samples/*.toml"))
@@ -207,7 +208,7 @@ def test_evaluate_agrees_with_the_compiled_forward_pass() -> None:
 def test_an_activation_comes_from_its_op_row() -> None:
     """The batched path has no activation of its own: each layer's value and slope are its
     row's `forward` and `local` (a finite difference of the loss checks them here), and a
-    loss is built from spec.LOSS_FUNCTIONS on the engine's Values."""
+    loss is built from nn.LOSS_FUNCTIONS on the engine's Values."""
     for name, op in ACTIVATIONS.items():
         if op is None:
             continue

@@ -27,6 +27,7 @@ HEAVY = (
     "importlib.metadata",
     "subprocess",
     "gradviz.train",
+    "gradviz.compile",
     "gradviz.nn",
     "gradviz.spec",
     "gradviz.report",
@@ -50,7 +51,7 @@ HEAVY = (
     "gradviz.render.plots",
     "torch",  # the PyTorch bridge's (gradviz.torch): only for a tensor
     "gradviz.torch",
-    "gradviz.run",
+    "gradviz.schema",
 )
 
 
@@ -189,11 +190,12 @@ def test_importing_gradviz_imports_nothing_heavy() -> None:
 
 
 def test_reading_a_recorded_run_imports_no_torch(tmp_path) -> None:
-    """`inspect` and `grads` of a run file (gradviz.run) need gradviz alone."""
+    """`inspect` and `grads` of a run file (gradviz.schema) need gradviz alone."""
     import numpy as np
 
     from gradviz.nn import Network, layer_samples
-    from gradviz.run import Run, RunLayer, save_run
+    from gradviz.records import Run, RunLayer
+    from gradviz.schema import save_run
     from gradviz.stats import diagnose
 
     network = Network([2, 3, 1], ["sigmoid", "sigmoid"])

@@ -71,8 +71,8 @@ def test_x_log_x_at_a_subnormal_x_matches_pytorch() -> None:
 def test_the_compiled_trainer_writes_logs_credit_from_the_same_row() -> None:
     """The trainer's backward lines take log's credit from `Op.chain` (g/x), and give the
     engine's gradient bit for bit (a network whose loss goes through one more log)."""
+    import gradviz.compile as C
     import gradviz.nn as nn
-    import gradviz.train as T
     from gradviz.engine import apply
 
     net = nn.Network((2, 2, 1), ("tanh", "sigmoid"))
@@ -86,7 +86,7 @@ def test_the_compiled_trainer_writes_logs_credit_from_the_same_row() -> None:
 
     try:
         nn.Network.build = build  # type: ignore[method-assign]
-        compiled = T._compile.__wrapped__(net.sizes, net.activations, "mse", None, False)
+        compiled = C._compile.__wrapped__(net.sizes, net.activations, "mse", None, False)
         total, grads = compiled.gradient(net.flat(), [(0.5, -1.0)], [1.0], [0])
         built = net.build([Value(0.5), Value(-1.0)], Value(1.0))
         built.loss.backward()
@@ -103,8 +103,8 @@ def test_training_through_log_at_a_subnormal_credits_g_over_x_every_way(monkeypa
     """A loss u·log(u) with u = 1e-310 · (the network's loss): the credit u sends through
     log is g/u (finite), not g·(1/u) (inf). The compiled trainer, the engine and the plain
     reference (GRADVIZ_PLAIN=1, the engine's pass) give the same finite gradient."""
+    import gradviz.compile as C
     import gradviz.nn as nn
-    import gradviz.train as T
     from gradviz.engine import apply
 
     net = nn.Network((2, 2, 1), ("tanh", "sigmoid"))
@@ -120,12 +120,12 @@ def test_training_through_log_at_a_subnormal_credits_g_over_x_every_way(monkeypa
     data = ([(0.5, -1.0)], [1.0], [0])
     try:
         nn.Network.build = build  # type: ignore[method-assign]
-        compiled = T._compile.__wrapped__(net.sizes, net.activations, "mse", None, False)
+        compiled = C._compile.__wrapped__(net.sizes, net.activations, "mse", None, False)
         total, grads = compiled.gradient(net.flat(), *data)
         built = net.build([Value(0.5), Value(-1.0)], Value(1.0))
         built.loss.backward()
-        monkeypatch.setenv(T.PLAIN, "1")
-        plain = T.compile_network(net).gradient(net.flat(), *data)
+        monkeypatch.setenv(C.PLAIN, "1")
+        plain = C.compile_network(net).gradient(net.flat(), *data)
     finally:
         nn.Network.build = original  # type: ignore[method-assign]
     assert all(math.isfinite(g) for g in grads) and any(grads)

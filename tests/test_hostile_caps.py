@@ -19,7 +19,7 @@ from test_trace_limits import AT_FRAME_LIMIT, OVER_FRAME_LIMIT
 from test_trace_limits import OVER_ANIMATION_LIMIT as OVER_ANIMATED
 
 from gradviz import data as data_module
-from gradviz import model as model_module
+from gradviz import schema as model_module
 
 GRADS = "Gradients per layer"  # `grads SPEC` measures at initialisation: no training
 

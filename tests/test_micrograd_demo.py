@@ -18,7 +18,8 @@ from gradviz.cli import cli
 from gradviz.data import DataSpec, load
 from gradviz.engine import Value
 from gradviz.errors import DataError, SpecError
-from gradviz.spec import LOSS_FUNCTIONS, Spec, load_spec, preset, spec_from_mapping
+from gradviz.nn import LOSS_FUNCTIONS
+from gradviz.spec import Spec, load_spec, preset, spec_from_mapping
 
 SAMPLES = Path(__file__).resolve().parent.parent / "samples"
 

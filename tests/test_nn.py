@@ -304,7 +304,7 @@ def test_every_file_is_read_through_one_capped_reader(
         limits.append(limit)
         return real(path, 10, error_class, name)  # every limit 10 bytes, to test it
 
-    for module in ("gradviz.data", "gradviz.spec", "gradviz.model"):
+    for module in ("gradviz.data", "gradviz.spec", "gradviz.schema"):
         monkeypatch.setattr(f"{module}.read_capped", spy)
     with pytest.raises(error, match=f"no such {what}"):
         reader(tmp_path / "missing")

@@ -25,9 +25,10 @@ from gradviz.engine import Value
 from gradviz.measure import model_data
 from gradviz.model import load_model
 from gradviz.numbers import fmt
+from gradviz.records import series
 from gradviz.render.page_plots import curves_svg, grads_svg
 from gradviz.render.svgplot import COLOURMAPS, colour_rgb
-from gradviz.stats import diagnose, series
+from gradviz.stats import diagnose
 
 SVG = "{http://www.w3.org/2000/svg}"
 SUPER = str.maketrans("⁰¹²³⁴⁵⁶⁷⁸⁹⁻", "0123456789-")

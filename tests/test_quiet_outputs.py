@@ -42,7 +42,8 @@ def test_the_plot_of_two_records_at_one_step_warns_of_nothing(tmp_path) -> None:
     import numpy as np
 
     from gradviz.nn import Network, layer_samples
-    from gradviz.run import Run, RunLayer, save_run
+    from gradviz.records import Run, RunLayer
+    from gradviz.schema import save_run
     from gradviz.stats import diagnose
 
     network = Network([2, 3, 1], ["sigmoid", "sigmoid"])

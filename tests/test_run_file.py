@@ -1,4 +1,4 @@
-"""Recorded run files (gradviz.run) read as saved models are: the same caps on numbers,
+"""Recorded run files (gradviz.schema) read as saved models are: the same caps on numbers,
 duplicate keys and size, a layer cap, steps that every view can turn into a float, and
 the words that tell a run from a model. Made with gradviz alone (no torch): the layers
 and statistics of a small gradviz network, saved by `save_run`."""
@@ -15,8 +15,9 @@ from click.testing import CliRunner
 from gradviz.cli import cli
 from gradviz.errors import InputError, ModelError
 from gradviz.nn import Network, layer_samples
+from gradviz.records import Run, RunLayer
 from gradviz.render.training import sparkline
-from gradviz.run import MAX_LAYERS, MAX_STEP, Run, RunLayer, load_run, save_run
+from gradviz.schema import MAX_RUN_LAYERS, MAX_STEP, load_run, save_run
 from gradviz.stats import diagnose
 
 
@@ -104,16 +105,16 @@ def test_a_step_at_the_cap_draws_everywhere(saved, tmp_path) -> None:
 
 def test_layers_are_capped(saved, tmp_path) -> None:
     _, raw = saved
-    raw["layers"] = [dict(raw["layers"][0], name=f"l{i}") for i in range(MAX_LAYERS + 1)]
-    with pytest.raises(ModelError, match=f"{MAX_LAYERS + 1:,} layers is more than the"):
+    raw["layers"] = [dict(raw["layers"][0], name=f"l{i}") for i in range(MAX_RUN_LAYERS + 1)]
+    with pytest.raises(ModelError, match=f"{MAX_RUN_LAYERS + 1:,} layers is more than the"):
         load_run(_write(tmp_path, json.dumps(raw)))
-    raw["layers"] = raw["layers"][:MAX_LAYERS]  # at the cap: read (then its history differs)
+    raw["layers"] = raw["layers"][:MAX_RUN_LAYERS]  # at the cap: read (then its history differs)
     with pytest.raises(ModelError, match=r"history\[0\]\.layers: expected the layers l0, l1"):
         load_run(_write(tmp_path, json.dumps(raw)))
 
 
 def test_a_name_at_the_cap_reads(saved, tmp_path) -> None:
-    from gradviz.spec import MAX_TEXT
+    from gradviz.schema import MAX_TEXT
 
     _, raw = saved
     raw["model"] = "m" * MAX_TEXT
@@ -216,7 +217,7 @@ def test_a_layer_name_with_control_characters_reads_back(tmp_path, name, saved_a
 
 
 def test_a_long_layer_name_is_cut_and_names_stay_distinct(tmp_path) -> None:
-    from gradviz.spec import MAX_TEXT
+    from gradviz.schema import MAX_TEXT
 
     long = "x" * 1500
     path = tmp_path / "run.json"

@@ -1,4 +1,4 @@
-"""The report page of a recorded run (gradviz.run: statistics, no network or data) in a
+"""The report page of a recorded run (records.Run: statistics, no network or data) in a
 real browser (Chromium through Selenium, see tests/browser.py): it loads without a console
 error, and no visible control throws when used (its "Show graph" button threw a TypeError:
 there are no input boxes to read)."""
@@ -13,7 +13,8 @@ from test_html_browser import severe
 
 from gradviz.cli import cli
 from gradviz.nn import Network, layer_samples
-from gradviz.run import Run, RunLayer, save_run
+from gradviz.records import Run, RunLayer
+from gradviz.schema import save_run
 from gradviz.stats import diagnose
 
 CONTROLS_JS = """

@@ -9,18 +9,8 @@ import dataclasses
 import pytest
 
 from gradviz.errors import InputError, SpecError
-from gradviz.spec import (
-    CLIPPING_FIELDS,
-    DATA_KEYS,
-    HISTORY_FIELDS,
-    LAYER_FIELDS,
-    PRESETS,
-    SPEC_KEYS,
-    Spec,
-    read_field,
-    read_fields,
-    spec_from_mapping,
-)
+from gradviz.schema import CLIPPING_FIELDS, HISTORY_FIELDS, LAYER_FIELDS, read_field, read_fields
+from gradviz.spec import DATA_KEYS, PRESETS, SPEC_KEYS, Spec, spec_from_mapping
 
 SMALLEST = {"layers": [2, 1], "data": "xor"}
 

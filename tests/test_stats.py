@@ -13,7 +13,7 @@ import numpy as np
 import pytest
 from rich.console import Console
 
-from gradviz import nn, stats
+from gradviz import nn, schema, stats
 from gradviz.engine import Value
 from gradviz.errors import InputError
 from gradviz.nn import LayerSample
@@ -393,13 +393,13 @@ def test_json_round_trip_keeps_nan_and_none() -> None:
     samples[1].activations = np.array([[np.nan]])
     d = stats.diagnose(samples, epoch=7)
     text = json.dumps(d.to_dict(), allow_nan=False)  # valid JSON: no bare NaN
-    back = stats.Diagnosis.from_dict(json.loads(text))
+    back = schema.read_diagnosis(json.loads(text))
     assert back.epoch == 7 and back.first_nonfinite == d.first_nonfinite
     assert math.isnan(back.layers[1].act_mean)
     assert back.layers[2].hop is None
     assert [lay.status for lay in back.layers] == [lay.status for lay in d.layers]
     with pytest.raises(InputError, match="miss"):
-        stats.LayerStats.from_dict({"index": 1})
+        schema.read_layer_stats({"index": 1})
 
 
 def test_bad_input_is_an_input_error() -> None:
@@ -502,14 +502,12 @@ def test_a_changed_threshold_changes_the_words(monkeypatch) -> None:
 
 
 def test_the_file_schema_declares_every_field_of_a_layer() -> None:
-    """spec.LAYER_FIELDS is the schema a saved model's statistics are read with: every
+    """schema.LAYER_FIELDS is the schema a saved model's statistics are read with: every
     field of LayerStats, in order, of the kind its type says (no annotation parsing)."""
     from dataclasses import fields
 
-    from gradviz import spec
-
     kinds = {"int": "count", "float": "number", "bool": "flag", "str": "text"}
-    declared = list(spec.LAYER_FIELDS.items())
+    declared = list(schema.LAYER_FIELDS.items())
     assert [name for name, _ in declared] == [f.name for f in fields(stats.LayerStats)]
     for (name, kind), f in zip(declared, fields(stats.LayerStats), strict=True):
         base = str(f.type).removesuffix(" | None")

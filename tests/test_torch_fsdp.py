@@ -28,7 +28,7 @@ import torch.multiprocessing as mp  # noqa: E402
 from rich.console import Console  # noqa: E402
 
 from gradviz.render.layers import layer_table  # noqa: E402
-from gradviz.run import load_run  # noqa: E402
+from gradviz.schema import load_run  # noqa: E402
 from gradviz.torch import watch  # noqa: E402
 
 SLOW = pytest.mark.slow  # two processes starting torch.distributed: seconds

@@ -24,7 +24,7 @@ from rich.console import Console  # noqa: E402
 
 from gradviz.errors import StatusFound  # noqa: E402
 from gradviz.render.layers import layer_table  # noqa: E402
-from gradviz.run import load_run  # noqa: E402
+from gradviz.schema import load_run  # noqa: E402
 from gradviz.torch import watch  # noqa: E402
 from gradviz.torch.huggingface import Watch  # noqa: E402
 

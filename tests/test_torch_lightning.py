@@ -25,7 +25,7 @@ from rich.console import Console  # noqa: E402
 from gradviz.cli import cli  # noqa: E402
 from gradviz.errors import InputError, OutputError, StatusFound  # noqa: E402
 from gradviz.render.layers import layer_table  # noqa: E402
-from gradviz.run import load_run  # noqa: E402
+from gradviz.schema import load_run  # noqa: E402
 from gradviz.torch import watch  # noqa: E402
 from gradviz.torch.lightning import Watch  # noqa: E402
 

@@ -16,8 +16,7 @@ torch = require_torch()
 nn = torch.nn
 
 from gradviz.cli import cli  # noqa: E402
-from gradviz.run import load_run  # noqa: E402
-from gradviz.spec import MAX_TEXT  # noqa: E402
+from gradviz.schema import MAX_TEXT, load_run  # noqa: E402
 from gradviz.torch import watch  # noqa: E402
 
 

@@ -14,11 +14,16 @@ from torch_support import require_torch
 torch = require_torch()
 
 from gradviz.errors import InputError  # noqa: E402
-from gradviz.nn import Network, layer_samples  # noqa: E402
-from gradviz.spec import LOSS_FUNCTIONS, resolve_spec  # noqa: E402
+from gradviz.nn import (  # noqa: E402
+    LOSS_FUNCTIONS,
+    Network,
+    is_correct,
+    layer_samples,
+)
+from gradviz.spec import resolve_spec  # noqa: E402
 from gradviz.stats import diagnose  # noqa: E402
 from gradviz.torch import from_module, to_module, watch  # noqa: E402
-from gradviz.train import evaluate, is_correct, load_data, train  # noqa: E402
+from gradviz.train import evaluate, load_data, train  # noqa: E402
 
 # The fields the recorder cannot give (hop_bound needs a spectral norm per step) or that
 # mean another moment (update:data: gradviz's is the last update, at step 0 none).

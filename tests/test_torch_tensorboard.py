@@ -18,7 +18,7 @@ from tensorboard.backend.event_processing.event_accumulator import (  # noqa: E4
 from torch.utils.tensorboard import SummaryWriter  # noqa: E402
 
 from gradviz.errors import InputError, ModelError  # noqa: E402
-from gradviz.run import load_run  # noqa: E402
+from gradviz.schema import load_run  # noqa: E402
 from gradviz.stats import verdict  # noqa: E402
 from gradviz.torch import watch  # noqa: E402
 from gradviz.torch.tensorboard import STATISTICS, convert, tag, write_step  # noqa: E402

@@ -23,7 +23,7 @@ from gradviz.errors import InputError, ModelError  # noqa: E402
 from gradviz.numbers import fmt  # noqa: E402
 from gradviz.ops import ACTIVATIONS  # noqa: E402
 from gradviz.render.training import percent  # noqa: E402
-from gradviz.run import load_run  # noqa: E402
+from gradviz.schema import load_run  # noqa: E402
 from gradviz.torch import watch  # noqa: E402
 
 

@@ -19,7 +19,7 @@ torch = require_torch()
 nn = torch.nn
 F = torch.nn.functional
 
-from gradviz.run import load_run  # noqa: E402
+from gradviz.schema import load_run  # noqa: E402
 from gradviz.stats import verdict  # noqa: E402
 from gradviz.torch import watch  # noqa: E402
 

@@ -14,7 +14,7 @@ from mermaid.check import parse_mermaid
 from gradviz import engine, ops
 from gradviz.cli import cli
 from gradviz.engine import Constant, Op, Value
-from gradviz.spec import LOSS_FUNCTIONS
+from gradviz.nn import LOSS_FUNCTIONS
 
 HAND = ["e = a*b; d = e + c; L = d*f", "a=2", "b=-3", "c=10", "f=-2"]
 SVG = "{http://www.w3.org/2000/svg}"

@@ -9,6 +9,7 @@ import struct
 import numpy as np
 import pytest
 
+from gradviz import compile as C
 from gradviz import nn, stats
 from gradviz import train as T
 from gradviz.cli import flag
@@ -117,8 +118,8 @@ def test_the_plain_switch_trains_on_the_engine_to_the_same_bits(
     data = {"data": {"name": "moons", "size": 30}} if name == "moons" else {}
     spec = spec_of(name, **changes, **data, epochs=3)
     compiled = _trained(spec)
-    monkeypatch.setenv(T.PLAIN, "1")
-    assert isinstance(T.compile_network(nn.Network.from_spec(spec)).run.__self__, T.Plain)
+    monkeypatch.setenv(C.PLAIN, "1")
+    assert isinstance(C.compile_network(nn.Network.from_spec(spec)).run.__self__, C.Plain)
     assert _trained(spec) == compiled
 
 
@@ -130,7 +131,7 @@ def test_a_traceback_through_generated_code_shows_its_lines_under_real_names() -
     from gradviz import ops
 
     net = nn.Network((2, 2, 1), ("tanh", "sigmoid"))
-    compiled = T.compile_network(net)
+    compiled = C.compile_network(net)
     with pytest.raises(ValueError) as caught:
         compiled.evaluate([0.5] * 3, [(0.0, 1.0)], [1.0])  # 3 of its 9 weights
     text = "".join(traceback.format_exception(caught.value))
@@ -151,7 +152,7 @@ def test_compiled_gradient_is_the_engines_and_layer_samples(name: str) -> None:
     net = nn.Network.from_spec(spec)
     data = T.load_data(spec)
     X, Y = data.X[:12], data.Y[:12]
-    compiled = T.compile_network(net)
+    compiled = C.compile_network(net)
     _, grads = compiled.gradient(
         net.flat(), [tuple(r) for r in X.tolist()], Y.tolist(), list(range(len(Y)))
     )
@@ -182,7 +183,7 @@ def test_an_op_added_to_the_table_compiles_from_its_own_expressions() -> None:
 
     try:
         nn.Network.build = build  # type: ignore[method-assign]
-        compiled = T._compile.__wrapped__(net.sizes, net.activations, "mse", None, False)
+        compiled = C._compile.__wrapped__(net.sizes, net.activations, "mse", None, False)
         total, grads = compiled.gradient(net.flat(), [(0.5, -1.0)], [1.0], [0])
         built = net.build([Value(0.5), Value(-1.0)], Value(1.0))
         built.loss.backward()
@@ -366,7 +367,7 @@ def test_clip_gradients() -> None:
 
 def test_generated_code_comes_from_the_op_table_only() -> None:
     net = nn.Network.from_spec(spec_of("xor"))
-    source = T.compile_network(net).source
+    source = C.compile_network(net).source
     assert "exp_nonpositive(-abs(" in source  # SIGMOID.code
     assert "L1" not in source and "xor" not in source  # no labels or names of user things
 
@@ -390,7 +391,7 @@ def test_too_many_records_are_refused() -> None:
 def test_generated_code_is_checked_before_it_runs(injected: str) -> None:
     """exec runs only what the generator writes: one foreign name or string in the
     source and nothing of it runs."""
-    from gradviz.train import _only_generated
+    from gradviz.compile import _only_generated
 
     good = "def run(P, X, Y):\n    p0, = P\n    v3 = p0 * x0 + float(np.exp(-abs(v2)))\n"
     scope: dict = {}

@@ -23,7 +23,7 @@ if TYPE_CHECKING:
     from gradviz import measure
     from gradviz import model as models
     from gradviz import report as reports
-    from gradviz import run as runs
+    from gradviz import schema as runs
     from gradviz.cli import console, pictures
     from gradviz.model import Model
     from gradviz.render import training as views
@@ -35,7 +35,7 @@ else:
     models = on_demand("gradviz.model")
     pictures = on_demand("gradviz.cli.pictures")
     reports = on_demand("gradviz.report")
-    runs = on_demand("gradviz.run")
+    runs = on_demand("gradviz.schema")
     views = on_demand("gradviz.render.training")
 
 

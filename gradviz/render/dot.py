@@ -14,8 +14,8 @@ from __future__ import annotations
 import math
 import re
 from collections.abc import Sequence
+from typing import TYPE_CHECKING
 
-from gradviz.engine import Number
 from gradviz.numbers import DEFAULT_PRECISION
 from gradviz.render.colours import (
     ALL_BANDS,
@@ -42,6 +42,9 @@ from gradviz.render.diagram import (
     widest_rank,
 )
 from gradviz.text import printable
+
+if TYPE_CHECKING:
+    from gradviz.engine import Number
 
 RANKDIRS = ("LR", "TB", "RL", "BT")
 # DejaVu Sans: the default sans of Debian and Ubuntu, and among the widest common sans

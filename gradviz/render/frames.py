@@ -12,10 +12,12 @@ from __future__ import annotations
 
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, replace
-from typing import overload
+from typing import TYPE_CHECKING, overload
 
-from gradviz.engine import Number
 from gradviz.render.diagram import Diagram, Edge, Node
+
+if TYPE_CHECKING:
+    from gradviz.engine import Number
 
 EdgeKey = tuple[str, str, int]  # (source, target, index): one edge, as `Edge` names it
 

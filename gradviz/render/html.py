@@ -32,7 +32,6 @@ from typing import TYPE_CHECKING, Any
 
 from rich.console import Console
 
-from gradviz.engine import Value
 from gradviz.errors import OptionWords, keyword
 from gradviz.names import definition, node_names, op_form, operand, output_name, substitute
 from gradviz.numbers import DEFAULT_PRECISION, json_number
@@ -49,7 +48,8 @@ from gradviz.render.diagram import (
 from gradviz.render.dot import _STATE_LOOK
 
 if TYPE_CHECKING:
-    from gradviz.trace import Step
+    from gradviz.engine import Value
+    from gradviz.records import Step
 
 # Above this many values a page is the static picture with a note: sliders over a
 # graph nobody can read would only make the page slow.

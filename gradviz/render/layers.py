@@ -21,7 +21,7 @@ from rich.table import Table
 from rich.text import Text
 
 from gradviz.numbers import fmt
-from gradviz.stats import Diagnosis, History, LayerStats, ParamGrad, series
+from gradviz.records import Diagnosis, History, LayerStats, ParamGrad, series
 from gradviz.text import printable
 
 STATUS_STYLES = {

@@ -19,7 +19,7 @@ from gradviz.render.diagram import preferred_rankdir as preferred_rankdir  # mov
 if TYPE_CHECKING:  # the data drawn, never loaded or computed here
     from gradviz.model import DataSetStatus, LossGraph
     from gradviz.nn import Network
-    from gradviz.stats import Diagnosis
+    from gradviz.records import Diagnosis
 
 LEVELS = ("scalar", "neuron", "layer")
 LAYER_VIEW = "level='layer'"  # the option that draws a node per layer (`--level layer`)

@@ -80,7 +80,7 @@ from gradviz.text import printable
 
 if TYPE_CHECKING:
     from gradviz.boundary import Boundary
-    from gradviz.stats import Diagnosis, History, LayerStats
+    from gradviz.records import Diagnosis, History, LayerStats
 
 WIDTH = 800
 MAX_POINTS = 1500  # a curve of more points keeps each pixel column's lowest and highest

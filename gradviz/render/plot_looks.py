@@ -19,7 +19,7 @@ import numpy as np
 
 from gradviz.numbers import fmt
 from gradviz.ops import ACTIVATIONS
-from gradviz.stats import Diagnosis, History, LayerStats, series
+from gradviz.records import Diagnosis, History, LayerStats, series
 
 if TYPE_CHECKING:
     from gradviz.boundary import Boundary

@@ -66,7 +66,7 @@ from gradviz.text import printable
 
 if TYPE_CHECKING:
     from gradviz.boundary import Boundary
-    from gradviz.stats import Diagnosis, History
+    from gradviz.records import Diagnosis, History
 
 PLOT_FORMATS = ("svg", "png", "pdf")
 WIDTH_IN = 8.0  # at 100 dpi: 800 px, a docs page's width

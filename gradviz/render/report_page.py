@@ -40,8 +40,8 @@ from gradviz.text import printable, printable_lines
 
 if TYPE_CHECKING:  # the data drawn, never loaded or computed here
     from gradviz.data import Dataset
+    from gradviz.records import History
     from gradviz.report import Report
-    from gradviz.stats import History
 
 # Examples the page lists (each a button that shows its loss graph); above, a note says so.
 EXAMPLE_LIMIT = 200

@@ -16,12 +16,11 @@ from rich.text import Text
 
 from gradviz.engine import Constant, Number, Value, topological_order
 from gradviz.errors import OptionWords, keyword
-from gradviz.gradcheck import Row, summary
 from gradviz.names import node_names, operand, output_name
 from gradviz.numbers import fmt
+from gradviz.records import Contribution, ForwardStep, LeafGradient, Row, Step, UnitStep, summary
 from gradviz.render.diagram import STOPS, Diagram, diagram_from_value
 from gradviz.render.frames import Change, Frames
-from gradviz.trace import Contribution, ForwardStep, LeafGradient, Step, UnitStep
 
 NAME = "bold"
 FORMULA = "cyan"

@@ -57,8 +57,9 @@ from torch.utils.hooks import RemovableHandle
 
 from gradviz.errors import InputError
 from gradviz.ops import ACTIVATIONS
+from gradviz.records import Run, RunLayer
 from gradviz.render.layers import report
-from gradviz.run import Run, RunLayer, save_run
+from gradviz.schema import save_run
 from gradviz.stats import Diagnosis, History, LayerStats, assess, first_in_order, verdict
 from gradviz.torch.activations import (
     ACTIVATION_MODULES,
@@ -113,6 +114,9 @@ def _slopes() -> dict[str, Any]:
 
 BANDS = _bands()
 SLOPES = _slopes()
+# The activations whose units can die (the op row's `dies_at`: relu at 0): their outputs'
+# nonzero count is their slope's mean and says which units are dead.
+DYING = frozenset(n for n, op in ACTIVATIONS.items() if op is not None and op.dies_at is not None)
 
 
 @dataclass
@@ -535,7 +539,7 @@ class Recorder:
         else:  # Σa, Σa² (= ‖a‖²) over every entry: a hidden layer's mean and std
             flat = a.reshape(-1)
             sums = [flat.sum(), torch.dot(flat, flat)]
-        if kind == "relu":
+        if kind in DYING:
             sums.append(torch.count_nonzero(a, dim=others))  # (a ReLU's output is ≥ 0)
         if xs is not None:  # Σ|slope| from the op row, at the inputs
             sums.append(slope(a, xs).abs().sum())
@@ -842,7 +846,7 @@ class Recorder:
         if row is self._rows[-1]:
             return
         kind = self._activation.get(row, "linear")
-        if kind == "relu" and acc.sums[-1].dim() > 0:
+        if kind in DYING and acc.sums[-1].dim() > 0:
             positive = acc.sums[-1]
             acc.sums[-1:] = [positive.sum(), (positive == 0).sum()]
         elif kind in BANDS and acc.sums[-1].dim() > 0:
@@ -1093,7 +1097,7 @@ class Recorder:
             "dead_units": 0,
         }
         hidden = not is_output
-        if kind == "relu":  # hidden: Σ[a > 0], dead units; the output: [a > 0] per unit
+        if kind in DYING:  # hidden: Σ[a > 0], dead units; the output: [a > 0] per unit
             if hidden:
                 positive, dead = sums[-2], sums[-1]
             else:
@@ -1155,7 +1159,7 @@ class Recorder:
         return sum(read.values()), sum(total.values())
 
     def run(self) -> Run:
-        """What was recorded, as a run (`gradviz.run`): what `save` writes."""
+        """What was recorded, as a run (`records.Run`): what `save` writes."""
         history = self.history()
         if not history:
             raise InputError(self._nothing_yet())

@@ -17,7 +17,8 @@ from typing import Any
 
 from torch.utils.tensorboard import SummaryWriter
 
-from gradviz.run import Run, load_run
+from gradviz.records import Run
+from gradviz.schema import load_run
 from gradviz.stats import Diagnosis, History, verdict
 
 PREFIX = "gradviz"

@@ -1,0 +1,605 @@
+"""A network's loss graph compiled to straight-line Python: what makes training fast.
+
+Why compiled: a network's graph has the same shape for every example, so rebuilding
+thousands of `Value` nodes per example (what an interpreter does) is pure overhead.
+We build one example's graph once with the engine, take its topological order, and
+turn it into straight-line Python: one assignment per node forward, one per edge
+backward, in exactly the order `engine.backpropagate` visits them. The text of each
+line comes from the op table (`gradviz.ops`: `Op.code`, `Op.local_code`, derived from the
+same expressions as the engine's callables), never from user input. So the numbers
+are the engine's, bit for bit, at 10-50x the speed (see bench/README.md). The plain
+reference (`Plain`, GRADVIZ_PLAIN=1) runs the same three functions on the engine.
+"""
+
+from __future__ import annotations
+
+import math
+import os
+import re
+from collections import Counter
+from collections.abc import Callable, Iterator, Sequence
+from dataclasses import dataclass
+from functools import lru_cache
+from types import CodeType
+
+import numpy as np
+
+import gradviz.codegen as codegen
+from gradviz.engine import Op, Value, topological_order
+from gradviz.nn import LOSS_FUNCTIONS, Network, example_graph, is_correct
+from gradviz.ops import OP_NAMES, compiled_names
+
+# -- compiling a network ------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Compiled:
+    """A network's loss graph as two Python functions over a flat parameter list.
+
+    `run(P, X, Y, order, start, stop, batch, lr, clip, total, correct, decay=0.0,
+    counts=None)` trains on the examples `order[start:stop]` in batches of `batch`,
+    updating `P` in place, and returns the running (sum of losses, count of correct
+    outputs); `decay` is the l2 term's strength (compiled in only for a network with
+    one), and a `counts` list gets [updates, clipped, Σ‖g‖ before, Σ‖g‖ after] added.
+    `gradient(P, X, Y, order)` returns (sum of losses, the mean gradient over the
+    examples `order`, unclipped) and `evaluate(P, X, Y)` (sum of losses, outputs),
+    both without changing anything.
+    X is a list of tuples of floats, Y a list of floats."""
+
+    run: Callable[..., tuple[float, int]]
+    gradient: Callable[..., tuple[float, list[float]]]
+    evaluate: Callable[..., tuple[float, list[float]]]
+    source: str
+
+
+_NAME = re.compile(r"\(?-?[A-Za-z_0-9.]+\)?")
+
+
+def _wrap(expression: str) -> str:
+    """Parenthesise a compound expression so `g * (local)` multiplies as the engine does."""
+    return expression if _NAME.fullmatch(expression) else f"({expression})"
+
+
+def _times(g: str, local: str) -> str:
+    """The engine's `g * local`, dropping exact multiplications by 1.0."""
+    if g == "1.0":
+        return _wrap(local)
+    if local == "1.0":
+        return g
+    return f"{g} * {_wrap(local)}"
+
+
+def _literal(x: float) -> str:
+    return f"({x!r})" if x < 0 or (x == 0 and math.copysign(1.0, x) < 0) else repr(x)
+
+
+def _graph_code(network: Network) -> tuple[list[str], dict[str, list[str]], str, str, dict]:
+    """Forward lines and backward lines (per parameter-grad sink) for one example, the
+    output and loss variable names, and the namespace the lines need (odd constants)."""
+    xs = [Value(0.0, label=f"x{j}") for j in range(network.sizes[0])]
+    y = Value(0.0, label="y")
+    built = network.build(xs, y)
+    order = topological_order(built.loss)
+    params = network.parameters()
+    names: dict[Value, str] = {p: f"p{i}" for i, p in enumerate(params)}
+    names.update({x: f"x{j}" for j, x in enumerate(xs)})
+    names[y] = "y"
+    namespace: dict = {}
+
+    # Gradients flow only where they can reach a parameter; the rest is never read.
+    needs = set(params)
+    for node in order:
+        if node.op is not None and node.op.passes_credit and any(p in needs for p in node.parents):
+            needs.add(node)
+    inline = _inlinable(order, needs, {built.output, built.loss})
+
+    forward: list[str] = []
+    depth: dict[Value, int] = {}
+    for k, node in enumerate(order):
+        if node in names:
+            continue
+        if node.op is None:  # a constant of the graph (our own -1.0, 1.0)
+            data = float(node.data)
+            if math.isfinite(data):
+                names[node] = _literal(data)
+            else:
+                names[node] = f"c{k}"
+                namespace[f"c{k}"] = data
+            continue
+        a = names[node.a]
+        b = names[node.b] if node.b is not None else ""
+        depth[node] = 1 + max(depth.get(node.a, 0), depth.get(node.b, 0))
+        if node in inline and depth[node] <= MAX_INLINE_DEPTH:
+            # used once, by a one-line template, and never by the backward pass:
+            # written into its user's expression (the same operations, in order)
+            names[node] = "(" + node.op.code.format(out="", a=a, b=b)[3:] + ")"
+            continue
+        depth[node] = 0
+        names[node] = f"v{k}"
+        code = node.op.code.format(out=f"v{k}", a=a, b=b, tmp="t")
+        forward.extend(code.splitlines())
+
+    backward = {
+        sink: _backward_lines(order, params, built.loss, names, needs, sink)
+        for sink in ("assign", "accumulate")
+    }
+    return forward, backward, names[built.output], names[built.loss], namespace
+
+
+MAX_INLINE_DEPTH = 40  # nested operations in one expression (CPython's parser has limits)
+
+
+def _one_line(op: Op) -> bool:
+    code = op.code
+    return code.startswith("{out} = ") and "\n" not in code and "{tmp}" not in code
+
+
+def _inlinable(order: list[Value], needs: set[Value], kept: set[Value]) -> set[Value]:
+    """Nodes whose value can live inside their one user's expression: made by a one-line
+    template, used exactly once, by a template naming it once, and not read by the
+    backward pass (whose local slopes name the values they need)."""
+    users: dict[Value, list[Value]] = {}
+    for node in order:
+        for parent in node.parents:
+            users.setdefault(parent, []).append(node)
+    read: set[Value] = set()
+    for node, _, template in _credit_edges(order, needs):
+        if "{out}" in template:
+            read.add(node)
+        if "{a}" in template:
+            read.add(node.a)
+        if "{b}" in template and node.b is not None:
+            read.add(node.b)
+    out = set()
+    for node in order:
+        if node.op is None or node in kept or node in read or not _one_line(node.op):
+            continue
+        (user, *others) = users.get(node, [None])
+        if others or user is None or user.op is None:
+            continue
+        slot = "{a}" if user.a is node else "{b}"
+        if user.op.code.count(slot) == 1:
+            out.add(node)
+    return out
+
+
+def _credit_edges(order: list[Value], needs: set[Value]) -> Iterator[tuple[Value, Value, str]]:
+    """(node, parent, the template of the parent's local slope) for every edge the
+    backward pass carries credit along towards a parameter, in graph order; where the op
+    writes the product itself (`Op.chain`), its template, in `{g}`."""
+    for node in order:
+        if node.op is not None and node.op.passes_credit and node in needs:
+            templates = [
+                c or t for t, c in zip(node.op.local_code, node.op.chain_code, strict=True)
+            ]
+            for parent, template in zip(node.parents, templates, strict=True):
+                if parent in needs:
+                    yield node, parent, template
+
+
+def _backward_lines(
+    order: list[Value],
+    params: list[Value],
+    root: Value,
+    names: dict[Value, str],
+    needs: set[Value],
+    sink: str,
+) -> list[str]:
+    """`engine.backpropagate` unrolled: the same contributions in the same order.
+
+    Exactness: the engine starts each grad at 0.0 and adds, and 0.0 + c differs from c
+    only for c = -0.0. Inner nodes skip the `0.0 +` (and a node fed by one `+` simply
+    shares its child's grad variable): their zeros may differ in sign, which no
+    parameter gradient can see, because each parameter's grad does start from `0.0 +`
+    (a zero times a finite local slope is still a zero, and 0.0 + ±0 is +0.0).
+    `sink`: "assign" puts a parameter's grad in `gp{i}`; "accumulate" adds it to the
+    batch sum `G{i}` directly. That sum starts at +0.0 and adds the raw contribution c:
+    the same bits as -0.0 + (0.0 + c₁) + (0.0 + c₂) + …, because a sum started at +0.0
+    is never -0.0, and then S + c = S + (0.0 + c) for every c."""
+    index = {p: i for i, p in enumerate(params)}
+    position = {node: k for k, node in enumerate(order)}
+    credited: dict[Value, list[tuple[Value, str]]] = {}  # node: its edges, in graph order
+    for node, parent, template in _credit_edges(order, needs):
+        credited.setdefault(node, []).append((parent, template))
+    incoming = Counter(parent for edges in credited.values() for parent, _ in edges)
+    grads: dict[Value, str] = {}
+    lines: list[str] = []
+    seen: dict[Value, int] = {}
+    pending: dict[Value, list[str]] = {}
+    for node in reversed(credited):
+        if node is root:
+            g = "1.0"
+        elif node in grads:
+            g = grads[node]
+        else:  # reached only through ops that pass no credit
+            g = grads[node] = f"g{position[node]}"
+            lines.append(f"{g} = 0.0")
+        slots = dict(out=names[node], a=names[node.a], b=names[node.b] if node.b else "")
+        for parent, template in credited[node]:
+            contribution = (
+                _wrap(template.format(g=g, **slots))
+                if "{g}" in template
+                else _times(g, template.format(**slots))
+            )
+            count = seen[parent] = seen.get(parent, 0) + 1
+            if parent in index:
+                i = index[parent]
+                if sink == "accumulate" and incoming[parent] == 1:
+                    lines.append(f"G{i} += {contribution}")
+                elif count == 1:
+                    lines.append(f"gp{i} = 0.0 + {contribution}")
+                else:
+                    lines.append(f"gp{i} += {contribution}")
+                if sink == "accumulate" and incoming[parent] > 1 and count == incoming[parent]:
+                    lines.append(f"G{i} += gp{i}")
+            elif incoming[parent] == 1 and contribution == g:
+                grads[parent] = g  # one `+` feeds it: the same number
+            else:  # summed left to right in one expression once the last one is known
+                pending.setdefault(parent, []).append(contribution)
+                if count == incoming[parent]:
+                    grads[parent] = f"g{position[parent]}"
+                    lines.extend(_sum_lines(grads[parent], pending.pop(parent)))
+    for i, p in enumerate(params):
+        if p not in seen:
+            lines.append(f"G{i} += 0.0" if sink == "accumulate" else f"gp{i} = 0.0")
+    return lines
+
+
+def _sum_lines(target: str, terms: list[str]) -> list[str]:
+    """target = t1 + t2 + … (Python adds left to right, as the engine's += does), in
+    statements of at most MAX_INLINE_DEPTH terms."""
+    lines = []
+    for start in range(0, len(terms), MAX_INLINE_DEPTH):
+        chunk = terms[start : start + MAX_INLINE_DEPTH]
+        head = [] if start == 0 else [target]
+        lines.append(f"{target} = {' + '.join(head + chunk)}")
+    return lines
+
+
+def _clip_lines(names: list[str], kind: str | None) -> list[str]:
+    """Clipping, counted: `nupd` updates, `nclip` of them clipped, `before`/`after` the
+    sums of their gradient norms ‖g‖ before and after clipping (for the per-epoch line)."""
+    if kind is None:
+        return []
+    norm = [f"s = {names[0]} * {names[0]}", *[f"s += {g} * {g}" for g in names[1:]]]
+    if kind == "value":
+        if len(names) < 250:
+            test = [f"big = max({', '.join(f'abs({g})' for g in names)})"]
+        else:
+            test = ["big = 0.0", *[f"big = max(big, abs({g}))" for g in names]]
+        test += ["if big > clip:", "    nclip += 1"]
+        test += [
+            f"    {g} = clip if {g} > clip else (-clip if {g} < -clip else {g})" for g in names
+        ]
+    else:
+        test = ["if norm > clip:", "    f = clip / norm", "    nclip += 1"]
+        test += [f"    {g} = {g} * f" for g in names]
+    return [
+        *norm,
+        "norm = sqrt(s)",
+        "before += norm",
+        "nupd += 1",
+        *test,
+        *_indent([*norm, "after += sqrt(s)"], 1),
+        "else:",
+        "    after += norm",
+    ]
+
+
+# What `run` adds to `counts` (see `_clip_lines`), and each one's zero.
+_COUNTED = (("nupd", "0"), ("nclip", "0"), ("before", "0.0"), ("after", "0.0"))
+
+
+def _update_lines(n: int, clip: str | None, l2: bool) -> list[str]:
+    """Mean gradient (plus the l2 term's 2·l2·p), clipping, p ← p − lr·g (fused into
+    one line per parameter when nothing is clipped: the same operations in order)."""
+    decay = [f" + decay2 * p{i}" if l2 else "" for i in range(n)]
+    if clip is None:
+        return [f"p{i} = p{i} - lr * (G{i} / m{decay[i]})" for i in range(n)]
+    return [
+        *[f"G{i} = G{i} / m{decay[i]}" for i in range(n)],
+        *_clip_lines([f"G{i}" for i in range(n)], clip),
+        *[f"p{i} = p{i} - lr * G{i}" for i in range(n)],
+    ]
+
+
+def _l2_lines(n: int, m: str) -> list[str]:
+    """The l2·Σp² term of the loss at the current weights, counted `m` times in the
+    running total (once per example it applies to)."""
+    return [
+        "reg = p0 * p0",
+        *[f"reg += p{i} * p{i}" for i in range(1, n)],
+        f"total += decay * reg * {m}" if m != "1" else "total += decay * reg",
+    ]
+
+
+def _indent(lines: list[str], depth: int) -> list[str]:
+    pad = "    " * depth
+    return [pad + line for line in lines]
+
+
+@lru_cache(maxsize=4)
+def _compile(
+    sizes: tuple[int, ...],
+    activations: tuple[str, ...],
+    loss: str,
+    clip: str | None,
+    online: bool,
+    l2: bool = False,
+) -> Compiled:
+    network = Network(sizes, activations, loss)
+    forward, backward, out, loss_name, namespace = _graph_code(network)
+    threshold = _literal(LOSS_FUNCTIONS[loss].threshold)
+    n = network.n_parameters
+    ps = [f"p{i}" for i in range(n)]
+    xs = [f"x{j}" for j in range(sizes[0])]
+    unpack_p = f"{', '.join(ps)}, = P"
+    unpack_x = f"{', '.join(xs)}, = X[i]"
+    loss_of_example = [unpack_x, "y = Y[i]", *forward, f"total += {loss_name}"]
+    head = [
+        *loss_of_example,
+        # as `is_correct`: NaN is wrong
+        f"if ({out} > {threshold} if y > 0.5 else {out} <= {threshold}):",
+        "    correct += 1",
+    ]
+    example = [*head, *backward["assign"]]  # a parameter's grad in gp{i}
+    summing = [*head, *backward["accumulate"]]  # added straight into the batch sum G{i}
+    lines = [
+        "def run(P, X, Y, order, start, stop, batch, lr, clip, total, correct, decay=0.0, "
+        "counts=None):",
+        "    " + unpack_p,
+        "    decay2 = 2.0 * decay",
+        *[f"    {name} = {zero}" for name, zero in _COUNTED],
+    ]
+    if online:  # batch of one: the gradient is the example's own (exactly: -0.0 + g = g, g / 1 = g)
+        body = [
+            "for i in order[start:stop]:",
+            *_indent(_l2_lines(n, "1") if l2 else [], 1),
+            *_indent(example, 1),
+            *_indent([f"gp{i} = gp{i} + decay2 * p{i}" for i in range(n)] if l2 else [], 1),
+            *_indent(_clip_lines([f"gp{i}" for i in range(n)], clip), 1),
+            *_indent([f"p{i} = p{i} - lr * gp{i}" for i in range(n)], 1),
+        ]
+    else:
+        body = [
+            "while start < stop:",
+            "    end = min(start + batch, stop)",
+            *_indent([f"G{i} = 0.0" for i in range(n)], 1),
+            *_indent(_l2_lines(n, "(end - start)") if l2 else [], 1),
+            "    for i in order[start:end]:",
+            *_indent(summing, 2),
+            "    m = end - start",
+            *_indent(_update_lines(n, clip, l2), 1),
+            "    start = end",
+        ]
+    lines += _indent(body, 1)
+    lines += [
+        f"    P[:] = [{', '.join(ps)}]",
+        "    if counts is not None:",
+        *[f"        counts[{k}] += {name}" for k, (name, _) in enumerate(_COUNTED)],
+        "    return total, correct",
+    ]
+    gradient = [
+        "def gradient(P, X, Y, order):",
+        "    " + unpack_p,
+        "    total = -0.0",
+        "    correct = 0",
+        *_indent([f"G{i} = 0.0" for i in range(n)], 1),
+        "    for i in order:",
+        *_indent(summing, 2),
+        "    m = len(order)",
+        f"    return total, [{', '.join(f'G{i} / m' for i in range(n))}]",
+    ]
+    evaluate = [
+        "def evaluate(P, X, Y):",
+        "    " + unpack_p,
+        "    total = -0.0",
+        "    outputs = []",
+        "    for i in range(len(Y)):",
+        *_indent(loss_of_example, 2),
+        f"        outputs.append({out})",
+        "    return total, outputs",
+    ]
+    # The source is built only from the op table's templates, variable names we made
+    # and float literals of our own constants: no user text reaches it, and
+    # `_only_generated` checks that before anything runs. Each function is compiled on
+    # its own, which keeps the compiler's peak memory to one of them; each is registered
+    # (gradviz.codegen), so a traceback shows its lines: `<gradviz network 2-4-1: run>`.
+    scope = {**compiled_names(np), "float": float, "min": min, "sqrt": math.sqrt, **namespace}
+    scope["__name__"] = "gradviz.compiled"
+    sources = []
+    shape = "-".join(map(str, sizes))
+    for name, function in (("run", lines), ("gradient", gradient), ("evaluate", evaluate)):
+        source = "\n".join(function) + "\n"
+        exec(_only_generated(source, f"network {shape}: {name}"), scope)
+        sources.append(source)
+    source = "\n".join(sources)
+    return Compiled(scope["run"], scope["gradient"], scope["evaluate"], source)
+
+
+# Every name the generator writes: its numbered variables, the loop's own names, and what
+# the op table's templates call (numpy's functions by attribute). Anything else in a
+# source means text from somewhere else got in, and nothing of it may run.
+_GENERATED_NAME = re.compile(r"(?:[pxvcfldgG]|gp)\d+")
+_FIXED_NAMES = frozenset(
+    [
+        *("run", "gradient", "evaluate", "P", "X", "Y", "order", "start", "stop", "batch"),
+        *("lr", "clip", "decay", "counts", "total", "correct", "outputs"),
+        *("i", "y", "t", "s", "m", "f", "end", "norm", "big", "reg", "decay2"),
+        *("nupd", "nclip", "before", "after"),
+        *("np", "float", "min", "max", "len", "range", "abs", "sqrt", "append"),
+        *("exp", "log", "tanh", "divide"),
+        *OP_NAMES,
+    ]
+)
+
+
+_FUNCTIONS = frozenset(["run", "gradient", "evaluate"])  # the only strings: their names
+
+
+def _only_generated(source: str, label: str = "network") -> CodeType:
+    """`source` compiled, after checking that its code holds nothing but what the
+    generator writes: our names, numbers and operators; no string but the functions'
+    names, no other name. The check reads the code objects (every name they load, store
+    or look up as an attribute, every constant), so it sees exactly what would run, and
+    nothing runs before it passes (compiling runs nothing)."""
+    code = codegen.compiled(source, label)
+    pending = [code]
+    while pending:
+        part = pending.pop()
+        for name in (*part.co_names, *part.co_varnames, *part.co_cellvars, *part.co_freevars):
+            if name not in _FIXED_NAMES and not _GENERATED_NAME.fullmatch(name):
+                raise RuntimeError(f"generated training code holds {name!r}: refusing to run it")
+        for constant in part.co_consts:
+            if isinstance(constant, CodeType):
+                pending.append(constant)
+            elif not _number_or_name(constant):
+                raise RuntimeError(
+                    f"generated training code holds {constant!r}: refusing to run it"
+                )
+    return code
+
+
+def _number_or_name(constant: object) -> bool:
+    """A constant the generator writes: a number, None, a tuple of them, or a function's
+    name (the code that defines a function holds its name)."""
+    if constant is None or type(constant) in (int, float, bool):
+        return True
+    if type(constant) is tuple:
+        return all(_number_or_name(item) for item in constant)
+    return type(constant) is str and constant in _FUNCTIONS
+
+
+def compile_network(network: Network, clip: str | None = None, online: bool = False) -> Compiled:
+    """The compiled loss graph of a network's shape (cached: same shape, same code).
+    `clip` is None, "value" or "norm"; `online` specialises for batches of one; a
+    network with an l2 term gets its lines (its strength is `run`'s `decay`).
+
+    With the environment variable GRADVIZ_PLAIN=1, the same three functions run on the
+    engine instead (`Plain`: every example's graph built and backpropagated): nothing
+    generated runs, for reading, stepping through in a debugger, or checking that the
+    compiled code gives the engine's numbers (it does, bit for bit)."""
+    if os.environ.get(PLAIN) == "1":
+        plain = Plain(network, clip, online)
+        return Compiled(plain.run, plain.gradient, plain.evaluate, "")
+    return _compile(network.sizes, network.activations, network.loss, clip, online, network.l2 > 0)
+
+
+PLAIN = "GRADVIZ_PLAIN"  # =1: train on the engine, not on generated code (compile_network)
+
+
+class Plain:
+    """`Compiled`'s three functions written plainly on the engine: each example's loss graph
+    built from the weights (`nn.example_graph`), backpropagated, and its gradients summed,
+    averaged, clipped and applied in the order the generated code does, so the numbers
+    are the same bits. Ten to fifty times slower: the reference, not the way to train."""
+
+    def __init__(self, network: Network, clip: str | None, online: bool) -> None:
+        self.network = network.copy()  # its weights are set to P for every example
+        self.clip, self.online = clip, online
+        self.threshold = LOSS_FUNCTIONS[network.loss].threshold
+
+    def _example(self, P: list[float], x: Sequence[float], y: float) -> tuple[float, float, list]:
+        """(loss, output, every parameter's gradient) of one example at the weights P."""
+        self.network.set_flat(P)
+        built = example_graph(self.network, x, y)
+        return built.loss.data, built.output.data, [p.grad for p in self.network.parameters()]
+
+    def run(
+        self,
+        P: list[float],
+        X: Sequence[Sequence[float]],
+        Y: Sequence[float],
+        order: list[int],
+        start: int,
+        stop: int,
+        batch: int,
+        lr: float,
+        clip: float,
+        total: float,
+        correct: int,
+        decay: float = 0.0,
+        counts: list | None = None,
+    ) -> tuple[float, int]:
+        l2 = self.network.l2 > 0
+        tally = [0, 0, 0.0, 0.0]  # updates, clipped, Σ‖g‖ before and after clipping
+        p = list(P)
+        while start < stop:
+            end = start + 1 if self.online else min(start + batch, stop)
+            m = end - start
+            if l2:  # l2·Σp² at the batch's starting weights, once per example
+                reg = p[0] * p[0]
+                for w in p[1:]:
+                    reg += w * w
+                total += decay * reg if self.online else decay * reg * m
+            G = [0.0] * len(p)
+            for i in order[start:end]:
+                loss, output, grads = self._example(p, X[i], Y[i])
+                total += loss
+                correct += is_correct(output, Y[i], self.threshold)
+                # a batch of one: the example's own gradient (no sum, no division)
+                G = grads if self.online else [s + g for s, g in zip(G, grads, strict=True)]
+            if not self.online:
+                G = [s / m for s in G]
+            if l2:
+                G = [g + 2.0 * decay * w for g, w in zip(G, p, strict=True)]
+            if self.clip is not None:
+                G = _clipped(G, self.clip, clip, tally)
+            p = [w - lr * g for w, g in zip(p, G, strict=True)]
+            start = end
+        P[:] = p
+        if counts is not None:
+            for k, value in enumerate(tally):
+                counts[k] += value
+        return total, correct
+
+    def gradient(
+        self, P: list[float], X: Sequence[Sequence[float]], Y: Sequence[float], order: list[int]
+    ) -> tuple[float, list[float]]:
+        total = -0.0
+        G = [0.0] * len(P)
+        for i in order:
+            loss, _, grads = self._example(P, X[i], Y[i])
+            total += loss
+            G = [s + g for s, g in zip(G, grads, strict=True)]
+        return total, [s / len(order) for s in G]
+
+    def evaluate(
+        self, P: list[float], X: Sequence[Sequence[float]], Y: Sequence[float]
+    ) -> tuple[float, list[float]]:
+        total, outputs = -0.0, []
+        for x, y in zip(X, Y, strict=True):
+            loss, output, _ = self._example(P, x, y)
+            total += loss
+            outputs.append(output)
+        return total, outputs
+
+
+def _clipped(G: list[float], kind: str, c: float, tally: list) -> list[float]:
+    """Clipping as the generated `_clip_lines` do it, counted into `tally`."""
+    norm = math.sqrt(_squares(G))
+    tally[0] += 1
+    tally[2] += norm
+    if kind == "value":
+        # the largest |g| as `_clip_lines` finds it (they differ only when one is NaN)
+        big = max(abs(g) for g in G) if len(G) < 250 else 0.0
+        for g in G if len(G) >= 250 else ():
+            big = max(big, abs(g))
+        clipped = big > c
+        if clipped:
+            G = [c if g > c else (-c if g < -c else g) for g in G]
+    else:
+        clipped = norm > c
+        if clipped:
+            f = c / norm
+            G = [g * f for g in G]
+    tally[1] += clipped
+    tally[3] += math.sqrt(_squares(G)) if clipped else norm
+    return G
+
+
+def _squares(G: list[float]) -> float:
+    s = G[0] * G[0]
+    for g in G[1:]:
+        s += g * g
+    return s
