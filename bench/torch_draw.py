@@ -29,7 +29,6 @@ import tempfile
 import time
 from pathlib import Path
 
-
 ROUNDS = 15
 
 
