@@ -402,3 +402,38 @@ def test_render_modules_import_no_computing_or_loading_module() -> None:
 )
 def test_the_render_rule_would_catch_an_impure_import(source: str, refused: bool) -> None:
     assert bool(impure_imports("gradviz.render.example", source)) is refused
+
+
+# -- docs/development.md's map is this file's --------------------------------------------
+
+DEVELOPMENT = ROOT.parent / "docs" / "development.md"
+
+
+def _development_blocks() -> list[str]:
+    text = DEVELOPMENT.read_text(encoding="utf-8")
+    start = text.index("## The map")
+    return text[start:].split("```")[1::2][:2]
+
+
+def test_the_developers_map_shows_these_layers() -> None:
+    """The layers block of docs/development.md is LAYERS, in order, member for member."""
+    shown = []
+    for line in _development_blocks()[0].strip().splitlines():
+        name, members = line.split("  ", 1)
+        shown.append((name.strip(), tuple(m.strip() for m in members.split(","))))
+    expected = [
+        (name, members if members != ("",) else ("gradviz/__init__.py",))
+        for name, members in LAYERS
+    ]
+    assert shown == expected
+
+
+def test_the_developers_map_names_every_module() -> None:
+    """A newcomer's map that forgets a module sends them looking: each file is named."""
+    block = _development_blocks()[1]
+    missing = [
+        str(path.relative_to(ROOT))
+        for path in sorted(ROOT.rglob("*.py"))
+        if path.name != "__init__.py" and path.name != "__main__.py" and path.name not in block
+    ]
+    assert not missing, f"docs/development.md's map does not name {missing}"
