@@ -131,7 +131,7 @@ class _Pending:
     """A recorded step's numbers, still on the device."""
 
     step: int
-    norms: torch.Tensor  # per parameter: ‖g‖₂, ‖w‖₂, Σ|g|, max|g| (see Recorder._measure)
+    norms: torch.Tensor  # ‖g‖₂, ‖w‖₂ per parameter, Σ|g|, max|g| per weight (_measure)
     activations: dict[Row, _Activations]
     frozen: list[bool]
     optimizer: str | None
@@ -301,6 +301,7 @@ class Recorder:
         """Set the rows' order, and with it the parameters' (each tensor once)."""
         self._rows = rows
         self._params = [p for row in rows for _, p in row.params]
+        self._weight_index = _weight_positions(rows)
         self._ids = {id(p) for p in self._params}
         self._sharded = any(_local(p)[1] for p in self._params)
         meshes = {getattr(p, "device_mesh", None) for p in self._params} - {None}
@@ -536,7 +537,9 @@ class Recorder:
             flat = a.reshape(-1)
             sums = [flat.sum(), torch.dot(flat, flat)]
         if kind == "relu":
-            sums.append(torch.count_nonzero(a, dim=others))  # (a ReLU's output is ≥ 0)
+            # (a ReLU's output is ≥ 0: units above 0 are those not 0; bool().sum counts
+            # them as count_nonzero does, in under half its time on the CPU)
+            sums.append(a.bool().sum(others))
         if xs is not None:  # Σ|slope| from the op row, at the inputs
             sums.append(slope(a, xs).abs().sum())
         if kind in BANDS:
@@ -690,32 +693,19 @@ class Recorder:
 
     def _nonfinite(self) -> bool:
         """Between recorded steps: whether a gradient holds a NaN or inf (the first step
-        that does is recorded in full)."""
-        return not self._finite() and self._exactly_nonfinite()
-
-    def _finite(self) -> bool:
-        """One fused norm of every gradient (finite unless one holds a NaN or inf)."""
+        that does is recorded in full). One fused ‖·‖₂ of every gradient (finite unless
+        one holds a NaN or inf, or overflows: then counted exactly), each read as a
+        Python float: in the loop, after the step's kernels, a stacked sum and its one
+        `item()` measured slower (bench/README.md)."""
         with torch.no_grad():
-            grads = [p.grad for p in self._params if p.grad is not None]
+            grads = [g for p in self._params if (g := p.grad) is not None]
             if not grads:
-                return True
-            if self._sharded or self._sparse:
-                grads = [_dense(_local(g)[0]) for g in grads]
-            total = torch.stack(torch._foreach_norm(grads)).sum()
-            if _distributed()[1] > 1 and self._sharded:
-                dist.all_reduce(total, group=self._group)
-            return math.isfinite(total.item())
-
-    def _exactly_nonfinite(self) -> bool:
-        """A huge finite gradient's norm overflows too: counted exactly before trusting it."""
-        if self._sharded:
-            return True  # (the shards' count is reduced in the full record)
-        with torch.no_grad():
-            return not all(
-                bool(torch.isfinite(_dense(p.grad)).all())
-                for p in self._params
-                if p.grad is not None
-            )
+                return False
+            if self._sparse:
+                grads = [_dense(g) for g in grads]
+            if all(math.isfinite(n.item()) for n in torch._foreach_norm(grads)):
+                return False
+            return not all(bool(torch.isfinite(g).all()) for g in grads)
 
     def _record(
         self, step: int, optimizer: torch.optim.Optimizer | None, off_cadence: bool = False
@@ -769,12 +759,16 @@ class Recorder:
     def _measure(self, step: int, optimizer: torch.optim.Optimizer | None) -> _Pending:
         params = self._params
         raw = self._grads()
-        grads = [_dense(_local(g)[0]) for g in raw]
-        weights = [_local(p.detach())[0] for p in params]
-        # (‖·‖₂ fused; Σ|g| and max|g| one pass each: torch's ord-1 and ord-∞ norms take
-        # 6x and 25x as long on the CPU, bench/README.md). Gradients untouched since the
-        # end of the backward pass (no clipping: the same tensors, the same versions)
-        # keep the norms read there.
+        plain = not (self._sharded or self._sparse)
+        grads = raw if plain else [_dense(_local(g)[0]) for g in raw]
+        weights = [p.detach() for p in params]
+        if self._sharded:
+            weights = [_local(w)[0] for w in weights]
+        # ‖·‖₂ fused, of every gradient and weight; Σ|g| and max|g| of the rows' weights
+        # alone (what the table shows: a bias gives δ, its ‖g‖₂), from |g| in kept
+        # buffers (torch's ord-1 and ord-∞ norms take 6x and 25x as long on the CPU,
+        # bench/README.md). Gradients untouched since the end of the backward pass (no
+        # clipping: the same tensors, the same versions) keep the norms read there.
         untouched = self._last_clip is not None and self._clip_versions == [
             (id(g), g._version) for g in raw
         ]
@@ -783,15 +777,18 @@ class Recorder:
             self._last_clip = None  # (nothing was clipped)
         else:
             norms = torch._foreach_norm([*grads, *weights])
-        l2 = self._reduced(norms, squares=True)
-        l1 = self._reduced([m.sum() for m in self._magnitudes_of(grads)])
-        ends = [torch.aminmax(g) if g.numel() else (g.new_zeros(()),) * 2 for g in grads]
-        top = torch.maximum(
-            torch.stack([high for _, high in ends]), -torch.stack([low for low, _ in ends])
-        ).to(torch.float64)
-        if _distributed()[1] > 1 and self._sharded:
-            dist.all_reduce(top, op=dist.ReduceOp.MAX, group=self._group)
-        norms = torch.cat([l2, l1, top])
+        magnitudes = self._magnitudes_of([grads[k] for k in self._weight_index])
+        l1 = [m.sum() for m in magnitudes]
+        if all(m.numel() for m in magnitudes):
+            top = torch._foreach_max(magnitudes)
+        else:
+            top = [m.amax() if m.numel() else m.new_zeros(()) for m in magnitudes]
+        if _distributed()[1] > 1 and self._sharded:  # (each part reduced its own way)
+            tops = torch.stack(top).to(torch.float64)
+            dist.all_reduce(tops, op=dist.ReduceOp.MAX, group=self._group)
+            norms = torch.cat([self._reduced(norms, squares=True), self._reduced(l1), tops])
+        else:  # ‖g‖₂, ‖w‖₂ per parameter, Σ|g|, max|g| per weight: one vector
+            norms = torch.stack([*norms, *l1, *top]).to(torch.float64)
         held = self._holds(optimizer) if optimizer is not None else None
         if held is None and self._optimizer is not None:
             held = self._holds(self._optimizer)
@@ -809,10 +806,8 @@ class Recorder:
         # one check for the whole step (a sum holding a NaN or inf is not finite); only
         # then is anything counted one tensor at a time
         sums = [x if x.dim() == 0 else x.sum() for a in acts.values() for x in a.sums[:2]]
-        finite = torch.isfinite(norms).all()
-        if sums:
-            finite &= torch.isfinite(torch.stack(sums)).all()
-        if not bool(finite):
+        checked = torch.cat([norms, torch.stack(sums).to(norms.dtype)]) if sums else norms
+        if not bool(torch.isfinite(checked).all()):
             pending.nonfinite = self._count_nonfinite(acts)
         for row, acc in acts.items():
             self._compact(row, acc)
@@ -963,7 +958,12 @@ class Recorder:
         params = [p for row in rows for _, p in row.params]
         n = len(params)
         values = pending.norms.tolist()
-        g2, w2, g1, gmax = (values[i * n : (i + 1) * n] for i in range(4))
+        g2, w2 = values[:n], values[n : 2 * n]
+        g1, gmax = [0.0] * n, [0.0] * n  # (read of the weights alone)
+        positions = _weight_positions(rows)
+        m = len(positions)
+        for j, k in enumerate(positions):
+            g1[k], gmax[k] = values[2 * n + j], values[2 * n + m + j]
         updates = pending.updates.tolist() if pending.updates is not None else None
         before = pending.before_clip.tolist() if pending.before_clip is not None else None
         index = {id(p): i for i, p in enumerate(params)}
@@ -1283,6 +1283,14 @@ def _global_hooks(recorder: Recorder) -> list[RemovableHandle]:
 
     handles += [register_optimizer_step_pre_hook(pre), register_optimizer_step_post_hook(post)]
     return handles
+
+
+def _weight_positions(rows: list[Row]) -> list[int]:
+    """Where the rows' weights are among their parameters (in the rows' order): Σ|g| and
+    max|g| are read of these alone."""
+    weights = {id(w) for row in rows for w in row.weights}
+    params = [p for row in rows for _, p in row.params]
+    return [k for k, p in enumerate(params) if id(p) in weights]
 
 
 def _other_axes(t: torch.Tensor, units: int) -> tuple[int, ...] | None:
