@@ -260,6 +260,7 @@ class Recorder:
         self._optimizer_hooks: list[RemovableHandle] = []
         self._clip_hooks: list[RemovableHandle] = []
         self._mode: _Mode | None = None
+        self._armed_mapped = False
         self._inside_activation = 0
         # the mapping step's observations
         self._first_use: dict[int, int] = {}  # id(parameter) -> order of first use
@@ -365,6 +366,7 @@ class Recorder:
             hooks.append(self._base.register_forward_pre_hook(self._enter_mode))
             hooks.append(self._base.register_forward_hook(self._leave_mode, always_call=True))
         self._hooks = hooks
+        self._armed_mapped = self._mapped  # (the mapping step's hooks watch every module)
         # (not under FSDP: its gradients are reduce-scattered after the backward pass,
         # each rank at its own moment, so the end of the pass holds no final gradient)
         self._clip_hooks = [
@@ -417,7 +419,8 @@ class Recorder:
     _clip_queued = False
 
     def _read_before_clip(self, again: bool = True) -> None:
-        if again:  # queued behind the callbacks queued so far (DDP's, that all-reduces)
+        # queued behind the callbacks queued so far (DDP's, that all-reduces)
+        if again and dist.is_available() and dist.is_initialized():
             engine = torch.autograd.Variable._execution_engine
             engine.queue_callback(lambda: self._read_before_clip(again=False))
             return
@@ -721,13 +724,10 @@ class Recorder:
                 pending.activations = {}
             self._pending.append(pending)
             if optimizer is not None or self._optimizer is not None:  # update:data
-                weights = [_local(p.detach())[0] for p in self._params]
-                if self._before is None or len(self._before) != len(weights):
-                    self._before = [w.clone() for w in weights]
-                else:
-                    torch._foreach_copy_(self._before, weights)
                 self._moving = pending
-        if not (self._mapped and self.every == 1):  # every step recorded: the hooks stay
+        # every step recorded: the hooks stay, once they are the mapped few (the mapping
+        # step's, on every module and with the function mode, would cost each step)
+        if not (self._armed_mapped and self.every == 1):
             self._disarm()
         self._acts = {}
         self._functional_rows = {}
@@ -746,8 +746,9 @@ class Recorder:
     def _reduced(self, norms: Sequence[torch.Tensor], squares: bool = False) -> torch.Tensor:
         """Per-parameter norms as one float64 vector; a sharded parameter's parts, of every
         rank, combined (‖·‖₂ by its squares, Σ|·| summed, max|·| the largest)."""
-        vector = torch.stack(list(norms)).to(torch.float64)
+        vector = torch.stack(list(norms))
         if _distributed()[1] > 1 and self._sharded:
+            vector = vector.to(torch.float64)
             if squares:
                 vector = vector * vector
                 dist.all_reduce(vector, group=self._group)
@@ -764,6 +765,8 @@ class Recorder:
         weights = [p.detach() for p in params]
         if self._sharded:
             weights = [_local(w)[0] for w in weights]
+        if optimizer is not None or self._optimizer is not None:  # (update:data, after it)
+            weights = self._copy_before(weights)  # (‖w‖₂ then read of the copy, in cache)
         # ‖·‖₂ fused, of every gradient and weight; Σ|g| and max|g| of the rows' weights
         # alone (what the table shows: a bias gives δ, its ‖g‖₂), from |g| in kept
         # buffers (torch's ord-1 and ord-∞ norms take 6x and 25x as long on the CPU,
@@ -787,8 +790,9 @@ class Recorder:
             tops = torch.stack(top).to(torch.float64)
             dist.all_reduce(tops, op=dist.ReduceOp.MAX, group=self._group)
             norms = torch.cat([self._reduced(norms, squares=True), self._reduced(l1), tops])
-        else:  # ‖g‖₂, ‖w‖₂ per parameter, Σ|g|, max|g| per weight: one vector
-            norms = torch.stack([*norms, *l1, *top]).to(torch.float64)
+        else:  # ‖g‖₂, ‖w‖₂ per parameter, Σ|g|, max|g| per weight: one vector (in the
+            # parameters' precision: `tolist` reads each as the same Python float)
+            norms = torch.stack([*norms, *l1, *top])
         held = self._holds(optimizer) if optimizer is not None else None
         if held is None and self._optimizer is not None:
             held = self._holds(self._optimizer)
@@ -806,25 +810,28 @@ class Recorder:
         # one check for the whole step (a sum holding a NaN or inf is not finite); only
         # then is anything counted one tensor at a time
         sums = [x if x.dim() == 0 else x.sum() for a in acts.values() for x in a.sums[:2]]
-        checked = torch.cat([norms, torch.stack(sums).to(norms.dtype)]) if sums else norms
-        if not bool(torch.isfinite(checked).all()):
+        checked = torch.cat([norms, torch.stack(sums)]) if sums else norms
+        if not bool(checked.isfinite().all()):
             pending.nonfinite = self._count_nonfinite(acts)
         for row, acc in acts.items():
             self._compact(row, acc)
         return pending
 
+    def _copy_before(self, weights: list[torch.Tensor]) -> list[torch.Tensor]:
+        """The weights copied before the optimizer's step, into buffers kept between
+        recorded steps (the step's update is their difference after it)."""
+        kept = self._before
+        if not _like(kept, weights):
+            kept = self._before = [w.clone() for w in weights]
+        else:
+            torch._foreach_copy_(kept, weights)
+        return kept
+
     def _magnitudes_of(self, grads: list[torch.Tensor]) -> list[torch.Tensor]:
         """|g| of each gradient, into buffers kept between recorded steps: a fresh
         megabyte each step costs more (its pages are new) than the sums over it."""
         kept = self._magnitudes
-        if (
-            kept is None
-            or len(kept) != len(grads)
-            or any(
-                m.shape != g.shape or m.dtype != g.dtype or m.device != g.device
-                for m, g in zip(kept, grads, strict=True)
-            )
-        ):
+        if not _like(kept, grads):
             kept = self._magnitudes = [torch.empty_like(g) for g in grads]
         for g, m in zip(grads, kept, strict=True):
             torch.abs(g, out=m)
@@ -1283,6 +1290,18 @@ def _global_hooks(recorder: Recorder) -> list[RemovableHandle]:
 
     handles += [register_optimizer_step_pre_hook(pre), register_optimizer_step_post_hook(post)]
     return handles
+
+
+def _like(kept: list[torch.Tensor] | None, tensors: list[torch.Tensor]) -> bool:
+    """Whether buffers kept between recorded steps still fit `tensors` one for one."""
+    return (
+        kept is not None
+        and len(kept) == len(tensors)
+        and all(
+            k.shape == t.shape and k.dtype == t.dtype and k.device == t.device
+            for k, t in zip(kept, tensors, strict=True)
+        )
+    )
 
 
 def _weight_positions(rows: list[Row]) -> list[int]:
