@@ -358,11 +358,11 @@ class Recorder:
             watched |= set(self._known) | set(self._unknown_modules)
             use_mode = True
         hooks = [m.register_forward_hook(self._observe) for m in watched]
-        activations = [m for m in watched if m in self._known or m in self._unknown_modules]
-        for m in activations:  # (a function mode sees inside them: their own calls)
-            hooks.append(m.register_forward_pre_hook(self._enter_activation))
-            hooks.append(m.register_forward_hook(self._leave_activation, always_call=True))
-        if use_mode:
+        if use_mode:  # (the function mode sees inside activation modules: their own calls)
+            for m in watched:
+                if m in self._known or m in self._unknown_modules:
+                    hooks.append(m.register_forward_pre_hook(self._enter_activation))
+                    hooks.append(m.register_forward_hook(self._leave_activation, always_call=True))
             hooks.append(self._base.register_forward_pre_hook(self._enter_mode))
             hooks.append(self._base.register_forward_hook(self._leave_mode, always_call=True))
         self._hooks = hooks
