@@ -25,10 +25,11 @@ Exact where it matters: every step, recorded or not, one fused norm over the gra
 says whether one is NaN/inf; the first step that holds one is recorded in full, whatever
 the cadence.
 
-Cost: a recorded step runs a few fused kernels (`torch._foreach_norm` of order 2, 1 and
-∞ over the gradients, weights and biases; per-unit sums of the activations) and keeps
-the results on the device; they become Python floats when read (`table`, `history`,
-`save`). Under DistributedDataParallel every rank sees the all-reduced gradients, the
+Cost: a recorded step runs a few fused kernels (`torch._foreach_norm` over the gradients
+and the weights' copy for update:data, |g| of the weights into kept buffers for Σ|g| and
+max|g|; sums of the activations) and keeps the results on the device in one vector; they
+become Python floats when read (`table`, `history`, `save`). A step not recorded runs
+the optimizer's step hooks and the NaN check alone (no forward or gradient hook). Under DistributedDataParallel every rank sees the all-reduced gradients, the
 activation sums are summed across ranks and the logged losses averaged; under FSDP a
 sharded parameter's numbers are reduced across its shards. Only rank 0 writes the file.
 """
