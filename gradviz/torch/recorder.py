@@ -29,9 +29,10 @@ Cost: a recorded step runs a few fused kernels (`torch._foreach_norm` over the g
 and the weights' copy for update:data, |g| of the weights into kept buffers for Σ|g| and
 max|g|; sums of the activations) and keeps the results on the device in one vector; they
 become Python floats when read (`table`, `history`, `save`). A step not recorded runs
-the optimizer's step hooks and the NaN check alone (no forward or gradient hook). Under DistributedDataParallel every rank sees the all-reduced gradients, the
-activation sums are summed across ranks and the logged losses averaged; under FSDP a
-sharded parameter's numbers are reduced across its shards. Only rank 0 writes the file.
+the optimizer's step hooks and the NaN check alone (no forward or gradient hook).
+Under DistributedDataParallel every rank sees the all-reduced gradients, the activation
+sums are summed across ranks and the logged losses averaged; under FSDP a sharded
+parameter's numbers are reduced across its shards. Only rank 0 writes the file.
 """
 
 from __future__ import annotations
