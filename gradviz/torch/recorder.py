@@ -542,9 +542,7 @@ class Recorder:
             flat = a.reshape(-1)
             sums = [flat.sum(), torch.dot(flat, flat)]
         if kind == "relu":
-            # (a ReLU's output is ≥ 0: units above 0 are those not 0; bool().sum counts
-            # them as count_nonzero does, in under half its time on the CPU)
-            sums.append(a.bool().sum(others))
+            sums.append(_above_zero(a, others, rows))
         if xs is not None:  # Σ|slope| from the op row, at the inputs
             sums.append(slope(a, xs).abs().sum())
         if kind in BANDS:
@@ -815,6 +813,7 @@ class Recorder:
         checked = torch.cat([norms, torch.stack(sums)]) if sums else norms
         if not bool(checked.isfinite().all()):
             pending.nonfinite = self._count_nonfinite(acts)
+            self._recount(acts)
         for row, acc in acts.items():
             self._compact(row, acc)
         return pending
@@ -877,6 +876,16 @@ class Recorder:
                 reduced.append(rest[offset : offset + s.numel()].reshape(s.shape).to(s.dtype))
                 offset += s.numel()
             a.sums = reduced
+
+    def _recount(self, acts: dict[Row, _Activations]) -> None:
+        """On a step whose activations hold a NaN or inf: a ReLU's units above 0 counted
+        as `count_nonzero` counts them (a NaN is not 0), not by `_above_zero`'s sign."""
+        if _distributed()[1] > 1:  # (counted as bools there, and summed across ranks)
+            return
+        for row, acc in acts.items():
+            if self._activation.get(row) == "relu" and acc.outputs and row.units is not None:
+                counts = [o.bool().sum(_other_axes(o, row.units)) for o in acc.outputs]
+                acc.sums[-1] = torch.stack(counts).sum(0)
 
     def _count_nonfinite(self, acts: dict[Row, _Activations]) -> list[tuple[int, str | None]]:
         """The rare path: NaN/inf counted one tensor at a time, and the first quantity
@@ -1292,6 +1301,17 @@ def _global_hooks(recorder: Recorder) -> list[RemovableHandle]:
 
     handles += [register_optimizer_step_pre_hook(pre), register_optimizer_step_post_hook(post)]
     return handles
+
+
+def _above_zero(a: torch.Tensor, others: tuple[int, ...], rows: int) -> torch.Tensor:
+    """A ReLU's units above 0 per unit (its output is ≥ 0: those not 0), as int64. Summed
+    as float32 signs (0 or 1: exact while a unit's count stays under 2^24), 3x as fast as
+    bool's int64 sum on the CPU (340 against 120 µs on a 32×16×28×28 output); a NaN's
+    sign is 0, so a step holding one is counted again (`Recorder._recount`); and under
+    torch.distributed (the counts are summed across ranks first) as bools."""
+    if a.dtype == torch.float32 and rows < 2**24 and _distributed()[1] == 1:
+        return a.sign().sum(others).to(torch.int64)
+    return a.bool().sum(others)
 
 
 def _like(kept: list[torch.Tensor] | None, tensors: list[torch.Tensor]) -> bool:
