@@ -166,6 +166,42 @@ def test_nan_is_counted_and_located() -> None:
     assert d.layers[0].nonfinite == 4 * 3 + 4  # its gradients: NaN from the loss back
 
 
+@pytest.mark.parametrize("conv", [False, True])
+def test_relu_units_above_zero_count_a_nan_as_count_nonzero_does(conv: bool) -> None:
+    """The float32 ReLU count (signs summed) is exact on a finite step, and a step whose
+    activations hold a NaN (its sign is 0, count_nonzero counts it) is counted again."""
+    torch.manual_seed(0)
+    if conv:
+        net = nn.Sequential(nn.Conv2d(1, 4, 3, padding=1), nn.ReLU(), nn.Flatten(),
+                            nn.Linear(4 * 36, 3), nn.ReLU())  # fmt: skip
+        X = torch.randn(5, 1, 6, 6)
+    else:
+        net = nn.Sequential(nn.Linear(4, 8), nn.ReLU(), nn.Linear(8, 3), nn.ReLU())
+        X = torch.randn(5, 4)
+    relus = [m for m in net if isinstance(m, nn.ReLU)]
+    seen: dict[int, object] = {}
+    for k, m in enumerate(relus):
+        m.register_forward_hook(lambda m, i, o, k=k: seen.__setitem__(k, o.detach().clone()))
+    optimizer = torch.optim.SGD(net.parameters(), lr=0.0)
+    rec = watch(net, every=1, optimizer=optimizer)
+    for step in range(2):
+        optimizer.zero_grad()
+        x = X.clone()
+        if step == 1:
+            x[0] = math.nan  # one sample's activations all NaN
+        net(x).sum().backward()
+        optimizer.step()
+        rows = [layer for layer in rec.diagnosis().layers if layer.activation == "relu"]
+        assert len(rows) == 2
+        for k, layer in enumerate(rows):
+            a = seen[k]
+            per_unit = torch.count_nonzero(a, dim=tuple(i for i in range(a.dim()) if i != 1))
+            assert bool(a.isnan().any()) == (step == 1)
+            assert layer.mean_slope == float(per_unit.sum()) / a.numel()
+            if layer is not rows[-1]:  # (a hidden row's dead units; the output's are per unit)
+                assert layer.dead_units == int((per_unit == 0).sum())
+
+
 @pytest.mark.parametrize(
     ("args", "words"),
     [((nn.ReLU(),), "no parameters to watch"), (("net",), "torch.nn.Module"), ((None, 0), "every")],

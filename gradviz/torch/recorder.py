@@ -25,12 +25,14 @@ Exact where it matters: every step, recorded or not, one fused norm over the gra
 says whether one is NaN/inf; the first step that holds one is recorded in full, whatever
 the cadence.
 
-Cost: a recorded step runs a few fused kernels (`torch._foreach_norm` of order 2, 1 and
-∞ over the gradients, weights and biases; per-unit sums of the activations) and keeps
-the results on the device; they become Python floats when read (`table`, `history`,
-`save`). Under DistributedDataParallel every rank sees the all-reduced gradients, the
-activation sums are summed across ranks and the logged losses averaged; under FSDP a
-sharded parameter's numbers are reduced across its shards. Only rank 0 writes the file.
+Cost: a recorded step runs a few fused kernels (`torch._foreach_norm` over the gradients
+and the weights' copy for update:data, |g| of the weights into kept buffers for Σ|g| and
+max|g|; sums of the activations) and keeps the results on the device in one vector; they
+become Python floats when read (`table`, `history`, `save`). A step not recorded runs
+the optimizer's step hooks and the NaN check alone (no forward or gradient hook).
+Under DistributedDataParallel every rank sees the all-reduced gradients, the activation
+sums are summed across ranks and the logged losses averaged; under FSDP a sharded
+parameter's numbers are reduced across its shards. Only rank 0 writes the file.
 """
 
 from __future__ import annotations
@@ -135,7 +137,7 @@ class _Pending:
     """A recorded step's numbers, still on the device."""
 
     step: int
-    norms: torch.Tensor  # per parameter: ‖g‖₂, ‖w‖₂, Σ|g|, max|g| (see Recorder._measure)
+    norms: torch.Tensor  # ‖g‖₂, ‖w‖₂ per parameter, Σ|g|, max|g| per weight (_measure)
     activations: dict[Row, _Activations]
     frozen: list[bool]
     optimizer: str | None
@@ -264,6 +266,7 @@ class Recorder:
         self._optimizer_hooks: list[RemovableHandle] = []
         self._clip_hooks: list[RemovableHandle] = []
         self._mode: _Mode | None = None
+        self._armed_mapped = False
         self._inside_activation = 0
         # the mapping step's observations
         self._first_use: dict[int, int] = {}  # id(parameter) -> order of first use
@@ -305,6 +308,7 @@ class Recorder:
         """Set the rows' order, and with it the parameters' (each tensor once)."""
         self._rows = rows
         self._params = [p for row in rows for _, p in row.params]
+        self._weight_index = _weight_positions(rows)
         self._ids = {id(p) for p in self._params}
         self._sharded = any(_local(p)[1] for p in self._params)
         meshes = {getattr(p, "device_mesh", None) for p in self._params} - {None}
@@ -360,14 +364,15 @@ class Recorder:
             watched |= set(self._known) | set(self._unknown_modules)
             use_mode = True
         hooks = [m.register_forward_hook(self._observe) for m in watched]
-        activations = [m for m in watched if m in self._known or m in self._unknown_modules]
-        for m in activations:  # (a function mode sees inside them: their own calls)
-            hooks.append(m.register_forward_pre_hook(self._enter_activation))
-            hooks.append(m.register_forward_hook(self._leave_activation, always_call=True))
-        if use_mode:
+        if use_mode:  # (the function mode sees inside activation modules: their own calls)
+            for m in watched:
+                if m in self._known or m in self._unknown_modules:
+                    hooks.append(m.register_forward_pre_hook(self._enter_activation))
+                    hooks.append(m.register_forward_hook(self._leave_activation, always_call=True))
             hooks.append(self._base.register_forward_pre_hook(self._enter_mode))
             hooks.append(self._base.register_forward_hook(self._leave_mode, always_call=True))
         self._hooks = hooks
+        self._armed_mapped = self._mapped  # (the mapping step's hooks watch every module)
         # (not under FSDP: its gradients are reduce-scattered after the backward pass,
         # each rank at its own moment, so the end of the pass holds no final gradient)
         self._clip_hooks = [
@@ -420,7 +425,8 @@ class Recorder:
     _clip_queued = False
 
     def _read_before_clip(self, again: bool = True) -> None:
-        if again:  # queued behind the callbacks queued so far (DDP's, that all-reduces)
+        # queued behind the callbacks queued so far (DDP's, that all-reduces)
+        if again and dist.is_available() and dist.is_initialized():
             engine = torch.autograd.Variable._execution_engine
             engine.queue_callback(lambda: self._read_before_clip(again=False))
             return
@@ -539,8 +545,8 @@ class Recorder:
         else:  # Σa, Σa² (= ‖a‖²) over every entry: a hidden layer's mean and std
             flat = a.reshape(-1)
             sums = [flat.sum(), torch.dot(flat, flat)]
-        if kind in DYING:
-            sums.append(torch.count_nonzero(a, dim=others))  # (a ReLU's output is ≥ 0)
+        if kind in DYING:  # (outputs ≥ 0: what _above_zero counts)
+            sums.append(_above_zero(a, others, rows))
         if xs is not None:  # Σ|slope| from the op row, at the inputs
             sums.append(slope(a, xs).abs().sum())
         if kind in BANDS:
@@ -694,32 +700,19 @@ class Recorder:
 
     def _nonfinite(self) -> bool:
         """Between recorded steps: whether a gradient holds a NaN or inf (the first step
-        that does is recorded in full)."""
-        return not self._finite() and self._exactly_nonfinite()
-
-    def _finite(self) -> bool:
-        """One fused norm of every gradient (finite unless one holds a NaN or inf)."""
+        that does is recorded in full). One fused ‖·‖₂ of every gradient (finite unless
+        one holds a NaN or inf, or overflows: then counted exactly), each read as a
+        Python float: in the loop, after the step's kernels, a stacked sum and its one
+        `item()` measured slower (bench/README.md)."""
         with torch.no_grad():
-            grads = [p.grad for p in self._params if p.grad is not None]
+            grads = [g for p in self._params if (g := p.grad) is not None]
             if not grads:
-                return True
-            if self._sharded or self._sparse:
-                grads = [_dense(_local(g)[0]) for g in grads]
-            total = torch.stack(torch._foreach_norm(grads)).sum()
-            if _distributed()[1] > 1 and self._sharded:
-                dist.all_reduce(total, group=self._group)
-            return math.isfinite(total.item())
-
-    def _exactly_nonfinite(self) -> bool:
-        """A huge finite gradient's norm overflows too: counted exactly before trusting it."""
-        if self._sharded:
-            return True  # (the shards' count is reduced in the full record)
-        with torch.no_grad():
-            return not all(
-                bool(torch.isfinite(_dense(p.grad)).all())
-                for p in self._params
-                if p.grad is not None
-            )
+                return False
+            if self._sparse:
+                grads = [_dense(g) for g in grads]
+            if all(math.isfinite(n.item()) for n in torch._foreach_norm(grads)):
+                return False
+            return not all(bool(torch.isfinite(g).all()) for g in grads)
 
     def _record(
         self, step: int, optimizer: torch.optim.Optimizer | None, off_cadence: bool = False
@@ -735,13 +728,10 @@ class Recorder:
                 pending.activations = {}
             self._pending.append(pending)
             if optimizer is not None or self._optimizer is not None:  # update:data
-                weights = [_local(p.detach())[0] for p in self._params]
-                if self._before is None or len(self._before) != len(weights):
-                    self._before = [w.clone() for w in weights]
-                else:
-                    torch._foreach_copy_(self._before, weights)
                 self._moving = pending
-        if not (self._mapped and self.every == 1):  # every step recorded: the hooks stay
+        # every step recorded: the hooks stay, once they are the mapped few (the mapping
+        # step's, on every module and with the function mode, would cost each step)
+        if not (self._armed_mapped and self.every == 1):
             self._disarm()
         self._acts = {}
         self._functional_rows = {}
@@ -760,8 +750,9 @@ class Recorder:
     def _reduced(self, norms: Sequence[torch.Tensor], squares: bool = False) -> torch.Tensor:
         """Per-parameter norms as one float64 vector; a sharded parameter's parts, of every
         rank, combined (‖·‖₂ by its squares, Σ|·| summed, max|·| the largest)."""
-        vector = torch.stack(list(norms)).to(torch.float64)
+        vector = torch.stack(list(norms))
         if _distributed()[1] > 1 and self._sharded:
+            vector = vector.to(torch.float64)
             if squares:
                 vector = vector * vector
                 dist.all_reduce(vector, group=self._group)
@@ -773,12 +764,18 @@ class Recorder:
     def _measure(self, step: int, optimizer: torch.optim.Optimizer | None) -> _Pending:
         params = self._params
         raw = self._grads()
-        grads = [_dense(_local(g)[0]) for g in raw]
-        weights = [_local(p.detach())[0] for p in params]
-        # (‖·‖₂ fused; Σ|g| and max|g| one pass each: torch's ord-1 and ord-∞ norms take
-        # 6x and 25x as long on the CPU, bench/README.md). Gradients untouched since the
-        # end of the backward pass (no clipping: the same tensors, the same versions)
-        # keep the norms read there.
+        plain = not (self._sharded or self._sparse)
+        grads = raw if plain else [_dense(_local(g)[0]) for g in raw]
+        weights = [p.detach() for p in params]
+        if self._sharded:
+            weights = [_local(w)[0] for w in weights]
+        if optimizer is not None or self._optimizer is not None:  # (update:data, after it)
+            weights = self._copy_before(weights)  # (‖w‖₂ then read of the copy, in cache)
+        # ‖·‖₂ fused, of every gradient and weight; Σ|g| and max|g| of the rows' weights
+        # alone (what the table shows: a bias gives δ, its ‖g‖₂), from |g| in kept
+        # buffers (torch's ord-1 and ord-∞ norms take 6x and 25x as long on the CPU,
+        # bench/README.md). Gradients untouched since the end of the backward pass (no
+        # clipping: the same tensors, the same versions) keep the norms read there.
         untouched = self._last_clip is not None and self._clip_versions == [
             (id(g), g._version) for g in raw
         ]
@@ -787,15 +784,19 @@ class Recorder:
             self._last_clip = None  # (nothing was clipped)
         else:
             norms = torch._foreach_norm([*grads, *weights])
-        l2 = self._reduced(norms, squares=True)
-        l1 = self._reduced([m.sum() for m in self._magnitudes_of(grads)])
-        ends = [torch.aminmax(g) if g.numel() else (g.new_zeros(()),) * 2 for g in grads]
-        top = torch.maximum(
-            torch.stack([high for _, high in ends]), -torch.stack([low for low, _ in ends])
-        ).to(torch.float64)
-        if _distributed()[1] > 1 and self._sharded:
-            dist.all_reduce(top, op=dist.ReduceOp.MAX, group=self._group)
-        norms = torch.cat([l2, l1, top])
+        magnitudes = self._magnitudes_of([grads[k] for k in self._weight_index])
+        l1 = [m.sum() for m in magnitudes]
+        if all(m.numel() for m in magnitudes):
+            top = torch._foreach_max(magnitudes)
+        else:
+            top = [m.amax() if m.numel() else m.new_zeros(()) for m in magnitudes]
+        if _distributed()[1] > 1 and self._sharded:  # (each part reduced its own way)
+            tops = torch.stack(top).to(torch.float64)
+            dist.all_reduce(tops, op=dist.ReduceOp.MAX, group=self._group)
+            norms = torch.cat([self._reduced(norms, squares=True), self._reduced(l1), tops])
+        else:  # ‖g‖₂, ‖w‖₂ per parameter, Σ|g|, max|g| per weight: one vector (in the
+            # parameters' precision: `tolist` reads each as the same Python float)
+            norms = torch.stack([*norms, *l1, *top])
         held = self._holds(optimizer) if optimizer is not None else None
         if held is None and self._optimizer is not None:
             held = self._holds(self._optimizer)
@@ -813,27 +814,29 @@ class Recorder:
         # one check for the whole step (a sum holding a NaN or inf is not finite); only
         # then is anything counted one tensor at a time
         sums = [x if x.dim() == 0 else x.sum() for a in acts.values() for x in a.sums[:2]]
-        finite = torch.isfinite(norms).all()
-        if sums:
-            finite &= torch.isfinite(torch.stack(sums)).all()
-        if not bool(finite):
+        checked = torch.cat([norms, torch.stack(sums)]) if sums else norms
+        if not bool(checked.isfinite().all()):
             pending.nonfinite = self._count_nonfinite(acts)
+            self._recount(acts)
         for row, acc in acts.items():
             self._compact(row, acc)
         return pending
+
+    def _copy_before(self, weights: list[torch.Tensor]) -> list[torch.Tensor]:
+        """The weights copied before the optimizer's step, into buffers kept between
+        recorded steps (the step's update is their difference after it)."""
+        kept = self._before
+        if not _like(kept, weights):
+            kept = self._before = [w.clone() for w in weights]
+        else:
+            torch._foreach_copy_(kept, weights)
+        return kept
 
     def _magnitudes_of(self, grads: list[torch.Tensor]) -> list[torch.Tensor]:
         """|g| of each gradient, into buffers kept between recorded steps: a fresh
         megabyte each step costs more (its pages are new) than the sums over it."""
         kept = self._magnitudes
-        if (
-            kept is None
-            or len(kept) != len(grads)
-            or any(
-                m.shape != g.shape or m.dtype != g.dtype or m.device != g.device
-                for m, g in zip(kept, grads, strict=True)
-            )
-        ):
+        if not _like(kept, grads):
             kept = self._magnitudes = [torch.empty_like(g) for g in grads]
         for g, m in zip(grads, kept, strict=True):
             torch.abs(g, out=m)
@@ -877,6 +880,16 @@ class Recorder:
                 reduced.append(rest[offset : offset + s.numel()].reshape(s.shape).to(s.dtype))
                 offset += s.numel()
             a.sums = reduced
+
+    def _recount(self, acts: dict[Row, _Activations]) -> None:
+        """On a step whose activations hold a NaN or inf: a ReLU's units above 0 counted
+        as `count_nonzero` counts them (a NaN is not 0), not by `_above_zero`'s sign."""
+        if _distributed()[1] > 1:  # (counted as bools there, and summed across ranks)
+            return
+        for row, acc in acts.items():
+            if self._activation.get(row) in DYING and acc.outputs and row.units is not None:
+                counts = [o.bool().sum(_other_axes(o, row.units)) for o in acc.outputs]
+                acc.sums[-1] = torch.stack(counts).sum(0)
 
     def _count_nonfinite(self, acts: dict[Row, _Activations]) -> list[tuple[int, str | None]]:
         """The rare path: NaN/inf counted one tensor at a time, and the first quantity
@@ -967,7 +980,12 @@ class Recorder:
         params = [p for row in rows for _, p in row.params]
         n = len(params)
         values = pending.norms.tolist()
-        g2, w2, g1, gmax = (values[i * n : (i + 1) * n] for i in range(4))
+        g2, w2 = values[:n], values[n : 2 * n]
+        g1, gmax = [0.0] * n, [0.0] * n  # (read of the weights alone)
+        positions = _weight_positions(rows)
+        m = len(positions)
+        for j, k in enumerate(positions):
+            g1[k], gmax[k] = values[2 * n + j], values[2 * n + m + j]
         updates = pending.updates.tolist() if pending.updates is not None else None
         before = pending.before_clip.tolist() if pending.before_clip is not None else None
         index = {id(p): i for i, p in enumerate(params)}
@@ -1287,6 +1305,37 @@ def _global_hooks(recorder: Recorder) -> list[RemovableHandle]:
 
     handles += [register_optimizer_step_pre_hook(pre), register_optimizer_step_post_hook(post)]
     return handles
+
+
+def _above_zero(a: torch.Tensor, others: tuple[int, ...], rows: int) -> torch.Tensor:
+    """A ReLU's units above 0 per unit (its output is ≥ 0: those not 0), as int64. Summed
+    as float32 signs (0 or 1: exact while a unit's count stays under 2^24), 3x as fast as
+    bool's int64 sum on the CPU (340 against 120 µs on a 32×16×28×28 output); a NaN's
+    sign is 0, so a step holding one is counted again (`Recorder._recount`); and under
+    torch.distributed (the counts are summed across ranks first) as bools."""
+    if a.dtype == torch.float32 and rows < 2**24 and _distributed()[1] == 1:
+        return a.sign().sum(others).to(torch.int64)
+    return a.bool().sum(others)
+
+
+def _like(kept: list[torch.Tensor] | None, tensors: list[torch.Tensor]) -> bool:
+    """Whether buffers kept between recorded steps still fit `tensors` one for one."""
+    return (
+        kept is not None
+        and len(kept) == len(tensors)
+        and all(
+            k.shape == t.shape and k.dtype == t.dtype and k.device == t.device
+            for k, t in zip(kept, tensors, strict=True)
+        )
+    )
+
+
+def _weight_positions(rows: list[Row]) -> list[int]:
+    """Where the rows' weights are among their parameters (in the rows' order): Σ|g| and
+    max|g| are read of these alone."""
+    weights = {id(w) for row in rows for w in row.weights}
+    params = [p for row in rows for _, p in row.params]
+    return [k for k, p in enumerate(params) if id(p) in weights]
 
 
 def _other_axes(t: torch.Tensor, units: int) -> tuple[int, ...] | None:
