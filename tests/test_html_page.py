@@ -229,13 +229,30 @@ def test_the_trace_page_opens_on_step_one(tmp_path: Path) -> None:
     assert state["command"].startswith("gradviz trace 'e = a*b;")
 
 
-def test_a_graph_too_large_to_be_live_is_the_picture_with_a_note() -> None:
-    text = "; ".join(["t0 = x*x"] + [f"t{i} = t{i - 1}*x + x" for i in range(1, 160)])
-    program = parse_program(text, {"x": 0.5})
-    program.output.backward()
-    page = html_page(diagram_from_value(program.output), expression=text)
+def power_chain(values: int) -> Value:
+    """x·x·…·x: `values` values (x and each product), backpropagated."""
+    x = Value(0.5, "x")
+    out = x
+    for _ in range(values - 1):
+        out = out * x
+    out.backward()
+    return out
+
+
+def test_a_graph_too_large_to_be_live_is_the_picture_with_a_note(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    # the limit itself, on the diagrams (no layout): LIVE_LIMIT values are live, one more not
+    limit = html.LIVE_LIMIT
+    assert html.live_reason(diagram_from_value(power_chain(limit))) is None
+    over = html.live_reason(diagram_from_value(power_chain(limit + 1)))
+    assert over == f"{limit + 1} values: live pages stop at {limit}"
+    # the pages on either side of a limit of 4 (a picture of 300 values takes seconds to lay out)
+    monkeypatch.setattr(html, "LIVE_LIMIT", 4)
+    assert "<script" in html_page(diagram_from_value(power_chain(4)), expression="x*x*x*x")
+    page = html_page(diagram_from_value(power_chain(5)), expression="x*x*x*x*x")
     assert "<script" not in page
-    assert f"live pages stop at {html.LIVE_LIMIT}" in page
+    assert "5 values: live pages stop at 4" in page
     assert "<svg" in page
 
 
