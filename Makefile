@@ -54,12 +54,16 @@ tests/mermaid/node_modules/.installed: tests/mermaid/package.json tests/mermaid/
 	touch $@
 
 # The fast suite, for every change; `make test-all` adds the tests marked slow (the ones that
-# train networks to the end), as CI (.ci/run) does.
+# train networks to the end), as CI (.ci/run) does. Each test file runs on one worker
+# (--dist loadfile), so a file's module fixtures (a trained model, a page, mermaid.js's
+# reading of a file's texts) are made once, not once per worker.
+PYTEST := $(PY) -m pytest -q -n auto --dist loadfile
+
 test: install tests/mermaid/node_modules/.installed
-	$(PY) -m pytest -q -n auto -m "not slow"
+	$(PYTEST) -m "not slow"
 
 test-all: install $(VENV)/.docs-installed tests/mermaid/node_modules/.installed
-	$(PY) -m pytest -q -n auto
+	$(PYTEST)
 
 # PyTorch for gradviz.torch's tests, pinned (a CPU build, about 100 s and 900 MB; an
 # unpinned torch may pull a CUDA build of several GB). Without it those tests skip locally;
@@ -87,7 +91,7 @@ frameworks: $(VENV)/.frameworks-installed
 
 # gradviz.torch's tests alone (the parity and DDP tests among them), with torch installed.
 test-torch: $(VENV)/.frameworks-installed
-	$(PY) -m pytest -q -n auto tests/test_torch_*.py
+	$(PYTEST) tests/test_torch_*.py
 
 lint: install
 	$(BIN)/ruff check gradviz tests bench tools

@@ -62,6 +62,32 @@ def pytest_sessionstart(session: pytest.Session) -> None:
     reporter.ensure_show_status = once
 
 
+# Files that share a worker's costly state run on one worker (under --dist loadfile, as the
+# Makefile runs the suite): plot_cases' pictures (matplotlib, seconds) and the trained
+# reports of the fixtures below, each made once a worker that uses them.
+SAME_WORKER = {
+    "tests/test_browser_plots.py": "tests/test_plots.py",
+    "tests/test_report_browser.py": "tests/test_report_page.py",
+    "tests/test_docs_pictures.py": "tests/test_report_page.py",
+    "tests/test_page_plots.py": "tests/test_report_page.py",
+}
+
+
+@pytest.hookimpl(optionalhook=True)
+def pytest_xdist_make_scheduler(config: pytest.Config, log):
+    """--dist loadfile, with the files of SAME_WORKER grouped under one name."""
+    if config.getoption("dist") != "loadfile":
+        return None
+    from xdist.scheduler import LoadFileScheduling
+
+    class SharedState(LoadFileScheduling):
+        def _split_scope(self, nodeid: str) -> str:
+            scope = super()._split_scope(nodeid)
+            return SAME_WORKER.get(scope, scope)
+
+    return SharedState(config, log)
+
+
 from browser import browser  # noqa: E402, F401  (the shared real-browser fixture)
 from graphviz_support import system_dot  # noqa: E402
 

@@ -166,9 +166,11 @@ def test_make_test_is_the_fast_suite_and_test_all_runs_everything() -> None:
     stamps += ["-o", ".venv/.docs-installed"]  # test-all adds the docs tools (the docs sites)
     fast = make("-n", *stamps, "test").stdout.strip().splitlines()
     full = make("-n", *stamps, "test-all").stdout.strip().splitlines()
-    # one worker per core (pytest-xdist): the suite is many short tests
-    assert fast == ['.venv/bin/python -m pytest -q -n auto -m "not slow"']
-    assert full == [".venv/bin/python -m pytest -q -n auto"]
+    # one worker per core (pytest-xdist): the suite is many short tests; a file's tests on
+    # one worker, so its module fixtures are made once
+    command = ".venv/bin/python -m pytest -q -n auto --dist loadfile"
+    assert fast == [f'{command} -m "not slow"']
+    assert full == [command]
 
 
 def test_ci_runs_the_full_test_command_the_readme_gives() -> None:

@@ -113,12 +113,15 @@ def test_every_control_is_reached_by_tab_and_has_a_name(browser, tmp_path: Path)
     controls = browser.find_elements(By.CSS_SELECTOR, "input, button")
     wanted = {c.get_attribute("id") for c in controls}
     browser.find_element(By.TAG_NAME, "h1").click()
-    reached, names = set(), {}
+    reached, names, order = set(), {}, []
     active = browser.switch_to.active_element
-    for _ in range(60):
+    for _ in range(60):  # once round the page's Tab stops (back at the first), at most 60
         active.send_keys(Keys.TAB)
         active = browser.switch_to.active_element
         ident = active.get_attribute("id") or active.get_attribute("aria-label")
+        if order and ident == order[0]:
+            break
+        order.append(ident)
         reached.add(ident)
         names[ident] = active.accessible_name
     assert wanted <= reached

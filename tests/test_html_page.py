@@ -2,20 +2,25 @@
 at first and after an input moves, against the Python engine at the same values; its
 steps against `gradviz trace`; its state in the URL; its command; hostile names.
 
-tests/html/page.js opens a page in jsdom, performs actions and reports what the page shows.
+tests/html/page.js opens a page in jsdom, performs actions and reports what the page shows
+(one Node process runs every page of a worker: tests/html/serve.js).
 """
 
 from __future__ import annotations
 
+import atexit
 import base64
+import functools
 import hashlib
 import json
 import math
 import os
 import re
+import select
 import shlex
 import shutil
 import subprocess
+import tempfile
 from html.parser import HTMLParser
 from pathlib import Path
 
@@ -35,6 +40,7 @@ from gradviz.render.diagram import diagram_from_value
 from gradviz.text import printable
 
 HARNESS = Path(__file__).parent / "html" / "page.js"
+SERVER = Path(__file__).parent / "html" / "serve.js"  # runs HARNESS and report.js
 MODULES = Path(__file__).parent / "mermaid" / "node_modules"
 NODE = shutil.which("node")
 
@@ -66,6 +72,54 @@ def run_page(page: str, actions: list[dict], tmp_path: Path, hash_: str = "") ->
     return run_harness(HARNESS, page_file, actions, tmp_path, hash_)
 
 
+class Harnesses:
+    """One Node process a worker for every harness run (tests/html/serve.js): Node's start
+    and jsdom's load, which cost most of a run, once rather than once a page."""
+
+    def __init__(self) -> None:
+        self.stderr = tempfile.TemporaryFile()  # noqa: SIM115 (open while the process runs)
+        self.node = subprocess.Popen(
+            [NODE, str(SERVER)],
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            stderr=self.stderr,
+            text=True,
+            encoding="utf-8",
+            env={"NODE_PATH": str(MODULES)},
+        )
+        atexit.register(self.close)
+
+    def run(self, harness: Path, args: list[str]) -> dict:
+        try:
+            self.node.stdin.write(json.dumps({"harness": harness.name, "args": args}) + "\n")
+            self.node.stdin.flush()
+            ready, _, _ = select.select([self.node.stdout], [], [], 120)
+            line = self.node.stdout.readline() if ready else ""
+        except OSError:
+            line = ""
+        if not line:  # it ended or hangs: the next run starts a fresh one
+            self.close()
+            harnesses.cache_clear()
+            self.stderr.seek(0)
+            raise AssertionError(f"the page harness stopped: {self.stderr.read()[-3000:]!r}")
+        result = json.loads(line)
+        assert "crashed" not in result, result["crashed"]
+        return result
+
+    def close(self) -> None:
+        if self.node.poll() is None:
+            self.node.stdin.close()
+            try:
+                self.node.wait(timeout=30)
+            except subprocess.TimeoutExpired:
+                self.node.kill()
+
+
+@functools.cache
+def harnesses() -> Harnesses:
+    return Harnesses()
+
+
 def run_harness(
     harness: Path, page_file: Path, actions: list[dict], tmp_path: Path, *more: str
 ) -> list[dict]:
@@ -73,16 +127,7 @@ def run_harness(
     state after each; the page must have raised no error."""
     actions_file = tmp_path / "actions.json"
     actions_file.write_text(json.dumps(actions), encoding="utf-8")
-    done = subprocess.run(
-        [NODE, str(harness), str(page_file), str(actions_file), *more],
-        capture_output=True,
-        text=True,
-        timeout=60,
-        env={"NODE_PATH": str(MODULES)},
-        check=False,
-    )
-    assert done.returncode == 0, done.stderr
-    result = json.loads(done.stdout)
+    result = harnesses().run(harness, [str(page_file), str(actions_file), *more])
     assert result["errors"] == []
     return result["states"]
 
@@ -229,13 +274,30 @@ def test_the_trace_page_opens_on_step_one(tmp_path: Path) -> None:
     assert state["command"].startswith("gradviz trace 'e = a*b;")
 
 
-def test_a_graph_too_large_to_be_live_is_the_picture_with_a_note() -> None:
-    text = "; ".join(["t0 = x*x"] + [f"t{i} = t{i - 1}*x + x" for i in range(1, 160)])
-    program = parse_program(text, {"x": 0.5})
-    program.output.backward()
-    page = html_page(diagram_from_value(program.output), expression=text)
+def power_chain(values: int) -> Value:
+    """x·x·…·x: `values` values (x and each product), backpropagated."""
+    x = Value(0.5, "x")
+    out = x
+    for _ in range(values - 1):
+        out = out * x
+    out.backward()
+    return out
+
+
+def test_a_graph_too_large_to_be_live_is_the_picture_with_a_note(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    # the limit itself, on the diagrams (no layout): LIVE_LIMIT values are live, one more not
+    limit = html.LIVE_LIMIT
+    assert html.live_reason(diagram_from_value(power_chain(limit))) is None
+    over = html.live_reason(diagram_from_value(power_chain(limit + 1)))
+    assert over == f"{limit + 1} values: live pages stop at {limit}"
+    # the pages on either side of a limit of 4 (a picture of 300 values takes seconds to lay out)
+    monkeypatch.setattr(html, "LIVE_LIMIT", 4)
+    assert "<script" in html_page(diagram_from_value(power_chain(4)), expression="x*x*x*x")
+    page = html_page(diagram_from_value(power_chain(5)), expression="x*x*x*x*x")
     assert "<script" not in page
-    assert f"live pages stop at {html.LIVE_LIMIT}" in page
+    assert "5 values: live pages stop at 4" in page
     assert "<svg" in page
 
 

@@ -15,6 +15,7 @@
 from __future__ import annotations
 
 import ast
+from functools import cache
 from pathlib import Path
 
 import pytest
@@ -70,7 +71,8 @@ def _is_type_checking(node: ast.If) -> bool:
     )
 
 
-def module_level_imports(module: str) -> set[str]:
+@cache  # (each test walks every module: parsed once a worker)
+def module_level_imports(module: str) -> frozenset[str]:
     """What importing `module` imports at once: statements outside functions and classes'
     methods, `if`/`try` blocks included, `if TYPE_CHECKING:` excluded."""
     tree = ast.parse(MODULES[module].read_text(encoding="utf-8"))
@@ -93,10 +95,11 @@ def module_level_imports(module: str) -> set[str]:
         elif isinstance(node, ast.With):
             body.extend(node.body)
     found.discard(module)
-    return found
+    return frozenset(found)
 
 
-def function_level_imports(module: str) -> list[tuple[int, str, tuple[str, ...]]]:
+@cache
+def function_level_imports(module: str) -> tuple[tuple[int, str, tuple[str, ...]], ...]:
     """(line number, source line, gradviz modules) of every import inside a function."""
     text = MODULES[module].read_text(encoding="utf-8")
     lines = text.splitlines()
@@ -107,7 +110,7 @@ def function_level_imports(module: str) -> list[tuple[int, str, tuple[str, ...]]
                 if isinstance(inner, ast.Import | ast.ImportFrom):
                     targets = tuple(imported(inner, module))
                     found.add((inner.lineno, lines[inner.lineno - 1], targets))
-    return sorted(found)
+    return tuple(sorted(found))
 
 
 def cycles(graph: dict[str, set[str]]) -> list[list[str]]:

@@ -21,8 +21,9 @@ from gradviz.schema import MAX_RUN_LAYERS, MAX_STEP, load_run, save_run
 from gradviz.stats import diagnose
 
 
-def _run(names: tuple[str, str] = ("L1", "L2")) -> Run:
-    network = Network([2, 3, 1], ["sigmoid", "sigmoid"])
+def _run(names: tuple[str, ...] = ("L1", "L2")) -> Run:
+    """A run of a sigmoid network 2-3-…-3-1 with one layer per name."""
+    network = Network([2, *[3] * (len(names) - 1), 1], ["sigmoid"] * len(names))
     network.initialise("default", 0)
     X = np.array([[0.0, 1.0], [1.0, 0.0], [1.0, 1.0]])
     diagnosis = diagnose(layer_samples(network, X, np.array([1.0, 0.0, 1.0])))
@@ -194,15 +195,16 @@ def test_a_short_curve_shows_every_point() -> None:
 # -- names: what save_run writes reads back ------------------------------------------------
 
 
+ODD_NAMES = [
+    ("a\tb", "a\\tb"),
+    ("a\nb", "a\\nb"),
+    ("a\u200bb", "a\\u200bb"),  # zero width space
+    ("a\x1b[31mb", "a\\x1b[31mb"),  # an escape sequence
+]
+
+
 @pytest.mark.parametrize(
-    ("name", "saved_as"),
-    [
-        ("a\tb", "a\\tb"),
-        ("a\nb", "a\\nb"),
-        ("a\u200bb", "a\\u200bb"),  # zero width space
-        ("a\x1b[31mb", "a\\x1b[31mb"),  # an escape sequence
-    ],
-    ids=["tab", "newline", "zero-width", "escape"],
+    ("name", "saved_as"), ODD_NAMES, ids=["tab", "newline", "zero-width", "escape"]
 )
 def test_a_layer_name_with_control_characters_reads_back(tmp_path, name, saved_as) -> None:
     path = tmp_path / "run.json"
@@ -210,10 +212,18 @@ def test_a_layer_name_with_control_characters_reads_back(tmp_path, name, saved_a
     run = load_run(path)
     assert [layer.name for layer in run.layers] == [saved_as, "out"]
     assert [layer.name for layer in run.diagnosis().layers] == [saved_as, "out"]
+
+
+def test_no_view_shows_a_layer_name_s_control_characters(tmp_path) -> None:
+    """Every view of one run whose layers hold each of the names: none shows one raw."""
+    path = tmp_path / "run.json"
+    save_run(_run((*(name for name, _ in ODD_NAMES), "out")), path)
+    assert [layer.name for layer in load_run(path).layers][:-1] == [s for _, s in ODD_NAMES]
     for command in _commands(path, tmp_path):
         done = _invoke(*command)
         assert done.exit_code == 0, (command, done.output)
-        assert name not in done.output
+        for name, saved_as in ODD_NAMES:
+            assert name not in done.output, (command, saved_as)
 
 
 def test_a_long_layer_name_is_cut_and_names_stay_distinct(tmp_path) -> None:

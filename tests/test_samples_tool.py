@@ -3,6 +3,7 @@ generating twice gives the same bytes."""
 
 from __future__ import annotations
 
+import os
 import shutil
 import xml.etree.ElementTree as ET
 from pathlib import Path
@@ -71,13 +72,17 @@ def test_docs_are_what_make_samples_generates_and_it_is_deterministic(tmp_path):
         assert f"![{name}]({name}.svg)".encode() in first["README.md"]
 
 
-def test_docs_program_is_graphviz_pure_unless_chosen(monkeypatch):
+@needs_pure
+def test_docs_program_is_graphviz_pure_unless_chosen(monkeypatch, tmp_path):
+    # a `dot` of our own first on PATH: the choice is tested with or without Graphviz
+    fake = tmp_path / "dot"
+    fake.write_text("#!/bin/sh\nexit 0\n")
+    fake.chmod(0o755)
+    monkeypatch.setenv("PATH", f"{tmp_path}{os.pathsep}{os.environ['PATH']}")
     monkeypatch.delenv("GRADVIZ_DOT", raising=False)
-    if PURE:
-        assert docs_program() == PURE[0]
-    if shutil.which("dot"):
-        monkeypatch.setenv("GRADVIZ_DOT", "system")
-        assert docs_program() == DotProgram(shutil.which("dot"), "system")
+    assert docs_program() == PURE[0]  # even with a system `dot` on PATH
+    monkeypatch.setenv("GRADVIZ_DOT", "system")
+    assert docs_program() == DotProgram(str(fake), "system")
     monkeypatch.setenv("GRADVIZ_DOT", "none")
     assert docs_program() is None
 

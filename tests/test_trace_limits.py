@@ -67,6 +67,9 @@ def refused(result, tmp_path: Path, message: str) -> None:
     assert list(tmp_path.iterdir()) == []
 
 
+# The fast suite runs these two commands at the limit in test_hostile_caps.py (exit 0, the
+# last step shown); here each file they write is checked too, in CI (make test-all).
+@pytest.mark.slow
 def test_frames_at_the_limit_are_all_written(tmp_path: Path) -> None:
     folder = tmp_path / "frames"
     result = run("trace", AT_FRAME_LIMIT, "x=0.5", "--frames", str(folder), "--format", "mmd")
@@ -142,6 +145,7 @@ def test_a_network_over_the_limit_is_refused_at_the_levels_that_draw_too_much(tm
     assert len(list((out / "f").glob("step-*.svg"))) == 4  # the loss, 2 layers, the inputs
 
 
+@pytest.mark.slow  # (the same command as test_hostile_caps' animated-steps-500)
 def test_an_animation_at_the_limit_is_written(tmp_path: Path) -> None:
     text, values = AT_ANIMATION_LIMIT
     target = tmp_path / "backward.svg"

@@ -1,6 +1,6 @@
 // Parse Mermaid texts with the real mermaid.js (under jsdom) and report what it read.
 //
-// stdin: a JSON array of Mermaid texts. stdout: a JSON array, one result per text:
+// stdin: {"texts": [Mermaid texts], "titles": bool}. stdout: a JSON array, one result per text:
 //   {ok: true, type, title, nodes: {id: label}, edges: [[from, to, stroke]],
 //    subgraphs: [[id, title, [ids]]]}
 //   {ok: false, error: "..."}
@@ -9,7 +9,8 @@
 // `title` is the text of the title node (id `caption`) exactly as Mermaid draws it, read
 // from the SVG that mermaid.render makes (entity codes decoded by Mermaid itself, not by
 // `shown`); null without a title, or when jsdom cannot render the text (a graph with
-// subgraphs: "Invalid character"), and then `render_error` says why.
+// subgraphs: "Invalid character"), and then `render_error` says why. Rendering costs most
+// of the time (a layout per text): with `titles` false nothing is rendered (title null).
 import { JSDOM } from "jsdom";
 
 const dom = new JSDOM("<!DOCTYPE html><html><body></body></html>");
@@ -43,7 +44,7 @@ async function drawnTitle(text) {
   return title ? title.textContent : null;
 }
 
-async function check(text) {
+async function check(text, titles) {
   try {
     await mermaid.parse(text);
     const diagram = await mermaid.mermaidAPI.getDiagramFromText(text);
@@ -54,7 +55,7 @@ async function check(text) {
     const subgraphs = db.getSubGraphs().map((s) => [s.id, shown(s.title), s.nodes]);
     let title = null;
     let render_error = null;
-    if (/^ +caption\["/m.test(text)) {
+    if (titles && /^ +caption\["/m.test(text)) {
       try {
         title = await drawnTitle(text);
       } catch (error) {
@@ -69,7 +70,7 @@ async function check(text) {
 
 const chunks = [];
 for await (const chunk of process.stdin) chunks.push(chunk);
-const texts = JSON.parse(Buffer.concat(chunks).toString("utf8"));
+const { texts, titles } = JSON.parse(Buffer.concat(chunks).toString("utf8"));
 const results = [];
-for (const text of texts) results.push(await check(text));
+for (const text of texts) results.push(await check(text, titles));
 process.stdout.write(JSON.stringify(results));

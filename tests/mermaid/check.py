@@ -32,12 +32,14 @@ def require_mermaid() -> None:
     pytest.skip(f"Mermaid parser not installed: {why}")
 
 
-def parse_mermaid(texts: list[str]) -> list[dict]:
-    """Parse several texts in one Node process (startup costs most of the time)."""
+def parse_mermaid(texts: list[str], *, titles: bool = True) -> list[dict]:
+    """Parse several texts in one Node process (startup costs most of the time). With
+    `titles` a text with a caption is also rendered, to read its title as drawn (`title`);
+    a layout each, so a check that reads only `ok`, nodes and edges passes False."""
     require_mermaid()
     done = subprocess.run(
         [NODE, str(HERE / "check.mjs")],
-        input=json.dumps(texts).encode("utf-8"),
+        input=json.dumps({"texts": texts, "titles": titles}).encode("utf-8"),
         capture_output=True,
         timeout=120,
         cwd=HERE,
