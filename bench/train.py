@@ -47,6 +47,7 @@ import numpy as np
 from rich.console import Console
 from rich.table import Table
 
+from gradviz import compile as C
 from gradviz import nn
 from gradviz import train as T
 from gradviz.data import load
@@ -132,7 +133,7 @@ def initial(spec: Spec) -> list[tuple[np.ndarray, np.ndarray]]:
 
 
 def gradviz_train(spec: Spec) -> T.Result:
-    T._compile.cache_clear()  # every run builds and compiles its graph again
+    C._compile.cache_clear()  # every run builds and compiles its graph again
     return T.train(spec, record=False)
 
 
@@ -145,7 +146,7 @@ def deep_steps() -> dict[str, Callable[[list[int], int], Callable[[], None]]]:
 
     def gradviz_maker(rows: list[int], steps: int) -> Callable[[], None]:
         net = nn.Network.from_spec(DEEP)
-        compiled = T.compile_network(net, online=len(rows) == 1)  # as training would
+        compiled = C.compile_network(net, online=len(rows) == 1)  # as training would
         P, XT = net.flat(), [tuple(r) for r in X]
         n = len(rows)
 
@@ -212,7 +213,7 @@ def big_batch(points: int = 1000) -> Timed:
     )
     data = load(spec.data)
     net = nn.Network.from_spec(spec)
-    compiled = T.compile_network(net)
+    compiled = C.compile_network(net)
     P, XT, Y = net.flat(), [tuple(r) for r in data.X.tolist()], data.Y.tolist()
     rows = list(range(points))
     graph = FixedGraph(spec, batched=True)
@@ -227,9 +228,9 @@ def big_batch(points: int = 1000) -> Timed:
 
 
 def compile_time() -> float:
-    T._compile.cache_clear()
+    C._compile.cache_clear()
     start = time.perf_counter()
-    T.compile_network(nn.Network.from_spec(DEEP))
+    C.compile_network(nn.Network.from_spec(DEEP))
     return time.perf_counter() - start
 
 
