@@ -17,6 +17,7 @@ and imports nothing that computes.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Mapping
 from dataclasses import replace
 from typing import TYPE_CHECKING
@@ -25,6 +26,7 @@ from gradviz.engine import Constant, Value, topological_order
 from gradviz.errors import InputError, quoted
 from gradviz.names import node_names, op_form, operand, output_name, substitute
 from gradviz.numbers import DEFAULT_PRECISION, fmt, fmt_full
+from gradviz.ops import Op
 from gradviz.render import dot as _dot
 from gradviz.render import terminal as _terminal
 from gradviz.render.diagram import (
@@ -34,7 +36,6 @@ from gradviz.render.diagram import (
     Node,
     Role,
     _states_a_value,
-    is_ordered,
     op_id,
     value_id,
 )
@@ -83,6 +84,18 @@ def _op_detail(v: Value, names: Mapping[Value, str], grad: bool) -> str:
     elif grad:
         lines.append(f"grad in = {fmt_full(v.grad)}")
     return "\n".join(lines)
+
+
+_SWAP = {"a": "b", "b": "a"}
+
+
+def is_ordered(op: Op) -> bool:
+    """A binary op whose inputs' order matters (a − b, a ÷ b, a ** b): its local
+    derivatives do not mirror each other when a and b swap, as a + b's and a·b's do."""
+    if op.arity != 2:
+        return False
+    swapped = re.sub(r"\b[ab]\b", lambda m: _SWAP[m.group(0)], op.d[0])
+    return swapped != op.d[1]
 
 
 def _role(v: Value, root: Value) -> Role:

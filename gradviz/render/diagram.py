@@ -20,7 +20,6 @@ from typing import TYPE_CHECKING, Any, Literal
 from gradviz.errors import Worded
 from gradviz.lazy import is_array, np
 from gradviz.numbers import DEFAULT_PRECISION, fmt
-from gradviz.ops import Op
 from gradviz.render import colours
 from gradviz.text import printable  # noqa: F401 (renderers and tests import it from here)
 
@@ -226,18 +225,6 @@ def _states_a_value(text: str, value: Number) -> bool:
         return float(match.group(1)) == float(value)
     except ValueError:
         return False
-
-
-_SWAP = {"a": "b", "b": "a"}
-
-
-def is_ordered(op: Op) -> bool:
-    """A binary op whose inputs' order matters (a − b, a ÷ b, a ** b): its local
-    derivatives do not mirror each other when a and b swap, as a + b's and a·b's do."""
-    if op.arity != 2:
-        return False
-    swapped = re.sub(r"\b[ab]\b", lambda m: _SWAP[m.group(0)], op.d[0])
-    return swapped != op.d[1]
 
 
 def constant_text(node: Node, precision: int = DEFAULT_PRECISION) -> str | None:
