@@ -33,8 +33,8 @@ _API: dict[str, str] = {
     "parse": "gradviz.expr",
     "draw": "gradviz.notebook",  # (defined below: a tensor goes to gradviz.torch)
     "explore": "gradviz.notebook",
-    "to_json": "gradviz.render",
-    "to_mermaid": "gradviz.render",
+    "to_json": "gradviz.drawn",
+    "to_mermaid": "gradviz.drawn",
 }
 _MODULES = ("gradcheck", "trace")  # callable modules (see above)
 # What pip calls gradviz (pyproject.toml's name): `gradviz` on PyPI is another project.
@@ -44,11 +44,11 @@ if TYPE_CHECKING:  # the names for type checkers (re-exported by `__getattr__`)
     import graphviz
 
     from gradviz import gradcheck, trace  # noqa: F401
+    from gradviz.drawn import to_json, to_mermaid  # noqa: F401
     from gradviz.engine import Constant, Graph, Op, Value, no_grad, topological_order  # noqa: F401
     from gradviz.errors import GradvizError  # noqa: F401
     from gradviz.expr import parse  # noqa: F401
     from gradviz.notebook import explore  # noqa: F401
-    from gradviz.render import to_json, to_mermaid  # noqa: F401
 
     __version__: str
     __all__: list[str]

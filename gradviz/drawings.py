@@ -6,17 +6,12 @@ from __future__ import annotations
 from collections.abc import Iterable
 from pathlib import Path
 
+from gradviz.drawn import network_diagram
 from gradviz.errors import InputError, OptionWords, keyword
 from gradviz.model import data_set_status, load_model, network_loss_graph, parse_input
 from gradviz.numbers import fmt
 from gradviz.render.diagram import Diagram
-from gradviz.render.network import (
-    AUTO_EDGE_LIMIT,
-    LAYER_VIEW,
-    choose_level,
-    network_diagram,
-    neuron_view_size,
-)
+from gradviz.render.network import AUTO_EDGE_LIMIT, LAYER_VIEW, choose_level, neuron_view_size
 
 
 def model_diagram(

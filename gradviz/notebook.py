@@ -8,13 +8,13 @@ import re
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from gradviz.drawn import as_diagram, diagram_from_value
 from gradviz.engine import Value, backpropagate, topological_order
 from gradviz.files import write_atomic
 from gradviz.layout import configure_graphviz_package
 from gradviz.numbers import DEFAULT_PRECISION
 from gradviz.pages import html_page, report_page
-from gradviz.render import as_diagram
-from gradviz.render.diagram import Diagram, diagram_from_value
+from gradviz.render.diagram import Diagram
 from gradviz.render.dot import dot_body
 
 if TYPE_CHECKING:

@@ -227,7 +227,7 @@ def to_svg(
 ) -> str:
     """The SVG picture as text to sit inline in an HTML page: dark mode from CSS variables,
     every id prefixed by `id_prefix` (say `gv3-`) so that many diagrams share a page."""
-    from gradviz.render import as_diagram  # lazy: start-up
+    from gradviz.drawn import as_diagram  # lazy: start-up
 
     diagram = as_diagram(graph, grad=grad)
     options = {"rankdir": rankdir, "precision": precision, "legend": legend}

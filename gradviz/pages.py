@@ -175,11 +175,9 @@ def report_page(
     but for where the page points the reader, in the caller's words: `more` for the
     columns the table leaves out (`layer_table`), `statuses` for what each status means
     (`grads_svg`). `title`: the report's own."""
+    from gradviz.drawn import network_diagram  # lazy: start-up
     from gradviz.model import network_loss_graph  # lazy: start-up
-    from gradviz.render.network import (  # lazy: start-up
-        network_diagram,
-        recorded_layer_diagram,
-    )
+    from gradviz.render.network import recorded_layer_diagram  # lazy: start-up
     from gradviz.render.page_plots import (  # lazy: start-up
         STATUS_MEANINGS,
         boundary_svg,

@@ -312,7 +312,7 @@ class Passed:
 class UnitStep:
     """One neuron, layer, the loss or the inputs in a network's backward pass. Tuples hold
     one entry per neuron: `credit` dL/da, `local` act'(z), `credit_z` dL/dz, the grads;
-    `ids` are the step's node ids in `gradviz.render.network.network_diagram`."""
+    `ids` are the step's node ids in `gradviz.drawn.network_diagram`."""
 
     index: int
     kind: str  # "loss", "neuron", "layer", "inputs"

@@ -12,11 +12,11 @@ import pytest
 from click.testing import CliRunner
 
 from gradviz.cli import cli
+from gradviz.drawn import trace_frames
 from gradviz.expr import parse_program
 from gradviz.output import animated_trace
 from gradviz.render.animate import HOLD_STEPS, LEAD_STEPS, STEP_SECONDS, animation_diagram
 from gradviz.render.colours import DARK, LIGHT
-from gradviz.render.trace_view import trace_frames
 from gradviz.trace import trace
 
 HAND = "e = a*b; d = e + c; L = d*f"

@@ -17,14 +17,14 @@ from pathlib import Path
 import pytest
 from browser import NODE_GEOMETRY_JS, inline_svg_page, open_page
 
+from gradviz.drawn import diagram_from_value, network_diagram, trace_frames
 from gradviz.expr import parse_program
 from gradviz.model import from_result, network_loss_graph
 from gradviz.output import render
 from gradviz.render.colours import ALL_BANDS, EDGE_KEY, LEGEND_TITLE
-from gradviz.render.diagram import Diagram, diagram_from_value, preferred_rankdir
+from gradviz.render.diagram import Diagram, preferred_rankdir
 from gradviz.render.mermaid import MAX_EDGES, to_mermaid
-from gradviz.render.network import AUTO_NODE_LIMIT, choose_level, network_diagram
-from gradviz.render.trace_view import trace_frames
+from gradviz.render.network import AUTO_NODE_LIMIT, choose_level
 from gradviz.spec import load_spec
 from gradviz.trace import trace
 from gradviz.train import train

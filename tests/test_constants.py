@@ -10,8 +10,8 @@ import pytest
 
 import gradviz
 from gradviz import Constant, Value, no_grad
+from gradviz.drawn import diagram_from_value
 from gradviz.expr import parse_program
-from gradviz.render.diagram import diagram_from_value
 from gradviz.render.dot import to_dot
 from gradviz.render.json import to_json
 from gradviz.render.mermaid import to_mermaid
@@ -125,7 +125,7 @@ def test_no_grad_is_restored_after_an_error_and_when_nested() -> None:
 
 
 def test_trace_frames_neither_dim_nor_emphasise_a_constant() -> None:
-    from gradviz.render.trace_view import trace_frames
+    from gradviz.drawn import trace_frames
 
     out = _minus()
     steps = trace(out)

@@ -11,13 +11,13 @@ from dataclasses import replace
 
 import pytest
 
+from gradviz.drawn import diagram_from_value, network_diagram, trace_frames
 from gradviz.engine import Constant, Value, topological_order
 from gradviz.expr import parse_program
 from gradviz.names import node_names
 from gradviz.render.animate import animation_diagram
-from gradviz.render.diagram import STOPS, Diagram, band_of, diagram_from_value
-from gradviz.render.network import network_diagram
-from gradviz.render.trace_view import network_frames, trace_frames
+from gradviz.render.diagram import STOPS, Diagram, band_of
+from gradviz.render.trace_view import network_frames
 from gradviz.trace import network_trace, trace
 
 EXPRESSIONS = [

@@ -31,20 +31,14 @@ from mermaid.check import parse_mermaid
 
 from gradviz import Value
 from gradviz.data import parse_csv
+from gradviz.drawn import diagram_from_value
 from gradviz.engine import evaluate, topological_order
 from gradviz.errors import ExpressionError, GradvizError, InputError
 from gradviz.expr import FUNCTIONS, parse_assignments, parse_program
 from gradviz.layout import _pure_program
 from gradviz.model import parse_model
 from gradviz.numbers import fmt
-from gradviz.render.diagram import (
-    Diagram,
-    constant_text,
-    diagram_from_value,
-    number_text,
-    printable,
-    title_lines,
-)
+from gradviz.render.diagram import Diagram, constant_text, number_text, printable, title_lines
 from gradviz.render.dot import to_dot
 from gradviz.render.json import to_json
 from gradviz.render.mermaid import CAPTION, SEPARATOR, to_mermaid

@@ -30,13 +30,13 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from gradviz.cli import cli
+from gradviz.drawn import diagram_from_value
 from gradviz.engine import Value, topological_order
 from gradviz.expr import parse_program
 from gradviz.names import node_names
 from gradviz.numbers import fmt
 from gradviz.pages import html_page, one_line
 from gradviz.render import html
-from gradviz.render.diagram import diagram_from_value
 from gradviz.text import printable
 
 HARNESS = Path(__file__).parent / "html" / "page.js"

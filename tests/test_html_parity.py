@@ -26,10 +26,10 @@ from pathlib import Path
 import pytest
 
 import gradviz.ops as op_table
+from gradviz.drawn import diagram_from_value
 from gradviz.engine import Constant, Value, apply, topological_order
 from gradviz.numbers import fmt, fmt_full
 from gradviz.ops import ADD, DIV, MUL, NEG, POW, SUB, UNARY_OPS, Op, power_op
-from gradviz.render.diagram import diagram_from_value
 from gradviz.render.html import JS_OPS, engine_script, graph_data, op_key, table_ops
 from gradviz.trace import trace
 

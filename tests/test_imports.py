@@ -267,7 +267,8 @@ LAYERS: tuple[tuple[str, tuple[str, ...]], ...] = (
     ),
     ("render", ("render",)),  # render and render.*: pure, data in, text or pictures out
     # formats; the Graphviz program; the pages it draws; what a notebook shows
-    ("output", ("output", "layout", "pages", "drawings", "notebook")),
+    # drawn: a Value's graph turned into the Diagram render/ draws
+    ("output", ("output", "drawn", "layout", "pages", "drawings", "notebook")),
     ("bridges", ("torch",)),  # gradviz.torch: PyTorch at the edge (imported only when used)
     ("cli", ("cli", "__main__")),
     ("docs tools", ("docs",)),  # the fence and directive: run the CLI's commands in-process
@@ -319,7 +320,8 @@ def test_the_layer_check_would_catch_an_upward_import() -> None:
 # -- render/ is pure: it imports what it draws, never what loads files or computes ---------
 # The modules a renderer may not import: they load files, compute or write (the report's
 # numbers are computed in gradviz.report; files are read in model/data/files; dot runs in
-# gradviz.layout). `if TYPE_CHECKING:` imports are allowed: they name a type, never run.
+# gradviz.layout; a Value's graph is walked into a Diagram in gradviz.drawn, never here).
+# `if TYPE_CHECKING:` imports are allowed: they name a type, never run.
 IMPURE_FOR_RENDER = frozenset(
     {
         "boundary",
@@ -327,6 +329,8 @@ IMPURE_FOR_RENDER = frozenset(
         "compile",
         "data",
         "drawings",
+        "drawn",
+        "engine",
         "expr",
         "files",
         "gradcheck",
@@ -401,6 +405,12 @@ def test_render_modules_import_no_computing_or_loading_module() -> None:
         ("from gradviz.records import Diagnosis, series", False),
         ("from gradviz.numbers import fmt", False),
         ("if TYPE_CHECKING:\n    from gradviz.report import Report", False),
+        # a Value's graph is walked in gradviz.drawn: render/ takes the Diagram
+        ("from gradviz.engine import Constant, topological_order", True),
+        ("def f(v):\n    from gradviz.engine import topological_order  # lazy: start-up", True),
+        ("import gradviz.engine", True),
+        ("from gradviz.drawn import diagram_from_value", True),
+        ("if TYPE_CHECKING:\n    from gradviz.engine import Number, Value", False),
     ],
 )
 def test_the_render_rule_would_catch_an_impure_import(source: str, refused: bool) -> None:

@@ -17,11 +17,11 @@ from gradviz import drawings, nn, stats
 from gradviz import model as M
 from gradviz import train as T
 from gradviz.cli import flag
+from gradviz.drawn import network_diagram, to_dot
 from gradviz.engine import topological_order
 from gradviz.errors import InputError, ModelError
 from gradviz.numbers import fmt
 from gradviz.render import network as RN
-from gradviz.render import to_dot
 from gradviz.spec import PRESETS, spec_from_mapping
 
 
@@ -251,7 +251,7 @@ def _svg(dot_text: str) -> ET.Element:
 def test_diagrams_at_every_level_render_with_dot(saved: Path, level: str) -> None:
     model = M.load_model(saved)
     graph = M.network_loss_graph(model, (1.0, 0.0))
-    diagram = RN.network_diagram(graph, level)
+    diagram = network_diagram(graph, level)
     ids = {n.id for n in diagram.nodes}
     assert all(e.source in ids and e.target in ids for e in diagram.edges)
     svg = _svg(to_dot(diagram))
@@ -321,7 +321,7 @@ def test_the_layer_view_takes_statuses_from_the_whole_data_set(xor_model: M.Mode
     one = stats.diagnose(nn.layer_samples(graph.network, np.array([graph.x]), np.array([1.0])))
     assert [layer.status for layer in one.layers] == ["dead", "ok"]  # what it used to show
     statuses = M.data_set_status(graph)  # the caller's: the model's whole data set
-    diagram = RN.network_diagram(graph, "layer", title="xor", statuses=statuses)
+    diagram = network_diagram(graph, "layer", title="xor", statuses=statuses)
     assert diagram.node("L1").extra_lines == (
         "4 sigmoid, 12 params",
         _max_rel(graph, 0),
@@ -335,7 +335,7 @@ def test_the_layer_view_takes_statuses_from_the_whole_data_set(xor_model: M.Mode
     grads = stats.diagnose(xor_model.layer_samples())  # what `gradviz grads` says
     assert [layer.status for layer in grads.layers] == ["ok", "ok"]
     assert RN.preferred_rankdir(diagram) == "TB"
-    assert RN.preferred_rankdir(RN.network_diagram(graph, "neuron")) == "LR"
+    assert RN.preferred_rankdir(network_diagram(graph, "neuron")) == "LR"
 
 
 def _max_rel(graph: M.LossGraph, index: int) -> str:
@@ -347,7 +347,7 @@ def _max_rel(graph: M.LossGraph, index: int) -> str:
 
 def test_the_layer_view_without_a_data_set_shows_no_status() -> None:
     graph = _graph([2, 4, 1])
-    diagram = RN.network_diagram(graph, "layer")
+    diagram = network_diagram(graph, "layer")
     assert all("status" not in line for n in diagram.nodes for line in n.extra_lines)
     assert (diagram.title or "").endswith(
         "; no status (dead units show on a data set only: gradviz grads)"
@@ -374,7 +374,7 @@ def test_old_keep_going_advice_in_a_saved_model_is_not_repeated(saved: Path) -> 
 @pytest.mark.parametrize("level", RN.LEVELS)
 def test_no_grad_drawings_show_no_gradient_anywhere(saved: Path, level: str) -> None:
     """`draw --model … --no-grad`: data only, also in the text of collapsed nodes."""
-    from gradviz.render import to_mermaid
+    from gradviz.drawn import to_mermaid
 
     diagram, _ = drawings.model_diagram(saved, "0,1", level=level, grad=False)
     assert not diagram.has_grad and all(n.grad is None for n in diagram.nodes)

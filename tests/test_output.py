@@ -17,11 +17,11 @@ from graphviz_support import needs_system_dot, system_dot
 import gradviz.layout as layout
 from gradviz import Value
 from gradviz.cli import flag
+from gradviz.drawn import diagram_from_value
 from gradviz.errors import GradvizError, InputError, OutputError, RenderError, Worded, WriteError
 from gradviz.files import refuse_clashes, write_atomic
 from gradviz.layout import DotProgram, dot_programs, find_dot, run_dot
 from gradviz.output import format_for, render, size_warnings
-from gradviz.render.diagram import diagram_from_value
 from gradviz.render.dot import layout_cost, to_dot
 
 

@@ -12,14 +12,13 @@ import pytest
 from graphviz_support import needs_system_dot
 
 from gradviz import Value
+from gradviz.drawn import diagram_from_value, network_diagram, to_dot, to_json, to_mermaid, to_text
 from gradviz.layout import dot_programs
 from gradviz.model import network_loss_graph
 from gradviz.nn import Network
-from gradviz.render import to_dot, to_json, to_mermaid, to_text
 from gradviz.render.colours import band_for
-from gradviz.render.diagram import diagram_from_value, preferred_rankdir
+from gradviz.render.diagram import preferred_rankdir
 from gradviz.render.dot import MAX_PEN, MIN_PEN
-from gradviz.render.network import network_diagram
 from gradviz.trace import trace
 
 

@@ -9,6 +9,7 @@ import pytest
 
 from gradviz import Value
 from gradviz.cli import flag
+from gradviz.drawn import diagram_from_value
 from gradviz.engine import power_op
 from gradviz.render.diagram import (
     BAD_BAND,
@@ -16,7 +17,6 @@ from gradviz.render.diagram import (
     Diagram,
     Node,
     band_of,
-    diagram_from_value,
     draw_less,
     number_text,
     printable,

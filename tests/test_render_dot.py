@@ -17,9 +17,10 @@ from graphviz_support import needs_system_dot, system_dot
 
 import gradviz
 from gradviz import Value
+from gradviz.drawn import diagram_from_value
 from gradviz.expr import parse_program
 from gradviz.layout import _pure_program
-from gradviz.render.diagram import Diagram, Edge, Node, diagram_from_value, printable
+from gradviz.render.diagram import Diagram, Edge, Node, printable
 from gradviz.render.dot import label_text, to_dot
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -367,8 +368,8 @@ def test_a_subtraction_says_which_input_is_which():
 def test_a_credit_runs_through_its_own_text_node() -> None:
     # `+= 6` as an edge label stood in the gap beside the other input's edge; on a node
     # of its own the layout keeps room for it on its edge's line (tests/test_docs_pictures)
+    from gradviz.drawn import trace_frames
     from gradviz.render.dot import credit_edge_key, credit_node_id
-    from gradviz.render.trace_view import trace_frames
     from gradviz.trace import trace
 
     a, b = Value(2.0, label="a"), Value(-3.0, label="b")

@@ -10,8 +10,8 @@ import pytest
 
 import gradviz
 from gradviz import Value
-from gradviz.render import to_json
-from gradviz.render.diagram import Diagram, Node, diagram_from_value
+from gradviz.drawn import diagram_from_value, to_json
+from gradviz.render.diagram import Diagram, Node
 
 
 def strict_loads(text: str):

@@ -15,12 +15,11 @@ from mermaid.check import parse_mermaid
 import gradviz
 from gradviz import Value
 from gradviz.cli import flag
+from gradviz.drawn import diagram_from_value, to_markdown, to_mermaid, trace_frames
 from gradviz.errors import RenderError
 from gradviz.expr import parse_program
-from gradviz.render import to_markdown, to_mermaid
-from gradviz.render.diagram import Diagram, Edge, Node, diagram_from_value, printable
+from gradviz.render.diagram import Diagram, Edge, Node, printable
 from gradviz.render.mermaid import MAX_EDGES, escape
-from gradviz.render.trace_view import trace_frames
 from gradviz.trace import trace
 
 ROOT = Path(__file__).resolve().parent.parent

@@ -13,8 +13,8 @@ from pathlib import Path
 
 import pytest
 
+from gradviz.drawn import to_dot, to_json, to_mermaid, to_text
 from gradviz.expr import parse_program
-from gradviz.render import to_dot, to_json, to_mermaid, to_text
 
 ROOT = Path(__file__).resolve().parent.parent
 SNAPSHOTS = Path(__file__).resolve().parent / "snapshots"

@@ -8,8 +8,8 @@ import pytest
 from rich.console import Console
 
 from gradviz import Value
+from gradviz.drawn import diagram_from_value
 from gradviz.expr import parse_program
-from gradviz.render.diagram import diagram_from_value
 from gradviz.render.terminal import MAX_DEPTH, MAX_LINES, to_terminal, to_text
 
 

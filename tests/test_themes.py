@@ -11,10 +11,10 @@ from pathlib import Path
 import pytest
 from browser import open_page
 
+from gradviz.drawn import diagram_from_value, trace_frames
 from gradviz.expr import parse_program
 from gradviz.output import render, to_svg
 from gradviz.render.colours import DARK, LIGHT
-from gradviz.render.diagram import diagram_from_value
 from gradviz.render.themes import (
     SVG_CLASS,
     fill_roles,
@@ -24,7 +24,6 @@ from gradviz.render.themes import (
     theme_css,
     themed_svg,
 )
-from gradviz.render.trace_view import trace_frames
 from gradviz.trace import trace
 
 HAND = "e = a*b; d = e + c; L = d*f"

@@ -305,9 +305,9 @@ def test_the_gradient_plot_says_where_the_statuses_are_explained(monkeypatch) ->
 
 
 def test_a_page_drawn_without_gradients_says_so_in_the_callers_words(tmp_path) -> None:
+    from gradviz.drawn import diagram_from_value
     from gradviz.expr import parse_program
     from gradviz.pages import html_page
-    from gradviz.render.diagram import diagram_from_value
 
     page = tmp_path / "page.html"
     run("draw", "a*b", "a=2", "b=3", "--no-grad", "-o", str(page))

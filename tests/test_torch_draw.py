@@ -14,10 +14,10 @@ from torch_support import require_torch
 torch = require_torch()
 
 import gradviz  # noqa: E402
+from gradviz.drawn import to_json, to_mermaid, to_text  # noqa: E402
 from gradviz.errors import InputError  # noqa: E402
 from gradviz.numbers import fmt  # noqa: E402
 from gradviz.output import render  # noqa: E402
-from gradviz.render import to_json, to_mermaid, to_text  # noqa: E402
 from gradviz.torch import diagram  # noqa: E402
 from gradviz.torch.graph import COLLAPSE_AT, NOT_KEPT, describe  # noqa: E402
 

@@ -13,10 +13,10 @@ from torch_support import require_torch
 torch = require_torch()
 
 import gradviz.torch as gt  # noqa: E402
+from gradviz.drawn import to_json, to_mermaid, to_text  # noqa: E402
 from gradviz.errors import InputError  # noqa: E402
 from gradviz.numbers import fmt  # noqa: E402
 from gradviz.output import render  # noqa: E402
-from gradviz.render import to_json, to_mermaid, to_text  # noqa: E402
 from gradviz.render.diagram import preferred_rankdir  # noqa: E402
 from gradviz.torch.examples import MODELS  # noqa: E402
 from gradviz.torch.graph import FRONTIER, NOT_KEPT, describe  # noqa: E402

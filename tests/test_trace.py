@@ -12,15 +12,10 @@ import pytest
 from rich.console import Console
 
 from gradviz import engine, nn, ops, stats
+from gradviz.drawn import trace_frames
 from gradviz.engine import Op, Value, apply, backpropagate, topological_order
 from gradviz.names import definition, node_names, op_form, output_name
-from gradviz.render.trace_view import (
-    backward_view,
-    check_view,
-    forward_view,
-    gradients_view,
-    trace_frames,
-)
+from gradviz.render.trace_view import backward_view, check_view, forward_view, gradients_view
 from gradviz.trace import activation_formula, forward, leaf_gradients, sentence, trace, unreached
 
 

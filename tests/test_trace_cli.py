@@ -411,8 +411,8 @@ def test_help_texts_have_examples() -> None:
 
 def test_docs_frames_are_the_hand_example() -> None:
     """docs/trace holds the frame sequence of the hand example (see its README)."""
+    from gradviz.drawn import trace_frames
     from gradviz.expr import parse_program
-    from gradviz.render.trace_view import trace_frames
     from gradviz.trace import trace
 
     docs = Path(__file__).resolve().parent.parent / "docs" / "trace"
@@ -473,8 +473,8 @@ def test_network_trace_agrees_with_the_engine(xor_model: Path) -> None:
 @pytest.mark.parametrize("kind", ["mse", "bce"])
 def test_loss_formulas_come_from_the_one_loss_table(kind: str) -> None:
     from gradviz import nn
+    from gradviz.drawn import network_diagram
     from gradviz.model import LossGraph
-    from gradviz.render.network import network_diagram
     from gradviz.trace import network_trace
 
     network = nn.Network([2, 2, 1], ["tanh", "sigmoid"], kind)

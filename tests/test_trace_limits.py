@@ -12,9 +12,9 @@ import pytest
 from click.testing import CliRunner
 
 from gradviz.cli import cli
+from gradviz.drawn import trace_frames
 from gradviz.expr import parse_program
 from gradviz.output import MAX_ANIMATED_STEPS, MAX_FRAME_NODES
-from gradviz.render.trace_view import trace_frames
 from gradviz.trace import trace
 
 

@@ -6,8 +6,8 @@ from __future__ import annotations
 from click.testing import CliRunner
 
 from gradviz.cli import cli
+from gradviz.drawn import diagram_from_value
 from gradviz.expr import parse_program
-from gradviz.render.diagram import diagram_from_value
 from gradviz.render.terminal import MAX_DEPTH, to_text
 
 

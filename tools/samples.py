@@ -25,6 +25,7 @@ from pathlib import Path
 
 from gradviz.boundary import boundary
 from gradviz.cli import STATUS_MEANINGS
+from gradviz.drawn import diagram_from_value
 from gradviz.errors import GradvizError
 from gradviz.expr import parse_program
 from gradviz.files import write_atomic
@@ -33,7 +34,7 @@ from gradviz.measure import measure
 from gradviz.model import from_result, network_loss_graph
 from gradviz.output import animated_trace, render
 from gradviz.pages import html_page
-from gradviz.render.diagram import diagram_from_value, preferred_rankdir
+from gradviz.render.diagram import preferred_rankdir
 from gradviz.render.plots import boundary_plot, grads_plot
 from gradviz.spec import load_spec, resolve_spec
 from gradviz.train import train
@@ -176,7 +177,7 @@ def torch_pictures(folder: Path, program: DotProgram | None = None) -> list[Path
 def network_picture(spec: Path, target: Path, program: DotProgram | None = None) -> Path:
     """`gradviz train samples/xor.toml --save xor.json` then `gradviz draw --model xor.json
     --input 0,1 -o …`: a trained network one node per neuron, as the README shows it."""
-    from gradviz.render.network import network_diagram  # lazy: start-up
+    from gradviz.drawn import network_diagram  # lazy: start-up
 
     model = from_result(train(load_spec(spec)))
     graph = network_loss_graph(model, (0.0, 1.0), 1.0)
@@ -222,7 +223,7 @@ ANIMATION = "backward.svg"
 
 def trace_pictures(sample: Path, docs: Path, program: DotProgram | None = None) -> list[Path]:
     from gradviz.cli.trace import frame_names  # lazy: start-up
-    from gradviz.render.trace_view import trace_frames  # lazy: start-up
+    from gradviz.drawn import trace_frames  # lazy: start-up
     from gradviz.trace import trace  # lazy: start-up
 
     if not sample.is_file():

@@ -11,13 +11,14 @@ from gradviz.cli import command, flag
 from gradviz.cli.console import stdout_console
 from gradviz.cli.options import ExpressionCommand, OutputOption, model_options
 from gradviz.cli.source import graph_source, model_example, say
+from gradviz.drawn import diagram_from_value
 from gradviz.errors import OutputError, RenderError, WriteError
 from gradviz.expr import FUNCTIONS
 from gradviz.files import refuse_clashes, write_atomic
 from gradviz.layout import dot_choice, dot_timeout
 from gradviz.numbers import DEFAULT_PRECISION
 from gradviz.output import FORMATS, format_for, render, size_warnings
-from gradviz.render.diagram import Diagram, diagram_from_value, preferred_rankdir
+from gradviz.render.diagram import Diagram, preferred_rankdir
 from gradviz.render.dot import RANKDIRS
 from gradviz.render.terminal import MAX_DEPTH, to_terminal
 

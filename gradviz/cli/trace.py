@@ -19,6 +19,7 @@ from gradviz.cli import command, flag
 from gradviz.cli.console import stdout_console
 from gradviz.cli.options import ExpressionCommand, OutputOption, model_options
 from gradviz.cli.source import graph_source, model_loss_graph, say
+from gradviz.drawn import diagram_from_value, network_diagram, trace_frames
 from gradviz.engine import Value, topological_order
 from gradviz.errors import GradvizError, InputError, OutputError, WriteError, quoted
 from gradviz.files import refuse_clashes, write_atomic
@@ -36,7 +37,7 @@ from gradviz.output import (
     size_warnings,
 )
 from gradviz.output import check_frames as check_drawing
-from gradviz.render.diagram import Diagram, diagram_from_value, preferred_rankdir
+from gradviz.render.diagram import Diagram, preferred_rankdir
 from gradviz.render.frames import Frames
 from gradviz.render.trace_view import (
     backward_view,
@@ -45,7 +46,6 @@ from gradviz.render.trace_view import (
     gradients_view,
     network_frames,
     network_view,
-    trace_frames,
 )
 from gradviz.trace import document as trace_document
 from gradviz.trace import (
@@ -415,7 +415,6 @@ def _trace_network(
     step: int | None = None,
 ) -> None:
     from gradviz.model import data_set_status  # lazy: start-up
-    from gradviz.render.network import network_diagram, preferred_rankdir  # lazy: start-up
 
     if show_forward:
         raise click.UsageError("--forward shows scalar nodes: use it without --level")

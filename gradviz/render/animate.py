@@ -9,7 +9,7 @@ then the last frame holds, and the loop starts again. A reader who prefers reduc
 motion, and a program that does not run CSS animations, sees the picture as written: the
 last frame, every credit shown.
 
-Pure: the frames (`trace_view.trace_frames`, read as their changes) in, a `Diagram` to
+Pure: the frames (`gradviz.drawn.trace_frames`, read as their changes) in, a `Diagram` to
 lay out; that layout's SVG in, the animated SVG out.
 """
 

@@ -15,16 +15,16 @@ import math
 import re
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field, replace
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any, Literal
 
-from gradviz.engine import Constant, Number, Value, topological_order
 from gradviz.errors import Worded
 from gradviz.lazy import is_array, np
-from gradviz.names import node_names, op_form, operand, substitute
-from gradviz.numbers import DEFAULT_PRECISION, fmt, fmt_full
-from gradviz.ops import Op
+from gradviz.numbers import DEFAULT_PRECISION, fmt
 from gradviz.render import colours
 from gradviz.text import printable  # noqa: F401 (renderers and tests import it from here)
+
+if TYPE_CHECKING:  # the Values a diagram was drawn from: named, never computed here
+    from gradviz.engine import Number, Value
 
 NodeKind = Literal["value", "op", "group"]
 Role = Literal["input", "constant", "intermediate", "output", "op", "group"]
@@ -210,21 +210,6 @@ def op_id(value_node_id: str) -> str:
     return f"{value_node_id}_op"
 
 
-def _full(x: Number) -> str:
-    return fmt_full(x)
-
-
-def _value_detail(v: Value, name: str, grad: bool) -> str:
-    if type(v) is Constant:
-        return f"{name}: a constant, data = {_full(v.data)}"
-    lines = [f"{name}: data = {_full(v.data)}"]
-    if grad:
-        lines.append(f"grad = {_full(v.grad)}")
-    if v.op is not None:
-        lines.append(f"made by {v.op.name}")
-    return "\n".join(lines)
-
-
 # A formula that is a number, maybe in parentheses, maybe with a remark: `1`, `(-1)`,
 # `0 (stop-gradient)`.
 _NUMBER_FORMULA = re.compile(r"\(?([^()\s]+)\)?(?: \(.*\))?")
@@ -240,116 +225,6 @@ def _states_a_value(text: str, value: Number) -> bool:
         return float(match.group(1)) == float(value)
     except ValueError:
         return False
-
-
-def _op_detail(v: Value, names: Mapping[Value, str], grad: bool) -> str:
-    """The op and, with `grad`, its local derivatives with the graph's names as the
-    trace writes them (`∂(d·f)/∂d = f = -2.0`), at the current numbers."""
-    op = v.op
-    assert op is not None  # only called for non-leaves
-    inputs = v.parents
-    operands = [names[p] for p in inputs]
-    applied = op_form(op, *operands)
-    lines = [f"{op.name}: {names[v]} = {applied} = {_full(v.data)}"]
-    if grad:  # without: data alone, the backward pass was not run
-        try:
-            locals_ = op.local(v.data, *[p.data for p in inputs])
-        except Exception:  # a local derivative that cannot be evaluated is shown as unknown
-            locals_ = tuple(float("nan") for _ in inputs)
-        for position, (formula, local) in enumerate(zip(op.formulas, locals_, strict=False)):
-            if type(inputs[position]) is Constant:
-                continue  # a slope towards a constant moves nothing
-            named = substitute(formula, *operands)
-            line = f"∂({applied})/∂{operand(operands[position])} = {named}"
-            if not _states_a_value(named, local):
-                line += f" = {_full(local)}"
-            lines.append(line)
-    if not op.passes_credit:
-        lines.append("passes no gradient to its input")
-    elif grad:
-        lines.append(f"grad in = {_full(v.grad)}")
-    return "\n".join(lines)
-
-
-_SWAP = {"a": "b", "b": "a"}
-
-
-def is_ordered(op: Op) -> bool:
-    """A binary op whose inputs' order matters (a − b, a ÷ b, a ** b): its local
-    derivatives do not mirror each other when a and b swap, as a + b's and a·b's do."""
-    if op.arity != 2:
-        return False
-    swapped = re.sub(r"\b[ab]\b", lambda m: _SWAP[m.group(0)], op.d[0])
-    return swapped != op.d[1]
-
-
-def _role(v: Value, root: Value) -> Role:
-    if v is root:
-        return "output"
-    if v.op is not None:
-        return "intermediate"
-    return "constant" if type(v) is Constant else "input"
-
-
-def diagram_from_value(
-    root: Value,
-    *,
-    grad: bool = True,
-    clusters: Mapping[Value, str] | None = None,
-    title: str | None = None,
-    order: list[Value] | None = None,
-) -> Diagram:
-    """The micrograd-style drawing of everything `root` depends on.
-
-    One value node per Value, and a small op node between an op's inputs and its
-    output; an input used twice (`x*x`) gets two edges. Grads are taken as they are
-    (call `root.backward()` first); `grad=False` draws data alone. `order` may pass a
-    topological order already computed.
-    """
-    nodes_in_order = order if order is not None else topological_order(root)
-    ids = {v: value_id(i) for i, v in enumerate(nodes_in_order)}
-    names = node_names(nodes_in_order)  # the trace's names, for tooltips
-    clusters = clusters or {}
-    nodes: list[Node] = []
-    edges: list[Edge] = []
-    for v in nodes_in_order:
-        vid = ids[v]
-        role = _role(v, root)
-        cluster = clusters.get(v)
-        if v.op is not None:
-            oid = op_id(vid)
-            nodes.append(
-                Node(
-                    id=oid,
-                    kind="op",
-                    label=v.op.symbol,
-                    detail=_op_detail(v, names, grad),
-                    cluster=cluster,
-                    op=v.op.name,
-                    role="op",
-                    ordered=is_ordered(v.op),
-                )
-            )
-            stops = None if v.op.passes_credit else STOPS  # detach: credit ends here
-            for index, parent in enumerate(v.parents):
-                edges.append(Edge(ids[parent], oid, label=stops, index=index))
-            edges.append(Edge(oid, vid))
-        named = v is root or role == "constant"  # a constant is named by its number
-        label = names[v] if named and not v.label else (v.label or "")
-        nodes.append(
-            Node(
-                id=vid,
-                kind="value",
-                label=label,
-                data=v.data,
-                grad=v.grad if grad and role != "constant" else None,
-                detail=_value_detail(v, names[v], grad),
-                cluster=cluster,
-                op=v.op.name if v.op is not None else None,
-                role=role,
-            )
-        )
-    return Diagram(tuple(nodes), tuple(edges), has_grad=grad, title=title, value_ids=ids)
 
 
 def constant_text(node: Node, precision: int = DEFAULT_PRECISION) -> str | None:

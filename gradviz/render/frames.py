@@ -1,6 +1,6 @@
 """A sequence of frames kept as one drawing and what each frame changes on it.
 
-The frames of a backward pass (`trace_view.trace_frames`, `trace_view.network_frames`)
+The frames of a backward pass (`gradviz.drawn.trace_frames`, `trace_view.network_frames`)
 are the same graph over and over, one step further each time: a node lit, the credits it
 passed written on its edges, a few grads updated. Kept as whole diagrams, n steps of an
 n-node graph hold n² nodes (a network of 6,583 steps passed 5 GB); kept as changes they

@@ -1,19 +1,19 @@
 """A saved network's loss graph drawn at three levels: every scalar, a node per neuron,
 or a node per layer (with its gradient statistics), so that a 10-layer network stays
 readable. Pure: a `gradviz.model.LossGraph` in (with the statuses of its data set, when
-the caller has them), a `Diagram` out. `gradviz.drawings.model_diagram` reads a model
-file and draws it, for `gradviz draw --model`."""
+the caller has them), a `Diagram` out; `gradviz.drawn.network_diagram` picks the level (the
+scalar one is the Value graph's own drawing). `gradviz.drawings.model_diagram` reads a
+model file and draws it, for `gradviz draw --model`."""
 
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import replace
 from itertools import pairwise
 from typing import TYPE_CHECKING
 
-from gradviz.errors import InputError, OptionWords, keyword, quoted
+from gradviz.errors import OptionWords, keyword
 from gradviz.numbers import fmt
-from gradviz.render.diagram import Diagram, Edge, Node, captioned, diagram_from_value
+from gradviz.render.diagram import Diagram, Edge, Node, captioned
 from gradviz.render.diagram import preferred_rankdir as preferred_rankdir  # moved; kept here
 
 if TYPE_CHECKING:  # the data drawn, never loaded or computed here
@@ -83,29 +83,6 @@ def choose_level(
     )
 
 
-def network_diagram(
-    graph: LossGraph,
-    level: str = "scalar",
-    title: str | None = None,
-    grad: bool = True,
-    statuses: DataSetStatus | None = None,
-) -> Diagram:
-    """The drawing of one example's loss: every scalar (`scalar`), a node per neuron with
-    its pre-activation, activation and grads (`neuron`), or a node per layer with its
-    gradient statistics (`layer`). `grad=False` leaves every gradient out, in the nodes'
-    text too: data alone. The layer view's statuses are `statuses`' (the model's whole
-    data set: `gradviz.model.data_set_status`); without them it shows none."""
-    if level == "scalar":
-        diagram = diagram_from_value(graph.loss, grad=grad, clusters=graph.clusters, title=title)
-    elif level == "neuron":
-        diagram = _neuron_diagram(graph, title, grad)
-    elif level == "layer":
-        diagram = _layer_diagram(graph, title, grad, statuses)
-    else:
-        raise InputError(f"unknown level {quoted(level)}; expected one of {', '.join(LEVELS)}")
-    return replace(diagram, level=level)  # size advice then offers only coarser levels
-
-
 def _input_nodes(graph: LossGraph, grad: bool) -> list[Node]:
     return [
         Node(
@@ -148,7 +125,7 @@ def _loss_nodes(graph: LossGraph, source: str, grad: bool) -> tuple[list[Node], 
     return nodes, [Edge(source, "loss"), Edge("y", "loss", index=1)]
 
 
-def _neuron_diagram(graph: LossGraph, title: str | None, grad: bool = True) -> Diagram:
+def neuron_diagram(graph: LossGraph, title: str | None, grad: bool = True) -> Diagram:
     built, network = graph.built, graph.network
     nodes = _input_nodes(graph, grad)
     edges: list[Edge] = []
@@ -205,7 +182,7 @@ def _neuron_diagram(graph: LossGraph, title: str | None, grad: bool = True) -> D
     return Diagram(tuple(nodes + loss_nodes), tuple(edges + loss_edges), has_grad=grad, title=title)
 
 
-def _layer_diagram(
+def layer_diagram(
     graph: LossGraph, title: str | None, grad: bool = True, statuses: DataSetStatus | None = None
 ) -> Diagram:
     """A node per layer, one short line per quantity; what the numbers are is said once,
@@ -268,7 +245,7 @@ def _layer_diagram(
 
 def recorded_layer_diagram(layer_names: Sequence[str], diagnosis: Diagnosis) -> Diagram:
     """The layer picture of a run recorded elsewhere (no network, no example): one node per
-    layer as `_layer_diagram` draws it, its size, activation and parameters from the
+    layer as `layer_diagram` draws it, its size, activation and parameters from the
     recorded statistics, its colour their rms gradient."""
     nodes = [Node(id="inputs", kind="group", label="inputs", role="group")]
     edges: list[Edge] = []

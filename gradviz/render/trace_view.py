@@ -8,19 +8,21 @@ never through markup, so a name such as `w[0]` prints as it is.
 from __future__ import annotations
 
 import math
-from dataclasses import replace
+from typing import TYPE_CHECKING
 
 import numpy as np
 from rich.console import Group, RenderableType
 from rich.text import Text
 
-from gradviz.engine import Constant, Number, Value, topological_order
 from gradviz.errors import OptionWords, keyword
-from gradviz.names import node_names, operand, output_name
+from gradviz.names import operand
 from gradviz.numbers import fmt
 from gradviz.records import Contribution, ForwardStep, LeafGradient, Row, Step, UnitStep, summary
-from gradviz.render.diagram import STOPS, Diagram, diagram_from_value
+from gradviz.render.diagram import Diagram
 from gradviz.render.frames import Change, Frames
+
+if TYPE_CHECKING:
+    from gradviz.engine import Number
 
 NAME = "bold"
 FORMULA = "cyan"
@@ -294,7 +296,7 @@ def by_hand(rows: list[Row], out: str) -> list[Text]:
 # -- frames: the backward pass as a sequence of diagrams ---------------------------
 
 
-def _frame_title(step: Step, total: int, out: str) -> str:
+def frame_title(step: Step, total: int, out: str) -> str:
     """One line saying what happens in this step, with the numbers."""
     head = f"Step {step.index + 1}/{total}: "
     credit = f"{d(out, step.name)} = {fmt(step.credit)}"
@@ -306,70 +308,6 @@ def _frame_title(step: Step, total: int, out: str) -> str:
         return head + what + f" passes nothing on ({step.node.op.name})"
     passed = " and ".join(f"{fmt(c.amount)} to {c.parent_name}" for c in step.contributions)
     return head + what + f" passes {passed}"
-
-
-def trace_frames(
-    value: Value, steps: list[Step], clusters: dict[Value, str] | None = None
-) -> Frames:
-    """One diagram per step of the backward pass, for slides or an animation.
-
-    Frame k shows the graph after step k: the nodes of earlier steps `done`, the node
-    of step k (and its op) `current`, nodes no credit reaches `dim`; each value node
-    shows the credit it has received so far as its grad (none yet: no grad), so a
-    node used twice visibly adds up. The edges of step k are emphasised: from the op
-    to its inputs for a non-leaf (each input edge labelled with the credit it carries
-    back, `+= -2`), from the leaf into its consumers for a leaf.
-
-    The frames are kept as the graph and each step's changes (`Frames`): a frame is
-    made when it is asked for, so the memory grows with the graph, not with the graph
-    times its steps.
-    """
-    order = topological_order(value)
-    # Drawn without grads, so no tooltip tells a grad before its step; the frames then
-    # put back the credit received so far.
-    drawn = diagram_from_value(value, order=order, grad=False, clusters=clusters)
-    out = output_name(value, order)
-    names = node_names(order)
-    # Unnamed results get the names the titles use (`n3`), so a title can be followed.
-    labels = {drawn.id_of(v): names[v] for v in order if v.op is not None and not v.label}
-    reached = {s.node for s in steps}
-    # Dim what no credit reaches; constants never take part, so they keep their plain look.
-    dim = {drawn.id_of(v) for v in order if v not in reached and type(v) is not Constant}
-    dim.update(drawn.op_id_of(v) for v in order if v not in reached and v.op is not None)
-    base = replace(
-        drawn,
-        nodes=tuple(
-            replace(n, label=labels.get(n.id, n.label), state="dim" if n.id in dim else None)
-            for n in drawn.nodes
-        ),
-        has_grad=True,
-    )
-    changes: list[Change] = []
-    for step in steps:
-        vid = base.id_of(step.node)
-        oid = base.op_id_of(step.node)
-        grads = [(vid, step.credit)] if step.is_output else []
-        grads += [(base.id_of(c.parent), c.total) for c in step.contributions if c.passes]
-        if oid is not None:
-            inputs = [p for p in step.node.parents if type(p) is not Constant]
-            emphasis = [(base.id_of(p), oid) for p in inputs] + [(oid, vid)]
-        else:
-            emphasis = [(vid, base.op_id_of(s.consumer)) for s in step.sources]
-        # The credit each input receives, written on the edge it travels back along.
-        passed = [
-            ((base.id_of(c.parent), oid, c.position), f"+= {fmt(c.amount)}" if c.passes else STOPS)
-            for c in step.contributions
-        ]
-        changes.append(
-            Change(
-                current=(vid,) if oid is None else (vid, oid),
-                title=_frame_title(step, len(steps), out),
-                emphasis=tuple(emphasis),
-                grads=tuple(grads),
-                labels=tuple(passed),
-            )
-        )
-    return Frames(base, changes)
 
 
 # -- a network's backward pass, by neuron or by layer -------------------------------------
