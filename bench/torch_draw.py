@@ -15,7 +15,12 @@ time other jobs held the core (the load average is printed before and after). Th
 run interleaved in ROUNDS rounds; medians, torch on one thread. Also the recording's own
 cost: the forward and backward pass recorded against plain (medians of as many).
 
-Usage: `python bench/torch_draw.py [system|pure]` (needs torch, `pip install torchviz torchview`).
+With `mixed`, gradviz
+lays out with graphviz-pure (a dependency of gradviz, what the docs' pictures are drawn
+with) and torchviz and torchview with the system `dot` (theirs: they need one).
+
+Usage: `python bench/torch_draw.py [system|pure|mixed]` (needs torch, and
+`pip install torchviz torchview`).
 """
 
 from __future__ import annotations
@@ -64,15 +69,17 @@ def main() -> None:
     from gradviz.torch.examples import MODELS
 
     kind = sys.argv[1] if len(sys.argv) > 1 else "system"
-    if kind not in ("system", "pure"):
-        raise SystemExit("usage: python bench/torch_draw.py [system|pure]")
-    os.environ["GRADVIZ_DOT"] = kind
+    if kind not in ("system", "pure", "mixed"):
+        raise SystemExit("usage: python bench/torch_draw.py [system|pure|mixed]")
+    # mixed: gradviz on graphviz-pure (its own dependency), the others on the system dot
+    os.environ["GRADVIZ_DOT"] = "pure" if kind == "mixed" else kind
     program = find_dot("svg")
     folder = Path(tempfile.mkdtemp(prefix="gradviz-bench-"))
     if kind == "pure":  # torchviz's `graphviz` package runs `dot`: graphviz-pure as `dot`
         (folder / "dot").symlink_to(program.path)
         os.environ["PATH"] = f"{folder}{os.pathsep}{os.environ['PATH']}"
-    print(f"layout: {program.path} ({kind}), for torchviz and torchview too")
+    others = shutil.which("dot") if kind == "mixed" else "the same"
+    print(f"layout: gradviz {program.path} ({kind}); torchviz and torchview: {others}")
     print("load average before: {:.1f} {:.1f} {:.1f}".format(*os.getloadavg()))
     try:
         from torchviz import make_dot
