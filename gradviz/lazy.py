@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import importlib
 import sys
-from collections.abc import Callable
 from types import ModuleType
 from typing import TYPE_CHECKING, Any
 
@@ -50,15 +49,3 @@ def is_array(x: object) -> bool:
     """True for a numpy array, without importing numpy."""
     numpy = sys.modules.get("numpy")
     return numpy is not None and isinstance(x, numpy.ndarray)
-
-
-def callable_module(name: str, function: Callable[..., Any]) -> None:
-    """Lets the module `name` be called as `function` (`gradviz.trace(L)`), while
-    `import gradviz.trace as t` still gives the module: the function's name is the module's."""
-
-    class CallableModule(ModuleType):
-        def __call__(self, *args: Any, **kwargs: Any) -> Any:
-            return function(*args, **kwargs)
-
-    CallableModule.__call__.__doc__ = function.__doc__
-    sys.modules[name].__class__ = CallableModule

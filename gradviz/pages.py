@@ -97,7 +97,7 @@ def html_page(
     )
     steps = ()
     if live:
-        from gradviz.trace import trace  # lazy: start-up
+        from gradviz.tracing import trace  # lazy: start-up
 
         steps = trace(list(diagram.value_ids)[-1])
     return html.to_html(

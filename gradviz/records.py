@@ -1,6 +1,6 @@
 """What gradviz measures, as data: a layer's statistics and the network's diagnosis
-(filled by `gradviz.stats`), the steps of a backward pass (`gradviz.trace`), a gradient
-check's rows (`gradviz.gradcheck`). Nothing here computes: `gradviz.render` draws these."""
+(filled by `gradviz.stats`), the steps of a backward pass (`gradviz.tracing`), a gradient
+check's rows (`gradviz.checking`). Nothing here computes: `gradviz.render` draws these."""
 
 from __future__ import annotations
 

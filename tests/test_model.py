@@ -463,7 +463,7 @@ def test_model_persistence_imports_no_renderer_and_no_cli() -> None:
         "nn": ("gradviz.stats", "gradviz.train", "gradviz.model"),
         "stats": ("gradviz.train", "gradviz.model"),
         "train": ("gradviz.model", "gradviz.measure"),
-        "model": ("gradviz.measure", "gradviz.trace"),
+        "model": ("gradviz.measure", "gradviz.tracing"),
         "measure": (),
     }
     for module, forbidden in later.items():

@@ -1,5 +1,5 @@
 """`gradviz trace` (the backward pass, step by step) and `gradviz check` (gradients
-against finite differences): thin layers over `gradviz.trace` and `gradviz.gradcheck`."""
+against finite differences): thin layers over `gradviz.tracing` and `gradviz.checking`."""
 
 from __future__ import annotations
 
@@ -15,6 +15,8 @@ import click
 import numpy as np
 from rich.console import Console
 
+from gradviz.checking import DEFAULT_TOL, gradcheck
+from gradviz.checking import document as check_document
 from gradviz.cli import command, flag
 from gradviz.cli.console import stdout_console
 from gradviz.cli.options import ExpressionCommand, OutputOption, model_options
@@ -23,8 +25,6 @@ from gradviz.drawn import diagram_from_value, network_diagram, trace_frames
 from gradviz.engine import Value, topological_order
 from gradviz.errors import GradvizError, InputError, OutputError, WriteError, quoted
 from gradviz.files import refuse_clashes, write_atomic
-from gradviz.gradcheck import DEFAULT_TOL, gradcheck
-from gradviz.gradcheck import document as check_document
 from gradviz.names import node_names, output_name
 from gradviz.numbers import dumps, fmt
 from gradviz.output import (
@@ -47,8 +47,8 @@ from gradviz.render.trace_view import (
     network_frames,
     network_view,
 )
-from gradviz.trace import document as trace_document
-from gradviz.trace import (
+from gradviz.tracing import document as trace_document
+from gradviz.tracing import (
     forward,
     leaf_gradients,
     network_document,

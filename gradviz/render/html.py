@@ -171,7 +171,7 @@ def graph_data(
 ) -> dict[str, Any]:
     """The graph as the page's script reads it: nodes in topological order, their ops,
     parents and names, the inputs' values, and what the texts say around the numbers;
-    with the trace's `steps` (`gradviz.trace.trace` of the root), the backward pass."""
+    with the trace's `steps` (`gradviz.tracing.trace` of the root), the backward pass."""
     order = list(diagram.value_ids)
     root = order[-1]
     names = node_names(order)

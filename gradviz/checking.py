@@ -23,7 +23,6 @@ import numpy as np
 from gradviz.engine import Constant, Number, Value, backpropagate, evaluate, topological_order
 from gradviz.engine import reached as credit_reaches
 from gradviz.errors import InputError, OptionWords, keyword, listing, quoted
-from gradviz.lazy import callable_module
 from gradviz.names import definition, node_names, output_name
 from gradviz.numbers import fmt
 from gradviz.records import Row, Status, summary
@@ -444,7 +443,3 @@ def document(rows: list[Row], output: str, words: OptionWords = keyword) -> dict
         "summary": summary(rows),
         "passed": not any(row.failed for row in rows),
     }
-
-
-# `gradviz.gradcheck(...)` calls the function; `import gradviz.gradcheck` gives this module.
-callable_module(__name__, gradcheck)

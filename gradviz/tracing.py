@@ -13,7 +13,7 @@ import math
 from dataclasses import fields
 
 from gradviz.engine import Constant, Number, Value, backpropagate, topological_order
-from gradviz.lazy import callable_module, is_array, np
+from gradviz.lazy import is_array, np
 from gradviz.names import definition, node_names, op_form, operand, output_name, substitute
 from gradviz.numbers import fmt
 from gradviz.ops import ACTIVATIONS
@@ -372,7 +372,3 @@ def _plain(field_name: str, value: object) -> object:
     if isinstance(value, Passed):
         return {f.name: getattr(value, f.name) for f in fields(value)}
     return value
-
-
-# `gradviz.trace(...)` calls the function; `import gradviz.trace` gives this module.
-callable_module(__name__, trace)
