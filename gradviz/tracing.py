@@ -60,23 +60,40 @@ def trace(value: Value) -> list[Step]:
     for node in reversed(order):
         if node is not value and (node not in sources or type(node) is Constant):
             continue  # no credit reaches it (behind a detach), or a constant: nobody nudges it
-        contributions: list[Contribution] = []
         op = node.op
-        if op is not None and not op.passes_credit:  # detach: shown, though nothing passes
-            for position, (parent, local) in enumerate(zip(node.parents, node.locals, strict=True)):
-                if type(parent) is Constant:
-                    continue
-                before, earlier = totals.get(parent, (0.0, 0))
-                contributions.append(
-                    _contribution(node, names, position, local, 0.0, before, before, earlier, False)
-                )
-        for position, parent, local, amount, total in edges.get(node, ()):
+        passes = op is None or op.passes_credit
+        walked = edges.get(node, [])
+        if not passes:  # a detach: its edges are shown, though nothing passes (no edges walked)
+            walked = [
+                (i, p, d, 0.0, None)
+                for i, (p, d) in enumerate(zip(node.parents, node.locals, strict=True))
+            ]
+        parent_names = [names[p] for p in node.parents]
+        contributions: list[Contribution] = []
+        for position, parent, local, amount, total in walked:
             if type(parent) is Constant:
                 continue  # the engine adds credit to it too, but it has nothing to move
             before, earlier = totals.get(parent, (0.0, 0))
-            totals[parent] = (total, earlier + 1)
+            if passes:
+                totals[parent] = (total, earlier + 1)
+            formula = op.formulas[position]
+            local_text = substitute(formula, *parent_names)
+            named = f"∂({op_form(op, *parent_names)})/∂{operand(names[parent])} = {local_text}"
             contributions.append(
-                _contribution(node, names, position, local, amount, before, total, earlier)
+                Contribution(
+                    parent=parent,
+                    parent_name=names[parent],
+                    position=position,
+                    formula=f"∂({op_form(op)})/∂{'ab'[position]} = {formula}",
+                    named_formula=named,
+                    local_text=local_text,
+                    local=local,
+                    amount=amount,
+                    before=before,
+                    total=total if passes else before,
+                    earlier=earlier,
+                    passes=passes,
+                )
             )
         steps.append(
             Step(
@@ -91,40 +108,6 @@ def trace(value: Value) -> list[Step]:
             )
         )
     return steps
-
-
-def _contribution(
-    node: Value,
-    names: dict[Value, str],
-    position: int,
-    local: Number,
-    amount: Number,
-    before: Number,
-    total: Number,
-    earlier: int,
-    passes: bool = True,
-) -> Contribution:
-    """One edge of the backward pass with its formulas, generic and with the names."""
-    op = node.op
-    parent_names = [names[p] for p in node.parents]
-    formula_text = op.formulas[position]
-    local_text = substitute(formula_text, *parent_names)
-    return Contribution(
-        parent=node.parents[position],
-        parent_name=parent_names[position],
-        position=position,
-        formula=f"∂({op_form(op)})/∂{'ab'[position]} = {formula_text}",
-        named_formula=(
-            f"∂({op_form(op, *parent_names)})/∂{operand(parent_names[position])} = {local_text}"
-        ),
-        local_text=local_text,
-        local=local,
-        amount=amount,
-        before=before,
-        total=total,
-        earlier=earlier,
-        passes=passes,
-    )
 
 
 def unreached(value: Value, steps: list[Step]) -> list[Value]:
@@ -300,17 +283,10 @@ def document(value: Value, steps: list[Step] | None = None) -> dict:
     names = node_names(topological_order(value))
     return {
         "output": output_name(value),
-        "forward": [
-            {"name": f.name, "definition": f.definition, "data": f.data} for f in forward(value)
-        ],
+        "forward": [_fields(f, "name", "definition", "data") for f in forward(value)],
         "steps": [
             {
-                "index": step.index,
-                "name": step.name,
-                "definition": step.definition,
-                "credit": step.credit,
-                "is_output": step.is_output,
-                "is_leaf": step.is_leaf,
+                **_fields(step, "index", "name", "definition", "credit", "is_output", "is_leaf"),
                 "stops_credit": step.stops_credit,
                 "sources": [
                     {"from": s.consumer_name, "position": s.position, "amount": s.amount}
@@ -321,12 +297,7 @@ def document(value: Value, steps: list[Step] | None = None) -> dict:
                         "to": c.parent_name,
                         "position": c.position,
                         "formula": c.named_formula,
-                        "local": c.local,
-                        "amount": c.amount,
-                        "before": c.before,
-                        "total": c.total,
-                        "earlier": c.earlier,
-                        "passes": c.passes,
+                        **_fields(c, "local", "amount", "before", "total", "earlier", "passes"),
                     }
                     for c in step.contributions
                 ],
@@ -334,17 +305,15 @@ def document(value: Value, steps: list[Step] | None = None) -> dict:
             for step in steps
         ],
         "gradients": [
-            {
-                "name": g.name,
-                "data": g.data,
-                "grad": g.grad,
-                "reached": g.reached,
-                "sentence": g.sentence,
-            }
+            _fields(g, "name", "data", "grad", "reached", "sentence")
             for g in leaf_gradients(value, steps)
         ],
         "unreached": [names[v] for v in unreached(value, steps)],
     }
+
+
+def _fields(record: object, *names: str) -> dict[str, object]:
+    return {name: getattr(record, name) for name in names}
 
 
 def network_document(graph, level: str, steps: list[UnitStep] | None = None) -> dict:
