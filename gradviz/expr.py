@@ -331,7 +331,7 @@ def _scan(source: str) -> None:
             operand = True
             i = j
         elif c.isdigit() or (c == "." and i + 1 < n and source[i + 1].isdigit()):
-            j = _skip_number(source, i)
+            j = _NUMBER.match(source, i).end()
             if j - i > MAX_NUMBER_LENGTH:
                 message = f"number too long: {j - i} characters (the limit is {MAX_NUMBER_LENGTH})"
                 hint = "write big or precise numbers in scientific notation, e.g. 1.5e300"
@@ -392,17 +392,9 @@ def _skip_string(source: str, i: int) -> int:
     return len(source)
 
 
-def _skip_number(source: str, i: int) -> int:
-    """The index after the number literal starting at i (`1_000`, `2.5e-3`, `0x1F`, `3j`)."""
-    j = i
-    hexadecimal = source.startswith(("0x", "0X"), i)
-    while j < len(source):
-        c = source[j]
-        exponent_sign = c in "+-" and not hexadecimal and source[j - 1] in "eE"
-        if not (c.isalnum() or c in "._" or exponent_sign):
-            break
-        j += 1
-    return j
+# A number literal, as far as Python's tokenizer would read it into one (`1_000`, `2.5e-3`,
+# `0x1F`, `3j`, and `2x`, a malformed one): word characters and dots, and a sign after e.
+_NUMBER = re.compile(r"0[xX][\w.]*|(?:[\w.]|(?<=[eE])[+-])*")
 
 
 class _Positions:

@@ -193,14 +193,10 @@ def network_trace(graph, level: str = "neuron") -> list[UnitStep]:
     layers = network.layers
     unit_names: list[list[str]] = [[f"x{k}" for k in range(len(built.inputs))]]
     unit_names += [[n.name for n in layer.neurons] for layer in layers]
-    # Who sends credit to each unit: the next layer's neurons (dL/dz' · w'), or the loss.
-    received: dict[str, list[tuple[str, Number]]] = {}
-    for i, layer in enumerate(layers):
-        for neuron, z in zip(layer.neurons, built.pre[i], strict=True):
-            for k, w in enumerate(neuron.weights):
-                received.setdefault(unit_names[i][k], []).append((neuron.name, z.grad * w.data))
     out_name = unit_names[-1][0]
-    received[out_name] = [("loss", built.output.grad)]
+    # Who sends credit to each unit: the loss, or the next layer's neurons (dL/dz' · w'),
+    # filled as the walk goes back (a layer's units hear from the layer after it first).
+    received: dict[str, list[tuple[str, Number]]] = {out_name: [("loss", built.output.grad)]}
     steps: list[UnitStep] = [
         UnitStep(
             index=0,
@@ -219,28 +215,26 @@ def network_trace(graph, level: str = "neuron") -> list[UnitStep]:
         inputs = unit_names[i]
         units = list(zip(layer.neurons, built.pre[i], built.act[i], strict=True))
         groups = [[u] for u in units] if level == "neuron" else [units]
-        totals: dict[str, Number] = {}
-        counts: dict[str, int] = {}
+        totals: dict[str, tuple[Number, int]] = {}  # each input's credit so far, from how many
         for group in groups:
             passed: list[Passed] = []
             for neuron, z, _a in group:
                 for to, w in zip(inputs, neuron.weights, strict=True):
                     amount = z.grad * w.data
-                    totals[to] = totals.get(to, 0.0) + amount
-                    passed.append(Passed(to, w.data, amount, totals[to], counts.get(to, 0)))
-                    counts[to] = counts.get(to, 0) + 1
+                    before, count = totals.get(to, (0.0, 0))
+                    totals[to] = (before + amount, count + 1)
+                    passed.append(Passed(to, w.data, amount, totals[to][0], count))
+                    received.setdefault(to, []).append((neuron.name, amount))
             if level == "layer":  # one line per input unit: what the whole layer sent it
-                passed = [Passed(name, None, totals[name], totals[name], 0) for name in inputs]
+                passed = [Passed(n, None, totals[n][0], totals[n][0], 0) for n in inputs]
             names = [n.name for n, _, _ in group]
-            neuron_level = level == "neuron"
+            by_neuron = level == "neuron"
             steps.append(
                 UnitStep(
                     index=len(steps),
                     kind=level,
-                    name=names[0] if neuron_level else layer.name,
-                    ids=tuple(n.replace(".", "_") for n in names)
-                    if neuron_level
-                    else (layer.name,),
+                    name=names[0] if by_neuron else layer.name,
+                    ids=tuple(n.replace(".", "_") for n in names) if by_neuron else (layer.name,),
                     activation=layer.activation,
                     credit=tuple(a.grad for _, _, a in group),
                     sources=tuple(tuple(received.get(n, [])) for n in names),
