@@ -5,7 +5,6 @@ from __future__ import annotations
 from collections.abc import Sequence
 from contextlib import nullcontext
 from pathlib import Path
-from typing import TYPE_CHECKING
 
 import click
 
@@ -13,24 +12,9 @@ from gradviz.cli import EVERY_NUMBER, command, flag
 from gradviz.cli.options import OutputOption, picture_options
 from gradviz.errors import InputError
 from gradviz.files import refuse_clashes
-from gradviz.lazy import on_demand
 from gradviz.numbers import dumps
 from gradviz.spec import ACTIVATION_NAMES, resolve_spec
 from gradviz.train import Diverged, check_data, load_data, train
-
-# What only the views and the output options need (rich, the renderers, the report, the
-# model file) is imported when first used: `gradviz train --quiet` trains without them.
-if TYPE_CHECKING:
-    from gradviz import model as models
-    from gradviz import report as reports
-    from gradviz.cli import console, pictures
-    from gradviz.render import training as views
-else:
-    console = on_demand("gradviz.cli.console")
-    models = on_demand("gradviz.model")
-    pictures = on_demand("gradviz.cli.pictures")
-    reports = on_demand("gradviz.report")
-    views = on_demand("gradviz.render.training")
 
 # The spec key each option sets, and the option's name for error messages.
 OPTION_NAMES = {
@@ -129,6 +113,8 @@ def train_command(
         ("report", report_path),
     ]
     if any(path is not None for _, path in outputs):
+        from gradviz.cli import pictures  # lazy: start-up (only the output options need it)
+
         refuse_clashes(outputs, pictures.spec_inputs(spec, resolved))
         if save_path is not None:
             pictures.check_save_path(save_path)
@@ -137,30 +123,42 @@ def train_command(
 
     data = load_data(resolved)
     check_data(resolved, data)  # before anything is printed
+    progress = nullcontext(None)
     if show:
+        from gradviz.cli import console, pictures  # lazy: start-up (not for --quiet, --json)
+        from gradviz.render import training as views  # lazy: start-up
+
         out = console.stdout_console()
         out.print(views.summary_text(resolved, data))
-    progress = console.epoch_progress(resolved.epochs) if show else nullcontext(None)
+        progress = console.epoch_progress(resolved.epochs)
     try:
         with progress as on_epoch:
             result = train(resolved, data, on_epoch=on_epoch, keep_going=keep_going)
     except Diverged as diverged:
         if as_json:  # scripts get the numbers up to the divergence, then the exit status
+            from gradviz import report as reports  # lazy: start-up
+
             click.echo(dumps(reports.diverged_document(diverged, flag)))
         raise  # nothing is saved: a previous model file stays as it was
 
     if save_path is not None:
+        from gradviz import model as models  # lazy: start-up (the model file)
+
         models.save(models.from_result(result), Path(save_path))
         if not quiet:
             pictures.note_data_outside(resolved, Path(save_path))
     pictures_asked = boundary_path is not None or curves_path is not None
     if not (show or as_json or pictures_asked or report_path is not None):
         return  # nothing more to show or write: no report to build
+    from gradviz import report as reports  # lazy: start-up (the report: not for --quiet)
+
     report = reports.build_report(result, title=spec or resolved.name)
     written = []
     if pictures_asked:
         written = pictures.write_pictures((boundary_path, curves_path), report)
     if report_path is not None:  # the model as saved, as `inspect -o` shows it
+        from gradviz import model as models  # lazy: start-up
+
         model = models.from_result(result)
         saved = reports.build_report(
             model, result.dataset, title=report.title, evaluation=result.final
