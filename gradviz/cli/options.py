@@ -145,10 +145,10 @@ def model_options(
         )
     )
 
-    return _stacked(options)
+    return stacked(options)
 
 
-def _stacked(options: Sequence[Callable[[F], F]]) -> Callable[[F], F]:
+def stacked(options: Sequence[Callable[[F], F]]) -> Callable[[F], F]:
     """The options as one decorator, listed in `--help` in the order given."""
 
     def decorate(function: F) -> F:
@@ -165,7 +165,7 @@ def picture_options(*report: str) -> Callable[[F], F]:
     from gradviz.output import suffix_words  # lazy: start-up (`gradviz --help` needs none)
 
     plot = suffix_words("plot")
-    return _stacked(
+    return stacked(
         [
             click.option(
                 "--boundary",

@@ -9,33 +9,35 @@ from pathlib import Path
 import click
 
 from gradviz.cli import EVERY_NUMBER, command, flag
-from gradviz.cli.options import OutputOption, picture_options
+from gradviz.cli.options import OutputOption, picture_options, stacked
 from gradviz.errors import InputError
 from gradviz.files import refuse_clashes
 from gradviz.numbers import dumps
 from gradviz.spec import ACTIVATION_NAMES, resolve_spec
 from gradviz.train import Diverged, check_data, load_data, train
 
-# The spec key each option sets, and the option's name for error messages.
-OPTION_NAMES = {
-    "layers": "--layers",
-    "activation": "--activation",
-    "output_activation": "--output-activation",
-    "init": "--init",
-    "loss": "--loss",
-    "data": "--data",
-    "epochs": "--epochs",
-    "learning_rate": "--lr",
-    "update": "--update",
-    "batch_size": "--batch-size",
-    "clip_value": "--clip-value",
-    "clip_norm": "--clip-norm",
-    "seed": "--seed",
-    "record_every": "--every",
-    "l2": "--l2",
-    "lr_schedule": "--lr-schedule",
-    "lr_end": "--lr-end",
+# The options that set a spec key, in `--help`'s order: the key (its flag: `cli.flag`), the
+# type and the help.
+SPEC_OPTIONS: dict[str, tuple[type, str]] = {
+    "layers": (str, "Layer sizes, inputs first: 2,4,1."),
+    "activation": (str, f"Hidden activation(s): {', '.join(ACTIVATION_NAMES)} (or a,b,…)."),
+    "output_activation": (str, "Activation of the output layer (default sigmoid)."),
+    "init": (str, "Weight init: default (U±√(2/n_in)), xavier, he, uniform1, micrograd."),
+    "loss": (str, "mse (default), bce, or hinge (a ±1 score, linear output)."),
+    "data": (str, "xor, and, or, circle, moons, spiral, or a .csv file."),
+    "epochs": (int, "Passes over the data."),
+    "learning_rate": (float, "Learning rate."),
+    "lr_schedule": (str, "constant (default) or linear (from --lr to --lr-end)."),
+    "lr_end": (float, "The learning rate a linear schedule falls towards."),
+    "l2": (float, "Add L2·Σp² (every weight and bias) to the loss."),
+    "update": (str, 'full (batch), online (SGD, shuffled) or "minibatch N".'),
+    "batch_size": (int, 'Same as --update "minibatch N".'),
+    "clip_value": (float, "Clip each gradient to [-C, C]."),
+    "clip_norm": (float, "Scale gradients down to global norm C."),
+    "seed": (int, "Seed of the initial weights and the shuffling."),
+    "record_every": (int, "Record gradient statistics every N epochs."),
 }
+OPTION_NAMES = {key: flag(key) for key in SPEC_OPTIONS}  # for the errors' words
 
 
 @command(
@@ -43,27 +45,7 @@ OPTION_NAMES = {
     epilog="Exit status: 0 ok, 1 training diverged (NaN/inf), 2 bad spec, data or option.",
 )
 @click.argument("spec", required=False)
-@click.option("--layers", help="Layer sizes, inputs first: 2,4,1.")
-@click.option(
-    "--activation", help=f"Hidden activation(s): {', '.join(ACTIVATION_NAMES)} (or a,b,…)."
-)
-@click.option("--output-activation", help="Activation of the output layer (default sigmoid).")
-@click.option("--init", help="Weight init: default (U±√(2/n_in)), xavier, he, uniform1, micrograd.")
-@click.option("--loss", help="mse (default), bce, or hinge (a ±1 score, linear output).")
-@click.option("--data", help="xor, and, or, circle, moons, spiral, or a .csv file.")
-@click.option("--epochs", type=int, help="Passes over the data.")
-@click.option("--lr", "learning_rate", type=float, help="Learning rate.")
-@click.option("--lr-schedule", help="constant (default) or linear (from --lr to --lr-end).")
-@click.option("--lr-end", type=float, help="The learning rate a linear schedule falls towards.")
-@click.option("--l2", type=float, help="Add L2·Σp² (every weight and bias) to the loss.")
-@click.option("--update", help='full (batch), online (SGD, shuffled) or "minibatch N".')
-@click.option("--batch-size", type=int, help='Same as --update "minibatch N".')
-@click.option("--clip-value", type=float, help="Clip each gradient to [-C, C].")
-@click.option("--clip-norm", type=float, help="Scale gradients down to global norm C.")
-@click.option("--seed", type=int, help="Seed of the initial weights and the shuffling.")
-@click.option(
-    "--every", "record_every", type=int, help="Record gradient statistics every N epochs."
-)
+@stacked([click.option(flag(key), key, type=t, help=h) for key, (t, h) in SPEC_OPTIONS.items()])
 @click.option(
     "--save", "save_path", cls=OutputOption, metavar="FILE", help="Write the model as JSON."
 )
