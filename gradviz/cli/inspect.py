@@ -8,7 +8,7 @@ from typing import TYPE_CHECKING
 
 import click
 
-from gradviz.cli import EVERY_NUMBER, command, flag
+from gradviz.cli import command, flag
 from gradviz.cli.options import picture_options
 from gradviz.errors import InputError, ModelError
 from gradviz.files import refuse_clashes
@@ -55,7 +55,6 @@ def inspect_command(
     from gradviz import report as reports  # lazy: start-up
     from gradviz import schema as runs  # lazy: start-up
     from gradviz.cli import console, pictures  # lazy: start-up
-    from gradviz.render import training as views  # lazy: start-up
 
     outputs = [("boundary", boundary_path), ("curves", curves_path), ("report", report_path)]
     refuse_clashes(outputs, measure.input_files(model_path, data_path))  # its CSV data too
@@ -77,14 +76,8 @@ def inspect_command(
             click.echo(f"wrote {printable(path)}", err=True)
         return
     out = console.stdout_console()
-    for part in views.training_view(
-        report,
-        width=out.width,
-        boundary_map=pictures.boundary_map_of(out, report),
-        more=EVERY_NUMBER,
-        stopped_words=f" It trained on ({flag('keep_going=True')}).",
-    ):
-        out.print(part)
+    stopped = f" It trained on ({flag('keep_going=True')})."
+    pictures.print_report(out, report, stopped_words=stopped)
     for path in written:
         click.echo(f"wrote {path}", err=True)
 

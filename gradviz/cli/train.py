@@ -8,7 +8,7 @@ from pathlib import Path
 
 import click
 
-from gradviz.cli import EVERY_NUMBER, command, flag
+from gradviz.cli import command, flag
 from gradviz.cli.options import OutputOption, picture_options, stacked
 from gradviz.errors import InputError
 from gradviz.files import refuse_clashes
@@ -151,14 +151,7 @@ def train_command(
         return
     if not show:
         return
-    for part in views.training_view(
-        report,
-        width=out.width,
-        boundary_map=pictures.boundary_map_of(out, report),
-        header=False,
-        more=EVERY_NUMBER,
-    ):
-        out.print(part)
+    pictures.print_report(out, report, header=False)
     if save_path is not None:
         click.echo(f"saved {save_path}", err=True)
     for path in written:
