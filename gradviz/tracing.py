@@ -13,7 +13,7 @@ import math
 from dataclasses import fields
 
 from gradviz.engine import Constant, Number, Value, backpropagate, topological_order
-from gradviz.lazy import is_array, np
+from gradviz.lazy import is_array
 from gradviz.names import definition, node_names, op_form, operand, output_name, substitute
 from gradviz.numbers import fmt
 from gradviz.ops import ACTIVATIONS
@@ -126,7 +126,7 @@ def sentence(name: str, grad: Number, output: str, *, reached: bool = True) -> s
             f"no credit reaches {name}: every path from {name} to {output} runs through "
             f"detach, so its gradient is 0"
         )
-    g = float(np.mean(grad)) if is_array(grad) else float(grad)
+    g = float(grad.mean()) if is_array(grad) else float(grad)
     if math.isnan(g):
         return f"the gradient of {name} is nan: {output} is not differentiable here"
     if math.isinf(g):
@@ -177,6 +177,8 @@ def _slope(activation: str, a: Value, z: Value) -> Number:
     """act'(z) from the op table (1 for a linear unit)."""
     if a is z:
         return 1.0
+    import numpy as np  # lazy: start-up (a network is loaded by now)
+
     with np.errstate(all="ignore"):
         return a.op.local(a.data, z.data)[0]
 

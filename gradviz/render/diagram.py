@@ -18,7 +18,7 @@ from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Any, Literal
 
 from gradviz.errors import Worded
-from gradviz.lazy import is_array, np
+from gradviz.lazy import is_array
 from gradviz.numbers import DEFAULT_PRECISION, fmt
 from gradviz.render import colours
 from gradviz.text import printable  # noqa: F401 (renderers and tests import it from here)
@@ -76,7 +76,7 @@ class Node:
         if self.grad is None:
             return self.grad_rms
         if is_array(self.grad):
-            return float(np.mean(np.abs(self.grad))) if self.grad.size else 0.0
+            return float(abs(self.grad).mean()) if self.grad.size else 0.0
         return abs(float(self.grad))
 
     @property
@@ -253,6 +253,8 @@ def is_bad(x: Number | None) -> bool:
     if x is None:
         return False
     if is_array(x):
+        import numpy as np  # lazy: start-up (loaded already: an array is here)
+
         return not bool(np.all(np.isfinite(x)))
     return not math.isfinite(float(x))
 
