@@ -20,34 +20,8 @@ from typing import TYPE_CHECKING
 import numpy as np
 
 from gradviz.numbers import fmt
-from gradviz.render.plot_looks import (
-    ACCURACY_COLOUR,
-    BAD_MARK,
-    BOUNDARY_MAP,
-    HEALTHY,
-    HIDDEN_MAP,
-    LOSS_COLOUR,
-    MAGNITUDE_MAP,
-    MAX_HIDDEN_MAPS,
-    NEGATIVE,
-    NONFINITE,
-    PLOT_MAX,
-    PLOT_MIN,
-    POSITIVE,
-    STATUS_COLOURS,
-    STATUS_MEANINGS,
-    ZERO,
-    bar_kind,
-    clip,
-    grad_rows,
-    grads_keys,
-    hidden_grid,
-    hidden_range,
-    loss_series,
-    output_norm,
-    status_words,
-    within,
-)
+from gradviz.render import plot_looks as looks
+from gradviz.render.plot_looks import STATUS_MEANINGS
 from gradviz.render.svgplot import (
     CHAR_WIDTH,
     Scale,
@@ -179,7 +153,7 @@ def curves_svg(
     epochs = [every * (i + 1) for i in range(len(loss))]
     last = epochs[-1] if epochs else 1
     x = Scale(0, last, left, right)
-    log, drawn, finite, moved = loss_series(loss)
+    log, drawn, finite, moved = looks.loss_series(loss)
     parts = [_title(title, subtitle)]
     parts.append(text(left, top_a - 8, _PER[unit], 11, cls="soft"))
     if log:
@@ -208,19 +182,23 @@ def curves_svg(
     parts.append(text(18, (top_a + top_b) / 2, name, 12, "middle", rotate=True))
     xs = [x(e) for e in epochs]
     parts.append(
-        _path(_thin(xs, [y(v) if math.isfinite(v) else v for v in drawn]), LOSS_COLOUR, "loss")
+        _path(
+            _thin(xs, [y(v) if math.isfinite(v) else v for v in drawn]), looks.LOSS_COLOUR, "loss"
+        )
     )
     notes = []
     if moved:
         notes.append(
-            f"drawn between {PLOT_MIN:g} and {PLOT_MAX:g}" if log else f"drawn within ±{PLOT_MAX:g}"
+            f"drawn between {looks.PLOT_MIN:g} and {looks.PLOT_MAX:g}"
+            if log
+            else f"drawn within ±{looks.PLOT_MAX:g}"
         )
     bad = [px for px, v in zip(xs, drawn, strict=True) if not math.isfinite(v)]
     if bad:
         at = top_b - 6
         marks = sorted({round(px) for px in bad})
         d = " ".join(f"M{p - 4},{num(at - 4)} l8,8 m0,-8 l-8,8" for p in marks)
-        parts.append(f'<path d="{d}" stroke="{BAD_MARK}" stroke-width="1.6" class="bad"/>')
+        parts.append(f'<path d="{d}" stroke="{looks.BAD_MARK}" stroke-width="1.6" class="bad"/>')
         notes.append("x: NaN/inf loss")
     if notes:
         parts.append(text(right, top_a + 14, "; ".join(notes), 11, "end", "note"))
@@ -235,7 +213,9 @@ def curves_svg(
     acc = [v if math.isfinite(v) else math.nan for v in accuracy]
     parts.append(
         _path(
-            _thin(xs, [a(v) if math.isfinite(v) else v for v in acc]), ACCURACY_COLOUR, "accuracy"
+            _thin(xs, [a(v) if math.isfinite(v) else v for v in acc]),
+            looks.ACCURACY_COLOUR,
+            "accuracy",
         )
     )
     if acc and not any(math.isfinite(v) for v in acc):
@@ -265,7 +245,7 @@ def _raster(values: np.ndarray, name: str, t: np.ndarray) -> np.ndarray:
     rgb = colour_array(name, t)
     bad = ~np.isfinite(values)
     if bad.any():
-        rgb[bad] = hex_rgb(NONFINITE[0])
+        rgb[bad] = hex_rgb(looks.NONFINITE[0])
     return rgb[::-1]
 
 
@@ -326,16 +306,18 @@ def boundary_svg(b: Boundary, title: str = "decision boundary", subtitle: str = 
     decision threshold, the threshold's contour, the data on top (circles above the
     threshold, squares at or below, misclassified ringed), a colour bar; beside it one
     small map per unit of the first hidden layer on one shared scale."""
-    hidden = b.hidden[:MAX_HIDDEN_MAPS]
+    hidden = b.hidden[: looks.MAX_HIDDEN_MAPS]
     left, top, size = 62, 40, 340
     x0, x1, y0, y1 = b.extent
     x = Scale(x0, x1, left, left + size)
     y = Scale(y0, y1, top + size, top)
-    lo, hi = output_norm(b)
+    lo, hi = looks.output_norm(b)
     parts = [_title(title, subtitle)]
     t = _two_slope(b.output, lo, b.threshold, hi)
     parts.append(
-        image(left, top, size, size, png_url(_raster(b.output, BOUNDARY_MAP, t)), "pixels map")
+        image(
+            left, top, size, size, png_url(_raster(b.output, looks.BOUNDARY_MAP, t)), "pixels map"
+        )
     )
     parts.append(contour(b, x, y))
     parts += _points(b, x, y)
@@ -347,7 +329,7 @@ def boundary_svg(b: Boundary, title: str = "decision boundary", subtitle: str = 
     parts.append(text(16, top + size / 2, b.feature_names[1], 12, "middle", rotate=True))
     # the colour bar: the two halves of the map, threshold marked
     bx = left + size + 12
-    parts.append(colour_bar(BOUNDARY_MAP, bx, top, 14, size))
+    parts.append(colour_bar(looks.BOUNDARY_MAP, bx, top, 14, size))
     bar = Scale(lo, hi, top + size, top)
     bticks = linear_ticks(lo, hi, 5)
     parts += side_axis("output", bar, bx + 14, bticks, _linear_labels(bticks), 12, 1)
@@ -378,11 +360,13 @@ def _points(b: Boundary, x: Scale, y: Scale) -> list[str]:
         cx, cy = x(px), y(py)
         if pos:
             halo.append(f'<circle cx="{num(cx)}" cy="{num(cy)}" r="{r + 1.5:g}"/>')
-            marks.append(f'<circle cx="{num(cx)}" cy="{num(cy)}" r="{r:g}" fill="{POSITIVE}"/>')
+            marks.append(
+                f'<circle cx="{num(cx)}" cy="{num(cy)}" r="{r:g}" fill="{looks.POSITIVE}"/>'
+            )
         else:
             s = r * 0.9
             halo.append(rect(cx - s - 1.5, cy - s - 1.5, 2 * s + 3, 2 * s + 3, "#000000"))
-            marks.append(rect(cx - s, cy - s, 2 * s, 2 * s, NEGATIVE))
+            marks.append(rect(cx - s, cy - s, 2 * s, 2 * s, looks.NEGATIVE))
         if bad:
             rings.append(f'<circle cx="{num(cx)}" cy="{num(cy)}" r="{2 * r:g}"/>')
     parts = [
@@ -404,9 +388,9 @@ def _boundary_legend(b: Boundary, left: float, y: float, cut: str) -> list[str]:
 
     wrong = int(b.wrong.sum())
     parts = [
-        f'<circle cx="{left + 6}" cy="{y - 4}" r="6" fill="{POSITIVE}" stroke="#000000"/>',
+        f'<circle cx="{left + 6}" cy="{y - 4}" r="6" fill="{looks.POSITIVE}" stroke="#000000"/>',
         text(left + 18, y, f"target > {cut}", 11),
-        rect(left + 1, y + 13, 10, 10, NEGATIVE, ' stroke="#000000"'),
+        rect(left + 1, y + 13, 10, 10, looks.NEGATIVE, ' stroke="#000000"'),
         text(left + 18, y + 22, f"target ≤ {cut}", 11),
         f'<circle cx="{left + 186}" cy="{y - 4}" r="7" fill="none" stroke-width="1.6" '
         'class="ink-stroke"/>',
@@ -415,18 +399,18 @@ def _boundary_legend(b: Boundary, left: float, y: float, cut: str) -> list[str]:
         text(left + 200, y + 22, f"output = {cut}", 11),
     ]
     if not np.isfinite(b.output).all():
-        parts.append(rect(left + 1, y + 31, 10, 10, NONFINITE[0], ' stroke="#000000"'))
+        parts.append(rect(left + 1, y + 31, 10, 10, looks.NONFINITE[0], ' stroke="#000000"'))
         parts.append(text(left + 18, y + 40, "output NaN/inf", 11))
     return parts
 
 
 def _hidden_maps(b: Boundary, hidden: list[np.ndarray], left: float, top: float) -> list[str]:
     """One small map per unit of the first hidden layer, on one shared viridis scale."""
-    columns, rows, heading = hidden_grid(b, hidden)
+    columns, rows, heading = looks.hidden_grid(b, hidden)
     gap = 8
     room = WIDTH - 12 - left
     side = min((room - gap * (columns - 1)) / columns, (300 - 16 * rows) / rows)
-    lo, hi = (within(v) for v in hidden_range(b, hidden))
+    lo, hi = (looks.within(v) for v in looks.hidden_range(b, hidden))
     parts = [text(left + room / 2, top + 4, heading, 12, "middle")]
     x0, x1, y0, y1 = b.extent
     # the data on every map: the same dots, placed once relative to a map's corner
@@ -444,7 +428,7 @@ def _hidden_maps(b: Boundary, hidden: list[np.ndarray], left: float, top: float)
             t = (unit - lo) / (hi - lo)
         parts.append(text(mx + side / 2, my - 4, f"N{k + 1}", 10, "middle"))
         parts.append(
-            image(mx, my, side, side, png_url(_raster(unit, HIDDEN_MAP, t)), "pixels unit")
+            image(mx, my, side, side, png_url(_raster(unit, looks.HIDDEN_MAP, t)), "pixels unit")
         )
         parts.append(
             f'<g transform="translate({num(mx)},{num(my)})" fill="#ffffff" stroke="#000000" '
@@ -453,7 +437,7 @@ def _hidden_maps(b: Boundary, hidden: list[np.ndarray], left: float, top: float)
         parts.append(frame(mx, my, side, side))
     below = top + 26 + rows * (side + 16) + 4
     width = columns * side + (columns - 1) * gap
-    parts.append(colour_bar(HIDDEN_MAP, left, below, width, 12, vertical=False))
+    parts.append(colour_bar(looks.HIDDEN_MAP, left, below, width, 12, vertical=False))
     scale = Scale(lo, hi, left, left + width)
     ticks = linear_ticks(lo, hi, 5)
     parts += bottom_axis("hidden", scale, below + 12, ticks, _linear_labels(ticks), 10, False)
@@ -475,7 +459,7 @@ def _patterns() -> str:
             "dots": "M1.5,1.5 h0.01 M4.5,4.5 h0.01",
             "lines": "M-1,7 L7,-1 M-1,1 L1,-1 M5,7 L7,5",
         }[HATCH[hatch]]
-        ink = "#666666" if colour in (ZERO[0], NONFINITE[0]) else "#ffffff"
+        ink = "#666666" if colour in (looks.ZERO[0], looks.NONFINITE[0]) else "#ffffff"
         width = "1.6" if HATCH[hatch] == "dots" else "0.9"
         defs.append(
             f'<pattern id="{pid}" patternUnits="userSpaceOnUse" width="6" height="6">'
@@ -488,7 +472,9 @@ def _patterns() -> str:
 # One pattern per (colour, hatch) the statuses and the NaN/zero marks use: id gvp-…
 PATTERN_IDS = {
     look: f"gvp-{HATCH[look[1]]}-{look[0][1:]}"
-    for look in sorted({(c, h) for c, h in STATUS_COLOURS.values() if h} | {NONFINITE, ZERO})
+    for look in sorted(
+        {(c, h) for c, h in looks.STATUS_COLOURS.values() if h} | {looks.NONFINITE, looks.ZERO}
+    )
 }
 
 
@@ -515,7 +501,7 @@ def grads_svg(
     it, row for row, on one log colour scale (darkest = smallest)."""
     layers = diagnosis.layers
     n = len(layers)
-    heat, epochs, names, rows, finite = grad_rows(diagnosis, snapshots)
+    heat, epochs, names, rows, finite = looks.grad_rows(diagnosis, snapshots)
     lo, hi = decades(min(finite), max(finite)) if finite else (1e-8, 1.0)
 
     names_shown = [_clip(f"{lay.name} {lay.activation}", 24) for lay in layers]
@@ -532,18 +518,18 @@ def grads_svg(
     parts += grid_lines([x(t) for t in ticks], top, top + plot_h, vertical=True)
     for i, (layer, shown) in enumerate(zip(layers, names_shown, strict=True)):
         yc = top + (i + 0.5) * row_h
-        kind = bar_kind(layer)
+        kind = looks.bar_kind(layer)
         extra = f' class="bar" data-rms="{layer.rms!r}"'
         if kind == "bar":
-            fill = _fill(*STATUS_COLOURS.get(layer.status, HEALTHY))
-            end = x(within(layer.rms, True))
+            fill = _fill(*looks.STATUS_COLOURS.get(layer.status, looks.HEALTHY))
+            end = x(looks.within(layer.rms, True))
         else:
             extra += ' stroke="#666666" stroke-width="0.6"'
-            fill = _fill(*(NONFINITE if kind == "nonfinite" else ZERO))
+            fill = _fill(*(looks.NONFINITE if kind == "nonfinite" else looks.ZERO))
             end = x.end if kind == "nonfinite" else x.start + 0.06 * bar_w
         parts.append(rect(x.start, yc - row_h * 0.35, end - x.start, row_h * 0.7, fill, extra))
         parts.append(text(bar_left - 6, yc + 4, shown, 11, "end", "layer"))
-        words, ink, bold = status_words(layer)
+        words, ink, bold = looks.status_words(layer)
         weight = ' font-weight="bold"' if bold else ""
         cls = f"status st-{layer.status.lower().replace('/', '-')}"  # report.css's dark colours
         parts.append(text(status_x, yc + 4, words, 11, cls=cls, extra=f' fill="{ink}"{weight}'))
@@ -570,7 +556,7 @@ def grads_svg(
 
 def _clip(label: str, most: int) -> str:
     """A label in at most `most` characters, control characters as escapes."""
-    return clip(printable(label), most)
+    return looks.clip(printable(label), most)
 
 
 def _heat(
@@ -611,9 +597,9 @@ def _heat(
             v = row[j] if row is not None else math.nan
             if 0 < v < math.inf:
                 t = (math.log10(v) - math.log10(lo)) / (math.log10(hi) - math.log10(lo))
-                fill = colour_hex(MAGNITUDE_MAP, t)
+                fill = colour_hex(looks.MAGNITUDE_MAP, t)
             else:
-                fill = _fill(*(NONFINITE if not math.isfinite(v) else ZERO))
+                fill = _fill(*(looks.NONFINITE if not math.isfinite(v) else looks.ZERO))
             data = f' data-v="{v!r}" data-e="{epochs[j]}"'
             parts.append(rect(a, top + i * row_h, b - a + 0.3, row_h, fill, data))
     plot_h = len(layers) * row_h
@@ -632,7 +618,7 @@ def _heat(
     )
     bx = left + width + 10
     bar_h = max(plot_h, 90)
-    parts.append(colour_bar(MAGNITUDE_MAP, bx, top, 12, bar_h))
+    parts.append(colour_bar(looks.MAGNITUDE_MAP, bx, top, 12, bar_h))
     bar = Scale(lo, hi, top + bar_h, top, log=True)
     bticks = log_ticks(lo, hi, max(2, int(bar_h // 18)))
     parts += side_axis("colour", bar, bx + 12, bticks, [power_label(t) for t in bticks], 10, 1)
@@ -644,7 +630,7 @@ def _grads_legend(
 ) -> list[str]:
     parts = [text(8, y, f"bar colour: status (see {statuses})", 11, cls="soft")]
     at = 8.0
-    for name, look in grads_keys(layers, rows):
+    for name, look in looks.grads_keys(layers, rows):
         parts.append(rect(at, y + 8, 18, 12, _fill(*look), ' stroke="#666666" stroke-width="0.6"'))
         parts.append(text(at + 23, y + 18, name, 11))
         at += 23 + text_width(name, 11) + 18

@@ -32,35 +32,7 @@ from matplotlib.patches import Patch, Rectangle
 from matplotlib.ticker import LogFormatterSciNotation, LogLocator, MaxNLocator, PercentFormatter
 
 from gradviz.numbers import fmt
-from gradviz.render.plot_looks import (
-    ACCURACY_COLOUR,
-    BAD_MARK,
-    BOUNDARY_MAP,
-    HEALTHY,
-    HIDDEN_MAP,
-    LOSS_COLOUR,
-    MAGNITUDE_MAP,
-    MAX_HIDDEN_MAPS,
-    NEGATIVE,
-    NONFINITE,
-    PLOT_MAX,
-    PLOT_MIN,
-    POSITIVE,
-    STATUS_COLOURS,
-    STATUS_MEANINGS,
-    SUPERSCRIPT,
-    ZERO,
-    bar_kind,
-    clip,
-    grad_rows,
-    grads_keys,
-    hidden_grid,
-    hidden_range,
-    loss_series,
-    output_norm,
-    status_words,
-    within,
-)
+from gradviz.render import plot_looks as looks
 from gradviz.render.themes import themed_plot
 from gradviz.text import printable
 
@@ -144,7 +116,9 @@ def unicode_log_labels(axis: Any) -> None:
             if math is None:
                 return text
             inner = math.group(1).replace(r"\times", "×")
-            inner = re.sub(r"\^\{(-?\d+)\}", lambda m: m.group(1).translate(SUPERSCRIPT), inner)
+            inner = re.sub(
+                r"\^\{(-?\d+)\}", lambda m: m.group(1).translate(looks.SUPERSCRIPT), inner
+            )
             return inner.replace("-", "\u2212", 1) if inner.startswith("-") else inner
 
     axis.set_major_formatter(Labels(base=10))
@@ -174,7 +148,7 @@ def grads_plot(
     title: str = "rms gradient per layer",
     subtitle: str = "",
     fmt: str = "svg",
-    statuses: str = STATUS_MEANINGS,
+    statuses: str = looks.STATUS_MEANINGS,
 ) -> bytes:
     """The last moment's rms gradient per layer as horizontal log-scale bars, each
     layer's value and status beside it; with a history, the layers x epochs heat map to
@@ -188,7 +162,7 @@ def _grads_figure(
 ) -> Figure:
     layers = diagnosis.layers
     n = len(layers)
-    heat, epochs, names, rows, finite = grad_rows(diagnosis, snapshots)
+    heat, epochs, names, rows, finite = looks.grad_rows(diagnosis, snapshots)
     figure = _figure(2.2 + 0.3 * n)
     if heat:
         bars, grid = figure.subplots(1, 2, width_ratios=[1, 1.25], sharey=True)
@@ -201,25 +175,29 @@ def _grads_figure(
     y = list(range(n))
     stub = lo * (hi / lo) ** 0.06 - lo
     for i, layer in enumerate(layers):
-        kind = bar_kind(layer)
+        kind = looks.bar_kind(layer)
         (face, mark), length, edge = {
-            "bar": (STATUS_COLOURS.get(layer.status, HEALTHY), within(layer.rms, True), "white"),
-            "nonfinite": (NONFINITE, hi, "#666666"),
-            "zero": (ZERO, stub, "#666666"),
+            "bar": (
+                looks.STATUS_COLOURS.get(layer.status, looks.HEALTHY),
+                looks.within(layer.rms, True),
+                "white",
+            ),
+            "nonfinite": (looks.NONFINITE, hi, "#666666"),
+            "zero": (looks.ZERO, stub, "#666666"),
         }[kind]
         bars.barh(i, length, left=lo, color=face, hatch=mark, edgecolor=edge, height=0.7)
     bars.set_xscale("log")
     bars.set_xlim(lo, hi)
     bars.xaxis.set_major_locator(LogLocator(numticks=6))  # room for every 10⁻ⁿ label
     unicode_log_labels(bars.xaxis)
-    bars.set_yticks(y, [plain(f"{clip(lay.name, 40)} {lay.activation}") for lay in layers])
+    bars.set_yticks(y, [plain(f"{looks.clip(lay.name, 40)} {lay.activation}") for lay in layers])
     bars.set_ylim(n - 0.5, -0.5)  # L1 at the top, as in the table
     bars.set_xlabel("rms gradient (log scale)")
     bars.set_title("now: rms gradient per layer", loc="left")
     bars.grid(axis="x", color="#dddddd", linewidth=0.6)
     bars.set_axisbelow(True)
     status = bars.secondary_yaxis("right")
-    words = [status_words(lay) for lay in layers]
+    words = [looks.status_words(lay) for lay in layers]
     status.set_yticks(y, [text for text, _, _ in words])
     status.tick_params(length=0)
     for label, (_, ink, bold) in zip(status.get_yticklabels(), words, strict=True):
@@ -228,7 +206,7 @@ def _grads_figure(
             label.set_fontweight("bold")
     handles = [
         Patch(facecolor=face, hatch=hatch, edgecolor=ZERO_EDGE.get(name), label=name)
-        for name, (face, hatch) in grads_keys(layers, rows)
+        for name, (face, hatch) in looks.grads_keys(layers, rows)
     ]
     if grid is not None:
         _heat(figure, grid, epochs, names, rows, layers, LogNorm(lo, hi))
@@ -264,10 +242,10 @@ def _heat(
         edges = np.array([e[0] - 0.5, e[0] + 0.5])
     masked = np.ma.masked_where(~np.isfinite(grid) | (grid <= 0), grid)
     mesh = ax.pcolormesh(
-        edges, np.arange(len(layers) + 1) - 0.5, masked, cmap=MAGNITUDE_MAP, norm=norm
+        edges, np.arange(len(layers) + 1) - 0.5, masked, cmap=looks.MAGNITUDE_MAP, norm=norm
     )
     for i, j in zip(*np.nonzero(np.ma.getmaskarray(masked)), strict=True):
-        face, hatch = NONFINITE if not np.isfinite(grid[i, j]) else ZERO
+        face, hatch = looks.NONFINITE if not np.isfinite(grid[i, j]) else looks.ZERO
         corner, width = (edges[j], i - 0.5), edges[j + 1] - edges[j]
         look = {"facecolor": face, "hatch": hatch, "edgecolor": "#666666", "linewidth": 0}
         ax.add_patch(Rectangle(corner, width, 1, **look))
@@ -304,8 +282,8 @@ def _curves_figure(
     figure = _figure(4.8)
     top, bottom = figure.subplots(2, 1, sharex=True, height_ratios=[1.4, 1])
     epochs = [every * (i + 1) for i in range(len(loss))]
-    log, loss, finite, moved = loss_series(loss)
-    top.plot(epochs, loss, color=LOSS_COLOUR, linewidth=1.4)
+    log, loss, finite, moved = looks.loss_series(loss)
+    top.plot(epochs, loss, color=looks.LOSS_COLOUR, linewidth=1.4)
     if log:
         top.set_yscale("log")
         unicode_log_labels(top.yaxis)
@@ -313,15 +291,15 @@ def _curves_figure(
     else:
         top.set_ylabel("loss")
     if moved:
-        edge = f"{PLOT_MIN:g} and {PLOT_MAX:g}" if log else f"±{PLOT_MAX:g}"
+        edge = f"{looks.PLOT_MIN:g} and {looks.PLOT_MAX:g}" if log else f"±{looks.PLOT_MAX:g}"
         top.text(0.01, 0.95, f"drawn between {edge}", transform=top.transAxes, va="top")
     bad = [x for x, v in zip(epochs, loss, strict=True) if not math.isfinite(v)]
     if bad:
-        top.plot(bad, [min(finite) if finite else 0] * len(bad), "x", color=BAD_MARK)
+        top.plot(bad, [min(finite) if finite else 0] * len(bad), "x", color=looks.BAD_MARK)
         top.text(0.99, 0.95, "x: NaN/inf loss", transform=top.transAxes, ha="right", va="top")
     top.set_title("mean per epoch, as training saw the examples", loc="left", fontsize=8)
     top.grid(color="#dddddd", linewidth=0.6)
-    bottom.plot(epochs, accuracy, color=ACCURACY_COLOUR, linewidth=1.4)
+    bottom.plot(epochs, accuracy, color=looks.ACCURACY_COLOUR, linewidth=1.4)
     bottom.set_ylim(-0.03, 1.03)
     bottom.yaxis.set_major_formatter(PercentFormatter(1.0))
     bottom.set_ylabel("accuracy")
@@ -348,16 +326,16 @@ def boundary_plot(
 
 def _boundary_figure(b: Boundary, title: str, subtitle: str) -> Figure:
     figure = _figure(5.6)
-    hidden = b.hidden[:MAX_HIDDEN_MAPS]
+    hidden = b.hidden[: looks.MAX_HIDDEN_MAPS]
     if hidden:
         main_fig, side_fig = figure.subfigures(1, 2, width_ratios=[1.7, 1], wspace=0.02)
     else:
         main_fig, side_fig = figure, None
     ax = main_fig.subplots()
-    lo, hi = output_norm(b)
+    lo, hi = looks.output_norm(b)
     norm = TwoSlopeNorm(vcenter=b.threshold, vmin=lo, vmax=hi)
     extent = b.extent
-    image = ax.imshow(b.output, extent=extent, cmap=BOUNDARY_MAP, norm=norm, **PIXELS)
+    image = ax.imshow(b.output, extent=extent, cmap=looks.BOUNDARY_MAP, norm=norm, **PIXELS)
     finite = b.output[np.isfinite(b.output)]
     if finite.size and finite.min() < b.threshold < finite.max():
         look = _threshold_look()
@@ -372,7 +350,7 @@ def _boundary_figure(b: Boundary, title: str, subtitle: str) -> Figure:
     few = len(b.targets) <= 20  # a gate's four corners: bigger marks
     many = len(b.targets) > 2000  # drawn as an image: an SVG of 100,000 marks is unusable
     halo, mark = (150, 90) if few else (70, 42)
-    for mask, colour, marker in ((positive, POSITIVE, "o"), (~positive, NEGATIVE, "s")):
+    for mask, colour, marker in ((positive, looks.POSITIVE, "o"), (~positive, looks.NEGATIVE, "s")):
         # a black halo under a white-edged marker: visible on any colour of the map
         for size, face, edge, z in ((halo, "black", "black", 3), (mark, colour, "white", 4)):
             look = {"s": size, "c": face, "marker": marker, "edgecolors": edge, "zorder": z}
@@ -390,8 +368,12 @@ def _boundary_figure(b: Boundary, title: str, subtitle: str) -> Figure:
     bar.ax.axhline(b.threshold, **_threshold_look())
     cut, ringed = fmt(b.threshold), f"misclassified (ringed): {wrong.sum()}"
     handles = [
-        Line2D([], [], ls="", marker="o", color=POSITIVE, mec="black", label=f"target > {cut}"),
-        Line2D([], [], ls="", marker="s", color=NEGATIVE, mec="black", label=f"target ≤ {cut}"),
+        Line2D(
+            [], [], ls="", marker="o", color=looks.POSITIVE, mec="black", label=f"target > {cut}"
+        ),
+        Line2D(
+            [], [], ls="", marker="s", color=looks.NEGATIVE, mec="black", label=f"target ≤ {cut}"
+        ),
         Line2D([], [], ls="", marker="o", ms=11, mfc="none", mec="black", mew=1.6, label=ringed),
         Line2D([], [], label=f"output = {cut}", **_threshold_look()),
     ]
@@ -405,15 +387,15 @@ def _boundary_figure(b: Boundary, title: str, subtitle: str) -> Figure:
 def _hidden_maps(figure: Any, b: Boundary, hidden: list[Any], extent: tuple) -> None:
     """One small map per unit of the first hidden layer, on one shared colour scale."""
     n = len(hidden)
-    columns, rows, heading = hidden_grid(b, hidden)
+    columns, rows, heading = looks.hidden_grid(b, hidden)
     axes = np.atleast_1d(figure.subplots(rows, columns, squeeze=False)).ravel()
-    norm = Normalize(*hidden_range(b, hidden))
+    norm = Normalize(*looks.hidden_range(b, hidden))
     image = None
     for k, ax in enumerate(axes):
         if k >= n:
             ax.set_axis_off()
             continue
-        image = ax.imshow(hidden[k], extent=extent, cmap=HIDDEN_MAP, norm=norm, **PIXELS)
+        image = ax.imshow(hidden[k], extent=extent, cmap=looks.HIDDEN_MAP, norm=norm, **PIXELS)
         dots = {"s": 5, "c": "white", "edgecolors": "black", "linewidths": 0.3}
         ax.scatter(b.points[:, 0], b.points[:, 1], rasterized=True, **dots)
         ax.set_xticks([])
