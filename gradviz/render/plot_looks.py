@@ -156,9 +156,24 @@ def hidden_range(b: Boundary, hidden: list[np.ndarray]) -> tuple[float, float]:
     return lo, hi if hi > lo else lo + 1.0
 
 
-def hidden_grid(b: Boundary, hidden: list[np.ndarray]) -> tuple[int, int, str]:
-    """(columns, rows, title) of the small maps of the first hidden layer's units."""
+def boundary_words(b: Boundary) -> tuple[str, str, str, str, str]:
+    """The colour bar's label and the legend's four keys: the two classes, the ringed
+    points, the threshold's contour."""
+    cut = fmt(b.threshold)
+    return (
+        f"network output ({b.output_activation}); threshold {cut}",
+        f"target > {cut}",
+        f"target ≤ {cut}",
+        f"misclassified (ringed): {int(b.wrong.sum())}",
+        f"output = {cut}",
+    )
+
+
+def hidden_grid(b: Boundary, hidden: list[np.ndarray]) -> tuple[int, int, str, str]:
+    """(columns, rows, title, colour bar's label) of the small maps of the first hidden
+    layer's units."""
     n = len(hidden)
     columns = 2 if n <= 8 else 4
     shown = f"first {n} of {len(b.hidden)} units" if len(b.hidden) > n else f"{n} units"
-    return columns, math.ceil(n / columns), f"first hidden layer, {shown}"
+    heading = f"first hidden layer, {shown}"
+    return columns, math.ceil(n / columns), heading, f"L1 unit output ({b.hidden_activation})"

@@ -1,12 +1,10 @@
 """The plots as files, drawn by matplotlib: gradient bars per layer and the layers x epochs
-heat map, loss and accuracy curves, and a two-input network's decision boundary; what each
-shows (colours, limits, legends) is `plot_looks`', shared with the pages' SVG drawer.
+heat map, loss and accuracy curves, a two-input network's decision boundary. What each
+shows is `plot_looks`', shared with the pages' SVG (`page_plots`).
 
-matplotlib comes with this module, which the CLI imports only to write a plot: the Agg, SVG
-and PDF writers, no GUI (no pyplot); its log (a font cache being built, a config folder it
-cannot write) stays quiet unless the user configured logging. The same bytes on every run:
-fonts are matplotlib's DejaVu Sans drawn as paths (text metrics do not depend on the
-viewer's fonts), SVG ids come from a fixed salt, and no date is written.
+The CLI imports this module (and matplotlib: Agg, SVG and PDF writers, no pyplot) only to
+write a plot; matplotlib's log stays quiet unless the user configured logging. The same
+bytes on every run: DejaVu Sans drawn as paths, SVG ids from a fixed salt, no date.
 """
 
 from __future__ import annotations
@@ -31,7 +29,6 @@ from matplotlib.lines import Line2D
 from matplotlib.patches import Patch, Rectangle
 from matplotlib.ticker import LogFormatterSciNotation, LogLocator, MaxNLocator, PercentFormatter
 
-from gradviz.numbers import fmt
 from gradviz.render import plot_looks as looks
 from gradviz.render.themes import themed_plot
 from gradviz.text import printable
@@ -84,7 +81,13 @@ def _figure(height_in: float) -> Figure:
     return Figure(figsize=(WIDTH_IN, height_in), layout="constrained")
 
 
-def _save(figure: Figure, fmt: str) -> bytes:
+def _save(figure: Figure, title: str, subtitle: str, fmt: str) -> bytes:
+    """The figure under its title (and, in the same text, the circumstances: when, on what
+    data), as the bytes of a file."""
+    if subtitle:
+        figure.suptitle(plain(f"{title}\n{textwrap.fill(subtitle, 100)}"), fontsize=10)
+    else:
+        figure.suptitle(plain(title), fontweight="bold")
     if fmt not in PLOT_FORMATS:
         raise ValueError(f"plots are written as {', '.join(PLOT_FORMATS)}, not {fmt!r}")
     out = io.BytesIO()
@@ -125,23 +128,10 @@ def unicode_log_labels(axis: Any) -> None:
     axis.set_minor_formatter(Labels(base=10, labelOnlyBase=False))
 
 
-def _suptitle(figure: Figure, title: str, subtitle: str) -> None:
-    """The title, and under it in the same text the circumstances (when, on what data)."""
-    if subtitle:
-        figure.suptitle(plain(f"{title}\n{textwrap.fill(subtitle, 100)}"), fontsize=10)
-    else:
-        figure.suptitle(plain(title), fontweight="bold")
-
-
-def _draw(build: Any, fmt: str) -> bytes:
-    """Build and save a figure under gradviz's rc settings (fonts, salt), restored after."""
-    with matplotlib.rc_context(RC):
-        return _save(build(), fmt)
-
-
 # -- gradients per layer -----------------------------------------------------------------
 
 
+@matplotlib.rc_context(RC)  # gradviz's fonts and salt while a plot is drawn, restored after
 def grads_plot(
     diagnosis: Diagnosis,
     snapshots: History | None = None,
@@ -154,12 +144,6 @@ def grads_plot(
     layer's value and status beside it; with a history, the layers x epochs heat map to
     the right, row for row, with a log colour bar. The legend says where each status
     is explained, in the caller's words (`statuses`: the CLI says `gradviz grads --help`)."""
-    return _draw(lambda: _grads_figure(diagnosis, snapshots, title, subtitle, statuses), fmt)
-
-
-def _grads_figure(
-    diagnosis: Diagnosis, snapshots: History | None, title: str, subtitle: str, statuses: str
-) -> Figure:
     layers = diagnosis.layers
     n = len(layers)
     heat, epochs, names, rows, finite = looks.grad_rows(diagnosis, snapshots)
@@ -213,8 +197,7 @@ def _grads_figure(
     key = {"title": f"bar colour: status (see {statuses})", "title_fontsize": 8}
     columns = min(6, max(1, len(handles)))
     figure.legend(handles=handles, loc="outside lower center", ncol=columns, frameon=False, **key)
-    _suptitle(figure, title, subtitle)
-    return figure
+    return _save(figure, title, subtitle, fmt)
 
 
 def _heat(
@@ -263,6 +246,7 @@ def _heat(
 # -- loss and accuracy over training ----------------------------------------------------
 
 
+@matplotlib.rc_context(RC)
 def curves_plot(
     loss: Sequence[float],
     accuracy: Sequence[float],
@@ -273,12 +257,6 @@ def curves_plot(
 ) -> bytes:
     """The mean loss per epoch (log scale when every value is positive) above the
     accuracy per epoch, on one epoch axis; NaN/inf epochs are left as gaps and marked."""
-    return _draw(lambda: _curves_figure(loss, accuracy, every, title, subtitle), fmt)
-
-
-def _curves_figure(
-    loss: Sequence[float], accuracy: Sequence[float], every: int, title: str, subtitle: str
-) -> Figure:
     figure = _figure(4.8)
     top, bottom = figure.subplots(2, 1, sharex=True, height_ratios=[1.4, 1])
     epochs = [every * (i + 1) for i in range(len(loss))]
@@ -308,23 +286,19 @@ def _curves_figure(
     bottom.grid(color="#dddddd", linewidth=0.6)
     if epochs:
         bottom.set_xlim(0, epochs[-1])
-    _suptitle(figure, title, subtitle)
-    return figure
+    return _save(figure, title, subtitle, fmt)
 
 
 # -- decision boundary -------------------------------------------------------------------
 
 
+@matplotlib.rc_context(RC)
 def boundary_plot(
     b: Boundary, title: str = "decision boundary", subtitle: str = "", fmt: str = "svg"
 ) -> bytes:
     """The network's output over the input plane on a diverging map centred on the
     decision threshold, the threshold's contour, the data points on top (ringed where
     misclassified), and beside it one small map per unit of the first hidden layer."""
-    return _draw(lambda: _boundary_figure(b, title, subtitle), fmt)
-
-
-def _boundary_figure(b: Boundary, title: str, subtitle: str) -> Figure:
     figure = _figure(5.6)
     hidden = b.hidden[: looks.MAX_HIDDEN_MAPS]
     if hidden:
@@ -364,30 +338,25 @@ def _boundary_figure(b: Boundary, title: str, subtitle: str) -> Figure:
     ax.set_xlabel(plain(b.feature_names[0]))
     ax.set_ylabel(plain(b.feature_names[1]))
     bar = main_fig.colorbar(image, ax=ax, pad=0.02, aspect=30)
-    bar.set_label(f"network output ({b.output_activation}); threshold {fmt(b.threshold)}")
+    label, above, below, ringed, level = looks.boundary_words(b)
+    bar.set_label(label)
     bar.ax.axhline(b.threshold, **_threshold_look())
-    cut, ringed = fmt(b.threshold), f"misclassified (ringed): {wrong.sum()}"
     handles = [
-        Line2D(
-            [], [], ls="", marker="o", color=looks.POSITIVE, mec="black", label=f"target > {cut}"
-        ),
-        Line2D(
-            [], [], ls="", marker="s", color=looks.NEGATIVE, mec="black", label=f"target ≤ {cut}"
-        ),
+        Line2D([], [], ls="", marker="o", color=looks.POSITIVE, mec="black", label=above),
+        Line2D([], [], ls="", marker="s", color=looks.NEGATIVE, mec="black", label=below),
         Line2D([], [], ls="", marker="o", ms=11, mfc="none", mec="black", mew=1.6, label=ringed),
-        Line2D([], [], label=f"output = {cut}", **_threshold_look()),
+        Line2D([], [], label=level, **_threshold_look()),
     ]
     main_fig.legend(handles=handles, loc="outside lower center", ncol=2, frameon=False)
     if side_fig is not None:
         _hidden_maps(side_fig, b, hidden, extent)
-    _suptitle(figure, title, subtitle)
-    return figure
+    return _save(figure, title, subtitle, fmt)
 
 
 def _hidden_maps(figure: Any, b: Boundary, hidden: list[Any], extent: tuple) -> None:
     """One small map per unit of the first hidden layer, on one shared colour scale."""
     n = len(hidden)
-    columns, rows, heading = looks.hidden_grid(b, hidden)
+    columns, rows, heading, label = looks.hidden_grid(b, hidden)
     axes = np.atleast_1d(figure.subplots(rows, columns, squeeze=False)).ravel()
     norm = Normalize(*looks.hidden_range(b, hidden))
     image = None
@@ -406,4 +375,4 @@ def _hidden_maps(figure: Any, b: Boundary, hidden: list[Any], extent: tuple) -> 
         ax.set_title(f"N{k + 1}", fontsize=8, pad=2)
     figure.suptitle(heading, fontsize=9)
     bar = figure.colorbar(image, ax=list(axes), location="bottom", aspect=25, shrink=0.9)
-    bar.set_label(f"L1 unit output ({b.hidden_activation})", fontsize=8)
+    bar.set_label(label, fontsize=8)
