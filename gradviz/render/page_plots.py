@@ -34,15 +34,13 @@ from gradviz.render.svgplot import (
     line,
     linear_ticks,
     log_ticks,
-    log_ticks_within,
-    nice_step,
     num,
-    png_url,
     rect,
     side_axis,
     svg,
     text,
     text_width,
+    value_axis,
 )
 from gradviz.text import printable
 
@@ -146,9 +144,8 @@ def curves_svg(
     subtitle: str = "",
     unit: str = "epoch",
 ) -> str:
-    """The mean loss per epoch (log scale when every finite value is positive) above the
-    accuracy, on one epoch axis; NaN/inf epochs are gaps, marked x. A run recorded
-    elsewhere counts optimizer steps (`unit="step"`), each point its batch's."""
+    """`plots.curves_plot`'s picture; a run recorded elsewhere counts optimizer steps
+    (`unit="step"`), each point its batch's."""
     left, right = 78, WIDTH - 24
     top_a, top_b = 48, 238  # the loss axes
     acc_a, acc_b = 262, 372  # the accuracy axes
@@ -157,18 +154,7 @@ def curves_svg(
     x = Scale(0, last, left, right)
     log, drawn, finite, moved = looks.loss_series(loss)
     parts = [_title(title, subtitle), text(left, top_a - 8, _PER[unit], 11, cls="soft")]
-    if log:
-        lo, hi = decades(min(finite), max(finite))
-        y = Scale(lo, hi, top_b, top_a, log=True)
-        ticks = log_ticks_within(lo, hi) if math.log10(hi / lo) <= 2 else log_ticks(lo, hi)
-    else:
-        lo, hi = (min(finite), max(finite)) if finite else (0.0, 1.0)
-        if hi <= lo:
-            lo, hi = lo - 1.0, hi + 1.0
-        step = nice_step(hi - lo, 5)
-        lo, hi = math.floor(lo / step) * step, math.ceil(hi / step) * step
-        y = Scale(lo, hi, top_b, top_a)
-        ticks = linear_ticks(lo, hi, 5)
+    y, ticks = value_axis(finite, log, top_b, top_a)
     xticks = linear_ticks(0, last, 8, integer=True)
     name = "loss (log scale)" if log else "loss"
     parts += _panel("loss", name, x, y, xticks, ticks, None, [line(left, top_b, right, top_b)])
@@ -223,7 +209,7 @@ def _map(
     bad = ~np.isfinite(values)
     if bad.any():
         rgb[bad] = hex_rgb(looks.NONFINITE[0])
-    return image(x, y, side, side, png_url(rgb[::-1]), f"pixels {cls}")
+    return image(x, y, side, side, rgb[::-1], f"pixels {cls}")
 
 
 def contour(b: Boundary, x: Scale, y: Scale) -> str:
@@ -279,10 +265,7 @@ def unmappable(b: Boundary) -> str | None:
 
 
 def boundary_svg(b: Boundary, title: str = "decision boundary", subtitle: str = "") -> str:
-    """The network's output over the input plane on the diverging map centred on the
-    decision threshold, the threshold's contour, the data on top (circles above the
-    threshold, squares at or below, misclassified ringed), a colour bar; beside it one
-    small map per unit of the first hidden layer on one shared scale."""
+    """`plots.boundary_plot`'s picture: circles above the threshold, squares at or below."""
     hidden = b.hidden[: looks.MAX_HIDDEN_MAPS]
     left, top, size = 62, 40, 340
     x0, x1, y0, y1 = b.extent
@@ -453,9 +436,7 @@ def grads_svg(
     subtitle: str = "",
     statuses: str = STATUS_MEANINGS,
 ) -> str:
-    """The last moment's rms gradient per layer as log-scale bars with its value and
-    status, and with two or more recorded moments the layers x epochs heat map beside
-    it, row for row, on one log colour scale (darkest = smallest)."""
+    """`plots.grads_plot`'s picture."""
     layers = diagnosis.layers
     heat, epochs, names, rows, finite = looks.grad_rows(diagnosis, snapshots)
     lo, hi = decades(min(finite), max(finite)) if finite else (1e-8, 1.0)
@@ -473,16 +454,16 @@ def grads_svg(
     parts += grid_lines([x(t) for t in ticks], top, top + plot_h, vertical=True)
     for i, (layer, shown) in enumerate(zip(layers, names_shown, strict=True)):
         yc = top + (i + 0.5) * row_h
-        kind = looks.bar_kind(layer)
+        kind, look = looks.bar_look(layer)
         extra = f' class="bar" data-rms="{layer.rms!r}"'
-        if kind == "bar":
-            fill = _fill(*looks.STATUS_COLOURS.get(layer.status, looks.HEALTHY))
-            end = x(looks.within(layer.rms, True))
-        else:
+        end = x(looks.within(layer.rms, True)) if kind == "bar" else x.end
+        if kind != "bar":
             extra += ' stroke="#666666" stroke-width="0.6"'
-            fill = _bad_fill(layer.rms)
-            end = x.end if kind == "nonfinite" else x.start + 0.06 * bar_w
-        parts.append(rect(x.start, yc - row_h * 0.35, end - x.start, row_h * 0.7, fill, extra))
+        if kind == "zero":
+            end = x.start + 0.06 * bar_w
+        parts.append(
+            rect(x.start, yc - row_h * 0.35, end - x.start, row_h * 0.7, _fill(*look), extra)
+        )
         parts.append(text(bar_left - 6, yc + 4, shown, 11, "end", "layer"))
         words, ink, bold = looks.status_words(layer)
         weight = ' font-weight="bold"' if bold else ""

@@ -89,10 +89,13 @@ def grad_rows(
     return heat, epochs, names, rows, [within(v, log=True) for v in values if 0 < v < math.inf]
 
 
-def bar_kind(layer: LayerStats) -> str:
-    """ "bar", "nonfinite" (the whole row, crossed) or "zero" (a short dotted stub)."""
+def bar_look(layer: LayerStats) -> tuple[str, tuple[str, str]]:
+    """(kind, (colour, hatch)) of a layer's bar: "bar" (a length to show, in its status'
+    colour), "nonfinite" (the whole row, crossed) or "zero" (a short dotted stub)."""
     v = within(layer.rms, log=True)
-    return "bar" if 0 < v < math.inf else "nonfinite" if not math.isfinite(v) else "zero"
+    if 0 < v < math.inf:
+        return "bar", STATUS_COLOURS.get(layer.status, HEALTHY)
+    return ("nonfinite", NONFINITE) if not math.isfinite(v) else ("zero", ZERO)
 
 
 def status_words(layer: LayerStats) -> tuple[str, str, bool]:

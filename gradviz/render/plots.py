@@ -98,9 +98,8 @@ def _save(figure: Figure, title: str, subtitle: str, fmt: str) -> bytes:
 
 
 def plain(text: str) -> str:
-    """Text from the user (a file, layer or column name) as matplotlib shows it literally:
-    a `$` would otherwise start TeX math, and a control character (a tab in a module's
-    name) is shown as its escape (`gradviz.text.printable`; raw, it is invalid in SVG)."""
+    """User text as matplotlib shows it literally: no `$` starting TeX math, control
+    characters as escapes (`gradviz.text.printable`; raw, they are invalid in SVG)."""
     return printable(text).replace("$", r"\$")
 
 
@@ -159,16 +158,9 @@ def grads_plot(
     y = list(range(n))
     stub = lo * (hi / lo) ** 0.06 - lo
     for i, layer in enumerate(layers):
-        kind = looks.bar_kind(layer)
-        (face, mark), length, edge = {
-            "bar": (
-                looks.STATUS_COLOURS.get(layer.status, looks.HEALTHY),
-                looks.within(layer.rms, True),
-                "white",
-            ),
-            "nonfinite": (looks.NONFINITE, hi, "#666666"),
-            "zero": (looks.ZERO, stub, "#666666"),
-        }[kind]
+        kind, (face, mark) = looks.bar_look(layer)
+        length = {"bar": looks.within(layer.rms, True), "nonfinite": hi, "zero": stub}[kind]
+        edge = "white" if kind == "bar" else "#666666"
         bars.barh(i, length, left=lo, color=face, hatch=mark, edgecolor=edge, height=0.7)
     bars.set_xscale("log")
     bars.set_xlim(lo, hi)
@@ -193,25 +185,17 @@ def grads_plot(
         for name, (face, hatch) in looks.grads_keys(layers, rows)
     ]
     if grid is not None:
-        _heat(figure, grid, epochs, names, rows, layers, LogNorm(lo, hi))
+        cells = np.array([rows[names.index(lay.name)] for lay in layers], dtype=np.float64)
+        _heat(figure, grid, epochs, cells, LogNorm(lo, hi))
     key = {"title": f"bar colour: status (see {statuses})", "title_fontsize": 8}
     columns = min(6, max(1, len(handles)))
     figure.legend(handles=handles, loc="outside lower center", ncol=columns, frameon=False, **key)
     return _save(figure, title, subtitle, fmt)
 
 
-def _heat(
-    figure: Figure,
-    ax: Any,
-    epochs: list[int],
-    names: list[str],
-    rows: list[list[float]],
-    layers: Sequence[Any],
-    norm: Any,
-) -> None:
+def _heat(figure: Figure, ax: Any, epochs: list[int], grid: np.ndarray, norm: LogNorm) -> None:
     """The layers x epochs map: one row per layer, one column per recorded epoch (cells
     as wide as the time they stand for), NaN/inf and zeros hatched over the colour."""
-    grid = np.array([rows[names.index(lay.name)] for lay in layers], dtype=np.float64)
     e = np.asarray(epochs, dtype=np.float64)
     if len(e) > 1 and not np.all(np.diff(e) > 0):
         # records at one step (a recorder's step() twice between updates): cells of one
@@ -225,7 +209,7 @@ def _heat(
         edges = np.array([e[0] - 0.5, e[0] + 0.5])
     masked = np.ma.masked_where(~np.isfinite(grid) | (grid <= 0), grid)
     mesh = ax.pcolormesh(
-        edges, np.arange(len(layers) + 1) - 0.5, masked, cmap=looks.MAGNITUDE_MAP, norm=norm
+        edges, np.arange(len(grid) + 1) - 0.5, masked, cmap=looks.MAGNITUDE_MAP, norm=norm
     )
     for i, j in zip(*np.nonzero(np.ma.getmaskarray(masked)), strict=True):
         face, hatch = looks.NONFINITE if not np.isfinite(grid[i, j]) else looks.ZERO

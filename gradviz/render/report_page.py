@@ -103,34 +103,23 @@ def epoch_diagram(
     """The layer-level network picture with each layer's texts room enough for every
     recorded epoch's (the page rewrites them), showing the last epoch's gradients; and
     the inputs' line room enough for every listed example of `data`."""
-    if data is not None:
-        width = max(len(inputs_line(row)) for row in data.X[:EXAMPLE_LIMIT].tolist())
-        diagram = replace(
-            diagram,
-            nodes=tuple(
-                replace(n, extra_lines=(n.extra_lines[0].ljust(width, PAD),))
-                if n.id == "inputs" and n.extra_lines
-                else n
-                for n in diagram.nodes
-            ),
-        )
-    if not frames:
-        return diagram
     by_layer: dict[str, list[dict[str, Any]]] = {}
     for frame in frames:
         for layer in frame["layers"]:
             by_layer.setdefault(layer["name"], []).append(layer)
     nodes = []
     for node in diagram.nodes:
+        if data is not None and node.id == "inputs" and node.extra_lines:
+            width = max(len(inputs_line(row)) for row in data.X[:EXAMPLE_LIMIT].tolist())
+            node = replace(node, extra_lines=(node.extra_lines[0].ljust(width, PAD),))
         seen = by_layer.get(node.id)
-        if not seen:
-            nodes.append(node)
-            continue
-        lines = [node.extra_lines[0] if node.extra_lines else node.label]
-        for key in ("max", "status"):
-            width = max(len(layer[key]) for layer in seen)
-            lines.append(seen[-1][key].ljust(width, PAD))
-        nodes.append(replace(node, grad=seen[-1]["grad"], extra_lines=tuple(lines)))
+        if seen:
+            lines = [node.extra_lines[0] if node.extra_lines else node.label]
+            for key in ("max", "status"):
+                width = max(len(layer[key]) for layer in seen)
+                lines.append(seen[-1][key].ljust(width, PAD))
+            node = replace(node, grad=seen[-1]["grad"], extra_lines=tuple(lines))
+        nodes.append(node)
     return replace(diagram, nodes=tuple(nodes))
 
 

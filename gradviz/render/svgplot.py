@@ -80,10 +80,10 @@ def colour_array(name: str, t: np.ndarray) -> np.ndarray:
     return np.rint(np.stack(channels, axis=-1)).astype(np.uint8)
 
 
-def png(rgb: np.ndarray) -> bytes:
-    """An 8-bit RGB PNG of `rgb` (height x width x 3, uint8, top row first); every row
-    filtered as the difference to the row above (PNG's "Up"), which smooth maps compress
-    well."""
+def png_url(rgb: np.ndarray) -> str:
+    """An 8-bit RGB PNG of `rgb` (height x width x 3, uint8, top row first) as a data: URL;
+    every row filtered as the difference to the row above (PNG's "Up"), which smooth maps
+    compress well."""
     height, width, _ = rgb.shape
     pixels = np.ascontiguousarray(rgb, dtype=np.uint8)
     up = pixels.copy()
@@ -96,16 +96,13 @@ def png(rgb: np.ndarray) -> bytes:
         )
 
     header = struct.pack(">IIBBBBB", width, height, 8, 2, 0, 0, 0)
-    return (
+    png = (
         b"\x89PNG\r\n\x1a\n"
         + chunk(b"IHDR", header)
         + chunk(b"IDAT", zlib.compress(rows.tobytes(), 6))
         + chunk(b"IEND", b"")
     )
-
-
-def png_url(rgb: np.ndarray) -> str:
-    return "data:image/png;base64," + base64.b64encode(png(rgb)).decode("ascii")
+    return "data:image/png;base64," + base64.b64encode(png).decode("ascii")
 
 
 # -- scales and ticks ----------------------------------------------------------------------
@@ -172,11 +169,26 @@ def log_ticks(lo: float, hi: float, most: int = 6) -> list[float]:
     return []
 
 
-def log_ticks_within(lo: float, hi: float) -> list[float]:
-    """For an axis of at most two decades: 1, 2 and 5 times each power of ten inside."""
-    a, b = math.floor(math.log10(lo)), math.ceil(math.log10(hi))
-    ticks = [m * 10.0**k for k in range(a, b + 1) for m in (1, 2, 5)]
-    return [t for t in ticks if lo * (1 - 1e-9) <= t <= hi * (1 + 1e-9)]
+def value_axis(
+    finite: Sequence[float], log: bool, start: float, end: float
+) -> tuple[Scale, list[float]]:
+    """An axis around the values onto pixels start…end, and its ticks: on a log scale whole
+    decades, ticked at powers of ten (or 1, 2 and 5 times them within two decades); else
+    round steps, one either side when all values are equal."""
+    if log:
+        lo, hi = decades(min(finite), max(finite))
+        if math.log10(hi / lo) > 2:
+            return Scale(lo, hi, start, end, log=True), log_ticks(lo, hi)
+        a, b = math.floor(math.log10(lo)), math.ceil(math.log10(hi))
+        ticks = [m * 10.0**k for k in range(a, b + 1) for m in (1, 2, 5)]
+        within = [t for t in ticks if lo * (1 - 1e-9) <= t <= hi * (1 + 1e-9)]
+        return Scale(lo, hi, start, end, log=True), within
+    lo, hi = (min(finite), max(finite)) if finite else (0.0, 1.0)
+    if hi <= lo:
+        lo, hi = lo - 1.0, hi + 1.0
+    step = nice_step(hi - lo, 5)
+    lo, hi = math.floor(lo / step) * step, math.ceil(hi / step) * step
+    return Scale(lo, hi, start, end), linear_ticks(lo, hi, 5)
 
 
 def power_label(value: float) -> str:
@@ -267,10 +279,11 @@ def frame(x: float, y: float, w: float, h: float) -> str:
     return f'<rect x="{num(x)}" y="{num(y)}" width="{num(w)}" height="{num(h)}" class="frame"/>'
 
 
-def image(x: float, y: float, w: float, h: float, url: str, cls: str = "pixels") -> str:
+def image(x: float, y: float, w: float, h: float, rgb: np.ndarray, cls: str = "pixels") -> str:
+    """A raster of `rgb` (rows x columns x 3, top row first) stretched onto the box."""
     return (
         f'<image x="{num(x)}" y="{num(y)}" width="{num(w)}" height="{num(h)}" '
-        f'preserveAspectRatio="none" class="{cls}" href="{url}"/>'
+        f'preserveAspectRatio="none" class="{cls}" href="{png_url(rgb)}"/>'
     )
 
 
@@ -328,7 +341,7 @@ def colour_bar(
     right; a raster of `steps` cells, framed."""
     t = np.linspace(0.0, 1.0, steps)
     rgb = colour_array(name, t[::-1][:, None] if vertical else t[None, :])
-    return image(x, y, w, h, png_url(rgb), "pixels bar") + frame(x, y, w, h)
+    return image(x, y, w, h, rgb, "pixels bar") + frame(x, y, w, h)
 
 
 def svg(width: float, height: float, label: str, body: Sequence[str], cls: str) -> str:
