@@ -52,7 +52,12 @@ WIDTH = 800
 MAX_POINTS = 1500  # a curve of more points keeps each pixel column's lowest and highest
 MAX_MARKS = 5000  # data points drawn on the boundary; above, the first, and a note says so
 MAX_COLUMNS = 400  # heat-map columns; above, every k-th recorded epoch, and a note says so
-HATCH = {"xxx": "cross", "...": "dots", "////": "lines"}  # matplotlib's hatch -> pattern
+# matplotlib's hatch -> the page's pattern: its name, its marks on a 6 x 6 tile, their width
+HATCH = {
+    "xxx": ("cross", "M0,0 L6,6 M6,0 L0,6", "0.9"),
+    "...": ("dots", "M1.5,1.5 h0.01 M4.5,4.5 h0.01", "1.6"),
+    "////": ("lines", "M-1,7 L7,-1 M-1,1 L1,-1 M5,7 L7,5", "0.9"),
+}
 # What a curve's point is, by what it counts.
 _PER = {
     "epoch": "mean per epoch, as training saw the examples",
@@ -393,15 +398,10 @@ def _hidden_maps(b: Boundary, hidden: list[np.ndarray], left: float, top: float)
 
 # One pattern per (colour, hatch) the statuses and the NaN/zero marks use: id gvp-…
 PATTERN_IDS = {
-    look: f"gvp-{HATCH[look[1]]}-{look[0][1:]}"
+    look: f"gvp-{HATCH[look[1]][0]}-{look[0][1:]}"
     for look in sorted(
         {(c, h) for c, h in looks.STATUS_COLOURS.values() if h} | {looks.NONFINITE, looks.ZERO}
     )
-}
-MARKS = {
-    "cross": "M0,0 L6,6 M6,0 L0,6",
-    "dots": "M1.5,1.5 h0.01 M4.5,4.5 h0.01",
-    "lines": "M-1,7 L7,-1 M-1,1 L1,-1 M5,7 L7,5",
 }
 
 
@@ -411,10 +411,10 @@ def _patterns() -> str:
     defs = []
     for (colour, hatch), pid in PATTERN_IDS.items():
         ink = "#666666" if colour in (looks.ZERO[0], looks.NONFINITE[0]) else "#ffffff"
-        width = "1.6" if HATCH[hatch] == "dots" else "0.9"
+        _, mark, width = HATCH[hatch]
         defs.append(
             f'<pattern id="{pid}" patternUnits="userSpaceOnUse" width="6" height="6">'
-            f'<rect width="6" height="6" fill="{colour}"/><path d="{MARKS[HATCH[hatch]]}" '
+            f'<rect width="6" height="6" fill="{colour}"/><path d="{mark}" '
             f'stroke="{ink}" stroke-width="{width}" stroke-linecap="round"/></pattern>'
         )
     return f"<defs>{''.join(defs)}</defs>"

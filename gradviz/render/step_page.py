@@ -140,12 +140,7 @@ BODY = """<body>
 
 
 def step_page(
-    svg: str,
-    timeline: Timeline,
-    *,
-    title: str,
-    sentences: list[str] | None = None,
-    start: int = 0,
+    svg: str, timeline: Timeline, *, title: str, sentences: list[str] | None = None, start: int = 0
 ) -> str:
     """The page for the animated `svg` of `timeline`, opening on step `start` (from 0),
     each step said in its sentence (`backward_sentences`; by default its caption)."""
@@ -169,8 +164,5 @@ def step_page(
     )
     head = HEAD.format(csp=csp, title=html.escape(title), css=css)
     return head + BODY.format(
-        heading=html.escape(title),
-        svg=inline_svg(svg),
-        data=json_for_script(data),
-        script=script,
+        heading=html.escape(title), svg=inline_svg(svg), data=json_for_script(data), script=script
     )
