@@ -151,10 +151,8 @@ def predictions_table(
     rows and every wrong one up to `rows`. A `signed` loss's (hinge) target shows as ±1."""
     right = list(right)
     table = Table(show_edge=False, pad_edge=False, header_style="bold")
-    for name in data.feature_names:
-        table.add_column(Text(name), justify="right")
-    table.add_column("target", justify="right")
-    table.add_column("output", justify="right")
+    for name in [*map(Text, data.feature_names), "target", "output"]:
+        table.add_column(name, justify="right")
     table.add_column("", justify="left")
     chosen = list(range(data.size))
     if data.size > rows:
