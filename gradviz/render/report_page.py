@@ -131,9 +131,11 @@ def _picture(svg: str | None, note: str | None) -> str:
     return _note(note) if svg is None else f'<figure class="plot">{svg}</figure>'
 
 
-def _examples_table(
-    data: Dataset, outputs: Sequence[float], correct: Sequence[bool], signed: bool
-) -> str:
+def _examples(report: Report) -> str:
+    """The examples table, or a note when the run holds no data."""
+    data, outputs, correct = report.data, report.outputs, report.correct
+    if data is None or outputs is None or correct is None:
+        return '<p class="note">no predictions: the run holds no data</p>'
     shown = min(data.size, EXAMPLE_LIMIT)
     head = "".join(f'<th scope="col">{html.escape(n)}</th>' for n in data.feature_names)
     rows = []
@@ -141,7 +143,7 @@ def _examples_table(
         y = float(data.Y[i])
         right = correct[i]
         cells = "".join(f"<td>{html.escape(fmt(v))}</td>" for v in data.X[i].tolist())
-        target = 2.0 * y - 1.0 if signed else y
+        target = 2.0 * y - 1.0 if report.signed else y
         mark = "✓" if right else "✗ wrong"
         rows.append(
             f'<tr class="{"right" if right else "wrong"}"><td>'
@@ -353,10 +355,3 @@ def report_html(parts: ReportParts, report: Report, precision: int = DEFAULT_PRE
         grads=_picture(parts.grads_svg, notes.get("grads")),
         scripts=scripts,
     )
-
-
-def _examples(report: Report) -> str:
-    """The examples table, or a note when the run holds no data."""
-    if report.data is None or report.outputs is None or report.correct is None:
-        return '<p class="note">no predictions: the run holds no data</p>'
-    return _examples_table(report.data, report.outputs, report.correct, report.signed)
