@@ -293,7 +293,7 @@ def test_the_gradient_plot_says_where_the_statuses_are_explained(monkeypatch) ->
     from gradviz.render import plots
 
     seen = []
-    monkeypatch.setattr(plots, "_draw", lambda build, fmt: seen.append(build()) or b"")
+    monkeypatch.setattr(plots, "_save", lambda figure, *title_and_format: seen.append(figure))
     diagnosis = measure("deep-sigmoid").diagnosis()
     plots.grads_plot(diagnosis)
     plots.grads_plot(diagnosis, statuses=STATUS_MEANINGS)
