@@ -74,10 +74,8 @@ def max_slope(activation: str) -> float:
 def _saturation_masks(
     activation: str, pre: np.ndarray, act: np.ndarray
 ) -> tuple[np.ndarray, np.ndarray] | None:
-    """(low end, high end) masks of saturated units, or None where it does not apply: by
-    the outputs where the op only rises (the table's `saturation`), else by the inputs
-    (`saturation_input`: where the op dips, an output near 0 may be a saturated input or an
-    active one)."""
+    """(low end, high end) masks of saturated units, or None: by the outputs where the op
+    only rises, else by the inputs (where it dips, an output near 0 says nothing)."""
     op = ACTIVATIONS.get(activation)
     if op is None:
         return None
@@ -91,23 +89,16 @@ def _saturation_masks(
 
 
 # -- many layers at once ----------------------------------------------------------------
-# A training records its layers every `stats_every` epochs: the same layers moment after
-# moment, and a deep network's hidden layers share their shapes and activation. Each number
-# below is computed for all the layers of one kind (`_layer_kind`) at every moment at once,
-# their arrays stacked on a first axis and each reduction over the others: one numpy call
-# per quantity and kind instead of one per quantity, layer and moment. The sums run over
-# each layer's numbers in the same order as on that layer alone, so a layer's numbers do
-# not depend on the layers and moments diagnosed with it (tests/test_stats.py checks it).
+# The layers of one kind (`_layer_kind`) at every recorded moment are stacked on a first
+# axis and reduced in one numpy call per quantity. Each layer's sums run in the same order
+# as on that layer alone, so its numbers do not depend on what it was diagnosed with.
 _EACH = (1, 2)  # the axes of one layer's (rows, columns) in a stack of layers
 
 _Item = TypeVar("_Item")
 _Out = TypeVar("_Out")
 
-
-# The most numbers (samples' `size`) of one kind computed in one call: more, and the stacks
-# and their temporaries outgrow the processor's cache, each new one paying its page faults
-# (deep-sigmoid's 20 recorded moments at once: 2**17, 10-14 ms; unbounded, 16-18 ms;
-# 2**13, 21 ms, numpy's cost per call again).
+# The most numbers of one kind per call: larger stacks outgrow the cache (deep-sigmoid's
+# 20 moments: 2**17, 10-14 ms; unbounded, 16-18 ms; 2**13, 21 ms).
 BLOCK_FLOATS = 2**17
 
 
@@ -117,8 +108,8 @@ def _grouped(
     compute: Callable[[list[_Item]], list[_Out]],
     block: int | None = None,
 ) -> list[_Out]:
-    """`compute` of the items of each key together, each result back in the place of its
-    item; at most `block` numbers (by the items' `size`) per call when given."""
+    """`compute` of the items of each key together, each result in its item's place; at
+    most `block` numbers (by the items' `size`) per call."""
     groups: dict[Hashable, list[int]] = {}
     for i, key in enumerate(keys):
         groups.setdefault(key, []).append(i)
@@ -136,8 +127,7 @@ def _grouped(
 
 
 def _layer_kind(sample: LayerSample) -> tuple:
-    """What layers computed together share: their arrays' shapes (so that they stack) and
-    their activation (the output layer apart: it is never counted dead)."""
+    """What layers computed together share: shapes, activation, being the output."""
     return (
         np.shape(sample.weights),
         np.shape(sample.biases),
@@ -148,14 +138,12 @@ def _layer_kind(sample: LayerSample) -> tuple:
 
 
 def _stack(column: Sequence[LayerSample], attribute: str) -> np.ndarray:
-    """The layers' `attribute`, as an (layers, rows, columns) array (np.array of the
-    list: np.stack's own checks took a microsecond per array)."""
+    """The layers' `attribute` as a (layers, rows, columns) array."""
     stack = np.array([getattr(sample, attribute) for sample in column], dtype=float)
     return stack if stack.ndim == 3 else stack.reshape(len(column), 1, -1)
 
 
 def _sums(x: np.ndarray) -> list[float]:
-    """Each layer's sum of x (layers, rows, columns)."""
     return np.add.reduce(x, axis=_EACH).tolist()
 
 
@@ -167,12 +155,9 @@ def _means(x: np.ndarray) -> list[float]:
 def _nonfinite(
     stacks: dict[str, np.ndarray], sums: dict[str, list[float]] | None = None
 ) -> list[tuple[int, str | None]]:
-    """Each layer's count of NaN/inf in its numbers (`_stack`s by attribute), and the
-    first quantity holding one (in the order the forward, then the backward pass makes
-    them). A finite sum has no NaN/inf among its terms (a NaN stays NaN, an inf stays inf
-    or meets -inf and is NaN), so only layers whose sum is not finite are counted: a sum
-    of each layer's numbers or of their squares (`sums`, by attribute, where the caller
-    has one; else taken here), a pass instead of two over arrays of finite numbers."""
+    """Each layer's count of NaN/inf, and the first quantity holding one (forward pass
+    first). Only layers whose sum (`sums`, where the caller has one) is not finite are
+    counted: a finite sum has no NaN/inf among its terms."""
     found: list[tuple[int, str | None]] = [(0, None)] * len(stacks["weights"])
     for attribute, label in _QUANTITIES:
         values = stacks[attribute]
@@ -195,11 +180,9 @@ def _dead_units(
     act: np.ndarray,
     masks: tuple[np.ndarray, np.ndarray] | None,
 ) -> list[int]:
-    """Each layer's units that pass nothing back for every sample of the batch: a ReLU
-    at 0 (an op the table says `dies_at`), or a hidden unit stuck at one end of a
-    saturating activation (one that flips between ends still tells the inputs apart, so
-    it is not dead). An op that can neither die nor saturate (a leaky relu) has no dead
-    units. `masks` are the layers' `_saturation_masks`."""
+    """Each layer's units that pass nothing back for every sample: at or below the op's
+    `dies_at`, or (hidden layers) stuck at one end of the saturation `masks` (a unit that
+    flips between ends still tells the inputs apart)."""
     if act.shape[1] == 0:
         return [0] * len(act)
     op = ACTIVATIONS.get(activation)
@@ -224,16 +207,14 @@ def _roots(values: list[float]) -> list[float]:
 
 
 def _magnitudes(x: np.ndarray, *inputs: np.ndarray) -> np.ndarray:
-    """|x|, in place when x is an array of its own (not one of `inputs`, nor a view): a
-    new array the size of a stack of activations costs its page faults again."""
+    """|x|, in place when x is an array of its own (a new one costs its page faults)."""
     if x.flags.owndata and x.flags.writeable and all(x is not a for a in inputs):
         return np.abs(x, out=x)
     return np.abs(x)
 
 
 def _layer_stats(column: Sequence[LayerSample]) -> list[LayerStats]:
-    """The numbers of layers of one kind (`_layer_kind`), each its own (`_compare` fills
-    in those that depend on the other layers of its network)."""
+    """Each layer's own numbers (`_compare` fills in those that depend on the others)."""
     first = column[0]
     stacks = {attribute: _stack(column, attribute) for attribute, _ in _QUANTITIES}
     g, w = stacks["weight_grads"], stacks["weights"]
@@ -311,24 +292,19 @@ def _layer_stats(column: Sequence[LayerSample]) -> list[LayerStats]:
 
 
 def _delta_norms(column: Sequence[LayerSample]) -> list[float]:
-    """‖δ‖ of each layer (of one kind), its bias gradient's norm: np.linalg.norm(b), the
-    same number (matmul takes a row times a column as np.dot takes b·b: BLAS's dot)."""
+    """‖δ‖, each layer's bias gradient's norm (BLAS's dot, as np.linalg.norm)."""
     b = _stack(column, "bias_grads")
     return np.sqrt(np.matmul(b, b.transpose(0, 2, 1))[:, 0, 0]).tolist()
 
 
 def _spectral_norms(matrices: Sequence[np.ndarray]) -> list[float]:
-    """‖W‖₂ (the largest singular value, as np.linalg.norm(W, 2)) of finite matrices of
-    one shape, in one LAPACK call (the same routine on each, the same numbers): a deep
-    net's layers share their shape, and one call per layer was a tenth of every recorded
-    moment's cost."""
+    """‖W‖₂ (as np.linalg.norm(W, 2)) of finite matrices of one shape, in one LAPACK call."""
     stack = np.array(matrices, dtype=float)
     return np.max(np.linalg.svd(stack, compute_uv=False), axis=-1).tolist()
 
 
 def _output_spreads(outputs: Sequence[LayerSample]) -> list[tuple[float, float]]:
-    """(spread, scale) of output layers of one shape: the outputs' largest std across the
-    batch, and max(1, mean |output|) (1 without outputs), for `assess`."""
+    """(largest std across the batch, max(1, mean |output|)) of output layers, for `assess`."""
     act = _stack(outputs, "activations")
     with np.errstate(all="ignore"):
         if act.shape[1]:
@@ -356,9 +332,8 @@ def _check(samples: Sequence[LayerSample]) -> None:
 
 
 def first_nonfinite(samples: Sequence[LayerSample]) -> tuple[int, str] | None:
-    """Where NaN/inf first shows up, in the order the computation makes the numbers:
-    the forward pass from the first layer up, then the backward pass from the output
-    down. Returns (layer index, quantity) or None."""
+    """(layer index, quantity) where NaN/inf first shows up, in the order the computation
+    makes the numbers (forward pass up, then backward pass down), or None."""
     found = []
     for sample in samples:
         stacks = {attribute: _stack([sample], attribute) for attribute, _ in _QUANTITIES}
@@ -367,8 +342,7 @@ def first_nonfinite(samples: Sequence[LayerSample]) -> tuple[int, str] | None:
 
 
 def first_in_order(found: Sequence[tuple[int, str | None]]) -> tuple[int, str] | None:
-    """`first_nonfinite` over (layer index, first quantity holding a NaN/inf, or None)
-    per layer: what a recorder that keeps only each layer's first quantity can say."""
+    """`first_nonfinite` from each layer's (index, first quantity holding a NaN/inf)."""
     for index, what in found:
         if what in _FORWARD:
             return index, what
@@ -379,8 +353,7 @@ def first_in_order(found: Sequence[tuple[int, str | None]]) -> tuple[int, str] |
 
 
 def diagnose(samples: Sequence[LayerSample], epoch: int | None = None) -> Diagnosis:
-    """Statistics and a status for every layer (statuses compare layers with each other,
-    so they are computed for the whole network at once)."""
+    """Statistics and a status for every layer (statuses compare the layers)."""
     return diagnose_all([(epoch, samples)])[0]
 
 
@@ -388,10 +361,8 @@ Moment = tuple[int | None, Sequence[LayerSample]]  # (epoch, every layer's sampl
 
 
 def diagnose_all(moments: Sequence[Moment]) -> list[Diagnosis]:
-    """`diagnose` of each moment (epoch, samples), the same numbers, computed together:
-    the layers of one kind (`_layer_kind`), at every moment, one numpy call per quantity
-    (up to BLOCK_FLOATS numbers a call); then each moment's layers are compared with each
-    other (`assess`)."""
+    """`diagnose` of each moment, the same numbers, the layers of one kind computed
+    together; then each moment's layers are compared (`assess`)."""
     for _, samples in moments:
         _check(samples)
     flat = [sample for _, samples in moments for sample in samples]
@@ -418,10 +389,8 @@ def diagnose_all(moments: Sequence[Moment]) -> list[Diagnosis]:
 
 
 def _hop_bounds(moments: Sequence[Moment], stats: Sequence[LayerStats]) -> list[float | None]:
-    """Each layer's bound on its hop (`stats` of every moment's layers, in order): its
-    largest slope × ‖W of the next layer‖₂; None for the output layer and where that W
-    is empty or holds a NaN/inf (its statistics say so: weights come first in
-    `_QUANTITIES`)."""
+    """Each layer's bound on its hop: its largest slope × ‖W of the next layer‖₂; None for
+    the output layer and where that W is empty or not finite."""
     known: list[tuple[int, str, np.ndarray]] = []  # (a layer's place, activation, next W)
     start = 0
     for _, samples in moments:
@@ -453,15 +422,12 @@ def assess(
     optimizer: str | None = None,
     clip_scale: float | None = None,
 ) -> Diagnosis:
-    """The part of `diagnose` after each layer's own numbers: compare the layers with each
-    other and give each its status. Anything that measures layers (gradviz's engine, a
-    recorder of PyTorch gradients) ends here, so both share the one status table.
-    `spread` is the outputs' largest std across the batch, `scale` max(1, mean |output|),
-    `deltas` each layer's ‖bias gradient‖ (default: from its rms, `signal`; NaN where it
-    tells nothing), `hop_bounds` each layer's bound on its hop (None where unknown).
-    `judged_by="update"` (an adaptive optimizer, which rescales each gradient) compares
-    the layers by update:data instead of their raw gradients' size. Frozen layers are left
-    out of every comparison."""
+    """Compare the layers and give each its status: gradviz's engine and the PyTorch
+    recorder both end here, so they share the one status table. `spread`: the outputs'
+    largest std across the batch, `scale` max(1, mean |output|), `deltas` each layer's
+    ‖bias gradient‖ (default: from `signal`), `hop_bounds` None where unknown.
+    `judged_by="update"` (an adaptive optimizer) compares update:data, not gradients."""
+
     if deltas is None:
         deltas = [lay.signal * math.sqrt(lay.n_out) for lay in layers]
     active = [lay for lay in layers if not lay.frozen]
@@ -502,19 +468,13 @@ def _compare(
     active = [lay for lay in layers if not lay.frozen]
     strongest = max((lay.rms for lay in active if math.isfinite(lay.rms)), default=0.0)
     output = active[-1] if active else layers[-1]
-
-    def size(layer: LayerStats) -> float:
-        if judged_by == "update":
-            return math.nan if layer.update_data is None else layer.update_data
-        return layer.rms
-
     for i, layer in enumerate(layers):
         if layer.frozen:
             continue
         layer.rel = _ratio(layer.rms, strongest)
-        later = [size(lay) for lay in layers[i + 1 :] if not lay.frozen and lay.compared]
-        later = [v for v in later if math.isfinite(v)]
-        layer.below = _ratio(size(layer), max(later)) if later and layer.compared else None
+        later = [_size(lay, judged_by) for lay in _later(layers, i, judged_by)]
+        below = _ratio(_size(layer, judged_by), max(later)) if later else None
+        layer.below = below if layer.compared else None
         growth = _ratio(layer.rms, output.rms)
         layer.growth = math.nan if growth is None else growth
         if layer.is_output:
@@ -525,16 +485,26 @@ def _compare(
             layer.hop_bound = hop_bounds[i]
 
 
+def _size(layer: LayerStats, judged_by: str) -> float:
+    """What layers are compared by: the rms gradient, or update:data (NaN: unknown)."""
+    if judged_by == "update":
+        return math.nan if layer.update_data is None else layer.update_data
+    return layer.rms
+
+
+def _later(layers: list[LayerStats], i: int, judged_by: str) -> list[LayerStats]:
+    """The layers after `layers[i]` it is compared with: trained, compared, size known."""
+    return [
+        lay
+        for lay in layers[i + 1 :]
+        if not lay.frozen and lay.compared and math.isfinite(_size(lay, judged_by))
+    ]
+
+
 # -- the statuses: ONE table -----------------------------------------------------------
 # Each test sees one layer and whether the whole network is at rest / stalled, and returns
 # the reason (the numbers that made the status apply) or None.
 StatusTest = Callable[[LayerStats, bool, bool], str | None]
-
-
-def _is_nan(layer: LayerStats, at_rest: bool, stalled: bool) -> str | None:
-    if layer.nonfinite:
-        return f"{layer.nonfinite} NaN/inf, first in its {layer.nonfinite_in}"
-    return None
 
 
 def _is_exploding(layer: LayerStats, at_rest: bool, stalled: bool) -> str | None:
@@ -544,23 +514,11 @@ def _is_exploding(layer: LayerStats, at_rest: bool, stalled: bool) -> str | None
         return f"rms gradient {fmt(layer.growth, 3)}× the output layer's"
     if layer.grad_data is not None and layer.grad_data >= EXPLODING_GRAD_DATA:
         return f"gradient {fmt(layer.grad_data, 3)}× its weights"
-    before = clipped_grad_data(layer)
-    if before is not None and before >= EXPLODING_GRAD_DATA:
-        return f"gradient {fmt(before, 3)}× its weights before clipping"
-    return None
-
-
-def clipped_grad_data(layer: LayerStats) -> float | None:
-    """grad:data before clipping scaled the gradient (None: it did not, or unknown)."""
-    if layer.clipped_from is None or layer.grad_data is None or not layer.norm > 0:
-        return None
-    return layer.grad_data * layer.clipped_from / layer.norm
-
-
-def _is_zero(layer: LayerStats, at_rest: bool, stalled: bool) -> str | None:
-    # exactly 0, not small: nothing reaches the layer (never "ok", never "converged")
-    if layer.max_abs == 0 and not layer.signal > 0:
-        return "every gradient exactly 0: nothing reaches it"
+    # grad:data before clipping scaled the gradient
+    if layer.clipped_from is not None and layer.grad_data is not None and layer.norm > 0:
+        before = layer.grad_data * layer.clipped_from / layer.norm
+        if before >= EXPLODING_GRAD_DATA:
+            return f"gradient {fmt(before, 3)}× its weights before clipping"
     return None
 
 
@@ -568,16 +526,6 @@ def _below(layer: LayerStats, ratio: float) -> str | None:
     """The reason of vanishing and weak: rms below `ratio` of a layer nearer the output."""
     if layer.below is not None and layer.below < ratio:
         return f"{fmt(layer.below, 3)} of a later layer's gradient"
-    return None
-
-
-def _is_saturated(layer: LayerStats, at_rest: bool, stalled: bool) -> str | None:
-    if (
-        not layer.is_output
-        and layer.saturated is not None
-        and layer.saturated >= SATURATED_FRACTION
-    ):
-        return f"{round(100 * layer.saturated)}% of outputs saturated"
     return None
 
 
@@ -600,7 +548,11 @@ STATUS_TABLE: tuple[Status, ...] = (
         "a NaN or ±inf anywhere in the layer's numbers",
         "a NaN or inf in the layer's weights, biases, gradients or activations",
         (),
-        _is_nan,
+        lambda layer, at_rest, stalled: (
+            f"{layer.nonfinite} NaN/inf, first in its {layer.nonfinite_in}"
+            if layer.nonfinite
+            else None
+        ),
     ),
     Status(
         "frozen",
@@ -651,7 +603,12 @@ STATUS_TABLE: tuple[Status, ...] = (
         "which is never success",
         "every gradient exactly 0 (or none reached it): nothing reaches the layer",
         (),
-        _is_zero,
+        # exactly 0, not small: nothing reaches the layer (never "ok", never "converged")
+        lambda layer, at_rest, stalled: (
+            "every gradient exactly 0: nothing reaches it"
+            if layer.max_abs == 0 and not layer.signal > 0
+            else None
+        ),
     ),
     Status(
         "converged",
@@ -679,7 +636,13 @@ STATUS_TABLE: tuple[Status, ...] = (
         "hidden layer, >= {SATURATED_FRACTION:.0%} of outputs saturated ({bands}); never the "
         "output layer",
         ("SATURATED_FRACTION",),  # and each activation's band, from the op table
-        _is_saturated,
+        lambda layer, at_rest, stalled: (
+            f"{round(100 * layer.saturated)}% of outputs saturated"
+            if not layer.is_output
+            and layer.saturated is not None
+            and layer.saturated >= SATURATED_FRACTION
+            else None
+        ),
     ),
     Status(
         "weak",
@@ -800,16 +763,20 @@ def _vanishing_sentence(d: Diagnosis) -> str | None:
         return None
     first = vanishing[0]
     position = d.layers.index(first)
-    if d.judged_by == "update":
-        return _slow_updates_sentence(d, vanishing, first, position)
-    later = [
-        lay
-        for lay in d.layers[position + 1 :]
-        if math.isfinite(lay.rms) and not lay.frozen and lay.compared
-    ]
-    if not later:  # (only in statistics read from a file that disagree with themselves)
+    later = _later(d.layers, position, d.judged_by)
+    # (none: only in statistics read from a file that disagree with themselves)
+    if not later or (d.judged_by == "update" and first.update_data is None):
         return None
-    reference = max(later, key=lambda lay: lay.rms)
+    reference = max(later, key=lambda lay: _size(lay, d.judged_by))
+    if d.judged_by == "update":  # vanishing as an adaptive optimizer sees it
+        size, most = first.update_data or 0.0, reference.update_data or 0.0
+        return (
+            f"{_are(vanishing)} vanishing: {first.name}'s weights move "
+            f"{fmt(size / most if most else 0.0, 2)} as far per step as {reference.name}'s "
+            f"(update:data {fmt(first.update_data, 2)} against {fmt(most, 2)}): lower the "
+            "weight decay or raise the learning rate of those layers, or check their "
+            "gradients for zeros."
+        )
     between = d.layers[position : d.layers.index(reference)]
     ratio = first.rms / reference.rms if reference.rms else 0.0
     per_hop = ratio ** (1 / len(between)) if ratio > 0 else 0.0
@@ -826,30 +793,6 @@ def _vanishing_sentence(d: Diagnosis) -> str | None:
         f"{_are(vanishing)} vanishing: {first.name} receives {fmt(ratio, 2)} of "
         f"{reference.name}'s gradient through {_layer_span(between)}, about "
         f"×{fmt(per_hop, 2)} per layer{why}. {fixes}"
-    )
-
-
-def _slow_updates_sentence(
-    d: Diagnosis, vanishing: list[LayerStats], first: LayerStats, position: int
-) -> str | None:
-    """Vanishing as an adaptive optimizer sees it: the weights' relative step."""
-    later = [
-        lay
-        for lay in d.layers[position + 1 :]
-        if not lay.frozen
-        and lay.compared
-        and lay.update_data is not None
-        and math.isfinite(lay.update_data)
-    ]
-    if not later or first.update_data is None:
-        return None
-    reference = max(later, key=lambda lay: lay.update_data or 0.0)
-    ratio = first.update_data / reference.update_data if reference.update_data else 0.0
-    return (
-        f"{_are(vanishing)} vanishing: {first.name}'s weights move {fmt(ratio, 2)} as far per "
-        f"step as {reference.name}'s (update:data {fmt(first.update_data, 2)} against "
-        f"{fmt(reference.update_data or 0.0, 2)}): lower the weight decay or raise the learning "
-        "rate of those layers, or check their gradients for zeros."
     )
 
 
