@@ -177,79 +177,45 @@ def build_report(
     when it is already at hand; `title` names the run (default: the model file, or the
     spec's name). The one place a run's views get their numbers."""
     if isinstance(source, Result):
-        return _from_result(source, title)
-    model = source
-    data = data if data is not None else model_data(model)
-    network = model.network()
-    evaluation = evaluation or evaluate(network, data)
-    diagnosis = diagnose(model.layer_samples(data), epoch=model.epochs_run)
-    snapshots = model.snapshots()
-    loss, accuracy, every = model.curves()
-    return _trained(
-        title=title or str(model.source or model.spec.name),
-        spec=model.spec,
-        network=network,
-        data=data,
-        evaluation=evaluation,
-        epochs_run=model.epochs_run,
-        stopped=model.stopped,
-        curves=(loss, accuracy, every),
-        clipping=tuple(model.clipping()),
-        clipping_json=model.history.get("clipping"),
-        diagnosis=diagnosis,
-        snapshots=snapshots,
-        gradients_title="Gradients per layer of the saved weights (whole data set)",
-        layers=layer_rows(network, model.spec),
-    )
-
-
-def _from_result(result: Result, title: str | None) -> Report:
-    recorded = result.history
-    last_epoch, last_samples = recorded.snapshots[-1]
-    diagnosis = (
-        last_samples
-        if isinstance(last_samples, Diagnosis)
-        else diagnose(last_samples, epoch=last_epoch)
-    )
-    return _trained(
-        title=title or result.spec.name,
-        spec=result.spec,
-        network=result.network,
-        data=result.dataset,
-        evaluation=result.final,
-        epochs_run=recorded.epochs_run,
-        stopped=recorded.stopped,
-        curves=(recorded.loss, recorded.accuracy, 1),
-        clipping=tuple(recorded.clipping),
-        clipping_json=recorded.clipping_series(),
-        diagnosis=diagnosis,
-        snapshots=history(recorded.snapshots),
-        gradients_title=f"Gradients per layer after epoch {last_epoch} "
-        "(whole data set, before clipping)",
-        layers=None,
-    )
-
-
-def _trained(
-    *,
-    title: str,
-    spec: Spec,
-    network: Network,
-    data: Dataset,
-    evaluation: Evaluation,
-    epochs_run: int,
-    stopped: str | None,
-    curves: tuple[Sequence[float], Sequence[float], int],
-    clipping: Clipping,
-    clipping_json: dict | None,
-    diagnosis: Diagnosis,
-    snapshots: History,
-    gradients_title: str,
-    layers: tuple[LayerRow, ...] | None,
-) -> Report:
-    loss = LOSS_FUNCTIONS[spec.loss]
+        recorded = source.history
+        spec, network, data, evaluation = source.spec, source.network, source.dataset, source.final
+        last_epoch, last = recorded.snapshots[-1]
+        diagnosis = last if isinstance(last, Diagnosis) else diagnose(last, epoch=last_epoch)
+        snapshots = history(recorded.snapshots)
+        fields: dict = dict(
+            title=title or spec.name,
+            epochs_run=recorded.epochs_run,
+            stopped=recorded.stopped,
+            loss=tuple(recorded.loss),
+            accuracy=tuple(recorded.accuracy),
+            every=1,
+            clipping=tuple(recorded.clipping),
+            clipping_json=recorded.clipping_series(),
+            gradients_title=f"Gradients per layer after epoch {last_epoch} "
+            "(whole data set, before clipping)",
+        )
+    else:
+        model, spec = source, source.spec
+        data = data if data is not None else model_data(model)
+        network = model.network()
+        evaluation = evaluation or evaluate(network, data)
+        diagnosis = diagnose(model.layer_samples(data), epoch=model.epochs_run)
+        snapshots = model.snapshots()
+        loss, accuracy, every = model.curves()
+        fields = dict(
+            title=title or str(model.source or spec.name),
+            epochs_run=model.epochs_run,
+            stopped=model.stopped,
+            loss=tuple(loss),
+            accuracy=tuple(accuracy),
+            every=every,
+            clipping=tuple(model.clipping()),
+            clipping_json=model.history.get("clipping"),
+            gradients_title="Gradients per layer of the saved weights (whole data set)",
+            layers=layer_rows(network, spec),
+        )
+    loss_function = LOSS_FUNCTIONS[spec.loss]
     outputs = evaluation.outputs
-    targets = data.Y.tolist()
     clip = (
         ("value", spec.clip_value)
         if spec.clip_value is not None
@@ -258,32 +224,24 @@ def _trained(
         else None
     )
     return Report(
-        title=title,
         summary=None,
         spec=spec,
         layer_names=tuple(layer.name for layer in network.layers),
-        epochs_run=epochs_run,
-        stopped=stopped,
         final=evaluation,
-        loss=tuple(curves[0]),
-        accuracy=tuple(curves[1]),
-        every=curves[2],
-        clipping=clipping,
         clip=clip,
-        clipping_json=clipping_json,
         diagnosis=diagnosis,
         snapshots=snapshots,
         verdict=tuple(verdict(diagnosis, snapshots or None)),
-        gradients_title=gradients_title,
-        threshold=loss.threshold,
-        signed=loss.signed_targets,
-        layers=layers,
+        threshold=loss_function.threshold,
+        signed=loss_function.signed_targets,
         network=network,
         data=data,
         outputs=tuple(outputs),
         correct=tuple(
-            is_correct(o, y, loss.threshold) for o, y in zip(outputs, targets, strict=True)
+            is_correct(o, y, loss_function.threshold)
+            for o, y in zip(outputs, data.Y.tolist(), strict=True)
         ),
+        **fields,
     )
 
 
@@ -319,11 +277,6 @@ def predictions(report: Report) -> list[dict]:
     ]
 
 
-def _final(report: Report) -> dict | None:
-    final = report.final
-    return None if final is None else {"loss": final.loss, "accuracy": final.accuracy}
-
-
 def train_document(report: Report, saved: str | None = None) -> dict:
     """What `train --json` prints: the spec, the curves, the predictions, the last
     gradient statistics and the verdict; `stopped` says why training stopped early,
@@ -331,7 +284,7 @@ def train_document(report: Report, saved: str | None = None) -> dict:
     return {
         "spec": None if report.spec is None else report.spec.to_dict(),
         "epochs_run": report.epochs_run,
-        "final": _final(report),
+        "final": _performance(report.final),
         "loss": list(report.loss),
         "accuracy": list(report.accuracy),
         "stopped": report.stopped,
@@ -378,15 +331,26 @@ def run_report(run: Run, title: str) -> Report:
 
 def inspect_document(report: Report) -> dict:
     """What `inspect --json` prints: a saved model measured on its data (`build_report`)."""
+    document = train_document(report)
+    keys = ("spec", "epochs_run", "stopped", "clipping", "final", "predictions", "gradients")
+    return {key: document[key] for key in (*keys, "verdict")}
+
+
+def _performance(final: Evaluation | None) -> dict | None:
+    return None if final is None else {"loss": final.loss, "accuracy": final.accuracy}
+
+
+def _subject_document(
+    subject: Measurement, diagnosis: Diagnosis, source: str | None = None, **more: object
+) -> dict:
+    """What `grads --json` and `compare --json` print of one measurement."""
     return {
-        "spec": None if report.spec is None else report.spec.to_dict(),
-        "epochs_run": report.epochs_run,
-        "stopped": report.stopped,
-        "clipping": report.clipping_json,
-        "final": _final(report),
-        "predictions": predictions(report),
-        "gradients": report.diagnosis.to_dict(),
-        "verdict": list(report.verdict),
+        "source": subject.label if source is None else source,
+        "epoch": subject.epoch,
+        "description": subject.description,
+        **more,
+        "gradients": diagnosis.to_dict(),
+        "verdict": subject.verdict(diagnosis),
     }
 
 
@@ -408,15 +372,9 @@ def grads_document(
     the statistics, the verdict, the history, the `guarded` statuses found, and with
     `params` every parameter with its gradient."""
     diagnosis = diagnosis or subject.diagnosis()
-    document: dict = {
-        "source": subject.label if source is None else source,
-        "epoch": subject.epoch,
-        "description": subject.description,
-        "gradients": diagnosis.to_dict(),
-        "verdict": subject.verdict(diagnosis),
-        "history": [d.to_dict() for _, d in subject.snapshots or []],
-        "failed": failed(diagnosis, subject, guarded),
-    }
+    document = _subject_document(subject, diagnosis, source)
+    document["history"] = [d.to_dict() for _, d in subject.snapshots or []]
+    document["failed"] = failed(diagnosis, subject, guarded)
     if params:
         document["parameters"] = [
             {"name": p.name, "value": p.value, "grad": p.grad}
@@ -427,18 +385,9 @@ def grads_document(
 
 def compare_document(a: Measurement, b: Measurement) -> dict:
     """What `compare --json` prints: each side's loss and accuracy, statistics and verdict."""
-    document = {}
-    for tag, subject in (("a", a), ("b", b)):
-        diagnosis = subject.diagnosis()
-        performance = subject.performance()
-        document[tag] = {
-            "source": subject.label,
-            "epoch": subject.epoch,
-            "description": subject.description,
-            "final": None
-            if performance is None
-            else {"loss": performance.loss, "accuracy": performance.accuracy},
-            "gradients": diagnosis.to_dict(),
-            "verdict": subject.verdict(diagnosis),
-        }
-    return document
+    return {
+        tag: _subject_document(
+            subject, subject.diagnosis(), final=_performance(subject.performance())
+        )
+        for tag, subject in (("a", a), ("b", b))
+    }
