@@ -51,23 +51,18 @@ class LayerRow:
     b_mean: float  # mean b
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, kw_only=True)
 class Report:
     """One training run, as every view shows it. What needs gradviz's own network and its
     data (`spec`, `network`, `data`, `outputs`, `correct`, `layers`) is None for a run
-    recorded elsewhere (a PyTorch run holds per-layer statistics and curves only); each
-    view then says in a line what it cannot show.
-
-    `diagnosis` is the per-layer state now, `snapshots` the states recorded during the
-    run, `verdict` their reading in words. `loss`/`accuracy` hold one point every
-    `every` epochs (or recorded steps); `clipping` the clipping record on the same points
-    and `clip` the rule that made it (("value" or "norm", the bound)); `clipping_json` the
-    record as the JSON documents print it. `threshold` and `signed` say how an output is
-    read against its 0/1 target, as the loss reads it (`nn.Loss`)."""
+    recorded elsewhere (statistics and curves only); each view then says what it cannot
+    show. `loss`/`accuracy` hold one point every `every` epochs (or recorded steps),
+    `clipping` the clipping record on the same points and `clip` its rule (("value" or
+    "norm", the bound)). `threshold` and `signed`: how the loss reads an output."""
 
     title: str
-    summary: str | None  # a one-line account of a run that has no `spec`
-    spec: Spec | None
+    summary: str | None = None  # a one-line account of a run that has no `spec`
+    spec: Spec | None = None
     layer_names: tuple[str, ...]
     epochs_run: int
     stopped: str | None
@@ -75,9 +70,9 @@ class Report:
     loss: tuple[float, ...]
     accuracy: tuple[float, ...]
     every: int
-    clipping: Clipping
-    clip: tuple[str, float] | None
-    clipping_json: dict | None
+    clipping: Clipping = ()
+    clip: tuple[str, float] | None = None
+    clipping_json: dict | None = None  # the record as the JSON documents print it
     diagnosis: Diagnosis
     snapshots: History
     verdict: tuple[str, ...]
@@ -110,25 +105,21 @@ class Report:
         layer_names: Sequence[str] | None = None,
         notes: Sequence[str] = (),
     ) -> Report:
-        """The report of a run recorded elsewhere (the PyTorch bridge): its per-layer
-        statistics at recorded steps (`records.Diagnosis`, the last one the state now), the
-        loss and accuracy it recorded, and `layer_names` as the framework names its layers
-        (`net.0`; default: the statistics' own, L1…); `loss[i]` and `accuracy[i]` are the
-        means over the `every` steps up to step every·(i+1). No network, no data: no predictions,
-        no decision boundary, no example graph, and the views say so. `notes` (the
-        recorder's: what it read and did not) follow the verdict."""
+        """The report of a run recorded elsewhere (the PyTorch bridge): its statistics at
+        recorded steps (the last one the state now), `layer_names` as the framework names
+        them (default: L1…), `loss[i]`/`accuracy[i]` the means over the `every` steps up
+        to step every·(i+1), `notes` (the recorder's) after the verdict. No network, no
+        data: the views say what they cannot show."""
         if not snapshots:
             raise ValueError("a recorded run needs at least one recorded step")
         recorded = history(snapshots)
         epoch, diagnosis = recorded[-1]
         accuracy = list(accuracy) or [math.nan] * len(loss)
-        final = (
-            Evaluation(loss[-1], accuracy[-1], []) if loss else None
-        )  # (no data to evaluate on: the last recorded point)
+        # no data to evaluate on: the last recorded point
+        final = Evaluation(loss[-1], accuracy[-1], []) if loss else None
         return cls(
             title=title,
             summary=summary,
-            spec=None,
             layer_names=tuple(layer_names or (layer.name for layer in diagnosis.layers)),
             epochs_run=epoch,
             stopped=stopped,
@@ -136,9 +127,6 @@ class Report:
             loss=tuple(loss),
             accuracy=tuple(accuracy),
             every=every,
-            clipping=(),
-            clip=None,
-            clipping_json=None,
             diagnosis=diagnosis,
             snapshots=recorded,
             verdict=(*verdict(diagnosis, recorded), *notes),
@@ -224,7 +212,6 @@ def build_report(
         else None
     )
     return Report(
-        summary=None,
         spec=spec,
         layer_names=tuple(layer.name for layer in network.layers),
         final=evaluation,
