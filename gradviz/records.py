@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import itertools
 import math
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass, field, fields
 from typing import TYPE_CHECKING, Literal
 
 from gradviz.numbers import json_number, json_safe
@@ -102,13 +102,10 @@ class Diagnosis:
             ),
             "layers": [layer.to_dict() for layer in self.layers],
         }
-        extra = {
-            "unit": (self.unit, "epoch"),
-            "judged_by": (self.judged_by, "gradient"),
-            "optimizer": (self.optimizer, None),
-            "clip_scale": (self.clip_scale, None),
-        }
-        data.update({key: value for key, (value, usual) in extra.items() if value != usual})
+        usual = {f.name: f.default for f in fields(self)}
+        for key in ("unit", "judged_by", "optimizer", "clip_scale"):  # each when not usual
+            if getattr(self, key) != usual[key]:
+                data[key] = getattr(self, key)
         return data
 
 
@@ -159,14 +156,7 @@ class RunLayer:
     params: tuple[str, ...] = ()  # the parameters in the row, by qualified name
 
     def to_dict(self) -> dict:
-        return {
-            "name": self.name,
-            "kind": self.kind,
-            "shape": list(self.shape),
-            "activation": self.activation,
-            "activation_module": self.activation_module,
-            "params": list(self.params),
-        }
+        return asdict(self) | {"shape": list(self.shape), "params": list(self.params)}
 
 
 @dataclass
