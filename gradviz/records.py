@@ -22,10 +22,11 @@ LAYER_OPTIONAL = ("unread", "clipped_from", "frozen", "compared")
 # -- gradient statistics --------------------------------------------------------------
 
 
-@dataclass
+@dataclass(kw_only=True)
 class LayerStats:
     """The numbers of one layer's row. `None` means "does not apply here" (the output
-    layer has no hop, a layer at initialisation has no update), never zero."""
+    layer has no hop, a layer at initialisation has no update), never zero. The fields
+    from `rel` to `hop_bound` compare the layer with the others: `stats.assess` fills them."""
 
     index: int
     name: str
@@ -40,11 +41,12 @@ class LayerStats:
     rms: float
     norm: float  # ‖g‖₂ over the weight gradients
     signal: float  # rms of the bias gradients: the backpropagated signal δ
-    rel: float | None  # rms / the largest layer's rms
-    below: float | None  # rms / the largest rms of a layer nearer the output
-    growth: float  # rms / the output layer's rms
-    hop: float | None  # ‖δ here‖ / ‖δ of the next layer‖
-    hop_bound: float | None  # max slope here × ‖W of the next layer‖₂
+    rel: float | None = None  # rms / the largest layer's rms
+    below: float | None = None  # rms / the largest rms of a layer nearer the output
+    growth: float = 1.0  # rms / the output layer's rms
+    hop: float | None = None  # ‖δ here‖ / ‖δ of the next layer‖
+    hop_bound: float | None = None  # max slope here × ‖W of the next layer‖₂
+
     grad_data: float | None  # ‖g‖ / ‖w‖
     update_data: float | None  # ‖Δw‖ / ‖w‖ for the last update
     act_mean: float
