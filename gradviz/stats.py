@@ -33,6 +33,17 @@ STALLED_SPREAD = 1e-3  # output std across the batch (relative to max(1, |mean|)
 SATURATED_FRACTION = 0.5
 DEAD_FRACTION = 0.5
 HEALTHY_UPDATE_DATA = 1e-3  # ‖Δw‖ / ‖w‖ per step, the usual rule of thumb
+# The constants the statuses' rules may name (read when the words are made).
+THRESHOLDS = (
+    "VANISHING_RATIO",
+    "WEAK_RATIO",
+    "EXPLODING_GROWTH",
+    "EXPLODING_GRAD_DATA",
+    "AT_REST_RMS",
+    "STALLED_SPREAD",
+    "SATURATED_FRACTION",
+    "DEAD_FRACTION",
+)
 
 # The quantities of a layer in the order the forward then backward pass makes them.
 _QUANTITIES = (
@@ -527,13 +538,12 @@ def _below(layer: LayerStats, ratio: float) -> str | None:
 @dataclass(frozen=True)
 class Status:
     """One status: its rule in words for the manual (`rule`, Markdown) and for `grads --help`
-    (`brief`, plain text, lines of at most 79 columns), both templates over the threshold
-    constants named in `thresholds`, and the `test` that decides it."""
+    (`brief`, plain text, lines of at most 79 columns), both templates over the THRESHOLDS,
+    and the `test` that decides it."""
 
     name: str
     rule: str
     brief: str
-    thresholds: tuple[str, ...]
     test: StatusTest
 
 
@@ -542,7 +552,6 @@ STATUS_TABLE: tuple[Status, ...] = (
         "NaN",
         "a NaN or ±inf anywhere in the layer's numbers",
         "a NaN or inf in the layer's weights, biases, gradients or activations",
-        (),
         lambda layer, at_rest, stalled: (
             f"{layer.nonfinite} NaN/inf, first in its {layer.nonfinite_in}"
             if layer.nonfinite
@@ -554,7 +563,6 @@ STATUS_TABLE: tuple[Status, ...] = (
         "its parameters get no gradient by design (`requires_grad` off, or in no optimizer's "
         "groups): left out of every comparison and of the verdict",
         "no gradient by design (requires_grad off, or in no optimizer): left out",
-        (),
         lambda layer, at_rest, stalled: (
             "no gradient by design: not trained" if layer.frozen else None
         ),
@@ -565,7 +573,6 @@ STATUS_TABLE: tuple[Status, ...] = (
         "before or after gradient clipping (never when the network is at rest)",
         # ‖g‖ ≥ 10·‖w‖: one step at learning rate 0.1 would move the weights by their own size
         "rms >= {EXPLODING_GROWTH:g}x the output layer's, or |g| >= {EXPLODING_GRAD_DATA:g}x |w|",
-        ("EXPLODING_GROWTH", "EXPLODING_GRAD_DATA"),
         _is_exploding,
     ),
     Status(
@@ -573,7 +580,6 @@ STATUS_TABLE: tuple[Status, ...] = (
         "≥ {DEAD_FRACTION:.0%} of the units inactive for every sample (see `dead%`)",
         ">= {DEAD_FRACTION:.0%} of units inactive on every sample (ReLU at 0, or a\n"
         "hidden unit stuck at one end of its saturation band)",
-        ("DEAD_FRACTION",),
         lambda layer, at_rest, stalled: (
             f"{layer.dead_units} of {layer.n_out} units dead"
             if layer.dead >= DEAD_FRACTION
@@ -587,7 +593,6 @@ STATUS_TABLE: tuple[Status, ...] = (
         "prediction",
         "at rest (every rms, of weight and of bias gradients, < {AT_REST_RMS:g}) and\n"
         "the outputs vary by < {STALLED_SPREAD:g}: stuck at the mean prediction",
-        ("AT_REST_RMS", "STALLED_SPREAD"),
         lambda layer, at_rest, stalled: (
             "outputs barely vary and every gradient is tiny" if stalled else None
         ),
@@ -597,7 +602,6 @@ STATUS_TABLE: tuple[Status, ...] = (
         "every gradient of the layer exactly 0 (or none reached it): nothing reaches it, "
         "which is never success",
         "every gradient exactly 0 (or none reached it): nothing reaches the layer",
-        (),
         # exactly 0, not small: nothing reaches the layer (never "ok", never "converged")
         lambda layer, at_rest, stalled: (
             "every gradient exactly 0: nothing reaches it"
@@ -610,7 +614,6 @@ STATUS_TABLE: tuple[Status, ...] = (
         "at rest, and the outputs do vary with the input: tiny gradients everywhere are success, "
         "not vanishing",
         "at rest and the outputs vary: tiny gradients everywhere, not vanishing",
-        ("AT_REST_RMS", "STALLED_SPREAD"),
         lambda layer, at_rest, stalled: (
             f"every rms gradient below {fmt(AT_REST_RMS)}" if at_rest else None
         ),
@@ -621,7 +624,6 @@ STATUS_TABLE: tuple[Status, ...] = (
         # relative to the other layers: saturation is not required, and the output layer
         # (nothing between it and the loss) never vanishes
         "rms < {VANISHING_RATIO:g} of a layer nearer the output",
-        ("VANISHING_RATIO",),
         lambda layer, at_rest, stalled: _below(layer, VANISHING_RATIO),
     ),
     Status(
@@ -630,7 +632,7 @@ STATUS_TABLE: tuple[Status, ...] = (
         "layer is never flagged saturated (a confident output is the goal)",
         "hidden layer, >= {SATURATED_FRACTION:.0%} of outputs saturated ({bands}); never the "
         "output layer",
-        ("SATURATED_FRACTION",),  # and each activation's band, from the op table
+        # ({bands}: each activation's band, from the op table)
         lambda layer, at_rest, stalled: (
             f"{round(100 * layer.saturated)}% of outputs saturated"
             if not layer.is_output
@@ -643,10 +645,9 @@ STATUS_TABLE: tuple[Status, ...] = (
         "weak",
         "`rms g` < 1/{WEAK_RATIO_inv} of some layer nearer the output",
         "rms < {WEAK_RATIO:g} of a layer nearer the output",
-        ("WEAK_RATIO",),
         lambda layer, at_rest, stalled: _below(layer, WEAK_RATIO),
     ),
-    Status("ok", "none of the above", "none of the above", (), lambda layer, at_rest, stalled: ""),
+    Status("ok", "none of the above", "none of the above", lambda layer, at_rest, stalled: ""),
 )
 STATUSES = tuple(status.name for status in STATUS_TABLE)
 
@@ -654,9 +655,7 @@ STATUSES = tuple(status.name for status in STATUS_TABLE)
 def _threshold_fields() -> dict[str, object]:
     """The values the rules' templates may name: every threshold constant, and the few
     spellings the words need (1e-4 in the manual, 1/100 as a fraction, a band's ends)."""
-    values: dict[str, object] = {
-        name: globals()[name] for status in STATUS_TABLE for name in status.thresholds
-    }
+    values: dict[str, object] = {name: globals()[name] for name in THRESHOLDS}
     for name in ("AT_REST_RMS", "STALLED_SPREAD"):
         values[f"{name}_e"] = f"{values[name]:.0e}".replace("e-0", "e-")
     for name in ("VANISHING_RATIO", "WEAK_RATIO"):
