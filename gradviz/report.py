@@ -34,8 +34,6 @@ from gradviz.train import Diverged, Evaluation, Result, evaluate
 
 JSON_PREDICTIONS = 1000  # examples listed in a document's "predictions"
 
-Clipping = tuple[tuple[int, int, float, float], ...]  # per epoch: see train.History.clipping
-
 
 @dataclass(frozen=True)
 class LayerRow:
@@ -70,7 +68,7 @@ class Report:
     loss: tuple[float, ...]
     accuracy: tuple[float, ...]
     every: int
-    clipping: Clipping = ()
+    clipping: tuple[tuple[int, int, float, float], ...] = ()  # see train.History.clipping
     clip: tuple[str, float] | None = None
     clipping_json: dict | None = None  # the record as the JSON documents print it
     diagnosis: Diagnosis
@@ -239,17 +237,9 @@ def layer_rows(network: Network, spec: Spec) -> tuple[LayerRow, ...]:
         zip(network.weights(), spec.activations, strict=True), 1
     ):
         with np.errstate(over="ignore", invalid="ignore"):  # weights of 1e308: a mean of inf
-            means = np.mean(np.abs(W)), np.max(np.abs(W)), np.mean(b)
-        rows.append(
-            LayerRow(
-                f"L{i}",
-                W.shape[1],
-                W.shape[0],
-                activation,
-                W.size + b.size,
-                *(float(m) for m in means),
-            )
-        )
+            sizes = [float(v) for v in (np.mean(np.abs(W)), np.max(np.abs(W)), np.mean(b))]
+        n_out, n_in = W.shape
+        rows.append(LayerRow(f"L{i}", n_in, n_out, activation, W.size + b.size, *sizes))
     return tuple(rows)
 
 
