@@ -35,8 +35,7 @@ STEPPED_LEVELS = ("op", "module")
 def stepped_svg(
     diagram: Diagram, *, rankdir: str | None = None, program: DotProgram | None = None
 ) -> tuple[str, Timeline]:
-    """The backward pass of a diagram with its gradients, as one animated SVG laid out
-    once (`gradviz.render.step_page.backward_timeline`), and its timeline."""
+    """A diagram's backward pass as one animated SVG laid out once, and its timeline."""
     from gradviz.render.animate import animated_svg  # lazy: start-up
     from gradviz.render.step_page import backward_timeline  # lazy: start-up
 

@@ -85,8 +85,7 @@ class Report:
 
     @property
     def unit(self) -> str:
-        """What the curves and the recorded moments count: "epoch", or "step" (an
-        optimizer step, in a run recorded elsewhere)."""
+        """What the curves and the recorded moments count: "epoch", or "step"."""
         return self.diagnosis.unit
 
     @classmethod
@@ -132,8 +131,7 @@ class Report:
         )
 
     def boundary(self, columns: int = 200, rows: int = 200) -> Boundary | None:
-        """What the network decides over the input plane (a grid of `columns` x `rows`),
-        for a network of 2 inputs with its data at hand; else None (`boundary_note`)."""
+        """The decision boundary over a `columns` x `rows` grid, or None (`boundary_note`)."""
         if self.network is None or self.data is None or self.network.sizes[0] != 2:
             return None
         return boundary(self.network, self.data, columns, rows, outputs=self.outputs)

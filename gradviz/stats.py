@@ -119,8 +119,7 @@ def _grouped(
     compute: Callable[[list[_Item]], list[_Out]],
     block: int | None = None,
 ) -> list[_Out]:
-    """`compute` of the items of each key together, each result in its item's place; at
-    most `block` numbers (by the items' `size`) per call."""
+    """`compute` of each key's items together (at most `block` numbers a call), in order."""
     groups: dict[Hashable, list[int]] = {}
     for i, key in enumerate(keys):
         groups.setdefault(key, []).append(i)
@@ -367,8 +366,7 @@ Moment = tuple[int | None, Sequence[LayerSample]]  # (epoch, every layer's sampl
 
 
 def diagnose_all(moments: Sequence[Moment]) -> list[Diagnosis]:
-    """`diagnose` of each moment, the same numbers, the layers of one kind computed
-    together; then each moment's layers are compared (`assess`)."""
+    """`diagnose` of each moment: the same numbers, layers of one kind computed together."""
     for _, samples in moments:
         _check(samples)
     flat = [sample for _, samples in moments for sample in samples]
@@ -395,8 +393,7 @@ def diagnose_all(moments: Sequence[Moment]) -> list[Diagnosis]:
 
 
 def _hop_bounds(moments: Sequence[Moment], stats: Sequence[LayerStats]) -> list[float | None]:
-    """Each layer's bound on its hop: its largest slope × ‖W of the next layer‖₂; None for
-    the output layer and where that W is empty or not finite."""
+    """Each layer's largest slope × ‖next W‖₂ (None: the output, or no finite next W)."""
     known: list[tuple[int, str, np.ndarray]] = []  # (a layer's place, activation, next W)
     start = 0
     for _, samples in moments:
@@ -469,8 +466,7 @@ def _compare(
     hop_bounds: Sequence[float | None] | None,
     judged_by: str = "gradient",
 ) -> None:
-    """Fill in what depends on the other layers: rel, below, growth, hop and its bound
-    (frozen layers are compared with nothing, and nothing with them)."""
+    """Fill in what depends on the other layers (a frozen one is compared with none)."""
     active = [lay for lay in layers if not lay.frozen]
     strongest = max((lay.rms for lay in active if math.isfinite(lay.rms)), default=0.0)
     output = active[-1] if active else layers[-1]
@@ -709,8 +705,7 @@ def _status(layer: LayerStats, at_rest: bool, stalled: bool) -> tuple[str, str]:
 
 
 def history(snapshots: Sequence[tuple[int, object]]) -> History:
-    """Normalise a training history: each entry (epoch, list of LayerSample | Diagnosis)
-    becomes (epoch, Diagnosis)."""
+    """Each entry (epoch, LayerSamples or a Diagnosis) as (epoch, Diagnosis)."""
     out: History = []
     for epoch, item in snapshots:
         diagnosis = item if isinstance(item, Diagnosis) else diagnose(list(item), epoch=epoch)  # type: ignore[call-overload]
@@ -974,8 +969,7 @@ def verdict(diagnosis: Diagnosis, snapshots: History | None = None) -> list[str]
 
 
 def _set_up_sentences(d: Diagnosis, snapshots: History) -> list[str]:
-    """What the set-up changes in the reading: frozen layers, layers no gradient reaches,
-    weights that never moved, clipping, an adaptive optimizer."""
+    """What the set-up changes in the reading: frozen, unreached, clipped, adaptive."""
     lines = []
     frozen = _having(d, "frozen")
     if frozen:
