@@ -17,7 +17,7 @@ import math
 import os
 import re
 from collections import Counter
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from functools import lru_cache
 from types import CodeType
@@ -494,16 +494,18 @@ class Plain:
     averaged, clipped and applied in the order the generated code does, so the numbers
     are the same bits. Ten to fifty times slower: the reference, not the way to train."""
 
-    def __init__(self, network: Network, clip: str | None, online: bool) -> None:
-        self.network = network.copy()  # its weights are set to P for every example
+    def __init__(self, network: Network, clip: str | None = None, online: bool = False) -> None:
+        self.network = network.copy()  # its weights are set to P for every batch
         self.clip, self.online = clip, online
         self.threshold = LOSS_FUNCTIONS[network.loss].threshold
 
-    def _example(self, P: list[float], x: Sequence[float], y: float) -> tuple[float, float, list]:
-        """(loss, output, every parameter's gradient) of one example at the weights P."""
+    def _examples(self, P: Sequence[float], X: Sequence, Y: Sequence, rows: Iterable[int]):
+        """Each example of `rows` at the weights P: (its target, its graph run forward and
+        backward, every parameter's gradient)."""
         self.network.set_flat(P)
-        built = example_graph(self.network, x, y)
-        return built.loss.data, built.output.data, [p.grad for p in self.network.parameters()]
+        params = self.network.parameters()
+        for i in rows:
+            yield Y[i], example_graph(self.network, X[i], Y[i]), [p.grad for p in params]
 
     def run(
         self,
@@ -516,32 +518,27 @@ class Plain:
         batch: int,
         lr: float,
         clip: float,
-        total: float,
-        correct: int,
+        total: float = -0.0,
+        correct: int = 0,
         decay: float = 0.0,
         counts: list | None = None,
     ) -> tuple[float, int]:
-        l2 = self.network.l2 > 0
         tally = [0, 0, 0.0, 0.0]  # updates, clipped, Σ‖g‖ before and after clipping
         p = list(P)
         while start < stop:
             end = start + 1 if self.online else min(start + batch, stop)
             m = end - start
-            if l2:  # l2·Σp² at the batch's starting weights, once per example
-                reg = p[0] * p[0]
-                for w in p[1:]:
-                    reg += w * w
-                total += decay * reg if self.online else decay * reg * m
+            if self.network.l2 > 0:  # l2·Σp² at the batch's starting weights, once per example
+                total += decay * _squares(p) if self.online else decay * _squares(p) * m
             G = [0.0] * len(p)
-            for i in order[start:end]:
-                loss, output, grads = self._example(p, X[i], Y[i])
-                total += loss
-                correct += is_correct(output, Y[i], self.threshold)
+            for y, built, grads in self._examples(p, X, Y, order[start:end]):
+                total += built.loss.data
+                correct += is_correct(built.output.data, y, self.threshold)
                 # a batch of one: the example's own gradient (no sum, no division)
                 G = grads if self.online else [s + g for s, g in zip(G, grads, strict=True)]
             if not self.online:
                 G = [s / m for s in G]
-            if l2:
+            if self.network.l2 > 0:
                 G = [g + 2.0 * decay * w for g, w in zip(G, p, strict=True)]
             if self.clip is not None:
                 G = _clipped(G, self.clip, clip, tally)
@@ -556,11 +553,9 @@ class Plain:
     def gradient(
         self, P: list[float], X: Sequence[Sequence[float]], Y: Sequence[float], order: list[int]
     ) -> tuple[float, list[float]]:
-        total = -0.0
-        G = [0.0] * len(P)
-        for i in order:
-            loss, _, grads = self._example(P, X[i], Y[i])
-            total += loss
+        total, G = -0.0, [0.0] * len(P)
+        for _, built, grads in self._examples(P, X, Y, order):
+            total += built.loss.data
             G = [s + g for s, g in zip(G, grads, strict=True)]
         return total, [s / len(order) for s in G]
 
@@ -568,10 +563,9 @@ class Plain:
         self, P: list[float], X: Sequence[Sequence[float]], Y: Sequence[float]
     ) -> tuple[float, list[float]]:
         total, outputs = -0.0, []
-        for x, y in zip(X, Y, strict=True):
-            loss, output, _ = self._example(P, x, y)
-            total += loss
-            outputs.append(output)
+        for _, built, _ in self._examples(P, X, Y, range(len(Y))):
+            total += built.loss.data
+            outputs.append(built.output.data)
         return total, outputs
 
 

@@ -4,7 +4,7 @@ Compiled straight-line code (gradviz.compile) for tiny networks and online updat
 as matrix products over the batch (gradviz.batched, whose docstring says why there are two)
 for wide layers over many examples. `uses_batches` chooses from the spec and the data's size.
 
-The arithmetic of one update, the same in every path (compiled, `reference_step`):
+The arithmetic of one update, the same in every path (compiled, batched, `compile.Plain`):
 - per example: the loss (mse: (out − y)², bce: −(y log p + (1−y) log(1−p))) and the
   gradient of every parameter from one backward pass over its graph;
 - per batch: the gradients added in example order (`nn.sequential_sum`), divided by
@@ -31,11 +31,9 @@ from gradviz.nn import (
     LOSS_FUNCTIONS,
     LayerSample,
     Network,
-    example_graph,
     is_correct,
     layer_samples,
     parameter_count,
-    sequential_sum,
     stats_rows,
 )
 from gradviz.numbers import fmt
@@ -470,51 +468,3 @@ def _divergence(
         f"training diverged at epoch {epoch}: the loss is {fmt(loss)}; NaN/inf first appeared "
         f"in {where}. Lower the learning rate or clip gradients (clip_norm = 1)"
     )
-
-
-# -- the plain engine path (the definition the compiled code must match) ---------------
-
-
-def clip_gradients(
-    grads: list[float], clip_value: float | None, clip_norm: float | None
-) -> list[float]:
-    """Clipping as training does it: each to [−c, c], or all scaled by c/‖g‖ when ‖g‖ > c."""
-    if clip_value is not None:
-        c = clip_value
-        return [c if g > c else (-c if g < -c else g) for g in grads]
-    if clip_norm:
-        s = -0.0
-        for g in grads:
-            s += g * g
-        norm = math.sqrt(s)
-        if norm > clip_norm:
-            f = clip_norm / norm
-            return [g * f for g in grads]
-    return list(grads)
-
-
-def reference_step(
-    network: Network,
-    X: Sequence[Sequence[float]],
-    Y: Sequence[float],
-    lr: float,
-    clip_value: float | None = None,
-    clip_norm: float | None = None,
-) -> tuple[float, list[float]]:
-    """One update on a batch with a fresh engine graph per example (slow, plain, and the
-    definition `train` matches bit for bit). Returns (batch loss sum, clipped gradients)."""
-    params = network.parameters()
-    sums = [-0.0] * len(params)
-    # the l2 term at the batch's starting weights, once per example, counted first
-    total = l2_term(network.l2, [p.data for p in params]) * len(Y) if network.l2 else -0.0
-    for x, y in zip(X, Y, strict=True):
-        built = example_graph(network, x, y)  # this example's grads alone
-        total += built.loss.data
-        sums = [sequential_sum(p.grad, 1, s) for p, s in zip(params, sums, strict=True)]
-    m = len(Y)
-    l2 = network.l2
-    grads = [s / m + 2.0 * l2 * p.data if l2 else s / m for s, p in zip(sums, params, strict=True)]
-    grads = clip_gradients(grads, clip_value, clip_norm)
-    for p, g in zip(params, grads, strict=True):
-        p.data = p.data - lr * g
-    return total, grads
