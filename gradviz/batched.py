@@ -14,14 +14,13 @@ sums differs (BLAS's), so the numbers agree with the engine to about 1e-15 per s
 
 from __future__ import annotations
 
-import itertools
 import math
 from collections.abc import Sequence
 
 import numpy as np
 
 from gradviz.engine import Value, backpropagate, evaluate, topological_order
-from gradviz.nn import LOSS_FUNCTIONS, LayerSample, Network
+from gradviz.nn import LOSS_FUNCTIONS, LayerSample, Network, layer_views, samples_of
 from gradviz.ops import ACTIVATIONS
 
 
@@ -37,12 +36,7 @@ class Batched:
         self.clip = clip  # None, "value" or "norm", as `gradviz.compile.compile_network`
         self.ops = [ACTIVATIONS[name] for name in network.activations]
         self.loss = LOSS_FUNCTIONS[network.loss]
-        self.blocks: list[tuple[int, int, int]] = []  # (start, n_out, n_in) of each layer
-        start = 0
-        for n_in, n_out in itertools.pairwise(network.sizes):
-            self.blocks.append((start, n_out, n_in))
-            start += n_out * (n_in + 1)
-        self.size = start
+        self.size = network.n_parameters
         self._G = np.empty(self.size)  # the batch's gradient sum, in P's layout
         self._grads = self.layers(self._G)
         self._loss_graphs: dict[int, tuple] = {}  # batch size: (output, target, order)
@@ -53,12 +47,7 @@ class Batched:
         self._measured: tuple | None = None
 
     def layers(self, P: np.ndarray) -> list[tuple[np.ndarray, np.ndarray]]:
-        """(W of shape (n_out, n_in), b of shape (n_out,)) per layer: views into P."""
-        out = []
-        for start, n_out, n_in in self.blocks:
-            block = P[start : start + n_out * (n_in + 1)].reshape(n_out, n_in + 1)
-            out.append((block[:, :-1], block[:, -1]))
-        return out
+        return layer_views(self.network.sizes, P)
 
     def forward(
         self, layers: list[tuple[np.ndarray, np.ndarray]], X: np.ndarray
@@ -247,29 +236,9 @@ class Batched:
             G = G / n
         else:
             G = np.full(self.size, math.nan)
-        if self.network.l2:
-            G += (2.0 * self.network.l2) * P
-        before = None if previous is None else self.layers(np.asarray(previous, dtype=float))
-        out = []
-        for i, (layer, (W, b), (GW, Gb)) in enumerate(
-            zip(self.network.layers, self.layers(P), self.layers(G), strict=True)
-        ):
-            out.append(
-                LayerSample(
-                    index=layer.index,
-                    name=layer.name,
-                    activation=layer.activation,
-                    is_output=layer.is_output,
-                    weights=W.copy(),
-                    biases=b.copy(),
-                    weight_grads=GW.copy(),
-                    bias_grads=Gb.copy(),
-                    pre_activations=pre[i],
-                    activations=act[i],
-                    previous_weights=None if before is None else before[i][0].copy(),
-                )
-            )
-        return out
+        if previous is not None:
+            previous = [W for W, _ in self.layers(np.asarray(previous, dtype=float))]
+        return samples_of(self.network, P, G, pre, act, previous)
 
 
 def _per_example(values: np.ndarray | float, m: int) -> np.ndarray:

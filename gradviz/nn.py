@@ -377,33 +377,56 @@ def layer_samples(
             for i in range(len(network.layers)):
                 pre_parts[i].append(_columns(built.pre[i], m))
                 act_parts[i].append(_columns(built.act[i], m))
-    grads = [t / n for t in totals] if n else [math.nan] * len(params)
-    if network.l2:  # the l2·Σp² term's gradient, as the optimiser adds it
-        grads = [g + 2.0 * network.l2 * p.data for g, p in zip(grads, params, strict=True)]
-    samples = []
-    position = 0
-    for i, (layer, (W, b)) in enumerate(zip(network.layers, network.weights(), strict=True)):
-        size = W.size + b.size
-        block = np.array(grads[position : position + size]).reshape(layer.n_out, layer.n_in + 1)
-        position += size
-        samples.append(
-            LayerSample(
-                index=layer.index,
-                name=layer.name,
-                activation=layer.activation,
-                is_output=layer.is_output,
-                weights=W,
-                biases=b,
-                weight_grads=block[:, :-1].copy(),
-                bias_grads=block[:, -1].copy(),
-                pre_activations=np.concatenate(pre_parts[i]),
-                activations=np.concatenate(act_parts[i]),
-                previous_weights=(
-                    None if previous_weights is None else np.array(previous_weights[i], float)
-                ),
-            )
+    grads = np.array([t / n for t in totals]) if n else np.full(len(params), math.nan)
+    pre = [np.concatenate(parts) for parts in pre_parts]
+    act = [np.concatenate(parts) for parts in act_parts]
+    return samples_of(network, np.array(network.flat()), grads, pre, act, previous_weights)
+
+
+def layer_views(sizes: Sequence[int], P: np.ndarray) -> list[tuple[np.ndarray, np.ndarray]]:
+    """(W of shape (n_out, n_in), b of shape (n_out,)) per layer: views into the flat
+    vector P, in `Network.parameters()` order (per neuron, its weights then its bias)."""
+    out, start = [], 0
+    for n_in, n_out in itertools.pairwise(sizes):
+        block = P[start : start + n_out * (n_in + 1)].reshape(n_out, n_in + 1)
+        out.append((block[:, :-1], block[:, -1]))
+        start += n_out * (n_in + 1)
+    return out
+
+
+def samples_of(
+    network: Network,
+    P: np.ndarray,
+    G: np.ndarray,
+    pre: list[np.ndarray],
+    act: list[np.ndarray],
+    previous_weights: Sequence[np.ndarray] | None = None,
+) -> list[LayerSample]:
+    """Every layer's sample from the flat weights P and the mean loss's gradient G (to
+    which the l2 term's 2·l2·p is added, as the optimiser adds it), however computed."""
+    if network.l2:
+        with np.errstate(all="ignore"):
+            G = G + (2.0 * network.l2) * P
+    return [
+        LayerSample(
+            index=layer.index,
+            name=layer.name,
+            activation=layer.activation,
+            is_output=layer.is_output,
+            weights=W.copy(),
+            biases=b.copy(),
+            weight_grads=GW.copy(),
+            bias_grads=Gb.copy(),
+            pre_activations=pre[i],
+            activations=act[i],
+            previous_weights=(
+                None if previous_weights is None else np.array(previous_weights[i], float)
+            ),
         )
-    return samples
+        for i, (layer, (W, b), (GW, Gb)) in enumerate(
+            zip(network.layers, *(layer_views(network.sizes, v) for v in (P, G)), strict=True)
+        )
+    ]
 
 
 def _columns(values: list[Value], m: int) -> np.ndarray:

@@ -33,6 +33,7 @@ from gradviz.nn import (
     Network,
     is_correct,
     layer_samples,
+    layer_views,
     parameter_count,
     stats_rows,
 )
@@ -130,23 +131,6 @@ def _evaluation(network: Network, total: float, outputs: list[float], data: Data
     Y = data.Y.tolist()
     correct = sum(is_correct(o, y, threshold) for o, y in zip(outputs, Y, strict=True))
     return Evaluation(total / n + reg if n else math.nan, correct / n if n else math.nan, outputs)
-
-
-def _engine_samples(
-    network: Network,
-    weights: Sequence[float],
-    previous: Sequence[float] | None,
-    X: np.ndarray,
-    Y: np.ndarray,
-) -> list[LayerSample]:
-    """`nn.layer_samples` of the network set to `weights` (the engine's batched graph)."""
-    network.set_flat(weights)
-    before = None
-    if previous is not None:
-        other = network.copy()
-        other.set_flat(previous)
-        before = [W for W, _ in other.weights()]
-    return layer_samples(network, X, Y, before)
 
 
 # -- which execution -----------------------------------------------------------------------
@@ -269,7 +253,10 @@ def train(
     ) -> list[LayerSample]:
         """Every layer's samples at `weights` on the rows x, y (the statistics' rows)."""
         if isinstance(execution, Compiled):
-            return _engine_samples(network, weights, previous, x, y)
+            network.set_flat(weights)
+            if previous is not None:
+                previous = [W for W, _ in layer_views(network.sizes, np.asarray(previous))]
+            return layer_samples(network, x, y, previous)
         return execution.samples(np.asarray(weights), x, y, previous)
 
     def final() -> Evaluation:
