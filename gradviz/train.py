@@ -59,20 +59,15 @@ class History:
     """What happened during training, epoch by epoch.
 
     `loss[e]`/`accuracy[e]` are over the examples of epoch e+1 as each was seen, before
-    its own update. `snapshots` are (epoch, the network's per-layer state on the whole
-    data set after that epoch) at epoch 0, every `Spec.stats_every` epochs and the last
-    one: the latest as raw `LayerSample`s, the earlier ones reduced to their
-    `stats.Diagnosis` (a few numbers per layer), so that memory stays small. During
-    training, raw moments wait (up to PENDING_FLOATS numbers) to be reduced together, one
-    numpy call per quantity for all of them (`reduce`). (Data sets too big for
-    `nn.STATS_FLOATS` are measured on their first rows.)"""
+    its own update. `snapshots` are (epoch, the per-layer state after it) at epoch 0, every
+    `Spec.stats_every` epochs and the last: the latest as raw `LayerSample`s, the earlier
+    ones reduced to a `stats.Diagnosis` (all together, `reduce`) so that memory stays small."""
 
     loss: list[float] = field(default_factory=list)
     accuracy: list[float] = field(default_factory=list)
     snapshots: list[tuple[int, list[LayerSample] | Diagnosis]] = field(default_factory=list)
     stopped: str | None = None  # why training stopped early (non-finite loss)
-    # with clipping, per epoch: (updates, how many were clipped, mean gradient norm ‖g‖
-    # before clipping, mean after); empty without clipping
+    # with clipping, per epoch: (updates, how many clipped, mean ‖g‖ before, mean after)
     clipping: list[tuple[int, int, float, float]] = field(default_factory=list)
 
     @property
@@ -87,8 +82,7 @@ class History:
             self.snapshots[k] = (self.snapshots[k][0], diagnosis)
 
     def clipping_series(self, kept: slice = slice(None)) -> dict | None:
-        """The clipping record as four lists (the epochs `kept`), for JSON; None when
-        training did not clip."""
+        """The clipping record as four lists (the epochs `kept`), for JSON; None without."""
         if not self.clipping:
             return None
         rows = self.clipping[kept]
@@ -104,31 +98,22 @@ class Result:
     final: Evaluation
 
 
-def evaluate(network: Network, dataset: Dataset) -> Evaluation:
-    """Loss, accuracy and outputs of the network's current weights (one forward pass,
-    compiled or over the batch as `uses_batches` says)."""
-    if not uses_batches(network.sizes, dataset.size, dataset.size, 1):
-        return _compiled_evaluation(network, dataset)
+def evaluate(network: Network, dataset: Dataset, batched: bool | None = None) -> Evaluation:
+    """Loss, accuracy and outputs of the network's current weights: one forward pass,
+    over the batch or compiled (as `uses_batches` says, unless `batched` is given)."""
+    if batched is None:
+        batched = uses_batches(network.sizes, dataset.size, dataset.size, 1)
+    P, Y = network.flat(), dataset.Y.tolist()
     with np.errstate(all="ignore"):
-        total, outputs = Batched(network).evaluate(np.array(network.flat()), dataset.X, dataset.Y)
-    return _evaluation(network, total, outputs.tolist(), dataset)
-
-
-def _compiled_evaluation(network: Network, dataset: Dataset) -> Evaluation:
-    compiled = compile_network(network)
-    X = [tuple(r) for r in dataset.X.tolist()]
-    with np.errstate(all="ignore"):
-        total, outputs = compiled.evaluate(network.flat(), X, dataset.Y.tolist())
-    return _evaluation(network, total, outputs, dataset)
-
-
-def _evaluation(network: Network, total: float, outputs: list[float], data: Dataset) -> Evaluation:
-    """An `Evaluation` from the sum of the losses and the outputs of one forward pass."""
-    n = data.size
-    with np.errstate(all="ignore"):
-        reg = l2_term(network.l2, network.flat())
+        if batched:
+            total, array = Batched(network).evaluate(np.array(P), dataset.X, dataset.Y)
+            outputs = array.tolist()
+        else:
+            X = [tuple(r) for r in dataset.X.tolist()]
+            total, outputs = compile_network(network).evaluate(P, X, Y)
+        reg = l2_term(network.l2, P)
+    n = dataset.size
     threshold = LOSS_FUNCTIONS[network.loss].threshold
-    Y = data.Y.tolist()
     correct = sum(is_correct(o, y, threshold) for o, y in zip(outputs, Y, strict=True))
     return Evaluation(total / n + reg if n else math.nan, correct / n if n else math.nan, outputs)
 
@@ -259,13 +244,6 @@ def train(
             return layer_samples(network, x, y, previous)
         return execution.samples(np.asarray(weights), x, y, previous)
 
-    def final() -> Evaluation:
-        """The trained network (set to P) on the whole data set, as it trained."""
-        if isinstance(execution, Compiled):
-            return _compiled_evaluation(network, data)
-        total, outputs = execution.evaluate(P, data.X, data.Y)
-        return _evaluation(network, total, outputs.tolist(), data)
-
     pending = 0  # the numbers held by raw moments waiting to be reduced
 
     def snapshot(epoch: int, previous: Weights | None) -> None:
@@ -316,14 +294,17 @@ def train(
                         snapshot(epoch, previous)
                     history.reduce()
                     network.set_flat(P)
-                    raise Diverged(message, Result(spec, network, data, history, final()))
+                    final = evaluate(network, data, isinstance(execution, Batched))
+                    raise Diverged(message, Result(spec, network, data, history, final))
             if recording:
                 snapshot(epoch, previous)
             if on_epoch is not None:
                 on_epoch(epoch, loss, correct / n)
         history.reduce()
     network.set_flat(P)
-    return Result(spec, network, data, history, final())
+    return Result(
+        spec, network, data, history, evaluate(network, data, isinstance(execution, Batched))
+    )
 
 
 def _finite(total: float, P: Weights) -> bool:
@@ -387,7 +368,7 @@ def check_width(spec: Spec, data: Dataset) -> None:
 
 def check_work(spec: Spec, examples: int) -> None:
     """Training's work (epochs × examples × parameters) must stay within MAX_WORK."""
-    work = training_work(spec, examples)
+    work = spec.epochs * examples * spec.n_parameters
     if work > MAX_WORK:
         most = MAX_WORK // (examples * spec.n_parameters)
         raise SpecError(
@@ -396,11 +377,6 @@ def check_work(spec: Spec, examples: int) -> None:
             f"{fmt(MAX_WORK)} allowed: use at most {most:,} epochs, or less data or a "
             "smaller network"
         )
-
-
-def training_work(spec: Spec, examples: int) -> int:
-    """epochs × examples × parameters: what MAX_WORK bounds."""
-    return spec.epochs * examples * spec.n_parameters
 
 
 def _divergence(

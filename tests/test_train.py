@@ -263,7 +263,6 @@ def test_input_width_must_match_the_data() -> None:
 def test_the_work_of_training_is_bounded_before_it_starts() -> None:
     """epochs × examples × parameters: 1e6 online epochs of circle would be 2.6e9."""
     spec = spec_of("circle", epochs=1_000_000)
-    assert T.training_work(spec, 80) == 1_000_000 * 80 * 33 > T.MAX_WORK
     with pytest.raises(SpecError) as info:
         T.train(spec)
     assert info.value.message == (
