@@ -32,7 +32,8 @@ if TYPE_CHECKING:
     from gradviz.model import Model
 
 # -- what a saved model holds beside its spec: tables of fields ---------------------------
-# A kind is what a field holds: "count" (a whole number ≥ 0), "step" (≥ 1), "number" (≥ 0),
+# A kind is what a field holds: "count" (a whole number ≥ 0), "step" (≥ 1), "size" (a count
+# of at most MAX_STEP), "number" (≥ 0),
 # "signed", "flag", "text"; "?" after it: or null; "list of" before it: a list of them.
 # Floats may be "nan", "inf", "-inf" (how gradviz writes them). Every mistake names the
 # field's path (`history.gradients[0].layers[1].rms`) and shows the value as the file had it.
@@ -143,9 +144,12 @@ def read_field(value: object, kind: str, where: str) -> object:
             bound = " ≥ 0" if base == "number" else ""
             raise InputError(f"{where}: expected a number{bound}, got {shown(value)}")
         return number
-    if base in ("count", "step"):
+    if base in ("count", "step", "size"):
         if problem := whole_problem(value, int(base == "step"), None, shown):
             raise InputError(f"{where}: {problem}")
+        if base == "size" and value > MAX_STEP:  # type: ignore[operator]
+            number = shortened(f"{value:,}", 30)
+            raise InputError(f"{where}: {number} is more than the {MAX_STEP:,} allowed")
         return value
     if base == "flag":
         if not isinstance(value, bool):
@@ -570,26 +574,16 @@ def run_from_dict(raw: dict) -> Run:
     return Run(
         layers=layers,
         history=history,
-        steps_run=_count(raw.get("steps_run"), "steps_run"),
-        every=_count(raw.get("every"), "every"),
+        steps_run=read_field(raw.get("steps_run"), "size", "steps_run"),
+        every=read_field(raw.get("every"), "size", "every"),
         curve_steps=steps,
         loss=loss,
         accuracy=accuracy,
         framework=read_field(raw.get("framework"), "text", "framework"),
         model=read_field(raw.get("model"), "text", "model"),
-        world_size=_count(raw.get("world_size"), "world_size"),
+        world_size=read_field(raw.get("world_size"), "size", "world_size"),
         notes=read_field(raw.get("notes", []), "list of text", "notes"),
     )
-
-
-def _count(value: object, where: str) -> int:
-    """A whole number from 0 to MAX_STEP (a step, a count, a size)."""
-    if problem := whole_problem(value, 0, None, shown):
-        raise InputError(f"{where}: {problem}")
-    if value > MAX_STEP:  # type: ignore[operator]
-        number = shortened(f"{value:,}", 30)
-        raise InputError(f"{where}: {number} is more than the {MAX_STEP:,} allowed")
-    return value  # type: ignore[return-value]
 
 
 def _curves(raw: object) -> tuple[list[int], list[float | None], list[float | None]]:
@@ -605,7 +599,7 @@ def _curves(raw: object) -> tuple[list[int], list[float | None], list[float | No
     steps = raw["step"]
     if not isinstance(steps, list):
         raise InputError("curves.step: expected a list of whole numbers ≥ 0")
-    steps = [_count(v, f"curves.step[{i}]") for i, v in enumerate(steps)]
+    steps = [read_field(v, "size", f"curves.step[{i}]") for i, v in enumerate(steps)]
     loss = _numbers(raw["loss"], len(steps), "curves.loss")
     accuracy = _numbers(raw.get("accuracy", [None] * len(steps)), len(steps), "curves.accuracy")
     return steps, loss, accuracy
@@ -624,16 +618,15 @@ def _layers(raw: object) -> list[RunLayer]:
         shape = item.get("shape")
         if not isinstance(shape, list) or not 1 <= len(shape) <= MAX_DIMENSIONS:
             raise InputError(f"{where}.shape: expected a list of 1 to {MAX_DIMENSIONS} sizes")
-        module = item.get("activation_module")
         layers.append(
             RunLayer(
                 name=read_field(item.get("name"), "text", f"{where}.name"),
                 kind=read_field(item.get("kind"), "text", f"{where}.kind"),
-                shape=tuple(_count(n, f"{where}.shape[{k}]") for k, n in enumerate(shape)),
+                shape=tuple(read_field(shape, "list of size", f"{where}.shape")),
                 activation=read_field(item.get("activation"), "text", f"{where}.activation"),
-                activation_module=None
-                if module is None
-                else read_field(module, "text", f"{where}.activation_module"),
+                activation_module=read_field(
+                    item.get("activation_module"), "text?", f"{where}.activation_module"
+                ),
                 params=tuple(read_field(item.get("params", []), "list of text", f"{where}.params")),
             )
         )
@@ -649,7 +642,7 @@ def _history(raw: object, layers: list[RunLayer]) -> History:
         where = f"history[{i}]"
         if not isinstance(item, dict):
             raise InputError(f"{where}: expected an object")
-        step = _count(item.get("step"), f"{where}.step")
+        step = read_field(item.get("step"), "size", f"{where}.step")
         diagnosis = read_diagnosis(item, where)
         if [layer.name for layer in diagnosis.layers] != names:
             raise InputError(f"{where}.layers: expected the layers {listing(names)}")
