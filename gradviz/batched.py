@@ -1,15 +1,13 @@
 """Training as matrix products over the batch: the second execution of `gradviz.train`.
 
-The compiled trainer (gradviz.compile) costs examples × parameters with almost nothing
-fixed per call: it wins on tiny networks and online updates. A layer over a batch is one
-matrix product (a few numpy calls per layer, about a microsecond each whatever its size):
-it wins where layers are wide and batches big (the lesson's deep net: about 20× per epoch,
-bench/crossover.py). `gradviz.train.uses_batches` chooses from the spec and the data's size.
+The compiled trainer costs examples × parameters with almost nothing fixed per call: it
+wins on tiny networks and online updates. A layer over a batch is a few numpy calls,
+whatever its size: it wins where layers are wide and batches big (the lesson's deep net:
+about 20× per epoch, bench/crossover.py); `gradviz.train.uses_batches` chooses.
 
-The arithmetic is the update of gradviz.train, each activation from its op row and each
-loss from its definition (gradviz.nn) on `Value`s over the batch; only the order of the
-sums differs (BLAS's), so the numbers agree with the engine to about 1e-15 per step
-(tests: within 1e-12 over the first epochs of every sample, the same statuses over runs).
+The update is gradviz.train's, each activation from its op row and each loss from
+gradviz.nn on `Value`s over the batch; only the order of the sums differs (BLAS's), so
+the numbers agree with the engine to about 1e-15 per step.
 """
 
 from __future__ import annotations
@@ -25,11 +23,9 @@ from gradviz.ops import ACTIVATIONS
 
 
 class Batched:
-    """A network's shape as layers over a flat parameter vector `P` (float64, in
-    `Network.parameters()` order: per layer, per neuron, its weights then its bias), so a
-    layer's weights and biases are views into it, and an update is one vector operation.
-
-    X is an (n, inputs) array, Y an (n,) array of targets."""
+    """A network's shape as layers over a flat float64 parameter vector `P`
+    (`nn.layer_views`), so that an update is one vector operation. X is an (n, inputs)
+    array, Y an (n,) array of targets."""
 
     def __init__(self, network: Network, clip: str | None = None) -> None:
         self.network = network
@@ -42,9 +38,7 @@ class Batched:
         self._loss_graphs: dict[int, tuple] = {}  # batch size: (output, target, order)
         self._rows: tuple = (None, None, None, None)  # (order, X, Y, rows) last trained on
         self._trained: tuple = (None, [])  # (P, its layers): training updates one P in place
-        # the pass `samples` last made (P, X, Y, pre, act, losses, gradient sum), which a
-        # full batch's next epoch asks for again (`_measured_pass`)
-        self._measured: tuple | None = None
+        self._measured: tuple | None = None  # the pass `samples` made (`_measured_pass`)
 
     def layers(self, P: np.ndarray) -> list[tuple[np.ndarray, np.ndarray]]:
         return layer_views(self.network.sizes, P)
@@ -52,8 +46,7 @@ class Batched:
     def forward(
         self, layers: list[tuple[np.ndarray, np.ndarray]], X: np.ndarray
     ) -> tuple[list[np.ndarray], list[np.ndarray]]:
-        """Every layer's pre-activations and activations over the batch, (m, n_out) each
-        (a linear layer's activations are its pre-activations); `layers` as `layers(P)`."""
+        """Every layer's pre-activations and activations over the batch, (m, n_out) each."""
         pre, act = [], []
         values = X
         for (W, b), op in zip(layers, self.ops, strict=True):
@@ -64,9 +57,8 @@ class Batched:
         return pre, act
 
     def losses(self, outputs: np.ndarray, Y: np.ndarray, slopes: bool) -> tuple:
-        """Each example's loss, and (if `slopes`) ∂loss/∂output for each: the spec's loss
-        built on the engine's Values over the batch (once per batch size; then evaluated
-        again with new outputs and targets) and run backward."""
+        """Each example's loss, and (if `slopes`) ∂loss/∂output: the spec's loss on Values
+        over the batch (built once per batch size, then evaluated again) and run backward."""
         m = len(Y)
         graph = self._loss_graphs.get(m)
         if graph is None:
@@ -91,9 +83,8 @@ class Batched:
         pre: list[np.ndarray],
         act: list[np.ndarray],
     ) -> tuple[np.ndarray, np.ndarray]:
-        """(each example's loss, the SUM over the batch of every parameter's gradient, in
-        P's layout): the chain rule layer by layer, from the output down. The sum is
-        written into one buffer, which the next call overwrites."""
+        """(each example's loss, the SUM of every parameter's gradient over the batch, in
+        P's layout, in a buffer the next call overwrites): the chain rule, layer by layer."""
         losses, slope = self.losses(act[-1][:, 0], Y, slopes=True)
         delta = slope[:, None]
         for i in range(len(layers) - 1, -1, -1):
@@ -110,8 +101,7 @@ class Batched:
     def correct(
         self, outputs: np.ndarray, Y: np.ndarray, positive: np.ndarray | None = None
     ) -> int:
-        """How many outputs are on their target's side of the loss's threshold (a NaN on
-        neither: wrong), as `gradviz.nn.is_correct`; `positive` is Y > 0.5, if known."""
+        """How many outputs are right, as `gradviz.nn.is_correct`; `positive`: Y > 0.5."""
         t = self.loss.threshold
         positive = Y > 0.5 if positive is None else positive
         return int(np.count_nonzero(np.where(positive, outputs > t, outputs <= t)))
@@ -132,10 +122,7 @@ class Batched:
         decay: float = 0.0,
         counts: list | None = None,
     ) -> tuple[float, int]:
-        """`gradviz.compile.Compiled.run` over batches, the same arguments: trains P in place
-        on the examples order[start:stop] in batches of `batch`, clipping at `clip_at`;
-        returns the running (sum of losses, count of correct outputs); `decay` is the l2
-        term's strength; `counts` gets [updates, clipped, Σ‖g‖ before, Σ‖g‖ after]."""
+        """`gradviz.compile.Compiled.run` over batches, the same arguments and results."""
         Xo, Yo, positive = self._examples(order, X, Y, start, stop)
         updates = clipped = 0
         before = after = 0.0
@@ -182,10 +169,9 @@ class Batched:
     def _measured_pass(
         self, P: np.ndarray, x: np.ndarray, y: np.ndarray
     ) -> tuple[list[np.ndarray], list[np.ndarray], np.ndarray, np.ndarray] | None:
-        """The forward and backward pass `samples` made last, if this batch is the same
-        weights on the same rows: a full-batch training records its statistics on all of
-        its rows after an epoch, and the next epoch starts with that very pass (the same
-        arrays in, so the same numbers out). Used once, then dropped."""
+        """The pass `samples` made last, if this batch is the same weights on the same rows
+        (full-batch training records its statistics on all rows, then the next epoch starts
+        with that very pass). Used once, then dropped."""
         kept, self._measured = self._measured, None
         if kept is None:
             return None
@@ -200,9 +186,8 @@ class Batched:
     def _examples(
         self, order: Sequence[int], X: np.ndarray, Y: np.ndarray, start: int, stop: int
     ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-        """X, Y and Y > 0.5 of the examples order[start:stop], in that order. The last
-        order's are kept: full-batch training passes the same order list every epoch
-        (training never changes an order list once made)."""
+        """X, Y and Y > 0.5 of the examples order[start:stop]. The last order's are kept:
+        full-batch training passes the same (never changed) order list every epoch."""
         last, last_X, last_Y, examples = self._rows
         if last is not order or last_X is not X or last_Y is not Y:
             rows = np.asarray(order, dtype=np.intp)
@@ -224,9 +209,7 @@ class Batched:
         Y: np.ndarray,
         previous: np.ndarray | None = None,
     ) -> list[LayerSample]:
-        """What `nn.layer_samples` measures (each layer's weights, the gradient of the
-        mean loss over X before clipping with the l2 term's, pre-activations and
-        activations, the weights before the last update), from one batched pass."""
+        """What `nn.layer_samples` measures, from one batched pass."""
         n = len(Y)
         layers = self.layers(P)
         pre, act = self.forward(layers, X)
@@ -242,8 +225,7 @@ class Batched:
 
 
 def _per_example(values: np.ndarray | float, m: int) -> np.ndarray:
-    """A batch's per-example numbers as an (m,) array (a number the same for all of them
-    broadcast)."""
+    """A batch's per-example numbers as an (m,) array (one number broadcast)."""
     if type(values) is np.ndarray and values.shape == (m,):
         return values
     return np.broadcast_to(values, (m,))
