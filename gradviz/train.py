@@ -1,16 +1,12 @@
 """Training on the gradviz engine: the loop, its history, and the two executions it runs on.
 
-Compiled straight-line code (gradviz.compile) for tiny networks and online updates; layers
-as matrix products over the batch (gradviz.batched, whose docstring says why there are two)
-for wide layers over many examples. `uses_batches` chooses from the spec and the data's size.
-
-The arithmetic of one update, the same in every path (compiled, batched, `compile.Plain`):
-- per example: the loss (mse: (out − y)², bce: −(y log p + (1−y) log(1−p))) and the
-  gradient of every parameter from one backward pass over its graph;
-- per batch: the gradients added in example order (`nn.sequential_sum`), divided by
-  the batch size, plus 2·l2·p when the spec has an l2 term (whose l2·Σp² at the
-  batch's starting weights joins each example's loss); then clipped (each to
-  [−c, c], or all scaled by c/‖g‖ when the norm ‖g‖ = √(g₀² + g₁² + …) exceeds c);
+Compiled straight-line code (gradviz.compile) for tiny networks and online updates, matrix
+products over the batch (gradviz.batched) for wide layers over many examples:
+`uses_batches` chooses. One update, the same in every path (and in `compile.Plain`):
+- per example: the loss and every parameter's gradient from one backward pass;
+- per batch: the gradients added in example order, divided by the batch size, plus
+  2·l2·p with an l2 term (whose l2·Σp² at the batch's starting weights joins each
+  example's loss); clipped (each to [−c, c], or all scaled by c/‖g‖ when ‖g‖ > c);
   then p ← p − lr·g, lr being the epoch's (`Spec.rate_at`).
 """
 
@@ -41,8 +37,6 @@ from gradviz.numbers import fmt
 from gradviz.schema import CLIPPING_KEYS
 from gradviz.spec import Spec
 from gradviz.stats import Diagnosis, diagnose_all, first_nonfinite
-
-# -- training -----------------------------------------------------------------------------
 
 
 @dataclass
@@ -75,7 +69,7 @@ class History:
         return len(self.loss)
 
     def reduce(self) -> None:
-        """Every raw moment but the latest to its Diagnosis, all in one `diagnose_all`."""
+        """Every raw moment but the latest to its Diagnosis (one `diagnose_all`)."""
         raw = [k for k, (_, s) in enumerate(self.snapshots[:-1]) if not isinstance(s, Diagnosis)]
         moments = [self.snapshots[k] for k in raw]
         for k, diagnosis in zip(raw, diagnose_all(moments), strict=True):  # type: ignore[arg-type]
@@ -119,11 +113,10 @@ def evaluate(network: Network, dataset: Dataset, batched: bool | None = None) ->
 
 
 # -- which execution -----------------------------------------------------------------------
-# A cost model of both executions, its constants measured by bench/crossover.py (medians,
-# 2026-12-02, 2 shared cores: see bench/README.md, "Which execution"). Compiled code costs
-# about COMPILED_STEP per example per parameter (forward, backward, update) after a compile
-# of about COMPILE_COST per parameter; a batched update costs about BATCHED_LAYER per layer
-# (a dozen numpy calls whatever their size) plus BATCHED_STEP per example per parameter.
+# A cost model of both, measured by bench/crossover.py (bench/README.md, "Which execution"):
+# compiled code costs COMPILED_STEP per example per parameter after a compile of
+# COMPILE_COST per parameter; a batched update BATCHED_LAYER per layer (a dozen numpy
+# calls whatever their size) plus BATCHED_STEP per example per parameter.
 COMPILED_STEP = 7e-8  # seconds
 COMPILE_COST = 2.5e-4  # seconds per parameter, once per network shape
 BATCHED_LAYER = 2.2e-5  # seconds per layer per update
@@ -131,10 +124,8 @@ BATCHED_STEP = 7e-10  # seconds
 
 
 def uses_batches(sizes: Sequence[int], examples: int, batch: int, epochs: int) -> bool:
-    """Whether training `epochs` epochs of `examples` in batches of `batch` runs faster as
-    matrix products over the batch (gradviz.batched) than as compiled scalar code, by the
-    cost model above: the compiled code for tiny networks and online updates, batches for
-    wide layers over many examples (the lesson's deep networks)."""
+    """Whether training runs faster over batches (gradviz.batched) than compiled, by the
+    cost model above."""
     parameters = parameter_count(sizes)
     layers = len(sizes) - 1
     work = epochs * examples * parameters
@@ -156,15 +147,11 @@ def l2_term(l2: float, weights: Sequence[float]) -> float:
 
 OnEpoch = Callable[[int, float, float], None]
 
-# The weights as an execution holds them: a list of floats (compiled), a float64 array
-# (batched), in `Network.parameters()` order either way.
-Weights = list[float] | np.ndarray
+Weights = list[float] | np.ndarray  # as the compiled or batched execution holds them
 
 
-# Raw recorded moments held (numbers, 8 bytes each) before they are reduced together: a
-# few MB, so that the stacked arrays stay in the processor's cache (bench/whole.py: with
-# all 21 moments of the largest network stacked at once, 30 MB, its training took 20%
-# longer; nine of the lesson's deep nets' moments fit).
+# Raw recorded numbers held before they are reduced together: a few MB, which stay in the
+# processor's cache (bench/whole.py: 30 MB at once made the largest training 20% slower).
 PENDING_FLOATS = 2**18
 
 # measure(weights, previous weights or None, X, Y): every layer's samples (X, Y: the rows
@@ -182,10 +169,9 @@ def train(
 ) -> Result:
     """Train the spec's network from its seed; the same spec gives the same bits.
 
-    Raises `Diverged` (a TrainingError, carrying the training so far) when the loss or
-    a weight stops being finite, naming the epoch and the first layer where NaN/inf
-    appeared, unless `keep_going`. Refuses (SpecError) a data set of the wrong width and
-    more work than MAX_WORK before it starts."""
+    Raises `Diverged` (carrying the training so far) when the loss or a weight stops
+    being finite, unless `keep_going`; SpecError before it starts for a data set of the
+    wrong width or more work than MAX_WORK."""
     data = dataset if dataset is not None else load_data(spec)
     check_data(spec, data)
     network = Network.from_spec(spec)
@@ -224,8 +210,6 @@ def train(
         correct: int = 0,
         counts: list | None = None,
     ) -> tuple[float, int]:
-        """The execution's `run` on this training's data and settings: trains `weights`
-        in place on the examples order[start:stop]."""
         return execution.run(
             weights, X, Y, order, start, stop, batch, lr, clip_at, total, correct, spec.l2, counts
         )
@@ -236,7 +220,6 @@ def train(
         x: np.ndarray = data.X[:rows],
         y: np.ndarray = data.Y[:rows],
     ) -> list[LayerSample]:
-        """Every layer's samples at `weights` on the rows x, y (the statistics' rows)."""
         if isinstance(execution, Compiled):
             network.set_flat(weights)
             if previous is not None:
@@ -308,8 +291,7 @@ def train(
 
 
 def _finite(total: float, P: Weights) -> bool:
-    """The loss and every weight are finite (the sum is the quick test; it can overflow
-    with finite weights, so then each is checked)."""
+    """The loss and every weight are finite (the sum first: it may overflow)."""
     if not math.isfinite(total):
         return False
     if isinstance(P, np.ndarray):
@@ -318,14 +300,11 @@ def _finite(total: float, P: Weights) -> bool:
 
 
 class Diverged(TrainingError):
-    """Training stopped at a non-finite loss or weight: the message names the epoch and
-    the first layer (as `result.history.stopped` does) and advises `keep_going=True` in the
-    caller's words (`render(flag)`: `--keep-going`); `result` is the training so far (for
-    `--json` and diagnosis)."""
+    """Training stopped at a non-finite loss or weight, naming the epoch and the first
+    layer; `result` is the training so far (for `--json` and diagnosis)."""
 
     def __init__(self, divergence: str, result: Result) -> None:
-        # what happened on the error's line, what to do on the next (one line of 240
-        # characters was too long to read)
+        # what happened on the error's line, what to do on the next
         fact, _, advice = divergence.partition(". Lower ")
         super().__init__(
             f"{fact}." if advice else divergence,
@@ -342,23 +321,19 @@ def load_data(spec: Spec) -> Dataset:
     return load(spec.data, Path(spec.base_dir) if spec.base_dir else None)
 
 
-# Work refused before training: epochs × examples × parameters (each epoch runs every
-# example forward and backward through every parameter, and online updates touch every
-# parameter once per example). 1e9 is a few minutes here (about 4-8 million a second,
-# see bench/README.md): these are networks to look at, not to train for hours.
+# Work refused before training: epochs × examples × parameters. 1e9 is a few minutes
+# (bench/README.md): these are networks to look at, not to train for hours.
 MAX_WORK = 1_000_000_000
 
 
 def check_data(spec: Spec, data: Dataset) -> None:
-    """What can only be checked with the data in hand, before training: the input width
-    (`check_width`) and the work (`check_work`)."""
+    """What can only be checked with the data in hand, before training."""
     check_width(spec, data)
     check_work(spec, data.size)
 
 
 def check_width(spec: Spec, data: Dataset) -> None:
-    """The network's input width must be the data's number of features. The error names
-    where the sizes were written (`--layers`, `xor.toml line 3: layers`)."""
+    """The network's input width must be the data's number of features."""
     if data.n_features != spec.layers[0]:
         raise SpecError(
             f"{spec.locate('layers')}: the first size is {spec.layers[0]} but the data set "
@@ -391,10 +366,8 @@ def _divergence(
     loss: float,
     l2: float,
 ) -> str:
-    """Replay the epoch batch by batch (`run` as `train`'s, from its starting `weights`)
-    to find the step where NaN/inf appeared, and name the first layer holding it
-    (forward pass first, then the backward pass) in the batch's samples (`measure`, as
-    `train`'s, over the whole data set: its own rows here)."""
+    """Replay the epoch batch by batch (`run`, `measure`: `train`'s) from its starting
+    `weights` to find the step where NaN/inf appeared, and the first layer holding it."""
     P = weights.copy()
     n = len(order)
     where = "the loss"  # (not found again on replay)
@@ -418,8 +391,7 @@ def _divergence(
         if n > batch:
             where += f", step {step} of the epoch"
         if found is not None and step == 1:
-            # the weights this epoch started from: what the statistics recorded at the end
-            # of the last epoch saw (`stats.verdict` says "by the end of epoch N" too)
+            # what the statistics recorded at the end of the last epoch saw
             origin = (
                 "the initial weights"
                 if epoch == 1
