@@ -13,6 +13,7 @@ import json
 import math
 import re
 from collections.abc import Mapping, Sequence
+from dataclasses import fields
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -36,56 +37,23 @@ if TYPE_CHECKING:
 
 MAX_TEXT = 1_000  # characters of a name, status or reason read from a file
 
-LAYER_FIELDS: dict[str, str] = {
-    "index": "count",
-    "name": "text",
-    "activation": "text",
-    "is_output": "flag",
-    "n_in": "count",
-    "n_out": "count",
-    "n_params": "count",
-    "batch": "count",
-    "mean_abs": "number",
-    "max_abs": "number",
-    "rms": "number",
-    "norm": "number",
-    "signal": "number",
-    "rel": "number?",
-    "below": "number?",
-    "growth": "number",
-    "hop": "number?",
-    "hop_bound": "number?",
-    "grad_data": "number?",
-    "update_data": "number?",
-    "act_mean": "signed",  # of the floats only the activations' mean has a sign
-    "act_std": "number",
-    "mean_slope": "number",
-    "saturated": "number?",
-    "dead": "number",
-    "dead_units": "count",
-    "nonfinite": "count",
-    "nonfinite_in": "text?",
-    "status": "text",
-    "reason": "text",
-    # written by a recorder of another framework's model (gradviz.torch), absent otherwise
-    "unread": "text?",  # what could not be read for the layer (no status rests on it)
-    "clipped_from": "number?",  # ‖g‖ before gradient clipping scaled it
-    "frozen": "flag",  # no gradient by design: out of the verdict
-    "compared": "flag",  # false: its gradient is compared with no other layer's
-}
-"""A layer's statistics (`gradviz.records.LayerStats`, in its order: a test checks)."""
+_KINDS = {"int": "count", "float": "number", "bool": "flag", "str": "text"}
 
-DIAGNOSIS_FIELDS: dict[str, str] = {
-    "at_rest": "flag",
-    "output_spread": "number",
-    "stalled": "flag",
-    "epoch": "count?",
-    "unit": "text",  # what `epoch` counts: "epoch", or "step" (an optimizer step) for a run
-    "judged_by": "text",  # "gradient", or "update" (update:data) under adaptive optimizers
-    "optimizer": "text?",
-    "clip_scale": "number?",  # how much clipping scaled the gradients (None: it did not)
-}
-"""The whole network's, beside its `layers` (`gradviz.records.Diagnosis`)."""
+
+def _fields_of(record: type, signed: tuple[str, ...] = (), skip: tuple[str, ...] = ()) -> dict:
+    """Each field of a `gradviz.records` class, in order, of the kind its type says
+    (`float | None`: "number?"); floats are ≥ 0 unless `signed`."""
+    table = {}
+    for f in fields(record):
+        if f.name not in skip:
+            base = str(f.type).removesuffix(" | None")
+            kind = "signed" if f.name in signed else _KINDS[base]
+            table[f.name] = kind + ("?" if base != f.type else "")
+    return table
+
+
+LAYER_FIELDS = _fields_of(LayerStats, signed=("act_mean",))  # only the mean has a sign
+DIAGNOSIS_FIELDS = _fields_of(Diagnosis, skip=("layers", "first_nonfinite"))
 DIAGNOSIS_OPTIONAL = ("unit", "judged_by", "optimizer", "clip_scale")
 
 
