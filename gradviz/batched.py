@@ -98,14 +98,6 @@ class Batched:
                 delta = delta @ layers[i][0]
         return losses, self._G
 
-    def correct(
-        self, outputs: np.ndarray, Y: np.ndarray, positive: np.ndarray | None = None
-    ) -> int:
-        """How many outputs are right, as `gradviz.nn.is_correct`; `positive`: Y > 0.5."""
-        t = self.loss.threshold
-        positive = Y > 0.5 if positive is None else positive
-        return int(np.count_nonzero(np.where(positive, outputs > t, outputs <= t)))
-
     def run(
         self,
         P: np.ndarray,
@@ -141,7 +133,10 @@ class Batched:
             else:
                 pre, act, losses, G = kept
             total += float(losses.sum())
-            correct += self.correct(act[-1][:, 0], y, positive[first : first + batch])
+            # right: on the target's side of the threshold, as `nn.is_correct` (NaN: wrong)
+            t, out = self.loss.threshold, act[-1][:, 0]
+            right = np.where(positive[first : first + batch], out > t, out <= t)
+            correct += int(np.count_nonzero(right))
             G /= m
             if decay:
                 G += (2.0 * decay) * P

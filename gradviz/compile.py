@@ -23,7 +23,7 @@ import numpy as np
 
 import gradviz.codegen as codegen
 from gradviz.engine import Op, Value, topological_order
-from gradviz.nn import LOSS_FUNCTIONS, Network, example_graph, is_correct
+from gradviz.nn import LOSS_FUNCTIONS, Network, example_graph, is_correct, sum_of_squares
 from gradviz.ops import OP_NAMES, compiled_names
 
 # -- compiling a network ------------------------------------------------------------------
@@ -499,7 +499,8 @@ class Plain:
             end = start + 1 if self.online else min(start + batch, stop)
             m = end - start
             if self.network.l2 > 0:  # l2·Σp² at the batch's starting weights, once per example
-                total += decay * _squares(p) if self.online else decay * _squares(p) * m
+                reg = decay * sum_of_squares(p)
+                total += reg if self.online else reg * m
             G = [0.0] * len(p)
             for y, built, grads in self._examples(p, X, Y, order[start:end]):
                 total += built.loss.data
@@ -541,7 +542,7 @@ class Plain:
 
 def _clipped(G: list[float], kind: str, c: float, tally: list) -> list[float]:
     """Clipping as `_clip_lines` does it, counted into `tally`."""
-    norm = math.sqrt(_squares(G))
+    norm = math.sqrt(sum_of_squares(G))
     tally[0] += 1
     tally[2] += norm
     if kind == "value":
@@ -558,12 +559,5 @@ def _clipped(G: list[float], kind: str, c: float, tally: list) -> list[float]:
             f = c / norm
             G = [g * f for g in G]
     tally[1] += clipped
-    tally[3] += math.sqrt(_squares(G)) if clipped else norm
+    tally[3] += math.sqrt(sum_of_squares(G)) if clipped else norm
     return G
-
-
-def _squares(G: list[float]) -> float:
-    s = G[0] * G[0]
-    for g in G[1:]:
-        s += g * g
-    return s

@@ -83,13 +83,6 @@ class Model:
             _regular_file(path, self.source)
         return load(data, Path(self.spec.base_dir) if self.spec.base_dir else None)
 
-    def data_file(self) -> Path | None:
-        data = self.spec.data
-        if data.name != "csv" or data.path is None:
-            return None
-        path = Path(data.path)
-        return Path(self.spec.base_dir) / path if self.spec.base_dir else path
-
     def layer_samples(self, dataset: Dataset | None = None) -> list[LayerSample]:
         """Per-layer state of the saved weights on its data (`nn.stats_rows` of it)."""
         data = dataset if dataset is not None else self.dataset()
@@ -184,10 +177,13 @@ def _regular_file(path: Path, model: Path) -> None:
 def model_inputs(path: Path) -> list[Path]:
     """A saved model's file and its CSV file: inputs no command's output may overwrite."""
     try:
-        data = load_model(path).data_file()
+        spec = load_model(path).spec
     except GradvizError:  # its error is raised where the command reads it
         return [path]
-    return [path] if data is None else [path, data]
+    if spec.data.name != "csv" or spec.data.path is None:
+        return [path]
+    data = Path(spec.data.path)
+    return [path, Path(spec.base_dir) / data if spec.base_dir else data]
 
 
 def save(model: Model, path: Path | str) -> None:

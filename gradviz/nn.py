@@ -287,6 +287,14 @@ def example_graph(network: Network, x: Sequence[float], y: float) -> Built:
     return built
 
 
+def sum_of_squares(values: Sequence[float]) -> float:
+    """v0² + v1² + … left to right (the order of the l2 term and of ‖g‖²)."""
+    total = values[0] * values[0]
+    for v in values[1:]:
+        total += v * v
+    return total
+
+
 def sequential_sum(values: np.ndarray | float, count: int, start: float = -0.0) -> float:
     """start + v1 + v2 + … left to right (a float: `count` equal values), the order of
     training's batch sums, so that every way of computing them gives the same bits."""

@@ -32,6 +32,7 @@ from gradviz.nn import (
     layer_views,
     parameter_count,
     stats_rows,
+    sum_of_squares,
 )
 from gradviz.numbers import fmt
 from gradviz.schema import CLIPPING_KEYS
@@ -137,12 +138,7 @@ def uses_batches(sizes: Sequence[int], examples: int, batch: int, epochs: int) -
 
 def l2_term(l2: float, weights: Sequence[float]) -> float:
     """l2·Σp² over every weight and bias (0.0 without an l2 term)."""
-    if not l2:
-        return 0.0
-    reg = -0.0
-    for p in weights:
-        reg += p * p
-    return l2 * reg
+    return l2 * sum_of_squares(weights) if l2 else 0.0
 
 
 OnEpoch = Callable[[int, float, float], None]
@@ -153,10 +149,6 @@ Weights = list[float] | np.ndarray  # as the compiled or batched execution holds
 # Raw recorded numbers held before they are reduced together: a few MB, which stay in the
 # processor's cache (bench/whole.py: 30 MB at once made the largest training 20% slower).
 PENDING_FLOATS = 2**18
-
-# measure(weights, previous weights or None, X, Y): every layer's samples (X, Y: the rows
-# the statistics are recorded on, by default)
-Measure = Callable[..., list[LayerSample]]
 
 
 def train(
@@ -356,7 +348,7 @@ def check_work(spec: Spec, examples: int) -> None:
 
 def _divergence(
     run: Callable[..., tuple[float, int]],
-    measure: Measure,
+    measure: Callable[..., list[LayerSample]],  # (weights, previous or None, X, Y)
     data: Dataset,
     weights: Weights,
     order: list[int],
