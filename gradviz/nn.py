@@ -212,14 +212,9 @@ class Network:
             n_in, n_out = layer.n_in, layer.n_out
             if scheme == "he":
                 w = rng.normal(0.0, math.sqrt(2.0 / n_in), size=(n_out, n_in))
-            else:
-                bound = {
-                    "default": math.sqrt(2.0 / n_in),
-                    "xavier": math.sqrt(6.0 / (n_in + n_out)),
-                    "uniform1": 1.0,
-                    "micrograd": 1.0,
-                }[scheme]
-                w = rng.uniform(-bound, bound, size=(n_out, n_in))
+            else:  # U(±√square): uniform1 and micrograd U(-1, 1)
+                square = {"default": 2.0 / n_in, "xavier": 6.0 / (n_in + n_out)}.get(scheme, 1.0)
+                w = rng.uniform(-math.sqrt(square), math.sqrt(square), size=(n_out, n_in))
             biases = rng.uniform(-1.0, 1.0, size=n_out) if scheme == "uniform1" else np.zeros(n_out)
             weights.append((w, biases))
         self.set_weights(weights)

@@ -203,13 +203,8 @@ def model_dict(model: Model, folder: Path | None = None) -> dict:
         "version": MODEL_VERSION,
         "spec": spec,
         "layers": [
-            {
-                "name": f"L{i}",
-                "activation": activation,
-                "weights": W.tolist(),
-                "biases": b.tolist(),
-            }
-            for i, ((W, b), activation) in enumerate(
+            {"name": f"L{i}", "activation": act, "weights": W.tolist(), "biases": b.tolist()}
+            for i, ((W, b), act) in enumerate(
                 zip(model.weights, model.spec.activations, strict=True), 1
             )
         ],
@@ -311,9 +306,9 @@ def _check_history(history: dict) -> None:
         read_diagnosis(entry, f"history.gradients[{i}]")
 
 
+# Characters in one number of a model or run file (a float64 needs at most 24): Python
+# would spend quadratic time on a huge integer, or fail past 4300 digits.
 MAX_NUMBER_LENGTH = 100
-"""Characters in one number of a model or run file (a float64 needs at most 24). Longer ones are
-refused: Python would spend quadratic time on a huge integer, or fail past 4300 digits."""
 
 
 def _short_number(text: str, name: str) -> str:
@@ -375,12 +370,11 @@ RUN_VERSION = 1
 _PEEK_BYTES = 4096
 _FORMAT_KEY = re.compile(rb'"format"\s*:\s*"(gradviz-run|gradviz-model)"')
 
-MAX_RUN_LAYERS = 4_096
-"""Layers in a run file (a ResNet-152 has 155 with weights; a 70-layer transformer ~500)."""
+MAX_RUN_LAYERS = 4_096  # (a ResNet-152 has 155 layers with weights; a transformer ~500)
 MAX_DIMENSIONS = 8  # of one layer's weight (a 3-d convolution's has 5)
+# A step, step count or size in a run file: below 2**53, so that every view that turns it
+# into a float (plots, the page's slider) keeps it exact, and none overflows.
 MAX_STEP = 10**15
-"""A step, step count or size in a run file: below 2**53, so every view that turns it
-into a float (plots, the page's slider) keeps it exact, and none overflows."""
 
 
 def save_run(run: Run, path: Path | str) -> None:
