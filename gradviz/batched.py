@@ -116,8 +116,7 @@ class Batched:
     ) -> tuple[float, int]:
         """`gradviz.compile.Compiled.run` over batches, the same arguments and results."""
         Xo, Yo, positive = self._examples(order, X, Y, start, stop)
-        updates = clipped = 0
-        before = after = 0.0
+        tally = [0, 0, 0.0, 0.0]  # updates, clipped, Σ‖g‖ before and after clipping
         if self._trained[0] is not P:
             self._trained = (P, self.layers(P))
         layers = self._trained[1]
@@ -142,22 +141,19 @@ class Batched:
                 G += (2.0 * decay) * P
             if self.clip is not None:
                 norm = math.sqrt(float(G @ G))
-                before += norm
-                updates += 1
+                tally[0] += 1
+                tally[2] += norm
                 if self.clip == "value":
                     hit = float(np.fmax.reduce(np.abs(G))) > clip_at  # (NaN is no hit)
                     if hit:
                         np.clip(G, -clip_at, clip_at, out=G)
                 elif hit := norm > clip_at:
                     G *= clip_at / norm
-                if hit:
-                    clipped += 1
-                    after += math.sqrt(float(G @ G))
-                else:
-                    after += norm
+                tally[1] += hit
+                tally[3] += math.sqrt(float(G @ G)) if hit else norm
             P -= lr * G
         if counts is not None:
-            for k, value in enumerate((updates, clipped, before, after)):
+            for k, value in enumerate(tally):
                 counts[k] += value
         return total, correct
 

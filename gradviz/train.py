@@ -219,6 +219,13 @@ def train(
             return layer_samples(network, x, y, previous)
         return execution.samples(np.asarray(weights), x, y, previous)
 
+    def result() -> Result:
+        """The training so far, the network set to P and evaluated as it trained."""
+        history.reduce()
+        network.set_flat(P)
+        final = evaluate(network, data, isinstance(execution, Batched))
+        return Result(spec, network, data, history, final)
+
     pending = 0  # the numbers held by raw moments waiting to be reduced
 
     def snapshot(epoch: int, previous: Weights | None) -> None:
@@ -267,19 +274,12 @@ def train(
                 if not keep_going:
                     if record:  # the state it stopped in, NaN and all
                         snapshot(epoch, previous)
-                    history.reduce()
-                    network.set_flat(P)
-                    final = evaluate(network, data, isinstance(execution, Batched))
-                    raise Diverged(message, Result(spec, network, data, history, final))
+                    raise Diverged(message, result())
             if recording:
                 snapshot(epoch, previous)
             if on_epoch is not None:
                 on_epoch(epoch, loss, correct / n)
-        history.reduce()
-    network.set_flat(P)
-    return Result(
-        spec, network, data, history, evaluate(network, data, isinstance(execution, Batched))
-    )
+        return result()
 
 
 def _finite(total: float, P: Weights) -> bool:
