@@ -197,7 +197,11 @@ def model_dict(model: Model, folder: Path | None = None) -> dict:
     relative to it (the pair can move together), data elsewhere by its absolute path."""
     spec = model.spec.to_dict()
     if folder is not None and model.spec.data.name == "csv" and model.spec.data.path:
-        spec["data"]["csv"] = _csv_reference(Path(spec["data"]["csv"]), folder)
+        path = Path(spec["data"]["csv"])
+        try:
+            spec["data"]["csv"] = path.resolve().relative_to(folder.resolve()).as_posix()
+        except ValueError:  # outside the folder
+            spec["data"]["csv"] = str(path.absolute())
     return {
         "format": MODEL_FORMAT,
         "version": MODEL_VERSION,
@@ -211,13 +215,6 @@ def model_dict(model: Model, folder: Path | None = None) -> dict:
         "history": model.history,
         "final": model.final,
     }
-
-
-def _csv_reference(path: Path, folder: Path) -> str:
-    try:
-        return path.resolve().relative_to(folder.resolve()).as_posix()
-    except ValueError:
-        return str(path.absolute())
 
 
 def model_json(model: Model, folder: Path | None = None) -> str:
