@@ -13,7 +13,7 @@ sigmoid: it gets one written in its own style (`_backward` closure, math.exp).
 
 The alternatives, both on gradviz's own engine and op table:
 - engine, rebuilt: an interpreter that builds every example's graph of `Value`s again
-  and calls `backward()` (`gradviz.train.reference_step`, the definition training
+  and calls `backward()` (`gradviz.compile.Plain`, the definition training
   matches bit for bit);
 - engine, fixed graph: the graph built once and re-evaluated in place each step
   (`engine.evaluate`, `engine.backpropagate`); for a full batch its inputs hold numpy
@@ -192,8 +192,9 @@ def deep_steps() -> dict[str, Callable[[list[int], int], Callable[[], None]]]:
 
     def rebuilt_maker(rows: list[int], steps: int) -> Callable[[], None]:
         net = nn.Network.from_spec(DEEP)
-        Xr, Yr = [X[i] for i in rows], [Y[i] for i in rows]
-        return lambda: [T.reference_step(net, Xr, Yr, 1.0) for _ in range(steps)]
+        P, m = net.flat(), len(rows)
+        plain = C.Plain(net)
+        return lambda: [plain.run(P, X, Y, rows, 0, m, m, 1.0, 0.0) for _ in range(steps)]
 
     makers["engine, rebuilt"] = rebuilt_maker
 
@@ -290,11 +291,12 @@ def rebuilt_train(spec: Spec, epochs: int) -> nn.Network:
     data = load(spec.data)
     X, Y = data.X.tolist(), data.Y.tolist()
     net = nn.Network.from_spec(spec)
-    batch = data.size if spec.update == "full" else 1
-    for order in orders(spec, epochs, data.size):
-        for start in range(0, data.size, batch):
-            rows = order[start : start + batch]
-            T.reference_step(net, [X[i] for i in rows], [Y[i] for i in rows], spec.learning_rate)
+    P, n = net.flat(), data.size
+    batch = n if spec.update == "full" else 1
+    plain = C.Plain(net, online=batch == 1)
+    for order in orders(spec, epochs, n):
+        plain.run(P, X, Y, order, 0, n, batch, spec.learning_rate, 0.0)
+    net.set_flat(P)
     return net
 
 
@@ -441,14 +443,7 @@ def bit_identical(spec: Spec, epochs: int = 3) -> bool:
         result = T.train(spec, record=False)
     finally:
         T.uses_batches = chooser
-    data = load(spec.data)
-    net = nn.Network.from_spec(spec)
-    batch = data.size if spec.update == "full" else 1
-    for order in orders(spec, epochs, data.size):
-        for start in range(0, data.size, batch):
-            rows = order[start : start + batch]
-            T.reference_step(net, data.X[rows].tolist(), data.Y[rows].tolist(), spec.learning_rate)
-    return result.network.flat() == net.flat()
+    return result.network.flat() == rebuilt_train(spec, epochs).flat()
 
 
 def training_runs(spec: Spec, epochs: int, scale: int):

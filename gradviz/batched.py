@@ -1,70 +1,52 @@
 """Training as matrix products over the batch: the second execution of `gradviz.train`.
 
-The compiled trainer (gradviz.compile) costs examples × parameters with almost nothing
-fixed per call: it wins on tiny networks and online updates. A layer over a batch is one
-matrix product (a few numpy calls per layer, about a microsecond each whatever its size):
-it wins where layers are wide and batches big (the lesson's deep net: about 20× per epoch,
-bench/crossover.py). `gradviz.train.uses_batches` chooses from the spec and the data's size.
+The compiled trainer costs examples × parameters with almost nothing fixed per call: it
+wins on tiny networks and online updates. A layer over a batch is a few numpy calls,
+whatever its size: it wins where layers are wide and batches big (the lesson's deep net:
+about 20× per epoch, bench/crossover.py); `gradviz.train.uses_batches` chooses.
 
-The arithmetic is the update of gradviz.train, each activation from its op row and each
-loss from its definition (gradviz.nn) on `Value`s over the batch; only the order of the
-sums differs (BLAS's), so the numbers agree with the engine to about 1e-15 per step
-(tests: within 1e-12 over the first epochs of every sample, the same statuses over runs).
+The update is gradviz.train's, each activation from its op row and each loss from
+gradviz.nn on `Value`s over the batch; only the order of the sums differs (BLAS's), so
+the numbers agree with the engine to about 1e-15 per step.
 """
 
 from __future__ import annotations
 
-import itertools
 import math
 from collections.abc import Sequence
 
 import numpy as np
 
 from gradviz.engine import Value, backpropagate, evaluate, topological_order
-from gradviz.nn import LOSS_FUNCTIONS, LayerSample, Network
+from gradviz.nn import LOSS_FUNCTIONS, LayerSample, Network, layer_views, samples_of
 from gradviz.ops import ACTIVATIONS
 
 
 class Batched:
-    """A network's shape as layers over a flat parameter vector `P` (float64, in
-    `Network.parameters()` order: per layer, per neuron, its weights then its bias), so a
-    layer's weights and biases are views into it, and an update is one vector operation.
-
-    X is an (n, inputs) array, Y an (n,) array of targets."""
+    """A network's shape as layers over a flat float64 parameter vector `P`
+    (`nn.layer_views`), so that an update is one vector operation. X is an (n, inputs)
+    array, Y an (n,) array of targets."""
 
     def __init__(self, network: Network, clip: str | None = None) -> None:
         self.network = network
         self.clip = clip  # None, "value" or "norm", as `gradviz.compile.compile_network`
         self.ops = [ACTIVATIONS[name] for name in network.activations]
         self.loss = LOSS_FUNCTIONS[network.loss]
-        self.blocks: list[tuple[int, int, int]] = []  # (start, n_out, n_in) of each layer
-        start = 0
-        for n_in, n_out in itertools.pairwise(network.sizes):
-            self.blocks.append((start, n_out, n_in))
-            start += n_out * (n_in + 1)
-        self.size = start
+        self.size = network.n_parameters
         self._G = np.empty(self.size)  # the batch's gradient sum, in P's layout
         self._grads = self.layers(self._G)
         self._loss_graphs: dict[int, tuple] = {}  # batch size: (output, target, order)
         self._rows: tuple = (None, None, None, None)  # (order, X, Y, rows) last trained on
         self._trained: tuple = (None, [])  # (P, its layers): training updates one P in place
-        # the pass `samples` last made (P, X, Y, pre, act, losses, gradient sum), which a
-        # full batch's next epoch asks for again (`_measured_pass`)
-        self._measured: tuple | None = None
+        self._measured: tuple | None = None  # the pass `samples` made (`_measured_pass`)
 
     def layers(self, P: np.ndarray) -> list[tuple[np.ndarray, np.ndarray]]:
-        """(W of shape (n_out, n_in), b of shape (n_out,)) per layer: views into P."""
-        out = []
-        for start, n_out, n_in in self.blocks:
-            block = P[start : start + n_out * (n_in + 1)].reshape(n_out, n_in + 1)
-            out.append((block[:, :-1], block[:, -1]))
-        return out
+        return layer_views(self.network.sizes, P)
 
     def forward(
         self, layers: list[tuple[np.ndarray, np.ndarray]], X: np.ndarray
     ) -> tuple[list[np.ndarray], list[np.ndarray]]:
-        """Every layer's pre-activations and activations over the batch, (m, n_out) each
-        (a linear layer's activations are its pre-activations); `layers` as `layers(P)`."""
+        """Every layer's pre-activations and activations over the batch, (m, n_out) each."""
         pre, act = [], []
         values = X
         for (W, b), op in zip(layers, self.ops, strict=True):
@@ -75,9 +57,8 @@ class Batched:
         return pre, act
 
     def losses(self, outputs: np.ndarray, Y: np.ndarray, slopes: bool) -> tuple:
-        """Each example's loss, and (if `slopes`) ∂loss/∂output for each: the spec's loss
-        built on the engine's Values over the batch (once per batch size; then evaluated
-        again with new outputs and targets) and run backward."""
+        """Each example's loss, and (if `slopes`) ∂loss/∂output: the spec's loss on Values
+        over the batch (built once per batch size, then evaluated again) and run backward."""
         m = len(Y)
         graph = self._loss_graphs.get(m)
         if graph is None:
@@ -102,9 +83,8 @@ class Batched:
         pre: list[np.ndarray],
         act: list[np.ndarray],
     ) -> tuple[np.ndarray, np.ndarray]:
-        """(each example's loss, the SUM over the batch of every parameter's gradient, in
-        P's layout): the chain rule layer by layer, from the output down. The sum is
-        written into one buffer, which the next call overwrites."""
+        """(each example's loss, the SUM of every parameter's gradient over the batch, in
+        P's layout, in a buffer the next call overwrites): the chain rule, layer by layer."""
         losses, slope = self.losses(act[-1][:, 0], Y, slopes=True)
         delta = slope[:, None]
         for i in range(len(layers) - 1, -1, -1):
@@ -117,15 +97,6 @@ class Batched:
             if i:
                 delta = delta @ layers[i][0]
         return losses, self._G
-
-    def correct(
-        self, outputs: np.ndarray, Y: np.ndarray, positive: np.ndarray | None = None
-    ) -> int:
-        """How many outputs are on their target's side of the loss's threshold (a NaN on
-        neither: wrong), as `gradviz.nn.is_correct`; `positive` is Y > 0.5, if known."""
-        t = self.loss.threshold
-        positive = Y > 0.5 if positive is None else positive
-        return int(np.count_nonzero(np.where(positive, outputs > t, outputs <= t)))
 
     def run(
         self,
@@ -143,13 +114,9 @@ class Batched:
         decay: float = 0.0,
         counts: list | None = None,
     ) -> tuple[float, int]:
-        """`gradviz.compile.Compiled.run` over batches, the same arguments: trains P in place
-        on the examples order[start:stop] in batches of `batch`, clipping at `clip_at`;
-        returns the running (sum of losses, count of correct outputs); `decay` is the l2
-        term's strength; `counts` gets [updates, clipped, Σ‖g‖ before, Σ‖g‖ after]."""
+        """`gradviz.compile.Compiled.run` over batches, the same arguments and results."""
         Xo, Yo, positive = self._examples(order, X, Y, start, stop)
-        updates = clipped = 0
-        before = after = 0.0
+        tally = [0, 0, 0.0, 0.0]  # updates, clipped, Σ‖g‖ before and after clipping
         if self._trained[0] is not P:
             self._trained = (P, self.layers(P))
         layers = self._trained[1]
@@ -165,38 +132,37 @@ class Batched:
             else:
                 pre, act, losses, G = kept
             total += float(losses.sum())
-            correct += self.correct(act[-1][:, 0], y, positive[first : first + batch])
+            # right: on the target's side of the threshold, as `nn.is_correct` (NaN: wrong)
+            t, out = self.loss.threshold, act[-1][:, 0]
+            right = np.where(positive[first : first + batch], out > t, out <= t)
+            correct += int(np.count_nonzero(right))
             G /= m
             if decay:
                 G += (2.0 * decay) * P
             if self.clip is not None:
                 norm = math.sqrt(float(G @ G))
-                before += norm
-                updates += 1
+                tally[0] += 1
+                tally[2] += norm
                 if self.clip == "value":
                     hit = float(np.fmax.reduce(np.abs(G))) > clip_at  # (NaN is no hit)
                     if hit:
                         np.clip(G, -clip_at, clip_at, out=G)
                 elif hit := norm > clip_at:
                     G *= clip_at / norm
-                if hit:
-                    clipped += 1
-                    after += math.sqrt(float(G @ G))
-                else:
-                    after += norm
+                tally[1] += hit
+                tally[3] += math.sqrt(float(G @ G)) if hit else norm
             P -= lr * G
         if counts is not None:
-            for k, value in enumerate((updates, clipped, before, after)):
+            for k, value in enumerate(tally):
                 counts[k] += value
         return total, correct
 
     def _measured_pass(
         self, P: np.ndarray, x: np.ndarray, y: np.ndarray
     ) -> tuple[list[np.ndarray], list[np.ndarray], np.ndarray, np.ndarray] | None:
-        """The forward and backward pass `samples` made last, if this batch is the same
-        weights on the same rows: a full-batch training records its statistics on all of
-        its rows after an epoch, and the next epoch starts with that very pass (the same
-        arrays in, so the same numbers out). Used once, then dropped."""
+        """The pass `samples` made last, if this batch is the same weights on the same rows
+        (full-batch training records its statistics on all rows, then the next epoch starts
+        with that very pass). Used once, then dropped."""
         kept, self._measured = self._measured, None
         if kept is None:
             return None
@@ -211,9 +177,8 @@ class Batched:
     def _examples(
         self, order: Sequence[int], X: np.ndarray, Y: np.ndarray, start: int, stop: int
     ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-        """X, Y and Y > 0.5 of the examples order[start:stop], in that order. The last
-        order's are kept: full-batch training passes the same order list every epoch
-        (training never changes an order list once made)."""
+        """X, Y and Y > 0.5 of the examples order[start:stop]. The last order's are kept:
+        full-batch training passes the same (never changed) order list every epoch."""
         last, last_X, last_Y, examples = self._rows
         if last is not order or last_X is not X or last_Y is not Y:
             rows = np.asarray(order, dtype=np.intp)
@@ -235,9 +200,7 @@ class Batched:
         Y: np.ndarray,
         previous: np.ndarray | None = None,
     ) -> list[LayerSample]:
-        """What `nn.layer_samples` measures (each layer's weights, the gradient of the
-        mean loss over X before clipping with the l2 term's, pre-activations and
-        activations, the weights before the last update), from one batched pass."""
+        """What `nn.layer_samples` measures, from one batched pass."""
         n = len(Y)
         layers = self.layers(P)
         pre, act = self.forward(layers, X)
@@ -247,34 +210,13 @@ class Batched:
             G = G / n
         else:
             G = np.full(self.size, math.nan)
-        if self.network.l2:
-            G += (2.0 * self.network.l2) * P
-        before = None if previous is None else self.layers(np.asarray(previous, dtype=float))
-        out = []
-        for i, (layer, (W, b), (GW, Gb)) in enumerate(
-            zip(self.network.layers, self.layers(P), self.layers(G), strict=True)
-        ):
-            out.append(
-                LayerSample(
-                    index=layer.index,
-                    name=layer.name,
-                    activation=layer.activation,
-                    is_output=layer.is_output,
-                    weights=W.copy(),
-                    biases=b.copy(),
-                    weight_grads=GW.copy(),
-                    bias_grads=Gb.copy(),
-                    pre_activations=pre[i],
-                    activations=act[i],
-                    previous_weights=None if before is None else before[i][0].copy(),
-                )
-            )
-        return out
+        if previous is not None:
+            previous = [W for W, _ in self.layers(np.asarray(previous, dtype=float))]
+        return samples_of(self.network, P, G, pre, act, previous)
 
 
 def _per_example(values: np.ndarray | float, m: int) -> np.ndarray:
-    """A batch's per-example numbers as an (m,) array (a number the same for all of them
-    broadcast)."""
+    """A batch's per-example numbers as an (m,) array (one number broadcast)."""
     if type(values) is np.ndarray and values.shape == (m,):
         return values
     return np.broadcast_to(values, (m,))

@@ -1,9 +1,6 @@
-"""Python written by gradviz and compiled, registered so that a traceback shows it.
-
-Generated from the op table's expressions and our templates, never from user text: the op
-table's callables and the trainer's network code (`gradviz.train`); the engine has none.
-Each text is put in `linecache` under a name that says what it is, each function under its
-real name: `File "<gradviz network 2-4-1: run>", line 12, in run`, then the line itself.
+"""Python written by gradviz (from the op table and our templates, never user text) and
+compiled, registered in `linecache` so that a traceback shows it under real names:
+`File "<gradviz network 2-4-1: run>", line 12, in run`, then the line itself.
 """
 
 from __future__ import annotations
@@ -21,8 +18,7 @@ _NOT_NAME = re.compile(r"\W")
 
 
 def registered(source: str, label: str) -> str:
-    """A file name for `source` (`<gradviz LABEL>`, numbered after the first of a label),
-    its text put in `linecache`, where tracebacks and `inspect` look for lines."""
+    """A file name for `source` (`<gradviz LABEL>`, then numbered), its text in `linecache`."""
     filename = f"<gradviz {label}>"
     held = linecache.cache.get(filename)
     if held is not None and held[2] != source.splitlines(True):  # another text, same label
@@ -38,14 +34,13 @@ def compiled(source: str, label: str) -> CodeType:
 
 
 def identifier(name: str) -> str:
-    """A function name for `name` (`pow0.5` -> `pow0_5`)."""
+    # a function name for `name` (`pow0.5` -> `pow0_5`)
     name = _NOT_NAME.sub("_", name)
     return name if name.isidentifier() else f"_{name}"
 
 
 @lru_cache(maxsize=512)
 def _code_object(name: str, params: str, body: str) -> CodeType:
-    """A function's code from one of the templates, compiled once per text."""
     source = f"def {name}({params}):\n    {body}\n"
     module = compiled(source, name)
     return next(c for c in module.co_consts if isinstance(c, CodeType))

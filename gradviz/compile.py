@@ -1,14 +1,11 @@
 """A network's loss graph compiled to straight-line Python: what makes training fast.
 
-Why compiled: a network's graph has the same shape for every example, so rebuilding
-thousands of `Value` nodes per example (what an interpreter does) is pure overhead.
-We build one example's graph once with the engine, take its topological order, and
-turn it into straight-line Python: one assignment per node forward, one per edge
-backward, in exactly the order `engine.backpropagate` visits them. The text of each
-line comes from the op table (`gradviz.ops`: `Op.code`, `Op.local_code`, derived from the
-same expressions as the engine's callables), never from user input. So the numbers
-are the engine's, bit for bit, at 10-50x the speed (see bench/README.md). The plain
-reference (`Plain`, GRADVIZ_PLAIN=1) runs the same three functions on the engine.
+A network's graph has the same shape for every example, so rebuilding thousands of
+`Value`s per example is pure overhead. One example's graph is built once, and its
+topological order written out: one assignment per node forward, one per edge backward,
+in the order `engine.backpropagate` visits them, each line from the op table's templates
+(`Op.code`, `Op.local_code`), never from user input. The numbers are the engine's, bit for
+bit, at 10-50x the speed (bench/README.md). `Plain` (GRADVIZ_PLAIN=1) is the reference.
 """
 
 from __future__ import annotations
@@ -17,7 +14,7 @@ import math
 import os
 import re
 from collections import Counter
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from functools import lru_cache
 from types import CodeType
@@ -26,7 +23,7 @@ import numpy as np
 
 import gradviz.codegen as codegen
 from gradviz.engine import Op, Value, topological_order
-from gradviz.nn import LOSS_FUNCTIONS, Network, example_graph, is_correct
+from gradviz.nn import LOSS_FUNCTIONS, Network, example_graph, is_correct, sum_of_squares
 from gradviz.ops import OP_NAMES, compiled_names
 
 # -- compiling a network ------------------------------------------------------------------
@@ -34,17 +31,14 @@ from gradviz.ops import OP_NAMES, compiled_names
 
 @dataclass(frozen=True)
 class Compiled:
-    """A network's loss graph as two Python functions over a flat parameter list.
+    """A network's loss graph as three functions over a flat parameter list P.
 
     `run(P, X, Y, order, start, stop, batch, lr, clip, total, correct, decay=0.0,
-    counts=None)` trains on the examples `order[start:stop]` in batches of `batch`,
-    updating `P` in place, and returns the running (sum of losses, count of correct
-    outputs); `decay` is the l2 term's strength (compiled in only for a network with
-    one), and a `counts` list gets [updates, clipped, Σ‖g‖ before, Σ‖g‖ after] added.
-    `gradient(P, X, Y, order)` returns (sum of losses, the mean gradient over the
-    examples `order`, unclipped) and `evaluate(P, X, Y)` (sum of losses, outputs),
-    both without changing anything.
-    X is a list of tuples of floats, Y a list of floats."""
+    counts=None)` trains P in place on the examples `order[start:stop]` in batches of
+    `batch` and returns the running (sum of losses, count correct); `decay` is the l2
+    strength, `counts` gets [updates, clipped, Σ‖g‖ before, Σ‖g‖ after] added.
+    `gradient(P, X, Y, order)` gives (sum of losses, mean gradient, unclipped) and
+    `evaluate(P, X, Y)` (sum of losses, outputs). X: tuples of floats, Y: floats."""
 
     run: Callable[..., tuple[float, int]]
     gradient: Callable[..., tuple[float, list[float]]]
@@ -56,12 +50,11 @@ _NAME = re.compile(r"\(?-?[A-Za-z_0-9.]+\)?")
 
 
 def _wrap(expression: str) -> str:
-    """Parenthesise a compound expression so `g * (local)` multiplies as the engine does."""
     return expression if _NAME.fullmatch(expression) else f"({expression})"
 
 
 def _times(g: str, local: str) -> str:
-    """The engine's `g * local`, dropping exact multiplications by 1.0."""
+    # the engine's `g * local`, dropping exact multiplications by 1.0
     if g == "1.0":
         return _wrap(local)
     if local == "1.0":
@@ -74,8 +67,8 @@ def _literal(x: float) -> str:
 
 
 def _graph_code(network: Network) -> tuple[list[str], dict[str, list[str]], str, str, dict]:
-    """Forward lines and backward lines (per parameter-grad sink) for one example, the
-    output and loss variable names, and the namespace the lines need (odd constants)."""
+    """One example's forward lines, backward lines (per sink), output and loss names,
+    and the namespace the lines need (odd constants)."""
     xs = [Value(0.0, label=f"x{j}") for j in range(network.sizes[0])]
     y = Value(0.0, label="y")
     built = network.build(xs, y)
@@ -135,9 +128,8 @@ def _one_line(op: Op) -> bool:
 
 
 def _inlinable(order: list[Value], needs: set[Value], kept: set[Value]) -> set[Value]:
-    """Nodes whose value can live inside their one user's expression: made by a one-line
-    template, used exactly once, by a template naming it once, and not read by the
-    backward pass (whose local slopes name the values they need)."""
+    """Nodes whose value can live inside their one user's expression: a one-line template,
+    one user naming it once, and not read by the backward pass's local slopes."""
     users: dict[Value, list[Value]] = {}
     for node in order:
         for parent in node.parents:
@@ -164,9 +156,8 @@ def _inlinable(order: list[Value], needs: set[Value], kept: set[Value]) -> set[V
 
 
 def _credit_edges(order: list[Value], needs: set[Value]) -> Iterator[tuple[Value, Value, str]]:
-    """(node, parent, the template of the parent's local slope) for every edge the
-    backward pass carries credit along towards a parameter, in graph order; where the op
-    writes the product itself (`Op.chain`), its template, in `{g}`."""
+    """(node, parent, local slope's template) for every edge carrying credit towards a
+    parameter, in graph order; `Op.chain`'s template (in `{g}`) where the op has one."""
     for node in order:
         if node.op is not None and node.op.passes_credit and node in needs:
             templates = [
@@ -187,15 +178,11 @@ def _backward_lines(
 ) -> list[str]:
     """`engine.backpropagate` unrolled: the same contributions in the same order.
 
-    Exactness: the engine starts each grad at 0.0 and adds, and 0.0 + c differs from c
-    only for c = -0.0. Inner nodes skip the `0.0 +` (and a node fed by one `+` simply
-    shares its child's grad variable): their zeros may differ in sign, which no
-    parameter gradient can see, because each parameter's grad does start from `0.0 +`
-    (a zero times a finite local slope is still a zero, and 0.0 + ±0 is +0.0).
-    `sink`: "assign" puts a parameter's grad in `gp{i}`; "accumulate" adds it to the
-    batch sum `G{i}` directly. That sum starts at +0.0 and adds the raw contribution c:
-    the same bits as -0.0 + (0.0 + c₁) + (0.0 + c₂) + …, because a sum started at +0.0
-    is never -0.0, and then S + c = S + (0.0 + c) for every c."""
+    Exactness: the engine starts each grad at 0.0 and adds; 0.0 + c differs from c only
+    for c = -0.0. Inner nodes skip the `0.0 +` (a node fed by one `+` shares its child's
+    variable): a zero's sign there reaches no parameter, whose grad does start `0.0 +`.
+    `sink` "assign" puts a parameter's grad in `gp{i}`; "accumulate" adds it to the batch
+    sum `G{i}`, started at +0.0: never -0.0, so S + c = S + (0.0 + c) for every c."""
     index = {p: i for i, p in enumerate(params)}
     position = {node: k for k, node in enumerate(order)}
     credited: dict[Value, list[tuple[Value, str]]] = {}  # node: its edges, in graph order
@@ -246,8 +233,7 @@ def _backward_lines(
 
 
 def _sum_lines(target: str, terms: list[str]) -> list[str]:
-    """target = t1 + t2 + … (Python adds left to right, as the engine's += does), in
-    statements of at most MAX_INLINE_DEPTH terms."""
+    """target = t1 + t2 + … (left to right, as the engine's +=), MAX_INLINE_DEPTH a line."""
     lines = []
     for start in range(0, len(terms), MAX_INLINE_DEPTH):
         chunk = terms[start : start + MAX_INLINE_DEPTH]
@@ -257,8 +243,7 @@ def _sum_lines(target: str, terms: list[str]) -> list[str]:
 
 
 def _clip_lines(names: list[str], kind: str | None) -> list[str]:
-    """Clipping, counted: `nupd` updates, `nclip` of them clipped, `before`/`after` the
-    sums of their gradient norms ‖g‖ before and after clipping (for the per-epoch line)."""
+    """Clipping, counted: `nupd` updates, `nclip` clipped, `before`/`after` Σ‖g‖."""
     if kind is None:
         return []
     norm = [f"s = {names[0]} * {names[0]}", *[f"s += {g} * {g}" for g in names[1:]]]
@@ -291,8 +276,7 @@ _COUNTED = (("nupd", "0"), ("nclip", "0"), ("before", "0.0"), ("after", "0.0"))
 
 
 def _update_lines(n: int, clip: str | None, l2: bool) -> list[str]:
-    """Mean gradient (plus the l2 term's 2·l2·p), clipping, p ← p − lr·g (fused into
-    one line per parameter when nothing is clipped: the same operations in order)."""
+    """Mean gradient (+ 2·l2·p), clipping, p ← p − lr·g (one line each without clipping)."""
     decay = [f" + decay2 * p{i}" if l2 else "" for i in range(n)]
     if clip is None:
         return [f"p{i} = p{i} - lr * (G{i} / m{decay[i]})" for i in range(n)]
@@ -304,8 +288,7 @@ def _update_lines(n: int, clip: str | None, l2: bool) -> list[str]:
 
 
 def _l2_lines(n: int, m: str) -> list[str]:
-    """The l2·Σp² term of the loss at the current weights, counted `m` times in the
-    running total (once per example it applies to)."""
+    """The loss's l2·Σp² at the current weights, `m` times (once per example)."""
     return [
         "reg = p0 * p0",
         *[f"reg += p{i} * p{i}" for i in range(1, n)],
@@ -400,11 +383,9 @@ def _compile(
         f"        outputs.append({out})",
         "    return total, outputs",
     ]
-    # The source is built only from the op table's templates, variable names we made
-    # and float literals of our own constants: no user text reaches it, and
-    # `_only_generated` checks that before anything runs. Each function is compiled on
-    # its own, which keeps the compiler's peak memory to one of them; each is registered
-    # (gradviz.codegen), so a traceback shows its lines: `<gradviz network 2-4-1: run>`.
+    # Only templates, our names and our constants' literals: `_only_generated` checks
+    # that before anything runs. Each function is compiled on its own (the compiler's
+    # peak memory) and registered: a traceback shows `<gradviz network 2-4-1: run>`.
     scope = {**compiled_names(np), "float": float, "min": min, "sqrt": math.sqrt, **namespace}
     scope["__name__"] = "gradviz.compiled"
     sources = []
@@ -417,9 +398,7 @@ def _compile(
     return Compiled(scope["run"], scope["gradient"], scope["evaluate"], source)
 
 
-# Every name the generator writes: its numbered variables, the loop's own names, and what
-# the op table's templates call (numpy's functions by attribute). Anything else in a
-# source means text from somewhere else got in, and nothing of it may run.
+# Every name the generator writes; anything else means other text got in: nothing runs.
 _GENERATED_NAME = re.compile(r"(?:[pxvcfldgG]|gp)\d+")
 _FIXED_NAMES = frozenset(
     [
@@ -438,11 +417,8 @@ _FUNCTIONS = frozenset(["run", "gradient", "evaluate"])  # the only strings: the
 
 
 def _only_generated(source: str, label: str = "network") -> CodeType:
-    """`source` compiled, after checking that its code holds nothing but what the
-    generator writes: our names, numbers and operators; no string but the functions'
-    names, no other name. The check reads the code objects (every name they load, store
-    or look up as an attribute, every constant), so it sees exactly what would run, and
-    nothing runs before it passes (compiling runs nothing)."""
+    """`source` compiled, once its code objects (every name and constant) are checked to
+    hold only what the generator writes: it sees exactly what would run, before it runs."""
     code = codegen.compiled(source, label)
     pending = [code]
     while pending:
@@ -461,8 +437,7 @@ def _only_generated(source: str, label: str = "network") -> CodeType:
 
 
 def _number_or_name(constant: object) -> bool:
-    """A constant the generator writes: a number, None, a tuple of them, or a function's
-    name (the code that defines a function holds its name)."""
+    """A number, None, a tuple of them, or a function's name (its `def` holds it)."""
     if constant is None or type(constant) in (int, float, bool):
         return True
     if type(constant) is tuple:
@@ -471,14 +446,10 @@ def _number_or_name(constant: object) -> bool:
 
 
 def compile_network(network: Network, clip: str | None = None, online: bool = False) -> Compiled:
-    """The compiled loss graph of a network's shape (cached: same shape, same code).
-    `clip` is None, "value" or "norm"; `online` specialises for batches of one; a
-    network with an l2 term gets its lines (its strength is `run`'s `decay`).
-
-    With the environment variable GRADVIZ_PLAIN=1, the same three functions run on the
-    engine instead (`Plain`: every example's graph built and backpropagated): nothing
-    generated runs, for reading, stepping through in a debugger, or checking that the
-    compiled code gives the engine's numbers (it does, bit for bit)."""
+    """The compiled loss graph of a network's shape (cached). `clip` is None, "value" or
+    "norm"; `online` specialises for batches of one. With GRADVIZ_PLAIN=1 the same three
+    functions run on the engine (`Plain`): nothing generated runs, for reading, a
+    debugger, or checking the compiled numbers (the same bits)."""
     if os.environ.get(PLAIN) == "1":
         plain = Plain(network, clip, online)
         return Compiled(plain.run, plain.gradient, plain.evaluate, "")
@@ -489,21 +460,22 @@ PLAIN = "GRADVIZ_PLAIN"  # =1: train on the engine, not on generated code (compi
 
 
 class Plain:
-    """`Compiled`'s three functions written plainly on the engine: each example's loss graph
-    built from the weights (`nn.example_graph`), backpropagated, and its gradients summed,
-    averaged, clipped and applied in the order the generated code does, so the numbers
-    are the same bits. Ten to fifty times slower: the reference, not the way to train."""
+    """`Compiled`'s three functions plainly on the engine: each example's graph built
+    (`nn.example_graph`) and backpropagated, its gradients summed, averaged, clipped and
+    applied in the generated code's order (the same bits), ten to fifty times slower."""
 
-    def __init__(self, network: Network, clip: str | None, online: bool) -> None:
-        self.network = network.copy()  # its weights are set to P for every example
+    def __init__(self, network: Network, clip: str | None = None, online: bool = False) -> None:
+        self.network = network.copy()  # its weights are set to P for every batch
         self.clip, self.online = clip, online
         self.threshold = LOSS_FUNCTIONS[network.loss].threshold
 
-    def _example(self, P: list[float], x: Sequence[float], y: float) -> tuple[float, float, list]:
-        """(loss, output, every parameter's gradient) of one example at the weights P."""
+    def _examples(self, P: Sequence[float], X: Sequence, Y: Sequence, rows: Iterable[int]):
+        """Each example of `rows` at the weights P: (its target, its graph run forward and
+        backward, every parameter's gradient)."""
         self.network.set_flat(P)
-        built = example_graph(self.network, x, y)
-        return built.loss.data, built.output.data, [p.grad for p in self.network.parameters()]
+        params = self.network.parameters()
+        for i in rows:
+            yield Y[i], example_graph(self.network, X[i], Y[i]), [p.grad for p in params]
 
     def run(
         self,
@@ -516,32 +488,28 @@ class Plain:
         batch: int,
         lr: float,
         clip: float,
-        total: float,
-        correct: int,
+        total: float = -0.0,
+        correct: int = 0,
         decay: float = 0.0,
         counts: list | None = None,
     ) -> tuple[float, int]:
-        l2 = self.network.l2 > 0
         tally = [0, 0, 0.0, 0.0]  # updates, clipped, Σ‖g‖ before and after clipping
         p = list(P)
         while start < stop:
             end = start + 1 if self.online else min(start + batch, stop)
             m = end - start
-            if l2:  # l2·Σp² at the batch's starting weights, once per example
-                reg = p[0] * p[0]
-                for w in p[1:]:
-                    reg += w * w
-                total += decay * reg if self.online else decay * reg * m
+            if self.network.l2 > 0:  # l2·Σp² at the batch's starting weights, once per example
+                reg = decay * sum_of_squares(p)
+                total += reg if self.online else reg * m
             G = [0.0] * len(p)
-            for i in order[start:end]:
-                loss, output, grads = self._example(p, X[i], Y[i])
-                total += loss
-                correct += is_correct(output, Y[i], self.threshold)
+            for y, built, grads in self._examples(p, X, Y, order[start:end]):
+                total += built.loss.data
+                correct += is_correct(built.output.data, y, self.threshold)
                 # a batch of one: the example's own gradient (no sum, no division)
                 G = grads if self.online else [s + g for s, g in zip(G, grads, strict=True)]
             if not self.online:
                 G = [s / m for s in G]
-            if l2:
+            if self.network.l2 > 0:
                 G = [g + 2.0 * decay * w for g, w in zip(G, p, strict=True)]
             if self.clip is not None:
                 G = _clipped(G, self.clip, clip, tally)
@@ -556,11 +524,9 @@ class Plain:
     def gradient(
         self, P: list[float], X: Sequence[Sequence[float]], Y: Sequence[float], order: list[int]
     ) -> tuple[float, list[float]]:
-        total = -0.0
-        G = [0.0] * len(P)
-        for i in order:
-            loss, _, grads = self._example(P, X[i], Y[i])
-            total += loss
+        total, G = -0.0, [0.0] * len(P)
+        for _, built, grads in self._examples(P, X, Y, order):
+            total += built.loss.data
             G = [s + g for s, g in zip(G, grads, strict=True)]
         return total, [s / len(order) for s in G]
 
@@ -568,16 +534,15 @@ class Plain:
         self, P: list[float], X: Sequence[Sequence[float]], Y: Sequence[float]
     ) -> tuple[float, list[float]]:
         total, outputs = -0.0, []
-        for x, y in zip(X, Y, strict=True):
-            loss, output, _ = self._example(P, x, y)
-            total += loss
-            outputs.append(output)
+        for _, built, _ in self._examples(P, X, Y, range(len(Y))):
+            total += built.loss.data
+            outputs.append(built.output.data)
         return total, outputs
 
 
 def _clipped(G: list[float], kind: str, c: float, tally: list) -> list[float]:
-    """Clipping as the generated `_clip_lines` do it, counted into `tally`."""
-    norm = math.sqrt(_squares(G))
+    """Clipping as `_clip_lines` does it, counted into `tally`."""
+    norm = math.sqrt(sum_of_squares(G))
     tally[0] += 1
     tally[2] += norm
     if kind == "value":
@@ -594,12 +559,5 @@ def _clipped(G: list[float], kind: str, c: float, tally: list) -> list[float]:
             f = c / norm
             G = [g * f for g in G]
     tally[1] += clipped
-    tally[3] += math.sqrt(_squares(G)) if clipped else norm
+    tally[3] += math.sqrt(sum_of_squares(G)) if clipped else norm
     return G
-
-
-def _squares(G: list[float]) -> float:
-    s = G[0] * G[0]
-    for g in G[1:]:
-        s += g * g
-    return s

@@ -1,6 +1,6 @@
 """A saved model (spec, trained weights, training history) and one example's loss graph
-through it (drawn by `gradviz.render.network`). Its file format is gradviz.schema's; its
-CSV data is read only from inside the model file's folder.
+through it. Its file format is gradviz.schema's; its CSV data is read only from inside
+the model file's folder.
 """
 
 from __future__ import annotations
@@ -44,21 +44,16 @@ from gradviz.spec import Spec
 from gradviz.stats import Diagnosis, History, diagnose, history
 from gradviz.train import Result
 
-# The advice older gradviz appended to `history.stopped` (to pass an option that trains on
-# regardless), which model files written then still hold: `Model.stopped` leaves it out.
-# The advice is now the `Diverged` error's, worded by its caller, and is never stored.
+# The advice older gradviz appended to `history.stopped`, which `Model.stopped` leaves out.
 OLD_ADVICE = re.compile(r", or pass \S+ to train on regardless\.$")
 MAX_HISTORY_POINTS = 10_000  # loss/accuracy points kept in the file (evenly spaced)
 
 
 @dataclass
 class Model:
-    """A trained network as saved: what to rebuild it, its weights, and its history.
-
-    `history` holds plain JSON: `loss` and `accuracy` every `every` epochs,
-    `epochs_run`, `stopped` (why training stopped early, or None), and `gradients`:
-    the per-layer statistics (`gradviz.records.Diagnosis.to_dict`) at recorded epochs.
-    `source` is the file it was read from (None for a model just trained)."""
+    """A trained network as saved: its spec, weights, and history (plain JSON: `loss` and
+    `accuracy` every `every` epochs, `epochs_run`, `stopped`, and `gradients`, each a
+    `Diagnosis.to_dict`); `source` is the file it was read from (None: just trained)."""
 
     spec: Spec
     weights: list[tuple[np.ndarray, np.ndarray]]
@@ -72,9 +67,8 @@ class Model:
         return network
 
     def dataset(self) -> Dataset:
-        """The data it was trained on. A model read from a file may name a CSV file only
-        inside that file's folder: a model someone sends you must not make gradviz read
-        (and quote in its errors) any other file of yours."""
+        """The data it was trained on: a model file may name a CSV file only inside its own
+        folder (a model someone sends you must not make gradviz read any other file)."""
         data = self.spec.data
         if self.source is not None and data.name == "csv" and data.path is not None:
             folder = self.source.parent
@@ -89,17 +83,8 @@ class Model:
             _regular_file(path, self.source)
         return load(data, Path(self.spec.base_dir) if self.spec.base_dir else None)
 
-    def data_file(self) -> Path | None:
-        """The CSV file its data set is read from (None for a built-in data set)."""
-        data = self.spec.data
-        if data.name != "csv" or data.path is None:
-            return None
-        path = Path(data.path)
-        return Path(self.spec.base_dir) / path if self.spec.base_dir else path
-
     def layer_samples(self, dataset: Dataset | None = None) -> list[LayerSample]:
-        """Per-layer state of the saved weights on its data (the first rows of a data set
-        too big for `nn.STATS_FLOATS`)."""
+        """Per-layer state of the saved weights on its data (`nn.stats_rows` of it)."""
         data = dataset if dataset is not None else self.dataset()
         network = self.network()
         rows = stats_rows(network, data.size)
@@ -107,9 +92,7 @@ class Model:
 
     @property
     def stopped(self) -> str | None:
-        """Why training diverged, or None. A saved model trained on after that (only a
-        run that trains on regardless gets saved), so advice to do so, which files written
-        before gradviz knew better may hold (`OLD_ADVICE`), is left out."""
+        """Why training diverged, or None; never advice to train on (it did: `OLD_ADVICE`)."""
         stopped = self.history.get("stopped")
         if stopped is not None and OLD_ADVICE.search(stopped):
             return OLD_ADVICE.sub(".", stopped)
@@ -120,13 +103,11 @@ class Model:
         return int(self.history.get("epochs_run", len(self.history.get("loss", []))))
 
     def snapshots(self) -> History:
-        """The gradient statistics recorded during training, as (epoch, Diagnosis)."""
         saved = self.history.get("gradients", [])
         return history([(g.get("epoch") or 0, read_diagnosis(g)) for g in saved])
 
     def curves(self) -> tuple[list[float], list[float], int]:
-        """(loss, accuracy, every): the saved curves as floats (NaN kept), one point
-        every `every` epochs."""
+        """(loss, accuracy, every): the saved curves as floats, a point every `every` epochs."""
 
         def floats(key: str) -> list[float]:  # (checked when loaded: never None here)
             return [from_json_number(v) or 0.0 for v in self.history.get(key, [])]
@@ -134,8 +115,7 @@ class Model:
         return floats("loss"), floats("accuracy"), int(self.history.get("every", 1))
 
     def clipping(self) -> list[tuple[int, int, float, float]]:
-        """The saved clipping record (see `train.History.clipping`); [] when the model
-        did not clip or was saved before gradviz recorded it."""
+        """The saved `train.History.clipping` ([] without clipping, or from older files)."""
         saved = self.history.get("clipping")
         if not saved:
             return []
@@ -147,7 +127,6 @@ class Model:
 
 
 def from_result(result: Result) -> Model:
-    """A Model from `gradviz.train.train`'s result, with its gradient history."""
     history = result.history
     network = result.network
     every = max(1, math.ceil(history.epochs_run / MAX_HISTORY_POINTS))
@@ -161,8 +140,6 @@ def from_result(result: Result) -> Model:
             "loss": history.loss[kept],
             "accuracy": history.accuracy[kept],
             "stopped": history.stopped,
-            # with clipping (else absent), per kept epoch: updates, clipped, mean ‖g‖
-            # before and after
             **({"clipping": clipping} if (clipping := history.clipping_series(kept)) else {}),
             "gradients": [
                 (s if isinstance(s, Diagnosis) else diagnose(s, epoch=e)).to_dict()
@@ -180,7 +157,6 @@ def from_result(result: Result) -> Model:
 
 
 def load_model(path: Path | str) -> Model:
-    """A saved model, checked; any problem is a ModelError naming the field."""
     path = Path(path)
     model = parse_model(read_saved(path, "model"), str(path), base_dir=str(path.parent))
     model.source = path
@@ -188,8 +164,7 @@ def load_model(path: Path | str) -> Model:
 
 
 def _regular_file(path: Path, model: Path) -> None:
-    """A model's data path must be a plain file: a named pipe or a device named in a
-    model someone sent would make gradviz wait forever, or read without end."""
+    """A model's data must be a plain file: a pipe or a device would make gradviz wait."""
     try:
         mode = os.stat(path).st_mode
     except OSError:
@@ -200,19 +175,20 @@ def _regular_file(path: Path, model: Path) -> None:
 
 
 def model_inputs(path: Path) -> list[Path]:
-    """A saved model's file and the CSV file it names: the inputs that no output of a
-    command may overwrite (`draw --model m.json -o points.csv` would destroy the data)."""
+    """A saved model's file and its CSV file: inputs no command's output may overwrite."""
     try:
-        data = load_model(path).data_file()
+        spec = load_model(path).spec
     except GradvizError:  # its error is raised where the command reads it
         return [path]
-    return [path] if data is None else [path, data]
+    if spec.data.name != "csv" or spec.data.path is None:
+        return [path]
+    data = Path(spec.data.path)
+    return [path, Path(spec.base_dir) / data if spec.base_dir else data]
 
 
 def save(model: Model, path: Path | str) -> None:
     """Write atomically: a failure half-way leaves any previous file as it was."""
-    path = Path(path)
-    write_atomic(path, model_json(model, path.parent))
+    write_atomic(Path(path), model_json(model, Path(path).parent))
 
 
 def parse_model(text: str, name: str = "model", base_dir: str | None = None) -> Model:
@@ -236,12 +212,9 @@ def parse_model(text: str, name: str = "model", base_dir: str | None = None) -> 
 
 @dataclass
 class LossGraph:
-    """One example through a saved network, forward and backward.
-
-    `clusters` maps every node to its layer (`L1`, …) or to `loss`; inputs are in no
-    cluster. `neurons` maps a layer's nodes to their neuron (`L1.N2`). `model` is the
-    saved model it came from (None for a bare Network): its data set says what one
-    example cannot, such as which units are dead."""
+    """One example through a saved network, forward and backward. `clusters` maps every
+    node but the inputs to its layer (`L1`, …) or `loss`, `neurons` a layer's nodes to
+    their neuron (`L1.N2`); `model` (None for a bare Network) has the whole data set."""
 
     network: Network
     built: Built
@@ -261,21 +234,18 @@ class LossGraph:
 
     @cached_property
     def example(self) -> Diagnosis:
-        """This example's per-layer statistics (what the layer view's nodes show)."""
         x, y = np.array([self.x]), np.array([self.y])
         return diagnose(layer_samples(self.network, x, y))
 
     @property
     def loss_formula(self) -> str:
-        """The loss in terms of the output and the target (`nn.Loss.formula`)."""
         return LOSS_FUNCTIONS[self.network.loss].formula
 
 
 @dataclass(frozen=True, slots=True)
 class DataSetStatus:
-    """The statuses `gradviz grads` gives a model, on its whole data set (`diagnosis`),
-    and that data set in words; or, with no data set to use, `diagnosis` None and
-    `data` saying why."""
+    """The statuses `gradviz grads` gives a model on its whole data set, and that data
+    set in words (without one: `diagnosis` None and `data` saying why)."""
 
     diagnosis: Diagnosis | None
     data: str
@@ -283,9 +253,8 @@ class DataSetStatus:
 
 
 def data_set_status(graph: LossGraph) -> DataSetStatus:
-    """One example cannot tell a dead unit (inactive on every example) or a stalled
-    network (outputs that do not vary) from a unit or an output that happens to be 0
-    here: statuses come from the model's whole data set, as in `gradviz grads`."""
+    """Statuses from the model's whole data set: one example cannot tell a dead unit or a
+    stalled network from a unit or an output that happens to be 0 here."""
     model = graph.model
     if model is None:
         return DataSetStatus(None, "a network without a data set")
@@ -317,16 +286,13 @@ def parse_input(text: str, width: int) -> tuple[float, ...]:
 
 @dataclass(frozen=True)
 class Example:
-    """One example of a data set: inputs, target, and the data set's name."""
-
     x: tuple[float, ...]
     y: float
     data: str
 
 
 def first_example(model: Model, target: float | None = None) -> Example:
-    """The example `draw`, `trace` and `check` take when no input is given: the first of
-    the model's own data set (with `target` in place of its label, when given)."""
+    """The example `draw`, `trace` and `check` take without an input: its data's first."""
     data = model.dataset()
     x = tuple(float(v) for v in data.X[0])
     return Example(x, float(data.Y[0]) if target is None else target, data.name)
@@ -349,9 +315,8 @@ def target_for(model: Model, x: Sequence[float]) -> float:
 def network_loss_graph(
     model: Model | Network, x: Sequence[float], y: float | None = None
 ) -> LossGraph:
-    """The graph of one example's loss with data and grads: named parameters (`L1.N2.w0`),
-    inputs `x0`…, target `y`, and each node's layer for drawing clusters. Without `y`, the
-    target is looked up in the model's data set."""
+    """One example's loss graph with data, grads and each node's layer (for clusters);
+    without `y`, the target is looked up in the model's data set."""
     network = model.network() if isinstance(model, Model) else model.copy()
     if len(x) != network.sizes[0]:
         raise InputError(f"the network takes {network.sizes[0]} inputs, got {len(x)}")

@@ -1,9 +1,8 @@
 """Networks built from Values, their losses, and the per-layer numbers diagnostics read.
 
 Every weight and bias is a named leaf `Value`: `L1.N2.w0` is the weight from input 0 into
-neuron 2 of layer 1, `L1.N2.b` its bias (layers and neurons count from 1, inputs from 0).
-One example's loss is an ordinary engine graph, drawn, traced and checked as any other;
-gradviz.compile turns that same graph into straight-line code for training.
+neuron 2 of layer 1, `L1.N2.b` its bias. One example's loss is an ordinary engine graph,
+drawn, traced and checked as any other; gradviz.compile turns it into code for training.
 """
 
 from __future__ import annotations
@@ -28,8 +27,8 @@ INITS = ("default", "xavier", "he", "uniform1", "micrograd")
 
 @dataclass(frozen=True)
 class Loss:
-    """A loss in one place, as an op is in the op table: how it is built from the
-    network's output and the target, and its formula and slope for display."""
+    """A loss in one place, as an op is in the op table: how it is built from the output
+    and the target, and its formula and slope for display."""
 
     name: str
     build: Callable[[Value, Value], Value]
@@ -79,9 +78,7 @@ LOSSES = tuple(LOSS_FUNCTIONS)
 
 
 def is_correct(output: float, target: float, threshold: float = 0.5) -> bool:
-    """The output is on the target's side of the threshold (0.5 for a probability, 0 for
-    hinge loss's signed score). A NaN output is on neither side: it is wrong whatever
-    the target (never counted as a correct 0)."""
+    """The output is on the target's side of the threshold (a NaN is on neither: wrong)."""
     return output > threshold if target > 0.5 else output <= threshold
 
 
@@ -94,10 +91,8 @@ class LayerSample:
     """One dense layer at one moment of training: the raw numbers, before any clipping.
 
     Shapes: weights (n_out, n_in); biases (n_out,); pre_activations and activations
-    (batch, n_out). Gradients are of the loss averaged over the batch, exactly as the
-    optimiser sees them (before clipping). `previous_weights` are the weights before the
-    last update (None at initialisation), for the update:data ratio.
-    """
+    (batch, n_out). Gradients are of the mean loss over the batch, as the optimiser sees
+    them; `previous_weights` are those before the last update (None at initialisation)."""
 
     index: int  # 1-based: layer 1 is the first hidden layer
     name: str  # "L1"
@@ -113,7 +108,6 @@ class LayerSample:
 
     @property
     def size(self) -> int:
-        """How many numbers the sample holds (what keeping it costs)."""
         arrays = (self.weights, self.biases, self.weight_grads, self.bias_grads)
         total = sum(np.size(a) for a in (*arrays, self.pre_activations, self.activations))
         return total + (0 if self.previous_weights is None else np.size(self.previous_weights))
@@ -124,8 +118,6 @@ class LayerSample:
 
 @dataclass
 class Neuron:
-    """One unit: its weights (one per input) and its bias, as named leaf Values."""
-
     name: str  # "L1.N2"
     weights: list[Value]
     bias: Value
@@ -153,10 +145,8 @@ class Layer:
 
 @dataclass
 class Built:
-    """One graph built from the network: inputs → layers → output → loss.
-
-    `pre[i][j]` and `act[i][j]` are layer i+1's neuron j+1 before and after its
-    activation (the same Value for a linear unit)."""
+    """One graph built from the network: inputs → layers → output → loss; `pre[i][j]`,
+    `act[i][j]` are layer i+1's neuron j+1 before and after its activation."""
 
     inputs: list[Value]
     target: Value
@@ -167,8 +157,7 @@ class Built:
 
 
 class Network:
-    """A dense network whose parameters are named leaf Values (weights start at 0 until
-    `initialise` or `set_weights`)."""
+    """A dense network whose parameters are named leaf Values (0 until `initialise`)."""
 
     def __init__(
         self,
@@ -194,17 +183,16 @@ class Network:
 
     @classmethod
     def from_spec(cls, spec: Spec) -> Network:
-        """Built and initialised as the spec says (deterministic in the seed)."""
         network = cls(spec.layers, spec.activations, spec.loss, spec.l2)
         network.initialise(spec.init, spec.seed)
         return network
 
     def parameters(self) -> list[Value]:
-        """Every weight and bias, in a fixed order: layer, neuron, w0 … w(n-1), b."""
+        """Every weight and bias: layer by layer, neuron by neuron, w0 … w(n-1), b."""
         return [p for layer in self.layers for n in layer.neurons for p in (*n.weights, n.bias)]
 
     def zero_grad(self) -> None:
-        """Empty every parameter's grad: `Value.backward()` adds into it (see there)."""
+        """Empty every parameter's grad: `Value.backward()` adds into it."""
         for p in self.parameters():
             p.grad = 0.0
 
@@ -214,9 +202,8 @@ class Network:
 
     def initialise(self, scheme: str, seed: int) -> None:
         """default U(±√(2/n_in)); xavier U(±√(6/(n_in+n_out))); he N(0, √(2/n_in));
-        uniform1 U(-1, 1) for weights and biases (the classic lesson); micrograd U(-1, 1)
-        weights and zero biases (micrograd's `Neuron`). Biases start at 0 except for
-        uniform1."""
+        uniform1 U(-1, 1), biases too (the classic lesson); micrograd U(-1, 1). Biases
+        start at 0 except for uniform1."""
         if scheme not in INITS:
             raise SpecError(f"unknown init {quoted(scheme)}; expected one of {', '.join(INITS)}")
         rng = np.random.default_rng(np.random.SeedSequence(seed, spawn_key=(0,)))
@@ -225,37 +212,21 @@ class Network:
             n_in, n_out = layer.n_in, layer.n_out
             if scheme == "he":
                 w = rng.normal(0.0, math.sqrt(2.0 / n_in), size=(n_out, n_in))
-            else:
-                bound = {
-                    "default": math.sqrt(2.0 / n_in),
-                    "xavier": math.sqrt(6.0 / (n_in + n_out)),
-                    "uniform1": 1.0,
-                    "micrograd": 1.0,
-                }[scheme]
-                w = rng.uniform(-bound, bound, size=(n_out, n_in))
+            else:  # U(±√square): uniform1 and micrograd U(-1, 1)
+                square = {"default": 2.0 / n_in, "xavier": 6.0 / (n_in + n_out)}.get(scheme, 1.0)
+                w = rng.uniform(-math.sqrt(square), math.sqrt(square), size=(n_out, n_in))
             biases = rng.uniform(-1.0, 1.0, size=n_out) if scheme == "uniform1" else np.zeros(n_out)
             weights.append((w, biases))
         self.set_weights(weights)
 
     def weights(self) -> list[tuple[np.ndarray, np.ndarray]]:
         """(W of shape (n_out, n_in), b of shape (n_out,)) per layer, as copies."""
-        return [
-            (
-                np.array([[w.data for w in n.weights] for n in layer.neurons], dtype=np.float64),
-                np.array([n.bias.data for n in layer.neurons], dtype=np.float64),
-            )
-            for layer in self.layers
-        ]
+        return [(W.copy(), b.copy()) for W, b in layer_views(self.sizes, np.array(self.flat()))]
 
     def set_weights(self, weights: Sequence[tuple[np.ndarray, np.ndarray]]) -> None:
-        for layer, (W, b) in zip(self.layers, weights, strict=True):
-            for j, neuron in enumerate(layer.neurons):
-                for k, w in enumerate(neuron.weights):
-                    w.data = float(W[j][k])
-                neuron.bias.data = float(b[j])
+        self.set_flat(np.concatenate([np.column_stack([W, b]).ravel() for W, b in weights]))
 
     def flat(self) -> list[float]:
-        """Parameter values in `parameters()` order."""
         return [float(p.data) for p in self.parameters()]
 
     def set_flat(self, values: Sequence[float]) -> None:
@@ -268,11 +239,9 @@ class Network:
         return other
 
     def build(self, inputs: Sequence[Value], target: Value) -> Built:
-        """The graph of one loss, from the network's own parameter leaves.
-
-        A neuron computes z = ((b + w0·x0) + w1·x1) + … (micrograd's order), then its
-        activation; the loss is (out − y)² (mse) or −(y·log p + (1−y)·log(1−p)) (bce).
-        Inputs may hold floats (one example) or arrays (a batch)."""
+        """The graph of one loss, from the network's own parameter leaves: a neuron's
+        z = ((b + w0·x0) + w1·x1) + … (micrograd's order), then its activation. Inputs may
+        hold floats (one example) or arrays (a batch)."""
         if len(inputs) != self.sizes[0]:
             raise SpecError(f"the network takes {self.sizes[0]} inputs, got {len(inputs)}")
         values = list(inputs)
@@ -306,19 +275,24 @@ class Network:
 
 
 def example_graph(network: Network, x: Sequence[float], y: float) -> Built:
-    """One example's loss graph with labelled inputs (`x0`, …) and target (`y`), run
-    forward and backward: every node holds its data and its grad."""
+    """One example's loss graph (inputs `x0`, …, target `y`), run forward and backward."""
     inputs = [Value(float(v), label=f"x{j}") for j, v in enumerate(x)]
     built = network.build(inputs, Value(float(y), label="y"))
     backpropagate(topological_order(built.loss))  # from zero: the parameters are shared
     return built
 
 
-def sequential_sum(values: np.ndarray | float, count: int, start: float = -0.0) -> float:
-    """start + v1 + v2 + … added left to right (a float means `count` equal values).
+def sum_of_squares(values: Sequence[float]) -> float:
+    """v0² + v1² + … left to right (the order of the l2 term and of ‖g‖²)."""
+    total = values[0] * values[0]
+    for v in values[1:]:
+        total += v * v
+    return total
 
-    The batch sums of training use this order, so every way of computing them (one
-    example at a time, a batch of arrays, compiled code) gives the same bits."""
+
+def sequential_sum(values: np.ndarray | float, count: int, start: float = -0.0) -> float:
+    """start + v1 + v2 + … left to right (a float: `count` equal values), the order of
+    training's batch sums, so that every way of computing them gives the same bits."""
     if isinstance(values, np.ndarray):
         return float(np.cumsum(np.concatenate(([start], values.ravel())))[-1])
     total = start
@@ -334,8 +308,7 @@ STATS_FLOATS = 1_000_000
 
 
 def stats_rows(network: Network, n: int) -> int:
-    """How many rows of a data set the per-layer statistics use: all of them unless
-    (rows × units) would pass STATS_FLOATS."""
+    """The rows the per-layer statistics use: all unless rows × units passes STATS_FLOATS."""
     units = sum(network.sizes[1:])
     return max(1, min(n, STATS_FLOATS // units))
 
@@ -346,12 +319,9 @@ def layer_samples(
     Y: np.ndarray,
     previous_weights: Sequence[np.ndarray] | None = None,
 ) -> list[LayerSample]:
-    """Every layer's weights, gradients and activations on a batch, read-only.
-
-    The gradients are of the mean loss over the batch: per-example gradients added in
-    example order, divided by the batch size, exactly as a full-batch training step
-    sees them before clipping. The batch is evaluated as arrays through the engine, a
-    few thousand rows at a time so that big data sets stay within memory."""
+    """Every layer's weights, gradients and activations on a batch, read-only: the mean
+    loss's gradient as a full-batch step sees it before clipping, from the engine's graph
+    over arrays, a few thousand rows at a time (memory)."""
     X = np.asarray(X, dtype=np.float64)
     Y = np.asarray(Y, dtype=np.float64)
     if X.ndim != 2 or X.shape[1] != network.sizes[0] or Y.shape != (X.shape[0],):
@@ -377,37 +347,58 @@ def layer_samples(
             for i in range(len(network.layers)):
                 pre_parts[i].append(_columns(built.pre[i], m))
                 act_parts[i].append(_columns(built.act[i], m))
-    grads = [t / n for t in totals] if n else [math.nan] * len(params)
-    if network.l2:  # the l2·Σp² term's gradient, as the optimiser adds it
-        grads = [g + 2.0 * network.l2 * p.data for g, p in zip(grads, params, strict=True)]
-    samples = []
-    position = 0
-    for i, (layer, (W, b)) in enumerate(zip(network.layers, network.weights(), strict=True)):
-        size = W.size + b.size
-        block = np.array(grads[position : position + size]).reshape(layer.n_out, layer.n_in + 1)
-        position += size
-        samples.append(
-            LayerSample(
-                index=layer.index,
-                name=layer.name,
-                activation=layer.activation,
-                is_output=layer.is_output,
-                weights=W,
-                biases=b,
-                weight_grads=block[:, :-1].copy(),
-                bias_grads=block[:, -1].copy(),
-                pre_activations=np.concatenate(pre_parts[i]),
-                activations=np.concatenate(act_parts[i]),
-                previous_weights=(
-                    None if previous_weights is None else np.array(previous_weights[i], float)
-                ),
-            )
+    grads = np.array([t / n for t in totals]) if n else np.full(len(params), math.nan)
+    pre = [np.concatenate(parts) for parts in pre_parts]
+    act = [np.concatenate(parts) for parts in act_parts]
+    return samples_of(network, np.array(network.flat()), grads, pre, act, previous_weights)
+
+
+def layer_views(sizes: Sequence[int], P: np.ndarray) -> list[tuple[np.ndarray, np.ndarray]]:
+    """(W (n_out, n_in), b (n_out,)) per layer: views into P, in `parameters()` order."""
+    out, start = [], 0
+    for n_in, n_out in itertools.pairwise(sizes):
+        block = P[start : start + n_out * (n_in + 1)].reshape(n_out, n_in + 1)
+        out.append((block[:, :-1], block[:, -1]))
+        start += n_out * (n_in + 1)
+    return out
+
+
+def samples_of(
+    network: Network,
+    P: np.ndarray,
+    G: np.ndarray,
+    pre: list[np.ndarray],
+    act: list[np.ndarray],
+    previous_weights: Sequence[np.ndarray] | None = None,
+) -> list[LayerSample]:
+    """Every layer's sample from flat weights P and the mean gradient G (+ 2·l2·p)."""
+    if network.l2:
+        with np.errstate(all="ignore"):
+            G = G + (2.0 * network.l2) * P
+    return [
+        LayerSample(
+            index=layer.index,
+            name=layer.name,
+            activation=layer.activation,
+            is_output=layer.is_output,
+            weights=W.copy(),
+            biases=b.copy(),
+            weight_grads=GW.copy(),
+            bias_grads=Gb.copy(),
+            pre_activations=pre[i],
+            activations=act[i],
+            previous_weights=(
+                None if previous_weights is None else np.array(previous_weights[i], float)
+            ),
         )
-    return samples
+        for i, (layer, (W, b), (GW, Gb)) in enumerate(
+            zip(network.layers, *(layer_views(network.sizes, v) for v in (P, G)), strict=True)
+        )
+    ]
 
 
 def _columns(values: list[Value], m: int) -> np.ndarray:
-    """Per-unit batch data as a (batch, units) array (a float broadcasts to the batch)."""
+    """Per-unit batch data as a (batch, units) array (a float broadcast)."""
     return np.stack(
         [np.broadcast_to(np.asarray(v.data, dtype=np.float64), (m,)) for v in values], axis=1
     )

@@ -1,11 +1,10 @@
 """The files gradviz saves and reads back: saved models and recorded runs, as plain JSON.
 
-Never pickle: a file is data a person can read and a program can check. One set of rules
-for both kinds: numbers of at most MAX_NUMBER_LENGTH characters, no key twice in one object,
-NaN and infinities as "nan", "inf", "-inf" (a model's weights only when it says training
-diverged), every recorded statistic checked against a table of kinds; a mistake is one
-line naming the field's path. A recorded run (gradviz.torch.watch) holds no spec, weights
-or data: only its layers, statistics and curves. Reading one never imports the framework.
+Never pickle: a file is data a person can read and a program can check. For both kinds:
+numbers of at most MAX_NUMBER_LENGTH characters, no key twice in one object, NaN and
+infinities as "nan", "inf", "-inf" (in a model's weights only when training diverged),
+every statistic checked against a table of kinds; a mistake is one line naming the
+field's path. A recorded run (gradviz.torch.watch) holds only layers, statistics and curves.
 """
 
 from __future__ import annotations
@@ -14,6 +13,7 @@ import json
 import math
 import re
 from collections.abc import Mapping, Sequence
+from dataclasses import fields
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -31,64 +31,29 @@ from gradviz.text import printable
 if TYPE_CHECKING:
     from gradviz.model import Model
 
-# -- what a saved model holds beside its spec: tables of fields ---------------------------
-# A kind is what a field holds: "count" (a whole number ≥ 0), "step" (≥ 1), "number" (≥ 0),
-# "signed", "flag", "text"; "?" after it: or null; "list of" before it: a list of them.
-# Floats may be "nan", "inf", "-inf" (how gradviz writes them). Every mistake names the
-# field's path (`history.gradients[0].layers[1].rms`) and shows the value as the file had it.
+# -- tables of fields ------------------------------------------------------------------
+# A kind: "count" (a whole number ≥ 0), "step" (≥ 1), "size" (a count ≤ MAX_STEP),
+# "number" (≥ 0), "signed", "flag", "text"; "?" after it: or null; "list of" before it.
 
 MAX_TEXT = 1_000  # characters of a name, status or reason read from a file
 
-LAYER_FIELDS: dict[str, str] = {
-    "index": "count",
-    "name": "text",
-    "activation": "text",
-    "is_output": "flag",
-    "n_in": "count",
-    "n_out": "count",
-    "n_params": "count",
-    "batch": "count",
-    "mean_abs": "number",
-    "max_abs": "number",
-    "rms": "number",
-    "norm": "number",
-    "signal": "number",
-    "rel": "number?",
-    "below": "number?",
-    "growth": "number",
-    "hop": "number?",
-    "hop_bound": "number?",
-    "grad_data": "number?",
-    "update_data": "number?",
-    "act_mean": "signed",  # of the floats only the activations' mean has a sign
-    "act_std": "number",
-    "mean_slope": "number",
-    "saturated": "number?",
-    "dead": "number",
-    "dead_units": "count",
-    "nonfinite": "count",
-    "nonfinite_in": "text?",
-    "status": "text",
-    "reason": "text",
-    # written by a recorder of another framework's model (gradviz.torch), absent otherwise
-    "unread": "text?",  # what could not be read for the layer (no status rests on it)
-    "clipped_from": "number?",  # ‖g‖ before gradient clipping scaled it
-    "frozen": "flag",  # no gradient by design: out of the verdict
-    "compared": "flag",  # false: its gradient is compared with no other layer's
-}
-"""A layer's statistics (`gradviz.records.LayerStats`, in its order; a test keeps them equal)."""
+_KINDS = {"int": "count", "float": "number", "bool": "flag", "str": "text"}
 
-DIAGNOSIS_FIELDS: dict[str, str] = {
-    "at_rest": "flag",
-    "output_spread": "number",
-    "stalled": "flag",
-    "epoch": "count?",
-    "unit": "text",  # what `epoch` counts: "epoch", or "step" (an optimizer step) for a run
-    "judged_by": "text",  # "gradient", or "update" (update:data) under adaptive optimizers
-    "optimizer": "text?",
-    "clip_scale": "number?",  # how much clipping scaled the gradients (None: it did not)
-}
-"""The whole network's, beside its `layers` (`gradviz.records.Diagnosis`)."""
+
+def _fields_of(record: type, signed: tuple[str, ...] = (), skip: tuple[str, ...] = ()) -> dict:
+    """Each field of a `gradviz.records` class, in order, of the kind its type says
+    (`float | None`: "number?"); floats are ≥ 0 unless `signed`."""
+    table = {}
+    for f in fields(record):
+        if f.name not in skip:
+            base = str(f.type).removesuffix(" | None")
+            kind = "signed" if f.name in signed else _KINDS[base]
+            table[f.name] = kind + ("?" if base != f.type else "")
+    return table
+
+
+LAYER_FIELDS = _fields_of(LayerStats, signed=("act_mean",))  # only the mean has a sign
+DIAGNOSIS_FIELDS = _fields_of(Diagnosis, skip=("layers", "first_nonfinite"))
 DIAGNOSIS_OPTIONAL = ("unit", "judged_by", "optimizer", "clip_scale")
 
 
@@ -108,8 +73,7 @@ CLIPPING_FIELDS: dict[str, str] = {
     "norm_before": "list of signed",
     "norm_after": "list of signed",
 }
-"""`history.clipping`: per kept epoch, updates, how many were clipped, and the mean ‖g‖
-before and after (`gradviz.train.History.clipping_series`)."""
+"""`history.clipping` (`gradviz.train.History.clipping_series`)."""
 CLIPPING_KEYS = tuple(CLIPPING_FIELDS)
 
 _PLURALS = {
@@ -121,14 +85,12 @@ _PLURALS = {
 
 
 def shown(value: object) -> str:
-    """A value from a file as it was written, cut short."""
     text = json.dumps(value)
     return text if len(text) <= 40 else text[:30] + "…"
 
 
 def read_field(value: object, kind: str, where: str) -> object:
-    """`value` read back from JSON as a field of `kind` (see above), or an InputError
-    naming `where`."""
+    """`value` read back from JSON as a field of `kind`, or an InputError naming `where`."""
     base = kind.removesuffix("?")
     if value is None and base != kind:
         return None
@@ -143,9 +105,12 @@ def read_field(value: object, kind: str, where: str) -> object:
             bound = " ≥ 0" if base == "number" else ""
             raise InputError(f"{where}: expected a number{bound}, got {shown(value)}")
         return number
-    if base in ("count", "step"):
+    if base in ("count", "step", "size"):
         if problem := whole_problem(value, int(base == "step"), None, shown):
             raise InputError(f"{where}: {problem}")
+        if base == "size" and value > MAX_STEP:  # type: ignore[operator]
+            number = shortened(f"{value:,}", 30)
+            raise InputError(f"{where}: {number} is more than the {MAX_STEP:,} allowed")
         return value
     if base == "flag":
         if not isinstance(value, bool):
@@ -171,9 +136,7 @@ def read_field(value: object, kind: str, where: str) -> object:
 def read_fields(
     data: object, table: Mapping[str, str], where: str, what: str, optional: Sequence[str] = ()
 ) -> dict:
-    """Every field of `table` from the object `data`, each checked: missing (unless
-    `optional`: then left out), or of the wrong kind, is an InputError naming its path
-    (`where.rms`)."""
+    """Every field of `table` from the object `data`, checked (`optional` ones may be absent)."""
     if not isinstance(data, dict):
         raise InputError(f"{where}: expected an object of {what}")
     values = {}
@@ -186,9 +149,7 @@ def read_fields(
 
 
 def read_layer_stats(data: object, where: str = "layer") -> LayerStats:
-    """The inverse of `to_dict` (a saved model's history), checked field by field
-    against `spec.LAYER_FIELDS`: a missing field or a wrong type is an InputError
-    naming its path (`where.rms`)."""
+    """The inverse of `LayerStats.to_dict`, checked against LAYER_FIELDS."""
     values = read_fields(data, LAYER_FIELDS, where, "layer statistics", LAYER_OPTIONAL)
     if values["status"] not in STATUSES:
         raise InputError(f"{where}.status: {shown(values['status'])} is not a status")
@@ -198,8 +159,7 @@ def read_layer_stats(data: object, where: str = "layer") -> LayerStats:
 
 
 def read_diagnosis(data: object, where: str = "gradients") -> Diagnosis:
-    """The inverse of `to_dict`, checked: an InputError names the path of the first
-    field that is missing or of the wrong type (`where.layers[0].rms`)."""
+    """The inverse of `Diagnosis.to_dict`, checked field by field."""
     if not isinstance(data, dict):
         raise InputError(f"{where}: expected an object of gradient statistics")
     raw_layers = data.get("layers")
@@ -232,42 +192,29 @@ RUN_FORMAT = "gradviz-run"
 MAX_MODEL_BYTES = 100_000_000
 
 
-# -- saved models: writing ---------------------------------------------------------------
-
-
 def model_dict(model: Model, folder: Path | None = None) -> dict:
-    """The model as JSON data. Given the `folder` the file goes in, a CSV data set inside
-    it is named relative to it (the pair can move together, and `dataset` finds it);
-    data elsewhere keeps its absolute path, which loading refuses without --data."""
+    """The model as JSON data; a CSV data set inside `folder` (the file's) is named
+    relative to it (the pair can move together), data elsewhere by its absolute path."""
     spec = model.spec.to_dict()
     if folder is not None and model.spec.data.name == "csv" and model.spec.data.path:
-        spec["data"]["csv"] = _csv_reference(Path(spec["data"]["csv"]), folder)
+        path = Path(spec["data"]["csv"])
+        try:
+            spec["data"]["csv"] = path.resolve().relative_to(folder.resolve()).as_posix()
+        except ValueError:  # outside the folder
+            spec["data"]["csv"] = str(path.absolute())
     return {
         "format": MODEL_FORMAT,
         "version": MODEL_VERSION,
         "spec": spec,
         "layers": [
-            {
-                "name": f"L{i}",
-                "activation": activation,
-                "weights": W.tolist(),
-                "biases": b.tolist(),
-            }
-            for i, ((W, b), activation) in enumerate(
+            {"name": f"L{i}", "activation": act, "weights": W.tolist(), "biases": b.tolist()}
+            for i, ((W, b), act) in enumerate(
                 zip(model.weights, model.spec.activations, strict=True), 1
             )
         ],
         "history": model.history,
         "final": model.final,
     }
-
-
-def _csv_reference(path: Path, folder: Path) -> str:
-    """`path` relative to `folder` (with /) when it is inside it, else absolute."""
-    try:
-        return path.resolve().relative_to(folder.resolve()).as_posix()
-    except ValueError:
-        return str(path.absolute())
 
 
 def model_json(model: Model, folder: Path | None = None) -> str:
@@ -279,10 +226,8 @@ def model_json(model: Model, folder: Path | None = None) -> str:
 
 
 def parse_json(text: str, name: str, what: str) -> object:
-    """JSON as gradviz reads every file it saved (a model, a recorded run: `what` names
-    it in messages): numbers of at most MAX_NUMBER_LENGTH characters, no key twice in one
-    object, NaN/Infinity kept as strings (refused where they matter); any problem is a
-    ModelError naming the file (`name`) and where."""
+    """JSON as gradviz reads every file it saved (`what`: model or run), by the rules above;
+    any problem is a ModelError naming the file (`name`) and where."""
     try:
         return json.loads(
             text,
@@ -307,8 +252,7 @@ def _check_version(raw: dict, version: int) -> None:
 
 
 def model_parts(raw: dict, base_dir: str | None) -> tuple[Spec, list, dict, dict]:
-    """A saved model's spec, weights, history and final numbers, checked (InputError
-    naming the field)."""
+    """A saved model's spec, weights, history and final numbers, checked."""
     _check_version(raw, MODEL_VERSION)
     for key in ("spec", "layers", "history"):
         if key not in raw:
@@ -344,9 +288,7 @@ def model_parts(raw: dict, base_dir: str | None) -> tuple[Spec, list, dict, dict
 
 
 def _check_history(history: dict) -> None:
-    """Every field of a saved history has the kind its readers expect (the tables in
-    `gradviz.spec`); an InputError names the first that does not
-    (`history.gradients[0].layers[0].rms`)."""
+    """Every field of a saved history has the kind its readers expect (the tables above)."""
     read_fields(history, HISTORY_FIELDS, "history", "training history", HISTORY_OPTIONAL)
     clipping = history.get("clipping")  # absent from files older than the record
     if clipping is not None:
@@ -361,9 +303,9 @@ def _check_history(history: dict) -> None:
         read_diagnosis(entry, f"history.gradients[{i}]")
 
 
+# Characters in one number of a model or run file (a float64 needs at most 24): Python
+# would spend quadratic time on a huge integer, or fail past 4300 digits.
 MAX_NUMBER_LENGTH = 100
-"""Characters in one number of a model or run file (a float64 needs at most 24). Longer ones are
-refused: Python would spend quadratic time on a huge integer, or fail past 4300 digits."""
 
 
 def _short_number(text: str, name: str) -> str:
@@ -376,8 +318,7 @@ def _short_number(text: str, name: str) -> str:
 
 
 def _unique_keys(pairs: list[tuple[str, object]], name: str) -> dict:
-    """An object whose keys are all different: JSON readers disagree on which of two
-    equal keys counts (Python's keeps the last), so a file with one is refused."""
+    """An object whose keys all differ: JSON readers disagree on which of two counts."""
     result: dict = {}
     for key, value in pairs:
         if key in result:
@@ -426,18 +367,15 @@ RUN_VERSION = 1
 _PEEK_BYTES = 4096
 _FORMAT_KEY = re.compile(rb'"format"\s*:\s*"(gradviz-run|gradviz-model)"')
 
-MAX_RUN_LAYERS = 4_096
-"""Layers in a run file (a ResNet-152 has 155 with weights; a 70-layer transformer ~500)."""
+MAX_RUN_LAYERS = 4_096  # (a ResNet-152 has 155 layers with weights; a transformer ~500)
 MAX_DIMENSIONS = 8  # of one layer's weight (a 3-d convolution's has 5)
+# A step, step count or size in a run file: below 2**53, so that every view that turns it
+# into a float (plots, the page's slider) keeps it exact, and none overflows.
 MAX_STEP = 10**15
-"""A step, step count or size in a run file: below 2**53, so every view that turns it
-into a float (plots, the page's slider) keeps it exact, and none overflows."""
 
 
 def save_run(run: Run, path: Path | str) -> None:
-    """Write atomically: a failure half-way leaves any previous file as it was. A run the
-    reader would refuse (more than MAX_RUN_LAYERS layers, a step beyond MAX_STEP) is an
-    InputError before anything is written."""
+    """Write atomically; a run the reader would refuse is an InputError before writing."""
     data = json_safe(run_dict(run))
     try:
         run_from_dict(data)  # type: ignore[arg-type]  (the reader's checks: it reads back)
@@ -448,11 +386,8 @@ def save_run(run: Run, path: Path | str) -> None:
 
 
 def run_dict(run: Run) -> dict:
-    """What `save_run` writes. Every text (a module's name, its class, the model's)
-    is written as the reader accepts it (`saved_text`): control and invisible
-    characters as escapes, cut to MAX_TEXT characters, so that a module named
-    `add_module("a\\tb", ...)` reads back as the layer `a\\tb`. Two layers whose names
-    meet that way are told apart by `#2`."""
+    """What `save_run` writes: every text as the reader accepts it (`saved_text`), two
+    layer names that meet that way told apart by `#2`."""
     data = {
         "format": RUN_FORMAT,
         "version": RUN_VERSION,
@@ -470,15 +405,13 @@ def run_dict(run: Run) -> dict:
 
 
 def saved_text(text: str) -> str:
-    """`text` as a run file holds it: printable (`gradviz.text.printable`: a tab as `\\t`,
-    a zero-width space as `\\u200b`) and at most MAX_TEXT characters (cut with …)."""
+    """`text` as a run file holds it: `gradviz.text.printable`, cut to MAX_TEXT with …."""
     shown = printable(text)
     return shown if len(shown) <= MAX_TEXT else shown[: MAX_TEXT - 1] + "…"
 
 
 def saved_names(names: list[str]) -> dict[str, str]:
-    """Each layer name as saved (`saved_text`), distinct: a name that meets an earlier
-    one once escaped or cut gets `#2`, `#3`, ... (within MAX_TEXT)."""
+    """Each layer name as saved (`saved_text`), distinct: `#2`, `#3`, … where they meet."""
     out: dict[str, str] = {}
     taken: set[str] = set()
     for name in names:
@@ -494,8 +427,7 @@ def saved_names(names: list[str]) -> dict[str, str]:
 
 
 def _saved_texts(value: object, names: dict[str, str]) -> object:
-    """Every string in `value` through `saved_text`; a layer's name (a "name" key) through
-    `names`, so the layers and their statistics keep one name."""
+    """Every string in `value` through `saved_text`, a "name" through `names`."""
     if isinstance(value, dict):
         return {
             k: names.get(v, saved_text(v))
@@ -514,10 +446,8 @@ def _saved_texts(value: object, names: dict[str, str]) -> object:
 
 
 def is_run_file(path: Path | str) -> bool:
-    """Whether `path` is a recorded run. A file gradviz wrote names its format in its
-    first bytes, so a peek tells (a large saved model is not read twice); a file whose
-    keys were put in another order (re-saved with sorted keys: `curves` and `history`
-    come first) is read whole. Unreadable or not JSON: False (the model reader says why)."""
+    """Whether `path` is a recorded run: a peek at its first bytes, where gradviz writes
+    the format, else (keys re-sorted) the whole file. Unreadable or not JSON: False."""
     try:
         with open(path, "rb") as file:
             head = file.read(_PEEK_BYTES)
@@ -533,7 +463,7 @@ def is_run_file(path: Path | str) -> bool:
 
 
 def read_saved(path: Path, what: str) -> str:
-    """The text of a saved `what` ("model" or "run"): capped at MAX_MODEL_BYTES, UTF-8."""
+    """The text of a saved `what` ("model" or "run"): at most MAX_MODEL_BYTES of UTF-8."""
     data = read_capped(path, MAX_MODEL_BYTES, ModelError, f"{what} file")
     try:
         return data.decode("utf-8")
@@ -546,7 +476,6 @@ def _read_json(path: Path) -> object:
 
 
 def load_run(path: Path | str) -> Run:
-    """A recorded run, checked; any problem is a ModelError naming the field."""
     path = Path(path)
     raw = _read_json(path)
     if isinstance(raw, dict) and raw.get("format") == MODEL_FORMAT:
@@ -562,7 +491,7 @@ def load_run(path: Path | str) -> Run:
 
 
 def run_from_dict(raw: dict) -> Run:
-    """The inverse of `Run.to_dict`, checked field by field (InputError naming the path)."""
+    """The inverse of `run_dict`, checked field by field."""
     _check_version(raw, RUN_VERSION)
     layers = _layers(raw.get("layers"))
     history = _history(raw.get("history"), layers)
@@ -570,31 +499,20 @@ def run_from_dict(raw: dict) -> Run:
     return Run(
         layers=layers,
         history=history,
-        steps_run=_count(raw.get("steps_run"), "steps_run"),
-        every=_count(raw.get("every"), "every"),
+        steps_run=read_field(raw.get("steps_run"), "size", "steps_run"),
+        every=read_field(raw.get("every"), "size", "every"),
         curve_steps=steps,
         loss=loss,
         accuracy=accuracy,
         framework=read_field(raw.get("framework"), "text", "framework"),
         model=read_field(raw.get("model"), "text", "model"),
-        world_size=_count(raw.get("world_size"), "world_size"),
+        world_size=read_field(raw.get("world_size"), "size", "world_size"),
         notes=read_field(raw.get("notes", []), "list of text", "notes"),
     )
 
 
-def _count(value: object, where: str) -> int:
-    """A whole number from 0 to MAX_STEP (a step, a count, a size)."""
-    if problem := whole_problem(value, 0, None, shown):
-        raise InputError(f"{where}: {problem}")
-    if value > MAX_STEP:  # type: ignore[operator]
-        number = shortened(f"{value:,}", 30)
-        raise InputError(f"{where}: {number} is more than the {MAX_STEP:,} allowed")
-    return value  # type: ignore[return-value]
-
-
 def _curves(raw: object) -> tuple[list[int], list[float | None], list[float | None]]:
-    """(steps, loss, accuracy) of the logged points; a run that logged none may leave
-    `curves` out, and one that logged no accuracy its `accuracy`."""
+    """(steps, loss, accuracy) of the logged points (`curves` and `accuracy` optional)."""
     if raw is None:
         return [], [], []
     if not isinstance(raw, dict):
@@ -605,7 +523,7 @@ def _curves(raw: object) -> tuple[list[int], list[float | None], list[float | No
     steps = raw["step"]
     if not isinstance(steps, list):
         raise InputError("curves.step: expected a list of whole numbers ≥ 0")
-    steps = [_count(v, f"curves.step[{i}]") for i, v in enumerate(steps)]
+    steps = [read_field(v, "size", f"curves.step[{i}]") for i, v in enumerate(steps)]
     loss = _numbers(raw["loss"], len(steps), "curves.loss")
     accuracy = _numbers(raw.get("accuracy", [None] * len(steps)), len(steps), "curves.accuracy")
     return steps, loss, accuracy
@@ -624,16 +542,15 @@ def _layers(raw: object) -> list[RunLayer]:
         shape = item.get("shape")
         if not isinstance(shape, list) or not 1 <= len(shape) <= MAX_DIMENSIONS:
             raise InputError(f"{where}.shape: expected a list of 1 to {MAX_DIMENSIONS} sizes")
-        module = item.get("activation_module")
         layers.append(
             RunLayer(
                 name=read_field(item.get("name"), "text", f"{where}.name"),
                 kind=read_field(item.get("kind"), "text", f"{where}.kind"),
-                shape=tuple(_count(n, f"{where}.shape[{k}]") for k, n in enumerate(shape)),
+                shape=tuple(read_field(shape, "list of size", f"{where}.shape")),
                 activation=read_field(item.get("activation"), "text", f"{where}.activation"),
-                activation_module=None
-                if module is None
-                else read_field(module, "text", f"{where}.activation_module"),
+                activation_module=read_field(
+                    item.get("activation_module"), "text?", f"{where}.activation_module"
+                ),
                 params=tuple(read_field(item.get("params", []), "list of text", f"{where}.params")),
             )
         )
@@ -649,7 +566,7 @@ def _history(raw: object, layers: list[RunLayer]) -> History:
         where = f"history[{i}]"
         if not isinstance(item, dict):
             raise InputError(f"{where}: expected an object")
-        step = _count(item.get("step"), f"{where}.step")
+        step = read_field(item.get("step"), "size", f"{where}.step")
         diagnosis = read_diagnosis(item, where)
         if [layer.name for layer in diagnosis.layers] != names:
             raise InputError(f"{where}.layers: expected the layers {listing(names)}")

@@ -1,16 +1,12 @@
 """Training on the gradviz engine: the loop, its history, and the two executions it runs on.
 
-Compiled straight-line code (gradviz.compile) for tiny networks and online updates; layers
-as matrix products over the batch (gradviz.batched, whose docstring says why there are two)
-for wide layers over many examples. `uses_batches` chooses from the spec and the data's size.
-
-The arithmetic of one update, the same in every path (compiled, `reference_step`):
-- per example: the loss (mse: (out − y)², bce: −(y log p + (1−y) log(1−p))) and the
-  gradient of every parameter from one backward pass over its graph;
-- per batch: the gradients added in example order (`nn.sequential_sum`), divided by
-  the batch size, plus 2·l2·p when the spec has an l2 term (whose l2·Σp² at the
-  batch's starting weights joins each example's loss); then clipped (each to
-  [−c, c], or all scaled by c/‖g‖ when the norm ‖g‖ = √(g₀² + g₁² + …) exceeds c);
+Compiled straight-line code (gradviz.compile) for tiny networks and online updates, matrix
+products over the batch (gradviz.batched) for wide layers over many examples:
+`uses_batches` chooses. One update, the same in every path (and in `compile.Plain`):
+- per example: the loss and every parameter's gradient from one backward pass;
+- per batch: the gradients added in example order, divided by the batch size, plus
+  2·l2·p with an l2 term (whose l2·Σp² at the batch's starting weights joins each
+  example's loss); clipped (each to [−c, c], or all scaled by c/‖g‖ when ‖g‖ > c);
   then p ← p − lr·g, lr being the epoch's (`Spec.rate_at`).
 """
 
@@ -31,19 +27,17 @@ from gradviz.nn import (
     LOSS_FUNCTIONS,
     LayerSample,
     Network,
-    example_graph,
     is_correct,
     layer_samples,
+    layer_views,
     parameter_count,
-    sequential_sum,
     stats_rows,
+    sum_of_squares,
 )
 from gradviz.numbers import fmt
 from gradviz.schema import CLIPPING_KEYS
 from gradviz.spec import Spec
 from gradviz.stats import Diagnosis, diagnose_all, first_nonfinite
-
-# -- training -----------------------------------------------------------------------------
 
 
 @dataclass
@@ -60,20 +54,15 @@ class History:
     """What happened during training, epoch by epoch.
 
     `loss[e]`/`accuracy[e]` are over the examples of epoch e+1 as each was seen, before
-    its own update. `snapshots` are (epoch, the network's per-layer state on the whole
-    data set after that epoch) at epoch 0, every `Spec.stats_every` epochs and the last
-    one: the latest as raw `LayerSample`s, the earlier ones reduced to their
-    `stats.Diagnosis` (a few numbers per layer), so that memory stays small. During
-    training, raw moments wait (up to PENDING_FLOATS numbers) to be reduced together, one
-    numpy call per quantity for all of them (`reduce`). (Data sets too big for
-    `nn.STATS_FLOATS` are measured on their first rows.)"""
+    its own update. `snapshots` are (epoch, the per-layer state after it) at epoch 0, every
+    `Spec.stats_every` epochs and the last: the latest as raw `LayerSample`s, the earlier
+    ones reduced to a `stats.Diagnosis` (all together, `reduce`) so that memory stays small."""
 
     loss: list[float] = field(default_factory=list)
     accuracy: list[float] = field(default_factory=list)
     snapshots: list[tuple[int, list[LayerSample] | Diagnosis]] = field(default_factory=list)
     stopped: str | None = None  # why training stopped early (non-finite loss)
-    # with clipping, per epoch: (updates, how many were clipped, mean gradient norm ‖g‖
-    # before clipping, mean after); empty without clipping
+    # with clipping, per epoch: (updates, how many clipped, mean ‖g‖ before, mean after)
     clipping: list[tuple[int, int, float, float]] = field(default_factory=list)
 
     @property
@@ -81,15 +70,14 @@ class History:
         return len(self.loss)
 
     def reduce(self) -> None:
-        """Every raw moment but the latest to its Diagnosis, all in one `diagnose_all`."""
+        """Every raw moment but the latest to its Diagnosis (one `diagnose_all`)."""
         raw = [k for k, (_, s) in enumerate(self.snapshots[:-1]) if not isinstance(s, Diagnosis)]
         moments = [self.snapshots[k] for k in raw]
         for k, diagnosis in zip(raw, diagnose_all(moments), strict=True):  # type: ignore[arg-type]
             self.snapshots[k] = (self.snapshots[k][0], diagnosis)
 
     def clipping_series(self, kept: slice = slice(None)) -> dict | None:
-        """The clipping record as four lists (the epochs `kept`), for JSON; None when
-        training did not clip."""
+        """The clipping record as four lists (the epochs `kept`), for JSON; None without."""
         if not self.clipping:
             return None
         rows = self.clipping[kept]
@@ -105,58 +93,31 @@ class Result:
     final: Evaluation
 
 
-def evaluate(network: Network, dataset: Dataset) -> Evaluation:
-    """Loss, accuracy and outputs of the network's current weights (one forward pass,
-    compiled or over the batch as `uses_batches` says)."""
-    if not uses_batches(network.sizes, dataset.size, dataset.size, 1):
-        return _compiled_evaluation(network, dataset)
+def evaluate(network: Network, dataset: Dataset, batched: bool | None = None) -> Evaluation:
+    """Loss, accuracy and outputs of the network's current weights: one forward pass,
+    over the batch or compiled (as `uses_batches` says, unless `batched` is given)."""
+    if batched is None:
+        batched = uses_batches(network.sizes, dataset.size, dataset.size, 1)
+    P, Y = network.flat(), dataset.Y.tolist()
     with np.errstate(all="ignore"):
-        total, outputs = Batched(network).evaluate(np.array(network.flat()), dataset.X, dataset.Y)
-    return _evaluation(network, total, outputs.tolist(), dataset)
-
-
-def _compiled_evaluation(network: Network, dataset: Dataset) -> Evaluation:
-    compiled = compile_network(network)
-    X = [tuple(r) for r in dataset.X.tolist()]
-    with np.errstate(all="ignore"):
-        total, outputs = compiled.evaluate(network.flat(), X, dataset.Y.tolist())
-    return _evaluation(network, total, outputs, dataset)
-
-
-def _evaluation(network: Network, total: float, outputs: list[float], data: Dataset) -> Evaluation:
-    """An `Evaluation` from the sum of the losses and the outputs of one forward pass."""
-    n = data.size
-    with np.errstate(all="ignore"):
-        reg = l2_term(network.l2, network.flat())
+        if batched:
+            total, array = Batched(network).evaluate(np.array(P), dataset.X, dataset.Y)
+            outputs = array.tolist()
+        else:
+            X = [tuple(r) for r in dataset.X.tolist()]
+            total, outputs = compile_network(network).evaluate(P, X, Y)
+        reg = l2_term(network.l2, P)
+    n = dataset.size
     threshold = LOSS_FUNCTIONS[network.loss].threshold
-    Y = data.Y.tolist()
     correct = sum(is_correct(o, y, threshold) for o, y in zip(outputs, Y, strict=True))
     return Evaluation(total / n + reg if n else math.nan, correct / n if n else math.nan, outputs)
 
 
-def _engine_samples(
-    network: Network,
-    weights: Sequence[float],
-    previous: Sequence[float] | None,
-    X: np.ndarray,
-    Y: np.ndarray,
-) -> list[LayerSample]:
-    """`nn.layer_samples` of the network set to `weights` (the engine's batched graph)."""
-    network.set_flat(weights)
-    before = None
-    if previous is not None:
-        other = network.copy()
-        other.set_flat(previous)
-        before = [W for W, _ in other.weights()]
-    return layer_samples(network, X, Y, before)
-
-
 # -- which execution -----------------------------------------------------------------------
-# A cost model of both executions, its constants measured by bench/crossover.py (medians,
-# 2026-12-02, 2 shared cores: see bench/README.md, "Which execution"). Compiled code costs
-# about COMPILED_STEP per example per parameter (forward, backward, update) after a compile
-# of about COMPILE_COST per parameter; a batched update costs about BATCHED_LAYER per layer
-# (a dozen numpy calls whatever their size) plus BATCHED_STEP per example per parameter.
+# A cost model of both, measured by bench/crossover.py (bench/README.md, "Which execution"):
+# compiled code costs COMPILED_STEP per example per parameter after a compile of
+# COMPILE_COST per parameter; a batched update BATCHED_LAYER per layer (a dozen numpy
+# calls whatever their size) plus BATCHED_STEP per example per parameter.
 COMPILED_STEP = 7e-8  # seconds
 COMPILE_COST = 2.5e-4  # seconds per parameter, once per network shape
 BATCHED_LAYER = 2.2e-5  # seconds per layer per update
@@ -164,10 +125,8 @@ BATCHED_STEP = 7e-10  # seconds
 
 
 def uses_batches(sizes: Sequence[int], examples: int, batch: int, epochs: int) -> bool:
-    """Whether training `epochs` epochs of `examples` in batches of `batch` runs faster as
-    matrix products over the batch (gradviz.batched) than as compiled scalar code, by the
-    cost model above: the compiled code for tiny networks and online updates, batches for
-    wide layers over many examples (the lesson's deep networks)."""
+    """Whether training runs faster over batches (gradviz.batched) than compiled, by the
+    cost model above."""
     parameters = parameter_count(sizes)
     layers = len(sizes) - 1
     work = epochs * examples * parameters
@@ -179,30 +138,17 @@ def uses_batches(sizes: Sequence[int], examples: int, batch: int, epochs: int) -
 
 def l2_term(l2: float, weights: Sequence[float]) -> float:
     """l2·Σp² over every weight and bias (0.0 without an l2 term)."""
-    if not l2:
-        return 0.0
-    reg = -0.0
-    for p in weights:
-        reg += p * p
-    return l2 * reg
+    return l2 * sum_of_squares(weights) if l2 else 0.0
 
 
 OnEpoch = Callable[[int, float, float], None]
 
-# The weights as an execution holds them: a list of floats (compiled), a float64 array
-# (batched), in `Network.parameters()` order either way.
-Weights = list[float] | np.ndarray
+Weights = list[float] | np.ndarray  # as the compiled or batched execution holds them
 
 
-# Raw recorded moments held (numbers, 8 bytes each) before they are reduced together: a
-# few MB, so that the stacked arrays stay in the processor's cache (bench/whole.py: with
-# all 21 moments of the largest network stacked at once, 30 MB, its training took 20%
-# longer; nine of the lesson's deep nets' moments fit).
+# Raw recorded numbers held before they are reduced together: a few MB, which stay in the
+# processor's cache (bench/whole.py: 30 MB at once made the largest training 20% slower).
 PENDING_FLOATS = 2**18
-
-# measure(weights, previous weights or None, X, Y): every layer's samples (X, Y: the rows
-# the statistics are recorded on, by default)
-Measure = Callable[..., list[LayerSample]]
 
 
 def train(
@@ -215,10 +161,9 @@ def train(
 ) -> Result:
     """Train the spec's network from its seed; the same spec gives the same bits.
 
-    Raises `Diverged` (a TrainingError, carrying the training so far) when the loss or
-    a weight stops being finite, naming the epoch and the first layer where NaN/inf
-    appeared, unless `keep_going`. Refuses (SpecError) a data set of the wrong width and
-    more work than MAX_WORK before it starts."""
+    Raises `Diverged` (carrying the training so far) when the loss or a weight stops
+    being finite, unless `keep_going`; SpecError before it starts for a data set of the
+    wrong width or more work than MAX_WORK."""
     data = dataset if dataset is not None else load_data(spec)
     check_data(spec, data)
     network = Network.from_spec(spec)
@@ -257,8 +202,6 @@ def train(
         correct: int = 0,
         counts: list | None = None,
     ) -> tuple[float, int]:
-        """The execution's `run` on this training's data and settings: trains `weights`
-        in place on the examples order[start:stop]."""
         return execution.run(
             weights, X, Y, order, start, stop, batch, lr, clip_at, total, correct, spec.l2, counts
         )
@@ -269,17 +212,19 @@ def train(
         x: np.ndarray = data.X[:rows],
         y: np.ndarray = data.Y[:rows],
     ) -> list[LayerSample]:
-        """Every layer's samples at `weights` on the rows x, y (the statistics' rows)."""
         if isinstance(execution, Compiled):
-            return _engine_samples(network, weights, previous, x, y)
+            network.set_flat(weights)
+            if previous is not None:
+                previous = [W for W, _ in layer_views(network.sizes, np.asarray(previous))]
+            return layer_samples(network, x, y, previous)
         return execution.samples(np.asarray(weights), x, y, previous)
 
-    def final() -> Evaluation:
-        """The trained network (set to P) on the whole data set, as it trained."""
-        if isinstance(execution, Compiled):
-            return _compiled_evaluation(network, data)
-        total, outputs = execution.evaluate(P, data.X, data.Y)
-        return _evaluation(network, total, outputs.tolist(), data)
+    def result() -> Result:
+        """The training so far, the network set to P and evaluated as it trained."""
+        history.reduce()
+        network.set_flat(P)
+        final = evaluate(network, data, isinstance(execution, Batched))
+        return Result(spec, network, data, history, final)
 
     pending = 0  # the numbers held by raw moments waiting to be reduced
 
@@ -329,21 +274,16 @@ def train(
                 if not keep_going:
                     if record:  # the state it stopped in, NaN and all
                         snapshot(epoch, previous)
-                    history.reduce()
-                    network.set_flat(P)
-                    raise Diverged(message, Result(spec, network, data, history, final()))
+                    raise Diverged(message, result())
             if recording:
                 snapshot(epoch, previous)
             if on_epoch is not None:
                 on_epoch(epoch, loss, correct / n)
-        history.reduce()
-    network.set_flat(P)
-    return Result(spec, network, data, history, final())
+        return result()
 
 
 def _finite(total: float, P: Weights) -> bool:
-    """The loss and every weight are finite (the sum is the quick test; it can overflow
-    with finite weights, so then each is checked)."""
+    """The loss and every weight are finite (the sum first: it may overflow)."""
     if not math.isfinite(total):
         return False
     if isinstance(P, np.ndarray):
@@ -352,14 +292,11 @@ def _finite(total: float, P: Weights) -> bool:
 
 
 class Diverged(TrainingError):
-    """Training stopped at a non-finite loss or weight: the message names the epoch and
-    the first layer (as `result.history.stopped` does) and advises `keep_going=True` in the
-    caller's words (`render(flag)`: `--keep-going`); `result` is the training so far (for
-    `--json` and diagnosis)."""
+    """Training stopped at a non-finite loss or weight, naming the epoch and the first
+    layer; `result` is the training so far (for `--json` and diagnosis)."""
 
     def __init__(self, divergence: str, result: Result) -> None:
-        # what happened on the error's line, what to do on the next (one line of 240
-        # characters was too long to read)
+        # what happened on the error's line, what to do on the next
         fact, _, advice = divergence.partition(". Lower ")
         super().__init__(
             f"{fact}." if advice else divergence,
@@ -376,23 +313,19 @@ def load_data(spec: Spec) -> Dataset:
     return load(spec.data, Path(spec.base_dir) if spec.base_dir else None)
 
 
-# Work refused before training: epochs × examples × parameters (each epoch runs every
-# example forward and backward through every parameter, and online updates touch every
-# parameter once per example). 1e9 is a few minutes here (about 4-8 million a second,
-# see bench/README.md): these are networks to look at, not to train for hours.
+# Work refused before training: epochs × examples × parameters. 1e9 is a few minutes
+# (bench/README.md): these are networks to look at, not to train for hours.
 MAX_WORK = 1_000_000_000
 
 
 def check_data(spec: Spec, data: Dataset) -> None:
-    """What can only be checked with the data in hand, before training: the input width
-    (`check_width`) and the work (`check_work`)."""
+    """What can only be checked with the data in hand, before training."""
     check_width(spec, data)
     check_work(spec, data.size)
 
 
 def check_width(spec: Spec, data: Dataset) -> None:
-    """The network's input width must be the data's number of features. The error names
-    where the sizes were written (`--layers`, `xor.toml line 3: layers`)."""
+    """The network's input width must be the data's number of features."""
     if data.n_features != spec.layers[0]:
         raise SpecError(
             f"{spec.locate('layers')}: the first size is {spec.layers[0]} but the data set "
@@ -402,7 +335,7 @@ def check_width(spec: Spec, data: Dataset) -> None:
 
 def check_work(spec: Spec, examples: int) -> None:
     """Training's work (epochs × examples × parameters) must stay within MAX_WORK."""
-    work = training_work(spec, examples)
+    work = spec.epochs * examples * spec.n_parameters
     if work > MAX_WORK:
         most = MAX_WORK // (examples * spec.n_parameters)
         raise SpecError(
@@ -413,14 +346,9 @@ def check_work(spec: Spec, examples: int) -> None:
         )
 
 
-def training_work(spec: Spec, examples: int) -> int:
-    """epochs × examples × parameters: what MAX_WORK bounds."""
-    return spec.epochs * examples * spec.n_parameters
-
-
 def _divergence(
     run: Callable[..., tuple[float, int]],
-    measure: Measure,
+    measure: Callable[..., list[LayerSample]],  # (weights, previous or None, X, Y)
     data: Dataset,
     weights: Weights,
     order: list[int],
@@ -430,10 +358,8 @@ def _divergence(
     loss: float,
     l2: float,
 ) -> str:
-    """Replay the epoch batch by batch (`run` as `train`'s, from its starting `weights`)
-    to find the step where NaN/inf appeared, and name the first layer holding it
-    (forward pass first, then the backward pass) in the batch's samples (`measure`, as
-    `train`'s, over the whole data set: its own rows here)."""
+    """Replay the epoch batch by batch (`run`, `measure`: `train`'s) from its starting
+    `weights` to find the step where NaN/inf appeared, and the first layer holding it."""
     P = weights.copy()
     n = len(order)
     where = "the loss"  # (not found again on replay)
@@ -457,8 +383,7 @@ def _divergence(
         if n > batch:
             where += f", step {step} of the epoch"
         if found is not None and step == 1:
-            # the weights this epoch started from: what the statistics recorded at the end
-            # of the last epoch saw (`stats.verdict` says "by the end of epoch N" too)
+            # what the statistics recorded at the end of the last epoch saw
             origin = (
                 "the initial weights"
                 if epoch == 1
@@ -470,51 +395,3 @@ def _divergence(
         f"training diverged at epoch {epoch}: the loss is {fmt(loss)}; NaN/inf first appeared "
         f"in {where}. Lower the learning rate or clip gradients (clip_norm = 1)"
     )
-
-
-# -- the plain engine path (the definition the compiled code must match) ---------------
-
-
-def clip_gradients(
-    grads: list[float], clip_value: float | None, clip_norm: float | None
-) -> list[float]:
-    """Clipping as training does it: each to [−c, c], or all scaled by c/‖g‖ when ‖g‖ > c."""
-    if clip_value is not None:
-        c = clip_value
-        return [c if g > c else (-c if g < -c else g) for g in grads]
-    if clip_norm:
-        s = -0.0
-        for g in grads:
-            s += g * g
-        norm = math.sqrt(s)
-        if norm > clip_norm:
-            f = clip_norm / norm
-            return [g * f for g in grads]
-    return list(grads)
-
-
-def reference_step(
-    network: Network,
-    X: Sequence[Sequence[float]],
-    Y: Sequence[float],
-    lr: float,
-    clip_value: float | None = None,
-    clip_norm: float | None = None,
-) -> tuple[float, list[float]]:
-    """One update on a batch with a fresh engine graph per example (slow, plain, and the
-    definition `train` matches bit for bit). Returns (batch loss sum, clipped gradients)."""
-    params = network.parameters()
-    sums = [-0.0] * len(params)
-    # the l2 term at the batch's starting weights, once per example, counted first
-    total = l2_term(network.l2, [p.data for p in params]) * len(Y) if network.l2 else -0.0
-    for x, y in zip(X, Y, strict=True):
-        built = example_graph(network, x, y)  # this example's grads alone
-        total += built.loss.data
-        sums = [sequential_sum(p.grad, 1, s) for p, s in zip(params, sums, strict=True)]
-    m = len(Y)
-    l2 = network.l2
-    grads = [s / m + 2.0 * l2 * p.data if l2 else s / m for s, p in zip(sums, params, strict=True)]
-    grads = clip_gradients(grads, clip_value, clip_norm)
-    for p, g in zip(params, grads, strict=True):
-        p.data = p.data - lr * g
-    return total, grads

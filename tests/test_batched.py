@@ -199,7 +199,7 @@ def test_evaluate_agrees_with_the_compiled_forward_pass() -> None:
     data = T.load_data(spec)
     assert T.uses_batches(net.sizes, data.size, data.size, 1)  # the rule's choice here
     batched = T.evaluate(net, data)
-    compiled = T._compiled_evaluation(net, data)
+    compiled = T.evaluate(net, data, batched=False)
     assert relative(batched.loss, compiled.loss) <= START
     assert batched.accuracy == compiled.accuracy
     np.testing.assert_allclose(batched.outputs, compiled.outputs, rtol=1e-13)

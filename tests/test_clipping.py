@@ -10,6 +10,7 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 
+from gradviz import compile as C
 from gradviz import nn
 from gradviz import train as T
 from gradviz.cli import cli
@@ -26,13 +27,15 @@ def spec_of(name: str, **changes: object) -> Spec:
 def _replay(spec: Spec) -> list[tuple[int, int, float, float]]:
     """Full-batch training replayed step by step: the unclipped mean gradient of each
     epoch's starting weights, its norm by math.fsum, clipped or not, then the plain
-    engine's step (`reference_step`)."""
+    engine's step (`compile.Plain`)."""
     data = T.load_data(spec)
     net = nn.Network.from_spec(spec)
-    X, Y = data.X.tolist(), data.Y.tolist()
+    X, Y, P, every = data.X.tolist(), data.Y.tolist(), net.flat(), list(range(data.size))
+    clip = "value" if spec.clip_value is not None else "norm"
+    plain = C.Plain(net, clip)
     rows = []
     for epoch in range(1, spec.epochs + 1):
-        _, grads = T.reference_step(net.copy(), X, Y, lr=0.0)  # unclipped, weights kept
+        _, grads = plain.gradient(P, X, Y, every)  # unclipped
         before = math.sqrt(math.fsum(g * g for g in grads))
         if spec.clip_norm is not None:
             clipped = before > spec.clip_norm
@@ -43,7 +46,8 @@ def _replay(spec: Spec) -> list[tuple[int, int, float, float]]:
             clipped = kept != grads
             after = math.sqrt(math.fsum(g * g for g in kept))
         rows.append((1, int(clipped), before, after))
-        T.reference_step(net, X, Y, spec.rate_at(epoch), spec.clip_value, spec.clip_norm)
+        c = spec.clip_value if spec.clip_value is not None else spec.clip_norm
+        plain.run(P, X, Y, every, 0, data.size, data.size, spec.rate_at(epoch), c, -0.0, 0)
     return rows
 
 
