@@ -95,11 +95,12 @@ def html_page(
         if live
         else html.live_reason(diagram, words) or "only a graph drawn from an expression is live"
     )
-    steps = ()
+    steps, graph = (), None
     if live:
+        from gradviz.drawn import page_graph  # lazy: start-up
         from gradviz.trace import trace  # lazy: start-up
 
-        steps = trace(list(diagram.value_ids)[-1])
+        steps, graph = trace(list(diagram.value_ids)[-1]), page_graph(diagram)
     return html.to_html(
         diagram,
         svg.decode("utf-8"),
@@ -108,6 +109,7 @@ def html_page(
         step=1 if command == "trace" else 0,
         precision=precision,
         note=note,
+        graph=graph,
         steps=steps,
     )
 

@@ -15,11 +15,11 @@ from rich.console import Group, RenderableType
 from rich.text import Text
 
 from gradviz.errors import OptionWords, keyword
-from gradviz.names import operand
 from gradviz.numbers import fmt
 from gradviz.records import Contribution, ForwardStep, LeafGradient, Row, Step, UnitStep, summary
 from gradviz.render.diagram import Diagram
 from gradviz.render.frames import Change, Frames
+from gradviz.text import operand
 
 if TYPE_CHECKING:
     from gradviz.engine import Number
