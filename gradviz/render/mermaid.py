@@ -69,7 +69,12 @@ _ENTITIES = str.maketrans(
 
 SEPARATOR = " │ "  # between name, data and grad, as in the Graphviz record
 
-_STATE_STYLES = {
+# The classes of nodes without a band (white, as in Graphviz, not Mermaid's own lavender)
+# and of a trace's states, in the order they are written.
+_PLAIN_STYLE = "fill:#ffffff,stroke:#555555,color:#000000"
+_CLASS_STYLES = {
+    "op": _PLAIN_STYLE,
+    "plain": _PLAIN_STYLE,
     "current": f"stroke:{colours.CURRENT},stroke-width:3px",
     "done": f"stroke:{colours.DONE},stroke-width:2px",
     "dim": f"fill:#ffffff,stroke:{colours.DIM_BORDER},color:{colours.DIM_INK}",
@@ -214,10 +219,7 @@ def to_mermaid(
         if node.kind == "op":
             classes.setdefault("op", []).append(mid)
             return f'{indent}{mid}(("{_op_label(node, precision)}"))\n'
-        if band is not None:
-            classes.setdefault(band.name, []).append(mid)
-        else:  # no grad: white, as in Graphviz (not Mermaid's own lavender)
-            classes.setdefault("plain", []).append(mid)
+        classes.setdefault(band.name if band is not None else "plain", []).append(mid)
         if node.state is not None:
             classes.setdefault(node.state, []).append(mid)
         shape = ('(["', '"])') if node.kind == "group" else ('["', '"]')
@@ -257,22 +259,15 @@ def to_mermaid(
             lines += keys
             links += key_links  # after the graph's own: linkStyle numbers those first
     lines += body + links + link_styles
-    for band in used:
-        lines.append(_class_def(band))
+    lines += [_class_def(band) for band in used]
     if diagram.title:
         lines.append(f"    classDef {CAPTION} {_CAPTION_STYLE}\n")
     if keyed:
         lines.append(f"    classDef keytitle {_KEY_BOX_STYLE}\n")
     if diagram.title:
         lines.append(f"    class {CAPTION} {CAPTION}\n")
-    if "op" in classes:
-        lines.append("    classDef op fill:#ffffff,stroke:#555555,color:#000000\n")
-    if "plain" in classes:
-        lines.append("    classDef plain fill:#ffffff,stroke:#555555,color:#000000\n")
-    for state, style in _STATE_STYLES.items():
-        if state in classes:
-            lines.append(f"    classDef {state} {style}\n")
-    for name in [b.name for b in used] + ["op", "plain", *_STATE_STYLES]:
+    lines += [f"    classDef {k} {style}\n" for k, style in _CLASS_STYLES.items() if k in classes]
+    for name in [b.name for b in used] + list(_CLASS_STYLES):
         if name in classes:
             lines.append(f"    class {','.join(classes[name])} {name}\n")
     return "".join(lines)

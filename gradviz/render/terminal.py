@@ -11,6 +11,9 @@ not a terminal).
 
 from __future__ import annotations
 
+import io
+from typing import Any
+
 from rich.console import Console, Group, RenderableType
 from rich.table import Table
 from rich.text import Text
@@ -58,6 +61,15 @@ def _name(node: Node, op_symbol: str | None, output: str) -> Text:
     return text
 
 
+def _grad(node: Node, precision: int) -> Text:
+    """The grad coloured by its band (NaN and inf keep the colour of their mark)."""
+    grad = _number(node.grad, precision)
+    band = band_of(node)
+    if band is not None and not is_bad(node.grad):
+        grad.stylize(BAND_STYLES[band.name])
+    return grad
+
+
 def node_line(
     node: Node, op_symbol: str | None = None, *, precision: int = 4, output: str = "L"
 ) -> Text:
@@ -72,12 +84,8 @@ def node_line(
         line.append("  data ", style="dim")
         line.append_text(_number(node.data, precision))
     if node.grad is not None:
-        band = band_of(node)
-        grad = _number(node.grad, precision)
-        if band is not None and not is_bad(node.grad):
-            grad.stylize(BAND_STYLES[band.name])
         line.append("  grad ", style="dim")
-        line.append_text(grad)
+        line.append_text(_grad(node, precision))
     for extra in node.extra_lines:
         line.append("  " + printable(extra), style="dim")
     if STATE_STYLES.get(node.state or ""):
@@ -224,11 +232,7 @@ def leaf_table(diagram: Diagram, *, precision: int = DEFAULT_PRECISION) -> Table
         if diagram.has_grad and leaf.grad is None:
             row.append(Text("—" if leaf.data is not None else "(above)", style="dim"))
         elif diagram.has_grad:
-            grad = _number(leaf.grad, precision)
-            band = band_of(leaf)
-            if band is not None and not is_bad(leaf.grad):
-                grad.stylize(BAND_STYLES[band.name])
-            row.append(grad)
+            row.append(_grad(leaf, precision))
         table.add_row(*row)
     return table
 
@@ -251,27 +255,9 @@ def to_terminal(
     return Group(*parts)
 
 
-def to_text(
-    diagram: Diagram,
-    *,
-    precision: int = DEFAULT_PRECISION,
-    width: int = 100,
-    depth: int | None = MAX_DEPTH,
-    more: str = MORE_LEVELS,
-) -> str:
-    """The terminal view as plain text (no colour): for files, pipes and snapshots."""
-    console = Console(
-        width=width, color_system=None, force_terminal=False, record=True, file=_Null()
-    )
-    console.print(to_terminal(diagram, precision=precision, depth=depth, more=more))
-    return console.export_text()
-
-
-class _Null:
-    """A file that drops what is written: the text is taken from the console's record."""
-
-    def write(self, text: str) -> int:
-        return len(text)
-
-    def flush(self) -> None:
-        pass
+def to_text(diagram: Diagram, *, width: int = 100, **options: Any) -> str:
+    """The terminal view (`to_terminal`'s `options`) as plain text (no colour): for files,
+    pipes and snapshots."""
+    console = Console(width=width, color_system=None, force_terminal=False, file=io.StringIO())
+    console.print(to_terminal(diagram, **options))
+    return console.file.getvalue()
