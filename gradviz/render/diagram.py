@@ -165,11 +165,7 @@ class Diagram:
     @property
     def clusters(self) -> list[str]:
         """Cluster names in order of first appearance."""
-        seen: dict[str, None] = {}
-        for n in self.nodes:
-            if n.cluster is not None:
-                seen.setdefault(n.cluster, None)
-        return list(seen)
+        return list(dict.fromkeys(n.cluster for n in self.nodes if n.cluster is not None))
 
     def with_states(
         self,
@@ -181,7 +177,7 @@ class Diagram:
         """A copy with node states set (`default` for nodes not named) and the edges
         between the given (source, target) pairs emphasised: one frame of a trace."""
         for node_id, state in states.items():
-            if state is not None and state not in STATES:
+            if state not in (None, *STATES):
                 raise ValueError(f"unknown state {state!r} for node {node_id}")
         emphasised = set(emphasis)
         return replace(
@@ -189,15 +185,6 @@ class Diagram:
             nodes=tuple(replace(n, state=states.get(n.id, default)) for n in self.nodes),
             edges=tuple(
                 replace(e, emphasis=(e.source, e.target) in emphasised) for e in self.edges
-            ),
-        )
-
-    def with_clusters(self, clusters: Mapping[str, str | None]) -> Diagram:
-        """A copy with nodes put into named clusters (by node id)."""
-        return replace(
-            self,
-            nodes=tuple(
-                replace(n, cluster=clusters[n.id]) if n.id in clusters else n for n in self.nodes
             ),
         )
 
@@ -216,8 +203,7 @@ _NUMBER_FORMULA = re.compile(r"\(?([^()\s]+)\)?(?: \(.*\))?")
 
 
 def _states_a_value(text: str, value: Number) -> bool:
-    """True when a formula is just a number equal to `value`, so writing `= value`
-    after it would say the same thing twice."""
+    """A formula that is just a number equal to `value` (`= value` would say it twice)."""
     match = _NUMBER_FORMULA.fullmatch(text)
     if match is None or is_array(value):
         return False
@@ -250,11 +236,9 @@ def band_of(node: Node) -> Band | None:
 
 def is_bad(x: Number | None) -> bool:
     """True when a number (or any sample of a batch) is NaN or infinite."""
-    if x is None:
-        return False
     if is_array(x):
         return not bool(np.all(np.isfinite(x)))
-    return not math.isfinite(float(x))
+    return x is not None and not math.isfinite(float(x))
 
 
 def number_text(x: Number, precision: int = DEFAULT_PRECISION) -> str:
@@ -277,7 +261,7 @@ _CHAR_PX, _BOX_PX, _OP_PX, _GAP_PX = 8.8, 30.0, 36.0, 34.0  # DejaVu Sans 11 pt,
 
 def ranks(diagram: Diagram) -> dict[str, int]:
     """Each node's rank (longest path from a source), as Graphviz places them."""
-    incoming: dict[str, int] = {n.id: 0 for n in diagram.nodes}
+    incoming = {n.id: 0 for n in diagram.nodes}
     outgoing: dict[str, list[str]] = {n.id: [] for n in diagram.nodes}
     for edge in diagram.edges:
         if edge.source in outgoing and edge.target in incoming:
