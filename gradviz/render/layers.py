@@ -12,7 +12,6 @@ from __future__ import annotations
 import math
 import re
 from collections.abc import Callable, Sequence
-from dataclasses import replace
 
 from rich import box
 from rich.cells import cell_len
@@ -59,8 +58,8 @@ def layer_label(name: str, most: int = NAME_WIDTH) -> str:
     return shown + "…"
 
 
-def _num(x: float | None) -> Text:
-    return Text("—", style="dim") if x is None else Text(fmt(x, DIGITS))
+def _num(x: float | None, prefix: str = "") -> Text:
+    return Text("—", style="dim") if x is None else Text(prefix + fmt(x, DIGITS))
 
 
 def _pct(x: float | None) -> Text:
@@ -94,31 +93,14 @@ def _status(layer: LayerStats) -> Text:
     return Text(layer.status, style=STATUS_STYLES.get(layer.status, ""))
 
 
-# Columns of the layer table: (header, right-aligned, keep priority: higher stays longer
-# when the terminal is narrow).
-_COLUMNS = (
-    ("layer", False, 99),
-    ("act", False, 90),
-    ("n", True, 30),
-    ("mean|g|", True, 20),
-    ("max|g|", True, 25),
-    ("rms g", True, 95),
-    ("rel", True, 80),
-    ("log rel", False, 96),
-    ("hop", True, 85),
-    ("bound", True, 50),
-    ("grad:data", True, 60),
-    ("update:data", True, 65),
-    ("act mean", True, 35),
-    ("act std", True, 36),
-    ("slope", True, 70),
-    ("sat%", True, 44),
-    ("dead%", True, 42),
-    ("NaN", True, 40),
-    ("status", False, 100),
-)
-# These columns matter far more when they hold something other than zero.
-_ALARMS = {"sat%", "dead%", "NaN"}
+def _hop(layer: LayerStats) -> Text:
+    if _above_bound(layer):
+        return Text("×" + fmt(layer.hop, DIGITS) + "*", style="dim")
+    return _num(layer.hop, "×")
+
+
+def _nonfinite(layer: LayerStats) -> Text:
+    return Text(str(layer.nonfinite), style="bold red" if layer.nonfinite else "")
 
 
 def _above_bound(layer: LayerStats) -> bool:
@@ -131,44 +113,42 @@ def _above_bound(layer: LayerStats) -> bool:
     )
 
 
+# Columns of the layer table: (header, right-aligned, keep priority: higher stays longer
+# when the terminal is narrow, a layer's cell).
+_COLUMNS: tuple[tuple[str, bool, int, Callable[[LayerStats], Text]], ...] = (
+    ("layer", False, 99, lambda layer: Text(layer_label(layer.name))),
+    ("act", False, 90, lambda layer: Text(layer.activation)),
+    ("n", True, 30, lambda layer: Text(str(layer.n_params))),
+    ("mean|g|", True, 20, lambda layer: _num(layer.mean_abs)),
+    ("max|g|", True, 25, lambda layer: _num(layer.max_abs)),
+    ("rms g", True, 95, lambda layer: _num(layer.rms)),
+    ("rel", True, 80, lambda layer: _num(layer.rel)),
+    ("log rel", False, 96, lambda layer: log_bar(layer.rel)),
+    ("hop", True, 85, _hop),
+    ("bound", True, 50, lambda layer: _num(layer.hop_bound, "≤")),
+    ("grad:data", True, 60, lambda layer: _num(layer.grad_data)),
+    ("update:data", True, 65, lambda layer: _num(layer.update_data)),
+    ("act mean", True, 35, lambda layer: _num(layer.act_mean)),
+    ("act std", True, 36, lambda layer: _num(layer.act_std)),
+    ("slope", True, 70, lambda layer: _num(layer.mean_slope)),
+    ("sat%", True, 44, lambda layer: _pct(layer.saturated)),
+    ("dead%", True, 42, lambda layer: _pct(layer.dead)),
+    ("NaN", True, 40, _nonfinite),
+    ("status", False, 100, _status),
+)
+# These columns matter far more when they hold something other than zero.
+_ALARMS = {"sat%", "dead%", "NaN"}
+# The columns of the activations: "?" in a row whose activations were not read, not a
+# number that looks measured.
+_ACTIVATION_COLUMNS = {"act", "act mean", "act std", "slope", "sat%", "dead%"}
+
+
 def _row(layer: LayerStats) -> dict[str, Text]:
-    if layer.unread is not None and layer.unread.startswith("activations"):
-        return _row_unread(layer)
-    hop = _num(None) if layer.hop is None else Text("×" + fmt(layer.hop, DIGITS))
-    if _above_bound(layer):
-        hop = Text("×" + fmt(layer.hop, DIGITS) + "*", style="dim")
-    bound = _num(None) if layer.hop_bound is None else Text("≤" + fmt(layer.hop_bound, DIGITS))
+    unread = layer.unread is not None and layer.unread.startswith("activations")
     return {
-        "layer": Text(layer_label(layer.name)),
-        "act": Text(layer.activation),
-        "n": Text(str(layer.n_params)),
-        "mean|g|": _num(layer.mean_abs),
-        "max|g|": _num(layer.max_abs),
-        "rms g": _num(layer.rms),
-        "rel": _num(layer.rel),
-        "log rel": log_bar(layer.rel),
-        "hop": hop,
-        "bound": bound,
-        "grad:data": _num(layer.grad_data),
-        "update:data": _num(layer.update_data),
-        "act mean": _num(layer.act_mean),
-        "act std": _num(layer.act_std),
-        "slope": _num(layer.mean_slope),
-        "sat%": _pct(layer.saturated),
-        "dead%": _pct(layer.dead),
-        "NaN": Text(str(layer.nonfinite), style="bold red" if layer.nonfinite else ""),
-        "status": _status(layer),
+        name: Text("?", style="dim") if unread and name in _ACTIVATION_COLUMNS else cell(layer)
+        for name, _, _, cell in _COLUMNS
     }
-
-
-def _row_unread(layer: LayerStats) -> dict[str, Text]:
-    """A row whose activations were not read: their columns say so ("?"), not a number
-    that looks measured."""
-    row = _row(replace(layer, unread=None))
-    unread = Text("?", style="dim")
-    for name in ("act", "act mean", "act std", "slope", "sat%", "dead%"):
-        row[name] = unread
-    return row
 
 
 def layer_table(
@@ -191,8 +171,8 @@ def layer_table(
         if c[0] != "update:data" or any(layer.update_data is not None for layer in diagnosis.layers)
     ]
 
-    def keep(column: tuple[str, bool, int]) -> int:
-        name, _, priority = column
+    def keep(column: tuple[str, bool, int, object]) -> int:
+        name, _, priority, _ = column
         alarming = name in _ALARMS and any(r[name].plain not in ("0", "—", "?") for r in rows)
         return priority + 50 if alarming else priority
 
@@ -226,10 +206,10 @@ def layer_table(
         title_justify="left",
         caption_justify="left",
     )
-    for name, right, _ in columns:
+    for name, right, *_ in columns:
         table.add_column(name, justify="right" if right else "left", no_wrap=True)
     for row in rows:
-        table.add_row(*(row[name] for name, _, _ in columns))
+        table.add_row(*(row[name] for name, *_ in columns))
     return table
 
 
