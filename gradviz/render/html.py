@@ -294,43 +294,6 @@ HEAD = """<!doctype html>
 </head>
 """
 
-PAGE = (
-    HEAD
-    + """<body>
-<header><h1>{heading}</h1><p class="sub">{sub}</p></header>
-<main>
-<figure id="graph" class="{kind}" aria-label="the computation graph">{svg}</figure>
-{controls}
-</main>
-{scripts}
-</body>
-</html>
-"""
-)
-
-CONTROLS = """<div id="panels">
-<section id="inputs" aria-labelledby="inputs-h"><h2 id="inputs-h">Inputs</h2>
-<p id="output-value" class="out"></p>
-{leaves}
-<p class="buttons"><button type="button" id="reset">Reset inputs</button></p>
-<h3>Nudge</h3>
-<pre id="nudge" aria-live="polite">{nudge}</pre>
-</section>
-<section id="steps" aria-labelledby="steps-h"><h2 id="steps-h">Backward pass</h2>
-<p class="buttons"><button type="button" id="prev">◀ Previous</button>
-<button type="button" id="play">Play</button>
-<button type="button" id="next">Next ▶</button>
-<span id="step-count" aria-live="polite"></span></p>
-<pre id="step-text" aria-live="polite"></pre>
-<h3>Details</h3>
-<pre id="detail" aria-live="polite">{hint}</pre>
-<div id="reproduce"><h3>Reproduce</h3>
-<p class="buttons"><button type="button" id="copy">Copy command</button>
-<span id="copy-status" aria-live="polite"></span></p>
-<pre id="command"></pre></div>
-</section>
-</div>"""
-
 
 @cache
 def page_css() -> str:
@@ -382,11 +345,15 @@ def to_html(
             f"<script>{code}</script>"
         )
         script_src = f"'{csp_hash(code)}'"
-        controls = CONTROLS.format(
-            leaves=_leaf_rows(data),
-            nudge=html.escape(data["nudgeIntro"]),
-            hint="Hover over a node or an edge, or Tab to the graph and use the arrow keys, for "
-            "its op and local derivatives.",
+        controls = (
+            asset_text("controls.html")
+            .rstrip("\n")
+            .format(
+                leaves=_leaf_rows(data),
+                nudge=html.escape(data["nudgeIntro"]),
+                hint="Hover over a node or an edge, or Tab to the graph and use the arrow keys, for "
+                "its op and local derivatives.",
+            )
         )
         sub = (
             "Move an input to recompute every data and gradient; step through the backward pass "
@@ -396,7 +363,8 @@ def to_html(
         f"default-src 'none'; script-src {script_src}; style-src {style_sources(css, svg)}; "
         "img-src data:; base-uri 'none'; form-action 'none'"
     )
-    return PAGE.format(
+    # The page's markup: assets/graph.html; a live page's panels: assets/controls.html.
+    return (HEAD + asset_text("graph.html")).format(
         csp=csp,
         title=html.escape(f"gradviz: {short}"),
         css=css,
