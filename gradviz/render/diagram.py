@@ -134,11 +134,9 @@ def title_lines(diagram: Diagram) -> list[str]:
 class Diagram:
     """Nodes in graph order (inputs first, output last) and the edges between them.
 
-    `value_ids` maps each Value drawn to its node id, so callers that hold Values (the
-    trace) can address nodes: `diagram.id_of(v)`, `diagram.op_id_of(v)`. `level` is
-    the level a saved network is drawn at (`scalar`, `neuron`, `layer`; None for an
-    expression), so a size warning suggests only the coarser views.
-    """
+    `value_ids` maps each Value drawn to its node id (`id_of`, `op_id_of`: the trace
+    addresses nodes by Value). `level` is the level a saved network is drawn at (None
+    for an expression), so a size warning suggests only the coarser views."""
 
     nodes: tuple[Node, ...]
     edges: tuple[Edge, ...]
@@ -307,12 +305,9 @@ def widest_rank(diagram: Diagram) -> float:
 
 
 def preferred_rankdir(diagram: Diagram) -> str:
-    """The direction a drawing reads best in when the user names none.
-
-    A network drawn per layer (a long chain) reads top to bottom, as a table. Anything
-    else reads left to right (as one reads a formula) unless that would be wider than
-    WIDE_PX while top to bottom is narrower: deep graphs then go top to bottom.
-    """
+    """The direction a drawing reads best in when the user names none: a chain of layers
+    top to bottom, as a table; anything else left to right (as one reads a formula) unless
+    that is wider than WIDE_PX and top to bottom is narrower."""
     if diagram.level in ("layer", "module"):  # (a PyTorch model's modules: a chain too)
         return LAYER_RANKDIR
     rank = ranks(diagram)

@@ -361,11 +361,9 @@ def dot_body(
     font: str = FONT,
     op_font: tuple[str, int] | None = None,
 ) -> list[str]:
-    """The statements inside `digraph gradviz { … }`, one per line (tab-indented),
-    in the shape the `graphviz` package keeps in `Digraph.body`. `number_width` lays
-    numbers out that many characters wide (for a page that rewrites them); `font` is
-    every text's, `op_font` (if given) the font and size of the ops' symbols (a PNG's
-    bold `+`)."""
+    """The statements inside `digraph gradviz { … }` as `graphviz.Digraph.body` keeps them.
+    `number_width` pads numbers (for a page that rewrites them); `font` is every text's,
+    `op_font` (if given) the font and size of the ops' symbols (a PNG's bold `+`)."""
     if rankdir not in RANKDIRS:
         raise ValueError(f"rankdir must be one of {', '.join(RANKDIRS)}, not {rankdir!r}")
     # Braced record fields: side by side LR, stacked TB (narrow nodes top to bottom), but

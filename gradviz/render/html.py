@@ -345,16 +345,8 @@ def to_html(
             f"<script>{code}</script>"
         )
         script_src = f"'{csp_hash(code)}'"
-        controls = (
-            asset_text("controls.html")
-            .rstrip("\n")
-            .format(
-                leaves=_leaf_rows(data),
-                nudge=html.escape(data["nudgeIntro"]),
-                hint="Hover over a node or an edge, or Tab to the graph and use the arrow keys, for "
-                "its op and local derivatives.",
-            )
-        )
+        panels = asset_text("controls.html").rstrip("\n")
+        controls = panels.format(leaves=_leaf_rows(data), nudge=html.escape(data["nudgeIntro"]))
         sub = (
             "Move an input to recompute every data and gradient; step through the backward pass "
             "below."

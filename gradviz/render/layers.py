@@ -338,9 +338,8 @@ def report(
     width: int | None = None,
     more: str | None = None,
 ) -> RenderableType:
-    """What `train`, `inspect` and `grads` print: the table, the heat map when there is
-    more than one recorded moment, and the verdict. The table fits `width` if given,
-    else the console's width when printed (see `layer_table`, and for `more`)."""
+    """What `train`, `inspect` and `grads` print: the table (fitted to `width`, else to the
+    console; see `layer_table`), the heat map over several moments, and the verdict."""
     table = fitted(lambda room: layer_table(diagnosis, title, room, more), width)
     parts: list[RenderableType] = [table]
     if snapshots and len(snapshots) > 1:
@@ -453,9 +452,8 @@ def compare_report(
     scores: Sequence[tuple[float, float, int] | None] | None = None,
     more: str | None = None,
 ) -> RenderableType:
-    """The two networks' loss and accuracy (`scores`: (loss, accuracy, examples) each),
-    the comparison table (fitted to `width`, else to the console when printed; `more` as
-    in `layer_table`) and both verdicts under it."""
+    """The two networks' `scores` (loss, accuracy, examples), the comparison table (fitted
+    as `report`'s) and both verdicts."""
     header = VerdictLines([("A = ", label_a), ("B = ", label_b)])  # wrapped between clauses
     table = fitted(lambda room: compare_table(a, b, width=room, more=more), width)
     parts: list[RenderableType] = [header]

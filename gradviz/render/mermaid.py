@@ -197,10 +197,8 @@ def to_mermaid(
     precision: int = DEFAULT_PRECISION,
     legend: bool = True,
 ) -> str:
-    """A `flowchart` with one node per diagram node; colours through `classDef`.
-
-    Raises RenderError above Mermaid's edge limit, where it would refuse to draw.
-    """
+    """A `flowchart`, one node per diagram node, coloured through `classDef`; RenderError
+    above Mermaid's edge limit."""
     if rankdir not in DIRECTIONS:
         raise ValueError(f"rankdir must be one of {', '.join(DIRECTIONS)}, not {rankdir!r}")
     check_edges(diagram)
@@ -276,12 +274,9 @@ def to_mermaid(
 def _legend(
     diagram: Diagram, ids: dict[str, str], rankdir: str, used: list[Band]
 ) -> tuple[list[str], list[str]]:
-    """The key to the colours the picture uses, as one row of boxes (Mermaid spaces boxes
-    widely: the whole scale would be wider than most graphs), declared first so that it
-    stands at the top,
-    and the invisible links that make it a row: left to right, a chain of keys one rank
-    each (unlinked keys would share a rank: a column); top to bottom, the keys share the
-    first rank and the graph's sources are pushed below them. No edge runs through it."""
+    """The key to the colours used, as one row of boxes declared first (at the top; the
+    whole scale would be wider than most graphs), and the invisible links that make it a
+    row: left to right a chain of keys, top to bottom the keys above the graph's sources."""
     keys = ["key_title", *(f"key_{band.name}" for band in used)]
     lines = [f'    key_title["{whole(LEGEND_TITLE)}"]:::keytitle\n']
     lines += [f'    key_{b.name}["{whole(b.text)}"]:::{b.name}\n' for b in used]

@@ -96,9 +96,8 @@ def node_line(
 
 
 def _structure(diagram: Diagram) -> tuple[dict[str, list[str]], dict[str, str | None], list[str]]:
-    """Children of each shown node (its inputs), the op symbol folded into each value
-    node, and the roots (nodes nothing consumes). Op nodes are folded into the value
-    they produce, so the tree shows values only."""
+    """Each value node's inputs and the op symbol folded into it (the tree shows values
+    only), and the roots (nodes nothing consumes)."""
     nodes = {n.id: n for n in diagram.nodes}
     inputs: dict[str, list[str]] = {n.id: [] for n in diagram.nodes}
     consumers: dict[str, int] = {n.id: 0 for n in diagram.nodes}
