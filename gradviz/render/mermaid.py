@@ -204,8 +204,7 @@ def to_mermaid(
     check_edges(diagram)
     ids = mermaid_ids(diagram)
     stacked = rankdir in ("TB", "BT")
-    lines: list[str] = []
-    lines.append(f"flowchart {rankdir}\n")
+    lines = [f"flowchart {rankdir}\n"]
     if diagram.title:
         lines.append(f'    {CAPTION}["{escape(diagram.title)}"]\n')
 

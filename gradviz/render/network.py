@@ -120,12 +120,10 @@ def neuron_diagram(graph: LossGraph, title: str | None, grad: bool = True) -> Di
             weights = ", ".join(fmt(w.data, 3) for w in neuron.weights)
             wgrads = ", ".join(fmt(w.grad, 3) for w in neuron.weights)
             bias = neuron.bias
-            lines = [f"z {fmt(z.data)}  ∂L/∂z {fmt(z.grad)}" if grad else f"z {fmt(z.data)}"]
+            lines = [f"z {fmt(z.data)}" + (f"  ∂L/∂z {fmt(z.grad)}" if grad else "")]
             if a is not z:
                 lines.append(f"{layer.activation}(z) {fmt(a.data)}")
-            lines.append(
-                f"b {fmt(bias.data)}  ∂L/∂b {fmt(bias.grad)}" if grad else f"b {fmt(bias.data)}"
-            )
+            lines.append(f"b {fmt(bias.data)}" + (f"  ∂L/∂b {fmt(bias.grad)}" if grad else ""))
             detail = f"{neuron.name}\nweights: {weights}\n"
             if grad:
                 detail += f"weight grads: {wgrads}\nbias: {fmt(bias.data)} (grad {fmt(bias.grad)})"
@@ -138,16 +136,9 @@ def neuron_diagram(graph: LossGraph, title: str | None, grad: bool = True) -> Di
             for k, (source, w) in enumerate(zip(sources, neuron.weights, strict=True)):
                 tip = f"{neuron.name} w{k} = {fmt(w.data)}"
                 tip += f", ∂L/∂w{k} = {fmt(w.grad)}" if grad else ""
-                edges.append(
-                    Edge(
-                        source,
-                        nid,
-                        index=k,
-                        weight=float(w.data),
-                        grad=w.grad if grad else None,
-                        detail=tip,
-                    )
-                )
+                through = w.grad if grad else None
+                edge = Edge(source, nid, index=k, weight=float(w.data), grad=through, detail=tip)
+                edges.append(edge)
         sources = ids
     loss_nodes, loss_edges = _loss_nodes(graph, sources[0], grad)
     return Diagram(tuple(nodes + loss_nodes), tuple(edges + loss_edges), has_grad=grad, title=title)

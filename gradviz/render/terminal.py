@@ -237,17 +237,13 @@ def leaf_table(diagram: Diagram, *, precision: int = DEFAULT_PRECISION) -> Table
 
 
 def to_terminal(
-    diagram: Diagram,
-    *,
-    precision: int = DEFAULT_PRECISION,
-    depth: int | None = MAX_DEPTH,
-    more: str = MORE_LEVELS,
+    diagram: Diagram, *, precision: int = DEFAULT_PRECISION, **tree: Any
 ) -> RenderableType:
-    """Tree, then the leaf table, as one renderable (`depth`, `more`: see `to_tree`)."""
+    """Tree (`to_tree`'s `depth` and `more`), then the leaf table, as one renderable."""
     parts: list[RenderableType] = []
     if diagram.title:
         parts.append(Text(printable(diagram.title), style="bold"))
-    parts.append(to_tree(diagram, precision=precision, depth=depth, more=more))
+    parts.append(to_tree(diagram, precision=precision, **tree))
     table = leaf_table(diagram, precision=precision)
     if table is not None:
         parts += [Text(""), table]
