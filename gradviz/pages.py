@@ -16,6 +16,7 @@ from gradviz.engine import topological_order
 from gradviz.errors import GradvizError, OptionWords, keyword
 from gradviz.layout import PREFER_PURE_COST, DotProgram, run_dot
 from gradviz.numbers import DEFAULT_PRECISION, json_number
+from gradviz.output import svg_width_px
 from gradviz.render import html
 from gradviz.render.diagram import Diagram, captioned, draw_less, preferred_rankdir
 from gradviz.render.dot import layout_cost, to_dot
@@ -86,9 +87,9 @@ def html_page(
     # page (a live page fits it to its width) and top to bottom is narrower. (A static
     # page shows its picture at its natural size, scrolling sideways.)
     svg = layout(rankdir or "LR")
-    if rankdir is None and live and html.svg_width_px(svg) > html.FIT_WIDTH_PX:
+    if rankdir is None and live and svg_width_px(svg) > html.FIT_WIDTH_PX:
         tall = layout("TB")
-        svg = tall if html.svg_width_px(tall) < html.svg_width_px(svg) else svg
+        svg = tall if svg_width_px(tall) < svg_width_px(svg) else svg
     svg = themed_svg(svg.decode("utf-8")).encode("utf-8")
     note = (
         None

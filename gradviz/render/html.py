@@ -51,13 +51,6 @@ LIVE_LIMIT = 300
 FIT_WIDTH_PX = 1100
 
 
-def svg_width_px(svg: bytes | str) -> float:
-    """The width of Graphviz's SVG in px (it writes pt)."""
-    text = svg.decode("utf-8") if isinstance(svg, bytes) else svg
-    found = re.search(r'<svg\b[^>]*\bwidth="([\d.]+)pt"', text)
-    return float(found.group(1)) * 4 / 3 if found else 0.0
-
-
 # Data and grad texts are laid out this many characters wide, so most new numbers fit
 # their box after a slider moves (figure spaces: as wide as a digit).
 NUMBER_WIDTH = 6
