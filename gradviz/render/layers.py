@@ -12,6 +12,7 @@ from __future__ import annotations
 import math
 import re
 from collections.abc import Callable, Sequence
+from typing import Any
 
 from rich import box
 from rich.cells import cell_len
@@ -196,21 +197,18 @@ def layer_table(
         caption.append("; ?: not read (the notes say why)")
     if dropped:
         caption.append(f"; not shown for lack of width: {', '.join(dropped)}{_more(more)}")
-    table = Table(
-        title=Text(title) if title else None,
-        caption=caption,
-        box=box.SIMPLE_HEAD,
-        padding=(0, 1),
-        pad_edge=False,
-        show_edge=False,
-        title_justify="left",
-        caption_justify="left",
-    )
+    table = _table(title=Text(title) if title else None, caption=caption, title_justify="left")
     for name, right, *_ in columns:
         table.add_column(name, justify="right" if right else "left", no_wrap=True)
     for row in rows:
         table.add_row(*(row[name] for name, *_ in columns))
     return table
+
+
+def _table(**options: Any) -> Table:
+    """A table in the views' one style: a rule under the header, no frame."""
+    look = {"box": box.SIMPLE_HEAD, "padding": (0, 1), "caption_justify": "left"}
+    return Table(pad_edge=False, show_edge=False, **{**look, **options})
 
 
 def _more(more: str | None) -> str:
@@ -403,14 +401,7 @@ def compare_table(
         if dropped
         else None
     )
-    table = Table(
-        box=box.SIMPLE_HEAD,
-        padding=(0, 1),
-        pad_edge=False,
-        show_edge=False,
-        caption=caption,
-        caption_justify="left",
-    )
+    table = _table(caption=caption)
     right = {column for column, is_right in _COMPARE_COLUMNS if is_right}
     for name in shown:
         table.add_column(
@@ -426,7 +417,7 @@ def compare_table(
 
 def _scores_table(scores: Sequence[tuple[float, float, int] | None]) -> Table:
     """Each network's loss and accuracy on its data, the weights measured."""
-    table = Table(box=None, padding=(0, 1), pad_edge=False, show_edge=False)
+    table = _table(box=None)
     table.add_column("", no_wrap=True)
     table.add_column("loss", justify="right", no_wrap=True)
     table.add_column("accuracy", justify="right", no_wrap=True)
@@ -470,7 +461,7 @@ def params_table(params: Sequence[ParamGrad]) -> RenderableType:
     then the parameters that get the least credit."""
     finite = [abs(p.grad) for p in params if math.isfinite(p.grad)]
     top = max(finite, default=0.0)
-    table = Table(box=box.SIMPLE_HEAD, padding=(0, 1), pad_edge=False, show_edge=False)
+    table = _table()
     table.add_column("parameter", no_wrap=True)
     table.add_column("value", justify="right", no_wrap=True)
     table.add_column("grad", justify="right", no_wrap=True)
