@@ -391,8 +391,7 @@ def dot_body(
         lines.append("\t}\n")
     largest = max((abs(e.weight) for e in diagram.edges if e.weight is not None), default=0.0)
     ordered = {n.id for n in diagram.nodes if n.ordered}
-    for edge in diagram.edges:
-        lines.append(_edge_line(edge, largest, edge.target in ordered and edge.index < 2))
+    lines += [_edge_line(e, largest, e.target in ordered and e.index < 2) for e in diagram.edges]
     # The graph's label (title and legend) comes last, so no cluster inherits it.
     if legend and diagram.has_grad:
         weights = any(e.weight is not None for e in diagram.edges)

@@ -451,8 +451,7 @@ def compare_report(
     if scores is not None:
         parts.append(_scores_table(scores))
     parts.append(table)
-    for tag, lines in (("A", verdict_a), ("B", verdict_b)):
-        parts.append(verdict_text(lines, f"{tag}: "))
+    parts += [verdict_text(verdict_a, "A: "), verdict_text(verdict_b, "B: ")]
     return Group(*parts)
 
 

@@ -178,7 +178,6 @@ def to_tree(
     out = diagram_output_name(diagram)
     shown: set[str] = set()
     lines = 0
-    limit = depth
     # (node id, parent tree, level); children pushed reversed so they come out in order
     stack: list[tuple[str, Tree, int]] = [(r, top, 0) for r in reversed(roots)]
     while stack:
@@ -194,25 +193,22 @@ def to_tree(
         shown.add(node_id)
         branch = parent.add(node_line(node, symbol.get(node_id), precision=precision, output=out))
         kids = children.get(node_id, [])
-        if kids and limit is not None and level + 1 >= limit:
+        if kids and depth is not None and level + 1 >= depth:
             hidden = heights[node_id] - 1
-            leaves = _leaves_below(node_id, children)
             note = f"… {hidden} level{'s' if hidden != 1 else ''} hidden ({more}); the inputs:"
             if hidden:
                 branch = branch.add(Text(note, style="dim"))
-            for leaf in reversed(leaves):
-                stack.append((leaf, branch, level + 1 + hidden))
+            leaves = _leaves_below(node_id, children)
+            stack += [(leaf, branch, level + 1 + hidden) for leaf in reversed(leaves)]
             continue
-        for kid in reversed(kids):
-            stack.append((kid, branch, level + 1))
+        stack += [(kid, branch, level + 1) for kid in reversed(kids)]
     return top
 
 
 def leaf_table(diagram: Diagram, *, precision: int = DEFAULT_PRECISION) -> Table | None:
     """The inputs with data and grad (constants have no grad: they are not listed)."""
     leaves = [n for n in diagram.nodes if n.role == "input"]
-    if not leaves:
-        leaves = [n for n in diagram.nodes if n.role == "group"]
+    leaves = leaves or [n for n in diagram.nodes if n.role == "group"]
     if not leaves:
         return None
     of = diagram_output_name(diagram)
