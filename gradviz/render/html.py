@@ -6,8 +6,8 @@ step, as `gradviz trace` prints it. A small JavaScript engine (assets/engine.js,
 its op functions generated from JS_OPS below) recomputes every number when an input
 moves; tests/test_html_parity.py runs it under Node against the Python engine.
 
-Pure: a diagram (built by `gradviz.drawn.diagram_from_value`, so it knows its Values) and the SVG
-text of its drawing in, one HTML string out. Nothing is fetched: scripts and styles are
+Pure: a diagram, the SVG text of its drawing and its nodes' data (`gradviz.drawn.page_graph`)
+in, one HTML string out. Nothing is fetched: scripts and styles are
 inline, allowed by their hashes in a Content-Security-Policy that forbids everything
 else (no network, no other script). User text reaches the page escaped: as HTML text,
 inside Graphviz's SVG (XML-escaped by Graphviz), or as JSON in a data block with `<`,
