@@ -6,14 +6,15 @@ For each model, after one recorded forward and backward pass (`gradviz.torch.rec
 gradviz's diagram and SVG at the module level and at the op level, against torchviz's
 `make_dot(loss, params).render(format="svg")` of the same loss and torchview's
 `draw_graph(model, input_data, expand_nested=True).visual_graph.render(format="svg")` (a
-module view, which runs the forward pass itself). All three lay out with the same
-program: the system Graphviz `dot` by default (what a user has: torchviz's `graphviz`
-package runs `dot` from PATH), or graphviz-pure with `pure` (torchviz then finds it as
-`dot` on a PATH made here). The time is CPU time, this process's and its children's
-(the layout runs in a child process): on a shared machine the wall clock also counts the
-time other jobs held the core (the load average is printed before and after). The three
-run interleaved in ROUNDS rounds; medians, torch on one thread. Also the recording's own
-cost: the forward and backward pass recorded against plain (medians of as many).
+module view, which runs the forward pass itself). All three lay out with the same program:
+the system Graphviz `dot` by default (what a user has: torchviz's `graphviz` package runs
+`dot` from PATH), or graphviz-pure with `pure` (torchviz then finds it as `dot` on a PATH
+made here). The time is CPU time, this process's and its children's (the layout runs in a
+child process; the Python part alone is printed after): on a shared machine the wall clock
+also counts the time other jobs held the core (the load average is printed before and
+after). The three run interleaved in ROUNDS rounds; medians, torch on one thread. Also the
+recording's own cost: the forward and backward pass recorded against plain (medians of as
+many).
 
 With `mixed`, gradviz
 lays out with graphviz-pure (a dependency of gradviz, what the docs' pictures are drawn
@@ -37,25 +38,33 @@ from pathlib import Path
 ROUNDS = 15
 
 
-def _cpu() -> float:
-    """CPU seconds so far: this process's and its finished children's."""
+def _cpu() -> tuple[float, float]:
+    """CPU seconds so far: this process's, and its finished children's (the layout)."""
     children = resource.getrusage(resource.RUSAGE_CHILDREN)
-    return time.process_time() + children.ru_utime + children.ru_stime
+    return time.process_time(), children.ru_utime + children.ru_stime
 
 
-def _timed(work) -> float:
-    start = _cpu()
+def _timed(work) -> tuple[float, float]:
+    """The CPU time `work` takes, in this process (Python) and in its children."""
+    own, children = _cpu()
     work()
-    return _cpu() - start
+    own_after, children_after = _cpu()
+    return own_after - own, children_after - children
+
+
+# The medians of the last `_medians`' Python part (this process's CPU), work by work.
+PYTHON_PART: list[float] = []
 
 
 def _medians(*works) -> list[float]:
-    """Each work's median time over ROUNDS rounds, the works interleaved in each."""
-    times: list[list[float]] = [[] for _ in works]
+    """Each work's median time over ROUNDS rounds, the works interleaved in each (and in
+    PYTHON_PART, the median of its Python part)."""
+    times: list[list[tuple[float, float]]] = [[] for _ in works]
     for _ in range(ROUNDS):
         for spent, work in zip(times, works, strict=True):
             spent.append(_timed(work))
-    return [statistics.median(spent) for spent in times]
+    PYTHON_PART[:] = [statistics.median(own for own, _ in spent) for spent in times]
+    return [statistics.median(own + child for own, child in spent) for spent in times]
 
 
 def main() -> None:
@@ -94,6 +103,7 @@ def main() -> None:
         "| op / torchviz | module / torchview | recorded fwd+bwd / plain |"
     )
     print("|---|---|---|---|---|---|---|---|---|")
+    python_parts: dict[str, list[float]] = {}
     for name, make in MODELS.items():
         net, loss_of = make()
         with gt.record(net) as rec:
@@ -124,6 +134,7 @@ def main() -> None:
         module, op, theirs, view = _medians(
             lambda: ours("module"), lambda: ours("op"), torchviz, torchview
         )
+        python_parts[name] = PYTHON_PART[:3]
         theirs = theirs if make_dot is not None else float("nan")
         view = view if draw_graph is not None else float("nan")
 
@@ -142,6 +153,10 @@ def main() -> None:
             f"{op / theirs:.2f} | {module / view:.2f} | {overhead:.1f}× |"
         )
     print("load average after: {:.1f} {:.1f} {:.1f}".format(*os.getloadavg()))
+    print("\nThe Python part of each (this process's CPU, medians; the rest is the layout's):")
+    print("| model | gradviz module | gradviz op | torchviz |\n|---|---|---|---|")
+    for name, parts in python_parts.items():
+        print(f"| {name} | " + " | ".join(f"{1000 * t:.1f} ms" for t in parts) + " |")
     shutil.rmtree(folder, ignore_errors=True)
 
 

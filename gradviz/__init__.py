@@ -13,8 +13,8 @@ The public API (`__all__`): the engine (`Value`, `Constant`, `Graph`, `Op`,
 `topological_order`, `no_grad()` and every one-input op as a function: `exp`, `tanh`, ...);
 `parse(text, **values)`: an expression to its output Value; pictures: `draw` (a
 `graphviz.Digraph`), `to_mermaid`, `to_json`, `explore(value)` (the live page, inline in
-notebooks); `trace(value)` and `gradcheck(value)` (modules that call their function when
-called); `GradvizError`, the root of every error gradviz raises; `__version__`. Other
+notebooks); `trace(value)` and `gradcheck(value)` (from `gradviz.tracing` and
+`gradviz.checking`); `GradvizError`, the root of every error gradviz raises; `__version__`. Other
 modules (`gradviz.nn`, `gradviz.train`, ...) are imported by name.
 """
 
@@ -30,25 +30,27 @@ _API: dict[str, str] = {
         ["Constant", "Graph", "Op", "Value", "no_grad", "topological_order"], "gradviz.engine"
     ),
     "GradvizError": "gradviz.errors",
+    "gradcheck": "gradviz.checking",
+    "trace": "gradviz.tracing",
     "parse": "gradviz.expr",
     "draw": "gradviz.notebook",  # (defined below: a tensor goes to gradviz.torch)
     "explore": "gradviz.notebook",
     "to_json": "gradviz.drawn",
     "to_mermaid": "gradviz.drawn",
 }
-_MODULES = ("gradcheck", "trace")  # callable modules (see above)
 # What pip calls gradviz (pyproject.toml's name): `gradviz` on PyPI is another project.
 DISTRIBUTION = "gradviz-backprop"
 
 if TYPE_CHECKING:  # the names for type checkers (re-exported by `__getattr__`)
     import graphviz
 
-    from gradviz import gradcheck, trace  # noqa: F401
+    from gradviz.checking import gradcheck  # noqa: F401
     from gradviz.drawn import to_json, to_mermaid  # noqa: F401
     from gradviz.engine import Constant, Graph, Op, Value, no_grad, topological_order  # noqa: F401
     from gradviz.errors import GradvizError  # noqa: F401
     from gradviz.expr import parse  # noqa: F401
     from gradviz.notebook import explore  # noqa: F401
+    from gradviz.tracing import trace  # noqa: F401
 
     __version__: str
     __all__: list[str]
@@ -74,12 +76,10 @@ def _functions() -> tuple[str, ...]:
 
 def __getattr__(name: str) -> object:
     """Imports a public name on first use, and keeps it (the next lookup is direct)."""
-    if name in _MODULES:
-        return importlib.import_module(f"gradviz.{name}")  # binds itself on the package
     if name == "__version__":
         value: object = _version()
     elif name == "__all__":  # `from gradviz import *`, and dir()
-        value = sorted([*_API, *_MODULES, *_functions()])
+        value = sorted([*_API, *_functions()])
     elif name in _API:
         value = getattr(importlib.import_module(_API[name]), name)
     elif not name.startswith("_") and name in _functions():

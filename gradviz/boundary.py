@@ -1,11 +1,8 @@
 """What a network with two inputs decides: its output over a grid of the input plane.
 
-The grid and the first hidden layer's units are evaluated in ONE batched forward pass of
-the engine (a Value holding a numpy array evaluates every sample at once), so the picture
-is the network's own arithmetic, not a re-implementation of it; the outputs at the data
-points are training's own evaluation, so the marks agree with the predictions table.
-Pure data in, arrays out: the plot (render/plots.py) and the terminal map
-(render/boundary_map.py) draw from the same `Boundary`.
+The grid is evaluated in ONE batched forward pass of the engine, so the picture is the
+network's own arithmetic; the marks at the data points are training's own evaluation.
+The plots and the terminal map all draw from the same `Boundary`.
 """
 
 from __future__ import annotations
@@ -30,24 +27,20 @@ MIN_SIDE = 48
 
 
 def decision_threshold(network: Network) -> float:
-    """The output value that separates the two classes, as training counts accuracy: the
-    loss's own threshold (0.5 for 0/1 targets whatever the output activation, 0 for hinge
-    loss's signed score), so the map and the printed accuracy always agree."""
+    """The loss's own threshold between the classes (0.5 for 0/1 targets, 0 for hinge's
+    signed score), so the map and the printed accuracy agree."""
     return LOSS_FUNCTIONS[network.loss].threshold
 
 
 def predicted_positive(output: np.ndarray | float, threshold: float) -> np.ndarray | bool:
-    """The positive class is strictly above the threshold (as `train.is_correct` has it);
-    NaN is on neither side, so it is never positive."""
+    """Strictly above the threshold (as `train.is_correct`): NaN is never positive."""
     return np.asarray(output) > threshold
 
 
 @dataclass(frozen=True)
 class Boundary:
-    """The network's output on a grid (`output[i, j]` at x1 = ys[i], x0 = xs[j], ys
-    increasing), the first hidden layer's activations on the same grid (one array per
-    unit; none for a network without a hidden layer), and the data with the network's
-    output at each point."""
+    """The output on a grid (`output[i, j]` at x1 = ys[i], x0 = xs[j], ys increasing),
+    the first hidden layer's units on it, and the data with the output at each point."""
 
     xs: np.ndarray
     ys: np.ndarray
@@ -84,8 +77,7 @@ class Boundary:
 
 
 def require_two_inputs(n_inputs: int, where: str = "") -> None:
-    """A decision boundary is drawn over a plane: refuse any other input width (`where`
-    names what asked, for the message)."""
+    """A decision boundary is drawn over a plane (`where` names what asked)."""
     if n_inputs != 2:
         raise InputError(
             f"{where}a decision boundary needs a network with 2 inputs; this one has {n_inputs}"
@@ -109,13 +101,9 @@ def boundary(
     rows: int = 200,
     outputs: Sequence[float] | None = None,
 ) -> Boundary:
-    """The output over a `columns` x `rows` grid of the plane around the data (grid
-    points at the cell centres) and the first hidden layer there too, in one forward
-    pass; and the output at every data point: `outputs` when the caller has training's
-    own evaluation (so the marks agree with its predictions table), else evaluated here.
-
-    The pass keeps every node's array, so a big network gets a coarser grid: at most
-    FLOAT_BUDGET floats in all (a 2-8-1 network keeps 200 x 200)."""
+    """The output and the first hidden layer over a `columns` x `rows` grid (cell
+    centres) around the data, in one forward pass (a big network gets a coarser grid:
+    `affordable_grid`); the output at the data points is `outputs` when given."""
     require_two_inputs(network.sizes[0])
     columns, rows = affordable_grid(network, columns, rows)
     X = np.asarray(data.X, dtype=np.float64)
@@ -152,14 +140,13 @@ def boundary(
 
 
 def graph_nodes(network: Network) -> int:
-    """About how many nodes one forward graph of the network holds: per unit, a product
-    and a sum per input, its bias and its activation."""
+    """About how many nodes one forward graph holds (per unit: 2 per input, bias, act)."""
     return sum(n_out * (2 * n_in + 2) for n_in, n_out in itertools.pairwise(network.sizes)) + 8
 
 
 def affordable_grid(network: Network, columns: int, rows: int) -> tuple[int, int]:
-    """The grid, shrunk in proportion until nodes x cells fits FLOAT_BUDGET (never below
-    MIN_SIDE cells a side: the terminal map's own grid)."""
+    """The grid shrunk until nodes x cells fits FLOAT_BUDGET (sides >= MIN_SIDE)."""
+
     cells = FLOAT_BUDGET // graph_nodes(network)
     if columns * rows <= cells:
         return columns, rows

@@ -115,12 +115,7 @@ def load(spec: DataSpec, base: Path | None = None) -> Dataset:
         size = spec.resolved_size
         if not 1 <= size <= MAX_POINTS:
             raise DataError(f"data size {size} is out of range (1 to {MAX_POINTS:,})")
-        if spec.name == "moons":
-            X, Y = _moons(size, spec.resolved_noise, spec.seed)
-        elif spec.name == "circle":
-            X, Y = _circle(size, spec.seed)
-        else:
-            X, Y = _spiral(size, spec.resolved_noise, np.random.default_rng(spec.seed))
+        X, Y = _GENERATORS[spec.name](size, spec.resolved_noise, spec.seed)
         return Dataset(spec.describe(), X, Y, ("x0", "x1"))
     if spec.name == "csv":
         if spec.path is None:
@@ -137,7 +132,7 @@ def load(spec: DataSpec, base: Path | None = None) -> Dataset:
 # -- generated point clouds -------------------------------------------------------------
 
 
-def _circle(n: int, seed: int) -> tuple[np.ndarray, np.ndarray]:
+def _circle(n: int, noise: float, seed: int) -> tuple[np.ndarray, np.ndarray]:
     """Points uniform in [-1.5, 1.5]², label 1 inside the unit circle (about 35% of them)."""
     X = np.random.default_rng(seed).uniform(-1.5, 1.5, size=(n, 2))
     Y = (np.sum(X * X, axis=1) < 1.0).astype(np.float64)
@@ -146,10 +141,8 @@ def _circle(n: int, seed: int) -> tuple[np.ndarray, np.ndarray]:
 
 def _moons(n: int, noise: float, seed: int) -> tuple[np.ndarray, np.ndarray]:
     """scikit-learn's `make_moons(n, noise=noise, random_state=seed)`, point for point:
-    the upper half circle (cos t, sin t) with label 0 and the lower one
-    (1 − cos t, 1 − sin t − 0.5) with label 1, t evenly over [0, π] (n // 2 points on
-    the upper one); the rows shuffled and then Gaussian noise added, both drawn from
-    numpy's legacy `RandomState(seed)` in that order, as scikit-learn does."""
+    half circles (cos t, sin t) labelled 0 and (1 − cos t, 1 − sin t − 0.5) labelled 1,
+    shuffled, then noise added, both drawn from numpy's legacy `RandomState(seed)`."""
     n_out = n // 2
     n_in = n - n_out
     t_out = np.linspace(0, np.pi, n_out)
@@ -169,8 +162,9 @@ def _moons(n: int, noise: float, seed: int) -> tuple[np.ndarray, np.ndarray]:
     return X, Y
 
 
-def _spiral(n: int, noise: float, rng: np.random.Generator) -> tuple[np.ndarray, np.ndarray]:
+def _spiral(n: int, noise: float, seed: int) -> tuple[np.ndarray, np.ndarray]:
     """Two interleaved spiral arms, one per class (the CS231n set), angle noise `noise`."""
+    rng = np.random.default_rng(seed)
     parts, labels = [], []
     for arm, count in enumerate((n - n // 2, n // 2)):
         r = np.linspace(0.05, 1.0, count)
@@ -179,6 +173,9 @@ def _spiral(n: int, noise: float, rng: np.random.Generator) -> tuple[np.ndarray,
         parts.append(np.stack([r * np.sin(t), r * np.cos(t)], axis=1))
         labels.append(np.full(count, float(arm)))
     return np.concatenate(parts), np.concatenate(labels)
+
+
+_GENERATORS = {"circle": _circle, "moons": _moons, "spiral": _spiral}  # the GENERATED sets
 
 
 # -- CSV --------------------------------------------------------------------------------
@@ -279,16 +276,15 @@ CELL_QUOTE = 30  # characters of a bad cell an error quotes: the line names a pa
 
 def _number(cell: str, name: str, line: int, column: str) -> float:
     try:
-        value = float(cell)
+        value: float | None = float(cell)
     except ValueError:
+        value = None
+
+    # not finite: nan, inf, or a number beyond float range (1e999)
+    if value is None or not math.isfinite(value):
         raise DataError(
             f"{name} line {line}: {quoted(cell, CELL_QUOTE)} in column {quoted(column)} "
-            "is not a number"
-        ) from None
-    if not math.isfinite(value):  # nan, inf, or a number beyond float range (1e999)
-        raise DataError(
-            f"{name} line {line}: {quoted(cell, CELL_QUOTE)} in column {quoted(column)} "
-            "is not finite"
+            f"is not {'a number' if value is None else 'finite'}"
         )
     return value
 

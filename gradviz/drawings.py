@@ -14,20 +14,6 @@ from gradviz.render.diagram import Diagram
 from gradviz.render.network import AUTO_EDGE_LIMIT, LAYER_VIEW, choose_level, neuron_view_size
 
 
-def model_diagram(
-    path: Path | str,
-    input_text: str | None,
-    target: float | None = None,
-    level: str = "auto",
-    grad: bool = True,
-    mermaid: bool = False,
-    words: OptionWords = keyword,
-) -> tuple[Diagram, str | None]:
-    """The diagram of one example's loss (`auto` collapses big networks: `choose_level`), and
-    a note when it collapsed or the neuron view will be a tangle (options named by `words`)."""
-    return model_diagrams(path, input_text, target, level, grad, (mermaid,), words)[mermaid]
-
-
 def model_diagrams(
     path: Path | str,
     input_text: str | None,
@@ -37,7 +23,9 @@ def model_diagrams(
     kinds: Iterable[bool] = (False,),
     words: OptionWords = keyword,
 ) -> dict[bool, tuple[Diagram, str | None]]:
-    """`model_diagram` for Graphviz (False) and Mermaid (True), from one loss graph."""
+    """The diagram of one example's loss for Graphviz (False) and Mermaid (True), from one
+    loss graph (`auto` collapses big networks: `choose_level`), and a note when it
+    collapsed or the neuron view will be a tangle (options named by `words`)."""
     model = load_model(path)
     if input_text is None:
         raise InputError(

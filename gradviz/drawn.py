@@ -114,13 +114,9 @@ def diagram_from_value(
     title: str | None = None,
     order: list[Value] | None = None,
 ) -> Diagram:
-    """The micrograd-style drawing of everything `root` depends on.
-
-    One value node per Value, and a small op node between an op's inputs and its
-    output; an input used twice (`x*x`) gets two edges. Grads are taken as they are
-    (call `root.backward()` first); `grad=False` draws data alone. `order` may pass a
-    topological order already computed.
-    """
+    """The micrograd-style drawing of everything `root` depends on: a node per Value, an op
+    node between an op's inputs and its output (`x*x`: two edges), grads as they are
+    (`grad=False`: data alone); `order`, a topological order already computed."""
     nodes_in_order = order if order is not None else topological_order(root)
     ids = {v: value_id(i) for i, v in enumerate(nodes_in_order)}
     names = node_names(nodes_in_order)  # the trace's names, for tooltips
@@ -278,26 +274,18 @@ def to_text(
     width: int = 100,
 ) -> str:
     """The terminal view (tree and leaf table) as plain text."""
-    diagram = as_diagram(graph, grad=grad)
-    return _terminal.to_text(diagram, precision=precision, width=width)
+    return _terminal.to_text(as_diagram(graph, grad=grad), precision=precision, width=width)
 
 
 def trace_frames(
     value: Value, steps: list[Step], clusters: dict[Value, str] | None = None
 ) -> Frames:
-    """One diagram per step of the backward pass, for slides or an animation.
-
-    Frame k shows the graph after step k: the nodes of earlier steps `done`, the node
-    of step k (and its op) `current`, nodes no credit reaches `dim`; each value node
-    shows the credit it has received so far as its grad (none yet: no grad), so a
-    node used twice visibly adds up. The edges of step k are emphasised: from the op
-    to its inputs for a non-leaf (each input edge labelled with the credit it carries
-    back, `+= -2`), from the leaf into its consumers for a leaf.
-
-    The frames are kept as the graph and each step's changes (`Frames`): a frame is
-    made when it is asked for, so the memory grows with the graph, not with the graph
-    times its steps.
-    """
+    """One diagram per step of the backward pass, for slides or an animation. Frame k: the
+    earlier steps' nodes `done`, step k's node (and op) `current`, nodes no credit reaches
+    `dim`; each value node's grad is the credit received so far (a node used twice visibly
+    adds up); step k's edges emphasised, each input edge labelled with the credit it carries
+    back (`+= -2`). Kept as the graph and each step's changes: a frame is made when asked for,
+    so memory grows with the graph, not with the graph times its steps."""
     from gradviz.render.trace_view import frame_title  # lazy: start-up (numpy, rich)
 
     order = topological_order(value)
@@ -355,11 +343,9 @@ def network_diagram(
     grad: bool = True,
     statuses: DataSetStatus | None = None,
 ) -> Diagram:
-    """The drawing of one example's loss: every scalar (`scalar`), a node per neuron with
-    its pre-activation, activation and grads (`neuron`), or a node per layer with its
-    gradient statistics (`layer`). `grad=False` leaves every gradient out, in the nodes'
-    text too: data alone. The layer view's statuses are `statuses`' (the model's whole
-    data set: `gradviz.model.data_set_status`); without them it shows none."""
+    """One example's loss drawn by `scalar`, by neuron (pre-activation, activation, grads)
+    or by layer (gradient statistics, with the statuses of `statuses`: the model's whole
+    data set, `gradviz.model.data_set_status`); `grad=False`: data alone."""
     from gradviz.render.network import LEVELS, layer_diagram, neuron_diagram  # lazy: start-up
 
     if level == "scalar":

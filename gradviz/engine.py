@@ -13,11 +13,14 @@ from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from typing import TYPE_CHECKING, TypeAlias
 
-from gradviz.lazy import loaded_numpy, np
+from gradviz.lazy import loaded_numpy
 from gradviz.numbers import fmt
 from gradviz.ops import ABS, ADD, DIV, MUL, NEG, POW, SUB, UNARY_OPS, Op, power_op
 from gradviz.ops import TANH as TANH  # (re-exported, with the others, for code using `apply`)
 from gradviz.ops import number as _result
+
+if TYPE_CHECKING:
+    import numpy as np
 
 Number: TypeAlias = "float | np.ndarray"
 
@@ -213,7 +216,8 @@ def backpropagate(order: list[Value], on_edge: EdgeObserver | None = None) -> No
     for node in order:
         node.grad = 0.0
     root = order[-1]
-    root.grad = 1.0 if type(root.data) is float else np.ones_like(root.data)
+    # a batch's array: numpy is loaded
+    root.grad = 1.0 if type(root.data) is float else loaded_numpy().ones_like(root.data)
     for node in reversed(_credited(order)):
         grad = node.grad
         if node.op is not None and node.op.chain:

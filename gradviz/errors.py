@@ -19,10 +19,8 @@ def keyword(option: str) -> str:
 
 class GradvizError(Exception):
     """Base class. `exit_code` is what the CLI exits with: 2 bad input, 1 runtime failure.
-
-    `options` are the options (`"input"`, `"level='layer'"`) the message and hint name as
-    `{input}`: keywords here, flags once the CLI renders them (`render(flag)`). Any other
-    brace (in a value the message quotes) stays as it is."""
+    The message and hint name each of `options` as `{input}`: keywords here, flags once
+    the CLI renders them (`render(flag)`); any other brace stays as it is."""
 
     exit_code = 1
 
@@ -37,7 +35,6 @@ class GradvizError(Exception):
         self.hint = hint
 
     def _words(self, words: OptionWords) -> tuple[str, str | None]:
-        """Message and hint with every option named by `words`."""
         if not self.options:
             return self.template, self.hint_template
         hint = self.hint_template

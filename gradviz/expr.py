@@ -25,6 +25,7 @@ Decisions worth knowing:
 from __future__ import annotations
 
 import ast
+import itertools
 import math
 import operator
 import re
@@ -34,14 +35,7 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 
 from gradviz.engine import Constant, Value, apply, as_data
-from gradviz.errors import (
-    ExpressionError,
-    InputError,
-    OptionWords,
-    listing,
-    quoted,
-    shortened,
-)
+from gradviz.errors import ExpressionError, InputError, OptionWords, listing, quoted, shortened
 from gradviz.errors import keyword as option_keyword
 from gradviz.numbers import fmt
 from gradviz.ops import POW, UNARY_OPS, power_op
@@ -88,7 +82,6 @@ _REFUSED_BINARY: dict[type[ast.operator], tuple[str, str, str]] = {
 }
 
 # Expression kinds refused by name: (message, what to do instead).
-# Expression kinds refused by name: (message, what to do instead).
 _PIECEWISE = "use relu(x) or abs(x) for piecewise functions"
 _ONE_NUMBER = "each leaf is one number; separate statements with ; or a newline"
 _NUMBERS_ONLY = "expressions compute numbers only"
@@ -131,30 +124,23 @@ _REFUSED_CONSTANTS = (
     (complex, "complex numbers", "use real numbers only"),
 )
 
-# Statements refused by name (any other kind: "<Kind> statements are not supported").
+# Statements refused by name, most by their keyword ("return statements are not
+# supported"); any other kind: "<Kind> statements are not supported".
+_BY_KEYWORD = (ast.Return, ast.If, ast.Raise, ast.Try, ast.Assert, ast.Global, ast.Nonlocal)
+_BY_KEYWORD += (ast.Pass, ast.Break, ast.Continue, ast.Match)
 _STATEMENT_NAMES: dict[type[ast.stmt], str] = {
+    **{kind: f"{kind.__name__.lower()} statements are not supported" for kind in _BY_KEYWORD},
     **dict.fromkeys((ast.Import, ast.ImportFrom), "import statements are not supported"),
-    ast.AugAssign: "augmented assignment (+=, -=, ...) is not supported",
-    ast.AnnAssign: "annotated assignment (name: type = ...) is not supported",
+    **dict.fromkeys((ast.With, ast.AsyncWith), "with statements are not supported"),
+    ast.Delete: "del statements are not supported",
+    **dict.fromkeys((ast.For, ast.AsyncFor), "for loops are not supported"),
+    ast.While: "while loops are not supported",
     **dict.fromkeys(
         (ast.FunctionDef, ast.AsyncFunctionDef), "function definitions are not supported"
     ),
     ast.ClassDef: "class definitions are not supported",
-    ast.Return: "return statements are not supported",
-    ast.Delete: "del statements are not supported",
-    **dict.fromkeys((ast.For, ast.AsyncFor), "for loops are not supported"),
-    ast.While: "while loops are not supported",
-    ast.If: "if statements are not supported",
-    **dict.fromkeys((ast.With, ast.AsyncWith), "with statements are not supported"),
-    ast.Raise: "raise statements are not supported",
-    ast.Try: "try statements are not supported",
-    ast.Assert: "assert statements are not supported",
-    ast.Global: "global statements are not supported",
-    ast.Nonlocal: "nonlocal statements are not supported",
-    ast.Pass: "pass statements are not supported",
-    ast.Break: "break statements are not supported",
-    ast.Continue: "continue statements are not supported",
-    ast.Match: "match statements are not supported",
+    ast.AugAssign: "augmented assignment (+=, -=, ...) is not supported",
+    ast.AnnAssign: "annotated assignment (name: type = ...) is not supported",
 }
 
 # Characters people paste from maths text, and what to type instead.
@@ -345,7 +331,7 @@ def _scan(source: str) -> None:
             operand = True
             i = j
         elif c.isdigit() or (c == "." and i + 1 < n and source[i + 1].isdigit()):
-            j = _skip_number(source, i)
+            j = _NUMBER.match(source, i).end()
             if j - i > MAX_NUMBER_LENGTH:
                 message = f"number too long: {j - i} characters (the limit is {MAX_NUMBER_LENGTH})"
                 hint = "write big or precise numbers in scientific notation, e.g. 1.5e300"
@@ -406,17 +392,9 @@ def _skip_string(source: str, i: int) -> int:
     return len(source)
 
 
-def _skip_number(source: str, i: int) -> int:
-    """The index after the number literal starting at i (`1_000`, `2.5e-3`, `0x1F`, `3j`)."""
-    j = i
-    hexadecimal = source.startswith(("0x", "0X"), i)
-    while j < len(source):
-        c = source[j]
-        exponent_sign = c in "+-" and not hexadecimal and source[j - 1] in "eE"
-        if not (c.isalnum() or c in "._" or exponent_sign):
-            break
-        j += 1
-    return j
+# A number literal, as far as Python's tokenizer would read it into one (`1_000`, `2.5e-3`,
+# `0x1F`, `3j`, and `2x`, a malformed one): word characters and dots, and a sign after e.
+_NUMBER = re.compile(r"0[xX][\w.]*|(?:[\w.]|(?<=[eE])[+-])*")
 
 
 class _Positions:
@@ -426,11 +404,7 @@ class _Positions:
     def __init__(self, source: str, removed: list[int]) -> None:
         self.lines = source.split("\n")
         self.removed = removed
-        self.starts = []
-        offset = 0
-        for line in self.lines:
-            self.starts.append(offset)
-            offset += len(line) + 1
+        self.starts = [0, *itertools.accumulate(len(line) + 1 for line in self.lines[:-1])]
 
     def _line(self, lineno: int | None) -> int:
         return min(max((lineno or 1) - 1, 0), len(self.lines) - 1)
@@ -447,9 +421,8 @@ class _Positions:
 
     def span(self, node: ast.AST) -> tuple[int, int]:
         start = self.from_bytes(node.lineno, node.col_offset)
-        end_line = getattr(node, "end_lineno", None)
         end_col = getattr(node, "end_col_offset", None)
-        end = self.from_bytes(end_line, end_col) if end_col is not None else start + 1
+        end = start + 1 if end_col is None else self.from_bytes(node.end_lineno, end_col)
         return start, max(end, start + 1)
 
 
@@ -621,11 +594,9 @@ class _Compiler:
             message = f"too many statements: {len(body)} (the limit is {MAX_STATEMENTS})"
             hint = "build bigger graphs in Python with gradviz.Value"
             raise self.fail(body[MAX_STATEMENTS], message, hint)
-        for statement in body:
-            if isinstance(statement, ast.Assign):
-                for target in statement.targets:
-                    if isinstance(target, ast.Name):
-                        self.assigned_anywhere.add(target.id)
+        assignments = [s for s in body if isinstance(s, ast.Assign)]
+        targets = [target for statement in assignments for target in statement.targets]
+        self.assigned_anywhere = {target.id for target in targets if isinstance(target, ast.Name)}
 
         compiled = [
             self.compile_statement(statement, last=index == len(body) - 1)
@@ -758,9 +729,7 @@ class _Compiler:
                     stack.append((node, ("neg", None)))
                     stack.append((node.operand, None))
                 elif isinstance(node.op, ast.Not):
-                    message = "boolean operators (not) are not supported"
-                    hint = "use relu(x) or abs(x) for piecewise functions"
-                    raise self.fail(node, message, hint)
+                    raise self.fail(node, "boolean operators (not) are not supported", _PIECEWISE)
                 else:
                     message = "the bitwise operator ~ is not supported"
                     raise self.fail(node, message, hint="use -x to negate")
@@ -912,14 +881,9 @@ class _Compiler:
         defaults = _default_values(
             [name for name in self.free if name not in self.given], self.positive, seed
         )
+        values = {**defaults, **self.number_leaves, **self.given}  # the later wins
         for name in [*self.free, *self.number_leaves]:
-            if name in self.given:
-                data = self.given[name]
-            elif name in self.number_leaves:
-                data = self.number_leaves[name]
-            else:
-                data = defaults[name]
-            self.leaf_nodes[name] = self.nodes[name] = Value(data, label=name)
+            self.leaf_nodes[name] = self.nodes[name] = Value(values[name], label=name)
         return defaults
 
 

@@ -1,8 +1,6 @@
-"""Files, read and written safely: a user's file read with a size cap (a huge file or an
-endless device refused before it fills memory; every problem an error of the caller's
-class), a file written atomically (the old one or the whole new one), never over one of
-the command's inputs nor twice over one file. At the bottom layer, so that the library
-(model.save) and the CLI's outputs write the same way."""
+"""Files, read and written safely: a user's file read with a size cap (an endless device
+refused before it fills memory), a file written atomically, never over one of the
+command's inputs nor twice over one file; the library and the CLI write the same way."""
 
 from __future__ import annotations
 
@@ -88,11 +86,9 @@ def _same_file(a: Path, b: Path) -> bool:
 
 
 def write_atomic(path: Path | str, data: bytes | str) -> None:
-    """Write a file so that it is either the old one or the complete new one, never half:
-    a temporary file in the same folder (so the rename is atomic), flushed to disk, renamed
-    over `path`. A new file gets 0666 less the umask, an existing one keeps its mode. A
-    path the user cannot write to is an OutputError (exit 2), a write failing on a usable
-    path (disk full, I/O error) a WriteError (exit 1)."""
+    """Write a file so that it is either the old one or the complete new one, never half
+    (a temporary file in the same folder, flushed, renamed over `path`). A new file gets
+    0666 less the umask, an existing one keeps its mode."""
     import tempfile  # lazy: start-up
 
     path = Path(path)

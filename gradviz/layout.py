@@ -101,19 +101,11 @@ def dot_programs(*, heavy: bool = False) -> list[DotProgram]:
     import shutil  # lazy: start-up
 
     choice = dot_choice()
-    system = shutil.which("dot")
-    pure = _pure_program()
-    if choice == "auto":
-        found = [DotProgram(system, "system")] if system else []
-        found += [DotProgram(pure, "pure")] if pure else []
-        return sorted(found, key=lambda p: p.kind != "pure") if heavy else found
-    if choice == "system":
-        return [DotProgram(system, "system")] if system else []
-    if choice == "pure":
-        return [DotProgram(pure, "pure")] if pure else []
-    if choice == "none":
-        return []
-    return [DotProgram(choice, "pure" if "graphviz-pure" in Path(choice).name else "system")]
+    if choice not in DOT_CHOICES:  # a program's path
+        return [DotProgram(choice, "pure" if "graphviz-pure" in Path(choice).name else "system")]
+    found = {"system": shutil.which("dot"), "pure": _pure_program()}
+    kinds = {"auto": ["pure", "system"] if heavy else ["system", "pure"], "none": []}
+    return [DotProgram(found[k], k) for k in kinds.get(choice, [choice]) if found[k]]
 
 
 def find_dot(fmt: str, *, heavy: bool = False) -> DotProgram:

@@ -1,10 +1,8 @@
-"""Deferred imports. The package's one way is an import where it is used, tagged
-`# lazy: start-up` (tests/test_imports.py checks that the module it names is not loaded
-anyway). A stand-in from here serves where a module is asked for on hot paths or in many
-branches: numpy in the engine's ops (`from gradviz.lazy import np`: a graph of plain
-floats never imports it; an attribute found once is cached, 20 ns a use against 80 ns for
-an import statement), and a command's optional parts (`on_demand("gradviz.cli.pictures")`:
-`gradviz train --quiet` loads no renderer). `is_array` never imports numpy: no array can
+"""Deferred numpy. The package's one way to defer an import is an import where it is used,
+tagged `# lazy: start-up` (tests/test_imports.py checks that the module it names is not
+loaded anyway). The one stand-in left is `np` for the op table (gradviz.ops): its
+expressions name `np.` and run on plain floats too, so a graph of floats that needs no
+numpy op never imports it. `loaded_numpy` and `is_array` never import numpy: no array can
 exist before it is imported.
 """
 
@@ -12,33 +10,24 @@ from __future__ import annotations
 
 import importlib
 import sys
-from collections.abc import Callable
 from types import ModuleType
 from typing import TYPE_CHECKING, Any
 
 
-class _OnDemand:
-    """Stands in for a module until its first use."""
-
-    def __init__(self, name: str) -> None:
-        self.__name = name
+class _Numpy:
+    """Stands in for numpy until its first use; an attribute found once is cached (20 ns
+    a use against 80 ns for an import statement, on the engine's hot paths)."""
 
     def __getattr__(self, name: str) -> Any:
-        value = getattr(importlib.import_module(self.__name), name)
-        setattr(self, name, value)  # found directly from now on
+        value = getattr(importlib.import_module("numpy"), name)
+        setattr(self, name, value)
         return value
-
-
-def on_demand(name: str) -> Any:
-    """A stand-in for the module `name` that imports it on the first attribute asked for
-    (the module itself when it is already imported)."""
-    return sys.modules.get(name) or _OnDemand(name)
 
 
 if TYPE_CHECKING:
     import numpy as np
 else:
-    np = _OnDemand("numpy")
+    np = _Numpy()
 
 
 def loaded_numpy() -> ModuleType | None:
@@ -50,15 +39,3 @@ def is_array(x: object) -> bool:
     """True for a numpy array, without importing numpy."""
     numpy = sys.modules.get("numpy")
     return numpy is not None and isinstance(x, numpy.ndarray)
-
-
-def callable_module(name: str, function: Callable[..., Any]) -> None:
-    """Lets the module `name` be called as `function` (`gradviz.trace(L)`), while
-    `import gradviz.trace as t` still gives the module: the function's name is the module's."""
-
-    class CallableModule(ModuleType):
-        def __call__(self, *args: Any, **kwargs: Any) -> Any:
-            return function(*args, **kwargs)
-
-    CallableModule.__call__.__doc__ = function.__doc__
-    sys.modules[name].__class__ = CallableModule

@@ -1,10 +1,6 @@
-"""What `gradviz grads`, `compare` and `inspect` measure: a saved model as it was saved,
-or a spec at its initial weights or after some training, as per-layer statistics.
-
-Library logic behind thin commands: load, train if asked, take the per-layer samples
-on the whole data set (read-only, raw gradients before clipping), keep the history
-recorded during training and training's own account of a divergence.
-"""
+"""What `gradviz grads`, `compare` and `inspect` measure: a saved model as saved, a
+recorded run as recorded, or a spec at its initial weights or after some training, as
+per-layer samples on the whole data set (raw gradients before clipping)."""
 
 from __future__ import annotations
 
@@ -27,9 +23,8 @@ MODEL_SUFFIX = ".json"
 
 @dataclass
 class Measurement:
-    """One network's per-layer state now (`samples`, after `epoch` epochs), the history
-    recorded while it trained, why training stopped early (or None), and words for a
-    title: `label` (what the user named) and `description` (when and on what data)."""
+    """One network's per-layer state after `epoch` epochs, its history, why training
+    stopped early (or None), `label` (what the user named) and `description`."""
 
     label: str
     samples: list[LayerSample]
@@ -48,8 +43,7 @@ class Measurement:
         return self.run is not None
 
     def performance(self) -> Evaluation | None:
-        """Loss and accuracy of the weights measured, on the data measured (None when
-        the network or the data is not at hand)."""
+        """Loss and accuracy of the weights measured (None without network or data)."""
         if self.final is not None:
             return self.final
         if self.network is None or self.dataset is None:
@@ -62,8 +56,7 @@ class Measurement:
         return diagnose(self.samples, epoch=self.epoch)
 
     def verdict(self, diagnosis: Diagnosis | None = None) -> list[str]:
-        """The verdict in words; when training diverged, its own account (to the step)
-        comes first, in place of the statistics' coarser NaN sentence."""
+        """The verdict; training's own account of a divergence replaces the NaN sentence."""
         lines = verdict(diagnosis or self.diagnosis(), self.snapshots)
         if self.stopped:
             lines = [self.stopped] + [ln for ln in lines if not ln.startswith("NaN/inf first")]
@@ -81,12 +74,10 @@ def measure(
     option_names: Mapping[str, str] | None = None,
     label: str | None = None,
 ) -> Measurement:
-    """A saved model (a `.json` file) as saved, or a spec (a TOML file or a built-in
-    name) at its initial weights or after `epochs` of training (statistics recorded
-    every `every` epochs). `data` (a built-in name or a .csv path, as the user gave it)
-    replaces the data set; for a model, it is also how to use data outside its folder.
-    `options` are more spec keys on top (`{"activation": "relu"}`), `option_names` the
-    names their errors give them, `label` the name the measurement goes by."""
+    """A saved model (`.json`) as saved, or a spec (TOML or built-in name) at its initial
+    weights or after `epochs` (recorded every `every`). `data` (a built-in name or a .csv
+    path) replaces the data set; `options` are more spec keys (`{"activation": "relu"}`),
+    `option_names` what their errors call them."""
     options = dict(options or {})
     names = {"epochs": "epochs", "record_every": "every", "data": "data", **(option_names or {})}
     label = label or source
@@ -161,7 +152,7 @@ def _recorded(
     every: int | None,
     data: str | None,
 ) -> Measurement:
-    """A recorded run (`records.Run`) as it was recorded: its latest statistics and history."""
+    """A recorded run as recorded: its latest statistics and history."""
     if options or epochs is not None or every is not None:
         raise InputError(
             f"{label}: a recorded run is measured as recorded: no spec options, "
@@ -178,8 +169,7 @@ def _recorded(
 
 
 def input_files(source: str, data: str | None = None) -> list[str | Path]:
-    """The files `measure(source, data=data)` reads: the spec or model, and the CSV data
-    it names. No output of the command may overwrite one of them."""
+    """The files `measure(source, data=data)` reads: no output may overwrite one."""
     files: list[str | Path] = [data] if data else []
     if source.lower().endswith(MODEL_SUFFIX):
         return [*model_inputs(Path(source)), *files]
@@ -196,9 +186,9 @@ def input_files(source: str, data: str | None = None) -> list[str | Path]:
 
 
 def model_data(model: Model, data: str | None = None, data_name: str = "data") -> Dataset:
-    """The data set to measure a saved model on: its own, or `data` (a built-in name or
-    a .csv path, relative to the current folder) when the user names one; `data_name`
-    is what errors call that option (the CLI: `--data`)."""
+    """A saved model's own data set, or `data` (a built-in name or a .csv path);
+    `data_name` is what errors call that option (the CLI: `--data`)."""
+
     if data is None:
         dataset = model.dataset()
     else:

@@ -34,7 +34,6 @@ class Page:
 
     def _repr_html_(self) -> str:
         # srcdoc + sandbox: the page's scripts run in an opaque origin, apart from the notebook's
-
         return (
             f'<iframe srcdoc="{html.escape(self.html, quote=True)}" sandbox="allow-scripts" '
             f'title="gradviz page" width="100%" height="{self.height}" '
@@ -52,11 +51,9 @@ def explore(
     precision: int = DEFAULT_PRECISION,
     **values: float,
 ) -> Page:
-    """The live page (`gradviz.explore`) of a Value (its backward pass run from zero, as by
-    `gradviz draw`), of an expression with its inputs' values (`explore("e = a*b; L = e + a",
-    a=2, b=-3)`: the page can copy its `gradviz draw` command), of a trained network
-    (`explore(load_model("xor.json"))`: its report page, as `inspect -o` writes it) or of a
-    training report (`build_report`, `Report.from_recorded`)."""
+    """The live page (`gradviz.explore`) of a Value (its backward pass run from zero), of an
+    expression with its inputs' values (`explore("L = a*b", a=2, b=-3)`), of a trained
+    network (`explore(load_model("xor.json"))`: its report page) or of a training report."""
     from gradviz.expr import parse_program  # lazy: start-up
     from gradviz.model import Model  # lazy: start-up
     from gradviz.report import Report, build_report  # lazy: start-up
@@ -90,7 +87,6 @@ def explore(
 
 def _page_height(page: str) -> int:
     """An iframe tall enough for the page's picture (at most 900 px of it) and controls."""
-
     size = re.search(r'<svg\b[^>]*\bheight="([\d.]+)pt"', page)
     drawing = float(size.group(1)) * 4 / 3 if size else 300.0
     return int(min(drawing, 900) + 720)

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import math
 
-from gradviz.lazy import is_array, loaded_numpy, np
+from gradviz.lazy import is_array, loaded_numpy
 
 DEFAULT_PRECISION = 4
 
@@ -16,7 +16,7 @@ def fmt(x: object, precision: int = DEFAULT_PRECISION) -> str:
     if is_array(x):
         if x.ndim == 0:
             return fmt(float(x), precision)
-        return f"{fmt(float(np.mean(x)), precision)} (mean of {x.size})"
+        return f"{fmt(float(x.mean()), precision)} (mean of {x.size})"
     value = float(x)  # type: ignore[arg-type]
     if math.isnan(value):
         return "nan"

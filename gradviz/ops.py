@@ -1,36 +1,22 @@
 """The op table as data: every primitive of the engine, defined once.
 
-An op is written as two small Python expressions in its own input names: its value
-(`out="a * b"`) and one local derivative per input (`d=("b", "a")`, in `a`, `b` and the
-result `out`). Where the chain rule's g · d would overflow although the product itself
-does not, a row also writes that product as one expression in the incoming gradient `g`
-(`chain`: log credits g/a, as PyTorch does; its 1/a alone is inf at a = 1e-310).
-Everything else is derived from those strings, here, once:
+An op is two small Python expressions in its input names: its value (`out="a * b"`) and
+one local derivative per input (`d=("b", "a")`, in `a`, `b` and the result `out`). Where
+g · d would overflow though the product does not, a row also writes the product in the
+incoming gradient `g` (`chain`: log credits g/a, as PyTorch does; 1/a is inf at 1e-310).
+From those strings come the engine's callables (`forward`, `local`, `credit`, compiled on
+first use by `gradviz.codegen` from the table's text, never user text), the training
+compiler's templates (`code`, `local_code`), the formulas shown to a learner (unless the
+textbook writes them differently: `shown`, checked numerically by tests/test_ops.py) and
+the live page's JavaScript (`javascript(op)`). The rest of what anybody asks about an op
+lives in its row too: its form (`a·b`), its node's symbol, positive defaults, kinks, the
+largest slope, an activation's saturation band, micrograd's name.
 
-- the callables the engine runs (`forward`, `local`, `credit`), compiled on first use by
-  `gradviz.codegen` (from the table's text, never from user text);
-- the straight-line code the training compiler writes (`code`, `local_code`, templates in
-  `{out}`, `{a}`, `{b}`), by renaming the same tokens;
-- the formula shown to a learner (`formulas`: `b`, `1`, `-1`), unless the textbook writes
-  it differently (`1 - tanh²(a)`): then that text stands beside the code, and
-  tests/test_ops.py checks the two agree numerically.
-
-The rest of what anybody asks about an op lives here too: the learner's form (`a·b`),
-the symbol drawn on its node, which inputs need positive defaults (`log`, `sqrt`), where
-its slope jumps (kinks), the largest slope, the saturation band of an activation, and
-micrograd's name for it. The engine (`gradviz.engine`) imports this table and keeps no op
-knowledge of its own.
-
-The expressions may name only the helpers in `HELPERS` (numpy's stand-in `np`, `number`,
-`div`, `step`, `where`, `power`, `sigmoid`, `exp`, `log1p`, `expm1`, ..., `inf`, `nan`):
-each works on a float and on a numpy array of samples alike, so one graph evaluates a
-batch with the numbers of separate scalar runs. Written with those helpers, calls,
-arithmetic and comparisons only, an expression is also the live page's JavaScript
-(`javascript(op)`; assets/engine.js defines the same helpers).
-
-Adding an op is adding a row here (and to `UNARY_OPS`), its tests and a line of docs:
-Value's method, gradviz's function, the expression language, the compiler, the page,
-the spec's activations (`activation=True`) and the diagnostics all read the row.
+The expressions may name only `HELPERS` (`np`, `number`, `div`, `step`, `where`, `exp`,
+..., `inf`, `nan`): each works on a float and on a numpy array alike, so one graph
+evaluates a batch with the numbers of separate scalar runs, and assets/engine.js defines
+the same helpers. Adding an op is adding a row here (and to `UNARY_OPS`), its tests and a
+line of docs: everything else reads the row.
 """
 
 from __future__ import annotations
@@ -216,36 +202,18 @@ def power(a: Number, b: Number) -> Number:
     return number(r)
 
 
+# The names an op's expressions may use, bound for the engine (floats and arrays).
+_FUNCTIONS = (number, div, step, sigmoid, relu, power, where, exp, log1p, expm1, log, tanh)
 HELPERS: dict[str, Any] = {
+    **{function.__name__: function for function in (*_FUNCTIONS, sin, cos, sqrt)},
     "np": np,
-    "number": number,
-    "div": div,
-    "step": step,
-    "sigmoid": sigmoid,
-    "relu": relu,
-    "power": power,
-    "where": where,
-    "exp": exp,
-    "log1p": log1p,
-    "expm1": expm1,
     "exp_nonpositive": math.exp,  # for floats ≤ 0 (and nan): never overflows, never raises
-    "log": log,
-    "tanh": tanh,
-    "sin": sin,
-    "cos": cos,
-    "sqrt": sqrt,
     "inf": math.inf,
     "nan": math.nan,
 }
-"""The names an op's expressions may use, bound for the engine (floats and arrays)."""
-
-# `__name__` makes the compiled functions part of this module for the warnings filter.
-ENGINE_NAMES: dict[str, Any] = {
-    **HELPERS,
-    "__name__": __name__,
-    "__builtins__": {"abs": abs, "float": float},
-}
-"""The globals of the engine's callables generated from the table."""
+# The globals of the engine's generated callables (`__name__`: this module's, for the
+# warnings filter).
+ENGINE_NAMES = {**HELPERS, "__name__": __name__, "__builtins__": {"abs": abs, "float": float}}
 
 
 def compiled_names(numpy_module: Any) -> dict[str, Any]:
@@ -266,9 +234,8 @@ def _namespace(bound: Mapping[str, float]) -> dict[str, Any]:
 
 
 def _template(expression: str, bound: Mapping[str, float]) -> str:
-    """An expression in `a`, `b`, `out`, `t` as a compiler template in `{a}`, `{b}`,
-    `{out}`, `{tmp}`, with bound constants written as literals (repr round-trips a float
-    exactly; inf and nan are names the compiler's namespace binds)."""
+    """An expression in `a`, `b`, `out`, `t` as a compiler template in `{a}`, `{b}`, `{out}`,
+    `{tmp}`, bound constants as literals (repr round-trips a float; inf, nan are names)."""
     text = _TOKEN.sub(
         lambda m: "{" + ("tmp" if m.group(1) == "t" else m.group(1)) + "}", expression
     )
@@ -300,10 +267,8 @@ _NOT_JS = re.compile(r"\bif\b|\belse\b|\band\b|\bor\b|\bnot\b|\*\*|[&|]")
 
 
 def _javascript(expression: str) -> str | None:
-    """An op's expression as the page's JavaScript: the same text, once numpy's spelling
-    is dropped (`number(np.sign(a))` -> `(sign(a))`), since both languages read calls,
-    arithmetic and comparisons alike and engine.js defines the same helpers. None for
-    anything else (a Python conditional, `**`): such a row gives its own `js`."""
+    """An op's expression as the page's JavaScript: the same text without numpy's spelling
+    (`number(np.sign(a))` -> `(sign(a))`); None for a Python conditional or `**` (`js`)."""
     text = expression.replace("number(", "(").replace("np.", "")
     names = set(re.findall(r"(?<![\w.])[A-Za-z_]\w*", text))
     return None if _NOT_JS.search(text) or not names <= _JS_NAMES else text
@@ -311,8 +276,7 @@ def _javascript(expression: str) -> str | None:
 
 def javascript(op: Op) -> tuple[str, tuple[str, ...]] | None:
     """The page's value and derivatives of an op, or None if they do not translate (an op
-    made outside the table; tests/test_html_parity.py checks every row of it has them).
-    Read only when a page is made, not at import (start-up)."""
+    made outside the table: tests/test_html_parity.py checks every row has them)."""
     if op.js is not None:
         return op.js
     forward, derivatives = _javascript(op.out), [_javascript(e) for e in op.d]
@@ -338,70 +302,46 @@ def javascript_chain(op: Op) -> tuple[str, ...] | None:
 
 @dataclass(frozen=True, slots=True, eq=False, kw_only=True)
 class Op:
-    """One primitive: its value, its local derivatives, and all that is known about it.
-
-    Written: `out` and `d` (expressions, see the module's docstring), `shown` (the
-    display formulas, only where the textbook's differs from `d`). Derived at creation:
-    `forward(*inputs)`, `local(out, *inputs)` (d(out)/d(input_i) for each input), `code`,
-    `local_code` and `formulas`.
-    """
+    """One primitive: written as `out`, `d` (and `shown`, `chain`), the rest derived once."""
 
     name: str
     symbol: str  # drawn on the op's node
     out: str  # the value, in the inputs a (, b)
     d: tuple[str, ...]  # d(out)/d(input_i), in a, b and out: the ONE definition
     shown: tuple[str, ...] | None = None  # the textbook's formulas where they differ from d
-    # The compiler's straight-line version of `out` for floats, where `out` calls a helper
-    # the compiler would rather inline (may assign a scratch name `t`); the same bits.
+    # `out` for the compiler's floats where it calls a helper best inlined (scratch name `t`)
     inline: str | None = None
-    # How a learner writes the op applied to `{a}` (and `{b}`): "{a}·{b}"; None: "name({a})".
-    form: str | None = None
+    form: str | None = None  # a learner's writing of it: "{a}·{b}"; None: "name({a})"
     passes_credit: bool = True  # False: a stop-gradient (detach)
-    # Inputs whose default value in an expression must be positive (log, sqrt, a^0.5).
-    positive: tuple[bool, ...] = ()
-    # Inputs where the slope jumps (relu and abs at 0): a finite difference across one
-    # measures neither side, so the gradient check reports them instead of failing.
+    positive: tuple[bool, ...] = ()  # inputs whose default must be > 0 (log, sqrt, a^0.5)
+    # Inputs where the slope jumps (relu and abs at 0): the gradient check reports a
+    # finite difference across one (it measures neither side) instead of failing.
     kinks: tuple[float, ...] = ()
-    # The largest |local derivative| anywhere (σ' <= 0.25), None when unbounded: the most
-    # of the credit the op can pass back, for the vanishing-gradient diagnostics.
+    # max |local derivative| (σ' <= 0.25; None: unbounded), for the vanishing diagnostics
     max_slope: float | None = None
-    # An activation's derivative as the verdict names it ("σ′").
-    slope_name: str | None = None
-    # Outputs below the first or above the second number are saturated (the slope is
-    # nearly 0 there): the statistics count them. None: the op does not saturate.
+    slope_name: str | None = None  # an activation's derivative as the verdict names it: σ′
+    # Outputs outside this band are saturated (slope nearly 0): the statistics count them.
     saturation: tuple[float, float] | None = None
-    # A unit whose outputs are all at or below this number passes no gradient back for
-    # any sample: dead, and it cannot recover (relu at 0). None: the op cannot die.
+    # A unit whose outputs are all at most this passes no gradient back: dead (relu at 0).
     dies_at: float | None = None
-    # Whether the op only ever rises: then a band of outputs is a band of inputs, and
-    # `saturation` may be read off the outputs. gelu and silu dip below 0: an output near 0
-    # comes from an input near 0 (slope 1/2) as from a very negative one (slope 0), so
-    # their band is one of inputs (`saturation_input`).
+    # Only ever rising, so an output band is an input band. gelu and silu dip below 0 (an
+    # output near 0 has slope 1/2 or 0), so theirs is a band of inputs: `saturation_input`.
     monotone: bool = True
-    # Inputs below the first or above the second number are saturated (non-monotone ops).
     saturation_input: tuple[float, float] | None = None
-    # The outputs' bounds, where the op has them (σ in [0, 1]): the plots' colour range.
-    output_range: tuple[float, float] | None = None
-    # No input makes the output negative (σ, relu, softplus): a hinge loss, which reads the
-    # output's sign as the prediction, cannot use it as the output layer's activation.
+    output_range: tuple[float, float] | None = None  # bounds (σ: [0, 1]) for plots' colours
+    # Never negative (σ, relu, softplus): no output layer for a hinge loss, which reads signs.
     never_negative: bool = False
-    # A layer of a network may use the op (a spec's `activation`, `--activation`).
-    activation: bool = False
-    # What to try when gradients vanish through layers of it (the verdict's advice; the
-    # first of the layers' activations, in ACTIVATIONS' order, that has one is given)
+    activation: bool = False  # a layer may use it (a spec's `activation`, `--activation`)
+    # The verdict's advice when gradients vanish through layers of it (the first in
+    # ACTIVATIONS' order of the layers' activations that has one).
     vanishing_advice: str | None = None
-    # The live page's JavaScript (value, then derivatives), only where `out` and `d` do
-    # not translate as they stand (see `_javascript`): pow, whose numpy shortcuts the page
-    # copies with its own `pow`.
+    # The page's JavaScript (value, derivatives) where `out` and `d` do not translate as
+    # they stand (`_javascript`): pow, whose numpy shortcuts engine.js's `pow` copies.
     js: tuple[str, tuple[str, ...]] | None = None
-    # micrograd's name for the op (`Value._op`) where it differs from `symbol` ('ReLU').
-    micrograd: str | None = None
-    # Constants the expressions name (the n of `a ** n`).
-    bound: Mapping[str, float] = field(default_factory=dict)
-    # The chain rule's product g·d(out)/d(input_i) written as one expression in the
-    # incoming gradient `g` (None: g times `d[i]`), where the local derivative alone
-    # overflows but the product does not: log's 1/a is inf at a = 1e-310, while g/a is
-    # finite for g = 1e-310 (the credit `x·log(x)` sends back). PyTorch divides too.
+    micrograd: str | None = None  # micrograd's `_op` where it differs from symbol ('ReLU')
+    bound: Mapping[str, float] = field(default_factory=dict)  # constants named (n of a ** n)
+    # g·d(out)/d(input_i) as one expression in the incoming `g` (None: g times d[i]) where
+    # d alone overflows but the product does not: log's 1/a is inf at 1e-310, g/a finite.
     chain: tuple[str | None, ...] = ()
 
     forward: Callable[..., Number] = field(init=False)
@@ -420,26 +360,17 @@ class Op:
         chain = self.chain + (None,) * (len(self.d) - len(self.chain))
         names = _namespace(self.bound)
         credits = [c if c is not None else f"g * ({e})" for e, c in zip(self.d, chain, strict=True)]
+        generated = {  # attribute: (parameters, what it returns, the function's name)
+            "forward": (inputs, self.out, self.name),
+            "local": (f"out, {inputs}", f"({', '.join(self.d)},)", f"d_{self.name}"),
+            "credit": (f"g, out, {inputs}", f"({', '.join(credits)},)", f"credit_{self.name}"),
+        }
+        for attribute, (params, returned, name) in generated.items():
+            function = codegen.on_first_call(
+                self, attribute, params, f"return {returned}", names, name
+            )
+            object.__setattr__(self, attribute, function)
         derived = {
-            "forward": codegen.on_first_call(
-                self, "forward", inputs, f"return {self.out}", names, self.name
-            ),
-            "local": codegen.on_first_call(
-                self,
-                "local",
-                f"out, {inputs}",
-                "return (" + ", ".join(self.d) + ",)",
-                names,
-                f"d_{self.name}",
-            ),
-            "credit": codegen.on_first_call(
-                self,
-                "credit",
-                f"g, out, {inputs}",
-                "return (" + ", ".join(credits) + ",)",
-                names,
-                f"credit_{self.name}",
-            ),
             "code": _template(self.inline or f"out = {self.out}", self.bound),
             "local_code": tuple(_template(e, self.bound) for e in self.d),
             "chain_code": tuple(

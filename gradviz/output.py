@@ -1,9 +1,6 @@
 """Output formats: one table, each row naming its suffixes, its renderer and which outputs
-take it, and the rule that picks a format from a file name. The Graphviz program that
-lays pictures out is gradviz.layout, the pages it draws gradviz.pages, safe writes and
-input refusal gradviz.files. Each renderer is imported when its format is written: the
-commands that name formats in their help (`train --curves FILE: .svg, .png or .pdf`)
-load none of them."""
+take it, and the rule that picks a format from a file name. Each renderer is imported
+when its format is written: the commands that name formats in their help load none."""
 
 from __future__ import annotations
 
@@ -25,8 +22,7 @@ if TYPE_CHECKING:
 
 @dataclass(frozen=True)
 class Options:
-    """How to render: the layout's direction, digits, the legend, the Graphviz program
-    (None: the best found), and for an HTML page what makes it live (see `render`)."""
+    """How to render (`program` None: the best found; for an HTML page, see `render`)."""
 
     rankdir: str | None = "LR"  # None: a page chooses (`gradviz.pages.html_page`)
     precision: int = DEFAULT_PRECISION
@@ -117,13 +113,10 @@ def _picture(fmt: str) -> Renderer:
 
 @dataclass(frozen=True)
 class Format:
-    """A format: its name (`-f`), its file suffixes (the first names its files: `step-01.mmd`),
-    its renderer (a Diagram to bytes), its words in `gradviz draw --help`, and its tags:
-    what it is ("graphviz": DOT and the pictures Graphviz makes of it; "mermaid": drawn by
-    Mermaid; "layout": needs a Graphviz program; "binary": never to a terminal or stdout)
-    and the outputs besides `draw`'s that take it: a trace's "frames" (one diagram per
-    step) and "animation", a graph's live "page", a matplotlib "plot" (gradients, a
-    decision boundary, curves) and a training "report" page."""
+    """A format: its name (`-f`), its suffixes (the first names its files), its renderer,
+    its words in `gradviz draw --help`, and its tags: what it is ("graphviz", "mermaid",
+    "layout": needs a Graphviz program, "binary": never to stdout) and the outputs besides
+    `draw`'s that take it ("frames", "animation", "page", "plot", "report")."""
 
     name: str
     suffixes: tuple[str, ...]
@@ -163,7 +156,6 @@ def formats(use: str) -> list[str]:
 
 
 def suffixes(use: str) -> tuple[str, ...]:
-    """Every suffix of the formats an output takes."""
     return tuple(s for name in formats(use) for s in FORMATS[name].suffixes)
 
 
@@ -203,12 +195,10 @@ def format_for(path: str, override: str | None = None) -> str:
 
 
 def render(diagram: Diagram, fmt: str, **options: Any) -> bytes:
-    """A diagram in one format, as the bytes to write (its row's renderer), rendered as
-    `options` (the fields of `Options`) say. Pictures go through `program`, or through the
-    best one found. An HTML page is live when `expression` (the text it was parsed from) is
-    given: its copy-command button writes `gradviz COMMAND EXPRESSION name=value…` (`trace`
-    opens on step 1); a static page's note names an option as `words` does. `rankdir` None:
-    a page chooses the direction that reads at 800 px (others draw left to right)."""
+    """A diagram in one format, as the bytes to write, rendered as `options` (the fields
+    of `Options`) say. An HTML page is live when `expression` (the text it was parsed
+    from) is given: its button copies `gradviz COMMAND EXPRESSION name=value…`. `rankdir`
+    None: a page chooses the direction that reads at 800 px (others draw left to right)."""
     row = _known(fmt, fmt)
     if options.get("rankdir", "LR") is None and fmt != "html":
         options["rankdir"] = "LR"
@@ -256,9 +246,8 @@ def animated_trace(
     program: DotProgram | None = None,
     id_prefix: str = "gv-",
 ) -> bytes:
-    """The trace's frames as one animated SVG (`gradviz.render.animate`), laid out once:
-    `rankdir` None, left to right if that fits a column of COLUMN_PX, else top to bottom
-    when narrower (a heavy layout: once, in the diagram's preferred direction)."""
+    """The trace's frames as one animated SVG, laid out once: `rankdir` None, left to
+    right if that fits a column of COLUMN_PX, else top to bottom when narrower."""
     from gradviz.render.animate import animated_svg, animation_diagram  # lazy: start-up
     from gradviz.render.diagram import draw_less, preferred_rankdir  # lazy: start-up
     from gradviz.render.dot import layout_cost, to_dot  # lazy: start-up
@@ -297,9 +286,8 @@ MAX_ANIMATED_STEPS = 500
 
 
 def check_frames(frames: Frames, fmt: str, *, one: bool = False) -> None:
-    """Refuse, before any frame is drawn, frames that cannot all be written: more than
-    MAX_FRAME_NODES nodes to draw in all (unless `one` frame is asked for), or more edges
-    than Mermaid draws (RenderError, as `render` raises it)."""
+    """Refuse, before any frame is drawn, more than MAX_FRAME_NODES nodes to draw in all
+    (unless `one` frame is asked for), or more edges than Mermaid draws."""
     from gradviz.render.diagram import draw_less  # lazy: start-up
 
     if FORMATS[fmt].has("mermaid"):
@@ -339,8 +327,7 @@ def check_animation(frames: Frames) -> None:
 
 
 def size_warnings(diagram: Diagram, fmt: str, words: OptionWords = keyword) -> list[str]:
-    """What to tell a user before a slow or refused render (the CLI prints these, naming
-    the options as `words` does: `--level layer`)."""
+    """What to tell a user before a slow or refused render, naming options as `words` does."""
     from gradviz.render.diagram import draw_less  # lazy: start-up
     from gradviz.render.dot import layout_cost  # lazy: start-up
     from gradviz.render.mermaid import MAX_EDGES  # lazy: start-up

@@ -36,8 +36,7 @@ STEPPED_LEVELS = ("op", "module")
 def stepped_svg(
     diagram: Diagram, *, rankdir: str | None = None, program: DotProgram | None = None
 ) -> tuple[str, Timeline]:
-    """The backward pass of a diagram with its gradients, as one animated SVG laid out
-    once (`gradviz.render.step_page.backward_timeline`), and its timeline."""
+    """A diagram's backward pass as one animated SVG laid out once, and its timeline."""
     from gradviz.render.animate import animated_svg  # lazy: start-up
     from gradviz.render.step_page import backward_timeline  # lazy: start-up
 
@@ -99,7 +98,7 @@ def html_page(
     steps, graph = (), None
     if live:
         from gradviz.drawn import page_graph  # lazy: start-up
-        from gradviz.trace import trace  # lazy: start-up
+        from gradviz.tracing import trace  # lazy: start-up
 
         steps, graph = trace(list(diagram.value_ids)[-1]), page_graph(diagram)
     return html.to_html(
@@ -116,9 +115,8 @@ def html_page(
 
 
 def one_line(text: str) -> str:
-    """An expression file as one line for a heading and a command that works anywhere:
-    comments dropped, statements joined by `; ` (lines inside brackets by a space). The
-    text as it was when the one line would not parse to the same graph."""
+    """An expression file as one line (comments dropped, statements joined by `; `), or
+    the text as it was when the one line would not parse to the same graph."""
     from gradviz.expr import parse_program  # lazy: start-up
 
     parts: list[str] = []
@@ -136,17 +134,16 @@ def one_line(text: str) -> str:
     short = "".join(parts)
     if short == text:
         return text
+
+    def shape(code: str) -> tuple[list, list[str]]:
+        program = parse_program(code)
+        nodes = (program.output, *program.names.values())
+        return [(n.op.name if n.op else n.label, n.data) for n in nodes], list(program.names)
+
     try:
-        before, after = parse_program(text), parse_program(short)
+        return short if shape(text) == shape(short) else text
     except GradvizError:
         return text
-    shape = [
-        (n.op.name if n.op else n.label, n.data) for n in (before.output, *before.names.values())
-    ]
-    again = [
-        (n.op.name if n.op else n.label, n.data) for n in (after.output, *after.names.values())
-    ]
-    return short if shape == again and list(before.names) == list(after.names) else text
 
 
 # The report page's texts are laid out this wide (the table drops columns as a terminal so
@@ -155,8 +152,7 @@ PAGE_TEXT_WIDTH = 96
 
 
 def _plain(renderables: list, width: int = PAGE_TEXT_WIDTH) -> str:
-    """Renderables as the terminal prints them, without colour and without the spaces at
-    the ends of lines (the texts the report page shows)."""
+    """Renderables as the terminal prints them, without colour or trailing spaces."""
     text = io.StringIO()
     console = Console(file=text, width=width, color_system=None, highlight=False)
     for renderable in renderables:
@@ -171,13 +167,10 @@ def report_page(
     statuses: str | None = None,
     title: str | None = None,
 ) -> str:
-    """The report page of a training run (`gradviz.render.report_page`): the summary and
-    gradient texts as `inspect` prints them, and the pictures drawn here (`page_plots` for
-    the plots, as inline SVG without matplotlib; Graphviz for the network). `train
-    --report`, `inspect -o` and `explore(model)` give the same page for the same weights,
-    but for where the page points the reader, in the caller's words: `more` for the
-    columns the table leaves out (`layer_table`), `statuses` for what each status means
-    (`grads_svg`). `title`: the report's own."""
+    """The report page of a training run (`gradviz.render.report_page`): the texts as
+    `inspect` prints them, the plots as inline SVG, the network by Graphviz. `more` and
+    `statuses` point the reader, in the caller's words, to the columns the table leaves
+    out and to what each status means; `title`: the report's own."""
     from gradviz.drawn import network_diagram  # lazy: start-up
     from gradviz.model import network_loss_graph  # lazy: start-up
     from gradviz.render.network import recorded_layer_diagram  # lazy: start-up
@@ -194,6 +187,7 @@ def report_page(
         epoch_frames,
         report_html,
     )
+    from gradviz.render.themes import themed_svg  # lazy: start-up
     from gradviz.render.training import final_text, gradient_report, summary_text  # lazy: start-up
 
     data, network = report.data, report.network
@@ -222,27 +216,26 @@ def report_page(
         where,
         statuses=statuses or STATUS_MEANINGS,
     )
-    network_svg = None
     program: dict = {"skip": "no example graph: the run holds no data"}
-    if network is not None and data is not None:
+    frames = epoch_frames(report.snapshots, report.layer_names)
+    example = network is not None and data is not None  # else a recorded run
+    if example:
         graph = network_loss_graph(network, data.X[0].tolist(), float(data.Y[0]))
         diagram = network_diagram(graph, "layer", None)
         key = "one node per layer, coloured by its rms gradient ∂L/∂w at the epoch chosen above"
         diagram = replace(
             diagram, **captioned(None, key, "inputs, y and loss: the example shown below")
         )
-        frames = epoch_frames(report.snapshots, report.layer_names)
         diagram = epoch_diagram(diagram, frames, data)
-        dot_text = to_dot(diagram, rankdir="TB", number_width=NUMBER_WIDTH)
-        from gradviz.render.themes import themed_svg  # lazy: start-up
-
-        network_svg = themed_svg(run_dot(dot_text, "svg").decode("utf-8"))
         program = example_program(graph)
-    else:  # a recorded run: its layers from the statistics alone
+    else:  # its layers from the statistics alone
         diagram = recorded_layer_diagram(report.layer_names, report.diagnosis)
-        diagram = epoch_diagram(diagram, epoch_frames(report.snapshots, report.layer_names))
-        dot_text = to_dot(diagram, rankdir="TB", number_width=NUMBER_WIDTH)
-        network_svg = run_dot(dot_text, "svg").decode("utf-8")
+        diagram = epoch_diagram(diagram, frames)
+    dot_text = to_dot(diagram, rankdir="TB", number_width=NUMBER_WIDTH)
+    network_svg = run_dot(dot_text, "svg").decode("utf-8")
+    if example:
+        network_svg = themed_svg(network_svg)
+
     summary: list = [summary_text(report.spec, data)] if report.spec and data else [report.summary]
     if report.final is not None and data is not None:
         summary.append(final_text(report.final.loss, report.final.accuracy, data.size))

@@ -1,12 +1,12 @@
 """What gradviz measures, as data: a layer's statistics and the network's diagnosis
-(filled by `gradviz.stats`), the steps of a backward pass (`gradviz.trace`), a gradient
-check's rows (`gradviz.gradcheck`). Nothing here computes: `gradviz.render` draws these."""
+(filled by `gradviz.stats`), the steps of a backward pass (`gradviz.tracing`), a gradient
+check's rows (`gradviz.checking`). Nothing here computes: `gradviz.render` draws these."""
 
 from __future__ import annotations
 
 import itertools
 import math
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass, field, fields
 from typing import TYPE_CHECKING, Literal
 
 from gradviz.numbers import json_number, json_safe
@@ -22,10 +22,11 @@ LAYER_OPTIONAL = ("unread", "clipped_from", "frozen", "compared")
 # -- gradient statistics --------------------------------------------------------------
 
 
-@dataclass
+@dataclass(kw_only=True)
 class LayerStats:
     """The numbers of one layer's row. `None` means "does not apply here" (the output
-    layer has no hop, a layer at initialisation has no update), never zero."""
+    layer has no hop, a layer at initialisation has no update), never zero. The fields
+    from `rel` to `hop_bound` compare the layer with the others: `stats.assess` fills them."""
 
     index: int
     name: str
@@ -40,11 +41,12 @@ class LayerStats:
     rms: float
     norm: float  # ‖g‖₂ over the weight gradients
     signal: float  # rms of the bias gradients: the backpropagated signal δ
-    rel: float | None  # rms / the largest layer's rms
-    below: float | None  # rms / the largest rms of a layer nearer the output
-    growth: float  # rms / the output layer's rms
-    hop: float | None  # ‖δ here‖ / ‖δ of the next layer‖
-    hop_bound: float | None  # max slope here × ‖W of the next layer‖₂
+    rel: float | None = None  # rms / the largest layer's rms
+    below: float | None = None  # rms / the largest rms of a layer nearer the output
+    growth: float = 1.0  # rms / the output layer's rms
+    hop: float | None = None  # ‖δ here‖ / ‖δ of the next layer‖
+    hop_bound: float | None = None  # max slope here × ‖W of the next layer‖₂
+
     grad_data: float | None  # ‖g‖ / ‖w‖
     update_data: float | None  # ‖Δw‖ / ‖w‖ for the last update
     act_mean: float
@@ -102,13 +104,10 @@ class Diagnosis:
             ),
             "layers": [layer.to_dict() for layer in self.layers],
         }
-        extra = {
-            "unit": (self.unit, "epoch"),
-            "judged_by": (self.judged_by, "gradient"),
-            "optimizer": (self.optimizer, None),
-            "clip_scale": (self.clip_scale, None),
-        }
-        data.update({key: value for key, (value, usual) in extra.items() if value != usual})
+        usual = {f.name: f.default for f in fields(self)}
+        for key in ("unit", "judged_by", "optimizer", "clip_scale"):  # each when not usual
+            if getattr(self, key) != usual[key]:
+                data[key] = getattr(self, key)
         return data
 
 
@@ -159,14 +158,7 @@ class RunLayer:
     params: tuple[str, ...] = ()  # the parameters in the row, by qualified name
 
     def to_dict(self) -> dict:
-        return {
-            "name": self.name,
-            "kind": self.kind,
-            "shape": list(self.shape),
-            "activation": self.activation,
-            "activation_module": self.activation_module,
-            "params": list(self.params),
-        }
+        return asdict(self) | {"shape": list(self.shape), "params": list(self.params)}
 
 
 @dataclass

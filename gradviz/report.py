@@ -34,8 +34,6 @@ from gradviz.train import Diverged, Evaluation, Result, evaluate
 
 JSON_PREDICTIONS = 1000  # examples listed in a document's "predictions"
 
-Clipping = tuple[tuple[int, int, float, float], ...]  # per epoch: see train.History.clipping
-
 
 @dataclass(frozen=True)
 class LayerRow:
@@ -51,23 +49,18 @@ class LayerRow:
     b_mean: float  # mean b
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, kw_only=True)
 class Report:
     """One training run, as every view shows it. What needs gradviz's own network and its
     data (`spec`, `network`, `data`, `outputs`, `correct`, `layers`) is None for a run
-    recorded elsewhere (a PyTorch run holds per-layer statistics and curves only); each
-    view then says in a line what it cannot show.
-
-    `diagnosis` is the per-layer state now, `snapshots` the states recorded during the
-    run, `verdict` their reading in words. `loss`/`accuracy` hold one point every
-    `every` epochs (or recorded steps); `clipping` the clipping record on the same points
-    and `clip` the rule that made it (("value" or "norm", the bound)); `clipping_json` the
-    record as the JSON documents print it. `threshold` and `signed` say how an output is
-    read against its 0/1 target, as the loss reads it (`nn.Loss`)."""
+    recorded elsewhere (statistics and curves only); each view then says what it cannot
+    show. `loss`/`accuracy` hold one point every `every` epochs (or recorded steps),
+    `clipping` the clipping record on the same points and `clip` its rule (("value" or
+    "norm", the bound)). `threshold` and `signed`: how the loss reads an output."""
 
     title: str
-    summary: str | None  # a one-line account of a run that has no `spec`
-    spec: Spec | None
+    summary: str | None = None  # a one-line account of a run that has no `spec`
+    spec: Spec | None = None
     layer_names: tuple[str, ...]
     epochs_run: int
     stopped: str | None
@@ -75,9 +68,9 @@ class Report:
     loss: tuple[float, ...]
     accuracy: tuple[float, ...]
     every: int
-    clipping: Clipping
-    clip: tuple[str, float] | None
-    clipping_json: dict | None
+    clipping: tuple[tuple[int, int, float, float], ...] = ()  # see train.History.clipping
+    clip: tuple[str, float] | None = None
+    clipping_json: dict | None = None  # the record as the JSON documents print it
     diagnosis: Diagnosis
     snapshots: History
     verdict: tuple[str, ...]
@@ -92,8 +85,7 @@ class Report:
 
     @property
     def unit(self) -> str:
-        """What the curves and the recorded moments count: "epoch", or "step" (an
-        optimizer step, in a run recorded elsewhere)."""
+        """What the curves and the recorded moments count: "epoch", or "step"."""
         return self.diagnosis.unit
 
     @classmethod
@@ -110,25 +102,21 @@ class Report:
         layer_names: Sequence[str] | None = None,
         notes: Sequence[str] = (),
     ) -> Report:
-        """The report of a run recorded elsewhere (the PyTorch bridge): its per-layer
-        statistics at recorded steps (`records.Diagnosis`, the last one the state now), the
-        loss and accuracy it recorded, and `layer_names` as the framework names its layers
-        (`net.0`; default: the statistics' own, L1…); `loss[i]` and `accuracy[i]` are the
-        means over the `every` steps up to step every·(i+1). No network, no data: no predictions,
-        no decision boundary, no example graph, and the views say so. `notes` (the
-        recorder's: what it read and did not) follow the verdict."""
+        """The report of a run recorded elsewhere (the PyTorch bridge): its statistics at
+        recorded steps (the last one the state now), `layer_names` as the framework names
+        them (default: L1…), `loss[i]`/`accuracy[i]` the means over the `every` steps up
+        to step every·(i+1), `notes` (the recorder's) after the verdict. No network, no
+        data: the views say what they cannot show."""
         if not snapshots:
             raise ValueError("a recorded run needs at least one recorded step")
         recorded = history(snapshots)
         epoch, diagnosis = recorded[-1]
         accuracy = list(accuracy) or [math.nan] * len(loss)
-        final = (
-            Evaluation(loss[-1], accuracy[-1], []) if loss else None
-        )  # (no data to evaluate on: the last recorded point)
+        # no data to evaluate on: the last recorded point
+        final = Evaluation(loss[-1], accuracy[-1], []) if loss else None
         return cls(
             title=title,
             summary=summary,
-            spec=None,
             layer_names=tuple(layer_names or (layer.name for layer in diagnosis.layers)),
             epochs_run=epoch,
             stopped=stopped,
@@ -136,9 +124,6 @@ class Report:
             loss=tuple(loss),
             accuracy=tuple(accuracy),
             every=every,
-            clipping=(),
-            clip=None,
-            clipping_json=None,
             diagnosis=diagnosis,
             snapshots=recorded,
             verdict=(*verdict(diagnosis, recorded), *notes),
@@ -146,8 +131,7 @@ class Report:
         )
 
     def boundary(self, columns: int = 200, rows: int = 200) -> Boundary | None:
-        """What the network decides over the input plane (a grid of `columns` x `rows`),
-        for a network of 2 inputs with its data at hand; else None (`boundary_note`)."""
+        """The decision boundary over a `columns` x `rows` grid, or None (`boundary_note`)."""
         if self.network is None or self.data is None or self.network.sizes[0] != 2:
             return None
         return boundary(self.network, self.data, columns, rows, outputs=self.outputs)
@@ -177,79 +161,45 @@ def build_report(
     when it is already at hand; `title` names the run (default: the model file, or the
     spec's name). The one place a run's views get their numbers."""
     if isinstance(source, Result):
-        return _from_result(source, title)
-    model = source
-    data = data if data is not None else model_data(model)
-    network = model.network()
-    evaluation = evaluation or evaluate(network, data)
-    diagnosis = diagnose(model.layer_samples(data), epoch=model.epochs_run)
-    snapshots = model.snapshots()
-    loss, accuracy, every = model.curves()
-    return _trained(
-        title=title or str(model.source or model.spec.name),
-        spec=model.spec,
-        network=network,
-        data=data,
-        evaluation=evaluation,
-        epochs_run=model.epochs_run,
-        stopped=model.stopped,
-        curves=(loss, accuracy, every),
-        clipping=tuple(model.clipping()),
-        clipping_json=model.history.get("clipping"),
-        diagnosis=diagnosis,
-        snapshots=snapshots,
-        gradients_title="Gradients per layer of the saved weights (whole data set)",
-        layers=layer_rows(network, model.spec),
-    )
-
-
-def _from_result(result: Result, title: str | None) -> Report:
-    recorded = result.history
-    last_epoch, last_samples = recorded.snapshots[-1]
-    diagnosis = (
-        last_samples
-        if isinstance(last_samples, Diagnosis)
-        else diagnose(last_samples, epoch=last_epoch)
-    )
-    return _trained(
-        title=title or result.spec.name,
-        spec=result.spec,
-        network=result.network,
-        data=result.dataset,
-        evaluation=result.final,
-        epochs_run=recorded.epochs_run,
-        stopped=recorded.stopped,
-        curves=(recorded.loss, recorded.accuracy, 1),
-        clipping=tuple(recorded.clipping),
-        clipping_json=recorded.clipping_series(),
-        diagnosis=diagnosis,
-        snapshots=history(recorded.snapshots),
-        gradients_title=f"Gradients per layer after epoch {last_epoch} "
-        "(whole data set, before clipping)",
-        layers=None,
-    )
-
-
-def _trained(
-    *,
-    title: str,
-    spec: Spec,
-    network: Network,
-    data: Dataset,
-    evaluation: Evaluation,
-    epochs_run: int,
-    stopped: str | None,
-    curves: tuple[Sequence[float], Sequence[float], int],
-    clipping: Clipping,
-    clipping_json: dict | None,
-    diagnosis: Diagnosis,
-    snapshots: History,
-    gradients_title: str,
-    layers: tuple[LayerRow, ...] | None,
-) -> Report:
-    loss = LOSS_FUNCTIONS[spec.loss]
+        recorded = source.history
+        spec, network, data, evaluation = source.spec, source.network, source.dataset, source.final
+        last_epoch, last = recorded.snapshots[-1]
+        diagnosis = last if isinstance(last, Diagnosis) else diagnose(last, epoch=last_epoch)
+        snapshots = history(recorded.snapshots)
+        fields: dict = dict(
+            title=title or spec.name,
+            epochs_run=recorded.epochs_run,
+            stopped=recorded.stopped,
+            loss=tuple(recorded.loss),
+            accuracy=tuple(recorded.accuracy),
+            every=1,
+            clipping=tuple(recorded.clipping),
+            clipping_json=recorded.clipping_series(),
+            gradients_title=f"Gradients per layer after epoch {last_epoch} "
+            "(whole data set, before clipping)",
+        )
+    else:
+        model, spec = source, source.spec
+        data = data if data is not None else model_data(model)
+        network = model.network()
+        evaluation = evaluation or evaluate(network, data)
+        diagnosis = diagnose(model.layer_samples(data), epoch=model.epochs_run)
+        snapshots = model.snapshots()
+        loss, accuracy, every = model.curves()
+        fields = dict(
+            title=title or str(model.source or spec.name),
+            epochs_run=model.epochs_run,
+            stopped=model.stopped,
+            loss=tuple(loss),
+            accuracy=tuple(accuracy),
+            every=every,
+            clipping=tuple(model.clipping()),
+            clipping_json=model.history.get("clipping"),
+            gradients_title="Gradients per layer of the saved weights (whole data set)",
+            layers=layer_rows(network, spec),
+        )
+    loss_function = LOSS_FUNCTIONS[spec.loss]
     outputs = evaluation.outputs
-    targets = data.Y.tolist()
     clip = (
         ("value", spec.clip_value)
         if spec.clip_value is not None
@@ -258,32 +208,23 @@ def _trained(
         else None
     )
     return Report(
-        title=title,
-        summary=None,
         spec=spec,
         layer_names=tuple(layer.name for layer in network.layers),
-        epochs_run=epochs_run,
-        stopped=stopped,
         final=evaluation,
-        loss=tuple(curves[0]),
-        accuracy=tuple(curves[1]),
-        every=curves[2],
-        clipping=clipping,
         clip=clip,
-        clipping_json=clipping_json,
         diagnosis=diagnosis,
         snapshots=snapshots,
         verdict=tuple(verdict(diagnosis, snapshots or None)),
-        gradients_title=gradients_title,
-        threshold=loss.threshold,
-        signed=loss.signed_targets,
-        layers=layers,
+        threshold=loss_function.threshold,
+        signed=loss_function.signed_targets,
         network=network,
         data=data,
         outputs=tuple(outputs),
         correct=tuple(
-            is_correct(o, y, loss.threshold) for o, y in zip(outputs, targets, strict=True)
+            is_correct(o, y, loss_function.threshold)
+            for o, y in zip(outputs, data.Y.tolist(), strict=True)
         ),
+        **fields,
     )
 
 
@@ -294,17 +235,9 @@ def layer_rows(network: Network, spec: Spec) -> tuple[LayerRow, ...]:
         zip(network.weights(), spec.activations, strict=True), 1
     ):
         with np.errstate(over="ignore", invalid="ignore"):  # weights of 1e308: a mean of inf
-            means = np.mean(np.abs(W)), np.max(np.abs(W)), np.mean(b)
-        rows.append(
-            LayerRow(
-                f"L{i}",
-                W.shape[1],
-                W.shape[0],
-                activation,
-                W.size + b.size,
-                *(float(m) for m in means),
-            )
-        )
+            sizes = [float(v) for v in (np.mean(np.abs(W)), np.max(np.abs(W)), np.mean(b))]
+        n_out, n_in = W.shape
+        rows.append(LayerRow(f"L{i}", n_in, n_out, activation, W.size + b.size, *sizes))
     return tuple(rows)
 
 
@@ -319,11 +252,6 @@ def predictions(report: Report) -> list[dict]:
     ]
 
 
-def _final(report: Report) -> dict | None:
-    final = report.final
-    return None if final is None else {"loss": final.loss, "accuracy": final.accuracy}
-
-
 def train_document(report: Report, saved: str | None = None) -> dict:
     """What `train --json` prints: the spec, the curves, the predictions, the last
     gradient statistics and the verdict; `stopped` says why training stopped early,
@@ -331,7 +259,7 @@ def train_document(report: Report, saved: str | None = None) -> dict:
     return {
         "spec": None if report.spec is None else report.spec.to_dict(),
         "epochs_run": report.epochs_run,
-        "final": _final(report),
+        "final": _performance(report.final),
         "loss": list(report.loss),
         "accuracy": list(report.accuracy),
         "stopped": report.stopped,
@@ -378,15 +306,26 @@ def run_report(run: Run, title: str) -> Report:
 
 def inspect_document(report: Report) -> dict:
     """What `inspect --json` prints: a saved model measured on its data (`build_report`)."""
+    document = train_document(report)
+    keys = ("spec", "epochs_run", "stopped", "clipping", "final", "predictions", "gradients")
+    return {key: document[key] for key in (*keys, "verdict")}
+
+
+def _performance(final: Evaluation | None) -> dict | None:
+    return None if final is None else {"loss": final.loss, "accuracy": final.accuracy}
+
+
+def _subject_document(
+    subject: Measurement, diagnosis: Diagnosis, source: str | None = None, **more: object
+) -> dict:
+    """What `grads --json` and `compare --json` print of one measurement."""
     return {
-        "spec": None if report.spec is None else report.spec.to_dict(),
-        "epochs_run": report.epochs_run,
-        "stopped": report.stopped,
-        "clipping": report.clipping_json,
-        "final": _final(report),
-        "predictions": predictions(report),
-        "gradients": report.diagnosis.to_dict(),
-        "verdict": list(report.verdict),
+        "source": subject.label if source is None else source,
+        "epoch": subject.epoch,
+        "description": subject.description,
+        **more,
+        "gradients": diagnosis.to_dict(),
+        "verdict": subject.verdict(diagnosis),
     }
 
 
@@ -408,15 +347,9 @@ def grads_document(
     the statistics, the verdict, the history, the `guarded` statuses found, and with
     `params` every parameter with its gradient."""
     diagnosis = diagnosis or subject.diagnosis()
-    document: dict = {
-        "source": subject.label if source is None else source,
-        "epoch": subject.epoch,
-        "description": subject.description,
-        "gradients": diagnosis.to_dict(),
-        "verdict": subject.verdict(diagnosis),
-        "history": [d.to_dict() for _, d in subject.snapshots or []],
-        "failed": failed(diagnosis, subject, guarded),
-    }
+    document = _subject_document(subject, diagnosis, source)
+    document["history"] = [d.to_dict() for _, d in subject.snapshots or []]
+    document["failed"] = failed(diagnosis, subject, guarded)
     if params:
         document["parameters"] = [
             {"name": p.name, "value": p.value, "grad": p.grad}
@@ -427,18 +360,9 @@ def grads_document(
 
 def compare_document(a: Measurement, b: Measurement) -> dict:
     """What `compare --json` prints: each side's loss and accuracy, statistics and verdict."""
-    document = {}
-    for tag, subject in (("a", a), ("b", b)):
-        diagnosis = subject.diagnosis()
-        performance = subject.performance()
-        document[tag] = {
-            "source": subject.label,
-            "epoch": subject.epoch,
-            "description": subject.description,
-            "final": None
-            if performance is None
-            else {"loss": performance.loss, "accuracy": performance.accuracy},
-            "gradients": diagnosis.to_dict(),
-            "verdict": subject.verdict(diagnosis),
-        }
-    return document
+    return {
+        tag: _subject_document(
+            subject, subject.diagnosis(), final=_performance(subject.performance())
+        )
+        for tag, subject in (("a", a), ("b", b))
+    }

@@ -1,10 +1,7 @@
-"""Specs: which network to build and how to train it, checked.
-
-A spec is a TOML file, a built-in preset (`xor`, `circle`, …: the specs of samples/*.toml,
-a test keeps them equal), or the same keys given as options. Every mistake names the key
-(`data.size`) and the file line where TOML gives one. Our own small checkers, not a
-validation library: ours name the line and say what to do, and pydantic's import alone
-took about 44 ms, half of what a whole `gradviz draw` costs.
+"""Specs: which network to build and how to train it, checked: a TOML file, a built-in
+preset (the specs of samples/*.toml) or the same keys given as options. Every mistake
+names the key (`data.size`) and the file line. Our own small checkers, not a validation
+library: ours name the line and say what to do (and pydantic's import took 44 ms).
 """
 
 from __future__ import annotations
@@ -39,8 +36,8 @@ MAX_EPOCHS = 1_000_000
 # Gradient statistics recorded during one training run, at most.
 MAX_RECORDS = 1_000
 
-# The built-in networks, the same as samples/*.toml (a test keeps them in sync). A variant
-# is the preset it is `like` with some keys changed.
+# The built-in networks, the same as samples/*.toml: a variant is the preset it is `like`
+# with some keys changed.
 PRESETS: dict[str, dict] = {}
 
 
@@ -102,8 +99,8 @@ _preset(
 
 @dataclass(frozen=True)
 class Spec:
-    """A network and how to train it, checked: every field is usable as it is. Built only
-    by `spec_from_mapping`, so the defaults live in one place: the table `SPEC_KEYS`."""
+    """A network and how to train it, checked. Built only by `spec_from_mapping`, so the
+    defaults live in one place: the table `SPEC_KEYS`."""
 
     name: str
     layers: tuple[int, ...]
@@ -149,12 +146,11 @@ class Spec:
 
     @property
     def stats_every(self) -> int:
-        """Epochs between recorded gradient statistics (about 20 records by default)."""
+        """About 20 records by default."""
         return self.record_every or max(1, self.epochs // 20)
 
     def to_dict(self) -> dict:
-        """The spec as plain JSON types, readable back by `spec_from_mapping`: every key
-        of `SPEC_KEYS` as it writes it (an optional one only when it is not its default)."""
+        """The spec as plain JSON types, readable back by `spec_from_mapping`."""
         out: dict = {}
         for key in SPEC_KEYS.values():
             value = key.write(self) if key.write else getattr(self, key.name)
@@ -176,13 +172,11 @@ MAX_SPEC_BYTES = 1_000_000  # a spec is a few lines
 
 
 def load_spec(path: Path) -> Spec:
-    """A spec from a TOML file; every mistake names the key and, where found, the line."""
     raw, locate = _read_spec(path)
     return spec_from_mapping(raw, locate=locate, base_dir=str(path.parent))
 
 
 def _read_spec(path: Path) -> tuple[dict, Locate]:
-    """A spec file's table of keys, and where each key is written in it."""
     data = read_capped(path, MAX_SPEC_BYTES, SpecError, "spec file")
     try:
         text = data.decode("utf-8-sig")  # a byte-order mark (Windows editors) is not TOML's
@@ -220,7 +214,6 @@ def _toml_problem(path: Path, text: str, problem: str) -> str:
 
 
 def _file_locator(path: Path, text: str) -> Locate:
-    """`samples/x.toml line 3: layers` when the key's line can be found."""
     lines = text.splitlines()
 
     def locate(key: str) -> str:
@@ -233,8 +226,7 @@ def _file_locator(path: Path, text: str) -> Locate:
 
 
 def _key_line(lines: Sequence[str], section: str | None, bare: str) -> int | None:
-    """The line (from 1) where the key `bare` of the table `section` (None: top level) is
-    written, if it can be found."""
+    """The line (from 1) of the key `bare` of the table `section` (None: top level)."""
     pattern = re.compile(rf"^\s*(\"?){re.escape(bare)}\1\s*=")
     in_section = section is None
     for number, line in enumerate(lines, 1):
@@ -255,8 +247,8 @@ def _key_line(lines: Sequence[str], section: str | None, bare: str) -> int | Non
 def resolve_spec(
     source: str | None, overrides: Mapping[str, object], option_names: Mapping[str, str]
 ) -> Spec:
-    """The spec the command line asks for: a TOML file or preset name (or nothing), with
-    options on top. Errors in options name the option (`--layers`)."""
+    """A TOML file or preset name (or nothing), with options on top; errors in options
+    name the option (`--layers`)."""
     given = {key: value for key, value in overrides.items() if value is not None}
     base: dict = {}
     file_locate: Locate | None = None
@@ -307,9 +299,8 @@ def preset(name: str) -> Spec:
 def spec_from_mapping(
     raw: Mapping[str, object], *, locate: Locate = lambda key: key, base_dir: str | None = None
 ) -> Spec:
-    """Check every key of a spec and build it: each key as `SPEC_KEYS` declares it (its
-    default where not given), then the `RULES` between keys. `locate(key)` says where a
-    key was written."""
+    """Check every key as `SPEC_KEYS` declares it, then the `RULES` between keys, and build
+    the spec. `locate(key)` says where a key was written."""
 
     def fail(key: str, problem: str) -> SpecError:
         # a key is the user's text: a 20,000-character one is cut where the line is named
@@ -336,14 +327,13 @@ def spec_from_mapping(
 # -- the table of keys ----------------------------------------------------------------------
 
 Fail = Callable[[str, str], SpecError]
-Reader = Callable[[object, str, Fail], object]
-"""Checks a value given for a key (named as the error names it) and converts it."""
+Reader = Callable[[object, str, Fail], object]  # checks a key's value and converts it
 
 
 @dataclass(frozen=True)
 class Key:
-    """One key of a spec (or of its `[data]` table), declared once: how its value is
-    checked and converted, its default, what it fills, and how `Spec.to_dict` writes it."""
+    """One key of a spec (or of its `[data]` table): how its value is read, its default,
+    what it fills, and how `Spec.to_dict` writes it."""
 
     name: str
     read: Reader
@@ -366,8 +356,7 @@ def _refuse_unknown(
 
 
 def spelled(value: object) -> str:
-    """A spec's value as its file spells it, for an error: `true`, not Python's `True`
-    (TOML and JSON agree on true and false); anything else quoted (errors.quoted)."""
+    """A spec's value as its file spells it, for an error: `true`, not Python's `True`."""
     if isinstance(value, bool):
         return "true" if value else "false"
     return quoted(value)
@@ -382,7 +371,6 @@ def _suggest(word: str, choices: Sequence[str]) -> str:
 
 
 def choice(names: Sequence[str]) -> Reader:
-    """One of `names`, with the closest one suggested."""
 
     def read(value: object, key: str, fail: Fail) -> str:
         if not isinstance(value, str) or value not in names:
@@ -396,8 +384,7 @@ def choice(names: Sequence[str]) -> Reader:
 def whole_problem(
     value: object, low: int, high: int | None, show: Callable[[object], str]
 ) -> str | None:
-    """What is wrong with `value` as a whole number from `low` (to `high`), or None: the
-    one test of whole numbers, for specs (`show`: quoted) and for files (`shown`)."""
+    """What is wrong with `value` as a whole number from `low` (to `high`), or None."""
     bound = f" ≥ {low}" if high is None else ""
     if isinstance(value, bool) or not isinstance(value, int) or (high is None and value < low):
         return f"expected a whole number{bound}, got {show(value)}"
@@ -420,7 +407,7 @@ def _is_number(value: object) -> TypeGuard[int | float]:
 
 
 def positive(value: object, key: str, fail: Fail) -> float:
-    """A number > 0 and at most 1e6 (rates and clipping bounds)."""
+    """Rates and clipping bounds: > 0, at most 1e6."""
     if not _is_number(value):
         raise fail(key, f"expected a number, got {spelled(value)}")
     number = float(value) if not isinstance(value, int) or abs(value) < 2**1000 else math.inf
@@ -430,7 +417,6 @@ def positive(value: object, key: str, fail: Fail) -> float:
 
 
 def between(low: float, high: float, wording: str) -> Reader:
-    """A number from `low` to `high` (`wording` says so, with an example)."""
 
     def read(value: object, key: str, fail: Fail) -> float:
         if not _is_number(value) or not low <= value <= high:
@@ -441,13 +427,12 @@ def between(low: float, high: float, wording: str) -> Reader:
 
 
 def optional(read: Reader) -> Reader:
-    """`read`, or None where the key is not given (or null in a model file)."""
+    """`read`, or None (not given, or null in a model file)."""
     return lambda value, key, fail: None if value is None else read(value, key, fail)
 
 
 def text(problem: str, longest: int) -> Reader:
-    """A line of text: not blank, at most `longest` characters, and no control characters
-    (it is printed to terminals: no escape sequences from a file)."""
+    """A line of text, no control characters: it is printed to terminals."""
 
     def read(value: object, key: str, fail: Fail) -> str:
         if isinstance(value, str) and len(value) > longest:
@@ -490,7 +475,7 @@ def _layers(value: object, key: str, fail: Fail) -> tuple[int, ...]:
 
 
 def _split_ints(text: str) -> list[object]:
-    """`2, 4, 1` (as `--layers` gives it): the whole numbers as ints, the rest as written."""
+    """`2, 4, 1` (`--layers`): the whole numbers as ints, the rest as written."""
     parts = [part.strip() for part in text.split(",")]
     return [int(part) if re.fullmatch(r"[+-]?\d{1,9}", part) else part for part in parts]
 
@@ -499,8 +484,7 @@ _activation = choice(ACTIVATION_NAMES)
 
 
 def _activation_list(value: object, key: str, fail: Fail) -> str | tuple[str, ...]:
-    """One name for every hidden layer, or one per layer (a list, or names with commas);
-    how many is the rule `_activations`'s to check."""
+    """One name for every hidden layer, or one per layer (how many: the rule `_activations`)."""
     if isinstance(value, str) and "," in value:
         value = [part.strip() for part in value.split(",")]
     if isinstance(value, str):
@@ -525,7 +509,6 @@ def _update(value: object, key: str, fail: Fail) -> tuple[str, int | None]:
 
 
 def _data(value: object, key: str, fail: Fail) -> DataSpec:
-    """A built-in name, a .csv path, or a `[data]` table read as `DATA_KEYS` declares."""
     if isinstance(value, str):
         if value in BUILTIN:
             return DataSpec(value)
@@ -561,7 +544,7 @@ def _data(value: object, key: str, fail: Fail) -> DataSpec:
 
 
 def _is_column(value: object) -> bool:
-    """A column's name or 0-based number (`true` is no column, though Python's bool is an int)."""
+    """A column's name or 0-based number (not `true`, though Python's bool is an int)."""
     return isinstance(value, str | int) and not isinstance(value, bool)
 
 
@@ -606,9 +589,7 @@ DATA_KEYS = _table(
     Key("label", optional(_label), applies=_csv_only),
     Key("features", optional(_features), applies=_csv_only),
 )
-"""The keys of a `[data]` table, each read only where given (a null as not given, but for
-csv and seed): `gradviz.data.DataSpec` holds the defaults. `csv` fills its `path`."""
-DATA_FIELDS = {"csv": "path"}
+DATA_FIELDS = {"csv": "path"}  # read only where given: `gradviz.data.DataSpec` has the defaults
 
 NO_LAYERS = "missing: give the layer sizes, e.g. layers = [2, 4, 1]"
 NO_DATA = 'missing: say which data set to train on, e.g. data = "xor"'
@@ -618,7 +599,7 @@ def _mode(update: tuple[str, int | None]) -> dict:
     return {"update": update[0], "batch_size": update[1]}
 
 
-SPEC_KEYS = _table(
+SPEC_KEYS = _table(  # in the order errors list them and to_dict writes them
     Key("name", text("expected a short text", 100), "network"),
     Key("layers", _layers, missing=NO_LAYERS, write=lambda spec: list(spec.layers)),
     Key("activation", _activation_list, "sigmoid", write=lambda s: list(s.activations[:-1])),
@@ -638,7 +619,6 @@ SPEC_KEYS = _table(
     Key("lr_schedule", choice(LR_SCHEDULES), "constant", always=False),
     Key("lr_end", optional(between(0, 1e6, "0 to 1e6")), always=False),
 )
-"""Every key of a spec, in the order `known keys` lists them and `to_dict` writes them."""
 SPEC_FIELDS = [f.name for f in fields(Spec) if f.name not in ("base_dir", "locate")]
 
 
@@ -646,8 +626,7 @@ SPEC_FIELDS = [f.name for f in fields(Spec) if f.name not in ("base_dir", "locat
 
 
 def _activations(v: dict, fail: Fail) -> dict:
-    """activation and output_activation: one per weight layer, the output's by default
-    the loss's (a probability for mse and bce, a score for hinge)."""
+    """One activation per weight layer, the output's by default the loss's."""
     hidden = len(v["layers"]) - 2
     given, output = v["activation"], v["output_activation"]
     if isinstance(given, str):
@@ -717,4 +696,3 @@ RULES: tuple[Callable[[dict, Fail], dict | None], ...] = (
     _records_bounded,
     _schedule_has_an_end,
 )
-"""What involves two keys, checked in this order once every key is read."""

@@ -33,6 +33,17 @@ STALLED_SPREAD = 1e-3  # output std across the batch (relative to max(1, |mean|)
 SATURATED_FRACTION = 0.5
 DEAD_FRACTION = 0.5
 HEALTHY_UPDATE_DATA = 1e-3  # ‖Δw‖ / ‖w‖ per step, the usual rule of thumb
+# The constants the statuses' rules may name (read when the words are made).
+THRESHOLDS = (
+    "VANISHING_RATIO",
+    "WEAK_RATIO",
+    "EXPLODING_GROWTH",
+    "EXPLODING_GRAD_DATA",
+    "AT_REST_RMS",
+    "STALLED_SPREAD",
+    "SATURATED_FRACTION",
+    "DEAD_FRACTION",
+)
 
 # The quantities of a layer in the order the forward then backward pass makes them.
 _QUANTITIES = (
@@ -74,10 +85,8 @@ def max_slope(activation: str) -> float:
 def _saturation_masks(
     activation: str, pre: np.ndarray, act: np.ndarray
 ) -> tuple[np.ndarray, np.ndarray] | None:
-    """(low end, high end) masks of saturated units, or None where it does not apply: by
-    the outputs where the op only rises (the table's `saturation`), else by the inputs
-    (`saturation_input`: where the op dips, an output near 0 may be a saturated input or an
-    active one)."""
+    """(low end, high end) masks of saturated units, or None: by the outputs where the op
+    only rises, else by the inputs (where it dips, an output near 0 says nothing)."""
     op = ACTIVATIONS.get(activation)
     if op is None:
         return None
@@ -91,23 +100,16 @@ def _saturation_masks(
 
 
 # -- many layers at once ----------------------------------------------------------------
-# A training records its layers every `stats_every` epochs: the same layers moment after
-# moment, and a deep network's hidden layers share their shapes and activation. Each number
-# below is computed for all the layers of one kind (`_layer_kind`) at every moment at once,
-# their arrays stacked on a first axis and each reduction over the others: one numpy call
-# per quantity and kind instead of one per quantity, layer and moment. The sums run over
-# each layer's numbers in the same order as on that layer alone, so a layer's numbers do
-# not depend on the layers and moments diagnosed with it (tests/test_stats.py checks it).
+# The layers of one kind (`_layer_kind`) at every recorded moment are stacked on a first
+# axis and reduced in one numpy call per quantity. Each layer's sums run in the same order
+# as on that layer alone, so its numbers do not depend on what it was diagnosed with.
 _EACH = (1, 2)  # the axes of one layer's (rows, columns) in a stack of layers
 
 _Item = TypeVar("_Item")
 _Out = TypeVar("_Out")
 
-
-# The most numbers (samples' `size`) of one kind computed in one call: more, and the stacks
-# and their temporaries outgrow the processor's cache, each new one paying its page faults
-# (deep-sigmoid's 20 recorded moments at once: 2**17, 10-14 ms; unbounded, 16-18 ms;
-# 2**13, 21 ms, numpy's cost per call again).
+# The most numbers of one kind per call: larger stacks outgrow the cache (deep-sigmoid's
+# 20 moments: 2**17, 10-14 ms; unbounded, 16-18 ms; 2**13, 21 ms).
 BLOCK_FLOATS = 2**17
 
 
@@ -117,8 +119,7 @@ def _grouped(
     compute: Callable[[list[_Item]], list[_Out]],
     block: int | None = None,
 ) -> list[_Out]:
-    """`compute` of the items of each key together, each result back in the place of its
-    item; at most `block` numbers (by the items' `size`) per call when given."""
+    """`compute` of each key's items together (at most `block` numbers a call), in order."""
     groups: dict[Hashable, list[int]] = {}
     for i, key in enumerate(keys):
         groups.setdefault(key, []).append(i)
@@ -136,8 +137,7 @@ def _grouped(
 
 
 def _layer_kind(sample: LayerSample) -> tuple:
-    """What layers computed together share: their arrays' shapes (so that they stack) and
-    their activation (the output layer apart: it is never counted dead)."""
+    """What layers computed together share: shapes, activation, being the output."""
     return (
         np.shape(sample.weights),
         np.shape(sample.biases),
@@ -148,14 +148,12 @@ def _layer_kind(sample: LayerSample) -> tuple:
 
 
 def _stack(column: Sequence[LayerSample], attribute: str) -> np.ndarray:
-    """The layers' `attribute`, as an (layers, rows, columns) array (np.array of the
-    list: np.stack's own checks took a microsecond per array)."""
+    """The layers' `attribute` as a (layers, rows, columns) array."""
     stack = np.array([getattr(sample, attribute) for sample in column], dtype=float)
     return stack if stack.ndim == 3 else stack.reshape(len(column), 1, -1)
 
 
 def _sums(x: np.ndarray) -> list[float]:
-    """Each layer's sum of x (layers, rows, columns)."""
     return np.add.reduce(x, axis=_EACH).tolist()
 
 
@@ -167,12 +165,9 @@ def _means(x: np.ndarray) -> list[float]:
 def _nonfinite(
     stacks: dict[str, np.ndarray], sums: dict[str, list[float]] | None = None
 ) -> list[tuple[int, str | None]]:
-    """Each layer's count of NaN/inf in its numbers (`_stack`s by attribute), and the
-    first quantity holding one (in the order the forward, then the backward pass makes
-    them). A finite sum has no NaN/inf among its terms (a NaN stays NaN, an inf stays inf
-    or meets -inf and is NaN), so only layers whose sum is not finite are counted: a sum
-    of each layer's numbers or of their squares (`sums`, by attribute, where the caller
-    has one; else taken here), a pass instead of two over arrays of finite numbers."""
+    """Each layer's count of NaN/inf, and the first quantity holding one (forward pass
+    first). Only layers whose sum (`sums`, where the caller has one) is not finite are
+    counted: a finite sum has no NaN/inf among its terms."""
     found: list[tuple[int, str | None]] = [(0, None)] * len(stacks["weights"])
     for attribute, label in _QUANTITIES:
         values = stacks[attribute]
@@ -195,11 +190,9 @@ def _dead_units(
     act: np.ndarray,
     masks: tuple[np.ndarray, np.ndarray] | None,
 ) -> list[int]:
-    """Each layer's units that pass nothing back for every sample of the batch: a ReLU
-    at 0 (an op the table says `dies_at`), or a hidden unit stuck at one end of a
-    saturating activation (one that flips between ends still tells the inputs apart, so
-    it is not dead). An op that can neither die nor saturate (a leaky relu) has no dead
-    units. `masks` are the layers' `_saturation_masks`."""
+    """Each layer's units that pass nothing back for every sample: at or below the op's
+    `dies_at`, or (hidden layers) stuck at one end of the saturation `masks` (a unit that
+    flips between ends still tells the inputs apart)."""
     if act.shape[1] == 0:
         return [0] * len(act)
     op = ACTIVATIONS.get(activation)
@@ -224,16 +217,14 @@ def _roots(values: list[float]) -> list[float]:
 
 
 def _magnitudes(x: np.ndarray, *inputs: np.ndarray) -> np.ndarray:
-    """|x|, in place when x is an array of its own (not one of `inputs`, nor a view): a
-    new array the size of a stack of activations costs its page faults again."""
+    """|x|, in place when x is an array of its own (a new one costs its page faults)."""
     if x.flags.owndata and x.flags.writeable and all(x is not a for a in inputs):
         return np.abs(x, out=x)
     return np.abs(x)
 
 
 def _layer_stats(column: Sequence[LayerSample]) -> list[LayerStats]:
-    """The numbers of layers of one kind (`_layer_kind`), each its own (`_compare` fills
-    in those that depend on the other layers of its network)."""
+    """Each layer's own numbers (`_compare` fills in those that depend on the others)."""
     first = column[0]
     stacks = {attribute: _stack(column, attribute) for attribute, _ in _QUANTITIES}
     g, w = stacks["weight_grads"], stacks["weights"]
@@ -289,11 +280,6 @@ def _layer_stats(column: Sequence[LayerSample]) -> list[LayerStats]:
             rms=rms[k],
             norm=norms[k],
             signal=signal[k],
-            rel=None,
-            below=None,
-            growth=1.0,
-            hop=None,
-            hop_bound=None,
             grad_data=_ratio(norms[k], w_norms[k]),
             update_data=updates[k],
             act_mean=act_means[k],
@@ -311,24 +297,19 @@ def _layer_stats(column: Sequence[LayerSample]) -> list[LayerStats]:
 
 
 def _delta_norms(column: Sequence[LayerSample]) -> list[float]:
-    """‖δ‖ of each layer (of one kind), its bias gradient's norm: np.linalg.norm(b), the
-    same number (matmul takes a row times a column as np.dot takes b·b: BLAS's dot)."""
+    """‖δ‖, each layer's bias gradient's norm (BLAS's dot, as np.linalg.norm)."""
     b = _stack(column, "bias_grads")
     return np.sqrt(np.matmul(b, b.transpose(0, 2, 1))[:, 0, 0]).tolist()
 
 
 def _spectral_norms(matrices: Sequence[np.ndarray]) -> list[float]:
-    """‖W‖₂ (the largest singular value, as np.linalg.norm(W, 2)) of finite matrices of
-    one shape, in one LAPACK call (the same routine on each, the same numbers): a deep
-    net's layers share their shape, and one call per layer was a tenth of every recorded
-    moment's cost."""
+    """‖W‖₂ (as np.linalg.norm(W, 2)) of finite matrices of one shape, in one LAPACK call."""
     stack = np.array(matrices, dtype=float)
     return np.max(np.linalg.svd(stack, compute_uv=False), axis=-1).tolist()
 
 
 def _output_spreads(outputs: Sequence[LayerSample]) -> list[tuple[float, float]]:
-    """(spread, scale) of output layers of one shape: the outputs' largest std across the
-    batch, and max(1, mean |output|) (1 without outputs), for `assess`."""
+    """(largest std across the batch, max(1, mean |output|)) of output layers, for `assess`."""
     act = _stack(outputs, "activations")
     with np.errstate(all="ignore"):
         if act.shape[1]:
@@ -356,9 +337,8 @@ def _check(samples: Sequence[LayerSample]) -> None:
 
 
 def first_nonfinite(samples: Sequence[LayerSample]) -> tuple[int, str] | None:
-    """Where NaN/inf first shows up, in the order the computation makes the numbers:
-    the forward pass from the first layer up, then the backward pass from the output
-    down. Returns (layer index, quantity) or None."""
+    """(layer index, quantity) where NaN/inf first shows up, in the order the computation
+    makes the numbers (forward pass up, then backward pass down), or None."""
     found = []
     for sample in samples:
         stacks = {attribute: _stack([sample], attribute) for attribute, _ in _QUANTITIES}
@@ -367,8 +347,7 @@ def first_nonfinite(samples: Sequence[LayerSample]) -> tuple[int, str] | None:
 
 
 def first_in_order(found: Sequence[tuple[int, str | None]]) -> tuple[int, str] | None:
-    """`first_nonfinite` over (layer index, first quantity holding a NaN/inf, or None)
-    per layer: what a recorder that keeps only each layer's first quantity can say."""
+    """`first_nonfinite` from each layer's (index, first quantity holding a NaN/inf)."""
     for index, what in found:
         if what in _FORWARD:
             return index, what
@@ -379,8 +358,7 @@ def first_in_order(found: Sequence[tuple[int, str | None]]) -> tuple[int, str] |
 
 
 def diagnose(samples: Sequence[LayerSample], epoch: int | None = None) -> Diagnosis:
-    """Statistics and a status for every layer (statuses compare layers with each other,
-    so they are computed for the whole network at once)."""
+    """Statistics and a status for every layer (statuses compare the layers)."""
     return diagnose_all([(epoch, samples)])[0]
 
 
@@ -388,10 +366,7 @@ Moment = tuple[int | None, Sequence[LayerSample]]  # (epoch, every layer's sampl
 
 
 def diagnose_all(moments: Sequence[Moment]) -> list[Diagnosis]:
-    """`diagnose` of each moment (epoch, samples), the same numbers, computed together:
-    the layers of one kind (`_layer_kind`), at every moment, one numpy call per quantity
-    (up to BLOCK_FLOATS numbers a call); then each moment's layers are compared with each
-    other (`assess`)."""
+    """`diagnose` of each moment: the same numbers, layers of one kind computed together."""
     for _, samples in moments:
         _check(samples)
     flat = [sample for _, samples in moments for sample in samples]
@@ -418,10 +393,7 @@ def diagnose_all(moments: Sequence[Moment]) -> list[Diagnosis]:
 
 
 def _hop_bounds(moments: Sequence[Moment], stats: Sequence[LayerStats]) -> list[float | None]:
-    """Each layer's bound on its hop (`stats` of every moment's layers, in order): its
-    largest slope × ‖W of the next layer‖₂; None for the output layer and where that W
-    is empty or holds a NaN/inf (its statistics say so: weights come first in
-    `_QUANTITIES`)."""
+    """Each layer's largest slope × ‖next W‖₂ (None: the output, or no finite next W)."""
     known: list[tuple[int, str, np.ndarray]] = []  # (a layer's place, activation, next W)
     start = 0
     for _, samples in moments:
@@ -453,15 +425,12 @@ def assess(
     optimizer: str | None = None,
     clip_scale: float | None = None,
 ) -> Diagnosis:
-    """The part of `diagnose` after each layer's own numbers: compare the layers with each
-    other and give each its status. Anything that measures layers (gradviz's engine, a
-    recorder of PyTorch gradients) ends here, so both share the one status table.
-    `spread` is the outputs' largest std across the batch, `scale` max(1, mean |output|),
-    `deltas` each layer's ‖bias gradient‖ (default: from its rms, `signal`; NaN where it
-    tells nothing), `hop_bounds` each layer's bound on its hop (None where unknown).
-    `judged_by="update"` (an adaptive optimizer, which rescales each gradient) compares
-    the layers by update:data instead of their raw gradients' size. Frozen layers are left
-    out of every comparison."""
+    """Compare the layers and give each its status: gradviz's engine and the PyTorch
+    recorder both end here, so they share the one status table. `spread`: the outputs'
+    largest std across the batch, `scale` max(1, mean |output|), `deltas` each layer's
+    ‖bias gradient‖ (default: from `signal`), `hop_bounds` None where unknown.
+    `judged_by="update"` (an adaptive optimizer) compares update:data, not gradients."""
+
     if deltas is None:
         deltas = [lay.signal * math.sqrt(lay.n_out) for lay in layers]
     active = [lay for lay in layers if not lay.frozen]
@@ -497,24 +466,17 @@ def _compare(
     hop_bounds: Sequence[float | None] | None,
     judged_by: str = "gradient",
 ) -> None:
-    """Fill in what depends on the other layers: rel, below, growth, hop and its bound
-    (frozen layers are compared with nothing, and nothing with them)."""
+    """Fill in what depends on the other layers (a frozen one is compared with none)."""
     active = [lay for lay in layers if not lay.frozen]
     strongest = max((lay.rms for lay in active if math.isfinite(lay.rms)), default=0.0)
     output = active[-1] if active else layers[-1]
-
-    def size(layer: LayerStats) -> float:
-        if judged_by == "update":
-            return math.nan if layer.update_data is None else layer.update_data
-        return layer.rms
-
     for i, layer in enumerate(layers):
         if layer.frozen:
             continue
         layer.rel = _ratio(layer.rms, strongest)
-        later = [size(lay) for lay in layers[i + 1 :] if not lay.frozen and lay.compared]
-        later = [v for v in later if math.isfinite(v)]
-        layer.below = _ratio(size(layer), max(later)) if later and layer.compared else None
+        later = [_size(lay, judged_by) for lay in _later(layers, i, judged_by)]
+        below = _ratio(_size(layer, judged_by), max(later)) if later else None
+        layer.below = below if layer.compared else None
         growth = _ratio(layer.rms, output.rms)
         layer.growth = math.nan if growth is None else growth
         if layer.is_output:
@@ -525,16 +487,26 @@ def _compare(
             layer.hop_bound = hop_bounds[i]
 
 
+def _size(layer: LayerStats, judged_by: str) -> float:
+    """What layers are compared by: the rms gradient, or update:data (NaN: unknown)."""
+    if judged_by == "update":
+        return math.nan if layer.update_data is None else layer.update_data
+    return layer.rms
+
+
+def _later(layers: list[LayerStats], i: int, judged_by: str) -> list[LayerStats]:
+    """The layers after `layers[i]` it is compared with: trained, compared, size known."""
+    return [
+        lay
+        for lay in layers[i + 1 :]
+        if not lay.frozen and lay.compared and math.isfinite(_size(lay, judged_by))
+    ]
+
+
 # -- the statuses: ONE table -----------------------------------------------------------
 # Each test sees one layer and whether the whole network is at rest / stalled, and returns
 # the reason (the numbers that made the status apply) or None.
 StatusTest = Callable[[LayerStats, bool, bool], str | None]
-
-
-def _is_nan(layer: LayerStats, at_rest: bool, stalled: bool) -> str | None:
-    if layer.nonfinite:
-        return f"{layer.nonfinite} NaN/inf, first in its {layer.nonfinite_in}"
-    return None
 
 
 def _is_exploding(layer: LayerStats, at_rest: bool, stalled: bool) -> str | None:
@@ -544,23 +516,11 @@ def _is_exploding(layer: LayerStats, at_rest: bool, stalled: bool) -> str | None
         return f"rms gradient {fmt(layer.growth, 3)}× the output layer's"
     if layer.grad_data is not None and layer.grad_data >= EXPLODING_GRAD_DATA:
         return f"gradient {fmt(layer.grad_data, 3)}× its weights"
-    before = clipped_grad_data(layer)
-    if before is not None and before >= EXPLODING_GRAD_DATA:
-        return f"gradient {fmt(before, 3)}× its weights before clipping"
-    return None
-
-
-def clipped_grad_data(layer: LayerStats) -> float | None:
-    """grad:data before clipping scaled the gradient (None: it did not, or unknown)."""
-    if layer.clipped_from is None or layer.grad_data is None or not layer.norm > 0:
-        return None
-    return layer.grad_data * layer.clipped_from / layer.norm
-
-
-def _is_zero(layer: LayerStats, at_rest: bool, stalled: bool) -> str | None:
-    # exactly 0, not small: nothing reaches the layer (never "ok", never "converged")
-    if layer.max_abs == 0 and not layer.signal > 0:
-        return "every gradient exactly 0: nothing reaches it"
+    # grad:data before clipping scaled the gradient
+    if layer.clipped_from is not None and layer.grad_data is not None and layer.norm > 0:
+        before = layer.grad_data * layer.clipped_from / layer.norm
+        if before >= EXPLODING_GRAD_DATA:
+            return f"gradient {fmt(before, 3)}× its weights before clipping"
     return None
 
 
@@ -571,26 +531,15 @@ def _below(layer: LayerStats, ratio: float) -> str | None:
     return None
 
 
-def _is_saturated(layer: LayerStats, at_rest: bool, stalled: bool) -> str | None:
-    if (
-        not layer.is_output
-        and layer.saturated is not None
-        and layer.saturated >= SATURATED_FRACTION
-    ):
-        return f"{round(100 * layer.saturated)}% of outputs saturated"
-    return None
-
-
 @dataclass(frozen=True)
 class Status:
     """One status: its rule in words for the manual (`rule`, Markdown) and for `grads --help`
-    (`brief`, plain text, lines of at most 79 columns), both templates over the threshold
-    constants named in `thresholds`, and the `test` that decides it."""
+    (`brief`, plain text, lines of at most 79 columns), both templates over the THRESHOLDS,
+    and the `test` that decides it."""
 
     name: str
     rule: str
     brief: str
-    thresholds: tuple[str, ...]
     test: StatusTest
 
 
@@ -599,15 +548,17 @@ STATUS_TABLE: tuple[Status, ...] = (
         "NaN",
         "a NaN or ±inf anywhere in the layer's numbers",
         "a NaN or inf in the layer's weights, biases, gradients or activations",
-        (),
-        _is_nan,
+        lambda layer, at_rest, stalled: (
+            f"{layer.nonfinite} NaN/inf, first in its {layer.nonfinite_in}"
+            if layer.nonfinite
+            else None
+        ),
     ),
     Status(
         "frozen",
         "its parameters get no gradient by design (`requires_grad` off, or in no optimizer's "
         "groups): left out of every comparison and of the verdict",
         "no gradient by design (requires_grad off, or in no optimizer): left out",
-        (),
         lambda layer, at_rest, stalled: (
             "no gradient by design: not trained" if layer.frozen else None
         ),
@@ -618,7 +569,6 @@ STATUS_TABLE: tuple[Status, ...] = (
         "before or after gradient clipping (never when the network is at rest)",
         # ‖g‖ ≥ 10·‖w‖: one step at learning rate 0.1 would move the weights by their own size
         "rms >= {EXPLODING_GROWTH:g}x the output layer's, or |g| >= {EXPLODING_GRAD_DATA:g}x |w|",
-        ("EXPLODING_GROWTH", "EXPLODING_GRAD_DATA"),
         _is_exploding,
     ),
     Status(
@@ -626,7 +576,6 @@ STATUS_TABLE: tuple[Status, ...] = (
         "≥ {DEAD_FRACTION:.0%} of the units inactive for every sample (see `dead%`)",
         ">= {DEAD_FRACTION:.0%} of units inactive on every sample (ReLU at 0, or a\n"
         "hidden unit stuck at one end of its saturation band)",
-        ("DEAD_FRACTION",),
         lambda layer, at_rest, stalled: (
             f"{layer.dead_units} of {layer.n_out} units dead"
             if layer.dead >= DEAD_FRACTION
@@ -640,7 +589,6 @@ STATUS_TABLE: tuple[Status, ...] = (
         "prediction",
         "at rest (every rms, of weight and of bias gradients, < {AT_REST_RMS:g}) and\n"
         "the outputs vary by < {STALLED_SPREAD:g}: stuck at the mean prediction",
-        ("AT_REST_RMS", "STALLED_SPREAD"),
         lambda layer, at_rest, stalled: (
             "outputs barely vary and every gradient is tiny" if stalled else None
         ),
@@ -650,15 +598,18 @@ STATUS_TABLE: tuple[Status, ...] = (
         "every gradient of the layer exactly 0 (or none reached it): nothing reaches it, "
         "which is never success",
         "every gradient exactly 0 (or none reached it): nothing reaches the layer",
-        (),
-        _is_zero,
+        # exactly 0, not small: nothing reaches the layer (never "ok", never "converged")
+        lambda layer, at_rest, stalled: (
+            "every gradient exactly 0: nothing reaches it"
+            if layer.max_abs == 0 and not layer.signal > 0
+            else None
+        ),
     ),
     Status(
         "converged",
         "at rest, and the outputs do vary with the input: tiny gradients everywhere are success, "
         "not vanishing",
         "at rest and the outputs vary: tiny gradients everywhere, not vanishing",
-        ("AT_REST_RMS", "STALLED_SPREAD"),
         lambda layer, at_rest, stalled: (
             f"every rms gradient below {fmt(AT_REST_RMS)}" if at_rest else None
         ),
@@ -669,7 +620,6 @@ STATUS_TABLE: tuple[Status, ...] = (
         # relative to the other layers: saturation is not required, and the output layer
         # (nothing between it and the loss) never vanishes
         "rms < {VANISHING_RATIO:g} of a layer nearer the output",
-        ("VANISHING_RATIO",),
         lambda layer, at_rest, stalled: _below(layer, VANISHING_RATIO),
     ),
     Status(
@@ -678,17 +628,22 @@ STATUS_TABLE: tuple[Status, ...] = (
         "layer is never flagged saturated (a confident output is the goal)",
         "hidden layer, >= {SATURATED_FRACTION:.0%} of outputs saturated ({bands}); never the "
         "output layer",
-        ("SATURATED_FRACTION",),  # and each activation's band, from the op table
-        _is_saturated,
+        # ({bands}: each activation's band, from the op table)
+        lambda layer, at_rest, stalled: (
+            f"{round(100 * layer.saturated)}% of outputs saturated"
+            if not layer.is_output
+            and layer.saturated is not None
+            and layer.saturated >= SATURATED_FRACTION
+            else None
+        ),
     ),
     Status(
         "weak",
         "`rms g` < 1/{WEAK_RATIO_inv} of some layer nearer the output",
         "rms < {WEAK_RATIO:g} of a layer nearer the output",
-        ("WEAK_RATIO",),
         lambda layer, at_rest, stalled: _below(layer, WEAK_RATIO),
     ),
-    Status("ok", "none of the above", "none of the above", (), lambda layer, at_rest, stalled: ""),
+    Status("ok", "none of the above", "none of the above", lambda layer, at_rest, stalled: ""),
 )
 STATUSES = tuple(status.name for status in STATUS_TABLE)
 
@@ -696,9 +651,7 @@ STATUSES = tuple(status.name for status in STATUS_TABLE)
 def _threshold_fields() -> dict[str, object]:
     """The values the rules' templates may name: every threshold constant, and the few
     spellings the words need (1e-4 in the manual, 1/100 as a fraction, a band's ends)."""
-    values: dict[str, object] = {
-        name: globals()[name] for status in STATUS_TABLE for name in status.thresholds
-    }
+    values: dict[str, object] = {name: globals()[name] for name in THRESHOLDS}
     for name in ("AT_REST_RMS", "STALLED_SPREAD"):
         values[f"{name}_e"] = f"{values[name]:.0e}".replace("e-0", "e-")
     for name in ("VANISHING_RATIO", "WEAK_RATIO"):
@@ -752,8 +705,7 @@ def _status(layer: LayerStats, at_rest: bool, stalled: bool) -> tuple[str, str]:
 
 
 def history(snapshots: Sequence[tuple[int, object]]) -> History:
-    """Normalise a training history: each entry (epoch, list of LayerSample | Diagnosis)
-    becomes (epoch, Diagnosis)."""
+    """Each entry (epoch, LayerSamples or a Diagnosis) as (epoch, Diagnosis)."""
     out: History = []
     for epoch, item in snapshots:
         diagnosis = item if isinstance(item, Diagnosis) else diagnose(list(item), epoch=epoch)  # type: ignore[call-overload]
@@ -800,16 +752,20 @@ def _vanishing_sentence(d: Diagnosis) -> str | None:
         return None
     first = vanishing[0]
     position = d.layers.index(first)
-    if d.judged_by == "update":
-        return _slow_updates_sentence(d, vanishing, first, position)
-    later = [
-        lay
-        for lay in d.layers[position + 1 :]
-        if math.isfinite(lay.rms) and not lay.frozen and lay.compared
-    ]
-    if not later:  # (only in statistics read from a file that disagree with themselves)
+    later = _later(d.layers, position, d.judged_by)
+    # (none: only in statistics read from a file that disagree with themselves)
+    if not later or (d.judged_by == "update" and first.update_data is None):
         return None
-    reference = max(later, key=lambda lay: lay.rms)
+    reference = max(later, key=lambda lay: _size(lay, d.judged_by))
+    if d.judged_by == "update":  # vanishing as an adaptive optimizer sees it
+        size, most = first.update_data or 0.0, reference.update_data or 0.0
+        return (
+            f"{_are(vanishing)} vanishing: {first.name}'s weights move "
+            f"{fmt(size / most if most else 0.0, 2)} as far per step as {reference.name}'s "
+            f"(update:data {fmt(first.update_data, 2)} against {fmt(most, 2)}): lower the "
+            "weight decay or raise the learning rate of those layers, or check their "
+            "gradients for zeros."
+        )
     between = d.layers[position : d.layers.index(reference)]
     ratio = first.rms / reference.rms if reference.rms else 0.0
     per_hop = ratio ** (1 / len(between)) if ratio > 0 else 0.0
@@ -826,30 +782,6 @@ def _vanishing_sentence(d: Diagnosis) -> str | None:
         f"{_are(vanishing)} vanishing: {first.name} receives {fmt(ratio, 2)} of "
         f"{reference.name}'s gradient through {_layer_span(between)}, about "
         f"×{fmt(per_hop, 2)} per layer{why}. {fixes}"
-    )
-
-
-def _slow_updates_sentence(
-    d: Diagnosis, vanishing: list[LayerStats], first: LayerStats, position: int
-) -> str | None:
-    """Vanishing as an adaptive optimizer sees it: the weights' relative step."""
-    later = [
-        lay
-        for lay in d.layers[position + 1 :]
-        if not lay.frozen
-        and lay.compared
-        and lay.update_data is not None
-        and math.isfinite(lay.update_data)
-    ]
-    if not later or first.update_data is None:
-        return None
-    reference = max(later, key=lambda lay: lay.update_data or 0.0)
-    ratio = first.update_data / reference.update_data if reference.update_data else 0.0
-    return (
-        f"{_are(vanishing)} vanishing: {first.name}'s weights move {fmt(ratio, 2)} as far per "
-        f"step as {reference.name}'s (update:data {fmt(first.update_data, 2)} against "
-        f"{fmt(reference.update_data or 0.0, 2)}): lower the weight decay or raise the learning "
-        "rate of those layers, or check their gradients for zeros."
     )
 
 
@@ -1037,8 +969,7 @@ def verdict(diagnosis: Diagnosis, snapshots: History | None = None) -> list[str]
 
 
 def _set_up_sentences(d: Diagnosis, snapshots: History) -> list[str]:
-    """What the set-up changes in the reading: frozen layers, layers no gradient reaches,
-    weights that never moved, clipping, an adaptive optimizer."""
+    """What the set-up changes in the reading: frozen, unreached, clipped, adaptive."""
     lines = []
     frozen = _having(d, "frozen")
     if frozen:

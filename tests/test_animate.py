@@ -17,7 +17,7 @@ from gradviz.expr import parse_program
 from gradviz.output import animated_trace
 from gradviz.render.animate import HOLD_STEPS, LEAD_STEPS, STEP_SECONDS, animation_diagram
 from gradviz.render.colours import DARK, LIGHT
-from gradviz.trace import trace
+from gradviz.tracing import trace
 
 HAND = "e = a*b; d = e + c; L = d*f"
 HAND_ARGS = ("a=2", "b=-3", "c=10", "f=-2")

@@ -26,7 +26,7 @@ from gradviz.render.diagram import Diagram, preferred_rankdir
 from gradviz.render.mermaid import MAX_EDGES, to_mermaid
 from gradviz.render.network import AUTO_NODE_LIMIT, choose_level
 from gradviz.spec import load_spec
-from gradviz.trace import trace
+from gradviz.tracing import trace
 from gradviz.train import train
 from tools.samples import docs_program
 

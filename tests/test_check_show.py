@@ -11,9 +11,9 @@ from click.testing import CliRunner
 from rich.cells import cell_len
 from rich.console import Console
 
+from gradviz.checking import gradcheck
 from gradviz.cli import cli
 from gradviz.expr import parse_program
-from gradviz.gradcheck import gradcheck
 from gradviz.render.trace_view import check_view
 
 HAND = ("e = a*b; d = e + c; L = d*f", "a=2", "b=-3", "c=10", "f=-2")

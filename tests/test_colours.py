@@ -11,7 +11,6 @@ CIE76 ΔE in CIELAB (D65): all computed here from the published constants, not b
 from __future__ import annotations
 
 import itertools
-import json
 
 import pytest
 
@@ -19,12 +18,10 @@ from gradviz.render import colours
 from gradviz.render.colours import (
     ALL_BANDS,
     BAD_BAND,
-    BANDS,
     DARK,
     LIGHT,
     PALETTES,
     band_for,
-    scale_as_data,
 )
 
 MACHADO = {
@@ -217,9 +214,3 @@ def test_bands_follow_the_log_scale():
     assert band_for(0.5).name == "g4" and band_for(100.0).name == "g6"
     assert band_for(float("nan")) is BAD_BAND and band_for(float("inf")) is BAD_BAND
     assert band_for(1.0, finite=False) is BAD_BAND
-
-
-def test_the_scale_is_plain_data_for_html_pages():
-    data = json.loads(json.dumps(scale_as_data()))
-    assert [b["name"] for b in data["bands"]] == [b.name for b in ALL_BANDS]
-    assert data["bands"][1]["fill"] == BANDS[1].fill and data["edges"][0] == 1e-6

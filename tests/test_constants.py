@@ -16,7 +16,7 @@ from gradviz.render.dot import to_dot
 from gradviz.render.json import to_json
 from gradviz.render.mermaid import to_mermaid
 from gradviz.render.terminal import to_text
-from gradviz.trace import trace
+from gradviz.tracing import trace
 
 
 def _minus() -> Value:

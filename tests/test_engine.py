@@ -13,8 +13,8 @@ import numpy as np
 import pytest
 
 import gradviz
+from gradviz.checking import gradcheck
 from gradviz.engine import UNARY_OPS, Graph, Value, backpropagate, topological_order
-from gradviz.gradcheck import gradcheck
 
 # -- helpers -------------------------------------------------------------------------------
 

@@ -11,9 +11,9 @@ import re
 import pytest
 from click.testing import CliRunner
 
+from gradviz.checking import gradcheck
 from gradviz.cli import cli
 from gradviz.engine import Value, backpropagate, topological_order
-from gradviz.gradcheck import gradcheck
 from gradviz.ops import GELU, LOG
 
 # gelu's slope: 0 far left, 1 far right (PyTorch gives NaN above about 3.7e154)

@@ -18,7 +18,7 @@ from gradviz.names import node_names
 from gradviz.render.animate import animation_diagram
 from gradviz.render.diagram import STOPS, Diagram, band_of
 from gradviz.render.trace_view import network_frames
-from gradviz.trace import network_trace, trace
+from gradviz.tracing import network_trace, trace
 
 EXPRESSIONS = [
     ("e = a*b; d = e + c; L = d*f", {"a": 2, "b": -3, "c": 10, "f": -2}),

@@ -10,9 +10,9 @@ import pytest
 from rich.console import Console
 
 from gradviz import engine, ops
+from gradviz.checking import EPS_SCALE, default_eps, gradcheck, summary
 from gradviz.engine import ADD, MUL, POW, UNARY_OPS, Op, Value, apply, power_op
 from gradviz.errors import InputError
-from gradviz.gradcheck import EPS_SCALE, default_eps, gradcheck, summary
 from gradviz.render.trace_view import check_view
 
 # An ordinary point inside every op's domain (log and sqrt need a positive input).

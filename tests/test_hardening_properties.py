@@ -561,7 +561,7 @@ def test_gradients_agree_with_finite_differences_where_smooth(text, point):
 def test_any_step_is_measured_or_refused_with_a_reason(text, x, eps):
     """`check --eps`: a step float64 cannot take at x is refused (InputError, exit 2),
     never a ZeroDivisionError; any other step gives a row per leaf."""
-    from gradviz.gradcheck import gradcheck
+    from gradviz.checking import gradcheck
 
     output = parse_program(text, {"x": x}).output
     try:

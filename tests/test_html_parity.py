@@ -31,7 +31,7 @@ from gradviz.engine import Constant, Value, apply, topological_order
 from gradviz.numbers import fmt, fmt_full
 from gradviz.ops import ADD, DIV, MUL, NEG, POW, SUB, UNARY_OPS, Op, power_op
 from gradviz.render.html import JS_OPS, engine_script, graph_data, op_key, table_ops
-from gradviz.trace import trace
+from gradviz.tracing import trace
 
 HARNESS = Path(__file__).parent / "html" / "parity.js"
 NODE = shutil.which("node")

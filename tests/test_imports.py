@@ -261,7 +261,7 @@ LAYERS: tuple[tuple[str, tuple[str, ...]], ...] = (
     (
         "computations",
         (
-            *("batched", "compile", "train", "stats", "trace", "gradcheck", "schema", "model"),
+            *("batched", "compile", "train", "stats", "tracing", "checking", "schema", "model"),
             *("measure", "boundary", "report"),
         ),
     ),
@@ -333,7 +333,7 @@ IMPURE_FOR_RENDER = frozenset(
         "engine",
         "expr",
         "files",
-        "gradcheck",
+        "checking",
         "layout",
         "measure",
         "model",
@@ -345,7 +345,7 @@ IMPURE_FOR_RENDER = frozenset(
         "schema",
         "spec",
         "stats",
-        "trace",
+        "tracing",
         "train",
     }
 )

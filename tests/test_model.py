@@ -376,7 +376,7 @@ def test_no_grad_drawings_show_no_gradient_anywhere(saved: Path, level: str) -> 
     """`draw --model … --no-grad`: data only, also in the text of collapsed nodes."""
     from gradviz.drawn import to_mermaid
 
-    diagram, _ = drawings.model_diagram(saved, "0,1", level=level, grad=False)
+    diagram, _ = drawings.model_diagrams(saved, "0,1", level=level, grad=False)[False]
     assert not diagram.has_grad and all(n.grad is None for n in diagram.nodes)
     texts = [to_dot(diagram), to_mermaid(diagram)]
     texts.append(" ".join(_svg(texts[0]).itertext()))
@@ -384,7 +384,7 @@ def test_no_grad_drawings_show_no_gradient_anywhere(saved: Path, level: str) -> 
         assert "∂L" not in text and "rel " not in text
         assert not re.search(r"grad(?!viz)", text)
         assert "loss" in text and "data" in text
-    with_grad, _ = drawings.model_diagram(saved, "0,1", level=level)
+    with_grad, _ = drawings.model_diagrams(saved, "0,1", level=level)[False]
     assert re.search(r"grad(?!viz)", to_dot(with_grad))  # what the check looks for
     if level == "neuron":
         assert "z " in texts[0] and "sigmoid(z)" in texts[0]
@@ -463,7 +463,7 @@ def test_model_persistence_imports_no_renderer_and_no_cli() -> None:
         "nn": ("gradviz.stats", "gradviz.train", "gradviz.model"),
         "stats": ("gradviz.train", "gradviz.model"),
         "train": ("gradviz.model", "gradviz.measure"),
-        "model": ("gradviz.measure", "gradviz.trace"),
+        "model": ("gradviz.measure", "gradviz.tracing"),
         "measure": (),
     }
     for module, forbidden in later.items():

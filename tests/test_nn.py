@@ -13,9 +13,9 @@ import pytest
 from gradviz import data as datasets
 from gradviz import nn
 from gradviz import spec as specs
+from gradviz.checking import gradcheck
 from gradviz.engine import Value, topological_order
 from gradviz.errors import DataError, InputError, SpecError
-from gradviz.gradcheck import gradcheck
 
 SAMPLES = Path(__file__).resolve().parent.parent / "samples"
 

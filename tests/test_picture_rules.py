@@ -19,7 +19,7 @@ from gradviz.nn import Network
 from gradviz.render.colours import band_for
 from gradviz.render.diagram import preferred_rankdir
 from gradviz.render.dot import MAX_PEN, MIN_PEN
-from gradviz.trace import trace
+from gradviz.tracing import trace
 
 
 def unnamed() -> Value:

@@ -21,7 +21,7 @@ from gradviz.render.diagram import (
     number_text,
     printable,
 )
-from gradviz.trace import trace
+from gradviz.tracing import trace
 
 
 def hand_example() -> Value:

@@ -370,7 +370,7 @@ def test_a_credit_runs_through_its_own_text_node() -> None:
     # of its own the layout keeps room for it on its edge's line (tests/test_docs_pictures)
     from gradviz.drawn import trace_frames
     from gradviz.render.dot import credit_edge_key, credit_node_id
-    from gradviz.trace import trace
+    from gradviz.tracing import trace
 
     a, b = Value(2.0, label="a"), Value(-3.0, label="b")
     e = a * b

@@ -20,7 +20,7 @@ from gradviz.errors import RenderError
 from gradviz.expr import parse_program
 from gradviz.render.diagram import Diagram, Edge, Node, printable
 from gradviz.render.mermaid import MAX_EDGES, escape
-from gradviz.trace import trace
+from gradviz.tracing import trace
 
 ROOT = Path(__file__).resolve().parent.parent
 

@@ -24,7 +24,7 @@ from gradviz.render.themes import (
     theme_css,
     themed_svg,
 )
-from gradviz.trace import trace
+from gradviz.tracing import trace
 
 HAND = "e = a*b; d = e + c; L = d*f"
 HAND_VALUES = {"a": 2.0, "b": -3.0, "c": 10.0, "f": -2.0}

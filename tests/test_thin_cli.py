@@ -232,8 +232,8 @@ def test_library_texts_name_no_flag_but_the_listed_ones() -> None:
 
 def _step_too_small_row():
     """A check's row for a step too small to move x, whose note advises `eps`."""
+    from gradviz.checking import Row
     from gradviz.engine import Value
-    from gradviz.gradcheck import Row
 
     return Row(
         leaf=Value(3.0),
@@ -293,7 +293,7 @@ def test_the_gradient_plot_says_where_the_statuses_are_explained(monkeypatch) ->
     from gradviz.render import plots
 
     seen = []
-    monkeypatch.setattr(plots, "_draw", lambda build, fmt: seen.append(build()) or b"")
+    monkeypatch.setattr(plots, "_save", lambda figure, *title_and_format: seen.append(figure))
     diagnosis = measure("deep-sigmoid").diagnosis()
     plots.grads_plot(diagnosis)
     plots.grads_plot(diagnosis, statuses=STATUS_MEANINGS)
@@ -320,8 +320,8 @@ def test_a_page_drawn_without_gradients_says_so_in_the_callers_words(tmp_path) -
 def test_check_json_is_the_library_document() -> None:
     """`check --json`: the library's document, with the hand example's gradients as the
     lesson derives them (∂L/∂a = b·f = 6, ∂L/∂b = a·f = -4, ∂L/∂c = f = -2, ∂L/∂f = d = 4)."""
+    from gradviz.checking import document, gradcheck
     from gradviz.expr import parse_program
-    from gradviz.gradcheck import document, gradcheck
 
     hand = ["e = a*b; d = e + c; L = d*f", "a=2", "b=-3", "c=10", "f=-2"]
     printed = run("check", *hand, "--json")
@@ -344,7 +344,7 @@ def test_check_json_is_the_library_document() -> None:
 def test_check_json_names_the_remedy_in_the_callers_words() -> None:
     """A note that advises an option names it as the caller does: `--eps` in the CLI's
     document, `eps` in Python's (the row as the check makes it for a step too small)."""
-    from gradviz.gradcheck import document
+    from gradviz.checking import document
 
     row = _step_too_small_row()
     assert document([row], "L", words=flag)["leaves"][0]["remedy"] == "--eps"
@@ -355,8 +355,8 @@ def test_check_json_names_the_remedy_in_the_callers_words() -> None:
 def test_check_json_of_a_failing_leaf_says_so() -> None:
     """A wrong local derivative (tanh' written 1 - out instead of 1 - out²) fails in the
     document; a kink (relu at 0) is a note, not a failure."""
+    from gradviz.checking import document, gradcheck
     from gradviz.engine import TANH, Op, Value, apply
-    from gradviz.gradcheck import document, gradcheck
 
     wrong = Op(name="tanh", symbol="tanh", out=TANH.out, d=("1.0 - out",), shown=("1 - t",))
     checked = document(gradcheck(apply(wrong, Value(0.5, "x")) * 2.0), "L")
@@ -370,10 +370,10 @@ def test_check_json_of_a_failing_leaf_says_so() -> None:
 
 
 def test_trace_json_is_the_library_document_and_sums_the_credit_of_a_reused_value() -> None:
-    """`trace --json` is `gradviz.trace.document`. In L = x·x + x at x = 3, x is used three
+    """`trace --json` is `gradviz.tracing.document`. In L = x·x + x at x = 3, x is used three
     times: it receives x·1 = 3 twice through x·x and 1 from the sum, so dL/dx = 2x + 1 = 7."""
     from gradviz.expr import parse_program
-    from gradviz.trace import document
+    from gradviz.tracing import document
 
     printed = run("trace", "x*x + x", "x=3", "--json")
     assert printed == dumps(document(parse_program("x*x + x", {"x": 3.0}).output)) + "\n"
@@ -396,7 +396,7 @@ def test_trace_json_is_the_library_document_and_sums_the_credit_of_a_reused_valu
 
 def test_trace_json_of_a_network_level_lists_every_unit_step(tmp_path) -> None:
     from gradviz.model import network_loss_graph
-    from gradviz.trace import network_document, network_trace
+    from gradviz.tracing import network_document, network_trace
 
     path = tmp_path / "xor.json"
     save(from_result(trained()), path)

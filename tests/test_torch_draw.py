@@ -4,6 +4,7 @@ drawing model, checked against the tensors themselves, and drawn by every gradvi
 from __future__ import annotations
 
 import json
+import math
 import subprocess
 import sys
 import xml.etree.ElementTree as ET
@@ -90,6 +91,32 @@ def test_before_backward_there_are_no_gradients_and_kept_outputs_show() -> None:
 
 def test_small_tensors_in_full() -> None:
     assert describe(torch.tensor([1.0, -2.0, 0.5]), "data") == "data [1, -2, 0.5]"
+
+
+@pytest.mark.parametrize(
+    "t",
+    [
+        torch.full((8, 8), 3e30),  # its squares overflow float32: the norm is summed in float64
+        torch.full((8, 8), 1e-30),  # and underflow it
+        torch.linspace(-2, 5, 70).to(torch.float16),
+        torch.arange(-30, 40),  # integers, and booleans: as float64
+        torch.arange(12) % 3 == 0,
+        torch.tensor([3.0, float("nan"), 1.0, 2.0, 0.0, 4.0, 5.0]),
+        torch.tensor([float("inf"), -1.0, 1.0, 2.0, 0.0, 4.0, 5.0]),
+    ],
+)
+def test_a_summary_is_the_float64_one_and_gives_the_norm(t) -> None:
+    """`summary` reads min, max and ‖·‖₂ without a float64 copy: the same text as the
+    float64 copy gives, and the norm (rms comes from it) to the last digit shown."""
+    from gradviz.torch.graph import summary, summary_rms
+
+    wide = t.to(torch.float64).reshape(-1)
+    norm = math.sqrt(math.fsum(v * v for v in wide.tolist()))  # (nan, inf: as they are)
+    text, got = summary(t, "grad")
+    low, high = float(wide.min()), float(wide.max())
+    assert text == f"grad ‖·‖ {fmt(norm)}, min {fmt(low)}, max {fmt(high)} (of {t.numel()})"
+    assert fmt(got, 12) == fmt(norm, 12)
+    assert fmt(summary_rms(t), 12) == fmt(norm / math.sqrt(t.numel()), 12)
 
 
 def test_every_format_draws_it(tmp_path) -> None:

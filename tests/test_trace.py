@@ -16,7 +16,7 @@ from gradviz.drawn import trace_frames
 from gradviz.engine import Op, Value, apply, backpropagate, topological_order
 from gradviz.names import definition, node_names, op_form, output_name
 from gradviz.render.trace_view import backward_view, check_view, forward_view, gradients_view
-from gradviz.trace import activation_formula, forward, leaf_gradients, sentence, trace, unreached
+from gradviz.tracing import activation_formula, forward, leaf_gradients, sentence, trace, unreached
 
 
 def hand_example() -> dict[str, Value]:
@@ -364,7 +364,7 @@ def test_trace_is_built_from_the_engine_pass_not_a_copy_of_it(monkeypatch) -> No
         real(order, on_edge)
 
     # (the package exports the function `trace`, which hides the module's name)
-    monkeypatch.setattr(importlib.import_module("gradviz.trace"), "backpropagate", spy)
+    monkeypatch.setattr(importlib.import_module("gradviz.tracing"), "backpropagate", spy)
     monkeypatch.setattr(Value, "backward", lambda self: pytest.fail("a second backward pass"))
     v = hand_example()
     steps = trace(v["L"])
@@ -444,7 +444,7 @@ def test_activation_slopes_and_bounds_come_from_the_op_table(activation: str) ->
 LIBRARY = ("engine", "errors", "numbers", "text", "expr", "data", "nn", "train", "stats")
 
 
-@pytest.mark.parametrize("module", [*LIBRARY, "trace", "gradcheck"])
+@pytest.mark.parametrize("module", [*LIBRARY, "tracing", "checking"])
 def test_library_modules_import_no_renderer(module: str) -> None:
     path = Path(engine.__file__).parent / f"{module}.py"
     tree = ast.parse(path.read_text(encoding="utf-8"))
@@ -454,7 +454,7 @@ def test_library_modules_import_no_renderer(module: str) -> None:
 
 
 def test_check_view_header_uses_the_real_names() -> None:
-    from gradviz.gradcheck import gradcheck
+    from gradviz.checking import gradcheck
 
     x = Value(1.0, "x")
     out = x * 3.0

@@ -413,7 +413,7 @@ def test_docs_frames_are_the_hand_example() -> None:
     """docs/trace holds the frame sequence of the hand example (see its README)."""
     from gradviz.drawn import trace_frames
     from gradviz.expr import parse_program
-    from gradviz.trace import trace
+    from gradviz.tracing import trace
 
     docs = Path(__file__).resolve().parent.parent / "docs" / "trace"
     program = parse_program(HAND[0], {"a": 2, "b": -3, "c": 10, "f": -2})
@@ -439,7 +439,7 @@ def xor_model(tmp_path_factory) -> Path:
 
 def test_network_trace_agrees_with_the_engine(xor_model: Path) -> None:
     from gradviz.model import load_model, network_loss_graph
-    from gradviz.trace import network_trace
+    from gradviz.tracing import network_trace
 
     graph = network_loss_graph(load_model(xor_model), (0.0, 1.0))
     steps = network_trace(graph, "neuron")
@@ -475,7 +475,7 @@ def test_loss_formulas_come_from_the_one_loss_table(kind: str) -> None:
     from gradviz import nn
     from gradviz.drawn import network_diagram
     from gradviz.model import LossGraph
-    from gradviz.trace import network_trace
+    from gradviz.tracing import network_trace
 
     network = nn.Network([2, 2, 1], ["tanh", "sigmoid"], kind)
     x = [Value(0.3, "x0"), Value(-1.2, "x1")]
@@ -656,9 +656,9 @@ def test_check_json_of_a_failing_leaf_prints_the_document_then_fails(monkeypatch
     stdout still the whole document, `passed` false."""
     import json
 
+    from gradviz.checking import gradcheck
     from gradviz.cli import trace as trace_cli
     from gradviz.engine import TANH, apply
-    from gradviz.gradcheck import gradcheck
 
     wrong = Op(name="tanh", symbol="tanh", out=TANH.out, d=("1.0 - out",), shown=("1 - t",))
     x = Value(0.5, "x")

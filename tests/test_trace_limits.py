@@ -15,7 +15,7 @@ from gradviz.cli import cli
 from gradviz.drawn import trace_frames
 from gradviz.expr import parse_program
 from gradviz.output import MAX_ANIMATED_STEPS, MAX_FRAME_NODES
-from gradviz.trace import trace
+from gradviz.tracing import trace
 
 
 def chain(tanhs: int, doubles: int) -> str:

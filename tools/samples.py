@@ -224,7 +224,7 @@ ANIMATION = "backward.svg"
 def trace_pictures(sample: Path, docs: Path, program: DotProgram | None = None) -> list[Path]:
     from gradviz.cli.trace import frame_names  # lazy: start-up
     from gradviz.drawn import trace_frames  # lazy: start-up
-    from gradviz.trace import trace  # lazy: start-up
+    from gradviz.tracing import trace  # lazy: start-up
 
     if not sample.is_file():
         return []

@@ -1,9 +1,5 @@
-"""The `gradviz` command line: a thin layer over the library.
-
-This package is the one place where library errors become exit statuses:
-0 ok, 1 runtime failure, 2 bad input (click's own contract). No traceback is
-shown unless `--traceback` is given.
-"""
+"""The `gradviz` command line: a thin layer over the library, and the one place where
+library errors become exit statuses (0 ok, 1 runtime failure, 2 bad input, as click's)."""
 
 from __future__ import annotations
 
@@ -58,11 +54,9 @@ def _short_quotes(message: str) -> str:
 
 
 def _closed_pipe() -> click.exceptions.Exit:
-    """`gradviz … | head`: the reader left. Point stdout at /dev/null so that nothing
-    complains while Python exits, and end quietly with 141 (128 + SIGPIPE, as a shell
-    reports a command killed by a closed pipe)."""
-    # stdout not a real file (tests): nothing will be flushed to a pipe (io.UnsupportedOperation
-    # is both an OSError and a ValueError)
+    """`gradviz … | head`: stdout to /dev/null so that nothing complains while Python
+    exits, and 141 (128 + SIGPIPE, as a shell reports a command killed by a closed pipe)."""
+    # stdout not a real file (tests): nothing will be flushed to a pipe
     with contextlib.suppress(OSError, ValueError, AttributeError):
         os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
     return click.exceptions.Exit(141)
@@ -91,10 +85,8 @@ def _outcome(error: BaseException, command: str | None) -> click.exceptions.Exit
 
 
 class GradvizGroup(click.Group):
-    """Runs a command and turns library errors into one clear message and a status.
-
-    The commands of `COMMANDS` are imported the first time they are asked for (click's
-    "lazily loading subcommands"); the listing in `--help` uses their summaries."""
+    """Turns library errors into one message and a status; imports a command of `COMMANDS`
+    when it is first asked for (click's "lazily loading subcommands")."""
 
     def list_commands(self, ctx: click.Context) -> list[str]:
         return sorted({*self.commands, *COMMANDS})
@@ -116,7 +108,6 @@ class GradvizGroup(click.Group):
             del ctx.meta[_LISTING]
 
     def add_command(self, cmd: click.Command, name: str | None = None) -> None:
-        """Registers `cmd` with a hidden --traceback, so it also works after the name."""
         if not any(p.name == "traceback" for p in cmd.params):
             cmd.params.append(traceback_option())
         super().add_command(cmd, name)
@@ -189,18 +180,15 @@ def flag(option: str, command: str | None = None) -> str:
     return words if not setting or value == "True" else f"{words} {value.strip(QUOTES)}"
 
 
-# gradviz's matrices are small (spec.MAX_WIDTH, MAX_PARAMETERS): BLAS threads cost far more
-# CPU than they save on them (the largest network's epoch: 0.5 ms of CPU on one thread,
-# 23 ms with OpenBLAS's threads on 2 shared cores, bench/README.md), and starting them
-# costs numpy's import about 40 ms. Set before numpy loads; the user's own setting wins.
+# gradviz's matrices are small: BLAS threads cost far more CPU than they save on them
+# (bench/README.md) and starting them costs numpy's import about 40 ms. Set before numpy
+# loads; the user's own setting wins.
 BLAS_THREADS = ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS")
 
 
 class Terminated(KeyboardInterrupt):
-    """SIGTERM (`kill`, a CI runner's timeout) raised as Ctrl-C raises KeyboardInterrupt, so
-    that all an interrupted run undoes runs for it too (the layout program's process group
-    killed, temporary files and frames removed): Python's default ends the process at once,
-    leaving `graphviz-pure` or `dot` running on in a session of its own."""
+    """SIGTERM raised as Ctrl-C is, so that it undoes what an interrupted run undoes (the
+    layout program killed, temporary files removed): Python's default ends at once."""
 
 
 def _terminate(signum: int, frame: object) -> None:
@@ -208,7 +196,6 @@ def _terminate(signum: int, frame: object) -> None:
 
 
 def _ended(error: BaseException) -> tuple[str, int]:
-    """What an interrupted run says, and its status (128 + the signal, as a shell says it)."""
     if isinstance(error, Terminated):
         return "Terminated.", 128 + signal.SIGTERM
     return "Interrupted.", 128 + signal.SIGINT
@@ -222,7 +209,6 @@ def _handle_sigterm() -> None:
 
 
 def main() -> None:
-    """Console-script entry point."""
     if "numpy" not in sys.modules:
         for name in BLAS_THREADS:
             os.environ.setdefault(name, "1")
@@ -239,9 +225,9 @@ def main() -> None:
 
 class Fence(NamedTuple):
     """What a docs fence (gradviz.docs.fence) shows of a command in one picture format: the
-    options it adds ({out}: its folder) and the file it then reads (a glob: the last match
-    in name order); `bare`: the flags of which the body gives one, bare (the fence names
-    the file); `animate`: the flag that makes it one animated SVG instead (`-o` into {out})."""
+    options it adds ({out}: its folder), the file it then reads (a glob: the last match);
+    `bare`: flags the body gives bare (the fence names the file); `animate`: the flag
+    that makes it one animated SVG (`-o` into {out})."""
 
     options: tuple[str, ...]
     reads: str
@@ -250,10 +236,9 @@ class Fence(NamedTuple):
 
 
 class Command(NamedTuple):
-    """A command: `function` of module gradviz.cli.`module`, imported only when the command
-    runs or shows its help (`gradviz draw` does not pay for training's imports, nor
-    `gradviz --help` for any); `summary`, its short_help (whole at 80 columns); what a docs
-    fence shows of it, by format (`text`: what it prints)."""
+    """A command: `function` of module gradviz.cli.`module`, imported only when it runs or
+    shows its help; `summary`, its short_help (whole at 80 columns); what a docs fence
+    shows of it, by format (`text`: what it prints)."""
 
     module: str
     function: str

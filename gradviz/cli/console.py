@@ -62,11 +62,11 @@ class _StrippedLines:
 
 
 @contextmanager
-def epoch_progress(epochs: int, show: bool = True) -> Iterator[OnEpoch | None]:
-    """While training runs: a progress bar on stderr (on a terminal, when `show`), and
-    the `on_epoch` callback that moves it (None: no bar)."""
+def epoch_progress(epochs: int) -> Iterator[OnEpoch | None]:
+    """While training runs: a progress bar on stderr (on a terminal), and the `on_epoch`
+    callback that moves it (None: no bar)."""
     err = Console(stderr=True, highlight=False)
-    if not show or not err.is_terminal:
+    if not err.is_terminal:
         yield None
         return
     from rich.progress import (  # lazy: start-up (only while training, on a terminal)

@@ -2,41 +2,22 @@
 
 from __future__ import annotations
 
+import shlex
 from pathlib import Path
 from typing import TYPE_CHECKING
 
 import click
 
-from gradviz.cli import EVERY_NUMBER, command, flag
+from gradviz.cli import command, flag
 from gradviz.cli.options import picture_options
 from gradviz.errors import InputError, ModelError
 from gradviz.files import refuse_clashes
-from gradviz.lazy import on_demand
 from gradviz.numbers import dumps
 from gradviz.text import printable
 
-# What reading a model and showing it needs is imported when the command runs, not for
-# `gradviz inspect --help` (as train.py does).
 if TYPE_CHECKING:
-    import shlex
-
-    from gradviz import measure
-    from gradviz import model as models
-    from gradviz import report as reports
-    from gradviz import schema as runs
-    from gradviz.cli import console, pictures
     from gradviz.model import Model
-    from gradviz.render import training as views
     from gradviz.report import Report
-else:
-    console = on_demand("gradviz.cli.console")
-    shlex = on_demand("shlex")
-    measure = on_demand("gradviz.measure")
-    models = on_demand("gradviz.model")
-    pictures = on_demand("gradviz.cli.pictures")
-    reports = on_demand("gradviz.report")
-    runs = on_demand("gradviz.schema")
-    views = on_demand("gradviz.render.training")
 
 
 @command("inspect", epilog="Exit status: 0 ok, 2 missing or malformed model file.")
@@ -69,6 +50,12 @@ def inspect_command(
       gradviz inspect xor.json --boundary xor.svg
       gradviz inspect xor.json -o report.html
     """
+    # what reading and showing a model needs: not for `gradviz inspect --help`
+    from gradviz import measure  # lazy: start-up
+    from gradviz import report as reports  # lazy: start-up
+    from gradviz import schema as runs  # lazy: start-up
+    from gradviz.cli import console, pictures  # lazy: start-up
+
     outputs = [("boundary", boundary_path), ("curves", curves_path), ("report", report_path)]
     refuse_clashes(outputs, measure.input_files(model_path, data_path))  # its CSV data too
     pictures.check_outputs(boundary_path, curves_path, report_path)
@@ -89,14 +76,8 @@ def inspect_command(
             click.echo(f"wrote {printable(path)}", err=True)
         return
     out = console.stdout_console()
-    for part in views.training_view(
-        report,
-        width=out.width,
-        boundary_map=pictures.boundary_map_of(out, report),
-        more=EVERY_NUMBER,
-        stopped_words=f" It trained on ({flag('keep_going=True')}).",
-    ):
-        out.print(part)
+    stopped = f" It trained on ({flag('keep_going=True')})."
+    pictures.print_report(out, report, stopped_words=stopped)
     for path in written:
         click.echo(f"wrote {path}", err=True)
 
@@ -106,6 +87,9 @@ def _recorded_report(
 ) -> Report:
     """The report of a recorded run (a PyTorch loop watched by gradviz.torch.watch): what
     needs its network or its data is refused; the views say what they leave out."""
+    from gradviz import report as reports  # lazy: start-up
+    from gradviz import schema as runs  # lazy: start-up
+
     for option, given in (("--data", data_path), ("--boundary", boundary_path)):
         if given is not None:
             raise InputError(
@@ -121,6 +105,9 @@ def _recorded_report(
 def _load_for_inspect(model_path: str) -> Model:
     """A saved model; a spec given by mistake (a .toml file or a built-in name) is
     refused with the commands that take one."""
+    from gradviz import measure  # lazy: start-up
+    from gradviz import model as models  # lazy: start-up
+
     shown = shlex.quote(model_path)
     specs = f"For a spec: gradviz grads {shown} (its gradients) or gradviz train {shown}."
     if model_path.lower().endswith(".toml"):

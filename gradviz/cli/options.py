@@ -145,10 +145,10 @@ def model_options(
         )
     )
 
-    return _stacked(options)
+    return stacked(options)
 
 
-def _stacked(options: Sequence[Callable[[F], F]]) -> Callable[[F], F]:
+def stacked(options: Sequence[Callable[[F], F]]) -> Callable[[F], F]:
     """The options as one decorator, listed in `--help` in the order given."""
 
     def decorate(function: F) -> F:
@@ -165,28 +165,15 @@ def picture_options(*report: str) -> Callable[[F], F]:
     from gradviz.output import suffix_words  # lazy: start-up (`gradviz --help` needs none)
 
     plot = suffix_words("plot")
-    return _stacked(
+    helps = {
+        ("--boundary", "boundary_path"): "Write the decision boundary (2-input networks) to "
+        f"FILE: {plot}.",
+        ("--curves", "curves_path"): f"Write the loss and accuracy curves to FILE: {plot}.",
+        (*report, "report_path"): f"Write the report page to FILE{suffix_words('report')}.",
+    }
+    return stacked(
         [
-            click.option(
-                "--boundary",
-                "boundary_path",
-                cls=OutputOption,
-                metavar="FILE",
-                help=f"Write the decision boundary (2-input networks) to FILE: {plot}.",
-            ),
-            click.option(
-                "--curves",
-                "curves_path",
-                cls=OutputOption,
-                metavar="FILE",
-                help=f"Write the loss and accuracy curves to FILE: {plot}.",
-            ),
-            click.option(
-                *report,
-                "report_path",
-                cls=OutputOption,
-                metavar="FILE",
-                help=f"Write the report page to FILE{suffix_words('report')}.",
-            ),
+            click.option(*names, cls=OutputOption, metavar="FILE", help=text)
+            for names, text in helps.items()
         ]
     )

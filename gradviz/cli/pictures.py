@@ -5,10 +5,10 @@ work, then one call each (matplotlib loaded only when a picture file is written)
 from __future__ import annotations
 
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 import click
-from rich.console import Console, RenderableType
+from rich.console import Console
 
 from gradviz.boundary import require_two_inputs
 from gradviz.cli import EVERY_NUMBER, STATUS_MEANINGS
@@ -16,6 +16,7 @@ from gradviz.errors import OutputError, quoted, shortened
 from gradviz.files import write_atomic
 from gradviz.output import format_for, formats, suffix_words, suffixes
 from gradviz.render.boundary_map import boundary_map, grid_shape
+from gradviz.render.training import training_view
 from gradviz.spec import Spec
 from gradviz.text import printable
 
@@ -79,12 +80,16 @@ def write_pictures(paths: tuple[str | None, str | None], report: Report) -> list
     return written
 
 
-def boundary_map_of(console: Console, report: Report) -> RenderableType | None:
-    """The terminal's boundary map, for a network with 2 inputs only: coloured half-blocks
-    on a colour terminal, plain characters when piped or under NO_COLOR."""
-    colour = console.color_system is not None and not console.no_color
+def print_report(out: Console, report: Report, **view: Any) -> None:
+    """The report as the terminal shows it, with the boundary map of a 2-input network:
+    coloured half-blocks on a colour terminal, plain characters piped or under NO_COLOR."""
+    colour = out.color_system is not None and not out.no_color
     grid = report.boundary(*grid_shape(colour))
-    return None if grid is None else boundary_map(grid, colour)
+    drawn = None if grid is None else boundary_map(grid, colour)
+    for part in training_view(
+        report, width=out.width, boundary_map=drawn, more=EVERY_NUMBER, **view
+    ):
+        out.print(part)
 
 
 def write_report(path: str | None, report: Report) -> list[str]:

@@ -1,5 +1,5 @@
 """`gradviz trace` (the backward pass, step by step) and `gradviz check` (gradients
-against finite differences): thin layers over `gradviz.trace` and `gradviz.gradcheck`."""
+against finite differences): thin layers over `gradviz.tracing` and `gradviz.checking`."""
 
 from __future__ import annotations
 
@@ -15,6 +15,8 @@ import click
 import numpy as np
 from rich.console import Console
 
+from gradviz.checking import DEFAULT_TOL, gradcheck
+from gradviz.checking import document as check_document
 from gradviz.cli import command, flag
 from gradviz.cli.console import stdout_console
 from gradviz.cli.options import ExpressionCommand, OutputOption, model_options
@@ -23,8 +25,6 @@ from gradviz.drawn import diagram_from_value, network_diagram, trace_frames
 from gradviz.engine import Value, topological_order
 from gradviz.errors import GradvizError, InputError, OutputError, WriteError, quoted
 from gradviz.files import refuse_clashes, write_atomic
-from gradviz.gradcheck import DEFAULT_TOL, gradcheck
-from gradviz.gradcheck import document as check_document
 from gradviz.names import node_names, output_name
 from gradviz.numbers import dumps, fmt
 from gradviz.output import (
@@ -47,8 +47,8 @@ from gradviz.render.trace_view import (
     network_frames,
     network_view,
 )
-from gradviz.trace import document as trace_document
-from gradviz.trace import (
+from gradviz.tracing import document as trace_document
+from gradviz.tracing import (
     forward,
     leaf_gradients,
     network_document,
@@ -63,7 +63,7 @@ FRAME_PREFIX = "step-"
 
 
 def frame_names(count: int, extension: str) -> list[str]:
-    """`step-01.svg` … : zero-padded (at least two digits) so they sort in order."""
+    """`step-01.svg` …: zero-padded so they sort in order."""
     width = max(2, len(str(count)))
     return [f"{FRAME_PREFIX}{i:0{width}d}.{extension}" for i in range(1, count + 1)]
 
@@ -98,8 +98,8 @@ def _stage(folder: Path) -> Path:
 
 @contextlib.contextmanager
 def _signals_held() -> Iterator[None]:
-    """Ctrl-C and SIGTERM wait while the frames move into place (a few renames), so the
-    folder never holds a mix of runs; a signal that came meanwhile is delivered on leaving."""
+    """Ctrl-C and SIGTERM wait while the frames move into place, so the folder never
+    holds a mix of runs (a signal that came meanwhile is delivered on leaving)."""
     held = {signal.SIGINT, signal.SIGTERM}
     can_hold = hasattr(signal, "pthread_sigmask") and (
         threading.current_thread() is threading.main_thread()
@@ -114,7 +114,6 @@ def _signals_held() -> Iterator[None]:
 
 
 def _unwritten(folder: Path, created: list[Path], earlier: list[str]) -> str:
-    """What an interrupted run of `write_frames` left: nothing of its own."""
     if created:
         return f"note: no frame written ({str(folder)!r} was not created)"
     kept = (
@@ -128,8 +127,7 @@ def _unwritten(folder: Path, created: list[Path], earlier: list[str]) -> str:
 
 
 def check_frames(frames: Frames, extension: str, step: int | None) -> None:
-    """Refuse, before any work, frames that cannot be written: a step the pass does not
-    have, or more than the limits allow (`gradviz.output.check_frames`)."""
+    """Refuse, before any work, a step the pass does not have, or frames the limits refuse."""
     if step is not None and not 1 <= step <= len(frames):
         raise InputError(f"--step {step}: the backward pass has steps 1 to {len(frames)}")
     check_drawing(frames, FRAME_FORMATS[extension], one=step is not None)
@@ -144,12 +142,9 @@ def write_frames(
     page: Path | None = None,
     step: int | None = None,
 ) -> list[Path]:
-    """One file per frame in `folder` (created if needed), laid out in direction `rankdir`
-    (`step`, 1-based: that frame only); the paths written. Each frame is written into a
-    hidden folder in `folder` before the next is made, and all are moved into `folder`
-    together: interrupted or failing before then, `folder` is as it was. Refused before
-    any writing: a frame that would replace an input or the `page` written after them,
-    or frames `check_frames` refuses. Frames of an earlier, longer run are left, and said."""
+    """One file per frame in `folder` (`step`: that frame only); the paths written. All
+    are made in a hidden folder, then moved into `folder` together: interrupted or failing
+    before then, `folder` is as it was. Frames of an earlier, longer run are left, and said."""
     check_frames(frames, extension, step)
     names = frame_names(len(frames), extension)
     shown: Iterable[Diagram] = frames
@@ -455,10 +450,8 @@ def _split_names(text: str | None) -> list[str] | None:
 def _model_check_graph(
     model_path: Path, input_text: str | None, target: float | None, samples: int, seed: int
 ) -> tuple[Value, list[Value]]:
-    """The loss of a saved model and a seeded random sample of its parameters.
-
-    With --input: that one example. Without: every example of the model's data set at
-    once (a batch), each compared on its own."""
+    """The loss of a saved model (of --input, else of every example of its data set, as a
+    batch) and a seeded random sample of its parameters."""
     from gradviz.model import load_model, network_loss_graph, parse_input  # lazy: start-up
 
     model = load_model(model_path)

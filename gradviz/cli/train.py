@@ -5,53 +5,39 @@ from __future__ import annotations
 from collections.abc import Sequence
 from contextlib import nullcontext
 from pathlib import Path
-from typing import TYPE_CHECKING
 
 import click
 
-from gradviz.cli import EVERY_NUMBER, command, flag
-from gradviz.cli.options import OutputOption, picture_options
+from gradviz.cli import command, flag
+from gradviz.cli.options import OutputOption, picture_options, stacked
 from gradviz.errors import InputError
 from gradviz.files import refuse_clashes
-from gradviz.lazy import on_demand
 from gradviz.numbers import dumps
 from gradviz.spec import ACTIVATION_NAMES, resolve_spec
 from gradviz.train import Diverged, check_data, load_data, train
 
-# What only the views and the output options need (rich, the renderers, the report, the
-# model file) is imported when first used: `gradviz train --quiet` trains without them.
-if TYPE_CHECKING:
-    from gradviz import model as models
-    from gradviz import report as reports
-    from gradviz.cli import console, pictures
-    from gradviz.render import training as views
-else:
-    console = on_demand("gradviz.cli.console")
-    models = on_demand("gradviz.model")
-    pictures = on_demand("gradviz.cli.pictures")
-    reports = on_demand("gradviz.report")
-    views = on_demand("gradviz.render.training")
-
-# The spec key each option sets, and the option's name for error messages.
-OPTION_NAMES = {
-    "layers": "--layers",
-    "activation": "--activation",
-    "output_activation": "--output-activation",
-    "init": "--init",
-    "loss": "--loss",
-    "data": "--data",
-    "epochs": "--epochs",
-    "learning_rate": "--lr",
-    "update": "--update",
-    "batch_size": "--batch-size",
-    "clip_value": "--clip-value",
-    "clip_norm": "--clip-norm",
-    "seed": "--seed",
-    "record_every": "--every",
-    "l2": "--l2",
-    "lr_schedule": "--lr-schedule",
-    "lr_end": "--lr-end",
+# The options that set a spec key, in `--help`'s order: the key (its flag: `cli.flag`), the
+# type and the help.
+SPEC_OPTIONS: dict[str, tuple[type, str]] = {
+    "layers": (str, "Layer sizes, inputs first: 2,4,1."),
+    "activation": (str, f"Hidden activation(s): {', '.join(ACTIVATION_NAMES)} (or a,b,…)."),
+    "output_activation": (str, "Activation of the output layer (default sigmoid)."),
+    "init": (str, "Weight init: default (U±√(2/n_in)), xavier, he, uniform1, micrograd."),
+    "loss": (str, "mse (default), bce, or hinge (a ±1 score, linear output)."),
+    "data": (str, "xor, and, or, circle, moons, spiral, or a .csv file."),
+    "epochs": (int, "Passes over the data."),
+    "learning_rate": (float, "Learning rate."),
+    "lr_schedule": (str, "constant (default) or linear (from --lr to --lr-end)."),
+    "lr_end": (float, "The learning rate a linear schedule falls towards."),
+    "l2": (float, "Add L2·Σp² (every weight and bias) to the loss."),
+    "update": (str, 'full (batch), online (SGD, shuffled) or "minibatch N".'),
+    "batch_size": (int, 'Same as --update "minibatch N".'),
+    "clip_value": (float, "Clip each gradient to [-C, C]."),
+    "clip_norm": (float, "Scale gradients down to global norm C."),
+    "seed": (int, "Seed of the initial weights and the shuffling."),
+    "record_every": (int, "Record gradient statistics every N epochs."),
 }
+OPTION_NAMES = {key: flag(key) for key in SPEC_OPTIONS}  # for the errors' words
 
 
 @command(
@@ -59,27 +45,7 @@ OPTION_NAMES = {
     epilog="Exit status: 0 ok, 1 training diverged (NaN/inf), 2 bad spec, data or option.",
 )
 @click.argument("spec", required=False)
-@click.option("--layers", help="Layer sizes, inputs first: 2,4,1.")
-@click.option(
-    "--activation", help=f"Hidden activation(s): {', '.join(ACTIVATION_NAMES)} (or a,b,…)."
-)
-@click.option("--output-activation", help="Activation of the output layer (default sigmoid).")
-@click.option("--init", help="Weight init: default (U±√(2/n_in)), xavier, he, uniform1, micrograd.")
-@click.option("--loss", help="mse (default), bce, or hinge (a ±1 score, linear output).")
-@click.option("--data", help="xor, and, or, circle, moons, spiral, or a .csv file.")
-@click.option("--epochs", type=int, help="Passes over the data.")
-@click.option("--lr", "learning_rate", type=float, help="Learning rate.")
-@click.option("--lr-schedule", help="constant (default) or linear (from --lr to --lr-end).")
-@click.option("--lr-end", type=float, help="The learning rate a linear schedule falls towards.")
-@click.option("--l2", type=float, help="Add L2·Σp² (every weight and bias) to the loss.")
-@click.option("--update", help='full (batch), online (SGD, shuffled) or "minibatch N".')
-@click.option("--batch-size", type=int, help='Same as --update "minibatch N".')
-@click.option("--clip-value", type=float, help="Clip each gradient to [-C, C].")
-@click.option("--clip-norm", type=float, help="Scale gradients down to global norm C.")
-@click.option("--seed", type=int, help="Seed of the initial weights and the shuffling.")
-@click.option(
-    "--every", "record_every", type=int, help="Record gradient statistics every N epochs."
-)
+@stacked([click.option(flag(key), key, type=t, help=h) for key, (t, h) in SPEC_OPTIONS.items()])
 @click.option(
     "--save", "save_path", cls=OutputOption, metavar="FILE", help="Write the model as JSON."
 )
@@ -129,6 +95,8 @@ def train_command(
         ("report", report_path),
     ]
     if any(path is not None for _, path in outputs):
+        from gradviz.cli import pictures  # lazy: start-up (only the output options need it)
+
         refuse_clashes(outputs, pictures.spec_inputs(spec, resolved))
         if save_path is not None:
             pictures.check_save_path(save_path)
@@ -137,30 +105,42 @@ def train_command(
 
     data = load_data(resolved)
     check_data(resolved, data)  # before anything is printed
+    progress = nullcontext(None)
     if show:
+        from gradviz.cli import console, pictures  # lazy: start-up (not for --quiet, --json)
+        from gradviz.render import training as views  # lazy: start-up
+
         out = console.stdout_console()
         out.print(views.summary_text(resolved, data))
-    progress = console.epoch_progress(resolved.epochs) if show else nullcontext(None)
+        progress = console.epoch_progress(resolved.epochs)
     try:
         with progress as on_epoch:
             result = train(resolved, data, on_epoch=on_epoch, keep_going=keep_going)
     except Diverged as diverged:
         if as_json:  # scripts get the numbers up to the divergence, then the exit status
+            from gradviz import report as reports  # lazy: start-up
+
             click.echo(dumps(reports.diverged_document(diverged, flag)))
         raise  # nothing is saved: a previous model file stays as it was
 
     if save_path is not None:
+        from gradviz import model as models  # lazy: start-up (the model file)
+
         models.save(models.from_result(result), Path(save_path))
         if not quiet:
             pictures.note_data_outside(resolved, Path(save_path))
     pictures_asked = boundary_path is not None or curves_path is not None
     if not (show or as_json or pictures_asked or report_path is not None):
         return  # nothing more to show or write: no report to build
+    from gradviz import report as reports  # lazy: start-up (the report: not for --quiet)
+
     report = reports.build_report(result, title=spec or resolved.name)
     written = []
     if pictures_asked:
         written = pictures.write_pictures((boundary_path, curves_path), report)
     if report_path is not None:  # the model as saved, as `inspect -o` shows it
+        from gradviz import model as models  # lazy: start-up
+
         model = models.from_result(result)
         saved = reports.build_report(
             model, result.dataset, title=report.title, evaluation=result.final
@@ -171,14 +151,7 @@ def train_command(
         return
     if not show:
         return
-    for part in views.training_view(
-        report,
-        width=out.width,
-        boundary_map=pictures.boundary_map_of(out, report),
-        header=False,
-        more=EVERY_NUMBER,
-    ):
-        out.print(part)
+    pictures.print_report(out, report, header=False)
     if save_path is not None:
         click.echo(f"saved {save_path}", err=True)
     for path in written:

@@ -1,14 +1,10 @@
 """The decision boundary in the terminal: a map of the input plane in coloured half-blocks.
 
-Each character cell is two grid cells, one above the other: `▀` painted with the upper
-cell's colour as foreground and the lower's as background, so a 48 x 24 map of characters
-shows a 48 x 48 grid with square pixels. Orange is above the decision threshold, purple
-below (the plot's palette), deeper the further from it. Data points are drawn on top: `o` a
-point whose target is the positive class, `x` the negative one, capitals on a yellow cell
-where the network gets it wrong. Without colour (piped, NO_COLOR), the same map in plain
-characters: `#` above the threshold, `.` below, one grid cell per character.
-
-Pure: a `Boundary` in, a rich `Text` out (the CLI decides where it goes).
+Each character is two grid cells, `▀` in the upper cell's colour on the lower's, so a 48 x
+24 map of characters shows a 48 x 48 grid. Orange above the decision threshold, purple
+below (the plots' palette), deeper the further from it; on top `o` a point of the positive
+class, `x` of the negative, capitals on yellow where the network gets it wrong. Without
+colour (piped, NO_COLOR): `#` above, `.` below, one grid cell per character. Pure.
 """
 
 from __future__ import annotations
@@ -62,22 +58,20 @@ def boundary_map(b: Boundary, colour: bool = True) -> Text:
         for r in range(rows - 1, -1, -1):
             for c in range(columns):
                 mark = marks.get((r, c))
+                value = b.output[r, c]
                 if mark is not None:
                     text.append(mark[0].upper() if mark[1] else mark[0])
+                elif not np.isfinite(value):
+                    text.append("!")
                 else:
-                    text.append(_plain(b, b.output[r, c]))
+                    text.append("#" if b.positive(value) else ".")
             text.append("\n")
     text.append(_legend(b, colour), style="dim")
     return text
 
 
-def _level(value: float, threshold: float, reach: float) -> int:
-    distance = abs(value - threshold) / reach if reach > 0 else 1.0
-    return 0 if distance < 0.2 else 1 if distance < 0.6 else 2
-
-
 def _cells(b: Boundary) -> list[list[str]]:
-    """The colour of every grid cell."""
+    """The colour of every grid cell: pale near the threshold, deep far from it."""
     finite = b.output[np.isfinite(b.output)]
     reach = float(np.max(np.abs(finite - b.threshold))) if finite.size else 1.0
     if b.output_activation == "sigmoid":
@@ -89,16 +83,11 @@ def _cells(b: Boundary) -> list[list[str]]:
             if not np.isfinite(v):
                 line.append(NAN_COLOUR)
             else:
+                distance = abs(v - b.threshold) / reach if reach > 0 else 1.0
                 side = ABOVE if b.positive(v) else BELOW
-                line.append(side[_level(v, b.threshold, reach)])
+                line.append(side[0 if distance < 0.2 else 1 if distance < 0.6 else 2])
         out.append(line)
     return out
-
-
-def _plain(b: Boundary, value: float) -> str:
-    if not np.isfinite(value):
-        return "!"
-    return "#" if b.positive(value) else "."
 
 
 def _marks(b: Boundary) -> dict[tuple[int, int], tuple[str, bool]]:

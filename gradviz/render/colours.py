@@ -1,28 +1,19 @@
 """The one colour scale for |grad|, read by every picture: terminal, Graphviz, Mermaid, HTML.
 
-Plain data (hex colours, band names, legend texts) so that any renderer, in Python or in
-a page's JavaScript (`scale_as_data()`), shows the same thing. The scale is built on
-ColorBrewer's purple-orange diverging palette (PuOr), chosen because it stays readable
-with the common colour-vision deficiencies (it varies in lightness, and purple and orange
-survive deuteranopia and protanopia): vanishing gradients are the darkest, most saturated
-purple, the healthy middle a calm light grey, exploding ones dark orange. An exact 0 is
-white with a dashed border, NaN/inf black with a thick red border and a ‼ mark: neither
-can be taken for a band. Every `ink` is a text colour with a WCAG contrast of at least
-4.5 on its `fill` (tests/test_colours.py computes it, and simulates the colour-vision
-deficiencies).
-
-Dark mode has a scale of its own (`DARK_BANDS`, with `LIGHT`/`DARK` for what a picture
-draws besides the bands): the same bands with their lightness turned around, so that on
-a dark page vanishing gradients are the lightest purple, still the furthest from the
-background, the healthy middle a dark calm grey, exploding ones orange, and the same
-rules hold (tests/test_colours.py checks both scales). Pictures are written in the light
-colours; `gradviz.render.themes` maps them to CSS variables that switch to these.
+Built on ColorBrewer's purple-orange diverging palette (PuOr), which stays readable with
+the common colour-vision deficiencies: vanishing gradients the darkest purple, the healthy
+middle a calm light grey, exploding ones dark orange; an exact 0 white with a dashed
+border, NaN/inf black with a thick red border and a ‼ mark. Every `ink` reads on its
+`fill` at a WCAG contrast of at least 4.5 (tests/test_colours.py computes it and simulates
+the deficiencies). Dark mode (`DARK_BANDS`, `DARK`) turns the bands' lightness around, so
+vanishing gradients are still the furthest from the background; pictures are written in
+the light colours and `gradviz.render.themes` switches them.
 """
 
 from __future__ import annotations
 
 import math
-from dataclasses import asdict, dataclass, replace
+from dataclasses import dataclass, replace
 
 
 @dataclass(frozen=True, slots=True)
@@ -45,9 +36,7 @@ class Band:
 
 # |grad| on a log scale, two decades a step. The ends of the scale stand out most.
 BANDS: tuple[Band, ...] = (
-    Band(
-        "g0", "0", "#ffffff", "#000000", border="#555555", dashed=True, term="dim", line="#8a8a8a"
-    ),
+    Band("g0", "0", "#ffffff", "#000000", dashed=True, term="dim", line="#8a8a8a"),
     Band("g1", "< 1e-6", "#542788", "#ffffff", term="bold white on magenta", line="#542788"),
     Band("g2", "1e-6 – 1e-4", "#7263a8", "#ffffff", term="bold magenta", line="#7263a8"),
     Band("g3", "1e-4 – 0.01", "#bdb7dc", "#000000", term="magenta", line="#8580bd"),
@@ -164,13 +153,3 @@ def band_for(magnitude: float | None, finite: bool = True) -> Band | None:
     if magnitude == 0:
         return BANDS[0]
     return BANDS[1 + sum(magnitude >= edge for edge in BAND_EDGES)]
-
-
-def scale_as_data() -> dict[str, object]:
-    """The scale as JSON-ready data, for pages that colour in JavaScript (HTML output)."""
-    return {
-        "title": LEGEND_TITLE,
-        "edges": list(BAND_EDGES),
-        "bands": [asdict(b) for b in ALL_BANDS],
-        "bad_mark": BAD_MARK,
-    }

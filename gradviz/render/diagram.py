@@ -18,7 +18,7 @@ from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Any, Literal
 
 from gradviz.errors import Worded
-from gradviz.lazy import is_array, np
+from gradviz.lazy import is_array
 from gradviz.numbers import DEFAULT_PRECISION, fmt
 from gradviz.render import colours
 from gradviz.text import printable  # noqa: F401 (renderers and tests import it from here)
@@ -76,7 +76,7 @@ class Node:
         if self.grad is None:
             return self.grad_rms
         if is_array(self.grad):
-            return float(np.mean(np.abs(self.grad))) if self.grad.size else 0.0
+            return float(abs(self.grad).mean()) if self.grad.size else 0.0
         return abs(float(self.grad))
 
     @property
@@ -235,6 +235,8 @@ def band_of(node: Node) -> Band | None:
 def is_bad(x: Number | None) -> bool:
     """True when a number (or any sample of a batch) is NaN or infinite."""
     if is_array(x):
+        import numpy as np  # lazy: start-up (loaded already: an array is here)
+
         return not bool(np.all(np.isfinite(x)))
     return x is not None and not math.isfinite(float(x))
 

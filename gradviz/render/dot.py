@@ -299,6 +299,11 @@ HEAVY_LAYOUT = 2000
 FAST_LAYOUT = 'mclimit="0.01", nslimit="0.1", nslimit1="0.1", searchsize="10"'
 
 
+# A PyTorch drawing (its levels) sets its title, frames and key at the nodes' 11 pt (edge
+# labels stay 9 pt): the system dot loads a fontset per size, 0.75 ms each (issue 30).
+ONE_SIZE_LEVELS = ("module", "op")
+
+
 def layout_cost(diagram: Diagram) -> int:
     """Nodes plus the virtual nodes Graphviz will add for long edges (ranks by longest
     path; each edge crossing k ranks adds k - 1). Iterative, any node order."""
@@ -321,7 +326,7 @@ def legend_cell(band: Band) -> str:
     return f'<TD{look}><FONT COLOR="{band.ink}">{html_text(band.text)}</FONT></TD>'
 
 
-def legend_table(title: Sequence[str] = (), weights: bool = False) -> str:
+def legend_table(title: Sequence[str] = (), weights: bool = False, size: int = 9) -> str:
     """The key to the fill colours as one compact row (an HTML-like table), under the
     title's lines if there are any. It becomes the graph's own label, placed above the drawing:
     a node would be laid out beside the inputs and, top to bottom, double the width."""
@@ -335,7 +340,7 @@ def legend_table(title: Sequence[str] = (), weights: bool = False) -> str:
     heading = "".join(f"<TR><TD>{html_text(line)}</TD></TR>" for line in title)
     return (
         '<TABLE BORDER="0" CELLBORDER="0" CELLSPACING="0" CELLPADDING="0">'
-        f'{heading}<TR><TD><FONT POINT-SIZE="9">{key}</FONT></TD></TR>'
+        f'{heading}<TR><TD><FONT POINT-SIZE="{size}">{key}</FONT></TD></TR>'
         '<TR><TD HEIGHT="4"></TD></TR></TABLE>'  # a gap above the drawing
     )
 
@@ -371,6 +376,8 @@ def dot_body(
     horizontal = rankdir in ("LR", "RL") or widest_rank(diagram) > SIDE_BY_SIDE_PX
     fast = f", {FAST_LAYOUT}" if layout_cost(diagram) > HEAVY_LAYOUT else ""
     fast += ', ordering="out"' if diagram.level == "neuron" else ""
+    one_size = diagram.level in ONE_SIZE_LEVELS
+    fast += ', fontsize="11"' if one_size else ""
     lines = [
         f'\tgraph [rankdir="{rankdir}", fontname="{font}", nodesep="0.25", ranksep="0.35"{fast}]\n',
         f'\tnode [fontname="{font}", fontsize="11", style="filled", height="0.3"]\n',
@@ -395,7 +402,8 @@ def dot_body(
     # The graph's label (title and legend) comes last, so no cluster inherits it.
     if legend and diagram.has_grad:
         weights = any(e.weight is not None for e in diagram.edges)
-        lines.append(f'\tlabel=<{legend_table(title_lines(diagram), weights)}>\n\tlabelloc="t"\n')
+        key = legend_table(title_lines(diagram), weights, 11 if one_size else 9)
+        lines.append(f'\tlabel=<{key}>\n\tlabelloc="t"\n')
     elif diagram.title:
         label = "\\n".join(label_text(line) for line in title_lines(diagram))
         lines.append(f'\tlabel="{label}"\n\tlabelloc="t"\n')

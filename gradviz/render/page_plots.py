@@ -1,13 +1,8 @@
-"""The report page's three plots as inline SVG, drawn without matplotlib (`svgplot`): the
-loss and accuracy curves, the decision boundary of a 2-input network with its first
-hidden layer's units, and the gradients per layer (the last moment's bars and the layers x
-epochs heat map).
-
-What they show (colours, limits, marks, legends) is `plot_looks`', as for the files that
-`gradviz.render.plots` draws. The page's epoch slider moves a marker on the curves and on
-the heat map (`report.js` reads the `data-*` attributes written here).
-
-Pure: numbers in, SVG text out.
+"""The report page's three plots as inline SVG, drawn with `svgplot` (no matplotlib): the
+curves, the decision boundary with the first hidden layer's units, and the gradients per
+layer. What they show is `plot_looks`', shared with the files `plots` draws; the page's
+epoch slider moves a marker on the curves and the heat map (`report.js` reads the `data-*`
+attributes written here). Pure: numbers in, SVG text out.
 """
 
 from __future__ import annotations
@@ -20,38 +15,13 @@ from typing import TYPE_CHECKING
 import numpy as np
 
 from gradviz.numbers import fmt
-from gradviz.render.plot_looks import (
-    ACCURACY_COLOUR,
-    BAD_MARK,
-    BOUNDARY_MAP,
-    HEALTHY,
-    HIDDEN_MAP,
-    LOSS_COLOUR,
-    MAGNITUDE_MAP,
-    MAX_HIDDEN_MAPS,
-    NEGATIVE,
-    NONFINITE,
-    PLOT_MAX,
-    PLOT_MIN,
-    POSITIVE,
-    STATUS_COLOURS,
-    STATUS_MEANINGS,
-    ZERO,
-    bar_kind,
-    clip,
-    grad_rows,
-    grads_keys,
-    hidden_grid,
-    hidden_range,
-    loss_series,
-    output_norm,
-    status_words,
-    within,
-)
+from gradviz.render import plot_looks as looks
+from gradviz.render.plot_looks import STATUS_MEANINGS
 from gradviz.render.svgplot import (
     CHAR_WIDTH,
     Scale,
     bottom_axis,
+    circle,
     colour_array,
     colour_bar,
     colour_hex,
@@ -64,17 +34,13 @@ from gradviz.render.svgplot import (
     line,
     linear_ticks,
     log_ticks,
-    log_ticks_within,
-    nice_step,
     num,
-    png_url,
-    power_label,
     rect,
     side_axis,
     svg,
     text,
     text_width,
-    tick_label,
+    value_axis,
 )
 from gradviz.text import printable
 
@@ -86,12 +52,22 @@ WIDTH = 800
 MAX_POINTS = 1500  # a curve of more points keeps each pixel column's lowest and highest
 MAX_MARKS = 5000  # data points drawn on the boundary; above, the first, and a note says so
 MAX_COLUMNS = 400  # heat-map columns; above, every k-th recorded epoch, and a note says so
-HATCH = {"xxx": "cross", "...": "dots", "////": "lines"}  # matplotlib's hatch -> pattern
+# matplotlib's hatch -> the page's pattern: its name, its marks on a 6 x 6 tile, their width
+HATCH = {
+    "xxx": ("cross", "M0,0 L6,6 M6,0 L0,6", "0.9"),
+    "...": ("dots", "M1.5,1.5 h0.01 M4.5,4.5 h0.01", "1.6"),
+    "////": ("lines", "M-1,7 L7,-1 M-1,1 L1,-1 M5,7 L7,5", "0.9"),
+}
+# What a curve's point is, by what it counts.
+_PER = {
+    "epoch": "mean per epoch, as training saw the examples",
+    "step": "as logged at each optimizer step: that step's batch",
+}
 
 
 def _title(title: str, subtitle: str) -> str:
-    """The plot's title and, after it, the circumstances (on what data), cut with … to
-    the plot's width (a long file name; the page's heading has it whole)."""
+    """The title, then the circumstances, cut with … to the plot's width (a long file
+    name; the page's heading has it whole)."""
     room = int((WIDTH - 16) / (13 * CHAR_WIDTH))
     title = _clip(title, room)
     body = f'<tspan font-weight="bold">{esc(title)}</tspan>'
@@ -100,17 +76,16 @@ def _title(title: str, subtitle: str) -> str:
     return f'<text x="8" y="18" font-size="13">{body}</text>'
 
 
-def _linear_labels(ticks: Sequence[float]) -> list[str]:
-    step = ticks[1] - ticks[0] if len(ticks) > 1 else 1.0
-    return [tick_label(t, step) for t in ticks]
+def _clip(label: str, most: int) -> str:
+    return looks.clip(printable(label), most)
 
 
-def _path(points: Sequence[tuple[float, float]], colour: str, name: str) -> str:
-    """One polyline per run of finite points (NaN/inf leave gaps)."""
+def _curve(xs: list[float], values: Sequence[float], y: Scale, colour: str, name: str) -> str:
+    """One polyline per run of finite values (NaN/inf leave gaps)."""
     runs: list[list[str]] = [[]]
-    for x, y in points:
-        if math.isfinite(y):
-            runs[-1].append(f"{num(x)},{num(y)}")
+    for px, py in _thin(xs, [y(v) if math.isfinite(v) else v for v in values]):
+        if math.isfinite(py):
+            runs[-1].append(f"{num(px)},{num(py)}")
         elif runs[-1]:
             runs.append([])
     d = " ".join(
@@ -124,7 +99,7 @@ def _path(points: Sequence[tuple[float, float]], colour: str, name: str) -> str:
     )
 
 
-def _thin(xs: Sequence[float], ys: Sequence[float]) -> list[tuple[float, float]]:
+def _thin(xs: list[float], ys: list[float]) -> list[tuple[float, float]]:
     """At most about 2 x MAX_POINTS points: beyond, each pixel column keeps its first,
     lowest, highest and last point (the envelope a line of so many points draws anyway);
     a non-finite value always stays, to break the line."""
@@ -132,31 +107,35 @@ def _thin(xs: Sequence[float], ys: Sequence[float]) -> list[tuple[float, float]]
     if len(points) <= MAX_POINTS:
         return points
     kept: list[tuple[float, float]] = []
-    column: list[tuple[float, float]] = []
-    current = None
-    for x, y in points:
-        key = round(x)
-        if not math.isfinite(y):
-            kept.extend(_envelope(column))
-            column = []
-            kept.append((x, y))
-            continue
-        if key != current and column:
-            kept.extend(_envelope(column))
-            column = []
-        current = key
-        column.append((x, y))
-    kept.extend(_envelope(column))
+    by_column = itertools.groupby(points, key=lambda p: (round(p[0]), math.isfinite(p[1])))
+    for (_, finite), run in by_column:
+        column = list(run)
+        if finite and len(column) > 4:
+            low = min(column, key=lambda p: p[1])
+            high = max(column, key=lambda p: p[1])
+            column = [column[0], *sorted({low, high}, key=column.index), column[-1]]
+        kept += column
     return kept
 
 
-def _envelope(column: list[tuple[float, float]]) -> list[tuple[float, float]]:
-    if len(column) <= 4:
-        return column
-    low = min(column, key=lambda p: p[1])
-    high = max(column, key=lambda p: p[1])
-    inner = sorted({low, high}, key=column.index)
-    return [column[0], *inner, column[-1]]
+def _panel(
+    name: str,
+    label: str,
+    x: Scale,
+    y: Scale,
+    xticks: list[float],
+    ticks: list[float],
+    labels: list[str] | None,
+    below: list[str],
+) -> list[str]:
+    """Axes of the curves: the grid, the value axis, what is `below` it, its name."""
+    return [
+        *grid_lines([x(t) for t in xticks], y.end, y.start, vertical=True),
+        *grid_lines([y(t) for t in ticks], x.start, x.end, vertical=False),
+        *side_axis(name, y, x.start, ticks, labels),
+        *below,
+        text(18, (y.end + y.start) / 2, label, 12, "middle", rotate=True),
+    ]
 
 
 # -- loss and accuracy ---------------------------------------------------------------------
@@ -170,75 +149,42 @@ def curves_svg(
     subtitle: str = "",
     unit: str = "epoch",
 ) -> str:
-    """The mean loss per epoch (log scale when every finite value is positive) above the
-    accuracy per epoch, on one epoch axis; NaN/inf epochs are gaps, marked x. A run
-    recorded elsewhere counts optimizer steps (`unit="step"`), each point its batch's."""
+    """`plots.curves_plot`'s picture; a run recorded elsewhere counts optimizer steps
+    (`unit="step"`), each point its batch's."""
     left, right = 78, WIDTH - 24
     top_a, top_b = 48, 238  # the loss axes
     acc_a, acc_b = 262, 372  # the accuracy axes
     epochs = [every * (i + 1) for i in range(len(loss))]
     last = epochs[-1] if epochs else 1
     x = Scale(0, last, left, right)
-    log, drawn, finite, moved = loss_series(loss)
-    parts = [_title(title, subtitle)]
-    parts.append(text(left, top_a - 8, _PER[unit], 11, cls="soft"))
-    if log:
-        lo, hi = decades(min(finite), max(finite))
-        y = Scale(lo, hi, top_b, top_a, log=True)
-        few = math.log10(hi / lo) <= 2
-        ticks = log_ticks_within(lo, hi) if few else log_ticks(lo, hi)
-        labels = [power_label(t) for t in ticks]
-        name = "loss (log scale)"
-    else:
-        lo, hi = (min(finite), max(finite)) if finite else (0.0, 1.0)
-        if hi <= lo:
-            lo, hi = lo - 1.0, hi + 1.0
-        step = nice_step(hi - lo, 5)
-        lo, hi = math.floor(lo / step) * step, math.ceil(hi / step) * step
-        y = Scale(lo, hi, top_b, top_a)
-        ticks = linear_ticks(lo, hi, 5)
-        labels = _linear_labels(ticks)
-        name = "loss"
+    log, drawn, finite, moved = looks.loss_series(loss)
+    parts = [_title(title, subtitle), text(left, top_a - 8, _PER[unit], 11, cls="soft")]
+    y, ticks = value_axis(finite, log, top_b, top_a)
     xticks = linear_ticks(0, last, 8, integer=True)
-    xlabels = [str(round(t)) for t in xticks]
-    parts += grid_lines([x(t) for t in xticks], top_a, top_b, vertical=True)
-    parts += grid_lines([y(t) for t in ticks], left, right, vertical=False)
-    parts += side_axis("loss", y, left, ticks, labels)
-    parts.append(line(left, top_b, right, top_b))
-    parts.append(text(18, (top_a + top_b) / 2, name, 12, "middle", rotate=True))
+    name = "loss (log scale)" if log else "loss"
+    parts += _panel("loss", name, x, y, xticks, ticks, None, [line(left, top_b, right, top_b)])
     xs = [x(e) for e in epochs]
-    parts.append(
-        _path(_thin(xs, [y(v) if math.isfinite(v) else v for v in drawn]), LOSS_COLOUR, "loss")
-    )
+    parts.append(_curve(xs, drawn, y, looks.LOSS_COLOUR, "loss"))
     notes = []
     if moved:
-        notes.append(
-            f"drawn between {PLOT_MIN:g} and {PLOT_MAX:g}" if log else f"drawn within ±{PLOT_MAX:g}"
-        )
+        bounds = f"between {looks.PLOT_MIN:g} and {looks.PLOT_MAX:g}"
+        notes.append(f"drawn {bounds}" if log else f"drawn within ±{looks.PLOT_MAX:g}")
     bad = [px for px, v in zip(xs, drawn, strict=True) if not math.isfinite(v)]
     if bad:
         at = top_b - 6
         marks = sorted({round(px) for px in bad})
         d = " ".join(f"M{p - 4},{num(at - 4)} l8,8 m0,-8 l-8,8" for p in marks)
-        parts.append(f'<path d="{d}" stroke="{BAD_MARK}" stroke-width="1.6" class="bad"/>')
+        parts.append(f'<path d="{d}" stroke="{looks.BAD_MARK}" stroke-width="1.6" class="bad"/>')
         notes.append("x: NaN/inf loss")
     if notes:
         parts.append(text(right, top_a + 14, "; ".join(notes), 11, "end", "note"))
-    # accuracy, 0 to 100 %
-    a = Scale(-0.03, 1.03, acc_b, acc_a)
+    a = Scale(-0.03, 1.03, acc_b, acc_a)  # accuracy, 0 to 100 %
     aticks = [0.0, 0.25, 0.5, 0.75, 1.0]
-    parts += grid_lines([x(t) for t in xticks], acc_a, acc_b, vertical=True)
-    parts += grid_lines([a(t) for t in aticks], left, right, vertical=False)
-    parts += side_axis("accuracy", a, left, aticks, [f"{round(t * 100)}%" for t in aticks])
-    parts += bottom_axis(unit, x, acc_b, xticks, xlabels)
-    parts.append(text(18, (acc_a + acc_b) / 2, "accuracy", 12, "middle", rotate=True))
-    acc = [v if math.isfinite(v) else math.nan for v in accuracy]
-    parts.append(
-        _path(
-            _thin(xs, [a(v) if math.isfinite(v) else v for v in acc]), ACCURACY_COLOUR, "accuracy"
-        )
-    )
-    if acc and not any(math.isfinite(v) for v in acc):
+    percents = [f"{round(t * 100)}%" for t in aticks]
+    epoch_axis = bottom_axis(unit, x, acc_b, xticks, [str(round(t)) for t in xticks])
+    parts += _panel("accuracy", "accuracy", x, a, xticks, aticks, percents, epoch_axis)
+    parts.append(_curve(xs, accuracy, a, looks.ACCURACY_COLOUR, "accuracy"))
+    if accuracy and not any(math.isfinite(v) for v in accuracy):
         parts.append(text(right, acc_a + 14, "no accuracy recorded", 11, "end", "note"))
     parts.append(text((left + right) / 2, acc_b + 34, unit, 12, "middle"))
     # the epoch chosen on the page's slider: x = a + b * epoch
@@ -260,13 +206,15 @@ def _two_slope(values: np.ndarray, lo: float, centre: float, hi: float) -> np.nd
     return np.where(values < centre, below, above)
 
 
-def _raster(values: np.ndarray, name: str, t: np.ndarray) -> np.ndarray:
-    """The grid's colours, top row first (the grid's rows go upwards); NaN/inf cyan."""
+def _map(
+    x: float, y: float, side: float, values: np.ndarray, name: str, t: np.ndarray, cls: str = "map"
+) -> str:
+    """A square raster of the grid's colours (its rows go upwards), NaN/inf cyan."""
     rgb = colour_array(name, t)
     bad = ~np.isfinite(values)
     if bad.any():
-        rgb[bad] = hex_rgb(NONFINITE[0])
-    return rgb[::-1]
+        rgb[bad] = hex_rgb(looks.NONFINITE[0])
+    return image(x, y, side, side, rgb[::-1], f"pixels {cls}")
 
 
 def contour(b: Boundary, x: Scale, y: Scale) -> str:
@@ -322,44 +270,36 @@ def unmappable(b: Boundary) -> str | None:
 
 
 def boundary_svg(b: Boundary, title: str = "decision boundary", subtitle: str = "") -> str:
-    """The network's output over the input plane on the diverging map centred on the
-    decision threshold, the threshold's contour, the data on top (circles above the
-    threshold, squares at or below, misclassified ringed), a colour bar; beside it one
-    small map per unit of the first hidden layer on one shared scale."""
-    hidden = b.hidden[:MAX_HIDDEN_MAPS]
+    """`plots.boundary_plot`'s picture: circles above the threshold, squares at or below."""
+    hidden = b.hidden[: looks.MAX_HIDDEN_MAPS]
     left, top, size = 62, 40, 340
     x0, x1, y0, y1 = b.extent
     x = Scale(x0, x1, left, left + size)
     y = Scale(y0, y1, top + size, top)
-    lo, hi = output_norm(b)
-    parts = [_title(title, subtitle)]
+    lo, hi = looks.output_norm(b)
     t = _two_slope(b.output, lo, b.threshold, hi)
-    parts.append(
-        image(left, top, size, size, png_url(_raster(b.output, BOUNDARY_MAP, t)), "pixels map")
-    )
+    parts = [_title(title, subtitle), _map(left, top, size, b.output, looks.BOUNDARY_MAP, t)]
     parts.append(contour(b, x, y))
     parts += _points(b, x, y)
     parts.append(frame(left, top, size, size))
-    xticks, yticks = linear_ticks(x0, x1, 6), linear_ticks(y0, y1, 6)
-    parts += bottom_axis("x0", x, top + size, xticks, _linear_labels(xticks))
-    parts += side_axis("x1", y, left, yticks, _linear_labels(yticks))
+    parts += bottom_axis("x0", x, top + size, linear_ticks(x0, x1, 6))
+    parts += side_axis("x1", y, left, linear_ticks(y0, y1, 6))
     parts.append(text(left + size / 2, top + size + 34, b.feature_names[0], 12, "middle"))
     parts.append(text(16, top + size / 2, b.feature_names[1], 12, "middle", rotate=True))
     # the colour bar: the two halves of the map, threshold marked
     bx = left + size + 12
-    parts.append(colour_bar(BOUNDARY_MAP, bx, top, 14, size))
+    parts.append(colour_bar(looks.BOUNDARY_MAP, bx, top, 14, size))
     bar = Scale(lo, hi, top + size, top)
-    bticks = linear_ticks(lo, hi, 5)
-    parts += side_axis("output", bar, bx + 14, bticks, _linear_labels(bticks), 12, 1)
+    parts += side_axis("output", bar, bx + 14, linear_ticks(lo, hi, 5), side=1)
     parts.append(line(bx, bar(b.threshold), bx + 14, bar(b.threshold), "threshold"))
-    cut = fmt(b.threshold)
-    label = f"network output ({b.output_activation}); threshold {cut}"
+    label, *keys = looks.boundary_words(b)
     parts.append(text(bx + 62, top + size / 2, label, 11, "middle", rotate=True))
-    parts += _boundary_legend(b, left, top + size + 54, cut)
-    height = top + size + 104
+    parts += _boundary_legend(b, left, top + size + 54, keys)
     if hidden:
         parts += _hidden_maps(b, hidden, bx + 86, top)
-    return svg(WIDTH, height, "the decision boundary over the input plane", parts, "boundary")
+    return svg(
+        WIDTH, top + size + 104, "the decision boundary over the input plane", parts, "boundary"
+    )
 
 
 def _points(b: Boundary, x: Scale, y: Scale) -> list[str]:
@@ -367,8 +307,7 @@ def _points(b: Boundary, x: Scale, y: Scale) -> list[str]:
     points ringed white and black."""
     n = len(b.targets)
     shown = min(n, MAX_MARKS)
-    few = n <= 20
-    r = 7.0 if few else 3.6
+    r = 7.0 if n <= 20 else 3.6
     positive = (b.targets > b.threshold).tolist()[:shown]
     wrong = b.wrong.tolist()[:shown]
     halo, marks, rings = [], [], []
@@ -377,14 +316,14 @@ def _points(b: Boundary, x: Scale, y: Scale) -> list[str]:
             continue
         cx, cy = x(px), y(py)
         if pos:
-            halo.append(f'<circle cx="{num(cx)}" cy="{num(cy)}" r="{r + 1.5:g}"/>')
-            marks.append(f'<circle cx="{num(cx)}" cy="{num(cy)}" r="{r:g}" fill="{POSITIVE}"/>')
+            halo.append(circle(cx, cy, r + 1.5))
+            marks.append(circle(cx, cy, r, f' fill="{looks.POSITIVE}"'))
         else:
             s = r * 0.9
             halo.append(rect(cx - s - 1.5, cy - s - 1.5, 2 * s + 3, 2 * s + 3, "#000000"))
-            marks.append(rect(cx - s, cy - s, 2 * s, 2 * s, NEGATIVE))
+            marks.append(rect(cx - s, cy - s, 2 * s, 2 * s, looks.NEGATIVE))
         if bad:
-            rings.append(f'<circle cx="{num(cx)}" cy="{num(cy)}" r="{2 * r:g}"/>')
+            rings.append(circle(cx, cy, 2 * r))
     parts = [
         f'<g fill="#000000" class="halo">{"".join(halo)}</g>',
         f'<g stroke="#ffffff" stroke-width="1" class="marks">{"".join(marks)}</g>',
@@ -394,45 +333,42 @@ def _points(b: Boundary, x: Scale, y: Scale) -> list[str]:
         parts.append(f'<g fill="none" stroke="#ffffff" stroke-width="3.2">{body}</g>')
         parts.append(f'<g fill="none" stroke="#000000" stroke-width="1.6" class="wrong">{body}</g>')
     if shown < n:
-        parts.append(
-            text(x.end - 4, y.end + 14, f"the first {shown:,} of {n:,} points", 11, "end", "note")
-        )
+        note = f"the first {shown:,} of {n:,} points"
+        parts.append(text(x.end - 4, y.end + 14, note, 11, "end", "note"))
     return parts
 
 
-def _boundary_legend(b: Boundary, left: float, y: float, cut: str) -> list[str]:
-
-    wrong = int(b.wrong.sum())
+def _boundary_legend(b: Boundary, left: float, y: float, keys: list[str]) -> list[str]:
+    above, below, ringed, level = keys
     parts = [
-        f'<circle cx="{left + 6}" cy="{y - 4}" r="6" fill="{POSITIVE}" stroke="#000000"/>',
-        text(left + 18, y, f"target > {cut}", 11),
-        rect(left + 1, y + 13, 10, 10, NEGATIVE, ' stroke="#000000"'),
-        text(left + 18, y + 22, f"target ≤ {cut}", 11),
-        f'<circle cx="{left + 186}" cy="{y - 4}" r="7" fill="none" stroke-width="1.6" '
-        'class="ink-stroke"/>',
-        text(left + 200, y, f"misclassified (ringed): {wrong}", 11),
+        circle(left + 6, y - 4, 6, f' fill="{looks.POSITIVE}" stroke="#000000"'),
+        text(left + 18, y, above, 11),
+        rect(left + 1, y + 13, 10, 10, looks.NEGATIVE, ' stroke="#000000"'),
+        text(left + 18, y + 22, below, 11),
+        circle(left + 186, y - 4, 7, ' fill="none" stroke-width="1.6" class="ink-stroke"'),
+        text(left + 200, y, ringed, 11),
         line(left + 176, y + 18, left + 196, y + 18, "threshold-key"),
-        text(left + 200, y + 22, f"output = {cut}", 11),
+        text(left + 200, y + 22, level, 11),
     ]
     if not np.isfinite(b.output).all():
-        parts.append(rect(left + 1, y + 31, 10, 10, NONFINITE[0], ' stroke="#000000"'))
+        parts.append(rect(left + 1, y + 31, 10, 10, looks.NONFINITE[0], ' stroke="#000000"'))
         parts.append(text(left + 18, y + 40, "output NaN/inf", 11))
     return parts
 
 
 def _hidden_maps(b: Boundary, hidden: list[np.ndarray], left: float, top: float) -> list[str]:
     """One small map per unit of the first hidden layer, on one shared viridis scale."""
-    columns, rows, heading = hidden_grid(b, hidden)
+    columns, rows, heading, name = looks.hidden_grid(b, hidden)
     gap = 8
     room = WIDTH - 12 - left
     side = min((room - gap * (columns - 1)) / columns, (300 - 16 * rows) / rows)
-    lo, hi = (within(v) for v in hidden_range(b, hidden))
+    lo, hi = (looks.within(v) for v in looks.hidden_range(b, hidden))
     parts = [text(left + room / 2, top + 4, heading, 12, "middle")]
     x0, x1, y0, y1 = b.extent
     # the data on every map: the same dots, placed once relative to a map's corner
     sx, sy = Scale(x0, x1, 0, side), Scale(y0, y1, side, 0)
     dots = "".join(
-        f'<circle cx="{num(sx(px))}" cy="{num(sy(py))}" r="1.6"/>'
+        circle(sx(px), sy(py), 1.6)
         for px, py in b.points[:MAX_MARKS].tolist()
         if math.isfinite(px) and math.isfinite(py)
     )
@@ -443,9 +379,7 @@ def _hidden_maps(b: Boundary, hidden: list[np.ndarray], left: float, top: float)
         with np.errstate(all="ignore"):
             t = (unit - lo) / (hi - lo)
         parts.append(text(mx + side / 2, my - 4, f"N{k + 1}", 10, "middle"))
-        parts.append(
-            image(mx, my, side, side, png_url(_raster(unit, HIDDEN_MAP, t)), "pixels unit")
-        )
+        parts.append(_map(mx, my, side, unit, looks.HIDDEN_MAP, t, "unit"))
         parts.append(
             f'<g transform="translate({num(mx)},{num(my)})" fill="#ffffff" stroke="#000000" '
             f'stroke-width="0.4">{dots}</g>'
@@ -453,54 +387,46 @@ def _hidden_maps(b: Boundary, hidden: list[np.ndarray], left: float, top: float)
         parts.append(frame(mx, my, side, side))
     below = top + 26 + rows * (side + 16) + 4
     width = columns * side + (columns - 1) * gap
-    parts.append(colour_bar(HIDDEN_MAP, left, below, width, 12, vertical=False))
+    parts.append(colour_bar(looks.HIDDEN_MAP, left, below, width, 12, vertical=False))
     scale = Scale(lo, hi, left, left + width)
-    ticks = linear_ticks(lo, hi, 5)
-    parts += bottom_axis("hidden", scale, below + 12, ticks, _linear_labels(ticks), 10, False)
-    name = f"L1 unit output ({b.hidden_activation})"
+    parts += bottom_axis("hidden", scale, below + 12, linear_ticks(lo, hi, 5), size=10, spine=False)
     parts.append(text(left + width / 2, below + 42, name, 11, "middle"))
     return parts
 
 
 # -- gradients per layer -------------------------------------------------------------------
 
-
-def _patterns() -> str:
-    """The hatchings, as matplotlib draws them over a status colour: one pattern per
-    colour and hatch used (ids gvp-… are the page's only, drawn once)."""
-    defs = []
-    for (colour, hatch), pid in PATTERN_IDS.items():
-        mark = {
-            "cross": "M0,0 L6,6 M6,0 L0,6",
-            "dots": "M1.5,1.5 h0.01 M4.5,4.5 h0.01",
-            "lines": "M-1,7 L7,-1 M-1,1 L1,-1 M5,7 L7,5",
-        }[HATCH[hatch]]
-        ink = "#666666" if colour in (ZERO[0], NONFINITE[0]) else "#ffffff"
-        width = "1.6" if HATCH[hatch] == "dots" else "0.9"
-        defs.append(
-            f'<pattern id="{pid}" patternUnits="userSpaceOnUse" width="6" height="6">'
-            f'<rect width="6" height="6" fill="{colour}"/><path d="{mark}" stroke="{ink}" '
-            f'stroke-width="{width}" stroke-linecap="round"/></pattern>'
-        )
-    return f"<defs>{''.join(defs)}</defs>"
-
-
 # One pattern per (colour, hatch) the statuses and the NaN/zero marks use: id gvp-…
 PATTERN_IDS = {
-    look: f"gvp-{HATCH[look[1]]}-{look[0][1:]}"
-    for look in sorted({(c, h) for c, h in STATUS_COLOURS.values() if h} | {NONFINITE, ZERO})
+    look: f"gvp-{HATCH[look[1]][0]}-{look[0][1:]}"
+    for look in sorted(
+        {(c, h) for c, h in looks.STATUS_COLOURS.values() if h} | {looks.NONFINITE, looks.ZERO}
+    )
 }
+
+
+def _patterns() -> str:
+    """The hatchings, as matplotlib draws them over a status colour (ids gvp-… are the
+    page's only, drawn once)."""
+    defs = []
+    for (colour, hatch), pid in PATTERN_IDS.items():
+        ink = "#666666" if colour in (looks.ZERO[0], looks.NONFINITE[0]) else "#ffffff"
+        _, mark, width = HATCH[hatch]
+        defs.append(
+            f'<pattern id="{pid}" patternUnits="userSpaceOnUse" width="6" height="6">'
+            f'<rect width="6" height="6" fill="{colour}"/><path d="{mark}" '
+            f'stroke="{ink}" stroke-width="{width}" stroke-linecap="round"/></pattern>'
+        )
+    return f"<defs>{''.join(defs)}</defs>"
 
 
 def _fill(colour: str, hatch: str) -> str:
     return f"url(#{PATTERN_IDS[(colour, hatch)]})" if hatch else colour
 
 
-# What a curve's point is, by what it counts.
-_PER = {
-    "epoch": "mean per epoch, as training saw the examples",
-    "step": "as logged at each optimizer step: that step's batch",
-}
+def _bad_fill(v: float) -> str:
+    """NaN/inf crossed cyan, zeros dotted white."""
+    return _fill(*(looks.NONFINITE if not math.isfinite(v) else looks.ZERO))
 
 
 def grads_svg(
@@ -510,21 +436,17 @@ def grads_svg(
     subtitle: str = "",
     statuses: str = STATUS_MEANINGS,
 ) -> str:
-    """The last moment's rms gradient per layer as log-scale bars with its value and
-    status, and with two or more recorded moments the layers x epochs heat map beside
-    it, row for row, on one log colour scale (darkest = smallest)."""
+    """`plots.grads_plot`'s picture."""
     layers = diagnosis.layers
-    n = len(layers)
-    heat, epochs, names, rows, finite = grad_rows(diagnosis, snapshots)
+    heat, epochs, names, rows, finite = looks.grad_rows(diagnosis, snapshots)
     lo, hi = decades(min(finite), max(finite)) if finite else (1e-8, 1.0)
-
     names_shown = [_clip(f"{lay.name} {lay.activation}", 24) for lay in layers]
     label_w = max((text_width(s, 11) for s in names_shown), default=40)
     bar_left = 12 + min(label_w, 170)
     bar_w = 190 if heat else 380
     status_x = bar_left + bar_w + 6
     top, row_h = 56, 26
-    plot_h = n * row_h
+    plot_h = len(layers) * row_h
     parts = [_patterns(), _title(title, subtitle)]
     parts.append(text(bar_left, top - 10, "now: rms gradient per layer", 12))
     x = Scale(lo, hi, bar_left, bar_left + bar_w, log=True)
@@ -532,33 +454,37 @@ def grads_svg(
     parts += grid_lines([x(t) for t in ticks], top, top + plot_h, vertical=True)
     for i, (layer, shown) in enumerate(zip(layers, names_shown, strict=True)):
         yc = top + (i + 0.5) * row_h
-        kind = bar_kind(layer)
+        kind, look = looks.bar_look(layer)
         extra = f' class="bar" data-rms="{layer.rms!r}"'
-        if kind == "bar":
-            fill = _fill(*STATUS_COLOURS.get(layer.status, HEALTHY))
-            end = x(within(layer.rms, True))
-        else:
+        end = x(looks.within(layer.rms, True)) if kind == "bar" else x.end
+        if kind != "bar":
             extra += ' stroke="#666666" stroke-width="0.6"'
-            fill = _fill(*(NONFINITE if kind == "nonfinite" else ZERO))
-            end = x.end if kind == "nonfinite" else x.start + 0.06 * bar_w
-        parts.append(rect(x.start, yc - row_h * 0.35, end - x.start, row_h * 0.7, fill, extra))
+        if kind == "zero":
+            end = x.start + 0.06 * bar_w
+        parts.append(
+            rect(x.start, yc - row_h * 0.35, end - x.start, row_h * 0.7, _fill(*look), extra)
+        )
         parts.append(text(bar_left - 6, yc + 4, shown, 11, "end", "layer"))
-        words, ink, bold = status_words(layer)
+        words, ink, bold = looks.status_words(layer)
         weight = ' font-weight="bold"' if bold else ""
         cls = f"status st-{layer.status.lower().replace('/', '-')}"  # report.css's dark colours
         parts.append(text(status_x, yc + 4, words, 11, cls=cls, extra=f' fill="{ink}"{weight}'))
     parts.append(line(x.start, top, x.start, top + plot_h))
-    parts += bottom_axis("rms", x, top + plot_h, ticks, [power_label(t) for t in ticks])
-    parts.append(
-        text((x.start + x.end) / 2, top + plot_h + 32, "rms gradient (log scale)", 12, "middle")
-    )
+    parts += bottom_axis("rms", x, top + plot_h, ticks)
+    xmid = (x.start + x.end) / 2
+    parts.append(text(xmid, top + plot_h + 32, "rms gradient (log scale)", 12, "middle"))
     heat_note = ""
     if heat:
         row_of, at = dict(zip(names, rows, strict=True)), (status_x + 118, top, row_h)
         heat_parts, heat_note = _heat(epochs, row_of, layers, (lo, hi), at, diagnosis.unit)
         parts += heat_parts
     legend_y = top + plot_h + 56
-    parts += _grads_legend(layers, rows, statuses, legend_y)
+    parts.append(text(8, legend_y, f"bar colour: status (see {statuses})", 11, cls="soft"))
+    at = 8.0
+    for name, look in looks.grads_keys(layers, rows):
+        key = rect(at, legend_y + 8, 18, 12, _fill(*look), ' stroke="#666666" stroke-width="0.6"')
+        parts += [key, text(at + 23, legend_y + 18, name, 11)]
+        at += 23 + text_width(name, 11) + 18
     if heat:
         key = "heat map colour: rms gradient (log scale; darkest = smallest)"
         parts.append(text(WIDTH - 8, legend_y, key, 11, "end", "soft"))
@@ -566,11 +492,6 @@ def grads_svg(
         parts.append(text(WIDTH - 8, legend_y + 18, heat_note, 11, "end", "note"))
     label = f"rms gradient per layer, and per layer over {diagnosis.unit}s"
     return svg(WIDTH, legend_y + 30, label, parts, "grads")
-
-
-def _clip(label: str, most: int) -> str:
-    """A label in at most `most` characters, control characters as escapes."""
-    return clip(printable(label), most)
 
 
 def _heat(
@@ -582,8 +503,7 @@ def _heat(
     unit: str,
 ) -> tuple[list[str], str]:
     """The layers x epochs map: one row per layer, one column per recorded epoch (as wide
-    as the time it stands for), NaN/inf crossed cyan and zeros dotted white; `at`: the
-    map's left, top and row height."""
+    as the time it stands for); `at`: the map's left, top and row height."""
     (lo, hi), (left, top, row_h) = scale, at
     columns = list(range(len(epochs)))
     note = ""
@@ -611,19 +531,17 @@ def _heat(
             v = row[j] if row is not None else math.nan
             if 0 < v < math.inf:
                 t = (math.log10(v) - math.log10(lo)) / (math.log10(hi) - math.log10(lo))
-                fill = colour_hex(MAGNITUDE_MAP, t)
+                fill = colour_hex(looks.MAGNITUDE_MAP, t)
             else:
-                fill = _fill(*(NONFINITE if not math.isfinite(v) else ZERO))
+                fill = _bad_fill(v)
             data = f' data-v="{v!r}" data-e="{epochs[j]}"'
             parts.append(rect(a, top + i * row_h, b - a + 0.3, row_h, fill, data))
     plot_h = len(layers) * row_h
     parts.append(frame(left, top, width, plot_h))
-    ticks = [
-        t for t in linear_ticks(shown[0], shown[-1], 6, integer=True) if shown[0] <= t <= shown[-1]
-    ]
-    parts += bottom_axis(
-        "heat-epoch", x, top + plot_h, ticks, [str(round(t)) for t in ticks], spine=False
-    )
+    ticks = linear_ticks(shown[0], shown[-1], 6, integer=True)
+    ticks = [t for t in ticks if shown[0] <= t <= shown[-1]]
+    labels = [str(round(t)) for t in ticks]
+    parts += bottom_axis("heat-epoch", x, top + plot_h, ticks, labels, spine=False)
     parts.append(text(left + width / 2, top + plot_h + 32, unit, 12, "middle"))
     # the epoch chosen on the page's slider: one outlined column per recorded epoch
     parts.append(
@@ -632,20 +550,9 @@ def _heat(
     )
     bx = left + width + 10
     bar_h = max(plot_h, 90)
-    parts.append(colour_bar(MAGNITUDE_MAP, bx, top, 12, bar_h))
+    parts.append(colour_bar(looks.MAGNITUDE_MAP, bx, top, 12, bar_h))
     bar = Scale(lo, hi, top + bar_h, top, log=True)
-    bticks = log_ticks(lo, hi, max(2, int(bar_h // 18)))
-    parts += side_axis("colour", bar, bx + 12, bticks, [power_label(t) for t in bticks], 10, 1)
+    parts += side_axis(
+        "colour", bar, bx + 12, log_ticks(lo, hi, max(2, int(bar_h // 18))), None, 10, 1
+    )
     return parts, note
-
-
-def _grads_legend(
-    layers: Sequence[LayerStats], rows: list[list[float]], statuses: str, y: float
-) -> list[str]:
-    parts = [text(8, y, f"bar colour: status (see {statuses})", 11, cls="soft")]
-    at = 8.0
-    for name, look in grads_keys(layers, rows):
-        parts.append(rect(at, y + 8, 18, 12, _fill(*look), ' stroke="#666666" stroke-width="0.6"'))
-        parts.append(text(at + 23, y + 18, name, 11))
-        at += 23 + text_width(name, 11) + 18
-    return parts

@@ -1,12 +1,11 @@
 """What each plot shows, decided once for its two drawers: matplotlib for the files
-(`plots`: SVG, PNG, PDF) and the inline SVG of the pages (`page_plots`, no matplotlib).
+(`plots`) and the pages' inline SVG (`page_plots`).
 
-Colours are safe for the common colour-vision deficiencies, with shapes or hatching beside
-every colour that carries meaning: gradient magnitude on the sequential `magma` map, darkest
-for the smallest, so vanishing gradients stand out most; a vanishing or stalled layer's bar
-vivid magenta and hatched, as the terminal shows it; NaN/inf cyan with crosses, exact zeros
-white with dots. The decision boundary uses the diverging purple-orange map centred on the
-decision threshold.
+Colours safe for the common colour-vision deficiencies, with shapes or hatching beside
+every colour that carries meaning: gradient magnitude on `magma`, darkest for the smallest;
+a vanishing or stalled layer's bar vivid magenta and hatched, as the terminal shows it;
+NaN/inf cyan with crosses, exact zeros white with dots; the decision boundary on the
+diverging purple-orange map centred on the decision threshold.
 """
 
 from __future__ import annotations
@@ -62,8 +61,8 @@ PLOT_MIN = 1e-200  # positive values, on a log axis
 
 
 def within(value: float, log: bool = False) -> float:
-    """`value` as a plot can draw it: its magnitude at most PLOT_MAX (on a log axis, at
-    least PLOT_MIN); NaN and ±inf as they are (drawn as gaps, and marked)."""
+    """`value` within ±PLOT_MAX (on a log axis, at least PLOT_MIN); NaN and ±inf as they
+    are (drawn as gaps, and marked)."""
     if not math.isfinite(value):
         return value
     if log:
@@ -72,7 +71,6 @@ def within(value: float, log: bool = False) -> float:
 
 
 def clip(label: str, most: int) -> str:
-    """A label in at most `most` characters (then …)."""
     return label if len(label) <= most else label[: most - 1] + "…"
 
 
@@ -82,8 +80,8 @@ def clip(label: str, most: int) -> str:
 def grad_rows(
     diagnosis: Diagnosis, snapshots: History | None
 ) -> tuple[bool, list[int], list[str], list[list[float]], list[float]]:
-    """(heat map or not, its epochs, names and rows drawn within the limits, every finite
-    positive magnitude of bars and map): the heat map needs two recorded moments."""
+    """(heat map or not: it needs two recorded moments, its epochs, names and rows within
+    the limits, every finite positive magnitude of bars and map)."""
     heat = bool(snapshots) and len(snapshots) > 1  # type: ignore[arg-type]
     epochs, names, rows = series(snapshots) if heat and snapshots else ([], [], [])
     rows = [[within(v, log=True) if v > 0 else v for v in row] for row in rows]
@@ -91,11 +89,13 @@ def grad_rows(
     return heat, epochs, names, rows, [within(v, log=True) for v in values if 0 < v < math.inf]
 
 
-def bar_kind(layer: LayerStats) -> str:
-    """ "bar" (a length to show), "nonfinite" (the whole row, crossed) or "zero" (a short
-    dotted stub at the axis' start, never a long bar)."""
+def bar_look(layer: LayerStats) -> tuple[str, tuple[str, str]]:
+    """(kind, (colour, hatch)) of a layer's bar: "bar" (a length to show, in its status'
+    colour), "nonfinite" (the whole row, crossed) or "zero" (a short dotted stub)."""
     v = within(layer.rms, log=True)
-    return "bar" if 0 < v < math.inf else "nonfinite" if not math.isfinite(v) else "zero"
+    if 0 < v < math.inf:
+        return "bar", STATUS_COLOURS.get(layer.status, HEALTHY)
+    return ("nonfinite", NONFINITE) if not math.isfinite(v) else ("zero", ZERO)
 
 
 def status_words(layer: LayerStats) -> tuple[str, str, bool]:
@@ -122,8 +122,8 @@ def grads_keys(
 
 
 def loss_series(loss: Sequence[float]) -> tuple[bool, list[float], list[float], bool]:
-    """(log scale: every finite value positive, the losses drawn within the limits, the
-    finite ones drawn, whether any was moved to a limit)."""
+    """(log scale or not, the losses within the limits, the finite ones of those, whether
+    any was moved to a limit)."""
     given = [v for v in loss if math.isfinite(v)]
     log = bool(given) and min(given) > 0
     drawn = [within(v, log) for v in loss]
@@ -135,8 +135,8 @@ def loss_series(loss: Sequence[float]) -> tuple[bool, list[float], list[float], 
 
 
 def output_norm(b: Boundary) -> tuple[float, float]:
-    """The colour range: [0, 1] for a sigmoid output, else symmetric about the threshold,
-    so the map's neutral middle is exactly the decision threshold."""
+    """The colour range: [0, 1] for a sigmoid output, else symmetric about the threshold
+    (the map's neutral middle)."""
     if b.output_activation == "sigmoid":
         return 0.0, 1.0
     finite = b.output[np.isfinite(b.output)]
@@ -146,8 +146,7 @@ def output_norm(b: Boundary) -> tuple[float, float]:
 
 
 def hidden_range(b: Boundary, hidden: list[np.ndarray]) -> tuple[float, float]:
-    """The hidden maps' one colour scale: the activation's range (σ in [0, 1], tanh in
-    [-1, 1]), else the values'."""
+    """The hidden maps' colour scale: the activation's range (σ, tanh), else the values'."""
     op = ACTIVATIONS.get(b.hidden_activation or "")
     if op is not None and op.output_range is not None:
         return op.output_range
@@ -156,9 +155,24 @@ def hidden_range(b: Boundary, hidden: list[np.ndarray]) -> tuple[float, float]:
     return lo, hi if hi > lo else lo + 1.0
 
 
-def hidden_grid(b: Boundary, hidden: list[np.ndarray]) -> tuple[int, int, str]:
-    """(columns, rows, title) of the small maps of the first hidden layer's units."""
+def boundary_words(b: Boundary) -> tuple[str, str, str, str, str]:
+    """The colour bar's label and the legend's four keys: the two classes, the ringed
+    points, the threshold's contour."""
+    cut = fmt(b.threshold)
+    return (
+        f"network output ({b.output_activation}); threshold {cut}",
+        f"target > {cut}",
+        f"target ≤ {cut}",
+        f"misclassified (ringed): {int(b.wrong.sum())}",
+        f"output = {cut}",
+    )
+
+
+def hidden_grid(b: Boundary, hidden: list[np.ndarray]) -> tuple[int, int, str, str]:
+    """(columns, rows, title, colour bar's label) of the small maps of the first hidden
+    layer's units."""
     n = len(hidden)
     columns = 2 if n <= 8 else 4
     shown = f"first {n} of {len(b.hidden)} units" if len(b.hidden) > n else f"{n} units"
-    return columns, math.ceil(n / columns), f"first hidden layer, {shown}"
+    heading = f"first hidden layer, {shown}"
+    return columns, math.ceil(n / columns), heading, f"L1 unit output ({b.hidden_activation})"

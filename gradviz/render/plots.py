@@ -1,12 +1,10 @@
 """The plots as files, drawn by matplotlib: gradient bars per layer and the layers x epochs
-heat map, loss and accuracy curves, and a two-input network's decision boundary; what each
-shows (colours, limits, legends) is `plot_looks`', shared with the pages' SVG drawer.
+heat map, loss and accuracy curves, a two-input network's decision boundary. What each
+shows is `plot_looks`', shared with the pages' SVG (`page_plots`).
 
-matplotlib comes with this module, which the CLI imports only to write a plot: the Agg, SVG
-and PDF writers, no GUI (no pyplot); its log (a font cache being built, a config folder it
-cannot write) stays quiet unless the user configured logging. The same bytes on every run:
-fonts are matplotlib's DejaVu Sans drawn as paths (text metrics do not depend on the
-viewer's fonts), SVG ids come from a fixed salt, and no date is written.
+The CLI imports this module (and matplotlib: Agg, SVG and PDF writers, no pyplot) only to
+write a plot; matplotlib's log stays quiet unless the user configured logging. The same
+bytes on every run: DejaVu Sans drawn as paths, SVG ids from a fixed salt, no date.
 """
 
 from __future__ import annotations
@@ -31,36 +29,7 @@ from matplotlib.lines import Line2D
 from matplotlib.patches import Patch, Rectangle
 from matplotlib.ticker import LogFormatterSciNotation, LogLocator, MaxNLocator, PercentFormatter
 
-from gradviz.numbers import fmt
-from gradviz.render.plot_looks import (
-    ACCURACY_COLOUR,
-    BAD_MARK,
-    BOUNDARY_MAP,
-    HEALTHY,
-    HIDDEN_MAP,
-    LOSS_COLOUR,
-    MAGNITUDE_MAP,
-    MAX_HIDDEN_MAPS,
-    NEGATIVE,
-    NONFINITE,
-    PLOT_MAX,
-    PLOT_MIN,
-    POSITIVE,
-    STATUS_COLOURS,
-    STATUS_MEANINGS,
-    SUPERSCRIPT,
-    ZERO,
-    bar_kind,
-    clip,
-    grad_rows,
-    grads_keys,
-    hidden_grid,
-    hidden_range,
-    loss_series,
-    output_norm,
-    status_words,
-    within,
-)
+from gradviz.render import plot_looks as looks
 from gradviz.render.themes import themed_plot
 from gradviz.text import printable
 
@@ -112,7 +81,13 @@ def _figure(height_in: float) -> Figure:
     return Figure(figsize=(WIDTH_IN, height_in), layout="constrained")
 
 
-def _save(figure: Figure, fmt: str) -> bytes:
+def _save(figure: Figure, title: str, subtitle: str, fmt: str) -> bytes:
+    """The figure under its title (and, in the same text, the circumstances: when, on what
+    data), as the bytes of a file."""
+    if subtitle:
+        figure.suptitle(plain(f"{title}\n{textwrap.fill(subtitle, 100)}"), fontsize=10)
+    else:
+        figure.suptitle(plain(title), fontweight="bold")
     if fmt not in PLOT_FORMATS:
         raise ValueError(f"plots are written as {', '.join(PLOT_FORMATS)}, not {fmt!r}")
     out = io.BytesIO()
@@ -123,9 +98,8 @@ def _save(figure: Figure, fmt: str) -> bytes:
 
 
 def plain(text: str) -> str:
-    """Text from the user (a file, layer or column name) as matplotlib shows it literally:
-    a `$` would otherwise start TeX math, and a control character (a tab in a module's
-    name) is shown as its escape (`gradviz.text.printable`; raw, it is invalid in SVG)."""
+    """User text as matplotlib shows it literally: no `$` starting TeX math, control
+    characters as escapes (`gradviz.text.printable`; raw, they are invalid in SVG)."""
     return printable(text).replace("$", r"\$")
 
 
@@ -144,51 +118,34 @@ def unicode_log_labels(axis: Any) -> None:
             if math is None:
                 return text
             inner = math.group(1).replace(r"\times", "×")
-            inner = re.sub(r"\^\{(-?\d+)\}", lambda m: m.group(1).translate(SUPERSCRIPT), inner)
+            inner = re.sub(
+                r"\^\{(-?\d+)\}", lambda m: m.group(1).translate(looks.SUPERSCRIPT), inner
+            )
             return inner.replace("-", "\u2212", 1) if inner.startswith("-") else inner
 
     axis.set_major_formatter(Labels(base=10))
     axis.set_minor_formatter(Labels(base=10, labelOnlyBase=False))
 
 
-def _suptitle(figure: Figure, title: str, subtitle: str) -> None:
-    """The title, and under it in the same text the circumstances (when, on what data)."""
-    if subtitle:
-        figure.suptitle(plain(f"{title}\n{textwrap.fill(subtitle, 100)}"), fontsize=10)
-    else:
-        figure.suptitle(plain(title), fontweight="bold")
-
-
-def _draw(build: Any, fmt: str) -> bytes:
-    """Build and save a figure under gradviz's rc settings (fonts, salt), restored after."""
-    with matplotlib.rc_context(RC):
-        return _save(build(), fmt)
-
-
 # -- gradients per layer -----------------------------------------------------------------
 
 
+@matplotlib.rc_context(RC)  # gradviz's fonts and salt while a plot is drawn, restored after
 def grads_plot(
     diagnosis: Diagnosis,
     snapshots: History | None = None,
     title: str = "rms gradient per layer",
     subtitle: str = "",
     fmt: str = "svg",
-    statuses: str = STATUS_MEANINGS,
+    statuses: str = looks.STATUS_MEANINGS,
 ) -> bytes:
     """The last moment's rms gradient per layer as horizontal log-scale bars, each
     layer's value and status beside it; with a history, the layers x epochs heat map to
     the right, row for row, with a log colour bar. The legend says where each status
     is explained, in the caller's words (`statuses`: the CLI says `gradviz grads --help`)."""
-    return _draw(lambda: _grads_figure(diagnosis, snapshots, title, subtitle, statuses), fmt)
-
-
-def _grads_figure(
-    diagnosis: Diagnosis, snapshots: History | None, title: str, subtitle: str, statuses: str
-) -> Figure:
     layers = diagnosis.layers
     n = len(layers)
-    heat, epochs, names, rows, finite = grad_rows(diagnosis, snapshots)
+    heat, epochs, names, rows, finite = looks.grad_rows(diagnosis, snapshots)
     figure = _figure(2.2 + 0.3 * n)
     if heat:
         bars, grid = figure.subplots(1, 2, width_ratios=[1, 1.25], sharey=True)
@@ -201,25 +158,22 @@ def _grads_figure(
     y = list(range(n))
     stub = lo * (hi / lo) ** 0.06 - lo
     for i, layer in enumerate(layers):
-        kind = bar_kind(layer)
-        (face, mark), length, edge = {
-            "bar": (STATUS_COLOURS.get(layer.status, HEALTHY), within(layer.rms, True), "white"),
-            "nonfinite": (NONFINITE, hi, "#666666"),
-            "zero": (ZERO, stub, "#666666"),
-        }[kind]
+        kind, (face, mark) = looks.bar_look(layer)
+        length = {"bar": looks.within(layer.rms, True), "nonfinite": hi, "zero": stub}[kind]
+        edge = "white" if kind == "bar" else "#666666"
         bars.barh(i, length, left=lo, color=face, hatch=mark, edgecolor=edge, height=0.7)
     bars.set_xscale("log")
     bars.set_xlim(lo, hi)
     bars.xaxis.set_major_locator(LogLocator(numticks=6))  # room for every 10⁻ⁿ label
     unicode_log_labels(bars.xaxis)
-    bars.set_yticks(y, [plain(f"{clip(lay.name, 40)} {lay.activation}") for lay in layers])
+    bars.set_yticks(y, [plain(f"{looks.clip(lay.name, 40)} {lay.activation}") for lay in layers])
     bars.set_ylim(n - 0.5, -0.5)  # L1 at the top, as in the table
     bars.set_xlabel("rms gradient (log scale)")
     bars.set_title("now: rms gradient per layer", loc="left")
     bars.grid(axis="x", color="#dddddd", linewidth=0.6)
     bars.set_axisbelow(True)
     status = bars.secondary_yaxis("right")
-    words = [status_words(lay) for lay in layers]
+    words = [looks.status_words(lay) for lay in layers]
     status.set_yticks(y, [text for text, _, _ in words])
     status.tick_params(length=0)
     for label, (_, ink, bold) in zip(status.get_yticklabels(), words, strict=True):
@@ -228,29 +182,20 @@ def _grads_figure(
             label.set_fontweight("bold")
     handles = [
         Patch(facecolor=face, hatch=hatch, edgecolor=ZERO_EDGE.get(name), label=name)
-        for name, (face, hatch) in grads_keys(layers, rows)
+        for name, (face, hatch) in looks.grads_keys(layers, rows)
     ]
     if grid is not None:
-        _heat(figure, grid, epochs, names, rows, layers, LogNorm(lo, hi))
+        cells = np.array([rows[names.index(lay.name)] for lay in layers], dtype=np.float64)
+        _heat(figure, grid, epochs, cells, LogNorm(lo, hi))
     key = {"title": f"bar colour: status (see {statuses})", "title_fontsize": 8}
     columns = min(6, max(1, len(handles)))
     figure.legend(handles=handles, loc="outside lower center", ncol=columns, frameon=False, **key)
-    _suptitle(figure, title, subtitle)
-    return figure
+    return _save(figure, title, subtitle, fmt)
 
 
-def _heat(
-    figure: Figure,
-    ax: Any,
-    epochs: list[int],
-    names: list[str],
-    rows: list[list[float]],
-    layers: Sequence[Any],
-    norm: Any,
-) -> None:
+def _heat(figure: Figure, ax: Any, epochs: list[int], grid: np.ndarray, norm: LogNorm) -> None:
     """The layers x epochs map: one row per layer, one column per recorded epoch (cells
     as wide as the time they stand for), NaN/inf and zeros hatched over the colour."""
-    grid = np.array([rows[names.index(lay.name)] for lay in layers], dtype=np.float64)
     e = np.asarray(epochs, dtype=np.float64)
     if len(e) > 1 and not np.all(np.diff(e) > 0):
         # records at one step (a recorder's step() twice between updates): cells of one
@@ -264,10 +209,10 @@ def _heat(
         edges = np.array([e[0] - 0.5, e[0] + 0.5])
     masked = np.ma.masked_where(~np.isfinite(grid) | (grid <= 0), grid)
     mesh = ax.pcolormesh(
-        edges, np.arange(len(layers) + 1) - 0.5, masked, cmap=MAGNITUDE_MAP, norm=norm
+        edges, np.arange(len(grid) + 1) - 0.5, masked, cmap=looks.MAGNITUDE_MAP, norm=norm
     )
     for i, j in zip(*np.nonzero(np.ma.getmaskarray(masked)), strict=True):
-        face, hatch = NONFINITE if not np.isfinite(grid[i, j]) else ZERO
+        face, hatch = looks.NONFINITE if not np.isfinite(grid[i, j]) else looks.ZERO
         corner, width = (edges[j], i - 0.5), edges[j + 1] - edges[j]
         look = {"facecolor": face, "hatch": hatch, "edgecolor": "#666666", "linewidth": 0}
         ax.add_patch(Rectangle(corner, width, 1, **look))
@@ -285,6 +230,7 @@ def _heat(
 # -- loss and accuracy over training ----------------------------------------------------
 
 
+@matplotlib.rc_context(RC)
 def curves_plot(
     loss: Sequence[float],
     accuracy: Sequence[float],
@@ -295,17 +241,11 @@ def curves_plot(
 ) -> bytes:
     """The mean loss per epoch (log scale when every value is positive) above the
     accuracy per epoch, on one epoch axis; NaN/inf epochs are left as gaps and marked."""
-    return _draw(lambda: _curves_figure(loss, accuracy, every, title, subtitle), fmt)
-
-
-def _curves_figure(
-    loss: Sequence[float], accuracy: Sequence[float], every: int, title: str, subtitle: str
-) -> Figure:
     figure = _figure(4.8)
     top, bottom = figure.subplots(2, 1, sharex=True, height_ratios=[1.4, 1])
     epochs = [every * (i + 1) for i in range(len(loss))]
-    log, loss, finite, moved = loss_series(loss)
-    top.plot(epochs, loss, color=LOSS_COLOUR, linewidth=1.4)
+    log, loss, finite, moved = looks.loss_series(loss)
+    top.plot(epochs, loss, color=looks.LOSS_COLOUR, linewidth=1.4)
     if log:
         top.set_yscale("log")
         unicode_log_labels(top.yaxis)
@@ -313,15 +253,15 @@ def _curves_figure(
     else:
         top.set_ylabel("loss")
     if moved:
-        edge = f"{PLOT_MIN:g} and {PLOT_MAX:g}" if log else f"±{PLOT_MAX:g}"
+        edge = f"{looks.PLOT_MIN:g} and {looks.PLOT_MAX:g}" if log else f"±{looks.PLOT_MAX:g}"
         top.text(0.01, 0.95, f"drawn between {edge}", transform=top.transAxes, va="top")
     bad = [x for x, v in zip(epochs, loss, strict=True) if not math.isfinite(v)]
     if bad:
-        top.plot(bad, [min(finite) if finite else 0] * len(bad), "x", color=BAD_MARK)
+        top.plot(bad, [min(finite) if finite else 0] * len(bad), "x", color=looks.BAD_MARK)
         top.text(0.99, 0.95, "x: NaN/inf loss", transform=top.transAxes, ha="right", va="top")
     top.set_title("mean per epoch, as training saw the examples", loc="left", fontsize=8)
     top.grid(color="#dddddd", linewidth=0.6)
-    bottom.plot(epochs, accuracy, color=ACCURACY_COLOUR, linewidth=1.4)
+    bottom.plot(epochs, accuracy, color=looks.ACCURACY_COLOUR, linewidth=1.4)
     bottom.set_ylim(-0.03, 1.03)
     bottom.yaxis.set_major_formatter(PercentFormatter(1.0))
     bottom.set_ylabel("accuracy")
@@ -330,34 +270,30 @@ def _curves_figure(
     bottom.grid(color="#dddddd", linewidth=0.6)
     if epochs:
         bottom.set_xlim(0, epochs[-1])
-    _suptitle(figure, title, subtitle)
-    return figure
+    return _save(figure, title, subtitle, fmt)
 
 
 # -- decision boundary -------------------------------------------------------------------
 
 
+@matplotlib.rc_context(RC)
 def boundary_plot(
     b: Boundary, title: str = "decision boundary", subtitle: str = "", fmt: str = "svg"
 ) -> bytes:
     """The network's output over the input plane on a diverging map centred on the
     decision threshold, the threshold's contour, the data points on top (ringed where
     misclassified), and beside it one small map per unit of the first hidden layer."""
-    return _draw(lambda: _boundary_figure(b, title, subtitle), fmt)
-
-
-def _boundary_figure(b: Boundary, title: str, subtitle: str) -> Figure:
     figure = _figure(5.6)
-    hidden = b.hidden[:MAX_HIDDEN_MAPS]
+    hidden = b.hidden[: looks.MAX_HIDDEN_MAPS]
     if hidden:
         main_fig, side_fig = figure.subfigures(1, 2, width_ratios=[1.7, 1], wspace=0.02)
     else:
         main_fig, side_fig = figure, None
     ax = main_fig.subplots()
-    lo, hi = output_norm(b)
+    lo, hi = looks.output_norm(b)
     norm = TwoSlopeNorm(vcenter=b.threshold, vmin=lo, vmax=hi)
     extent = b.extent
-    image = ax.imshow(b.output, extent=extent, cmap=BOUNDARY_MAP, norm=norm, **PIXELS)
+    image = ax.imshow(b.output, extent=extent, cmap=looks.BOUNDARY_MAP, norm=norm, **PIXELS)
     finite = b.output[np.isfinite(b.output)]
     if finite.size and finite.min() < b.threshold < finite.max():
         look = _threshold_look()
@@ -372,7 +308,7 @@ def _boundary_figure(b: Boundary, title: str, subtitle: str) -> Figure:
     few = len(b.targets) <= 20  # a gate's four corners: bigger marks
     many = len(b.targets) > 2000  # drawn as an image: an SVG of 100,000 marks is unusable
     halo, mark = (150, 90) if few else (70, 42)
-    for mask, colour, marker in ((positive, POSITIVE, "o"), (~positive, NEGATIVE, "s")):
+    for mask, colour, marker in ((positive, looks.POSITIVE, "o"), (~positive, looks.NEGATIVE, "s")):
         # a black halo under a white-edged marker: visible on any colour of the map
         for size, face, edge, z in ((halo, "black", "black", 3), (mark, colour, "white", 4)):
             look = {"s": size, "c": face, "marker": marker, "edgecolors": edge, "zorder": z}
@@ -386,34 +322,33 @@ def _boundary_figure(b: Boundary, title: str, subtitle: str) -> Figure:
     ax.set_xlabel(plain(b.feature_names[0]))
     ax.set_ylabel(plain(b.feature_names[1]))
     bar = main_fig.colorbar(image, ax=ax, pad=0.02, aspect=30)
-    bar.set_label(f"network output ({b.output_activation}); threshold {fmt(b.threshold)}")
+    label, above, below, ringed, level = looks.boundary_words(b)
+    bar.set_label(label)
     bar.ax.axhline(b.threshold, **_threshold_look())
-    cut, ringed = fmt(b.threshold), f"misclassified (ringed): {wrong.sum()}"
     handles = [
-        Line2D([], [], ls="", marker="o", color=POSITIVE, mec="black", label=f"target > {cut}"),
-        Line2D([], [], ls="", marker="s", color=NEGATIVE, mec="black", label=f"target ≤ {cut}"),
+        Line2D([], [], ls="", marker="o", color=looks.POSITIVE, mec="black", label=above),
+        Line2D([], [], ls="", marker="s", color=looks.NEGATIVE, mec="black", label=below),
         Line2D([], [], ls="", marker="o", ms=11, mfc="none", mec="black", mew=1.6, label=ringed),
-        Line2D([], [], label=f"output = {cut}", **_threshold_look()),
+        Line2D([], [], label=level, **_threshold_look()),
     ]
     main_fig.legend(handles=handles, loc="outside lower center", ncol=2, frameon=False)
     if side_fig is not None:
         _hidden_maps(side_fig, b, hidden, extent)
-    _suptitle(figure, title, subtitle)
-    return figure
+    return _save(figure, title, subtitle, fmt)
 
 
 def _hidden_maps(figure: Any, b: Boundary, hidden: list[Any], extent: tuple) -> None:
     """One small map per unit of the first hidden layer, on one shared colour scale."""
     n = len(hidden)
-    columns, rows, heading = hidden_grid(b, hidden)
+    columns, rows, heading, label = looks.hidden_grid(b, hidden)
     axes = np.atleast_1d(figure.subplots(rows, columns, squeeze=False)).ravel()
-    norm = Normalize(*hidden_range(b, hidden))
+    norm = Normalize(*looks.hidden_range(b, hidden))
     image = None
     for k, ax in enumerate(axes):
         if k >= n:
             ax.set_axis_off()
             continue
-        image = ax.imshow(hidden[k], extent=extent, cmap=HIDDEN_MAP, norm=norm, **PIXELS)
+        image = ax.imshow(hidden[k], extent=extent, cmap=looks.HIDDEN_MAP, norm=norm, **PIXELS)
         dots = {"s": 5, "c": "white", "edgecolors": "black", "linewidths": 0.3}
         ax.scatter(b.points[:, 0], b.points[:, 1], rasterized=True, **dots)
         ax.set_xticks([])
@@ -424,4 +359,4 @@ def _hidden_maps(figure: Any, b: Boundary, hidden: list[Any], extent: tuple) -> 
         ax.set_title(f"N{k + 1}", fontsize=8, pad=2)
     figure.suptitle(heading, fontsize=9)
     bar = figure.colorbar(image, ax=list(axes), location="bottom", aspect=25, shrink=0.9)
-    bar.set_label(f"L1 unit output ({b.hidden_activation})", fontsize=8)
+    bar.set_label(label, fontsize=8)

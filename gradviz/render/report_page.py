@@ -1,18 +1,11 @@
 """One self-contained HTML page for a trained network (`inspect MODEL -o report.html`,
-`train SPEC --report FILE.html`): the summary, the curves, the decision boundary (2 inputs),
-the predictions, the gradient table with its verdict, the heat map, the layer-level
-network recoloured by an epoch slider, and one example's loss graph.
-
-The example's graph runs in the page: every example's loss graph has one shape (only the
-inputs `x0…` and the target `y` differ), so the page carries it once and runs it with
-assets/engine.js, which tests/test_html_parity.py checks against the Python engine to the
-bit; any example, or an input typed in, costs nothing more.
-
-Pure: a `gradviz.report.Report` and its rendered parts in, one HTML string out (a run
-recorded elsewhere gets a note where the data's parts go). Scripts and styles are allowed
-by their hashes in a Content-Security-Policy that forbids everything else; the plots take
-their colours from report.css (dark mode) and their rasters are data: URLs. User text is
-escaped as HTML text, or as JSON with `<`, `>`, `&` and U+2028/9 escaped.
+`train SPEC --report FILE.html`): the summary, the curves, the decision boundary, the
+predictions, the gradients, the network recoloured by an epoch slider, and one example's
+loss graph, which runs in the page: every example's graph has one shape, so the page
+carries it once and runs it with assets/engine.js (tests/test_html_parity.py checks it
+against the Python engine to the bit). Pure: a `Report` and its rendered parts in, HTML
+out. Scripts and styles are allowed by their hashes in a Content-Security-Policy that
+forbids everything else; user text is escaped as HTML, or as JSON for a script.
 """
 
 from __future__ import annotations
@@ -25,7 +18,8 @@ from typing import TYPE_CHECKING, Any
 
 from gradviz.numbers import DEFAULT_PRECISION, fmt, json_number
 from gradviz.render import colours
-from gradviz.render.diagram import BAD_BAND, BANDS, Diagram, Node, band_of
+from gradviz.render.colours import BAD_BAND, BANDS
+from gradviz.render.diagram import Diagram
 from gradviz.render.html import (
     HEAD,
     asset_text,
@@ -64,12 +58,12 @@ class ReportParts:
 
 
 def band_index(grad: float | None) -> int:
-    """The shared colour band of a layer's rms gradient (render/diagram.py's `band_of`):
-    0…6 into BANDS, -1 for NaN/inf, None-less: a missing value is band 0."""
-    band = band_of(Node(id="layer", kind="group", label="", grad=grad))
-    if band is None or band is BAD_BAND:
-        return -1 if band is BAD_BAND else 0
-    return BANDS.index(band)
+    """A layer's rms gradient's index into BANDS (the pictures' scale), -1 for NaN/inf;
+    a missing value is band 0."""
+    band = colours.band_for(None if grad is None else abs(grad))
+    if band is BAD_BAND:
+        return -1
+    return 0 if band is None else BANDS.index(band)
 
 
 def epoch_frames(snapshots: History, layer_names: Sequence[str]) -> list[dict[str, Any]]:
@@ -109,46 +103,39 @@ def epoch_diagram(
     """The layer-level network picture with each layer's texts room enough for every
     recorded epoch's (the page rewrites them), showing the last epoch's gradients; and
     the inputs' line room enough for every listed example of `data`."""
-    if data is not None:
-        width = max(len(inputs_line(row)) for row in data.X[:EXAMPLE_LIMIT].tolist())
-        diagram = replace(
-            diagram,
-            nodes=tuple(
-                replace(n, extra_lines=(n.extra_lines[0].ljust(width, PAD),))
-                if n.id == "inputs" and n.extra_lines
-                else n
-                for n in diagram.nodes
-            ),
-        )
-    if not frames:
-        return diagram
     by_layer: dict[str, list[dict[str, Any]]] = {}
     for frame in frames:
         for layer in frame["layers"]:
             by_layer.setdefault(layer["name"], []).append(layer)
     nodes = []
     for node in diagram.nodes:
+        if data is not None and node.id == "inputs" and node.extra_lines:
+            width = max(len(inputs_line(row)) for row in data.X[:EXAMPLE_LIMIT].tolist())
+            node = replace(node, extra_lines=(node.extra_lines[0].ljust(width, PAD),))
         seen = by_layer.get(node.id)
-        if not seen:
-            nodes.append(node)
-            continue
-        lines = [node.extra_lines[0] if node.extra_lines else node.label]
-        for key in ("max", "status"):
-            width = max(len(layer[key]) for layer in seen)
-            lines.append(seen[-1][key].ljust(width, PAD))
-        nodes.append(replace(node, grad=seen[-1]["grad"], extra_lines=tuple(lines)))
+        if seen:
+            lines = [node.extra_lines[0] if node.extra_lines else node.label]
+            for key in ("max", "status"):
+                width = max(len(layer[key]) for layer in seen)
+                lines.append(seen[-1][key].ljust(width, PAD))
+            node = replace(node, grad=seen[-1]["grad"], extra_lines=tuple(lines))
+        nodes.append(node)
     return replace(diagram, nodes=tuple(nodes))
 
 
+def _note(note: str | None) -> str:
+    return f'<p class="note">{html.escape(note or "not drawn")}</p>'
+
+
 def _picture(svg: str | None, note: str | None) -> str:
-    if svg is None:
-        return f'<p class="note">{html.escape(note or "not drawn")}</p>'
-    return f'<figure class="plot">{svg}</figure>'
+    return _note(note) if svg is None else f'<figure class="plot">{svg}</figure>'
 
 
-def _examples_table(
-    data: Dataset, outputs: Sequence[float], correct: Sequence[bool], signed: bool
-) -> str:
+def _examples(report: Report) -> str:
+    """The examples table, or a note when the run holds no data."""
+    data, outputs, correct = report.data, report.outputs, report.correct
+    if data is None or outputs is None or correct is None:
+        return '<p class="note">no predictions: the run holds no data</p>'
     shown = min(data.size, EXAMPLE_LIMIT)
     head = "".join(f'<th scope="col">{html.escape(n)}</th>' for n in data.feature_names)
     rows = []
@@ -156,7 +143,7 @@ def _examples_table(
         y = float(data.Y[i])
         right = correct[i]
         cells = "".join(f"<td>{html.escape(fmt(v))}</td>" for v in data.X[i].tolist())
-        target = 2.0 * y - 1.0 if signed else y
+        target = 2.0 * y - 1.0 if report.signed else y
         mark = "✓" if right else "✗ wrong"
         rows.append(
             f'<tr class="{"right" if right else "wrong"}"><td>'
@@ -227,24 +214,16 @@ def _scatter(data: Dataset) -> str:
 
 def _typed_form(data: Dataset) -> str:
     """The boxes for an input of one's own, and the button that shows its loss graph."""
+    boxes = [
+        f'<label for="in-{j}">{html.escape(name)}</label>'
+        f'<input type="number" id="in-{j}" step="any" value="{float(data.X[0, j])!r}">'
+        for j, name in enumerate(data.feature_names)
+    ]
     return (
-        f'<form id="typed" class="inputs">{_input_boxes(data)}'
+        f'<form id="typed" class="inputs">{"".join(boxes)}<label for="in-y">target y</label>'
+        f'<input type="number" id="in-y" step="any" value="{float(data.Y[0])!r}">'
         '<button type="submit" id="show-typed">Show graph</button>\n</form>'
     )
-
-
-def _input_boxes(data: Dataset) -> str:
-    boxes = []
-    for j, name in enumerate(data.feature_names):
-        boxes.append(
-            f'<label for="in-{j}">{html.escape(name)}</label>'
-            f'<input type="number" id="in-{j}" step="any" value="{float(data.X[0, j])!r}">'
-        )
-    boxes.append(
-        f'<label for="in-y">target y</label>'
-        f'<input type="number" id="in-y" step="any" value="{float(data.Y[0])!r}">'
-    )
-    return "".join(boxes)
 
 
 PAGE = (
@@ -369,17 +348,10 @@ def report_html(parts: ReportParts, report: Report, precision: int = DEFAULT_PRE
         boundary_section=boundary_section,
         data_sections=data_sections,
         last=max(0, len(frames) - 1),
-        network=inline_svg(parts.network_svg)
-        if parts.network_svg is not None
-        else f'<p class="note">{html.escape(notes.get("network", "not drawn"))}</p>',
+        network=_note(notes.get("network"))
+        if parts.network_svg is None
+        else inline_svg(parts.network_svg),
         gradients=html.escape(parts.gradients),
         grads=_picture(parts.grads_svg, notes.get("grads")),
         scripts=scripts,
     )
-
-
-def _examples(report: Report) -> str:
-    """The examples table, or a note when the run holds no data."""
-    if report.data is None or report.outputs is None or report.correct is None:
-        return '<p class="note">no predictions: the run holds no data</p>'
-    return _examples_table(report.data, report.outputs, report.correct, report.signed)

@@ -2,15 +2,11 @@
 graph, `gradviz.torch`), step by step, and a page that steps through it.
 
 A step is a node whose credit is complete: every node it feeds has passed its gradient
-back (autograd's order: from the loss back, ties in reverse graph order). Each step lights
-the node and the op that made it and the edges it passes its gradient along; the caption
-says so, and marks the frontier (the first node below a tenth of the output's gradient,
-`FRONTIER`). `backward_timeline` gives the drawing to lay out once and its `Timeline`,
-which `animate.animated_svg` plays as CSS keyframes.
-
-The page (the SVG fitted to its column, zoom, Previous, Play, Next, the caption) only
-pauses and seeks that animation, so page and SVG cannot disagree. Pure: SVG and `Timeline`
-in, one self-contained HTML string out; reduced motion shows the last step.
+back (autograd's order: from the loss back, ties in reverse graph order). It lights the
+node, the op that made it and the edges it passes its gradient along; the caption marks
+the frontier (`FRONTIER`). `backward_timeline` gives the drawing to lay out once and its
+`Timeline`, which `animate.animated_svg` plays as CSS keyframes; the page (zoom, Previous,
+Play, Next, the caption) only pauses and seeks that animation, so they cannot disagree.
 """
 
 from __future__ import annotations
@@ -46,21 +42,19 @@ def _grad_text(node: Node) -> str:
 def backward_steps(diagram: Diagram) -> list[tuple[str, ...]]:
     """The steps of the backward pass: each the ids lit together (a result with the op
     that made it), from the loss back to the leaves."""
-    ids = [n.id for n in diagram.nodes]
-    position = {node_id: i for i, node_id in enumerate(ids)}
-    made_by = {f"{n.id}_op": n.id for n in diagram.nodes if n.kind == "value"}
-    made_by = {oid: vid for oid, vid in made_by.items() if oid in position}
-    unit = {node_id: made_by.get(node_id, node_id) for node_id in ids}  # op -> its result
+    position = {n.id: i for i, n in enumerate(diagram.nodes)}
+    made_by = {
+        f"{n.id}_op": n.id for n in diagram.nodes if n.kind == "value" and f"{n.id}_op" in position
+    }
+    unit = {node_id: made_by.get(node_id, node_id) for node_id in position}  # op -> its result
     consumers: dict[str, set[str]] = {u: set() for u in unit.values()}
+    feeds: dict[str, set[str]] = {u: set() for u in unit.values()}
     for e in diagram.edges:
         s, t = unit.get(e.source), unit.get(e.target)
         if s is not None and t is not None and s != t:
             consumers[s].add(t)
+            feeds[t].add(s)
     waiting = {u: len(c) for u, c in consumers.items()}
-    feeds: dict[str, set[str]] = {u: set() for u in consumers}
-    for u, cs in consumers.items():
-        for c in cs:
-            feeds[c].add(u)
     ready = sorted((u for u, n in waiting.items() if n == 0), key=position.get)
     order: list[str] = []
     while ready:
@@ -146,12 +140,7 @@ BODY = """<body>
 
 
 def step_page(
-    svg: str,
-    timeline: Timeline,
-    *,
-    title: str,
-    sentences: list[str] | None = None,
-    start: int = 0,
+    svg: str, timeline: Timeline, *, title: str, sentences: list[str] | None = None, start: int = 0
 ) -> str:
     """The page for the animated `svg` of `timeline`, opening on step `start` (from 0),
     each step said in its sentence (`backward_sentences`; by default its caption)."""
@@ -175,8 +164,5 @@ def step_page(
     )
     head = HEAD.format(csp=csp, title=html.escape(title), css=css)
     return head + BODY.format(
-        heading=html.escape(title),
-        svg=inline_svg(svg),
-        data=json_for_script(data),
-        script=script,
+        heading=html.escape(title), svg=inline_svg(svg), data=json_for_script(data), script=script
     )

@@ -1,19 +1,11 @@
-"""A small plotting kit for the report page: scales and their ticks (linear, and log in
-decades), colour maps, PNG rasters and SVG elements, written as text.
+"""A small plotting kit for the report page, written as text: scales and their ticks,
+colour maps, PNG rasters and SVG elements. Not matplotlib: importing its figure and SVG
+writer alone takes about a second, and a page should take well under one (issue 23).
 
-Why not matplotlib here: the page is written by a command that should take well under a
-second, and importing matplotlib's figure and SVG writer alone takes about that long (issue
-23). The page's three plots need only axes with ticks, lines, bars, cells, two rasters and
-colour bars, which fit in this module; the files of `--curves`, `--boundary`, `grads --plot`
-stay matplotlib's (`gradviz.render.plots`).
-
-The SVG is meant to sit inline in the page: colours that carry meaning are attributes
-(`fill="#..."`), everything that follows the page's theme (text, axes, grid lines) is a
-class the page's style sheet paints (`report.css`), and nothing is a `style` attribute,
-so the page's Content-Security-Policy needs no 'unsafe-inline'.
-
-Colour maps are matplotlib's, sampled at 41 points and interpolated linearly between
-them (within 3/255 of matplotlib's own 256-entry tables; tests/test_page_plots.py checks).
+Inline in the page: colours that carry meaning are attributes, what follows the theme
+(text, axes, grid) a class that report.css paints, and no `style` attribute, so the page's
+Content-Security-Policy needs no 'unsafe-inline'. Colour maps are matplotlib's, sampled at
+41 points and interpolated (within 3/255 of its own tables; tests/test_page_plots.py).
 """
 
 from __future__ import annotations
@@ -88,10 +80,10 @@ def colour_array(name: str, t: np.ndarray) -> np.ndarray:
     return np.rint(np.stack(channels, axis=-1)).astype(np.uint8)
 
 
-def png(rgb: np.ndarray) -> bytes:
-    """An 8-bit RGB PNG of `rgb` (height x width x 3, uint8, top row first); every row
-    filtered as the difference to the row above (PNG's "Up"), which smooth maps compress
-    well."""
+def png_url(rgb: np.ndarray) -> str:
+    """An 8-bit RGB PNG of `rgb` (height x width x 3, uint8, top row first) as a data: URL;
+    every row filtered as the difference to the row above (PNG's "Up"), which smooth maps
+    compress well."""
     height, width, _ = rgb.shape
     pixels = np.ascontiguousarray(rgb, dtype=np.uint8)
     up = pixels.copy()
@@ -104,17 +96,13 @@ def png(rgb: np.ndarray) -> bytes:
         )
 
     header = struct.pack(">IIBBBBB", width, height, 8, 2, 0, 0, 0)
-    return (
+    png = (
         b"\x89PNG\r\n\x1a\n"
         + chunk(b"IHDR", header)
         + chunk(b"IDAT", zlib.compress(rows.tobytes(), 6))
         + chunk(b"IEND", b"")
     )
-
-
-def png_url(rgb: np.ndarray) -> str:
-
-    return "data:image/png;base64," + base64.b64encode(png(rgb)).decode("ascii")
+    return "data:image/png;base64," + base64.b64encode(png).decode("ascii")
 
 
 # -- scales and ticks ----------------------------------------------------------------------
@@ -181,11 +169,26 @@ def log_ticks(lo: float, hi: float, most: int = 6) -> list[float]:
     return []
 
 
-def log_ticks_within(lo: float, hi: float) -> list[float]:
-    """For an axis of at most two decades: 1, 2 and 5 times each power of ten inside."""
-    a, b = math.floor(math.log10(lo)), math.ceil(math.log10(hi))
-    ticks = [m * 10.0**k for k in range(a, b + 1) for m in (1, 2, 5)]
-    return [t for t in ticks if lo * (1 - 1e-9) <= t <= hi * (1 + 1e-9)]
+def value_axis(
+    finite: Sequence[float], log: bool, start: float, end: float
+) -> tuple[Scale, list[float]]:
+    """An axis around the values onto pixels start…end, and its ticks: on a log scale whole
+    decades, ticked at powers of ten (or 1, 2 and 5 times them within two decades); else
+    round steps, one either side when all values are equal."""
+    if log:
+        lo, hi = decades(min(finite), max(finite))
+        if math.log10(hi / lo) > 2:
+            return Scale(lo, hi, start, end, log=True), log_ticks(lo, hi)
+        a, b = math.floor(math.log10(lo)), math.ceil(math.log10(hi))
+        ticks = [m * 10.0**k for k in range(a, b + 1) for m in (1, 2, 5)]
+        within = [t for t in ticks if lo * (1 - 1e-9) <= t <= hi * (1 + 1e-9)]
+        return Scale(lo, hi, start, end, log=True), within
+    lo, hi = (min(finite), max(finite)) if finite else (0.0, 1.0)
+    if hi <= lo:
+        lo, hi = lo - 1.0, hi + 1.0
+    step = nice_step(hi - lo, 5)
+    lo, hi = math.floor(lo / step) * step, math.ceil(hi / step) * step
+    return Scale(lo, hi, start, end), linear_ticks(lo, hi, 5)
 
 
 def power_label(value: float) -> str:
@@ -196,16 +199,20 @@ def power_label(value: float) -> str:
     return power if mantissa == 1 else f"{mantissa:g}×{power}"
 
 
-def tick_label(value: float, step: float) -> str:
-    """A linear tick's text: as many decimals as the step needs, a true minus sign."""
-    if abs(value) < step * 1e-6:
-        value = 0.0
+def tick_labels(scale: Scale, ticks: Sequence[float]) -> list[str]:
+    """The ticks' texts: 10⁻³ on a log scale, else as many decimals as the step needs and a
+    true minus sign."""
+    if scale.log:
+        return [power_label(t) for t in ticks]
+    step = ticks[1] - ticks[0] if len(ticks) > 1 else 1.0
     decimals = max(0, -math.floor(math.log10(step) + 1e-9)) if step > 0 else 0
-    if abs(value) >= 1e6 or (value and abs(value) < 1e-4):
-        text = f"{value:.3g}"
-    else:
-        text = f"{value:.{decimals}f}"
-    return text.replace("-", "\u2212")
+    labels = []
+    for value in ticks:
+        value = 0.0 if abs(value) < step * 1e-6 else value
+        large_or_tiny = abs(value) >= 1e6 or (value and abs(value) < 1e-4)
+        label = f"{value:.3g}" if large_or_tiny else f"{value:.{decimals}f}"
+        labels.append(label.replace("-", "\u2212"))
+    return labels
 
 
 # -- SVG text -----------------------------------------------------------------------------
@@ -263,21 +270,21 @@ def rect(x: float, y: float, w: float, h: float, fill: str, extra: str = "") -> 
     )
 
 
+def circle(x: float, y: float, r: float, extra: str = "") -> str:
+    return f'<circle cx="{num(x)}" cy="{num(y)}" r="{r:g}"{extra}/>'
+
+
 def frame(x: float, y: float, w: float, h: float) -> str:
     """An outline in the theme's axis colour."""
     return f'<rect x="{num(x)}" y="{num(y)}" width="{num(w)}" height="{num(h)}" class="frame"/>'
 
 
-def image(x: float, y: float, w: float, h: float, url: str, cls: str = "pixels") -> str:
+def image(x: float, y: float, w: float, h: float, rgb: np.ndarray, cls: str = "pixels") -> str:
+    """A raster of `rgb` (rows x columns x 3, top row first) stretched onto the box."""
     return (
         f'<image x="{num(x)}" y="{num(y)}" width="{num(w)}" height="{num(h)}" '
-        f'preserveAspectRatio="none" class="{cls}" href="{url}"/>'
+        f'preserveAspectRatio="none" class="{cls}" href="{png_url(rgb)}"/>'
     )
-
-
-def _ticks(name: str, ticks: list[str]) -> str:
-    """An axis' ticks as one group named by `data-axis`: each a tick line, then its label."""
-    return f'<g data-axis="{esc(name)}">{"".join(ticks)}</g>'
 
 
 def bottom_axis(
@@ -285,17 +292,19 @@ def bottom_axis(
     scale: Scale,
     y: float,
     ticks: Sequence[float],
-    labels: Sequence[str],
+    labels: Sequence[str] | None = None,
     size: float = 12,
     spine: bool = True,
 ) -> list[str]:
-    """The axis line along y, a tick and its label under it at each tick."""
+    """The axis line along y, a tick and its label under it at each tick (by default
+    `tick_labels`'), in a group named by `data-axis`."""
     marks = []
-    for t, label in zip(ticks, labels, strict=True):
+    for t, label in zip(ticks, labels or tick_labels(scale, ticks), strict=True):
         x = scale(t)
         marks.append(line(x, y, x, y + 4))
         marks.append(text(x, y + 5 + size, label, size, "middle", "tick"))
-    return ([line(scale.start, y, scale.end, y)] if spine else []) + [_ticks(name, marks)]
+    group = f'<g data-axis="{esc(name)}">{"".join(marks)}</g>'
+    return [line(scale.start, y, scale.end, y), group] if spine else [group]
 
 
 def side_axis(
@@ -303,20 +312,20 @@ def side_axis(
     scale: Scale,
     x: float,
     ticks: Sequence[float],
-    labels: Sequence[str],
+    labels: Sequence[str] | None = None,
     size: float = 12,
     side: int = -1,
 ) -> list[str]:
-    """A tick and its label at each tick, left of x with the axis line (side -1) or right
-    of it (+1: a colour bar's scale)."""
+    """As `bottom_axis`, left of x with the axis line (side -1) or right of it (+1: a
+    colour bar's scale)."""
     marks = []
-    for t, label in zip(ticks, labels, strict=True):
+    for t, label in zip(ticks, labels or tick_labels(scale, ticks), strict=True):
         y = scale(t)
         marks.append(line(min(x, x + 4 * side), y, max(x, x + 4 * side), y))
         anchor = "end" if side < 0 else "start"
         marks.append(text(x + 6 * side, y + size * 0.35, label, size, anchor, "tick"))
-    spine = [line(x, scale.start, x, scale.end)] if side < 0 else []
-    return [*spine, _ticks(name, marks)]
+    group = f'<g data-axis="{esc(name)}">{"".join(marks)}</g>'
+    return [line(x, scale.start, x, scale.end), group] if side < 0 else [group]
 
 
 def grid_lines(positions: Sequence[float], start: float, end: float, vertical: bool) -> list[str]:
@@ -332,7 +341,7 @@ def colour_bar(
     right; a raster of `steps` cells, framed."""
     t = np.linspace(0.0, 1.0, steps)
     rgb = colour_array(name, t[::-1][:, None] if vertical else t[None, :])
-    return image(x, y, w, h, png_url(rgb), "pixels bar") + frame(x, y, w, h)
+    return image(x, y, w, h, rgb, "pixels bar") + frame(x, y, w, h)
 
 
 def svg(width: float, height: float, label: str, body: Sequence[str], cls: str) -> str:

@@ -1,15 +1,11 @@
-"""Dark mode for Graphviz's SVG: the light colours it wrote, switched by CSS variables.
+"""Dark mode for gradviz's SVG: the light colours it wrote, switched by CSS variables.
 
-A style sheet inside the SVG matches each colour attribute (`[fill="#542788"]`) and paints
-it with a variable that takes the light value, or the dark one (`colours.DARK`) when the
-reader's system prefers dark (`prefers-color-scheme`, which holds inside `<img>` too, as
-GitHub shows README images) or the page's theme says dark (mkdocs-material's slate, furo's
-and pydata-sphinx-theme's `data-theme="dark"`); a page whose theme says light stays light.
-The attributes stay, so a program without CSS sees the light picture and a live page's
-script can keep setting light colours. Text takes the ink of the fill it sits on.
-
-Pure and byte-stable: SVG text in, SVG text out; `id_prefix` namespaces the ids so that
-many diagrams can share a page.
+A style sheet inside the SVG paints each colour attribute (`[fill="#542788"]`) with a
+variable that takes the light value, or the dark one (`colours.DARK`) when the system
+prefers dark (which holds inside `<img>` too, as GitHub shows README images) or the page's
+theme says dark (mkdocs-material's slate, furo's and pydata-sphinx-theme's `data-theme`).
+The attributes stay, so a program without CSS sees the light picture. Pure and
+byte-stable; `id_prefix` namespaces the ids so that many diagrams can share a page.
 """
 
 from __future__ import annotations
@@ -79,10 +75,6 @@ def ink_on_fill() -> dict[str, str]:
     return inks
 
 
-def _declarations(palette: Palette) -> str:
-    return "".join(f"--gv-{role}:{colour};" for role, colour in _roles(palette).items())
-
-
 def _colour_rules(scope: str) -> list[str]:
     rules = [f"{scope} text{{fill:var(--gv-ink)}}"]
     rules.append(f'{scope} polygon[fill="white"]{{fill:var(--gv-bg)}}')
@@ -114,24 +106,36 @@ LIGHT_SWITCHES = (
 )
 
 
+def _switched(scope: str, light: str, dark: str, rules: list[str]) -> str:
+    """A style sheet whose variables (`light`, `dark` declarations) follow the system's
+    preference and the page theme's switches, then its `rules`."""
+    switched_dark = ",".join(f"{switch} {scope}" for switch in DARK_SWITCHES)
+    switched_light = ",".join(f"{switch} {scope}" for switch in LIGHT_SWITCHES)
+    media = f"@media (prefers-color-scheme:dark){{{scope}{{{dark}}}{switched_light}{{{light}}}}}"
+    return "".join([f"{scope}{{{light}}}", media, f"{switched_dark}{{{dark}}}", *rules])
+
+
 @cache
 def theme_css() -> str:
     """The style sheet every themed SVG carries (the same for all: many on a page agree)."""
     scope = f"svg.{SVG_CLASS}"
-    light, dark = _declarations(LIGHT), _declarations(DARK)
-    switched_dark = ",".join(f"{switch} {scope}" for switch in DARK_SWITCHES)
-    switched_light = ",".join(f"{switch} {scope}" for switch in LIGHT_SWITCHES)
-    return "".join(
-        [
-            f"{scope}{{{light}}}",
-            f"@media (prefers-color-scheme:dark){{{scope}{{{dark}}}{switched_light}{{{light}}}}}",
-            f"{switched_dark}{{{dark}}}",
-            *_colour_rules(scope),
-        ]
+    light, dark = (
+        "".join(f"--gv-{role}:{colour};" for role, colour in _roles(palette).items())
+        for palette in (LIGHT, DARK)
     )
+    return _switched(scope, light, dark, _colour_rules(scope))
 
 
 _SVG_OPEN = re.compile(r"<svg\b([^>]*)>")
+
+
+def _opening(svg: str) -> re.Match[str]:
+    opening = _SVG_OPEN.search(svg)
+    if opening is None:
+        raise ValueError("not an SVG document: no <svg> element")
+    return opening
+
+
 _ID = re.compile(r'\bid="([^"]*)"')
 _REFERENCE = re.compile(r'(href="#|url\(#)')
 
@@ -149,9 +153,7 @@ def themed_svg(svg: str, id_prefix: str = "", extra_css: str = "") -> str:
     and class, its ids namespaced by `id_prefix`."""
     if not re.fullmatch(r"[A-Za-z][\w-]*|", id_prefix):
         raise ValueError(f"id_prefix must be a letter then letters, digits, - or _: {id_prefix!r}")
-    opening = _SVG_OPEN.search(svg)
-    if opening is None:
-        raise ValueError("not an SVG document: no <svg> element")
+    opening = _opening(svg)
     attributes = opening.group(1)
     if f'class="{SVG_CLASS}"' not in attributes:
         attributes = f' class="{SVG_CLASS}"' + attributes
@@ -183,8 +185,6 @@ def plot_css() -> str:
     scope = f"svg.{PLOT_CLASS}"
     light = "".join(f"--gv-plot-{k}:{a};" for k, (a, _) in _PLOT_DARK.items())
     dark = "".join(f"--gv-plot-{k}:{b};" for k, (_, b) in _PLOT_DARK.items())
-    switched_dark = ",".join(f"{switch} {scope}" for switch in DARK_SWITCHES)
-    switched_light = ",".join(f"{switch} {scope}" for switch in LIGHT_SWITCHES)
     rules = [
         f'{scope} [style*="fill: #ffffff"]{{fill:var(--gv-plot-page)!important}}',
         f'{scope} [style*="stroke: #000000"]{{stroke:var(--gv-plot-ink)!important}}',
@@ -192,20 +192,11 @@ def plot_css() -> str:
         f'{scope} [style*="stroke: #dddddd"]{{stroke:var(--gv-plot-grid)!important}}',
         f'{scope} g[id^="text_"]{{fill:var(--gv-plot-ink)}}',
     ]
-    return "".join(
-        [
-            f"{scope}{{{light}}}",
-            f"@media (prefers-color-scheme:dark){{{scope}{{{dark}}}{switched_light}{{{light}}}}}",
-            f"{switched_dark}{{{dark}}}",
-            *rules,
-        ]
-    )
+    return _switched(scope, light, dark, rules)
 
 
 def themed_plot(svg: str) -> str:
     """Matplotlib's SVG with the dark-mode style sheet for plots and its class."""
-    opening = _SVG_OPEN.search(svg)
-    if opening is None:
-        raise ValueError("not an SVG document: no <svg> element")
+    opening = _opening(svg)
     tag = f'<svg class="{PLOT_CLASS}"{opening.group(1)}>\n <style>{plot_css()}</style>'
     return svg[: opening.start()] + tag + svg[opening.end() :]

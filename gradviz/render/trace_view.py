@@ -1,6 +1,6 @@
 """The trace and the gradient check as rich renderables, for the terminal.
 
-Pure functions from the steps (`gradviz.trace`) or rows (`gradviz.gradcheck`) to
+Pure functions from the steps (`gradviz.tracing`) or rows (`gradviz.checking`) to
 renderables; the CLI prints them. Every piece of user text goes in through `Text`,
 never through markup, so a name such as `w[0]` prints as it is.
 """

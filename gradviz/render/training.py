@@ -1,7 +1,6 @@
 """What `gradviz train` and `gradviz inspect` show of a training run (`training_view` of a
-`gradviz.report.Report`): the loss curve as a sparkline, what clipping did, the
-predictions, a one-line summary of the spec, the layers of a saved model and the
-gradients. Pure: the report in (the boundary map drawn already), rich renderables out."""
+`gradviz.report.Report`): sparklines of the curves and of clipping, the predictions, the
+spec's summary, a saved model's layers, the gradients. Pure: rich renderables out."""
 
 from __future__ import annotations
 
@@ -61,11 +60,9 @@ def curve_text(
     width: int = 160,
     unit: str = "epoch",
 ) -> Text:
-    """The loss curve (log scale) and the accuracy over the epochs, as two sparklines
-    that fit in `width` columns (at most 60 characters of curve). Each point is the mean
-    over one epoch's examples as training saw them, before or while that epoch's updates
-    changed the weights: not the loss of the final weights (`final_text`). No accuracy
-    line when no accuracy was recorded."""
+    """The loss (log scale) and the accuracy over the epochs as two sparklines in `width`
+    columns. Each point is an epoch's mean as training saw its examples, not the final
+    weights' loss (`final_text`)."""
     text = Text()
     if not loss:
         return text
@@ -93,10 +90,9 @@ def clipping_text(
     every: int = 1,
     width: int = 160,
 ) -> Text:
-    """What clipping did: how many updates it clipped, and the mean gradient norm ‖g‖
-    per epoch before and after it (two sparklines on the loss curve's scale of columns).
-    Said plainly when it never engaged, which is what a vanishing gradient does to it.
-    `clip` is the rule: ("value" or "norm", its bound)."""
+    """How many updates the `clip` rule ("value" or "norm", its bound) clipped, and the
+    mean gradient norm ‖g‖ per epoch before and after it; said plainly when it never
+    engaged, which is what a vanishing gradient does to it."""
     text = Text()
     if not clipping:
         return text
@@ -151,15 +147,12 @@ def predictions_table(
     rows: int = PREDICTION_ROWS,
     signed: bool = False,
 ) -> RenderableType:
-    """Inputs, target and output per example (`right`: which outputs are right, as the
-    loss reads them): all of them for small sets, else the first rows and every wrong
-    one up to `rows`. With a `signed` loss (hinge) the target shows as the ±1 it reads."""
+    """Inputs, target and output per example: all of them for small sets, else the first
+    rows and every wrong one up to `rows`. A `signed` loss's (hinge) target shows as ±1."""
     right = list(right)
     table = Table(show_edge=False, pad_edge=False, header_style="bold")
-    for name in data.feature_names:
-        table.add_column(Text(name), justify="right")
-    table.add_column("target", justify="right")
-    table.add_column("output", justify="right")
+    for name in [*map(Text, data.feature_names), "target", "output"]:
+        table.add_column(name, justify="right")
     table.add_column("", justify="left")
     chosen = list(range(data.size))
     if data.size > rows:
@@ -214,23 +207,20 @@ def summary_text(spec: Spec, data: Dataset) -> Text:
 
 
 def _updates(spec: Spec) -> str:
-    if spec.update == "full":
-        return "full-batch updates"
-    if spec.update == "online":
-        return "online updates (shuffled)"
-    return f"minibatches of {spec.batch_size} (shuffled)"
+    words = {"full": "full-batch updates", "online": "online updates (shuffled)"}
+    return words.get(spec.update, f"minibatches of {spec.batch_size} (shuffled)")
 
 
 def gradient_report(report: Report, title: str, more: str | None = None) -> RenderableType:
-    """The per-layer gradient table, heat map and verdict of the report; `more` says
-    where the columns left out for lack of width are (`layers.layer_table`)."""
+    """The per-layer gradient table, heat map and verdict; `more` says where the columns
+    left out for lack of width are."""
     past = report.snapshots or None
     return layers_report(report.diagnosis, list(report.verdict), past, title=title, more=more)
 
 
 def final_text(loss: float, accuracy: float, size: int) -> Text:
-    """The trained weights evaluated on every example, after training: not the curve's
-    last point, a mean measured during the last epoch."""
+    """The trained weights on every example (not the curve's last point, a mean measured
+    during the last epoch)."""
     correct = round(accuracy * size) if math.isfinite(accuracy) else 0
     return Text(
         f"final loss {fmt(loss)}, accuracy {percent(accuracy)} ({correct}/{size}) after training",
@@ -241,16 +231,10 @@ def final_text(loss: float, accuracy: float, size: int) -> Text:
 def layers_table(layers: Sequence[LayerRow]) -> Table:
     """A saved model's layers: shape, activation, parameters and the size of its weights."""
     table = Table(show_edge=False, pad_edge=False, header_style="bold")
-    for name, right in (
-        ("layer", False),
-        ("shape", False),
-        ("activation", False),
-        ("params", True),
-        ("|w| mean", True),
-        ("|w| max", True),
-        ("b mean", True),
-    ):
-        table.add_column(name, justify="right" if right else "left")
+    for name in ("layer", "shape", "activation"):
+        table.add_column(name, justify="left")
+    for name in ("params", "|w| mean", "|w| max", "b mean"):
+        table.add_column(name, justify="right")
     for row in layers:
         table.add_row(
             row.name,
@@ -272,10 +256,9 @@ def training_view(
     stopped_words: str = "",
 ) -> list[RenderableType]:
     """The report as `train` and `inspect` print it: with `header` its title, summary and
-    layers (train prints its summary before training instead), then the curves, clipping,
-    a warning when training diverged (followed by `stopped_words`: the CLI's), the final
-    loss, the predictions, the `boundary_map` (drawn already; a report with no data gets
-    a note) and the gradients. A part the report does not hold gets a one-line note."""
+    layers, then the curves, clipping, a warning when training diverged (then the CLI's
+    `stopped_words`), the final loss, the predictions, the `boundary_map` and the
+    gradients; a part the report does not hold gets a one-line note."""
     shown: list[RenderableType] = []
     if header:
         shown.append(Text(printable(report.title), style="bold"))

@@ -34,7 +34,7 @@ from __future__ import annotations
 import math
 import re
 from collections import deque
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import replace
 from typing import TYPE_CHECKING
 
@@ -114,32 +114,58 @@ def _shape(t: torch.Tensor) -> str:
     return "shape " + shape_text(t)
 
 
+def summary(t: torch.Tensor, what: str) -> tuple[str, float]:
+    """`describe`'s text and ‖t‖₂ (rms and the text from one read of the tensor)."""
+    values = t.detach()
+    if not values.is_floating_point():
+        values = values.to(torch.float64)
+    n = values.numel()
+    if n <= SMALL:
+        listed = values.reshape(-1).tolist()
+        text = f"{what} [{', '.join(fmt(v) for v in listed)}]"
+        return text, math.sqrt(sum(v * v for v in listed))
+    # No float64 copy (bench/README.md, issue 30): the norm is summed in float64, and min
+    # and max are exact in the tensor's own precision.
+    low, high = torch.aminmax(values)
+    norm = torch.linalg.vector_norm(values, dtype=torch.float64).item()
+    return f"{what} ‖·‖ {fmt(norm)}, min {fmt(low.item())}, max {fmt(high.item())} (of {n})", norm
+
+
 def describe(t: torch.Tensor, what: str) -> str:
     """`data [0.1, -2, 3]` for a small tensor, `data ‖·‖ 3.2, min -1, max 2 (of 64)` beyond."""
-    values = t.detach().to(torch.float64).reshape(-1)
-    if values.numel() <= SMALL:
-        return f"{what} [{', '.join(fmt(v) for v in values.tolist())}]"
-    norm = float(torch.linalg.vector_norm(values))
-    low, high = float(values.min()), float(values.max())
-    return f"{what} ‖·‖ {fmt(norm)}, min {fmt(low)}, max {fmt(high)} (of {values.numel()})"
+    return summary(t, what)[0]
 
 
 def rms(t: torch.Tensor | None) -> float | None:
     """The root mean square of a tensor's entries (None for None or an empty tensor)."""
     if t is None or t.numel() == 0:
         return None
-    # ‖t‖ / √n: one reduction (in float64), not three ops (bench/README.md, issue 30)
-    norm = torch.linalg.vector_norm(t.detach().to(torch.float64))
+    # ‖t‖ / √n: one reduction, summed in float64 (bench/README.md, issue 30)
+    norm = torch.linalg.vector_norm(t.detach(), dtype=torch.float64)
     return float(norm) / math.sqrt(t.numel())
 
 
-def _numbers(t: torch.Tensor | None, what: str) -> tuple[float | None, list[str]]:
-    """A scalar as the node's number; a tensor as lines of text under it."""
+Summarize = Callable[[torch.Tensor, str], tuple[str, float]]
+
+
+def summary_rms(t: torch.Tensor | None, summarize: Summarize = summary) -> float | None:
+    """`rms` of a gradient from the norm its text was read with."""
+    if t is None or t.numel() == 0:
+        return None
+    return summarize(t, "grad")[1] / math.sqrt(t.numel())
+
+
+def _numbers(
+    t: torch.Tensor | None, what: str, summarize: Summarize = summary
+) -> tuple[float | None, list[str], float | None]:
+    """A scalar as the node's number; a tensor as lines of text under it, and its rms."""
     if t is None:
-        return None, []
-    if t.numel() == 1:
-        return float(t.detach().reshape(())), []
-    return None, [describe(t, what)]
+        return None, [], None
+    n = t.numel()
+    if n == 1:
+        return float(t.detach().reshape(())), [], None
+    text, norm = summarize(t, what)
+    return None, [text], norm / math.sqrt(n) if n else None
 
 
 def _parameter_names(names: Names) -> dict[int, str]:
@@ -211,6 +237,15 @@ class _Source:
         self, root: object, loss_value: torch.Tensor | None, recording: Recording | None
     ) -> None:
         self.root, self.loss_value, self.recording = root, loss_value, recording
+        self._summaries: dict[tuple[int, str], tuple[torch.Tensor, tuple[str, float]]] = {}
+
+    def summary(self, t: torch.Tensor, what: str) -> tuple[str, float]:
+        """`summary`, once a tensor in a drawing (a module's input is the one before's
+        output; a loose op's text is its box's and its tooltip's)."""
+        key = (id(t), what)
+        if key not in self._summaries:  # (the tensor is kept: its id is not reused)
+            self._summaries[key] = (t, summary(t, what))
+        return self._summaries[key][1]
 
     def value(self, fn: object, output: int = 0) -> torch.Tensor | None:
         if fn is self.root and self.loss_value is not None:
@@ -290,7 +325,7 @@ def diagram(
         names = recording.model
     labels = _parameter_names(names)
     if root is None:  # a leaf: one node
-        value, _ = _numbers(loss_value, "data")
+        value, _, _ = _numbers(loss_value, "data")
         node = Node("n0", "value", "loss", data=value, role="output")
         return Diagram((node,), (), has_grad=False, level=level)
     source = _Source(root, loss_value, recording)
@@ -317,10 +352,14 @@ def diagram(
     return _build(source, order, cut, labels, names, depth)
 
 
-def leaf_node(vid: str, tensor: torch.Tensor, name: str, backward_done: bool) -> Node:
+def leaf_node(
+    vid: str, tensor: torch.Tensor, name: str, backward_done: bool, summarize: Summarize = summary
+) -> Node:
     """A leaf tensor (a parameter, an input that wants a gradient) as a value node."""
-    data, lines = _numbers(tensor, "data")
-    grad, grad_lines = _numbers(tensor.grad, "grad") if backward_done else (None, [])
+    data, lines, _ = _numbers(tensor, "data", summarize)
+    grad, grad_lines, grad_rms = (
+        _numbers(tensor.grad, "grad", summarize) if backward_done else (None, [], None)
+    )
     return Node(
         vid,
         "value",
@@ -330,7 +369,7 @@ def leaf_node(vid: str, tensor: torch.Tensor, name: str, backward_done: bool) ->
         detail=f"{name or 'leaf'}: {type(tensor).__name__} {_shape(tensor)}",
         extra_lines=(_shape(tensor), *lines, *grad_lines),
         role="input",
-        grad_rms=rms(tensor.grad) if backward_done and grad is None else None,
+        grad_rms=grad_rms,
     )
 
 
@@ -344,11 +383,12 @@ def result_node(
     where: str | None,
     saved: int | None,
     backward_done: bool = True,
+    summarize: Summarize = summary,
 ) -> Node:
     """An op and its result as one value node, named by the op (the loss: `loss`): its
     shape, data and (after backward) grad."""
-    data, lines = _numbers(value, "data")
-    number, grad_lines = _numbers(grad, "grad")
+    data, lines, _ = _numbers(value, "data", summarize)
+    number, grad_lines, grad_rms = _numbers(grad, "grad", summarize)
     if is_root and number is None and backward_done:
         number = 1.0  # ∂loss/∂loss
     detail = [f"{op}: the output of {type(fn).__name__}" + (f" in {where}" if where else "")]
@@ -365,7 +405,7 @@ def result_node(
         extra_lines=extra,
         op=op,
         role="output" if is_root else "intermediate",
-        grad_rms=rms(grad) if number is None else None,
+        grad_rms=grad_rms,
     )
 
 
@@ -418,7 +458,8 @@ def _build(
         vid = ids[fn]
         if hasattr(fn, "variable"):  # AccumulateGrad: a leaf tensor that wants a gradient
             tensor = fn.variable
-            nodes.append(leaf_node(vid, tensor, labels.get(id(tensor), ""), backward_done))
+            name = labels.get(id(tensor), "")
+            nodes.append(leaf_node(vid, tensor, name, backward_done, source.summary))
             starts[fn] = vid
             continue
         op = _op_name(fn)
@@ -441,7 +482,18 @@ def _build(
             target = vid
             grad = source.grad(fn) if backward_done else None
             nodes.append(
-                result_node(vid, fn, op, value, grad, fn is root, where, saved, backward_done)
+                result_node(
+                    vid,
+                    fn,
+                    op,
+                    value,
+                    grad,
+                    fn is root,
+                    where,
+                    saved,
+                    backward_done,
+                    source.summary,
+                )
             )
         for index, (child, output) in enumerate(fn.next_functions):
             if child is None:

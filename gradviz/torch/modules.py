@@ -17,6 +17,7 @@ through them all as a strip (`gradviz.torch.graph.strip`).
 
 from __future__ import annotations
 
+import math
 from collections.abc import Mapping
 from dataclasses import replace
 from typing import TYPE_CHECKING
@@ -27,18 +28,18 @@ from gradviz.numbers import fmt
 from gradviz.render.diagram import FRONTIER, Diagram, Edge, Node, captioned
 from gradviz.torch.graph import (
     SHAPE_OPS,
+    Summarize,
     _bytes,
     _depth_of,
     _op_name,
     _Source,
-    describe,
     fold_label,
     leaf_node,
     mark_frontier,
     result_node,
-    rms,
     shape_text,
     strip,
+    summary_rms,
 )
 
 if TYPE_CHECKING:
@@ -171,10 +172,11 @@ def module_diagram(
         else:  # the op and its result as one box (the loss: its value and grad 1)
             grad = source.grad(fn) if backward_done else None
             where_name = None if k is None else calls[k].path or None
+            saved, summarize = source.saved(fn), source.summary
             node = result_node(
-                oid, fn, op, value, grad, fn is root, where_name, source.saved(fn), backward_done
+                oid, fn, op, value, grad, fn is root, where_name, saved, backward_done, summarize
             )
-            loose = _loose(node, op, value, grad, cluster) if fn is not root else node
+            loose = _loose(node, op, value, grad, cluster, summarize) if fn is not root else node
             nodes.append(replace(loose, cluster=cluster))
         if k is not None:
             loose_call[oid] = k
@@ -192,7 +194,8 @@ def module_diagram(
             absorbed.add(starts[fn])
     for vid, (at, tensor) in leaf_at.items():  # (described only when drawn: bench/README.md)
         if vid not in absorbed:
-            nodes[at] = leaf_node(vid, tensor, labels.get(id(tensor), ""), backward_done)
+            name = labels.get(id(tensor), "")
+            nodes[at] = leaf_node(vid, tensor, name, backward_done, source.summary)
     nodes = [n for n in nodes if n.id not in absorbed]
     edges = [e for e in edges if e.source not in absorbed]
     notes = [GRAD_MEANING] if backward_done else []
@@ -299,7 +302,7 @@ def _collapse_run(
         grad = (
             None if out is None or out.grad_fn is None else source.grad(out.grad_fn, out.output_nr)
         )
-        through.append(rms(grad))
+        through.append(summary_rms(grad, source.summary))
     first, last = calls[run[0]].path, calls[run[-1]].path
     box_id = f"r{run[0]}"
     lines = [f"{calls[run[1]].path}…{last}: as {first}, not drawn"]
@@ -331,17 +334,22 @@ def _collapse_run(
 
 
 def _loose(
-    result: Node, op: str, value: torch.Tensor, grad: torch.Tensor | None, cluster: str | None
+    result: Node,
+    op: str,
+    value: torch.Tensor,
+    grad: torch.Tensor | None,
+    cluster: str | None,
+    summarize: Summarize,
 ) -> Node:
     """An op outside the boxes and its result as one box: the op, its shape and grad rms;
     its data and grad in full on hover."""
     lines = [shape_text(value)]
-    strength = rms(grad)
+    strength = summary_rms(grad, summarize)
     if strength is not None:
         lines.append(f"grad rms {fmt(strength)}")
-    detail = [result.detail, describe(value, "data")]
+    detail = [result.detail, summarize(value, "data")[0]]
     if grad is not None:
-        detail.append(describe(grad, "grad"))
+        detail.append(summarize(grad, "grad")[0])
     return Node(
         result.id,
         "group",
@@ -386,26 +394,30 @@ def _box(
     if out is not None and out.grad_fn is not None:
         out_grad = source.grad(out.grad_fn, out.output_nr)
     lines = [f"{_shapes(call.inputs)} → {_shapes(call.outputs)}"]
-    strength = rms(out_grad)
+    summarize = source.summary  # (each tensor read once: a box's input is the last's output)
+    strength = summary_rms(out_grad, summarize)
     if strength is not None:
         lines.append(f"grad rms {fmt(strength)}")
     detail = [f"{_label(call)}: {len(ops)} autograd ops"]
     for t in call.inputs[:3]:
-        detail.append(f"input {shape_text(t)}: {describe(t, 'data')}")
+        detail.append(f"input {shape_text(t)}: {summarize(t, 'data')[0]}")
     if out is not None:
-        detail.append(f"output {shape_text(out)}: {describe(out, 'data')}")
+        detail.append(f"output {shape_text(out)}: {summarize(out, 'data')[0]}")
     if out_grad is not None:
-        detail.append(f"∂loss/∂output: {describe(out_grad, 'grad')}")
+        detail.append(f"∂loss/∂output: {summarize(out_grad, 'grad')[0]}")
     if parameters:
         count = sum(p.numel() for _, p in parameters)
-        grads = [p.grad.reshape(-1) for _, p in parameters if p.grad is not None]
+        grads = [
+            (name, p, summarize(p.grad, "grad")) for name, p in parameters if p.grad is not None
+        ]
         said = f"params {count:,}"
-        if grads:
-            said += f", grad rms {fmt(rms(torch.cat(grads)))}"
+        size = sum(p.grad.numel() for _, p, _ in grads)
+        if size:  # the rms of all their gradients: ‖g‖² is the sum of each one's
+            norm = math.sqrt(sum(read[1] ** 2 for _, _, read in grads))
+            said += f", grad rms {fmt(norm / math.sqrt(size))}"
         lines.append(said)
-        for name, p in parameters:
-            if p.grad is not None:
-                detail.append(f"{name} {shape_text(p)}: {describe(p.grad, 'grad')}")
+        for name, p, read in grads:
+            detail.append(f"{name} {shape_text(p)}: {read[0]}")
     saved = [source.saved(fn) for fn in ops]
     if any(s is not None for s in saved):
         detail.append(f"saved for backward: {_bytes(sum(s or 0 for s in saved))}")

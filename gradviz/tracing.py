@@ -13,7 +13,7 @@ import math
 from dataclasses import fields
 
 from gradviz.engine import Constant, Number, Value, backpropagate, topological_order
-from gradviz.lazy import callable_module, is_array, np
+from gradviz.lazy import is_array
 from gradviz.names import definition, node_names, op_form, operand, output_name, substitute
 from gradviz.numbers import fmt
 from gradviz.ops import ACTIVATIONS
@@ -60,23 +60,40 @@ def trace(value: Value) -> list[Step]:
     for node in reversed(order):
         if node is not value and (node not in sources or type(node) is Constant):
             continue  # no credit reaches it (behind a detach), or a constant: nobody nudges it
-        contributions: list[Contribution] = []
         op = node.op
-        if op is not None and not op.passes_credit:  # detach: shown, though nothing passes
-            for position, (parent, local) in enumerate(zip(node.parents, node.locals, strict=True)):
-                if type(parent) is Constant:
-                    continue
-                before, earlier = totals.get(parent, (0.0, 0))
-                contributions.append(
-                    _contribution(node, names, position, local, 0.0, before, before, earlier, False)
-                )
-        for position, parent, local, amount, total in edges.get(node, ()):
+        passes = op is None or op.passes_credit
+        walked = edges.get(node, [])
+        if not passes:  # a detach: its edges are shown, though nothing passes (no edges walked)
+            walked = [
+                (i, p, d, 0.0, None)
+                for i, (p, d) in enumerate(zip(node.parents, node.locals, strict=True))
+            ]
+        parent_names = [names[p] for p in node.parents]
+        contributions: list[Contribution] = []
+        for position, parent, local, amount, total in walked:
             if type(parent) is Constant:
                 continue  # the engine adds credit to it too, but it has nothing to move
             before, earlier = totals.get(parent, (0.0, 0))
-            totals[parent] = (total, earlier + 1)
+            if passes:
+                totals[parent] = (total, earlier + 1)
+            formula = op.formulas[position]
+            local_text = substitute(formula, *parent_names)
+            named = f"∂({op_form(op, *parent_names)})/∂{operand(names[parent])} = {local_text}"
             contributions.append(
-                _contribution(node, names, position, local, amount, before, total, earlier)
+                Contribution(
+                    parent=parent,
+                    parent_name=names[parent],
+                    position=position,
+                    formula=f"∂({op_form(op)})/∂{'ab'[position]} = {formula}",
+                    named_formula=named,
+                    local_text=local_text,
+                    local=local,
+                    amount=amount,
+                    before=before,
+                    total=total if passes else before,
+                    earlier=earlier,
+                    passes=passes,
+                )
             )
         steps.append(
             Step(
@@ -91,40 +108,6 @@ def trace(value: Value) -> list[Step]:
             )
         )
     return steps
-
-
-def _contribution(
-    node: Value,
-    names: dict[Value, str],
-    position: int,
-    local: Number,
-    amount: Number,
-    before: Number,
-    total: Number,
-    earlier: int,
-    passes: bool = True,
-) -> Contribution:
-    """One edge of the backward pass with its formulas, generic and with the names."""
-    op = node.op
-    parent_names = [names[p] for p in node.parents]
-    formula_text = op.formulas[position]
-    local_text = substitute(formula_text, *parent_names)
-    return Contribution(
-        parent=node.parents[position],
-        parent_name=parent_names[position],
-        position=position,
-        formula=f"∂({op_form(op)})/∂{'ab'[position]} = {formula_text}",
-        named_formula=(
-            f"∂({op_form(op, *parent_names)})/∂{operand(parent_names[position])} = {local_text}"
-        ),
-        local_text=local_text,
-        local=local,
-        amount=amount,
-        before=before,
-        total=total,
-        earlier=earlier,
-        passes=passes,
-    )
 
 
 def unreached(value: Value, steps: list[Step]) -> list[Value]:
@@ -143,7 +126,7 @@ def sentence(name: str, grad: Number, output: str, *, reached: bool = True) -> s
             f"no credit reaches {name}: every path from {name} to {output} runs through "
             f"detach, so its gradient is 0"
         )
-    g = float(np.mean(grad)) if is_array(grad) else float(grad)
+    g = float(grad.mean()) if is_array(grad) else float(grad)
     if math.isnan(g):
         return f"the gradient of {name} is nan: {output} is not differentiable here"
     if math.isinf(g):
@@ -194,6 +177,8 @@ def _slope(activation: str, a: Value, z: Value) -> Number:
     """act'(z) from the op table (1 for a linear unit)."""
     if a is z:
         return 1.0
+    import numpy as np  # lazy: start-up (a network is loaded by now)
+
     with np.errstate(all="ignore"):
         return a.op.local(a.data, z.data)[0]
 
@@ -210,14 +195,10 @@ def network_trace(graph, level: str = "neuron") -> list[UnitStep]:
     layers = network.layers
     unit_names: list[list[str]] = [[f"x{k}" for k in range(len(built.inputs))]]
     unit_names += [[n.name for n in layer.neurons] for layer in layers]
-    # Who sends credit to each unit: the next layer's neurons (dL/dz' · w'), or the loss.
-    received: dict[str, list[tuple[str, Number]]] = {}
-    for i, layer in enumerate(layers):
-        for neuron, z in zip(layer.neurons, built.pre[i], strict=True):
-            for k, w in enumerate(neuron.weights):
-                received.setdefault(unit_names[i][k], []).append((neuron.name, z.grad * w.data))
     out_name = unit_names[-1][0]
-    received[out_name] = [("loss", built.output.grad)]
+    # Who sends credit to each unit: the loss, or the next layer's neurons (dL/dz' · w'),
+    # filled as the walk goes back (a layer's units hear from the layer after it first).
+    received: dict[str, list[tuple[str, Number]]] = {out_name: [("loss", built.output.grad)]}
     steps: list[UnitStep] = [
         UnitStep(
             index=0,
@@ -236,28 +217,26 @@ def network_trace(graph, level: str = "neuron") -> list[UnitStep]:
         inputs = unit_names[i]
         units = list(zip(layer.neurons, built.pre[i], built.act[i], strict=True))
         groups = [[u] for u in units] if level == "neuron" else [units]
-        totals: dict[str, Number] = {}
-        counts: dict[str, int] = {}
+        totals: dict[str, tuple[Number, int]] = {}  # each input's credit so far, from how many
         for group in groups:
             passed: list[Passed] = []
             for neuron, z, _a in group:
                 for to, w in zip(inputs, neuron.weights, strict=True):
                     amount = z.grad * w.data
-                    totals[to] = totals.get(to, 0.0) + amount
-                    passed.append(Passed(to, w.data, amount, totals[to], counts.get(to, 0)))
-                    counts[to] = counts.get(to, 0) + 1
+                    before, count = totals.get(to, (0.0, 0))
+                    totals[to] = (before + amount, count + 1)
+                    passed.append(Passed(to, w.data, amount, totals[to][0], count))
+                    received.setdefault(to, []).append((neuron.name, amount))
             if level == "layer":  # one line per input unit: what the whole layer sent it
-                passed = [Passed(name, None, totals[name], totals[name], 0) for name in inputs]
+                passed = [Passed(n, None, totals[n][0], totals[n][0], 0) for n in inputs]
             names = [n.name for n, _, _ in group]
-            neuron_level = level == "neuron"
+            by_neuron = level == "neuron"
             steps.append(
                 UnitStep(
                     index=len(steps),
                     kind=level,
-                    name=names[0] if neuron_level else layer.name,
-                    ids=tuple(n.replace(".", "_") for n in names)
-                    if neuron_level
-                    else (layer.name,),
+                    name=names[0] if by_neuron else layer.name,
+                    ids=tuple(n.replace(".", "_") for n in names) if by_neuron else (layer.name,),
                     activation=layer.activation,
                     credit=tuple(a.grad for _, _, a in group),
                     sources=tuple(tuple(received.get(n, [])) for n in names),
@@ -300,17 +279,10 @@ def document(value: Value, steps: list[Step] | None = None) -> dict:
     names = node_names(topological_order(value))
     return {
         "output": output_name(value),
-        "forward": [
-            {"name": f.name, "definition": f.definition, "data": f.data} for f in forward(value)
-        ],
+        "forward": [_fields(f, "name", "definition", "data") for f in forward(value)],
         "steps": [
             {
-                "index": step.index,
-                "name": step.name,
-                "definition": step.definition,
-                "credit": step.credit,
-                "is_output": step.is_output,
-                "is_leaf": step.is_leaf,
+                **_fields(step, "index", "name", "definition", "credit", "is_output", "is_leaf"),
                 "stops_credit": step.stops_credit,
                 "sources": [
                     {"from": s.consumer_name, "position": s.position, "amount": s.amount}
@@ -321,12 +293,7 @@ def document(value: Value, steps: list[Step] | None = None) -> dict:
                         "to": c.parent_name,
                         "position": c.position,
                         "formula": c.named_formula,
-                        "local": c.local,
-                        "amount": c.amount,
-                        "before": c.before,
-                        "total": c.total,
-                        "earlier": c.earlier,
-                        "passes": c.passes,
+                        **_fields(c, "local", "amount", "before", "total", "earlier", "passes"),
                     }
                     for c in step.contributions
                 ],
@@ -334,17 +301,15 @@ def document(value: Value, steps: list[Step] | None = None) -> dict:
             for step in steps
         ],
         "gradients": [
-            {
-                "name": g.name,
-                "data": g.data,
-                "grad": g.grad,
-                "reached": g.reached,
-                "sentence": g.sentence,
-            }
+            _fields(g, "name", "data", "grad", "reached", "sentence")
             for g in leaf_gradients(value, steps)
         ],
         "unreached": [names[v] for v in unreached(value, steps)],
     }
+
+
+def _fields(record: object, *names: str) -> dict[str, object]:
+    return {name: getattr(record, name) for name in names}
 
 
 def network_document(graph, level: str, steps: list[UnitStep] | None = None) -> dict:
@@ -372,7 +337,3 @@ def _plain(field_name: str, value: object) -> object:
     if isinstance(value, Passed):
         return {f.name: getattr(value, f.name) for f in fields(value)}
     return value
-
-
-# `gradviz.trace(...)` calls the function; `import gradviz.trace` gives this module.
-callable_module(__name__, trace)

@@ -23,7 +23,6 @@ import numpy as np
 from gradviz.engine import Constant, Number, Value, backpropagate, evaluate, topological_order
 from gradviz.engine import reached as credit_reaches
 from gradviz.errors import InputError, OptionWords, keyword, listing, quoted
-from gradviz.lazy import callable_module
 from gradviz.names import definition, node_names, output_name
 from gradviz.numbers import fmt
 from gradviz.records import Row, Status, summary
@@ -261,6 +260,7 @@ def _non_finite_grad(order: list[Value], names: dict[Value, str], grad: Number) 
 OFFSETS = ((1.0, "+ h"), (-1.0, "− h"), (0.5, "+ h/2"), (-0.5, "− h/2"))
 
 
+@np.errstate(all="ignore")  # nan and inf are results to report here, not warnings to print
 def gradcheck(
     value: Value,
     wrt: Iterable[Value | str] | None = None,
@@ -276,14 +276,6 @@ def gradcheck(
     `tol`, or the absolute error is within the estimate's rounding noise plus its
     truncation bound. `.grad` holds the gradients of one pass from zero afterwards.
     """
-    # nan and inf are results to report here, not warnings to print.
-    with np.errstate(all="ignore"):
-        return _gradcheck(value, wrt, eps, tol)
-
-
-def _gradcheck(
-    value: Value, wrt: Iterable[Value | str] | None, eps: float | None, tol: float
-) -> list[Row]:
     if eps is not None and not (math.isfinite(eps) and eps > 0):
         raise InputError(f"eps must be a positive number, not {eps}")
     if not (math.isfinite(tol) and tol > 0):
@@ -419,32 +411,21 @@ def _max_finite(x: Number) -> float:
 def document(rows: list[Row], output: str, words: OptionWords = keyword) -> dict:
     """What `check --json` prints: every leaf with the numbers the table leaves out, the
     summary line, and whether all passed; `words` names the option a note advises (`--eps`)."""
+    numbers = ("analytic", "numeric", "abs_error", "rel_error", "status")
+    bounds = ("eps", "noise", "truncation", "plus", "minus", "central")
     return {
         "output": output,
         "leaves": [
             {
                 "name": row.name,
                 "value": row.data,
-                "analytic": row.analytic,
-                "numeric": row.numeric,
-                "abs_error": row.abs_error,
-                "rel_error": row.rel_error,
-                "status": row.status,
+                **{key: getattr(row, key) for key in numbers},
                 "note": row.note or None,
                 "remedy": None if row.remedy is None else words(row.remedy),
-                "eps": row.eps,
-                "noise": row.noise,
-                "truncation": row.truncation,
-                "plus": row.plus,
-                "minus": row.minus,
-                "central": row.central,
+                **{key: getattr(row, key) for key in bounds},
             }
             for row in rows
         ],
         "summary": summary(rows),
         "passed": not any(row.failed for row in rows),
     }
-
-
-# `gradviz.gradcheck(...)` calls the function; `import gradviz.gradcheck` gives this module.
-callable_module(__name__, gradcheck)
