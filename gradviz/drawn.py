@@ -20,12 +20,12 @@ from __future__ import annotations
 import re
 from collections.abc import Mapping
 from dataclasses import replace
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from gradviz.engine import Constant, Value, topological_order
 from gradviz.errors import InputError, quoted
-from gradviz.names import node_names, op_form, operand, output_name, substitute
-from gradviz.numbers import DEFAULT_PRECISION, fmt, fmt_full
+from gradviz.names import definition, node_names, op_form, operand, output_name, substitute
+from gradviz.numbers import DEFAULT_PRECISION, fmt, fmt_full, json_number
 from gradviz.ops import Op
 from gradviz.render import dot as _dot
 from gradviz.render import terminal as _terminal
@@ -161,6 +161,48 @@ def diagram_from_value(
             )
         )
     return Diagram(tuple(nodes), tuple(edges), has_grad=grad, title=title, value_ids=ids)
+
+
+def page_graph(diagram: Diagram) -> dict[str, Any]:
+    """What the live page (`gradviz.render.html.to_html`) knows of the Values `diagram` was
+    drawn from: `nodes` in topological order (op key, parents' indices, names, local
+    derivatives' formulas), the output's name (`out`) and its name in the trace."""
+    from gradviz.render.html import POWER_KEY, op_key, power_exponent  # lazy: start-up
+
+    order = list(diagram.value_ids)
+    names = node_names(order)
+    index = {v: i for i, v in enumerate(order)}
+    nodes = []
+    for v in order:
+        vid = diagram.value_ids[v]
+        entry: dict[str, Any] = {"id": vid, "name": names[v], "k": None}
+        if diagram.node(vid).role == "constant":  # no slider, no grad shown, no step
+            entry["constant"] = True
+        entry["def"] = definition(v, names)
+        if v.op is None:
+            entry["v"] = json_number(v.data)
+        else:
+            op = v.op
+            operands = [names[p] for p in v.parents]
+            entry.update(k=op_key(op), op=op.name, p=[index[p] for p in v.parents])
+            if entry["k"] == POWER_KEY:
+                entry["n"] = json_number(power_exponent(op))
+            applied = entry["applied"] = op_form(op, *operands)
+            locals_ = op.local(v.data, *[p.data for p in v.parents])
+            inputs = []
+            for position, formula in enumerate(op.formulas):
+                local_text = substitute(formula, *operands)
+                inputs.append(
+                    {
+                        "nf": f"∂({applied})/∂{operand(operands[position])} = {local_text}",
+                        "lt": local_text,
+                        # a formula that is a number says its value already (the tooltips' rule)
+                        "same": _states_a_value(local_text, locals_[position]),
+                    }
+                )
+            entry["c"] = inputs
+        nodes.append(entry)
+    return {"nodes": nodes, "out": names[order[-1]], "trace_out": output_name(order[-1])}
 
 
 def as_diagram(

@@ -8,8 +8,8 @@ import re
 
 from gradviz.engine import Constant, Op, Value, topological_order
 from gradviz.numbers import fmt
+from gradviz.text import operand, printable
 from gradviz.text import output_name as name_output
-from gradviz.text import printable
 
 
 def node_names(order: list[Value]) -> dict[Value, str]:
@@ -43,11 +43,6 @@ def output_name(root: Value, order: list[Value] | None = None) -> str:
         return printable(root.label)
     order = order if order is not None else topological_order(root)
     return name_output(None, (v.label for v in order))
-
-
-def operand(name: str) -> str:
-    """A name as an operand: negative constants get parentheses (`x·(-1)`)."""
-    return f"({name})" if name.startswith("-") else name
 
 
 def op_form(op: Op, a: str = "a", b: str = "b") -> str:

@@ -16,6 +16,7 @@ from gradviz.engine import topological_order
 from gradviz.errors import GradvizError, OptionWords, keyword
 from gradviz.layout import PREFER_PURE_COST, DotProgram, run_dot
 from gradviz.numbers import DEFAULT_PRECISION, json_number
+from gradviz.output import svg_width_px
 from gradviz.render import html
 from gradviz.render.diagram import Diagram, captioned, draw_less, preferred_rankdir
 from gradviz.render.dot import layout_cost, to_dot
@@ -85,20 +86,21 @@ def html_page(
     # page (a live page fits it to its width) and top to bottom is narrower. (A static
     # page shows its picture at its natural size, scrolling sideways.)
     svg = layout(rankdir or "LR")
-    if rankdir is None and live and html.svg_width_px(svg) > html.FIT_WIDTH_PX:
+    if rankdir is None and live and svg_width_px(svg) > html.FIT_WIDTH_PX:
         tall = layout("TB")
-        svg = tall if html.svg_width_px(tall) < html.svg_width_px(svg) else svg
+        svg = tall if svg_width_px(tall) < svg_width_px(svg) else svg
     svg = themed_svg(svg.decode("utf-8")).encode("utf-8")
     note = (
         None
         if live
         else html.live_reason(diagram, words) or "only a graph drawn from an expression is live"
     )
-    steps = ()
+    steps, graph = (), None
     if live:
+        from gradviz.drawn import page_graph  # lazy: start-up
         from gradviz.tracing import trace  # lazy: start-up
 
-        steps = trace(list(diagram.value_ids)[-1])
+        steps, graph = trace(list(diagram.value_ids)[-1]), page_graph(diagram)
     return html.to_html(
         diagram,
         svg.decode("utf-8"),
@@ -107,6 +109,7 @@ def html_page(
         step=1 if command == "trace" else 0,
         precision=precision,
         note=note,
+        graph=graph,
         steps=steps,
     )
 

@@ -43,3 +43,8 @@ def output_name(label: str | None, labels: Iterable[str | None]) -> str:
         return printable(label)
     taken = set(labels)
     return next((name for name in OUTPUT_NAMES if name not in taken), OUTPUT_NAMES[0])
+
+
+def operand(name: str) -> str:
+    """A name as an operand: negative constants get parentheses (`x·(-1)`)."""
+    return f"({name})" if name.startswith("-") else name

@@ -30,7 +30,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from gradviz.cli import cli
-from gradviz.drawn import diagram_from_value
+from gradviz.drawn import diagram_from_value, page_graph
 from gradviz.engine import Value, topological_order
 from gradviz.expr import parse_program
 from gradviz.names import node_names
@@ -422,7 +422,7 @@ def test_any_name_and_expression_text_stays_inside_its_element(
     out = leaves[0] * leaves[1] + leaves[-1]
     out.backward()
     diagram = diagram_from_value(out)
-    page = html.to_html(diagram, "<svg></svg>", expression=text or "x")
+    page = html.to_html(diagram, "<svg></svg>", expression=text or "x", graph=page_graph(diagram))
     parser = _Page()
     parser.feed(page)
     parser.close()

@@ -26,7 +26,7 @@ from pathlib import Path
 import pytest
 
 import gradviz.ops as op_table
-from gradviz.drawn import diagram_from_value
+from gradviz.drawn import diagram_from_value, page_graph
 from gradviz.engine import Constant, Value, apply, topological_order
 from gradviz.numbers import fmt, fmt_full
 from gradviz.ops import ADD, DIV, MUL, NEG, POW, SUB, UNARY_OPS, Op, power_op
@@ -137,7 +137,7 @@ def run_node(cases: dict, tmp_path: Path) -> dict:
 def graph_case(root: Value, *, with_trace: bool = False) -> tuple[dict, list[Value]]:
     root.backward()
     diagram = diagram_from_value(root)
-    data = graph_data(diagram, steps=trace(root) if with_trace else None)
+    data = graph_data(page_graph(diagram), steps=trace(root) if with_trace else None)
     order = topological_order(root)
     for node, v in zip(data["nodes"], order, strict=True):
         if v.op is None:

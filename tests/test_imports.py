@@ -393,6 +393,31 @@ def test_render_modules_import_no_computing_or_loading_module() -> None:
     assert impure == [], "render/ draws data it is handed: compute or load it elsewhere"
 
 
+# gradviz.names walks Values (and imports the engine): render/ takes a name from
+# gradviz.text or from the records it is handed.
+REACH_FORBIDDEN = IMPURE_FOR_RENDER | {"names"}
+
+
+def test_render_modules_reach_no_computing_module_through_another() -> None:
+    """Stricter than the rule above: nor through the modules they import (module-level
+    imports onward, the render module's own lazy ones too)."""
+    reached = []
+    for module in RENDER_MODULES:
+        seen: set[str] = set()
+        todo = [module]
+        while todo:
+            current = todo.pop()
+            imports = all_imports(current) if current == module else module_level_imports(current)
+            todo += sorted(imports - seen)
+            seen |= imports
+        reached += [
+            f"{module} reaches {target}"
+            for target in sorted(seen)
+            if target.split(".")[1:2] and target.split(".")[1] in REACH_FORBIDDEN
+        ]
+    assert reached == []
+
+
 @pytest.mark.parametrize(
     ("source", "refused"),
     [

@@ -118,6 +118,11 @@ HEAD_ON = "stroke:var(--gv-current);fill:var(--gv-current)"
 HEAD_OFF = "stroke:var(--gv-border);fill:var(--gv-border)"
 
 
+def _during(start: str, end: str | None, off: str, on: str) -> list[tuple[str, str]]:
+    """Keyframes: `on` from `start` to `end` (None: to the end of the loop), else `off`."""
+    return [("0%", off), (start, on)] + ([] if end is None else [(end, off)])
+
+
 def _span(name: str, timeline: Timeline) -> str:
     return f"{name} {timeline.seconds:g}s steps(1,end) infinite both"
 
@@ -136,15 +141,11 @@ def animation_css(timeline: Timeline, prefix: str) -> tuple[str, dict[str, str]]
     for step in range(timeline.steps):
         start, end = at(step), at(step + 1)
         edge, label, caption = (f"{prefix}{kind}{step}" for kind in "elc")
-        last = step == timeline.steps - 1  # held to the end of the loop, as written
-        line_looks = [("0%", PLAIN), (start, EDGE_ON)] + ([] if last else [(end, PLAIN)])
-        head_looks = [("0%", HEAD_OFF), (start, HEAD_ON)] + ([] if last else [(end, HEAD_OFF)])
-        line = keyframes(f"{edge}p", line_looks)
-        head = keyframes(f"{edge}h", head_looks)
-        shown = keyframes(label, [("0%", "opacity:0"), (start, "opacity:1")])
-        caption_looks = [("0%", "opacity:0"), (start, "opacity:1")]
-        caption_looks += [] if last else [(end, "opacity:0")]
-        told = keyframes(caption, caption_looks)
+        until = None if step == timeline.steps - 1 else end  # the last: held, as written
+        line = keyframes(f"{edge}p", _during(start, until, PLAIN, EDGE_ON))
+        head = keyframes(f"{edge}h", _during(start, until, HEAD_OFF, HEAD_ON))
+        shown = keyframes(label, _during(start, None, "opacity:0", "opacity:1"))
+        told = keyframes(caption, _during(start, until, "opacity:0", "opacity:1"))
         plays += [
             f".{edge} path{{animation:{line}}}.{edge} polygon{{animation:{head}}}",
             f".{edge} text{{animation:{shown}}}.{caption}{{animation:{told}}}",
@@ -199,10 +200,6 @@ _GROUP = re.compile(
 _TEXT = re.compile(r"<text\b([^>]*)>(.*?)</text>", re.S)
 
 
-def _add_class(tag_attributes: str, name: str) -> str:
-    return f' class="{name}"{tag_attributes}'
-
-
 def animated_svg(svg: str, timeline: Timeline, prefix: str = "gv-") -> str:
     """The SVG of `animation_diagram` made to step through the backward pass; `prefix`
     names its classes and keyframes, and prefixes its ids (many on a page: `gv3-`)."""
@@ -255,7 +252,7 @@ def _mark_grad(body: str, name: str) -> str:
 
     def text(match: re.Match[str]) -> str:
         if html.unescape(match.group(2)).lstrip("\u2007").startswith("grad "):
-            return f"<text{_add_class(match.group(1), name)}>{match.group(2)}</text>"
+            return f'<text class="{name}"{match.group(1)}>{match.group(2)}</text>'
         return match.group(0)
 
     return _TEXT.sub(text, body)

@@ -134,11 +134,9 @@ def title_lines(diagram: Diagram) -> list[str]:
 class Diagram:
     """Nodes in graph order (inputs first, output last) and the edges between them.
 
-    `value_ids` maps each Value drawn to its node id, so callers that hold Values (the
-    trace) can address nodes: `diagram.id_of(v)`, `diagram.op_id_of(v)`. `level` is
-    the level a saved network is drawn at (`scalar`, `neuron`, `layer`; None for an
-    expression), so a size warning suggests only the coarser views.
-    """
+    `value_ids` maps each Value drawn to its node id (`id_of`, `op_id_of`: the trace
+    addresses nodes by Value). `level` is the level a saved network is drawn at (None
+    for an expression), so a size warning suggests only the coarser views."""
 
     nodes: tuple[Node, ...]
     edges: tuple[Edge, ...]
@@ -165,11 +163,7 @@ class Diagram:
     @property
     def clusters(self) -> list[str]:
         """Cluster names in order of first appearance."""
-        seen: dict[str, None] = {}
-        for n in self.nodes:
-            if n.cluster is not None:
-                seen.setdefault(n.cluster, None)
-        return list(seen)
+        return list(dict.fromkeys(n.cluster for n in self.nodes if n.cluster is not None))
 
     def with_states(
         self,
@@ -181,7 +175,7 @@ class Diagram:
         """A copy with node states set (`default` for nodes not named) and the edges
         between the given (source, target) pairs emphasised: one frame of a trace."""
         for node_id, state in states.items():
-            if state is not None and state not in STATES:
+            if state not in (None, *STATES):
                 raise ValueError(f"unknown state {state!r} for node {node_id}")
         emphasised = set(emphasis)
         return replace(
@@ -189,15 +183,6 @@ class Diagram:
             nodes=tuple(replace(n, state=states.get(n.id, default)) for n in self.nodes),
             edges=tuple(
                 replace(e, emphasis=(e.source, e.target) in emphasised) for e in self.edges
-            ),
-        )
-
-    def with_clusters(self, clusters: Mapping[str, str | None]) -> Diagram:
-        """A copy with nodes put into named clusters (by node id)."""
-        return replace(
-            self,
-            nodes=tuple(
-                replace(n, cluster=clusters[n.id]) if n.id in clusters else n for n in self.nodes
             ),
         )
 
@@ -216,8 +201,7 @@ _NUMBER_FORMULA = re.compile(r"\(?([^()\s]+)\)?(?: \(.*\))?")
 
 
 def _states_a_value(text: str, value: Number) -> bool:
-    """True when a formula is just a number equal to `value`, so writing `= value`
-    after it would say the same thing twice."""
+    """A formula that is just a number equal to `value` (`= value` would say it twice)."""
     match = _NUMBER_FORMULA.fullmatch(text)
     if match is None or is_array(value):
         return False
@@ -250,13 +234,11 @@ def band_of(node: Node) -> Band | None:
 
 def is_bad(x: Number | None) -> bool:
     """True when a number (or any sample of a batch) is NaN or infinite."""
-    if x is None:
-        return False
     if is_array(x):
         import numpy as np  # lazy: start-up (loaded already: an array is here)
 
         return not bool(np.all(np.isfinite(x)))
-    return not math.isfinite(float(x))
+    return x is not None and not math.isfinite(float(x))
 
 
 def number_text(x: Number, precision: int = DEFAULT_PRECISION) -> str:
@@ -279,7 +261,7 @@ _CHAR_PX, _BOX_PX, _OP_PX, _GAP_PX = 8.8, 30.0, 36.0, 34.0  # DejaVu Sans 11 pt,
 
 def ranks(diagram: Diagram) -> dict[str, int]:
     """Each node's rank (longest path from a source), as Graphviz places them."""
-    incoming: dict[str, int] = {n.id: 0 for n in diagram.nodes}
+    incoming = {n.id: 0 for n in diagram.nodes}
     outgoing: dict[str, list[str]] = {n.id: [] for n in diagram.nodes}
     for edge in diagram.edges:
         if edge.source in outgoing and edge.target in incoming:
@@ -325,12 +307,9 @@ def widest_rank(diagram: Diagram) -> float:
 
 
 def preferred_rankdir(diagram: Diagram) -> str:
-    """The direction a drawing reads best in when the user names none.
-
-    A network drawn per layer (a long chain) reads top to bottom, as a table. Anything
-    else reads left to right (as one reads a formula) unless that would be wider than
-    WIDE_PX while top to bottom is narrower: deep graphs then go top to bottom.
-    """
+    """The direction a drawing reads best in when the user names none: a chain of layers
+    top to bottom, as a table; anything else left to right (as one reads a formula) unless
+    that is wider than WIDE_PX and top to bottom is narrower."""
     if diagram.level in ("layer", "module"):  # (a PyTorch model's modules: a chain too)
         return LAYER_RANKDIR
     rank = ranks(diagram)

@@ -14,7 +14,7 @@ from __future__ import annotations
 import math
 import re
 from collections.abc import Sequence
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from gradviz.numbers import DEFAULT_PRECISION
 from gradviz.render.colours import (
@@ -79,9 +79,6 @@ _SPECIAL = re.compile(r'[&"<>{}|\\]')  # str.translate costs µs even when it ch
 
 CREDIT_MARK = "+= "  # how the trace labels the credit an edge carries back
 
-# Node look by trace state: (border colour, pen width, ink override)
-_STATE_LOOK = STATE_LOOK
-
 
 def label_text(text: str) -> str:
     """Escape user text for a DOT label (inside double quotes)."""
@@ -103,17 +100,15 @@ def tooltip_text(text: str) -> str:
     return "&#10;".join(x.translate(_TOOLTIP_TABLE) if _SPECIAL.search(x) else x for x in lines)
 
 
+# An HTML-like label (`<...>`): XML rules, and the backslash doubled, since Graphviz
+# still expands `\\G` (the graph's name) and `\\\\` there.
+_HTML_TABLE = str.maketrans(
+    {"&": "&amp;", "<": "&lt;", ">": "&gt;", '"': "&quot;", "\\": "&#92;&#92;"}
+)
+
+
 def html_text(text: str) -> str:
-    """Escape text for an HTML-like label (`<...>`): XML rules, and the backslash
-    doubled, since Graphviz still expands `\\G` (the graph's name) and `\\\\` there."""
-    return (
-        printable(text)
-        .replace("&", "&amp;")
-        .replace("<", "&lt;")
-        .replace(">", "&gt;")
-        .replace('"', "&quot;")
-        .replace("\\", "&#92;&#92;")
-    )
+    return printable(text).translate(_HTML_TABLE)
 
 
 def node_id(text: str) -> str:
@@ -161,7 +156,6 @@ def _attrs(pairs: list[tuple[str, str]]) -> str:
 
 def _node_line(
     node: Node,
-    diagram: Diagram,
     precision: int,
     horizontal: bool,
     number_width: int = 0,
@@ -191,25 +185,23 @@ def _node_line(
         pairs = [("shape", "box"), ("label", "\\n".join(lines)), ("margin", "0.08,0.04")]
         styles = ["filled", "rounded"] + (["dashed"] if band is not None and band.dashed else [])
         pairs.append(("style", ",".join(styles)))
-        fill = band.fill if band is not None else PLAIN_FILL
-        ink = band.ink if band is not None and band.ink != "#000000" else None
     else:
         body = " | ".join(_fields(node, precision, number_width))
         shape_label = f"{{ {body} }}" if horizontal else body
         pairs = [("shape", "record"), ("label", shape_label)]
         if band is not None and band.dashed:
             pairs.append(("style", "filled,dashed"))
+    if node.kind != "op":
         fill = band.fill if band is not None else PLAIN_FILL
         ink = band.ink if band is not None and band.ink != "#000000" else None
-    pairs.append(("fillcolor", fill))
-    border, penwidth, state_ink = (None, None, None)
-    if band is BAD_BAND:
-        border, penwidth = BAD_BORDER, f"{BAD_BAND.border_width:g}"
-    if node.state in _STATE_LOOK:
-        border, penwidth, state_ink = _STATE_LOOK[node.state]
+    border, penwidth = (
+        (BAD_BORDER, f"{BAD_BAND.border_width:g}") if band is BAD_BAND else (None, None)
+    )
+    if node.state in STATE_LOOK:
+        border, penwidth, state_ink = STATE_LOOK[node.state]
         if node.state == "dim":
-            pairs[-1] = ("fillcolor", "#ffffff")
-            ink = state_ink
+            fill, ink = "#ffffff", state_ink
+    pairs.append(("fillcolor", fill))
     if border is not None:
         pairs += [("color", border), ("penwidth", penwidth or "1")]
     if ink is not None:
@@ -353,16 +345,12 @@ def legend_table(title: Sequence[str] = (), weights: bool = False, size: int = 9
     )
 
 
-def _layer_column(
-    members: list[Node], diagram: Diagram, precision: int, horizontal: bool, number_width: int = 0
-) -> str:
+def _layer_column(members: list[Node], precision: int, horizontal: bool, number_width: int) -> str:
     """A layer of the neuron view as textbooks draw it: its neurons in one rank, N1 first
     (on top, left to right), held in order by invisible edges and `ordering=out`; no box
     (a cluster lets dot reorder them, differently between versions) and no title (each
     neuron names its layer, L1.N1; the weight edges would cross a title)."""
-    body = "".join(
-        "\t" + _node_line(node, diagram, precision, horizontal, number_width) for node in members
-    )
+    body = "".join("\t" + _node_line(node, precision, horizontal, number_width) for node in members)
     chain = " -> ".join(node_id(node.id) for node in members)
     order = f"\t\t{chain} [style=invis]\n" if len(members) > 1 else ""
     return f"\t{{rank=same\n{body}{order}\t}}\n"
@@ -378,11 +366,9 @@ def dot_body(
     font: str = FONT,
     op_font: tuple[str, int] | None = None,
 ) -> list[str]:
-    """The statements inside `digraph gradviz { … }`, one per line (tab-indented),
-    in the shape the `graphviz` package keeps in `Digraph.body`. `number_width` lays
-    numbers out that many characters wide (for a page that rewrites them); `font` is
-    every text's, `op_font` (if given) the font and size of the ops' symbols (a PNG's
-    bold `+`)."""
+    """The statements inside `digraph gradviz { … }` as `graphviz.Digraph.body` keeps them.
+    `number_width` pads numbers (for a page that rewrites them); `font` is every text's,
+    `op_font` (if given) the font and size of the ops' symbols (a PNG's bold `+`)."""
     if rankdir not in RANKDIRS:
         raise ValueError(f"rankdir must be one of {', '.join(RANKDIRS)}, not {rankdir!r}")
     # Braced record fields: side by side LR, stacked TB (narrow nodes top to bottom), but
@@ -397,27 +383,22 @@ def dot_body(
         f'\tnode [fontname="{font}", fontsize="11", style="filled", height="0.3"]\n',
         f'\tedge [fontname="{font}", fontsize="9", color="#555555", arrowsize="0.6"]\n',
     ]
-    clusters = diagram.clusters
-    cluster_index = {name: i for i, name in enumerate(clusters)}
-    loose = [n for n in diagram.nodes if n.cluster is None]
-    for node in loose:
-        lines.append(_node_line(node, diagram, precision, horizontal, number_width, op_font))
-    for name in clusters:
-        i = cluster_index[name]
+    for node in diagram.nodes:
+        if node.cluster is None:
+            lines.append(_node_line(node, precision, horizontal, number_width, op_font))
+    for i, name in enumerate(diagram.clusters):
         members = [node for node in diagram.nodes if node.cluster == name]
         if diagram.level == "neuron" and all(n.kind == "group" for n in members):
-            lines.append(_layer_column(members, diagram, precision, horizontal, number_width))
+            lines.append(_layer_column(members, precision, horizontal, number_width))
             continue
         lines.append(f"\tsubgraph cluster_{i} {{\n")
         lines.append(f'\t\tlabel="{label_text(name)}"\n\t\tstyle="rounded"\n\t\tcolor="#999999"\n')
         for node in members:
-            line = _node_line(node, diagram, precision, horizontal, number_width, op_font)
-            lines.append("\t" + line)
+            lines.append("\t" + _node_line(node, precision, horizontal, number_width, op_font))
         lines.append("\t}\n")
     largest = max((abs(e.weight) for e in diagram.edges if e.weight is not None), default=0.0)
     ordered = {n.id for n in diagram.nodes if n.ordered}
-    for edge in diagram.edges:
-        lines.append(_edge_line(edge, largest, edge.target in ordered and edge.index < 2))
+    lines += [_edge_line(e, largest, e.target in ordered and e.index < 2) for e in diagram.edges]
     # The graph's label (title and legend) comes last, so no cluster inherits it.
     if legend and diagram.has_grad:
         weights = any(e.weight is not None for e in diagram.edges)
@@ -429,24 +410,7 @@ def dot_body(
     return lines
 
 
-def to_dot(
-    diagram: Diagram,
-    *,
-    rankdir: str = "LR",
-    precision: int = DEFAULT_PRECISION,
-    legend: bool = True,
-    number_width: int = 0,
-    font: str = FONT,
-    op_font: tuple[str, int] | None = None,
-) -> str:
-    """The whole DOT document (byte-stable: the same diagram gives the same text)."""
-    body = dot_body(
-        diagram,
-        rankdir=rankdir,
-        precision=precision,
-        legend=legend,
-        number_width=number_width,
-        font=font,
-        op_font=op_font,
-    )
-    return "digraph gradviz {\n" + "".join(body) + "}\n"
+def to_dot(diagram: Diagram, **options: Any) -> str:
+    """The whole DOT document, `dot_body`'s `options` (byte-stable: the same diagram gives
+    the same text)."""
+    return "digraph gradviz {\n" + "".join(dot_body(diagram, **options)) + "}\n"

@@ -6,8 +6,8 @@ step, as `gradviz trace` prints it. A small JavaScript engine (assets/engine.js,
 its op functions generated from JS_OPS below) recomputes every number when an input
 moves; tests/test_html_parity.py runs it under Node against the Python engine.
 
-Pure: a diagram (built by `gradviz.drawn.diagram_from_value`, so it knows its Values) and the SVG
-text of its drawing in, one HTML string out. Nothing is fetched: scripts and styles are
+Pure: a diagram, the SVG text of its drawing and its nodes' data (`gradviz.drawn.page_graph`)
+in, one HTML string out. Nothing is fetched: scripts and styles are
 inline, allowed by their hashes in a Content-Security-Policy that forbids everything
 else (no network, no other script). User text reaches the page escaped: as HTML text,
 inside Graphviz's SVG (XML-escaped by Graphviz), or as JSON in a data block with `<`,
@@ -33,22 +33,13 @@ from typing import TYPE_CHECKING, Any
 from rich.console import Console
 
 from gradviz.errors import OptionWords, keyword
-from gradviz.names import definition, node_names, op_form, operand, output_name, substitute
-from gradviz.numbers import DEFAULT_PRECISION, json_number
+from gradviz.numbers import DEFAULT_PRECISION
 from gradviz.ops import BINARY_OPS, NEG, UNARY_OPS, Op, javascript, javascript_chain, power_op
 from gradviz.render import colours
-from gradviz.render.diagram import (
-    BAD_BAND,
-    BAD_BORDER,
-    BAD_MARK,
-    BANDS,
-    Diagram,
-    _states_a_value,
-)
-from gradviz.render.dot import _STATE_LOOK
+from gradviz.render.colours import STATE_LOOK
+from gradviz.render.diagram import BAD_BAND, BAD_BORDER, BAD_MARK, BANDS, Diagram
 
 if TYPE_CHECKING:
-    from gradviz.engine import Value
     from gradviz.records import Step
 
 # Above this many values a page is the static picture with a note: sliders over a
@@ -58,13 +49,6 @@ LIVE_LIMIT = 300
 # has about 750 px, and Graphviz's 11 pt node text (14.7 px) stays at 10 px or more when
 # the picture is at most this wide. Wider left to right, a page draws top to bottom.
 FIT_WIDTH_PX = 1100
-
-
-def svg_width_px(svg: bytes | str) -> float:
-    """The width of Graphviz's SVG in px (it writes pt)."""
-    text = svg.decode("utf-8") if isinstance(svg, bytes) else svg
-    found = re.search(r'<svg\b[^>]*\bwidth="([\d.]+)pt"', text)
-    return float(found.group(1)) * 4 / 3 if found else 0.0
 
 
 # Data and grad texts are laid out this many characters wide, so most new numbers fit
@@ -154,61 +138,29 @@ def live_reason(diagram: Diagram, words: OptionWords = keyword) -> str | None:
     return None
 
 
-def _trace_texts(root: Value, steps: Sequence[Step]) -> list[str]:
+def _trace_texts(out: str, steps: Sequence[Step]) -> list[str]:
     """`gradviz trace`'s backward pass (its `steps`), one text block per step, as it
     prints it."""
     from gradviz.render.trace_view import backward_view  # lazy: start-up
 
     console = Console(file=io.StringIO(), width=100_000, color_system=None, soft_wrap=True)
-    console.print(backward_view(steps, output_name(root)))
+    console.print(backward_view(steps, out))
     text = console.file.getvalue()
     blocks = re.split(r"\n\n(?=Step \d)", text.rstrip("\n"))
     return [block.rstrip("\n") for block in blocks[1:]]
 
 
 def graph_data(
-    diagram: Diagram, *, precision: int = DEFAULT_PRECISION, steps: Sequence[Step] | None = None
+    graph: dict[str, Any],
+    *,
+    precision: int = DEFAULT_PRECISION,
+    steps: Sequence[Step] | None = None,
 ) -> dict[str, Any]:
-    """The graph as the page's script reads it: nodes in topological order, their ops,
-    parents and names, the inputs' values, and what the texts say around the numbers;
-    with the trace's `steps` (`gradviz.tracing.trace` of the root), the backward pass."""
-    order = list(diagram.value_ids)
-    root = order[-1]
-    names = node_names(order)
-    index = {v: i for i, v in enumerate(order)}
-    nodes = []
-    for v in order:
-        vid = diagram.value_ids[v]
-        entry: dict[str, Any] = {"id": vid, "name": names[v], "k": None}
-        if diagram.node(vid).role == "constant":  # no slider, no grad shown, no step
-            entry["constant"] = True
-        entry["def"] = definition(v, names)
-        if v.op is None:
-            entry["v"] = json_number(v.data)
-        else:
-            op = v.op
-            operands = [names[p] for p in v.parents]
-            entry.update(k=op_key(op), op=op.name, p=[index[p] for p in v.parents])
-            if entry["k"] == POWER_KEY:
-                entry["n"] = json_number(power_exponent(op))
-            entry["applied"] = op_form(op, *operands)
-            locals_ = op.local(v.data, *[p.data for p in v.parents])
-            inputs = []
-            for position, formula in enumerate(op.formulas):
-                local_text = substitute(formula, *operands)
-                applied = entry["applied"]
-                inputs.append(
-                    {
-                        "nf": f"∂({applied})/∂{operand(operands[position])} = {local_text}",
-                        "lt": local_text,
-                        # a formula that is a number says its value already (the tooltips' rule)
-                        "same": _states_a_value(local_text, locals_[position]),
-                    }
-                )
-            entry["c"] = inputs
-        nodes.append(entry)
+    """The graph as the page's script reads it: `graph`'s nodes (`gradviz.drawn.page_graph`),
+    what the texts say around the numbers, and with the trace's `steps` the backward pass."""
+    nodes = graph["nodes"]
     leaves = [i for i, node in enumerate(nodes) if node["k"] is None and "constant" not in node]
-    out = names[root]
+    out = graph["out"]
     return {
         "nodes": nodes,
         "leaves": leaves,
@@ -220,8 +172,8 @@ def graph_data(
         "edges": list(colours.BAND_EDGES),
         "badBorder": BAD_BORDER,
         "mark": BAD_MARK,
-        "states": {k: list(v) for k, v in _STATE_LOOK.items()},
-        "trace": None if steps is None else _trace_texts(root, steps),
+        "states": {k: list(v) for k, v in STATE_LOOK.items()},
+        "trace": None if steps is None else _trace_texts(graph["trace_out"], steps),
         "intro": (
             f"Press Next to walk the backward pass: from {out} back to the inputs, each node "
             f"passes its credit d{out}/dnode times the local derivative to each input."
@@ -241,18 +193,13 @@ def page_diagram(diagram: Diagram) -> Diagram:
 # -- the page ------------------------------------------------------------------------------
 
 
+_SCRIPT_SAFE = str.maketrans({c: f"\\u{ord(c):04x}" for c in "&<>\u2028\u2029"})
+
+
 def json_for_script(value: object) -> str:
     """JSON that can sit inside <script>: no `<`, `>`, `&` or line separator in it raw."""
     text = json.dumps(value, ensure_ascii=False, allow_nan=False, separators=(",", ":"))
-    for raw, escaped in (
-        ("&", "\\u0026"),
-        ("<", "\\u003c"),
-        (">", "\\u003e"),
-        ("\u2028", "\\u2028"),
-        ("\u2029", "\\u2029"),
-    ):
-        text = text.replace(raw, escaped)
-    return text
+    return text.translate(_SCRIPT_SAFE)
 
 
 def csp_hash(text: str) -> str:
@@ -340,43 +287,6 @@ HEAD = """<!doctype html>
 </head>
 """
 
-PAGE = (
-    HEAD
-    + """<body>
-<header><h1>{heading}</h1><p class="sub">{sub}</p></header>
-<main>
-<figure id="graph" class="{kind}" aria-label="the computation graph">{svg}</figure>
-{controls}
-</main>
-{scripts}
-</body>
-</html>
-"""
-)
-
-CONTROLS = """<div id="panels">
-<section id="inputs" aria-labelledby="inputs-h"><h2 id="inputs-h">Inputs</h2>
-<p id="output-value" class="out"></p>
-{leaves}
-<p class="buttons"><button type="button" id="reset">Reset inputs</button></p>
-<h3>Nudge</h3>
-<pre id="nudge" aria-live="polite">{nudge}</pre>
-</section>
-<section id="steps" aria-labelledby="steps-h"><h2 id="steps-h">Backward pass</h2>
-<p class="buttons"><button type="button" id="prev">◀ Previous</button>
-<button type="button" id="play">Play</button>
-<button type="button" id="next">Next ▶</button>
-<span id="step-count" aria-live="polite"></span></p>
-<pre id="step-text" aria-live="polite"></pre>
-<h3>Details</h3>
-<pre id="detail" aria-live="polite">{hint}</pre>
-<div id="reproduce"><h3>Reproduce</h3>
-<p class="buttons"><button type="button" id="copy">Copy command</button>
-<span id="copy-status" aria-live="polite"></span></p>
-<pre id="command"></pre></div>
-</section>
-</div>"""
-
 
 @cache
 def page_css() -> str:
@@ -392,12 +302,14 @@ def to_html(
     step: int = 0,
     precision: int = DEFAULT_PRECISION,
     note: str | None = None,
+    graph: dict[str, Any] | None = None,
     steps: Sequence[Step] = (),
 ) -> str:
     """The page for `diagram`, drawn by `svg` (Graphviz's SVG of `page_diagram(diagram)`
     laid out with padded numbers). Live when `live_reason` finds nothing against it and
     the expression is known (the caller gives it as one line: `gradviz.pages.one_line`),
-    its backward pass walked through the trace's `steps`; `step` 1 opens on the first."""
+    its Values' `graph` (`gradviz.drawn.page_graph`) given, its backward pass walked
+    through the trace's `steps`; `step` 1 opens on the first."""
     reason = note or live_reason(diagram)
     if reason is None and expression is None:
         expression = ""
@@ -413,7 +325,9 @@ def to_html(
         script_src = "'none'"
         sub = "gradviz: the graph with every node's data and gradient"
     else:
-        data = graph_data(diagram, precision=precision, steps=steps)
+        if graph is None:
+            raise ValueError("a live page needs its graph: gradviz.drawn.page_graph(diagram)")
+        data = graph_data(graph, precision=precision, steps=steps)
         data.update(expression=expression, command=command)
         data["leaves"] = reading_order(data, expression)
         if step:
@@ -424,12 +338,8 @@ def to_html(
             f"<script>{code}</script>"
         )
         script_src = f"'{csp_hash(code)}'"
-        controls = CONTROLS.format(
-            leaves=_leaf_rows(data),
-            nudge=html.escape(data["nudgeIntro"]),
-            hint="Hover over a node or an edge, or Tab to the graph and use the arrow keys, for "
-            "its op and local derivatives.",
-        )
+        panels = asset_text("controls.html").rstrip("\n")
+        controls = panels.format(leaves=_leaf_rows(data), nudge=html.escape(data["nudgeIntro"]))
         sub = (
             "Move an input to recompute every data and gradient; step through the backward pass "
             "below."
@@ -438,7 +348,8 @@ def to_html(
         f"default-src 'none'; script-src {script_src}; style-src {style_sources(css, svg)}; "
         "img-src data:; base-uri 'none'; form-action 'none'"
     )
-    return PAGE.format(
+    # The page's markup: assets/graph.html; a live page's panels: assets/controls.html.
+    return (HEAD + asset_text("graph.html")).format(
         csp=csp,
         title=html.escape(f"gradviz: {short}"),
         css=css,

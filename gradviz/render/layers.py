@@ -12,7 +12,7 @@ from __future__ import annotations
 import math
 import re
 from collections.abc import Callable, Sequence
-from dataclasses import replace
+from typing import Any
 
 from rich import box
 from rich.cells import cell_len
@@ -59,8 +59,8 @@ def layer_label(name: str, most: int = NAME_WIDTH) -> str:
     return shown + "…"
 
 
-def _num(x: float | None) -> Text:
-    return Text("—", style="dim") if x is None else Text(fmt(x, DIGITS))
+def _num(x: float | None, prefix: str = "") -> Text:
+    return Text("—", style="dim") if x is None else Text(prefix + fmt(x, DIGITS))
 
 
 def _pct(x: float | None) -> Text:
@@ -94,31 +94,14 @@ def _status(layer: LayerStats) -> Text:
     return Text(layer.status, style=STATUS_STYLES.get(layer.status, ""))
 
 
-# Columns of the layer table: (header, right-aligned, keep priority: higher stays longer
-# when the terminal is narrow).
-_COLUMNS = (
-    ("layer", False, 99),
-    ("act", False, 90),
-    ("n", True, 30),
-    ("mean|g|", True, 20),
-    ("max|g|", True, 25),
-    ("rms g", True, 95),
-    ("rel", True, 80),
-    ("log rel", False, 96),
-    ("hop", True, 85),
-    ("bound", True, 50),
-    ("grad:data", True, 60),
-    ("update:data", True, 65),
-    ("act mean", True, 35),
-    ("act std", True, 36),
-    ("slope", True, 70),
-    ("sat%", True, 44),
-    ("dead%", True, 42),
-    ("NaN", True, 40),
-    ("status", False, 100),
-)
-# These columns matter far more when they hold something other than zero.
-_ALARMS = {"sat%", "dead%", "NaN"}
+def _hop(layer: LayerStats) -> Text:
+    if _above_bound(layer):
+        return Text("×" + fmt(layer.hop, DIGITS) + "*", style="dim")
+    return _num(layer.hop, "×")
+
+
+def _nonfinite(layer: LayerStats) -> Text:
+    return Text(str(layer.nonfinite), style="bold red" if layer.nonfinite else "")
 
 
 def _above_bound(layer: LayerStats) -> bool:
@@ -131,44 +114,42 @@ def _above_bound(layer: LayerStats) -> bool:
     )
 
 
+# Columns of the layer table: (header, right-aligned, keep priority: higher stays longer
+# when the terminal is narrow, a layer's cell).
+_COLUMNS: tuple[tuple[str, bool, int, Callable[[LayerStats], Text]], ...] = (
+    ("layer", False, 99, lambda layer: Text(layer_label(layer.name))),
+    ("act", False, 90, lambda layer: Text(layer.activation)),
+    ("n", True, 30, lambda layer: Text(str(layer.n_params))),
+    ("mean|g|", True, 20, lambda layer: _num(layer.mean_abs)),
+    ("max|g|", True, 25, lambda layer: _num(layer.max_abs)),
+    ("rms g", True, 95, lambda layer: _num(layer.rms)),
+    ("rel", True, 80, lambda layer: _num(layer.rel)),
+    ("log rel", False, 96, lambda layer: log_bar(layer.rel)),
+    ("hop", True, 85, _hop),
+    ("bound", True, 50, lambda layer: _num(layer.hop_bound, "≤")),
+    ("grad:data", True, 60, lambda layer: _num(layer.grad_data)),
+    ("update:data", True, 65, lambda layer: _num(layer.update_data)),
+    ("act mean", True, 35, lambda layer: _num(layer.act_mean)),
+    ("act std", True, 36, lambda layer: _num(layer.act_std)),
+    ("slope", True, 70, lambda layer: _num(layer.mean_slope)),
+    ("sat%", True, 44, lambda layer: _pct(layer.saturated)),
+    ("dead%", True, 42, lambda layer: _pct(layer.dead)),
+    ("NaN", True, 40, _nonfinite),
+    ("status", False, 100, _status),
+)
+# These columns matter far more when they hold something other than zero.
+_ALARMS = {"sat%", "dead%", "NaN"}
+# The columns of the activations: "?" in a row whose activations were not read, not a
+# number that looks measured.
+_ACTIVATION_COLUMNS = {"act", "act mean", "act std", "slope", "sat%", "dead%"}
+
+
 def _row(layer: LayerStats) -> dict[str, Text]:
-    if layer.unread is not None and layer.unread.startswith("activations"):
-        return _row_unread(layer)
-    hop = _num(None) if layer.hop is None else Text("×" + fmt(layer.hop, DIGITS))
-    if _above_bound(layer):
-        hop = Text("×" + fmt(layer.hop, DIGITS) + "*", style="dim")
-    bound = _num(None) if layer.hop_bound is None else Text("≤" + fmt(layer.hop_bound, DIGITS))
+    unread = layer.unread is not None and layer.unread.startswith("activations")
     return {
-        "layer": Text(layer_label(layer.name)),
-        "act": Text(layer.activation),
-        "n": Text(str(layer.n_params)),
-        "mean|g|": _num(layer.mean_abs),
-        "max|g|": _num(layer.max_abs),
-        "rms g": _num(layer.rms),
-        "rel": _num(layer.rel),
-        "log rel": log_bar(layer.rel),
-        "hop": hop,
-        "bound": bound,
-        "grad:data": _num(layer.grad_data),
-        "update:data": _num(layer.update_data),
-        "act mean": _num(layer.act_mean),
-        "act std": _num(layer.act_std),
-        "slope": _num(layer.mean_slope),
-        "sat%": _pct(layer.saturated),
-        "dead%": _pct(layer.dead),
-        "NaN": Text(str(layer.nonfinite), style="bold red" if layer.nonfinite else ""),
-        "status": _status(layer),
+        name: Text("?", style="dim") if unread and name in _ACTIVATION_COLUMNS else cell(layer)
+        for name, _, _, cell in _COLUMNS
     }
-
-
-def _row_unread(layer: LayerStats) -> dict[str, Text]:
-    """A row whose activations were not read: their columns say so ("?"), not a number
-    that looks measured."""
-    row = _row(replace(layer, unread=None))
-    unread = Text("?", style="dim")
-    for name in ("act", "act mean", "act std", "slope", "sat%", "dead%"):
-        row[name] = unread
-    return row
 
 
 def layer_table(
@@ -191,8 +172,8 @@ def layer_table(
         if c[0] != "update:data" or any(layer.update_data is not None for layer in diagnosis.layers)
     ]
 
-    def keep(column: tuple[str, bool, int]) -> int:
-        name, _, priority = column
+    def keep(column: tuple[str, bool, int, object]) -> int:
+        name, _, priority, _ = column
         alarming = name in _ALARMS and any(r[name].plain not in ("0", "—", "?") for r in rows)
         return priority + 50 if alarming else priority
 
@@ -216,21 +197,18 @@ def layer_table(
         caption.append("; ?: not read (the notes say why)")
     if dropped:
         caption.append(f"; not shown for lack of width: {', '.join(dropped)}{_more(more)}")
-    table = Table(
-        title=Text(title) if title else None,
-        caption=caption,
-        box=box.SIMPLE_HEAD,
-        padding=(0, 1),
-        pad_edge=False,
-        show_edge=False,
-        title_justify="left",
-        caption_justify="left",
-    )
-    for name, right, _ in columns:
+    table = _table(title=Text(title) if title else None, caption=caption, title_justify="left")
+    for name, right, *_ in columns:
         table.add_column(name, justify="right" if right else "left", no_wrap=True)
     for row in rows:
-        table.add_row(*(row[name] for name, _, _ in columns))
+        table.add_row(*(row[name] for name, *_ in columns))
     return table
+
+
+def _table(**options: Any) -> Table:
+    """A table in the views' one style: a rule under the header, no frame."""
+    look = {"box": box.SIMPLE_HEAD, "padding": (0, 1), "caption_justify": "left"}
+    return Table(pad_edge=False, show_edge=False, **{**look, **options})
 
 
 def _more(more: str | None) -> str:
@@ -358,9 +336,8 @@ def report(
     width: int | None = None,
     more: str | None = None,
 ) -> RenderableType:
-    """What `train`, `inspect` and `grads` print: the table, the heat map when there is
-    more than one recorded moment, and the verdict. The table fits `width` if given,
-    else the console's width when printed (see `layer_table`, and for `more`)."""
+    """What `train`, `inspect` and `grads` print: the table (fitted to `width`, else to the
+    console; see `layer_table`), the heat map over several moments, and the verdict."""
     table = fitted(lambda room: layer_table(diagnosis, title, room, more), width)
     parts: list[RenderableType] = [table]
     if snapshots and len(snapshots) > 1:
@@ -424,14 +401,7 @@ def compare_table(
         if dropped
         else None
     )
-    table = Table(
-        box=box.SIMPLE_HEAD,
-        padding=(0, 1),
-        pad_edge=False,
-        show_edge=False,
-        caption=caption,
-        caption_justify="left",
-    )
+    table = _table(caption=caption)
     right = {column for column, is_right in _COMPARE_COLUMNS if is_right}
     for name in shown:
         table.add_column(
@@ -447,7 +417,7 @@ def compare_table(
 
 def _scores_table(scores: Sequence[tuple[float, float, int] | None]) -> Table:
     """Each network's loss and accuracy on its data, the weights measured."""
-    table = Table(box=None, padding=(0, 1), pad_edge=False, show_edge=False)
+    table = _table(box=None)
     table.add_column("", no_wrap=True)
     table.add_column("loss", justify="right", no_wrap=True)
     table.add_column("accuracy", justify="right", no_wrap=True)
@@ -473,17 +443,15 @@ def compare_report(
     scores: Sequence[tuple[float, float, int] | None] | None = None,
     more: str | None = None,
 ) -> RenderableType:
-    """The two networks' loss and accuracy (`scores`: (loss, accuracy, examples) each),
-    the comparison table (fitted to `width`, else to the console when printed; `more` as
-    in `layer_table`) and both verdicts under it."""
+    """The two networks' `scores` (loss, accuracy, examples), the comparison table (fitted
+    as `report`'s) and both verdicts."""
     header = VerdictLines([("A = ", label_a), ("B = ", label_b)])  # wrapped between clauses
     table = fitted(lambda room: compare_table(a, b, width=room, more=more), width)
     parts: list[RenderableType] = [header]
     if scores is not None:
         parts.append(_scores_table(scores))
     parts.append(table)
-    for tag, lines in (("A", verdict_a), ("B", verdict_b)):
-        parts.append(verdict_text(lines, f"{tag}: "))
+    parts += [verdict_text(verdict_a, "A: "), verdict_text(verdict_b, "B: ")]
     return Group(*parts)
 
 
@@ -492,7 +460,7 @@ def params_table(params: Sequence[ParamGrad]) -> RenderableType:
     then the parameters that get the least credit."""
     finite = [abs(p.grad) for p in params if math.isfinite(p.grad)]
     top = max(finite, default=0.0)
-    table = Table(box=box.SIMPLE_HEAD, padding=(0, 1), pad_edge=False, show_edge=False)
+    table = _table()
     table.add_column("parameter", no_wrap=True)
     table.add_column("value", justify="right", no_wrap=True)
     table.add_column("grad", justify="right", no_wrap=True)

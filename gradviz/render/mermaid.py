@@ -69,7 +69,12 @@ _ENTITIES = str.maketrans(
 
 SEPARATOR = " │ "  # between name, data and grad, as in the Graphviz record
 
-_STATE_STYLES = {
+# The classes of nodes without a band (white, as in Graphviz, not Mermaid's own lavender)
+# and of a trace's states, in the order they are written.
+_PLAIN_STYLE = "fill:#ffffff,stroke:#555555,color:#000000"
+_CLASS_STYLES = {
+    "op": _PLAIN_STYLE,
+    "plain": _PLAIN_STYLE,
     "current": f"stroke:{colours.CURRENT},stroke-width:3px",
     "done": f"stroke:{colours.DONE},stroke-width:2px",
     "dim": f"fill:#ffffff,stroke:{colours.DIM_BORDER},color:{colours.DIM_INK}",
@@ -192,17 +197,14 @@ def to_mermaid(
     precision: int = DEFAULT_PRECISION,
     legend: bool = True,
 ) -> str:
-    """A `flowchart` with one node per diagram node; colours through `classDef`.
-
-    Raises RenderError above Mermaid's edge limit, where it would refuse to draw.
-    """
+    """A `flowchart`, one node per diagram node, coloured through `classDef`; RenderError
+    above Mermaid's edge limit."""
     if rankdir not in DIRECTIONS:
         raise ValueError(f"rankdir must be one of {', '.join(DIRECTIONS)}, not {rankdir!r}")
     check_edges(diagram)
     ids = mermaid_ids(diagram)
     stacked = rankdir in ("TB", "BT")
-    lines: list[str] = []
-    lines.append(f"flowchart {rankdir}\n")
+    lines = [f"flowchart {rankdir}\n"]
     if diagram.title:
         lines.append(f'    {CAPTION}["{escape(diagram.title)}"]\n')
 
@@ -214,10 +216,7 @@ def to_mermaid(
         if node.kind == "op":
             classes.setdefault("op", []).append(mid)
             return f'{indent}{mid}(("{_op_label(node, precision)}"))\n'
-        if band is not None:
-            classes.setdefault(band.name, []).append(mid)
-        else:  # no grad: white, as in Graphviz (not Mermaid's own lavender)
-            classes.setdefault("plain", []).append(mid)
+        classes.setdefault(band.name if band is not None else "plain", []).append(mid)
         if node.state is not None:
             classes.setdefault(node.state, []).append(mid)
         shape = ('(["', '"])') if node.kind == "group" else ('["', '"]')
@@ -257,22 +256,15 @@ def to_mermaid(
             lines += keys
             links += key_links  # after the graph's own: linkStyle numbers those first
     lines += body + links + link_styles
-    for band in used:
-        lines.append(_class_def(band))
+    lines += [_class_def(band) for band in used]
     if diagram.title:
         lines.append(f"    classDef {CAPTION} {_CAPTION_STYLE}\n")
     if keyed:
         lines.append(f"    classDef keytitle {_KEY_BOX_STYLE}\n")
     if diagram.title:
         lines.append(f"    class {CAPTION} {CAPTION}\n")
-    if "op" in classes:
-        lines.append("    classDef op fill:#ffffff,stroke:#555555,color:#000000\n")
-    if "plain" in classes:
-        lines.append("    classDef plain fill:#ffffff,stroke:#555555,color:#000000\n")
-    for state, style in _STATE_STYLES.items():
-        if state in classes:
-            lines.append(f"    classDef {state} {style}\n")
-    for name in [b.name for b in used] + ["op", "plain", *_STATE_STYLES]:
+    lines += [f"    classDef {k} {style}\n" for k, style in _CLASS_STYLES.items() if k in classes]
+    for name in [b.name for b in used] + list(_CLASS_STYLES):
         if name in classes:
             lines.append(f"    class {','.join(classes[name])} {name}\n")
     return "".join(lines)
@@ -281,12 +273,9 @@ def to_mermaid(
 def _legend(
     diagram: Diagram, ids: dict[str, str], rankdir: str, used: list[Band]
 ) -> tuple[list[str], list[str]]:
-    """The key to the colours the picture uses, as one row of boxes (Mermaid spaces boxes
-    widely: the whole scale would be wider than most graphs), declared first so that it
-    stands at the top,
-    and the invisible links that make it a row: left to right, a chain of keys one rank
-    each (unlinked keys would share a rank: a column); top to bottom, the keys share the
-    first rank and the graph's sources are pushed below them. No edge runs through it."""
+    """The key to the colours used, as one row of boxes declared first (at the top; the
+    whole scale would be wider than most graphs), and the invisible links that make it a
+    row: left to right a chain of keys, top to bottom the keys above the graph's sources."""
     keys = ["key_title", *(f"key_{band.name}" for band in used)]
     lines = [f'    key_title["{whole(LEGEND_TITLE)}"]:::keytitle\n']
     lines += [f'    key_{b.name}["{whole(b.text)}"]:::{b.name}\n' for b in used]

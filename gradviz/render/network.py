@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from itertools import pairwise
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from gradviz.errors import OptionWords, keyword
 from gradviz.numbers import fmt
@@ -17,6 +17,7 @@ from gradviz.render.diagram import Diagram, Edge, Node, captioned
 from gradviz.render.diagram import preferred_rankdir as preferred_rankdir  # moved; kept here
 
 if TYPE_CHECKING:  # the data drawn, never loaded or computed here
+    from gradviz.engine import Value
     from gradviz.model import DataSetStatus, LossGraph
     from gradviz.nn import Network
     from gradviz.records import Diagnosis
@@ -83,51 +84,32 @@ def choose_level(
     )
 
 
-def _input_nodes(graph: LossGraph, grad: bool) -> list[Node]:
-    return [
-        Node(
-            id=f"x{j}",
-            kind="value",
-            label=f"x{j}",
-            data=x.data,
-            grad=x.grad if grad else None,
-            role="input",
-        )
-        for j, x in enumerate(graph.built.inputs)
-    ]
+def _value_node(name: str, v: Value, grad: bool, **look: Any) -> Node:
+    """A scalar of the loss graph as its own node (an input, the target, the loss)."""
+    return Node(
+        id=name, kind="value", label=name, data=v.data, grad=v.grad if grad else None, **look
+    )
+
+
+def _group_node(name: str, lines: Sequence[str], label: str | None = None, **look: Any) -> Node:
+    """A neuron, a layer or the inputs as one box, its numbers in `lines`."""
+    label = name if label is None else label
+    return Node(id=name, kind="group", label=label, extra_lines=tuple(lines), role="group", **look)
 
 
 def _loss_nodes(graph: LossGraph, source: str, grad: bool) -> tuple[list[Node], list[Edge]]:
     built = graph.built
-    kind = graph.network.loss
-    formula = graph.loss_formula
+    line = f"{graph.network.loss}: {graph.loss_formula}"
     nodes = [
-        Node(
-            id="y",
-            kind="value",
-            label="y",
-            data=built.target.data,
-            grad=built.target.grad if grad else None,
-            role="input",
-            cluster="loss",
-        ),
-        Node(
-            id="loss",
-            kind="value",
-            label="loss",
-            data=built.loss.data,
-            grad=built.loss.grad if grad else None,
-            extra_lines=(f"{kind}: {formula}",),
-            role="output",
-            cluster="loss",
-        ),
+        _value_node("y", built.target, grad, role="input", cluster="loss"),
+        _value_node("loss", built.loss, grad, extra_lines=(line,), role="output", cluster="loss"),
     ]
     return nodes, [Edge(source, "loss"), Edge("y", "loss", index=1)]
 
 
 def neuron_diagram(graph: LossGraph, title: str | None, grad: bool = True) -> Diagram:
     built, network = graph.built, graph.network
-    nodes = _input_nodes(graph, grad)
+    nodes = [_value_node(f"x{j}", x, grad, role="input") for j, x in enumerate(built.inputs)]
     edges: list[Edge] = []
     sources = [n.id for n in nodes]
     for layer, pre, act in zip(network.layers, built.pre, built.act, strict=True):
@@ -138,45 +120,25 @@ def neuron_diagram(graph: LossGraph, title: str | None, grad: bool = True) -> Di
             weights = ", ".join(fmt(w.data, 3) for w in neuron.weights)
             wgrads = ", ".join(fmt(w.grad, 3) for w in neuron.weights)
             bias = neuron.bias
-            lines = [f"z {fmt(z.data)}  ∂L/∂z {fmt(z.grad)}" if grad else f"z {fmt(z.data)}"]
+            lines = [f"z {fmt(z.data)}" + (f"  ∂L/∂z {fmt(z.grad)}" if grad else "")]
             if a is not z:
                 lines.append(f"{layer.activation}(z) {fmt(a.data)}")
-            lines.append(
-                f"b {fmt(bias.data)}  ∂L/∂b {fmt(bias.grad)}" if grad else f"b {fmt(bias.data)}"
-            )
+            lines.append(f"b {fmt(bias.data)}" + (f"  ∂L/∂b {fmt(bias.grad)}" if grad else ""))
             detail = f"{neuron.name}\nweights: {weights}\n"
             if grad:
                 detail += f"weight grads: {wgrads}\nbias: {fmt(bias.data)} (grad {fmt(bias.grad)})"
             else:
                 detail += f"bias: {fmt(bias.data)}"
-            nodes.append(
-                Node(
-                    id=nid,
-                    kind="group",
-                    label=neuron.name,
-                    data=a.data,
-                    grad=a.grad if grad else None,
-                    detail=detail,
-                    cluster=layer.name,
-                    extra_lines=tuple(lines),
-                    role="group",
-                )
-            )
+            look = {"data": a.data, "grad": a.grad if grad else None, "cluster": layer.name}
+            nodes.append(_group_node(nid, lines, label=neuron.name, detail=detail, **look))
             # One edge per weight, as textbooks draw it: width from |w|, colour from
             # ∂L/∂w; no text on the edge (the numbers are in its tooltip).
             for k, (source, w) in enumerate(zip(sources, neuron.weights, strict=True)):
                 tip = f"{neuron.name} w{k} = {fmt(w.data)}"
                 tip += f", ∂L/∂w{k} = {fmt(w.grad)}" if grad else ""
-                edges.append(
-                    Edge(
-                        source,
-                        nid,
-                        index=k,
-                        weight=float(w.data),
-                        grad=w.grad if grad else None,
-                        detail=tip,
-                    )
-                )
+                through = w.grad if grad else None
+                edge = Edge(source, nid, index=k, weight=float(w.data), grad=through, detail=tip)
+                edges.append(edge)
         sources = ids
     loss_nodes, loss_edges = _loss_nodes(graph, sources[0], grad)
     return Diagram(tuple(nodes + loss_nodes), tuple(edges + loss_edges), has_grad=grad, title=title)
@@ -192,9 +154,7 @@ def layer_diagram(
     example = graph.example
     overall = statuses if grad and statuses is not None else None
     inputs = ", ".join(f"x{j} {fmt(x.data)}" for j, x in enumerate(built.inputs))
-    nodes = [Node(id="inputs", kind="group", label="inputs", extra_lines=(inputs,), role="group")]
-    edges: list[Edge] = []
-    source = "inputs"
+    nodes = [_group_node("inputs", (inputs,))]
     for i, (layer, stats, acts) in enumerate(
         zip(network.layers, example.layers, built.act, strict=True)
     ):
@@ -212,19 +172,8 @@ def layer_diagram(
             lines.append("outputs " + ", ".join(fmt(a.data, 3) for a in acts[:4]))
             if len(acts) > 4:
                 lines[-1] += ", …"
-        nodes.append(
-            Node(
-                id=layer.name,
-                kind="group",
-                label=layer.name,
-                grad=stats.rms if grad else None,  # the colour follows the rms gradient
-                detail=detail,
-                extra_lines=tuple(lines),
-                role="group",
-            )
-        )
-        edges.append(Edge(source, layer.name))
-        source = layer.name
+        rms = stats.rms if grad else None  # the colour follows the rms gradient
+        nodes.append(_group_node(layer.name, lines, grad=rms, detail=detail))
     if grad:
         key = "per layer: grad = rms ∂L/∂w, max = max |∂L/∂w|, rel = grad ÷ largest (this example)"
         if overall is not None and overall.diagnosis is not None:
@@ -234,22 +183,16 @@ def layer_diagram(
         clauses = (key, status)
     else:
         clauses = ()
-    loss_nodes, loss_edges = _loss_nodes(graph, source, grad)
-    return Diagram(
-        tuple(nodes + loss_nodes),
-        tuple(edges + loss_edges),
-        has_grad=grad,
-        **captioned(title, *clauses),
-    )
+    loss_nodes, loss_edges = _loss_nodes(graph, nodes[-1].id, grad)
+    edges = (*_chain(nodes), *loss_edges)
+    return Diagram(tuple(nodes + loss_nodes), edges, has_grad=grad, **captioned(title, *clauses))
 
 
 def recorded_layer_diagram(layer_names: Sequence[str], diagnosis: Diagnosis) -> Diagram:
     """The layer picture of a run recorded elsewhere (no network, no example): one node per
     layer as `layer_diagram` draws it, its size, activation and parameters from the
     recorded statistics, its colour their rms gradient."""
-    nodes = [Node(id="inputs", kind="group", label="inputs", role="group")]
-    edges: list[Edge] = []
-    source = "inputs"
+    nodes = [_group_node("inputs", ())]
     for name, stats in zip(layer_names, diagnosis.layers, strict=True):
         rel = fmt(stats.rel) if stats.rel is not None else "—"
         lines = (
@@ -258,18 +201,11 @@ def recorded_layer_diagram(layer_names: Sequence[str], diagnosis: Diagnosis) -> 
             f"status {stats.status}",
         )
         detail = f"{name}: {stats.status}" + (f" ({stats.reason})" if stats.reason else "")
-        nodes.append(
-            Node(
-                id=name,
-                kind="group",
-                label=name,
-                grad=stats.rms,
-                detail=detail,
-                extra_lines=lines,
-                role="group",
-            )
-        )
-        edges.append(Edge(source, name))
-        source = name
+        nodes.append(_group_node(name, lines, grad=stats.rms, detail=detail))
     title = "per layer: grad = rms ∂L/∂w, max = max |∂L/∂w|, rel = grad ÷ largest, as recorded"
-    return Diagram(tuple(nodes), tuple(edges), title=title, level="layer")
+    return Diagram(tuple(nodes), _chain(nodes), title=title, level="layer")
+
+
+def _chain(nodes: list[Node]) -> tuple[Edge, ...]:
+    """An edge from each node to the next: the layer view's line of layers."""
+    return tuple(Edge(a.id, b.id) for a, b in pairwise(nodes))

@@ -11,6 +11,9 @@ not a terminal).
 
 from __future__ import annotations
 
+import io
+from typing import Any
+
 from rich.console import Console, Group, RenderableType
 from rich.table import Table
 from rich.text import Text
@@ -58,6 +61,15 @@ def _name(node: Node, op_symbol: str | None, output: str) -> Text:
     return text
 
 
+def _grad(node: Node, precision: int) -> Text:
+    """The grad coloured by its band (NaN and inf keep the colour of their mark)."""
+    grad = _number(node.grad, precision)
+    band = band_of(node)
+    if band is not None and not is_bad(node.grad):
+        grad.stylize(BAND_STYLES[band.name])
+    return grad
+
+
 def node_line(
     node: Node, op_symbol: str | None = None, *, precision: int = 4, output: str = "L"
 ) -> Text:
@@ -72,12 +84,8 @@ def node_line(
         line.append("  data ", style="dim")
         line.append_text(_number(node.data, precision))
     if node.grad is not None:
-        band = band_of(node)
-        grad = _number(node.grad, precision)
-        if band is not None and not is_bad(node.grad):
-            grad.stylize(BAND_STYLES[band.name])
         line.append("  grad ", style="dim")
-        line.append_text(grad)
+        line.append_text(_grad(node, precision))
     for extra in node.extra_lines:
         line.append("  " + printable(extra), style="dim")
     if STATE_STYLES.get(node.state or ""):
@@ -88,9 +96,8 @@ def node_line(
 
 
 def _structure(diagram: Diagram) -> tuple[dict[str, list[str]], dict[str, str | None], list[str]]:
-    """Children of each shown node (its inputs), the op symbol folded into each value
-    node, and the roots (nodes nothing consumes). Op nodes are folded into the value
-    they produce, so the tree shows values only."""
+    """Each value node's inputs and the op symbol folded into it (the tree shows values
+    only), and the roots (nodes nothing consumes)."""
     nodes = {n.id: n for n in diagram.nodes}
     inputs: dict[str, list[str]] = {n.id: [] for n in diagram.nodes}
     consumers: dict[str, int] = {n.id: 0 for n in diagram.nodes}
@@ -171,7 +178,6 @@ def to_tree(
     out = diagram_output_name(diagram)
     shown: set[str] = set()
     lines = 0
-    limit = depth
     # (node id, parent tree, level); children pushed reversed so they come out in order
     stack: list[tuple[str, Tree, int]] = [(r, top, 0) for r in reversed(roots)]
     while stack:
@@ -187,25 +193,22 @@ def to_tree(
         shown.add(node_id)
         branch = parent.add(node_line(node, symbol.get(node_id), precision=precision, output=out))
         kids = children.get(node_id, [])
-        if kids and limit is not None and level + 1 >= limit:
+        if kids and depth is not None and level + 1 >= depth:
             hidden = heights[node_id] - 1
-            leaves = _leaves_below(node_id, children)
             note = f"… {hidden} level{'s' if hidden != 1 else ''} hidden ({more}); the inputs:"
             if hidden:
                 branch = branch.add(Text(note, style="dim"))
-            for leaf in reversed(leaves):
-                stack.append((leaf, branch, level + 1 + hidden))
+            leaves = _leaves_below(node_id, children)
+            stack += [(leaf, branch, level + 1 + hidden) for leaf in reversed(leaves)]
             continue
-        for kid in reversed(kids):
-            stack.append((kid, branch, level + 1))
+        stack += [(kid, branch, level + 1) for kid in reversed(kids)]
     return top
 
 
 def leaf_table(diagram: Diagram, *, precision: int = DEFAULT_PRECISION) -> Table | None:
     """The inputs with data and grad (constants have no grad: they are not listed)."""
     leaves = [n for n in diagram.nodes if n.role == "input"]
-    if not leaves:
-        leaves = [n for n in diagram.nodes if n.role == "group"]
+    leaves = leaves or [n for n in diagram.nodes if n.role == "group"]
     if not leaves:
         return None
     of = diagram_output_name(diagram)
@@ -224,54 +227,28 @@ def leaf_table(diagram: Diagram, *, precision: int = DEFAULT_PRECISION) -> Table
         if diagram.has_grad and leaf.grad is None:
             row.append(Text("—" if leaf.data is not None else "(above)", style="dim"))
         elif diagram.has_grad:
-            grad = _number(leaf.grad, precision)
-            band = band_of(leaf)
-            if band is not None and not is_bad(leaf.grad):
-                grad.stylize(BAND_STYLES[band.name])
-            row.append(grad)
+            row.append(_grad(leaf, precision))
         table.add_row(*row)
     return table
 
 
 def to_terminal(
-    diagram: Diagram,
-    *,
-    precision: int = DEFAULT_PRECISION,
-    depth: int | None = MAX_DEPTH,
-    more: str = MORE_LEVELS,
+    diagram: Diagram, *, precision: int = DEFAULT_PRECISION, **tree: Any
 ) -> RenderableType:
-    """Tree, then the leaf table, as one renderable (`depth`, `more`: see `to_tree`)."""
+    """Tree (`to_tree`'s `depth` and `more`), then the leaf table, as one renderable."""
     parts: list[RenderableType] = []
     if diagram.title:
         parts.append(Text(printable(diagram.title), style="bold"))
-    parts.append(to_tree(diagram, precision=precision, depth=depth, more=more))
+    parts.append(to_tree(diagram, precision=precision, **tree))
     table = leaf_table(diagram, precision=precision)
     if table is not None:
         parts += [Text(""), table]
     return Group(*parts)
 
 
-def to_text(
-    diagram: Diagram,
-    *,
-    precision: int = DEFAULT_PRECISION,
-    width: int = 100,
-    depth: int | None = MAX_DEPTH,
-    more: str = MORE_LEVELS,
-) -> str:
-    """The terminal view as plain text (no colour): for files, pipes and snapshots."""
-    console = Console(
-        width=width, color_system=None, force_terminal=False, record=True, file=_Null()
-    )
-    console.print(to_terminal(diagram, precision=precision, depth=depth, more=more))
-    return console.export_text()
-
-
-class _Null:
-    """A file that drops what is written: the text is taken from the console's record."""
-
-    def write(self, text: str) -> int:
-        return len(text)
-
-    def flush(self) -> None:
-        pass
+def to_text(diagram: Diagram, *, width: int = 100, **options: Any) -> str:
+    """The terminal view (`to_terminal`'s `options`) as plain text (no colour): for files,
+    pipes and snapshots."""
+    console = Console(width=width, color_system=None, force_terminal=False, file=io.StringIO())
+    console.print(to_terminal(diagram, **options))
+    return console.file.getvalue()

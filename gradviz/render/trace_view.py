@@ -15,11 +15,11 @@ from rich.console import Group, RenderableType
 from rich.text import Text
 
 from gradviz.errors import OptionWords, keyword
-from gradviz.names import operand
 from gradviz.numbers import fmt
 from gradviz.records import Contribution, ForwardStep, LeafGradient, Row, Step, UnitStep, summary
 from gradviz.render.diagram import Diagram
 from gradviz.render.frames import Change, Frames
+from gradviz.text import operand
 
 if TYPE_CHECKING:
     from gradviz.engine import Number
@@ -92,14 +92,23 @@ def _heading(text: str, note: str) -> Text:
     return Text.assemble((text, "bold underline"), ("  " + note, DIM))
 
 
+def _named(line: Text, name: str, definition: str | None) -> Text:
+    """`line` then the node's name and, when it has one, how it is computed (`e = a·b`)."""
+    line.append(name, style=NAME)
+    if definition is not None:
+        line.append_tokens([(" = ", None), (definition, FORMULA)])
+    return line
+
+
+def _step_header(index: int, total: int, name: str, definition: str | None = None) -> Text:
+    return _named(Text(f"Step {index + 1}/{total}  ", style="bold"), name, definition)
+
+
 def forward_view(steps: list[ForwardStep]) -> RenderableType:
     """The forward pass: each node in topological order, how it is computed, its value."""
     rows = []
     for step in steps:
-        line = Text(step.name, style=NAME)
-        if step.definition is not None:
-            line.append(" = ")
-            line.append(step.definition, style=FORMULA)
+        line = _named(Text(), step.name, step.definition)
         line.append(" = " + fmt(step.data))
         rows.append((Text(str(step.index + 1), style=DIM), line))
     return Group(
@@ -110,8 +119,7 @@ def forward_view(steps: list[ForwardStep]) -> RenderableType:
 
 def _contribution_cells(step: Step, c: Contribution, out: str, twice: bool) -> tuple[Text, ...]:
     """Three cells for one edge: the input, its local derivative, the credit it gets."""
-    target = Text("→ ")
-    target.append(c.parent_name, style=NAME)
+    target = Text.assemble("→ ", (c.parent_name, NAME))
     if twice:  # x*x: say which use of x this is
         target.append(f" (input {'ab'[c.position]})", style=DIM)
     local = Text(c.named_formula, style=FORMULA)
@@ -135,14 +143,11 @@ def _contribution_cells(step: Step, c: Contribution, out: str, twice: bool) -> t
 
 def _credit_line(step: Step, out: str) -> Text:
     """Where the node's credit came from, summed when it has several uses."""
-    line = Text("  ")
-    line.append(d(out, step.name), style=NAME)
+    line = Text.assemble("  ", (d(out, step.name), NAME), " = ")
     if step.is_output:
-        line.append(" = ")
         line.append("1", style=CREDIT)
         line.append(f"  (the output: a nudge of {out} moves {out} by the same amount)", style=DIM)
         return line
-    line.append(" = ")
     if len(step.sources) > 1:
         parts = [f"{_factor(s.amount) if i else fmt(s.amount)}" for i, s in enumerate(step.sources)]
         line.append(" + ".join(parts) + " = ")
@@ -165,11 +170,7 @@ def backward_view(steps: list[Step], out: str) -> RenderableType:
     ]
     total = len(steps)
     for step in steps:
-        header = Text(f"Step {step.index + 1}/{total}  ", style="bold")
-        header.append(step.name, style=NAME)
-        if step.definition is not None:
-            header.append(" = ")
-            header.append(step.definition, style=FORMULA)
+        header = _step_header(step.index, total, step.name, step.definition)
         kind = "the output" if step.is_output else ("leaf" if step.is_leaf else "")
         if kind:
             header.append(f"  ({kind})", style=DIM)
@@ -325,9 +326,7 @@ def _vector(values: tuple[Number, ...]) -> str:
 
 
 def _sum_line(label: str, sources: tuple[tuple[str, Number], ...], total: str) -> Text:
-    line = Text("  ")
-    line.append(label, style=NAME)
-    line.append(" = ")
+    line = Text.assemble("  ", (label, NAME), " = ")
     if len(sources) > MAX_SHOWN:
         line.append(f"sum of {len(sources)} credits = ")
     elif len(sources) > 1:
@@ -350,19 +349,13 @@ def network_view(steps: list[UnitStep], title: str) -> RenderableType:
     total = len(steps)
     for step in steps:
         blocks.append(Text(""))
-        header = Text(f"Step {step.index + 1}/{total}  ", style="bold")
-        header.append(step.name, style=NAME)
+        header = _step_header(step.index, total, step.name)
         if step.kind == "loss":
             header.append("  (the output: dL/dL = 1)", style=DIM)
             blocks.append(header)
             (p,) = step.passed
-            line = Text("  → ")
-            line.append(p.to, style=NAME)
-            line.append("   ∂loss/∂out = ")
-            line.append(step.formula, style=FORMULA)
-            line.append(" = ")
-            line.append(fmt(p.amount), style=CREDIT)
-            blocks.append(line)
+            line = Text.assemble("  → ", (p.to, NAME), "   ∂loss/∂out = ", (step.formula, FORMULA))
+            blocks.append(line.append_tokens([(" = ", None), (fmt(p.amount), CREDIT)]))
             continue
         if step.kind == "inputs":
             header.append("  (leaves: the credit stops here)", style=DIM)
@@ -379,11 +372,9 @@ def network_view(steps: list[UnitStep], title: str) -> RenderableType:
             blocks.append(_sum_line("dL/da", step.sources[0], fmt(step.credit[0])))
         else:
             blocks.append(_sum_line("dL/da", (), _vector(step.credit)))
-        slope = Text("  dL/dz = dL/da · ")
-        slope.append(step.formula, style=FORMULA)
+        slope = Text.assemble("  dL/dz = dL/da · ", (step.formula, FORMULA))
         slope.append(f" = {_vector(step.credit)} · {_vector(step.local)} = ")
-        slope.append(_vector(step.credit_z), style=CREDIT)
-        slope.append(f"  (z = {_vector(step.z)})", style=DIM)
+        slope.append_tokens([(_vector(step.credit_z), CREDIT), (f"  (z = {_vector(step.z)})", DIM)])
         blocks.append(slope)
         if step.kind == "neuron":
             grads = ", ".join(fmt(g) for g in step.weight_grads[0])
@@ -395,8 +386,7 @@ def network_view(steps: list[UnitStep], title: str) -> RenderableType:
             )
             rows = []
             for p in step.passed:
-                target = Text("→ ")
-                target.append(p.to, style=NAME)
+                target = Text.assemble("→ ", (p.to, NAME))
                 passed = Text(f"dL/d{p.to} += dL/dz · w = {fmt(step.credit_z[0])} · ")
                 passed.append(f"{_factor(p.weight)} = ")
                 passed.append(fmt(p.amount), style=CREDIT)
