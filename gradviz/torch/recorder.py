@@ -704,17 +704,15 @@ class Recorder:
 
     def _nonfinite(self) -> bool:
         """Between recorded steps: whether a gradient holds a NaN or inf (the first step
-        that does is recorded in full). One fused ‖·‖₂ of every gradient (finite unless
-        one holds a NaN or inf, or overflows: then counted exactly), each read as a
-        Python float: in the loop, after the step's kernels, a stacked sum and its one
-        `item()` measured slower (bench/README.md)."""
+        that does is recorded in full). Each gradient's sum, read as a Python float
+        (finite unless it holds a NaN or inf, or overflows: then checked exactly): the
+        cheapest read of every entry measured in the loop, against a fused ‖·‖₂ or one
+        stacked sum (bench/README.md)."""
         with torch.no_grad():
             grads = [g for p in self._params if (g := p.grad) is not None]
-            if not grads:
-                return False
             if self._sparse:
                 grads = [_dense(g) for g in grads]
-            if all(math.isfinite(n.item()) for n in torch._foreach_norm(grads)):
+            if all(math.isfinite(g.sum().item()) for g in grads):
                 return False
             return not all(bool(torch.isfinite(g).all()) for g in grads)
 
@@ -794,19 +792,28 @@ class Recorder:
             top = torch._foreach_max(magnitudes)
         else:
             top = [m.amax() if m.numel() else m.new_zeros(()) for m in magnitudes]
+        acts = {row: self._acts[row] for row in self._rows if row in self._acts}
+        # one check for the whole step: ‖g‖₂ and ‖w‖₂ of every parameter, and Σa (Σ|a|
+        # where a row is read per unit) of every activation, are finite unless a tensor
+        # holds a NaN or inf (or a sum overflows: counted exactly, it finds none); only
+        # then is anything counted one tensor at a time
         if _distributed()[1] > 1 and self._sharded:  # (each part reduced its own way)
             tops = torch.stack(top).to(torch.float64)
             dist.all_reduce(tops, op=dist.ReduceOp.MAX, group=self._group)
             norms = torch.cat([self._reduced(norms, squares=True), self._reduced(l1), tops])
-        else:  # ‖g‖₂, ‖w‖₂ per parameter, Σ|g|, max|g| per weight: one vector (in the
-            # parameters' precision: `tolist` reads each as the same Python float)
-            norms = torch.stack([*norms, *l1, *top])
+            self._reduce(acts)
+            wholes = [_whole_sum(a) for a in acts.values()]
+            checked = torch.cat([norms, torch.stack(wholes)]) if wholes else norms
+        else:  # ‖g‖₂, ‖w‖₂ per parameter, Σ|g|, max|g| per weight, then the activations'
+            # sums: one vector (in the parameters' precision or wider: `tolist` reads each
+            # as the same Python float; what follows max|g| is for the check alone)
+            self._reduce(acts)
+            norms = torch.stack([*norms, *l1, *top, *(_whole_sum(a) for a in acts.values())])
+            checked = norms
         held = self._holds(optimizer) if optimizer is not None else None
         if held is None and self._optimizer is not None:
             held = self._holds(self._optimizer)
         frozen = [not p.requires_grad or (held is not None and id(p) not in held) for p in params]
-        acts = {row: self._acts[row] for row in self._rows if row in self._acts}
-        self._reduce(acts)
         before = None
         if self._last_clip is not None and len(self._last_clip) == len(params):
             before = self._reduced(self._last_clip, squares=True)
@@ -824,11 +831,7 @@ class Recorder:
         )
         if not self._mapped:
             pending.unread = COMPILED if self._compiled else UNSEEN
-        # one check for the whole step (a sum holding a NaN or inf is not finite); only
-        # then is anything counted one tensor at a time
-        sums = [x if x.dim() == 0 else x.sum() for a in acts.values() for x in a.sums[:2]]
-        checked = torch.cat([norms, torch.stack(sums)]) if sums else norms
-        if not bool(checked.isfinite().all()):
+        if not math.isfinite(checked.sum().item()):
             pending.nonfinite = self._count_nonfinite(acts)
             self._recount(acts)
         for row, acc in acts.items():
@@ -1332,6 +1335,12 @@ def _above_zero(
     if never_negative and a.dtype == torch.float32 and rows < 2**24 and _distributed()[1] == 1:
         return a.sign().sum(others).to(torch.int64)
     return a.bool().sum(others)
+
+
+def _whole_sum(acts: _Activations) -> torch.Tensor:
+    """Σa of a row's activations (Σ|a| where it is read per unit): finite unless an
+    activation is NaN or inf, or the sum overflows."""
+    return acts.sums[0] if acts.sums[0].dim() == 0 else acts.sums[2]
 
 
 def _like(kept: list[torch.Tensor] | None, tensors: list[torch.Tensor]) -> bool:
