@@ -284,7 +284,8 @@ class Recorder:
         self._before: list[torch.Tensor] | None = None  # weights before a recorded step
         self._moving: _Pending | None = None
         self._last_clip: list[torch.Tensor] | None = None
-        self._clip_versions: list[tuple[int, int]] = []  # the gradients the norms are of
+        # the gradients the norms are of, and their versions
+        self._clip_grads: list[tuple[torch.Tensor | None, int]] = []
         self._magnitudes: list[torch.Tensor] | None = None  # |g| buffers, kept between steps
         self._nan_found = False
         self._nan_check = nan_check
@@ -438,15 +439,22 @@ class Recorder:
         with torch.no_grad():
             grads = self._grads()
             self._last_clip = torch._foreach_norm([_dense(_local(g)[0]) for g in grads])
-            self._clip_versions = [(id(g), g._version) for g in grads]
+            pairs = zip(self._params, grads, strict=True)
+            self._clip_grads = [(p.grad, g._version) for p, g in pairs]
 
     def _grads(self) -> list[torch.Tensor]:
-        """Every parameter's gradient (a 0-d zero where there is none)."""
-        out = []
-        for p in self._params:
-            g = p.grad
-            out.append(g.detach() if g is not None else p.detach().new_zeros(()))
-        return out
+        """Every parameter's gradient (a 0-d zero where there is none), read under no_grad
+        (no `detach()`: a call each)."""
+        return [g if (g := p.grad) is not None else p.new_zeros(()) for p in self._params]
+
+    def _untouched(self) -> bool:
+        """Whether every gradient is the tensor read at the end of the backward pass, not
+        written since (no clipping): its norms stand."""
+        kept = self._clip_grads
+        return len(kept) == len(self._params) and all(
+            p.grad is g and (g is None or g._version == version)
+            for p, (g, version) in zip(self._params, kept, strict=True)
+        )
 
     def _observe(self, module: nn.Module, inputs: object, output: object) -> None:
         if _compiling() or not torch.is_grad_enabled():  # (an evaluation pass: not trained on)
@@ -563,6 +571,8 @@ class Recorder:
             store[key] = _Activations(rows, sums, [a])  # type: ignore[index]
         else:  # another forward pass in the same step (gradient accumulation)
             acc.rows += rows
+            if kind in DYING:  # (counts added as int64: exact whatever the total)
+                acc.sums[-1], sums[-1] = acc.sums[-1].long(), sums[-1].long()
             acc.sums = [s + t for s, t in zip(acc.sums, sums, strict=True)]
             acc.outputs.append(a)
 
@@ -745,7 +755,7 @@ class Recorder:
         if pending is None or self._before is None:
             return
         with torch.no_grad():
-            weights = [_local(p.detach())[0] for p in self._params]
+            weights = [_local(p)[0] for p in self._params] if self._sharded else self._params
             torch._foreach_sub_(self._before, weights)  # (in place: the buffer is copied anew)
             pending.updates = self._reduced(torch._foreach_norm(self._before), squares=True)
 
@@ -768,9 +778,7 @@ class Recorder:
         raw = self._grads()
         plain = not (self._sharded or self._sparse)
         grads = raw if plain else [_dense(_local(g)[0]) for g in raw]
-        weights = [p.detach() for p in params]
-        if self._sharded:
-            weights = [_local(w)[0] for w in weights]
+        weights = [_local(p)[0] for p in params] if self._sharded else params
         if optimizer is not None or self._optimizer is not None:  # (update:data, after it)
             weights = self._copy_before(weights)  # (‖w‖₂ then read of the copy, in cache)
         # ‖·‖₂ fused, of every gradient and weight; Σ|g| and max|g| of the rows' weights
@@ -778,9 +786,8 @@ class Recorder:
         # buffers (torch's ord-1 and ord-∞ norms take 6x and 25x as long on the CPU,
         # bench/README.md). Gradients untouched since the end of the backward pass (no
         # clipping: the same tensors, the same versions) keep the norms read there.
-        untouched = self._last_clip is not None and self._clip_versions == [
-            (id(g), g._version) for g in raw
-        ]
+        untouched = self._last_clip is not None and self._untouched()
+        self._clip_grads = []  # (no gradient kept alive past its step)
         if untouched:
             norms = [*self._last_clip, *torch._foreach_norm(weights)]  # type: ignore[misc]
             self._last_clip = None  # (nothing was clipped)
@@ -788,10 +795,8 @@ class Recorder:
             norms = torch._foreach_norm([*grads, *weights])
         magnitudes = self._magnitudes_of([grads[k] for k in self._weight_index])
         l1 = [m.sum() for m in magnitudes]
-        if all(m.numel() for m in magnitudes):
-            top = torch._foreach_max(magnitudes)
-        else:
-            top = [m.amax() if m.numel() else m.new_zeros(()) for m in magnitudes]
+        # (amax of each: 60 µs less than one `_foreach_max` on the MLP, in the loop)
+        top = [m.amax() if m.numel() else m.new_zeros(()) for m in magnitudes]
         acts = {row: self._acts[row] for row in self._rows if row in self._acts}
         # one check for the whole step: ‖g‖₂ and ‖w‖₂ of every parameter, and Σa (Σ|a|
         # where a row is read per unit) of every activation, are finite unless a tensor
@@ -866,8 +871,8 @@ class Recorder:
             return
         kind = self._activation.get(row, "linear")
         if kind in DYING and acc.sums[-1].dim() > 0:
-            positive = acc.sums[-1]
-            acc.sums[-1:] = [positive.sum(), (positive == 0).sum()]
+            positive = acc.sums[-1]  # (float32 signs' sums, exact: totalled as int64)
+            acc.sums[-1:] = [positive.sum(dtype=torch.int64), (positive == 0).sum()]
         elif kind in BANDS and acc.sums[-1].dim() > 0:
             low, high = acc.sums[-2:]
             stuck = ((low == acc.rows) | (high == acc.rows)).sum()
@@ -1326,14 +1331,14 @@ def _global_hooks(recorder: Recorder) -> list[RemovableHandle]:
 def _above_zero(
     a: torch.Tensor, others: tuple[int, ...], rows: int, never_negative: bool
 ) -> torch.Tensor:
-    """A ReLU's units above 0 per unit (those not 0), as int64. An output never negative
-    is summed as float32 signs (0 or 1: exact while a unit's count stays under 2^24; a
-    negative output would subtract), 3x as fast as bool's int64 sum on the CPU (340
-    against 120 µs on a 32×16×28×28 output); a NaN's sign is 0, so a step holding one
-    is counted again (`Recorder._recount`); and under torch.distributed (the counts are
-    summed across ranks first) as bools."""
+    """A ReLU's units above 0 per unit (those not 0). An output never negative is summed
+    as float32 signs (0 or 1: exact while a unit's count stays under 2^24; a negative
+    output would subtract; int64 once totalled, `Recorder._compact`), 3x as fast as
+    bool's int64 sum on the CPU (340 against 120 µs on a 32×16×28×28 output); a NaN's
+    sign is 0, so a step holding one is counted again (`Recorder._recount`); and under
+    torch.distributed (the counts are summed across ranks first) as bools."""
     if never_negative and a.dtype == torch.float32 and rows < 2**24 and _distributed()[1] == 1:
-        return a.sign().sum(others).to(torch.int64)
+        return a.sign().sum(others)
     return a.bool().sum(others)
 
 
