@@ -75,6 +75,10 @@ from gradviz.torch.activations import (
 from gradviz.torch.rows import NORMS, Row, rows_of
 
 DEFAULT_EVERY = 50  # record one step in 50: about 2% of the training time (bench/)
+# A hidden row's counts (ReLU: units above 0; sigmoid/tanh: below and above the band)
+# are kept per unit up to this many (a kilobyte or two a recorded step), totalled when
+# read: in the loop, the totals cost three to five calls.
+KEPT_PER_UNIT = 256
 # Optimizers that rescale each gradient by its own history: the raw gradient's size is
 # not what moves the weights, update:data is.
 ADAPTIVE = {
@@ -295,6 +299,7 @@ class Recorder:
         self._tensorboard = tensorboard  # a SummaryWriter: each recorded step written to it
         self._written = 0  # recorded steps written to it so far
         self._sparse = any(isinstance(m, nn.Embedding) and m.sparse for m in base.modules())
+        self._plain = not (self._sharded or self._sparse)  # (gradients read as they are)
         self._sequential = all(  # (its forward order is its modules' order)
             isinstance(m, nn.Sequential) or not any(m.children()) for m in base.modules()
         )
@@ -438,7 +443,8 @@ class Recorder:
         self._clip_queued = False
         with torch.no_grad():
             grads = self._grads()
-            self._last_clip = torch._foreach_norm([_dense(_local(g)[0]) for g in grads])
+            parts = grads if self._plain else [_dense(_local(g)[0]) for g in grads]
+            self._last_clip = torch._foreach_norm(parts)
             pairs = zip(self._params, grads, strict=True)
             self._clip_grads = [(p.grad, g._version) for p, g in pairs]
 
@@ -776,8 +782,7 @@ class Recorder:
     def _measure(self, step: int, optimizer: torch.optim.Optimizer | None) -> _Pending:
         params = self._params
         raw = self._grads()
-        plain = not (self._sharded or self._sparse)
-        grads = raw if plain else [_dense(_local(g)[0]) for g in raw]
+        grads = raw if self._plain else [_dense(_local(g)[0]) for g in raw]
         weights = [_local(p)[0] for p in params] if self._sharded else params
         if optimizer is not None or self._optimizer is not None:  # (update:data, after it)
             weights = self._copy_before(weights)  # (‖w‖₂ then read of the copy, in cache)
@@ -864,16 +869,17 @@ class Recorder:
         return kept
 
     def _compact(self, row: Row, acc: _Activations) -> None:
-        """A hidden row's per-unit counts as the totals the statuses read (so that a
-        recorded step keeps a few numbers, not a few per unit), and no outputs kept."""
+        """A hidden row's per-unit counts as the totals the statuses read, past
+        `KEPT_PER_UNIT` units (so that a recorded step keeps a few numbers, not a few per
+        unit), and no outputs kept."""
         acc.outputs = []
         if row is self._rows[-1]:
             return
         kind = self._activation.get(row, "linear")
-        if kind in DYING and acc.sums[-1].dim() > 0:
+        if kind in DYING and acc.sums[-1].numel() > KEPT_PER_UNIT:
             positive = acc.sums[-1]  # (float32 signs' sums, exact: totalled as int64)
             acc.sums[-1:] = [positive.sum(dtype=torch.int64), (positive == 0).sum()]
-        elif kind in BANDS and acc.sums[-1].dim() > 0:
+        elif kind in BANDS and acc.sums[-1].numel() > KEPT_PER_UNIT:
             low, high = acc.sums[-2:]
             stuck = ((low == acc.rows) | (high == acc.rows)).sum()
             acc.sums[-2:] = [low.sum(), high.sum(), stuck]
@@ -1137,7 +1143,7 @@ class Recorder:
         }
         hidden = not is_output
         if kind in DYING:  # hidden: Σ[a > 0], dead units; the output: [a > 0] per unit
-            if hidden:
+            if hidden and not isinstance(sums[-1], list):  # (totalled: `_compact`)
                 positive, dead = sums[-2], sums[-1]
             else:
                 positive, dead = _total(sums[-1]), sum(1 for c in sums[-1] if c == 0)
@@ -1145,16 +1151,20 @@ class Recorder:
             numbers["dead_units"] = int(dead)
             return numbers, None
         band = kind in BANDS
-        after = (3 if hidden else 2) if band else 0  # the band's counts, after Σ|slope|
+        totalled = hidden and band and not isinstance(sums[-1], list)  # (`_compact`)
+        after = (3 if totalled else 2) if band else 0  # the band's counts, after Σ|slope|
         if kind in SLOPES:  # Σ|slope| from the op row, at the inputs
             numbers["slope"] = sums[-1 - after] / total
         elif kind in ("sigmoid", "tanh"):  # σ′ = σ − σ², tanh′ = 1 − a²: from Σa and Σa²
             numbers["slope"] = (mean - square) if kind == "sigmoid" else 1.0 - square
-        if band:  # hidden: Σ low, Σ high, stuck units; the output per unit
-            low, high = (sums[-3], sums[-2]) if hidden else (_total(sums[-2]), _total(sums[-1]))
-            numbers["saturated"] = (low + high) / total
-            if hidden:
-                numbers["dead_units"] = int(sums[-1])
+        if band and totalled:  # Σ low, Σ high, stuck units
+            numbers["saturated"] = (sums[-3] + sums[-2]) / total
+            numbers["dead_units"] = int(sums[-1])
+        elif band:  # per unit: below and above the band
+            numbers["saturated"] = (_total(sums[-2]) + _total(sums[-1])) / total
+            if hidden:  # (stuck: every row of the unit on one side)
+                pairs = zip(sums[-2], sums[-1], strict=True)
+                numbers["dead_units"] = sum(1 for low, high in pairs if rows in (low, high))
         return numbers, None
 
     def _order_known(self, pending: _Pending) -> bool:
