@@ -21,15 +21,16 @@ no status rests on it. Frozen parameters (no gradient, or in no optimizer's grou
 their own status, out of the verdict. Under an adaptive optimizer (Adam, RMSprop, ...)
 the layers are compared by update:data, not by the raw gradient.
 
-Exact where it matters: every step, recorded or not, one fused norm over the gradients
-says whether one is NaN/inf; the first step that holds one is recorded in full, whatever
-the cadence.
+Exact where it matters: every step, recorded or not, each gradient's sum says whether
+it holds a NaN/inf; the first step that holds one is recorded in full, whatever the
+cadence.
 
 Cost: a recorded step runs a few fused kernels (`torch._foreach_norm` over the gradients
-and the weights' copy for update:data, |g| of the weights into kept buffers for Σ|g| and
-max|g|; sums of the activations) and keeps the results on the device in one vector; they
-become Python floats when read (`table`, `history`, `save`). A step not recorded runs
-the optimizer's step hooks and the NaN check alone (no forward or gradient hook).
+at the end of the backward pass and over the weights' copy for update:data, |g| of the
+weights into kept buffers for Σ|g| and max|g|; sums of the activations) and keeps the
+results on the device in one vector; they become Python floats when read (`table`,
+`history`, `save`). A step not recorded runs the optimizer's step hooks and the NaN
+check alone (no forward or gradient hook).
 Under DistributedDataParallel every rank sees the all-reduced gradients, the activation
 sums are summed across ranks and the logged losses averaged; under FSDP a sharded
 parameter's numbers are reduced across its shards. Only rank 0 writes the file.
@@ -1421,7 +1422,7 @@ def watch(
     """Record `model`'s gradients row by row at every `every`-th step: at each step of any
     optimizer holding its parameters (after clipping and DDP's all-reduce), or of the one
     `optimizer` given; with `manual=True` only at `rec.step()` (for framework callbacks
-    that choose the moment). Between recorded steps one fused norm of the gradients finds
+    that choose the moment). Between recorded steps each gradient's sum finds
     the first NaN/inf and records that step in full (`nan_check=False`: not, for the
     last few percent of speed). `tensorboard=SummaryWriter(...)` writes each recorded
     step's statistics there as scalars (`gradviz/<layer>/<statistic>`) and the verdict as
