@@ -21,15 +21,16 @@ no status rests on it. Frozen parameters (no gradient, or in no optimizer's grou
 their own status, out of the verdict. Under an adaptive optimizer (Adam, RMSprop, ...)
 the layers are compared by update:data, not by the raw gradient.
 
-Exact where it matters: every step, recorded or not, one fused norm over the gradients
-says whether one is NaN/inf; the first step that holds one is recorded in full, whatever
-the cadence.
+Exact where it matters: every step, recorded or not, each gradient's sum says whether
+it holds a NaN/inf; the first step that holds one is recorded in full, whatever the
+cadence.
 
 Cost: a recorded step runs a few fused kernels (`torch._foreach_norm` over the gradients
-and the weights' copy for update:data, |g| of the weights into kept buffers for Σ|g| and
-max|g|; sums of the activations) and keeps the results on the device in one vector; they
-become Python floats when read (`table`, `history`, `save`). A step not recorded runs
-the optimizer's step hooks and the NaN check alone (no forward or gradient hook).
+at the end of the backward pass and over the weights' copy for update:data, |g| of the
+weights into kept buffers for Σ|g| and max|g|; sums of the activations) and keeps the
+results on the device in one vector; they become Python floats when read (`table`,
+`history`, `save`). A step not recorded runs the optimizer's step hooks and the NaN
+check alone (no forward or gradient hook).
 Under DistributedDataParallel every rank sees the all-reduced gradients, the activation
 sums are summed across ranks and the logged losses averaged; under FSDP a sharded
 parameter's numbers are reduced across its shards. Only rank 0 writes the file.
@@ -75,6 +76,10 @@ from gradviz.torch.activations import (
 from gradviz.torch.rows import NORMS, Row, rows_of
 
 DEFAULT_EVERY = 50  # record one step in 50: about 2% of the training time (bench/)
+# A hidden row's counts (ReLU: units above 0; sigmoid/tanh: below and above the band)
+# are kept per unit up to this many (a kilobyte or two a recorded step), totalled when
+# read: in the loop, the totals cost three to five calls.
+KEPT_PER_UNIT = 256
 # Optimizers that rescale each gradient by its own history: the raw gradient's size is
 # not what moves the weights, update:data is.
 ADAPTIVE = {
@@ -284,7 +289,8 @@ class Recorder:
         self._before: list[torch.Tensor] | None = None  # weights before a recorded step
         self._moving: _Pending | None = None
         self._last_clip: list[torch.Tensor] | None = None
-        self._clip_versions: list[tuple[int, int]] = []  # the gradients the norms are of
+        # the gradients the norms are of, and their versions
+        self._clip_grads: list[tuple[torch.Tensor | None, int]] = []
         self._magnitudes: list[torch.Tensor] | None = None  # |g| buffers, kept between steps
         self._nan_found = False
         self._nan_check = nan_check
@@ -294,6 +300,7 @@ class Recorder:
         self._tensorboard = tensorboard  # a SummaryWriter: each recorded step written to it
         self._written = 0  # recorded steps written to it so far
         self._sparse = any(isinstance(m, nn.Embedding) and m.sparse for m in base.modules())
+        self._plain = not (self._sharded or self._sparse)  # (gradients read as they are)
         self._sequential = all(  # (its forward order is its modules' order)
             isinstance(m, nn.Sequential) or not any(m.children()) for m in base.modules()
         )
@@ -437,16 +444,24 @@ class Recorder:
         self._clip_queued = False
         with torch.no_grad():
             grads = self._grads()
-            self._last_clip = torch._foreach_norm([_dense(_local(g)[0]) for g in grads])
-            self._clip_versions = [(id(g), g._version) for g in grads]
+            parts = grads if self._plain else [_dense(_local(g)[0]) for g in grads]
+            self._last_clip = torch._foreach_norm(parts)
+            pairs = zip(self._params, grads, strict=True)
+            self._clip_grads = [(p.grad, g._version) for p, g in pairs]
 
     def _grads(self) -> list[torch.Tensor]:
-        """Every parameter's gradient (a 0-d zero where there is none)."""
-        out = []
-        for p in self._params:
-            g = p.grad
-            out.append(g.detach() if g is not None else p.detach().new_zeros(()))
-        return out
+        """Every parameter's gradient (a 0-d zero where there is none), read under no_grad
+        (no `detach()`: a call each)."""
+        return [g if (g := p.grad) is not None else p.new_zeros(()) for p in self._params]
+
+    def _untouched(self) -> bool:
+        """Whether every gradient is the tensor read at the end of the backward pass, not
+        written since (no clipping): its norms stand."""
+        kept = self._clip_grads
+        return len(kept) == len(self._params) and all(
+            p.grad is g and (g is None or g._version == version)
+            for p, (g, version) in zip(self._params, kept, strict=True)
+        )
 
     def _observe(self, module: nn.Module, inputs: object, output: object) -> None:
         if _compiling() or not torch.is_grad_enabled():  # (an evaluation pass: not trained on)
@@ -563,6 +578,8 @@ class Recorder:
             store[key] = _Activations(rows, sums, [a])  # type: ignore[index]
         else:  # another forward pass in the same step (gradient accumulation)
             acc.rows += rows
+            if kind in DYING:  # (counts added as int64: exact whatever the total)
+                acc.sums[-1], sums[-1] = acc.sums[-1].long(), sums[-1].long()
             acc.sums = [s + t for s, t in zip(acc.sums, sums, strict=True)]
             acc.outputs.append(a)
 
@@ -704,17 +721,15 @@ class Recorder:
 
     def _nonfinite(self) -> bool:
         """Between recorded steps: whether a gradient holds a NaN or inf (the first step
-        that does is recorded in full). One fused ‖·‖₂ of every gradient (finite unless
-        one holds a NaN or inf, or overflows: then counted exactly), each read as a
-        Python float: in the loop, after the step's kernels, a stacked sum and its one
-        `item()` measured slower (bench/README.md)."""
+        that does is recorded in full). Each gradient's sum, read as a Python float
+        (finite unless it holds a NaN or inf, or overflows: then checked exactly): the
+        cheapest read of every entry measured in the loop, against a fused ‖·‖₂ or one
+        stacked sum (bench/README.md)."""
         with torch.no_grad():
             grads = [g for p in self._params if (g := p.grad) is not None]
-            if not grads:
-                return False
             if self._sparse:
                 grads = [_dense(g) for g in grads]
-            if all(math.isfinite(n.item()) for n in torch._foreach_norm(grads)):
+            if all(math.isfinite(g.sum().item()) for g in grads):
                 return False
             return not all(bool(torch.isfinite(g).all()) for g in grads)
 
@@ -747,7 +762,7 @@ class Recorder:
         if pending is None or self._before is None:
             return
         with torch.no_grad():
-            weights = [_local(p.detach())[0] for p in self._params]
+            weights = [_local(p)[0] for p in self._params] if self._sharded else self._params
             torch._foreach_sub_(self._before, weights)  # (in place: the buffer is copied anew)
             pending.updates = self._reduced(torch._foreach_norm(self._before), squares=True)
 
@@ -768,11 +783,8 @@ class Recorder:
     def _measure(self, step: int, optimizer: torch.optim.Optimizer | None) -> _Pending:
         params = self._params
         raw = self._grads()
-        plain = not (self._sharded or self._sparse)
-        grads = raw if plain else [_dense(_local(g)[0]) for g in raw]
-        weights = [p.detach() for p in params]
-        if self._sharded:
-            weights = [_local(w)[0] for w in weights]
+        grads = raw if self._plain else [_dense(_local(g)[0]) for g in raw]
+        weights = [_local(p)[0] for p in params] if self._sharded else params
         if optimizer is not None or self._optimizer is not None:  # (update:data, after it)
             weights = self._copy_before(weights)  # (‖w‖₂ then read of the copy, in cache)
         # ‖·‖₂ fused, of every gradient and weight; Σ|g| and max|g| of the rows' weights
@@ -780,9 +792,8 @@ class Recorder:
         # buffers (torch's ord-1 and ord-∞ norms take 6x and 25x as long on the CPU,
         # bench/README.md). Gradients untouched since the end of the backward pass (no
         # clipping: the same tensors, the same versions) keep the norms read there.
-        untouched = self._last_clip is not None and self._clip_versions == [
-            (id(g), g._version) for g in raw
-        ]
+        untouched = self._last_clip is not None and self._untouched()
+        self._clip_grads = []  # (no gradient kept alive past its step)
         if untouched:
             norms = [*self._last_clip, *torch._foreach_norm(weights)]  # type: ignore[misc]
             self._last_clip = None  # (nothing was clipped)
@@ -790,23 +801,30 @@ class Recorder:
             norms = torch._foreach_norm([*grads, *weights])
         magnitudes = self._magnitudes_of([grads[k] for k in self._weight_index])
         l1 = [m.sum() for m in magnitudes]
-        if all(m.numel() for m in magnitudes):
-            top = torch._foreach_max(magnitudes)
-        else:
-            top = [m.amax() if m.numel() else m.new_zeros(()) for m in magnitudes]
+        # (amax of each: 60 µs less than one `_foreach_max` on the MLP, in the loop)
+        top = [m.amax() if m.numel() else m.new_zeros(()) for m in magnitudes]
+        acts = {row: self._acts[row] for row in self._rows if row in self._acts}
+        # one check for the whole step: ‖g‖₂ and ‖w‖₂ of every parameter, and Σa (Σ|a|
+        # where a row is read per unit) of every activation, are finite unless a tensor
+        # holds a NaN or inf (or a sum overflows: counted exactly, it finds none); only
+        # then is anything counted one tensor at a time
         if _distributed()[1] > 1 and self._sharded:  # (each part reduced its own way)
             tops = torch.stack(top).to(torch.float64)
             dist.all_reduce(tops, op=dist.ReduceOp.MAX, group=self._group)
             norms = torch.cat([self._reduced(norms, squares=True), self._reduced(l1), tops])
-        else:  # ‖g‖₂, ‖w‖₂ per parameter, Σ|g|, max|g| per weight: one vector (in the
-            # parameters' precision: `tolist` reads each as the same Python float)
-            norms = torch.stack([*norms, *l1, *top])
+            self._reduce(acts)
+            wholes = [_whole_sum(a) for a in acts.values()]
+            checked = torch.cat([norms, torch.stack(wholes)]) if wholes else norms
+        else:  # ‖g‖₂, ‖w‖₂ per parameter, Σ|g|, max|g| per weight, then the activations'
+            # sums: one vector (in the parameters' precision or wider: `tolist` reads each
+            # as the same Python float; what follows max|g| is for the check alone)
+            self._reduce(acts)
+            norms = torch.stack([*norms, *l1, *top, *(_whole_sum(a) for a in acts.values())])
+            checked = norms
         held = self._holds(optimizer) if optimizer is not None else None
         if held is None and self._optimizer is not None:
             held = self._holds(self._optimizer)
         frozen = [not p.requires_grad or (held is not None and id(p) not in held) for p in params]
-        acts = {row: self._acts[row] for row in self._rows if row in self._acts}
-        self._reduce(acts)
         before = None
         if self._last_clip is not None and len(self._last_clip) == len(params):
             before = self._reduced(self._last_clip, squares=True)
@@ -824,11 +842,7 @@ class Recorder:
         )
         if not self._mapped:
             pending.unread = COMPILED if self._compiled else UNSEEN
-        # one check for the whole step (a sum holding a NaN or inf is not finite); only
-        # then is anything counted one tensor at a time
-        sums = [x if x.dim() == 0 else x.sum() for a in acts.values() for x in a.sums[:2]]
-        checked = torch.cat([norms, torch.stack(sums)]) if sums else norms
-        if not bool(checked.isfinite().all()):
+        if not math.isfinite(checked.sum().item()):
             pending.nonfinite = self._count_nonfinite(acts)
             self._recount(acts)
         for row, acc in acts.items():
@@ -856,16 +870,17 @@ class Recorder:
         return kept
 
     def _compact(self, row: Row, acc: _Activations) -> None:
-        """A hidden row's per-unit counts as the totals the statuses read (so that a
-        recorded step keeps a few numbers, not a few per unit), and no outputs kept."""
+        """A hidden row's per-unit counts as the totals the statuses read, past
+        `KEPT_PER_UNIT` units (so that a recorded step keeps a few numbers, not a few per
+        unit), and no outputs kept."""
         acc.outputs = []
         if row is self._rows[-1]:
             return
         kind = self._activation.get(row, "linear")
-        if kind in DYING and acc.sums[-1].dim() > 0:
-            positive = acc.sums[-1]
-            acc.sums[-1:] = [positive.sum(), (positive == 0).sum()]
-        elif kind in BANDS and acc.sums[-1].dim() > 0:
+        if kind in DYING and acc.sums[-1].numel() > KEPT_PER_UNIT:
+            positive = acc.sums[-1]  # (float32 signs' sums, exact: totalled as int64)
+            acc.sums[-1:] = [positive.sum(dtype=torch.int64), (positive == 0).sum()]
+        elif kind in BANDS and acc.sums[-1].numel() > KEPT_PER_UNIT:
             low, high = acc.sums[-2:]
             stuck = ((low == acc.rows) | (high == acc.rows)).sum()
             acc.sums[-2:] = [low.sum(), high.sum(), stuck]
@@ -1129,7 +1144,7 @@ class Recorder:
         }
         hidden = not is_output
         if kind in DYING:  # hidden: Σ[a > 0], dead units; the output: [a > 0] per unit
-            if hidden:
+            if hidden and not isinstance(sums[-1], list):  # (totalled: `_compact`)
                 positive, dead = sums[-2], sums[-1]
             else:
                 positive, dead = _total(sums[-1]), sum(1 for c in sums[-1] if c == 0)
@@ -1137,16 +1152,20 @@ class Recorder:
             numbers["dead_units"] = int(dead)
             return numbers, None
         band = kind in BANDS
-        after = (3 if hidden else 2) if band else 0  # the band's counts, after Σ|slope|
+        totalled = hidden and band and not isinstance(sums[-1], list)  # (`_compact`)
+        after = (3 if totalled else 2) if band else 0  # the band's counts, after Σ|slope|
         if kind in SLOPES:  # Σ|slope| from the op row, at the inputs
             numbers["slope"] = sums[-1 - after] / total
         elif kind in ("sigmoid", "tanh"):  # σ′ = σ − σ², tanh′ = 1 − a²: from Σa and Σa²
             numbers["slope"] = (mean - square) if kind == "sigmoid" else 1.0 - square
-        if band:  # hidden: Σ low, Σ high, stuck units; the output per unit
-            low, high = (sums[-3], sums[-2]) if hidden else (_total(sums[-2]), _total(sums[-1]))
-            numbers["saturated"] = (low + high) / total
-            if hidden:
-                numbers["dead_units"] = int(sums[-1])
+        if band and totalled:  # Σ low, Σ high, stuck units
+            numbers["saturated"] = (sums[-3] + sums[-2]) / total
+            numbers["dead_units"] = int(sums[-1])
+        elif band:  # per unit: below and above the band
+            numbers["saturated"] = (_total(sums[-2]) + _total(sums[-1])) / total
+            if hidden:  # (stuck: every row of the unit on one side)
+                pairs = zip(sums[-2], sums[-1], strict=True)
+                numbers["dead_units"] = sum(1 for low, high in pairs if rows in (low, high))
         return numbers, None
 
     def _order_known(self, pending: _Pending) -> bool:
@@ -1323,15 +1342,21 @@ def _global_hooks(recorder: Recorder) -> list[RemovableHandle]:
 def _above_zero(
     a: torch.Tensor, others: tuple[int, ...], rows: int, never_negative: bool
 ) -> torch.Tensor:
-    """A ReLU's units above 0 per unit (those not 0), as int64. An output never negative
-    is summed as float32 signs (0 or 1: exact while a unit's count stays under 2^24; a
-    negative output would subtract), 3x as fast as bool's int64 sum on the CPU (340
-    against 120 µs on a 32×16×28×28 output); a NaN's sign is 0, so a step holding one
-    is counted again (`Recorder._recount`); and under torch.distributed (the counts are
-    summed across ranks first) as bools."""
+    """A ReLU's units above 0 per unit (those not 0). An output never negative is summed
+    as float32 signs (0 or 1: exact while a unit's count stays under 2^24; a negative
+    output would subtract; int64 once totalled, `Recorder._compact`), 3x as fast as
+    bool's int64 sum on the CPU (340 against 120 µs on a 32×16×28×28 output); a NaN's
+    sign is 0, so a step holding one is counted again (`Recorder._recount`); and under
+    torch.distributed (the counts are summed across ranks first) as bools."""
     if never_negative and a.dtype == torch.float32 and rows < 2**24 and _distributed()[1] == 1:
-        return a.sign().sum(others).to(torch.int64)
+        return a.sign().sum(others)
     return a.bool().sum(others)
+
+
+def _whole_sum(acts: _Activations) -> torch.Tensor:
+    """Σa of a row's activations (Σ|a| where it is read per unit): finite unless an
+    activation is NaN or inf, or the sum overflows."""
+    return acts.sums[0] if acts.sums[0].dim() == 0 else acts.sums[2]
 
 
 def _like(kept: list[torch.Tensor] | None, tensors: list[torch.Tensor]) -> bool:
@@ -1397,7 +1422,7 @@ def watch(
     """Record `model`'s gradients row by row at every `every`-th step: at each step of any
     optimizer holding its parameters (after clipping and DDP's all-reduce), or of the one
     `optimizer` given; with `manual=True` only at `rec.step()` (for framework callbacks
-    that choose the moment). Between recorded steps one fused norm of the gradients finds
+    that choose the moment). Between recorded steps each gradient's sum finds
     the first NaN/inf and records that step in full (`nan_check=False`: not, for the
     last few percent of speed). `tensorboard=SummaryWriter(...)` writes each recorded
     step's statistics there as scalars (`gradviz/<layer>/<statistic>`) and the verdict as
