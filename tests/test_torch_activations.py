@@ -22,7 +22,12 @@ from gradviz.nn import Network, layer_samples  # noqa: E402
 from gradviz.ops import ACTIVATIONS  # noqa: E402
 from gradviz.stats import diagnose  # noqa: E402
 from gradviz.torch import from_module, to_module, watch  # noqa: E402
-from gradviz.torch.activations import activation_of  # noqa: E402
+from gradviz.torch.activations import (  # noqa: E402
+    FROM_OUTPUTS,
+    QUADRATIC_SLOPES,
+    activation_of,
+    module_for,
+)
 
 NEW = ("softplus", "leaky_relu", "elu", "gelu", "silu")
 MODULES = {
@@ -234,3 +239,17 @@ def test_an_in_place_activation_whose_slope_needs_its_input_is_said() -> None:
     a = torch.relu(net[0](X)).detach().numpy()
     assert first.activation == "relu" and rec.notes() == []
     assert math.isclose(first.mean_slope, float(np.mean(a > 0)), rel_tol=1e-12)
+
+
+def test_slopes_read_off_outputs_follow_autograd():
+    """The activations whose mean slope the recorder reads from the outputs' two moments give,
+    at every output, the slope autograd computes at the input (σ′, tanh′), and the ones
+    whose derivative needs the input are not among them."""
+    a = torch.linspace(-6.0, 6.0, 241, dtype=torch.float64, requires_grad=True)
+    assert set(QUADRATIC_SLOPES) == {"sigmoid", "tanh"}
+    assert {"sigmoid", "tanh", "relu"} == FROM_OUTPUTS
+    for name, (c0, c1, c2) in QUADRATIC_SLOPES.items():
+        out = module_for(name)(a)
+        (slope,) = torch.autograd.grad(out.sum(), a)
+        o = out.detach()
+        assert torch.allclose(c0 + c1 * o + c2 * o * o, slope, rtol=0, atol=1e-12), name

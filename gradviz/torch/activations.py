@@ -7,6 +7,7 @@ the device. Shared by `watch` (what it reads after each layer) and `convert` (bo
 from __future__ import annotations
 
 import math
+import re
 from collections.abc import Callable
 from typing import Any
 
@@ -16,7 +17,7 @@ import torch.nn.modules.activation as torch_activations
 from torch import nn
 
 import gradviz.codegen as codegen
-from gradviz.ops import Op
+from gradviz.ops import ACTIVATIONS, Op
 
 # The activation modules whose statistics the statuses know (gradviz.ops' activations):
 # a module is read as the op only if it computes exactly that op (its parameters checked).
@@ -82,9 +83,6 @@ _OTHERS = (
 )  # fmt: skip
 FUNCTIONAL = _functional_activations()
 
-# sigmoid, tanh and relu are read off the outputs alone (their slope is a function of the
-# output); the others through their op row's derivative at the module's input.
-FROM_OUTPUTS = ("sigmoid", "tanh", "relu")
 # The helpers an op row's derivative names, as torch functions (on the device).
 _TORCH_NAMES: dict[str, Any] = {
     "np": torch,
@@ -137,3 +135,31 @@ def torch_slope(op: Op) -> Any:
     """The op row's derivative as a function of (output, input) tensors, compiled from
     the row's own text (the table's, never user text) with torch's helpers."""
     return codegen.generated("out, a", f"return {op.d[0]}", _TORCH_NAMES, f"d_{op.name}_torch")
+
+
+def output_quadratic(op: Op) -> tuple[float, float, float] | None:
+    """(c0, c1, c2) where the row's derivative is written in its output alone as
+    c0 + c1·out + c2·out² (σ′ = out − out², tanh′ = 1 − out²): its mean over a batch is then
+    c0 + c1·E[out] + c2·E[out²], from the two sums the recorder keeps of every output."""
+    if re.search(r"\ba\b", op.d[0]):
+        return None
+    slope = torch_slope(op)
+    at = [float(slope(torch.tensor(x, dtype=torch.float64), None)) for x in (0.0, 1.0, 2.0, 3.0)]
+    c0, c2 = at[0], (at[2] - 2.0 * at[1] + at[0]) / 2.0
+    c1 = at[1] - c0 - c2
+    return (c0, c1, c2) if c0 + 3.0 * c1 + 9.0 * c2 == at[3] else None
+
+
+# The activations read off their outputs alone, each as its op row allows: a derivative
+# quadratic in the output (sigmoid, tanh), or a unit that dies at 0 and is never negative,
+# whose slope is [out > 0] (relu). The others through the row's derivative at the input.
+QUADRATIC_SLOPES = {
+    name: quadratic
+    for name, op in ACTIVATIONS.items()
+    if op is not None and (quadratic := output_quadratic(op)) is not None
+}
+FROM_OUTPUTS = frozenset(QUADRATIC_SLOPES) | {
+    name
+    for name, op in ACTIVATIONS.items()
+    if op is not None and op.dies_at == 0.0 and op.never_negative
+}

@@ -68,6 +68,7 @@ from gradviz.torch.activations import (
     ACTIVATION_MODULES,
     FROM_OUTPUTS,
     FUNCTIONAL,
+    QUADRATIC_SLOPES,
     activation_of,
     in_place,
     is_activation,
@@ -1093,11 +1094,6 @@ class Recorder:
             rms=g_l2 / math.sqrt(max(size, 1)),
             norm=g_l2,
             signal=b_l2 / math.sqrt(n_bias) if n_bias else math.nan,
-            rel=None,
-            below=None,
-            growth=1.0,
-            hop=None,
-            hop_bound=None,
             grad_data=_ratio(g_l2, w_l2),
             update_data=None,
             act_mean=act["mean"],
@@ -1156,8 +1152,9 @@ class Recorder:
         after = (3 if totalled else 2) if band else 0  # the band's counts, after Σ|slope|
         if kind in SLOPES:  # Σ|slope| from the op row, at the inputs
             numbers["slope"] = sums[-1 - after] / total
-        elif kind in ("sigmoid", "tanh"):  # σ′ = σ − σ², tanh′ = 1 − a²: from Σa and Σa²
-            numbers["slope"] = (mean - square) if kind == "sigmoid" else 1.0 - square
+        elif kind in QUADRATIC_SLOPES:  # σ′ = σ − σ², tanh′ = 1 − a²: from Σa and Σa²
+            c0, c1, c2 = QUADRATIC_SLOPES[kind]
+            numbers["slope"] = c0 + sum(c * m for c, m in ((c1, mean), (c2, square)) if c)
         if band and totalled:  # Σ low, Σ high, stuck units
             numbers["saturated"] = (sums[-3] + sums[-2]) / total
             numbers["dead_units"] = int(sums[-1])
