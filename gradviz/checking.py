@@ -161,23 +161,6 @@ class _Probe:
     origin: str | None
 
 
-def _probe(
-    order: list[Value],
-    held: list[Value],
-    leaf: Value,
-    point: Number,
-    kinks: list[Value],
-    names: dict[Value, str],
-) -> _Probe:
-    """The forward pass with the leaf at `point` and every detach held (a constant to the
-    backward pass, so the nudge must not move it)."""
-    leaf.data = point
-    evaluate(held)
-    value = order[-1].data
-    origin = None if _finite(value) else _origin(order, names, leaf)[1]
-    return _Probe(leaf.data, value, [v.a.data for v in kinks], origin)
-
-
 def _crossed(probes: list[_Probe], kinks: list[Value], names: dict[Value, str]) -> str | None:
     """A kink crossed between the nudged points: the finite difference straddles a corner."""
     for i, v in enumerate(kinks):
@@ -298,8 +281,14 @@ def gradcheck(
         nodes, moves = _on_path(order, leaf, reached)
         kinks = [v for v in nodes if v.op.kinks and v.a in moves]
         at_point = _non_finite_at_point(order, nodes, names, leaf, out)
+        probes = []
         try:
-            probes = [_probe(order, held, leaf, x + k * h, kinks, names) for k, _ in OFFSETS]
+            for k, _ in OFFSETS:
+                leaf.data = x + k * h
+                evaluate(held)  # every detach held: the backward pass treats it as a constant
+                f = value.data
+                origin = None if _finite(f) else _origin(order, names, leaf)[1]
+                probes.append(_Probe(leaf.data, f, [v.a.data for v in kinks], origin))
         finally:
             leaf.data = x
             evaluate(order)

@@ -156,17 +156,10 @@ def leaf_gradients(
         if v.op is not None or not (v.label or constants) or type(v) is Constant:
             continue
         step = by_node.get(v)
-        grad = step.credit if step is not None else 0.0
-        rows.append(
-            LeafGradient(
-                leaf=v,
-                name=names[v],
-                data=v.data,
-                grad=grad,
-                reached=step is not None,
-                sentence=sentence(names[v], grad, out, reached=step is not None),
-            )
-        )
+        reached = step is not None
+        grad = step.credit if reached else 0.0
+        words = sentence(names[v], grad, out, reached=reached)
+        rows.append(LeafGradient(v, names[v], v.data, grad, reached, words))
     return rows
 
 

@@ -13,7 +13,6 @@ from pathlib import Path
 
 import click
 import numpy as np
-from rich.console import Console
 
 from gradviz.checking import DEFAULT_TOL, gradcheck
 from gradviz.checking import document as check_document
@@ -142,7 +141,7 @@ def write_frames(
     page: Path | None = None,
     step: int | None = None,
 ) -> list[Path]:
-    """One file per frame in `folder` (`step`: that frame only); the paths written. All
+    """One file per frame in `folder` (`step`: that frame only), and said; the paths. All
     are made in a hidden folder, then moved into `folder` together: interrupted or failing
     before then, `folder` is as it was. Frames of an earlier, longer run are left, and said."""
     check_frames(frames, extension, step)
@@ -189,14 +188,11 @@ def write_frames(
             f"note: {quoted(str(folder))} also holds {', '.join(stale)} from an earlier run "
             "(left as they were)"
         )
-    return paths
-
-
-def _say_frames(paths: list[Path], folder: Path, step: int | None) -> None:
     if step is not None:
         say(f"wrote {paths[0].name} to {str(folder)!r}")
     else:
         say(f"wrote {len(paths)} frames to {str(folder)!r} ({paths[0].name} … {paths[-1].name})")
+    return paths
 
 
 MODEL_STEPS_NOTE = 60  # more scalar steps than this: suggest --level
@@ -349,9 +345,30 @@ def trace_command(
             if page is not None:
                 what = "an animation" if animate else "a page"
                 raise click.UsageError(f"-o ({what}) draws every scalar: use it without --level")
-            _trace_network(
-                graph, level, show_forward, frames, extension, console, as_json, inputs, step
-            )
+            if show_forward:
+                raise click.UsageError("--forward shows scalar nodes: use it without --level")
+            steps = network_trace(graph, level)
+            if frames is not None:  # checked before anything is printed or written
+                from gradviz.model import data_set_status  # lazy: start-up
+
+                statuses = data_set_status(graph) if level == "layer" else None
+                diagram = network_diagram(graph, level, statuses=statuses)
+                drawn = network_frames(diagram, steps, level)
+                check_frames(drawn, extension, step)
+            if not as_json:
+                x = ", ".join(fmt(v) for v in graph.x)
+                console.print(
+                    network_view(
+                        steps,
+                        f"(one {level} per step; input ({x}), target {fmt(graph.y)}, "
+                        f"loss {fmt(graph.loss.data)})",
+                    )
+                )
+            if frames is not None:
+                rankdir = preferred_rankdir(drawn.base)
+                write_frames(drawn, frames, extension, inputs, rankdir, step=step)
+            if as_json:  # last: a document only for a command that did all it was asked
+                click.echo(dumps(network_document(graph, level, steps)))
             return
     steps = trace(value)
     out = output_name(value)
@@ -381,8 +398,7 @@ def trace_command(
     if drawn is not None:
         rankdir = preferred_rankdir(drawn[-1])  # one direction for all: the last (every grad)
     if frames is not None:
-        paths = write_frames(drawn, frames, extension, inputs, rankdir, page, step=step)
-        _say_frames(paths, frames, step)
+        write_frames(drawn, frames, extension, inputs, rankdir, page, step=step)
     if page is not None and animate:
         refuse_clashes([("output", page)], inputs)
         write_atomic(page, animated_trace(drawn))  # the direction that fits a column
@@ -396,46 +412,6 @@ def trace_command(
         say(f"wrote {page} (html)")
     if as_json:  # last: a document only for a command that did all it was asked
         click.echo(dumps(trace_document(value, steps)))
-
-
-def _trace_network(
-    graph,
-    level: str,
-    show_forward: bool,
-    frames: Path | None,
-    extension: str,
-    console: Console,
-    as_json: bool,
-    inputs: list[Path],
-    step: int | None = None,
-) -> None:
-    from gradviz.model import data_set_status  # lazy: start-up
-
-    if show_forward:
-        raise click.UsageError("--forward shows scalar nodes: use it without --level")
-    steps = network_trace(graph, level)
-    drawn = None
-    if frames is not None:  # checked before anything is printed or written
-        statuses = data_set_status(graph) if level == "layer" else None
-        diagram = network_diagram(graph, level, statuses=statuses)
-        drawn = network_frames(diagram, steps, level)
-        check_frames(drawn, extension, step)
-    if not as_json:
-        x = ", ".join(fmt(v) for v in graph.x)
-        console.print(
-            network_view(
-                steps,
-                f"(one {level} per step; input ({x}), target {fmt(graph.y)}, "
-                f"loss {fmt(graph.loss.data)})",
-            )
-        )
-    if frames is not None and drawn is not None:
-        paths = write_frames(
-            drawn, frames, extension, inputs, preferred_rankdir(drawn.base), step=step
-        )
-        _say_frames(paths, frames, step)
-    if as_json:  # last: a document only for a command that did all it was asked
-        click.echo(dumps(network_document(graph, level, steps)))
 
 
 def _split_names(text: str | None) -> list[str] | None:
