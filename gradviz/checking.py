@@ -139,17 +139,6 @@ def _infinite_slope(nodes: list[Value], moves: set[Value], names: dict[Value, st
     return None
 
 
-def _on_kink(nodes: list[Value], moves: set[Value], names: dict[Value, str]) -> str | None:
-    """A kink op (on the leaf's path) whose input sits exactly on its kink."""
-    for v in nodes:
-        if v.op.kinks and v.a in moves and any(np.any(v.a.data == k) for k in v.op.kinks):
-            return (
-                f"{v.op.name} at {fmt(v.a.data)}: {names[v]} = {definition(v, names)} has a "
-                "corner there (the slopes on each side differ)"
-            )
-    return None
-
-
 @dataclass(frozen=True, slots=True)
 class _Probe:
     """The output at one nudged point (the leaf's value as the floats hold it), the kink ops'
@@ -161,8 +150,15 @@ class _Probe:
     origin: str | None
 
 
-def _crossed(probes: list[_Probe], kinks: list[Value], names: dict[Value, str]) -> str | None:
-    """A kink crossed between the nudged points: the finite difference straddles a corner."""
+def _on_kink(probes: list[_Probe], kinks: list[Value], names: dict[Value, str]) -> str | None:
+    """A kink op on the leaf's path whose input sits on its kink, or crosses it between the
+    nudged points (the finite difference straddles a corner)."""
+    for v in kinks:
+        if any(np.any(v.a.data == k) for k in v.op.kinks):
+            return (
+                f"{v.op.name} at {fmt(v.a.data)}: {names[v]} = {definition(v, names)} has a "
+                "corner there (the slopes on each side differ)"
+            )
     for i, v in enumerate(kinks):
         seen = [np.asarray(p.kink_inputs[i], dtype=np.float64) for p in probes]
         seen.append(np.asarray(v.a.data, dtype=np.float64))
@@ -340,10 +336,8 @@ def gradcheck(
                 f"{out} is {_spell(nudged.value)} at {names[leaf]} {where} = "
                 f"{fmt(nudged.point)}: {nudged.origin}"
             )
-        elif (kink := _on_kink(nodes, moves, names)) is not None:
+        elif (kink := _on_kink(probes, kinks, names)) is not None:
             status, note = "non-differentiable", kink
-        elif (crossed := _crossed(probes, kinks, names)) is not None:
-            status, note = "non-differentiable", crossed
         elif not (np.all(full != 0) and np.all(half != 0)):
             status = "non-finite"
             note = (

@@ -395,32 +395,22 @@ def trace_command(
         )
     if model_path is not None and len(steps) > MODEL_STEPS_NOTE:
         say(f"note: {len(steps)} steps; --level neuron or --level layer shows fewer")
-    if drawn is not None:
-        rankdir = preferred_rankdir(drawn[-1])  # one direction for all: the last (every grad)
     if frames is not None:
+        rankdir = preferred_rankdir(drawn[-1])  # one direction for all: the last (every grad)
         write_frames(drawn, frames, extension, inputs, rankdir, page, step=step)
-    if page is not None and animate:
+    if page is not None:
         refuse_clashes([("output", page)], inputs)
-        write_atomic(page, animated_trace(drawn))  # the direction that fits a column
-        say(f"wrote {page} (svg, {len(drawn)} steps animated)")
-    elif page is not None:
-        refuse_clashes([("output", page)], inputs)
-        expression = program.source if model_path is None else None
-        diagram = diagram_from_value(value, clusters=clusters)
-        html = render(diagram, "html", rankdir=None, expression=expression, command="trace")
-        write_atomic(page, html)
-        say(f"wrote {page} (html)")
+        if animate:
+            write_atomic(page, animated_trace(drawn))  # the direction that fits a column
+            say(f"wrote {page} (svg, {len(drawn)} steps animated)")
+        else:
+            expression = program.source if model_path is None else None
+            diagram = diagram_from_value(value, clusters=clusters)
+            html = render(diagram, "html", rankdir=None, expression=expression, command="trace")
+            write_atomic(page, html)
+            say(f"wrote {page} (html)")
     if as_json:  # last: a document only for a command that did all it was asked
         click.echo(dumps(trace_document(value, steps)))
-
-
-def _split_names(text: str | None) -> list[str] | None:
-    if text is None:
-        return None
-    names = [part.strip() for part in text.split(",")]
-    if not all(names):
-        raise InputError(f"--wrt takes leaf names separated by commas, got {quoted(text)}")
-    return names
 
 
 def _model_check_graph(
@@ -552,7 +542,10 @@ def check(
                 "--samples is for --model (an expression's leaves are all checked; "
                 "--wrt picks some)"
             )
-        value, leaves = source.program(seed).output, _split_names(wrt)
+        value = source.program(seed).output
+        leaves = None if wrt is None else [part.strip() for part in wrt.split(",")]
+        if leaves is not None and not all(leaves):
+            raise InputError(f"--wrt takes leaf names separated by commas, got {quoted(wrt)}")
     else:
         if wrt is not None:
             raise click.UsageError("--wrt is for EXPR; with --model, use --samples")
