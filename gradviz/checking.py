@@ -35,10 +35,8 @@ NOISE_ULPS = 100.0  # rounding noise of L(x±h), in multiples of ε·|L|
 
 def default_eps(x: Number) -> float:
     """∛ε scaled by the input's magnitude (at least 1): the float64 sweet spot."""
-    magnitude = float(np.max(np.abs(x))) if isinstance(x, np.ndarray) else abs(float(x))
-    if not math.isfinite(magnitude):
-        magnitude = 1.0
-    return EPS_SCALE * max(1.0, magnitude)
+    magnitude = _max_abs(x)
+    return EPS_SCALE * (max(1.0, magnitude) if math.isfinite(magnitude) else 1.0)
 
 
 # The smallest step, in ulps of the leaf, that the extrapolation can use: x ± h/2 must be

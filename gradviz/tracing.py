@@ -166,7 +166,7 @@ def leaf_gradients(
 # -- a network, one neuron (or one layer) at a time --------------------------------------
 
 
-def _slope(activation: str, a: Value, z: Value) -> Number:
+def _slope(a: Value, z: Value) -> Number:
     """act'(z) from the op table (1 for a linear unit)."""
     if a is z:
         return 1.0
@@ -234,7 +234,7 @@ def network_trace(graph, level: str = "neuron") -> list[UnitStep]:
                     credit=tuple(a.grad for _, _, a in group),
                     sources=tuple(tuple(received.get(n, [])) for n in names),
                     z=tuple(z.data for _, z, _ in group),
-                    local=tuple(_slope(layer.activation, a, z) for _, z, a in group),
+                    local=tuple(_slope(a, z) for _, z, a in group),
                     credit_z=tuple(z.grad for _, z, _ in group),
                     bias_grads=tuple(n.bias.grad for n, _, _ in group),
                     weight_grads=tuple(tuple(w.grad for w in n.weights) for n, _, _ in group),

@@ -553,12 +553,11 @@ def check(
             model_path, input_text, target, samples or DEFAULT_SAMPLES, seed
         )
     rows = gradcheck(value, leaves, eps=eps, tol=tol)
+    out = output_name(value)
     if as_json:
-        click.echo(dumps(check_document(rows, output_name(value), words=flag)))
+        click.echo(dumps(check_document(rows, out, words=flag)))
     else:
-        stdout_console(soft_wrap=True).print(
-            check_view(rows, output_name(value), show=show, words=flag)
-        )
+        stdout_console(soft_wrap=True).print(check_view(rows, out, show=show, words=flag))
     failed = [row.name for row in rows if row.failed]
     if failed:
         raise GradvizError(
