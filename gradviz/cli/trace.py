@@ -140,8 +140,8 @@ def write_frames(
     rankdir: str = "LR",
     page: Path | None = None,
     step: int | None = None,
-) -> list[Path]:
-    """One file per frame in `folder` (`step`: that frame only), and said; the paths. All
+) -> None:
+    """One file per frame in `folder` (`step`: that frame only); says what it wrote. All
     are made in a hidden folder, then moved into `folder` together: interrupted or failing
     before then, `folder` is as it was. Frames of an earlier, longer run are left, and said."""
     check_frames(frames, extension, step)
@@ -192,7 +192,6 @@ def write_frames(
         say(f"wrote {paths[0].name} to {str(folder)!r}")
     else:
         say(f"wrote {len(paths)} frames to {str(folder)!r} ({paths[0].name} … {paths[-1].name})")
-    return paths
 
 
 MODEL_STEPS_NOTE = 60  # more scalar steps than this: suggest --level
