@@ -22,7 +22,7 @@ from types import CodeType
 import numpy as np
 
 import gradviz.codegen as codegen
-from gradviz.engine import Op, Value, topological_order
+from gradviz.engine import Value, topological_order
 from gradviz.nn import LOSS_FUNCTIONS, Network, example_graph, is_correct, sum_of_squares
 from gradviz.ops import OP_NAMES, compiled_names
 
@@ -122,11 +122,6 @@ def _graph_code(network: Network) -> tuple[list[str], dict[str, list[str]], str,
 MAX_INLINE_DEPTH = 40  # nested operations in one expression (CPython's parser has limits)
 
 
-def _one_line(op: Op) -> bool:
-    code = op.code
-    return code.startswith("{out} = ") and "\n" not in code and "{tmp}" not in code
-
-
 def _inlinable(order: list[Value], needs: set[Value], kept: set[Value]) -> set[Value]:
     """Nodes whose value can live inside their one user's expression: a one-line template,
     one user naming it once, and not read by the backward pass's local slopes."""
@@ -144,7 +139,10 @@ def _inlinable(order: list[Value], needs: set[Value], kept: set[Value]) -> set[V
             read.add(node.b)
     out = set()
     for node in order:
-        if node.op is None or node in kept or node in read or not _one_line(node.op):
+        if node.op is None or node in kept or node in read:
+            continue
+        code = node.op.code
+        if not code.startswith("{out} = ") or "\n" in code or "{tmp}" in code:
             continue
         (user, *others) = users.get(node, [None])
         if others or user is None or user.op is None:
@@ -189,18 +187,15 @@ def _backward_lines(
     for node, parent, template in _credit_edges(order, needs):
         credited.setdefault(node, []).append((parent, template))
     incoming = Counter(parent for edges in credited.values() for parent, _ in edges)
-    grads: dict[Value, str] = {}
+    grads: dict[Value, str] = {root: "1.0"}
     lines: list[str] = []
     seen: dict[Value, int] = {}
     pending: dict[Value, list[str]] = {}
     for node in reversed(credited):
-        if node is root:
-            g = "1.0"
-        elif node in grads:
-            g = grads[node]
-        else:  # reached only through ops that pass no credit
-            g = grads[node] = f"g{position[node]}"
-            lines.append(f"{g} = 0.0")
+        if node not in grads:  # reached only through ops that pass no credit
+            grads[node] = f"g{position[node]}"
+            lines.append(f"{grads[node]} = 0.0")
+        g = grads[node]
         slots = dict(out=names[node], a=names[node.a], b=names[node.b] if node.b else "")
         for parent, template in credited[node]:
             contribution = (
