@@ -14,7 +14,7 @@ import math
 import os
 import re
 from collections import Counter
-from collections.abc import Callable, Iterable, Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 from functools import lru_cache
 from types import CodeType
@@ -22,7 +22,7 @@ from types import CodeType
 import numpy as np
 
 import gradviz.codegen as codegen
-from gradviz.engine import Op, Value, topological_order
+from gradviz.engine import Value, topological_order
 from gradviz.nn import LOSS_FUNCTIONS, Network, example_graph, is_correct, sum_of_squares
 from gradviz.ops import OP_NAMES, compiled_names
 
@@ -122,11 +122,6 @@ def _graph_code(network: Network) -> tuple[list[str], dict[str, list[str]], str,
 MAX_INLINE_DEPTH = 40  # nested operations in one expression (CPython's parser has limits)
 
 
-def _one_line(op: Op) -> bool:
-    code = op.code
-    return code.startswith("{out} = ") and "\n" not in code and "{tmp}" not in code
-
-
 def _inlinable(order: list[Value], needs: set[Value], kept: set[Value]) -> set[Value]:
     """Nodes whose value can live inside their one user's expression: a one-line template,
     one user naming it once, and not read by the backward pass's local slopes."""
@@ -144,7 +139,10 @@ def _inlinable(order: list[Value], needs: set[Value], kept: set[Value]) -> set[V
             read.add(node.b)
     out = set()
     for node in order:
-        if node.op is None or node in kept or node in read or not _one_line(node.op):
+        if node.op is None or node in kept or node in read:
+            continue
+        code = node.op.code
+        if not code.startswith("{out} = ") or "\n" in code or "{tmp}" in code:
             continue
         (user, *others) = users.get(node, [None])
         if others or user is None or user.op is None:
@@ -189,18 +187,15 @@ def _backward_lines(
     for node, parent, template in _credit_edges(order, needs):
         credited.setdefault(node, []).append((parent, template))
     incoming = Counter(parent for edges in credited.values() for parent, _ in edges)
-    grads: dict[Value, str] = {}
+    grads: dict[Value, str] = {root: "1.0"}
     lines: list[str] = []
     seen: dict[Value, int] = {}
     pending: dict[Value, list[str]] = {}
     for node in reversed(credited):
-        if node is root:
-            g = "1.0"
-        elif node in grads:
-            g = grads[node]
-        else:  # reached only through ops that pass no credit
-            g = grads[node] = f"g{position[node]}"
-            lines.append(f"{g} = 0.0")
+        if node not in grads:  # reached only through ops that pass no credit
+            grads[node] = f"g{position[node]}"
+            lines.append(f"{grads[node]} = 0.0")
+        g = grads[node]
         slots = dict(out=names[node], a=names[node.a], b=names[node.b] if node.b else "")
         for parent, template in credited[node]:
             contribution = (
@@ -400,20 +395,16 @@ def _compile(
 
 # Every name the generator writes; anything else means other text got in: nothing runs.
 _GENERATED_NAME = re.compile(r"(?:[pxvcfldgG]|gp)\d+")
-_FIXED_NAMES = frozenset(
-    [
-        *("run", "gradient", "evaluate", "P", "X", "Y", "order", "start", "stop", "batch"),
-        *("lr", "clip", "decay", "counts", "total", "correct", "outputs"),
-        *("i", "y", "t", "s", "m", "f", "end", "norm", "big", "reg", "decay2"),
-        *("nupd", "nclip", "before", "after"),
-        *("np", "float", "min", "max", "len", "range", "abs", "sqrt", "append"),
-        *("exp", "log", "tanh", "divide"),
-        *OP_NAMES,
-    ]
-)
-
-
 _FUNCTIONS = frozenset(["run", "gradient", "evaluate"])  # the only strings: their names
+_FIXED_NAMES = {
+    *_FUNCTIONS,
+    *OP_NAMES,
+    *(name for name, _ in _COUNTED),
+    *("P", "X", "Y", "order", "start", "stop", "batch", "lr", "clip", "decay", "counts"),
+    *("total", "correct", "outputs", "i", "y", "t", "s", "m", "f", "end", "norm", "big"),
+    *("reg", "decay2", "np", "float", "min", "max", "len", "range", "abs", "sqrt", "append"),
+    *("exp", "log", "tanh", "divide"),
+}
 
 
 def _only_generated(source: str, label: str = "network") -> CodeType:
@@ -469,13 +460,21 @@ class Plain:
         self.clip, self.online = clip, online
         self.threshold = LOSS_FUNCTIONS[network.loss].threshold
 
-    def _examples(self, P: Sequence[float], X: Sequence, Y: Sequence, rows: Iterable[int]):
-        """Each example of `rows` at the weights P: (its target, its graph run forward and
-        backward, every parameter's gradient)."""
+    def _examples(
+        self, P: Sequence[float], X: Sequence, Y: Sequence, rows: Sequence[int], total: float
+    ) -> tuple[float, int, list[float], list[float]]:
+        """The examples `rows` at the weights P, forward and backward: `total` plus their
+        losses, how many are right, their gradients' sum and their outputs."""
         self.network.set_flat(P)
         params = self.network.parameters()
+        correct, G, outputs = 0, [0.0] * len(P), []
         for i in rows:
-            yield Y[i], example_graph(self.network, X[i], Y[i]), [p.grad for p in params]
+            built = example_graph(self.network, X[i], Y[i])
+            total += built.loss.data
+            correct += is_correct(built.output.data, Y[i], self.threshold)
+            G = [s + p.grad for s, p in zip(G, params, strict=True)]
+            outputs.append(built.output.data)
+        return total, correct, G, outputs
 
     def run(
         self,
@@ -499,16 +498,10 @@ class Plain:
             end = start + 1 if self.online else min(start + batch, stop)
             m = end - start
             if self.network.l2 > 0:  # l2·Σp² at the batch's starting weights, once per example
-                reg = decay * sum_of_squares(p)
-                total += reg if self.online else reg * m
-            G = [0.0] * len(p)
-            for y, built, grads in self._examples(p, X, Y, order[start:end]):
-                total += built.loss.data
-                correct += is_correct(built.output.data, y, self.threshold)
-                # a batch of one: the example's own gradient (no sum, no division)
-                G = grads if self.online else [s + g for s, g in zip(G, grads, strict=True)]
-            if not self.online:
-                G = [s / m for s in G]
+                total += decay * sum_of_squares(p) * m
+            total, right, G, _ = self._examples(p, X, Y, order[start:end], total)
+            correct += right
+            G = [s / m for s in G]  # online, g itself: a grad starts 0.0 + (never -0.0)
             if self.network.l2 > 0:
                 G = [g + 2.0 * decay * w for g, w in zip(G, p, strict=True)]
             if self.clip is not None:
@@ -524,19 +517,13 @@ class Plain:
     def gradient(
         self, P: list[float], X: Sequence[Sequence[float]], Y: Sequence[float], order: list[int]
     ) -> tuple[float, list[float]]:
-        total, G = -0.0, [0.0] * len(P)
-        for _, built, grads in self._examples(P, X, Y, order):
-            total += built.loss.data
-            G = [s + g for s, g in zip(G, grads, strict=True)]
+        total, _, G, _ = self._examples(P, X, Y, order, -0.0)
         return total, [s / len(order) for s in G]
 
     def evaluate(
         self, P: list[float], X: Sequence[Sequence[float]], Y: Sequence[float]
     ) -> tuple[float, list[float]]:
-        total, outputs = -0.0, []
-        for _, built, _ in self._examples(P, X, Y, range(len(Y))):
-            total += built.loss.data
-            outputs.append(built.output.data)
+        total, _, _, outputs = self._examples(P, X, Y, range(len(Y)), -0.0)
         return total, outputs
 
 

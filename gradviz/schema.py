@@ -78,6 +78,7 @@ CLIPPING_KEYS = tuple(CLIPPING_FIELDS)
 
 _PLURALS = {
     "count": "whole numbers ≥ 0",
+    "size": "whole numbers ≥ 0",
     "signed": "numbers",
     "number": "numbers ≥ 0",
     "text": "short lines of text",
@@ -520,10 +521,7 @@ def _curves(raw: object) -> tuple[list[int], list[float | None], list[float | No
     for key in ("step", "loss"):
         if key not in raw:
             raise InputError(f"curves.{key}: missing")
-    steps = raw["step"]
-    if not isinstance(steps, list):
-        raise InputError("curves.step: expected a list of whole numbers ≥ 0")
-    steps = [read_field(v, "size", f"curves.step[{i}]") for i, v in enumerate(steps)]
+    steps = read_field(raw["step"], "list of size", "curves.step")
     loss = _numbers(raw["loss"], len(steps), "curves.loss")
     accuracy = _numbers(raw.get("accuracy", [None] * len(steps)), len(steps), "curves.accuracy")
     return steps, loss, accuracy
