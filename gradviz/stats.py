@@ -311,13 +311,13 @@ def _spectral_norms(matrices: Sequence[np.ndarray]) -> list[float]:
 def _output_spreads(outputs: Sequence[LayerSample]) -> list[tuple[float, float]]:
     """(largest std across the batch, max(1, mean |output|)) of output layers, for `assess`."""
     act = _stack(outputs, "activations")
+    spreads, scales = [0.0] * len(outputs), [1.0] * len(outputs)
     with np.errstate(all="ignore"):
         if act.shape[1]:
             spreads = np.max(np.std(act, axis=1), axis=1).tolist()
-        else:
-            spreads = [0.0] * len(outputs)
-        scales = [max(1.0, mean) for mean in _means(np.abs(act))] if act.size else None
-    return [(spread, 1.0 if scales is None else scales[k]) for k, spread in enumerate(spreads)]
+        if act.size:
+            scales = [max(1.0, mean) for mean in _means(np.abs(act))]
+    return list(zip(spreads, scales, strict=True))
 
 
 # -- the whole network ----------------------------------------------------------------
@@ -373,38 +373,32 @@ def diagnose_all(moments: Sequence[Moment]) -> list[Diagnosis]:
     kinds = [_layer_kind(sample) for sample in flat]
     stats = _grouped(flat, kinds, _layer_stats, BLOCK_FLOATS)
     deltas = _grouped(flat, kinds, _delta_norms)
-    bounds = _hop_bounds(moments, stats)
+    bounds = _hop_bounds(flat, stats)
     outputs = [samples[-1] for _, samples in moments]
     spreads = _grouped(outputs, [np.shape(s.activations) for s in outputs], _output_spreads)
     diagnoses = []
-    start = 0
-    for (epoch, samples), (spread, scale) in zip(moments, spreads, strict=True):
-        stop = start + len(samples)
-        layers = stats[start:stop]
+    ends = itertools.accumulate(len(samples) for _, samples in moments)
+    for (epoch, samples), (spread, scale), end in zip(moments, spreads, ends, strict=True):
+        span = slice(end - len(samples), end)
+        layers = stats[span]
         first = first_in_order([(lay.index, lay.nonfinite_in) for lay in layers])
         batch = layers[-1].batch
         diagnoses.append(
-            assess(
-                layers, spread, scale, batch, first, epoch, deltas[start:stop], bounds[start:stop]
-            )
+            assess(layers, spread, scale, batch, first, epoch, deltas[span], bounds[span])
         )
-        start = stop
     return diagnoses
 
 
-def _hop_bounds(moments: Sequence[Moment], stats: Sequence[LayerStats]) -> list[float | None]:
+def _hop_bounds(flat: Sequence[LayerSample], stats: Sequence[LayerStats]) -> list[float | None]:
     """Each layer's largest slope × ‖next W‖₂ (None: the output, or no finite next W)."""
     known: list[tuple[int, str, np.ndarray]] = []  # (a layer's place, activation, next W)
-    start = 0
-    for _, samples in moments:
-        for i in range(len(samples) - 1):
-            after = stats[start + i + 1]
-            if after.n_out * after.n_in and after.nonfinite_in != "weights":
-                known.append((start + i, samples[i].activation, samples[i + 1].weights))
-        start += len(samples)
+    for place, (sample, after) in enumerate(itertools.pairwise(flat)):
+        read = stats[place + 1]  # (the last layer of a moment is its output: no next W)
+        if not sample.is_output and read.n_out * read.n_in and read.nonfinite_in != "weights":
+            known.append((place, sample.activation, after.weights))
     matrices = [w for _, _, w in known]
     norms = _grouped(matrices, [np.shape(w) for w in matrices], _spectral_norms)
-    bounds: list[float | None] = [None] * start
+    bounds: list[float | None] = [None] * len(flat)
     for (place, activation, _), norm in zip(known, norms, strict=True):
         bounds[place] = max_slope(activation) * norm
     return bounds
@@ -864,9 +858,10 @@ def verdict(diagnosis: Diagnosis, snapshots: History | None = None) -> list[str]
     """A short diagnosis in sentences, each naming the layer, the cause and the usual
     fixes. With a training history, also when NaN or explosion first appeared."""
     d = diagnosis
-    lines = [line for line in _history_sentences(d, snapshots or []) if line]
-    lines += _set_up_sentences(d, snapshots or [])
-    never = _never_changed(d, snapshots or [])
+    snapshots = snapshots or []
+    lines = [line for line in _history_sentences(d, snapshots) if line]
+    lines += _set_up_sentences(d, snapshots)
+    never = _never_changed(d, snapshots)
 
     dead = _having(d, "dead")
     dying = {name for name, op in ACTIVATIONS.items() if op is not None and op.dies_at is not None}
@@ -896,7 +891,7 @@ def verdict(diagnosis: Diagnosis, snapshots: History | None = None) -> list[str]
             f"{fmt(AT_REST_RMS)}, so the input no longer reaches the output: try tanh/ReLU, "
             "Xavier/He init, or fewer layers."
         )
-        for epoch, snap in snapshots or []:  # how it got there
+        for epoch, snap in snapshots:  # how it got there
             sentence = _vanishing_sentence(snap)
             if sentence:
                 lines.append(f"How it began, at {d.unit} {epoch}: {sentence}")
@@ -920,17 +915,13 @@ def verdict(diagnosis: Diagnosis, snapshots: History | None = None) -> list[str]
     weak = _having(d, "weak")
     if weak and not _having(d, "vanishing"):
         slowest = min(weak, key=lambda lay: lay.below or 1.0)
+        share = fmt(slowest.below or 0.0, 2)
         if d.judged_by == "update":
-            lines.append(
-                f"{_are(weak)} weak: {slowest.name}'s weights move {fmt(slowest.below or 0.0, 2)} "
-                "as far per step as those of a layer nearer the output (update:data), so it "
-                "learns that much slower."
-            )
+            gets = f"'s weights move {share} as far per step as those of a layer nearer the "
+            gets += "output (update:data)"
         else:
-            lines.append(
-                f"{_are(weak)} weak: {slowest.name} gets {fmt(slowest.below or 0.0, 2)} of the "
-                "gradient of a layer nearer the output, so it learns that much slower."
-            )
+            gets = f" gets {share} of the gradient of a layer nearer the output"
+        lines.append(f"{_are(weak)} weak: {slowest.name}{gets}, so it learns that much slower.")
 
     # the last update's size (update:data), when nothing else is wrong
     moved = [u for lay in d.layers if (u := lay.update_data) is not None and 0 < u < math.inf]
