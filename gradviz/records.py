@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import itertools
 import math
+from collections import Counter
 from dataclasses import asdict, dataclass, field, fields
 from typing import TYPE_CHECKING, Literal
 
@@ -362,9 +363,7 @@ class Row:
 
 def summary(rows: list[Row]) -> str:
     """One line: how many leaves were checked and how they came out."""
-    counts: dict[str, int] = {}
-    for row in rows:
-        counts[row.status] = counts.get(row.status, 0) + 1
+    counts = Counter(row.status for row in rows)
     parts = [f"{n} {status}" for status, n in counts.items()]
     noun = "leaf" if len(rows) == 1 else "leaves"
     failed = [r.name for r in rows if r.failed]

@@ -23,7 +23,8 @@ from gradviz.numbers import fmt
 from gradviz.ops import ACTIVATIONS, Op
 from gradviz.records import Diagnosis, History, LayerStats, ParamGrad
 
-# -- thresholds (STATUS_TABLE names them; the manual and `gradviz grads --help` show them)
+# -- thresholds: the float constants here, which STATUS_TABLE's words name (the manual and
+# `gradviz grads --help` show them)
 VANISHING_RATIO = 1e-2  # rms gradient below this fraction of a layer nearer the output
 WEAK_RATIO = 1e-1
 EXPLODING_GROWTH = 1e2  # rms gradient at least this many times the output layer's
@@ -33,17 +34,6 @@ STALLED_SPREAD = 1e-3  # output std across the batch (relative to max(1, |mean|)
 SATURATED_FRACTION = 0.5
 DEAD_FRACTION = 0.5
 HEALTHY_UPDATE_DATA = 1e-3  # ‖Δw‖ / ‖w‖ per step, the usual rule of thumb
-# The constants the statuses' rules may name (read when the words are made).
-THRESHOLDS = (
-    "VANISHING_RATIO",
-    "WEAK_RATIO",
-    "EXPLODING_GROWTH",
-    "EXPLODING_GRAD_DATA",
-    "AT_REST_RMS",
-    "STALLED_SPREAD",
-    "SATURATED_FRACTION",
-    "DEAD_FRACTION",
-)
 
 # The quantities of a layer in the order the forward then backward pass makes them.
 _QUANTITIES = (
@@ -165,9 +155,8 @@ def _means(x: np.ndarray) -> list[float]:
 def _nonfinite(
     stacks: dict[str, np.ndarray], sums: dict[str, list[float]] | None = None
 ) -> list[tuple[int, str | None]]:
-    """Each layer's count of NaN/inf, and the first quantity holding one (forward pass
-    first). Only layers whose sum (`sums`, where the caller has one) is not finite are
-    counted: a finite sum has no NaN/inf among its terms."""
+    """Each layer's count of NaN/inf and the first quantity holding one (forward pass first),
+    counted only where a sum (`sums`, where the caller has them) is not finite."""
     found: list[tuple[int, str | None]] = [(0, None)] * len(stacks["weights"])
     for attribute, label in _QUANTITIES:
         values = stacks[attribute]
@@ -643,9 +632,11 @@ STATUSES = tuple(status.name for status in STATUS_TABLE)
 
 
 def _threshold_fields() -> dict[str, object]:
-    """The values the rules' templates may name: every threshold constant, and the few
-    spellings the words need (1e-4 in the manual, 1/100 as a fraction, a band's ends)."""
-    values: dict[str, object] = {name: globals()[name] for name in THRESHOLDS}
+    """The values the rules' templates may name: every threshold (read now, so a changed one
+    changes the words), and the few spellings the words need (1e-4, 1/100, a band's ends)."""
+    values: dict[str, object] = {
+        k: v for k, v in globals().items() if k.isupper() and isinstance(v, float)
+    }
     for name in ("AT_REST_RMS", "STALLED_SPREAD"):
         values[f"{name}_e"] = f"{values[name]:.0e}".replace("e-0", "e-")
     for name in ("VANISHING_RATIO", "WEAK_RATIO"):
@@ -780,10 +771,8 @@ def _vanishing_sentence(d: Diagnosis) -> str | None:
 
 
 def _hop_parts(between: list[LayerStats], per_hop: float) -> str:
-    """The per-layer factor split in two: the activations' slope (the geometric mean of
-    each layer's mean slope) and what multiplies it, the weights' part (the factor over
-    the slope), so that slope × weights = the factor: '; σ′ averages 0.2 here (at most
-    0.25) and the weights multiply it by 2.2'."""
+    """The per-layer factor as the slope's part (the mean slopes' geometric mean) times the
+    weights': ': σ′ averages 0.2 here (at most 0.25) and the weights multiply it by 2.2'."""
     slopes = [lay.mean_slope for lay in between]
     if not slopes or per_hop <= 0 or not all(math.isfinite(v) and v > 0 for v in slopes):
         return ""
