@@ -93,16 +93,13 @@ class Diagnosis:
     clip_scale: float | None = None  # the factor clipping scaled the gradients by
 
     def to_dict(self) -> dict:
+        first = self.first_nonfinite
         data = {
             "epoch": self.epoch,
             "at_rest": self.at_rest,
             "stalled": self.stalled,
             "output_spread": json_number(self.output_spread),
-            "first_nonfinite": (
-                None
-                if self.first_nonfinite is None
-                else {"layer": self.first_nonfinite[0], "in": self.first_nonfinite[1]}
-            ),
+            "first_nonfinite": None if first is None else {"layer": first[0], "in": first[1]},
             "layers": [layer.to_dict() for layer in self.layers],
         }
         usual = {f.name: f.default for f in fields(self)}

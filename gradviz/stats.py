@@ -221,8 +221,7 @@ def _layer_stats(column: Sequence[LayerSample]) -> list[LayerStats]:
     n_out, n_in = w.shape[1], w.shape[2]
     size = n_out * n_in
     with np.errstate(all="ignore"):
-        squares = g * g
-        square_sums, w_square_sums = _sums(squares), _sums(w * w)
+        square_sums, w_square_sums = _sums(g * g), _sums(w * w)
         norms, w_norms = _roots(square_sums), _roots(w_square_sums)
         rms = _roots([t / size for t in square_sums]) if size else [math.nan] * len(g)
         magnitudes = np.abs(g)
