@@ -426,8 +426,12 @@ def assess(
     with np.errstate(all="ignore"):
         stalled = at_rest and batch >= 2 and spread < STALLED_SPREAD * scale
         _compare(layers, deltas, hop_bounds, judged_by)
-        for layer in layers:
-            layer.status, layer.reason = _status(layer, at_rest, stalled)
+        for layer in layers:  # the first status that applies, and the numbers that made it
+            for status in STATUS_TABLE:
+                reason = status.test(layer, at_rest, stalled)
+                if reason is not None:
+                    layer.status, layer.reason = status.name, reason
+                    break
     return Diagnosis(
         layers=layers,
         at_rest=at_rest,
@@ -674,15 +678,6 @@ def status_markdown() -> str:
     values = _threshold_fields()
     rows = [f"| `{s.name}` | {s.rule.format(**values)} |" for s in STATUS_TABLE]
     return "\n".join(["| status | when |", "| --- | --- |", *rows]) + "\n"
-
-
-def _status(layer: LayerStats, at_rest: bool, stalled: bool) -> tuple[str, str]:
-    """The first status that applies, and the numbers that made it apply."""
-    for status in STATUS_TABLE:
-        reason = status.test(layer, at_rest, stalled)
-        if reason is not None:
-            return status.name, reason
-    raise AssertionError("the last status, ok, always applies")  # pragma: no cover
 
 
 # -- over training --------------------------------------------------------------------
