@@ -520,7 +520,7 @@ def _below(layer: LayerStats, ratio: float) -> str | None:
 @dataclass(frozen=True)
 class Status:
     """One status: its rule in words for the manual (`rule`, Markdown) and for `grads --help`
-    (`brief`, plain text, lines of at most 79 columns), both templates over the THRESHOLDS,
+    (`brief`, plain text, lines of at most 79 columns), both templates over the thresholds,
     and the `test` that decides it."""
 
     name: str
