@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import itertools
 import math
+from collections import Counter
 from dataclasses import asdict, dataclass, field, fields
 from typing import TYPE_CHECKING, Literal
 
@@ -92,16 +93,13 @@ class Diagnosis:
     clip_scale: float | None = None  # the factor clipping scaled the gradients by
 
     def to_dict(self) -> dict:
+        first = self.first_nonfinite
         data = {
             "epoch": self.epoch,
             "at_rest": self.at_rest,
             "stalled": self.stalled,
             "output_spread": json_number(self.output_spread),
-            "first_nonfinite": (
-                None
-                if self.first_nonfinite is None
-                else {"layer": self.first_nonfinite[0], "in": self.first_nonfinite[1]}
-            ),
+            "first_nonfinite": None if first is None else {"layer": first[0], "in": first[1]},
             "layers": [layer.to_dict() for layer in self.layers],
         }
         usual = {f.name: f.default for f in fields(self)}
@@ -362,9 +360,7 @@ class Row:
 
 def summary(rows: list[Row]) -> str:
     """One line: how many leaves were checked and how they came out."""
-    counts: dict[str, int] = {}
-    for row in rows:
-        counts[row.status] = counts.get(row.status, 0) + 1
+    counts = Counter(row.status for row in rows)
     parts = [f"{n} {status}" for status, n in counts.items()]
     noun = "leaf" if len(rows) == 1 else "leaves"
     failed = [r.name for r in rows if r.failed]

@@ -23,7 +23,8 @@ from gradviz.numbers import fmt
 from gradviz.ops import ACTIVATIONS, Op
 from gradviz.records import Diagnosis, History, LayerStats, ParamGrad
 
-# -- thresholds (STATUS_TABLE names them; the manual and `gradviz grads --help` show them)
+# -- thresholds: the float constants here, which STATUS_TABLE's words name (the manual and
+# `gradviz grads --help` show them)
 VANISHING_RATIO = 1e-2  # rms gradient below this fraction of a layer nearer the output
 WEAK_RATIO = 1e-1
 EXPLODING_GROWTH = 1e2  # rms gradient at least this many times the output layer's
@@ -33,17 +34,6 @@ STALLED_SPREAD = 1e-3  # output std across the batch (relative to max(1, |mean|)
 SATURATED_FRACTION = 0.5
 DEAD_FRACTION = 0.5
 HEALTHY_UPDATE_DATA = 1e-3  # ‖Δw‖ / ‖w‖ per step, the usual rule of thumb
-# The constants the statuses' rules may name (read when the words are made).
-THRESHOLDS = (
-    "VANISHING_RATIO",
-    "WEAK_RATIO",
-    "EXPLODING_GROWTH",
-    "EXPLODING_GRAD_DATA",
-    "AT_REST_RMS",
-    "STALLED_SPREAD",
-    "SATURATED_FRACTION",
-    "DEAD_FRACTION",
-)
 
 # The quantities of a layer in the order the forward then backward pass makes them.
 _QUANTITIES = (
@@ -165,9 +155,8 @@ def _means(x: np.ndarray) -> list[float]:
 def _nonfinite(
     stacks: dict[str, np.ndarray], sums: dict[str, list[float]] | None = None
 ) -> list[tuple[int, str | None]]:
-    """Each layer's count of NaN/inf, and the first quantity holding one (forward pass
-    first). Only layers whose sum (`sums`, where the caller has one) is not finite are
-    counted: a finite sum has no NaN/inf among its terms."""
+    """Each layer's count of NaN/inf and the first quantity holding one (forward pass first),
+    counted only where a sum (`sums`, where the caller has them) is not finite."""
     found: list[tuple[int, str | None]] = [(0, None)] * len(stacks["weights"])
     for attribute, label in _QUANTITIES:
         values = stacks[attribute]
@@ -232,8 +221,7 @@ def _layer_stats(column: Sequence[LayerSample]) -> list[LayerStats]:
     n_out, n_in = w.shape[1], w.shape[2]
     size = n_out * n_in
     with np.errstate(all="ignore"):
-        squares = g * g
-        square_sums, w_square_sums = _sums(squares), _sums(w * w)
+        square_sums, w_square_sums = _sums(g * g), _sums(w * w)
         norms, w_norms = _roots(square_sums), _roots(w_square_sums)
         rms = _roots([t / size for t in square_sums]) if size else [math.nan] * len(g)
         magnitudes = np.abs(g)
@@ -311,13 +299,13 @@ def _spectral_norms(matrices: Sequence[np.ndarray]) -> list[float]:
 def _output_spreads(outputs: Sequence[LayerSample]) -> list[tuple[float, float]]:
     """(largest std across the batch, max(1, mean |output|)) of output layers, for `assess`."""
     act = _stack(outputs, "activations")
+    spreads, scales = [0.0] * len(outputs), [1.0] * len(outputs)
     with np.errstate(all="ignore"):
         if act.shape[1]:
             spreads = np.max(np.std(act, axis=1), axis=1).tolist()
-        else:
-            spreads = [0.0] * len(outputs)
-        scales = [max(1.0, mean) for mean in _means(np.abs(act))] if act.size else None
-    return [(spread, 1.0 if scales is None else scales[k]) for k, spread in enumerate(spreads)]
+        if act.size:
+            scales = [max(1.0, mean) for mean in _means(np.abs(act))]
+    return list(zip(spreads, scales, strict=True))
 
 
 # -- the whole network ----------------------------------------------------------------
@@ -373,38 +361,32 @@ def diagnose_all(moments: Sequence[Moment]) -> list[Diagnosis]:
     kinds = [_layer_kind(sample) for sample in flat]
     stats = _grouped(flat, kinds, _layer_stats, BLOCK_FLOATS)
     deltas = _grouped(flat, kinds, _delta_norms)
-    bounds = _hop_bounds(moments, stats)
+    bounds = _hop_bounds(flat, stats)
     outputs = [samples[-1] for _, samples in moments]
     spreads = _grouped(outputs, [np.shape(s.activations) for s in outputs], _output_spreads)
     diagnoses = []
-    start = 0
-    for (epoch, samples), (spread, scale) in zip(moments, spreads, strict=True):
-        stop = start + len(samples)
-        layers = stats[start:stop]
+    ends = itertools.accumulate(len(samples) for _, samples in moments)
+    for (epoch, samples), (spread, scale), end in zip(moments, spreads, ends, strict=True):
+        span = slice(end - len(samples), end)
+        layers = stats[span]
         first = first_in_order([(lay.index, lay.nonfinite_in) for lay in layers])
         batch = layers[-1].batch
         diagnoses.append(
-            assess(
-                layers, spread, scale, batch, first, epoch, deltas[start:stop], bounds[start:stop]
-            )
+            assess(layers, spread, scale, batch, first, epoch, deltas[span], bounds[span])
         )
-        start = stop
     return diagnoses
 
 
-def _hop_bounds(moments: Sequence[Moment], stats: Sequence[LayerStats]) -> list[float | None]:
+def _hop_bounds(flat: Sequence[LayerSample], stats: Sequence[LayerStats]) -> list[float | None]:
     """Each layer's largest slope × ‖next W‖₂ (None: the output, or no finite next W)."""
     known: list[tuple[int, str, np.ndarray]] = []  # (a layer's place, activation, next W)
-    start = 0
-    for _, samples in moments:
-        for i in range(len(samples) - 1):
-            after = stats[start + i + 1]
-            if after.n_out * after.n_in and after.nonfinite_in != "weights":
-                known.append((start + i, samples[i].activation, samples[i + 1].weights))
-        start += len(samples)
+    for place, (sample, after) in enumerate(itertools.pairwise(flat)):
+        read = stats[place + 1]  # (the last layer of a moment is its output: no next W)
+        if not sample.is_output and read.n_out * read.n_in and read.nonfinite_in != "weights":
+            known.append((place, sample.activation, after.weights))
     matrices = [w for _, _, w in known]
     norms = _grouped(matrices, [np.shape(w) for w in matrices], _spectral_norms)
-    bounds: list[float | None] = [None] * start
+    bounds: list[float | None] = [None] * len(flat)
     for (place, activation, _), norm in zip(known, norms, strict=True):
         bounds[place] = max_slope(activation) * norm
     return bounds
@@ -444,8 +426,12 @@ def assess(
     with np.errstate(all="ignore"):
         stalled = at_rest and batch >= 2 and spread < STALLED_SPREAD * scale
         _compare(layers, deltas, hop_bounds, judged_by)
-        for layer in layers:
-            layer.status, layer.reason = _status(layer, at_rest, stalled)
+        for layer in layers:  # the first status that applies, and the numbers that made it
+            for status in STATUS_TABLE:
+                reason = status.test(layer, at_rest, stalled)
+                if reason is not None:
+                    layer.status, layer.reason = status.name, reason
+                    break
     return Diagnosis(
         layers=layers,
         at_rest=at_rest,
@@ -534,7 +520,7 @@ def _below(layer: LayerStats, ratio: float) -> str | None:
 @dataclass(frozen=True)
 class Status:
     """One status: its rule in words for the manual (`rule`, Markdown) and for `grads --help`
-    (`brief`, plain text, lines of at most 79 columns), both templates over the THRESHOLDS,
+    (`brief`, plain text, lines of at most 79 columns), both templates over the thresholds,
     and the `test` that decides it."""
 
     name: str
@@ -649,9 +635,11 @@ STATUSES = tuple(status.name for status in STATUS_TABLE)
 
 
 def _threshold_fields() -> dict[str, object]:
-    """The values the rules' templates may name: every threshold constant, and the few
-    spellings the words need (1e-4 in the manual, 1/100 as a fraction, a band's ends)."""
-    values: dict[str, object] = {name: globals()[name] for name in THRESHOLDS}
+    """The values the rules' templates may name: every threshold (read now, so a changed one
+    changes the words), and the few spellings the words need (1e-4, 1/100, a band's ends)."""
+    values: dict[str, object] = {
+        k: v for k, v in globals().items() if k.isupper() and isinstance(v, float)
+    }
     for name in ("AT_REST_RMS", "STALLED_SPREAD"):
         values[f"{name}_e"] = f"{values[name]:.0e}".replace("e-0", "e-")
     for name in ("VANISHING_RATIO", "WEAK_RATIO"):
@@ -690,15 +678,6 @@ def status_markdown() -> str:
     values = _threshold_fields()
     rows = [f"| `{s.name}` | {s.rule.format(**values)} |" for s in STATUS_TABLE]
     return "\n".join(["| status | when |", "| --- | --- |", *rows]) + "\n"
-
-
-def _status(layer: LayerStats, at_rest: bool, stalled: bool) -> tuple[str, str]:
-    """The first status that applies, and the numbers that made it apply."""
-    for status in STATUS_TABLE:
-        reason = status.test(layer, at_rest, stalled)
-        if reason is not None:
-            return status.name, reason
-    raise AssertionError("the last status, ok, always applies")  # pragma: no cover
 
 
 # -- over training --------------------------------------------------------------------
@@ -786,10 +765,8 @@ def _vanishing_sentence(d: Diagnosis) -> str | None:
 
 
 def _hop_parts(between: list[LayerStats], per_hop: float) -> str:
-    """The per-layer factor split in two: the activations' slope (the geometric mean of
-    each layer's mean slope) and what multiplies it, the weights' part (the factor over
-    the slope), so that slope × weights = the factor: '; σ′ averages 0.2 here (at most
-    0.25) and the weights multiply it by 2.2'."""
+    """The per-layer factor as the slope's part (the mean slopes' geometric mean) times the
+    weights': ': σ′ averages 0.2 here (at most 0.25) and the weights multiply it by 2.2'."""
     slopes = [lay.mean_slope for lay in between]
     if not slopes or per_hop <= 0 or not all(math.isfinite(v) and v > 0 for v in slopes):
         return ""
@@ -864,9 +841,10 @@ def verdict(diagnosis: Diagnosis, snapshots: History | None = None) -> list[str]
     """A short diagnosis in sentences, each naming the layer, the cause and the usual
     fixes. With a training history, also when NaN or explosion first appeared."""
     d = diagnosis
-    lines = [line for line in _history_sentences(d, snapshots or []) if line]
-    lines += _set_up_sentences(d, snapshots or [])
-    never = _never_changed(d, snapshots or [])
+    snapshots = snapshots or []
+    lines = [line for line in _history_sentences(d, snapshots) if line]
+    lines += _set_up_sentences(d, snapshots)
+    never = _never_changed(d, snapshots)
 
     dead = _having(d, "dead")
     dying = {name for name, op in ACTIVATIONS.items() if op is not None and op.dies_at is not None}
@@ -896,7 +874,7 @@ def verdict(diagnosis: Diagnosis, snapshots: History | None = None) -> list[str]
             f"{fmt(AT_REST_RMS)}, so the input no longer reaches the output: try tanh/ReLU, "
             "Xavier/He init, or fewer layers."
         )
-        for epoch, snap in snapshots or []:  # how it got there
+        for epoch, snap in snapshots:  # how it got there
             sentence = _vanishing_sentence(snap)
             if sentence:
                 lines.append(f"How it began, at {d.unit} {epoch}: {sentence}")
@@ -920,17 +898,13 @@ def verdict(diagnosis: Diagnosis, snapshots: History | None = None) -> list[str]
     weak = _having(d, "weak")
     if weak and not _having(d, "vanishing"):
         slowest = min(weak, key=lambda lay: lay.below or 1.0)
+        share = fmt(slowest.below or 0.0, 2)
         if d.judged_by == "update":
-            lines.append(
-                f"{_are(weak)} weak: {slowest.name}'s weights move {fmt(slowest.below or 0.0, 2)} "
-                "as far per step as those of a layer nearer the output (update:data), so it "
-                "learns that much slower."
-            )
+            gets = f"'s weights move {share} as far per step as those of a layer nearer the "
+            gets += "output (update:data)"
         else:
-            lines.append(
-                f"{_are(weak)} weak: {slowest.name} gets {fmt(slowest.below or 0.0, 2)} of the "
-                "gradient of a layer nearer the output, so it learns that much slower."
-            )
+            gets = f" gets {share} of the gradient of a layer nearer the output"
+        lines.append(f"{_are(weak)} weak: {slowest.name}{gets}, so it learns that much slower.")
 
     # the last update's size (update:data), when nothing else is wrong
     moved = [u for lay in d.layers if (u := lay.update_data) is not None and 0 < u < math.inf]

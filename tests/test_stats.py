@@ -488,8 +488,6 @@ def test_grads_help_lists_the_statuses_of_the_table() -> None:
 def test_the_status_table_names_real_thresholds_and_its_rules_read_them() -> None:
     assert tuple(s.name for s in stats.STATUS_TABLE) == stats.STATUSES
     assert stats.STATUSES[-1] == "ok"
-    for name in stats.THRESHOLDS:
-        assert isinstance(getattr(stats, name), (int, float, tuple)), name
 
 
 def test_a_changed_threshold_changes_the_words(monkeypatch) -> None:
