@@ -287,7 +287,7 @@ def _scan(source: str) -> None:
     operand = False  # was the last token an operand (so + and - are binary)?
     i, n = 0, len(source)
 
-    def deeper(at: int, width: int, bracket: bool = False) -> None:
+    def deeper(start: int, end: int, bracket: bool = False) -> None:
         nonlocal depth
         depth += 1
         if bracket:
@@ -296,77 +296,66 @@ def _scan(source: str) -> None:
             chains[-1] += 1
         if depth > MAX_DEPTH:
             levels = f"more than {MAX_DEPTH} levels of brackets, signs and powers"
-            message = f"expression nested too deeply ({levels})"
-            raise fail(message, at, at + width, _SPLIT_HINT)
+            raise fail(f"expression nested too deeply ({levels})", start, end, _SPLIT_HINT)
 
-    def counted(at: int, width: int) -> None:
+    def counted(start: int, end: int) -> None:
         nonlocal count
         count += 1
         if count > MAX_NODES:
             message = f"expression too large (more than {MAX_NODES} names, numbers and operators)"
-            raise fail(message, at, at + width, "build bigger graphs in Python with gradviz.Value")
+            raise fail(message, start, end, "build bigger graphs in Python with gradviz.Value")
 
     while i < n:
         c = source[i]
+        j = i + 1  # where the token ends
         if c in " \t\f\\":
-            i += 1
-        elif c == "\n" or c == ";":
-            if len(chains) == 1:
-                depth -= chains[0]
-                chains[0] = 0
-            operand = False
-            i += 1
+            pass
         elif c == "#":
             end = source.find("\n", i)
-            i = n if end == -1 else end
+            j = n if end == -1 else end
         elif c in "'\"":
             j = _skip_string(source, i)
-            counted(i, j - i)
+            counted(i, j)
             operand = True
-            i = j
-        elif c.isdigit() or (c == "." and i + 1 < n and source[i + 1].isdigit()):
+        elif c.isdigit() or (c == "." and j < n and source[j].isdigit()):
             j = _NUMBER.match(source, i).end()
             if j - i > MAX_NUMBER_LENGTH:
                 message = f"number too long: {j - i} characters (the limit is {MAX_NUMBER_LENGTH})"
                 hint = "write big or precise numbers in scientific notation, e.g. 1.5e300"
                 raise fail(message, i, j, hint)
-            counted(i, j - i)
+            counted(i, j)
             operand = True
-            i = j
         elif c == "_" or c.isalpha() or ord(c) > 127:
-            j = i + 1
             while j < n and (source[j] == "_" or source[j].isalnum() or ord(source[j]) > 127):
                 j += 1
+            counted(i, j)
             word = source[i:j]
-            counted(i, j - i)
             if word in _PREFIX_KEYWORDS:
-                deeper(i, j - i)
+                deeper(i, j)
                 operand = False
             else:
                 operand = word not in ("and", "or", "if", "in", "is")
-            i = j
         elif c in "([{":
-            deeper(i, 1, bracket=True)
+            deeper(i, j, bracket=True)
             operand = False
-            i += 1
         elif c in ")]}":
             if len(chains) > 1:
                 depth -= 1 + chains.pop()
             operand = True
-            i += 1
         elif source.startswith("**", i) or (c in "+-~" and not operand):
-            width = 2 if c == "*" else 1
-            deeper(i, width)
-            counted(i, width)
+            j = i + (2 if c == "*" else 1)
+
+            deeper(i, j)
+            counted(i, j)
             operand = False
-            i += width
-        else:  # a binary operator, separator or stray character: ends the chain
-            depth -= chains[-1]
-            chains[-1] = 0
+        else:  # a separator, binary operator or stray character ends the chain
+            if c not in "\n;" or len(chains) == 1:  # (a newline inside brackets does not)
+                depth -= chains[-1]
+                chains[-1] = 0
             if c in "+-*/%@&|^<>=":
-                counted(i, 1)
+                counted(i, j)
             operand = False
-            i += 1
+        i = j
 
 
 def _skip_string(source: str, i: int) -> int:
