@@ -699,8 +699,7 @@ class _Compiler:
                 if isinstance(node.op, ast.UAdd):
                     stack.append((node.operand, None))
                 elif isinstance(node.op, ast.USub):
-                    stack.append((node, ("neg", None)))
-                    stack.append((node.operand, None))
+                    stack.extend([(node, ("neg", None)), (node.operand, None)])
                 elif isinstance(node.op, ast.Not):
                     raise self.fail(node, "boolean operators (not) are not supported", _PIECEWISE)
                 else:
@@ -711,8 +710,7 @@ class _Compiler:
                 argument = node.args[0]
                 if UNARY_OPS[name].positive[0] and isinstance(argument, ast.Name):
                     self.positive.add(argument.id)
-                stack.append((node, ("call", name)))
-                stack.append((argument, None))
+                stack.extend([(node, ("call", name)), (argument, None)])
             else:
                 raise self.refuse(node)
         return code
