@@ -515,14 +515,13 @@ def _normalise_values(values: Mapping[str, object]) -> dict[str, object]:
         name = unicodedata.normalize("NFKC", str(key))
         if name in result:
             raise InputError(f"a value for {name} is given twice ({quoted(key)} is the same name)")
+        wrong = f"the value for {name} must be a number, got {type(value).__name__}"
+        if isinstance(value, bool):  # Value(True) is 1.0 (micrograd), a=True a slip
+            raise InputError(wrong)
         try:
-            if isinstance(value, bool):  # Value(True) is 1.0 (micrograd), a=True a slip
-                raise TypeError
             result[name] = as_data(value)
         except TypeError:
-            raise InputError(
-                f"the value for {name} must be a number, got {type(value).__name__}"
-            ) from None
+            raise InputError(wrong) from None
     return result
 
 
