@@ -58,6 +58,7 @@ CONSTANTS = {"pi": math.pi, "e": math.e}
 
 _FUNCTION_LIST = ", ".join(FUNCTIONS)
 _SPLIT_HINT = "split it into named steps, e.g. t = a*b; y = tanh(t) + c"
+_ASSIGN_HINT = "write NAME = expression, e.g. t = a*b"
 
 # Arithmetic the language allows, as the engine's Python operators (Value handles floats).
 _BINARY: dict[type[ast.operator], Callable[[object, object], object]] = {
@@ -145,11 +146,9 @@ _STATEMENT_NAMES: dict[type[ast.stmt], str] = {
 
 # Characters people paste from maths text, and what to type instead.
 _LOOKALIKE_HINTS = {
-    "×": "use * for multiplication",
-    "·": "use * for multiplication",
+    **dict.fromkeys("×·", "use * for multiplication"),
     "÷": "use / for division",
-    "−": "use the ASCII minus sign -",
-    "–": "use the ASCII minus sign -",
+    **dict.fromkeys("−–", "use the ASCII minus sign -"),
     "²": "use ** for powers: x**2",
     "³": "use ** for powers: x**3",
     "√": "use sqrt(x)",
@@ -228,7 +227,7 @@ def parse_assignments(args: Sequence[str]) -> dict[str, float]:
         elif len(name) > MAX_NAME_LENGTH:
             message = f"name too long: {len(name)} characters (the limit is {MAX_NAME_LENGTH})"
             problem = (message, start, end, "use a shorter name")
-        elif not name.isidentifier() or _is_dunder(name):
+        elif not name.isidentifier() or name.startswith("__"):
             hint = "names are letters, digits and _, e.g. a=2 or x1=0.5"
             problem = (f"{quoted(name_text.strip())} is not a usable name", start, end, hint)
         elif value is None:
@@ -251,17 +250,14 @@ def describe_defaults(program: Program, words: OptionWords = option_keyword) -> 
     if not program.defaults:
         return None
     items = list(program.defaults.items())
-    first = items[0][0]
     them = "it" if len(items) == 1 else "them"
-    how = f"(set {them} as {first}=VALUE, or change {them} with {words('seed')} N)"
+    how = f"(set {them} as {items[0][0]}=VALUE, or change {them} with {words('seed')} N)"
+    used = ", ".join(f"{name}={fmt(value)}" for name, value in items[:MAX_DEFAULTS_SHOWN])
     if len(items) <= MAX_DEFAULTS_SHOWN:
-        names = ", ".join(name for name, _ in items)
-        used = ", ".join(f"{name}={fmt(value)}" for name, value in items)
-        return f"no value given for {names}: used {used} {how}"
+        return f"no value given for {', '.join(program.defaults)}: used {used} {how}"
     # One line, not one per leaf: 300 leaves would otherwise make a 12 KB line.
-    shown = ", ".join(f"{name}={fmt(value)}" for name, value in items[:MAX_DEFAULTS_SHOWN])
     rest = len(items) - MAX_DEFAULTS_SHOWN
-    return f"no value given for {len(items)} leaves: used {shown}, … and {rest} more {how}"
+    return f"no value given for {len(items)} leaves: used {used}, … and {rest} more {how}"
 
 
 MAX_DEFAULTS_SHOWN = 10  # leaves listed by name in the default-values note
@@ -271,10 +267,8 @@ MAX_DEFAULTS_SHOWN = 10  # leaves listed by name in the default-values note
 
 
 def _scan(source: str) -> None:
-    """Enforce MAX_DEPTH, MAX_NODES and MAX_NUMBER_LENGTH in one linear pass before
-    `ast.parse`, whose own limits surface as RecursionError or MemoryError: a rough
-    tokenizer that counts brackets, prefix chains, operands and operators, skipping
-    comments and strings."""
+    """Enforce MAX_DEPTH, MAX_NODES and MAX_NUMBER_LENGTH before `ast.parse`, whose own
+    limits surface as RecursionError or MemoryError: a rough linear tokenizer."""
 
     def fail(message: str, start: int, end: int | None, hint: str) -> ExpressionError:
         return ExpressionError(message, source=source, start=start, end=end, hint=hint)
@@ -293,7 +287,7 @@ def _scan(source: str) -> None:
     operand = False  # was the last token an operand (so + and - are binary)?
     i, n = 0, len(source)
 
-    def deeper(at: int, width: int, bracket: bool = False) -> None:
+    def deeper(start: int, end: int, bracket: bool = False) -> None:
         nonlocal depth
         depth += 1
         if bracket:
@@ -302,77 +296,66 @@ def _scan(source: str) -> None:
             chains[-1] += 1
         if depth > MAX_DEPTH:
             levels = f"more than {MAX_DEPTH} levels of brackets, signs and powers"
-            message = f"expression nested too deeply ({levels})"
-            raise fail(message, at, at + width, _SPLIT_HINT)
+            raise fail(f"expression nested too deeply ({levels})", start, end, _SPLIT_HINT)
 
-    def counted(at: int, width: int) -> None:
+    def counted(start: int, end: int) -> None:
         nonlocal count
         count += 1
         if count > MAX_NODES:
             message = f"expression too large (more than {MAX_NODES} names, numbers and operators)"
-            raise fail(message, at, at + width, "build bigger graphs in Python with gradviz.Value")
+            raise fail(message, start, end, "build bigger graphs in Python with gradviz.Value")
 
     while i < n:
         c = source[i]
+        j = i + 1  # where the token ends
         if c in " \t\f\\":
-            i += 1
-        elif c == "\n" or c == ";":
-            if len(chains) == 1:
-                depth -= chains[0]
-                chains[0] = 0
-            operand = False
-            i += 1
+            pass
         elif c == "#":
             end = source.find("\n", i)
-            i = n if end == -1 else end
+            j = n if end == -1 else end
         elif c in "'\"":
             j = _skip_string(source, i)
-            counted(i, j - i)
+            counted(i, j)
             operand = True
-            i = j
-        elif c.isdigit() or (c == "." and i + 1 < n and source[i + 1].isdigit()):
+        elif c.isdigit() or (c == "." and j < n and source[j].isdigit()):
             j = _NUMBER.match(source, i).end()
             if j - i > MAX_NUMBER_LENGTH:
                 message = f"number too long: {j - i} characters (the limit is {MAX_NUMBER_LENGTH})"
                 hint = "write big or precise numbers in scientific notation, e.g. 1.5e300"
                 raise fail(message, i, j, hint)
-            counted(i, j - i)
+            counted(i, j)
             operand = True
-            i = j
         elif c == "_" or c.isalpha() or ord(c) > 127:
-            j = i + 1
             while j < n and (source[j] == "_" or source[j].isalnum() or ord(source[j]) > 127):
                 j += 1
+            counted(i, j)
             word = source[i:j]
-            counted(i, j - i)
             if word in _PREFIX_KEYWORDS:
-                deeper(i, j - i)
+                deeper(i, j)
                 operand = False
             else:
                 operand = word not in ("and", "or", "if", "in", "is")
-            i = j
         elif c in "([{":
-            deeper(i, 1, bracket=True)
+            deeper(i, j, bracket=True)
             operand = False
-            i += 1
         elif c in ")]}":
             if len(chains) > 1:
                 depth -= 1 + chains.pop()
             operand = True
-            i += 1
         elif source.startswith("**", i) or (c in "+-~" and not operand):
-            width = 2 if c == "*" else 1
-            deeper(i, width)
-            counted(i, width)
+            j = i + (2 if c == "*" else 1)
+
+            deeper(i, j)
+            counted(i, j)
             operand = False
-            i += width
-        else:  # a binary operator, separator or stray character: ends the chain
-            depth -= chains[-1]
-            chains[-1] = 0
+        else:  # a separator, binary operator or stray character ends the chain
+            if c not in "\n;" or len(chains) == 1:  # (a newline inside brackets does not)
+                depth -= chains[-1]
+                chains[-1] = 0
             if c in "+-*/%@&|^<>=":
-                counted(i, 1)
+                counted(i, j)
             operand = False
-            i += 1
+        i = j
 
 
 def _skip_string(source: str, i: int) -> int:
@@ -427,8 +410,8 @@ class _Positions:
 
 
 def _dedent(source: str) -> tuple[str, list[int]]:
-    """Remove indentation shared by every line with code (a multi-line shell string is
-    usually indented); return the text to parse and the characters removed per line."""
+    """The text to parse without the indentation its code lines share (a multi-line shell
+    string is usually indented), and the characters removed per line."""
     lines = source.split("\n")
     code = [line for line in lines if line.strip() and not line.lstrip().startswith("#")]
     indents = [line[: len(line) - len(line.lstrip(" \t"))] for line in code]
@@ -436,13 +419,11 @@ def _dedent(source: str) -> tuple[str, list[int]]:
     for indent in indents[1:]:
         while not indent.startswith(common):
             common = common[:-1]
-    removed = []
-    parsed = []
-    for line in lines:
-        cut = len(common) if line.startswith(common) else len(line) - len(line.lstrip(" \t"))
-        removed.append(cut)
-        parsed.append(line[cut:])
-    return "\n".join(parsed), removed
+    removed = [
+        len(common) if line.startswith(common) else len(line) - len(line.lstrip(" \t"))
+        for line in lines
+    ]
+    return "\n".join(line[cut:] for line, cut in zip(lines, removed, strict=True)), removed
 
 
 def _parse_module(source: str) -> tuple[_Positions, ast.Module]:
@@ -502,7 +483,7 @@ def _syntax_error(source: str, positions: _Positions, error: SyntaxError) -> Exp
         hint = "start every statement at the same column"
     elif "cannot assign to" in message or "Maybe you meant '=='" in message:
         message = "only a name can be assigned"
-        hint = "write NAME = expression, e.g. t = a*b"
+        hint = _ASSIGN_HINT
     elif "too many nested parentheses" in message:
         message = "expression nested too deeply for Python's parser"
         hint = _SPLIT_HINT
@@ -528,24 +509,19 @@ def _number_then_name(literal: str) -> tuple[str, str]:
 # -- the allow-list walk ------------------------------------------------------------------
 
 
-def _is_dunder(name: str) -> bool:
-    return name.startswith("__")
-
-
 def _normalise_values(values: Mapping[str, object]) -> dict[str, object]:
     result: dict[str, object] = {}
     for key, value in values.items():
         name = unicodedata.normalize("NFKC", str(key))
         if name in result:
             raise InputError(f"a value for {name} is given twice ({quoted(key)} is the same name)")
+        wrong = f"the value for {name} must be a number, got {type(value).__name__}"
+        if isinstance(value, bool):  # Value(True) is 1.0 (micrograd), a=True a slip
+            raise InputError(wrong)
         try:
-            if isinstance(value, bool):  # Value(True) is 1.0 (micrograd), a=True a slip
-                raise TypeError
             result[name] = as_data(value)
         except TypeError:
-            raise InputError(
-                f"the value for {name} must be a number, got {type(value).__name__}"
-            ) from None
+            raise InputError(wrong) from None
     return result
 
 
@@ -568,7 +544,6 @@ class _Compiler:
         self.free: list[str] = []  # leaves that only the values or defaults can set
         self.number_leaves: dict[str, float] = {}  # `a = 2`
         self.positive: set[str] = set()  # leaves whose default should be > 0 (log, sqrt, ...)
-        self.leaf_nodes: dict[str, Value] = {}
         self.nodes: dict[str, Value] = {}  # every name's node, filled as statements run
 
     # -- errors --
@@ -610,8 +585,8 @@ class _Compiler:
             result = _execute(code, self.nodes)
             node = result if isinstance(result, Value) else Value(result)
             if target is not None:
-                if target in self.leaf_nodes:
-                    node = self.leaf_nodes[target]
+                if target in self.number_leaves:
+                    node = self.nodes[target]
                 elif node.op is not None and node.label is None:
                     node.label = target
                 # else `b = a`: a second name for a node, which keeps its first label
@@ -628,7 +603,9 @@ class _Compiler:
             output.label = output_name
         order = sorted(self.first_seen, key=self.first_seen.__getitem__)
         names = {name: self.nodes[name] for name in order}
-        leaves = {name: node for name, node in names.items() if name in self.leaf_nodes}
+        leaf_names = {*self.free, *self.number_leaves}
+        leaves = {name: node for name, node in names.items() if name in leaf_names}
+
         return Program(self.source, output, names, leaves, defaults, seed, output_name)
 
     def compile_statement(self, statement: ast.stmt, last: bool) -> tuple[str | None, _Code]:
@@ -646,7 +623,7 @@ class _Compiler:
         if not isinstance(statement, ast.Assign):
             unknown = f"{type(statement).__name__} statements are not supported"
             message = _STATEMENT_NAMES.get(type(statement), unknown)
-            hint = "write NAME = expression, e.g. t = a*b"
+            hint = _ASSIGN_HINT
             if isinstance(statement, ast.AugAssign):
                 hint = "use a new name for the new value: a2 = a + 1"
             raise self.fail(statement, message, hint=hint)
@@ -655,17 +632,14 @@ class _Compiler:
             raise self.fail(statement.targets[1], message, hint="assign one name per statement")
         target = statement.targets[0]
         if not isinstance(target, ast.Name):
-            raise self.fail(
-                target, "only a name can be assigned", hint="write NAME = expression, e.g. t = a*b"
-            )
-        name = self.check_name(target)
+            raise self.fail(target, "only a name can be assigned", hint=_ASSIGN_HINT)
+        name = self.read_name(target)
         if name in UNARY_OPS:
             message = f"{self.written(target)} is a function name and cannot be assigned"
             raise self.fail(target, message, hint="pick another name")
         if name in self.assigned:
             message = f"{self.written(target)} is assigned twice"
             raise self.fail(target, message, hint=f"give each result its own name: {name}2 = ...")
-        self.see(name, target)
         self.target = name
         code = self.compile_expr(statement.value)
         self.assigned.add(name)
@@ -673,18 +647,16 @@ class _Compiler:
             self.number_leaves[name] = code[0][1]  # type: ignore[assignment]
         return name, code
 
-    def see(self, name: str, node: ast.AST) -> None:
-        start, _ = self.positions.span(node)
-        self.first_seen.setdefault(name, start)
-
-    def check_name(self, node: ast.Name) -> str:
+    def read_name(self, node: ast.Name) -> str:
+        """A name, checked, noted where it first appears (`Program.names` keeps that order)."""
         name = node.id
-        if _is_dunder(name):
+        if name.startswith("__"):
             message = f"dunder names ({self.written(node)}) are not supported"
             raise self.fail(node, message, hint="use plain names such as a, x1, w_2")
         if len(name) > MAX_NAME_LENGTH:
             message = f"name too long: {len(name)} characters (the limit is {MAX_NAME_LENGTH})"
             raise self.fail(node, message, hint="use a shorter name")
+        self.first_seen.setdefault(name, self.positions.span(node)[0])
         return name
 
     def plain_number(self, node: ast.expr) -> float | None:
@@ -706,8 +678,8 @@ class _Compiler:
         return name in CONSTANTS and name not in self.assigned_anywhere and name not in self.given
 
     def compile_expr(self, root: ast.expr) -> _Code:
-        """Check `root` against the allow-list (outer nodes first, left to right) and
-        return its postfix code. Iterative, so any depth Python parsed is fine."""
+        """`root`'s postfix code, checked against the allow-list outer nodes first, left to
+        right. Iterative, so any depth Python parsed is fine."""
         code: _Code = []
         stack: list[tuple[ast.expr, tuple[str, object] | None]] = [(root, None)]
         while stack:
@@ -726,8 +698,7 @@ class _Compiler:
                 if isinstance(node.op, ast.UAdd):
                     stack.append((node.operand, None))
                 elif isinstance(node.op, ast.USub):
-                    stack.append((node, ("neg", None)))
-                    stack.append((node.operand, None))
+                    stack.extend([(node, ("neg", None)), (node.operand, None)])
                 elif isinstance(node.op, ast.Not):
                     raise self.fail(node, "boolean operators (not) are not supported", _PIECEWISE)
                 else:
@@ -738,14 +709,12 @@ class _Compiler:
                 argument = node.args[0]
                 if UNARY_OPS[name].positive[0] and isinstance(argument, ast.Name):
                     self.positive.add(argument.id)
-                stack.append((node, ("call", name)))
-                stack.append((argument, None))
+                stack.extend([(node, ("call", name)), (argument, None)])
             else:
                 raise self.refuse(node)
         return code
 
     def binop(self, node: ast.BinOp) -> list[tuple[ast.expr, tuple[str, object] | None]]:
-        """The work for `a op b`: what to push (in reverse), after checking the operator."""
         kind = type(node.op)
         if kind not in _BINARY:
             what, symbol, hint = _REFUSED_BINARY.get(
@@ -781,7 +750,7 @@ class _Compiler:
         )
 
     def use_name(self, node: ast.Name) -> str:
-        name = self.check_name(node)
+        name = self.read_name(node)
         if name in UNARY_OPS:
             message = f"{self.written(node)} is a function; call it with one argument"
             raise self.fail(node, message, hint=f"write {name}(x)")
@@ -792,7 +761,6 @@ class _Compiler:
             message = f"{self.written(node)} is used before it is assigned"
             hint = f"move the assignment {name} = ... above its first use"
             raise self.fail(node, message, hint)
-        self.see(name, node)
         if name not in self.assigned and name not in self.free:
             self.free.append(name)
         return name
@@ -805,8 +773,8 @@ class _Compiler:
             message = "only functions can be called"
             raise self.fail(func, message, hint=f"the functions are: {_FUNCTION_LIST}")
         name = func.id
-        if _is_dunder(name):
-            self.check_name(func)
+        if name.startswith("__"):
+            self.read_name(func)  # refuses it
         if name not in UNARY_OPS:
             variable = name in self.assigned_anywhere or name in self.given or name in self.free
             if variable or name in CONSTANTS:
@@ -825,17 +793,16 @@ class _Compiler:
                 hint = f"the functions are: {_FUNCTION_LIST}"
                 hint = f"{suggestion} ({hint})" if suggestion else hint
             raise self.fail(func, message, hint=hint)
+        one_argument = f"write {name}(x)"
         for keyword in node.keywords:
             what = "keyword arguments" if keyword.arg else "**kwargs arguments"
-            raise self.fail(keyword, f"{what} are not supported", hint=f"write {name}(x)")
+            raise self.fail(keyword, f"{what} are not supported", one_argument)
         for argument in node.args:
             if isinstance(argument, ast.Starred):
-                raise self.fail(
-                    argument, "starred arguments (*args) are not supported", hint=f"write {name}(x)"
-                )
+                message = "starred arguments (*args) are not supported"
+                raise self.fail(argument, message, one_argument)
         if len(node.args) != 1:
-            message = f"{name} takes 1 argument, got {len(node.args)}"
-            raise self.fail(node, message, hint=f"write {name}(x)")
+            raise self.fail(node, f"{name} takes 1 argument, got {len(node.args)}", one_argument)
         return name
 
     def refuse(self, node: ast.AST) -> ExpressionError:
@@ -854,7 +821,6 @@ class _Compiler:
     # -- values --
 
     def check_values(self) -> None:
-        """Every given value must name a leaf of the expression."""
         leaves = [*self.free, *self.number_leaves]
         for given in self.given:
             if given in leaves:
@@ -877,13 +843,14 @@ class _Compiler:
             raise InputError(message, hint=hint)
 
     def make_leaves(self, seed: int) -> dict[str, float]:
-        """Create the leaf nodes: a given value, else the literal, else a default."""
+        """The leaf nodes get a given value, else their literal, else a default."""
         defaults = _default_values(
             [name for name in self.free if name not in self.given], self.positive, seed
         )
         values = {**defaults, **self.number_leaves, **self.given}  # the later wins
         for name in [*self.free, *self.number_leaves]:
-            self.leaf_nodes[name] = self.nodes[name] = Value(values[name], label=name)
+            self.nodes[name] = Value(values[name], label=name)
+
         return defaults
 
 
@@ -916,10 +883,10 @@ def _default_values(names: list[str], positive: set[str], seed: int) -> dict[str
 
 
 def _execute(code: _Code, nodes: dict[str, Value]) -> Value | float:
-    """Run postfix code on the engine. Plain numbers stay floats until an op meets them,
-    as in Python (`-2` is a number, `-a` a negation); two floats meet as a constant node
-    and a float, so no arithmetic ever runs on Python numbers (`2**100000` is inf, not a
-    huge int)."""
+    """Run postfix code on the engine. Numbers stay floats until an op meets them, as in
+    Python (`-2` is a number, `-a` a negation); two floats meet as a constant node and a
+    float, so no arithmetic runs on Python numbers (`2**100000` is inf, not a huge int)."""
+
     stack: list[Value | float] = []
     for kind, arg in code:
         if kind == "num":

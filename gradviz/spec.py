@@ -25,7 +25,6 @@ from gradviz.ops import ACTIVATIONS
 ACTIVATION_NAMES = tuple(ACTIVATIONS)  # the op table's activations, and "linear"
 LR_SCHEDULES = ("constant", "linear")
 
-
 # Sizes refused before anything is built: every parameter becomes a few graph nodes and
 # about ten lines of compiled code, so these bound memory (~300 MB while compiling) and
 # compile time (~2 s at the limit). These are networks for looking at, not for production.
@@ -166,8 +165,6 @@ class Spec:
 # -- reading specs --------------------------------------------------------------------------
 
 Locate = Callable[[str], str]
-
-
 MAX_SPEC_BYTES = 1_000_000  # a spec is a few lines
 
 
@@ -277,8 +274,7 @@ def resolve_spec(
         base.pop("data")
     merged = {**base, **given}
     if "batch_size" in merged:
-        size = merged.pop("batch_size")
-        merged["update"] = f"minibatch {size}"
+        merged["update"] = f"minibatch {merged.pop('batch_size')}"
 
     def locate(key: str) -> str:
         top = key.split(".")[0].split("[")[0]
@@ -371,7 +367,6 @@ def _suggest(word: str, choices: Sequence[str]) -> str:
 
 
 def choice(names: Sequence[str]) -> Reader:
-
     def read(value: object, key: str, fail: Fail) -> str:
         if not isinstance(value, str) or value not in names:
             hint = _suggest(value, names) if isinstance(value, str) else f" {spelled(value)}"
@@ -417,7 +412,6 @@ def positive(value: object, key: str, fail: Fail) -> float:
 
 
 def between(low: float, high: float, wording: str) -> Reader:
-
     def read(value: object, key: str, fail: Fail) -> float:
         if not _is_number(value) or not low <= value <= high:
             raise fail(key, f"{spelled(value)} must be a number from {wording}")
