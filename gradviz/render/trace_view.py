@@ -67,18 +67,11 @@ def columns(rows: list[tuple[Text, ...]], justify: str = "", gap: int = 3) -> li
     widths = [max(row[i].cell_len for row in rows) for i in range(len(rows[0]))]
     lines = []
     for row in rows:
-        line = Text()
+        padded = []
         for i, cell in enumerate(row):
-            pad = widths[i] - cell.cell_len
-            right = i < len(justify) and justify[i] == "r"
-            last = i == len(row) - 1
-            if right:
-                line.append(" " * pad)
-            line.append_text(cell)
-            if not right and not last:
-                line.append(" " * pad)
-            if not last:
-                line.append(" " * gap)
+            pad = Text(" " * (widths[i] - cell.cell_len))
+            padded.append(pad + cell if justify[i : i + 1] == "r" else cell + pad)
+        line = Text(" " * gap).join(padded)
         line.rstrip()
         lines.append(line)
     return lines
@@ -135,10 +128,12 @@ def _contribution_cells(step: Step, c: Contribution, out: str, twice: bool) -> t
     passed.append(f" = {fmt(step.credit)} · {_factor(c.local)}{_one_quotient(c)} = ")
     passed.append(fmt(c.amount), style=CREDIT)
     if c.earlier:
-        passed.append(
-            f"   (so far {fmt(c.before)} + {_factor(c.amount)} = {fmt(c.total)})", style=DIM
-        )
+        passed.append(_so_far(c.before, c.amount, c.total), style=DIM)
     return target, local, passed
+
+
+def _so_far(before: Number, amount: Number, total: Number) -> str:
+    return f"   (so far {fmt(before)} + {_factor(amount)} = {fmt(total)})"
 
 
 def _credit_line(step: Step, out: str) -> Text:
@@ -194,12 +189,8 @@ def gradients_view(rows: list[LeafGradient], out: str, unreached: list[str] = ()
         *_indented(columns(cells, "lr", gap=2)),
     ]
     if unreached:
-        parts.append(
-            Text(
-                f"Not reached by any credit (behind detach): {', '.join(unreached)}",
-                style=DIM,
-            )
-        )
+        names = ", ".join(unreached)
+        parts.append(Text(f"Not reached by any credit (behind detach): {names}", style=DIM))
     return Group(*parts)
 
 
@@ -214,19 +205,16 @@ def check_view(
         Text(t, style="bold")
         for t in ("leaf", "value", f"analytic ∂{out}/∂leaf", "finite diff", "rel error", "status")
     )
-    cells = [header]
-    for row in rows:
-        cells.append(
-            (
-                Text(row.name, style=NAME),
-                Text(fmt(row.data)),
-                Text(fmt(row.analytic)),
-                Text(fmt(row.numeric)),
-                Text(fmt(row.rel_error, 2)),
-                Text(row.status, style=STATUS_STYLES[row.status]),
-            )
+    cells = [
+        (
+            Text(row.name, style=NAME),
+            *(Text(fmt(x)) for x in (row.data, row.analytic, row.numeric)),
+            Text(fmt(row.rel_error, 2)),
+            Text(row.status, style=STATUS_STYLES[row.status]),
         )
-    lines = columns(cells, "lrrrrl", gap=2)
+        for row in rows
+    ]
+    lines = columns([header, *cells], "lrrrrl", gap=2)
     rule = Text("─" * max(line.cell_len for line in lines), style=DIM)
     notes = [
         Text.assemble(
@@ -265,12 +253,7 @@ def by_hand(rows: list[Row], out: str) -> list[Text]:
     """Each leaf's finite difference as the lesson computes it: L(x+h), L(x−h), their
     difference over 2h, and the backward pass's gradient, with the digits it takes to see
     them differ. The table's estimate is D(h) and D(h/2) extrapolated, closer still."""
-    lines = [
-        Text.assemble(
-            ("Finite differences by hand", "bold underline"),
-            (f"  D = ({out}(x+h) − {out}(x−h)) / 2h", DIM),
-        )
-    ]
+    lines = [_heading("Finite differences by hand", f"D = ({out}(x+h) − {out}(x−h)) / 2h")]
     for row in rows:
         x = row.name
         h = row.step / 2 if isinstance(row.step, float) else row.eps
@@ -343,9 +326,7 @@ def _sum_line(label: str, sources: tuple[tuple[str, Number], ...], total: str) -
 
 def network_view(steps: list[UnitStep], title: str) -> RenderableType:
     """A network's backward pass for one example, a neuron or a layer per step."""
-    blocks: list[RenderableType] = [
-        _heading("Backward pass", title),
-    ]
+    blocks: list[RenderableType] = [_heading("Backward pass", title)]
     total = len(steps)
     for step in steps:
         blocks.append(Text(""))
@@ -391,11 +372,7 @@ def network_view(steps: list[UnitStep], title: str) -> RenderableType:
                 passed.append(f"{_factor(p.weight)} = ")
                 passed.append(fmt(p.amount), style=CREDIT)
                 if p.earlier:
-                    passed.append(
-                        f"   (so far {fmt(p.total - p.amount)} + {_factor(p.amount)} = "
-                        f"{fmt(p.total)})",
-                        style=DIM,
-                    )
+                    passed.append(_so_far(p.total - p.amount, p.amount, p.total), style=DIM)
                 rows.append((target, passed))
             blocks.extend(_indented(columns(rows)))
         else:
