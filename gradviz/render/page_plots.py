@@ -1,9 +1,7 @@
-"""The report page's three plots as inline SVG, drawn with `svgplot` (no matplotlib): the
-curves, the decision boundary with the first hidden layer's units, and the gradients per
-layer. What they show is `plot_looks`', shared with the files `plots` draws; the page's
-epoch slider moves a marker on the curves and the heat map (`report.js` reads the `data-*`
-attributes written here). Pure: numbers in, SVG text out.
-"""
+"""The report page's three plots as inline SVG (`svgplot`, no matplotlib): the curves, the
+decision boundary with the first hidden layer's units, the gradients per layer. Their looks are
+`plot_looks`', shared with `plots`; `report.js` moves the epoch slider's marker by the `data-*`
+attributes written here."""
 
 from __future__ import annotations
 
@@ -297,9 +295,8 @@ def boundary_svg(b: Boundary, title: str = "decision boundary", subtitle: str = 
     parts += _boundary_legend(b, left, top + size + 54, keys)
     if hidden:
         parts += _hidden_maps(b, hidden, bx + 86, top)
-    return svg(
-        WIDTH, top + size + 104, "the decision boundary over the input plane", parts, "boundary"
-    )
+    label = "the decision boundary over the input plane"
+    return svg(WIDTH, top + size + 104, label, parts, "boundary")
 
 
 def _points(b: Boundary, x: Scale, y: Scale) -> list[str]:
@@ -424,11 +421,6 @@ def _fill(colour: str, hatch: str) -> str:
     return f"url(#{PATTERN_IDS[(colour, hatch)]})" if hatch else colour
 
 
-def _bad_fill(v: float) -> str:
-    """NaN/inf crossed cyan, zeros dotted white."""
-    return _fill(*(looks.NONFINITE if not math.isfinite(v) else looks.ZERO))
-
-
 def grads_svg(
     diagnosis: Diagnosis,
     snapshots: History | None = None,
@@ -532,8 +524,8 @@ def _heat(
             if 0 < v < math.inf:
                 t = (math.log10(v) - math.log10(lo)) / (math.log10(hi) - math.log10(lo))
                 fill = colour_hex(looks.MAGNITUDE_MAP, t)
-            else:
-                fill = _bad_fill(v)
+            else:  # NaN/inf crossed cyan, zeros dotted white
+                fill = _fill(*(looks.NONFINITE if not math.isfinite(v) else looks.ZERO))
             data = f' data-v="{v!r}" data-e="{epochs[j]}"'
             parts.append(rect(a, top + i * row_h, b - a + 0.3, row_h, fill, data))
     plot_h = len(layers) * row_h
