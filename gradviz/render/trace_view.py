@@ -48,11 +48,6 @@ def d(out: str, name: str) -> str:
 ONE_QUOTIENT = " (taken as one quotient: the slope alone overflows)"
 
 
-def _one_quotient(c: Contribution) -> str:
-    finite = bool(np.all(np.isfinite(c.amount)))
-    return ONE_QUOTIENT if finite and not bool(np.all(np.isfinite(c.local))) else ""
-
-
 def _factor(x: Number) -> str:
     """A number as the right-hand factor of a product: negatives in parentheses."""
     text = fmt(x)
@@ -119,13 +114,13 @@ def _contribution_cells(step: Step, c: Contribution, out: str, twice: bool) -> t
     if c.passes and c.local_text != fmt(c.local):
         local.append(f" = {fmt(c.local)}")
     if not c.passes:
-        passed = Text(
-            f"{step.node.op.name} passes no credit: the gradient stops here", style=STOPPED
-        )
-        return target, local, passed
+        stopped = f"{step.node.op.name} passes no credit: the gradient stops here"
+        return target, local, Text(stopped, style=STOPPED)
     passed = Text(f"{d(out, c.parent_name)} += {d(out, step.name)} · ")
     passed.append(c.local_text if " " not in c.local_text else f"({c.local_text})", style=FORMULA)
-    passed.append(f" = {fmt(step.credit)} · {_factor(c.local)}{_one_quotient(c)} = ")
+    quotient = np.all(np.isfinite(c.amount)) and not np.all(np.isfinite(c.local))
+    how = ONE_QUOTIENT if quotient else ""
+    passed.append(f" = {fmt(step.credit)} · {_factor(c.local)}{how} = ")
     passed.append(fmt(c.amount), style=CREDIT)
     if c.earlier:
         passed.append(_so_far(c.before, c.amount, c.total), style=DIM)
@@ -358,13 +353,8 @@ def network_view(steps: list[UnitStep], title: str) -> RenderableType:
         slope.append_tokens([(_vector(step.credit_z), CREDIT), (f"  (z = {_vector(step.z)})", DIM)])
         blocks.append(slope)
         if step.kind == "neuron":
-            grads = ", ".join(fmt(g) for g in step.weight_grads[0])
-            blocks.append(
-                Text(
-                    f"  dL/db = dL/dz = {fmt(step.bias_grads[0])};  dL/dw = dL/dz · input = "
-                    f"[{grads}]"
-                )
-            )
+            bias, grads = fmt(step.bias_grads[0]), ", ".join(fmt(g) for g in step.weight_grads[0])
+            blocks.append(Text(f"  dL/db = dL/dz = {bias};  dL/dw = dL/dz · input = [{grads}]"))
             rows = []
             for p in step.passed:
                 target = Text.assemble("→ ", (p.to, NAME))
@@ -379,12 +369,8 @@ def network_view(steps: list[UnitStep], title: str) -> RenderableType:
             flat = [g for row in step.weight_grads for g in row]
             rms = math.sqrt(sum(float(np.mean(np.square(g))) for g in flat) / len(flat))
             biggest = max(float(np.max(np.abs(g))) for g in flat)
-            blocks.append(
-                Text(
-                    f"  dL/db = dL/dz = {_vector(step.bias_grads)};  dL/dW: rms {fmt(rms)}, "
-                    f"max |.| {fmt(biggest)} over {len(flat)} weights"
-                )
-            )
+            weights = f"rms {fmt(rms)}, max |.| {fmt(biggest)} over {len(flat)} weights"
+            blocks.append(Text(f"  dL/db = dL/dz = {_vector(step.bias_grads)};  dL/dW: {weights}"))
             line = Text("  → previous layer: dL/da = Wᵀ · dL/dz = ")
             line.append(_vector(tuple(p.total for p in step.passed)), style=CREDIT)
             line.append(f"  ({', '.join(p.to for p in step.passed[:MAX_SHOWN])}", style=DIM)
