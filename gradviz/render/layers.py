@@ -75,8 +75,7 @@ def log_bar(rel: float | None, width: int = BAR_WIDTH, decades: int = BAR_DECADE
     if rel <= 0:
         return Text("·", style="dim")
     filled = max(0.0, min(1.0, (math.log10(rel) + decades) / decades)) * width
-    eighths = round(filled * 8)
-    full, part = divmod(eighths, 8)
+    full, part = divmod(round(filled * 8), 8)  # whole cells, eighths of one
     text = "█" * full + (_EIGHTHS[part] if part else "")
     if not text:
         text = "▏"  # below the scale, but not zero
@@ -222,11 +221,8 @@ _CLAUSE_END = re.compile(r"(?<=[,;:.)])\s+")
 
 
 class VerdictLines:
-    """Sentences, each after its prefix (`• `, `A: `). On a terminal they are wrapped to
-    its width between clauses, never inside one (inside only a clause wider than the
-    terminal, between words), continuation lines indented under the text. When the
-    console does not wrap (piped output: `cli.console.stdout_console`), one sentence is
-    one line, however long."""
+    """Sentences, each after its prefix (`• `, `A: `), wrapped to the terminal between clauses
+    (`wrap_clauses`); where the console does not wrap (piped output), one sentence a line."""
 
     def __init__(self, items: Sequence[tuple[str, str]]) -> None:
         # a sentence names layers, which may hold a tab or an escape sequence
@@ -274,12 +270,8 @@ def heat_map(snapshots: History, width: int = 60) -> RenderableType:
     acts = {layer.name: layer.activation for layer in snapshots[-1][1].layers}
     labels = [f"{layer_label(n)} {acts.get(n, '')}" for n in names]
     label_width = max(cell_len(label) for label in labels)
-    lines = [
-        Text.assemble(
-            ("rms gradient over training", "bold"),
-            (f"   log scale: ▁ {fmt(10**lo, 2)} … █ {fmt(10**hi, 2)}", "dim"),
-        )
-    ]
+    scale = f"   log scale: ▁ {fmt(10**lo, 2)} … █ {fmt(10**hi, 2)}"
+    lines = [Text.assemble(("rms gradient over training", "bold"), (scale, "dim"))]
     first, last = str(epochs[picks[0]]), str(epochs[picks[-1]])
     unit = snapshots[-1][1].unit  # (an epoch of gradviz's training, or a recorded step)
     axis = f"{unit} {first}".ljust(max(len(picks) - len(last), len(first) + len(unit) + 2)) + last
@@ -333,8 +325,7 @@ def report(
 ) -> RenderableType:
     """What `train`, `inspect` and `grads` print: the table (fitted to `width`, else to the
     console; see `layer_table`), the heat map over several moments, and the verdict."""
-    table = fitted(lambda room: layer_table(diagnosis, title, room, more), width)
-    parts: list[RenderableType] = [table]
+    parts = [fitted(lambda room: layer_table(diagnosis, title, room, more), width)]
     if snapshots and len(snapshots) > 1:
         parts += [heat_map(snapshots), Text("")]
     parts.append(verdict_text(verdict))
@@ -415,13 +406,12 @@ def compare_report(
 ) -> RenderableType:
     """The two networks' `scores` (loss, accuracy, examples), the comparison table (fitted
     as `report`'s) and both verdicts."""
-    header = VerdictLines([("A = ", label_a), ("B = ", label_b)])  # wrapped between clauses
-    table = fitted(lambda room: compare_table(a, b, width=room, more=more), width)
-    parts: list[RenderableType] = [header]
+    # the labels wrapped between clauses, as the verdicts are
+    parts: list[RenderableType] = [VerdictLines([("A = ", label_a), ("B = ", label_b)])]
     if scores is not None:
         parts.append(_scores_table(scores))
-    parts.append(table)
-    parts += [verdict_text(verdict_a, "A: "), verdict_text(verdict_b, "B: ")]
+    table = fitted(lambda room: compare_table(a, b, width=room, more=more), width)
+    parts += [table, verdict_text(verdict_a, "A: "), verdict_text(verdict_b, "B: ")]
     return Group(*parts)
 
 

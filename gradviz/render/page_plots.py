@@ -167,11 +167,9 @@ def curves_svg(
     if moved:
         bounds = f"between {looks.PLOT_MIN:g} and {looks.PLOT_MAX:g}"
         notes.append(f"drawn {bounds}" if log else f"drawn within ±{looks.PLOT_MAX:g}")
-    bad = [px for px, v in zip(xs, drawn, strict=True) if not math.isfinite(v)]
-    if bad:
-        at = top_b - 6
-        marks = sorted({round(px) for px in bad})
-        d = " ".join(f"M{p - 4},{num(at - 4)} l8,8 m0,-8 l-8,8" for p in marks)
+    marks = sorted({round(px) for px, v in zip(xs, drawn, strict=True) if not math.isfinite(v)})
+    if marks:  # an x above the axis where the loss is NaN/inf
+        d = " ".join(f"M{p - 4},{num(top_b - 10)} l8,8 m0,-8 l-8,8" for p in marks)
         parts.append(f'<path d="{d}" stroke="{looks.BAD_MARK}" stroke-width="1.6" class="bad"/>')
         notes.append("x: NaN/inf loss")
     if notes:
@@ -544,7 +542,6 @@ def _heat(
     bar_h = max(plot_h, 90)
     parts.append(colour_bar(looks.MAGNITUDE_MAP, bx, top, 12, bar_h))
     bar = Scale(lo, hi, top + bar_h, top, log=True)
-    parts += side_axis(
-        "colour", bar, bx + 12, log_ticks(lo, hi, max(2, int(bar_h // 18))), None, 10, 1
-    )
+    ticks = log_ticks(lo, hi, max(2, int(bar_h // 18)))
+    parts += side_axis("colour", bar, bx + 12, ticks, None, 10, 1)
     return parts, note

@@ -57,9 +57,7 @@ def _factor(x: Number) -> str:
 def columns(rows: list[tuple[Text, ...]], justify: str = "", gap: int = 3) -> list[Text]:
     """Rows of cells padded into aligned columns, with no trailing spaces (so piped
     output diffs cleanly). `justify` has one letter per column: `l` or `r` (default l)."""
-    if not rows:
-        return []
-    widths = [max(row[i].cell_len for row in rows) for i in range(len(rows[0]))]
+    widths = [max(cell.cell_len for cell in column) for column in zip(*rows, strict=True)]
     lines = []
     for row in rows:
         padded = []
@@ -152,12 +150,8 @@ def _credit_line(step: Step, out: str) -> Text:
 
 def backward_view(steps: list[Step], out: str) -> RenderableType:
     """The backward pass, one block per step: credit in, local derivatives, credit out."""
-    blocks: list[RenderableType] = [
-        _heading(
-            "Backward pass",
-            "(reverse topological order: a node's credit is complete when its turn comes)",
-        )
-    ]
+    order = "(reverse topological order: a node's credit is complete when its turn comes)"
+    blocks: list[RenderableType] = [_heading("Backward pass", order)]
     total = len(steps)
     for step in steps:
         header = _step_header(step.index, total, step.name, step.definition)
