@@ -132,6 +132,8 @@ _ALARMS = {"sat%", "dead%", "NaN"}
 # The columns of the activations: "?" in a row whose activations were not read, not a
 # number that looks measured.
 _ACTIVATION_COLUMNS = {"act", "act mean", "act std", "slope", "sat%", "dead%"}
+_CELLS = {name: cell for name, _, _, cell in _COLUMNS}
+_RIGHT = {name for name, right, _, _ in _COLUMNS if right}
 
 
 def _cell(layer: LayerStats, name: str, cell: Callable[[LayerStats], Text]) -> Text:
@@ -168,10 +170,9 @@ def layer_table(
         caption.append("; ?: not read (the notes say why)")
     if dropped:
         caption.append(f"; {_not_shown(dropped, more)}")
-    right = {name for name, is_right, _, _ in _COLUMNS if is_right}
     title_text = Text(title) if title else None
     rows = zip(*cells.values(), strict=True)
-    return _table(cells, right, (), rows, title=title_text, caption=caption, title_justify="left")
+    return _table(cells, _RIGHT, (), rows, title=title_text, caption=caption, title_justify="left")
 
 
 def _fits(columns: dict[str, list[Text]], width: int) -> bool:
@@ -287,8 +288,7 @@ def heat_map(snapshots: History, width: int = 60) -> RenderableType:
             else:
                 level = min(len(_RAMP) - 1, int((math.log10(v) - lo) / span * len(_RAMP)))
                 line.append(_RAMP[level], style=_HEAT[level])
-        start, end = row[picks[0]], row[picks[-1]]
-        line.append(f"  {fmt(start, 2)} → {fmt(end, 2)}", style="dim")
+        line.append(f"  {fmt(row[picks[0]], 2)} → {fmt(row[picks[-1]], 2)}", style="dim")
         lines.append(line)
     return Text("\n").join(lines)
 
@@ -332,10 +332,10 @@ def report(
     return Group(*parts)
 
 
-# compare's columns per network: (name, right-aligned), and the order they are left out
-# in when the table is too wide: the bars first, then the activations (the numbers and
-# the statuses always stay: a cell is never cut)
-_COMPARE_COLUMNS = (("act", False), ("rms g", True), ("rel (log)", False), ("status", False))
+# compare's columns per network: its name -> the layer table's column it shows, and the order
+# they are left out in when the table is too wide: the bars first, then the activations (the
+# numbers and the statuses always stay: a cell is never cut)
+_COMPARE_COLUMNS = {"act": "act", "rms g": "rms g", "rel (log)": "log rel", "status": "status"}
 _COMPARE_DROP = ("rel (log)", "act")
 
 
@@ -353,18 +353,14 @@ def compare_table(
     depth = max(len(a.layers), len(b.layers))
     tags = (name_a, name_b)
     cells: dict[str, list[Text]] = {"layer": []}
-    cells |= {f"{tag} {column}": [] for tag in tags for column, _ in _COMPARE_COLUMNS}
+    cells |= {f"{tag} {column}": [] for tag in tags for column in _COMPARE_COLUMNS}
     for i in range(depth):
         pair = [d.layers[i] if i < len(d.layers) else None for d in (a, b)]
         names = [layer_label(layer.name) for layer in pair if layer is not None]
         cells["layer"].append(Text(" / ".join(dict.fromkeys(names))))
         for tag, layer in zip(tags, pair, strict=True):
-            row = (
-                [Text(layer.activation), _num(layer.rms), log_bar(layer.rel), _status(layer)]
-                if layer is not None
-                else [Text("")] * 4
-            )
-            for (column, _), cell in zip(_COMPARE_COLUMNS, row, strict=True):
+            for column, shows in _COMPARE_COLUMNS.items():
+                cell = _CELLS[shows](layer) if layer is not None else Text("")
                 cells[f"{tag} {column}"].append(cell)
     dropped: list[str] = []
     for column in _COMPARE_DROP:
@@ -373,7 +369,9 @@ def compare_table(
         for tag in tags:
             del cells[f"{tag} {column}"]
         dropped.append(f"{name_a}/{name_b} {column}")
-    right = {f"{tag} {column}" for tag in tags for column, is_right in _COMPARE_COLUMNS if is_right}
+    right = {
+        f"{tag} {c}" for tag in tags for c, shows in _COMPARE_COLUMNS.items() if shows in _RIGHT
+    }
     bars = {f"{tag} rel (log)" for tag in tags}
     caption = Text(_not_shown(dropped, more), style="dim") if dropped else None
     return _table(cells, right, bars, zip(*cells.values(), strict=True), caption=caption)

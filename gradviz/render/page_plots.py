@@ -207,9 +207,7 @@ def _map(
 ) -> str:
     """A square raster of the grid's colours (its rows go upwards), NaN/inf cyan."""
     rgb = colour_array(name, t)
-    bad = ~np.isfinite(values)
-    if bad.any():
-        rgb[bad] = hex_rgb(looks.NONFINITE[0])
+    rgb[~np.isfinite(values)] = hex_rgb(looks.NONFINITE[0])
     return image(x, y, side, side, rgb[::-1], f"pixels {cls}")
 
 

@@ -94,8 +94,7 @@ def forward_view(steps: list[ForwardStep]) -> RenderableType:
     """The forward pass: each node in topological order, how it is computed, its value."""
     rows = []
     for step in steps:
-        line = _named(Text(), step.name, step.definition)
-        line.append(" = " + fmt(step.data))
+        line = _named(Text(), step.name, step.definition).append(" = " + fmt(step.data))
         rows.append((Text(str(step.index + 1), style=DIM), line))
     return Group(
         _heading("Forward pass", "(topological order: every input before its use)"),
@@ -158,9 +157,7 @@ def backward_view(steps: list[Step], out: str) -> RenderableType:
         kind = "the output" if step.is_output else ("leaf" if step.is_leaf else "")
         if kind:
             header.append(f"  ({kind})", style=DIM)
-        blocks.append(Text(""))
-        blocks.append(header)
-        blocks.append(_credit_line(step, out))
+        blocks += [Text(""), header, _credit_line(step, out)]
         twice = len({id(c.parent) for c in step.contributions}) < len(step.contributions)
         rows = [_contribution_cells(step, c, out, twice) for c in step.contributions]
         blocks.extend(_indented(columns(rows)))
