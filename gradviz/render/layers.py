@@ -76,9 +76,8 @@ def log_bar(rel: float | None, width: int = BAR_WIDTH, decades: int = BAR_DECADE
         return Text("·", style="dim")
     filled = max(0.0, min(1.0, (math.log10(rel) + decades) / decades)) * width
     full, part = divmod(round(filled * 8), 8)  # whole cells, eighths of one
-    text = "█" * full + (_EIGHTHS[part] if part else "")
-    if not text:
-        text = "▏"  # below the scale, but not zero
+    # nothing to draw: below the scale, but not zero
+    text = ("█" * full + (_EIGHTHS[part] if part else "")) or "▏"
     style = "red" if rel < 1e-2 else ("yellow" if rel < 1e-1 else "green")
     return Text(text.ljust(width), style=style)
 
@@ -176,8 +175,7 @@ def layer_table(
 
 
 def _fits(columns: dict[str, list[Text]], width: int) -> bool:
-    """Whether the columns fit `width` cells: each as wide as its header, its widest cell (or
-    a bar), three cells between them."""
+    """Whether the columns, each as wide as its header, its widest cell or a bar, fit `width`."""
     bar = ("log rel", "rel (log)")
     wide = [
         max([len(name), BAR_WIDTH if name.endswith(bar) else 0, *(c.cell_len for c in cells)])
@@ -193,8 +191,7 @@ def _table(
     rows: Iterable[Sequence[Text]] = (),
     **options: Any,
 ) -> Table:
-    """A table in the views' one style: a rule under the header, no frame, no cell wrapped;
-    the `right` columns right-aligned, the `bars` at least a bar wide."""
+    """A table in the views' one style: a rule under the header, no frame, no cell wrapped."""
     look = {"box": box.SIMPLE_HEAD, "padding": (0, 1), "caption_justify": "left"}
     table = Table(pad_edge=False, show_edge=False, **{**look, **options})
     for name in columns:
@@ -347,9 +344,8 @@ def compare_table(
     width: int | None = None,
     more: str | None = None,
 ) -> Table:
-    """Two networks side by side, layer against layer: rms gradient, rel bar, status.
-    Given a `width`, the bars and then the activations are left out until it fits, and
-    the caption names what was (as `layer_table` does)."""
+    """Two networks side by side, layer against layer: rms gradient, rel bar, status; the bars
+    and then the activations left out until it fits `width`, as `layer_table` does."""
     depth = max(len(a.layers), len(b.layers))
     tags = (name_a, name_b)
     cells: dict[str, list[Text]] = {"layer": []}

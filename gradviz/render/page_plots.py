@@ -44,7 +44,7 @@ from gradviz.text import printable
 
 if TYPE_CHECKING:
     from gradviz.boundary import Boundary
-    from gradviz.records import Diagnosis, History, LayerStats
+    from gradviz.records import Diagnosis, History
 
 WIDTH = 800
 MAX_POINTS = 1500  # a curve of more points keeps each pixel column's lowest and highest
@@ -399,8 +399,7 @@ PATTERN_IDS = {
 
 
 def _patterns() -> str:
-    """The hatchings, as matplotlib draws them over a status colour (ids gvp-… are the
-    page's only, drawn once)."""
+    """The hatchings, as matplotlib draws them over a status colour (ids gvp-…, once a page)."""
     defs = []
     for (colour, hatch), pid in PATTERN_IDS.items():
         ink = "#666666" if colour in (looks.ZERO[0], looks.NONFINITE[0]) else "#ffffff"
@@ -464,7 +463,8 @@ def grads_svg(
     heat_note = ""
     if heat:
         row_of, at = dict(zip(names, rows, strict=True)), (status_x + 118, top, row_h)
-        heat_parts, heat_note = _heat(epochs, row_of, layers, (lo, hi), at, diagnosis.unit)
+        layer_rows = [row_of.get(layer.name) for layer in layers]
+        heat_parts, heat_note = _heat(epochs, layer_rows, (lo, hi), at, diagnosis.unit)
         parts += heat_parts
     legend_y = top + plot_h + 56
     parts.append(text(8, legend_y, f"bar colour: status (see {statuses})", 11, cls="soft"))
@@ -484,14 +484,13 @@ def grads_svg(
 
 def _heat(
     epochs: list[int],
-    row_of: dict[str, list[float]],
-    layers: Sequence[LayerStats],
+    layer_rows: list[list[float] | None],
     scale: tuple[float, float],
     at: tuple[float, float, float],
     unit: str,
 ) -> tuple[list[str], str]:
-    """The layers x epochs map: one row per layer, one column per recorded epoch (as wide
-    as the time it stands for); `at`: the map's left, top and row height."""
+    """The layers x epochs map: one row per layer (None: not recorded), one column per
+    recorded epoch (as wide as the time it stands for); `at`: its left, top and row height."""
     (lo, hi), (left, top, row_h) = scale, at
     columns = list(range(len(epochs)))
     note = ""
@@ -510,7 +509,6 @@ def _heat(
     width = WIDTH - left - 86
     x = Scale(edges[0], edges[-1], left, left + width)
     parts = [text(left, top - 10, "over training", 12)]
-    layer_rows = [row_of.get(layer.name) for layer in layers]
     cols = []
     for k, j in enumerate(columns):
         a, b = x(edges[k]), x(edges[k + 1])
@@ -524,7 +522,7 @@ def _heat(
                 fill = _fill(*(looks.NONFINITE if not math.isfinite(v) else looks.ZERO))
             data = f' data-v="{v!r}" data-e="{epochs[j]}"'
             parts.append(rect(a, top + i * row_h, b - a + 0.3, row_h, fill, data))
-    plot_h = len(layers) * row_h
+    plot_h = len(layer_rows) * row_h
     parts.append(frame(left, top, width, plot_h))
     ticks = linear_ticks(shown[0], shown[-1], 6, integer=True)
     ticks = [t for t in ticks if shown[0] <= t <= shown[-1]]

@@ -1,9 +1,6 @@
-"""The trace and the gradient check as rich renderables, for the terminal.
-
-Pure functions from the steps (`gradviz.tracing`) or rows (`gradviz.checking`) to
-renderables; the CLI prints them. Every piece of user text goes in through `Text`,
-never through markup, so a name such as `w[0]` prints as it is.
-"""
+"""The trace (`gradviz.tracing`) and the gradient check (`gradviz.checking`) as rich
+renderables for the terminal. User text goes in through `Text`, never markup: `w[0]` prints
+as it is."""
 
 from __future__ import annotations
 
@@ -151,9 +148,8 @@ def backward_view(steps: list[Step], out: str) -> RenderableType:
     """The backward pass, one block per step: credit in, local derivatives, credit out."""
     order = "(reverse topological order: a node's credit is complete when its turn comes)"
     blocks: list[RenderableType] = [_heading("Backward pass", order)]
-    total = len(steps)
     for step in steps:
-        header = _step_header(step.index, total, step.name, step.definition)
+        header = _step_header(step.index, len(steps), step.name, step.definition)
         kind = "the output" if step.is_output else ("leaf" if step.is_leaf else "")
         if kind:
             header.append(f"  ({kind})", style=DIM)
@@ -245,19 +241,14 @@ def by_hand(rows: list[Row], out: str) -> list[Text]:
         h = row.step / 2 if isinstance(row.step, float) else row.eps
         p = _digits_to_tell_apart(row.plus, row.minus)
         q = _digits_to_tell_apart(row.central, row.analytic)
-        table = columns(
-            [
-                (Text(f"{out}({x}+h)"), Text(fmt(row.plus, p))),
-                (Text(f"{out}({x}−h)"), Text(fmt(row.minus, p))),
-                (Text("D"), Text(fmt(row.central, q))),
-                (Text(f"analytic ∂{out}/∂{x}"), Text(fmt(row.analytic, q))),
-                (
-                    Text("table's abs error"),
-                    Text(f"{fmt(row.abs_error, 2)} (D(h), D(h/2) extrapolated)"),
-                ),
-            ],
-            "ll",
-        )
+        pairs = [
+            (f"{out}({x}+h)", fmt(row.plus, p)),
+            (f"{out}({x}−h)", fmt(row.minus, p)),
+            ("D", fmt(row.central, q)),
+            (f"analytic ∂{out}/∂{x}", fmt(row.analytic, q)),
+            ("table's abs error", f"{fmt(row.abs_error, 2)} (D(h), D(h/2) extrapolated)"),
+        ]
+        table = columns([(Text(name), Text(value)) for name, value in pairs])
         head = Text.assemble((x, NAME), f" = {fmt(row.data)}, h = {fmt(h)}")
         lines += [head, *_indented(table)]
     return lines
@@ -313,10 +304,9 @@ def _sum_line(label: str, sources: tuple[tuple[str, Number], ...], total: str) -
 def network_view(steps: list[UnitStep], title: str) -> RenderableType:
     """A network's backward pass for one example, a neuron or a layer per step."""
     blocks: list[RenderableType] = [_heading("Backward pass", title)]
-    total = len(steps)
     for step in steps:
         blocks.append(Text(""))
-        header = _step_header(step.index, total, step.name)
+        header = _step_header(step.index, len(steps), step.name)
         if step.kind == "loss":
             header.append("  (the output: dL/dL = 1)", style=DIM)
             blocks.append(header)
@@ -371,9 +361,8 @@ def network_view(steps: list[UnitStep], title: str) -> RenderableType:
 
 
 def network_frames(diagram: Diagram, steps: list[UnitStep], level: str) -> Frames:
-    """One frame per network step on the neuron or layer diagram: earlier steps done,
-    the current one (and the edges its credit goes back along) emphasised; kept as the
-    diagram and each step's changes (`Frames`)."""
+    """One frame per network step on the neuron or layer diagram: earlier steps done, the
+    current one and the edges its credit goes back along emphasised (`Frames`)."""
     into: dict[str, list[tuple[str, str]]] = {}
     out_of: dict[str, list[tuple[str, str]]] = {}
     for e in diagram.edges:
