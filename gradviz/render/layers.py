@@ -1,17 +1,13 @@
-"""Per-layer gradient diagnostics in the terminal: the rich table with a log-scale `rel`
-bar, the side-by-side comparison and the over-training heat map (the --plot picture is
-gradviz.render.plots, drawn by matplotlib).
-
-Pure functions from `gradviz.stats` results to rich renderables; the CLI prints them.
-Layer names reach rich as `Text`, never markup, and with their control and invisible
-characters shown as escapes (`gradviz.text.printable`: a module named "a\tb" is `a\tb`).
+"""Per-layer gradient diagnostics in the terminal as rich renderables: the table with a
+log-scale `rel` bar, the side-by-side comparison and the over-training heat map. Layer names
+reach rich as `Text`, never markup, their control characters as escapes (`text.printable`).
 """
 
 from __future__ import annotations
 
 import math
 import re
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Container, Iterable, Sequence
 from typing import Any
 
 from rich import box
@@ -48,9 +44,8 @@ NAME_WIDTH = 48  # cells of a layer's name in the tables and the heat map (then 
 
 
 def layer_label(name: str, most: int = NAME_WIDTH) -> str:
-    """A layer's name as the views show it: control and invisible characters as escapes
-    (`gradviz.text.printable`), and cut after `most` cells with … (a module may be named
-    with 1,500 characters: the numbers must still fit beside it)."""
+    """A layer's name, printable, cut after `most` cells with … (a module may be named with
+    1,500 characters: the numbers must still fit beside it)."""
     shown = printable(name)
     if cell_len(shown) <= most:
         return shown
@@ -72,8 +67,7 @@ def _pct(x: float | None) -> Text:
 
 
 def log_bar(rel: float | None, width: int = BAR_WIDTH, decades: int = BAR_DECADES) -> Text:
-    """A bar whose length is log10(rel) on a fixed scale (1e-8 empty .. 1 full), so 1e-6
-    and 1e-2 look different instead of both looking like zero."""
+    """log10(rel) on a fixed scale (1e-8 empty .. 1 full): 1e-6 and 1e-2 look different."""
     if rel is None:
         return Text("")
     if not math.isfinite(rel):
@@ -81,11 +75,9 @@ def log_bar(rel: float | None, width: int = BAR_WIDTH, decades: int = BAR_DECADE
     if rel <= 0:
         return Text("·", style="dim")
     filled = max(0.0, min(1.0, (math.log10(rel) + decades) / decades)) * width
-    eighths = round(filled * 8)
-    full, part = divmod(eighths, 8)
-    text = "█" * full + (_EIGHTHS[part] if part else "")
-    if not text:
-        text = "▏"  # below the scale, but not zero
+    full, part = divmod(round(filled * 8), 8)  # whole cells, eighths of one
+    # nothing to draw: below the scale, but not zero
+    text = ("█" * full + (_EIGHTHS[part] if part else "")) or "▏"
     style = "red" if rel < 1e-2 else ("yellow" if rel < 1e-1 else "green")
     return Text(text.ljust(width), style=style)
 
@@ -107,11 +99,8 @@ def _nonfinite(layer: LayerStats) -> Text:
 def _above_bound(layer: LayerStats) -> bool:
     """The bound holds per sample; the batch-averaged signals can exceed it when the
     samples' signals cancel (a network near the mean prediction)."""
-    return (
-        layer.hop is not None
-        and layer.hop_bound is not None
-        and layer.hop > layer.hop_bound * (1 + 1e-9)
-    )
+    bound = layer.hop_bound
+    return layer.hop is not None and bound is not None and layer.hop > bound * (1 + 1e-9)
 
 
 # Columns of the layer table: (header, right-aligned, keep priority: higher stays longer
@@ -142,14 +131,13 @@ _ALARMS = {"sat%", "dead%", "NaN"}
 # The columns of the activations: "?" in a row whose activations were not read, not a
 # number that looks measured.
 _ACTIVATION_COLUMNS = {"act", "act mean", "act std", "slope", "sat%", "dead%"}
+_CELLS = {name: cell for name, _, _, cell in _COLUMNS}
+_RIGHT = {name for name, right, _, _ in _COLUMNS if right}
 
 
-def _row(layer: LayerStats) -> dict[str, Text]:
+def _cell(layer: LayerStats, name: str, cell: Callable[[LayerStats], Text]) -> Text:
     unread = layer.unread is not None and layer.unread.startswith("activations")
-    return {
-        name: Text("?", style="dim") if unread and name in _ACTIVATION_COLUMNS else cell(layer)
-        for name, _, _, cell in _COLUMNS
-    }
+    return Text("?", style="dim") if unread and name in _ACTIVATION_COLUMNS else cell(layer)
 
 
 def layer_table(
@@ -158,61 +146,66 @@ def layer_table(
     width: int | None = None,
     more: str | None = None,
 ) -> Table:
-    """One row per layer: gradient sizes, rel (number and log bar: 1e-8 empty, 1 full),
-    the hop factor of the backpropagated signal beside its bound, grad:data,
-    update:data, activation statistics, and the status.
-
-    Given a `width` (the terminal's), the least important columns are left out until the
-    table fits, and the caption names them, then says where every number is, in the
-    caller's words (`more`: `see --json` in the CLI; `diagnosis.to_dict()` has them)."""
-    rows = [_row(layer) for layer in diagnosis.layers]
-    columns = [
-        c
-        for c in _COLUMNS
-        if c[0] != "update:data" or any(layer.update_data is not None for layer in diagnosis.layers)
-    ]
-
-    def keep(column: tuple[str, bool, int, object]) -> int:
-        name, _, priority, _ = column
-        alarming = name in _ALARMS and any(r[name].plain not in ("0", "—", "?") for r in rows)
-        return priority + 50 if alarming else priority
-
-    def size(name: str) -> int:
-        return max(
-            [len(name), BAR_WIDTH if name == "log rel" else 0] + [r[name].cell_len for r in rows]
-        )
-
+    """One row per layer, its columns `_COLUMNS`. Given a `width` (the terminal's), the least
+    important columns are left out until the table fits, and the caption names them and
+    where every number is, in the caller's words (`more`: `see --json` in the CLI)."""
+    layers = diagnosis.layers
+    cells = {name: [_cell(layer, name, cell) for layer in layers] for name, _, _, cell in _COLUMNS}
+    if all(layer.update_data is None for layer in layers):
+        del cells["update:data"]
+    keep = {name: priority for name, _, priority, _ in _COLUMNS}
+    for name in _ALARMS:
+        if any(cell.plain not in ("0", "—", "?") for cell in cells[name]):
+            keep[name] += 50
     dropped: list[str] = []
-    if width is not None:
-        while sum(size(c[0]) + 3 for c in columns) - 3 > width and len(columns) > 4:
-            weakest = min(columns, key=keep)
-            columns.remove(weakest)
-            dropped.append(weakest[0])
+    while width is not None and not _fits(cells, width) and len(cells) > 4:
+        weakest = min(cells, key=keep.__getitem__)
+        del cells[weakest]
+        dropped.append(weakest)
     caption = Text(f"log rel: 1e-{BAR_DECADES} empty, 1 full", style="dim")
-    if any(_above_bound(layer) for layer in diagnosis.layers) and any(
-        c[0] == "hop" for c in columns
-    ):
+    if "hop" in cells and any(_above_bound(layer) for layer in layers):
         caption.append("; hop*: above the per-sample bound, the samples' signals cancel")
     if any(layer.unread for layer in diagnosis.layers):
         caption.append("; ?: not read (the notes say why)")
     if dropped:
-        caption.append(f"; not shown for lack of width: {', '.join(dropped)}{_more(more)}")
-    table = _table(title=Text(title) if title else None, caption=caption, title_justify="left")
-    for name, right, *_ in columns:
-        table.add_column(name, justify="right" if right else "left", no_wrap=True)
+        caption.append(f"; {_not_shown(dropped, more)}")
+    title_text = Text(title) if title else None
+    rows = zip(*cells.values(), strict=True)
+    return _table(cells, _RIGHT, (), rows, title=title_text, caption=caption, title_justify="left")
+
+
+def _fits(columns: dict[str, list[Text]], width: int) -> bool:
+    """Whether the columns, each as wide as its header, its widest cell or a bar, fit `width`."""
+    bar = ("log rel", "rel (log)")
+    wide = [
+        max([len(name), BAR_WIDTH if name.endswith(bar) else 0, *(c.cell_len for c in cells)])
+        for name, cells in columns.items()
+    ]
+    return sum(wide) + 3 * (len(wide) - 1) <= width
+
+
+def _table(
+    columns: Iterable[str],
+    right: Container[str] = (),
+    bars: Container[str] = (),
+    rows: Iterable[Sequence[Text]] = (),
+    **options: Any,
+) -> Table:
+    """A table in the views' one style: a rule under the header, no frame, no cell wrapped."""
+    look = {"box": box.SIMPLE_HEAD, "padding": (0, 1), "caption_justify": "left"}
+    table = Table(pad_edge=False, show_edge=False, **{**look, **options})
+    for name in columns:
+        justify = "right" if name in right else "left"
+        min_width = BAR_WIDTH if name in bars else None
+        table.add_column(name, justify=justify, no_wrap=True, min_width=min_width)
     for row in rows:
-        table.add_row(*(row[name] for name, *_ in columns))
+        table.add_row(*row)
     return table
 
 
-def _table(**options: Any) -> Table:
-    """A table in the views' one style: a rule under the header, no frame."""
-    look = {"box": box.SIMPLE_HEAD, "padding": (0, 1), "caption_justify": "left"}
-    return Table(pad_edge=False, show_edge=False, **{**look, **options})
-
-
-def _more(more: str | None) -> str:
-    return f" ({more})" if more else ""
+def _not_shown(dropped: list[str], more: str | None) -> str:
+    where = f" ({more})" if more else ""
+    return f"not shown for lack of width: {', '.join(dropped)}{where}"
 
 
 def verdict_text(lines: Sequence[str], prefix: str = "• ") -> VerdictLines:
@@ -226,11 +219,8 @@ _CLAUSE_END = re.compile(r"(?<=[,;:.)])\s+")
 
 
 class VerdictLines:
-    """Sentences, each after its prefix (`• `, `A: `). On a terminal they are wrapped to
-    its width between clauses, never inside one (inside only a clause wider than the
-    terminal, between words), continuation lines indented under the text. When the
-    console does not wrap (piped output: `cli.console.stdout_console`), one sentence is
-    one line, however long."""
+    """Sentences, each after its prefix (`• `, `A: `), wrapped to the terminal between clauses
+    (`wrap_clauses`); where the console does not wrap (piped output), one sentence a line."""
 
     def __init__(self, items: Sequence[tuple[str, str]]) -> None:
         # a sentence names layers, which may hold a tab or an escape sequence
@@ -273,18 +263,13 @@ def heat_map(snapshots: History, width: int = 60) -> RenderableType:
         return Text("")
     picks = _pick(len(epochs), width)
     finite = [v for row in rows for i in picks if (v := row[i]) > 0 and math.isfinite(v)]
-    lo = math.log10(min(finite)) if finite else 0.0
-    hi = math.log10(max(finite)) if finite else 0.0
+    lo, hi = (math.log10(min(finite)), math.log10(max(finite))) if finite else (0.0, 0.0)
     span = max(hi - lo, 1e-12)
     acts = {layer.name: layer.activation for layer in snapshots[-1][1].layers}
     labels = [f"{layer_label(n)} {acts.get(n, '')}" for n in names]
     label_width = max(cell_len(label) for label in labels)
-    lines = [
-        Text.assemble(
-            ("rms gradient over training", "bold"),
-            (f"   log scale: ▁ {fmt(10**lo, 2)} … █ {fmt(10**hi, 2)}", "dim"),
-        )
-    ]
+    scale = f"   log scale: ▁ {fmt(10**lo, 2)} … █ {fmt(10**hi, 2)}"
+    lines = [Text.assemble(("rms gradient over training", "bold"), (scale, "dim"))]
     first, last = str(epochs[picks[0]]), str(epochs[picks[-1]])
     unit = snapshots[-1][1].unit  # (an epoch of gradviz's training, or a recorded step)
     axis = f"{unit} {first}".ljust(max(len(picks) - len(last), len(first) + len(unit) + 2)) + last
@@ -300,8 +285,7 @@ def heat_map(snapshots: History, width: int = 60) -> RenderableType:
             else:
                 level = min(len(_RAMP) - 1, int((math.log10(v) - lo) / span * len(_RAMP)))
                 line.append(_RAMP[level], style=_HEAT[level])
-        start, end = row[picks[0]], row[picks[-1]]
-        line.append(f"  {fmt(start, 2)} → {fmt(end, 2)}", style="dim")
+        line.append(f"  {fmt(row[picks[0]], 2)} → {fmt(row[picks[-1]], 2)}", style="dim")
         lines.append(line)
     return Text("\n").join(lines)
 
@@ -338,18 +322,17 @@ def report(
 ) -> RenderableType:
     """What `train`, `inspect` and `grads` print: the table (fitted to `width`, else to the
     console; see `layer_table`), the heat map over several moments, and the verdict."""
-    table = fitted(lambda room: layer_table(diagnosis, title, room, more), width)
-    parts: list[RenderableType] = [table]
+    parts = [fitted(lambda room: layer_table(diagnosis, title, room, more), width)]
     if snapshots and len(snapshots) > 1:
         parts += [heat_map(snapshots), Text("")]
     parts.append(verdict_text(verdict))
     return Group(*parts)
 
 
-# compare's columns per network: (name, right-aligned), and the order they are left out
-# in when the table is too wide: the bars first, then the activations (the numbers and
-# the statuses always stay: a cell is never cut)
-_COMPARE_COLUMNS = (("act", False), ("rms g", True), ("rel (log)", False), ("status", False))
+# compare's columns per network: its name -> the layer table's column it shows, and the order
+# they are left out in when the table is too wide: the bars first, then the activations (the
+# numbers and the statuses always stay: a cell is never cut)
+_COMPARE_COLUMNS = {"act": "act", "rms g": "rms g", "rel (log)": "log rel", "status": "status"}
 _COMPARE_DROP = ("rel (log)", "act")
 
 
@@ -361,66 +344,38 @@ def compare_table(
     width: int | None = None,
     more: str | None = None,
 ) -> Table:
-    """Two networks side by side, layer against layer: rms gradient, rel bar, status.
-    Given a `width`, the bars and then the activations are left out until it fits, and
-    the caption names what was (as `layer_table` does)."""
+    """Two networks side by side, layer against layer: rms gradient, rel bar, status; the bars
+    and then the activations left out until it fits `width`, as `layer_table` does."""
     depth = max(len(a.layers), len(b.layers))
+    tags = (name_a, name_b)
     cells: dict[str, list[Text]] = {"layer": []}
-    for tag in (name_a, name_b):
-        for column, _ in _COMPARE_COLUMNS:
-            cells[f"{tag} {column}"] = []
+    cells |= {f"{tag} {column}": [] for tag in tags for column in _COMPARE_COLUMNS}
     for i in range(depth):
-        names = []
-        for tag, d in ((name_a, a), (name_b, b)):
-            layer = d.layers[i] if i < len(d.layers) else None
-            if layer is not None:
-                names.append(layer_label(layer.name))
-            row = (
-                [Text(layer.activation), _num(layer.rms), log_bar(layer.rel), _status(layer)]
-                if layer is not None
-                else [Text("")] * 4
-            )
-            for (column, _), cell in zip(_COMPARE_COLUMNS, row, strict=True):
-                cells[f"{tag} {column}"].append(cell)
+        pair = [d.layers[i] if i < len(d.layers) else None for d in (a, b)]
+        names = [layer_label(layer.name) for layer in pair if layer is not None]
         cells["layer"].append(Text(" / ".join(dict.fromkeys(names))))
-
-    def size(name: str) -> int:
-        bar = BAR_WIDTH if name.endswith("rel (log)") else 0
-        return max([len(name), bar] + [cell.cell_len for cell in cells[name]])
-
-    shown = list(cells)
+        for tag, layer in zip(tags, pair, strict=True):
+            for column, shows in _COMPARE_COLUMNS.items():
+                cell = _CELLS[shows](layer) if layer is not None else Text("")
+                cells[f"{tag} {column}"].append(cell)
     dropped: list[str] = []
     for column in _COMPARE_DROP:
-        if width is None or sum(size(name) + 3 for name in shown) - 3 <= width:
+        if width is None or _fits(cells, width):
             break
-        for tag in (name_b, name_a):
-            shown.remove(f"{tag} {column}")
+        for tag in tags:
+            del cells[f"{tag} {column}"]
         dropped.append(f"{name_a}/{name_b} {column}")
-    caption = (
-        Text(f"not shown for lack of width: {', '.join(dropped)}{_more(more)}", style="dim")
-        if dropped
-        else None
-    )
-    table = _table(caption=caption)
-    right = {column for column, is_right in _COMPARE_COLUMNS if is_right}
-    for name in shown:
-        table.add_column(
-            name,
-            no_wrap=True,
-            justify="right" if name.split(" ", 1)[-1] in right else "left",
-            min_width=BAR_WIDTH if name.endswith("rel (log)") else None,
-        )
-    for i in range(depth):
-        table.add_row(*(cells[name][i] for name in shown))
-    return table
+    right = {
+        f"{tag} {c}" for tag in tags for c, shows in _COMPARE_COLUMNS.items() if shows in _RIGHT
+    }
+    bars = {f"{tag} rel (log)" for tag in tags}
+    caption = Text(_not_shown(dropped, more), style="dim") if dropped else None
+    return _table(cells, right, bars, zip(*cells.values(), strict=True), caption=caption)
 
 
 def _scores_table(scores: Sequence[tuple[float, float, int] | None]) -> Table:
     """Each network's loss and accuracy on its data, the weights measured."""
-    table = _table(box=None)
-    table.add_column("", no_wrap=True)
-    table.add_column("loss", justify="right", no_wrap=True)
-    table.add_column("accuracy", justify="right", no_wrap=True)
+    table = _table(("", "loss", "accuracy"), right=("loss", "accuracy"), box=None)
     for tag, score in zip("AB", scores, strict=True):
         if score is None:
             table.add_row(Text(tag, style="bold"), Text("—"), Text("—"))
@@ -445,13 +400,12 @@ def compare_report(
 ) -> RenderableType:
     """The two networks' `scores` (loss, accuracy, examples), the comparison table (fitted
     as `report`'s) and both verdicts."""
-    header = VerdictLines([("A = ", label_a), ("B = ", label_b)])  # wrapped between clauses
-    table = fitted(lambda room: compare_table(a, b, width=room, more=more), width)
-    parts: list[RenderableType] = [header]
+    # the labels wrapped between clauses, as the verdicts are
+    parts: list[RenderableType] = [VerdictLines([("A = ", label_a), ("B = ", label_b)])]
     if scores is not None:
         parts.append(_scores_table(scores))
-    parts.append(table)
-    parts += [verdict_text(verdict_a, "A: "), verdict_text(verdict_b, "B: ")]
+    table = fitted(lambda room: compare_table(a, b, width=room, more=more), width)
+    parts += [table, verdict_text(verdict_a, "A: "), verdict_text(verdict_b, "B: ")]
     return Group(*parts)
 
 
@@ -460,12 +414,9 @@ def params_table(params: Sequence[ParamGrad]) -> RenderableType:
     then the parameters that get the least credit."""
     finite = [abs(p.grad) for p in params if math.isfinite(p.grad)]
     top = max(finite, default=0.0)
-    table = _table()
-    table.add_column("parameter", no_wrap=True)
-    table.add_column("value", justify="right", no_wrap=True)
-    table.add_column("grad", justify="right", no_wrap=True)
-    table.add_column("|grad| / largest", justify="right", no_wrap=True)
-    table.add_column(f"log 1e-{BAR_DECADES}..1", no_wrap=True, min_width=BAR_WIDTH)
+    bar = f"log 1e-{BAR_DECADES}..1"
+    right = ("value", "grad", "|grad| / largest")
+    table = _table(("parameter", *right, bar), right, bars=(bar,))
     for p in params:
         rel = abs(p.grad) / top if top and math.isfinite(p.grad) else None
         if not math.isfinite(p.grad):

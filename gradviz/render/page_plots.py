@@ -1,9 +1,7 @@
-"""The report page's three plots as inline SVG, drawn with `svgplot` (no matplotlib): the
-curves, the decision boundary with the first hidden layer's units, and the gradients per
-layer. What they show is `plot_looks`', shared with the files `plots` draws; the page's
-epoch slider moves a marker on the curves and the heat map (`report.js` reads the `data-*`
-attributes written here). Pure: numbers in, SVG text out.
-"""
+"""The report page's three plots as inline SVG (`svgplot`, no matplotlib): the curves, the
+decision boundary with the first hidden layer's units, the gradients per layer. Their looks are
+`plot_looks`', shared with `plots`; `report.js` moves the epoch slider's marker by the `data-*`
+attributes written here."""
 
 from __future__ import annotations
 
@@ -46,7 +44,7 @@ from gradviz.text import printable
 
 if TYPE_CHECKING:
     from gradviz.boundary import Boundary
-    from gradviz.records import Diagnosis, History, LayerStats
+    from gradviz.records import Diagnosis, History
 
 WIDTH = 800
 MAX_POINTS = 1500  # a curve of more points keeps each pixel column's lowest and highest
@@ -169,11 +167,9 @@ def curves_svg(
     if moved:
         bounds = f"between {looks.PLOT_MIN:g} and {looks.PLOT_MAX:g}"
         notes.append(f"drawn {bounds}" if log else f"drawn within ±{looks.PLOT_MAX:g}")
-    bad = [px for px, v in zip(xs, drawn, strict=True) if not math.isfinite(v)]
-    if bad:
-        at = top_b - 6
-        marks = sorted({round(px) for px in bad})
-        d = " ".join(f"M{p - 4},{num(at - 4)} l8,8 m0,-8 l-8,8" for p in marks)
+    marks = sorted({round(px) for px, v in zip(xs, drawn, strict=True) if not math.isfinite(v)})
+    if marks:  # an x above the axis where the loss is NaN/inf
+        d = " ".join(f"M{p - 4},{num(top_b - 10)} l8,8 m0,-8 l-8,8" for p in marks)
         parts.append(f'<path d="{d}" stroke="{looks.BAD_MARK}" stroke-width="1.6" class="bad"/>')
         notes.append("x: NaN/inf loss")
     if notes:
@@ -211,9 +207,7 @@ def _map(
 ) -> str:
     """A square raster of the grid's colours (its rows go upwards), NaN/inf cyan."""
     rgb = colour_array(name, t)
-    bad = ~np.isfinite(values)
-    if bad.any():
-        rgb[bad] = hex_rgb(looks.NONFINITE[0])
+    rgb[~np.isfinite(values)] = hex_rgb(looks.NONFINITE[0])
     return image(x, y, side, side, rgb[::-1], f"pixels {cls}")
 
 
@@ -297,9 +291,8 @@ def boundary_svg(b: Boundary, title: str = "decision boundary", subtitle: str = 
     parts += _boundary_legend(b, left, top + size + 54, keys)
     if hidden:
         parts += _hidden_maps(b, hidden, bx + 86, top)
-    return svg(
-        WIDTH, top + size + 104, "the decision boundary over the input plane", parts, "boundary"
-    )
+    label = "the decision boundary over the input plane"
+    return svg(WIDTH, top + size + 104, label, parts, "boundary")
 
 
 def _points(b: Boundary, x: Scale, y: Scale) -> list[str]:
@@ -406,8 +399,7 @@ PATTERN_IDS = {
 
 
 def _patterns() -> str:
-    """The hatchings, as matplotlib draws them over a status colour (ids gvp-… are the
-    page's only, drawn once)."""
+    """The hatchings, as matplotlib draws them over a status colour (ids gvp-…, once a page)."""
     defs = []
     for (colour, hatch), pid in PATTERN_IDS.items():
         ink = "#666666" if colour in (looks.ZERO[0], looks.NONFINITE[0]) else "#ffffff"
@@ -422,11 +414,6 @@ def _patterns() -> str:
 
 def _fill(colour: str, hatch: str) -> str:
     return f"url(#{PATTERN_IDS[(colour, hatch)]})" if hatch else colour
-
-
-def _bad_fill(v: float) -> str:
-    """NaN/inf crossed cyan, zeros dotted white."""
-    return _fill(*(looks.NONFINITE if not math.isfinite(v) else looks.ZERO))
 
 
 def grads_svg(
@@ -476,7 +463,8 @@ def grads_svg(
     heat_note = ""
     if heat:
         row_of, at = dict(zip(names, rows, strict=True)), (status_x + 118, top, row_h)
-        heat_parts, heat_note = _heat(epochs, row_of, layers, (lo, hi), at, diagnosis.unit)
+        layer_rows = [row_of.get(layer.name) for layer in layers]
+        heat_parts, heat_note = _heat(epochs, layer_rows, (lo, hi), at, diagnosis.unit)
         parts += heat_parts
     legend_y = top + plot_h + 56
     parts.append(text(8, legend_y, f"bar colour: status (see {statuses})", 11, cls="soft"))
@@ -496,14 +484,13 @@ def grads_svg(
 
 def _heat(
     epochs: list[int],
-    row_of: dict[str, list[float]],
-    layers: Sequence[LayerStats],
+    layer_rows: list[list[float] | None],
     scale: tuple[float, float],
     at: tuple[float, float, float],
     unit: str,
 ) -> tuple[list[str], str]:
-    """The layers x epochs map: one row per layer, one column per recorded epoch (as wide
-    as the time it stands for); `at`: the map's left, top and row height."""
+    """The layers x epochs map: one row per layer (None: not recorded), one column per
+    recorded epoch (as wide as the time it stands for); `at`: its left, top and row height."""
     (lo, hi), (left, top, row_h) = scale, at
     columns = list(range(len(epochs)))
     note = ""
@@ -522,7 +509,6 @@ def _heat(
     width = WIDTH - left - 86
     x = Scale(edges[0], edges[-1], left, left + width)
     parts = [text(left, top - 10, "over training", 12)]
-    layer_rows = [row_of.get(layer.name) for layer in layers]
     cols = []
     for k, j in enumerate(columns):
         a, b = x(edges[k]), x(edges[k + 1])
@@ -532,11 +518,11 @@ def _heat(
             if 0 < v < math.inf:
                 t = (math.log10(v) - math.log10(lo)) / (math.log10(hi) - math.log10(lo))
                 fill = colour_hex(looks.MAGNITUDE_MAP, t)
-            else:
-                fill = _bad_fill(v)
+            else:  # NaN/inf crossed cyan, zeros dotted white
+                fill = _fill(*(looks.NONFINITE if not math.isfinite(v) else looks.ZERO))
             data = f' data-v="{v!r}" data-e="{epochs[j]}"'
             parts.append(rect(a, top + i * row_h, b - a + 0.3, row_h, fill, data))
-    plot_h = len(layers) * row_h
+    plot_h = len(layer_rows) * row_h
     parts.append(frame(left, top, width, plot_h))
     ticks = linear_ticks(shown[0], shown[-1], 6, integer=True)
     ticks = [t for t in ticks if shown[0] <= t <= shown[-1]]
@@ -552,7 +538,6 @@ def _heat(
     bar_h = max(plot_h, 90)
     parts.append(colour_bar(looks.MAGNITUDE_MAP, bx, top, 12, bar_h))
     bar = Scale(lo, hi, top + bar_h, top, log=True)
-    parts += side_axis(
-        "colour", bar, bx + 12, log_ticks(lo, hi, max(2, int(bar_h // 18))), None, 10, 1
-    )
+    ticks = log_ticks(lo, hi, max(2, int(bar_h // 18)))
+    parts += side_axis("colour", bar, bx + 12, ticks, None, 10, 1)
     return parts, note

@@ -1,9 +1,6 @@
-"""The trace and the gradient check as rich renderables, for the terminal.
-
-Pure functions from the steps (`gradviz.tracing`) or rows (`gradviz.checking`) to
-renderables; the CLI prints them. Every piece of user text goes in through `Text`,
-never through markup, so a name such as `w[0]` prints as it is.
-"""
+"""The trace (`gradviz.tracing`) and the gradient check (`gradviz.checking`) as rich
+renderables for the terminal. User text goes in through `Text`, never markup: `w[0]` prints
+as it is."""
 
 from __future__ import annotations
 
@@ -48,11 +45,6 @@ def d(out: str, name: str) -> str:
 ONE_QUOTIENT = " (taken as one quotient: the slope alone overflows)"
 
 
-def _one_quotient(c: Contribution) -> str:
-    finite = bool(np.all(np.isfinite(c.amount)))
-    return ONE_QUOTIENT if finite and not bool(np.all(np.isfinite(c.local))) else ""
-
-
 def _factor(x: Number) -> str:
     """A number as the right-hand factor of a product: negatives in parentheses."""
     text = fmt(x)
@@ -62,23 +54,14 @@ def _factor(x: Number) -> str:
 def columns(rows: list[tuple[Text, ...]], justify: str = "", gap: int = 3) -> list[Text]:
     """Rows of cells padded into aligned columns, with no trailing spaces (so piped
     output diffs cleanly). `justify` has one letter per column: `l` or `r` (default l)."""
-    if not rows:
-        return []
-    widths = [max(row[i].cell_len for row in rows) for i in range(len(rows[0]))]
+    widths = [max(cell.cell_len for cell in column) for column in zip(*rows, strict=True)]
     lines = []
     for row in rows:
-        line = Text()
+        padded = []
         for i, cell in enumerate(row):
-            pad = widths[i] - cell.cell_len
-            right = i < len(justify) and justify[i] == "r"
-            last = i == len(row) - 1
-            if right:
-                line.append(" " * pad)
-            line.append_text(cell)
-            if not right and not last:
-                line.append(" " * pad)
-            if not last:
-                line.append(" " * gap)
+            pad = Text(" " * (widths[i] - cell.cell_len))
+            padded.append(pad + cell if justify[i : i + 1] == "r" else cell + pad)
+        line = Text(" " * gap).join(padded)
         line.rstrip()
         lines.append(line)
     return lines
@@ -108,8 +91,7 @@ def forward_view(steps: list[ForwardStep]) -> RenderableType:
     """The forward pass: each node in topological order, how it is computed, its value."""
     rows = []
     for step in steps:
-        line = _named(Text(), step.name, step.definition)
-        line.append(" = " + fmt(step.data))
+        line = _named(Text(), step.name, step.definition).append(" = " + fmt(step.data))
         rows.append((Text(str(step.index + 1), style=DIM), line))
     return Group(
         _heading("Forward pass", "(topological order: every input before its use)"),
@@ -126,19 +108,21 @@ def _contribution_cells(step: Step, c: Contribution, out: str, twice: bool) -> t
     if c.passes and c.local_text != fmt(c.local):
         local.append(f" = {fmt(c.local)}")
     if not c.passes:
-        passed = Text(
-            f"{step.node.op.name} passes no credit: the gradient stops here", style=STOPPED
-        )
-        return target, local, passed
+        stopped = f"{step.node.op.name} passes no credit: the gradient stops here"
+        return target, local, Text(stopped, style=STOPPED)
     passed = Text(f"{d(out, c.parent_name)} += {d(out, step.name)} · ")
     passed.append(c.local_text if " " not in c.local_text else f"({c.local_text})", style=FORMULA)
-    passed.append(f" = {fmt(step.credit)} · {_factor(c.local)}{_one_quotient(c)} = ")
+    quotient = np.all(np.isfinite(c.amount)) and not np.all(np.isfinite(c.local))
+    how = ONE_QUOTIENT if quotient else ""
+    passed.append(f" = {fmt(step.credit)} · {_factor(c.local)}{how} = ")
     passed.append(fmt(c.amount), style=CREDIT)
     if c.earlier:
-        passed.append(
-            f"   (so far {fmt(c.before)} + {_factor(c.amount)} = {fmt(c.total)})", style=DIM
-        )
+        passed.append(_so_far(c.before, c.amount, c.total), style=DIM)
     return target, local, passed
+
+
+def _so_far(before: Number, amount: Number, total: Number) -> str:
+    return f"   (so far {fmt(before)} + {_factor(amount)} = {fmt(total)})"
 
 
 def _credit_line(step: Step, out: str) -> Text:
@@ -162,21 +146,14 @@ def _credit_line(step: Step, out: str) -> Text:
 
 def backward_view(steps: list[Step], out: str) -> RenderableType:
     """The backward pass, one block per step: credit in, local derivatives, credit out."""
-    blocks: list[RenderableType] = [
-        _heading(
-            "Backward pass",
-            "(reverse topological order: a node's credit is complete when its turn comes)",
-        )
-    ]
-    total = len(steps)
+    order = "(reverse topological order: a node's credit is complete when its turn comes)"
+    blocks: list[RenderableType] = [_heading("Backward pass", order)]
     for step in steps:
-        header = _step_header(step.index, total, step.name, step.definition)
+        header = _step_header(step.index, len(steps), step.name, step.definition)
         kind = "the output" if step.is_output else ("leaf" if step.is_leaf else "")
         if kind:
             header.append(f"  ({kind})", style=DIM)
-        blocks.append(Text(""))
-        blocks.append(header)
-        blocks.append(_credit_line(step, out))
+        blocks += [Text(""), header, _credit_line(step, out)]
         twice = len({id(c.parent) for c in step.contributions}) < len(step.contributions)
         rows = [_contribution_cells(step, c, out, twice) for c in step.contributions]
         blocks.extend(_indented(columns(rows)))
@@ -194,12 +171,8 @@ def gradients_view(rows: list[LeafGradient], out: str, unreached: list[str] = ()
         *_indented(columns(cells, "lr", gap=2)),
     ]
     if unreached:
-        parts.append(
-            Text(
-                f"Not reached by any credit (behind detach): {', '.join(unreached)}",
-                style=DIM,
-            )
-        )
+        names = ", ".join(unreached)
+        parts.append(Text(f"Not reached by any credit (behind detach): {names}", style=DIM))
     return Group(*parts)
 
 
@@ -214,19 +187,16 @@ def check_view(
         Text(t, style="bold")
         for t in ("leaf", "value", f"analytic ∂{out}/∂leaf", "finite diff", "rel error", "status")
     )
-    cells = [header]
-    for row in rows:
-        cells.append(
-            (
-                Text(row.name, style=NAME),
-                Text(fmt(row.data)),
-                Text(fmt(row.analytic)),
-                Text(fmt(row.numeric)),
-                Text(fmt(row.rel_error, 2)),
-                Text(row.status, style=STATUS_STYLES[row.status]),
-            )
+    cells = [
+        (
+            Text(row.name, style=NAME),
+            *(Text(fmt(x)) for x in (row.data, row.analytic, row.numeric)),
+            Text(fmt(row.rel_error, 2)),
+            Text(row.status, style=STATUS_STYLES[row.status]),
         )
-    lines = columns(cells, "lrrrrl", gap=2)
+        for row in rows
+    ]
+    lines = columns([header, *cells], "lrrrrl", gap=2)
     rule = Text("─" * max(line.cell_len for line in lines), style=DIM)
     notes = [
         Text.assemble(
@@ -265,30 +235,20 @@ def by_hand(rows: list[Row], out: str) -> list[Text]:
     """Each leaf's finite difference as the lesson computes it: L(x+h), L(x−h), their
     difference over 2h, and the backward pass's gradient, with the digits it takes to see
     them differ. The table's estimate is D(h) and D(h/2) extrapolated, closer still."""
-    lines = [
-        Text.assemble(
-            ("Finite differences by hand", "bold underline"),
-            (f"  D = ({out}(x+h) − {out}(x−h)) / 2h", DIM),
-        )
-    ]
+    lines = [_heading("Finite differences by hand", f"D = ({out}(x+h) − {out}(x−h)) / 2h")]
     for row in rows:
         x = row.name
         h = row.step / 2 if isinstance(row.step, float) else row.eps
         p = _digits_to_tell_apart(row.plus, row.minus)
         q = _digits_to_tell_apart(row.central, row.analytic)
-        table = columns(
-            [
-                (Text(f"{out}({x}+h)"), Text(fmt(row.plus, p))),
-                (Text(f"{out}({x}−h)"), Text(fmt(row.minus, p))),
-                (Text("D"), Text(fmt(row.central, q))),
-                (Text(f"analytic ∂{out}/∂{x}"), Text(fmt(row.analytic, q))),
-                (
-                    Text("table's abs error"),
-                    Text(f"{fmt(row.abs_error, 2)} (D(h), D(h/2) extrapolated)"),
-                ),
-            ],
-            "ll",
-        )
+        pairs = [
+            (f"{out}({x}+h)", fmt(row.plus, p)),
+            (f"{out}({x}−h)", fmt(row.minus, p)),
+            ("D", fmt(row.central, q)),
+            (f"analytic ∂{out}/∂{x}", fmt(row.analytic, q)),
+            ("table's abs error", f"{fmt(row.abs_error, 2)} (D(h), D(h/2) extrapolated)"),
+        ]
+        table = columns([(Text(name), Text(value)) for name, value in pairs])
         head = Text.assemble((x, NAME), f" = {fmt(row.data)}, h = {fmt(h)}")
         lines += [head, *_indented(table)]
     return lines
@@ -343,13 +303,10 @@ def _sum_line(label: str, sources: tuple[tuple[str, Number], ...], total: str) -
 
 def network_view(steps: list[UnitStep], title: str) -> RenderableType:
     """A network's backward pass for one example, a neuron or a layer per step."""
-    blocks: list[RenderableType] = [
-        _heading("Backward pass", title),
-    ]
-    total = len(steps)
+    blocks: list[RenderableType] = [_heading("Backward pass", title)]
     for step in steps:
         blocks.append(Text(""))
-        header = _step_header(step.index, total, step.name)
+        header = _step_header(step.index, len(steps), step.name)
         if step.kind == "loss":
             header.append("  (the output: dL/dL = 1)", style=DIM)
             blocks.append(header)
@@ -377,13 +334,8 @@ def network_view(steps: list[UnitStep], title: str) -> RenderableType:
         slope.append_tokens([(_vector(step.credit_z), CREDIT), (f"  (z = {_vector(step.z)})", DIM)])
         blocks.append(slope)
         if step.kind == "neuron":
-            grads = ", ".join(fmt(g) for g in step.weight_grads[0])
-            blocks.append(
-                Text(
-                    f"  dL/db = dL/dz = {fmt(step.bias_grads[0])};  dL/dw = dL/dz · input = "
-                    f"[{grads}]"
-                )
-            )
+            bias, grads = fmt(step.bias_grads[0]), ", ".join(fmt(g) for g in step.weight_grads[0])
+            blocks.append(Text(f"  dL/db = dL/dz = {bias};  dL/dw = dL/dz · input = [{grads}]"))
             rows = []
             for p in step.passed:
                 target = Text.assemble("→ ", (p.to, NAME))
@@ -391,23 +343,15 @@ def network_view(steps: list[UnitStep], title: str) -> RenderableType:
                 passed.append(f"{_factor(p.weight)} = ")
                 passed.append(fmt(p.amount), style=CREDIT)
                 if p.earlier:
-                    passed.append(
-                        f"   (so far {fmt(p.total - p.amount)} + {_factor(p.amount)} = "
-                        f"{fmt(p.total)})",
-                        style=DIM,
-                    )
+                    passed.append(_so_far(p.total - p.amount, p.amount, p.total), style=DIM)
                 rows.append((target, passed))
             blocks.extend(_indented(columns(rows)))
         else:
             flat = [g for row in step.weight_grads for g in row]
             rms = math.sqrt(sum(float(np.mean(np.square(g))) for g in flat) / len(flat))
             biggest = max(float(np.max(np.abs(g))) for g in flat)
-            blocks.append(
-                Text(
-                    f"  dL/db = dL/dz = {_vector(step.bias_grads)};  dL/dW: rms {fmt(rms)}, "
-                    f"max |.| {fmt(biggest)} over {len(flat)} weights"
-                )
-            )
+            weights = f"rms {fmt(rms)}, max |.| {fmt(biggest)} over {len(flat)} weights"
+            blocks.append(Text(f"  dL/db = dL/dz = {_vector(step.bias_grads)};  dL/dW: {weights}"))
             line = Text("  → previous layer: dL/da = Wᵀ · dL/dz = ")
             line.append(_vector(tuple(p.total for p in step.passed)), style=CREDIT)
             line.append(f"  ({', '.join(p.to for p in step.passed[:MAX_SHOWN])}", style=DIM)
@@ -417,9 +361,8 @@ def network_view(steps: list[UnitStep], title: str) -> RenderableType:
 
 
 def network_frames(diagram: Diagram, steps: list[UnitStep], level: str) -> Frames:
-    """One frame per network step on the neuron or layer diagram: earlier steps done,
-    the current one (and the edges its credit goes back along) emphasised; kept as the
-    diagram and each step's changes (`Frames`)."""
+    """One frame per network step on the neuron or layer diagram: earlier steps done, the
+    current one and the edges its credit goes back along emphasised (`Frames`)."""
     into: dict[str, list[tuple[str, str]]] = {}
     out_of: dict[str, list[tuple[str, str]]] = {}
     for e in diagram.edges:
