@@ -11,18 +11,13 @@ from __future__ import annotations
 import warnings
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
-from typing import TYPE_CHECKING, TypeAlias
+from typing import TYPE_CHECKING
 
 from gradviz.lazy import loaded_numpy
 from gradviz.numbers import fmt
-from gradviz.ops import ABS, ADD, DIV, MUL, NEG, POW, SUB, UNARY_OPS, Op, power_op
+from gradviz.ops import ABS, ADD, DIV, MUL, NEG, POW, SUB, UNARY_OPS, Number, Op, power_op
 from gradviz.ops import TANH as TANH  # (re-exported, with the others, for code using `apply`)
 from gradviz.ops import number as _result
-
-if TYPE_CHECKING:
-    import numpy as np
-
-Number: TypeAlias = "float | np.ndarray"
 
 # NaN and inf are results we show: no numpy warnings about them from gradviz's modules.
 warnings.filterwarnings("ignore", category=RuntimeWarning, module=r"gradviz(\.|$)")
@@ -216,7 +211,6 @@ def backpropagate(order: list[Value], on_edge: EdgeObserver | None = None) -> No
     for node in order:
         node.grad = 0.0
     root = order[-1]
-    # a batch's array: numpy is loaded
     root.grad = 1.0 if type(root.data) is float else loaded_numpy().ones_like(root.data)
     for node in reversed(_credited(order)):
         grad = node.grad
