@@ -396,15 +396,17 @@ def _compile(
 # Every name the generator writes; anything else means other text got in: nothing runs.
 _GENERATED_NAME = re.compile(r"(?:[pxvcfldgG]|gp)\d+")
 _FUNCTIONS = frozenset(["run", "gradient", "evaluate"])  # the only strings: their names
-_FIXED_NAMES = {
-    *_FUNCTIONS,
-    *OP_NAMES,
-    *(name for name, _ in _COUNTED),
-    *("P", "X", "Y", "order", "start", "stop", "batch", "lr", "clip", "decay", "counts"),
-    *("total", "correct", "outputs", "i", "y", "t", "s", "m", "f", "end", "norm", "big"),
-    *("reg", "decay2", "np", "float", "min", "max", "len", "range", "abs", "sqrt", "append"),
-    *("exp", "log", "tanh", "divide"),
-}
+_FIXED_NAMES = frozenset(
+    {
+        *_FUNCTIONS,
+        *OP_NAMES,
+        *(name for name, _ in _COUNTED),
+        *("P", "X", "Y", "order", "start", "stop", "batch", "lr", "clip", "decay", "counts"),
+        *("total", "correct", "outputs", "i", "y", "t", "s", "m", "f", "end", "norm", "big"),
+        *("reg", "decay2", "np", "float", "min", "max", "len", "range", "abs", "sqrt", "append"),
+        *("exp", "log", "tanh", "divide"),
+    }
+)
 
 
 def _only_generated(source: str, label: str = "network") -> CodeType:
