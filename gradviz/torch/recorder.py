@@ -76,6 +76,7 @@ from gradviz.torch.activations import (
 )
 from gradviz.torch.rows import NORMS, Row, rows_of
 
+_SUM_DTYPE = {torch.float16: torch.float32, torch.bfloat16: torch.float32}
 DEFAULT_EVERY = 50  # record one step in 50: about 2% of the training time (bench/)
 # A hidden row's counts (ReLU: units above 0; sigmoid/tanh: below and above the band)
 # are kept per unit up to this many (a kilobyte or two a recorded step), totalled when
@@ -725,12 +726,13 @@ class Recorder:
         that does is recorded in full). Each gradient's sum, read as a Python float
         (finite unless it holds a NaN or inf, or overflows: then checked exactly): the
         cheapest read of every entry measured in the loop, against a fused ‖·‖₂ or one
-        stacked sum (bench/README.md)."""
+        stacked sum (bench/README.md). Half precision is summed in float32, where a sum
+        of ones overflows only past 3e38, not past 65,504."""
         with torch.no_grad():
             grads = [g for p in self._params if (g := p.grad) is not None]
             if self._sparse:
                 grads = [_dense(g) for g in grads]
-            if all(math.isfinite(g.sum().item()) for g in grads):
+            if all(math.isfinite(g.sum(dtype=_SUM_DTYPE.get(g.dtype)).item()) for g in grads):
                 return False
             return not all(bool(torch.isfinite(g).all()) for g in grads)
 
