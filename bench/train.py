@@ -293,7 +293,7 @@ def rebuilt_train(spec: Spec, epochs: int) -> nn.Network:
     net = nn.Network.from_spec(spec)
     P, n = net.flat(), data.size
     batch = n if spec.update == "full" else 1
-    plain = C.Plain(net, online=batch == 1)
+    plain = C.Plain(net)
     for order in orders(spec, epochs, n):
         plain.run(P, X, Y, order, 0, n, batch, spec.learning_rate, 0.0)
     net.set_flat(P)

@@ -210,8 +210,6 @@ class Batched:
             G = G / n
         else:
             G = np.full(self.size, math.nan)
-        if previous is not None:
-            previous = [W for W, _ in self.layers(np.asarray(previous, dtype=float))]
         return samples_of(self.network, P, G, pre, act, previous)
 
 

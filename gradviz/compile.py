@@ -444,7 +444,7 @@ def compile_network(network: Network, clip: str | None = None, online: bool = Fa
     functions run on the engine (`Plain`): nothing generated runs, for reading, a
     debugger, or checking the compiled numbers (the same bits)."""
     if os.environ.get(PLAIN) == "1":
-        plain = Plain(network, clip, online)
+        plain = Plain(network, clip)
         return Compiled(plain.run, plain.gradient, plain.evaluate, "")
     return _compile(network.sizes, network.activations, network.loss, clip, online, network.l2 > 0)
 
@@ -457,9 +457,9 @@ class Plain:
     (`nn.example_graph`) and backpropagated, its gradients summed, averaged, clipped and
     applied in the generated code's order (the same bits), ten to fifty times slower."""
 
-    def __init__(self, network: Network, clip: str | None = None, online: bool = False) -> None:
+    def __init__(self, network: Network, clip: str | None = None) -> None:
         self.network = network.copy()  # its weights are set to P for every batch
-        self.clip, self.online = clip, online
+        self.clip = clip
         self.threshold = LOSS_FUNCTIONS[network.loss].threshold
 
     def _examples(
@@ -497,13 +497,13 @@ class Plain:
         tally = [0, 0, 0.0, 0.0]  # updates, clipped, Σ‖g‖ before and after clipping
         p = list(P)
         while start < stop:
-            end = start + 1 if self.online else min(start + batch, stop)
+            end = min(start + batch, stop)
             m = end - start
             if self.network.l2 > 0:  # l2·Σp² at the batch's starting weights, once per example
                 total += decay * sum_of_squares(p) * m
             total, right, G, _ = self._examples(p, X, Y, order[start:end], total)
             correct += right
-            G = [s / m for s in G]  # online, g itself: a grad starts 0.0 + (never -0.0)
+            G = [s / m for s in G]  # one example's: g itself (a grad starts 0.0 +, never -0.0)
             if self.network.l2 > 0:
                 G = [g + 2.0 * decay * w for g, w in zip(G, p, strict=True)]
             if self.clip is not None:

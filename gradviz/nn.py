@@ -317,11 +317,12 @@ def layer_samples(
     network: Network,
     X: np.ndarray,
     Y: np.ndarray,
-    previous_weights: Sequence[np.ndarray] | None = None,
+    previous: Sequence[float] | np.ndarray | None = None,
 ) -> list[LayerSample]:
     """Every layer's weights, gradients and activations on a batch, read-only: the mean
     loss's gradient as a full-batch step sees it before clipping, from the engine's graph
-    over arrays, a few thousand rows at a time (memory)."""
+    over arrays, a few thousand rows at a time (memory). `previous`: the flat weights
+    before the last update, if any."""
     X = np.asarray(X, dtype=np.float64)
     Y = np.asarray(Y, dtype=np.float64)
     if X.ndim != 2 or X.shape[1] != network.sizes[0] or Y.shape != (X.shape[0],):
@@ -350,7 +351,7 @@ def layer_samples(
     grads = np.array([t / n for t in totals]) if n else np.full(len(params), math.nan)
     pre = [np.concatenate(parts) for parts in pre_parts]
     act = [np.concatenate(parts) for parts in act_parts]
-    return samples_of(network, np.array(network.flat()), grads, pre, act, previous_weights)
+    return samples_of(network, np.array(network.flat()), grads, pre, act, previous)
 
 
 def layer_views(sizes: Sequence[int], P: np.ndarray) -> list[tuple[np.ndarray, np.ndarray]]:
@@ -369,12 +370,14 @@ def samples_of(
     G: np.ndarray,
     pre: list[np.ndarray],
     act: list[np.ndarray],
-    previous_weights: Sequence[np.ndarray] | None = None,
+    previous: Sequence[float] | np.ndarray | None = None,
 ) -> list[LayerSample]:
-    """Every layer's sample from flat weights P and the mean gradient G (+ 2·l2·p)."""
+    """Every layer's sample from flat weights P, the mean gradient G (+ 2·l2·p) and the
+    flat weights before the last update."""
     if network.l2:
         with np.errstate(all="ignore"):
             G = G + (2.0 * network.l2) * P
+    old = None if previous is None else layer_views(network.sizes, np.array(previous, float))
     return [
         LayerSample(
             index=layer.index,
@@ -387,9 +390,7 @@ def samples_of(
             bias_grads=Gb.copy(),
             pre_activations=pre[i],
             activations=act[i],
-            previous_weights=(
-                None if previous_weights is None else np.array(previous_weights[i], float)
-            ),
+            previous_weights=None if old is None else old[i][0],
         )
         for i, (layer, (W, b), (GW, Gb)) in enumerate(
             zip(network.layers, *(layer_views(network.sizes, v) for v in (P, G)), strict=True)

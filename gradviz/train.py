@@ -29,7 +29,6 @@ from gradviz.nn import (
     Network,
     is_correct,
     layer_samples,
-    layer_views,
     parameter_count,
     stats_rows,
     sum_of_squares,
@@ -214,8 +213,6 @@ def train(
     ) -> list[LayerSample]:
         if isinstance(execution, Compiled):
             network.set_flat(weights)
-            if previous is not None:
-                previous = [W for W, _ in layer_views(network.sizes, np.asarray(previous))]
             return layer_samples(network, x, y, previous)
         return execution.samples(np.asarray(weights), x, y, previous)
 

@@ -175,9 +175,7 @@ def test_layer_samples_are_the_engines(monkeypatch: pytest.MonkeyPatch) -> None:
     net = nn.Network.from_spec(spec)
     data = T.load_data(spec)
     previous = np.array(net.flat()) * 0.9
-    other = net.copy()
-    other.set_flat(previous.tolist())
-    engine = nn.layer_samples(net, data.X, data.Y, [W for W, _ in other.weights()])
+    engine = nn.layer_samples(net, data.X, data.Y, previous)
     batched = Batched(net).samples(np.array(net.flat()), data.X, data.Y, previous)
     for x, y in zip(engine, batched, strict=True):
         for field in ("weights", "biases", "previous_weights", "pre_activations", "activations"):

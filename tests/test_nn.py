@@ -505,7 +505,7 @@ def test_layer_samples_in_chunks_give_the_same_bits(monkeypatch: pytest.MonkeyPa
     d = datasets.load(specs.preset("moons").data)
     whole = nn.layer_samples(net, d.X, d.Y)
     monkeypatch.setattr(nn, "GRAPH_BUDGET", 5000)  # a few rows per chunk
-    chunked = nn.layer_samples(net, d.X, d.Y, previous_weights=[s.weights for s in whole])
+    chunked = nn.layer_samples(net, d.X, d.Y, previous=net.flat())
     for a, b in zip(whole, chunked, strict=True):
         assert np.array_equal(a.weight_grads, b.weight_grads)
         assert np.array_equal(a.activations, b.activations)

@@ -39,7 +39,7 @@ def reference_train(spec: Spec, epochs: int) -> tuple[list[float], list[float]]:
     rng = np.random.default_rng(np.random.SeedSequence(spec.seed, spawn_key=(1,)))
     n = data.size
     batch = {"full": n, "online": 1}.get(spec.update, spec.batch_size or n)
-    plain = C.Plain(net, clip, online=batch == 1)
+    plain = C.Plain(net, clip)
     P, X, Y = net.flat(), data.X.tolist(), data.Y.tolist()
     losses = []
     for epoch in range(1, epochs + 1):
