@@ -179,9 +179,8 @@ def input_files(source: str, data: str | None = None) -> list[str | Path]:
         spec = resolve_spec(source, {}, {})
     except GradvizError:  # its error is raised where the command reads it
         return [source, *files]
-    if spec.data.path is not None:
-        base = Path(spec.base_dir) if spec.base_dir else Path()
-        files.append(base / spec.data.path)
+    if spec.data_path is not None:
+        files.append(spec.data_path)
     return [source, *files]
 
 

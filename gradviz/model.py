@@ -16,7 +16,7 @@ from pathlib import Path
 
 import numpy as np
 
-from gradviz.data import Dataset, load
+from gradviz.data import Dataset
 from gradviz.engine import Value, topological_order
 from gradviz.errors import GradvizError, InputError, ModelError, quoted
 from gradviz.files import write_atomic
@@ -42,7 +42,7 @@ from gradviz.schema import (
 )
 from gradviz.spec import Spec
 from gradviz.stats import Diagnosis, History, diagnose, history
-from gradviz.train import Result
+from gradviz.train import Result, load_data
 
 # The advice older gradviz appended to `history.stopped`, which `Model.stopped` leaves out.
 OLD_ADVICE = re.compile(r", or pass \S+ to train on regardless\.$")
@@ -69,10 +69,9 @@ class Model:
     def dataset(self) -> Dataset:
         """The data it was trained on: a model file may name a CSV file only inside its own
         folder (a model someone sends you must not make gradviz read any other file)."""
-        data = self.spec.data
-        if self.source is not None and data.name == "csv" and data.path is not None:
+        data, path = self.spec.data, self.spec.data_path  # (load_model: from the model's folder)
+        if self.source is not None and path is not None:
             folder = self.source.parent
-            path = folder / data.path
             if not path.resolve().is_relative_to(folder.resolve()):
                 raise ModelError(
                     f"{self.source}: its data set {data.path} is outside the model's folder; "
@@ -81,7 +80,7 @@ class Model:
                     options=["data"],
                 )
             _regular_file(path, self.source)
-        return load(data, Path(self.spec.base_dir) if self.spec.base_dir else None)
+        return load_data(self.spec)
 
     def layer_samples(self, dataset: Dataset | None = None) -> list[LayerSample]:
         """Per-layer state of the saved weights on its data (`nn.stats_rows` of it)."""
@@ -180,10 +179,7 @@ def model_inputs(path: Path) -> list[Path]:
         spec = load_model(path).spec
     except GradvizError:  # its error is raised where the command reads it
         return [path]
-    if spec.data.name != "csv" or spec.data.path is None:
-        return [path]
-    data = Path(spec.data.path)
-    return [path, Path(spec.base_dir) / data if spec.base_dir else data]
+    return [path] if spec.data_path is None else [path, spec.data_path]
 
 
 def save(model: Model, path: Path | str) -> None:

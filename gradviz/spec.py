@@ -131,6 +131,11 @@ class Spec:
         return parameter_count(self.layers)
 
     @property
+    def data_path(self) -> Path | None:
+        """A CSV data set's file, relative to the spec's folder (None: a built-in set)."""
+        return None if self.data.path is None else Path(self.base_dir or "") / self.data.path
+
+    @property
     def update_text(self) -> str:
         return f"minibatch {self.batch_size}" if self.update == "minibatch" else self.update
 
@@ -155,10 +160,9 @@ class Spec:
             value = key.write(self) if key.write else getattr(self, key.name)
             if key.always or value != key.default:
                 out[key.name] = value
-        if self.data.name == "csv" and self.data.path:
+        if self.data_path is not None:
             # absolute, so a saved model finds its data wherever the model file goes
-            path = Path(self.base_dir or "") / self.data.path
-            out["data"]["csv"] = str(path.absolute())
+            out["data"]["csv"] = str(self.data_path.absolute())
         return out
 
 

@@ -307,7 +307,7 @@ class Diverged(TrainingError):
 
 def load_data(spec: Spec) -> Dataset:
     """The spec's data set (a CSV path is relative to the spec file's folder)."""
-    return load(spec.data, Path(spec.base_dir) if spec.base_dir else None)
+    return load(spec.data, Path(spec.base_dir or ""))
 
 
 # Work refused before training: epochs × examples × parameters. 1e9 is a few minutes

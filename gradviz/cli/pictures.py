@@ -27,8 +27,8 @@ if TYPE_CHECKING:
 def spec_inputs(spec: str | None, resolved: Spec) -> list[str | Path]:
     """The files a training run reads (the spec, a CSV), which no picture may overwrite."""
     inputs: list[str | Path] = [spec] if spec is not None and Path(spec).is_file() else []
-    if resolved.data.path is not None:
-        inputs.append(Path(resolved.base_dir or "") / resolved.data.path)
+    if resolved.data_path is not None:
+        inputs.append(resolved.data_path)
     return inputs
 
 
@@ -124,9 +124,9 @@ def check_save_path(save_path: str) -> None:
 
 def note_data_outside(spec: Spec, save_path: Path) -> None:
     """A saved model reads CSV data only inside its own folder: say so when it is not."""
-    if spec.data.name != "csv" or spec.data.path is None:
+    data = spec.data_path
+    if data is None:
         return
-    data = Path(spec.base_dir or "") / spec.data.path
     if not data.resolve().is_relative_to(save_path.parent.resolve()):
         click.echo(
             f"note: the data ({data}) is outside the model's folder; a model only reads data "
