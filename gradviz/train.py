@@ -245,14 +245,11 @@ def train(
             counts = [0, 0, 0.0, 0.0] if clip is not None else None
             recording = record and (epoch % spec.stats_every == 0 or epoch == spec.epochs)
             # `previous`, when recording: the weights before the epoch's last update (two
-            # calls then, over the same batches as one: the same bits)
-            if recording and last_start:
-                total, correct = run(P, order, lr, 0, last_start, counts=counts)
-                previous = P.copy()
-                total, correct = run(P, order, lr, last_start, n, total, correct, counts)
-            else:
-                previous = P.copy() if recording else None
-                total, correct = run(P, order, lr, 0, n, counts=counts)
+            # calls over the same batches as one: the same bits)
+            split = last_start if recording else 0
+            total, correct = run(P, order, lr, 0, split, counts=counts)
+            previous = P.copy() if recording else None
+            total, correct = run(P, order, lr, split, n, total, correct, counts)
             loss = total / n
             history.loss.append(loss)
             if counts is not None:
@@ -264,14 +261,14 @@ def train(
                 )
             history.accuracy.append(correct / n)
             if history.stopped is None and not _finite(loss, P):
-                message = _divergence(
+                fact = _divergence(
                     run, measure, data, start_weights, order, lr, batch, epoch, loss, network.l2
                 )
-                history.stopped = message + "."
+                history.stopped = f"{fact}. Lower {LOWER}."
                 if not keep_going:
                     if record:  # the state it stopped in, NaN and all
                         snapshot(epoch, previous)
-                    raise Diverged(message, result())
+                    raise Diverged(fact, result())
             if recording:
                 snapshot(epoch, previous)
             if on_epoch is not None:
@@ -288,18 +285,17 @@ def _finite(total: float, P: Weights) -> bool:
     return math.isfinite(sum(P)) or all(map(math.isfinite, P))
 
 
+LOWER = "the learning rate or clip gradients (clip_norm = 1)"  # what to do, after "Lower"
+
+
 class Diverged(TrainingError):
     """Training stopped at a non-finite loss or weight, naming the epoch and the first
     layer; `result` is the training so far (for `--json` and diagnosis)."""
 
-    def __init__(self, divergence: str, result: Result) -> None:
-        # what happened on the error's line, what to do on the next
-        fact, _, advice = divergence.partition(". Lower ")
-        super().__init__(
-            f"{fact}." if advice else divergence,
-            hint=f"Lower {advice}, or pass {{keep_going=True}} to train on regardless."
-            if advice
-            else "Pass {keep_going=True} to train on regardless.",
+    def __init__(self, fact: str, result: Result) -> None:
+        super().__init__(  # what happened on the error's line, what to do on the next
+            f"{fact}.",
+            hint=f"Lower {LOWER}, or pass {{keep_going=True}} to train on regardless.",
             options=["keep_going=True"],
         )
         self.result = result
@@ -390,5 +386,5 @@ def _divergence(
         break
     return (
         f"training diverged at epoch {epoch}: the loss is {fmt(loss)}; NaN/inf first appeared "
-        f"in {where}. Lower the learning rate or clip gradients (clip_norm = 1)"
+        f"in {where}"
     )
