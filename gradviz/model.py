@@ -209,15 +209,14 @@ def parse_model(text: str, name: str = "model", base_dir: str | None = None) -> 
 @dataclass
 class LossGraph:
     """One example through a saved network, forward and backward. `clusters` maps every
-    node but the inputs to its layer (`L1`, …) or `loss`, `neurons` a layer's nodes to
-    their neuron (`L1.N2`); `model` (None for a bare Network) has the whole data set."""
+    node but the inputs to its layer (`L1`, …) or `loss`; `model` (None for a bare
+    Network) has the whole data set."""
 
     network: Network
     built: Built
     x: tuple[float, ...]
     y: float
     clusters: dict[Value, str]
-    neurons: dict[Value, str]
     model: Model | None = None
 
     @property
@@ -324,19 +323,12 @@ def network_loss_graph(
         raise InputError(f"{{target}} {fmt(y)}: expected a finite number", options=["target"])
     with np.errstate(all="ignore"):
         built = example_graph(network, x, y)
-    clusters: dict[Value, str] = {}
-    neurons: dict[Value, str] = {}
     inputs = set(built.inputs)
-    for layer, acts in zip(network.layers, built.act, strict=True):
-        for neuron, a in zip(layer.neurons, acts, strict=True):
-            for node in topological_order(a):
-                if node not in clusters and node not in inputs:
-                    clusters[node] = layer.name
-                    neurons[node] = neuron.name
-    for node in topological_order(built.loss):
-        if node not in clusters and node not in inputs:
-            clusters[node] = "loss"
+    clusters: dict[Value, str] = {}  # each node in the first layer (or the loss) to reach it
+    tops = [(layer.name, acts) for layer, acts in zip(network.layers, built.act, strict=True)]
+    for name, outputs in [*tops, ("loss", [built.loss])]:
+        for node in (node for top in outputs for node in topological_order(top)):
+            if node not in inputs:
+                clusters.setdefault(node, name)
     source = model if isinstance(model, Model) else None
-    return LossGraph(
-        network, built, tuple(float(v) for v in x), float(y), clusters, neurons, source
-    )
+    return LossGraph(network, built, tuple(float(v) for v in x), float(y), clusters, source)

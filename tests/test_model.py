@@ -220,7 +220,6 @@ def test_network_loss_graph_has_named_params_and_layer_clusters(saved: Path) -> 
     assert {"L1.N1.w0", "L1.N4.b", "L2.N1.w3", "x0", "x1", "y", "loss"} <= labels
     assert {graph.clusters.get(v) for v in nodes} == {None, "L1", "L2", "loss"}
     assert all(graph.clusters.get(v) is None for v in graph.built.inputs)
-    assert graph.neurons[graph.built.pre[0][2]] == "L1.N3"
     outputs = T.evaluate(model.network(), model.dataset()).outputs
     assert graph.built.output.data == outputs[1]
     w = next(v for v in nodes if v.label == "L2.N1.w0")
