@@ -135,10 +135,6 @@ class Layer:
         return f"L{self.index}"
 
     @property
-    def n_in(self) -> int:
-        return len(self.neurons[0].weights)
-
-    @property
     def n_out(self) -> int:
         return len(self.neurons)
 
@@ -208,8 +204,7 @@ class Network:
             raise SpecError(f"unknown init {quoted(scheme)}; expected one of {', '.join(INITS)}")
         rng = np.random.default_rng(np.random.SeedSequence(seed, spawn_key=(0,)))
         weights = []
-        for layer in self.layers:
-            n_in, n_out = layer.n_in, layer.n_out
+        for n_in, n_out in itertools.pairwise(self.sizes):
             if scheme == "he":
                 w = rng.normal(0.0, math.sqrt(2.0 / n_in), size=(n_out, n_in))
             else:  # U(±√square): uniform1 and micrograd U(-1, 1)

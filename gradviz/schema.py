@@ -353,12 +353,8 @@ def _matrix(
     if not isinstance(value, list) or len(value) != rows:
         raise InputError(f"{where}: expected {rows} rows of {columns} weights (n_out × n_in)")
     return np.array(
-        [
-            _vector(row, columns, f"{where}[{j}]", layer, diverged, row=j)
-            for j, row in enumerate(value)
-        ],
-        dtype=np.float64,
-    ).reshape(rows, columns)
+        [_vector(row, columns, f"{where}[{j}]", layer, diverged, j) for j, row in enumerate(value)]
+    )
 
 
 # -- recorded runs -----------------------------------------------------------------------

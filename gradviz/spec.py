@@ -193,7 +193,13 @@ def _read_spec(path: Path) -> tuple[dict, Locate]:
         raise SpecError(f"{path}: a number is too long to read (more than 4300 digits)") from None
     except RecursionError:
         raise SpecError(f"{path}: nested too deeply to be a spec") from None
-    return raw, _file_locator(path, text)
+    lines = text.splitlines()
+
+    def locate(key: str) -> str:
+        number = _key_line(lines, key)
+        return f"{path} line {number}: {key}" if number else f"{path}: {key}"
+
+    return raw, locate
 
 
 _TOML_AT = re.compile(r"(.*) \(at line (\d+), column \d+\)$", re.DOTALL)
@@ -214,20 +220,10 @@ def _toml_problem(path: Path, text: str, problem: str) -> str:
     return f"{path}: invalid TOML: {problem}"
 
 
-def _file_locator(path: Path, text: str) -> Locate:
-    lines = text.splitlines()
-
-    def locate(key: str) -> str:
-        parts = key.split("[")[0].split(".")
-        section, bare = (parts[0], parts[1]) if len(parts) == 2 else (None, parts[0])
-        number = _key_line(lines, section, bare)
-        return f"{path} line {number}: {key}" if number else f"{path}: {key}"
-
-    return locate
-
-
-def _key_line(lines: Sequence[str], section: str | None, bare: str) -> int | None:
-    """The line (from 1) of the key `bare` of the table `section` (None: top level)."""
+def _key_line(lines: Sequence[str], key: str) -> int | None:
+    """The line (from 1) where `key` (`layers`, `data.size`, `layers[2]`) is written."""
+    parts = key.split("[")[0].split(".")
+    section, bare = (parts[0], parts[1]) if len(parts) == 2 else (None, parts[0])
     pattern = re.compile(rf"^\s*(\"?){re.escape(bare)}\1\s*=")
     in_section = section is None
     for number, line in enumerate(lines, 1):
