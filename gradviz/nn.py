@@ -285,15 +285,10 @@ def sum_of_squares(values: Sequence[float]) -> float:
     return total
 
 
-def sequential_sum(values: np.ndarray | float, count: int, start: float = -0.0) -> float:
-    """start + v1 + v2 + … left to right (a float: `count` equal values), the order of
-    training's batch sums, so that every way of computing them gives the same bits."""
-    if isinstance(values, np.ndarray):
-        return float(np.cumsum(np.concatenate(([start], values.ravel())))[-1])
-    total = start
-    for _ in range(count):
-        total += float(values)
-    return total
+def sequential_sum(values: np.ndarray, start: float = -0.0) -> float:
+    """start + v1 + v2 + … left to right, the order of training's batch sums, so that
+    every way of computing them gives the same bits."""
+    return float(np.cumsum(np.concatenate(([start], values.ravel())))[-1])
 
 
 # Floats held by one batched graph at a time in `layer_samples` (32 MB).
@@ -333,16 +328,15 @@ def layer_samples(
     rows_per_chunk = max(1, GRAPH_BUDGET // (4 * len(params) + 16))
     with np.errstate(all="ignore"):
         for start in range(0, n, rows_per_chunk):
-            stop = min(n, start + rows_per_chunk)
-            m = stop - start
-            inputs = [Value(X[start:stop, j].copy(), label=f"x{j}") for j in range(X.shape[1])]
-            built = network.build(inputs, Value(Y[start:stop].copy(), label="y"))
+            rows = slice(start, start + rows_per_chunk)
+            inputs = [Value(X[rows, j].copy(), label=f"x{j}") for j in range(X.shape[1])]
+            built = network.build(inputs, Value(Y[rows].copy(), label="y"))
             backpropagate(topological_order(built.loss))  # this chunk's grads alone
             for k, p in enumerate(params):
-                totals[k] = sequential_sum(p.grad, m, totals[k])
+                totals[k] = sequential_sum(p.grad, totals[k])  # (arrays: every input is one)
             for i in range(len(network.layers)):
-                pre_parts[i].append(_columns(built.pre[i], m))
-                act_parts[i].append(_columns(built.act[i], m))
+                pre_parts[i].append(np.stack([v.data for v in built.pre[i]], axis=1))
+                act_parts[i].append(np.stack([v.data for v in built.act[i]], axis=1))
     grads = np.array([t / n for t in totals]) if n else np.full(len(params), math.nan)
     pre = [np.concatenate(parts) for parts in pre_parts]
     act = [np.concatenate(parts) for parts in act_parts]
@@ -391,10 +385,3 @@ def samples_of(
             zip(network.layers, *(layer_views(network.sizes, v) for v in (P, G)), strict=True)
         )
     ]
-
-
-def _columns(values: list[Value], m: int) -> np.ndarray:
-    """Per-unit batch data as a (batch, units) array (a float broadcast)."""
-    return np.stack(
-        [np.broadcast_to(np.asarray(v.data, dtype=np.float64), (m,)) for v in values], axis=1
-    )
