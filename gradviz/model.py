@@ -93,9 +93,7 @@ class Model:
     def stopped(self) -> str | None:
         """Why training diverged, or None; never advice to train on (it did: `OLD_ADVICE`)."""
         stopped = self.history.get("stopped")
-        if stopped is not None and OLD_ADVICE.search(stopped):
-            return OLD_ADVICE.sub(".", stopped)
-        return stopped
+        return None if stopped is None else OLD_ADVICE.sub(".", stopped)
 
     @property
     def epochs_run(self) -> int:
