@@ -14,7 +14,7 @@ from __future__ import annotations
 import math
 import re
 from collections.abc import Sequence
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from gradviz.numbers import DEFAULT_PRECISION
 from gradviz.render.colours import (
@@ -356,7 +356,7 @@ def _layer_column(members: list[Node], precision: int, horizontal: bool, number_
     return f"\t{{rank=same\n{body}{order}\t}}\n"
 
 
-def dot_body(
+def to_dot(
     diagram: Diagram,
     *,
     rankdir: str = "LR",
@@ -365,8 +365,8 @@ def dot_body(
     number_width: int = 0,
     font: str = FONT,
     op_font: tuple[str, int] | None = None,
-) -> list[str]:
-    """The statements inside `digraph gradviz { … }` as `graphviz.Digraph.body` keeps them.
+) -> str:
+    """The whole DOT document, byte-stable (the same diagram gives the same text).
     `number_width` pads numbers (for a page that rewrites them); `font` is every text's,
     `op_font` (if given) the font and size of the ops' symbols (a PNG's bold `+`)."""
     if rankdir not in RANKDIRS:
@@ -407,10 +407,4 @@ def dot_body(
     elif diagram.title:
         label = "\\n".join(label_text(line) for line in title_lines(diagram))
         lines.append(f'\tlabel="{label}"\n\tlabelloc="t"\n')
-    return lines
-
-
-def to_dot(diagram: Diagram, **options: Any) -> str:
-    """The whole DOT document, `dot_body`'s `options` (byte-stable: the same diagram gives
-    the same text)."""
-    return "digraph gradviz {\n" + "".join(dot_body(diagram, **options)) + "}\n"
+    return "digraph gradviz {\n" + "".join(lines) + "}\n"

@@ -12,7 +12,6 @@ not a terminal).
 from __future__ import annotations
 
 import io
-from typing import Any
 
 from rich.console import Console, Group, RenderableType
 from rich.table import Table
@@ -233,22 +232,31 @@ def leaf_table(diagram: Diagram, *, precision: int = DEFAULT_PRECISION) -> Table
 
 
 def to_terminal(
-    diagram: Diagram, *, precision: int = DEFAULT_PRECISION, **tree: Any
+    diagram: Diagram,
+    *,
+    precision: int = DEFAULT_PRECISION,
+    depth: int | None = MAX_DEPTH,
+    more: str = MORE_LEVELS,
 ) -> RenderableType:
-    """Tree (`to_tree`'s `depth` and `more`), then the leaf table, as one renderable."""
+    """Tree (`to_tree`), then the leaf table, as one renderable."""
     parts: list[RenderableType] = []
     if diagram.title:
         parts.append(Text(printable(diagram.title), style="bold"))
-    parts.append(to_tree(diagram, precision=precision, **tree))
+    parts.append(to_tree(diagram, precision=precision, depth=depth, more=more))
     table = leaf_table(diagram, precision=precision)
     if table is not None:
         parts += [Text(""), table]
     return Group(*parts)
 
 
-def to_text(diagram: Diagram, *, width: int = 100, **options: Any) -> str:
-    """The terminal view (`to_terminal`'s `options`) as plain text (no colour): for files,
-    pipes and snapshots."""
+def to_text(
+    diagram: Diagram,
+    *,
+    width: int = 100,
+    precision: int = DEFAULT_PRECISION,
+    depth: int | None = MAX_DEPTH,
+) -> str:
+    """The terminal view as plain text (no colour): for files, pipes and snapshots."""
     console = Console(width=width, color_system=None, force_terminal=False, file=io.StringIO())
-    console.print(to_terminal(diagram, **options))
+    console.print(to_terminal(diagram, precision=precision, depth=depth))
     return console.file.getvalue()
