@@ -21,10 +21,10 @@ from gradviz.errors import Worded
 from gradviz.lazy import is_array
 from gradviz.numbers import DEFAULT_PRECISION, fmt
 from gradviz.render import colours
-from gradviz.text import printable  # noqa: F401 (renderers and tests import it from here)
 
 if TYPE_CHECKING:  # the Values a diagram was drawn from: named, never computed here
     from gradviz.engine import Number, Value
+    from gradviz.render.colours import Band
 
 NodeKind = Literal["value", "op", "group"]
 Role = Literal["input", "constant", "intermediate", "output", "op", "group"]
@@ -219,14 +219,6 @@ def constant_text(node: Node, precision: int = DEFAULT_PRECISION) -> str | None:
     return number_text(node.data, precision)
 
 
-# The colour scale lives in gradviz.render.colours; its names are kept here for renderers.
-Band = colours.Band
-BANDS = colours.BANDS
-BAD_BAND = colours.BAD_BAND
-BAD_BORDER = colours.BAD_BORDER
-BAD_MARK = colours.BAD_MARK
-
-
 def band_of(node: Node) -> Band | None:
     """The colour band of a node: None without a grad (op nodes, --no-grad)."""
     return colours.band_for(node.magnitude, node.is_finite)
@@ -244,7 +236,7 @@ def is_bad(x: Number | None) -> bool:
 def number_text(x: Number, precision: int = DEFAULT_PRECISION) -> str:
     """A number as a node shows it; NaN/inf (in any sample) followed by BAD_MARK."""
     text = fmt(x, precision)
-    return f"{text} {BAD_MARK}" if is_bad(x) else text
+    return f"{text} {colours.BAD_MARK}" if is_bad(x) else text
 
 
 # The layer view is a chain: top to bottom it reads as a table, one row per layer.

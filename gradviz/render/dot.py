@@ -19,18 +19,18 @@ from typing import TYPE_CHECKING
 from gradviz.numbers import DEFAULT_PRECISION
 from gradviz.render.colours import (
     ALL_BANDS,
+    BAD_BAND,
+    BAD_BORDER,
     CURRENT,
     EDGE_KEY,
     LEGEND_TITLE,
     PLAIN_FILL,
     STATE_LOOK,
+    Band,
 )
 from gradviz.render.diagram import (
-    BAD_BAND,
-    BAD_BORDER,
     SIDE_BY_SIDE_PX,
     STOPS,
-    Band,
     Diagram,
     Edge,
     Node,

@@ -36,8 +36,8 @@ from gradviz.errors import OptionWords, keyword
 from gradviz.numbers import DEFAULT_PRECISION
 from gradviz.ops import BINARY_OPS, NEG, UNARY_OPS, Op, javascript, javascript_chain, power_op
 from gradviz.render import colours
-from gradviz.render.colours import STATE_LOOK
-from gradviz.render.diagram import BAD_BAND, BAD_BORDER, BAD_MARK, BANDS, Diagram
+from gradviz.render.colours import BAD_BAND, BAD_BORDER, BAD_MARK, BANDS, STATE_LOOK
+from gradviz.render.diagram import Diagram
 
 if TYPE_CHECKING:
     from gradviz.records import Step

@@ -22,10 +22,9 @@ from dataclasses import replace
 from gradviz.errors import RenderError
 from gradviz.numbers import DEFAULT_PRECISION
 from gradviz.render import colours
-from gradviz.render.colours import ALL_BANDS, EDGE_KEY, LEGEND_TITLE
+from gradviz.render.colours import ALL_BANDS, EDGE_KEY, LEGEND_TITLE, Band
 from gradviz.render.diagram import (
     STOPS,
-    Band,
     Diagram,
     Node,
     band_of,

@@ -19,8 +19,8 @@ from rich.text import Text
 from rich.tree import Tree
 
 from gradviz.numbers import DEFAULT_PRECISION, fmt
-from gradviz.render.colours import ALL_BANDS
-from gradviz.render.diagram import BAD_BAND, Diagram, Node, band_of, constant_text, is_bad
+from gradviz.render.colours import ALL_BANDS, BAD_BAND
+from gradviz.render.diagram import Diagram, Node, band_of, constant_text, is_bad
 from gradviz.text import output_name, printable
 
 # Deeper trees collapse their middle into a count, then list the inputs below it (each
