@@ -239,8 +239,14 @@ def number_text(x: Number, precision: int = DEFAULT_PRECISION) -> str:
     return f"{text} {colours.BAD_MARK}" if is_bad(x) else text
 
 
+RANKDIRS = ("LR", "TB", "RL", "BT")
 # The layer view is a chain: top to bottom it reads as a table, one row per layer.
 LAYER_RANKDIR = "TB"
+
+
+def check_rankdir(rankdir: str) -> None:
+    if rankdir not in RANKDIRS:
+        raise ValueError(f"rankdir must be one of {', '.join(RANKDIRS)}, not {rankdir!r}")
 
 
 # Left to right, wider than this (px, estimated) shrinks text below about two thirds when

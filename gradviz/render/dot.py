@@ -35,6 +35,7 @@ from gradviz.render.diagram import (
     Edge,
     Node,
     band_of,
+    check_rankdir,
     constant_text,
     number_text,
     ranks,
@@ -46,7 +47,6 @@ from gradviz.text import printable
 if TYPE_CHECKING:
     from gradviz.engine import Number
 
-RANKDIRS = ("LR", "TB", "RL", "BT")
 # DejaVu Sans: the default sans of Debian and Ubuntu, and among the widest common sans
 # fonts; graphviz-pure and the system `dot` lay text out with its metrics, so a browser
 # with DejaVu (or a narrower fallback) keeps every text inside its box.
@@ -369,8 +369,7 @@ def to_dot(
     """The whole DOT document, byte-stable (the same diagram gives the same text).
     `number_width` pads numbers (for a page that rewrites them); `font` is every text's,
     `op_font` (if given) the font and size of the ops' symbols (a PNG's bold `+`)."""
-    if rankdir not in RANKDIRS:
-        raise ValueError(f"rankdir must be one of {', '.join(RANKDIRS)}, not {rankdir!r}")
+    check_rankdir(rankdir)
     # Braced record fields: side by side LR, stacked TB (narrow nodes top to bottom), but
     # side by side TB too when every rank fits a page so (a chain: half the height).
     horizontal = rankdir in ("LR", "RL") or widest_rank(diagram) > SIDE_BY_SIDE_PX

@@ -28,13 +28,12 @@ from gradviz.render.diagram import (
     Diagram,
     Node,
     band_of,
+    check_rankdir,
     constant_text,
     draw_less,
     number_text,
 )
 from gradviz.text import printable
-
-DIRECTIONS = ("LR", "TB", "RL", "BT")
 
 # Mermaid refuses to render more edges than this (its `maxEdges` default).
 MAX_EDGES = 500
@@ -94,7 +93,6 @@ def _coded_o(match: re.Match[str]) -> str:
     return f"{match.group(1)}#{ord(match.group(2))};{match.group(3)}"
 
 
-CAPTION = "caption"  # the title's node id: not an id of ours (n0, key_x, c0) nor a keyword
 _SAFE_ID = re.compile(r"[A-Za-z][A-Za-z0-9_]*")
 _KEY_BOX_STYLE = "fill:none,stroke:none,color:#000000"
 _CAPTION_STYLE = "fill:none,stroke:none,color:#000000,font-weight:bold"
@@ -124,6 +122,7 @@ def _number(name: str, x: object, precision: int) -> str:
 # Mermaid words that cannot be node ids; our ids (n3, n3_op, x0, L1_N2, loss) never are,
 # but a renamed diagram might hold one: those get a generated id instead.
 _RESERVED = {"end", "graph", "flowchart", "subgraph", "style", "class", "classDef", "click"}
+# The title's node id: not an id of ours (n0, key_x, c0) nor a keyword.
 _RESERVED |= {"linkStyle", "direction", "default", "call", "href", CAPTION := "caption"}
 
 
@@ -198,8 +197,7 @@ def to_mermaid(
 ) -> str:
     """A `flowchart`, one node per diagram node, coloured through `classDef`; RenderError
     above Mermaid's edge limit."""
-    if rankdir not in DIRECTIONS:
-        raise ValueError(f"rankdir must be one of {', '.join(DIRECTIONS)}, not {rankdir!r}")
+    check_rankdir(rankdir)
     check_edges(diagram)
     ids = mermaid_ids(diagram)
     stacked = rankdir in ("TB", "BT")

@@ -14,7 +14,6 @@ from typing import TYPE_CHECKING, Any
 from gradviz.errors import OptionWords, keyword
 from gradviz.numbers import fmt
 from gradviz.render.diagram import Diagram, Edge, Node, captioned
-from gradviz.render.diagram import preferred_rankdir as preferred_rankdir  # moved; kept here
 
 if TYPE_CHECKING:  # the data drawn, never loaded or computed here
     from gradviz.engine import Value
