@@ -1,10 +1,7 @@
 """The drawing model every renderer reads: nodes, edges, and what to show on them.
 
-A `Diagram` is format-neutral: the DOT, Mermaid, JSON and terminal renderers are pure
-functions of it. Other parts of gradviz build diagrams of their own (a network
-collapsed into neuron or layer `group` nodes; a step of the backward pass with nodes
-marked `done`/`current`/`dim`) and get every output format for free.
-
+A `Diagram` is format-neutral: a network collapsed into neuron or layer `group` nodes, or
+a step of the backward pass with nodes `done`/`current`/`dim`, gets every output format.
 Node ids come from graph order (`n0`, `n1`, … and `n3_op` for the op that made `n3`),
 never from `id()`, so the same graph always gives byte-identical text.
 """
@@ -295,12 +292,13 @@ def _node_width(node: Node, stacked: bool = False) -> float:
 SIDE_BY_SIDE_PX = 760
 
 
-def widest_rank(diagram: Diagram) -> float:
-    """The widest rank top to bottom with every record's fields side by side, in px."""
+def widest_rank(diagram: Diagram, stacked: bool = False) -> float:
+    """The widest rank top to bottom, in px, every record's fields side by side (or
+    `stacked`)."""
     rank = ranks(diagram)
     rows: dict[int, float] = {}
     for node in diagram.nodes:
-        rows[rank[node.id]] = rows.get(rank[node.id], 0.0) + _node_width(node) + _GAP_PX
+        rows[rank[node.id]] = rows.get(rank[node.id], 0.0) + _node_width(node, stacked) + _GAP_PX
     return max(rows.values(), default=0.0)
 
 
@@ -312,14 +310,10 @@ def preferred_rankdir(diagram: Diagram) -> str:
         return LAYER_RANKDIR
     rank = ranks(diagram)
     columns: dict[int, float] = {}
-    rows: dict[int, float] = {}
     for node in diagram.nodes:
-        r = rank[node.id]
-        columns[r] = max(columns.get(r, 0.0), _node_width(node))
-        rows[r] = rows.get(r, 0.0) + _node_width(node, stacked=True) + _GAP_PX
+        columns[rank[node.id]] = max(columns.get(rank[node.id], 0.0), _node_width(node))
     wide = sum(columns.values()) + _GAP_PX * len(columns)
-    tall = max(rows.values(), default=0.0)
-    return "TB" if wide > WIDE_PX and tall < wide else "LR"
+    return "TB" if wide > WIDE_PX and widest_rank(diagram, stacked=True) < wide else "LR"
 
 
 # The views of a saved network that draw less than each level (`level`).
