@@ -235,8 +235,7 @@ def _edge_line(edge: Edge, largest: float = 0.0, ordered: bool = False) -> str:
     elif edge.label:
         pairs.append(("label", label_text(edge.label)))
     if edge.weight is not None:
-        pairs.append(("penwidth", pen_width(edge.weight, largest)))
-        pairs.append(("arrowsize", "0.4"))
+        pairs += [("penwidth", pen_width(edge.weight, largest)), ("arrowsize", "0.4")]
     band = edge.band
     if band is not None:
         pairs.append(("color", band.line))
@@ -246,11 +245,8 @@ def _edge_line(edge: Edge, largest: float = 0.0, ordered: bool = False) -> str:
         pairs.append(("tooltip", tooltip_text(edge.detail)))
     if edge.emphasis:
         pairs += [("color", CURRENT), ("penwidth", "2.5")]
-    return (
-        f"\t{node_id(edge.source)} -> {node_id(edge.target)}"
-        + (f" [{_attrs(pairs)}]" if pairs else "")
-        + "\n"
-    )
+    attrs = f" [{_attrs(pairs)}]" if pairs else ""
+    return f"\t{node_id(edge.source)} -> {node_id(edge.target)}{attrs}\n"
 
 
 def credit_node_id(edge: Edge) -> str:

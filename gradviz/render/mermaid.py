@@ -83,14 +83,11 @@ def escape(text: str) -> str:
     """User text as it may stand between double quotes in a Mermaid label. mermaid.js reads
     any line holding `direction TB` (or LR, …) as a direction statement, quotes or not:
     the word's `o` is written as an entity code, so that no label holds it."""
-    return _DIRECTION.sub(_coded_o, printable(text).translate(_ENTITIES))
+    escaped = printable(text).translate(_ENTITIES)
+    return _DIRECTION.sub(lambda m: f"{m[1]}#{ord(m[2])};{m[3]}", escaped)
 
 
 _DIRECTION = re.compile(r"(directi)(o)(n)", re.IGNORECASE)
-
-
-def _coded_o(match: re.Match[str]) -> str:
-    return f"{match.group(1)}#{ord(match.group(2))};{match.group(3)}"
 
 
 _SAFE_ID = re.compile(r"[A-Za-z][A-Za-z0-9_]*")
