@@ -1,16 +1,10 @@
 """The backward pass as one animated SVG (`gradviz trace EXPR -o backward.svg --animate`).
 
-No script: CSS keyframes, which play where scripts may not run, inside `<img>` as GitHub
-shows README images. One layout holds every frame's content (all the credits, each on
-the edge it travels back along); a caption first says the forward pass is done (no picture
-without words), then the keyframes show, step by step in the trace's order, which node is
-current (and its edges), which are done, and each credit as it arrives;
-then the last frame holds, and the loop starts again. A reader who prefers reduced
-motion, and a program that does not run CSS animations, sees the picture as written: the
-last frame, every credit shown.
-
-Pure: the frames (`gradviz.drawn.trace_frames`, read as their changes) in, a `Diagram` to
-lay out; that layout's SVG in, the animated SVG out.
+No script: CSS keyframes, which play where scripts may not run (inside `<img>`, as GitHub
+shows README images). One layout holds every frame's content (each credit on the edge it
+travels back along); after a caption saying the forward pass is done, the keyframes show
+step by step which node is current, which are done, and each credit as it arrives. With
+reduced motion, or without CSS animations, the picture is as written: the last frame.
 """
 
 from __future__ import annotations

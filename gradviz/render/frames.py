@@ -1,11 +1,8 @@
 """A sequence of frames kept as one drawing and what each frame changes on it.
 
-The frames of a backward pass (`gradviz.drawn.trace_frames`, `trace_view.network_frames`)
-are the same graph over and over, one step further each time: a node lit, the credits it
-passed written on its edges, a few grads updated. Kept as whole diagrams, n steps of an
-n-node graph hold n² nodes (a network of 6,583 steps passed 5 GB); kept as changes they
-hold the graph once and each step's few changes, and a frame is made only when it is
-asked for, one at a time when they are iterated.
+The frames of a backward pass are the same graph, one step further each time. Kept as
+whole diagrams, n steps of an n-node graph hold n² nodes (a network of 6,583 steps passed
+5 GB); kept as changes they hold the graph once, and a frame is made when asked for.
 """
 
 from __future__ import annotations

@@ -3,10 +3,8 @@ the leaves' gradients.
 
 A node used by several others is drawn once, where it first appears, and named again
 later as a reference (`↑ e`), so the tree stays as small as the graph. Gradients are
-coloured by magnitude on the same log scale as the Graphviz fill; NaN and inf are
-marked with a `!` that survives without colour. The renderer returns rich
-renderables and never prints: the CLI's console decides about colour (`NO_COLOR`,
-not a terminal).
+coloured on the Graphviz fill's scale; NaN and inf are marked with a `!` that survives
+without colour (the CLI's console decides about colour: `NO_COLOR`, not a terminal).
 """
 
 from __future__ import annotations
