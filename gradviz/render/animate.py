@@ -21,6 +21,8 @@ from gradviz.render.themes import themed_svg
 STEP_SECONDS = 1.2  # each step of the backward pass
 LEAD_STEPS = 1  # before step 1: the forward pass done, no credit yet
 HOLD_STEPS = 2  # the last frame, before the loop starts again
+# What the picture says before step 1: never a picture without words.
+LEAD_CAPTION = "Forward pass done: every node has its data, no grad yet"
 
 
 @dataclass(frozen=True)
@@ -83,25 +85,16 @@ def animation_diagram(frames: Frames) -> tuple[Diagram, Timeline]:
                 if e.label:
                     labels.setdefault((e.source, e.target, e.index), e.label)
     captions = tuple(change.title or "" for change in frames.changes)
-    lead = LEAD_CAPTION  # what the picture says before step 1: never a picture without words
     last = frames[-1]
     drawn = replace(
         last,
         edges=tuple(
             replace(e, label=labels.get((e.source, e.target, e.index), e.label)) for e in last.edges
         ),
-        title=max((*captions, lead), key=len),
+        title=max((*captions, LEAD_CAPTION), key=len),
     )
     bands = {n.id: band.name for n in last.nodes if (band := band_of(n)) is not None}
-    return drawn, Timeline(len(frames), current, arrives, edges, captions, bands, lead)
-
-
-LEAD_CAPTION = "Forward pass done: every node has its data, no grad yet"
-
-
-def _keyframes(name: str, looks: list[tuple[str, str]]) -> str:
-    """`@keyframes name` from (offset, declarations) pairs."""
-    return f"@keyframes {name}{{" + "".join(f"{at}{{{look}}}" for at, look in looks) + "}"
+    return drawn, Timeline(len(frames), current, arrives, edges, captions, bands, LEAD_CAPTION)
 
 
 PLAIN = "stroke:var(--gv-border);stroke-width:1px"
@@ -117,10 +110,6 @@ def _during(start: str, end: str | None, off: str, on: str) -> list[tuple[str, s
     return [("0%", off), (start, on)] + ([] if end is None else [(end, off)])
 
 
-def _span(name: str, timeline: Timeline) -> str:
-    return f"{name} {timeline.seconds:g}s steps(1,end) infinite both"
-
-
 def animation_css(timeline: Timeline, prefix: str) -> tuple[str, dict[str, str]]:
     """The keyframes of each step and the rules that play them (only for readers who do
     not prefer reduced motion), and the class each node gets (node id -> class)."""
@@ -128,8 +117,10 @@ def animation_css(timeline: Timeline, prefix: str) -> tuple[str, dict[str, str]]
     plays: list[str] = []
 
     def keyframes(name: str, looks: list[tuple[str, str]]) -> str:
-        frames.setdefault(name, _keyframes(name, looks))
-        return _span(name, timeline)
+        """`@keyframes name` from (offset, declarations) pairs, and the animation playing it."""
+        steps = "".join(f"{offset}{{{look}}}" for offset, look in looks)
+        frames.setdefault(name, f"@keyframes {name}{{{steps}}}")
+        return f"{name} {timeline.seconds:g}s steps(1,end) infinite both"
 
     at = timeline.percent
     for step in range(timeline.steps):
@@ -198,10 +189,10 @@ def animated_svg(svg: str, timeline: Timeline, prefix: str = "gv-") -> str:
     """The SVG of `animation_diagram` made to step through the backward pass; `prefix`
     names its classes and keyframes, and prefixes its ids (many on a page: `gv3-`)."""
     css, classes = animation_css(timeline, prefix)
-    edge_counts: dict[tuple[str, str], int] = {}
     positions: dict[tuple[str, str], list[int]] = {}  # the input positions of each pair's edges
     for source, target, index in sorted(timeline.edges, key=lambda key: key[2]):
         positions.setdefault((source, target), []).append(index)
+    unread = {pair: iter(at) for pair, at in positions.items()}
 
     def group(match: re.Match[str]) -> str:
         kind, title, body = match.group(2), html.unescape(match.group(3)), match.group(4)
@@ -224,10 +215,7 @@ def animated_svg(svg: str, timeline: Timeline, prefix: str = "gv-") -> str:
             else:
                 # Graphviz writes the edges between two nodes in the DOT's order: by input
                 # position (x*x: a, then b)
-                seen = edge_counts.get((source, target), 0)
-                edge_counts[(source, target)] = seen + 1
-                at = positions.get((source, target), ())
-                index = at[seen] if seen < len(at) else None
+                index = next(unread.get((source, target), iter(())), None)
                 step = timeline.edges.get((source, target, index))
             if step is not None:
                 names.append(f"{prefix}e{step}")
@@ -236,8 +224,7 @@ def animated_svg(svg: str, timeline: Timeline, prefix: str = "gv-") -> str:
             f"<title>{match.group(3)}</title>{body}\n</g>"
         )
 
-    animated = _GROUP.sub(group, svg)
-    animated = _captions(animated, timeline, prefix)
+    animated = _captions(_GROUP.sub(group, svg), timeline, prefix)
     return themed_svg(animated, prefix, extra_css=css)
 
 

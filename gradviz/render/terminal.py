@@ -125,11 +125,6 @@ def diagram_output_name(diagram: Diagram) -> str:
     return output_name(output.label if output is not None else None, labels)
 
 
-def _reference(node: Node) -> Text:
-    name = printable(node.label) if node.label else node.id
-    return Text(f"↑ {name} (shown above)", style="dim")
-
-
 def _heights(diagram: Diagram, children: dict[str, list[str]]) -> dict[str, int]:
     """Levels below each node down to its deepest leaf (inputs come first in a diagram)."""
     heights: dict[str, int] = {}
@@ -185,7 +180,8 @@ def to_tree(
         lines += 1
         node = nodes[node_id]
         if node_id in shown:
-            parent.add(_reference(node))
+            name = printable(node.label) if node.label else node.id
+            parent.add(Text(f"↑ {name} (shown above)", style="dim"))
             continue
         shown.add(node_id)
         branch = parent.add(node_line(node, symbol.get(node_id), precision=precision, output=out))
