@@ -228,10 +228,12 @@ def _edge_line(edge: Edge, largest: float = 0.0, ordered: bool = False) -> str:
     pairs: list[tuple[str, str]] = []
     if ordered:
         pairs += [("headlabel", "ab"[edge.index]), ("labelfontsize", "9"), ("labeldistance", "1.4")]
+    look = [("tooltip", tooltip_text(edge.detail))] if edge.detail else []
+    look += [("color", CURRENT), ("penwidth", "2.5")] if edge.emphasis else []
     if edge.label == STOPS:  # the end of the credit: dashed
         pairs += [("label", label_text(edge.label)), ("style", "dashed")]
     elif edge.label and edge.label.startswith(CREDIT_MARK):
-        return _credit_edge_lines(edge, pairs)
+        return _credit_edge_lines(edge, pairs, look)
     elif edge.label:
         pairs.append(("label", label_text(edge.label)))
     if edge.weight is not None:
@@ -241,10 +243,7 @@ def _edge_line(edge: Edge, largest: float = 0.0, ordered: bool = False) -> str:
         pairs.append(("color", band.line))
         if band.dashed:
             pairs.append(("style", "dashed"))
-    if edge.detail:
-        pairs.append(("tooltip", tooltip_text(edge.detail)))
-    if edge.emphasis:
-        pairs += [("color", CURRENT), ("penwidth", "2.5")]
+    pairs += look
     attrs = f" [{_attrs(pairs)}]" if pairs else ""
     return f"\t{node_id(edge.source)} -> {node_id(edge.target)}{attrs}\n"
 
@@ -262,13 +261,13 @@ def credit_edge_key(name: str) -> tuple[str, str, int] | None:
     return parts[1], parts[2], int(parts[3])
 
 
-def _credit_edge_lines(edge: Edge, head_pairs: list[tuple[str, str]]) -> str:
+def _credit_edge_lines(
+    edge: Edge, head_pairs: list[tuple[str, str]], look: list[tuple[str, str]]
+) -> str:
     """A credit the trace sends back (`+= 6`), drawn on its edge: the edge runs through a
     small text node, so the credit sits on its own line (two edges into one op share the
-    gap where edge labels stand) and the layout keeps room for it."""
-    look: list[tuple[str, str]] = [("tooltip", tooltip_text(edge.detail))] if edge.detail else []
-    if edge.emphasis:
-        look += [("color", CURRENT), ("penwidth", "2.5")]
+    gap where edge labels stand) and the layout keeps room for it. `look` (tooltip and
+    emphasis) is both halves'."""
     label = node_id(credit_node_id(edge))
     node = [
         ("shape", "plaintext"),
