@@ -92,9 +92,12 @@ def node_line(
     return line
 
 
-def _structure(diagram: Diagram) -> tuple[dict[str, list[str]], dict[str, str | None], list[str]]:
+def _structure(
+    diagram: Diagram,
+) -> tuple[dict[str, list[str]], dict[str, str | None], list[str], dict[str, int]]:
     """Each value node's inputs and the op symbol folded into it (the tree shows values
-    only), and the roots (nodes nothing consumes)."""
+    only), the roots (nodes nothing consumes), and the levels below each node down to its
+    deepest leaf (inputs come first in a diagram)."""
     nodes = {n.id: n for n in diagram.nodes}
     inputs: dict[str, list[str]] = {n.id: [] for n in diagram.nodes}
     consumers: dict[str, int] = {n.id: 0 for n in diagram.nodes}
@@ -103,6 +106,7 @@ def _structure(diagram: Diagram) -> tuple[dict[str, list[str]], dict[str, str | 
         consumers[edge.source] += 1
     children: dict[str, list[str]] = {}
     symbol: dict[str, str | None] = {}
+    heights: dict[str, int] = {}
     for node in diagram.nodes:
         if node.kind == "op":
             continue
@@ -114,8 +118,9 @@ def _structure(diagram: Diagram) -> tuple[dict[str, list[str]], dict[str, str | 
         else:
             symbol[node.id] = None
             children[node.id] = sources
+        heights[node.id] = 1 + max((heights.get(k, 0) for k in children[node.id]), default=-1)
     roots = [n.id for n in diagram.nodes if consumers[n.id] == 0 and n.kind != "op"]
-    return children, symbol, roots
+    return children, symbol, roots, heights
 
 
 def diagram_output_name(diagram: Diagram) -> str:
@@ -123,15 +128,6 @@ def diagram_output_name(diagram: Diagram) -> str:
     output = next((n for n in reversed(diagram.nodes) if n.role == "output"), None)
     labels = (n.label for n in diagram.nodes if n.kind == "value")
     return output_name(output.label if output is not None else None, labels)
-
-
-def _heights(diagram: Diagram, children: dict[str, list[str]]) -> dict[str, int]:
-    """Levels below each node down to its deepest leaf (inputs come first in a diagram)."""
-    heights: dict[str, int] = {}
-    for node in diagram.nodes:
-        kids = children.get(node.id, [])
-        heights[node.id] = 1 + max((heights.get(k, 0) for k in kids), default=-1)
-    return heights
 
 
 def _leaves_below(node_id: str, children: dict[str, list[str]]) -> list[str]:
@@ -164,8 +160,7 @@ def to_tree(
     line that counts the levels left out and says how to see them (`more`), followed by
     the inputs those levels lead to, so a chain's leaves always show."""
     nodes = {n.id: n for n in diagram.nodes}
-    children, symbol, roots = _structure(diagram)
-    heights = _heights(diagram, children)
+    children, symbol, roots, heights = _structure(diagram)
     top = Tree(Text(printable(diagram.title or "")), hide_root=True, guide_style="dim")
     out = diagram_output_name(diagram)
     shown: set[str] = set()
