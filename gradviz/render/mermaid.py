@@ -216,15 +216,10 @@ def to_mermaid(
         shape = ('(["', '"])') if node.kind == "group" else ('["', '"]')
         return f"{indent}{mid}{shape[0]}{_label(node, precision, stacked)}{shape[1]}\n"
 
-    body: list[str] = []
-    for node in diagram.nodes:
-        if node.cluster is None:
-            body.append(node_line(node, "    "))
+    body = [node_line(node, "    ") for node in diagram.nodes if node.cluster is None]
     for i, name in enumerate(diagram.clusters):
         body.append(f'    subgraph c{i} ["{escape(name)}"]\n')
-        for node in diagram.nodes:
-            if node.cluster == name:
-                body.append(node_line(node, "        "))
+        body += [node_line(node, "        ") for node in diagram.nodes if node.cluster == name]
         body.append("    end\n")
     links: list[str] = []
     ordered = {n.id for n in diagram.nodes if n.ordered}
