@@ -35,11 +35,8 @@ class Change:
 
 class Frames(Sequence[Diagram]):
     """Frames as `base` (the drawing before the first frame: its own node states, such as
-    `dim`, hold where no frame changes them) and one `Change` per frame.
-
-    Memory is the graph plus the changes, never frames × nodes; `frames[k]` makes frame
-    k, and iterating makes each frame from the one before (nodes no change touches are
-    the base's own objects, shared)."""
+    `dim`, hold where no frame changes them) and one `Change` per frame. Iterating makes
+    each frame from the one before; nodes no change touches are the base's own, shared."""
 
     __slots__ = ("base", "changes", "_node_at", "_edges_between", "_edge_at", "_emphasised")
 
