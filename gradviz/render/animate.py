@@ -103,6 +103,7 @@ DONE = "stroke:var(--gv-done);stroke-width:2px"
 EDGE_ON = "stroke:var(--gv-current);stroke-width:2.5px"
 HEAD_ON = "stroke:var(--gv-current);fill:var(--gv-current)"
 HEAD_OFF = "stroke:var(--gv-border);fill:var(--gv-border)"
+OPACITY = ("opacity:0", "opacity:1")  # hidden, shown
 
 
 def _during(start: str, end: str | None, off: str, on: str) -> list[tuple[str, str]]:
@@ -129,14 +130,14 @@ def animation_css(timeline: Timeline, prefix: str) -> tuple[str, dict[str, str]]
         until = None if step == timeline.steps - 1 else end  # the last: held, as written
         line = keyframes(f"{edge}p", _during(start, until, PLAIN, EDGE_ON))
         head = keyframes(f"{edge}h", _during(start, until, HEAD_OFF, HEAD_ON))
-        shown = keyframes(label, _during(start, None, "opacity:0", "opacity:1"))
-        told = keyframes(caption, _during(start, until, "opacity:0", "opacity:1"))
+        shown = keyframes(label, _during(start, None, *OPACITY))
+        told = keyframes(caption, _during(start, until, *OPACITY))
         plays += [
             f".{edge} path{{animation:{line}}}.{edge} polygon{{animation:{head}}}",
             f".{edge} text{{animation:{shown}}}.{caption}{{animation:{told}}}",
         ]
     if timeline.lead:  # shown until step 1 starts
-        lead = keyframes(f"{prefix}lead", [("0%", "opacity:1"), (at(0), "opacity:0")])
+        lead = keyframes(f"{prefix}lead", _during(at(0), None, "opacity:1", "opacity:0"))
         plays.append(f".{prefix}c-lead{{animation:{lead}}}")
     classes: dict[str, str] = {}
     styled: set[str] = set()  # the node classes whose rules are written
@@ -149,7 +150,7 @@ def animation_css(timeline: Timeline, prefix: str) -> tuple[str, dict[str, str]]
         if name in styled:
             continue
         styled.add(name)
-        shape, texts, grad = [], [], []
+        shape, texts = [], []
         if turn is not None:
             looks = [("0%", PLAIN), (at(turn), CURRENT)]
             looks += [(at(turn + 1), DONE)] if turn < timeline.steps - 1 else []
@@ -159,10 +160,6 @@ def animation_css(timeline: Timeline, prefix: str) -> tuple[str, dict[str, str]]
             shape.append(keyframes(f"{prefix}f{arrives}{band}", fill))
             ink = [("0%", "fill:var(--gv-ink)"), (at(arrives), f"fill:var(--gv-{band}-ink)")]
             texts.append(keyframes(f"{prefix}i{arrives}{band}", ink))
-        if arrives is not None:
-            grad.append(
-                keyframes(f"{prefix}r{arrives}", [("0%", "opacity:0"), (at(arrives), "opacity:1")])
-            )
         outline = f".{name} :is(polygon,ellipse,polyline,path)"  # (path: a rounded box)
         if shape:
             plays.append(f"{outline}:not([fill=none]){{animation:{','.join(shape)}}}")
@@ -170,8 +167,9 @@ def animation_css(timeline: Timeline, prefix: str) -> tuple[str, dict[str, str]]
                 plays.append(f"{outline}[fill=none]{{animation:{shape[0]}}}")
         if texts:
             plays.append(f".{name} text{{animation:{','.join(texts)}}}")
-        if grad:
-            plays.append(f".{name} text.{prefix}grad{{animation:{','.join(texts + grad)}}}")
+        if arrives is not None:  # the grad's own text appears with its credit
+            shown = keyframes(f"{prefix}r{arrives}", _during(at(arrives), None, *OPACITY))
+            plays.append(f".{name} text.{prefix}grad{{animation:{','.join([*texts, shown])}}}")
     css = "".join(frames.values())
     css += "@media (prefers-reduced-motion:no-preference){" + "".join(plays) + "}"
     return css, classes
