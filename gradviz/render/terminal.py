@@ -67,9 +67,7 @@ def _grad(node: Node, precision: int) -> Text:
     return grad
 
 
-def node_line(
-    node: Node, op_symbol: str | None = None, *, precision: int = 4, output: str = "L"
-) -> Text:
+def node_line(node: Node, op_symbol: str | None, precision: int, output: str) -> Text:
     """One node as a line: name ← op, data, grad (coloured by magnitude), extras.
     `output` is what an unlabelled output is called (see `diagram_output_name`)."""
     line = _name(node, op_symbol, output)
@@ -179,7 +177,7 @@ def to_tree(
             parent.add(Text(f"↑ {name} (shown above)", style="dim"))
             continue
         shown.add(node_id)
-        branch = parent.add(node_line(node, symbol.get(node_id), precision=precision, output=out))
+        branch = parent.add(node_line(node, symbol.get(node_id), precision, out))
         kids = children.get(node_id, [])
         if kids and depth is not None and level + 1 >= depth:
             hidden = heights[node_id] - 1

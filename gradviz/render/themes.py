@@ -18,9 +18,6 @@ from gradviz.render.colours import DARK, LIGHT, Palette
 
 SVG_CLASS = "gradviz"
 
-# Named colours Graphviz writes of its own: the background and default outlines.
-_NAMED = {"white": "#ffffff", "black": "#000000"}
-
 
 def _roles(palette: Palette) -> dict[str, str]:
     """Every colour a picture uses, by role (the variable's name) in one theme: the
