@@ -44,12 +44,11 @@ class Frames(Sequence[Diagram]):
         self.base = base
         self.changes = tuple(changes)
         self._node_at = {n.id: i for i, n in enumerate(base.nodes)}
-        self._edges_between: dict[tuple[str, str], list[int]] = {}
-        self._edge_at: dict[EdgeKey, int] = {}
+        self._edge_at = {(e.source, e.target, e.index): i for i, e in enumerate(base.edges)}
         self._emphasised = [i for i, e in enumerate(base.edges) if e.emphasis]
+        self._edges_between: dict[tuple[str, str], list[int]] = {}
         for i, e in enumerate(base.edges):
             self._edges_between.setdefault((e.source, e.target), []).append(i)
-            self._edge_at[(e.source, e.target, e.index)] = i
 
     def __len__(self) -> int:
         return len(self.changes)
