@@ -68,8 +68,7 @@ class Node:
 
     @property
     def magnitude(self) -> float | None:
-        """|grad| as one number for colouring (mean over a batch, or `grad_rms`); None
-        without a grad."""
+        """|grad| as one number for colouring (a batch's mean, or `grad_rms`), or None."""
         if self.grad is None:
             return self.grad_rms
         if is_array(self.grad):

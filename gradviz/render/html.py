@@ -134,8 +134,7 @@ def live_reason(diagram: Diagram, words: OptionWords = keyword) -> str | None:
 
 
 def _trace_texts(out: str, steps: Sequence[Step]) -> list[str]:
-    """`gradviz trace`'s backward pass (its `steps`), one text block per step, as it
-    prints it."""
+    """`gradviz trace`'s backward pass, one text block per step, as it prints it."""
     from gradviz.render.trace_view import backward_view  # lazy: start-up
 
     console = Console(file=io.StringIO(), width=100_000, color_system=None, soft_wrap=True)

@@ -112,10 +112,6 @@ def whole(text: str) -> str:
     return _EXPONENT_SIGN.sub(NB_HYPHEN, escape(text)).replace(" ", NB_SPACE)
 
 
-def _number(name: str, x: object, precision: int) -> str:
-    return whole(f"{name} {number_text(x, precision)}")  # type: ignore[arg-type]
-
-
 # Mermaid words that cannot be node ids; our ids (n3, n3_op, x0, L1_N2, loss) never are,
 # but a renamed diagram might hold one: those get a generated id instead.
 _RESERVED = {"end", "graph", "flowchart", "subgraph", "style", "class", "classDef", "click"}
@@ -145,9 +141,9 @@ def _label(node: Node, precision: int, stacked: bool = False) -> str:
     elif node.kind == "value":  # unnamed: its id, as DOT, JSON and the trace name it
         parts.append(escape(node.id))
     if node.data is not None:
-        parts.append(_number("data", node.data, precision))
+        parts.append(whole(f"data {number_text(node.data, precision)}"))
     if node.grad is not None:
-        parts.append(_number("grad", node.grad, precision))
+        parts.append(whole(f"grad {number_text(node.grad, precision)}"))
     text = ("<br>" if stacked else SEPARATOR).join(parts)
     if node.extra_lines:
         text = "<br>".join([text, *(escape(line) for line in node.extra_lines)])
