@@ -15,7 +15,7 @@ from gradviz.layout import configure_graphviz_package
 from gradviz.numbers import DEFAULT_PRECISION
 from gradviz.pages import html_page, report_page
 from gradviz.render.diagram import Diagram
-from gradviz.render.dot import dot_body
+from gradviz.render.dot import to_dot
 
 if TYPE_CHECKING:
     import graphviz
@@ -106,7 +106,8 @@ def draw(
 
     configure_graphviz_package()
     diagram = as_diagram(graph, grad=grad)
-    body = dot_body(diagram, rankdir=rankdir, precision=precision, legend=legend)
+    text = to_dot(diagram, rankdir=rankdir, precision=precision, legend=legend)
+    body = text.splitlines(keepends=True)[1:-1]  # inside `digraph gradviz { … }`
     if not grad:
         return graphviz.Digraph(name="gradviz", body=body)
 

@@ -38,11 +38,12 @@ from gradviz.expr import FUNCTIONS, parse_assignments, parse_program
 from gradviz.layout import _pure_program
 from gradviz.model import parse_model
 from gradviz.numbers import fmt
-from gradviz.render.diagram import Diagram, constant_text, number_text, printable, title_lines
+from gradviz.render.diagram import Diagram, constant_text, number_text, title_lines
 from gradviz.render.dot import to_dot
 from gradviz.render.json import to_json
 from gradviz.render.mermaid import CAPTION, SEPARATOR, to_mermaid
 from gradviz.spec import MAX_EPOCHS, MAX_PARAMETERS, spec_from_mapping
+from gradviz.text import printable
 
 SVG = "{http://www.w3.org/2000/svg}"
 CONTROL = ("Cc", "Cs", "Cf")

@@ -22,6 +22,7 @@ from gradviz.engine import topological_order
 from gradviz.errors import InputError, ModelError
 from gradviz.numbers import fmt
 from gradviz.render import network as RN
+from gradviz.render.diagram import preferred_rankdir
 from gradviz.spec import PRESETS, spec_from_mapping
 
 
@@ -333,8 +334,8 @@ def test_the_layer_view_takes_statuses_from_the_whole_data_set(xor_model: M.Mode
     )
     grads = stats.diagnose(xor_model.layer_samples())  # what `gradviz grads` says
     assert [layer.status for layer in grads.layers] == ["ok", "ok"]
-    assert RN.preferred_rankdir(diagram) == "TB"
-    assert RN.preferred_rankdir(network_diagram(graph, "neuron")) == "LR"
+    assert preferred_rankdir(diagram) == "TB"
+    assert preferred_rankdir(network_diagram(graph, "neuron")) == "LR"
 
 
 def _max_rel(graph: M.LossGraph, index: int) -> str:

@@ -11,16 +11,9 @@ from gradviz import Value
 from gradviz.cli import flag
 from gradviz.drawn import diagram_from_value
 from gradviz.engine import power_op
-from gradviz.render.diagram import (
-    BAD_BAND,
-    BANDS,
-    Diagram,
-    Node,
-    band_of,
-    draw_less,
-    number_text,
-    printable,
-)
+from gradviz.render.colours import BAD_BAND, BANDS
+from gradviz.render.diagram import Diagram, Node, band_of, draw_less, number_text
+from gradviz.text import printable
 from gradviz.tracing import trace
 
 

@@ -20,8 +20,9 @@ from gradviz import Value
 from gradviz.drawn import diagram_from_value
 from gradviz.expr import parse_program
 from gradviz.layout import _pure_program
-from gradviz.render.diagram import Diagram, Edge, Node, printable
+from gradviz.render.diagram import Diagram, Edge, Node
 from gradviz.render.dot import label_text, to_dot
+from gradviz.text import printable
 
 ROOT = Path(__file__).resolve().parent.parent
 SVG = "{http://www.w3.org/2000/svg}"

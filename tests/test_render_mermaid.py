@@ -18,8 +18,9 @@ from gradviz.cli import flag
 from gradviz.drawn import diagram_from_value, to_markdown, to_mermaid, trace_frames
 from gradviz.errors import RenderError
 from gradviz.expr import parse_program
-from gradviz.render.diagram import Diagram, Edge, Node, printable
+from gradviz.render.diagram import Diagram, Edge, Node
 from gradviz.render.mermaid import MAX_EDGES, escape
+from gradviz.text import printable
 from gradviz.tracing import trace
 
 ROOT = Path(__file__).resolve().parent.parent

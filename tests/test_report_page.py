@@ -27,7 +27,7 @@ from gradviz.engine import topological_order
 from gradviz.model import load_model
 from gradviz.nn import example_graph
 from gradviz.numbers import fmt
-from gradviz.render.diagram import BAD_BAND, BANDS
+from gradviz.render.colours import BAD_BAND, BANDS
 
 HARNESS = Path(__file__).parent / "html" / "report.js"
 

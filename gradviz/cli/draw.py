@@ -18,8 +18,7 @@ from gradviz.files import refuse_clashes, write_atomic
 from gradviz.layout import dot_choice, dot_timeout
 from gradviz.numbers import DEFAULT_PRECISION
 from gradviz.output import FORMATS, format_for, render, size_warnings
-from gradviz.render.diagram import Diagram, preferred_rankdir
-from gradviz.render.dot import RANKDIRS
+from gradviz.render.diagram import RANKDIRS, Diagram, preferred_rankdir
 from gradviz.render.terminal import MAX_DEPTH, to_terminal
 
 

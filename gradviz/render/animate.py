@@ -1,16 +1,10 @@
 """The backward pass as one animated SVG (`gradviz trace EXPR -o backward.svg --animate`).
 
-No script: CSS keyframes, which play where scripts may not run, inside `<img>` as GitHub
-shows README images. One layout holds every frame's content (all the credits, each on
-the edge it travels back along); a caption first says the forward pass is done (no picture
-without words), then the keyframes show, step by step in the trace's order, which node is
-current (and its edges), which are done, and each credit as it arrives;
-then the last frame holds, and the loop starts again. A reader who prefers reduced
-motion, and a program that does not run CSS animations, sees the picture as written: the
-last frame, every credit shown.
-
-Pure: the frames (`gradviz.drawn.trace_frames`, read as their changes) in, a `Diagram` to
-lay out; that layout's SVG in, the animated SVG out.
+No script: CSS keyframes, which play where scripts may not run (inside `<img>`, as GitHub
+shows README images). One layout holds every frame's content (each credit on the edge it
+travels back along); after a caption saying the forward pass is done, the keyframes show
+step by step which node is current, which are done, and each credit as it arrives. With
+reduced motion, or without CSS animations, the picture is as written: the last frame.
 """
 
 from __future__ import annotations
@@ -27,6 +21,8 @@ from gradviz.render.themes import themed_svg
 STEP_SECONDS = 1.2  # each step of the backward pass
 LEAD_STEPS = 1  # before step 1: the forward pass done, no credit yet
 HOLD_STEPS = 2  # the last frame, before the loop starts again
+# What the picture says before step 1: never a picture without words.
+LEAD_CAPTION = "Forward pass done: every node has its data, no grad yet"
 
 
 @dataclass(frozen=True)
@@ -89,25 +85,16 @@ def animation_diagram(frames: Frames) -> tuple[Diagram, Timeline]:
                 if e.label:
                     labels.setdefault((e.source, e.target, e.index), e.label)
     captions = tuple(change.title or "" for change in frames.changes)
-    lead = LEAD_CAPTION  # what the picture says before step 1: never a picture without words
     last = frames[-1]
     drawn = replace(
         last,
         edges=tuple(
             replace(e, label=labels.get((e.source, e.target, e.index), e.label)) for e in last.edges
         ),
-        title=max((*captions, lead), key=len),
+        title=max((*captions, LEAD_CAPTION), key=len),
     )
     bands = {n.id: band.name for n in last.nodes if (band := band_of(n)) is not None}
-    return drawn, Timeline(len(frames), current, arrives, edges, captions, bands, lead)
-
-
-LEAD_CAPTION = "Forward pass done: every node has its data, no grad yet"
-
-
-def _keyframes(name: str, looks: list[tuple[str, str]]) -> str:
-    """`@keyframes name` from (offset, declarations) pairs."""
-    return f"@keyframes {name}{{" + "".join(f"{at}{{{look}}}" for at, look in looks) + "}"
+    return drawn, Timeline(len(frames), current, arrives, edges, captions, bands, LEAD_CAPTION)
 
 
 PLAIN = "stroke:var(--gv-border);stroke-width:1px"
@@ -116,15 +103,12 @@ DONE = "stroke:var(--gv-done);stroke-width:2px"
 EDGE_ON = "stroke:var(--gv-current);stroke-width:2.5px"
 HEAD_ON = "stroke:var(--gv-current);fill:var(--gv-current)"
 HEAD_OFF = "stroke:var(--gv-border);fill:var(--gv-border)"
+OPACITY = ("opacity:0", "opacity:1")  # hidden, shown
 
 
 def _during(start: str, end: str | None, off: str, on: str) -> list[tuple[str, str]]:
     """Keyframes: `on` from `start` to `end` (None: to the end of the loop), else `off`."""
     return [("0%", off), (start, on)] + ([] if end is None else [(end, off)])
-
-
-def _span(name: str, timeline: Timeline) -> str:
-    return f"{name} {timeline.seconds:g}s steps(1,end) infinite both"
 
 
 def animation_css(timeline: Timeline, prefix: str) -> tuple[str, dict[str, str]]:
@@ -134,8 +118,10 @@ def animation_css(timeline: Timeline, prefix: str) -> tuple[str, dict[str, str]]
     plays: list[str] = []
 
     def keyframes(name: str, looks: list[tuple[str, str]]) -> str:
-        frames.setdefault(name, _keyframes(name, looks))
-        return _span(name, timeline)
+        """`@keyframes name` from (offset, declarations) pairs, and the animation playing it."""
+        steps = "".join(f"{offset}{{{look}}}" for offset, look in looks)
+        frames.setdefault(name, f"@keyframes {name}{{{steps}}}")
+        return f"{name} {timeline.seconds:g}s steps(1,end) infinite both"
 
     at = timeline.percent
     for step in range(timeline.steps):
@@ -144,14 +130,14 @@ def animation_css(timeline: Timeline, prefix: str) -> tuple[str, dict[str, str]]
         until = None if step == timeline.steps - 1 else end  # the last: held, as written
         line = keyframes(f"{edge}p", _during(start, until, PLAIN, EDGE_ON))
         head = keyframes(f"{edge}h", _during(start, until, HEAD_OFF, HEAD_ON))
-        shown = keyframes(label, _during(start, None, "opacity:0", "opacity:1"))
-        told = keyframes(caption, _during(start, until, "opacity:0", "opacity:1"))
+        shown = keyframes(label, _during(start, None, *OPACITY))
+        told = keyframes(caption, _during(start, until, *OPACITY))
         plays += [
             f".{edge} path{{animation:{line}}}.{edge} polygon{{animation:{head}}}",
             f".{edge} text{{animation:{shown}}}.{caption}{{animation:{told}}}",
         ]
     if timeline.lead:  # shown until step 1 starts
-        lead = keyframes(f"{prefix}lead", [("0%", "opacity:1"), (at(0), "opacity:0")])
+        lead = keyframes(f"{prefix}lead", _during(at(0), None, "opacity:1", "opacity:0"))
         plays.append(f".{prefix}c-lead{{animation:{lead}}}")
     classes: dict[str, str] = {}
     styled: set[str] = set()  # the node classes whose rules are written
@@ -164,7 +150,7 @@ def animation_css(timeline: Timeline, prefix: str) -> tuple[str, dict[str, str]]
         if name in styled:
             continue
         styled.add(name)
-        shape, texts, grad = [], [], []
+        shape, texts = [], []
         if turn is not None:
             looks = [("0%", PLAIN), (at(turn), CURRENT)]
             looks += [(at(turn + 1), DONE)] if turn < timeline.steps - 1 else []
@@ -174,10 +160,6 @@ def animation_css(timeline: Timeline, prefix: str) -> tuple[str, dict[str, str]]
             shape.append(keyframes(f"{prefix}f{arrives}{band}", fill))
             ink = [("0%", "fill:var(--gv-ink)"), (at(arrives), f"fill:var(--gv-{band}-ink)")]
             texts.append(keyframes(f"{prefix}i{arrives}{band}", ink))
-        if arrives is not None:
-            grad.append(
-                keyframes(f"{prefix}r{arrives}", [("0%", "opacity:0"), (at(arrives), "opacity:1")])
-            )
         outline = f".{name} :is(polygon,ellipse,polyline,path)"  # (path: a rounded box)
         if shape:
             plays.append(f"{outline}:not([fill=none]){{animation:{','.join(shape)}}}")
@@ -185,8 +167,9 @@ def animation_css(timeline: Timeline, prefix: str) -> tuple[str, dict[str, str]]
                 plays.append(f"{outline}[fill=none]{{animation:{shape[0]}}}")
         if texts:
             plays.append(f".{name} text{{animation:{','.join(texts)}}}")
-        if grad:
-            plays.append(f".{name} text.{prefix}grad{{animation:{','.join(texts + grad)}}}")
+        if arrives is not None:  # the grad's own text appears with its credit
+            shown = keyframes(f"{prefix}r{arrives}", _during(at(arrives), None, *OPACITY))
+            plays.append(f".{name} text.{prefix}grad{{animation:{','.join([*texts, shown])}}}")
     css = "".join(frames.values())
     css += "@media (prefers-reduced-motion:no-preference){" + "".join(plays) + "}"
     return css, classes
@@ -204,10 +187,10 @@ def animated_svg(svg: str, timeline: Timeline, prefix: str = "gv-") -> str:
     """The SVG of `animation_diagram` made to step through the backward pass; `prefix`
     names its classes and keyframes, and prefixes its ids (many on a page: `gv3-`)."""
     css, classes = animation_css(timeline, prefix)
-    edge_counts: dict[tuple[str, str], int] = {}
     positions: dict[tuple[str, str], list[int]] = {}  # the input positions of each pair's edges
     for source, target, index in sorted(timeline.edges, key=lambda key: key[2]):
         positions.setdefault((source, target), []).append(index)
+    unread = {pair: iter(at) for pair, at in positions.items()}
 
     def group(match: re.Match[str]) -> str:
         kind, title, body = match.group(2), html.unescape(match.group(3)), match.group(4)
@@ -230,10 +213,7 @@ def animated_svg(svg: str, timeline: Timeline, prefix: str = "gv-") -> str:
             else:
                 # Graphviz writes the edges between two nodes in the DOT's order: by input
                 # position (x*x: a, then b)
-                seen = edge_counts.get((source, target), 0)
-                edge_counts[(source, target)] = seen + 1
-                at = positions.get((source, target), ())
-                index = at[seen] if seen < len(at) else None
+                index = next(unread.get((source, target), iter(())), None)
                 step = timeline.edges.get((source, target, index))
             if step is not None:
                 names.append(f"{prefix}e{step}")
@@ -242,8 +222,7 @@ def animated_svg(svg: str, timeline: Timeline, prefix: str = "gv-") -> str:
             f"<title>{match.group(3)}</title>{body}\n</g>"
         )
 
-    animated = _GROUP.sub(group, svg)
-    animated = _captions(animated, timeline, prefix)
+    animated = _captions(_GROUP.sub(group, svg), timeline, prefix)
     return themed_svg(animated, prefix, extra_css=css)
 
 

@@ -106,32 +106,26 @@ LIGHT = Palette(
     bands=ALL_BANDS,
 )
 
-# The dark scale, band by band: (fill, ink, line). Where the light scale draws a band's
-# edges in its fill colour (g1, g2), so does this one, so that a colour names one band.
+# The dark scale, band by band. Where the light scale draws a band's edges in its fill
+# colour (g1, g2), so does this one, so that a colour names one band.
 _DARK_LOOK = {
-    "g0": ("#22262d", "#e6edf3", "#8b949e"),
-    "g1": ("#e4d8ff", "#000000", "#e4d8ff"),
-    "g2": ("#9a88dc", "#000000", "#9a88dc"),
-    "g3": ("#4f4480", "#ffffff", "#8b80c4"),
-    "g4": ("#3a3e46", "#ffffff", "#9aa0a6"),
-    "g5": ("#8a4e0c", "#ffffff", "#d9832b"),
-    "g6": ("#c47a35", "#000000", "#f0a050"),
-    "bad": ("#000000", "#ffffff", "#ff6b6b"),
+    "g0": {"fill": "#22262d", "ink": "#e6edf3", "line": "#8b949e"},
+    "g1": {"fill": "#e4d8ff", "ink": "#000000", "line": "#e4d8ff"},
+    "g2": {"fill": "#9a88dc", "ink": "#000000", "line": "#9a88dc"},
+    "g3": {"fill": "#4f4480", "ink": "#ffffff", "line": "#8b80c4"},
+    "g4": {"fill": "#3a3e46", "ink": "#ffffff", "line": "#9aa0a6"},
+    "g5": {"fill": "#8a4e0c", "ink": "#ffffff", "line": "#d9832b"},
+    "g6": {"fill": "#c47a35", "ink": "#000000", "line": "#f0a050"},
+    "bad": {"fill": "#000000", "ink": "#ffffff", "line": "#ff6b6b"},
 }
 DARK_BANDS: tuple[Band, ...] = tuple(
-    replace(
-        band,
-        fill=_DARK_LOOK[band.name][0],
-        ink=_DARK_LOOK[band.name][1],
-        line=_DARK_LOOK[band.name][2],
-        border="#ff6b6b" if band is BAD_BAND else "#8b949e",
-    )
+    replace(band, **_DARK_LOOK[band.name], border="#ff6b6b" if band is BAD_BAND else "#8b949e")
     for band in ALL_BANDS
 )
 DARK = Palette(
     "dark",
     background="#16181d",
-    surface=_DARK_LOOK["g0"][0],
+    surface=_DARK_LOOK["g0"]["fill"],
     ink="#e6edf3",
     border="#8b949e",
     cluster="#6e7681",

@@ -1,10 +1,7 @@
 """The drawing model every renderer reads: nodes, edges, and what to show on them.
 
-A `Diagram` is format-neutral: the DOT, Mermaid, JSON and terminal renderers are pure
-functions of it. Other parts of gradviz build diagrams of their own (a network
-collapsed into neuron or layer `group` nodes; a step of the backward pass with nodes
-marked `done`/`current`/`dim`) and get every output format for free.
-
+A `Diagram` is format-neutral: a network collapsed into neuron or layer `group` nodes, or
+a step of the backward pass with nodes `done`/`current`/`dim`, gets every output format.
 Node ids come from graph order (`n0`, `n1`, … and `n3_op` for the op that made `n3`),
 never from `id()`, so the same graph always gives byte-identical text.
 """
@@ -21,10 +18,10 @@ from gradviz.errors import Worded
 from gradviz.lazy import is_array
 from gradviz.numbers import DEFAULT_PRECISION, fmt
 from gradviz.render import colours
-from gradviz.text import printable  # noqa: F401 (renderers and tests import it from here)
 
 if TYPE_CHECKING:  # the Values a diagram was drawn from: named, never computed here
     from gradviz.engine import Number, Value
+    from gradviz.render.colours import Band
 
 NodeKind = Literal["value", "op", "group"]
 Role = Literal["input", "constant", "intermediate", "output", "op", "group"]
@@ -71,8 +68,7 @@ class Node:
 
     @property
     def magnitude(self) -> float | None:
-        """|grad| as one number for colouring (mean over a batch, or `grad_rms`); None
-        without a grad."""
+        """|grad| as one number for colouring (a batch's mean, or `grad_rms`), or None."""
         if self.grad is None:
             return self.grad_rms
         if is_array(self.grad):
@@ -219,14 +215,6 @@ def constant_text(node: Node, precision: int = DEFAULT_PRECISION) -> str | None:
     return number_text(node.data, precision)
 
 
-# The colour scale lives in gradviz.render.colours; its names are kept here for renderers.
-Band = colours.Band
-BANDS = colours.BANDS
-BAD_BAND = colours.BAD_BAND
-BAD_BORDER = colours.BAD_BORDER
-BAD_MARK = colours.BAD_MARK
-
-
 def band_of(node: Node) -> Band | None:
     """The colour band of a node: None without a grad (op nodes, --no-grad)."""
     return colours.band_for(node.magnitude, node.is_finite)
@@ -244,11 +232,17 @@ def is_bad(x: Number | None) -> bool:
 def number_text(x: Number, precision: int = DEFAULT_PRECISION) -> str:
     """A number as a node shows it; NaN/inf (in any sample) followed by BAD_MARK."""
     text = fmt(x, precision)
-    return f"{text} {BAD_MARK}" if is_bad(x) else text
+    return f"{text} {colours.BAD_MARK}" if is_bad(x) else text
 
 
+RANKDIRS = ("LR", "TB", "RL", "BT")
 # The layer view is a chain: top to bottom it reads as a table, one row per layer.
 LAYER_RANKDIR = "TB"
+
+
+def check_rankdir(rankdir: str) -> None:
+    if rankdir not in RANKDIRS:
+        raise ValueError(f"rankdir must be one of {', '.join(RANKDIRS)}, not {rankdir!r}")
 
 
 # Left to right, wider than this (px, estimated) shrinks text below about two thirds when
@@ -297,12 +291,13 @@ def _node_width(node: Node, stacked: bool = False) -> float:
 SIDE_BY_SIDE_PX = 760
 
 
-def widest_rank(diagram: Diagram) -> float:
-    """The widest rank top to bottom with every record's fields side by side, in px."""
+def widest_rank(diagram: Diagram, stacked: bool = False) -> float:
+    """The widest rank top to bottom, in px, every record's fields side by side (or
+    `stacked`)."""
     rank = ranks(diagram)
     rows: dict[int, float] = {}
     for node in diagram.nodes:
-        rows[rank[node.id]] = rows.get(rank[node.id], 0.0) + _node_width(node) + _GAP_PX
+        rows[rank[node.id]] = rows.get(rank[node.id], 0.0) + _node_width(node, stacked) + _GAP_PX
     return max(rows.values(), default=0.0)
 
 
@@ -314,14 +309,10 @@ def preferred_rankdir(diagram: Diagram) -> str:
         return LAYER_RANKDIR
     rank = ranks(diagram)
     columns: dict[int, float] = {}
-    rows: dict[int, float] = {}
     for node in diagram.nodes:
-        r = rank[node.id]
-        columns[r] = max(columns.get(r, 0.0), _node_width(node))
-        rows[r] = rows.get(r, 0.0) + _node_width(node, stacked=True) + _GAP_PX
+        columns[rank[node.id]] = max(columns.get(rank[node.id], 0.0), _node_width(node))
     wide = sum(columns.values()) + _GAP_PX * len(columns)
-    tall = max(rows.values(), default=0.0)
-    return "TB" if wide > WIDE_PX and tall < wide else "LR"
+    return "TB" if wide > WIDE_PX and widest_rank(diagram, stacked=True) < wide else "LR"
 
 
 # The views of a saved network that draw less than each level (`level`).

@@ -14,27 +14,28 @@ from __future__ import annotations
 import math
 import re
 from collections.abc import Sequence
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from gradviz.numbers import DEFAULT_PRECISION
 from gradviz.render.colours import (
     ALL_BANDS,
+    BAD_BAND,
+    BAD_BORDER,
     CURRENT,
     EDGE_KEY,
     LEGEND_TITLE,
     PLAIN_FILL,
     STATE_LOOK,
+    Band,
 )
 from gradviz.render.diagram import (
-    BAD_BAND,
-    BAD_BORDER,
     SIDE_BY_SIDE_PX,
     STOPS,
-    Band,
     Diagram,
     Edge,
     Node,
     band_of,
+    check_rankdir,
     constant_text,
     number_text,
     ranks,
@@ -46,7 +47,6 @@ from gradviz.text import printable
 if TYPE_CHECKING:
     from gradviz.engine import Number
 
-RANKDIRS = ("LR", "TB", "RL", "BT")
 # DejaVu Sans: the default sans of Debian and Ubuntu, and among the widest common sans
 # fonts; graphviz-pure and the system `dot` lay text out with its metrics, so a browser
 # with DejaVu (or a narrower fallback) keeps every text inside its box.
@@ -228,29 +228,24 @@ def _edge_line(edge: Edge, largest: float = 0.0, ordered: bool = False) -> str:
     pairs: list[tuple[str, str]] = []
     if ordered:
         pairs += [("headlabel", "ab"[edge.index]), ("labelfontsize", "9"), ("labeldistance", "1.4")]
+    look = [("tooltip", tooltip_text(edge.detail))] if edge.detail else []
+    look += [("color", CURRENT), ("penwidth", "2.5")] if edge.emphasis else []
     if edge.label == STOPS:  # the end of the credit: dashed
         pairs += [("label", label_text(edge.label)), ("style", "dashed")]
     elif edge.label and edge.label.startswith(CREDIT_MARK):
-        return _credit_edge_lines(edge, pairs)
+        return _credit_edge_lines(edge, pairs, look)
     elif edge.label:
         pairs.append(("label", label_text(edge.label)))
     if edge.weight is not None:
-        pairs.append(("penwidth", pen_width(edge.weight, largest)))
-        pairs.append(("arrowsize", "0.4"))
+        pairs += [("penwidth", pen_width(edge.weight, largest)), ("arrowsize", "0.4")]
     band = edge.band
     if band is not None:
         pairs.append(("color", band.line))
         if band.dashed:
             pairs.append(("style", "dashed"))
-    if edge.detail:
-        pairs.append(("tooltip", tooltip_text(edge.detail)))
-    if edge.emphasis:
-        pairs += [("color", CURRENT), ("penwidth", "2.5")]
-    return (
-        f"\t{node_id(edge.source)} -> {node_id(edge.target)}"
-        + (f" [{_attrs(pairs)}]" if pairs else "")
-        + "\n"
-    )
+    pairs += look
+    attrs = f" [{_attrs(pairs)}]" if pairs else ""
+    return f"\t{node_id(edge.source)} -> {node_id(edge.target)}{attrs}\n"
 
 
 def credit_node_id(edge: Edge) -> str:
@@ -266,13 +261,13 @@ def credit_edge_key(name: str) -> tuple[str, str, int] | None:
     return parts[1], parts[2], int(parts[3])
 
 
-def _credit_edge_lines(edge: Edge, head_pairs: list[tuple[str, str]]) -> str:
+def _credit_edge_lines(
+    edge: Edge, head_pairs: list[tuple[str, str]], look: list[tuple[str, str]]
+) -> str:
     """A credit the trace sends back (`+= 6`), drawn on its edge: the edge runs through a
     small text node, so the credit sits on its own line (two edges into one op share the
-    gap where edge labels stand) and the layout keeps room for it."""
-    look: list[tuple[str, str]] = [("tooltip", tooltip_text(edge.detail))] if edge.detail else []
-    if edge.emphasis:
-        look += [("color", CURRENT), ("penwidth", "2.5")]
+    gap where edge labels stand) and the layout keeps room for it. `look` (tooltip and
+    emphasis) is both halves'."""
     label = node_id(credit_node_id(edge))
     node = [
         ("shape", "plaintext"),
@@ -356,7 +351,7 @@ def _layer_column(members: list[Node], precision: int, horizontal: bool, number_
     return f"\t{{rank=same\n{body}{order}\t}}\n"
 
 
-def dot_body(
+def to_dot(
     diagram: Diagram,
     *,
     rankdir: str = "LR",
@@ -365,12 +360,11 @@ def dot_body(
     number_width: int = 0,
     font: str = FONT,
     op_font: tuple[str, int] | None = None,
-) -> list[str]:
-    """The statements inside `digraph gradviz { … }` as `graphviz.Digraph.body` keeps them.
+) -> str:
+    """The whole DOT document, byte-stable (the same diagram gives the same text).
     `number_width` pads numbers (for a page that rewrites them); `font` is every text's,
     `op_font` (if given) the font and size of the ops' symbols (a PNG's bold `+`)."""
-    if rankdir not in RANKDIRS:
-        raise ValueError(f"rankdir must be one of {', '.join(RANKDIRS)}, not {rankdir!r}")
+    check_rankdir(rankdir)
     # Braced record fields: side by side LR, stacked TB (narrow nodes top to bottom), but
     # side by side TB too when every rank fits a page so (a chain: half the height).
     horizontal = rankdir in ("LR", "RL") or widest_rank(diagram) > SIDE_BY_SIDE_PX
@@ -407,10 +401,4 @@ def dot_body(
     elif diagram.title:
         label = "\\n".join(label_text(line) for line in title_lines(diagram))
         lines.append(f'\tlabel="{label}"\n\tlabelloc="t"\n')
-    return lines
-
-
-def to_dot(diagram: Diagram, **options: Any) -> str:
-    """The whole DOT document, `dot_body`'s `options` (byte-stable: the same diagram gives
-    the same text)."""
-    return "digraph gradviz {\n" + "".join(dot_body(diagram, **options)) + "}\n"
+    return "digraph gradviz {\n" + "".join(lines) + "}\n"

@@ -1,11 +1,8 @@
 """A sequence of frames kept as one drawing and what each frame changes on it.
 
-The frames of a backward pass (`gradviz.drawn.trace_frames`, `trace_view.network_frames`)
-are the same graph over and over, one step further each time: a node lit, the credits it
-passed written on its edges, a few grads updated. Kept as whole diagrams, n steps of an
-n-node graph hold n² nodes (a network of 6,583 steps passed 5 GB); kept as changes they
-hold the graph once and each step's few changes, and a frame is made only when it is
-asked for, one at a time when they are iterated.
+The frames of a backward pass are the same graph, one step further each time. Kept as
+whole diagrams, n steps of an n-node graph hold n² nodes (a network of 6,583 steps passed
+5 GB); kept as changes they hold the graph once, and a frame is made when asked for.
 """
 
 from __future__ import annotations
@@ -38,11 +35,8 @@ class Change:
 
 class Frames(Sequence[Diagram]):
     """Frames as `base` (the drawing before the first frame: its own node states, such as
-    `dim`, hold where no frame changes them) and one `Change` per frame.
-
-    Memory is the graph plus the changes, never frames × nodes; `frames[k]` makes frame
-    k, and iterating makes each frame from the one before (nodes no change touches are
-    the base's own objects, shared)."""
+    `dim`, hold where no frame changes them) and one `Change` per frame. Iterating makes
+    each frame from the one before; nodes no change touches are the base's own, shared."""
 
     __slots__ = ("base", "changes", "_node_at", "_edges_between", "_edge_at", "_emphasised")
 
@@ -50,12 +44,11 @@ class Frames(Sequence[Diagram]):
         self.base = base
         self.changes = tuple(changes)
         self._node_at = {n.id: i for i, n in enumerate(base.nodes)}
-        self._edges_between: dict[tuple[str, str], list[int]] = {}
-        self._edge_at: dict[EdgeKey, int] = {}
+        self._edge_at = {(e.source, e.target, e.index): i for i, e in enumerate(base.edges)}
         self._emphasised = [i for i, e in enumerate(base.edges) if e.emphasis]
+        self._edges_between: dict[tuple[str, str], list[int]] = {}
         for i, e in enumerate(base.edges):
             self._edges_between.setdefault((e.source, e.target), []).append(i)
-            self._edge_at[(e.source, e.target, e.index)] = i
 
     def __len__(self) -> int:
         return len(self.changes)

@@ -1,17 +1,12 @@
 """One self-contained HTML page per graph: the SVG drawing made live.
 
-The page holds the Graphviz drawing inline, a slider and a number box per input, the
-nudge readout, node details on hover and keyboard focus, and the backward pass step by
-step, as `gradviz trace` prints it. A small JavaScript engine (assets/engine.js, with
-its op functions generated from JS_OPS below) recomputes every number when an input
-moves; tests/test_html_parity.py runs it under Node against the Python engine.
-
-Pure: a diagram, the SVG text of its drawing and its nodes' data (`gradviz.drawn.page_graph`)
-in, one HTML string out. Nothing is fetched: scripts and styles are
-inline, allowed by their hashes in a Content-Security-Policy that forbids everything
-else (no network, no other script). User text reaches the page escaped: as HTML text,
-inside Graphviz's SVG (XML-escaped by Graphviz), or as JSON in a data block with `<`,
-`>`, `&` and U+2028/9 written as escapes, so no name can close a tag.
+Sliders per input, the nudge readout, node details and the backward pass step by step (as
+`gradviz trace` prints it); a small JavaScript engine (assets/engine.js, its ops generated
+from JS_OPS) recomputes every number, run against the Python engine by
+tests/test_html_parity.py. Nothing is fetched: scripts and styles are inline, allowed by
+their hashes in a Content-Security-Policy that forbids everything else. User text reaches
+the page escaped: as HTML text, inside Graphviz's SVG (XML-escaped by Graphviz), or as
+JSON with `<`, `>`, `&` and U+2028/9 written as escapes, so no name can close a tag.
 """
 
 from __future__ import annotations
@@ -36,8 +31,8 @@ from gradviz.errors import OptionWords, keyword
 from gradviz.numbers import DEFAULT_PRECISION
 from gradviz.ops import BINARY_OPS, NEG, UNARY_OPS, Op, javascript, javascript_chain, power_op
 from gradviz.render import colours
-from gradviz.render.colours import STATE_LOOK
-from gradviz.render.diagram import BAD_BAND, BAD_BORDER, BAD_MARK, BANDS, Diagram
+from gradviz.render.colours import BAD_BAND, BAD_BORDER, BAD_MARK, BANDS, STATE_LOOK
+from gradviz.render.diagram import Diagram
 
 if TYPE_CHECKING:
     from gradviz.records import Step
@@ -139,8 +134,7 @@ def live_reason(diagram: Diagram, words: OptionWords = keyword) -> str | None:
 
 
 def _trace_texts(out: str, steps: Sequence[Step]) -> list[str]:
-    """`gradviz trace`'s backward pass (its `steps`), one text block per step, as it
-    prints it."""
+    """`gradviz trace`'s backward pass, one text block per step, as it prints it."""
     from gradviz.render.trace_view import backward_view  # lazy: start-up
 
     console = Console(file=io.StringIO(), width=100_000, color_system=None, soft_wrap=True)

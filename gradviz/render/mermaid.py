@@ -22,20 +22,18 @@ from dataclasses import replace
 from gradviz.errors import RenderError
 from gradviz.numbers import DEFAULT_PRECISION
 from gradviz.render import colours
-from gradviz.render.colours import ALL_BANDS, EDGE_KEY, LEGEND_TITLE
+from gradviz.render.colours import ALL_BANDS, EDGE_KEY, LEGEND_TITLE, Band
 from gradviz.render.diagram import (
     STOPS,
-    Band,
     Diagram,
     Node,
     band_of,
+    check_rankdir,
     constant_text,
     draw_less,
     number_text,
 )
 from gradviz.text import printable
-
-DIRECTIONS = ("LR", "TB", "RL", "BT")
 
 # Mermaid refuses to render more edges than this (its `maxEdges` default).
 MAX_EDGES = 500
@@ -85,17 +83,13 @@ def escape(text: str) -> str:
     """User text as it may stand between double quotes in a Mermaid label. mermaid.js reads
     any line holding `direction TB` (or LR, …) as a direction statement, quotes or not:
     the word's `o` is written as an entity code, so that no label holds it."""
-    return _DIRECTION.sub(_coded_o, printable(text).translate(_ENTITIES))
+    escaped = printable(text).translate(_ENTITIES)
+    return _DIRECTION.sub(lambda m: f"{m[1]}#{ord(m[2])};{m[3]}", escaped)
 
 
 _DIRECTION = re.compile(r"(directi)(o)(n)", re.IGNORECASE)
 
 
-def _coded_o(match: re.Match[str]) -> str:
-    return f"{match.group(1)}#{ord(match.group(2))};{match.group(3)}"
-
-
-CAPTION = "caption"  # the title's node id: not an id of ours (n0, key_x, c0) nor a keyword
 _SAFE_ID = re.compile(r"[A-Za-z][A-Za-z0-9_]*")
 _KEY_BOX_STYLE = "fill:none,stroke:none,color:#000000"
 _CAPTION_STYLE = "fill:none,stroke:none,color:#000000,font-weight:bold"
@@ -118,13 +112,10 @@ def whole(text: str) -> str:
     return _EXPONENT_SIGN.sub(NB_HYPHEN, escape(text)).replace(" ", NB_SPACE)
 
 
-def _number(name: str, x: object, precision: int) -> str:
-    return whole(f"{name} {number_text(x, precision)}")  # type: ignore[arg-type]
-
-
 # Mermaid words that cannot be node ids; our ids (n3, n3_op, x0, L1_N2, loss) never are,
 # but a renamed diagram might hold one: those get a generated id instead.
 _RESERVED = {"end", "graph", "flowchart", "subgraph", "style", "class", "classDef", "click"}
+# The title's node id: not an id of ours (n0, key_x, c0) nor a keyword.
 _RESERVED |= {"linkStyle", "direction", "default", "call", "href", CAPTION := "caption"}
 
 
@@ -150,9 +141,9 @@ def _label(node: Node, precision: int, stacked: bool = False) -> str:
     elif node.kind == "value":  # unnamed: its id, as DOT, JSON and the trace name it
         parts.append(escape(node.id))
     if node.data is not None:
-        parts.append(_number("data", node.data, precision))
+        parts.append(whole(f"data {number_text(node.data, precision)}"))
     if node.grad is not None:
-        parts.append(_number("grad", node.grad, precision))
+        parts.append(whole(f"grad {number_text(node.grad, precision)}"))
     text = ("<br>" if stacked else SEPARATOR).join(parts)
     if node.extra_lines:
         text = "<br>".join([text, *(escape(line) for line in node.extra_lines)])
@@ -199,8 +190,7 @@ def to_mermaid(
 ) -> str:
     """A `flowchart`, one node per diagram node, coloured through `classDef`; RenderError
     above Mermaid's edge limit."""
-    if rankdir not in DIRECTIONS:
-        raise ValueError(f"rankdir must be one of {', '.join(DIRECTIONS)}, not {rankdir!r}")
+    check_rankdir(rankdir)
     check_edges(diagram)
     ids = mermaid_ids(diagram)
     stacked = rankdir in ("TB", "BT")
@@ -222,15 +212,10 @@ def to_mermaid(
         shape = ('(["', '"])') if node.kind == "group" else ('["', '"]')
         return f"{indent}{mid}{shape[0]}{_label(node, precision, stacked)}{shape[1]}\n"
 
-    body: list[str] = []
-    for node in diagram.nodes:
-        if node.cluster is None:
-            body.append(node_line(node, "    "))
+    body = [node_line(node, "    ") for node in diagram.nodes if node.cluster is None]
     for i, name in enumerate(diagram.clusters):
         body.append(f'    subgraph c{i} ["{escape(name)}"]\n')
-        for node in diagram.nodes:
-            if node.cluster == name:
-                body.append(node_line(node, "        "))
+        body += [node_line(node, "        ") for node in diagram.nodes if node.cluster == name]
         body.append("    end\n")
     links: list[str] = []
     ordered = {n.id for n in diagram.nodes if n.ordered}

@@ -14,7 +14,6 @@ from typing import TYPE_CHECKING, Any
 from gradviz.errors import OptionWords, keyword
 from gradviz.numbers import fmt
 from gradviz.render.diagram import Diagram, Edge, Node, captioned
-from gradviz.render.diagram import preferred_rankdir as preferred_rankdir  # moved; kept here
 
 if TYPE_CHECKING:  # the data drawn, never loaded or computed here
     from gradviz.engine import Value
@@ -125,10 +124,8 @@ def neuron_diagram(graph: LossGraph, title: str | None, grad: bool = True) -> Di
                 lines.append(f"{layer.activation}(z) {fmt(a.data)}")
             lines.append(f"b {fmt(bias.data)}" + (f"  ∂L/∂b {fmt(bias.grad)}" if grad else ""))
             detail = f"{neuron.name}\nweights: {weights}\n"
-            if grad:
-                detail += f"weight grads: {wgrads}\nbias: {fmt(bias.data)} (grad {fmt(bias.grad)})"
-            else:
-                detail += f"bias: {fmt(bias.data)}"
+            detail += f"weight grads: {wgrads}\n" if grad else ""
+            detail += f"bias: {fmt(bias.data)}" + (f" (grad {fmt(bias.grad)})" if grad else "")
             look = {"data": a.data, "grad": a.grad if grad else None, "cluster": layer.name}
             nodes.append(_group_node(nid, lines, label=neuron.name, detail=detail, **look))
             # One edge per weight, as textbooks draw it: width from |w|, colour from
@@ -150,8 +147,7 @@ def layer_diagram(
     """A node per layer, one short line per quantity; what the numbers are is said once,
     in the title, not in every node. The numbers are this example's, the status the
     whole data set's (`data_set_status`)."""
-    built, network = graph.built, graph.network
-    example = graph.example
+    built, network, example = graph.built, graph.network, graph.example
     overall = statuses if grad and statuses is not None else None
     inputs = ", ".join(f"x{j} {fmt(x.data)}" for j, x in enumerate(built.inputs))
     nodes = [_group_node("inputs", (inputs,))]

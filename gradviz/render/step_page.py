@@ -139,18 +139,16 @@ BODY = """<body>
 """
 
 
-def step_page(
-    svg: str, timeline: Timeline, *, title: str, sentences: list[str] | None = None, start: int = 0
-) -> str:
-    """The page for the animated `svg` of `timeline`, opening on step `start` (from 0),
-    each step said in its sentence (`backward_sentences`; by default its caption)."""
+def step_page(svg: str, timeline: Timeline, *, title: str, sentences: list[str]) -> str:
+    """The page for the animated `svg` of `timeline`, opening on its first step, each step
+    said in its sentence (`backward_sentences`)."""
     css, script = asset_text("steps.css"), asset_text("steps.js")
     data = {
         "steps": timeline.steps,
         "lead": LEAD_STEPS,
         "seconds": STEP_SECONDS,
-        "captions": list(sentences if sentences is not None else timeline.captions),
-        "start": max(0, min(start, timeline.steps - 1)),
+        "captions": sentences,
+        "start": 0,
         # the node lit in each step (its first: a result, not the op that made it)
         "lit": [
             min((i for i, k in timeline.current.items() if k == step), key=len, default="")

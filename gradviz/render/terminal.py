@@ -3,16 +3,13 @@ the leaves' gradients.
 
 A node used by several others is drawn once, where it first appears, and named again
 later as a reference (`↑ e`), so the tree stays as small as the graph. Gradients are
-coloured by magnitude on the same log scale as the Graphviz fill; NaN and inf are
-marked with a `!` that survives without colour. The renderer returns rich
-renderables and never prints: the CLI's console decides about colour (`NO_COLOR`,
-not a terminal).
+coloured on the Graphviz fill's scale; NaN and inf are marked with a `!` that survives
+without colour (the CLI's console decides about colour: `NO_COLOR`, not a terminal).
 """
 
 from __future__ import annotations
 
 import io
-from typing import Any
 
 from rich.console import Console, Group, RenderableType
 from rich.table import Table
@@ -20,8 +17,8 @@ from rich.text import Text
 from rich.tree import Tree
 
 from gradviz.numbers import DEFAULT_PRECISION, fmt
-from gradviz.render.colours import ALL_BANDS
-from gradviz.render.diagram import BAD_BAND, Diagram, Node, band_of, constant_text, is_bad
+from gradviz.render.colours import ALL_BANDS, BAD_BAND
+from gradviz.render.diagram import Diagram, Node, band_of, constant_text, is_bad
 from gradviz.text import output_name, printable
 
 # Deeper trees collapse their middle into a count, then list the inputs below it (each
@@ -70,9 +67,7 @@ def _grad(node: Node, precision: int) -> Text:
     return grad
 
 
-def node_line(
-    node: Node, op_symbol: str | None = None, *, precision: int = 4, output: str = "L"
-) -> Text:
+def node_line(node: Node, op_symbol: str | None, precision: int, output: str) -> Text:
     """One node as a line: name ← op, data, grad (coloured by magnitude), extras.
     `output` is what an unlabelled output is called (see `diagram_output_name`)."""
     line = _name(node, op_symbol, output)
@@ -95,9 +90,12 @@ def node_line(
     return line
 
 
-def _structure(diagram: Diagram) -> tuple[dict[str, list[str]], dict[str, str | None], list[str]]:
+def _structure(
+    diagram: Diagram,
+) -> tuple[dict[str, list[str]], dict[str, str | None], list[str], dict[str, int]]:
     """Each value node's inputs and the op symbol folded into it (the tree shows values
-    only), and the roots (nodes nothing consumes)."""
+    only), the roots (nodes nothing consumes), and the levels below each node down to its
+    deepest leaf (inputs come first in a diagram)."""
     nodes = {n.id: n for n in diagram.nodes}
     inputs: dict[str, list[str]] = {n.id: [] for n in diagram.nodes}
     consumers: dict[str, int] = {n.id: 0 for n in diagram.nodes}
@@ -106,6 +104,7 @@ def _structure(diagram: Diagram) -> tuple[dict[str, list[str]], dict[str, str | 
         consumers[edge.source] += 1
     children: dict[str, list[str]] = {}
     symbol: dict[str, str | None] = {}
+    heights: dict[str, int] = {}
     for node in diagram.nodes:
         if node.kind == "op":
             continue
@@ -117,8 +116,9 @@ def _structure(diagram: Diagram) -> tuple[dict[str, list[str]], dict[str, str | 
         else:
             symbol[node.id] = None
             children[node.id] = sources
+        heights[node.id] = 1 + max((heights.get(k, 0) for k in children[node.id]), default=-1)
     roots = [n.id for n in diagram.nodes if consumers[n.id] == 0 and n.kind != "op"]
-    return children, symbol, roots
+    return children, symbol, roots, heights
 
 
 def diagram_output_name(diagram: Diagram) -> str:
@@ -126,20 +126,6 @@ def diagram_output_name(diagram: Diagram) -> str:
     output = next((n for n in reversed(diagram.nodes) if n.role == "output"), None)
     labels = (n.label for n in diagram.nodes if n.kind == "value")
     return output_name(output.label if output is not None else None, labels)
-
-
-def _reference(node: Node) -> Text:
-    name = printable(node.label) if node.label else node.id
-    return Text(f"↑ {name} (shown above)", style="dim")
-
-
-def _heights(diagram: Diagram, children: dict[str, list[str]]) -> dict[str, int]:
-    """Levels below each node down to its deepest leaf (inputs come first in a diagram)."""
-    heights: dict[str, int] = {}
-    for node in diagram.nodes:
-        kids = children.get(node.id, [])
-        heights[node.id] = 1 + max((heights.get(k, 0) for k in kids), default=-1)
-    return heights
 
 
 def _leaves_below(node_id: str, children: dict[str, list[str]]) -> list[str]:
@@ -172,8 +158,7 @@ def to_tree(
     line that counts the levels left out and says how to see them (`more`), followed by
     the inputs those levels lead to, so a chain's leaves always show."""
     nodes = {n.id: n for n in diagram.nodes}
-    children, symbol, roots = _structure(diagram)
-    heights = _heights(diagram, children)
+    children, symbol, roots, heights = _structure(diagram)
     top = Tree(Text(printable(diagram.title or "")), hide_root=True, guide_style="dim")
     out = diagram_output_name(diagram)
     shown: set[str] = set()
@@ -188,10 +173,11 @@ def to_tree(
         lines += 1
         node = nodes[node_id]
         if node_id in shown:
-            parent.add(_reference(node))
+            name = printable(node.label) if node.label else node.id
+            parent.add(Text(f"↑ {name} (shown above)", style="dim"))
             continue
         shown.add(node_id)
-        branch = parent.add(node_line(node, symbol.get(node_id), precision=precision, output=out))
+        branch = parent.add(node_line(node, symbol.get(node_id), precision, out))
         kids = children.get(node_id, [])
         if kids and depth is not None and level + 1 >= depth:
             hidden = heights[node_id] - 1
@@ -233,22 +219,31 @@ def leaf_table(diagram: Diagram, *, precision: int = DEFAULT_PRECISION) -> Table
 
 
 def to_terminal(
-    diagram: Diagram, *, precision: int = DEFAULT_PRECISION, **tree: Any
+    diagram: Diagram,
+    *,
+    precision: int = DEFAULT_PRECISION,
+    depth: int | None = MAX_DEPTH,
+    more: str = MORE_LEVELS,
 ) -> RenderableType:
-    """Tree (`to_tree`'s `depth` and `more`), then the leaf table, as one renderable."""
+    """Tree (`to_tree`), then the leaf table, as one renderable."""
     parts: list[RenderableType] = []
     if diagram.title:
         parts.append(Text(printable(diagram.title), style="bold"))
-    parts.append(to_tree(diagram, precision=precision, **tree))
+    parts.append(to_tree(diagram, precision=precision, depth=depth, more=more))
     table = leaf_table(diagram, precision=precision)
     if table is not None:
         parts += [Text(""), table]
     return Group(*parts)
 
 
-def to_text(diagram: Diagram, *, width: int = 100, **options: Any) -> str:
-    """The terminal view (`to_terminal`'s `options`) as plain text (no colour): for files,
-    pipes and snapshots."""
+def to_text(
+    diagram: Diagram,
+    *,
+    width: int = 100,
+    precision: int = DEFAULT_PRECISION,
+    depth: int | None = MAX_DEPTH,
+) -> str:
+    """The terminal view as plain text (no colour): for files, pipes and snapshots."""
     console = Console(width=width, color_system=None, force_terminal=False, file=io.StringIO())
-    console.print(to_terminal(diagram, **options))
+    console.print(to_terminal(diagram, precision=precision, depth=depth))
     return console.file.getvalue()

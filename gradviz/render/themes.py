@@ -11,28 +11,21 @@ byte-stable; `id_prefix` namespaces the ids so that many diagrams can share a pa
 from __future__ import annotations
 
 import re
+from dataclasses import fields
 from functools import cache
 
 from gradviz.render.colours import DARK, LIGHT, Palette
 
 SVG_CLASS = "gradviz"
 
-# Named colours Graphviz writes of its own: the background and default outlines.
-_NAMED = {"white": "#ffffff", "black": "#000000"}
-
 
 def _roles(palette: Palette) -> dict[str, str]:
-    """Every colour a picture uses, by role (the variable's name) in one theme."""
+    """Every colour a picture uses, by role (the variable's name) in one theme: the
+    palette's own (`background` is `bg`, `dim_ink` is `dim-ink`), then the bands'."""
     roles = {
-        "bg": palette.background,
-        "surface": palette.surface,
-        "ink": palette.ink,
-        "border": palette.border,
-        "cluster": palette.cluster,
-        "current": palette.current,
-        "done": palette.done,
-        "dim-border": palette.dim_border,
-        "dim-ink": palette.dim_ink,
+        "bg" if f.name == "background" else f.name.replace("_", "-"): getattr(palette, f.name)
+        for f in fields(Palette)
+        if f.name not in ("name", "bands")
     }
     for band in palette.bands:
         roles[f"{band.name}-fill"] = band.fill
@@ -51,19 +44,16 @@ def _by_light(kinds: tuple[str, ...]) -> dict[str, str]:
     return found
 
 
-# Fills of shapes (node boxes, legend cells, arrowheads), strokes (outlines, edges).
-SHAPE_ROLES = ("surface", "fill", "line", "current", "done", "border")
-STROKE_ROLES = ("border", "line", "cluster", "current", "done", "dim-border")
-
-
 @cache
 def fill_roles() -> dict[str, str]:
-    return _by_light(SHAPE_ROLES)
+    """The roles of shapes' fills (node boxes, legend cells, arrowheads)."""
+    return _by_light(("surface", "fill", "line", "current", "done", "border"))
 
 
 @cache
 def stroke_roles() -> dict[str, str]:
-    return _by_light(STROKE_ROLES)
+    """The roles of strokes (outlines, edges)."""
+    return _by_light(("border", "line", "cluster", "current", "done", "dim-border"))
 
 
 @cache
@@ -93,24 +83,19 @@ def _colour_rules(scope: str) -> list[str]:
     return rules
 
 
-# The themes' own switches (mkdocs-material, furo, pydata-sphinx-theme), dark and light.
-DARK_SWITCHES = (
-    '[data-md-color-scheme="slate"]',
-    'body[data-theme="dark"]',
-    'html[data-theme="dark"]',
-)
-LIGHT_SWITCHES = (
-    '[data-md-color-scheme="default"]',
-    'body[data-theme="light"]',
-    'html[data-theme="light"]',
+# The themes' own switches (mkdocs-material, furo, pydata-sphinx-theme): (dark, light).
+SWITCHES = (
+    ('[data-md-color-scheme="slate"]', '[data-md-color-scheme="default"]'),
+    ('body[data-theme="dark"]', 'body[data-theme="light"]'),
+    ('html[data-theme="dark"]', 'html[data-theme="light"]'),
 )
 
 
 def _switched(scope: str, light: str, dark: str, rules: list[str]) -> str:
     """A style sheet whose variables (`light`, `dark` declarations) follow the system's
     preference and the page theme's switches, then its `rules`."""
-    switched_dark = ",".join(f"{switch} {scope}" for switch in DARK_SWITCHES)
-    switched_light = ",".join(f"{switch} {scope}" for switch in LIGHT_SWITCHES)
+    switched_dark = ",".join(f"{dark_switch} {scope}" for dark_switch, _ in SWITCHES)
+    switched_light = ",".join(f"{light_switch} {scope}" for _, light_switch in SWITCHES)
     media = f"@media (prefers-color-scheme:dark){{{scope}{{{dark}}}{switched_light}{{{light}}}}}"
     return "".join([f"{scope}{{{light}}}", media, f"{switched_dark}{{{dark}}}", *rules])
 

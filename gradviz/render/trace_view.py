@@ -305,26 +305,23 @@ def network_view(steps: list[UnitStep], title: str) -> RenderableType:
     """A network's backward pass for one example, a neuron or a layer per step."""
     blocks: list[RenderableType] = [_heading("Backward pass", title)]
     for step in steps:
-        blocks.append(Text(""))
+        units = f"{len(step.credit)} {step.activation} unit{'s' if len(step.credit) != 1 else ''}"
+        kind = {
+            "loss": "the output: dL/dL = 1",
+            "inputs": "leaves: the credit stops here",
+            "layer": units,
+        }.get(step.kind, step.activation)
         header = _step_header(step.index, len(steps), step.name)
+        blocks += [Text(""), header.append(f"  ({kind})", style=DIM)]
         if step.kind == "loss":
-            header.append("  (the output: dL/dL = 1)", style=DIM)
-            blocks.append(header)
             (p,) = step.passed
             line = Text.assemble("  → ", (p.to, NAME), "   ∂loss/∂out = ", (step.formula, FORMULA))
             blocks.append(line.append_tokens([(" = ", None), (fmt(p.amount), CREDIT)]))
             continue
         if step.kind == "inputs":
-            header.append("  (leaves: the credit stops here)", style=DIM)
-            blocks.append(header)
             for k, (credit, sources) in enumerate(zip(step.credit, step.sources, strict=True)):
                 blocks.append(_sum_line(f"dL/dx{k}", sources, fmt(credit)))
             continue
-        units = len(step.credit)
-        plural = "unit" if units == 1 else "units"
-        kind = f"{units} {step.activation} {plural}" if step.kind == "layer" else step.activation
-        header.append(f"  ({kind})", style=DIM)
-        blocks.append(header)
         if step.kind == "neuron":
             blocks.append(_sum_line("dL/da", step.sources[0], fmt(step.credit[0])))
         else:
