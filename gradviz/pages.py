@@ -90,17 +90,14 @@ def html_page(
         tall = layout("TB")
         svg = tall if svg_width_px(tall) < svg_width_px(svg) else svg
     svg = themed_svg(svg.decode("utf-8")).encode("utf-8")
-    note = (
-        None
-        if live
-        else html.live_reason(diagram, words) or "only a graph drawn from an expression is live"
-    )
-    steps, graph = (), None
+    note, steps, graph = None, (), None
     if live:
         from gradviz.drawn import page_graph  # lazy: start-up
         from gradviz.tracing import trace  # lazy: start-up
 
         steps, graph = trace(list(diagram.value_ids)[-1]), page_graph(diagram)
+    else:
+        note = html.live_reason(diagram, words) or "only a graph drawn from an expression is live"
     return html.to_html(
         diagram,
         svg.decode("utf-8"),
@@ -200,15 +197,11 @@ def report_page(
         )
     else:
         notes["curves"] = "No training curves recorded in this model."
-    grid = report.boundary()
-    boundary = None
-    if grid is not None and (why := unmappable(grid)):
+    grid, boundary = report.boundary(), None
+    if why := (report.boundary_note if grid is None else unmappable(grid)):
         notes["boundary"] = why
     elif grid is not None:
-        title_b = f"decision boundary after {report.epochs_run} epochs"
-        boundary = boundary_svg(grid, title_b, where)
-    else:
-        notes["boundary"] = report.boundary_note or ""
+        boundary = boundary_svg(grid, f"decision boundary after {report.epochs_run} epochs", where)
     grads = grads_svg(
         report.diagnosis,
         report.snapshots or None,
