@@ -118,8 +118,7 @@ def measure(
             model.network(),
             dataset,
         )
-    overrides = {"epochs": epochs, "record_every": every, "data": _data_option(data)}
-    overrides.update(options)
+    overrides = {"epochs": epochs, "record_every": every, "data": _data_option(data), **options}
     spec = resolve_spec(source, overrides, names)
     dataset = load_data(spec)
     where = f"on {dataset.name}, {dataset.size} examples"

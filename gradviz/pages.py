@@ -219,11 +219,10 @@ def report_page(
         diagram = replace(
             diagram, **captioned(None, key, "inputs, y and loss: the example shown below")
         )
-        diagram = epoch_diagram(diagram, frames, data)
         program = example_program(graph)
     else:  # its layers from the statistics alone
         diagram = recorded_layer_diagram(report.layer_names, report.diagnosis)
-        diagram = epoch_diagram(diagram, frames)
+    diagram = epoch_diagram(diagram, frames, data if example else None)
     dot_text = to_dot(diagram, rankdir="TB", number_width=NUMBER_WIDTH)
     network_svg = run_dot(dot_text, "svg").decode("utf-8")
     if example:
