@@ -148,10 +148,10 @@ def one_line(text: str) -> str:
 PAGE_TEXT_WIDTH = 96
 
 
-def _plain(renderables: list, width: int = PAGE_TEXT_WIDTH) -> str:
+def _plain(renderables: list) -> str:
     """Renderables as the terminal prints them, without colour or trailing spaces."""
     text = io.StringIO()
-    console = Console(file=text, width=width, color_system=None, highlight=False)
+    console = Console(file=text, width=PAGE_TEXT_WIDTH, color_system=None, highlight=False)
     for renderable in renderables:
         console.print(renderable)
     return re.sub(r"[ \t]+(?=\n)", "", text.getvalue()).rstrip("\n")
