@@ -111,9 +111,8 @@ def boundary(
     with np.errstate(all="ignore"):  # a box beyond the largest float: NaN, for the caller
         xs = x_lo + (np.arange(columns) + 0.5) * (x_hi - x_lo) / columns
         ys = y_lo + (np.arange(rows) + 0.5) * (y_hi - y_lo) / rows
-    gx, gy = np.meshgrid(xs, ys)
-    n_grid = gx.size
-    with np.errstate(all="ignore"):
+        gx, gy = np.meshgrid(xs, ys)
+        n_grid = gx.size
         built = network.build(
             [Value(g.ravel(), label=f"x{k}") for k, g in enumerate((gx, gy))],
             Value(np.zeros(n_grid), label="y"),
@@ -146,7 +145,6 @@ def graph_nodes(network: Network) -> int:
 
 def affordable_grid(network: Network, columns: int, rows: int) -> tuple[int, int]:
     """The grid shrunk until nodes x cells fits FLOAT_BUDGET (sides >= MIN_SIDE)."""
-
     cells = FLOAT_BUDGET // graph_nodes(network)
     if columns * rows <= cells:
         return columns, rows

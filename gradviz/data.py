@@ -209,7 +209,7 @@ def parse_csv(
     if not rows:
         raise DataError(f"{name}: the CSV file has no rows")
     first_line, first = rows[0]
-    has_header = any(not _is_number(cell) for cell in first)
+    has_header = any(_float(cell) is None for cell in first)
     header = first if has_header else [f"x{i}" for i in range(len(first))]
     body = rows[1:] if has_header else rows
     width = len(header)
@@ -263,23 +263,18 @@ def parse_csv(
     return Dataset(name, X, Y, tuple(header[c] for c in feature_columns))
 
 
-def _is_number(cell: str) -> bool:
+def _float(cell: str) -> float | None:
     try:
-        float(cell)
+        return float(cell)
     except ValueError:
-        return False
-    return True
+        return None
 
 
 CELL_QUOTE = 30  # characters of a bad cell an error quotes: the line names a path as well
 
 
 def _number(cell: str, name: str, line: int, column: str) -> float:
-    try:
-        value: float | None = float(cell)
-    except ValueError:
-        value = None
-
+    value = _float(cell)
     # not finite: nan, inf, or a number beyond float range (1e999)
     if value is None or not math.isfinite(value):
         raise DataError(

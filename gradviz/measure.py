@@ -83,8 +83,20 @@ def measure(
     label = label or source
     if "epochs" in options:
         epochs = options.pop("epochs")  # type: ignore[assignment]
-    if source.lower().endswith(MODEL_SUFFIX) and is_run_file(source):
-        return _recorded(source, label, options, epochs, every, data)
+    if source.lower().endswith(MODEL_SUFFIX) and is_run_file(source):  # as recorded
+        if options or epochs is not None or every is not None:
+            raise InputError(
+                f"{label}: a recorded run is measured as recorded: no spec options, "
+                "{epochs} or {every}",
+                options=["epochs", "every"],
+            )
+        if data is not None:
+            raise InputError(
+                f"{label}: a recorded run holds statistics, not a network: {{data}} does not apply",
+                options=["data"],
+            )
+        run = load_run(source)
+        return Measurement(label, [], run.last_step, run.history, None, run.description(), run=run)
     if source.lower().endswith(MODEL_SUFFIX):
         if options:
             raise InputError(f"{label}: spec options apply to a spec, not to a saved model")
@@ -106,8 +118,7 @@ def measure(
             model.network(),
             dataset,
         )
-    overrides = {"epochs": epochs, "record_every": every, "data": _data_option(data)}
-    overrides.update(options)
+    overrides = {"epochs": epochs, "record_every": every, "data": _data_option(data), **options}
     spec = resolve_spec(source, overrides, names)
     dataset = load_data(spec)
     where = f"on {dataset.name}, {dataset.size} examples"
@@ -144,30 +155,6 @@ def measure(
     )
 
 
-def _recorded(
-    source: str,
-    label: str,
-    options: Mapping[str, object],
-    epochs: int | None,
-    every: int | None,
-    data: str | None,
-) -> Measurement:
-    """A recorded run as recorded: its latest statistics and history."""
-    if options or epochs is not None or every is not None:
-        raise InputError(
-            f"{label}: a recorded run is measured as recorded: no spec options, "
-            "{epochs} or {every}",
-            options=["epochs", "every"],
-        )
-    if data is not None:
-        raise InputError(
-            f"{label}: a recorded run holds statistics, not a network: {{data}} does not apply",
-            options=["data"],
-        )
-    run = load_run(source)
-    return Measurement(label, [], run.last_step, run.history, None, run.description(), run=run)
-
-
 def input_files(source: str, data: str | None = None) -> list[str | Path]:
     """The files `measure(source, data=data)` reads: no output may overwrite one."""
     files: list[str | Path] = [data] if data else []
@@ -187,7 +174,6 @@ def input_files(source: str, data: str | None = None) -> list[str | Path]:
 def model_data(model: Model, data: str | None = None, data_name: str = "data") -> Dataset:
     """A saved model's own data set, or `data` (a built-in name or a .csv path);
     `data_name` is what errors call that option (the CLI: `--data`)."""
-
     if data is None:
         dataset = model.dataset()
     else:

@@ -90,17 +90,14 @@ def html_page(
         tall = layout("TB")
         svg = tall if svg_width_px(tall) < svg_width_px(svg) else svg
     svg = themed_svg(svg.decode("utf-8")).encode("utf-8")
-    note = (
-        None
-        if live
-        else html.live_reason(diagram, words) or "only a graph drawn from an expression is live"
-    )
-    steps, graph = (), None
+    note, steps, graph = None, (), None
     if live:
         from gradviz.drawn import page_graph  # lazy: start-up
         from gradviz.tracing import trace  # lazy: start-up
 
         steps, graph = trace(list(diagram.value_ids)[-1]), page_graph(diagram)
+    else:
+        note = html.live_reason(diagram, words) or "only a graph drawn from an expression is live"
     return html.to_html(
         diagram,
         svg.decode("utf-8"),
@@ -151,10 +148,10 @@ def one_line(text: str) -> str:
 PAGE_TEXT_WIDTH = 96
 
 
-def _plain(renderables: list, width: int = PAGE_TEXT_WIDTH) -> str:
+def _plain(renderables: list) -> str:
     """Renderables as the terminal prints them, without colour or trailing spaces."""
     text = io.StringIO()
-    console = Console(file=text, width=width, color_system=None, highlight=False)
+    console = Console(file=text, width=PAGE_TEXT_WIDTH, color_system=None, highlight=False)
     for renderable in renderables:
         console.print(renderable)
     return re.sub(r"[ \t]+(?=\n)", "", text.getvalue()).rstrip("\n")
@@ -200,15 +197,11 @@ def report_page(
         )
     else:
         notes["curves"] = "No training curves recorded in this model."
-    grid = report.boundary()
-    boundary = None
-    if grid is not None and (why := unmappable(grid)):
+    grid, boundary = report.boundary(), None
+    if why := (report.boundary_note if grid is None else unmappable(grid)):
         notes["boundary"] = why
     elif grid is not None:
-        title_b = f"decision boundary after {report.epochs_run} epochs"
-        boundary = boundary_svg(grid, title_b, where)
-    else:
-        notes["boundary"] = report.boundary_note or ""
+        boundary = boundary_svg(grid, f"decision boundary after {report.epochs_run} epochs", where)
     grads = grads_svg(
         report.diagnosis,
         report.snapshots or None,
@@ -226,11 +219,10 @@ def report_page(
         diagram = replace(
             diagram, **captioned(None, key, "inputs, y and loss: the example shown below")
         )
-        diagram = epoch_diagram(diagram, frames, data)
         program = example_program(graph)
     else:  # its layers from the statistics alone
         diagram = recorded_layer_diagram(report.layer_names, report.diagnosis)
-        diagram = epoch_diagram(diagram, frames)
+    diagram = epoch_diagram(diagram, frames, data if example else None)
     dot_text = to_dot(diagram, rankdir="TB", number_width=NUMBER_WIDTH)
     network_svg = run_dot(dot_text, "svg").decode("utf-8")
     if example:

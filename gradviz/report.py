@@ -18,18 +18,9 @@ from gradviz.errors import OptionWords, keyword
 from gradviz.measure import Measurement, model_data
 from gradviz.model import Model
 from gradviz.nn import LOSS_FUNCTIONS, Network, is_correct
-from gradviz.numbers import dumps as dumps  # these documents' writer, under its old name too
 from gradviz.records import Run
 from gradviz.spec import Spec
-from gradviz.stats import (
-    Diagnosis,
-    History,
-    diagnose,
-    failures,
-    history,
-    parameter_grads,
-    verdict,
-)
+from gradviz.stats import Diagnosis, History, diagnose, failures, history, parameter_grads, verdict
 from gradviz.train import Diverged, Evaluation, Result, evaluate
 
 JSON_PREDICTIONS = 1000  # examples listed in a document's "predictions"
@@ -63,7 +54,7 @@ class Report:
     spec: Spec | None = None
     layer_names: tuple[str, ...]
     epochs_run: int
-    stopped: str | None
+    stopped: str | None = None  # why training stopped early
     final: Evaluation | None
     loss: tuple[float, ...]
     accuracy: tuple[float, ...]
@@ -98,7 +89,6 @@ class Report:
         loss: Sequence[float] = (),
         accuracy: Sequence[float] = (),
         every: int = 1,
-        stopped: str | None = None,
         layer_names: Sequence[str] | None = None,
         notes: Sequence[str] = (),
     ) -> Report:
@@ -119,7 +109,6 @@ class Report:
             summary=summary,
             layer_names=tuple(layer_names or (layer.name for layer in diagnosis.layers)),
             epochs_run=epoch,
-            stopped=stopped,
             final=final,
             loss=tuple(loss),
             accuracy=tuple(accuracy),
@@ -163,9 +152,8 @@ def build_report(
     if isinstance(source, Result):
         recorded = source.history
         spec, network, data, evaluation = source.spec, source.network, source.dataset, source.final
-        last_epoch, last = recorded.snapshots[-1]
-        diagnosis = last if isinstance(last, Diagnosis) else diagnose(last, epoch=last_epoch)
         snapshots = history(recorded.snapshots)
+        last_epoch, diagnosis = snapshots[-1]
         fields: dict = dict(
             title=title or spec.name,
             epochs_run=recorded.epochs_run,
@@ -200,13 +188,8 @@ def build_report(
         )
     loss_function = LOSS_FUNCTIONS[spec.loss]
     outputs = evaluation.outputs
-    clip = (
-        ("value", spec.clip_value)
-        if spec.clip_value is not None
-        else ("norm", spec.clip_norm)
-        if spec.clip_norm is not None
-        else None
-    )
+    rules = (("value", spec.clip_value), ("norm", spec.clip_norm))  # (a spec sets one at most)
+    clip = next(((rule, bound) for rule, bound in rules if bound is not None), None)
     return Report(
         spec=spec,
         layer_names=tuple(layer.name for layer in network.layers),

@@ -78,14 +78,10 @@ def _saturation_masks(
     """(low end, high end) masks of saturated units, or None: by the outputs where the op
     only rises, else by the inputs (where it dips, an output near 0 says nothing)."""
     op = ACTIVATIONS.get(activation)
-    if op is None:
-        return None
-    if op.saturation is not None:
-        low, high = op.saturation
-        return act < low, act > high
-    if op.saturation_input is not None:
-        low, high = op.saturation_input
-        return pre < low, pre > high
+    if op is not None and op.saturation is not None:
+        return act < op.saturation[0], act > op.saturation[1]
+    if op is not None and op.saturation_input is not None:
+        return pre < op.saturation_input[0], pre > op.saturation_input[1]
     return None
 
 
@@ -153,15 +149,15 @@ def _means(x: np.ndarray) -> list[float]:
 
 
 def _nonfinite(
-    stacks: dict[str, np.ndarray], sums: dict[str, list[float]] | None = None
+    stacks: dict[str, np.ndarray], sums: dict[str, list[float]]
 ) -> list[tuple[int, str | None]]:
     """Each layer's count of NaN/inf and the first quantity holding one (forward pass first),
-    counted only where a sum (`sums`, where the caller has them) is not finite."""
+    counted only where a sum (from `sums`, where it has one) is not finite."""
     found: list[tuple[int, str | None]] = [(0, None)] * len(stacks["weights"])
     for attribute, label in _QUANTITIES:
         values = stacks[attribute]
         with np.errstate(all="ignore"):  # (a sum may overflow: then its terms are counted)
-            totals = (sums or {}).get(attribute) or _sums(values)
+            totals = sums.get(attribute) or _sums(values)
         suspect = [k for k, total in enumerate(totals) if not math.isfinite(total)]
         if not suspect:
             continue
@@ -324,18 +320,9 @@ def _check(samples: Sequence[LayerSample]) -> None:
         raise InputError(f"the last layer ({samples[-1].name}) is not marked as the output")
 
 
-def first_nonfinite(samples: Sequence[LayerSample]) -> tuple[int, str] | None:
-    """(layer index, quantity) where NaN/inf first shows up, in the order the computation
-    makes the numbers (forward pass up, then backward pass down), or None."""
-    found = []
-    for sample in samples:
-        stacks = {attribute: _stack([sample], attribute) for attribute, _ in _QUANTITIES}
-        found.append((sample.index, _nonfinite(stacks)[0][1]))
-    return first_in_order(found)
-
-
 def first_in_order(found: Sequence[tuple[int, str | None]]) -> tuple[int, str] | None:
-    """`first_nonfinite` from each layer's (index, first quantity holding a NaN/inf)."""
+    """From each layer's (index, first quantity holding a NaN/inf): where one first shows up
+    in the order the numbers are made (forward pass up, then backward pass down), or None."""
     for index, what in found:
         if what in _FORWARD:
             return index, what
@@ -398,9 +385,9 @@ def assess(
     scale: float,
     batch: int,
     first: tuple[int, str] | None,
-    epoch: int | None = None,
-    deltas: Sequence[float] | None = None,
-    hop_bounds: Sequence[float | None] | None = None,
+    epoch: int | None,
+    deltas: Sequence[float],
+    hop_bounds: Sequence[float | None] | None,
     *,
     unit: str = "epoch",
     judged_by: str = "gradient",
@@ -410,11 +397,8 @@ def assess(
     """Compare the layers and give each its status: gradviz's engine and the PyTorch
     recorder both end here, so they share the one status table. `spread`: the outputs'
     largest std across the batch, `scale` max(1, mean |output|), `deltas` each layer's
-    ‖bias gradient‖ (default: from `signal`), `hop_bounds` None where unknown.
+    ‖bias gradient‖, `hop_bounds` None where unknown.
     `judged_by="update"` (an adaptive optimizer) compares update:data, not gradients."""
-
-    if deltas is None:
-        deltas = [lay.signal * math.sqrt(lay.n_out) for lay in layers]
     active = [lay for lay in layers if not lay.frozen]
     if judged_by == "update" and any(lay.update_data is None for lay in active):
         judged_by = "gradient"  # (no update measured: the raw gradients it is)
@@ -450,19 +434,23 @@ def _compare(
     layers: list[LayerStats],
     deltas: Sequence[float],
     hop_bounds: Sequence[float | None] | None,
-    judged_by: str = "gradient",
+    judged_by: str,
 ) -> None:
-    """Fill in what depends on the other layers (a frozen one is compared with none)."""
+    """Fill in what depends on the other layers (a frozen one is compared with none), from
+    the output back: `most` is the largest size of a later layer that is compared."""
     active = [lay for lay in layers if not lay.frozen]
     strongest = max((lay.rms for lay in active if math.isfinite(lay.rms)), default=0.0)
     output = active[-1] if active else layers[-1]
-    for i, layer in enumerate(layers):
+    most: float | None = None
+    for i in reversed(range(len(layers))):
+        layer = layers[i]
         if layer.frozen:
             continue
+        size = _size(layer, judged_by)
         layer.rel = _ratio(layer.rms, strongest)
-        later = [_size(lay, judged_by) for lay in _later(layers, i, judged_by)]
-        below = _ratio(_size(layer, judged_by), max(later)) if later else None
-        layer.below = below if layer.compared else None
+        layer.below = _ratio(size, most) if most is not None and layer.compared else None
+        if layer.compared and math.isfinite(size):
+            most = size if most is None else max(most, size)
         growth = _ratio(layer.rms, output.rms)
         layer.growth = math.nan if growth is None else growth
         if layer.is_output:
@@ -478,15 +466,6 @@ def _size(layer: LayerStats, judged_by: str) -> float:
     if judged_by == "update":
         return math.nan if layer.update_data is None else layer.update_data
     return layer.rms
-
-
-def _later(layers: list[LayerStats], i: int, judged_by: str) -> list[LayerStats]:
-    """The layers after `layers[i]` it is compared with: trained, compared, size known."""
-    return [
-        lay
-        for lay in layers[i + 1 :]
-        if not lay.frozen and lay.compared and math.isfinite(_size(lay, judged_by))
-    ]
 
 
 # -- the statuses: ONE table -----------------------------------------------------------
@@ -731,7 +710,11 @@ def _vanishing_sentence(d: Diagnosis) -> str | None:
         return None
     first = vanishing[0]
     position = d.layers.index(first)
-    later = _later(d.layers, position, d.judged_by)
+    later = [  # the layers `first` was compared with
+        lay
+        for lay in d.layers[position + 1 :]
+        if not lay.frozen and lay.compared and math.isfinite(_size(lay, d.judged_by))
+    ]
     # (none: only in statistics read from a file that disagree with themselves)
     if not later or (d.judged_by == "update" and first.update_data is None):
         return None
@@ -843,8 +826,9 @@ def verdict(diagnosis: Diagnosis, snapshots: History | None = None) -> list[str]
     d = diagnosis
     snapshots = snapshots or []
     lines = [line for line in _history_sentences(d, snapshots) if line]
-    lines += _set_up_sentences(d, snapshots)
-    never = _never_changed(d, snapshots)
+    recorded = [snap for _, snap in snapshots] or [d]
+    lines += _set_up_sentences(d, recorded)
+    never = _never_changed(d, recorded)
 
     dead = _having(d, "dead")
     dying = {name for name, op in ACTIVATIONS.items() if op is not None and op.dies_at is not None}
@@ -942,7 +926,7 @@ def verdict(diagnosis: Diagnosis, snapshots: History | None = None) -> list[str]
     return lines
 
 
-def _set_up_sentences(d: Diagnosis, snapshots: History) -> list[str]:
+def _set_up_sentences(d: Diagnosis, recorded: list[Diagnosis]) -> list[str]:
     """What the set-up changes in the reading: frozen, unreached, clipped, adaptive."""
     lines = []
     frozen = _having(d, "frozen")
@@ -953,7 +937,6 @@ def _set_up_sentences(d: Diagnosis, snapshots: History) -> list[str]:
         )
     zero = _having(d, "zero")
     if zero:
-        recorded = [snap for _, snap in snapshots] or [d]
         always = all(
             all(lay.status == "zero" for lay in snap.layers if lay.name in {z.name for z in zero})
             for snap in recorded
@@ -978,10 +961,9 @@ def _set_up_sentences(d: Diagnosis, snapshots: History) -> list[str]:
     return lines
 
 
-def _never_changed(d: Diagnosis, snapshots: History) -> list[LayerStats]:
+def _never_changed(d: Diagnosis, recorded: list[Diagnosis]) -> list[LayerStats]:
     """Layers (not frozen) whose every recorded update was exactly 0 while their weight
     gradient was not (a zero gradient moves nothing, and says so itself)."""
-    recorded = [snap for _, snap in snapshots] or [d]
     found = []
     for layer in d.layers:
         if layer.frozen or layer.status == "zero":

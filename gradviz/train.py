@@ -36,7 +36,7 @@ from gradviz.nn import (
 from gradviz.numbers import fmt
 from gradviz.schema import CLIPPING_KEYS
 from gradviz.spec import Spec
-from gradviz.stats import Diagnosis, diagnose_all, first_nonfinite
+from gradviz.stats import Diagnosis, diagnose, diagnose_all
 
 
 @dataclass
@@ -363,7 +363,7 @@ def _divergence(
         if _finite(total, P):
             continue
         rows = order[start:end]
-        found = first_nonfinite(measure(before, None, data.X[rows], data.Y[rows]))
+        found = diagnose(measure(before, None, data.X[rows], data.Y[rows])).first_nonfinite
         if found is not None:
             index, quantity = found
             where = f"layer L{index} (its {quantity})"

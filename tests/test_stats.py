@@ -352,7 +352,7 @@ def test_nan_names_the_first_layer_in_forward_order() -> None:
     # only gradients: the backward pass meets the output layer first
     samples = deep("relu", depth=4)
     samples[2].bias_grads = samples[2].bias_grads * np.nan
-    assert stats.first_nonfinite(samples) == (3, "gradients")
+    assert stats.diagnose(samples).first_nonfinite == (3, "gradients")
 
 
 def test_update_data_and_grad_data() -> None:
