@@ -127,7 +127,7 @@ SLOPES = _slopes()
 # nonzero count is their slope's mean and says which units are dead.
 DYING = frozenset(n for n, op in ACTIVATIONS.items() if op is not None and op.dies_at is not None)
 # Those never negative (the op row's `never_negative`): their units above 0 may be counted
-# by the signs' sum (`_above_zero`); another dying op's negative outputs would subtract.
+# by the signs' sum (`Recorder._above_zero`); another dying op's negative outputs would subtract.
 SIGN_COUNTED = frozenset(n for n in DYING if ACTIVATIONS[n].never_negative)
 
 
@@ -294,6 +294,7 @@ class Recorder:
         # the gradients the norms are of, and their versions
         self._clip_grads: list[tuple[torch.Tensor | None, int]] = []
         self._magnitudes: list[torch.Tensor] | None = None  # |g| buffers, kept between steps
+        self._scratch: dict[tuple[object, ...], torch.Tensor] = {}  # (`_scratch_like`)
         self._nan_found = False
         self._nan_check = nan_check
         # collectives of its own, in a group of its own: never interleaved with DDP's or
@@ -567,13 +568,14 @@ class Recorder:
             flat = a.reshape(-1)
             sums = [flat.sum(), torch.dot(flat, flat)]
         if kind in DYING:
-            sums.append(_above_zero(a, others, rows, kind in SIGN_COUNTED))
+            sums.append(self._above_zero(a, others, rows, kind in SIGN_COUNTED))
         if xs is not None:  # Σ|slope| from the op row, at the inputs
             sums.append(slope(a, xs).abs().sum())
         if kind in BANDS:
             (low, high), of_inputs = BANDS[kind]
             v = xs if of_inputs else a
-            sums += [(v < low).sum(others), (v > high).sum(others)]  # type: ignore[operator]
+            below = torch.lt(v, low, out=self._scratch_like(v, torch.bool)).sum(others)
+            sums += [below, torch.gt(v, high, out=self._scratch_like(v, torch.bool)).sum(others)]
         store = self._acts if self._mapped else self._candidates
         acc = store.get(key)  # type: ignore[call-overload]
         if acc is None:
@@ -584,6 +586,29 @@ class Recorder:
                 acc.sums[-1], sums[-1] = acc.sums[-1].long(), sums[-1].long()
             acc.sums = [s + t for s, t in zip(acc.sums, sums, strict=True)]
             acc.outputs.append(a)
+
+    def _above_zero(
+        self, a: torch.Tensor, others: tuple[int, ...], rows: int, never_negative: bool
+    ) -> torch.Tensor:
+        """A ReLU's units above 0 per unit (those not 0). An output never negative is summed
+        as float32 signs (0 or 1: exact while a unit's count stays under 2^24; a negative
+        output would subtract; int64 once totalled, `_compact`), 3x as fast as bool's int64
+        sum on the CPU (340 against 120 µs on a 32×16×28×28 output); a NaN's sign is 0, so a
+        step holding one is counted again (`_recount`); and under torch.distributed (the
+        counts are summed across ranks first) as bools."""
+        if never_negative and a.dtype == torch.float32 and rows < 2**24 and _distributed()[1] == 1:
+            return torch.sign(a, out=self._scratch_like(a, a.dtype)).sum(others)
+        return torch.ne(a, 0, out=self._scratch_like(a, torch.bool)).sum(others)
+
+    def _scratch_like(self, t: torch.Tensor, dtype: torch.dtype) -> torch.Tensor:
+        """A buffer of `t`'s shape, kept between recorded steps for a temporary that is
+        summed at once (signs, band tests): a fresh one each step costs more than its sum
+        (its pages are new: 1 ms of a conv net's 2.5 ms recorded step, bench/README.md)."""
+        key = (t.shape, dtype, t.device)
+        kept = self._scratch.get(key)
+        if kept is None:
+            kept = self._scratch[key] = torch.empty(t.shape, dtype=dtype, device=t.device)
+        return kept
 
     def _map(self) -> None:
         """After the first recorded forward: each row's activation (the activation module
@@ -1336,20 +1361,6 @@ def _global_hooks(recorder: Recorder) -> list[RemovableHandle]:
 
     handles += [register_optimizer_step_pre_hook(pre), register_optimizer_step_post_hook(post)]
     return handles
-
-
-def _above_zero(
-    a: torch.Tensor, others: tuple[int, ...], rows: int, never_negative: bool
-) -> torch.Tensor:
-    """A ReLU's units above 0 per unit (those not 0). An output never negative is summed
-    as float32 signs (0 or 1: exact while a unit's count stays under 2^24; a negative
-    output would subtract; int64 once totalled, `Recorder._compact`), 3x as fast as
-    bool's int64 sum on the CPU (340 against 120 µs on a 32×16×28×28 output); a NaN's
-    sign is 0, so a step holding one is counted again (`Recorder._recount`); and under
-    torch.distributed (the counts are summed across ranks first) as bools."""
-    if never_negative and a.dtype == torch.float32 and rows < 2**24 and _distributed()[1] == 1:
-        return a.sign().sum(others)
-    return a.bool().sum(others)
 
 
 def _whole_sum(acts: _Activations) -> torch.Tensor:
