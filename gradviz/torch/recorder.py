@@ -1341,25 +1341,33 @@ class Recorder:
         self._optimizer_hooks = []
 
 
+# Each recorder's global step hooks, by a weak reference to it: those of recorders gone
+# are removed when the next is made (`_global_hooks`), never from inside a hook, where
+# torch is iterating over them ("OrderedDict mutated during iteration").
+_GLOBAL: list[tuple[weakref.ref[Recorder], list[RemovableHandle]]] = []
+
+
 def _global_hooks(recorder: Recorder) -> list[RemovableHandle]:
     """torch's global optimizer step hooks for `recorder`, holding it weakly: a recorder
-    nobody holds any more (its model gone) takes its hooks with it."""
+    nobody holds any more (its model gone) does nothing at a step, and its hooks go when
+    the next recorder is made."""
+    for gone, handles in _GLOBAL:
+        if gone() is None:
+            for handle in handles:
+                handle.remove()
+    _GLOBAL[:] = [(ref, handles) for ref, handles in _GLOBAL if ref() is not None]
     ref = weakref.ref(recorder)
-    handles: list[RemovableHandle] = []
-
-    def gone() -> None:
-        for handle in handles:
-            handle.remove()
 
     def pre(optimizer: torch.optim.Optimizer, args: tuple, kwargs: dict) -> Any:
         live = ref()
-        return gone() if live is None else live._pre_step(optimizer, args, kwargs)
+        return None if live is None else live._pre_step(optimizer, args, kwargs)
 
     def post(optimizer: torch.optim.Optimizer, args: tuple, kwargs: dict) -> None:
         live = ref()
-        return gone() if live is None else live._post_step(optimizer, args, kwargs)
+        return None if live is None else live._post_step(optimizer, args, kwargs)
 
-    handles += [register_optimizer_step_pre_hook(pre), register_optimizer_step_post_hook(post)]
+    handles = [register_optimizer_step_pre_hook(pre), register_optimizer_step_post_hook(post)]
+    _GLOBAL.append((ref, handles))
     return handles
 
 
