@@ -813,13 +813,19 @@ class Recorder:
         raw = self._grads()
         grads = raw if self._plain else [_dense(_local(g)[0]) for g in raw]
         weights = [_local(p)[0] for p in params] if self._sharded else params
+        # Σ|g| and max|g| of the rows' weights alone (what the table shows: a bias gives
+        # δ, its ‖g‖₂), from |g| in kept buffers (torch's ord-1 and ord-∞ norms take 6x
+        # and 25x as long on the CPU, bench/README.md); first, while the backward pass's
+        # end has left the gradients in cache (the weights' copy would push them out)
+        magnitudes = self._magnitudes_of([grads[k] for k in self._weight_index])
+        l1 = [m.sum() for m in magnitudes]
+        # (amax of each: 60 µs less than one `_foreach_max` on the MLP, in the loop)
+        top = [m.amax() if m.numel() else m.new_zeros(()) for m in magnitudes]
         if optimizer is not None or self._optimizer is not None:  # (update:data, after it)
             weights = self._copy_before(weights)  # (‖w‖₂ then read of the copy, in cache)
-        # ‖·‖₂ fused, of every gradient and weight; Σ|g| and max|g| of the rows' weights
-        # alone (what the table shows: a bias gives δ, its ‖g‖₂), from |g| in kept
-        # buffers (torch's ord-1 and ord-∞ norms take 6x and 25x as long on the CPU,
-        # bench/README.md). Gradients untouched since the end of the backward pass (no
-        # clipping: the same tensors, the same versions) keep the norms read there.
+        # ‖·‖₂ fused, of every gradient and weight. Gradients untouched since the end of
+        # the backward pass (no clipping: the same tensors, the same versions) keep the
+        # norms read there.
         untouched = self._last_clip is not None and self._untouched()
         self._clip_grads = []  # (no gradient kept alive past its step)
         if untouched:
@@ -827,10 +833,6 @@ class Recorder:
             self._last_clip = None  # (nothing was clipped)
         else:
             norms = torch._foreach_norm([*grads, *weights])
-        magnitudes = self._magnitudes_of([grads[k] for k in self._weight_index])
-        l1 = [m.sum() for m in magnitudes]
-        # (amax of each: 60 µs less than one `_foreach_max` on the MLP, in the loop)
-        top = [m.amax() if m.numel() else m.new_zeros(()) for m in magnitudes]
         acts = {row: self._acts[row] for row in self._rows if row in self._acts}
         # one check for the whole step: ‖g‖₂ and ‖w‖₂ of every parameter, and Σa (Σ|a|
         # where a row is read per unit) of every activation, are finite unless a tensor
