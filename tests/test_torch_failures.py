@@ -6,6 +6,7 @@ the verdict reads under an adaptive optimizer, and the API a PyTorch user expect
 
 from __future__ import annotations
 
+import gc
 import itertools
 import math
 import subprocess
@@ -130,6 +131,33 @@ def test_nan_at_a_known_step_and_layer_between_recorded_steps(compiled: bool) ->
     assert any("NaN/inf first appeared in layer 2 (its weights) at step 5" in ln for ln in lines)
 
 
+@pytest.mark.parametrize("dtype", ["float16", "bfloat16"])
+def test_half_precision_gradients_checked_between_recorded_steps(dtype: str) -> None:
+    """A float16 gradient of 100,000 ones sums to inf in float16 (its largest is 65,504),
+    though every entry is finite: no step is taken for a NaN. A NaN in step 5's input,
+    which reaches the gradient, is still found there, between the recorded steps."""
+    half = getattr(torch, dtype)
+
+    def run(poison_at: int | None) -> list[int]:
+        net = nn.Linear(1000, 100, bias=False, dtype=half)
+        optimizer = torch.optim.SGD(net.parameters(), lr=0.0)
+        rec = watch(net, every=4)
+        for step in range(7):
+            x = torch.ones(1, 1000, dtype=half)
+            if step == poison_at:
+                x[0, 7] = math.nan
+            optimizer.zero_grad()
+            net(x).sum().backward()  # (∂/∂W = x, in every row)
+            if dtype == "float16" and step != poison_at:
+                assert float(net.weight.grad.sum()) == math.inf
+                assert bool(torch.isfinite(net.weight.grad).all())
+            optimizer.step()
+        return [step for step, _ in rec.history()]
+
+    assert run(None) == [0, 4]
+    assert run(5) == [0, 4, 5]
+
+
 @pytest.mark.parametrize("compiled", MODES)
 def test_a_frozen_layer_is_frozen_not_vanishing(compiled: bool) -> None:
     net = _mlp([4, 8, 8, 1])
@@ -169,6 +197,23 @@ def test_clipping_does_not_hide_an_explosion(compiled: bool) -> None:
     assert layer.clipped_from == pytest.approx(weight_before, rel=1e-12)
     lines = _never_healthy(rec)
     assert any(line.startswith("Gradient clipping scaled the gradients by ×") for line in lines)
+
+
+def test_a_recorder_let_go_leaves_the_next_one_working() -> None:
+    """A notebook cell run twice: the first recorder is gone (collected) when the second
+    one's optimizer steps; its global step hooks must not break torch's loop over them."""
+    X, Y = _data()
+    for _ in range(2):
+        net = _mlp([4, 8, 1])
+        optimizer = torch.optim.SGD(net.parameters(), lr=0.1)
+        rec = watch(net)
+        for _ in range(2):
+            optimizer.zero_grad()
+            ((net(X) - Y) ** 2).mean().backward()
+            optimizer.step()
+        assert [step for step, _ in rec.history()] == [0]
+        del rec
+        gc.collect()
 
 
 def test_weights_that_never_move_are_said() -> None:

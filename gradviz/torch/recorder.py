@@ -127,7 +127,7 @@ SLOPES = _slopes()
 # nonzero count is their slope's mean and says which units are dead.
 DYING = frozenset(n for n, op in ACTIVATIONS.items() if op is not None and op.dies_at is not None)
 # Those never negative (the op row's `never_negative`): their units above 0 may be counted
-# by the signs' sum (`_above_zero`); another dying op's negative outputs would subtract.
+# by the signs' sum (`Recorder._above_zero`); another dying op's negative outputs would subtract.
 SIGN_COUNTED = frozenset(n for n in DYING if ACTIVATIONS[n].never_negative)
 
 
@@ -294,6 +294,7 @@ class Recorder:
         # the gradients the norms are of, and their versions
         self._clip_grads: list[tuple[torch.Tensor | None, int]] = []
         self._magnitudes: list[torch.Tensor] | None = None  # |g| buffers, kept between steps
+        self._scratch: dict[tuple[object, ...], torch.Tensor] = {}  # (`_scratch_like`)
         self._nan_found = False
         self._nan_check = nan_check
         # collectives of its own, in a group of its own: never interleaved with DDP's or
@@ -567,13 +568,14 @@ class Recorder:
             flat = a.reshape(-1)
             sums = [flat.sum(), torch.dot(flat, flat)]
         if kind in DYING:
-            sums.append(_above_zero(a, others, rows, kind in SIGN_COUNTED))
+            sums.append(self._above_zero(a, others, rows, kind in SIGN_COUNTED))
         if xs is not None:  # Σ|slope| from the op row, at the inputs
             sums.append(slope(a, xs).abs().sum())
         if kind in BANDS:
             (low, high), of_inputs = BANDS[kind]
             v = xs if of_inputs else a
-            sums += [(v < low).sum(others), (v > high).sum(others)]  # type: ignore[operator]
+            below = torch.lt(v, low, out=self._scratch_like(v, torch.bool)).sum(others)
+            sums += [below, torch.gt(v, high, out=self._scratch_like(v, torch.bool)).sum(others)]
         store = self._acts if self._mapped else self._candidates
         acc = store.get(key)  # type: ignore[call-overload]
         if acc is None:
@@ -584,6 +586,29 @@ class Recorder:
                 acc.sums[-1], sums[-1] = acc.sums[-1].long(), sums[-1].long()
             acc.sums = [s + t for s, t in zip(acc.sums, sums, strict=True)]
             acc.outputs.append(a)
+
+    def _above_zero(
+        self, a: torch.Tensor, others: tuple[int, ...], rows: int, never_negative: bool
+    ) -> torch.Tensor:
+        """A ReLU's units above 0 per unit (those not 0). An output never negative is summed
+        as float32 signs (0 or 1: exact while a unit's count stays under 2^24; a negative
+        output would subtract; int64 once totalled, `_compact`), 3x as fast as bool's int64
+        sum on the CPU (340 against 120 µs on a 32×16×28×28 output); a NaN's sign is 0, so a
+        step holding one is counted again (`_recount`); and under torch.distributed (the
+        counts are summed across ranks first) as bools."""
+        if never_negative and a.dtype == torch.float32 and rows < 2**24 and _distributed()[1] == 1:
+            return torch.sign(a, out=self._scratch_like(a, a.dtype)).sum(others)
+        return torch.ne(a, 0, out=self._scratch_like(a, torch.bool)).sum(others)
+
+    def _scratch_like(self, t: torch.Tensor, dtype: torch.dtype) -> torch.Tensor:
+        """A buffer of `t`'s shape, kept between recorded steps for a temporary that is
+        summed at once (signs, band tests): a fresh one each step costs more than its sum
+        (its pages are new: 1 ms of a conv net's 2.5 ms recorded step, bench/README.md)."""
+        key = (t.shape, dtype, t.device)
+        kept = self._scratch.get(key)
+        if kept is None:
+            kept = self._scratch[key] = torch.empty(t.shape, dtype=dtype, device=t.device)
+        return kept
 
     def _map(self) -> None:
         """After the first recorded forward: each row's activation (the activation module
@@ -788,13 +813,19 @@ class Recorder:
         raw = self._grads()
         grads = raw if self._plain else [_dense(_local(g)[0]) for g in raw]
         weights = [_local(p)[0] for p in params] if self._sharded else params
+        # Σ|g| and max|g| of the rows' weights alone (what the table shows: a bias gives
+        # δ, its ‖g‖₂), from |g| in kept buffers (torch's ord-1 and ord-∞ norms take 6x
+        # and 25x as long on the CPU, bench/README.md); first, while the backward pass's
+        # end has left the gradients in cache (the weights' copy would push them out)
+        magnitudes = self._magnitudes_of([grads[k] for k in self._weight_index])
+        l1 = [m.sum() for m in magnitudes]
+        # (amax of each: 60 µs less than one `_foreach_max` on the MLP, in the loop)
+        top = [m.amax() if m.numel() else m.new_zeros(()) for m in magnitudes]
         if optimizer is not None or self._optimizer is not None:  # (update:data, after it)
             weights = self._copy_before(weights)  # (‖w‖₂ then read of the copy, in cache)
-        # ‖·‖₂ fused, of every gradient and weight; Σ|g| and max|g| of the rows' weights
-        # alone (what the table shows: a bias gives δ, its ‖g‖₂), from |g| in kept
-        # buffers (torch's ord-1 and ord-∞ norms take 6x and 25x as long on the CPU,
-        # bench/README.md). Gradients untouched since the end of the backward pass (no
-        # clipping: the same tensors, the same versions) keep the norms read there.
+        # ‖·‖₂ fused, of every gradient and weight. Gradients untouched since the end of
+        # the backward pass (no clipping: the same tensors, the same versions) keep the
+        # norms read there.
         untouched = self._last_clip is not None and self._untouched()
         self._clip_grads = []  # (no gradient kept alive past its step)
         if untouched:
@@ -802,10 +833,6 @@ class Recorder:
             self._last_clip = None  # (nothing was clipped)
         else:
             norms = torch._foreach_norm([*grads, *weights])
-        magnitudes = self._magnitudes_of([grads[k] for k in self._weight_index])
-        l1 = [m.sum() for m in magnitudes]
-        # (amax of each: 60 µs less than one `_foreach_max` on the MLP, in the loop)
-        top = [m.amax() if m.numel() else m.new_zeros(()) for m in magnitudes]
         acts = {row: self._acts[row] for row in self._rows if row in self._acts}
         # one check for the whole step: ‖g‖₂ and ‖w‖₂ of every parameter, and Σa (Σ|a|
         # where a row is read per unit) of every activation, are finite unless a tensor
@@ -1316,40 +1343,34 @@ class Recorder:
         self._optimizer_hooks = []
 
 
+# Each recorder's global step hooks, by a weak reference to it: those of recorders gone
+# are removed when the next is made (`_global_hooks`), never from inside a hook, where
+# torch is iterating over them ("OrderedDict mutated during iteration").
+_GLOBAL: list[tuple[weakref.ref[Recorder], list[RemovableHandle]]] = []
+
+
 def _global_hooks(recorder: Recorder) -> list[RemovableHandle]:
     """torch's global optimizer step hooks for `recorder`, holding it weakly: a recorder
-    nobody holds any more (its model gone) takes its hooks with it."""
+    nobody holds any more (its model gone) does nothing at a step, and its hooks go when
+    the next recorder is made."""
+    for gone, handles in _GLOBAL:
+        if gone() is None:
+            for handle in handles:
+                handle.remove()
+    _GLOBAL[:] = [(ref, handles) for ref, handles in _GLOBAL if ref() is not None]
     ref = weakref.ref(recorder)
-    handles: list[RemovableHandle] = []
-
-    def gone() -> None:
-        for handle in handles:
-            handle.remove()
 
     def pre(optimizer: torch.optim.Optimizer, args: tuple, kwargs: dict) -> Any:
         live = ref()
-        return gone() if live is None else live._pre_step(optimizer, args, kwargs)
+        return None if live is None else live._pre_step(optimizer, args, kwargs)
 
     def post(optimizer: torch.optim.Optimizer, args: tuple, kwargs: dict) -> None:
         live = ref()
-        return gone() if live is None else live._post_step(optimizer, args, kwargs)
+        return None if live is None else live._post_step(optimizer, args, kwargs)
 
-    handles += [register_optimizer_step_pre_hook(pre), register_optimizer_step_post_hook(post)]
+    handles = [register_optimizer_step_pre_hook(pre), register_optimizer_step_post_hook(post)]
+    _GLOBAL.append((ref, handles))
     return handles
-
-
-def _above_zero(
-    a: torch.Tensor, others: tuple[int, ...], rows: int, never_negative: bool
-) -> torch.Tensor:
-    """A ReLU's units above 0 per unit (those not 0). An output never negative is summed
-    as float32 signs (0 or 1: exact while a unit's count stays under 2^24; a negative
-    output would subtract; int64 once totalled, `Recorder._compact`), 3x as fast as
-    bool's int64 sum on the CPU (340 against 120 µs on a 32×16×28×28 output); a NaN's
-    sign is 0, so a step holding one is counted again (`Recorder._recount`); and under
-    torch.distributed (the counts are summed across ranks first) as bools."""
-    if never_negative and a.dtype == torch.float32 and rows < 2**24 and _distributed()[1] == 1:
-        return a.sign().sum(others)
-    return a.bool().sum(others)
 
 
 def _whole_sum(acts: _Activations) -> torch.Tensor:
