@@ -10,7 +10,7 @@ import click
 from gradviz.cli import command, flag
 from gradviz.cli.console import stdout_console
 from gradviz.cli.options import ExpressionCommand, OutputOption, model_options
-from gradviz.cli.source import graph_source, model_example, say
+from gradviz.cli.source import graph_source, model_loss_graph, say
 from gradviz.drawn import diagram_from_value
 from gradviz.errors import OutputError, RenderError, WriteError
 from gradviz.expr import FUNCTIONS
@@ -180,13 +180,10 @@ def draw(
     drawings: dict[bool, Diagram] = {}  # a model, by "for Mermaid": levels may differ
     if source.model is not None:
         from gradviz.drawings import model_diagrams  # lazy: start-up (numpy, nn)
-        from gradviz.model import load_model  # lazy: start-up
 
-        if input_text is None:  # the first example, as text that keeps every digit
-            x, target = model_example(load_model(source.model), None, target)
-            input_text = ",".join(repr(v) for v in x)
+        graph = model_loss_graph(source.model, input_text, target)
         kinds = sorted({_mermaid(fmt) for _, fmt in targets}) or [False]
-        made = model_diagrams(source.model, input_text, target, level, not no_grad, kinds, flag)
+        made = model_diagrams(graph, level, not no_grad, kinds, flag)
         for note in dict.fromkeys(note for _, note in made.values() if note):  # each once
             say(f"note: {note}")
         drawings = {mermaid: drawing for mermaid, (drawing, _) in made.items()}
