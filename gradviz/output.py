@@ -238,16 +238,9 @@ def svg_width_px(svg: bytes) -> float:
     return float(found.group(1)) * (4 / 3 if found.group(2) in (b"pt", None) else 1.0)
 
 
-def animated_trace(
-    frames: Frames,
-    *,
-    rankdir: str | None = None,
-    precision: int = DEFAULT_PRECISION,
-    program: DotProgram | None = None,
-    id_prefix: str = "gv-",
-) -> bytes:
-    """The trace's frames as one animated SVG, laid out once: `rankdir` None, left to
-    right if that fits a column of COLUMN_PX, else top to bottom when narrower."""
+def animated_trace(frames: Frames, *, program: DotProgram | None = None) -> bytes:
+    """The trace's frames as one animated SVG, laid out once: left to right if that fits
+    a column of COLUMN_PX, else top to bottom when narrower."""
     from gradviz.render.animate import animated_svg, animation_diagram  # lazy: start-up
     from gradviz.render.diagram import draw_less, preferred_rankdir  # lazy: start-up
     from gradviz.render.dot import layout_cost, to_dot  # lazy: start-up
@@ -256,22 +249,17 @@ def animated_trace(
     heavy = layout_cost(drawn) > PREFER_PURE_COST
 
     def lay_out(direction: str) -> bytes:
-        return run_dot(
-            to_dot(drawn, rankdir=direction, precision=precision),
-            "svg",
-            program=program,
-            heavy=heavy,
-            smaller=draw_less(drawn),
-        )
+        dot_text = to_dot(drawn, rankdir=direction)
+        return run_dot(dot_text, "svg", program=program, heavy=heavy, smaller=draw_less(drawn))
 
-    if rankdir is not None or heavy:
-        svg = lay_out(rankdir or preferred_rankdir(drawn))
+    if heavy:  # one layout only
+        svg = lay_out(preferred_rankdir(drawn))
     else:
         svg = lay_out("LR")
         if svg_width_px(svg) > COLUMN_PX:
             tall = lay_out("TB")
             svg = tall if svg_width_px(tall) < svg_width_px(svg) else svg
-    return animated_svg(svg.decode("utf-8"), timeline, id_prefix).encode("utf-8")
+    return animated_svg(svg.decode("utf-8"), timeline).encode("utf-8")
 
 
 # Nodes drawn over every frame of a backward pass (frames × the nodes of each): each frame
