@@ -29,23 +29,17 @@ class GradvizError(Exception):
     ) -> None:
         self.options = tuple(options)
         self.template, self.hint_template = message, hint
-        message, hint = self._words(keyword)
-        super().__init__(message)
-        self.message = message
-        self.hint = hint
+        self.message, self.hint = self._words(keyword)
+        super().__init__(self.message)
 
     def _words(self, words: OptionWords) -> tuple[str, str | None]:
-        if not self.options:
-            return self.template, self.hint_template
-        hint = self.hint_template
-        return worded(self.template, self.options, words), (
-            None if hint is None else worded(hint, self.options, words)
-        )
+        hint = self.hint_template and worded(self.hint_template, self.options, words)
+        return worded(self.template, self.options, words), hint
 
     def render(self, words: OptionWords | None = None) -> str:
         """The full text for a user: message, then anything that points at the cause;
         `words` names the options (the CLI: as flags)."""
-        message, hint = self._words(words) if words else (self.message, self.hint)
+        message, hint = self._words(words or keyword)
         return message if not hint else f"{message}\n{hint}"
 
 
