@@ -70,12 +70,9 @@ def quoted(value: object, limit: int = QUOTE_LIMIT) -> str:
         if len(value) <= limit and len(shown := repr(value)) <= limit + 2:
             return shown
         # the longest start whose repr fits: an escape such as \x1b takes four columns
-        low, high = 0, min(len(value), limit)
-        while low < high:
-            middle = (low + high + 1) // 2
-            low, high = (
-                (middle, high) if len(repr(value[:middle])) <= limit + 2 else (low, middle - 1)
-            )
+        low = min(len(value), limit)
+        while len(repr(value[:low])) > limit + 2:
+            low -= 1
         head = repr(value[:low])
         return f"{head[:-1]}…{head[-1]} ({len(value):,} characters)"
     shown = repr(value)

@@ -18,7 +18,7 @@ from gradviz.files import refuse_clashes, write_atomic
 from gradviz.layout import dot_choice, dot_timeout
 from gradviz.numbers import DEFAULT_PRECISION
 from gradviz.output import FORMATS, format_for, render, size_warnings
-from gradviz.render.diagram import Diagram, preferred_rankdir
+from gradviz.render.diagram import preferred_rankdir
 from gradviz.render.dot import RANKDIRS
 from gradviz.render.terminal import MAX_DEPTH, to_terminal
 
@@ -177,7 +177,6 @@ def draw(
     _check_targets(targets)
     refuse_clashes([("output", path) for path, _ in targets], source.inputs)
 
-    drawings: dict[bool, Diagram] = {}  # a model, by "for Mermaid": levels may differ
     if source.model is not None:
         from gradviz.drawings import model_diagrams  # lazy: start-up (numpy, nn)
 
@@ -187,21 +186,23 @@ def draw(
         for note in dict.fromkeys(note for _, note in made.values() if note):  # each once
             say(f"note: {note}")
         drawings = {mermaid: drawing for mermaid, (drawing, _) in made.items()}
-        diagram = drawings[kinds[0]]
     else:
         program = source.program(seed)
         if not no_grad:
             program.output.backward()
-        diagram = diagram_from_value(program.output, grad=not no_grad)
+        drawn = diagram_from_value(program.output, grad=not no_grad)
+        drawings = {False: drawn, True: drawn}  # for Graphviz and Mermaid: one drawing
 
     if not targets:
         more = "--depth all shows them"
-        stdout_console().print(to_terminal(diagram, precision=precision, depth=depth, more=more))
+        stdout_console().print(
+            to_terminal(drawings[False], precision=precision, depth=depth, more=more)
+        )
         return
 
     failures: list[RenderError | WriteError] = []
     for path, fmt in targets:
-        drawn = drawings.get(_mermaid(fmt), diagram)
+        drawn = drawings[_mermaid(fmt)]
         for warning in size_warnings(drawn, fmt, flag):
             say(f"warning: {warning}")
         # a page chooses the direction its picture reads best in at 800 px
