@@ -50,12 +50,8 @@ class DepthType(click.ParamType):
     name = "depth"
 
     def convert(self, value: object, param: click.Parameter | None, ctx: click.Context | None):
-        if value is None or (isinstance(value, str) and value.strip().lower() == "all"):
-            return None
-        if isinstance(value, int):
-            return value
         text = str(value).strip()
-        if text.isascii() and text.isdigit() and len(text) > 18:
+        if text.lower() == "all" or (text.isascii() and text.isdigit() and len(text) > 18):
             return None  # more levels than any graph has (20 digits or 5,000): every level
         try:
             levels = int(text)
