@@ -14,8 +14,7 @@ from pathlib import Path
 import click
 import numpy as np
 
-from gradviz.checking import DEFAULT_TOL, gradcheck
-from gradviz.checking import document as check_document
+from gradviz import checking, tracing
 from gradviz.cli import command, flag
 from gradviz.cli.console import stdout_console
 from gradviz.cli.options import ExpressionCommand, OutputOption, model_options
@@ -36,25 +35,9 @@ from gradviz.output import (
     render,
     size_warnings,
 )
+from gradviz.render import trace_view as views
 from gradviz.render.diagram import Diagram, preferred_rankdir
 from gradviz.render.frames import Frames
-from gradviz.render.trace_view import (
-    backward_view,
-    check_view,
-    forward_view,
-    gradients_view,
-    network_frames,
-    network_view,
-)
-from gradviz.tracing import document as trace_document
-from gradviz.tracing import (
-    forward,
-    leaf_gradients,
-    network_document,
-    network_trace,
-    trace,
-    unreached,
-)
 
 # --format of the frames: their files' extension -> the format (svg, mmd -> mermaid).
 FRAME_FORMATS = {FORMATS[name].suffixes[0][1:]: name for name in formats("frames")}
@@ -342,16 +325,18 @@ def trace_command(
     # before anything is printed or written.
     drawn = None
     if scalar:
-        steps: list = trace(value)
+        steps: list = tracing.trace(value)
         if frames is not None or animate:
             drawn = trace_frames(value, steps, clusters)
     else:
-        steps = network_trace(graph, level)
+        steps = tracing.network_trace(graph, level)
         if frames is not None:
             from gradviz.model import data_set_status  # lazy: start-up
 
             statuses = data_set_status(graph) if level == "layer" else None
-            drawn = network_frames(network_diagram(graph, level, statuses=statuses), steps, level)
+            drawn = views.network_frames(
+                network_diagram(graph, level, statuses=statuses), steps, level
+            )
     if step is not None and not 1 <= step <= len(drawn):  # (--step needs --frames)
         raise InputError(f"--step {step}: the backward pass has steps 1 to {len(drawn)}")
     if frames is not None:
@@ -367,17 +352,17 @@ def trace_command(
         x = ", ".join(fmt(v) for v in graph.x)
         loss = fmt(graph.loss.data)
         title = f"(one {level} per step; input ({x}), target {fmt(graph.y)}, loss {loss})"
-        console.print(network_view(steps, title))
+        console.print(views.network_view(steps, title))
     else:
         out = output_name(value)
         if show_forward:
-            console.print(forward_view(forward(value)))
+            console.print(views.forward_view(tracing.forward(value)))
             console.print()
-        console.print(backward_view(steps, out))
+        console.print(views.backward_view(steps, out))
         console.print()
         names = node_names(topological_order(value))
-        unused = [names[v] for v in unreached(value, steps)]
-        console.print(gradients_view(leaf_gradients(value, steps), out, unused))
+        unused = [names[v] for v in tracing.unreached(value, steps)]
+        console.print(views.gradients_view(tracing.leaf_gradients(value, steps), out, unused))
     if scalar and model_path is not None and len(steps) > MODEL_STEPS_NOTE:
         say(f"note: {len(steps)} steps; --level neuron or --level layer shows fewer")
     if frames is not None:
@@ -396,7 +381,11 @@ def trace_command(
             write_atomic(page, html)
             say(f"wrote {page} (html)")
     if as_json:  # last: a document only for a command that did all it was asked
-        document = trace_document(value, steps) if scalar else network_document(graph, level, steps)
+        document = (
+            tracing.document(value, steps)
+            if scalar
+            else tracing.network_document(graph, level, steps)
+        )
         click.echo(dumps(document))
 
 
@@ -447,7 +436,7 @@ def _model_check_graph(
 @click.option(
     "--tol",
     type=float,
-    default=DEFAULT_TOL,
+    default=checking.DEFAULT_TOL,
     show_default=True,
     help="Largest relative error that passes (an absolute error within the rounding "
     "noise and truncation estimate of the finite difference passes too).",
@@ -539,12 +528,12 @@ def check(
         value, leaves = _model_check_graph(
             model_path, input_text, target, samples or DEFAULT_SAMPLES, seed
         )
-    rows = gradcheck(value, leaves, eps=eps, tol=tol)
+    rows = checking.gradcheck(value, leaves, eps=eps, tol=tol)
     out = output_name(value)
     if as_json:
-        click.echo(dumps(check_document(rows, out, words=flag)))
+        click.echo(dumps(checking.document(rows, out, words=flag)))
     else:
-        stdout_console(soft_wrap=True).print(check_view(rows, out, show=show, words=flag))
+        stdout_console(soft_wrap=True).print(views.check_view(rows, out, show=show, words=flag))
     failed = [row.name for row in rows if row.failed]
     if failed:
         raise GradvizError(
