@@ -158,16 +158,16 @@ def write_frames(
             ) from None
         finally:
             shutil.rmtree(stage, ignore_errors=True)
-    stale = [] if step is not None else sorted({p.name for p in folder.glob(pattern)} - set(names))
+    if step is not None:
+        say(f"wrote {paths[0].name} to {str(folder)!r}")
+        return
+    stale = sorted({p.name for p in folder.glob(pattern)} - set(names))
     if stale:
         say(
             f"note: {quoted(str(folder))} also holds {', '.join(stale)} from an earlier run "
             "(left as they were)"
         )
-    if step is not None:
-        say(f"wrote {paths[0].name} to {str(folder)!r}")
-    else:
-        say(f"wrote {len(paths)} frames to {str(folder)!r} ({paths[0].name} … {paths[-1].name})")
+    say(f"wrote {len(paths)} frames to {str(folder)!r} ({paths[0].name} … {paths[-1].name})")
 
 
 MODEL_STEPS_NOTE = 60  # more scalar steps than this: suggest --level
