@@ -37,34 +37,19 @@ class Options:
 Renderer = Callable[["Diagram", Options], bytes]
 
 
-def _dot(diagram: Diagram, o: Options) -> bytes:
-    from gradviz.render.dot import to_dot  # lazy: start-up
-
-    return to_dot(diagram, rankdir=o.rankdir, precision=o.precision, legend=o.legend).encode()
+_DRAWING = ("rankdir", "precision", "legend")  # what a diagram's text is drawn with
 
 
-def _mermaid(diagram: Diagram, o: Options) -> bytes:
-    from gradviz.render.mermaid import to_mermaid  # lazy: start-up
+def _drawn(name: str, options: tuple[str, ...] = _DRAWING) -> Renderer:
+    """A text format, written by the public `gradviz.drawn` function `name` (`to_dot`)
+    with the `Options` fields it takes."""
 
-    return to_mermaid(diagram, rankdir=o.rankdir, precision=o.precision, legend=o.legend).encode()
+    def write(diagram: Diagram, o: Options) -> bytes:
+        from gradviz import drawn  # lazy: start-up
 
+        return getattr(drawn, name)(diagram, **{key: getattr(o, key) for key in options}).encode()
 
-def _markdown(diagram: Diagram, o: Options) -> bytes:
-    from gradviz.render.mermaid import to_markdown  # lazy: start-up
-
-    return to_markdown(diagram, rankdir=o.rankdir, precision=o.precision, legend=o.legend).encode()
-
-
-def _json(diagram: Diagram, o: Options) -> bytes:
-    from gradviz.render.json import to_json  # lazy: start-up
-
-    return to_json(diagram).encode()
-
-
-def _text(diagram: Diagram, o: Options) -> bytes:
-    from gradviz.render.terminal import to_text  # lazy: start-up
-
-    return to_text(diagram, precision=o.precision).encode()
+    return write
 
 
 def _html(diagram: Diagram, o: Options) -> bytes:
@@ -130,18 +115,18 @@ class Format:
 
 _PDF = ".pdf (Graphviz; PDF needs a system Graphviz)"
 _HTML = ".html (a live page: move the inputs, step through the backward pass; one file, no network)"
-_MD = ".md (Mermaid in a fenced block)"
+_MMD, _MD = ".mmd (Mermaid)", ".md (Mermaid in a fenced block)"
 FORMATS: dict[str, Format] = {
     f.name: f
     for f in (
-        Format("dot", (".dot", ".gv"), _dot, ".dot .gv", "graphviz"),
+        Format("dot", (".dot", ".gv"), _drawn("to_dot"), ".dot .gv", "graphviz"),
         Format("svg", (".svg",), _picture("svg"), ".svg", "graphviz layout frames animation plot"),
         Format("png", (".png",), _picture("png"), ".png", "graphviz layout binary plot"),
         Format("pdf", (".pdf",), _picture("pdf"), _PDF, "graphviz layout binary plot"),
-        Format("mermaid", (".mmd", ".mermaid"), _mermaid, ".mmd (Mermaid)", "mermaid frames"),
-        Format("markdown", (".md", ".markdown"), _markdown, _MD, "mermaid"),
-        Format("json", (".json",), _json, ".json"),
-        Format("text", (".txt",), _text, ".txt"),
+        Format("mermaid", (".mmd", ".mermaid"), _drawn("to_mermaid"), _MMD, "mermaid frames"),
+        Format("markdown", (".md", ".markdown"), _drawn("to_markdown"), _MD, "mermaid"),
+        Format("json", (".json",), _drawn("to_json", ()), ".json"),
+        Format("text", (".txt",), _drawn("to_text", ("precision",)), ".txt"),
         Format("html", (".html", ".htm"), _html, _HTML, "layout page report"),
     )
 }
