@@ -34,9 +34,7 @@ STATUS_HELP = "\b\n" + status_help()  # the one status table, in stats.py
 
 
 def _fail_on(value: str | None) -> list[str]:
-    if not value:
-        return []
-    words = [w.strip().lower() for w in value.split(",") if w.strip()]
+    words = [w.strip().lower() for w in (value or "").split(",") if w.strip()]
     unknown = [w for w in words if w not in FAIL_ON]
     if unknown:
         raise click.BadParameter(
