@@ -37,17 +37,22 @@ class Options:
 Renderer = Callable[["Diagram", Options], bytes]
 
 
-_DRAWING = ("rankdir", "precision", "legend")  # what a diagram's text is drawn with
+# The `Options` fields each renderer takes: a diagram's text, a live page.
+_DRAWING = ("rankdir", "precision", "legend")
+_PAGE = ("rankdir", "precision", "program", "expression", "command", "words")
+
+
+def _fields(o: Options, names: tuple[str, ...]) -> dict[str, Any]:
+    return {name: getattr(o, name) for name in names}
 
 
 def _drawn(name: str, options: tuple[str, ...] = _DRAWING) -> Renderer:
-    """A text format, written by the public `gradviz.drawn` function `name` (`to_dot`)
-    with the `Options` fields it takes."""
+    """A text format, written by the public `gradviz.drawn` function `name` (`to_dot`)."""
 
     def write(diagram: Diagram, o: Options) -> bytes:
         from gradviz import drawn  # lazy: start-up
 
-        return getattr(drawn, name)(diagram, **{key: getattr(o, key) for key in options}).encode()
+        return getattr(drawn, name)(diagram, **_fields(o, options)).encode()
 
     return write
 
@@ -55,15 +60,7 @@ def _drawn(name: str, options: tuple[str, ...] = _DRAWING) -> Renderer:
 def _html(diagram: Diagram, o: Options) -> bytes:
     from gradviz.pages import html_page  # lazy: start-up (Graphviz, the trace)
 
-    return html_page(
-        diagram,
-        rankdir=o.rankdir,
-        precision=o.precision,
-        program=o.program,
-        expression=o.expression,
-        command=o.command,
-        words=o.words,
-    ).encode()
+    return html_page(diagram, **_fields(o, _PAGE)).encode()
 
 
 def _picture(fmt: str) -> Renderer:
@@ -78,14 +75,7 @@ def _picture(fmt: str) -> Renderer:
         program = o.program or find_dot(fmt, heavy=heavy)
         # a PNG in a sans its program really has, its ops' symbols bold (`layout.png_fonts`)
         font, op_font = png_fonts(program, FONT) if fmt == "png" else (FONT, None)
-        dot_text = to_dot(
-            diagram,
-            rankdir=o.rankdir,
-            precision=o.precision,
-            legend=o.legend,
-            font=font,
-            op_font=op_font,
-        )
+        dot_text = to_dot(diagram, font=font, op_font=op_font, **_fields(o, _DRAWING))
         drawn = run_dot(dot_text, fmt, program=program, heavy=heavy, smaller=draw_less(diagram))
         if fmt != "svg":
             return drawn
