@@ -17,6 +17,20 @@ def keyword(option: str) -> str:
     return option
 
 
+class Worded(NamedTuple):
+    """A text naming options as `{option}`, and those options (advice a caller words)."""
+
+    template: str
+    options: tuple[str, ...] = ()
+
+    def words(self, words: OptionWords = keyword) -> str:
+        """The text with each `{option}` of `options` named by `words`, and nothing else."""
+        text = self.template
+        for option in self.options:
+            text = text.replace("{" + option + "}", words(option))
+        return text
+
+
 class GradvizError(Exception):
     """Base class. `exit_code` is what the CLI exits with: 2 bad input, 1 runtime failure.
     The message and hint name each of `options` as `{input}`: keywords here, flags once
@@ -33,31 +47,14 @@ class GradvizError(Exception):
         super().__init__(self.message)
 
     def _words(self, words: OptionWords) -> tuple[str, str | None]:
-        hint = self.hint_template and worded(self.hint_template, self.options, words)
-        return worded(self.template, self.options, words), hint
+        hint = self.hint_template and Worded(self.hint_template, self.options).words(words)
+        return Worded(self.template, self.options).words(words), hint
 
     def render(self, words: OptionWords | None = None) -> str:
         """The full text for a user: message, then anything that points at the cause;
         `words` names the options (the CLI: as flags)."""
         message, hint = self._words(words or keyword)
         return message if not hint else f"{message}\n{hint}"
-
-
-def worded(template: str, options: Sequence[str], words: OptionWords = keyword) -> str:
-    """`template` with each `{option}` of `options` named by `words`, and nothing else."""
-    for option in options:
-        template = template.replace("{" + option + "}", words(option))
-    return template
-
-
-class Worded(NamedTuple):
-    """A text naming options as `{option}`, and those options (advice a caller words)."""
-
-    template: str
-    options: tuple[str, ...] = ()
-
-    def words(self, words: OptionWords = keyword) -> str:
-        return worded(self.template, self.options, words)
 
 
 QUOTE_LIMIT = 60  # characters of the user's text an error quotes; the rest is elided
