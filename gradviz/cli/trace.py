@@ -334,9 +334,8 @@ def trace_command(
             from gradviz.model import data_set_status  # lazy: start-up
 
             statuses = data_set_status(graph) if level == "layer" else None
-            drawn = views.network_frames(
-                network_diagram(graph, level, statuses=statuses), steps, level
-            )
+            diagram = network_diagram(graph, level, statuses=statuses)
+            drawn = views.network_frames(diagram, steps, level)
     if step is not None and not 1 <= step <= len(drawn):  # (--step needs --frames)
         raise InputError(f"--step {step}: the backward pass has steps 1 to {len(drawn)}")
     if frames is not None:
@@ -380,13 +379,10 @@ def trace_command(
             html = render(diagram, "html", rankdir=None, expression=expression, command="trace")
             write_atomic(page, html)
             say(f"wrote {page} (html)")
-    if as_json:  # last: a document only for a command that did all it was asked
-        document = (
-            tracing.document(value, steps)
-            if scalar
-            else tracing.network_document(graph, level, steps)
-        )
-        click.echo(dumps(document))
+    if as_json and scalar:  # last: a document only for a command that did all it was asked
+        click.echo(dumps(tracing.document(value, steps)))
+    elif as_json:
+        click.echo(dumps(tracing.network_document(graph, level, steps)))
 
 
 def _model_check_graph(
