@@ -17,6 +17,20 @@ def keyword(option: str) -> str:
     return option
 
 
+class Worded(NamedTuple):
+    """A text naming options as `{option}`, and those options (advice a caller words)."""
+
+    template: str
+    options: tuple[str, ...] = ()
+
+    def words(self, words: OptionWords = keyword) -> str:
+        """The text with each `{option}` of `options` named by `words`, and nothing else."""
+        text = self.template
+        for option in self.options:
+            text = text.replace("{" + option + "}", words(option))
+        return text
+
+
 class GradvizError(Exception):
     """Base class. `exit_code` is what the CLI exits with: 2 bad input, 1 runtime failure.
     The message and hint name each of `options` as `{input}`: keywords here, flags once
@@ -29,41 +43,18 @@ class GradvizError(Exception):
     ) -> None:
         self.options = tuple(options)
         self.template, self.hint_template = message, hint
-        message, hint = self._words(keyword)
-        super().__init__(message)
-        self.message = message
-        self.hint = hint
+        self.message, self.hint = self._words(keyword)
+        super().__init__(self.message)
 
     def _words(self, words: OptionWords) -> tuple[str, str | None]:
-        if not self.options:
-            return self.template, self.hint_template
-        hint = self.hint_template
-        return worded(self.template, self.options, words), (
-            None if hint is None else worded(hint, self.options, words)
-        )
+        hint = self.hint_template and Worded(self.hint_template, self.options).words(words)
+        return Worded(self.template, self.options).words(words), hint
 
     def render(self, words: OptionWords | None = None) -> str:
         """The full text for a user: message, then anything that points at the cause;
         `words` names the options (the CLI: as flags)."""
-        message, hint = self._words(words) if words else (self.message, self.hint)
+        message, hint = self._words(words or keyword)
         return message if not hint else f"{message}\n{hint}"
-
-
-def worded(template: str, options: Sequence[str], words: OptionWords = keyword) -> str:
-    """`template` with each `{option}` of `options` named by `words`, and nothing else."""
-    for option in options:
-        template = template.replace("{" + option + "}", words(option))
-    return template
-
-
-class Worded(NamedTuple):
-    """A text naming options as `{option}`, and those options (advice a caller words)."""
-
-    template: str
-    options: tuple[str, ...] = ()
-
-    def words(self, words: OptionWords = keyword) -> str:
-        return worded(self.template, self.options, words)
 
 
 QUOTE_LIMIT = 60  # characters of the user's text an error quotes; the rest is elided
@@ -76,12 +67,9 @@ def quoted(value: object, limit: int = QUOTE_LIMIT) -> str:
         if len(value) <= limit and len(shown := repr(value)) <= limit + 2:
             return shown
         # the longest start whose repr fits: an escape such as \x1b takes four columns
-        low, high = 0, min(len(value), limit)
-        while low < high:
-            middle = (low + high + 1) // 2
-            low, high = (
-                (middle, high) if len(repr(value[:middle])) <= limit + 2 else (low, middle - 1)
-            )
+        low = min(len(value), limit)
+        while len(repr(value[:low])) > limit + 2:
+            low -= 1
         head = repr(value[:low])
         return f"{head[:-1]}…{head[-1]} ({len(value):,} characters)"
     shown = repr(value)

@@ -94,7 +94,7 @@ def write_atomic(path: Path | str, data: bytes | str) -> None:
     path = Path(path)
     if isinstance(data, str):
         data = data.encode("utf-8")
-    folder = path.parent if str(path.parent) else Path(".")
+    folder = path.parent
     try:
         mode = os.stat(path).st_mode
     except FileNotFoundError:

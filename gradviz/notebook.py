@@ -58,23 +58,20 @@ def explore(
     from gradviz.model import Model  # lazy: start-up
     from gradviz.report import Report, build_report  # lazy: start-up
 
+    if not isinstance(graph, Value | str | Model | Report):
+        raise TypeError(
+            f"explore takes a Value, an expression or a Model, not {type(graph).__name__}"
+        )
+    if values and not isinstance(graph, str):
+        raise TypeError("values go with an expression: explore('a*b', a=2, b=3)")
     if isinstance(graph, Model):
-        if values:
-            raise TypeError("values go with an expression: explore('a*b', a=2, b=3)")
-        report = build_report(graph)
-        return Page(report_page(report, title=graph.spec.name), height=1400)
+        return Page(report_page(build_report(graph), title=graph.spec.name), height=1400)
     if isinstance(graph, Report):  # a run's report, built anywhere (a recorded run too)
         return Page(report_page(graph), height=1400)
     if isinstance(graph, str):
         expression, root = graph, parse_program(graph, values).output
-    elif isinstance(graph, Value):
-        if values:
-            raise TypeError("values go with an expression: explore('a*b', a=2, b=3)")
-        expression, root = "", graph
     else:
-        raise TypeError(
-            f"explore takes a Value, an expression or a Model, not {type(graph).__name__}"
-        )
+        expression, root = "", graph
     backpropagate(topological_order(root))
     page = html_page(
         diagram_from_value(root),

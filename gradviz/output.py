@@ -37,48 +37,30 @@ class Options:
 Renderer = Callable[["Diagram", Options], bytes]
 
 
-def _dot(diagram: Diagram, o: Options) -> bytes:
-    from gradviz.render.dot import to_dot  # lazy: start-up
-
-    return to_dot(diagram, rankdir=o.rankdir, precision=o.precision, legend=o.legend).encode()
-
-
-def _mermaid(diagram: Diagram, o: Options) -> bytes:
-    from gradviz.render.mermaid import to_mermaid  # lazy: start-up
-
-    return to_mermaid(diagram, rankdir=o.rankdir, precision=o.precision, legend=o.legend).encode()
+# The `Options` fields each renderer takes: a diagram's text, a live page.
+_DRAWING = ("rankdir", "precision", "legend")
+_PAGE = ("rankdir", "precision", "program", "expression", "command", "words")
 
 
-def _markdown(diagram: Diagram, o: Options) -> bytes:
-    from gradviz.render.mermaid import to_markdown  # lazy: start-up
-
-    return to_markdown(diagram, rankdir=o.rankdir, precision=o.precision, legend=o.legend).encode()
+def _fields(o: Options, names: tuple[str, ...]) -> dict[str, Any]:
+    return {name: getattr(o, name) for name in names}
 
 
-def _json(diagram: Diagram, o: Options) -> bytes:
-    from gradviz.render.json import to_json  # lazy: start-up
+def _drawn(name: str, options: tuple[str, ...] = _DRAWING) -> Renderer:
+    """A text format, written by the public `gradviz.drawn` function `name` (`to_dot`)."""
 
-    return to_json(diagram).encode()
+    def write(diagram: Diagram, o: Options) -> bytes:
+        from gradviz import drawn  # lazy: start-up
 
+        return getattr(drawn, name)(diagram, **_fields(o, options)).encode()
 
-def _text(diagram: Diagram, o: Options) -> bytes:
-    from gradviz.render.terminal import to_text  # lazy: start-up
-
-    return to_text(diagram, precision=o.precision).encode()
+    return write
 
 
 def _html(diagram: Diagram, o: Options) -> bytes:
     from gradviz.pages import html_page  # lazy: start-up (Graphviz, the trace)
 
-    return html_page(
-        diagram,
-        rankdir=o.rankdir,
-        precision=o.precision,
-        program=o.program,
-        expression=o.expression,
-        command=o.command,
-        words=o.words,
-    ).encode()
+    return html_page(diagram, **_fields(o, _PAGE)).encode()
 
 
 def _picture(fmt: str) -> Renderer:
@@ -93,14 +75,7 @@ def _picture(fmt: str) -> Renderer:
         program = o.program or find_dot(fmt, heavy=heavy)
         # a PNG in a sans its program really has, its ops' symbols bold (`layout.png_fonts`)
         font, op_font = png_fonts(program, FONT) if fmt == "png" else (FONT, None)
-        dot_text = to_dot(
-            diagram,
-            rankdir=o.rankdir,
-            precision=o.precision,
-            legend=o.legend,
-            font=font,
-            op_font=op_font,
-        )
+        dot_text = to_dot(diagram, font=font, op_font=op_font, **_fields(o, _DRAWING))
         drawn = run_dot(dot_text, fmt, program=program, heavy=heavy, smaller=draw_less(diagram))
         if fmt != "svg":
             return drawn
@@ -130,18 +105,18 @@ class Format:
 
 _PDF = ".pdf (Graphviz; PDF needs a system Graphviz)"
 _HTML = ".html (a live page: move the inputs, step through the backward pass; one file, no network)"
-_MD = ".md (Mermaid in a fenced block)"
+_MMD, _MD = ".mmd (Mermaid)", ".md (Mermaid in a fenced block)"
 FORMATS: dict[str, Format] = {
     f.name: f
     for f in (
-        Format("dot", (".dot", ".gv"), _dot, ".dot .gv", "graphviz"),
+        Format("dot", (".dot", ".gv"), _drawn("to_dot"), ".dot .gv", "graphviz"),
         Format("svg", (".svg",), _picture("svg"), ".svg", "graphviz layout frames animation plot"),
         Format("png", (".png",), _picture("png"), ".png", "graphviz layout binary plot"),
         Format("pdf", (".pdf",), _picture("pdf"), _PDF, "graphviz layout binary plot"),
-        Format("mermaid", (".mmd", ".mermaid"), _mermaid, ".mmd (Mermaid)", "mermaid frames"),
-        Format("markdown", (".md", ".markdown"), _markdown, _MD, "mermaid"),
-        Format("json", (".json",), _json, ".json"),
-        Format("text", (".txt",), _text, ".txt"),
+        Format("mermaid", (".mmd", ".mermaid"), _drawn("to_mermaid"), _MMD, "mermaid frames"),
+        Format("markdown", (".md", ".markdown"), _drawn("to_markdown"), _MD, "mermaid"),
+        Format("json", (".json",), _drawn("to_json", ()), ".json"),
+        Format("text", (".txt",), _drawn("to_text", ("precision",)), ".txt"),
         Format("html", (".html", ".htm"), _html, _HTML, "layout page report"),
     )
 }
@@ -238,16 +213,9 @@ def svg_width_px(svg: bytes) -> float:
     return float(found.group(1)) * (4 / 3 if found.group(2) in (b"pt", None) else 1.0)
 
 
-def animated_trace(
-    frames: Frames,
-    *,
-    rankdir: str | None = None,
-    precision: int = DEFAULT_PRECISION,
-    program: DotProgram | None = None,
-    id_prefix: str = "gv-",
-) -> bytes:
-    """The trace's frames as one animated SVG, laid out once: `rankdir` None, left to
-    right if that fits a column of COLUMN_PX, else top to bottom when narrower."""
+def animated_trace(frames: Frames, *, program: DotProgram | None = None) -> bytes:
+    """The trace's frames as one animated SVG, laid out once: left to right if that fits
+    a column of COLUMN_PX, else top to bottom when narrower."""
     from gradviz.render.animate import animated_svg, animation_diagram  # lazy: start-up
     from gradviz.render.diagram import draw_less, preferred_rankdir  # lazy: start-up
     from gradviz.render.dot import layout_cost, to_dot  # lazy: start-up
@@ -256,22 +224,17 @@ def animated_trace(
     heavy = layout_cost(drawn) > PREFER_PURE_COST
 
     def lay_out(direction: str) -> bytes:
-        return run_dot(
-            to_dot(drawn, rankdir=direction, precision=precision),
-            "svg",
-            program=program,
-            heavy=heavy,
-            smaller=draw_less(drawn),
-        )
+        dot_text = to_dot(drawn, rankdir=direction)
+        return run_dot(dot_text, "svg", program=program, heavy=heavy, smaller=draw_less(drawn))
 
-    if rankdir is not None or heavy:
-        svg = lay_out(rankdir or preferred_rankdir(drawn))
+    if heavy:  # one layout only
+        svg = lay_out(preferred_rankdir(drawn))
     else:
         svg = lay_out("LR")
         if svg_width_px(svg) > COLUMN_PX:
             tall = lay_out("TB")
             svg = tall if svg_width_px(tall) < svg_width_px(svg) else svg
-    return animated_svg(svg.decode("utf-8"), timeline, id_prefix).encode("utf-8")
+    return animated_svg(svg.decode("utf-8"), timeline).encode("utf-8")
 
 
 # Nodes drawn over every frame of a backward pass (frames × the nodes of each): each frame

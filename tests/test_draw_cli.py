@@ -266,10 +266,12 @@ def test_model_without_input_draws_the_first_example_as_trace_does(xor_model):
 
 def test_size_advice_on_a_collapsed_model_offers_only_coarser_levels(xor_model):
     from gradviz.drawings import model_diagrams
+    from gradviz.model import load_model, network_loss_graph
     from gradviz.render.diagram import draw_less
 
+    graph = network_loss_graph(load_model(xor_model), (0.0, 1.0))
     advice = {
-        level: draw_less(model_diagrams(xor_model, "0,1", None, level)[False][0])
+        level: draw_less(model_diagrams(graph, level)[False][0])
         for level in ("scalar", "neuron", "layer")
     }
     assert {level: less.words(flag) for level, less in advice.items()} == {

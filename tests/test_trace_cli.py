@@ -656,14 +656,14 @@ def test_check_json_of_a_failing_leaf_prints_the_document_then_fails(monkeypatch
     stdout still the whole document, `passed` false."""
     import json
 
+    from gradviz import checking
     from gradviz.checking import gradcheck
-    from gradviz.cli import trace as trace_cli
     from gradviz.engine import TANH, apply
 
     wrong = Op(name="tanh", symbol="tanh", out=TANH.out, d=("1.0 - out",), shown=("1 - t",))
     x = Value(0.5, "x")
     rows = gradcheck(apply(wrong, x) * 2.0)
-    monkeypatch.setattr(trace_cli, "gradcheck", lambda *args, **kwargs: rows)
+    monkeypatch.setattr(checking, "gradcheck", lambda *args, **kwargs: rows)
     result = run("check", "tanh(x) * 2", "x=0.5", "--json")
     assert result.exit_code == 1
     assert result.stderr.startswith("Error: gradient check failed for x")

@@ -69,22 +69,16 @@ def epoch_progress(epochs: int) -> Iterator[OnEpoch | None]:
     if not err.is_terminal:
         yield None
         return
-    from rich.progress import (  # lazy: start-up (only while training, on a terminal)
-        BarColumn,
-        Progress,
-        TaskProgressColumn,
-        TextColumn,
-        TimeRemainingColumn,
-    )
+    from rich import progress as bar  # lazy: start-up (only while training, on a terminal)
 
     from gradviz.render.training import percent  # lazy: start-up
 
-    progress = Progress(
-        TextColumn("epoch {task.completed:>7.0f}/{task.total:.0f}"),
-        BarColumn(),
-        TaskProgressColumn(),
-        TextColumn("loss {task.fields[loss]}  accuracy {task.fields[accuracy]}"),
-        TimeRemainingColumn(),
+    progress = bar.Progress(
+        bar.TextColumn("epoch {task.completed:>7.0f}/{task.total:.0f}"),
+        bar.BarColumn(),
+        bar.TaskProgressColumn(),
+        bar.TextColumn("loss {task.fields[loss]}  accuracy {task.fields[accuracy]}"),
+        bar.TimeRemainingColumn(),
         console=err,
         transient=True,
     )

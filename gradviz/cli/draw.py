@@ -10,7 +10,7 @@ import click
 from gradviz.cli import command, flag
 from gradviz.cli.console import stdout_console
 from gradviz.cli.options import ExpressionCommand, OutputOption, model_options
-from gradviz.cli.source import graph_source, model_example, say
+from gradviz.cli.source import graph_source, model_loss_graph, say
 from gradviz.drawn import diagram_from_value
 from gradviz.errors import OutputError, RenderError, WriteError
 from gradviz.expr import FUNCTIONS
@@ -18,7 +18,7 @@ from gradviz.files import refuse_clashes, write_atomic
 from gradviz.layout import dot_choice, dot_timeout
 from gradviz.numbers import DEFAULT_PRECISION
 from gradviz.output import FORMATS, format_for, render, size_warnings
-from gradviz.render.diagram import RANKDIRS, Diagram, preferred_rankdir
+from gradviz.render.diagram import RANKDIRS, preferred_rankdir
 from gradviz.render.terminal import MAX_DEPTH, to_terminal
 
 
@@ -49,12 +49,8 @@ class DepthType(click.ParamType):
     name = "depth"
 
     def convert(self, value: object, param: click.Parameter | None, ctx: click.Context | None):
-        if value is None or (isinstance(value, str) and value.strip().lower() == "all"):
-            return None
-        if isinstance(value, int):
-            return value
         text = str(value).strip()
-        if text.isascii() and text.isdigit() and len(text) > 18:
+        if text.lower() == "all" or (text.isascii() and text.isdigit() and len(text) > 18):
             return None  # more levels than any graph has (20 digits or 5,000): every level
         try:
             levels = int(text)
@@ -176,34 +172,32 @@ def draw(
     _check_targets(targets)
     refuse_clashes([("output", path) for path, _ in targets], source.inputs)
 
-    drawings: dict[bool, Diagram] = {}  # a model, by "for Mermaid": levels may differ
     if source.model is not None:
         from gradviz.drawings import model_diagrams  # lazy: start-up (numpy, nn)
-        from gradviz.model import load_model  # lazy: start-up
 
-        if input_text is None:  # the first example, as text that keeps every digit
-            x, target = model_example(load_model(source.model), None, target)
-            input_text = ",".join(repr(v) for v in x)
+        graph = model_loss_graph(source.model, input_text, target)
         kinds = sorted({_mermaid(fmt) for _, fmt in targets}) or [False]
-        made = model_diagrams(source.model, input_text, target, level, not no_grad, kinds, flag)
+        made = model_diagrams(graph, level, not no_grad, kinds, flag)
         for note in dict.fromkeys(note for _, note in made.values() if note):  # each once
             say(f"note: {note}")
         drawings = {mermaid: drawing for mermaid, (drawing, _) in made.items()}
-        diagram = drawings[kinds[0]]
     else:
         program = source.program(seed)
         if not no_grad:
             program.output.backward()
-        diagram = diagram_from_value(program.output, grad=not no_grad)
+        drawn = diagram_from_value(program.output, grad=not no_grad)
+        drawings = {False: drawn, True: drawn}  # for Graphviz and Mermaid: one drawing
 
     if not targets:
         more = "--depth all shows them"
-        stdout_console().print(to_terminal(diagram, precision=precision, depth=depth, more=more))
+        stdout_console().print(
+            to_terminal(drawings[False], precision=precision, depth=depth, more=more)
+        )
         return
 
     failures: list[RenderError | WriteError] = []
     for path, fmt in targets:
-        drawn = drawings.get(_mermaid(fmt), diagram)
+        drawn = drawings[_mermaid(fmt)]
         for warning in size_warnings(drawn, fmt, flag):
             say(f"warning: {warning}")
         # a page chooses the direction its picture reads best in at 800 px

@@ -20,7 +20,7 @@ from gradviz.output import format_for, formats, suffix_words
 from gradviz.render.layers import compare_report, params_table, report
 from gradviz.report import compare_document, grads_document
 from gradviz.report import failed as report_failed
-from gradviz.stats import Diagnosis, parameter_grads, status_help
+from gradviz.stats import parameter_grads, status_help
 from gradviz.text import printable
 
 # What --fail-on accepts, and the status each word means.
@@ -34,9 +34,7 @@ STATUS_HELP = "\b\n" + status_help()  # the one status table, in stats.py
 
 
 def _fail_on(value: str | None) -> list[str]:
-    if not value:
-        return []
-    words = [w.strip().lower() for w in value.split(",") if w.strip()]
+    words = [w.strip().lower() for w in (value or "").split(",") if w.strip()]
     unknown = [w for w in words if w not in FAIL_ON]
     if unknown:
         raise click.BadParameter(
@@ -55,17 +53,6 @@ def _check_plot(path: str | None, inputs: list[str | Path]) -> None:
         raise click.BadParameter(
             f"{quoted(path)}: a plot is written as {suffix_words('plot')}", param_hint="'--plot'"
         )
-
-
-def _write_plot(path: str, diagnosis: Diagnosis, subject: Measurement) -> None:
-    fmt = format_for(path)
-    from gradviz.render.plots import grads_plot  # lazy: start-up (matplotlib)
-
-    title = f"{subject.label}: rms gradient per layer"
-    picture = grads_plot(
-        diagnosis, subject.snapshots, title, subject.description, fmt, STATUS_MEANINGS
-    )
-    write_atomic(Path(path), picture)
 
 
 @command(
@@ -137,16 +124,26 @@ def grads(
             "statistics, not its weights"
         )
     diagnosis = subject.diagnosis()
-    lines = subject.verdict(diagnosis)
     if plot is not None:
-        _write_plot(plot, diagnosis, subject)
+        from gradviz.render.plots import grads_plot  # lazy: start-up (matplotlib)
+
+        title = f"{subject.label}: rms gradient per layer"
+        picture = grads_plot(
+            diagnosis,
+            subject.snapshots,
+            title,
+            subject.description,
+            format_for(plot),
+            STATUS_MEANINGS,
+        )
+        write_atomic(Path(plot), picture)
     failed = report_failed(diagnosis, subject, guarded)
     if as_json:
-        document = grads_document(subject, source, guarded, params, diagnosis)
-        click.echo(dumps(document))
+        click.echo(dumps(grads_document(subject, source, guarded, params, diagnosis)))
     else:
         console = stdout_console()
         title = f"Gradients per layer: {printable(source)} {subject.description}"
+        lines = subject.verdict(diagnosis)
         console.print(report(diagnosis, lines, subject.snapshots, title=title, more=EVERY_NUMBER))
         if params:
             console.print()

@@ -71,15 +71,11 @@ def inspect_command(
     if as_json:
         click.echo(dumps(reports.inspect_document(report)))
         return
-    if report_path is not None:  # the page holds the whole report: say where it went
-        for path in written:
-            click.echo(f"wrote {printable(path)}", err=True)
-        return
-    out = console.stdout_console()
-    stopped = f" It trained on ({flag('keep_going=True')})."
-    pictures.print_report(out, report, stopped_words=stopped)
+    if report_path is None:  # else the page holds the whole report: only where it went is said
+        stopped = f" It trained on ({flag('keep_going=True')})."
+        pictures.print_report(console.stdout_console(), report, stopped_words=stopped)
     for path in written:
-        click.echo(f"wrote {path}", err=True)
+        click.echo(f"wrote {printable(path)}", err=True)
 
 
 def _recorded_report(

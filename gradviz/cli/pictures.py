@@ -60,8 +60,7 @@ def write_pictures(paths: tuple[str | None, str | None], report: Report) -> list
     where = f"on {printable(data.name)}, {data.size} examples" if data is not None else ""
     name = printable(report.title)  # a file name, drawn as text: no control character raw
     written = []
-    grid = report.boundary() if boundary_path is not None else None
-    if boundary_path is not None and grid is not None:
+    if boundary_path is not None and (grid := report.boundary()) is not None:
         from gradviz.render.plots import boundary_plot  # lazy: start-up (matplotlib)
 
         title = f"{name}: decision boundary after {report.epochs_run} epochs"

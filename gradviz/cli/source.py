@@ -19,7 +19,7 @@ from gradviz.numbers import fmt
 from gradviz.text import printable_lines
 
 if TYPE_CHECKING:
-    from gradviz.model import LossGraph, Model
+    from gradviz.model import LossGraph
 
 EXPR_SUFFIX = ".expr"
 NAME_MAX = 255  # characters of a file name (one part of a path) on common file systems
@@ -121,30 +121,22 @@ def _is_file(text: str) -> bool:
         return False
 
 
-def model_example(
-    model: Model, input_text: str | None, target: float | None
-) -> tuple[tuple[float, ...], float | None]:
-    """The example to draw or trace: `--input` (its target None: looked up in the data set),
-    else the first of the model's data set, said on stderr."""
-    from gradviz.model import first_example, parse_input  # lazy: start-up
+def model_loss_graph(model_path: Path, input_text: str | None, target: float | None) -> LossGraph:
+    """The loss graph, forward and backward, of the example to draw or trace: `--input`
+    (its target None: looked up in the data set), else the first of the model's data set,
+    said on stderr."""
+    from gradviz import model as models  # lazy: start-up
 
+    model = models.load_model(model_path)
     if input_text is not None:
-        return parse_input(input_text, model.spec.layers[0]), target
-    first = first_example(model, target)
+        x = models.parse_input(input_text, model.spec.layers[0])
+        return models.network_loss_graph(model, x, target)
+    first = models.first_example(model, target)
     say(
         f"note: no --input given: using the first example of {first.data}, "
         f"x = ({', '.join(fmt(v) for v in first.x)}), y = {fmt(first.y)}"
     )
-    return first.x, first.y
-
-
-def model_loss_graph(model_path: Path, input_text: str | None, target: float | None) -> LossGraph:
-    """One example's loss graph of a saved model (`model_example`), forward and backward."""
-    from gradviz.model import load_model, network_loss_graph  # lazy: start-up
-
-    model = load_model(model_path)
-    x, y = model_example(model, input_text, target)
-    return network_loss_graph(model, x, y)
+    return models.network_loss_graph(model, first.x, first.y)
 
 
 def say(message: str) -> None:

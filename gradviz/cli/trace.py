@@ -14,8 +14,7 @@ from pathlib import Path
 import click
 import numpy as np
 
-from gradviz.checking import DEFAULT_TOL, gradcheck
-from gradviz.checking import document as check_document
+from gradviz import checking, tracing
 from gradviz.cli import command, flag
 from gradviz.cli.console import stdout_console
 from gradviz.cli.options import ExpressionCommand, OutputOption, model_options
@@ -30,31 +29,15 @@ from gradviz.output import (
     FORMATS,
     animated_trace,
     check_animation,
+    check_frames,
     format_for,
     formats,
     render,
     size_warnings,
 )
-from gradviz.output import check_frames as check_drawing
+from gradviz.render import trace_view as views
 from gradviz.render.diagram import Diagram, preferred_rankdir
 from gradviz.render.frames import Frames
-from gradviz.render.trace_view import (
-    backward_view,
-    check_view,
-    forward_view,
-    gradients_view,
-    network_frames,
-    network_view,
-)
-from gradviz.tracing import document as trace_document
-from gradviz.tracing import (
-    forward,
-    leaf_gradients,
-    network_document,
-    network_trace,
-    trace,
-    unreached,
-)
 
 # --format of the frames: their files' extension -> the format (svg, mmd -> mermaid).
 FRAME_FORMATS = {FORMATS[name].suffixes[0][1:]: name for name in formats("frames")}
@@ -125,13 +108,6 @@ def _unwritten(folder: Path, created: list[Path], earlier: list[str]) -> str:
     return f"note: no frame written, {str(folder)!r} left as it was{kept}"
 
 
-def check_frames(frames: Frames, extension: str, step: int | None) -> None:
-    """Refuse, before any work, a step the pass does not have, or frames the limits refuse."""
-    if step is not None and not 1 <= step <= len(frames):
-        raise InputError(f"--step {step}: the backward pass has steps 1 to {len(frames)}")
-    check_drawing(frames, FRAME_FORMATS[extension], one=step is not None)
-
-
 def write_frames(
     frames: Frames,
     folder: Path,
@@ -141,14 +117,14 @@ def write_frames(
     page: Path | None = None,
     step: int | None = None,
 ) -> None:
-    """One file per frame in `folder` (`step`: that frame only); says what it wrote. All
-    are made in a hidden folder, then moved into `folder` together: interrupted or failing
-    before then, `folder` is as it was. Frames of an earlier, longer run are left, and said."""
-    check_frames(frames, extension, step)
+    """One file per frame in `folder` (`step`: that frame only, checked by the caller); says
+    what it wrote. All are made in a hidden folder, then moved into `folder` together:
+    interrupted or failing before then, `folder` is as it was. Frames of an earlier, longer
+    run are left, and said."""
     names = frame_names(len(frames), extension)
     shown: Iterable[Diagram] = frames
     if step is not None:
-        shown, names = [frames[step - 1]], names[step - 1 : step]
+        shown, names = frames[step - 1 : step], names[step - 1 : step]
     paths = [folder / name for name in names]
     for path in paths:  # each against the inputs and the page (their names differ)
         refuse_clashes([("frames", path), ("output", page)], inputs)
@@ -182,16 +158,16 @@ def write_frames(
             ) from None
         finally:
             shutil.rmtree(stage, ignore_errors=True)
-    stale = [] if step is not None else sorted({p.name for p in folder.glob(pattern)} - set(names))
+    if step is not None:
+        say(f"wrote {paths[0].name} to {str(folder)!r}")
+        return
+    stale = sorted({p.name for p in folder.glob(pattern)} - set(names))
     if stale:
         say(
             f"note: {quoted(str(folder))} also holds {', '.join(stale)} from an earlier run "
             "(left as they were)"
         )
-    if step is not None:
-        say(f"wrote {paths[0].name} to {str(folder)!r}")
-    else:
-        say(f"wrote {len(paths)} frames to {str(folder)!r} ({paths[0].name} … {paths[-1].name})")
+    say(f"wrote {len(paths)} frames to {str(folder)!r} ({paths[0].name} … {paths[-1].name})")
 
 
 MODEL_STEPS_NOTE = 60  # more scalar steps than this: suggest --level
@@ -329,76 +305,71 @@ def trace_command(
             "use --frames DIR.",
         )
     extension = (frame_format or "svg").lower()
-    console = stdout_console(soft_wrap=True)
+    scalar = level == "scalar"
     if model_path is None:
-        if level != "scalar":
+        if not scalar:
             raise click.UsageError("--level is for --model (an expression has no neurons)")
         if input_text is not None or target is not None:
             raise click.UsageError("--input and --target are for --model")
         program = source.program(seed)
-        value, inputs, clusters = program.output, source.inputs, None
+        value, clusters = program.output, None
     else:
         graph = model_loss_graph(model_path, input_text, target)
-        value, inputs, clusters = graph.loss, source.inputs, graph.clusters
-        if level != "scalar":
-            if page is not None:
-                what = "an animation" if animate else "a page"
-                raise click.UsageError(f"-o ({what}) draws every scalar: use it without --level")
-            if show_forward:
-                raise click.UsageError("--forward shows scalar nodes: use it without --level")
-            steps = network_trace(graph, level)
-            if frames is not None:  # checked before anything is printed or written
-                from gradviz.model import data_set_status  # lazy: start-up
-
-                statuses = data_set_status(graph) if level == "layer" else None
-                diagram = network_diagram(graph, level, statuses=statuses)
-                drawn = network_frames(diagram, steps, level)
-                check_frames(drawn, extension, step)
-            if not as_json:
-                x = ", ".join(fmt(v) for v in graph.x)
-                console.print(
-                    network_view(
-                        steps,
-                        f"(one {level} per step; input ({x}), target {fmt(graph.y)}, "
-                        f"loss {fmt(graph.loss.data)})",
-                    )
-                )
-            if frames is not None:
-                rankdir = preferred_rankdir(drawn.base)
-                write_frames(drawn, frames, extension, inputs, rankdir, step=step)
-            if as_json:  # last: a document only for a command that did all it was asked
-                click.echo(dumps(network_document(graph, level, steps)))
-            return
-    steps = trace(value)
-    out = output_name(value)
+        value, clusters = graph.loss, graph.clusters
+        if not scalar and page is not None:
+            what = "an animation" if animate else "a page"
+            raise click.UsageError(f"-o ({what}) draws every scalar: use it without --level")
+        if not scalar and show_forward:
+            raise click.UsageError("--forward shows scalar nodes: use it without --level")
     # The frames (as changes: they take the graph's memory, not frames × nodes), checked
     # before anything is printed or written.
-    drawn = trace_frames(value, steps, clusters) if frames is not None or animate else None
+    drawn = None
+    if scalar:
+        steps: list = tracing.trace(value)
+        if frames is not None or animate:
+            drawn = trace_frames(value, steps, clusters)
+    else:
+        steps = tracing.network_trace(graph, level)
+        if frames is not None:
+            from gradviz.model import data_set_status  # lazy: start-up
+
+            statuses = data_set_status(graph) if level == "layer" else None
+            diagram = network_diagram(graph, level, statuses=statuses)
+            drawn = views.network_frames(diagram, steps, level)
+    if step is not None and not 1 <= step <= len(drawn):  # (--step needs --frames)
+        raise InputError(f"--step {step}: the backward pass has steps 1 to {len(drawn)}")
     if frames is not None:
-        check_frames(drawn, extension, step)
+        check_frames(drawn, FRAME_FORMATS[extension], one=step is not None)
     if animate:
         check_animation(drawn)
     # With -o, the page (or the animation) holds the trace: only where it went is said,
     # as `draw -o` does; --frames alone still prints the trace beside its files.
-    if not as_json and page is None:
+    console = stdout_console(soft_wrap=True)
+    if as_json or page is not None:
+        pass
+    elif not scalar:
+        x = ", ".join(fmt(v) for v in graph.x)
+        loss = fmt(graph.loss.data)
+        title = f"(one {level} per step; input ({x}), target {fmt(graph.y)}, loss {loss})"
+        console.print(views.network_view(steps, title))
+    else:
+        out = output_name(value)
         if show_forward:
-            console.print(forward_view(forward(value)))
+            console.print(views.forward_view(tracing.forward(value)))
             console.print()
-        console.print(backward_view(steps, out))
+        console.print(views.backward_view(steps, out))
         console.print()
         names = node_names(topological_order(value))
-        console.print(
-            gradients_view(
-                leaf_gradients(value, steps), out, [names[v] for v in unreached(value, steps)]
-            )
-        )
-    if model_path is not None and len(steps) > MODEL_STEPS_NOTE:
+        unused = [names[v] for v in tracing.unreached(value, steps)]
+        console.print(views.gradients_view(tracing.leaf_gradients(value, steps), out, unused))
+    if scalar and model_path is not None and len(steps) > MODEL_STEPS_NOTE:
         say(f"note: {len(steps)} steps; --level neuron or --level layer shows fewer")
     if frames is not None:
-        rankdir = preferred_rankdir(drawn[-1])  # one direction for all: the last (every grad)
-        write_frames(drawn, frames, extension, inputs, rankdir, page, step=step)
+        # one direction for all: the last frame's (every grad), a collapsed view's drawing's
+        rankdir = preferred_rankdir(drawn[-1] if scalar else drawn.base)
+        write_frames(drawn, frames, extension, source.inputs, rankdir, page, step=step)
     if page is not None:
-        refuse_clashes([("output", page)], inputs)
+        refuse_clashes([("output", page)], source.inputs)
         if animate:
             write_atomic(page, animated_trace(drawn))  # the direction that fits a column
             say(f"wrote {page} (svg, {len(drawn)} steps animated)")
@@ -408,8 +379,10 @@ def trace_command(
             html = render(diagram, "html", rankdir=None, expression=expression, command="trace")
             write_atomic(page, html)
             say(f"wrote {page} (html)")
-    if as_json:  # last: a document only for a command that did all it was asked
-        click.echo(dumps(trace_document(value, steps)))
+    if as_json and scalar:  # last: a document only for a command that did all it was asked
+        click.echo(dumps(tracing.document(value, steps)))
+    elif as_json:
+        click.echo(dumps(tracing.network_document(graph, level, steps)))
 
 
 def _model_check_graph(
@@ -459,7 +432,7 @@ def _model_check_graph(
 @click.option(
     "--tol",
     type=float,
-    default=DEFAULT_TOL,
+    default=checking.DEFAULT_TOL,
     show_default=True,
     help="Largest relative error that passes (an absolute error within the rounding "
     "noise and truncation estimate of the finite difference passes too).",
@@ -551,12 +524,12 @@ def check(
         value, leaves = _model_check_graph(
             model_path, input_text, target, samples or DEFAULT_SAMPLES, seed
         )
-    rows = gradcheck(value, leaves, eps=eps, tol=tol)
+    rows = checking.gradcheck(value, leaves, eps=eps, tol=tol)
     out = output_name(value)
     if as_json:
-        click.echo(dumps(check_document(rows, out, words=flag)))
+        click.echo(dumps(checking.document(rows, out, words=flag)))
     else:
-        stdout_console(soft_wrap=True).print(check_view(rows, out, show=show, words=flag))
+        stdout_console(soft_wrap=True).print(views.check_view(rows, out, show=show, words=flag))
     failed = [row.name for row in rows if row.failed]
     if failed:
         raise GradvizError(

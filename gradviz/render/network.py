@@ -2,8 +2,8 @@
 or a node per layer (with its gradient statistics), so that a 10-layer network stays
 readable. Pure: a `gradviz.model.LossGraph` in (with the statuses of its data set, when
 the caller has them), a `Diagram` out; `gradviz.drawn.network_diagram` picks the level (the
-scalar one is the Value graph's own drawing). `gradviz.drawings.model_diagrams` reads a
-model file and draws it, for `gradviz draw --model`."""
+scalar one is the Value graph's own drawing). `gradviz.drawings.model_diagrams` draws a
+saved model's example, for `gradviz draw --model`."""
 
 from __future__ import annotations
 
