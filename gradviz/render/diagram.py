@@ -253,8 +253,18 @@ WIDE_PX = 1200
 _CHAR_PX, _BOX_PX, _OP_PX, _GAP_PX = 8.8, 30.0, 36.0, 34.0  # DejaVu Sans 11 pt, measured
 
 
+# The last diagram's ranks: drawing one asks for them up to four times (its direction,
+# the layout's cost twice, the widest rank), and a diagram never changes (frozen).
+_last_ranks: tuple[Diagram, dict[str, int]] | None = None
+
+
 def ranks(diagram: Diagram) -> dict[str, int]:
-    """Each node's rank (longest path from a source), as Graphviz places them."""
+    """Each node's rank (longest path from a source), as Graphviz places them (read only:
+    the same dict for the same diagram)."""
+    global _last_ranks
+    last = _last_ranks
+    if last is not None and last[0] is diagram:
+        return last[1]
     incoming = {n.id: 0 for n in diagram.nodes}
     outgoing: dict[str, list[str]] = {n.id: [] for n in diagram.nodes}
     for edge in diagram.edges:
@@ -270,6 +280,7 @@ def ranks(diagram: Diagram) -> dict[str, int]:
             incoming[target] -= 1
             if incoming[target] == 0:
                 ready.append(target)
+    _last_ranks = (diagram, rank)
     return rank
 
 

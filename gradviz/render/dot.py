@@ -111,8 +111,13 @@ def html_text(text: str) -> str:
     return printable(text).translate(_HTML_TABLE)
 
 
+_SAFE_ID = re.compile(r"[A-Za-z0-9_.:-]*")  # (what `node_id` keeps: most ids, `n12`)
+
+
 def node_id(text: str) -> str:
     """A node id as a quoted DOT ID (ids are ours, but quoting keeps any of them safe)."""
+    if _SAFE_ID.fullmatch(text):
+        return f'"{text}"'
     safe = "".join(
         ch if (ch.isalnum() and ch.isascii()) or ch in "_.:-" else f"_u{ord(ch):x}_" for ch in text
     )
