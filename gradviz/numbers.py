@@ -3,10 +3,22 @@
 from __future__ import annotations
 
 import math
-
-from gradviz.lazy import is_array, loaded_numpy
+import sys
+from types import ModuleType
 
 DEFAULT_PRECISION = 4
+
+
+def loaded_numpy() -> ModuleType | None:
+    """The numpy module if something has imported it, else None: no numpy value can exist
+    before numpy is imported, so a float needs no numpy to be told from an array."""
+    return sys.modules.get("numpy")
+
+
+def is_array(x: object) -> bool:
+    """True for a numpy array, without importing numpy."""
+    numpy = sys.modules.get("numpy")
+    return numpy is not None and isinstance(x, numpy.ndarray)
 
 
 def fmt(x: object, precision: int = DEFAULT_PRECISION) -> str:

@@ -13,9 +13,8 @@ import math
 from dataclasses import fields
 
 from gradviz.engine import Constant, Number, Value, backpropagate, topological_order
-from gradviz.lazy import is_array
 from gradviz.names import definition, node_names, op_form, operand, output_name, substitute
-from gradviz.numbers import fmt
+from gradviz.numbers import fmt, is_array
 from gradviz.ops import ACTIVATIONS
 from gradviz.records import (
     Contribution,

@@ -18,8 +18,7 @@ from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Any, Literal
 
 from gradviz.errors import Worded
-from gradviz.lazy import is_array
-from gradviz.numbers import DEFAULT_PRECISION, fmt
+from gradviz.numbers import DEFAULT_PRECISION, fmt, is_array
 from gradviz.render import colours
 from gradviz.text import printable  # noqa: F401 (renderers and tests import it from here)
 
