@@ -50,17 +50,16 @@ def _check_step(eps: float, x: Number, name: str) -> None:
     x = x if isinstance(x, float) else magnitude  # a batch: its largest value
     smallest = MIN_STEP_ULPS * float(np.spacing(magnitude))
     if not math.isfinite(magnitude + 2 * eps):  # x ± h, and the 2h between them
-        raise InputError(
-            f"eps {eps:g} is too large to measure a slope at {name} = {fmt(x)}: x ± h and "
-            f"the 2h between them overflow float64 (give a smaller eps, or none for the "
-            f"default, {default_eps(x):.2g})"
-        )
-    if eps < smallest:
-        raise InputError(
-            f"eps {eps:g} is too small to measure a slope at {name} = {fmt(x)}: "
-            f"float64 cannot take steps below {smallest:.2g} there (give a larger eps, "
-            f"or none for the default, {default_eps(x):.2g})"
-        )
+        size, why = "large", "x ± h and the 2h between them overflow float64"
+    elif eps < smallest:
+        size, why = "small", f"float64 cannot take steps below {smallest:.2g} there"
+    else:
+        return
+    raise InputError(
+        f"eps {eps:g} is too {size} to measure a slope at {name} = {fmt(x)}: {why} (give a "
+        f"{'smaller' if size == 'large' else 'larger'} eps, or none for the default, "
+        f"{default_eps(x):.2g})"
+    )
 
 
 def _finite(x: Number) -> bool:
@@ -127,8 +126,7 @@ def _infinite_slope(nodes: list[Value], moves: set[Value], names: dict[Value, st
         inputs = [p.data for p in v.parents]
         if not (_finite(v.data) and all(_finite(x) for x in inputs)):
             continue
-        locals_ = v.op.local(v.data, *inputs)
-        if not all(_finite(d) for d, p in zip(locals_, v.parents, strict=True) if p in moves):
+        if not all(_finite(d) for d, p in zip(v.locals, v.parents, strict=True) if p in moves):
             shown = ", ".join(fmt(x) for x in inputs)
             return (
                 f"{v.op.name} at {shown}: the local derivative of {names[v]} = "

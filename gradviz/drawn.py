@@ -67,11 +67,7 @@ def _op_detail(v: Value, names: Mapping[Value, str], grad: bool) -> str:
     applied = op_form(op, *operands)
     lines = [f"{op.name}: {names[v]} = {applied} = {fmt_full(v.data)}"]
     if grad:  # without: data alone, the backward pass was not run
-        try:
-            locals_ = op.local(v.data, *[p.data for p in inputs])
-        except Exception:  # a local derivative that cannot be evaluated is shown as unknown
-            locals_ = tuple(float("nan") for _ in inputs)
-        for position, (formula, local) in enumerate(zip(op.formulas, locals_, strict=False)):
+        for position, (formula, local) in enumerate(zip(op.formulas, v.locals, strict=True)):
             if type(inputs[position]) is Constant:
                 continue  # a slope towards a constant moves nothing
             named = substitute(formula, *operands)
@@ -188,7 +184,6 @@ def page_graph(diagram: Diagram) -> dict[str, Any]:
             if entry["k"] == POWER_KEY:
                 entry["n"] = json_number(power_exponent(op))
             applied = entry["applied"] = op_form(op, *operands)
-            locals_ = op.local(v.data, *[p.data for p in v.parents])
             inputs = []
             for position, formula in enumerate(op.formulas):
                 local_text = substitute(formula, *operands)
@@ -197,7 +192,7 @@ def page_graph(diagram: Diagram) -> dict[str, Any]:
                         "nf": f"∂({applied})/∂{operand(operands[position])} = {local_text}",
                         "lt": local_text,
                         # a formula that is a number says its value already (the tooltips' rule)
-                        "same": _states_a_value(local_text, locals_[position]),
+                        "same": _states_a_value(local_text, v.locals[position]),
                     }
                 )
             entry["c"] = inputs

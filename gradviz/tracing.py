@@ -165,16 +165,6 @@ def leaf_gradients(
 # -- a network, one neuron (or one layer) at a time --------------------------------------
 
 
-def _slope(a: Value, z: Value) -> Number:
-    """act'(z) from the op table (1 for a linear unit)."""
-    if a is z:
-        return 1.0
-    import numpy as np  # lazy: start-up (a network is loaded by now)
-
-    with np.errstate(all="ignore"):
-        return a.op.local(a.data, z.data)[0]
-
-
 def network_trace(graph, level: str = "neuron") -> list[UnitStep]:
     """One example's backward pass through a network (a `gradviz.model.LossGraph`, run
     backward), by neuron or by layer: the loss, each layer from the output back, the inputs.
@@ -233,7 +223,7 @@ def network_trace(graph, level: str = "neuron") -> list[UnitStep]:
                     credit=tuple(a.grad for _, _, a in group),
                     sources=tuple(tuple(received.get(n, [])) for n in names),
                     z=tuple(z.data for _, z, _ in group),
-                    local=tuple(_slope(a, z) for _, z, a in group),
+                    local=tuple(1.0 if a is z else a.locals[0] for _, z, a in group),  # act'(z)
                     credit_z=tuple(z.grad for _, z, _ in group),
                     bias_grads=tuple(n.bias.grad for n, _, _ in group),
                     weight_grads=tuple(tuple(w.grad for w in n.weights) for n, _, _ in group),
