@@ -57,11 +57,7 @@ NONFINITE_STRINGS = ("nan", "inf", "-inf")
 def json_number(x: float) -> float | str:
     """A float as JSON can hold it: NaN and infinities as "nan", "inf", "-inf"."""
     value = float(x)
-    if math.isnan(value):
-        return "nan"
-    if math.isinf(value):
-        return "inf" if value > 0 else "-inf"
-    return value
+    return value if math.isfinite(value) else fmt(value)
 
 
 def from_json_number(value: object) -> float | None:

@@ -294,16 +294,14 @@ def javascript(op: Op) -> tuple[str, tuple[str, ...]] | None:
 def javascript_chain(op: Op) -> tuple[str, ...] | None:
     """The page's chain-rule products of an op that writes them (`Op.chain`), one per
     input (`g * (d)` where the row gives none), or None: the page multiplies g · local."""
-    if not any(op.chain):
-        return None
-    forms = javascript(op)
+    forms = javascript(op) if op.chain else None  # (the row writes all or none)
     if forms is None:
         return None
     products = [
         _javascript(c) if c is not None else f"g * ({d})"
         for c, d in zip(op.chain, forms[1], strict=True)
     ]
-    return None if None in products else tuple(p for p in products if p is not None)
+    return None if None in products else tuple(products)  # type: ignore[arg-type]
 
 
 @dataclass(frozen=True, slots=True, eq=False, kw_only=True)
@@ -620,15 +618,10 @@ ACTIVATIONS: dict[str, Op | None] = {
 `activation`, in the order the spec's errors and `--activation`'s help list them."""
 
 
-def _names_in(templates: list[str]) -> frozenset[str]:
-    return frozenset(re.findall(r"[A-Za-z_]\w*", re.sub(r"\{\w+\}", "", " ".join(templates))))
-
-
-OP_NAMES = _names_in(
-    [
-        text
-        for op in (*BINARY_OPS.values(), NEG, *UNARY_OPS.values(), power_op(0.0), power_op(2.0))
-        for text in (op.code, *op.local_code)
-    ]
-)
+_TEMPLATES = [
+    text
+    for op in (*BINARY_OPS.values(), NEG, *UNARY_OPS.values(), power_op(0.0), power_op(2.0))
+    for text in (op.code, *op.local_code)
+]
+OP_NAMES = frozenset(re.findall(r"[A-Za-z_]\w*", re.sub(r"\{\w+\}", "", " ".join(_TEMPLATES))))
 """Every name the compiler's templates may call (its allow-list of generated code)."""

@@ -10,7 +10,7 @@ made for the output and every node with a path to it free of `detach`.
 from __future__ import annotations
 
 import math
-from dataclasses import fields
+from dataclasses import asdict
 
 from gradviz.engine import Constant, Number, Value, backpropagate, topological_order
 from gradviz.names import definition, node_names, op_form, operand, output_name, substitute
@@ -304,18 +304,13 @@ def network_document(graph, level: str, steps: list[UnitStep] | None = None) -> 
         "target": graph.y,
         "loss": graph.loss.data,
         "steps": [
-            {f.name: _plain(f.name, getattr(step, f.name)) for f in fields(step) if f.name != "ids"}
+            {  # sources as `{"from", "amount"}`, as `document` has them
+                name: [[{"from": w, "amount": a} for w, a in unit] for unit in value]
+                if name == "sources"
+                else value
+                for name, value in asdict(step).items()
+                if name != "ids"
+            }
             for step in steps
         ],
     }
-
-
-def _plain(field_name: str, value: object) -> object:
-    """A step's field as JSON types (sources as `{"from", "amount"}`, as `document` has them)."""
-    if field_name == "sources":
-        return [[{"from": who, "amount": amount} for who, amount in unit] for unit in value]
-    if isinstance(value, tuple):
-        return [_plain(field_name, v) for v in value]
-    if isinstance(value, Passed):
-        return {f.name: getattr(value, f.name) for f in fields(value)}
-    return value
