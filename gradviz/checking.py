@@ -208,30 +208,6 @@ def _origin(order: list[Value], names: dict[Value, str], leaf: Value) -> tuple[V
     return order[-1], f"{names[order[-1]]} is {_spell(order[-1].data)}"
 
 
-def _non_finite_at_point(
-    order: list[Value], nodes: list[Value], names: dict[Value, str], leaf: Value, out: str
-) -> str | None:
-    """Why the forward pass holds a nan or an inf on the leaf's way to the output, or None."""
-    f0 = order[-1].data
-    if _finite(leaf.data) and _finite(f0) and all(_finite(v.data) for v in nodes):
-        return None
-    node, note = _origin(order, names, leaf)
-    if node is not order[-1] and not _finite(f0):
-        note += f", so {out} is {_spell(f0)}"
-    return note
-
-
-def _non_finite_grad(order: list[Value], names: dict[Value, str], grad: Number) -> str:
-    """Where the backward pass first produced a nan or an inf (walking from the output)."""
-    for v in reversed(order):
-        if not _finite(v.grad):
-            return (
-                f"the backward pass gives {_spell(grad)}: the gradient is already "
-                f"{_spell(v.grad)} at {names[v]}"
-            )
-    return f"the backward pass gives {_spell(grad)}"
-
-
 OFFSETS = ((1.0, "+ h"), (-1.0, "− h"), (0.5, "+ h/2"), (-0.5, "− h/2"))
 
 
@@ -271,7 +247,11 @@ def gradcheck(
             _check_step(eps, x, names[leaf])
         nodes, moves = _on_path(order, leaf, reached)
         kinks = [v for v in nodes if v.op.kinks and v.a in moves]
-        at_point = _non_finite_at_point(order, nodes, names, leaf, out)
+        at_point = None  # why the forward pass holds a nan or an inf on the leaf's way
+        if not (_finite(x) and _finite(f0) and all(_finite(v.data) for v in nodes)):
+            node, at_point = _origin(order, names, leaf)
+            if node is not order[-1] and not _finite(f0):
+                at_point += f", so {out} is {_spell(f0)}"
         probes = []
         try:
             for k, _ in OFFSETS:
@@ -322,8 +302,12 @@ def gradcheck(
             # rule's product stays finite through (x·log(x) at 1e-310: g/x, not g·(1/x))
             # leaves a finite gradient to compare, and so is not asked about
             slope = _infinite_slope(nodes, moves, names)
+            first = next(v for v in reversed(order) if not _finite(v.grad))  # the leaf at worst
             status = "non-differentiable" if slope is not None else "non-finite"
-            note = slope if slope is not None else _non_finite_grad(order, names, grad)
+            note = slope or (
+                f"the backward pass gives {_spell(grad)}: the gradient is already "
+                f"{_spell(first.grad)} at {names[first]}"
+            )
         elif (nudged := next((p for p in probes if p.origin), None)) is not None:
             where = OFFSETS[probes.index(nudged)][1]
             status = "non-finite"
