@@ -467,8 +467,13 @@ def _syntax_error(source: str, positions: _Positions, error: SyntaxError) -> Exp
         end = start
         while end < len(source) and (source[end].isalnum() or source[end] in "._"):
             end += 1
-        number, name = _number_then_name(source[start:end])
-        hint = f"to multiply, write {number}*{name}" if name else "to multiply, write 2*x"
+        literal = source[start:end]  # `2x` gets a hint with its own names, `2e`, `0x` none
+        digits = len(literal) - len(literal.lstrip("0123456789."))
+        name = literal[digits:]
+        plain = digits and name.isidentifier() and name[0] not in "eEjJxXoObB_"
+        hint = (
+            f"to multiply, write {literal[:digits]}*{name}" if plain else "to multiply, write 2*x"
+        )
     elif isinstance(error, IndentationError):
         line_start = source.rfind("\n", 0, start) + 1
         line = source[line_start:].split("\n", 1)[0]
@@ -488,15 +493,6 @@ def _syntax_error(source: str, positions: _Positions, error: SyntaxError) -> Exp
         hint = "write big or precise numbers in scientific notation, e.g. 1.5e300"
     prefix = "" if message.startswith("expression nested") else "syntax error: "
     return ExpressionError(f"{prefix}{message}", source=source, start=start, end=end, hint=hint)
-
-
-def _number_then_name(literal: str) -> tuple[str, str]:
-    """`2x` → ("2", "x"), for a hint; ("", "") when it is not that simple."""
-    digits = len(literal) - len(literal.lstrip("0123456789."))
-    name = literal[digits:]
-    if digits and name.isidentifier() and name[0] not in "eEjJxXoObB_":
-        return literal[:digits], name
-    return "", ""
 
 
 # -- the allow-list walk ------------------------------------------------------------------
