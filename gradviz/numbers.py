@@ -25,18 +25,12 @@ def fmt(x: object, precision: int = DEFAULT_PRECISION) -> str:
     """A float with `precision` significant digits: Python's `g` (scientific below 1e-4 or
     from 10**precision), the exponent written plainly (1e-7, 1.234e4); `nan`, `inf`, `-inf`,
     `0` for either zero; a batch as its mean with its size (a label holds one number)."""
-    if is_array(x):
-        if x.ndim == 0:
-            return fmt(float(x), precision)
+    if is_array(x) and x.ndim:
         return f"{fmt(float(x.mean()), precision)} (mean of {x.size})"
     value = float(x)  # type: ignore[arg-type]
-    if math.isnan(value):
-        return "nan"
-    if math.isinf(value):
-        return "inf" if value > 0 else "-inf"
     if value == 0:
         return "0"
-    text = f"{value:.{precision}g}"
+    text = f"{value:.{precision}g}"  # (`nan`, `inf`, `-inf` as they are)
     if "e" in text:  # 1e-07 -> 1e-7: shorter, and what people write
         mantissa, exponent = text.split("e")
         text = f"{mantissa}e{int(exponent)}"
