@@ -200,14 +200,12 @@ def page_graph(diagram: Diagram) -> dict[str, Any]:
     return {"nodes": nodes, "out": names[order[-1]], "trace_out": output_name(order[-1])}
 
 
-def as_diagram(
-    graph: Value | Diagram, *, grad: bool = True, clusters: Mapping[Value, str] | None = None
-) -> Diagram:
+def as_diagram(graph: Value | Diagram, *, grad: bool = True) -> Diagram:
     """A Diagram as it is, or the drawing of a Value (`grad=False`: data alone)."""
     if isinstance(graph, Diagram):
         return graph
     if isinstance(graph, Value):
-        return diagram_from_value(graph, grad=grad, clusters=clusters)
+        return diagram_from_value(graph, grad=grad)
     raise TypeError(f"expected a Value or a Diagram, not {type(graph).__name__}")
 
 

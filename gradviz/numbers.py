@@ -73,15 +73,8 @@ def json_safe(value: object) -> object:
     if isinstance(value, list | tuple):
         return [json_safe(v) for v in value]
     numpy = loaded_numpy()  # None: then no numpy value can exist yet
-    if numpy is not None:
-        if isinstance(value, numpy.ndarray):
-            return json_safe(value.tolist())
-        if isinstance(value, numpy.bool_):
-            return bool(value)
-        if isinstance(value, numpy.integer):
-            return int(value)
-        if isinstance(value, numpy.floating):
-            return json_number(value)
+    if numpy is not None and isinstance(value, numpy.ndarray | numpy.generic):
+        return json_safe(value.tolist())  # Python's lists, bools, ints and floats
     if isinstance(value, float):
         return json_number(value)
     return value

@@ -141,18 +141,16 @@ def sentence(name: str, grad: Number, output: str, *, reached: bool = True) -> s
     return f"raising {name} by {fmt(NUDGE)} {direction} {output} by about {fmt(abs(change))}"
 
 
-def leaf_gradients(
-    value: Value, steps: list[Step], *, constants: bool = False
-) -> list[LeafGradient]:
-    """Every labelled leaf (unlabelled ones too if asked; never a `Constant`), in graph
-    order, with its gradient and a sentence."""
+def leaf_gradients(value: Value, steps: list[Step]) -> list[LeafGradient]:
+    """Every labelled leaf (never a `Constant`), in graph order, with its gradient and a
+    sentence."""
     order = topological_order(value)
     out = output_name(value, order)
     by_node = {s.node: s for s in steps}
     names = node_names(order)
     rows = []
     for v in order:
-        if v.op is not None or not (v.label or constants) or type(v) is Constant:
+        if v.op is not None or not v.label or type(v) is Constant:
             continue
         step = by_node.get(v)
         reached = step is not None
