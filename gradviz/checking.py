@@ -50,17 +50,16 @@ def _check_step(eps: float, x: Number, name: str) -> None:
     x = x if isinstance(x, float) else magnitude  # a batch: its largest value
     smallest = MIN_STEP_ULPS * float(np.spacing(magnitude))
     if not math.isfinite(magnitude + 2 * eps):  # x ± h, and the 2h between them
-        raise InputError(
-            f"eps {eps:g} is too large to measure a slope at {name} = {fmt(x)}: x ± h and "
-            f"the 2h between them overflow float64 (give a smaller eps, or none for the "
-            f"default, {default_eps(x):.2g})"
-        )
-    if eps < smallest:
-        raise InputError(
-            f"eps {eps:g} is too small to measure a slope at {name} = {fmt(x)}: "
-            f"float64 cannot take steps below {smallest:.2g} there (give a larger eps, "
-            f"or none for the default, {default_eps(x):.2g})"
-        )
+        size, why = "large", "x ± h and the 2h between them overflow float64"
+    elif eps < smallest:
+        size, why = "small", f"float64 cannot take steps below {smallest:.2g} there"
+    else:
+        return
+    raise InputError(
+        f"eps {eps:g} is too {size} to measure a slope at {name} = {fmt(x)}: {why} (give a "
+        f"{'smaller' if size == 'large' else 'larger'} eps, or none for the default, "
+        f"{default_eps(x):.2g})"
+    )
 
 
 def _finite(x: Number) -> bool:
@@ -127,8 +126,7 @@ def _infinite_slope(nodes: list[Value], moves: set[Value], names: dict[Value, st
         inputs = [p.data for p in v.parents]
         if not (_finite(v.data) and all(_finite(x) for x in inputs)):
             continue
-        locals_ = v.op.local(v.data, *inputs)
-        if not all(_finite(d) for d, p in zip(locals_, v.parents, strict=True) if p in moves):
+        if not all(_finite(d) for d, p in zip(v.locals, v.parents, strict=True) if p in moves):
             shown = ", ".join(fmt(x) for x in inputs)
             return (
                 f"{v.op.name} at {shown}: the local derivative of {names[v]} = "
@@ -210,30 +208,6 @@ def _origin(order: list[Value], names: dict[Value, str], leaf: Value) -> tuple[V
     return order[-1], f"{names[order[-1]]} is {_spell(order[-1].data)}"
 
 
-def _non_finite_at_point(
-    order: list[Value], nodes: list[Value], names: dict[Value, str], leaf: Value, out: str
-) -> str | None:
-    """Why the forward pass holds a nan or an inf on the leaf's way to the output, or None."""
-    f0 = order[-1].data
-    if _finite(leaf.data) and _finite(f0) and all(_finite(v.data) for v in nodes):
-        return None
-    node, note = _origin(order, names, leaf)
-    if node is not order[-1] and not _finite(f0):
-        note += f", so {out} is {_spell(f0)}"
-    return note
-
-
-def _non_finite_grad(order: list[Value], names: dict[Value, str], grad: Number) -> str:
-    """Where the backward pass first produced a nan or an inf (walking from the output)."""
-    for v in reversed(order):
-        if not _finite(v.grad):
-            return (
-                f"the backward pass gives {_spell(grad)}: the gradient is already "
-                f"{_spell(v.grad)} at {names[v]}"
-            )
-    return f"the backward pass gives {_spell(grad)}"
-
-
 OFFSETS = ((1.0, "+ h"), (-1.0, "− h"), (0.5, "+ h/2"), (-0.5, "− h/2"))
 
 
@@ -261,8 +235,7 @@ def gradcheck(
     names = node_names(order)
     out = output_name(value, order)
     leaves = _choose_leaves(order, wrt)
-    backpropagate(order)
-    analytic = {leaf: leaf.grad for leaf in leaves}
+    backpropagate(order)  # the nudges below change data and locals only: never a grad
     f0 = value.data
     reached = credit_reaches(order)
     held = [v for v in order if v.op is None or v.op.passes_credit]  # every detach held
@@ -274,7 +247,11 @@ def gradcheck(
             _check_step(eps, x, names[leaf])
         nodes, moves = _on_path(order, leaf, reached)
         kinks = [v for v in nodes if v.op.kinks and v.a in moves]
-        at_point = _non_finite_at_point(order, nodes, names, leaf, out)
+        at_point = None  # why the forward pass holds a nan or an inf on the leaf's way
+        if not (_finite(x) and _finite(f0) and all(_finite(v.data) for v in nodes)):
+            node, at_point = _origin(order, names, leaf)
+            if node is not order[-1] and not _finite(f0):
+                at_point += f", so {out} is {_spell(f0)}"
         probes = []
         try:
             for k, _ in OFFSETS:
@@ -295,7 +272,7 @@ def gradcheck(
         numeric = d_half + (d_half - d_full) / (ratio - 1)
         if not _finite(numeric) and _finite(d_half):  # L(x±h) overflowed, L(x±h/2) did not
             numeric = d_half
-        grad = analytic[leaf]
+        grad = leaf.grad
         diff = np.abs(np.asarray(grad) - np.asarray(numeric))
         abs_error = float(np.max(diff)) if diff.size else 0.0
         scale = max(_max_abs(grad), _max_abs(numeric)) if _finite(grad) else math.inf
@@ -325,8 +302,12 @@ def gradcheck(
             # rule's product stays finite through (x·log(x) at 1e-310: g/x, not g·(1/x))
             # leaves a finite gradient to compare, and so is not asked about
             slope = _infinite_slope(nodes, moves, names)
+            first = next(v for v in reversed(order) if not _finite(v.grad))  # the leaf at worst
             status = "non-differentiable" if slope is not None else "non-finite"
-            note = slope if slope is not None else _non_finite_grad(order, names, grad)
+            note = slope or (
+                f"the backward pass gives {_spell(grad)}: the gradient is already "
+                f"{_spell(first.grad)} at {names[first]}"
+            )
         elif (nudged := next((p for p in probes if p.origin), None)) is not None:
             where = OFFSETS[probes.index(nudged)][1]
             status = "non-finite"
@@ -378,7 +359,6 @@ def gradcheck(
                 central=d_full,
             )
         )
-    backpropagate(order)  # the grads as they were (the nudges did not touch them, but be sure)
     return rows
 
 

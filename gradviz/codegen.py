@@ -51,21 +51,3 @@ def generated(params: str, body: str, namespace: dict[str, Any], name: str) -> C
     `namespace` as its globals."""
     function_name = identifier(name)
     return FunctionType(_code_object(function_name, params, body), namespace, function_name)
-
-
-def on_first_call(
-    owner: object, field: str, params: str, body: str, namespace: dict[str, Any], name: str
-) -> Callable:
-    """A stand-in for `owner.field` that compiles `generated(...)` when first called and puts
-    it in its place: compiling every op's functions at import slowed `gradviz draw`."""
-    function: Callable | None = None
-
-    def first_call(*args: Any) -> Any:
-        nonlocal function
-        if function is None:
-            function = generated(params, body, namespace, name)
-            object.__setattr__(owner, field, function)
-        return function(*args)
-
-    first_call.__name__ = identifier(name)
-    return first_call

@@ -67,11 +67,7 @@ def _op_detail(v: Value, names: Mapping[Value, str], grad: bool) -> str:
     applied = op_form(op, *operands)
     lines = [f"{op.name}: {names[v]} = {applied} = {fmt_full(v.data)}"]
     if grad:  # without: data alone, the backward pass was not run
-        try:
-            locals_ = op.local(v.data, *[p.data for p in inputs])
-        except Exception:  # a local derivative that cannot be evaluated is shown as unknown
-            locals_ = tuple(float("nan") for _ in inputs)
-        for position, (formula, local) in enumerate(zip(op.formulas, locals_, strict=False)):
+        for position, (formula, local) in enumerate(zip(op.formulas, v.locals, strict=True)):
             if type(inputs[position]) is Constant:
                 continue  # a slope towards a constant moves nothing
             named = substitute(formula, *operands)
@@ -188,7 +184,6 @@ def page_graph(diagram: Diagram) -> dict[str, Any]:
             if entry["k"] == POWER_KEY:
                 entry["n"] = json_number(power_exponent(op))
             applied = entry["applied"] = op_form(op, *operands)
-            locals_ = op.local(v.data, *[p.data for p in v.parents])
             inputs = []
             for position, formula in enumerate(op.formulas):
                 local_text = substitute(formula, *operands)
@@ -197,7 +192,7 @@ def page_graph(diagram: Diagram) -> dict[str, Any]:
                         "nf": f"∂({applied})/∂{operand(operands[position])} = {local_text}",
                         "lt": local_text,
                         # a formula that is a number says its value already (the tooltips' rule)
-                        "same": _states_a_value(local_text, locals_[position]),
+                        "same": _states_a_value(local_text, v.locals[position]),
                     }
                 )
             entry["c"] = inputs
@@ -205,14 +200,12 @@ def page_graph(diagram: Diagram) -> dict[str, Any]:
     return {"nodes": nodes, "out": names[order[-1]], "trace_out": output_name(order[-1])}
 
 
-def as_diagram(
-    graph: Value | Diagram, *, grad: bool = True, clusters: Mapping[Value, str] | None = None
-) -> Diagram:
+def as_diagram(graph: Value | Diagram, *, grad: bool = True) -> Diagram:
     """A Diagram as it is, or the drawing of a Value (`grad=False`: data alone)."""
     if isinstance(graph, Diagram):
         return graph
     if isinstance(graph, Value):
-        return diagram_from_value(graph, grad=grad, clusters=clusters)
+        return diagram_from_value(graph, grad=grad)
     raise TypeError(f"expected a Value or a Diagram, not {type(graph).__name__}")
 
 

@@ -13,8 +13,7 @@ from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from typing import TYPE_CHECKING
 
-from gradviz.lazy import loaded_numpy
-from gradviz.numbers import fmt
+from gradviz.numbers import fmt, loaded_numpy
 from gradviz.ops import ABS, ADD, DIV, MUL, NEG, POW, SUB, UNARY_OPS, Number, Op, power_op
 from gradviz.ops import TANH as TANH  # (re-exported, with the others, for code using `apply`)
 from gradviz.ops import number as _result

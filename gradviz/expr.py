@@ -200,12 +200,6 @@ def parse(text: str, **values: float) -> Value:
     return parse_program(text, values).output
 
 
-def _exact(number: float) -> str:
-    """A number as written, digit for digit (`-1000001`, not fmt's `-1e6`): an error
-    that names a limit must not round the number onto it."""
-    return str(int(number)) if number.is_integer() and abs(number) < 1e18 else repr(number)
-
-
 def parse_assignments(args: Sequence[str]) -> dict[str, float]:
     """`["a=2", "b=-3e-2"]` → `{"a": 2.0, "b": -0.03}` (the CLI's NAME=VALUE arguments), names
     NFKC-normalised like the expression's; `nan` and `inf` are accepted."""
@@ -235,8 +229,7 @@ def parse_assignments(args: Sequence[str]) -> dict[str, float]:
             hint = "write a decimal number such as 2, -0.5 or 1e-3"
             problem = (message, value_start, len(arg), hint)
         elif name in result:
-            twice = f"{name} is given twice"
-            problem = (twice, start, len(name_text.rstrip()), "give each leaf one value")
+            problem = (f"{name} is given twice", start, end, "give each leaf one value")
         if problem is not None:
             message, at, to, hint = problem
             raise ExpressionError(message, source=arg, start=at, end=to, hint=hint)
@@ -474,8 +467,13 @@ def _syntax_error(source: str, positions: _Positions, error: SyntaxError) -> Exp
         end = start
         while end < len(source) and (source[end].isalnum() or source[end] in "._"):
             end += 1
-        number, name = _number_then_name(source[start:end])
-        hint = f"to multiply, write {number}*{name}" if name else "to multiply, write 2*x"
+        literal = source[start:end]  # `2x` gets a hint with its own names, `2e`, `0x` none
+        digits = len(literal) - len(literal.lstrip("0123456789."))
+        name = literal[digits:]
+        plain = digits and name.isidentifier() and name[0] not in "eEjJxXoObB_"
+        hint = (
+            f"to multiply, write {literal[:digits]}*{name}" if plain else "to multiply, write 2*x"
+        )
     elif isinstance(error, IndentationError):
         line_start = source.rfind("\n", 0, start) + 1
         line = source[line_start:].split("\n", 1)[0]
@@ -495,15 +493,6 @@ def _syntax_error(source: str, positions: _Positions, error: SyntaxError) -> Exp
         hint = "write big or precise numbers in scientific notation, e.g. 1.5e300"
     prefix = "" if message.startswith("expression nested") else "syntax error: "
     return ExpressionError(f"{prefix}{message}", source=source, start=start, end=end, hint=hint)
-
-
-def _number_then_name(literal: str) -> tuple[str, str]:
-    """`2x` → ("2", "x"), for a hint; ("", "") when it is not that simple."""
-    digits = len(literal) - len(literal.lstrip("0123456789."))
-    name = literal[digits:]
-    if digits and name.isidentifier() and name[0] not in "eEjJxXoObB_":
-        return literal[:digits], name
-    return "", ""
 
 
 # -- the allow-list walk ------------------------------------------------------------------
@@ -725,9 +714,12 @@ class _Compiler:
             exponent = self.plain_number(node.right)
             if exponent is not None:
                 if not abs(exponent) <= MAX_EXPONENT:
+                    # digit for digit (`-1000001`, not fmt's `-1e6`): not rounded onto the limit
+                    whole = exponent.is_integer() and abs(exponent) < 1e18
+                    exact = str(int(exponent)) if whole else repr(exponent)
                     raise self.fail(
                         node.right,
-                        f"exponent too large: {_exact(exponent)} is outside "
+                        f"exponent too large: {exact} is outside "
                         f"{fmt(-MAX_EXPONENT)} to {fmt(MAX_EXPONENT)}",
                         hint="every power this large of a number other than ±1 is 0 or inf",
                     )
@@ -850,7 +842,6 @@ class _Compiler:
         values = {**defaults, **self.number_leaves, **self.given}  # the later wins
         for name in [*self.free, *self.number_leaves]:
             self.nodes[name] = Value(values[name], label=name)
-
         return defaults
 
 
@@ -886,7 +877,6 @@ def _execute(code: _Code, nodes: dict[str, Value]) -> Value | float:
     """Run postfix code on the engine. Numbers stay floats until an op meets them, as in
     Python (`-2` is a number, `-a` a negation); two floats meet as a constant node and a
     float, so no arithmetic runs on Python numbers (`2**100000` is inf, not a huge int)."""
-
     stack: list[Value | float] = []
     for kind, arg in code:
         if kind == "num":

@@ -39,10 +39,8 @@ def node_names(order: list[Value]) -> dict[Value, str]:
 
 def output_name(root: Value, order: list[Value] | None = None) -> str:
     """What the output is called in `dL/dx`, by `gradviz.text.output_name`'s rule."""
-    if root.label:
-        return printable(root.label)
-    order = order if order is not None else topological_order(root)
-    return name_output(None, (v.label for v in order))
+    labels = () if root.label else (v.label for v in order or topological_order(root))
+    return name_output(root.label, labels)
 
 
 def op_form(op: Op, a: str = "a", b: str = "b") -> str:

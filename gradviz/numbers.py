@@ -3,28 +3,34 @@
 from __future__ import annotations
 
 import math
-
-from gradviz.lazy import is_array, loaded_numpy
+import sys
+from types import ModuleType
 
 DEFAULT_PRECISION = 4
+
+
+def loaded_numpy() -> ModuleType | None:
+    """The numpy module if something has imported it, else None: no numpy value can exist
+    before numpy is imported, so a float needs no numpy to be told from an array."""
+    return sys.modules.get("numpy")
+
+
+def is_array(x: object) -> bool:
+    """True for a numpy array, without importing numpy."""
+    numpy = sys.modules.get("numpy")
+    return numpy is not None and isinstance(x, numpy.ndarray)
 
 
 def fmt(x: object, precision: int = DEFAULT_PRECISION) -> str:
     """A float with `precision` significant digits: Python's `g` (scientific below 1e-4 or
     from 10**precision), the exponent written plainly (1e-7, 1.234e4); `nan`, `inf`, `-inf`,
     `0` for either zero; a batch as its mean with its size (a label holds one number)."""
-    if is_array(x):
-        if x.ndim == 0:
-            return fmt(float(x), precision)
+    if is_array(x) and x.ndim:
         return f"{fmt(float(x.mean()), precision)} (mean of {x.size})"
     value = float(x)  # type: ignore[arg-type]
-    if math.isnan(value):
-        return "nan"
-    if math.isinf(value):
-        return "inf" if value > 0 else "-inf"
     if value == 0:
         return "0"
-    text = f"{value:.{precision}g}"
+    text = f"{value:.{precision}g}"  # (`nan`, `inf`, `-inf` as they are)
     if "e" in text:  # 1e-07 -> 1e-7: shorter, and what people write
         mantissa, exponent = text.split("e")
         text = f"{mantissa}e{int(exponent)}"
@@ -45,11 +51,7 @@ NONFINITE_STRINGS = ("nan", "inf", "-inf")
 def json_number(x: float) -> float | str:
     """A float as JSON can hold it: NaN and infinities as "nan", "inf", "-inf"."""
     value = float(x)
-    if math.isnan(value):
-        return "nan"
-    if math.isinf(value):
-        return "inf" if value > 0 else "-inf"
-    return value
+    return value if math.isfinite(value) else fmt(value)
 
 
 def from_json_number(value: object) -> float | None:
@@ -71,15 +73,8 @@ def json_safe(value: object) -> object:
     if isinstance(value, list | tuple):
         return [json_safe(v) for v in value]
     numpy = loaded_numpy()  # None: then no numpy value can exist yet
-    if numpy is not None:
-        if isinstance(value, numpy.ndarray):
-            return json_safe(value.tolist())
-        if isinstance(value, numpy.bool_):
-            return bool(value)
-        if isinstance(value, numpy.integer):
-            return int(value)
-        if isinstance(value, numpy.floating):
-            return json_number(value)
+    if numpy is not None and isinstance(value, numpy.ndarray | numpy.generic):
+        return json_safe(value.tolist())  # Python's lists, bools, ints and floats
     if isinstance(value, float):
         return json_number(value)
     return value

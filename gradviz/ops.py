@@ -12,10 +12,10 @@ the live page's JavaScript (`javascript(op)`). The rest of what anybody asks abo
 lives in its row too: its form (`a·b`), its node's symbol, positive defaults, kinks, the
 largest slope, an activation's saturation band, micrograd's name.
 
-The expressions may name only `HELPERS` (`np`, `number`, `div`, `step`, `where`, `exp`,
-..., `inf`, `nan`): each works on a float and on a numpy array alike, so one graph
-evaluates a batch with the numbers of separate scalar runs, and assets/engine.js defines
-the same helpers. Adding an op is adding a row here (and to `UNARY_OPS`), its tests and a
+The expressions may name only `HELPERS` (`number`, `div`, `step`, `where`, `exp`, ...,
+`inf`, `nan`) and numpy as `np`: each works on a float and on a numpy array alike, so one
+graph evaluates a batch with the numbers of separate scalar runs, and assets/engine.js
+defines the same helpers. Adding an op is adding a row here (and to `UNARY_OPS`), its tests and a
 line of docs: everything else reads the row.
 """
 
@@ -23,13 +23,14 @@ from __future__ import annotations
 
 import math
 import re
+import sys
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from functools import lru_cache
+from types import ModuleType
 from typing import TYPE_CHECKING, Any, TypeAlias
 
 import gradviz.codegen as codegen
-from gradviz.lazy import np
 
 inf = math.inf
 
@@ -42,11 +43,19 @@ Number: TypeAlias = "float | numpy.ndarray"
 # -- the helpers an op's expressions may name ---------------------------------------
 
 
+def _numpy() -> ModuleType:
+    """numpy, imported on first use (drawing `a + b` needs none), then read from sys.modules:
+    an import statement costs 0.3 µs a call, as much as tanh of a float itself."""
+    numpy = sys.modules.get("numpy")
+    if numpy is None:
+        import numpy  # lazy: start-up
+    return numpy
+
+
 def number(r: Any) -> Number:
-    """A numpy result as the engine stores it: floats stay plain Python floats."""
-    if type(r) is np.ndarray:
-        return float(r) if r.ndim == 0 else r
-    return float(r)  # np.float64 and friends
+    """A numpy result (an array or a numpy scalar) as the engine stores it: an array, or a
+    plain Python float for one number."""
+    return r if r.ndim else float(r)
 
 
 def div(x: Number, y: Number) -> Number:
@@ -58,7 +67,7 @@ def div(x: Number, y: Number) -> Number:
             if x != x or x == 0.0:
                 return math.nan
             return math.copysign(math.inf, x) * math.copysign(1.0, y)
-    return number(np.divide(x, y))
+    return number(_numpy().divide(x, y))
 
 
 def step(a: Number) -> Number:
@@ -66,6 +75,7 @@ def step(a: Number) -> Number:
     numbers: relu's slope, taken over every layer of a batch in every epoch)."""
     if type(a) is float:
         return 1.0 if a > 0.0 else (0.0 if a <= 0.0 else a)
+    np = _numpy()
     if type(a) is not np.ndarray or a.ndim == 0:
         return number(np.heaviside(a, 0.0))
     # a comparison and a cast, and NaN put back only where there is one: np.heaviside has
@@ -91,7 +101,7 @@ def exp(a: Number) -> Number:
             return math.exp(a)
         except OverflowError:
             return math.inf
-    return number(np.exp(a))
+    return number(_numpy().exp(a))
 
 
 def log(a: Number) -> Number:
@@ -100,34 +110,34 @@ def log(a: Number) -> Number:
         if a > 0.0:
             return math.log(a)
         return -math.inf if a == 0.0 else math.nan
-    return number(np.log(a))
+    return number(_numpy().log(a))
 
 
 def tanh(a: Number) -> Number:
     """numpy's tanh for floats too: its vectorised tanh is up to 3 ulps from math.tanh,
     and one op's batch and scalar results stay within 1 ulp only this way (exactly)."""
-    return number(np.tanh(a))
+    return number(_numpy().tanh(a))
 
 
 def sin(a: Number) -> Number:
     """sin(a); nan at ±inf."""
     if type(a) is float:
         return math.sin(a) if a - a == 0.0 else math.nan
-    return number(np.sin(a))
+    return number(_numpy().sin(a))
 
 
 def cos(a: Number) -> Number:
     """cos(a); nan at ±inf."""
     if type(a) is float:
         return math.cos(a) if a - a == 0.0 else math.nan
-    return number(np.cos(a))
+    return number(_numpy().cos(a))
 
 
 def sqrt(a: Number) -> Number:
     """√a; nan below 0 (and -0.0 at -0.0, as IEEE says)."""
     if type(a) is float:
         return math.sqrt(a) if a >= 0.0 else (a if a != a else math.nan)
-    return number(np.sqrt(a))
+    return number(_numpy().sqrt(a))
 
 
 def sigmoid(a: Number) -> Number:
@@ -136,8 +146,9 @@ def sigmoid(a: Number) -> Number:
     if type(a) is float:
         e = math.exp(-abs(a))
         return 1.0 / (1.0 + e) if a >= 0.0 else e / (1.0 + e)
+    np = _numpy()
     if type(a) is not np.ndarray or a.ndim == 0:
-        return number(sigmoid(float(a)))
+        return sigmoid(float(a))
     # the same two branches over an array, in place: a deep net's forward pass calls this
     # once per layer, and each array made is a visible part of the layer's cost
     e = np.abs(a if a.dtype.kind in "fc" else a.astype(float))
@@ -154,7 +165,7 @@ def relu(a: Number) -> Number:
     """max(a, 0), NaN passed through (np.maximum)."""
     if type(a) is float:
         return a if a > 0.0 else (0.0 if a <= 0.0 else a)
-    return number(np.maximum(a, 0.0))
+    return number(_numpy().maximum(a, 0.0))
 
 
 def where(condition: Any, x: Number, y: Number) -> Number:
@@ -162,7 +173,7 @@ def where(condition: Any, x: Number, y: Number) -> Number:
     that floats, arrays and JavaScript (`c ? x : y`) all read the same way."""
     if type(condition) is bool:
         return x if condition else y
-    return number(np.where(condition, x, y))
+    return number(_numpy().where(condition, x, y))
 
 
 def log1p(a: Number) -> Number:
@@ -171,7 +182,7 @@ def log1p(a: Number) -> Number:
         if a > -1.0:
             return math.log1p(a)
         return -math.inf if a == -1.0 else math.nan
-    return number(np.log1p(a))
+    return number(_numpy().log1p(a))
 
 
 def expm1(a: Number) -> Number:
@@ -181,7 +192,7 @@ def expm1(a: Number) -> Number:
             return math.expm1(a)
         except OverflowError:
             return math.inf
-    return number(np.expm1(a))
+    return number(_numpy().expm1(a))
 
 
 # numpy's power loop takes exact shortcuts (1/a, sqrt(a), a·a, ...) when the exponent is one
@@ -192,6 +203,7 @@ _POWER_SHORTCUTS = (-1.0, 0.0, 0.5, 1.0, 2.0)
 
 def power(a: Number, b: Number) -> Number:
     """a ** b, sample by sample exactly as separate scalar runs compute it."""
+    np = _numpy()
     r = np.power(a, b)
     if type(b) is np.ndarray and r.ndim:
         base = np.broadcast_to(a, r.shape)
@@ -206,7 +218,6 @@ def power(a: Number, b: Number) -> Number:
 _FUNCTIONS = (number, div, step, sigmoid, relu, power, where, exp, log1p, expm1, log, tanh)
 HELPERS: dict[str, Any] = {
     **{function.__name__: function for function in (*_FUNCTIONS, sin, cos, sqrt)},
-    "np": np,
     "exp_nonpositive": math.exp,  # for floats ≤ 0 (and nan): never overflows, never raises
     "inf": math.inf,
     "nan": math.nan,
@@ -226,11 +237,6 @@ def compiled_names(numpy_module: Any) -> dict[str, Any]:
 
 _TOKEN = re.compile(r"\b(out|a|b|t)\b")
 _LITERAL = re.compile(r"(?<![\w.])(\d+)\.0\b")
-
-
-def _namespace(bound: Mapping[str, float]) -> dict[str, Any]:
-    """The globals of an op's generated functions: the helpers, and its constants."""
-    return {**ENGINE_NAMES, **bound} if bound else ENGINE_NAMES
 
 
 def _template(expression: str, bound: Mapping[str, float]) -> str:
@@ -288,16 +294,14 @@ def javascript(op: Op) -> tuple[str, tuple[str, ...]] | None:
 def javascript_chain(op: Op) -> tuple[str, ...] | None:
     """The page's chain-rule products of an op that writes them (`Op.chain`), one per
     input (`g * (d)` where the row gives none), or None: the page multiplies g · local."""
-    if not any(op.chain):
-        return None
-    forms = javascript(op)
+    forms = javascript(op) if op.chain else None  # (the row writes all or none)
     if forms is None:
         return None
     products = [
         _javascript(c) if c is not None else f"g * ({d})"
         for c, d in zip(op.chain, forms[1], strict=True)
     ]
-    return None if None in products else tuple(p for p in products if p is not None)
+    return None if None in products else tuple(products)  # type: ignore[arg-type]
 
 
 @dataclass(frozen=True, slots=True, eq=False, kw_only=True)
@@ -358,7 +362,6 @@ class Op:
             raise ValueError(f"{self.name}: not monotone, so its saturation band is of inputs")
         inputs = "a, b"[: 3 * len(self.d) - 2]  # "a" or "a, b"
         chain = self.chain + (None,) * (len(self.d) - len(self.chain))
-        names = _namespace(self.bound)
         credits = [c if c is not None else f"g * ({e})" for e, c in zip(self.d, chain, strict=True)]
         generated = {  # attribute: (parameters, what it returns, the function's name)
             "forward": (inputs, self.out, self.name),
@@ -366,10 +369,9 @@ class Op:
             "credit": (f"g, out, {inputs}", f"({', '.join(credits)},)", f"credit_{self.name}"),
         }
         for attribute, (params, returned, name) in generated.items():
-            function = codegen.on_first_call(
-                self, attribute, params, f"return {returned}", names, name
+            object.__setattr__(
+                self, attribute, _on_first_call(self, attribute, params, returned, name)
             )
-            object.__setattr__(self, attribute, function)
         derived = {
             "code": _template(self.inline or f"out = {self.out}", self.bound),
             "local_code": tuple(_template(e, self.bound) for e in self.d),
@@ -393,6 +395,25 @@ class Op:
 
     def __repr__(self) -> str:
         return f"Op({self.name})"
+
+
+def _on_first_call(op: Op, attribute: str, params: str, returned: str, name: str) -> Callable:
+    """A stand-in for `op.attribute` that compiles it when first called and puts it in its
+    place: compiling every op's functions at import slowed `gradviz draw`."""
+    function: Callable | None = None
+
+    def first_call(*args: Any) -> Any:
+        nonlocal function
+        if function is None:
+            names = {**ENGINE_NAMES, **op.bound}  # the helpers and the op's constants
+            if "np." in returned:
+                names["np"] = _numpy()
+            function = codegen.generated(params, f"return {returned}", names, name)
+            object.__setattr__(op, attribute, function)
+        return function(*args)
+
+    first_call.__name__ = codegen.identifier(name)
+    return first_call
 
 
 # -- the table --------------------------------------------------------------------------
@@ -597,15 +618,10 @@ ACTIVATIONS: dict[str, Op | None] = {
 `activation`, in the order the spec's errors and `--activation`'s help list them."""
 
 
-def _names_in(templates: list[str]) -> frozenset[str]:
-    return frozenset(re.findall(r"[A-Za-z_]\w*", re.sub(r"\{\w+\}", "", " ".join(templates))))
-
-
-OP_NAMES = _names_in(
-    [
-        text
-        for op in (*BINARY_OPS.values(), NEG, *UNARY_OPS.values(), power_op(0.0), power_op(2.0))
-        for text in (op.code, *op.local_code)
-    ]
-)
+_TEMPLATES = [
+    text
+    for op in (*BINARY_OPS.values(), NEG, *UNARY_OPS.values(), power_op(0.0), power_op(2.0))
+    for text in (op.code, *op.local_code)
+]
+OP_NAMES = frozenset(re.findall(r"[A-Za-z_]\w*", re.sub(r"\{\w+\}", "", " ".join(_TEMPLATES))))
 """Every name the compiler's templates may call (its allow-list of generated code)."""

@@ -5,30 +5,16 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 
-_ESCAPES = {"\n": "\\n", "\r": "\\r", "\t": "\\t"}
-
 # What an unlabelled output is called, in order of preference: `L` (the usual name of
 # the quantity whose gradient we take), unless a node of the graph is already called so.
 OUTPUT_NAMES = ("L", "out", "output")
 
 
 def printable(text: str) -> str:
-    """User text with every control character, lone surrogate and non-character as a visible
-    escape (a newline as `\\n`): no output format receives them raw."""
-    if text.isprintable():
-        return text
-    out = []
-    for ch in text:
-        code = ord(ch)
-        if ch in _ESCAPES:
-            out.append(_ESCAPES[ch])
-        elif ch.isprintable():  # not: controls, surrogates, unassigned, odd spaces
-            out.append(ch)
-        elif code < 0x100:
-            out.append(f"\\x{code:02x}")
-        else:
-            out.append(f"\\u{code:04x}" if code < 0x10000 else f"\\U{code:08x}")
-    return "".join(out)
+    """User text with every character that is not printable (controls, lone surrogates,
+    unassigned code points, spaces other than ' ') as Python writes it escaped (`\\n`,
+    `\\x1b`, `\\u200b`): no output format receives them raw."""
+    return "".join(c if c.isprintable() else c.encode("unicode_escape").decode() for c in text)
 
 
 def printable_lines(text: str) -> str:

@@ -10,12 +10,11 @@ made for the output and every node with a path to it free of `detach`.
 from __future__ import annotations
 
 import math
-from dataclasses import fields
+from dataclasses import asdict
 
 from gradviz.engine import Constant, Number, Value, backpropagate, topological_order
-from gradviz.lazy import is_array
 from gradviz.names import definition, node_names, op_form, operand, output_name, substitute
-from gradviz.numbers import fmt
+from gradviz.numbers import fmt, is_array
 from gradviz.ops import ACTIVATIONS
 from gradviz.records import (
     Contribution,
@@ -142,18 +141,16 @@ def sentence(name: str, grad: Number, output: str, *, reached: bool = True) -> s
     return f"raising {name} by {fmt(NUDGE)} {direction} {output} by about {fmt(abs(change))}"
 
 
-def leaf_gradients(
-    value: Value, steps: list[Step], *, constants: bool = False
-) -> list[LeafGradient]:
-    """Every labelled leaf (unlabelled ones too if asked; never a `Constant`), in graph
-    order, with its gradient and a sentence."""
+def leaf_gradients(value: Value, steps: list[Step]) -> list[LeafGradient]:
+    """Every labelled leaf (never a `Constant`), in graph order, with its gradient and a
+    sentence."""
     order = topological_order(value)
     out = output_name(value, order)
     by_node = {s.node: s for s in steps}
     names = node_names(order)
     rows = []
     for v in order:
-        if v.op is not None or not (v.label or constants) or type(v) is Constant:
+        if v.op is not None or not v.label or type(v) is Constant:
             continue
         step = by_node.get(v)
         reached = step is not None
@@ -164,16 +161,6 @@ def leaf_gradients(
 
 
 # -- a network, one neuron (or one layer) at a time --------------------------------------
-
-
-def _slope(a: Value, z: Value) -> Number:
-    """act'(z) from the op table (1 for a linear unit)."""
-    if a is z:
-        return 1.0
-    import numpy as np  # lazy: start-up (a network is loaded by now)
-
-    with np.errstate(all="ignore"):
-        return a.op.local(a.data, z.data)[0]
 
 
 def network_trace(graph, level: str = "neuron") -> list[UnitStep]:
@@ -234,7 +221,7 @@ def network_trace(graph, level: str = "neuron") -> list[UnitStep]:
                     credit=tuple(a.grad for _, _, a in group),
                     sources=tuple(tuple(received.get(n, [])) for n in names),
                     z=tuple(z.data for _, z, _ in group),
-                    local=tuple(_slope(a, z) for _, z, a in group),
+                    local=tuple(1.0 if a is z else a.locals[0] for _, z, a in group),  # act'(z)
                     credit_z=tuple(z.grad for _, z, _ in group),
                     bias_grads=tuple(n.bias.grad for n, _, _ in group),
                     weight_grads=tuple(tuple(w.grad for w in n.weights) for n, _, _ in group),
@@ -315,18 +302,13 @@ def network_document(graph, level: str, steps: list[UnitStep] | None = None) -> 
         "target": graph.y,
         "loss": graph.loss.data,
         "steps": [
-            {f.name: _plain(f.name, getattr(step, f.name)) for f in fields(step) if f.name != "ids"}
+            {  # sources as `{"from", "amount"}`, as `document` has them
+                name: [[{"from": w, "amount": a} for w, a in unit] for unit in value]
+                if name == "sources"
+                else value
+                for name, value in asdict(step).items()
+                if name != "ids"
+            }
             for step in steps
         ],
     }
-
-
-def _plain(field_name: str, value: object) -> object:
-    """A step's field as JSON types (sources as `{"from", "amount"}`, as `document` has them)."""
-    if field_name == "sources":
-        return [[{"from": who, "amount": amount} for who, amount in unit] for unit in value]
-    if isinstance(value, tuple):
-        return [_plain(field_name, v) for v in value]
-    if isinstance(value, Passed):
-        return {f.name: getattr(value, f.name) for f in fields(value)}
-    return value

@@ -251,7 +251,7 @@ def test_the_lazy_check_would_catch_a_module_loaded_already() -> None:
 # -- layers: a module imports only its own layer or earlier ones ---------------------------
 # docs/development.md ("How the code is laid out") shows the same list.
 LAYERS: tuple[tuple[str, tuple[str, ...]], ...] = (
-    ("base", ("errors", "text", "lazy", "numbers", "files")),
+    ("base", ("errors", "text", "numbers", "files")),
     # ops.py: the op table the engine reads (issue 10 item 1); codegen.py: registers the
     # code generated from the table and by the trainer (issue 32 item 2)
     ("engine", ("codegen", "ops", "engine")),

@@ -15,8 +15,7 @@ from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Any, Literal
 
 from gradviz.errors import Worded
-from gradviz.lazy import is_array
-from gradviz.numbers import DEFAULT_PRECISION, fmt
+from gradviz.numbers import DEFAULT_PRECISION, fmt, is_array
 from gradviz.render import colours
 
 if TYPE_CHECKING:  # the Values a diagram was drawn from: named, never computed here

@@ -21,7 +21,7 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from gradviz.lazy import is_array
+from gradviz.numbers import is_array
 from gradviz.numbers import json_number as number
 from gradviz.render.diagram import Diagram, Node
 
