@@ -53,6 +53,16 @@ HIDDEN_MAP = "viridis"
 MAX_HIDDEN_MAPS = 16
 SUPERSCRIPT = str.maketrans("0123456789-", "⁰¹²³⁴⁵⁶⁷⁸⁹⁻")
 
+
+def power_label(value: float) -> str:
+    """A log axis's label: 10⁻³ for 0.001, 2×10⁻³ for 0.002, in plain text with Unicode
+    superscripts (not TeX)."""
+    k = math.floor(math.log10(value) + 1e-9)
+    mantissa = round(value / 10.0**k, 6)
+    power = "10" + str(k).translate(SUPERSCRIPT)
+    return power if mantissa == 1 else f"{mantissa:g}×{power}"
+
+
 # Magnitudes beyond these are drawn at them, and the plot says so: a log axis pads its
 # limits and places ticks a stride past them in powers of ten, which overflow (inf, and a
 # RuntimeWarning or an OverflowError) far below the float maximum, 1.8e308.

@@ -12,7 +12,6 @@ from __future__ import annotations
 import io
 import logging
 import math
-import re
 import textwrap
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
@@ -66,19 +65,11 @@ METADATA = {
 # theme (the map is a raster the theme leaves alone): a near-black line the dark theme's
 # style sheet leaves as it is (it recolours #000000, the axes' and texts' ink, for a dark
 # page) in a white casing, so that its key reads on a dark page too.
-THRESHOLD_INK, THRESHOLD_CASING = "#111111", "#ffffff"
+THRESHOLD_INK, CASING = "#111111", patheffects.withStroke(linewidth=3.2, foreground="#ffffff")
+THRESHOLD_LOOK = {"color": THRESHOLD_INK, "linewidth": 1.2, "path_effects": [CASING]}
 THRESHOLD_GID = "threshold-contour"  # the contour's group in the SVG (tests find it so)
 ZERO_EDGE = {"exactly 0": "#666666"}  # the white key needs an outline
 PIXELS = {"origin": "lower", "aspect": "auto", "interpolation": "nearest"}  # a map's raster
-
-
-def _threshold_look(width: float = 1.2) -> dict[str, Any]:
-    casing = patheffects.withStroke(linewidth=width + 2.0, foreground=THRESHOLD_CASING)
-    return {"color": THRESHOLD_INK, "linewidth": width, "path_effects": [casing]}
-
-
-def _figure(height_in: float) -> Figure:
-    return Figure(figsize=(WIDTH_IN, height_in), layout="constrained")
 
 
 def _save(figure: Figure, title: str, subtitle: str, fmt: str) -> bytes:
@@ -103,25 +94,14 @@ def plain(text: str) -> str:
     return printable(text).replace("$", r"\$")
 
 
-MATH_LABEL = re.compile(r"\$\\mathdefault\{(.*)\}\$")
-
-
 def unicode_log_labels(axis: Any) -> None:
-    """A log axis labelled 10⁻³, 2×10⁻³ in plain text with Unicode superscripts, not TeX
-    math: the same labels matplotlib would choose, without its mathtext parser (built on
-    first use, it was a tenth of a page's time)."""
+    """A log axis labelled as the pages' are (`plot_looks.power_label`: 10⁻³, 2×10⁻³) at
+    the ticks matplotlib labels, without its mathtext parser (built on first use, it was a
+    tenth of a page's time)."""
 
     class Labels(LogFormatterSciNotation):
         def __call__(self, x: float, pos: int | None = None) -> str:
-            text = super().__call__(x, pos)
-            math = MATH_LABEL.fullmatch(text)
-            if math is None:
-                return text
-            inner = math.group(1).replace(r"\times", "×")
-            inner = re.sub(
-                r"\^\{(-?\d+)\}", lambda m: m.group(1).translate(looks.SUPERSCRIPT), inner
-            )
-            return inner.replace("-", "\u2212", 1) if inner.startswith("-") else inner
+            return looks.power_label(x) if super().__call__(x, pos) else ""
 
     axis.set_major_formatter(Labels(base=10))
     axis.set_minor_formatter(Labels(base=10, labelOnlyBase=False))
@@ -146,7 +126,7 @@ def grads_plot(
     layers = diagnosis.layers
     n = len(layers)
     heat, epochs, names, rows, finite = looks.grad_rows(diagnosis, snapshots)
-    figure = _figure(2.2 + 0.3 * n)
+    figure = Figure(figsize=(WIDTH_IN, 2.2 + 0.3 * n), layout="constrained")
     if heat:
         bars, grid = figure.subplots(1, 2, width_ratios=[1, 1.25], sharey=True)
     else:
@@ -241,7 +221,7 @@ def curves_plot(
 ) -> bytes:
     """The mean loss per epoch (log scale when every value is positive) above the
     accuracy per epoch, on one epoch axis; NaN/inf epochs are left as gaps and marked."""
-    figure = _figure(4.8)
+    figure = Figure(figsize=(WIDTH_IN, 4.8), layout="constrained")
     top, bottom = figure.subplots(2, 1, sharex=True, height_ratios=[1.4, 1])
     epochs = [every * (i + 1) for i in range(len(loss))]
     log, loss, finite, moved = looks.loss_series(loss)
@@ -283,7 +263,7 @@ def boundary_plot(
     """The network's output over the input plane on a diverging map centred on the
     decision threshold, the threshold's contour, the data points on top (ringed where
     misclassified), and beside it one small map per unit of the first hidden layer."""
-    figure = _figure(5.6)
+    figure = Figure(figsize=(WIDTH_IN, 5.6), layout="constrained")
     hidden = b.hidden[: looks.MAX_HIDDEN_MAPS]
     if hidden:
         main_fig, side_fig = figure.subfigures(1, 2, width_ratios=[1.7, 1], wspace=0.02)
@@ -296,12 +276,10 @@ def boundary_plot(
     image = ax.imshow(b.output, extent=extent, cmap=looks.BOUNDARY_MAP, norm=norm, **PIXELS)
     finite = b.output[np.isfinite(b.output)]
     if finite.size and finite.min() < b.threshold < finite.max():
-        look = _threshold_look()
         contour = ax.contour(
-            b.xs, b.ys, b.output, levels=[b.threshold], colors=look["color"],
-            linewidths=look["linewidth"],
-        )  # fmt: skip
-        contour.set_path_effects(look["path_effects"])
+            b.xs, b.ys, b.output, levels=[b.threshold], colors=THRESHOLD_INK, linewidths=1.2
+        )
+        contour.set_path_effects([CASING])
         contour.set_gid(THRESHOLD_GID)
     positive = b.targets > b.threshold
     wrong = b.wrong
@@ -324,12 +302,12 @@ def boundary_plot(
     bar = main_fig.colorbar(image, ax=ax, pad=0.02, aspect=30)
     label, above, below, ringed, level = looks.boundary_words(b)
     bar.set_label(label)
-    bar.ax.axhline(b.threshold, **_threshold_look())
+    bar.ax.axhline(b.threshold, **THRESHOLD_LOOK)
     handles = [
         Line2D([], [], ls="", marker="o", color=looks.POSITIVE, mec="black", label=above),
         Line2D([], [], ls="", marker="s", color=looks.NEGATIVE, mec="black", label=below),
         Line2D([], [], ls="", marker="o", ms=11, mfc="none", mec="black", mew=1.6, label=ringed),
-        Line2D([], [], label=level, **_threshold_look()),
+        Line2D([], [], label=level, **THRESHOLD_LOOK),
     ]
     main_fig.legend(handles=handles, loc="outside lower center", ncol=2, frameon=False)
     if side_fig is not None:

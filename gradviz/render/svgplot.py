@@ -20,7 +20,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from gradviz.render.plot_looks import SUPERSCRIPT
+from gradviz.render.plot_looks import power_label
 from gradviz.text import printable
 
 # matplotlib's maps at 41 evenly spaced points (every 0.025: PuOr's own anchors among
@@ -189,14 +189,6 @@ def value_axis(
     step = nice_step(hi - lo, 5)
     lo, hi = math.floor(lo / step) * step, math.ceil(hi / step) * step
     return Scale(lo, hi, start, end), linear_ticks(lo, hi, 5)
-
-
-def power_label(value: float) -> str:
-    """10⁻³ for 0.001, 2×10⁻³ for 0.002: in plain text with Unicode superscripts."""
-    k = math.floor(math.log10(value) + 1e-9)
-    mantissa = round(value / 10.0**k, 6)
-    power = "10" + str(k).translate(SUPERSCRIPT)
-    return power if mantissa == 1 else f"{mantissa:g}×{power}"
 
 
 def tick_labels(scale: Scale, ticks: Sequence[float]) -> list[str]:
