@@ -56,11 +56,6 @@ HATCH = {
     "...": ("dots", "M1.5,1.5 h0.01 M4.5,4.5 h0.01", "1.6"),
     "////": ("lines", "M-1,7 L7,-1 M-1,1 L1,-1 M5,7 L7,5", "0.9"),
 }
-# What a curve's point is, by what it counts.
-_PER = {
-    "epoch": "mean per epoch, as training saw the examples",
-    "step": "as logged at each optimizer step: that step's batch",
-}
 
 
 def _title(title: str, subtitle: str) -> str:
@@ -152,15 +147,14 @@ def curves_svg(
     left, right = 78, WIDTH - 24
     top_a, top_b = 48, 238  # the loss axes
     acc_a, acc_b = 262, 372  # the accuracy axes
-    epochs = [every * (i + 1) for i in range(len(loss))]
+    epochs, log, drawn, finite, moved = looks.loss_series(loss, every)
     last = epochs[-1] if epochs else 1
     x = Scale(0, last, left, right)
-    log, drawn, finite, moved = looks.loss_series(loss)
-    parts = [_title(title, subtitle), text(left, top_a - 8, _PER[unit], 11, cls="soft")]
+    parts = [_title(title, subtitle), text(left, top_a - 8, looks.PER_POINT[unit], 11, cls="soft")]
     y, ticks = value_axis(finite, log, top_b, top_a)
     xticks = linear_ticks(0, last, 8, integer=True)
-    name = "loss (log scale)" if log else "loss"
-    parts += _panel("loss", name, x, y, xticks, ticks, None, [line(left, top_b, right, top_b)])
+    below = [line(left, top_b, right, top_b)]
+    parts += _panel("loss", looks.LOSS_AXIS[log], x, y, xticks, ticks, None, below)
     xs = [x(e) for e in epochs]
     parts.append(_curve(xs, drawn, y, looks.LOSS_COLOUR, "loss"))
     notes = []
@@ -171,7 +165,7 @@ def curves_svg(
     if marks:  # an x above the axis where the loss is NaN/inf
         d = " ".join(f"M{p - 4},{num(top_b - 10)} l8,8 m0,-8 l-8,8" for p in marks)
         parts.append(f'<path d="{d}" stroke="{looks.BAD_MARK}" stroke-width="1.6" class="bad"/>')
-        notes.append("x: NaN/inf loss")
+        notes.append(looks.BAD_LOSS)
     if notes:
         parts.append(text(right, top_a + 14, "; ".join(notes), 11, "end", "note"))
     a = Scale(-0.03, 1.03, acc_b, acc_a)  # accuracy, 0 to 100 %
@@ -425,7 +419,7 @@ def grads_svg(
 ) -> str:
     """`plots.grads_plot`'s picture."""
     layers = diagnosis.layers
-    heat, epochs, names, rows, finite = looks.grad_rows(diagnosis, snapshots)
+    heat, epochs, rows, finite = looks.grad_rows(diagnosis, snapshots)
     lo, hi = decades(min(finite), max(finite)) if finite else (1e-8, 1.0)
     names_shown = [_clip(f"{lay.name} {lay.activation}", 24) for lay in layers]
     label_w = max((text_width(s, 11) for s in names_shown), default=40)
@@ -462,9 +456,8 @@ def grads_svg(
     parts.append(text(xmid, top + plot_h + 32, "rms gradient (log scale)", 12, "middle"))
     heat_note = ""
     if heat:
-        row_of, at = dict(zip(names, rows, strict=True)), (status_x + 118, top, row_h)
-        layer_rows = [row_of.get(layer.name) for layer in layers]
-        heat_parts, heat_note = _heat(epochs, layer_rows, (lo, hi), at, diagnosis.unit)
+        at = (status_x + 118, top, row_h)
+        heat_parts, heat_note = _heat(epochs, rows, (lo, hi), at, diagnosis.unit)
         parts += heat_parts
     legend_y = top + plot_h + 56
     parts.append(text(8, legend_y, f"bar colour: status (see {statuses})", 11, cls="soft"))
@@ -484,13 +477,13 @@ def grads_svg(
 
 def _heat(
     epochs: list[int],
-    layer_rows: list[list[float] | None],
+    layer_rows: list[list[float]],
     scale: tuple[float, float],
     at: tuple[float, float, float],
     unit: str,
 ) -> tuple[list[str], str]:
-    """The layers x epochs map: one row per layer (None: not recorded), one column per
-    recorded epoch (as wide as the time it stands for); `at`: its left, top and row height."""
+    """The layers x epochs map: one row per layer, one column per recorded epoch (as wide
+    as the time it stands for); `at`: its left, top and row height."""
     (lo, hi), (left, top, row_h) = scale, at
     columns = list(range(len(epochs)))
     note = ""
@@ -514,7 +507,7 @@ def _heat(
         a, b = x(edges[k]), x(edges[k + 1])
         cols.append(f"{num(a)} {num(b - a)}")
         for i, row in enumerate(layer_rows):
-            v = row[j] if row is not None else math.nan
+            v = row[j]
             if 0 < v < math.inf:
                 t = (math.log10(v) - math.log10(lo)) / (math.log10(hi) - math.log10(lo))
                 fill = colour_hex(looks.MAGNITUDE_MAP, t)

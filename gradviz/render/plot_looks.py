@@ -89,14 +89,18 @@ def clip(label: str, most: int) -> str:
 
 def grad_rows(
     diagnosis: Diagnosis, snapshots: History | None
-) -> tuple[bool, list[int], list[str], list[list[float]], list[float]]:
-    """(heat map or not: it needs two recorded moments, its epochs, names and rows within
-    the limits, every finite positive magnitude of bars and map)."""
+) -> tuple[bool, list[int], list[list[float]], list[float]]:
+    """(heat map or not: it needs two recorded moments, its epochs, each layer's row within
+    the limits (NaN where it was not recorded), every finite positive magnitude of bars
+    and map)."""
     heat = bool(snapshots) and len(snapshots) > 1  # type: ignore[arg-type]
+    layers = diagnosis.layers
     epochs, names, rows = series(snapshots) if heat and snapshots else ([], [], [])
-    rows = [[within(v, log=True) if v > 0 else v for v in row] for row in rows]
-    values = [lay.rms for lay in diagnosis.layers] + [v for row in rows for v in row]
-    return heat, epochs, names, rows, [within(v, log=True) for v in values if 0 < v < math.inf]
+    row_of = dict(zip(names, rows, strict=True))
+    gap = [math.nan] * len(epochs)
+    rows = [[within(v, True) if v > 0 else v for v in row_of.get(lay.name, gap)] for lay in layers]
+    values = [lay.rms for lay in layers] + [v for row in rows for v in row]
+    return heat, epochs, rows, [within(v, log=True) for v in values if 0 < v < math.inf]
 
 
 def bar_look(layer: LayerStats) -> tuple[str, tuple[str, str]]:
@@ -131,14 +135,25 @@ def grads_keys(
 # -- loss and accuracy ---------------------------------------------------------------------
 
 
-def loss_series(loss: Sequence[float]) -> tuple[bool, list[float], list[float], bool]:
-    """(log scale or not, the losses within the limits, the finite ones of those, whether
-    any was moved to a limit)."""
+# What a curve's point is, by what it counts.
+PER_POINT = {
+    "epoch": "mean per epoch, as training saw the examples",
+    "step": "as logged at each optimizer step: that step's batch",
+}
+LOSS_AXIS = {True: "loss (log scale)", False: "loss"}
+BAD_LOSS = "x: NaN/inf loss"  # the note beside the marks on NaN/inf epochs
+
+
+def loss_series(
+    loss: Sequence[float], every: int
+) -> tuple[list[int], bool, list[float], list[float], bool]:
+    """(the epochs, log scale or not, the losses within the limits, the finite ones of
+    those, whether any was moved to a limit)."""
     given = [v for v in loss if math.isfinite(v)]
     log = bool(given) and min(given) > 0
     drawn = [within(v, log) for v in loss]
     finite = [v for v in drawn if math.isfinite(v)]
-    return log, drawn, finite, finite != given
+    return [every * (i + 1) for i in range(len(loss))], log, drawn, finite, finite != given
 
 
 # -- decision boundary ---------------------------------------------------------------------

@@ -125,7 +125,7 @@ def grads_plot(
     is explained, in the caller's words (`statuses`: the CLI says `gradviz grads --help`)."""
     layers = diagnosis.layers
     n = len(layers)
-    heat, epochs, names, rows, finite = looks.grad_rows(diagnosis, snapshots)
+    heat, epochs, rows, finite = looks.grad_rows(diagnosis, snapshots)
     figure = Figure(figsize=(WIDTH_IN, 2.2 + 0.3 * n), layout="constrained")
     if heat:
         bars, grid = figure.subplots(1, 2, width_ratios=[1, 1.25], sharey=True)
@@ -165,8 +165,7 @@ def grads_plot(
         for name, (face, hatch) in looks.grads_keys(layers, rows)
     ]
     if grid is not None:
-        cells = np.array([rows[names.index(lay.name)] for lay in layers], dtype=np.float64)
-        _heat(figure, grid, epochs, cells, LogNorm(lo, hi))
+        _heat(figure, grid, epochs, np.array(rows, dtype=np.float64), LogNorm(lo, hi))
     key = {"title": f"bar colour: status (see {statuses})", "title_fontsize": 8}
     columns = min(6, max(1, len(handles)))
     figure.legend(handles=handles, loc="outside lower center", ncol=columns, frameon=False, **key)
@@ -223,23 +222,20 @@ def curves_plot(
     accuracy per epoch, on one epoch axis; NaN/inf epochs are left as gaps and marked."""
     figure = Figure(figsize=(WIDTH_IN, 4.8), layout="constrained")
     top, bottom = figure.subplots(2, 1, sharex=True, height_ratios=[1.4, 1])
-    epochs = [every * (i + 1) for i in range(len(loss))]
-    log, loss, finite, moved = looks.loss_series(loss)
+    epochs, log, loss, finite, moved = looks.loss_series(loss, every)
     top.plot(epochs, loss, color=looks.LOSS_COLOUR, linewidth=1.4)
     if log:
         top.set_yscale("log")
         unicode_log_labels(top.yaxis)
-        top.set_ylabel("loss (log scale)")
-    else:
-        top.set_ylabel("loss")
+    top.set_ylabel(looks.LOSS_AXIS[log])
     if moved:
         edge = f"{looks.PLOT_MIN:g} and {looks.PLOT_MAX:g}" if log else f"±{looks.PLOT_MAX:g}"
         top.text(0.01, 0.95, f"drawn between {edge}", transform=top.transAxes, va="top")
     bad = [x for x, v in zip(epochs, loss, strict=True) if not math.isfinite(v)]
     if bad:
         top.plot(bad, [min(finite) if finite else 0] * len(bad), "x", color=looks.BAD_MARK)
-        top.text(0.99, 0.95, "x: NaN/inf loss", transform=top.transAxes, ha="right", va="top")
-    top.set_title("mean per epoch, as training saw the examples", loc="left", fontsize=8)
+        top.text(0.99, 0.95, looks.BAD_LOSS, transform=top.transAxes, ha="right", va="top")
+    top.set_title(looks.PER_POINT["epoch"], loc="left", fontsize=8)
     top.grid(color="#dddddd", linewidth=0.6)
     bottom.plot(epochs, accuracy, color=looks.ACCURACY_COLOUR, linewidth=1.4)
     bottom.set_ylim(-0.03, 1.03)
