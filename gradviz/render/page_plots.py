@@ -22,7 +22,7 @@ from gradviz.render.svgplot import (
     circle,
     colour_array,
     colour_bar,
-    colour_hex,
+    colour_rgb,
     decades,
     esc,
     frame,
@@ -510,7 +510,7 @@ def _heat(
             v = row[j]
             if 0 < v < math.inf:
                 t = (math.log10(v) - math.log10(lo)) / (math.log10(hi) - math.log10(lo))
-                fill = colour_hex(looks.MAGNITUDE_MAP, t)
+                fill = "#{:02x}{:02x}{:02x}".format(*colour_rgb(looks.MAGNITUDE_MAP, t))
             else:  # NaN/inf crossed cyan, zeros dotted white
                 fill = _fill(*(looks.NONFINITE if not math.isfinite(v) else looks.ZERO))
             data = f' data-v="{v!r}" data-e="{epochs[j]}"'

@@ -66,10 +66,6 @@ def colour_rgb(name: str, t: float) -> tuple[int, int, int]:
     return tuple(round(a[k] + (b[k] - a[k]) * f) for k in range(3))  # type: ignore[return-value]
 
 
-def colour_hex(name: str, t: float) -> str:
-    return "#{:02x}{:02x}{:02x}".format(*colour_rgb(name, t))
-
-
 def colour_array(name: str, t: np.ndarray) -> np.ndarray:
     """The map's colours at every `t` (clipped to [0, 1]; NaN gives the map's start, for
     the caller to paint over), as a uint8 array of shape t.shape + (3,)."""
@@ -326,12 +322,10 @@ def grid_lines(positions: Sequence[float], start: float, end: float, vertical: b
     return [line(start, p, end, p, "grid") for p in positions]
 
 
-def colour_bar(
-    name: str, x: float, y: float, w: float, h: float, vertical: bool = True, steps: int = 128
-) -> str:
+def colour_bar(name: str, x: float, y: float, w: float, h: float, vertical: bool = True) -> str:
     """A strip of the map from its start to its end: upwards when `vertical`, else to the
-    right; a raster of `steps` cells, framed."""
-    t = np.linspace(0.0, 1.0, steps)
+    right; a raster of 128 cells, framed."""
+    t = np.linspace(0.0, 1.0, 128)
     rgb = colour_array(name, t[::-1][:, None] if vertical else t[None, :])
     return image(x, y, w, h, rgb, "pixels bar") + frame(x, y, w, h)
 
