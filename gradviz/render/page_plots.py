@@ -168,7 +168,7 @@ def curves_svg(
         notes.append(looks.BAD_LOSS)
     if notes:
         parts.append(text(right, top_a + 14, "; ".join(notes), 11, "end", "note"))
-    a = Scale(-0.03, 1.03, acc_b, acc_a)  # accuracy, 0 to 100 %
+    a = Scale(*looks.ACCURACY_RANGE, acc_b, acc_a)
     aticks = [0.0, 0.25, 0.5, 0.75, 1.0]
     percents = [f"{round(t * 100)}%" for t in aticks]
     epoch_axis = bottom_axis(unit, x, acc_b, xticks, [str(round(t)) for t in xticks])
@@ -294,7 +294,7 @@ def _points(b: Boundary, x: Scale, y: Scale) -> list[str]:
     points ringed white and black."""
     n = len(b.targets)
     shown = min(n, MAX_MARKS)
-    r = 7.0 if n <= 20 else 3.6
+    r = 7.0 if n <= looks.FEW_POINTS else 3.6
     positive = (b.targets > b.threshold).tolist()[:shown]
     wrong = b.wrong.tolist()[:shown]
     halo, marks, rings = [], [], []
@@ -429,7 +429,7 @@ def grads_svg(
     top, row_h = 56, 26
     plot_h = len(layers) * row_h
     parts = [_patterns(), _title(title, subtitle)]
-    parts.append(text(bar_left, top - 10, "now: rms gradient per layer", 12))
+    parts.append(text(bar_left, top - 10, looks.NOW, 12))
     x = Scale(lo, hi, bar_left, bar_left + bar_w, log=True)
     ticks = log_ticks(lo, hi, 5 if heat else 8)
     parts += grid_lines([x(t) for t in ticks], top, top + plot_h, vertical=True)
@@ -453,21 +453,21 @@ def grads_svg(
     parts.append(line(x.start, top, x.start, top + plot_h))
     parts += bottom_axis("rms", x, top + plot_h, ticks)
     xmid = (x.start + x.end) / 2
-    parts.append(text(xmid, top + plot_h + 32, "rms gradient (log scale)", 12, "middle"))
+    parts.append(text(xmid, top + plot_h + 32, looks.RMS_AXIS, 12, "middle"))
     heat_note = ""
     if heat:
         at = (status_x + 118, top, row_h)
         heat_parts, heat_note = _heat(epochs, rows, (lo, hi), at, diagnosis.unit)
         parts += heat_parts
     legend_y = top + plot_h + 56
-    parts.append(text(8, legend_y, f"bar colour: status (see {statuses})", 11, cls="soft"))
+    parts.append(text(8, legend_y, looks.STATUS_KEY.format(statuses), 11, cls="soft"))
     at = 8.0
     for name, look in looks.grads_keys(layers, rows):
         key = rect(at, legend_y + 8, 18, 12, _fill(*look), ' stroke="#666666" stroke-width="0.6"')
         parts += [key, text(at + 23, legend_y + 18, name, 11)]
         at += 23 + text_width(name, 11) + 18
     if heat:
-        key = "heat map colour: rms gradient (log scale; darkest = smallest)"
+        key = f"heat map colour: {looks.RMS_COLOURS}"
         parts.append(text(WIDTH - 8, legend_y, key, 11, "end", "soft"))
     if heat_note:
         parts.append(text(WIDTH - 8, legend_y + 18, heat_note, 11, "end", "note"))
@@ -501,7 +501,7 @@ def _heat(
         edges = [shown[0] - 0.5, shown[0] + 0.5]
     width = WIDTH - left - 86
     x = Scale(edges[0], edges[-1], left, left + width)
-    parts = [text(left, top - 10, "over training", 12)]
+    parts = [text(left, top - 10, looks.OVER_TRAINING, 12)]
     cols = []
     for k, j in enumerate(columns):
         a, b = x(edges[k]), x(edges[k + 1])

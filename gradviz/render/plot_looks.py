@@ -103,6 +103,13 @@ def grad_rows(
     return heat, epochs, rows, [within(v, log=True) for v in values if 0 < v < math.inf]
 
 
+# The gradients plot's words: its two panels' titles, the bars' axis, the map's colour scale,
+# the legend's title (with where the statuses are explained).
+NOW, OVER_TRAINING = "now: rms gradient per layer", "over training"
+RMS_AXIS, RMS_COLOURS = "rms gradient (log scale)", "rms gradient (log scale; darkest = smallest)"
+STATUS_KEY = "bar colour: status (see {})"
+
+
 def bar_look(layer: LayerStats) -> tuple[str, tuple[str, str]]:
     """(kind, (colour, hatch)) of a layer's bar: "bar" (a length to show, in its status'
     colour), "nonfinite" (the whole row, crossed) or "zero" (a short dotted stub)."""
@@ -141,6 +148,7 @@ PER_POINT = {
     "step": "as logged at each optimizer step: that step's batch",
 }
 LOSS_AXIS = {True: "loss (log scale)", False: "loss"}
+ACCURACY_RANGE = (-0.03, 1.03)  # 0 to 100 %, a little room either side
 BAD_LOSS = "x: NaN/inf loss"  # the note beside the marks on NaN/inf epochs
 
 
@@ -157,6 +165,9 @@ def loss_series(
 
 
 # -- decision boundary ---------------------------------------------------------------------
+
+
+FEW_POINTS = 20  # up to this many (a gate's four corners): bigger marks
 
 
 def output_norm(b: Boundary) -> tuple[float, float]:

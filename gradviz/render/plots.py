@@ -142,14 +142,13 @@ def grads_plot(
         length = {"bar": looks.within(layer.rms, True), "nonfinite": hi, "zero": stub}[kind]
         edge = "white" if kind == "bar" else "#666666"
         bars.barh(i, length, left=lo, color=face, hatch=mark, edgecolor=edge, height=0.7)
-    bars.set_xscale("log")
-    bars.set_xlim(lo, hi)
+    bars.set(xscale="log", xlim=(lo, hi))
     bars.xaxis.set_major_locator(LogLocator(numticks=6))  # room for every 10⁻ⁿ label
     unicode_log_labels(bars.xaxis)
     bars.set_yticks(y, [plain(f"{looks.clip(lay.name, 40)} {lay.activation}") for lay in layers])
     bars.set_ylim(n - 0.5, -0.5)  # L1 at the top, as in the table
-    bars.set_xlabel("rms gradient (log scale)")
-    bars.set_title("now: rms gradient per layer", loc="left")
+    bars.set_xlabel(looks.RMS_AXIS)
+    bars.set_title(looks.NOW, loc="left")
     bars.grid(axis="x", color="#dddddd", linewidth=0.6)
     bars.set_axisbelow(True)
     status = bars.secondary_yaxis("right")
@@ -166,7 +165,7 @@ def grads_plot(
     ]
     if grid is not None:
         _heat(figure, grid, epochs, np.array(rows, dtype=np.float64), LogNorm(lo, hi))
-    key = {"title": f"bar colour: status (see {statuses})", "title_fontsize": 8}
+    key = {"title": looks.STATUS_KEY.format(statuses), "title_fontsize": 8}
     columns = min(6, max(1, len(handles)))
     figure.legend(handles=handles, loc="outside lower center", ncol=columns, frameon=False, **key)
     return _save(figure, title, subtitle, fmt)
@@ -199,11 +198,11 @@ def _heat(figure: Figure, ax: Any, epochs: list[int], grid: np.ndarray, norm: Lo
     ticks = MaxNLocator(nbins=8, integer=True, steps=[1, 2, 5, 10]).tick_values(e[0], e[-1])
     ax.set_xticks([t for t in ticks if e[0] <= t <= e[-1]])  # recorded epochs only
     ax.set_xlabel("epoch")
-    ax.set_title("over training", loc="left")
+    ax.set_title(looks.OVER_TRAINING, loc="left")
     ax.tick_params(axis="y", left=False, labelleft=False)
     bar = figure.colorbar(mesh, ax=ax, pad=0.02, aspect=30)
     unicode_log_labels(bar.ax.yaxis)
-    bar.set_label("rms gradient (log scale; darkest = smallest)")
+    bar.set_label(looks.RMS_COLOURS)
 
 
 # -- loss and accuracy over training ----------------------------------------------------
@@ -238,10 +237,8 @@ def curves_plot(
     top.set_title(looks.PER_POINT["epoch"], loc="left", fontsize=8)
     top.grid(color="#dddddd", linewidth=0.6)
     bottom.plot(epochs, accuracy, color=looks.ACCURACY_COLOUR, linewidth=1.4)
-    bottom.set_ylim(-0.03, 1.03)
+    bottom.set(ylim=looks.ACCURACY_RANGE, ylabel="accuracy", xlabel="epoch")
     bottom.yaxis.set_major_formatter(PercentFormatter(1.0))
-    bottom.set_ylabel("accuracy")
-    bottom.set_xlabel("epoch")
     bottom.xaxis.set_major_locator(MaxNLocator(nbins=8, integer=True, steps=[1, 2, 5, 10]))
     bottom.grid(color="#dddddd", linewidth=0.6)
     if epochs:
@@ -268,8 +265,7 @@ def boundary_plot(
     ax = main_fig.subplots()
     lo, hi = looks.output_norm(b)
     norm = TwoSlopeNorm(vcenter=b.threshold, vmin=lo, vmax=hi)
-    extent = b.extent
-    image = ax.imshow(b.output, extent=extent, cmap=looks.BOUNDARY_MAP, norm=norm, **PIXELS)
+    image = ax.imshow(b.output, extent=b.extent, cmap=looks.BOUNDARY_MAP, norm=norm, **PIXELS)
     finite = b.output[np.isfinite(b.output)]
     if finite.size and finite.min() < b.threshold < finite.max():
         contour = ax.contour(
@@ -279,9 +275,8 @@ def boundary_plot(
         contour.set_gid(THRESHOLD_GID)
     positive = b.targets > b.threshold
     wrong = b.wrong
-    few = len(b.targets) <= 20  # a gate's four corners: bigger marks
     many = len(b.targets) > 2000  # drawn as an image: an SVG of 100,000 marks is unusable
-    halo, mark = (150, 90) if few else (70, 42)
+    halo, mark = (150, 90) if len(b.targets) <= looks.FEW_POINTS else (70, 42)
     for mask, colour, marker in ((positive, looks.POSITIVE, "o"), (~positive, looks.NEGATIVE, "s")):
         # a black halo under a white-edged marker: visible on any colour of the map
         for size, face, edge, z in ((halo, "black", "black", 3), (mark, colour, "white", 4)):
@@ -293,8 +288,7 @@ def boundary_plot(
         for width, colour, z in ((3.2, "white", 5), (1.6, "black", 6)):
             ring = {"marker": "o", "facecolors": "none", "edgecolors": colour, "zorder": z}
             ax.scatter(b.points[wrong, 0], b.points[wrong, 1], s=4 * mark, linewidths=width, **ring)
-    ax.set_xlabel(plain(b.feature_names[0]))
-    ax.set_ylabel(plain(b.feature_names[1]))
+    ax.set(xlabel=plain(b.feature_names[0]), ylabel=plain(b.feature_names[1]))
     bar = main_fig.colorbar(image, ax=ax, pad=0.02, aspect=30)
     label, above, below, ringed, level = looks.boundary_words(b)
     bar.set_label(label)
@@ -307,30 +301,25 @@ def boundary_plot(
     ]
     main_fig.legend(handles=handles, loc="outside lower center", ncol=2, frameon=False)
     if side_fig is not None:
-        _hidden_maps(side_fig, b, hidden, extent)
+        _hidden_maps(side_fig, b, hidden)
     return _save(figure, title, subtitle, fmt)
 
 
-def _hidden_maps(figure: Any, b: Boundary, hidden: list[Any], extent: tuple) -> None:
+def _hidden_maps(figure: Any, b: Boundary, hidden: list[Any]) -> None:
     """One small map per unit of the first hidden layer, on one shared colour scale."""
-    n = len(hidden)
     columns, rows, heading, label = looks.hidden_grid(b, hidden)
-    axes = np.atleast_1d(figure.subplots(rows, columns, squeeze=False)).ravel()
+    axes = figure.subplots(rows, columns, squeeze=False).ravel()
     norm = Normalize(*looks.hidden_range(b, hidden))
-    image = None
-    for k, ax in enumerate(axes):
-        if k >= n:
-            ax.set_axis_off()
-            continue
-        image = ax.imshow(hidden[k], extent=extent, cmap=looks.HIDDEN_MAP, norm=norm, **PIXELS)
+    for k, (ax, unit) in enumerate(zip(axes, hidden, strict=False)):  # (the last row's gaps)
+        image = ax.imshow(unit, extent=b.extent, cmap=looks.HIDDEN_MAP, norm=norm, **PIXELS)
         dots = {"s": 5, "c": "white", "edgecolors": "black", "linewidths": 0.3}
         ax.scatter(b.points[:, 0], b.points[:, 1], rasterized=True, **dots)
-        ax.set_xticks([])
-        ax.set_yticks([])
-        for spine in ax.spines.values():
-            spine.set_visible(True)
-            spine.set_color("#999999")
+        ax.set(xticks=[], yticks=[])
+        ax.spines[:].set_visible(True)
+        ax.spines[:].set_color("#999999")
         ax.set_title(f"N{k + 1}", fontsize=8, pad=2)
+    for ax in axes[len(hidden) :]:
+        ax.set_axis_off()
     figure.suptitle(heading, fontsize=9)
     bar = figure.colorbar(image, ax=list(axes), location="bottom", aspect=25, shrink=0.9)
     bar.set_label(label, fontsize=8)
