@@ -494,11 +494,7 @@ def _heat(
             columns.append(len(epochs) - 1)
         note = f"heat map: every {stride}th of {len(epochs):,} recorded {unit}s"
     shown = [epochs[j] for j in columns]
-    if len(shown) > 1:
-        mids = [(a + b) / 2 for a, b in itertools.pairwise(shown)]
-        edges = [shown[0] - (mids[0] - shown[0]), *mids, shown[-1] + (shown[-1] - mids[-1])]
-    else:
-        edges = [shown[0] - 0.5, shown[0] + 0.5]
+    edges = looks.cell_edges(shown)
     width = WIDTH - left - 86
     x = Scale(edges[0], edges[-1], left, left + width)
     parts = [text(left, top - 10, looks.OVER_TRAINING, 12)]

@@ -10,6 +10,7 @@ diverging purple-orange map centred on the decision threshold.
 
 from __future__ import annotations
 
+import itertools
 import math
 from collections.abc import Sequence
 from typing import TYPE_CHECKING
@@ -108,6 +109,15 @@ def grad_rows(
 NOW, OVER_TRAINING = "now: rms gradient per layer", "over training"
 RMS_AXIS, RMS_COLOURS = "rms gradient (log scale)", "rms gradient (log scale; darkest = smallest)"
 STATUS_KEY = "bar colour: status (see {})"
+
+
+def cell_edges(epochs: Sequence[int]) -> list[float]:
+    """The heat map's column edges: each recorded epoch's cell as wide as the time it
+    stands for (halfway to its neighbours), a lone one one epoch wide."""
+    if len(epochs) == 1:
+        return [epochs[0] - 0.5, epochs[0] + 0.5]
+    mids = [(a + b) / 2 for a, b in itertools.pairwise(epochs)]
+    return [epochs[0] - (mids[0] - epochs[0]), *mids, epochs[-1] + (epochs[-1] - mids[-1])]
 
 
 def bar_look(layer: LayerStats) -> tuple[str, tuple[str, str]]:

@@ -180,11 +180,8 @@ def _heat(figure: Figure, ax: Any, epochs: list[int], grid: np.ndarray, norm: Lo
         # width side by side over the steps' span, so none is of width 0 (and the axis
         # not a singular one, which matplotlib warns of)
         edges = np.linspace(e[0] - 0.5, e[-1] + 0.5, len(e) + 1)
-    elif len(e) > 1:
-        mids = (e[1:] + e[:-1]) / 2
-        edges = np.concatenate([[e[0] - (mids[0] - e[0])], mids, [e[-1] + (e[-1] - mids[-1])]])
     else:
-        edges = np.array([e[0] - 0.5, e[0] + 0.5])
+        edges = np.array(looks.cell_edges(epochs), dtype=np.float64)
     masked = np.ma.masked_where(~np.isfinite(grid) | (grid <= 0), grid)
     mesh = ax.pcolormesh(
         edges, np.arange(len(grid) + 1) - 0.5, masked, cmap=looks.MAGNITUDE_MAP, norm=norm
