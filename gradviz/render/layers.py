@@ -43,13 +43,13 @@ DIGITS = 3
 NAME_WIDTH = 48  # cells of a layer's name in the tables and the heat map (then …)
 
 
-def layer_label(name: str, most: int = NAME_WIDTH) -> str:
-    """A layer's name, printable, cut after `most` cells with … (a module may be named with
-    1,500 characters: the numbers must still fit beside it)."""
+def layer_label(name: str) -> str:
+    """A layer's name, printable, cut after NAME_WIDTH cells with … (a module may be named
+    with 1,500 characters: the numbers must still fit beside it)."""
     shown = printable(name)
-    if cell_len(shown) <= most:
+    if cell_len(shown) <= NAME_WIDTH:
         return shown
-    while cell_len(shown) > most - 1:
+    while cell_len(shown) > NAME_WIDTH - 1:
         shown = shown[:-1]
     return shown + "…"
 
@@ -66,7 +66,7 @@ def _pct(x: float | None) -> Text:
     return Text(f"{100 * x:.0f}" if x >= 0.01 else "<1")
 
 
-def log_bar(rel: float | None, width: int = BAR_WIDTH, decades: int = BAR_DECADES) -> Text:
+def log_bar(rel: float | None) -> Text:
     """log10(rel) on a fixed scale (1e-8 empty .. 1 full): 1e-6 and 1e-2 look different."""
     if rel is None:
         return Text("")
@@ -74,12 +74,12 @@ def log_bar(rel: float | None, width: int = BAR_WIDTH, decades: int = BAR_DECADE
         return Text("nan", style="bold red")
     if rel <= 0:
         return Text("·", style="dim")
-    filled = max(0.0, min(1.0, (math.log10(rel) + decades) / decades)) * width
+    filled = max(0.0, min(1.0, (math.log10(rel) + BAR_DECADES) / BAR_DECADES)) * BAR_WIDTH
     full, part = divmod(round(filled * 8), 8)  # whole cells, eighths of one
     # nothing to draw: below the scale, but not zero
     text = ("█" * full + (_EIGHTHS[part] if part else "")) or "▏"
     style = "red" if rel < 1e-2 else ("yellow" if rel < 1e-1 else "green")
-    return Text(text.ljust(width), style=style)
+    return Text(text.ljust(BAR_WIDTH), style=style)
 
 
 def _status(layer: LayerStats) -> Text:
@@ -255,13 +255,13 @@ def wrap_clauses(sentence: str, width: int, prefix: str = "") -> list[str]:
     return lines
 
 
-def heat_map(snapshots: History, width: int = 60) -> RenderableType:
+def heat_map(snapshots: History) -> RenderableType:
     """Layers × time: one character per recorded moment, its height and colour the rms
     gradient on a log scale shared by all layers (`·` zero, `!` NaN/inf)."""
     epochs, names, rows = series(snapshots)
     if not epochs:
         return Text("")
-    picks = _pick(len(epochs), width)
+    picks = _pick(len(epochs), 60)  # at most 60 columns
     finite = [v for row in rows for i in picks if (v := row[i]) > 0 and math.isfinite(v)]
     lo, hi = (math.log10(min(finite)), math.log10(max(finite))) if finite else (0.0, 0.0)
     span = max(hi - lo, 1e-12)

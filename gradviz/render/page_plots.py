@@ -22,7 +22,7 @@ from gradviz.render.svgplot import (
     circle,
     colour_array,
     colour_bar,
-    colour_hex,
+    colour_rgb,
     decades,
     esc,
     frame,
@@ -55,11 +55,6 @@ HATCH = {
     "xxx": ("cross", "M0,0 L6,6 M6,0 L0,6", "0.9"),
     "...": ("dots", "M1.5,1.5 h0.01 M4.5,4.5 h0.01", "1.6"),
     "////": ("lines", "M-1,7 L7,-1 M-1,1 L1,-1 M5,7 L7,5", "0.9"),
-}
-# What a curve's point is, by what it counts.
-_PER = {
-    "epoch": "mean per epoch, as training saw the examples",
-    "step": "as logged at each optimizer step: that step's batch",
 }
 
 
@@ -152,15 +147,14 @@ def curves_svg(
     left, right = 78, WIDTH - 24
     top_a, top_b = 48, 238  # the loss axes
     acc_a, acc_b = 262, 372  # the accuracy axes
-    epochs = [every * (i + 1) for i in range(len(loss))]
+    epochs, log, drawn, finite, moved = looks.loss_series(loss, every)
     last = epochs[-1] if epochs else 1
     x = Scale(0, last, left, right)
-    log, drawn, finite, moved = looks.loss_series(loss)
-    parts = [_title(title, subtitle), text(left, top_a - 8, _PER[unit], 11, cls="soft")]
+    parts = [_title(title, subtitle), text(left, top_a - 8, looks.PER_POINT[unit], 11, cls="soft")]
     y, ticks = value_axis(finite, log, top_b, top_a)
     xticks = linear_ticks(0, last, 8, integer=True)
-    name = "loss (log scale)" if log else "loss"
-    parts += _panel("loss", name, x, y, xticks, ticks, None, [line(left, top_b, right, top_b)])
+    below = [line(left, top_b, right, top_b)]
+    parts += _panel("loss", looks.LOSS_AXIS[log], x, y, xticks, ticks, None, below)
     xs = [x(e) for e in epochs]
     parts.append(_curve(xs, drawn, y, looks.LOSS_COLOUR, "loss"))
     notes = []
@@ -171,10 +165,10 @@ def curves_svg(
     if marks:  # an x above the axis where the loss is NaN/inf
         d = " ".join(f"M{p - 4},{num(top_b - 10)} l8,8 m0,-8 l-8,8" for p in marks)
         parts.append(f'<path d="{d}" stroke="{looks.BAD_MARK}" stroke-width="1.6" class="bad"/>')
-        notes.append("x: NaN/inf loss")
+        notes.append(looks.BAD_LOSS)
     if notes:
         parts.append(text(right, top_a + 14, "; ".join(notes), 11, "end", "note"))
-    a = Scale(-0.03, 1.03, acc_b, acc_a)  # accuracy, 0 to 100 %
+    a = Scale(*looks.ACCURACY_RANGE, acc_b, acc_a)
     aticks = [0.0, 0.25, 0.5, 0.75, 1.0]
     percents = [f"{round(t * 100)}%" for t in aticks]
     epoch_axis = bottom_axis(unit, x, acc_b, xticks, [str(round(t)) for t in xticks])
@@ -300,7 +294,7 @@ def _points(b: Boundary, x: Scale, y: Scale) -> list[str]:
     points ringed white and black."""
     n = len(b.targets)
     shown = min(n, MAX_MARKS)
-    r = 7.0 if n <= 20 else 3.6
+    r = 7.0 if n <= looks.FEW_POINTS else 3.6
     positive = (b.targets > b.threshold).tolist()[:shown]
     wrong = b.wrong.tolist()[:shown]
     halo, marks, rings = [], [], []
@@ -425,7 +419,7 @@ def grads_svg(
 ) -> str:
     """`plots.grads_plot`'s picture."""
     layers = diagnosis.layers
-    heat, epochs, names, rows, finite = looks.grad_rows(diagnosis, snapshots)
+    heat, epochs, rows, finite = looks.grad_rows(diagnosis, snapshots)
     lo, hi = decades(min(finite), max(finite)) if finite else (1e-8, 1.0)
     names_shown = [_clip(f"{lay.name} {lay.activation}", 24) for lay in layers]
     label_w = max((text_width(s, 11) for s in names_shown), default=40)
@@ -435,7 +429,7 @@ def grads_svg(
     top, row_h = 56, 26
     plot_h = len(layers) * row_h
     parts = [_patterns(), _title(title, subtitle)]
-    parts.append(text(bar_left, top - 10, "now: rms gradient per layer", 12))
+    parts.append(text(bar_left, top - 10, looks.NOW, 12))
     x = Scale(lo, hi, bar_left, bar_left + bar_w, log=True)
     ticks = log_ticks(lo, hi, 5 if heat else 8)
     parts += grid_lines([x(t) for t in ticks], top, top + plot_h, vertical=True)
@@ -459,22 +453,21 @@ def grads_svg(
     parts.append(line(x.start, top, x.start, top + plot_h))
     parts += bottom_axis("rms", x, top + plot_h, ticks)
     xmid = (x.start + x.end) / 2
-    parts.append(text(xmid, top + plot_h + 32, "rms gradient (log scale)", 12, "middle"))
+    parts.append(text(xmid, top + plot_h + 32, looks.RMS_AXIS, 12, "middle"))
     heat_note = ""
     if heat:
-        row_of, at = dict(zip(names, rows, strict=True)), (status_x + 118, top, row_h)
-        layer_rows = [row_of.get(layer.name) for layer in layers]
-        heat_parts, heat_note = _heat(epochs, layer_rows, (lo, hi), at, diagnosis.unit)
+        at = (status_x + 118, top, row_h)
+        heat_parts, heat_note = _heat(epochs, rows, (lo, hi), at, diagnosis.unit)
         parts += heat_parts
     legend_y = top + plot_h + 56
-    parts.append(text(8, legend_y, f"bar colour: status (see {statuses})", 11, cls="soft"))
+    parts.append(text(8, legend_y, looks.STATUS_KEY.format(statuses), 11, cls="soft"))
     at = 8.0
     for name, look in looks.grads_keys(layers, rows):
         key = rect(at, legend_y + 8, 18, 12, _fill(*look), ' stroke="#666666" stroke-width="0.6"')
         parts += [key, text(at + 23, legend_y + 18, name, 11)]
         at += 23 + text_width(name, 11) + 18
     if heat:
-        key = "heat map colour: rms gradient (log scale; darkest = smallest)"
+        key = f"heat map colour: {looks.RMS_COLOURS}"
         parts.append(text(WIDTH - 8, legend_y, key, 11, "end", "soft"))
     if heat_note:
         parts.append(text(WIDTH - 8, legend_y + 18, heat_note, 11, "end", "note"))
@@ -484,13 +477,13 @@ def grads_svg(
 
 def _heat(
     epochs: list[int],
-    layer_rows: list[list[float] | None],
+    layer_rows: list[list[float]],
     scale: tuple[float, float],
     at: tuple[float, float, float],
     unit: str,
 ) -> tuple[list[str], str]:
-    """The layers x epochs map: one row per layer (None: not recorded), one column per
-    recorded epoch (as wide as the time it stands for); `at`: its left, top and row height."""
+    """The layers x epochs map: one row per layer, one column per recorded epoch (as wide
+    as the time it stands for); `at`: its left, top and row height."""
     (lo, hi), (left, top, row_h) = scale, at
     columns = list(range(len(epochs)))
     note = ""
@@ -501,23 +494,19 @@ def _heat(
             columns.append(len(epochs) - 1)
         note = f"heat map: every {stride}th of {len(epochs):,} recorded {unit}s"
     shown = [epochs[j] for j in columns]
-    if len(shown) > 1:
-        mids = [(a + b) / 2 for a, b in itertools.pairwise(shown)]
-        edges = [shown[0] - (mids[0] - shown[0]), *mids, shown[-1] + (shown[-1] - mids[-1])]
-    else:
-        edges = [shown[0] - 0.5, shown[0] + 0.5]
+    edges = looks.cell_edges(shown)
     width = WIDTH - left - 86
     x = Scale(edges[0], edges[-1], left, left + width)
-    parts = [text(left, top - 10, "over training", 12)]
+    parts = [text(left, top - 10, looks.OVER_TRAINING, 12)]
     cols = []
     for k, j in enumerate(columns):
         a, b = x(edges[k]), x(edges[k + 1])
         cols.append(f"{num(a)} {num(b - a)}")
         for i, row in enumerate(layer_rows):
-            v = row[j] if row is not None else math.nan
+            v = row[j]
             if 0 < v < math.inf:
                 t = (math.log10(v) - math.log10(lo)) / (math.log10(hi) - math.log10(lo))
-                fill = colour_hex(looks.MAGNITUDE_MAP, t)
+                fill = "#{:02x}{:02x}{:02x}".format(*colour_rgb(looks.MAGNITUDE_MAP, t))
             else:  # NaN/inf crossed cyan, zeros dotted white
                 fill = _fill(*(looks.NONFINITE if not math.isfinite(v) else looks.ZERO))
             data = f' data-v="{v!r}" data-e="{epochs[j]}"'

@@ -10,6 +10,7 @@ diverging purple-orange map centred on the decision threshold.
 
 from __future__ import annotations
 
+import itertools
 import math
 from collections.abc import Sequence
 from typing import TYPE_CHECKING
@@ -53,6 +54,16 @@ HIDDEN_MAP = "viridis"
 MAX_HIDDEN_MAPS = 16
 SUPERSCRIPT = str.maketrans("0123456789-", "⁰¹²³⁴⁵⁶⁷⁸⁹⁻")
 
+
+def power_label(value: float) -> str:
+    """A log axis's label: 10⁻³ for 0.001, 2×10⁻³ for 0.002, in plain text with Unicode
+    superscripts (not TeX)."""
+    k = math.floor(math.log10(value) + 1e-9)
+    mantissa = round(value / 10.0**k, 6)
+    power = "10" + str(k).translate(SUPERSCRIPT)
+    return power if mantissa == 1 else f"{mantissa:g}×{power}"
+
+
 # Magnitudes beyond these are drawn at them, and the plot says so: a log axis pads its
 # limits and places ticks a stride past them in powers of ten, which overflow (inf, and a
 # RuntimeWarning or an OverflowError) far below the float maximum, 1.8e308.
@@ -79,14 +90,34 @@ def clip(label: str, most: int) -> str:
 
 def grad_rows(
     diagnosis: Diagnosis, snapshots: History | None
-) -> tuple[bool, list[int], list[str], list[list[float]], list[float]]:
-    """(heat map or not: it needs two recorded moments, its epochs, names and rows within
-    the limits, every finite positive magnitude of bars and map)."""
+) -> tuple[bool, list[int], list[list[float]], list[float]]:
+    """(heat map or not: it needs two recorded moments, its epochs, each layer's row within
+    the limits (NaN where it was not recorded), every finite positive magnitude of bars
+    and map)."""
     heat = bool(snapshots) and len(snapshots) > 1  # type: ignore[arg-type]
+    layers = diagnosis.layers
     epochs, names, rows = series(snapshots) if heat and snapshots else ([], [], [])
-    rows = [[within(v, log=True) if v > 0 else v for v in row] for row in rows]
-    values = [lay.rms for lay in diagnosis.layers] + [v for row in rows for v in row]
-    return heat, epochs, names, rows, [within(v, log=True) for v in values if 0 < v < math.inf]
+    row_of = dict(zip(names, rows, strict=True))
+    gap = [math.nan] * len(epochs)
+    rows = [[within(v, True) if v > 0 else v for v in row_of.get(lay.name, gap)] for lay in layers]
+    values = [lay.rms for lay in layers] + [v for row in rows for v in row]
+    return heat, epochs, rows, [within(v, log=True) for v in values if 0 < v < math.inf]
+
+
+# The gradients plot's words: its two panels' titles, the bars' axis, the map's colour scale,
+# the legend's title (with where the statuses are explained).
+NOW, OVER_TRAINING = "now: rms gradient per layer", "over training"
+RMS_AXIS, RMS_COLOURS = "rms gradient (log scale)", "rms gradient (log scale; darkest = smallest)"
+STATUS_KEY = "bar colour: status (see {})"
+
+
+def cell_edges(epochs: Sequence[int]) -> list[float]:
+    """The heat map's column edges: each recorded epoch's cell as wide as the time it
+    stands for (halfway to its neighbours), a lone one one epoch wide."""
+    if len(epochs) == 1:
+        return [epochs[0] - 0.5, epochs[0] + 0.5]
+    mids = [(a + b) / 2 for a, b in itertools.pairwise(epochs)]
+    return [epochs[0] - (mids[0] - epochs[0]), *mids, epochs[-1] + (epochs[-1] - mids[-1])]
 
 
 def bar_look(layer: LayerStats) -> tuple[str, tuple[str, str]]:
@@ -121,17 +152,32 @@ def grads_keys(
 # -- loss and accuracy ---------------------------------------------------------------------
 
 
-def loss_series(loss: Sequence[float]) -> tuple[bool, list[float], list[float], bool]:
-    """(log scale or not, the losses within the limits, the finite ones of those, whether
-    any was moved to a limit)."""
+# What a curve's point is, by what it counts.
+PER_POINT = {
+    "epoch": "mean per epoch, as training saw the examples",
+    "step": "as logged at each optimizer step: that step's batch",
+}
+LOSS_AXIS = {True: "loss (log scale)", False: "loss"}
+ACCURACY_RANGE = (-0.03, 1.03)  # 0 to 100 %, a little room either side
+BAD_LOSS = "x: NaN/inf loss"  # the note beside the marks on NaN/inf epochs
+
+
+def loss_series(
+    loss: Sequence[float], every: int
+) -> tuple[list[int], bool, list[float], list[float], bool]:
+    """(the epochs, log scale or not, the losses within the limits, the finite ones of
+    those, whether any was moved to a limit)."""
     given = [v for v in loss if math.isfinite(v)]
     log = bool(given) and min(given) > 0
     drawn = [within(v, log) for v in loss]
     finite = [v for v in drawn if math.isfinite(v)]
-    return log, drawn, finite, finite != given
+    return [every * (i + 1) for i in range(len(loss))], log, drawn, finite, finite != given
 
 
 # -- decision boundary ---------------------------------------------------------------------
+
+
+FEW_POINTS = 20  # up to this many (a gate's four corners): bigger marks
 
 
 def output_norm(b: Boundary) -> tuple[float, float]:

@@ -12,7 +12,6 @@ from __future__ import annotations
 import io
 import logging
 import math
-import re
 import textwrap
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
@@ -66,19 +65,11 @@ METADATA = {
 # theme (the map is a raster the theme leaves alone): a near-black line the dark theme's
 # style sheet leaves as it is (it recolours #000000, the axes' and texts' ink, for a dark
 # page) in a white casing, so that its key reads on a dark page too.
-THRESHOLD_INK, THRESHOLD_CASING = "#111111", "#ffffff"
+THRESHOLD_INK, CASING = "#111111", patheffects.withStroke(linewidth=3.2, foreground="#ffffff")
+THRESHOLD_LOOK = {"color": THRESHOLD_INK, "linewidth": 1.2, "path_effects": [CASING]}
 THRESHOLD_GID = "threshold-contour"  # the contour's group in the SVG (tests find it so)
 ZERO_EDGE = {"exactly 0": "#666666"}  # the white key needs an outline
 PIXELS = {"origin": "lower", "aspect": "auto", "interpolation": "nearest"}  # a map's raster
-
-
-def _threshold_look(width: float = 1.2) -> dict[str, Any]:
-    casing = patheffects.withStroke(linewidth=width + 2.0, foreground=THRESHOLD_CASING)
-    return {"color": THRESHOLD_INK, "linewidth": width, "path_effects": [casing]}
-
-
-def _figure(height_in: float) -> Figure:
-    return Figure(figsize=(WIDTH_IN, height_in), layout="constrained")
 
 
 def _save(figure: Figure, title: str, subtitle: str, fmt: str) -> bytes:
@@ -103,25 +94,14 @@ def plain(text: str) -> str:
     return printable(text).replace("$", r"\$")
 
 
-MATH_LABEL = re.compile(r"\$\\mathdefault\{(.*)\}\$")
-
-
 def unicode_log_labels(axis: Any) -> None:
-    """A log axis labelled 10⁻³, 2×10⁻³ in plain text with Unicode superscripts, not TeX
-    math: the same labels matplotlib would choose, without its mathtext parser (built on
-    first use, it was a tenth of a page's time)."""
+    """A log axis labelled as the pages' are (`plot_looks.power_label`: 10⁻³, 2×10⁻³) at
+    the ticks matplotlib labels, without its mathtext parser (built on first use, it was a
+    tenth of a page's time)."""
 
     class Labels(LogFormatterSciNotation):
         def __call__(self, x: float, pos: int | None = None) -> str:
-            text = super().__call__(x, pos)
-            math = MATH_LABEL.fullmatch(text)
-            if math is None:
-                return text
-            inner = math.group(1).replace(r"\times", "×")
-            inner = re.sub(
-                r"\^\{(-?\d+)\}", lambda m: m.group(1).translate(looks.SUPERSCRIPT), inner
-            )
-            return inner.replace("-", "\u2212", 1) if inner.startswith("-") else inner
+            return looks.power_label(x) if super().__call__(x, pos) else ""
 
     axis.set_major_formatter(Labels(base=10))
     axis.set_minor_formatter(Labels(base=10, labelOnlyBase=False))
@@ -145,8 +125,8 @@ def grads_plot(
     is explained, in the caller's words (`statuses`: the CLI says `gradviz grads --help`)."""
     layers = diagnosis.layers
     n = len(layers)
-    heat, epochs, names, rows, finite = looks.grad_rows(diagnosis, snapshots)
-    figure = _figure(2.2 + 0.3 * n)
+    heat, epochs, rows, finite = looks.grad_rows(diagnosis, snapshots)
+    figure = Figure(figsize=(WIDTH_IN, 2.2 + 0.3 * n), layout="constrained")
     if heat:
         bars, grid = figure.subplots(1, 2, width_ratios=[1, 1.25], sharey=True)
     else:
@@ -162,14 +142,13 @@ def grads_plot(
         length = {"bar": looks.within(layer.rms, True), "nonfinite": hi, "zero": stub}[kind]
         edge = "white" if kind == "bar" else "#666666"
         bars.barh(i, length, left=lo, color=face, hatch=mark, edgecolor=edge, height=0.7)
-    bars.set_xscale("log")
-    bars.set_xlim(lo, hi)
+    bars.set(xscale="log", xlim=(lo, hi))
     bars.xaxis.set_major_locator(LogLocator(numticks=6))  # room for every 10⁻ⁿ label
     unicode_log_labels(bars.xaxis)
     bars.set_yticks(y, [plain(f"{looks.clip(lay.name, 40)} {lay.activation}") for lay in layers])
     bars.set_ylim(n - 0.5, -0.5)  # L1 at the top, as in the table
-    bars.set_xlabel("rms gradient (log scale)")
-    bars.set_title("now: rms gradient per layer", loc="left")
+    bars.set_xlabel(looks.RMS_AXIS)
+    bars.set_title(looks.NOW, loc="left")
     bars.grid(axis="x", color="#dddddd", linewidth=0.6)
     bars.set_axisbelow(True)
     status = bars.secondary_yaxis("right")
@@ -185,9 +164,8 @@ def grads_plot(
         for name, (face, hatch) in looks.grads_keys(layers, rows)
     ]
     if grid is not None:
-        cells = np.array([rows[names.index(lay.name)] for lay in layers], dtype=np.float64)
-        _heat(figure, grid, epochs, cells, LogNorm(lo, hi))
-    key = {"title": f"bar colour: status (see {statuses})", "title_fontsize": 8}
+        _heat(figure, grid, epochs, np.array(rows, dtype=np.float64), LogNorm(lo, hi))
+    key = {"title": looks.STATUS_KEY.format(statuses), "title_fontsize": 8}
     columns = min(6, max(1, len(handles)))
     figure.legend(handles=handles, loc="outside lower center", ncol=columns, frameon=False, **key)
     return _save(figure, title, subtitle, fmt)
@@ -202,11 +180,8 @@ def _heat(figure: Figure, ax: Any, epochs: list[int], grid: np.ndarray, norm: Lo
         # width side by side over the steps' span, so none is of width 0 (and the axis
         # not a singular one, which matplotlib warns of)
         edges = np.linspace(e[0] - 0.5, e[-1] + 0.5, len(e) + 1)
-    elif len(e) > 1:
-        mids = (e[1:] + e[:-1]) / 2
-        edges = np.concatenate([[e[0] - (mids[0] - e[0])], mids, [e[-1] + (e[-1] - mids[-1])]])
     else:
-        edges = np.array([e[0] - 0.5, e[0] + 0.5])
+        edges = np.array(looks.cell_edges(epochs), dtype=np.float64)
     masked = np.ma.masked_where(~np.isfinite(grid) | (grid <= 0), grid)
     mesh = ax.pcolormesh(
         edges, np.arange(len(grid) + 1) - 0.5, masked, cmap=looks.MAGNITUDE_MAP, norm=norm
@@ -220,11 +195,11 @@ def _heat(figure: Figure, ax: Any, epochs: list[int], grid: np.ndarray, norm: Lo
     ticks = MaxNLocator(nbins=8, integer=True, steps=[1, 2, 5, 10]).tick_values(e[0], e[-1])
     ax.set_xticks([t for t in ticks if e[0] <= t <= e[-1]])  # recorded epochs only
     ax.set_xlabel("epoch")
-    ax.set_title("over training", loc="left")
+    ax.set_title(looks.OVER_TRAINING, loc="left")
     ax.tick_params(axis="y", left=False, labelleft=False)
     bar = figure.colorbar(mesh, ax=ax, pad=0.02, aspect=30)
     unicode_log_labels(bar.ax.yaxis)
-    bar.set_label("rms gradient (log scale; darkest = smallest)")
+    bar.set_label(looks.RMS_COLOURS)
 
 
 # -- loss and accuracy over training ----------------------------------------------------
@@ -241,31 +216,26 @@ def curves_plot(
 ) -> bytes:
     """The mean loss per epoch (log scale when every value is positive) above the
     accuracy per epoch, on one epoch axis; NaN/inf epochs are left as gaps and marked."""
-    figure = _figure(4.8)
+    figure = Figure(figsize=(WIDTH_IN, 4.8), layout="constrained")
     top, bottom = figure.subplots(2, 1, sharex=True, height_ratios=[1.4, 1])
-    epochs = [every * (i + 1) for i in range(len(loss))]
-    log, loss, finite, moved = looks.loss_series(loss)
+    epochs, log, loss, finite, moved = looks.loss_series(loss, every)
     top.plot(epochs, loss, color=looks.LOSS_COLOUR, linewidth=1.4)
     if log:
         top.set_yscale("log")
         unicode_log_labels(top.yaxis)
-        top.set_ylabel("loss (log scale)")
-    else:
-        top.set_ylabel("loss")
+    top.set_ylabel(looks.LOSS_AXIS[log])
     if moved:
         edge = f"{looks.PLOT_MIN:g} and {looks.PLOT_MAX:g}" if log else f"±{looks.PLOT_MAX:g}"
         top.text(0.01, 0.95, f"drawn between {edge}", transform=top.transAxes, va="top")
     bad = [x for x, v in zip(epochs, loss, strict=True) if not math.isfinite(v)]
     if bad:
         top.plot(bad, [min(finite) if finite else 0] * len(bad), "x", color=looks.BAD_MARK)
-        top.text(0.99, 0.95, "x: NaN/inf loss", transform=top.transAxes, ha="right", va="top")
-    top.set_title("mean per epoch, as training saw the examples", loc="left", fontsize=8)
+        top.text(0.99, 0.95, looks.BAD_LOSS, transform=top.transAxes, ha="right", va="top")
+    top.set_title(looks.PER_POINT["epoch"], loc="left", fontsize=8)
     top.grid(color="#dddddd", linewidth=0.6)
     bottom.plot(epochs, accuracy, color=looks.ACCURACY_COLOUR, linewidth=1.4)
-    bottom.set_ylim(-0.03, 1.03)
+    bottom.set(ylim=looks.ACCURACY_RANGE, ylabel="accuracy", xlabel="epoch")
     bottom.yaxis.set_major_formatter(PercentFormatter(1.0))
-    bottom.set_ylabel("accuracy")
-    bottom.set_xlabel("epoch")
     bottom.xaxis.set_major_locator(MaxNLocator(nbins=8, integer=True, steps=[1, 2, 5, 10]))
     bottom.grid(color="#dddddd", linewidth=0.6)
     if epochs:
@@ -283,7 +253,7 @@ def boundary_plot(
     """The network's output over the input plane on a diverging map centred on the
     decision threshold, the threshold's contour, the data points on top (ringed where
     misclassified), and beside it one small map per unit of the first hidden layer."""
-    figure = _figure(5.6)
+    figure = Figure(figsize=(WIDTH_IN, 5.6), layout="constrained")
     hidden = b.hidden[: looks.MAX_HIDDEN_MAPS]
     if hidden:
         main_fig, side_fig = figure.subfigures(1, 2, width_ratios=[1.7, 1], wspace=0.02)
@@ -292,22 +262,18 @@ def boundary_plot(
     ax = main_fig.subplots()
     lo, hi = looks.output_norm(b)
     norm = TwoSlopeNorm(vcenter=b.threshold, vmin=lo, vmax=hi)
-    extent = b.extent
-    image = ax.imshow(b.output, extent=extent, cmap=looks.BOUNDARY_MAP, norm=norm, **PIXELS)
+    image = ax.imshow(b.output, extent=b.extent, cmap=looks.BOUNDARY_MAP, norm=norm, **PIXELS)
     finite = b.output[np.isfinite(b.output)]
     if finite.size and finite.min() < b.threshold < finite.max():
-        look = _threshold_look()
         contour = ax.contour(
-            b.xs, b.ys, b.output, levels=[b.threshold], colors=look["color"],
-            linewidths=look["linewidth"],
-        )  # fmt: skip
-        contour.set_path_effects(look["path_effects"])
+            b.xs, b.ys, b.output, levels=[b.threshold], colors=THRESHOLD_INK, linewidths=1.2
+        )
+        contour.set_path_effects([CASING])
         contour.set_gid(THRESHOLD_GID)
     positive = b.targets > b.threshold
     wrong = b.wrong
-    few = len(b.targets) <= 20  # a gate's four corners: bigger marks
     many = len(b.targets) > 2000  # drawn as an image: an SVG of 100,000 marks is unusable
-    halo, mark = (150, 90) if few else (70, 42)
+    halo, mark = (150, 90) if len(b.targets) <= looks.FEW_POINTS else (70, 42)
     for mask, colour, marker in ((positive, looks.POSITIVE, "o"), (~positive, looks.NEGATIVE, "s")):
         # a black halo under a white-edged marker: visible on any colour of the map
         for size, face, edge, z in ((halo, "black", "black", 3), (mark, colour, "white", 4)):
@@ -319,44 +285,38 @@ def boundary_plot(
         for width, colour, z in ((3.2, "white", 5), (1.6, "black", 6)):
             ring = {"marker": "o", "facecolors": "none", "edgecolors": colour, "zorder": z}
             ax.scatter(b.points[wrong, 0], b.points[wrong, 1], s=4 * mark, linewidths=width, **ring)
-    ax.set_xlabel(plain(b.feature_names[0]))
-    ax.set_ylabel(plain(b.feature_names[1]))
+    ax.set(xlabel=plain(b.feature_names[0]), ylabel=plain(b.feature_names[1]))
     bar = main_fig.colorbar(image, ax=ax, pad=0.02, aspect=30)
     label, above, below, ringed, level = looks.boundary_words(b)
     bar.set_label(label)
-    bar.ax.axhline(b.threshold, **_threshold_look())
+    bar.ax.axhline(b.threshold, **THRESHOLD_LOOK)
     handles = [
         Line2D([], [], ls="", marker="o", color=looks.POSITIVE, mec="black", label=above),
         Line2D([], [], ls="", marker="s", color=looks.NEGATIVE, mec="black", label=below),
         Line2D([], [], ls="", marker="o", ms=11, mfc="none", mec="black", mew=1.6, label=ringed),
-        Line2D([], [], label=level, **_threshold_look()),
+        Line2D([], [], label=level, **THRESHOLD_LOOK),
     ]
     main_fig.legend(handles=handles, loc="outside lower center", ncol=2, frameon=False)
     if side_fig is not None:
-        _hidden_maps(side_fig, b, hidden, extent)
+        _hidden_maps(side_fig, b, hidden)
     return _save(figure, title, subtitle, fmt)
 
 
-def _hidden_maps(figure: Any, b: Boundary, hidden: list[Any], extent: tuple) -> None:
+def _hidden_maps(figure: Any, b: Boundary, hidden: list[Any]) -> None:
     """One small map per unit of the first hidden layer, on one shared colour scale."""
-    n = len(hidden)
     columns, rows, heading, label = looks.hidden_grid(b, hidden)
-    axes = np.atleast_1d(figure.subplots(rows, columns, squeeze=False)).ravel()
+    axes = figure.subplots(rows, columns, squeeze=False).ravel()
     norm = Normalize(*looks.hidden_range(b, hidden))
-    image = None
-    for k, ax in enumerate(axes):
-        if k >= n:
-            ax.set_axis_off()
-            continue
-        image = ax.imshow(hidden[k], extent=extent, cmap=looks.HIDDEN_MAP, norm=norm, **PIXELS)
+    for k, (ax, unit) in enumerate(zip(axes, hidden, strict=False)):  # (the last row's gaps)
+        image = ax.imshow(unit, extent=b.extent, cmap=looks.HIDDEN_MAP, norm=norm, **PIXELS)
         dots = {"s": 5, "c": "white", "edgecolors": "black", "linewidths": 0.3}
         ax.scatter(b.points[:, 0], b.points[:, 1], rasterized=True, **dots)
-        ax.set_xticks([])
-        ax.set_yticks([])
-        for spine in ax.spines.values():
-            spine.set_visible(True)
-            spine.set_color("#999999")
+        ax.set(xticks=[], yticks=[])
+        ax.spines[:].set_visible(True)
+        ax.spines[:].set_color("#999999")
         ax.set_title(f"N{k + 1}", fontsize=8, pad=2)
+    for ax in axes[len(hidden) :]:
+        ax.set_axis_off()
     figure.suptitle(heading, fontsize=9)
     bar = figure.colorbar(image, ax=list(axes), location="bottom", aspect=25, shrink=0.9)
     bar.set_label(label, fontsize=8)

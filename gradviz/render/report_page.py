@@ -278,7 +278,7 @@ RUN_LACKS = (
 )
 
 
-def report_html(parts: ReportParts, report: Report, precision: int = DEFAULT_PRECISION) -> str:
+def report_html(parts: ReportParts, report: Report) -> str:
     """The report page (see the module's docstring)."""
     frames = epoch_frames(report.snapshots, report.layer_names)
     shown = [  # the raw rms stays out: the page reads the band and the texts
@@ -299,7 +299,7 @@ def report_html(parts: ReportParts, report: Report, precision: int = DEFAULT_PRE
         "X": [[json_number(v) for v in row] for row in rows],
         "Y": [json_number(v) for v in data.Y[:EXAMPLE_LIMIT].tolist()] if data is not None else [],
         "names": list(data.feature_names) if data is not None else [],
-        "precision": precision,
+        "precision": DEFAULT_PRECISION,
         "unit": report.unit,
     }
     code = engine_script() + asset_text("report.js")

@@ -20,7 +20,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from gradviz.render.plot_looks import SUPERSCRIPT
+from gradviz.render.plot_looks import power_label
 from gradviz.text import printable
 
 # matplotlib's maps at 41 evenly spaced points (every 0.025: PuOr's own anchors among
@@ -64,10 +64,6 @@ def colour_rgb(name: str, t: float) -> tuple[int, int, int]:
     f = t - i
     a, b = table[i], table[i + 1]
     return tuple(round(a[k] + (b[k] - a[k]) * f) for k in range(3))  # type: ignore[return-value]
-
-
-def colour_hex(name: str, t: float) -> str:
-    return "#{:02x}{:02x}{:02x}".format(*colour_rgb(name, t))
 
 
 def colour_array(name: str, t: np.ndarray) -> np.ndarray:
@@ -189,14 +185,6 @@ def value_axis(
     step = nice_step(hi - lo, 5)
     lo, hi = math.floor(lo / step) * step, math.ceil(hi / step) * step
     return Scale(lo, hi, start, end), linear_ticks(lo, hi, 5)
-
-
-def power_label(value: float) -> str:
-    """10⁻³ for 0.001, 2×10⁻³ for 0.002: in plain text with Unicode superscripts."""
-    k = math.floor(math.log10(value) + 1e-9)
-    mantissa = round(value / 10.0**k, 6)
-    power = "10" + str(k).translate(SUPERSCRIPT)
-    return power if mantissa == 1 else f"{mantissa:g}×{power}"
 
 
 def tick_labels(scale: Scale, ticks: Sequence[float]) -> list[str]:
@@ -334,12 +322,10 @@ def grid_lines(positions: Sequence[float], start: float, end: float, vertical: b
     return [line(start, p, end, p, "grid") for p in positions]
 
 
-def colour_bar(
-    name: str, x: float, y: float, w: float, h: float, vertical: bool = True, steps: int = 128
-) -> str:
+def colour_bar(name: str, x: float, y: float, w: float, h: float, vertical: bool = True) -> str:
     """A strip of the map from its start to its end: upwards when `vertical`, else to the
-    right; a raster of `steps` cells, framed."""
-    t = np.linspace(0.0, 1.0, steps)
+    right; a raster of 128 cells, framed."""
+    t = np.linspace(0.0, 1.0, 128)
     rgb = colour_array(name, t[::-1][:, None] if vertical else t[None, :])
     return image(x, y, w, h, rgb, "pixels bar") + frame(x, y, w, h)
 

@@ -196,19 +196,16 @@ def summary_text(spec: Spec, data: Dataset) -> Text:
         clip = f", clip norm {fmt(spec.clip_norm)}"
     l2 = f" + {fmt(spec.l2)}·Σp²" if spec.l2 else ""
     rate = fmt(spec.learning_rate)
+    words = {"full": "full-batch updates", "online": "online updates (shuffled)"}
+    updates = words.get(spec.update, f"minibatches of {spec.batch_size} (shuffled)")
     if spec.lr_schedule == "linear" and spec.lr_end is not None:
         rate += f" → {fmt(spec.lr_end)} (linear)"
     return Text(
         f"{spec.name}: {shape} ({acts}), {spec.n_parameters} parameters, init {spec.init}, "
         f"loss {spec.loss}{l2}\n"
-        f"data {data.name}, {data.size} examples, {_updates(spec)}, "
+        f"data {data.name}, {data.size} examples, {updates}, "
         f"lr {rate}{clip}, {spec.epochs} epochs, seed {spec.seed}"
     )
-
-
-def _updates(spec: Spec) -> str:
-    words = {"full": "full-batch updates", "online": "online updates (shuffled)"}
-    return words.get(spec.update, f"minibatches of {spec.batch_size} (shuffled)")
 
 
 def gradient_report(report: Report, title: str, more: str | None = None) -> RenderableType:
@@ -260,9 +257,10 @@ def training_view(
     `stopped_words`), the final loss, the predictions, the `boundary_map` and the
     gradients; a part the report does not hold gets a one-line note."""
     shown: list[RenderableType] = []
+    spec, data, final = report.spec, report.data, report.final
     if header:
         shown.append(Text(printable(report.title), style="bold"))
-        shown.append(_summary(report))
+        shown.append(summary_text(spec, data) if spec and data else Text(report.summary or ""))
         shown.append("")
         if report.layers is not None:
             shown += [layers_table(report.layers), ""]
@@ -273,26 +271,17 @@ def training_view(
         shown.append(clipping_text(report.clipping, report.clip, report.every, width=width))
     if report.stopped:
         shown.append(Text(f"warning: {report.stopped}{stopped_words}", style="bold red"))
-    data = report.data
-    if report.final is not None and data is not None:
-        shown.append(final_text(report.final.loss, report.final.accuracy, data.size))
-    elif report.final is not None:
-        final = report.final
+    if final is not None and data is not None:
+        shown.append(final_text(final.loss, final.accuracy, data.size))
+    elif final is not None:
         accuracy = f", accuracy {percent(final.accuracy)}" if math.isfinite(final.accuracy) else ""
         shown.append(Text(f"last recorded loss {fmt(final.loss)}{accuracy}"))
     if data is None or report.outputs is None or report.correct is None:
         shown.append(Text(RUN_LACKS, style="dim"))
     else:
-        table = predictions_table(data, report.outputs, report.correct, signed=report.signed)
-        shown.append(table)
+        shown.append(predictions_table(data, report.outputs, report.correct, signed=report.signed))
         if boundary_map is not None:
             shown += ["", Text("Decision boundary (output over the input plane)", style="bold")]
             shown.append(boundary_map)
     shown += ["", gradient_report(report, report.gradients_title, more)]
     return shown
-
-
-def _summary(report: Report) -> Text:
-    if report.spec is not None and report.data is not None:
-        return summary_text(report.spec, report.data)
-    return Text(report.summary or "")
