@@ -27,7 +27,7 @@ cadence.
 
 Cost: a recorded step runs a few fused kernels (`torch._foreach_norm` over the gradients
 at the end of the backward pass and over the weights' copy for update:data, |g| of the
-weights into kept buffers for Σ|g| and max|g|; sums of the activations) and keeps the
+weights into a kept buffer for Σ|g| and max|g|; sums of the activations) and keeps the
 results on the device in one vector; they become Python floats when read (`table`,
 `history`, `save`). A step not recorded runs the optimizer's step hooks and the NaN
 check alone (no forward or gradient hook).
@@ -293,7 +293,6 @@ class Recorder:
         self._last_clip: list[torch.Tensor] | None = None
         # the gradients the norms are of, and their versions
         self._clip_grads: list[tuple[torch.Tensor | None, int]] = []
-        self._magnitudes: list[torch.Tensor] | None = None  # |g| buffers, kept between steps
         self._scratch: dict[tuple[object, ...], torch.Tensor] = {}  # (`_scratch_like`)
         self._nan_found = False
         self._nan_check = nan_check
@@ -601,14 +600,15 @@ class Recorder:
         return torch.ne(a, 0, out=self._scratch_like(a, torch.bool)).sum(others)
 
     def _scratch_like(self, t: torch.Tensor, dtype: torch.dtype) -> torch.Tensor:
-        """A buffer of `t`'s shape, kept between recorded steps for a temporary that is
-        summed at once (signs, band tests): a fresh one each step costs more than its sum
-        (its pages are new: 1 ms of a conv net's 2.5 ms recorded step, bench/README.md)."""
-        key = (t.shape, dtype, t.device)
+        """A buffer of `t`'s shape for a temporary that is summed at once (|g|, signs, band
+        tests): one per dtype and device, kept between recorded steps and grown to the
+        largest use (whatever shapes come and go). A fresh tensor each step costs more
+        than its sum, its pages new (1 ms of a conv net's 2.5 ms recorded step)."""
+        key = (dtype, t.device)
         kept = self._scratch.get(key)
-        if kept is None:
-            kept = self._scratch[key] = torch.empty(t.shape, dtype=dtype, device=t.device)
-        return kept
+        if kept is None or kept.numel() < t.numel():
+            kept = self._scratch[key] = torch.empty(t.numel(), dtype=dtype, device=t.device)
+        return kept[: t.numel()].view(t.shape)
 
     def _map(self) -> None:
         """After the first recorded forward: each row's activation (the activation module
@@ -814,13 +814,16 @@ class Recorder:
         grads = raw if self._plain else [_dense(_local(g)[0]) for g in raw]
         weights = [_local(p)[0] for p in params] if self._sharded else params
         # Σ|g| and max|g| of the rows' weights alone (what the table shows: a bias gives
-        # δ, its ‖g‖₂), from |g| in kept buffers (torch's ord-1 and ord-∞ norms take 6x
+        # δ, its ‖g‖₂), from |g| in a kept buffer (torch's ord-1 and ord-∞ norms take 6x
         # and 25x as long on the CPU, bench/README.md); first, while the backward pass's
         # end has left the gradients in cache (the weights' copy would push them out)
-        magnitudes = self._magnitudes_of([grads[k] for k in self._weight_index])
-        l1 = [m.sum() for m in magnitudes]
-        # (amax of each: 60 µs less than one `_foreach_max` on the MLP, in the loop)
-        top = [m.amax() if m.numel() else m.new_zeros(()) for m in magnitudes]
+        l1, top = [], []
+        for k in self._weight_index:
+            g = grads[k]
+            magnitude = torch.abs(g, out=self._scratch_like(g, g.dtype))
+            l1.append(magnitude.sum())
+            # (amax of each: 60 µs less than one `_foreach_max` on the MLP, in the loop)
+            top.append(magnitude.amax() if g.numel() else g.new_zeros(()))
         if optimizer is not None or self._optimizer is not None:  # (update:data, after it)
             weights = self._copy_before(weights)  # (‖w‖₂ then read of the copy, in cache)
         # ‖·‖₂ fused, of every gradient and weight. Gradients untouched since the end of
@@ -887,16 +890,6 @@ class Recorder:
             kept = self._before = [w.clone() for w in weights]
         else:
             torch._foreach_copy_(kept, weights)
-        return kept
-
-    def _magnitudes_of(self, grads: list[torch.Tensor]) -> list[torch.Tensor]:
-        """|g| of each gradient, into buffers kept between recorded steps: a fresh
-        megabyte each step costs more (its pages are new) than the sums over it."""
-        kept = self._magnitudes
-        if not _like(kept, grads):
-            kept = self._magnitudes = [torch.empty_like(g) for g in grads]
-        for g, m in zip(grads, kept, strict=True):
-            torch.abs(g, out=m)
         return kept
 
     def _compact(self, row: Row, acc: _Activations) -> None:
