@@ -3,8 +3,10 @@
 Two worker processes, one a checkout (its PYTHONPATH), each with the five models of
 `gradviz.torch.examples` recorded once; this driver asks them for one drawing at a time
 (module view, op view, torchviz's `make_dot(...).render()`), alternating which goes first
-each round. CPU time, each worker's own and its children's (the layout), medians; the
-system `dot`. torchviz is timed in both workers, its figure the median of both.
+each round. CPU time, each worker's own and its children's (the layout), medians. Each
+checkout lays out with the program `GRADVIZ_DOT_BEFORE` / `GRADVIZ_DOT_AFTER` chooses
+(`system`, the default, or `auto`: what a user gets); torchviz always with the system `dot`.
+torchviz is timed in both workers, its figure the median of both.
 
 Usage: `python bench/torch_draw_ab.py BEFORE_CHECKOUT AFTER_CHECKOUT [ROUNDS]` (needs torch
 and torchviz).
@@ -26,8 +28,7 @@ from gradviz.output import render
 from gradviz.render.diagram import preferred_rankdir
 from gradviz.torch.examples import MODELS
 from torchviz import make_dot
-os.environ["GRADVIZ_DOT"] = "system"
-program = find_dot("svg")
+program = None if os.environ["GRADVIZ_DOT"] == "auto" else find_dot("svg")
 folder = Path(tempfile.mkdtemp())
 works = {}
 for name, make in MODELS.items():
@@ -57,7 +58,8 @@ if len(sys.argv) < 3:
 paths = {"before": sys.argv[1], "after": sys.argv[2]}
 procs = {}
 for tag, path in paths.items():
-    env = dict(os.environ, PYTHONPATH=path, GRADVIZ_DOT="system")
+    dot = os.environ.get(f"GRADVIZ_DOT_{tag.upper()}", "system")
+    env = dict(os.environ, PYTHONPATH=path, GRADVIZ_DOT=dot)
     procs[tag] = subprocess.Popen(
         [sys.executable, "-c", WORKER],
         env=env,

@@ -2,7 +2,8 @@
 
 A system `dot` is preferred (it also does PDF); else `graphviz-pure`, a static port
 installed with gradviz, renders SVG and PNG with no system packages, and is preferred for
-a heavy layout (10-15 times faster than dot 2.43 there: PREFER_PURE_COST). `GRADVIZ_DOT`
+a heavy layout (10-15 times faster than dot 2.43 there: PREFER_PURE_COST) and a PyTorch
+drawing's SVG (`gradviz.output.pure_first`). `GRADVIZ_DOT`
 chooses one: `system`, `pure`, `none` or a program's path; any other value, like a bad
 `GRADVIZ_DOT_TIMEOUT`, is bad input (exit 2). A layout runs with an argv list (no shell),
 a timeout, and in a process group of its own.

@@ -63,15 +63,28 @@ def _html(diagram: Diagram, o: Options) -> bytes:
     return html_page(diagram, **_fields(o, _PAGE)).encode()
 
 
+def pure_first(diagram: Diagram, fmt: str = "svg") -> bool:
+    """Whether graphviz-pure lays `diagram` out even beside a system dot (unless
+    `GRADVIZ_DOT` chooses): a heavy layout, which it does 10-15 times faster, or a PyTorch
+    drawing's SVG, which it lays out in about half of dot 2.43's time, as the manual's
+    pictures are drawn (bench/README.md, issue 30). Not that drawing's PNG: its rasterizer
+    lacks glyphs the drawing uses (▶, ⅒) that the system's fonts have."""
+    from gradviz.render.diagram import TORCH_LEVELS  # lazy: start-up
+    from gradviz.render.dot import layout_cost  # lazy: start-up
+
+    torch_svg = fmt == "svg" and diagram.level in TORCH_LEVELS
+    return torch_svg or layout_cost(diagram) > PREFER_PURE_COST
+
+
 def _picture(fmt: str) -> Renderer:
-    """A picture laid out by Graphviz (graphviz-pure first for heavy layouts); an SVG
+    """A picture laid out by Graphviz (graphviz-pure first where `pure_first`); an SVG
     follows dark mode (`gradviz.render.themes`), PNG and PDF stay light."""
 
     def picture(diagram: Diagram, o: Options) -> bytes:
         from gradviz.render.diagram import draw_less  # lazy: start-up
-        from gradviz.render.dot import FONT, layout_cost, to_dot  # lazy: start-up
+        from gradviz.render.dot import FONT, to_dot  # lazy: start-up
 
-        heavy = layout_cost(diagram) > PREFER_PURE_COST
+        heavy = pure_first(diagram, fmt)
         program = o.program or find_dot(fmt, heavy=heavy)
         # a PNG in a sans its program really has, its ops' symbols bold (`layout.png_fonts`)
         font, op_font = png_fonts(program, FONT) if fmt == "png" else (FONT, None)
@@ -218,10 +231,10 @@ def animated_trace(frames: Frames, *, program: DotProgram | None = None) -> byte
     a column of COLUMN_PX, else top to bottom when narrower."""
     from gradviz.render.animate import animated_svg, animation_diagram  # lazy: start-up
     from gradviz.render.diagram import draw_less, preferred_rankdir  # lazy: start-up
-    from gradviz.render.dot import layout_cost, to_dot  # lazy: start-up
+    from gradviz.render.dot import to_dot  # lazy: start-up
 
     drawn, timeline = animation_diagram(frames)
-    heavy = layout_cost(drawn) > PREFER_PURE_COST
+    heavy = pure_first(drawn)
 
     def lay_out(direction: str) -> bytes:
         dot_text = to_dot(drawn, rankdir=direction)

@@ -14,23 +14,24 @@ from rich.console import Console
 
 from gradviz.engine import topological_order
 from gradviz.errors import GradvizError, OptionWords, keyword
-from gradviz.layout import PREFER_PURE_COST, DotProgram, run_dot
+from gradviz.layout import DotProgram, run_dot
 from gradviz.numbers import DEFAULT_PRECISION, json_number
-from gradviz.output import svg_width_px
+from gradviz.output import pure_first, svg_width_px
 from gradviz.render import html
-from gradviz.render.diagram import Diagram, captioned, draw_less, preferred_rankdir
-from gradviz.render.dot import layout_cost, to_dot
+from gradviz.render.diagram import (
+    TORCH_LEVELS,
+    Diagram,
+    captioned,
+    draw_less,
+    preferred_rankdir,
+)
+from gradviz.render.dot import to_dot
 from gradviz.render.html import NUMBER_WIDTH, POWER_KEY, op_key, power_exponent
 
 if TYPE_CHECKING:
     from gradviz.model import LossGraph
     from gradviz.render.animate import Timeline
     from gradviz.report import Report
-
-
-# The levels of a recorded PyTorch graph (gradviz.torch.draw), whose gradients are known
-# already: their page steps through the backward pass (gradviz.render.step_page).
-STEPPED_LEVELS = ("op", "module")
 
 
 def stepped_svg(
@@ -42,7 +43,7 @@ def stepped_svg(
 
     drawn, timeline = backward_timeline(diagram)
     dot_text = to_dot(drawn, rankdir=rankdir or preferred_rankdir(diagram))
-    heavy = layout_cost(drawn) > PREFER_PURE_COST
+    heavy = pure_first(drawn)
     svg = run_dot(dot_text, "svg", program=program, heavy=heavy, smaller=draw_less(drawn))
     return animated_svg(svg.decode("utf-8"), timeline), timeline
 
@@ -63,7 +64,7 @@ def html_page(
     right, or top to bottom where that reads better at 800 px."""
     from gradviz.render.themes import themed_svg  # lazy: start-up
 
-    if diagram.level in STEPPED_LEVELS and diagram.has_grad:
+    if diagram.level in TORCH_LEVELS and diagram.has_grad:  # (render.step_page)
         from gradviz.render.step_page import backward_sentences, step_page  # lazy: start-up
 
         svg, timeline = stepped_svg(diagram, rankdir=rankdir, program=program)
@@ -71,7 +72,7 @@ def html_page(
         return step_page(svg, timeline, title=title, sentences=backward_sentences(diagram))
     live = html.live_reason(diagram) is None and expression is not None
     drawn = html.page_diagram(diagram) if live else diagram
-    heavy = layout_cost(diagram) > PREFER_PURE_COST
+    heavy = pure_first(diagram)
 
     def layout(direction: str) -> bytes:
         dot_text = to_dot(

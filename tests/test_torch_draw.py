@@ -8,17 +8,21 @@ import math
 import subprocess
 import sys
 import xml.etree.ElementTree as ET
+from pathlib import Path
 
 import pytest
+from graphviz_support import needs_system_dot
 from torch_support import require_torch
 
 torch = require_torch()
 
 import gradviz  # noqa: E402
+from gradviz import layout  # noqa: E402
 from gradviz.drawn import to_json, to_mermaid, to_text  # noqa: E402
 from gradviz.errors import InputError  # noqa: E402
 from gradviz.numbers import fmt  # noqa: E402
 from gradviz.output import render  # noqa: E402
+from gradviz.render.dot import layout_cost  # noqa: E402
 from gradviz.torch import diagram  # noqa: E402
 from gradviz.torch.graph import COLLAPSE_AT, NOT_KEPT, describe  # noqa: E402
 
@@ -131,6 +135,31 @@ def test_every_format_draws_it(tmp_path) -> None:
     page = render(d, "html").decode("utf-8")
     assert page.startswith("<!doctype html>") and "2.weight" in page
     assert "2.weight" in gradviz.draw(loss, names=net).source  # gradviz.draw, given a tensor
+
+
+@needs_system_dot
+def test_its_svg_is_laid_out_by_graphviz_pure_as_the_manuals_pictures(monkeypatch) -> None:
+    """A PyTorch drawing's SVG (file, page, animation) goes to graphviz-pure first, about
+    twice dot 2.43's speed on it (bench/README.md, issue 30); PNG and PDF to the system dot
+    (the PNG needs its fonts' ▶ and ⅒); a GRADVIZ_DOT choice is respected."""
+    net, loss = _mlp_loss()
+    d = diagram(loss, net)
+    assert d.level == "op" and layout_cost(d) < layout.PREFER_PURE_COST  # not for its size
+    seen = []
+
+    def fake_run(argv, data, timeout):
+        seen.append(Path(argv[0]).name)
+        return subprocess.CompletedProcess(argv, 0, b'<svg width="8pt" height="8pt"/>', b"")
+
+    monkeypatch.delenv("GRADVIZ_DOT", raising=False)
+    monkeypatch.setattr(layout, "_run_in_own_group", fake_run)
+    for format_ in ("svg", "html", "png", "pdf"):
+        render(d, format_)
+    assert seen == ["graphviz-pure", "graphviz-pure", "dot", "dot"]
+    monkeypatch.setenv("GRADVIZ_DOT", "system")
+    seen.clear()
+    render(d, "svg")
+    assert seen == ["dot"]
 
 
 def test_a_deep_graph_is_walked_without_recursion_and_capped() -> None:

@@ -325,6 +325,11 @@ def preferred_rankdir(diagram: Diagram) -> str:
     return "TB" if wide > WIDE_PX and widest_rank(diagram, stacked=True) < wide else "LR"
 
 
+# The levels of a recorded PyTorch graph (gradviz.torch.draw): its gradients are known when
+# it is drawn, so its page steps through the backward pass; it is set in one font size and
+# laid out by graphviz-pure first (`gradviz.output.pure_first`).
+TORCH_LEVELS = ("module", "op")
+
 # The views of a saved network that draw less than each level (`level`).
 COARSER_LEVELS = {
     "scalar": ("neuron", "layer"),

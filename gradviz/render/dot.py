@@ -31,6 +31,7 @@ from gradviz.render.colours import (
 from gradviz.render.diagram import (
     SIDE_BY_SIDE_PX,
     STOPS,
+    TORCH_LEVELS,
     Diagram,
     Edge,
     Node,
@@ -299,11 +300,6 @@ HEAVY_LAYOUT = 2000
 FAST_LAYOUT = 'mclimit="0.01", nslimit="0.1", nslimit1="0.1", searchsize="10"'
 
 
-# A PyTorch drawing (its levels) sets its title, frames and key at the nodes' 11 pt (edge
-# labels stay 9 pt): the system dot loads a fontset per size, 0.75 ms each (issue 30).
-ONE_SIZE_LEVELS = ("module", "op")
-
-
 def layout_cost(diagram: Diagram) -> int:
     """Nodes plus the virtual nodes Graphviz will add for long edges (ranks by longest
     path; each edge crossing k ranks adds k - 1). Iterative, any node order."""
@@ -375,7 +371,9 @@ def to_dot(
     horizontal = rankdir in ("LR", "RL") or widest_rank(diagram) > SIDE_BY_SIDE_PX
     fast = f", {FAST_LAYOUT}" if layout_cost(diagram) > HEAVY_LAYOUT else ""
     fast += ', ordering="out"' if diagram.level == "neuron" else ""
-    one_size = diagram.level in ONE_SIZE_LEVELS
+    # a PyTorch drawing sets its title, frames and key at the nodes' 11 pt (edge labels stay
+    # 9 pt): the system dot loads a fontset per size, 0.75 ms each (issue 30)
+    one_size = diagram.level in TORCH_LEVELS
     fast += ', fontsize="11"' if one_size else ""
     lines = [
         f'\tgraph [rankdir="{rankdir}", fontname="{font}", nodesep="0.25", ranksep="0.35"{fast}]\n',
