@@ -144,6 +144,25 @@ def test_gelus_slope_is_read_at_its_inputs() -> None:
     assert first.saturated == pytest.approx(float(np.mean((x < low) | (x > high))), abs=0)
 
 
+def test_a_slope_is_read_under_another_torch_dispatch_mode() -> None:
+    """Under torch's FlopCounterMode (a TorchDispatchMode) torch imports Python modules
+    from the frame of the op row's compiled slope: it reads the same slope there."""
+    from torch.utils.flop_counter import FlopCounterMode
+
+    torch.manual_seed(4)
+    net = nn.Sequential(nn.Linear(3, 8, dtype=torch.float64), nn.SiLU())
+    net.append(nn.Linear(8, 1, dtype=torch.float64))
+    X = 2.0 * torch.randn(50, 3, dtype=torch.float64)
+    rec = watch(net, every=1)
+    with FlopCounterMode(display=False):
+        (net(X) ** 2).mean().backward()
+    rec.step()
+    x = net[0](X).detach().numpy()
+    sig = 1.0 / (1.0 + np.exp(-x))  # silu' = σ(x)·(1 + x·(1 - σ(x))), by hand
+    slope = np.abs(sig * (1.0 + x * (1.0 - sig)))
+    assert math.isclose(rec.diagnosis().layers[0].mean_slope, float(np.mean(slope)), rel_tol=1e-12)
+
+
 @pytest.mark.parametrize(
     "module",
     [nn.GELU(), nn.LeakyReLU(0.2), nn.Hardtanh(), nn.PReLU(dtype=torch.float64)],

@@ -98,7 +98,9 @@ _TORCH_NAMES: dict[str, Any] = {
     "inf": math.inf,
     "nan": math.nan,
     "__name__": __name__,
-    "__builtins__": {"abs": torch.abs, "float": float},
+    # (`__import__`: under a TorchDispatchMode, as torch's FlopCounterMode, torch's C++
+    # imports Python modules through the calling frame's builtins)
+    "__builtins__": {"abs": torch.abs, "float": float, "__import__": __import__},
 }
 
 
