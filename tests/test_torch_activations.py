@@ -144,6 +144,19 @@ def test_gelus_slope_is_read_at_its_inputs() -> None:
     assert first.saturated == pytest.approx(float(np.mean((x < low) | (x > high))), abs=0)
 
 
+@pytest.mark.parametrize("dtype", [torch.float16, torch.bfloat16, torch.float32, torch.float64])
+def test_the_slopes_step_is_a_above_zero_in_its_dtype(dtype: torch.dtype) -> None:
+    """The op rows' `step(a)` (GELU's slope beyond |a| = 1e50), written straight into a's
+    dtype: (a > 0) as that dtype, bit for bit, NaN and -0.0 included."""
+    from gradviz.torch.activations import _TORCH_NAMES
+
+    edges = [0.0, -0.0, 1e-45, -1e-45, 1.0, -1.0, 1e50, -1e50, math.inf, -math.inf, math.nan]
+    a = torch.cat([torch.tensor(edges), torch.randn(300)]).to(dtype)
+    step = _TORCH_NAMES["step"](a)
+    assert step.dtype == dtype and torch.equal(step, (a > 0).to(dtype))
+    assert torch.equal(torch.signbit(step), torch.zeros_like(step, dtype=torch.bool))
+
+
 def test_a_slope_is_read_under_another_torch_dispatch_mode() -> None:
     """Under torch's FlopCounterMode (a TorchDispatchMode) torch imports Python modules
     from the frame of the op row's compiled slope: it reads the same slope there."""

@@ -94,7 +94,8 @@ _TORCH_NAMES: dict[str, Any] = {
     "expm1": torch.expm1,
     "log1p": torch.log1p,
     "where": torch.where,
-    "step": lambda a: (a > 0).to(a.dtype),
+    # (a > 0) as a's dtype in one pass: a bool tensor and its copy cost four times as much
+    "step": lambda a: torch.gt(a, 0, out=torch.empty_like(a)),
     "inf": math.inf,
     "nan": math.nan,
     "__name__": __name__,
