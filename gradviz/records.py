@@ -18,7 +18,7 @@ if TYPE_CHECKING:
     from gradviz.engine import Number, Value
 
 # The fields of a LayerStats only a recorder fills: left out of its dict at their default.
-LAYER_OPTIONAL = ("unread", "clipped_from", "frozen", "compared")
+LAYER_OPTIONAL = ("unread", "clipped_from", "frozen", "compared", "grad_data_moot")
 
 # -- gradient statistics --------------------------------------------------------------
 
@@ -66,6 +66,9 @@ class LayerStats:
     # False: not compared with the other layers (a norm's gain and shift, whose size says
     # nothing of a weight matrix's; or rows whose forward order was not seen)
     compared: bool = True
+    # True: grad:data says nothing of explosion here (an adaptive optimizer rescales the
+    # gradient, or the weights are near zero, as a zero-initialised one's): `assess` fills it
+    grad_data_moot: bool = False
 
     def to_dict(self) -> dict:
         """Plain JSON types; NaN and infinities as the strings "nan", "inf", "-inf". The

@@ -34,6 +34,7 @@ STALLED_SPREAD = 1e-3  # output std across the batch (relative to max(1, |mean|)
 SATURATED_FRACTION = 0.5
 DEAD_FRACTION = 0.5
 HEALTHY_UPDATE_DATA = 1e-3  # ‖Δw‖ / ‖w‖ per step, the usual rule of thumb
+NEAR_ZERO_WEIGHTS = 1e-2  # rms weight below this fraction of the median layer's: near zero
 
 # The quantities of a layer in the order the forward then backward pass makes them.
 _QUANTITIES = (
@@ -400,16 +401,22 @@ def assess(
     ‖bias gradient‖, `hop_bounds` None where unknown.
     `judged_by="update"` (an adaptive optimizer) compares update:data, not gradients."""
     active = [lay for lay in layers if not lay.frozen]
+    adaptive = judged_by == "update"
     if judged_by == "update" and any(lay.update_data is None for lay in active):
         judged_by = "gradient"  # (no update measured: the raw gradients it is)
     # At rest: no weight gradient and no backpropagated signal (bias gradient) left
     # (a NaN or inf is never below the bound).
     at_rest = bool(active) and all(
-        lay.rms < AT_REST_RMS and lay.signal < AT_REST_RMS for lay in active
+        _rms_before_clipping(lay) < AT_REST_RMS and lay.signal < AT_REST_RMS for lay in active
     )
     with np.errstate(all="ignore"):
         stalled = at_rest and batch >= 2 and spread < STALLED_SPREAD * scale
         _compare(layers, deltas, hop_bounds, judged_by)
+        near_zero = _near_zero(layers)
+        # grad:data tells of explosion only where a step is lr·g (not rescaled by the
+        # optimizer) and over weights not ~0 (a step of a zero-initialised weight is ∞× it)
+        for layer in active:
+            layer.grad_data_moot = adaptive or layer.index in near_zero
         for layer in layers:  # the first status that applies, and the numbers that made it
             for status in STATUS_TABLE:
                 reason = status.test(layer, at_rest, stalled)
@@ -441,6 +448,8 @@ def _compare(
     active = [lay for lay in layers if not lay.frozen]
     strongest = max((lay.rms for lay in active if math.isfinite(lay.rms)), default=0.0)
     output = active[-1] if active else layers[-1]
+    # update:data of weights near zero (zero-initialised) is large by construction
+    near_zero = _near_zero(layers) if judged_by == "update" else set()
     most: float | None = None
     for i in reversed(range(len(layers))):
         layer = layers[i]
@@ -448,8 +457,11 @@ def _compare(
             continue
         size = _size(layer, judged_by)
         layer.rel = _ratio(layer.rms, strongest)
-        layer.below = _ratio(size, most) if most is not None and layer.compared else None
-        if layer.compared and math.isfinite(size):
+        # a weight gradient exactly 0 with a bias gradient that is not: the input is all 0
+        # (g_W = δ xᵀ), which says nothing of the gradient reaching the layer
+        judged = layer.compared and not _fed_zeros(layer)
+        layer.below = _ratio(size, most) if most is not None and judged else None
+        if layer.compared and math.isfinite(size) and layer.index not in near_zero:
             most = size if most is None else max(most, size)
         growth = _ratio(layer.rms, output.rms)
         layer.growth = math.nan if growth is None else growth
@@ -459,6 +471,38 @@ def _compare(
         layer.hop = _ratio(deltas[i], deltas[i + 1])
         if hop_bounds is not None:
             layer.hop_bound = hop_bounds[i]
+
+
+def _near_zero(layers: list[LayerStats]) -> set[int]:
+    """The indices of the trained layers whose weights are near zero (a zero-initialised
+    LoRA B, a cls token): rms below NEAR_ZERO_WEIGHTS of the median compared layer's
+    (rms w = rms g / grad:data; 0 where ‖w‖ = 0, the one finite case grad:data is None)."""
+    sizes = {}
+    for lay in layers:
+        if lay.frozen or lay.nonfinite or not math.isfinite(lay.rms):
+            continue
+        if lay.grad_data is None:
+            sizes[lay.index] = 0.0
+        elif lay.grad_data > 0:
+            sizes[lay.index] = lay.rms / lay.grad_data
+    typical = [sizes[lay.index] for lay in layers if lay.compared and lay.index in sizes]
+    if not typical:
+        return set()
+    bound = NEAR_ZERO_WEIGHTS * float(np.median(typical))
+    return {index for index, size in sizes.items() if size < bound}
+
+
+def _rms_before_clipping(layer: LayerStats) -> float:
+    """The rms weight gradient before clipping (the rms itself where nothing was clipped):
+    clipping to a small norm must not make an explosion look at rest."""
+    if layer.clipped_from is not None and layer.norm > 0:
+        return layer.rms * layer.clipped_from / layer.norm
+    return layer.rms
+
+
+def _fed_zeros(layer: LayerStats) -> bool:
+    """Its weight gradient exactly 0 while its bias gradient is not: its input is all 0."""
+    return not layer.frozen and layer.max_abs == 0 and layer.signal > 0
 
 
 def _size(layer: LayerStats, judged_by: str) -> float:
@@ -479,6 +523,8 @@ def _is_exploding(layer: LayerStats, at_rest: bool, stalled: bool) -> str | None
         return None
     if not layer.is_output and layer.growth >= EXPLODING_GROWTH:
         return f"rms gradient {fmt(layer.growth, 3)}× the output layer's"
+    if layer.grad_data_moot:
+        return None
     if layer.grad_data is not None and layer.grad_data >= EXPLODING_GRAD_DATA:
         return f"gradient {fmt(layer.grad_data, 3)}× its weights"
     # grad:data before clipping scaled the gradient
@@ -531,7 +577,9 @@ STATUS_TABLE: tuple[Status, ...] = (
     Status(
         "exploding",
         "`rms g` ≥ {EXPLODING_GROWTH:g}× the output layer's, or ‖g‖ ≥ {EXPLODING_GRAD_DATA:g}·‖w‖ "
-        "before or after gradient clipping (never when the network is at rest)",
+        "before or after gradient clipping (never when the network is at rest; the ‖g‖ test "
+        "not under an adaptive optimizer, nor for weights near zero: rms < "
+        "{NEAR_ZERO_WEIGHTS:g} of the median layer's)",
         # ‖g‖ ≥ 10·‖w‖: one step at learning rate 0.1 would move the weights by their own size
         "rms >= {EXPLODING_GROWTH:g}x the output layer's, or |g| >= {EXPLODING_GRAD_DATA:g}x |w|",
         _is_exploding,
@@ -715,6 +763,9 @@ def _vanishing_sentence(d: Diagnosis) -> str | None:
         for lay in d.layers[position + 1 :]
         if not lay.frozen and lay.compared and math.isfinite(_size(lay, d.judged_by))
     ]
+    if d.judged_by == "update":
+        near_zero = _near_zero(d.layers)
+        later = [lay for lay in later if lay.index not in near_zero]
     # (none: only in statistics read from a file that disagree with themselves)
     if not later or (d.judged_by == "update" and first.update_data is None):
         return None
@@ -779,8 +830,18 @@ def _exploding_sentence(d: Diagnosis, when: str = "") -> str | None:
             f"{first.name}'s gradient is {fmt(first.growth, 3)}× the output layer's "
             f"(about ×{fmt(per_hop, 2)} per layer through {hops} layers{parts})"
         )
+    elif first.clipped_from is not None and first.grad_data is not None and first.norm > 0:
+        before = first.grad_data * first.clipped_from / first.norm
+        size = f"{first.name}'s gradient is {fmt(before, 3)}× its weights before clipping "
+        size += "(grad:data)"
     else:
         size = f"{first.name}'s gradient is {fmt(first.grad_data, 3)}× its weights (grad:data)"
+    if d.clip_scale is not None or any(lay.clipped_from is not None for lay in d.layers):
+        return (
+            f"{_are(exploding)} exploding{when}: {size}: clipping already holds the steps "
+            "back but not the cause: lower the learning rate, initialise smaller weights "
+            "(Xavier/He), or find the layer or input that makes the gradient grow."
+        )
     return (
         f"{_are(exploding)} exploding{when}: {size}: lower the learning rate, clip gradients, "
         "or initialise smaller weights (Xavier/He)."
@@ -834,6 +895,29 @@ def verdict(diagnosis: Diagnosis, snapshots: History | None = None) -> list[str]
     dying = {name for name, op in ACTIVATIONS.items() if op is not None and op.dies_at is not None}
     relu = [lay for lay in dead if lay.activation in dying]
     stuck = [lay for lay in dead if lay.activation not in dying]
+    fed_zeros = [lay for lay in d.layers if _fed_zeros(lay)]
+    whole = [lay.index for lay in relu if lay.dead >= 1]  # every unit dead: its output is 0
+    named: set[int] = set()  # the dead layers said with the layers they zero
+    for start, end in itertools.pairwise([*whole, math.inf]):
+        fed = [lay for lay in fed_zeros if start < lay.index < end]
+        if not fed:
+            continue
+        name = next(lay.name for lay in relu if lay.index == start)
+        lines.append(
+            f"{name} is dead: every unit outputs 0 for every sample, so {_names(fed)} "
+            f"{'gets' if len(fed) == 1 else 'get'} zero weight gradients (their input is all "
+            f"0) and no gradient passes back through {name}: start its biases slightly "
+            "positive, lower the learning rate if it died in training, or use wider layers."
+        )
+        named.add(start)
+        fed_zeros = [lay for lay in fed_zeros if not start < lay.index < end]
+    relu = [lay for lay in relu if lay.index not in named]
+    if fed_zeros:
+        lines.append(
+            f"{_names(fed_zeros)}: the weight gradient is exactly 0 while the bias gradient is "
+            "not, so the input is all 0 (a layer before it that outputs 0, or zero inputs): "
+            "its weights cannot learn, whatever reaches it."
+        )
     if relu:
         counts = ", ".join(f"{lay.dead_units}/{lay.n_out}" for lay in relu)
         kinds = {ACTIVATIONS[lay.activation] for lay in relu}
@@ -936,6 +1020,17 @@ def _set_up_sentences(d: Diagnosis, recorded: list[Diagnosis]) -> list[str]:
             "of the comparisons and of this verdict."
         )
     zero = _having(d, "zero")
+    # a layer with gradient on some recorded moments (a branch taken only sometimes)
+    fed = {z.name: _moments_with_gradient(z.name, recorded) for z in zero}
+    sometimes = [z for z in zero if fed[z.name][0]]
+    zero = [z for z in zero if not fed[z.name][0]]
+    for layer in sometimes:
+        got, seen = fed[layer.name]
+        lines.append(
+            f"{layer.name} received gradient on {got} of the {seen} recorded {d.unit}s (every "
+            f"gradient exactly 0 at {d.unit} {d.epoch}): a branch the forward pass takes "
+            "only sometimes, or a loss term that comes and goes, not a layer nothing reaches."
+        )
     if zero:
         always = all(
             all(lay.status == "zero" for lay in snap.layers if lay.name in {z.name for z in zero})
@@ -948,9 +1043,16 @@ def _set_up_sentences(d: Diagnosis, recorded: list[Diagnosis]) -> list[str]:
             "tensor, or a loss that does not depend on them."
         )
     if d.clip_scale is not None:
+        pairs = [(lay.norm, lay.clipped_from) for lay in d.layers if lay.clipped_from]
+        if all(math.isclose(g, d.clip_scale * g0, rel_tol=1e-4) for g, g0 in pairs):
+            changed = f"scaled the gradients by ×{fmt(d.clip_scale, 2)}"
+        else:  # not one factor: clamped element by element (clip_grad_value_)
+            before = math.sqrt(math.fsum(g0 * g0 for _, g0 in pairs))
+            after = math.sqrt(math.fsum(g * g for g, _ in pairs))
+            changed = f"changed the gradients (‖g‖ from {fmt(before, 3)} to {fmt(after, 3)})"
         lines.append(
-            f"Gradient clipping scaled the gradients by ×{fmt(d.clip_scale, 2)} at {d.unit} "
-            f"{d.epoch}: the table shows them after clipping, the statuses read them before."
+            f"Gradient clipping {changed} at {d.unit} {d.epoch}: the table shows them after "
+            "clipping, the statuses read them before."
         )
     if d.judged_by == "update":
         lines.append(
@@ -959,6 +1061,12 @@ def _set_up_sentences(d: Diagnosis, recorded: list[Diagnosis]) -> list[str]:
             "gradient, so its size is not what moves the weights."
         )
     return lines
+
+
+def _moments_with_gradient(name: str, recorded: list[Diagnosis]) -> tuple[int, int]:
+    """(on how many recorded moments the layer `name` got a gradient, how many held it)."""
+    layers = [lay for snap in recorded for lay in snap.layers if lay.name == name]
+    return sum(lay.max_abs > 0 or lay.signal > 0 for lay in layers), len(layers)
 
 
 def _never_changed(d: Diagnosis, recorded: list[Diagnosis]) -> list[LayerStats]:
