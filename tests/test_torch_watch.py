@@ -106,6 +106,26 @@ def test_it_reads_the_gradients_after_clipping() -> None:
     assert total == pytest.approx(1e-3, rel=1e-4)  # (clip_grad_norm_ divides by norm + 1e-6)
 
 
+@pytest.mark.parametrize("factor", [0.01, 0.5])
+def test_gradients_written_through_data_are_read_as_written(factor: float) -> None:
+    """`p.grad.data.mul_(c)` after backward (old-style scaling) bumps no version counter
+    of p.grad: the norms are read at the step all the same, consistent with max|g|."""
+    net = _mlp([3, 8, 1], dtype=torch.float32)
+    X, Y = _data(dtype=torch.float32)
+    optimizer = torch.optim.SGD(net.parameters(), lr=0.1)
+    rec = watch(net, every=1, optimizer=optimizer)
+    optimizer.zero_grad()
+    ((net(X) - Y) ** 2).mean().backward()
+    for p in net.parameters():
+        p.grad.data.mul_(factor)
+    g = net[0].weight.grad.double()
+    optimizer.step()
+    layer = rec.diagnosis().layers[0]
+    assert layer.rms == pytest.approx(float(g.pow(2).mean().sqrt()), rel=1e-6)
+    assert layer.max_abs == pytest.approx(float(g.abs().max()), rel=1e-6)
+    assert layer.rms <= layer.max_abs
+
+
 def test_dead_relu_units_and_counts() -> None:
     net = _mlp([3, 6, 1], activation=nn.ReLU)
     with torch.no_grad():

@@ -26,11 +26,11 @@ it holds a NaN/inf; the first step that holds one is recorded in full, whatever 
 cadence.
 
 Cost: a recorded step runs a few fused kernels (`torch._foreach_norm` over the gradients
-at the end of the backward pass and over the weights' copy for update:data, |g| of the
-weights into a kept buffer for Σ|g| and max|g|; sums of the activations) and keeps the
-results on the device in one vector; they become Python floats when read (`table`,
-`history`, `save`). A step not recorded runs the optimizer's step hooks and the NaN
-check alone (no forward or gradient hook).
+at the end of the backward pass, and at the step over them and the weights' copy for
+update:data; |g| of the weights into a kept buffer for Σ|g| and max|g|; sums of the
+activations) and keeps the results on the device in one vector; they become Python
+floats when read (`table`, `history`, `save`). A step not recorded runs the optimizer's
+step hooks and the NaN check alone (no forward or gradient hook).
 Under DistributedDataParallel every rank sees the all-reduced gradients, the activation
 sums are summed across ranks and the logged losses averaged; under FSDP a sharded
 parameter's numbers are reduced across its shards. Only rank 0 writes the file.
@@ -291,8 +291,6 @@ class Recorder:
         self._before: list[torch.Tensor] | None = None  # weights before a recorded step
         self._moving: _Pending | None = None
         self._last_clip: list[torch.Tensor] | None = None
-        # the gradients the norms are of, and their versions
-        self._clip_grads: list[tuple[torch.Tensor | None, int]] = []
         self._scratch: dict[tuple[object, ...], torch.Tensor] = {}  # (`_scratch_like`)
         self._nan_found = False
         self._nan_check = nan_check
@@ -448,22 +446,11 @@ class Recorder:
             grads = self._grads()
             parts = grads if self._plain else [_dense(_local(g)[0]) for g in grads]
             self._last_clip = torch._foreach_norm(parts)
-            pairs = zip(self._params, grads, strict=True)
-            self._clip_grads = [(p.grad, g._version) for p, g in pairs]
 
     def _grads(self) -> list[torch.Tensor]:
         """Every parameter's gradient (a 0-d zero where there is none), read under no_grad
         (no `detach()`: a call each)."""
         return [g if (g := p.grad) is not None else p.new_zeros(()) for p in self._params]
-
-    def _untouched(self) -> bool:
-        """Whether every gradient is the tensor read at the end of the backward pass, not
-        written since (no clipping): its norms stand."""
-        kept = self._clip_grads
-        return len(kept) == len(self._params) and all(
-            p.grad is g and (g is None or g._version == version)
-            for p, (g, version) in zip(self._params, kept, strict=True)
-        )
 
     def _observe(self, module: nn.Module, inputs: object, output: object) -> None:
         if _compiling() or not torch.is_grad_enabled():  # (an evaluation pass: not trained on)
@@ -826,16 +813,10 @@ class Recorder:
             top.append(magnitude.amax() if g.numel() else g.new_zeros(()))
         if optimizer is not None or self._optimizer is not None:  # (update:data, after it)
             weights = self._copy_before(weights)  # (‖w‖₂ then read of the copy, in cache)
-        # ‖·‖₂ fused, of every gradient and weight. Gradients untouched since the end of
-        # the backward pass (no clipping: the same tensors, the same versions) keep the
-        # norms read there.
-        untouched = self._last_clip is not None and self._untouched()
-        self._clip_grads = []  # (no gradient kept alive past its step)
-        if untouched:
-            norms = [*self._last_clip, *torch._foreach_norm(weights)]  # type: ignore[misc]
-            self._last_clip = None  # (nothing was clipped)
-        else:
-            norms = torch._foreach_norm([*grads, *weights])
+        # ‖·‖₂ fused, of every gradient and weight, read here even where the gradients are
+        # those of the end of the backward pass: a write through `.data`, a GradScaler's
+        # unscale_ or a foreach kernel leaves their version counters as they were
+        norms = torch._foreach_norm([*grads, *weights])
         acts = {row: self._acts[row] for row in self._rows if row in self._acts}
         # one check for the whole step: ‖g‖₂ and ‖w‖₂ of every parameter, and Σa (Σ|a|
         # where a row is read per unit) of every activation, are finite unless a tensor
