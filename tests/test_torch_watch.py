@@ -24,6 +24,7 @@ from gradviz.numbers import fmt  # noqa: E402
 from gradviz.ops import ACTIVATIONS  # noqa: E402
 from gradviz.render.training import percent  # noqa: E402
 from gradviz.schema import load_run  # noqa: E402
+from gradviz.stats import verdict  # noqa: E402
 from gradviz.torch import watch  # noqa: E402
 
 
@@ -104,6 +105,72 @@ def test_it_reads_the_gradients_after_clipping() -> None:
         sum(n * n for n in norms) + sum(float(net[i].bias.grad.norm()) ** 2 for i in (0, 2))
     )
     assert total == pytest.approx(1e-3, rel=1e-4)  # (clip_grad_norm_ divides by norm + 1e-6)
+
+
+def _amp_run(how: str, steps: int = 2):
+    """A float32 MLP under fp16 autocast and a torch.amp.GradScaler (its loss scale 2^16),
+    stepped as `how` says: the gradients' rms at each optimizer step (read in a step
+    pre-hook), where clipped (after unscale_) layer 0's ‖g‖ and the total norm before it,
+    and the recorder."""
+    net = _mlp([3, 8, 8, 2], activation=nn.ReLU, dtype=torch.float32)
+    X, Y = _data(dtype=torch.float32)
+    optimizer = (
+        torch.optim.Adam(net.parameters(), lr=1e-3, fused=True)
+        if how == "fused"
+        else torch.optim.SGD(net.parameters(), lr=0.1)
+    )
+    scaler = torch.amp.GradScaler("cpu")
+    seen, clipped = [], []
+
+    def at_step(opt, args, kwargs) -> None:
+        scale = getattr(opt, "grad_scale", None)  # (fused: unscaled inside the step)
+        scale = 1.0 if scale is None else float(scale)
+        seen.append([float(net[i].weight.grad.pow(2).mean().sqrt()) / scale for i in (0, 2, 4)])
+
+    optimizer.register_step_pre_hook(at_step)
+    rec = watch(
+        net, every=1, optimizer=None if how == "callback" else optimizer, manual=how == "callback"
+    )
+    for _ in range(steps):
+        optimizer.zero_grad()
+        with torch.autocast("cpu", dtype=torch.float16):
+            loss = nn.functional.cross_entropy(net(X), Y[:, 0].long())
+        scaler.scale(loss).backward()
+        if how in ("clip", "callback"):
+            scaler.unscale_(optimizer)
+        if how == "clip":
+            first = float(net[0].weight.grad.norm())
+            clipped.append((first, float(nn.utils.clip_grad_norm_(net.parameters(), 1e-3))))
+        if how == "callback":  # (a framework's hook between unscale_ and the step)
+            rec.step()
+        scaler.step(optimizer)
+        scaler.update()
+    return seen, clipped, rec
+
+
+@pytest.mark.parametrize("how", ["step", "fused", "clip", "callback"])
+def test_under_a_grad_scaler_the_gradients_are_the_unscaled_ones(how: str) -> None:
+    """torch.amp.GradScaler: the backward pass leaves the gradients 2^16 times too large,
+    unscaled in place before the step (its unscale_ leaves their version counters as
+    they were) or, by a fused optimizer, inside it. The table shows those the step uses,
+    and the loss scale undone is not clipping; clipping after unscale_ is, by its own
+    factor, from the unscaled gradients."""
+    seen, clipped, rec = _amp_run(how)
+    history = rec.history()
+    assert len(history) == len(seen) == 2
+    for (_, d), expected in zip(history, seen, strict=True):
+        rms = [layer.rms for layer in d.layers]
+        assert rms == pytest.approx(expected, rel=1e-5)
+        assert all(layer.status == "ok" for layer in d.layers[:-1])
+        if how != "clip":
+            assert d.clip_scale is None
+    if how == "clip":
+        d = history[-1][1]
+        first, total = clipped[-1]
+        assert d.layers[0].clipped_from == pytest.approx(first, rel=1e-5)
+        assert d.clip_scale == pytest.approx(1e-3 / (total + 1e-6), rel=1e-5)
+    else:
+        assert not any("clipping" in line for line in verdict(rec.diagnosis(), history))
 
 
 @pytest.mark.parametrize("factor", [0.01, 0.5])

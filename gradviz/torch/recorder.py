@@ -7,7 +7,8 @@ When: at every optimizer step of any optimizer holding the model's parameters (t
 global step hooks), or of the one optimizer given, or at `rec.step()`. The gradients are
 read once final (after `backward()`, DDP's all-reduce and clipping); the gradients
 before clipping are read at the end of the backward pass, so the verdict can say when
-clipping scaled them. An optimizer stepped with a closure (LBFGS, Lightning) is read
+clipping scaled them (under a torch.amp.GradScaler, divided by its loss scale: undoing
+it is not clipping). An optimizer stepped with a closure (LBFGS, Lightning) is read
 after the closure has run, not before.
 
 What: the activations come from forward hooks on the activation module that takes each
@@ -153,6 +154,7 @@ class _Pending:
     optimizer: str | None
     updates: torch.Tensor | None = None  # ‖Δw‖ per parameter, after the optimizer's step
     before_clip: torch.Tensor | None = None  # ‖g‖₂ per parameter at the end of backward
+    # (over the loss scale of a GradScaler: `_loss_scale`)
     nonfinite: list[tuple[int, str | None]] | None = None  # (count, first quantity) per row
     unread: str | None = None  # why no activation was read on this step
     rows: list[Row] = field(default_factory=list)  # the rows' order when measured
@@ -817,6 +819,13 @@ class Recorder:
         # those of the end of the backward pass: a write through `.data`, a GradScaler's
         # unscale_ or a foreach kernel leaves their version counters as they were
         norms = torch._foreach_norm([*grads, *weights])
+        stepping = optimizer or self._optimizer
+        carried = getattr(stepping, "grad_scale", None)
+        if isinstance(carried, torch.Tensor):  # a fused optimizer under a GradScaler: the
+            # gradients still carry the loss scale (its step unscales them), not the update
+            n = len(grads)
+            norms = [*(x / carried for x in norms[:n]), *norms[n:]]
+            l1, top = [x / carried for x in l1], [x / carried for x in top]
         acts = {row: self._acts[row] for row in self._rows if row in self._acts}
         # one check for the whole step: ‖g‖₂ and ‖w‖₂ of every parameter, and Σa (Σ|a|
         # where a row is read per unit) of every activation, are finite unless a tensor
@@ -841,8 +850,7 @@ class Recorder:
         frozen = [not p.requires_grad or (held is not None and id(p) not in held) for p in params]
         before = None
         if self._last_clip is not None and len(self._last_clip) == len(params):
-            before = self._reduced(self._last_clip, squares=True)
-        stepping = optimizer or self._optimizer
+            before = self._reduced(self._last_clip, squares=True) / _loss_scale()
         name = type(stepping).__name__ if stepping is not None else None
         pending = _Pending(
             step,
@@ -1027,7 +1035,8 @@ class Recorder:
         if before is not None:
             total_before = math.sqrt(math.fsum(v * v for v in before))
             total_after = math.sqrt(math.fsum(v * v for v in g2))
-            if total_before > 0 and total_after < total_before * (1 - 1e-6):
+            clipped = total_before > 0 and total_after < total_before * (1 - 1e-6)
+            if clipped and not _unscaled(before, g2):
                 clip_scale = total_after / total_before
         layers, deltas = [], []
         for i, row in enumerate(rows):
@@ -1351,6 +1360,30 @@ def _whole_sum(acts: _Activations) -> torch.Tensor:
     """Σa of a row's activations (Σ|a| where it is read per unit): finite unless an
     activation is NaN or inf, or the sum overflows."""
     return acts.sums[0] if acts.sums[0].dim() == 0 else acts.sums[2]
+
+
+def _loss_scale() -> float:
+    """The loss scale of the torch.amp.GradScaler whose `step(optimizer)` is among the
+    callers (1 without one): the backward pass's gradients are that many times those the
+    optimizer steps with, unscaled in between (the scale only changes at its `update()`)."""
+    frame = sys._getframe(1)
+    for _ in range(16):  # (the scaler's step, the optimizer's hooks, the recorder's calls)
+        if frame is None:
+            break
+        if frame.f_code.co_name in ("step", "_maybe_opt_step"):
+            scaler = frame.f_locals.get("self")
+            if isinstance(scaler, torch.amp.GradScaler):
+                return scaler.get_scale()  # (1 when disabled)
+        frame = frame.f_back
+    return 1.0
+
+
+def _unscaled(before: list[float], after: list[float]) -> bool:
+    """Whether every gradient's norm changed from the end of the backward pass to the step
+    by one same power of two: a loss scale undone (a GradScaler's unscale_, where its step
+    is not among the callers: `rec.step()` in a framework's hook), not clipping."""
+    ratios = {a / b for a, b in zip(after, before, strict=True) if b > 0}
+    return len(ratios) == 1 and math.frexp(ratios.pop())[0] == 0.5
 
 
 def _like(kept: list[torch.Tensor] | None, tensors: list[torch.Tensor]) -> bool:
