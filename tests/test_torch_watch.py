@@ -193,6 +193,28 @@ def test_gradients_written_through_data_are_read_as_written(factor: float) -> No
     assert layer.rms <= layer.max_abs
 
 
+@pytest.mark.parametrize("scale", [1e-26, 0.0])
+def test_a_tiny_float32_gradient_is_not_read_as_zero(scale: float) -> None:
+    """Inputs of 1e-26: the first layer's weight gradient is about 1e-26, whose float32
+    squares underflow to 0 (‖g‖₂ read 0 while mean|g| is not); read again in float64.
+    Inputs of 0: a gradient of zeros, whose ‖g‖₂ stays exactly 0."""
+    torch.manual_seed(0)
+    net = nn.Sequential(nn.Linear(6, 4), nn.Sigmoid(), nn.Linear(4, 1))
+    X = torch.rand(8, 6, generator=torch.Generator().manual_seed(1)) * scale
+    optimizer = torch.optim.SGD(net.parameters(), lr=0.1)
+    rec = watch(net, every=1, optimizer=optimizer)
+    optimizer.zero_grad()
+    ((net(X) - 1.0) ** 2).mean().backward()
+    g = net[0].weight.grad.double()
+    optimizer.step()
+    layer = rec.diagnosis().layers[0]
+    rms, mean_abs = float(g.pow(2).mean().sqrt()), float(g.abs().mean())
+    assert (rms > 0) == (scale > 0)
+    assert layer.mean_abs == pytest.approx(mean_abs, rel=1e-6, abs=0)  # (abs: 1e-12 else)
+    assert layer.rms == pytest.approx(rms, rel=1e-6, abs=0)
+    assert layer.norm == pytest.approx(float(g.norm()), rel=1e-6, abs=0)
+
+
 def test_dead_relu_units_and_counts() -> None:
     net = _mlp([3, 6, 1], activation=nn.ReLU)
     with torch.no_grad():

@@ -78,6 +78,9 @@ from gradviz.torch.activations import (
 from gradviz.torch.rows import NORMS, Row, rows_of
 
 _SUM_DTYPE = {torch.float16: torch.float32, torch.bfloat16: torch.float32}
+# A norm under it is read again in float64 (`Recorder._small_again`): float32's squares
+# of its entries may have underflowed.
+SMALL_NORM = 1e-12
 DEFAULT_EVERY = 50  # record one step in 50: about 2% of the training time (bench/)
 # A hidden row's counts (ReLU: units above 0; sigmoid/tanh: below and above the band)
 # are kept per unit up to this many (a kilobyte or two a recorded step), totalled when
@@ -818,7 +821,7 @@ class Recorder:
         # ‖·‖₂ fused, of every gradient and weight, read here even where the gradients are
         # those of the end of the backward pass: a write through `.data`, a GradScaler's
         # unscale_ or a foreach kernel leaves their version counters as they were
-        norms = torch._foreach_norm([*grads, *weights])
+        norms = self._small_again(torch._foreach_norm([*grads, *weights]), [*grads, *weights])
         stepping = optimizer or self._optimizer
         carried = getattr(stepping, "grad_scale", None)
         if isinstance(carried, torch.Tensor):  # a fused optimizer under a GradScaler: the
@@ -870,6 +873,24 @@ class Recorder:
         for row, acc in acts.items():
             self._compact(row, acc)
         return pending
+
+    def _small_again(
+        self, norms: list[torch.Tensor], tensors: list[torch.Tensor]
+    ) -> list[torch.Tensor]:
+        """Each norm under `SMALL_NORM` read again in float64 (rare: one check, then those
+        tensors alone): entries under 1e-19 square below float32's smallest normal
+        (1.2e-38), to a few digits or to 0, so a gradient of 1e-25 would read ‖g‖₂ = 0
+        while its Σ|g| does not. A missing gradient (its 0-d zero) stays 0, not read."""
+        small = torch.lt(torch.stack(norms), SMALL_NORM)
+        if not bool(small.any()):
+            return norms
+        n = len(self._params)
+        again = list(norms)
+        for k in small.nonzero().flatten().tolist():
+            t = tensors[k]
+            if t.dtype != torch.float64 and (k >= n or self._params[k].grad is not None):
+                again[k] = torch.linalg.vector_norm(t, dtype=torch.float64)
+        return again
 
     def _copy_before(self, weights: list[torch.Tensor]) -> list[torch.Tensor]:
         """The weights copied before the optimizer's step, into buffers kept between
