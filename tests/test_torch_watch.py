@@ -215,6 +215,34 @@ def test_a_tiny_float32_gradient_is_not_read_as_zero(scale: float) -> None:
     assert layer.norm == pytest.approx(float(g.norm()), rel=1e-6, abs=0)
 
 
+def test_infinite_activations_give_nan_statistics_not_a_crash(tmp_path) -> None:
+    """The output layer's units +inf and -inf for a sample: its per-unit sums hold both
+    (fsum refuses inf − inf). Its mean and std are NaN, the row is NaN, first in its
+    pre-activations; the table prints and the run saves."""
+    net = nn.Sequential(nn.Linear(2, 2))
+    with torch.no_grad():
+        net[0].weight.copy_(torch.tensor([[2.0, 0.0], [-2.0, 0.0]]))
+        net[0].bias.zero_()
+    X = torch.tensor([[3e38, 0.0], [1.0, 1.0]])
+    optimizer = torch.optim.SGD(net.parameters(), lr=0.1)
+    rec = watch(net, every=1, optimizer=optimizer)
+    optimizer.zero_grad()
+    out = net(X)
+    assert out[0].tolist() == [math.inf, -math.inf]
+    out.sum().backward()
+    optimizer.step()
+    d = rec.diagnosis()
+    layer = d.layers[0]
+    assert math.isnan(layer.act_mean) and math.isnan(layer.act_std)
+    assert layer.status == "NaN" and layer.nonfinite_in == "pre-activations"
+    assert d.first_nonfinite == (1, "pre-activations")
+    printed = io.StringIO()
+    rec.table(file=printed, width=200)
+    assert "NaN/inf first appeared in layer 0" in printed.getvalue()
+    rec.save(tmp_path / "run.json")
+    assert load_run(tmp_path / "run.json").history[-1][1].layers[0].status == "NaN"
+
+
 def test_dead_relu_units_and_counts() -> None:
     net = _mlp([3, 6, 1], activation=nn.ReLU)
     with torch.no_grad():

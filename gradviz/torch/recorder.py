@@ -1163,6 +1163,8 @@ class Recorder:
         rows, n_out = acts.rows, row.units
         total = rows * n_out
         mean, square = _total(sums[0]) / total, _total(sums[1]) / total
+        if not math.isfinite(mean + square):  # (a NaN or inf among them, or Σa² overflowed)
+            mean = square = nan
         numbers: dict[str, Any] = {
             "batch": rows,
             "mean": mean,
@@ -1442,8 +1444,11 @@ def _other_axes(t: torch.Tensor, units: int) -> tuple[int, ...] | None:
 
 
 def _total(x: float | list[float]) -> float:
-    """A sum kept whole or per unit, whole."""
-    return math.fsum(x) if isinstance(x, list) else x
+    """A sum kept whole or per unit, whole (NaN where a unit's is NaN or ±inf: fsum
+    refuses inf − inf, and an activation holding one has no mean to tell)."""
+    if not isinstance(x, list):
+        return x
+    return math.fsum(x) if all(map(math.isfinite, x)) else math.nan
 
 
 def _ratio(top: float, bottom: float) -> float | None:
