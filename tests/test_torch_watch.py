@@ -24,6 +24,7 @@ from gradviz.numbers import fmt  # noqa: E402
 from gradviz.ops import ACTIVATIONS  # noqa: E402
 from gradviz.render.training import percent  # noqa: E402
 from gradviz.schema import load_run  # noqa: E402
+from gradviz.stats import verdict  # noqa: E402
 from gradviz.torch import watch  # noqa: E402
 
 
@@ -104,6 +105,142 @@ def test_it_reads_the_gradients_after_clipping() -> None:
         sum(n * n for n in norms) + sum(float(net[i].bias.grad.norm()) ** 2 for i in (0, 2))
     )
     assert total == pytest.approx(1e-3, rel=1e-4)  # (clip_grad_norm_ divides by norm + 1e-6)
+
+
+def _amp_run(how: str, steps: int = 2):
+    """A float32 MLP under fp16 autocast and a torch.amp.GradScaler (its loss scale 2^16),
+    stepped as `how` says: the gradients' rms at each optimizer step (read in a step
+    pre-hook), where clipped (after unscale_) layer 0's ‖g‖ and the total norm before it,
+    and the recorder."""
+    net = _mlp([3, 8, 8, 2], activation=nn.ReLU, dtype=torch.float32)
+    X, Y = _data(dtype=torch.float32)
+    optimizer = (
+        torch.optim.Adam(net.parameters(), lr=1e-3, fused=True)
+        if how == "fused"
+        else torch.optim.SGD(net.parameters(), lr=0.1)
+    )
+    scaler = torch.amp.GradScaler("cpu")
+    seen, clipped = [], []
+
+    def at_step(opt, args, kwargs) -> None:
+        scale = getattr(opt, "grad_scale", None)  # (fused: unscaled inside the step)
+        scale = 1.0 if scale is None else float(scale)
+        seen.append([float(net[i].weight.grad.pow(2).mean().sqrt()) / scale for i in (0, 2, 4)])
+
+    optimizer.register_step_pre_hook(at_step)
+    rec = watch(
+        net, every=1, optimizer=None if how == "callback" else optimizer, manual=how == "callback"
+    )
+    for _ in range(steps):
+        optimizer.zero_grad()
+        with torch.autocast("cpu", dtype=torch.float16):
+            loss = nn.functional.cross_entropy(net(X), Y[:, 0].long())
+        scaler.scale(loss).backward()
+        if how in ("clip", "callback"):
+            scaler.unscale_(optimizer)
+        if how == "clip":
+            first = float(net[0].weight.grad.norm())
+            clipped.append((first, float(nn.utils.clip_grad_norm_(net.parameters(), 1e-3))))
+        if how == "callback":  # (a framework's hook between unscale_ and the step)
+            rec.step()
+        scaler.step(optimizer)
+        scaler.update()
+    return seen, clipped, rec
+
+
+@pytest.mark.parametrize("how", ["step", "fused", "clip", "callback"])
+def test_under_a_grad_scaler_the_gradients_are_the_unscaled_ones(how: str) -> None:
+    """torch.amp.GradScaler: the backward pass leaves the gradients 2^16 times too large,
+    unscaled in place before the step (its unscale_ leaves their version counters as
+    they were) or, by a fused optimizer, inside it. The table shows those the step uses,
+    and the loss scale undone is not clipping; clipping after unscale_ is, by its own
+    factor, from the unscaled gradients."""
+    seen, clipped, rec = _amp_run(how)
+    history = rec.history()
+    assert len(history) == len(seen) == 2
+    for (_, d), expected in zip(history, seen, strict=True):
+        rms = [layer.rms for layer in d.layers]
+        assert rms == pytest.approx(expected, rel=1e-5)
+        assert all(layer.status == "ok" for layer in d.layers[:-1])
+        if how != "clip":
+            assert d.clip_scale is None
+    if how == "clip":
+        d = history[-1][1]
+        first, total = clipped[-1]
+        assert d.layers[0].clipped_from == pytest.approx(first, rel=1e-5)
+        assert d.clip_scale == pytest.approx(1e-3 / (total + 1e-6), rel=1e-5)
+    else:
+        assert not any("clipping" in line for line in verdict(rec.diagnosis(), history))
+
+
+@pytest.mark.parametrize("factor", [0.01, 0.5])
+def test_gradients_written_through_data_are_read_as_written(factor: float) -> None:
+    """`p.grad.data.mul_(c)` after backward (old-style scaling) bumps no version counter
+    of p.grad: the norms are read at the step all the same, consistent with max|g|."""
+    net = _mlp([3, 8, 1], dtype=torch.float32)
+    X, Y = _data(dtype=torch.float32)
+    optimizer = torch.optim.SGD(net.parameters(), lr=0.1)
+    rec = watch(net, every=1, optimizer=optimizer)
+    optimizer.zero_grad()
+    ((net(X) - Y) ** 2).mean().backward()
+    for p in net.parameters():
+        p.grad.data.mul_(factor)
+    g = net[0].weight.grad.double()
+    optimizer.step()
+    layer = rec.diagnosis().layers[0]
+    assert layer.rms == pytest.approx(float(g.pow(2).mean().sqrt()), rel=1e-6)
+    assert layer.max_abs == pytest.approx(float(g.abs().max()), rel=1e-6)
+    assert layer.rms <= layer.max_abs
+
+
+@pytest.mark.parametrize("scale", [1e-26, 0.0])
+def test_a_tiny_float32_gradient_is_not_read_as_zero(scale: float) -> None:
+    """Inputs of 1e-26: the first layer's weight gradient is about 1e-26, whose float32
+    squares underflow to 0 (‖g‖₂ read 0 while mean|g| is not); read again in float64.
+    Inputs of 0: a gradient of zeros, whose ‖g‖₂ stays exactly 0."""
+    torch.manual_seed(0)
+    net = nn.Sequential(nn.Linear(6, 4), nn.Sigmoid(), nn.Linear(4, 1))
+    X = torch.rand(8, 6, generator=torch.Generator().manual_seed(1)) * scale
+    optimizer = torch.optim.SGD(net.parameters(), lr=0.1)
+    rec = watch(net, every=1, optimizer=optimizer)
+    optimizer.zero_grad()
+    ((net(X) - 1.0) ** 2).mean().backward()
+    g = net[0].weight.grad.double()
+    optimizer.step()
+    layer = rec.diagnosis().layers[0]
+    rms, mean_abs = float(g.pow(2).mean().sqrt()), float(g.abs().mean())
+    assert (rms > 0) == (scale > 0)
+    assert layer.mean_abs == pytest.approx(mean_abs, rel=1e-6, abs=0)  # (abs: 1e-12 else)
+    assert layer.rms == pytest.approx(rms, rel=1e-6, abs=0)
+    assert layer.norm == pytest.approx(float(g.norm()), rel=1e-6, abs=0)
+
+
+def test_infinite_activations_give_nan_statistics_not_a_crash(tmp_path) -> None:
+    """The output layer's units +inf and -inf for a sample: its per-unit sums hold both
+    (fsum refuses inf − inf). Its mean and std are NaN, the row is NaN, first in its
+    pre-activations; the table prints and the run saves."""
+    net = nn.Sequential(nn.Linear(2, 2))
+    with torch.no_grad():
+        net[0].weight.copy_(torch.tensor([[2.0, 0.0], [-2.0, 0.0]]))
+        net[0].bias.zero_()
+    X = torch.tensor([[3e38, 0.0], [1.0, 1.0]])
+    optimizer = torch.optim.SGD(net.parameters(), lr=0.1)
+    rec = watch(net, every=1, optimizer=optimizer)
+    optimizer.zero_grad()
+    out = net(X)
+    assert out[0].tolist() == [math.inf, -math.inf]
+    out.sum().backward()
+    optimizer.step()
+    d = rec.diagnosis()
+    layer = d.layers[0]
+    assert math.isnan(layer.act_mean) and math.isnan(layer.act_std)
+    assert layer.status == "NaN" and layer.nonfinite_in == "pre-activations"
+    assert d.first_nonfinite == (1, "pre-activations")
+    printed = io.StringIO()
+    rec.table(file=printed, width=200)
+    assert "NaN/inf first appeared in layer 0" in printed.getvalue()
+    rec.save(tmp_path / "run.json")
+    assert load_run(tmp_path / "run.json").history[-1][1].layers[0].status == "NaN"
 
 
 def test_dead_relu_units_and_counts() -> None:

@@ -7,7 +7,8 @@ When: at every optimizer step of any optimizer holding the model's parameters (t
 global step hooks), or of the one optimizer given, or at `rec.step()`. The gradients are
 read once final (after `backward()`, DDP's all-reduce and clipping); the gradients
 before clipping are read at the end of the backward pass, so the verdict can say when
-clipping scaled them. An optimizer stepped with a closure (LBFGS, Lightning) is read
+clipping scaled them (under a torch.amp.GradScaler, divided by its loss scale: undoing
+it is not clipping). An optimizer stepped with a closure (LBFGS, Lightning) is read
 after the closure has run, not before.
 
 What: the activations come from forward hooks on the activation module that takes each
@@ -26,11 +27,11 @@ it holds a NaN/inf; the first step that holds one is recorded in full, whatever 
 cadence.
 
 Cost: a recorded step runs a few fused kernels (`torch._foreach_norm` over the gradients
-at the end of the backward pass and over the weights' copy for update:data, |g| of the
-weights into a kept buffer for Σ|g| and max|g|; sums of the activations) and keeps the
-results on the device in one vector; they become Python floats when read (`table`,
-`history`, `save`). A step not recorded runs the optimizer's step hooks and the NaN
-check alone (no forward or gradient hook).
+at the end of the backward pass, and at the step over them and the weights' copy for
+update:data; |g| of the weights into a kept buffer for Σ|g| and max|g|; sums of the
+activations) and keeps the results on the device in one vector; they become Python
+floats when read (`table`, `history`, `save`). A step not recorded runs the optimizer's
+step hooks and the NaN check alone (no forward or gradient hook).
 Under DistributedDataParallel every rank sees the all-reduced gradients, the activation
 sums are summed across ranks and the logged losses averaged; under FSDP a sharded
 parameter's numbers are reduced across its shards. Only rank 0 writes the file.
@@ -77,6 +78,9 @@ from gradviz.torch.activations import (
 from gradviz.torch.rows import NORMS, Row, rows_of
 
 _SUM_DTYPE = {torch.float16: torch.float32, torch.bfloat16: torch.float32}
+# A norm under it is read again in float64 (`Recorder._small_again`): float32's squares
+# of its entries may have underflowed.
+SMALL_NORM = 1e-12
 DEFAULT_EVERY = 50  # record one step in 50: about 2% of the training time (bench/)
 # A hidden row's counts (ReLU: units above 0; sigmoid/tanh: below and above the band)
 # are kept per unit up to this many (a kilobyte or two a recorded step), totalled when
@@ -153,6 +157,7 @@ class _Pending:
     optimizer: str | None
     updates: torch.Tensor | None = None  # ‖Δw‖ per parameter, after the optimizer's step
     before_clip: torch.Tensor | None = None  # ‖g‖₂ per parameter at the end of backward
+    # (over the loss scale of a GradScaler: `_loss_scale`)
     nonfinite: list[tuple[int, str | None]] | None = None  # (count, first quantity) per row
     unread: str | None = None  # why no activation was read on this step
     rows: list[Row] = field(default_factory=list)  # the rows' order when measured
@@ -291,8 +296,6 @@ class Recorder:
         self._before: list[torch.Tensor] | None = None  # weights before a recorded step
         self._moving: _Pending | None = None
         self._last_clip: list[torch.Tensor] | None = None
-        # the gradients the norms are of, and their versions
-        self._clip_grads: list[tuple[torch.Tensor | None, int]] = []
         self._scratch: dict[tuple[object, ...], torch.Tensor] = {}  # (`_scratch_like`)
         self._nan_found = False
         self._nan_check = nan_check
@@ -448,22 +451,11 @@ class Recorder:
             grads = self._grads()
             parts = grads if self._plain else [_dense(_local(g)[0]) for g in grads]
             self._last_clip = torch._foreach_norm(parts)
-            pairs = zip(self._params, grads, strict=True)
-            self._clip_grads = [(p.grad, g._version) for p, g in pairs]
 
     def _grads(self) -> list[torch.Tensor]:
         """Every parameter's gradient (a 0-d zero where there is none), read under no_grad
         (no `detach()`: a call each)."""
         return [g if (g := p.grad) is not None else p.new_zeros(()) for p in self._params]
-
-    def _untouched(self) -> bool:
-        """Whether every gradient is the tensor read at the end of the backward pass, not
-        written since (no clipping): its norms stand."""
-        kept = self._clip_grads
-        return len(kept) == len(self._params) and all(
-            p.grad is g and (g is None or g._version == version)
-            for p, (g, version) in zip(self._params, kept, strict=True)
-        )
 
     def _observe(self, module: nn.Module, inputs: object, output: object) -> None:
         if _compiling() or not torch.is_grad_enabled():  # (an evaluation pass: not trained on)
@@ -826,16 +818,17 @@ class Recorder:
             top.append(magnitude.amax() if g.numel() else g.new_zeros(()))
         if optimizer is not None or self._optimizer is not None:  # (update:data, after it)
             weights = self._copy_before(weights)  # (‖w‖₂ then read of the copy, in cache)
-        # ‖·‖₂ fused, of every gradient and weight. Gradients untouched since the end of
-        # the backward pass (no clipping: the same tensors, the same versions) keep the
-        # norms read there.
-        untouched = self._last_clip is not None and self._untouched()
-        self._clip_grads = []  # (no gradient kept alive past its step)
-        if untouched:
-            norms = [*self._last_clip, *torch._foreach_norm(weights)]  # type: ignore[misc]
-            self._last_clip = None  # (nothing was clipped)
-        else:
-            norms = torch._foreach_norm([*grads, *weights])
+        # ‖·‖₂ fused, of every gradient and weight, read here even where the gradients are
+        # those of the end of the backward pass: a write through `.data`, a GradScaler's
+        # unscale_ or a foreach kernel leaves their version counters as they were
+        norms = self._small_again(torch._foreach_norm([*grads, *weights]), [*grads, *weights])
+        stepping = optimizer or self._optimizer
+        carried = getattr(stepping, "grad_scale", None)
+        if isinstance(carried, torch.Tensor):  # a fused optimizer under a GradScaler: the
+            # gradients still carry the loss scale (its step unscales them), not the update
+            n = len(grads)
+            norms = [*(x / carried for x in norms[:n]), *norms[n:]]
+            l1, top = [x / carried for x in l1], [x / carried for x in top]
         acts = {row: self._acts[row] for row in self._rows if row in self._acts}
         # one check for the whole step: ‖g‖₂ and ‖w‖₂ of every parameter, and Σa (Σ|a|
         # where a row is read per unit) of every activation, are finite unless a tensor
@@ -860,8 +853,7 @@ class Recorder:
         frozen = [not p.requires_grad or (held is not None and id(p) not in held) for p in params]
         before = None
         if self._last_clip is not None and len(self._last_clip) == len(params):
-            before = self._reduced(self._last_clip, squares=True)
-        stepping = optimizer or self._optimizer
+            before = self._reduced(self._last_clip, squares=True) / _loss_scale()
         name = type(stepping).__name__ if stepping is not None else None
         pending = _Pending(
             step,
@@ -881,6 +873,24 @@ class Recorder:
         for row, acc in acts.items():
             self._compact(row, acc)
         return pending
+
+    def _small_again(
+        self, norms: list[torch.Tensor], tensors: list[torch.Tensor]
+    ) -> list[torch.Tensor]:
+        """Each norm under `SMALL_NORM` read again in float64 (rare: one check, then those
+        tensors alone): entries under 1e-19 square below float32's smallest normal
+        (1.2e-38), to a few digits or to 0, so a gradient of 1e-25 would read ‖g‖₂ = 0
+        while its Σ|g| does not. A missing gradient (its 0-d zero) stays 0, not read."""
+        small = torch.lt(torch.stack(norms), SMALL_NORM)
+        if not bool(small.any()):
+            return norms
+        n = len(self._params)
+        again = list(norms)
+        for k in small.nonzero().flatten().tolist():
+            t = tensors[k]
+            if t.dtype != torch.float64 and (k >= n or self._params[k].grad is not None):
+                again[k] = torch.linalg.vector_norm(t, dtype=torch.float64)
+        return again
 
     def _copy_before(self, weights: list[torch.Tensor]) -> list[torch.Tensor]:
         """The weights copied before the optimizer's step, into buffers kept between
@@ -1046,7 +1056,8 @@ class Recorder:
         if before is not None:
             total_before = math.sqrt(math.fsum(v * v for v in before))
             total_after = math.sqrt(math.fsum(v * v for v in g2))
-            if total_before > 0 and total_after < total_before * (1 - 1e-6):
+            clipped = total_before > 0 and total_after < total_before * (1 - 1e-6)
+            if clipped and not _unscaled(before, g2):
                 clip_scale = total_after / total_before
         layers, deltas = [], []
         for i, row in enumerate(rows):
@@ -1152,6 +1163,8 @@ class Recorder:
         rows, n_out = acts.rows, row.units
         total = rows * n_out
         mean, square = _total(sums[0]) / total, _total(sums[1]) / total
+        if not math.isfinite(mean + square):  # (a NaN or inf among them, or Σa² overflowed)
+            mean = square = nan
         numbers: dict[str, Any] = {
             "batch": rows,
             "mean": mean,
@@ -1372,6 +1385,30 @@ def _whole_sum(acts: _Activations) -> torch.Tensor:
     return acts.sums[0] if acts.sums[0].dim() == 0 else acts.sums[2]
 
 
+def _loss_scale() -> float:
+    """The loss scale of the torch.amp.GradScaler whose `step(optimizer)` is among the
+    callers (1 without one): the backward pass's gradients are that many times those the
+    optimizer steps with, unscaled in between (the scale only changes at its `update()`)."""
+    frame = sys._getframe(1)
+    for _ in range(16):  # (the scaler's step, the optimizer's hooks, the recorder's calls)
+        if frame is None:
+            break
+        if frame.f_code.co_name in ("step", "_maybe_opt_step"):
+            scaler = frame.f_locals.get("self")
+            if isinstance(scaler, torch.amp.GradScaler):
+                return scaler.get_scale()  # (1 when disabled)
+        frame = frame.f_back
+    return 1.0
+
+
+def _unscaled(before: list[float], after: list[float]) -> bool:
+    """Whether every gradient's norm changed from the end of the backward pass to the step
+    by one same power of two: a loss scale undone (a GradScaler's unscale_, where its step
+    is not among the callers: `rec.step()` in a framework's hook), not clipping."""
+    ratios = {a / b for a, b in zip(after, before, strict=True) if b > 0}
+    return len(ratios) == 1 and math.frexp(ratios.pop())[0] == 0.5
+
+
 def _like(kept: list[torch.Tensor] | None, tensors: list[torch.Tensor]) -> bool:
     """Whether buffers kept between recorded steps still fit `tensors` one for one."""
     return (
@@ -1407,8 +1444,11 @@ def _other_axes(t: torch.Tensor, units: int) -> tuple[int, ...] | None:
 
 
 def _total(x: float | list[float]) -> float:
-    """A sum kept whole or per unit, whole."""
-    return math.fsum(x) if isinstance(x, list) else x
+    """A sum kept whole or per unit, whole (NaN where a unit's is NaN or ±inf: fsum
+    refuses inf − inf, and an activation holding one has no mean to tell)."""
+    if not isinstance(x, list):
+        return x
+    return math.fsum(x) if all(map(math.isfinite, x)) else math.nan
 
 
 def _ratio(top: float, bottom: float) -> float | None:
