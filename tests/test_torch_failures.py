@@ -216,6 +216,61 @@ def test_a_recorder_let_go_leaves_the_next_one_working() -> None:
         gc.collect()
 
 
+def test_two_optimizers_after_one_backward_pass_are_one_step() -> None:
+    """SGD for the body, Adam for the head, both stepped after one backward pass: one
+    training step each time (not two), no layer frozen, every row's update measured across
+    its own optimizer's step, activations read, and the verdict names each optimizer."""
+    net = _mlp([4, 8, 8, 1])
+    X, Y = _data()
+    body = torch.optim.SGD([*net[0].parameters(), *net[2].parameters()], lr=0.1)
+    head = torch.optim.Adam(net[4].parameters(), lr=1e-3)
+    rec = watch(net, every=1)
+    for _ in range(3):
+        body.zero_grad()
+        head.zero_grad()
+        ((net(X) - Y) ** 2).mean().backward()
+        rms = [float(layer.weight.grad.pow(2).mean().sqrt()) for layer in net[::2]]
+        before = [layer.weight.detach().clone() for layer in net[::2]]
+        body.step()
+        head.step()
+    assert rec.steps == 3 and [step for step, _ in rec.history()] == [0, 1, 2]
+    d = rec.diagnosis()
+    assert [layer.status for layer in d.layers] == ["ok"] * 3
+    for layer, layer_rms, w0, module in zip(d.layers, rms, before, net[::2], strict=True):
+        moved = float((module.weight.detach() - w0).norm() / w0.norm())
+        assert layer.update_data == pytest.approx(moved, rel=1e-9) and moved > 0
+        assert layer.rms == pytest.approx(layer_rms, rel=1e-12)
+        assert layer.unread is None and math.isfinite(layer.act_mean)
+    lines = verdict(d, rec.history())
+    assert not any("frozen" in line for line in lines)
+    assert any("Adam for 4 (SGD for 0, 2) rescales" in line for line in lines), lines
+    rec.close()
+
+
+def test_two_optimizers_each_after_its_own_backward_pass_are_two_steps() -> None:
+    """Each optimizer after a backward pass of its own (as a GAN's): two training steps;
+    a row the stepping optimizer does not hold has no update measured, and is neither
+    frozen nor said never to move."""
+    net = _mlp([4, 8, 1])
+    X, Y = _data()
+    first = torch.optim.SGD(net[0].parameters(), lr=0.1)
+    second = torch.optim.SGD(net[2].parameters(), lr=0.1, momentum=0.5)
+    rec = watch(net, every=1)
+    for _ in range(2):
+        for optimizer in (first, second):
+            optimizer.zero_grad()
+            ((net(X) - Y) ** 2).mean().backward()
+            optimizer.step()
+    assert rec.steps == 4 and len(rec.history()) == 4
+    for step, d in rec.history():
+        stepped = d.layers[step % 2]
+        assert [layer.frozen for layer in d.layers] == [False, False]
+        assert stepped.update_data is not None and stepped.update_data > 0
+        assert d.layers[1 - step % 2].update_data is None
+    assert not any("never changed" in line for line in verdict(rec.diagnosis(), rec.history()))
+    rec.close()
+
+
 def test_weights_that_never_move_are_said() -> None:
     """A layer in the optimizer at learning rate 0: a gradient, and no update."""
     torch.manual_seed(0)
