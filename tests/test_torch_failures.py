@@ -271,6 +271,43 @@ def test_two_optimizers_each_after_its_own_backward_pass_are_two_steps() -> None
     rec.close()
 
 
+def test_a_partly_frozen_row_says_so_and_reads_the_trained_tensors() -> None:
+    """One tensor of a GRU layer frozen: the row says which and how many, and its
+    gradient statistics are of the trained tensor alone."""
+    torch.manual_seed(0)
+    gru, head = nn.GRU(3, 4, batch_first=True, dtype=DT), nn.Linear(4, 1, dtype=DT)
+    gru.weight_hh_l0.requires_grad_(False)
+
+    class Net(nn.Module):
+        def __init__(self) -> None:
+            super().__init__()
+            self.gru, self.head = gru, head
+
+        def forward(self, x):
+            return self.head(self.gru(x)[0][:, -1])
+
+    net = Net()
+    g = torch.Generator().manual_seed(1)
+    X, Y = torch.rand(8, 5, 3, generator=g, dtype=DT), torch.rand(8, 1, generator=g, dtype=DT)
+    optimizer = torch.optim.SGD([p for p in net.parameters() if p.requires_grad], lr=0.1)
+    rec = watch(net, every=1, optimizer=optimizer)
+    for _ in range(2):
+        optimizer.zero_grad()
+        ((net(X) - Y) ** 2).mean().backward()
+        optimizer.step()
+    row = next(layer for layer in rec.diagnosis().layers if layer.name == "gru.l0")
+    trained = gru.weight_ih_l0.grad
+    frozen = gru.weight_hh_l0.numel()
+    assert not row.frozen and row.n_params == sum(p.numel() for p in gru.parameters()) - frozen
+    assert row.rms == pytest.approx(float(trained.pow(2).mean().sqrt()), rel=1e-12)
+    assert row.max_abs == pytest.approx(float(trained.abs().max()), rel=1e-12)
+    total = sum(p.numel() for p in gru.parameters())
+    assert f"gru.l0: gru.weight_hh_l0 frozen ({frozen} of its {total} parameters)" in " ".join(
+        rec.notes()
+    )
+    rec.close()
+
+
 def test_weights_that_never_move_are_said() -> None:
     """A layer in the optimizer at learning rate 0: a gradient, and no update."""
     torch.manual_seed(0)

@@ -20,9 +20,9 @@ its own output, as linear. Attention, RNNs and custom modules' own parameters ar
 whose activations are not read (their output is not one layer's units), and under
 torch.compile no forward hook runs: the table and the verdict say what was not read, and
 no status rests on it. Frozen parameters (no gradient, or in the groups of none of the
-optimizers seen stepping the model) are their own status, out of the verdict. Under an
-adaptive optimizer (Adam, RMSprop, ...) the layers are compared by update:data, not by the
-raw gradient.
+optimizers seen stepping the model) are their own status, out of the verdict; a row partly
+frozen says which tensors are, and its numbers are of the trained ones. Under an adaptive
+optimizer (Adam, RMSprop, ...) the layers are compared by update:data, not by the raw gradient.
 
 Exact where it matters: every step, recorded or not, each gradient's sum says whether
 it holds a NaN/inf; the first step that holds one is recorded in full, whatever the
@@ -303,6 +303,7 @@ class Recorder:
         self._backward_seen = False
         self._moved: _Pending | None = None  # this training step's, moved by its first step
         self._joined: list[int] | None = None  # a later optimizer's parameters, in its step
+        self._partly_frozen: dict[str, str] = {}  # row -> its frozen tensors (the latest step)
         self._last_clip: list[torch.Tensor] | None = None
         # the gradients the norms are of, and their versions
         self._clip_grads: list[tuple[torch.Tensor | None, int]] = []
@@ -1185,6 +1186,8 @@ class Recorder:
         updates = pending.updates.tolist() if pending.updates is not None else None
         before = pending.before_clip.tolist() if pending.before_clip is not None else None
         index = {id(p): i for i, p in enumerate(params)}
+        sizes = [p.numel() for p in params]
+        partly: dict[str, str] = {}
         counts = pending.nonfinite or [(0, None)] * len(self._rows)
         ordered = self._order_known(pending)
         clip_scale = None
@@ -1199,11 +1202,30 @@ class Recorder:
             weights = [index[id(p)] for p in row.weights]
             biases = [index[id(p)] for p in row.biases]
             frozen = all(pending.frozen[k] for k in ids)
-            stats = self._row_stats(i, rows, pending, g2, w2, g1, gmax, weights, biases)
+            part = [k for k in ids if pending.frozen[k]]
+            if part and not frozen:  # partly frozen: the numbers are of the trained ones
+                weights = [k for k in weights if not pending.frozen[k]]
+                biases = [k for k in biases if not pending.frozen[k]]
+                if not weights:  # (its biases alone trained: read them, as a row of biases)
+                    weights, biases = biases, []
+                some = sum(sizes[k] for k in part)
+                names = ", ".join(n for n, p in row.params if pending.frozen[index[id(p)]])
+                partly[row.name] = (
+                    f"{row.name}: {names} "
+                    f"frozen ({some:,} of its {row.n_params:,} parameters): its gradients are "
+                    f"read of the other {row.n_params - some:,}."
+                )
+            n_params = row.n_params - sum(sizes[k] for k in part) if not frozen else row.n_params
+            stats = self._row_stats(
+                i, rows, pending, g2, w2, g1, gmax, weights, biases, sizes, n_params
+            )
             stats.frozen = frozen
             # a norm's gain and shift (1-d) say nothing of a weight matrix's size; rows in
             # an order the forward pass was not seen to take are compared with nothing
             stats.compared = ordered and row.main.dim() >= 2
+            if part and not frozen and not set(weights) <= set(positions):  # (biases alone)
+                stats.mean_abs = stats.max_abs = math.nan  # (Σ|g|, max|g|: of weights alone)
+                stats.compared = False  # (a bias's gradient is not a weight matrix's)
             # (a row no optimizer of this training step holds: its update is not measured)
             stepped = pending.stepped is None or all(
                 id(params[k]) in pending.stepped for k in weights
@@ -1221,6 +1243,7 @@ class Recorder:
             cancelled = following is not None and isinstance(following.module, NORMS)
             delta = math.sqrt(math.fsum(g2[k] ** 2 for k in biases)) if biases else math.nan
             deltas.append(delta if ordered and row.reads_a_layer and not cancelled else math.nan)
+        self._partly_frozen = partly  # (the latest step's: `notes`)
         output = self._spread(pending.activations.get(rows[-1]))
         first = first_in_order([(lay.index, lay.nonfinite_in) for lay in layers])
         batch = layers[-1].batch
@@ -1241,10 +1264,12 @@ class Recorder:
         gmax: list[float],
         weights: list[int],
         biases: list[int],
+        sizes: list[int],
+        n_params: int,
     ) -> LayerStats:
         row = rows[i]
-        size = sum(row_param.numel() for row_param in row.weights)
-        n_bias = sum(b.numel() for b in row.biases)
+        size = sum(sizes[k] for k in weights)
+        n_bias = sum(sizes[k] for k in biases)
         shape = row.shape
         n_out = int(shape[0]) if shape else 1
         g_l2 = math.sqrt(math.fsum(g2[k] ** 2 for k in weights))
@@ -1258,7 +1283,7 @@ class Recorder:
             is_output=i == len(rows) - 1,
             n_in=max(1, math.prod(shape) // max(n_out, 1)),
             n_out=n_out,
-            n_params=row.n_params,
+            n_params=n_params,
             batch=act["batch"],
             mean_abs=math.fsum(g1[k] for k in weights) / max(size, 1),
             max_abs=max((gmax[k] for k in weights), default=0.0),
@@ -1434,6 +1459,10 @@ class Recorder:
                     f"{row.name}: one tensor in {len(row.names)} modules ({', '.join(row.also)} "
                     f"is {row.params[0][0]}): one row."
                 )
+        self._flush()  # (the latest recorded step's frozen tensors)
+        lines += [
+            self._partly_frozen[row.name] for row in self._rows if row.name in self._partly_frozen
+        ]
         for row in self._rows:
             if row in self._unknown:
                 lines.append(
