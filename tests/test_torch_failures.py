@@ -308,6 +308,20 @@ def test_a_partly_frozen_row_says_so_and_reads_the_trained_tensors() -> None:
     rec.close()
 
 
+def test_a_row_whose_weight_alone_is_frozen_reads_its_bias() -> None:
+    """A layer's weight frozen, its bias trained (as BitFit): the row's numbers are of the
+    bias, not zeros of the weight (which made it vanishing)."""
+    net = _mlp([4, 8, 8, 1])
+    net[2].weight.requires_grad_(False)
+    rec = _train(net, steps=2)
+    row = rec.diagnosis().layers[1]
+    bias = net[2].bias.grad
+    assert row.n_params == bias.numel() and row.status == "ok"
+    assert row.rms == pytest.approx(float(bias.pow(2).mean().sqrt()), rel=1e-12)
+    assert row.max_abs == pytest.approx(float(bias.abs().max()), rel=1e-12)
+    assert any("2: 2.weight frozen (64 of its 72 parameters)" in line for line in rec.notes())
+
+
 def test_weights_that_never_move_are_said() -> None:
     """A layer in the optimizer at learning rate 0: a gradient, and no update."""
     torch.manual_seed(0)

@@ -1564,8 +1564,16 @@ def _like(kept: list[torch.Tensor] | None, tensors: list[torch.Tensor]) -> bool:
 
 def _weight_positions(rows: list[Row]) -> list[int]:
     """Where the rows' weights are among their parameters (in the rows' order): Σ|g| and
-    max|g| are read of these alone."""
+    max|g| are read of these alone (and of the biases of a row whose weights alone are
+    frozen: its numbers are of its biases)."""
     weights = {id(w) for row in rows for w in row.weights}
+    weights |= {
+        id(b)
+        for row in rows
+        if not any(w.requires_grad for w in row.weights)
+        for b in row.biases
+        if b.requires_grad
+    }
     params = [p for row in rows for _, p in row.params]
     return [k for k, p in enumerate(params) if id(p) in weights]
 
