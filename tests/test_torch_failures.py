@@ -216,6 +216,112 @@ def test_a_recorder_let_go_leaves_the_next_one_working() -> None:
         gc.collect()
 
 
+def test_two_optimizers_after_one_backward_pass_are_one_step() -> None:
+    """SGD for the body, Adam for the head, both stepped after one backward pass: one
+    training step each time (not two), no layer frozen, every row's update measured across
+    its own optimizer's step, activations read, and the verdict names each optimizer."""
+    net = _mlp([4, 8, 8, 1])
+    X, Y = _data()
+    body = torch.optim.SGD([*net[0].parameters(), *net[2].parameters()], lr=0.1)
+    head = torch.optim.Adam(net[4].parameters(), lr=1e-3)
+    rec = watch(net, every=1)
+    for _ in range(3):
+        body.zero_grad()
+        head.zero_grad()
+        ((net(X) - Y) ** 2).mean().backward()
+        rms = [float(layer.weight.grad.pow(2).mean().sqrt()) for layer in net[::2]]
+        before = [layer.weight.detach().clone() for layer in net[::2]]
+        body.step()
+        head.step()
+    assert rec.steps == 3 and [step for step, _ in rec.history()] == [0, 1, 2]
+    d = rec.diagnosis()
+    assert [layer.status for layer in d.layers] == ["ok"] * 3
+    for layer, layer_rms, w0, module in zip(d.layers, rms, before, net[::2], strict=True):
+        moved = float((module.weight.detach() - w0).norm() / w0.norm())
+        assert layer.update_data == pytest.approx(moved, rel=1e-9) and moved > 0
+        assert layer.rms == pytest.approx(layer_rms, rel=1e-12)
+        assert layer.unread is None and math.isfinite(layer.act_mean)
+    lines = verdict(d, rec.history())
+    assert not any("frozen" in line for line in lines)
+    assert any("Adam for 4 (SGD for 0, 2) rescales" in line for line in lines), lines
+    rec.close()
+
+
+def test_two_optimizers_each_after_its_own_backward_pass_are_two_steps() -> None:
+    """Each optimizer after a backward pass of its own (as a GAN's): two training steps;
+    a row the stepping optimizer does not hold has no update measured, and is neither
+    frozen nor said never to move."""
+    net = _mlp([4, 8, 1])
+    X, Y = _data()
+    first = torch.optim.SGD(net[0].parameters(), lr=0.1)
+    second = torch.optim.SGD(net[2].parameters(), lr=0.1, momentum=0.5)
+    rec = watch(net, every=1)
+    for _ in range(2):
+        for optimizer in (first, second):
+            optimizer.zero_grad()
+            ((net(X) - Y) ** 2).mean().backward()
+            optimizer.step()
+    assert rec.steps == 4 and len(rec.history()) == 4
+    for step, d in rec.history():
+        stepped = d.layers[step % 2]
+        assert [layer.frozen for layer in d.layers] == [False, False]
+        assert stepped.update_data is not None and stepped.update_data > 0
+        assert d.layers[1 - step % 2].update_data is None
+    assert not any("never changed" in line for line in verdict(rec.diagnosis(), rec.history()))
+    rec.close()
+
+
+def test_a_partly_frozen_row_says_so_and_reads_the_trained_tensors() -> None:
+    """One tensor of a GRU layer frozen: the row says which and how many, and its
+    gradient statistics are of the trained tensor alone."""
+    torch.manual_seed(0)
+    gru, head = nn.GRU(3, 4, batch_first=True, dtype=DT), nn.Linear(4, 1, dtype=DT)
+    gru.weight_hh_l0.requires_grad_(False)
+
+    class Net(nn.Module):
+        def __init__(self) -> None:
+            super().__init__()
+            self.gru, self.head = gru, head
+
+        def forward(self, x):
+            return self.head(self.gru(x)[0][:, -1])
+
+    net = Net()
+    g = torch.Generator().manual_seed(1)
+    X, Y = torch.rand(8, 5, 3, generator=g, dtype=DT), torch.rand(8, 1, generator=g, dtype=DT)
+    optimizer = torch.optim.SGD([p for p in net.parameters() if p.requires_grad], lr=0.1)
+    rec = watch(net, every=1, optimizer=optimizer)
+    for _ in range(2):
+        optimizer.zero_grad()
+        ((net(X) - Y) ** 2).mean().backward()
+        optimizer.step()
+    row = next(layer for layer in rec.diagnosis().layers if layer.name == "gru.l0")
+    trained = gru.weight_ih_l0.grad
+    frozen = gru.weight_hh_l0.numel()
+    assert not row.frozen and row.n_params == sum(p.numel() for p in gru.parameters()) - frozen
+    assert row.rms == pytest.approx(float(trained.pow(2).mean().sqrt()), rel=1e-12)
+    assert row.max_abs == pytest.approx(float(trained.abs().max()), rel=1e-12)
+    total = sum(p.numel() for p in gru.parameters())
+    assert f"gru.l0: gru.weight_hh_l0 frozen ({frozen} of its {total} parameters)" in " ".join(
+        rec.notes()
+    )
+    rec.close()
+
+
+def test_a_row_whose_weight_alone_is_frozen_reads_its_bias() -> None:
+    """A layer's weight frozen, its bias trained (as BitFit): the row's numbers are of the
+    bias, not zeros of the weight (which made it vanishing)."""
+    net = _mlp([4, 8, 8, 1])
+    net[2].weight.requires_grad_(False)
+    rec = _train(net, steps=2)
+    row = rec.diagnosis().layers[1]
+    bias = net[2].bias.grad
+    assert row.n_params == bias.numel() and row.status == "ok"
+    assert row.rms == pytest.approx(float(bias.pow(2).mean().sqrt()), rel=1e-12)
+    assert row.max_abs == pytest.approx(float(bias.abs().max()), rel=1e-12)
+    assert any("2: 2.weight frozen (64 of its 72 parameters)" in line for line in rec.notes())
+
+
 def test_weights_that_never_move_are_said() -> None:
     """A layer in the optimizer at learning rate 0: a gradient, and no update."""
     torch.manual_seed(0)

@@ -4,8 +4,10 @@ shows (rms, mean and max |g|, grad:data, update:data, the activations' mean, std
 saturated and dead fractions, NaN/inf), then the same table, statuses and verdict.
 
 When: at every optimizer step of any optimizer holding the model's parameters (torch's
-global step hooks), or of the one optimizer given, or at `rec.step()`. The gradients are
-read once final (after `backward()`, DDP's all-reduce and clipping); the gradients
+global step hooks; optimizers stepped after one backward pass, SGD for the body and Adam
+for the head, are one training step, recorded at the first and each update measured
+across its own optimizer's step), or of the one optimizer given, or at `rec.step()`.
+The gradients are read once final (after `backward()`, DDP's all-reduce and clipping); the gradients
 before clipping are read at the end of the backward pass, so the verdict can say when
 clipping scaled them (under a torch.amp.GradScaler, divided by its loss scale: undoing
 it is not clipping). An optimizer stepped with a closure (LBFGS, Lightning) is read
@@ -18,9 +20,10 @@ torch function mode on the forward passes of recorded steps; a row with none is 
 its own output, as linear. Attention, RNNs and custom modules' own parameters are rows
 whose activations are not read (their output is not one layer's units), and under
 torch.compile no forward hook runs: the table and the verdict say what was not read, and
-no status rests on it. Frozen parameters (no gradient, or in no optimizer's groups) are
-their own status, out of the verdict. Under an adaptive optimizer (Adam, RMSprop, ...)
-the layers are compared by update:data, not by the raw gradient.
+no status rests on it. Frozen parameters (no gradient, or in the groups of none of the
+optimizers seen stepping the model) are their own status, out of the verdict; a row partly
+frozen says which tensors are, and its numbers are of the trained ones. Under an adaptive
+optimizer (Adam, RMSprop, ...) the layers are compared by update:data, not by the raw gradient.
 
 Exact where it matters: every step, recorded or not, each gradient's sum says whether
 it holds a NaN/inf; the first step that holds one is recorded in full, whatever the
@@ -154,7 +157,7 @@ class _Pending:
     norms: torch.Tensor  # ‖g‖₂, ‖w‖₂ per parameter, Σ|g|, max|g| per weight (_measure)
     activations: dict[Row, _Activations]
     frozen: list[bool]
-    optimizer: str | None
+    optimizer: str | None  # as the verdict names it (`Recorder._named`)
     updates: torch.Tensor | None = None  # ‖Δw‖ per parameter, after the optimizer's step
     before_clip: torch.Tensor | None = None  # ‖g‖₂ per parameter at the end of backward
     # (over the loss scale of a GradScaler: `_loss_scale`)
@@ -162,6 +165,8 @@ class _Pending:
     unread: str | None = None  # why no activation was read on this step
     rows: list[Row] = field(default_factory=list)  # the rows' order when measured
     weight_index: list[int] = field(default_factory=list)  # the weights among their params
+    adaptive: bool = False  # an adaptive optimizer holds a trained row: read by update:data
+    stepped: set[int] | None = None  # ids of the parameters its optimizers hold (None: all)
 
 
 def _unwrapped(model: nn.Module) -> tuple[nn.Module, bool]:
@@ -295,6 +300,15 @@ class Recorder:
         self._curves: list[tuple[int, object, object]] = []
         self._before: list[torch.Tensor] | None = None  # weights before a recorded step
         self._moving: _Pending | None = None
+        # the optimizers seen stepping the model's parameters, those that stepped since the
+        # last backward pass (by id), and whether a backward pass ran since the last step:
+        # one backward pass's optimizer steps are one training step (`_joins`)
+        self._stepping: weakref.WeakSet[torch.optim.Optimizer] = weakref.WeakSet()
+        self._stepped: list[int] = []
+        self._backward_seen = False
+        self._moved: _Pending | None = None  # this training step's, moved by its first step
+        self._joined: list[int] | None = None  # a later optimizer's parameters, in its step
+        self._partly_frozen: dict[str, str] = {}  # row -> its frozen tensors (the latest step)
         self._last_clip: list[torch.Tensor] | None = None
         self._scratch: dict[tuple[object, ...], torch.Tensor] = {}  # (`_scratch_like`)
         self._nan_found = False
@@ -347,6 +361,91 @@ class Recorder:
             known = (sizes, held & self._ids)
             self._held[optimizer] = known
         return known[1]
+
+    def _frozen(self, optimizer: torch.optim.Optimizer | None) -> list[bool]:
+        """Per parameter, whether it is frozen: no gradient (`requires_grad` off), or in
+        the groups of none of the optimizers seen stepping the model (of the one given)."""
+        held = None
+        if self._optimizer is not None:
+            held = self._holds(self._optimizer)
+        elif optimizer is not None:
+            held = set().union(*(self._holds(o) for o in {*self._stepping, optimizer}))
+        return [
+            not p.requires_grad or (held is not None and id(p) not in held) for p in self._params
+        ]
+
+    def _named(
+        self, optimizer: torch.optim.Optimizer | None, rows: list[Row], frozen: list[bool]
+    ) -> tuple[str | None, bool]:
+        """The optimizer as the verdict names it, and whether an adaptive one trains a row.
+        Optimizers of two or more kinds (SGD for some rows, Adam for others): each with the
+        rows it trains, the adaptive ones first ("Adam for head (SGD for 0, 2)")."""
+        stepping = optimizer or self._optimizer
+        name = type(stepping).__name__ if stepping is not None else None
+        holders = {*self._stepping, optimizer} if optimizer is not None else set()
+        if self._optimizer is not None or len({type(o) for o in holders}) <= 1:
+            return name, name in ADAPTIVE
+        trained = [
+            (row.name, {id(p) for _, p in row.params})
+            for row, flags in self._rows_flags(rows, frozen)
+            if not all(flags)
+        ]
+        kinds: dict[str, list[str]] = {}
+        for o in sorted(holders, key=lambda o: type(o).__name__):
+            held = self._holds(o)
+            names = kinds.setdefault(type(o).__name__, [])
+            names += [n for n, ids in trained if ids & held and n not in names]
+        kinds = {kind: names for kind, names in kinds.items() if names}
+        if len(kinds) <= 1:
+            return name, name in ADAPTIVE
+        order = [n for n, _ in trained]
+        each = sorted(
+            kinds.items(), key=lambda k: (k[0] not in ADAPTIVE, min(map(order.index, k[1])))
+        )
+        words = [f"{kind} for {_listed(sorted(names, key=order.index))}" for kind, names in each]
+        return f"{words[0]} ({'; '.join(words[1:])})", any(kind in ADAPTIVE for kind in kinds)
+
+    @staticmethod
+    def _rows_flags(rows: list[Row], flags: list[bool]) -> list[tuple[Row, list[bool]]]:
+        """Each row with its parameters' flags (the flags in the rows' parameters' order)."""
+        out, k = [], 0
+        for row in rows:
+            out.append((row, flags[k : k + len(row.params)]))
+            k += len(row.params)
+        return out
+
+    def _joins(self, optimizer: torch.optim.Optimizer) -> bool:
+        """Whether `optimizer`'s step is a later one of the training step under way: one
+        backward pass's optimizer steps are one training step (SGD for the body, then Adam
+        for the head), recorded at the first; a step after another backward pass, or by an
+        optimizer that already stepped since the last, starts the next."""
+        if optimizer not in self._stepping:
+            self._stepping.add(optimizer)
+            self._watch_backward(optimizer)
+            for pending in self._pending:  # (steps recorded before it was seen: not frozen)
+                self._trained(pending, optimizer)
+        joins = bool(self._stepped) and not self._backward_seen
+        joins = joins and id(optimizer) not in self._stepped
+        self._backward_seen = False
+        self._stepped = [*self._stepped, id(optimizer)] if joins else [id(optimizer)]
+        return joins
+
+    def _watch_backward(self, optimizer: torch.optim.Optimizer) -> None:
+        """A hook on one parameter `optimizer` trains: a backward pass reaching it says the
+        next step is a new training step (one Python call per backward pass)."""
+        held = self._holds(optimizer)
+        first = next((p for p in self._params if id(p) in held and p.requires_grad), None)
+        if first is None or self._sharded:
+            return
+        ref = weakref.ref(self)
+
+        def seen(_: torch.Tensor) -> None:
+            live = ref()
+            if live is not None:
+                live._backward_seen = True
+
+        # (with the global step hooks: removed with them, at close or once the recorder is gone)
+        self._optimizer_hooks.append(first.register_post_accumulate_grad_hook(seen))
 
     # -- hooks -------------------------------------------------------------------------
 
@@ -713,7 +812,10 @@ class Recorder:
     def _post_step(self, optimizer: torch.optim.Optimizer, args: tuple, kwargs: dict) -> None:
         if self._optimizer is None and not self._holds(optimizer):
             return
-        self._after_step()
+        if self._joined is not None:
+            self._after_join()
+        else:
+            self._after_step()
 
     def step(self) -> None:
         """Record now (once the gradients are final): for loops that call it themselves.
@@ -728,6 +830,10 @@ class Recorder:
         self._at_step(None)
 
     def _at_step(self, optimizer: torch.optim.Optimizer | None) -> None:
+        if optimizer is not None and self._optimizer is None and self._joins(optimizer):
+            self._join(optimizer)
+            return
+        self._moved = None
         step = self.steps
         if step % self.every == 0:
             self._record(step, optimizer)
@@ -785,6 +891,48 @@ class Recorder:
             weights = [_local(p)[0] for p in self._params] if self._sharded else self._params
             torch._foreach_sub_(self._before, weights)  # (in place: the buffer is copied anew)
             pending.updates = self._reduced(torch._foreach_norm(self._before), squares=True)
+        self._moved = pending
+
+    def _join(self, optimizer: torch.optim.Optimizer) -> None:
+        """A later optimizer's step in a recorded training step: its parameters are
+        trained, and their update is measured across its step too (the buffer, before
+        minus after the first step, is before again for them: they had not moved)."""
+        pending = self._moved
+        if pending is None:
+            return
+        ids = self._trained(pending, optimizer)
+        if pending.stepped is not None:
+            pending.stepped = pending.stepped | self._holds(optimizer)
+        params = [p for row in pending.rows for _, p in row.params]
+        if pending.updates is not None and self._before is not None and ids:
+            with torch.no_grad():
+                weights = [_local(params[k])[0] for k in ids]
+                torch._foreach_add_([self._before[k] for k in ids], weights)
+            self._joined = ids
+
+    def _trained(self, pending: _Pending, optimizer: torch.optim.Optimizer) -> list[int]:
+        """The parameters of `pending` that `optimizer` holds (their positions), not frozen
+        unless `requires_grad` is off, and the optimizers' names with it."""
+        held = self._holds(optimizer)
+        params = [p for row in pending.rows for _, p in row.params]
+        ids = [k for k, p in enumerate(params) if id(p) in held]
+        for k in ids:
+            pending.frozen[k] = not params[k].requires_grad
+        pending.optimizer, pending.adaptive = self._named(optimizer, pending.rows, pending.frozen)
+        return ids
+
+    def _after_join(self) -> None:
+        """After a later optimizer's step: how far it moved its parameters."""
+        ids, self._joined = self._joined, None
+        pending = self._moved
+        if not ids or pending is None or pending.updates is None or self._before is None:
+            return
+        params = [p for row in pending.rows for _, p in row.params]
+        with torch.no_grad():
+            moved = [self._before[k] for k in ids]
+            torch._foreach_sub_(moved, [_local(params[k])[0] for k in ids])
+            norms = self._reduced(torch._foreach_norm(moved), squares=True)
+            pending.updates[ids] = norms.to(pending.updates.dtype)
 
     def _reduced(self, norms: Sequence[torch.Tensor], squares: bool = False) -> torch.Tensor:
         """Per-parameter norms as one float64 vector; a sharded parameter's parts, of every
@@ -847,14 +995,11 @@ class Recorder:
             self._reduce(acts)
             norms = torch.stack([*norms, *l1, *top, *(_whole_sum(a) for a in acts.values())])
             checked = norms
-        held = self._holds(optimizer) if optimizer is not None else None
-        if held is None and self._optimizer is not None:
-            held = self._holds(self._optimizer)
-        frozen = [not p.requires_grad or (held is not None and id(p) not in held) for p in params]
+        frozen = self._frozen(optimizer)
         before = None
         if self._last_clip is not None and len(self._last_clip) == len(params):
             before = self._reduced(self._last_clip, squares=True) / _loss_scale()
-        name = type(stepping).__name__ if stepping is not None else None
+        name, adaptive = self._named(optimizer, self._rows, frozen)
         pending = _Pending(
             step,
             norms,
@@ -864,6 +1009,8 @@ class Recorder:
             before_clip=before,
             rows=self._rows,
             weight_index=self._weight_index,
+            adaptive=adaptive,
+            stepped=self._holds(optimizer) if self._optimizer is None and optimizer else None,
         )
         if not self._mapped:
             pending.unread = COMPILED if self._compiled else UNSEEN
@@ -1050,6 +1197,8 @@ class Recorder:
         updates = pending.updates.tolist() if pending.updates is not None else None
         before = pending.before_clip.tolist() if pending.before_clip is not None else None
         index = {id(p): i for i, p in enumerate(params)}
+        sizes = [p.numel() for p in params]
+        partly: dict[str, str] = {}
         counts = pending.nonfinite or [(0, None)] * len(self._rows)
         ordered = self._order_known(pending)
         clip_scale = None
@@ -1065,12 +1214,35 @@ class Recorder:
             weights = [index[id(p)] for p in row.weights]
             biases = [index[id(p)] for p in row.biases]
             frozen = all(pending.frozen[k] for k in ids)
-            stats = self._row_stats(i, rows, pending, g2, w2, g1, gmax, weights, biases)
+            part = [k for k in ids if pending.frozen[k]]
+            if part and not frozen:  # partly frozen: the numbers are of the trained ones
+                weights = [k for k in weights if not pending.frozen[k]]
+                biases = [k for k in biases if not pending.frozen[k]]
+                if not weights:  # (its biases alone trained: read them, as a row of biases)
+                    weights, biases = biases, []
+                some = sum(sizes[k] for k in part)
+                names = ", ".join(n for n, p in row.params if pending.frozen[index[id(p)]])
+                partly[row.name] = (
+                    f"{row.name}: {names} "
+                    f"frozen ({some:,} of its {row.n_params:,} parameters): its gradients are "
+                    f"read of the other {row.n_params - some:,}."
+                )
+            n_params = row.n_params - sum(sizes[k] for k in part) if not frozen else row.n_params
+            stats = self._row_stats(
+                i, rows, pending, g2, w2, g1, gmax, weights, biases, sizes, n_params
+            )
             stats.frozen = frozen
             # a norm's gain and shift (1-d) say nothing of a weight matrix's size; rows in
             # an order the forward pass was not seen to take are compared with nothing
             stats.compared = ordered and row.main.dim() >= 2
-            if updates is not None and not frozen:
+            if part and not frozen and not set(weights) <= set(positions):  # (biases alone)
+                stats.mean_abs = stats.max_abs = math.nan  # (Σ|g|, max|g|: of weights alone)
+                stats.compared = False  # (a bias's gradient is not a weight matrix's)
+            # (a row no optimizer of this training step holds: its update is not measured)
+            stepped = pending.stepped is None or all(
+                id(params[k]) in pending.stepped for k in weights
+            )
+            if updates is not None and not frozen and stepped:
                 moved = math.sqrt(math.fsum(updates[k] ** 2 for k in weights))
                 stats.update_data = _ratio(moved, math.sqrt(math.fsum(w2[k] ** 2 for k in weights)))
             if clip_scale is not None and before is not None:
@@ -1083,10 +1255,11 @@ class Recorder:
             cancelled = following is not None and isinstance(following.module, NORMS)
             delta = math.sqrt(math.fsum(g2[k] ** 2 for k in biases)) if biases else math.nan
             deltas.append(delta if ordered and row.reads_a_layer and not cancelled else math.nan)
+        self._partly_frozen = partly  # (the latest step's: `notes`)
         output = self._spread(pending.activations.get(rows[-1]))
         first = first_in_order([(lay.index, lay.nonfinite_in) for lay in layers])
         batch = layers[-1].batch
-        judged = "update" if pending.optimizer in ADAPTIVE else "gradient"
+        judged = "update" if pending.adaptive else "gradient"
         return assess(
             layers, output[0], output[1], batch, first, pending.step, deltas, None,
             unit="step", judged_by=judged, optimizer=pending.optimizer, clip_scale=clip_scale,
@@ -1103,10 +1276,12 @@ class Recorder:
         gmax: list[float],
         weights: list[int],
         biases: list[int],
+        sizes: list[int],
+        n_params: int,
     ) -> LayerStats:
         row = rows[i]
-        size = sum(row_param.numel() for row_param in row.weights)
-        n_bias = sum(b.numel() for b in row.biases)
+        size = sum(sizes[k] for k in weights)
+        n_bias = sum(sizes[k] for k in biases)
         shape = row.shape
         n_out = int(shape[0]) if shape else 1
         g_l2 = math.sqrt(math.fsum(g2[k] ** 2 for k in weights))
@@ -1120,7 +1295,7 @@ class Recorder:
             is_output=i == len(rows) - 1,
             n_in=max(1, math.prod(shape) // max(n_out, 1)),
             n_out=n_out,
-            n_params=row.n_params,
+            n_params=n_params,
             batch=act["batch"],
             mean_abs=math.fsum(g1[k] for k in weights) / max(size, 1),
             max_abs=max((gmax[k] for k in weights), default=0.0),
@@ -1298,6 +1473,10 @@ class Recorder:
                     f"{row.name}: one tensor in {len(row.names)} modules ({', '.join(row.also)} "
                     f"is {row.params[0][0]}): one row."
                 )
+        self._flush()  # (the latest recorded step's frozen tensors)
+        lines += [
+            self._partly_frozen[row.name] for row in self._rows if row.name in self._partly_frozen
+        ]
         for row in self._rows:
             if row in self._unknown:
                 lines.append(
@@ -1423,8 +1602,16 @@ def _like(kept: list[torch.Tensor] | None, tensors: list[torch.Tensor]) -> bool:
 
 def _weight_positions(rows: list[Row]) -> list[int]:
     """Where the rows' weights are among their parameters (in the rows' order): Σ|g| and
-    max|g| are read of these alone."""
+    max|g| are read of these alone (and of the biases of a row whose weights alone are
+    frozen: its numbers are of its biases)."""
     weights = {id(w) for row in rows for w in row.weights}
+    weights |= {
+        id(b)
+        for row in rows
+        if not any(w.requires_grad for w in row.weights)
+        for b in row.biases
+        if b.requires_grad
+    }
     params = [p for row in rows for _, p in row.params]
     return [k for k, p in enumerate(params) if id(p) in weights]
 
@@ -1455,6 +1642,13 @@ def _ratio(top: float, bottom: float) -> float | None:
     if not (math.isfinite(top) and math.isfinite(bottom)) or bottom == 0:
         return None
     return top / bottom
+
+
+def _listed(names: list[str]) -> str:
+    """Row names, the first and last few of a long list."""
+    if len(names) <= 4:
+        return ", ".join(names)
+    return f"{', '.join(names[:2])}, …, {names[-1]} ({len(names)} rows)"
 
 
 def _share(part: int, whole: int) -> str:
