@@ -13,13 +13,14 @@ after the closure has run, not before.
 What: the activations come from forward hooks on the activation module that takes each
 row's output (by the tensor it is given, else by call order), or from the functional
 activation (`torch.relu(self.fc(x))`, any function of an op gradviz reads) that does, seen through a
-torch function mode on the forward passes of recorded steps; a row with none is read at
-its own output, as linear. Attention, RNNs and custom modules' own parameters are rows
-whose activations are not read (their output is not one layer's units), and under
-torch.compile no forward hook runs: the table and the verdict say what was not read, and
-no status rests on it. Frozen parameters (no gradient, or in no optimizer's groups) are
-their own status, out of the verdict. Under an adaptive optimizer (Adam, RMSprop, ...)
-the layers are compared by update:data, not by the raw gradient.
+torch function mode on the forward passes of recorded steps (not gradient checkpointing's
+recompute in the backward pass: neither the rows' order nor activations a second time); a
+row with none is read at its own output, as linear. Attention, RNNs and custom modules'
+own parameters are rows whose activations are not read (their output is not one layer's
+units), and under torch.compile no forward hook runs: the table and the verdict say what
+was not read, and no status rests on it. Frozen parameters (no gradient, or in no
+optimizer's groups) are their own status, out of the verdict. Under an adaptive optimizer
+(Adam, RMSprop, ...) the layers are compared by update:data, not by the raw gradient.
 
 Exact where it matters: every step, recorded or not, each gradient's sum says whether
 it holds a NaN/inf; the first step that holds one is recorded in full, whatever the
@@ -196,6 +197,13 @@ def _dense(t: torch.Tensor) -> torch.Tensor:
 
 def _compiling() -> bool:
     return torch.compiler.is_compiling()
+
+
+def _in_backward() -> bool:
+    """Whether the backward pass is running: a forward call now is gradient checkpointing's
+    recompute (torch.utils.checkpoint), a second run of a forward already seen, neither
+    the order of the rows nor more activations."""
+    return torch._C._current_graph_task_id() != -1
 
 
 class _Mode(TorchFunctionMode):
@@ -402,7 +410,7 @@ class Recorder:
             self._leave_mode()
 
     def _enter_mode(self, *_: object) -> None:
-        if _compiling() or self._mode is not None:
+        if _compiling() or self._mode is not None or _in_backward():
             return
         self._mode = _Mode(self)
         self._mode.__enter__()
@@ -468,6 +476,8 @@ class Recorder:
     def _observe(self, module: nn.Module, inputs: object, output: object) -> None:
         if _compiling() or not torch.is_grad_enabled():  # (an evaluation pass: not trained on)
             return
+        if _in_backward():  # (a checkpoint's recompute: this forward was seen)
+            return
         with torch._C.DisableTorchFunction():  # (our own sums: not the model's calls)
             self._observe_now(module, inputs, output)
 
@@ -515,7 +525,7 @@ class Recorder:
 
     def _functional(self, kind: str | None, func: object, x: object, result: object) -> None:
         """A functional activation applied to a row's output."""
-        if _compiling() or not torch.is_grad_enabled():
+        if _compiling() or not torch.is_grad_enabled() or _in_backward():
             return
         if not isinstance(x, torch.Tensor) or not isinstance(result, torch.Tensor):
             return
