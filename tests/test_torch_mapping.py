@@ -79,3 +79,44 @@ def test_a_checkpoints_recompute_is_not_a_forward_pass(reentrant: bool) -> None:
         assert layers[name].act_std == pytest.approx(float(a.std(correction=0)), rel=1e-9)
     for name in {"blk.0", "blk.2"} - set(read):
         assert layers[name].unread.startswith("activations")
+
+
+class Branch(nn.Module):
+    """inp → a or b (a on even steps, b on odd ones) → head: b is not called on step 0,
+    the step that maps the rows."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.inp = nn.Linear(6, 8, dtype=DT)
+        self.a = nn.Linear(8, 8, dtype=DT)
+        self.b = nn.Linear(8, 8, dtype=DT)
+        self.head = nn.Linear(8, 3, dtype=DT)
+
+    def forward(self, x, step):
+        branch = self.a if step % 2 == 0 else self.b
+        return self.head(torch.relu(branch(torch.relu(self.inp(x)))))
+
+
+def test_a_layer_not_called_on_the_mapping_step_is_not_the_output_layer() -> None:
+    """b, first called on step 1, is placed before head (the output layer), compared with
+    no other layer, and the notes say its place and its activation were not seen."""
+    torch.manual_seed(0)
+    model = Branch()
+    X, Y = torch.randn(8, 6, dtype=DT), torch.randint(0, 3, (8,))
+    rec, outputs = _trained(model, lambda step: F.cross_entropy(model(X, step), Y), steps=4)
+    history = rec.history()
+    assert len(history) == 4
+    for _, diagnosis in history:
+        layers = {lay.name: lay for lay in diagnosis.layers}
+        assert list(layers) == ["inp", "a", "b", "head"]
+        assert [lay.is_output for lay in layers.values()] == [False, False, False, True]
+        assert not layers["b"].compared and layers["b"].below is None
+        assert layers["b"].hop is None and layers["a"].hop is None  # (b's place not seen)
+    layers = {lay.name: lay for lay in history[-1][1].layers}  # (step 3: b called)
+    head = outputs["head"]
+    assert layers["head"].act_mean == pytest.approx(float(head.mean()), rel=1e-12)
+    assert layers["b"].rms == pytest.approx(float(model.b.weight.grad.pow(2).mean().sqrt()))
+    notes = rec.notes()
+    assert any(n.startswith("b: not called in the forward pass of step 0") for n in notes)
+    assert any("after layer b was not seen" in n for n in notes)
+    assert not any(n.startswith(("a:", "inp:", "head:")) for n in notes)

@@ -279,6 +279,8 @@ class Recorder:
         self._functional_source: dict[nn.Module, Row] = {}  # rows read at a function
         self._functional_rows: dict[int, Row] = {}  # id(a row's output) on this step
         self._into_norm: dict[Row, str] = {}  # rows whose output a norm takes: read there
+        self._unplaced: set[Row] = set()  # (once mapped) rows not used on the mapping step
+        self._mapped_at = 0  # the step mapped
         self._optimizer = optimizer
         self._manual = manual or optimizer is not None
         self._hooks: list[RemovableHandle] = []
@@ -673,9 +675,17 @@ class Recorder:
             return (1, self._rows.index(row))  # never used: after the others, module order
 
         rows = sorted(self._rows, key=first_use)
-        if last_called is not None and rows[-1] is not last_called and first_use(rows[-1])[0] == 0:
+        # rows not used on this step (a branch not taken): never the output layer; placed
+        # before it in the modules' order, their place uncertain (said, compared with none)
+        self._unplaced = {row for row in rows if first_use(row)[0] == 1}
+        self._mapped_at = self.steps
+        if last_called is not None and rows[-1] is not last_called:
             rows.remove(last_called)
             rows.append(last_called)
+        for row in self._unplaced:
+            self._unknown.setdefault(
+                row, f"was not seen ({row.name} not called at step {self.steps})"
+            )
         self._order(rows)
         # a layer whose output goes straight into a norm (a convolution into BatchNorm) is
         # read there: its own output's mean and spread would only be normalised away
@@ -1068,7 +1078,7 @@ class Recorder:
             stats.frozen = frozen
             # a norm's gain and shift (1-d) say nothing of a weight matrix's size; rows in
             # an order the forward pass was not seen to take are compared with nothing
-            stats.compared = ordered and row.main.dim() >= 2
+            stats.compared = ordered and row.main.dim() >= 2 and row not in self._unplaced
             if updates is not None and not frozen:
                 moved = math.sqrt(math.fsum(updates[k] ** 2 for k in weights))
                 stats.update_data = _ratio(moved, math.sqrt(math.fsum(w2[k] ** 2 for k in weights)))
@@ -1081,7 +1091,8 @@ class Recorder:
             following = rows[i + 1] if i + 1 < len(rows) else None
             cancelled = following is not None and isinstance(following.module, NORMS)
             delta = math.sqrt(math.fsum(g2[k] ** 2 for k in biases)) if biases else math.nan
-            deltas.append(delta if ordered and row.reads_a_layer and not cancelled else math.nan)
+            placed = ordered and row not in self._unplaced
+            deltas.append(delta if placed and row.reads_a_layer and not cancelled else math.nan)
         output = self._spread(pending.activations.get(rows[-1]))
         first = first_in_order([(lay.index, lay.nonfinite_in) for lay in layers])
         batch = layers[-1].batch
@@ -1312,6 +1323,14 @@ class Recorder:
                     "layer is compared with another (no vanishing or weak status, no hop)."
                 )
         else:
+            if self._unplaced:
+                names = ", ".join(row.name for row in self._rows if row in self._unplaced)
+                lines.append(
+                    f"{names}: not called in the forward pass of step {self._mapped_at}, which "
+                    "gave the rows' order: placed before the output layer (in the modules' "
+                    "order), a place not seen, so compared with no other layer (no vanishing "
+                    "or weak status, no hop)."
+                )
             other = [row for row in self._rows if row.units is None]
             if other:
                 kinds = ", ".join(dict.fromkeys(row.kind for row in other))
