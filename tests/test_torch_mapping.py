@@ -120,3 +120,50 @@ def test_a_layer_not_called_on_the_mapping_step_is_not_the_output_layer() -> Non
     assert any(n.startswith("b: not called in the forward pass of step 0") for n in notes)
     assert any("after layer b was not seen" in n for n in notes)
     assert not any(n.startswith(("a:", "inp:", "head:")) for n in notes)
+
+
+class InPlace(nn.Module):
+    """Activations as in-place tensor methods and functions: a.relu_(), b.sigmoid_(),
+    torch.tanh_, then F.elu(inplace=True), whose slope needs the input it overwrites."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.a, self.b, self.c, self.d = (
+            nn.Linear(4 if i == 0 else 8, 8, dtype=DT) for i in range(4)
+        )
+        self.head = nn.Linear(8, 1, dtype=DT)
+        with torch.no_grad():
+            self.a.bias[:4] = -50.0  # units 0-3 below 0 for every sample: dead
+
+    def forward(self, x):
+        x = self.a(x).relu_()
+        x = self.b(x).sigmoid_()
+        x = torch.tanh_(self.c(x))
+        x = F.elu(self.d(x), inplace=True)
+        return self.head(x)
+
+
+def test_in_place_activations_are_read_as_their_op_or_said() -> None:
+    """relu_, sigmoid_ and tanh_ are read off their outputs, as their modules are; an
+    in-place elu has lost the input its slope needs: read as linear, and said."""
+    torch.manual_seed(0)
+    model = InPlace()
+    X, Y = torch.rand(32, 4, dtype=DT), torch.rand(32, 1, dtype=DT)
+    rec, outputs = _trained(model, lambda _: F.mse_loss(model(X), Y))
+    layers = {lay.name: lay for lay in rec.diagnosis().layers}
+    assert {name: lay.activation for name, lay in layers.items()} == {
+        "a": "relu", "b": "sigmoid", "c": "tanh", "d": "linear", "head": "linear",
+    }  # fmt: skip
+    relu = torch.relu(outputs["a"])  # (the hook's copy is the layer's output, before relu_)
+    assert layers["a"].dead_units == int((relu == 0).all(0).sum()) == 4
+    assert layers["a"].mean_slope == pytest.approx(float((relu > 0).double().mean()), rel=1e-12)
+    assert layers["a"].status == "dead"
+    for name, f in (("b", torch.sigmoid), ("c", torch.tanh)):
+        a = f(outputs[name])
+        assert layers[name].act_mean == pytest.approx(float(a.mean()), rel=1e-12)
+        slope = a * (1 - a) if name == "b" else 1 - a * a
+        assert layers[name].mean_slope == pytest.approx(float(slope.mean()), rel=1e-9)
+    assert layers["d"].act_mean == pytest.approx(float(outputs["d"].mean()), rel=1e-12)
+    notes = rec.notes()
+    assert any("after layer d (elu) works in place" in n for n in notes)
+    assert not any("layer a" in n or "layer b" in n or "layer c" in n for n in notes)

@@ -539,6 +539,11 @@ class Recorder:
             if kind is None:
                 self._unknown.setdefault(row, f"({name}) is unknown to gradviz")
                 return
+            if result is x and kind not in FROM_OUTPUTS:  # (in place: x is its output now)
+                self._unknown.setdefault(
+                    row, f"({name}) works in place, its input gone before it is read"
+                )
+                return
             self._collect((row, "functional", kind), row, kind, x, result, per_unit=True)
             return
         row = self._functional_rows.get(id(x))
