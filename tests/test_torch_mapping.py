@@ -6,6 +6,8 @@ number is checked against what the test reads off the tensors itself."""
 
 from __future__ import annotations
 
+import io
+
 import pytest
 from torch_support import require_torch
 
@@ -15,6 +17,7 @@ F = torch.nn.functional
 
 from torch.utils.checkpoint import checkpoint  # noqa: E402
 
+from gradviz.render.page_plots import grads_svg  # noqa: E402
 from gradviz.torch import watch  # noqa: E402
 
 DT = torch.float64
@@ -44,8 +47,9 @@ def _trained(model: nn.Module, loss_of, steps: int = 2):
     rec = watch(model, every=1, optimizer=optimizer)
     outputs: dict[str, torch.Tensor] = {}
 
-    def keep(name: str, output: torch.Tensor) -> None:
-        outputs.setdefault(name, output.detach().clone())
+    def keep(name: str, output: object) -> None:
+        if isinstance(output, torch.Tensor):
+            outputs.setdefault(name, output.detach().clone())
 
     for name, module in model.named_modules():
         module.register_forward_hook(lambda m, i, o, name=name: keep(name, o))
@@ -167,3 +171,24 @@ def test_in_place_activations_are_read_as_their_op_or_said() -> None:
     notes = rec.notes()
     assert any("after layer d (elu) works in place" in n for n in notes)
     assert not any("layer a" in n or "layer b" in n or "layer c" in n for n in notes)
+
+
+def test_a_row_whose_activations_were_not_read_is_named_so_everywhere() -> None:
+    """An RNN's row: "?" in the table's act column, in the heat map's label and in the
+    page's plot (not "linear", the recorder's placeholder), and "the RNN's output" said."""
+    torch.manual_seed(0)
+    rnn, head = nn.RNN(4, 8, batch_first=True, dtype=DT), nn.Linear(8, 2, dtype=DT)
+    model = nn.ModuleDict({"rnn": rnn, "head": head})
+    X, Y = torch.randn(8, 5, 4, dtype=DT), torch.randint(0, 2, (8,))
+    rec, _ = _trained(model, lambda _: F.cross_entropy(head(rnn(X)[0][:, -1]), Y))
+    rows = {lay.name: lay for lay in rec.diagnosis().layers}
+    assert rows["rnn.l0"].unread == "activations: the RNN's output is not one layer's units"
+    out = io.StringIO()
+    rec.table(file=out, width=160)
+    lines = out.getvalue().splitlines()
+    heat = lines[next(i for i, line in enumerate(lines) if "rms gradient over training" in line) :]
+    labels = {line.split()[0]: line.split()[1] for line in heat[2:4]}
+    assert labels == {"rnn.l0": "?", "head": "linear"}
+    assert next(line for line in lines if line.startswith("rnn.l0")).split()[1] == "?"
+    svg = grads_svg(rec.diagnosis(), rec.history())
+    assert ">rnn.l0 ?<" in svg and ">head linear<" in svg and "rnn.l0 linear" not in svg

@@ -1168,7 +1168,7 @@ class Recorder:
         if pending.unread is not None:
             return missing, f"activations: {pending.unread}"
         if row.units is None:
-            return missing, f"activations: a {row.kind}'s output is not one layer's units"
+            return missing, f"activations: the {row.kind}'s output is not one layer's units"
         if row in self._into_norm:
             return missing, f"activations: read at {self._into_norm[row]}, the norm that follows"
         if acts is None or acts.rows == 0:
