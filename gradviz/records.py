@@ -79,6 +79,17 @@ class LayerStats:
                 del data[key]
         return json_safe(data)  # type: ignore[return-value]
 
+    @property
+    def activations_unread(self) -> bool:
+        """Whether a recorder could not read its activations (`unread` says why)."""
+        return self.unread is not None and self.unread.startswith("activations")
+
+    @property
+    def activation_shown(self) -> str:
+        """Its activation as tables and plots name it: "?" where it was not read, not a
+        name that looks measured ("linear" is a recorder's placeholder there)."""
+        return "?" if self.activations_unread else self.activation
+
 
 @dataclass
 class Diagnosis:

@@ -136,7 +136,7 @@ _RIGHT = {name for name, right, _, _ in _COLUMNS if right}
 
 
 def _cell(layer: LayerStats, name: str, cell: Callable[[LayerStats], Text]) -> Text:
-    unread = layer.unread is not None and layer.unread.startswith("activations")
+    unread = layer.activations_unread
     return Text("?", style="dim") if unread and name in _ACTIVATION_COLUMNS else cell(layer)
 
 
@@ -265,7 +265,7 @@ def heat_map(snapshots: History) -> RenderableType:
     finite = [v for row in rows for i in picks if (v := row[i]) > 0 and math.isfinite(v)]
     lo, hi = (math.log10(min(finite)), math.log10(max(finite))) if finite else (0.0, 0.0)
     span = max(hi - lo, 1e-12)
-    acts = {layer.name: layer.activation for layer in snapshots[-1][1].layers}
+    acts = {layer.name: layer.activation_shown for layer in snapshots[-1][1].layers}
     labels = [f"{layer_label(n)} {acts.get(n, '')}" for n in names]
     label_width = max(cell_len(label) for label in labels)
     scale = f"   log scale: ▁ {fmt(10**lo, 2)} … █ {fmt(10**hi, 2)}"

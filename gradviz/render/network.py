@@ -191,8 +191,9 @@ def recorded_layer_diagram(layer_names: Sequence[str], diagnosis: Diagnosis) -> 
     nodes = [_group_node("inputs", ())]
     for name, stats in zip(layer_names, diagnosis.layers, strict=True):
         rel = fmt(stats.rel) if stats.rel is not None else "—"
+        act = "units (activation not read)" if stats.activations_unread else stats.activation
         lines = (
-            f"{stats.n_out} {stats.activation}, {stats.n_params} params",
+            f"{stats.n_out} {act}, {stats.n_params} params",
             f"max {fmt(stats.max_abs)}  rel {rel}",
             f"status {stats.status}",
         )

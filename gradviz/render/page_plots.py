@@ -421,7 +421,7 @@ def grads_svg(
     layers = diagnosis.layers
     heat, epochs, rows, finite = looks.grad_rows(diagnosis, snapshots)
     lo, hi = decades(min(finite), max(finite)) if finite else (1e-8, 1.0)
-    names_shown = [_clip(f"{lay.name} {lay.activation}", 24) for lay in layers]
+    names_shown = [_clip(f"{lay.name} {lay.activation_shown}", 24) for lay in layers]
     label_w = max((text_width(s, 11) for s in names_shown), default=40)
     bar_left = 12 + min(label_w, 170)
     bar_w = 190 if heat else 380

@@ -145,7 +145,8 @@ def grads_plot(
     bars.set(xscale="log", xlim=(lo, hi))
     bars.xaxis.set_major_locator(LogLocator(numticks=6))  # room for every 10⁻ⁿ label
     unicode_log_labels(bars.xaxis)
-    bars.set_yticks(y, [plain(f"{looks.clip(lay.name, 40)} {lay.activation}") for lay in layers])
+    names = [plain(f"{looks.clip(lay.name, 40)} {lay.activation_shown}") for lay in layers]
+    bars.set_yticks(y, names)
     bars.set_ylim(n - 0.5, -0.5)  # L1 at the top, as in the table
     bars.set_xlabel(looks.RMS_AXIS)
     bars.set_title(looks.NOW, loc="left")

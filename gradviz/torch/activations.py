@@ -6,6 +6,7 @@ the device. Shared by `watch` (what it reads after each layer) and `convert` (bo
 
 from __future__ import annotations
 
+import itertools
 import math
 import re
 from collections.abc import Callable
@@ -44,12 +45,13 @@ _EXACTLY: dict[str, dict[str, object]] = {
 
 # The functions (and tensor methods) that apply an activation, for one applied to a
 # layer's output without a module (`torch.relu(self.fc(x))`, TransformerEncoderLayer's
-# default relu): each with what tells, from its arguments, the op row it computes exactly
-# (None: another activation, or the same one with other parameters).
+# default relu, `x.relu_()`): each with what tells, from its arguments, the op row it
+# computes exactly (None: another activation, or the same one with other parameters).
 def _functional_activations() -> dict[Callable[..., Any], Callable[..., str | None]]:
     """Each op row a module computes, by its functions: `F.<op>`, and `torch.<op>` and
-    `Tensor.<op>` where torch has them, each with a check of its arguments against the
-    parameters the module is checked against (`_EXACTLY`)."""
+    `Tensor.<op>` where torch has them, and their in-place forms (`F.elu_`, `x.relu_()`),
+    each with a check of its arguments against the parameters the module is checked
+    against (`_EXACTLY`)."""
     found: dict[Callable[..., Any], Callable[..., str | None]] = {}
     for kind in ACTIVATION_MODULES.values():
         wanted = _EXACTLY.get(kind, {})
@@ -61,12 +63,14 @@ def _functional_activations() -> dict[Callable[..., Any], Callable[..., str | No
             given |= kwargs
             return kind if all(given.get(k) == v for k, v in wanted.items()) else None
 
-        for home in (F, torch, torch.Tensor):
-            function = getattr(home, kind, None)
+        for home, name in itertools.product((F, torch, torch.Tensor), (kind, f"{kind}_")):
+            function = getattr(home, name, None)
             if function is not None:
                 found[function] = check
-    for name in _OTHERS:  # activations gradviz does not know: said, and read as linear
-        found[getattr(F, name)] = lambda *args, **kwargs: None
+    for home, name in itertools.product((F, torch), _OTHERS):  # (gradviz does not know
+        for function in (getattr(home, name, None), getattr(home, f"{name}_", None)):  # them)
+            if function is not None:
+                found[function] = lambda *args, **kwargs: None
     return found
 
 
@@ -79,7 +83,7 @@ _ARGUMENTS: dict[str, tuple[tuple[str, object], ...]] = {
 }
 _OTHERS = (
     "hardtanh", "relu6", "mish", "selu", "celu", "softsign", "logsigmoid", "hardswish",
-    "hardsigmoid", "prelu", "rrelu", "glu", "tanhshrink",
+    "hardsigmoid", "prelu", "rrelu", "glu", "tanhshrink", "threshold",
 )  # fmt: skip
 FUNCTIONAL = _functional_activations()
 

@@ -16,14 +16,16 @@ after the closure has run, not before.
 What: the activations come from forward hooks on the activation module that takes each
 row's output (by the tensor it is given, else by call order), or from the functional
 activation (`torch.relu(self.fc(x))`, any function of an op gradviz reads) that does, seen through a
-torch function mode on the forward passes of recorded steps; a row with none is read at
-its own output, as linear. Attention, RNNs and custom modules' own parameters are rows
-whose activations are not read (their output is not one layer's units), and under
-torch.compile no forward hook runs: the table and the verdict say what was not read, and
-no status rests on it. Frozen parameters (no gradient, or in the groups of none of the
-optimizers seen stepping the model) are their own status, out of the verdict; a row partly
-frozen says which tensors are, and its numbers are of the trained ones. Under an adaptive
-optimizer (Adam, RMSprop, ...) the layers are compared by update:data, not by the raw gradient.
+torch function mode on the forward passes of recorded steps (not gradient checkpointing's
+recompute in the backward pass: neither the rows' order nor activations a second time); a
+row with none is read at its own output, as linear. Attention, RNNs and custom modules'
+own parameters are rows whose activations are not read (their output is not one layer's
+units), and under torch.compile no forward hook runs: the table and the verdict say what
+was not read, and no status rests on it. Frozen parameters (no gradient, or in the groups
+of none of the optimizers seen stepping the model) are their own status, out of the
+verdict; a row partly frozen says which tensors are, and its numbers are of the trained
+ones. Under an adaptive optimizer (Adam, RMSprop, ...) the layers are compared by
+update:data, not by the raw gradient.
 
 Exact where it matters: every step, recorded or not, each gradient's sum says whether
 it holds a NaN/inf; the first step that holds one is recorded in full, whatever the
@@ -208,6 +210,13 @@ def _compiling() -> bool:
     return torch.compiler.is_compiling()
 
 
+def _in_backward() -> bool:
+    """Whether the backward pass is running: a forward call now is gradient checkpointing's
+    recompute (torch.utils.checkpoint), a second run of a forward already seen, neither
+    the order of the rows nor more activations."""
+    return torch._C._current_graph_task_id() != -1
+
+
 class _Mode(TorchFunctionMode):
     """Sees the forward pass's torch calls: which parameters each call uses (their order
     gives the rows' order), and the functional activations (their statistics)."""
@@ -281,6 +290,8 @@ class Recorder:
         self._functional_source: dict[nn.Module, Row] = {}  # rows read at a function
         self._functional_rows: dict[int, Row] = {}  # id(a row's output) on this step
         self._into_norm: dict[Row, str] = {}  # rows whose output a norm takes: read there
+        self._unplaced: set[Row] = set()  # (once mapped) rows not used on the mapping step
+        self._mapped_at = 0  # the step mapped
         self._optimizer = optimizer
         self._manual = manual or optimizer is not None
         self._hooks: list[RemovableHandle] = []
@@ -504,7 +515,7 @@ class Recorder:
             self._leave_mode()
 
     def _enter_mode(self, *_: object) -> None:
-        if _compiling() or self._mode is not None:
+        if _compiling() or self._mode is not None or _in_backward():
             return
         self._mode = _Mode(self)
         self._mode.__enter__()
@@ -559,6 +570,8 @@ class Recorder:
     def _observe(self, module: nn.Module, inputs: object, output: object) -> None:
         if _compiling() or not torch.is_grad_enabled():  # (an evaluation pass: not trained on)
             return
+        if _in_backward():  # (a checkpoint's recompute: this forward was seen)
+            return
         with torch._C.DisableTorchFunction():  # (our own sums: not the model's calls)
             self._observe_now(module, inputs, output)
 
@@ -606,7 +619,7 @@ class Recorder:
 
     def _functional(self, kind: str | None, func: object, x: object, result: object) -> None:
         """A functional activation applied to a row's output."""
-        if _compiling() or not torch.is_grad_enabled():
+        if _compiling() or not torch.is_grad_enabled() or _in_backward():
             return
         if not isinstance(x, torch.Tensor) or not isinstance(result, torch.Tensor):
             return
@@ -617,6 +630,11 @@ class Recorder:
             name = getattr(func, "__name__", repr(func))
             if kind is None:
                 self._unknown.setdefault(row, f"({name}) is unknown to gradviz")
+                return
+            if result is x and kind not in FROM_OUTPUTS:  # (in place: x is its output now)
+                self._unknown.setdefault(
+                    row, f"({name}) works in place, its input gone before it is read"
+                )
                 return
             self._collect((row, "functional", kind), row, kind, x, result, per_unit=True)
             return
@@ -754,9 +772,17 @@ class Recorder:
             return (1, self._rows.index(row))  # never used: after the others, module order
 
         rows = sorted(self._rows, key=first_use)
-        if last_called is not None and rows[-1] is not last_called and first_use(rows[-1])[0] == 0:
+        # rows not used on this step (a branch not taken): never the output layer; placed
+        # before it in the modules' order, their place uncertain (said, compared with none)
+        self._unplaced = {row for row in rows if first_use(row)[0] == 1}
+        self._mapped_at = self.steps
+        if last_called is not None and rows[-1] is not last_called:
             rows.remove(last_called)
             rows.append(last_called)
+        for row in self._unplaced:
+            self._unknown.setdefault(
+                row, f"was not seen ({row.name} not called at step {self.steps})"
+            )
         self._order(rows)
         # a layer whose output goes straight into a norm (a convolution into BatchNorm) is
         # read there: its own output's mean and spread would only be normalised away
@@ -1234,7 +1260,7 @@ class Recorder:
             stats.frozen = frozen
             # a norm's gain and shift (1-d) say nothing of a weight matrix's size; rows in
             # an order the forward pass was not seen to take are compared with nothing
-            stats.compared = ordered and row.main.dim() >= 2
+            stats.compared = ordered and row.main.dim() >= 2 and row not in self._unplaced
             if part and not frozen and not set(weights) <= set(positions):  # (biases alone)
                 stats.mean_abs = stats.max_abs = math.nan  # (Σ|g|, max|g|: of weights alone)
                 stats.compared = False  # (a bias's gradient is not a weight matrix's)
@@ -1254,7 +1280,8 @@ class Recorder:
             following = rows[i + 1] if i + 1 < len(rows) else None
             cancelled = following is not None and isinstance(following.module, NORMS)
             delta = math.sqrt(math.fsum(g2[k] ** 2 for k in biases)) if biases else math.nan
-            deltas.append(delta if ordered and row.reads_a_layer and not cancelled else math.nan)
+            placed = ordered and row not in self._unplaced
+            deltas.append(delta if placed and row.reads_a_layer and not cancelled else math.nan)
         self._partly_frozen = partly  # (the latest step's: `notes`)
         output = self._spread(pending.activations.get(rows[-1]))
         first = first_in_order([(lay.index, lay.nonfinite_in) for lay in layers])
@@ -1328,7 +1355,7 @@ class Recorder:
         if pending.unread is not None:
             return missing, f"activations: {pending.unread}"
         if row.units is None:
-            return missing, f"activations: a {row.kind}'s output is not one layer's units"
+            return missing, f"activations: the {row.kind}'s output is not one layer's units"
         if row in self._into_norm:
             return missing, f"activations: read at {self._into_norm[row]}, the norm that follows"
         if acts is None or acts.rows == 0:
@@ -1494,6 +1521,14 @@ class Recorder:
                     "layer is compared with another (no vanishing or weak status, no hop)."
                 )
         else:
+            if self._unplaced:
+                names = ", ".join(row.name for row in self._rows if row in self._unplaced)
+                lines.append(
+                    f"{names}: not called in the forward pass of step {self._mapped_at}, which "
+                    "gave the rows' order: placed before the output layer (in the modules' "
+                    "order), a place not seen, so compared with no other layer (no vanishing "
+                    "or weak status, no hop)."
+                )
             other = [row for row in self._rows if row.units is None]
             if other:
                 kinds = ", ".join(dict.fromkeys(row.kind for row in other))
