@@ -859,6 +859,15 @@ def _nan_sentence(d: Diagnosis, epoch: int | None) -> str | None:
         when = "" if epoch is None else f" at step {epoch}"
     else:
         when = {None: "", 0: " at initialisation"}.get(epoch, f" by the end of epoch {epoch}")
+    # a layer before it whose outputs were not read (an RNN's, attention's) may have made
+    # the first NaN/inf: then the place is where it was first seen, not where it began
+    unread = [lay.name for lay in d.layers if lay.index < index and lay.activations_unread]
+    if what in ("activations", "pre-activations") and unread:
+        return (
+            f"NaN/inf first seen in layer {name} (its {what}){when}; it may have begun before, "
+            f"in {', '.join(unread)}, whose outputs were not read: lower the learning rate, "
+            "clip gradients, and check the inputs for NaN or huge values."
+        )
     return (
         f"NaN/inf first appeared in layer {name} (its {what}){when}: lower the learning rate, "
         "clip gradients, and check the inputs for NaN or huge values."

@@ -194,3 +194,41 @@ def test_a_branch_used_on_some_steps_is_not_getting_no_gradient() -> None:
     assert not any("no gradient at all" in line for line in lines), lines
     assert any(line.startswith(f"a received gradient on {got} of the 4 recorded steps")
                for line in lines), lines  # fmt: skip
+
+
+def test_a_nan_first_seen_after_an_unread_layer_says_it_may_have_begun_there() -> None:
+    """An exploding ReLU RNN (W_hh = 3·I): its hidden state is inf at step 1, but an RNN's
+    outputs are not read, so the first place gradviz sees one is the head's input; the
+    verdict names the head as where it was seen and the RNN as where it may have begun."""
+
+    class Net(nn.Module):
+        def __init__(self) -> None:
+            super().__init__()
+            self.rnn = nn.RNN(4, 16, nonlinearity="relu", batch_first=True)
+            self.head = nn.Linear(16, 3)
+            with torch.no_grad():
+                self.rnn.weight_hh_l0.copy_(torch.eye(16) * 3.0)
+
+        def forward(self, x):
+            _, h = self.rnn(x)
+            self.last_h = h
+            return self.head(h[-1])
+
+    torch.manual_seed(0)
+    g = torch.Generator().manual_seed(1)
+    net, X, Y = Net(), torch.rand(8, 12, 4, generator=g), torch.randint(0, 3, (8,), generator=g)
+    opt = torch.optim.SGD(net.parameters(), lr=0.1)
+    rec = watch(net, every=1)
+    first_bad = None
+    for step in range(3):
+        opt.zero_grad()
+        nn.functional.cross_entropy(net(X), Y).backward()
+        if first_bad is None and not net.last_h.isfinite().all():
+            first_bad = step  # the RNN's own output, read by the test
+        opt.step()
+    assert first_bad == 1
+    lines = [line for line in verdict(rec.diagnosis(), rec.history()) if "NaN/inf" in line]
+    assert lines and lines[0].startswith(
+        "NaN/inf first seen in layer head (its pre-activations) at step 1; it may have begun "
+        "before, in rnn.l0, whose outputs were not read"
+    )
