@@ -8,6 +8,7 @@ import json
 import xml.etree.ElementTree as ET
 
 import pytest
+from graphviz_support import needs_system_dot
 from torch_support import require_torch
 
 torch = require_torch()
@@ -309,3 +310,48 @@ def test_every_parameter_at_the_op_level_against_its_own_grad(name: str) -> None
             assert describe(p, "data") in node.extra_lines
             assert describe(p.grad, "grad") in node.extra_lines
             assert node.grad_rms == pytest.approx(_rms(p.grad), rel=1e-12)
+
+
+def _vit():
+    """A tiny ViT: 4×4 patches of an 8×8 image, a class token, one pre-norm encoder layer."""
+    torch.manual_seed(0)
+    nn = torch.nn
+
+    class ViT(nn.Module):
+        def __init__(self) -> None:
+            super().__init__()
+            self.patch = nn.Conv2d(3, 16, 4, stride=4)
+            self.cls = nn.Parameter(torch.zeros(1, 1, 16))
+            self.pos = nn.Parameter(torch.randn(1, 5, 16) * 0.02)
+            layer = nn.TransformerEncoderLayer(
+                16, 2, 32, dropout=0.0, batch_first=True, norm_first=True
+            )
+            self.enc = nn.TransformerEncoder(layer, 1, enable_nested_tensor=False)
+            self.head = nn.Linear(16, 3)
+
+        def forward(self, x):
+            p = self.patch(x).flatten(2).transpose(1, 2)
+            tokens = torch.cat([self.cls.expand(x.shape[0], -1, -1), p], 1) + self.pos
+            return self.head(self.enc(tokens)[:, 0])
+
+    net = ViT()
+    x, y = torch.randn(8, 3, 8, 8), torch.randint(0, 3, (8,))
+    return net, lambda: torch.nn.functional.cross_entropy(net(x), y)
+
+
+@pytest.mark.parametrize("program", [pytest.param("system", marks=needs_system_dot), "pure"])
+def test_a_vit_op_view_is_drawn_by_either_dot(program: str, monkeypatch) -> None:
+    """A ViT's op view has a path that leaves the encoder layer's frame and comes back (its
+    relu, then linear2's frame, then its residual add): both programs refused it ("lost n60
+    n64 edge"). It is drawn now, every edge of the diagram an edge of the SVG."""
+    net, loss_of = _vit()
+    with gt.record(net) as rec:
+        loss_of().backward()
+    d = rec.diagram(level="op")
+    layer = "enc.layers.0"
+    assert {n.cluster for n in d.nodes if n.op == "relu"} == {layer}
+    assert "enc.layers.0.linear2" in d.clusters
+    monkeypatch.setenv("GRADVIZ_DOT", program)
+    svg = ET.fromstring(render(d, "svg"))
+    drawn = [g for g in svg.iter("{http://www.w3.org/2000/svg}g") if g.get("class") == "edge"]
+    assert len(drawn) == len(d.edges)
