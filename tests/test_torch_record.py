@@ -355,3 +355,41 @@ def test_a_vit_op_view_is_drawn_by_either_dot(program: str, monkeypatch) -> None
     svg = ET.fromstring(render(d, "svg"))
     drawn = [g for g in svg.iter("{http://www.w3.org/2000/svg}g") if g.get("class") == "edge"]
     assert len(drawn) == len(d.edges)
+
+
+def test_a_checkpointed_block_is_drawn_once_with_its_forward_values() -> None:
+    """torch.utils.checkpoint (non-reentrant) recomputes the block in backward(), under
+    hooks that unpack each saved tensor once: the recording neither unpacks them (it
+    raised "dictionary changed size during iteration", then checkpoint's own error) nor
+    records the recomputation. Each op shows the forward's value and its gradient, as a
+    forward hook (its first call) and retain_grad() see them; each module once."""
+    from torch.utils.checkpoint import checkpoint
+
+    torch.manual_seed(0)
+    nn = torch.nn
+    net = nn.ModuleDict({"blk": nn.Sequential(nn.Linear(8, 8), nn.ReLU(), nn.Linear(8, 8))})
+    x = torch.randn(4, 8)
+    outputs = {}
+
+    def keep(module, args, out, name):
+        if name not in outputs:  # (the second call is checkpoint's recomputation)
+            out.retain_grad()
+            outputs[name] = out
+
+    handles = [
+        net.blk[k].register_forward_hook(lambda m, a, o, k=k: keep(m, a, o, f"blk.{k}"))
+        for k in range(3)
+    ]
+    with gt.record(net) as rec:
+        checkpoint(net.blk, x, use_reentrant=False).pow(2).mean().backward()
+    for h in handles:
+        h.remove()
+    assert [c.path for c in rec.calls] == ["blk", "blk.0", "blk.1", "blk.2"]
+    ops = rec.diagram(level="op").nodes
+    for op, name in (("relu", "blk.1"), ("addmm", "blk.0"), ("addmm", "blk.2")):
+        (node,) = [n for n in ops if n.op == op and n.cluster == name]
+        assert describe(outputs[name], "data") in node.extra_lines
+        assert describe(outputs[name].grad, "grad") in node.extra_lines
+        assert "saved for backward" not in node.detail  # (checkpoint's: not unpacked)
+    boxes = [n.label for n in rec.diagram().nodes if n.id.startswith("m")]
+    assert boxes == ["blk.0 Linear", "blk.1 ReLU", "blk.2 Linear"]

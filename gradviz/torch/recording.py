@@ -17,7 +17,11 @@ Three of PyTorch's own hooks, each doing one thing:
 - global module forward hooks say which module (by its path in the model, `1.self_attn`)
   each op ran in, and each module call's input and output tensors.
 When the backward pass starts, each node's saved-for-backward tensors are measured
-(bytes, each storage counted once per node): they are freed as it runs.
+(bytes, each storage counted once per node): they are freed as it runs. Tensors packed
+by saved-tensor hooks (`torch.utils.checkpoint`, offloading) are not measured: reading
+them would run the hook. Gradient checkpointing's recomputation in the backward pass (a
+module's forward there, or ops under checkpoint's hooks) is not recorded: the forward
+pass's ops and values are the ones drawn, once.
 
 Cost: every result and every gradient is kept alive until the recording is dropped (the
 activations' memory twice over), and each aten op pays a Python call (bench/README.md).
@@ -72,6 +76,7 @@ class Recording:
     _stack: list[int] = field(default_factory=list)
     _counts: dict[str, int] = field(default_factory=dict)
     _hooked: set[Any] = field(default_factory=set)
+    _replays: int = 0  # module calls open in checkpoint's recomputation (in backward())
 
     # -- reading ------------------------------------------------------------------------
 
@@ -147,7 +152,20 @@ class Recording:
             self._names[id(module)] = name
         return name
 
+    def replaying(self) -> bool:
+        """Whether an op runs in gradient checkpointing's recomputation: a forward pass
+        again inside backward(), in a module's forward or under checkpoint's hooks."""
+        if self._replays:
+            return True
+        return (
+            torch._C._current_graph_task_id() != -1
+            and torch._C._autograd._top_saved_tensors_default_hooks(False) is not None
+        )
+
     def _enter(self, module: nn.Module, args: tuple) -> None:
+        if self._replays or torch._C._current_graph_task_id() != -1:
+            self._replays += 1  # (no module runs its forward in backward() but to recompute)
+            return
         if self.model is None and not self._stack:
             self.model = module
         if not self._names and self.model is not None:
@@ -161,6 +179,9 @@ class Recording:
         self._stack.append(len(self.calls) - 1)
 
     def _exit(self, module: nn.Module, output: object) -> None:
+        if self._replays:
+            self._replays -= 1
+            return
         if not self._stack:
             return
         index = self._stack.pop()
@@ -196,17 +217,28 @@ class Recording:
         return hook
 
     def _measure_saved(self) -> None:
-        """Each kept node's saved-for-backward bytes, while they still exist."""
-        for fn in self.values:
-            self.saved_bytes[fn] = saved_bytes(fn)
+        """Each kept node's saved-for-backward bytes, while they still exist (those packed
+        by hooks are not measured)."""
+        for fn in list(self.values):  # (a snapshot: nothing measured may add to it)
+            size = saved_bytes(fn)
+            if size is not None:
+                self.saved_bytes[fn] = size
 
 
-def saved_bytes(fn: object) -> int:
+def saved_bytes(fn: object) -> int | None:
     """The bytes of the tensors autograd saved on `fn` for its backward (each storage
-    once); 0 once backward() has freed them."""
+    once); 0 once backward() has freed them; None when saved-tensor hooks packed them
+    (unpacking would run the hook: checkpoint's recomputation, which runs only once)."""
+    names = dir(fn)
+    for name in names:
+        if name.startswith("_raw_saved_"):
+            raw = getattr(fn, name)
+            for saved in raw if isinstance(raw, tuple | list) else (raw,):
+                if getattr(saved, "unpack_hook", None) is not None:
+                    return None
     seen: set[int] = set()
     total = 0
-    for name in dir(fn):
+    for name in names:
         if not name.startswith("_saved_"):
             continue
         try:
@@ -248,7 +280,8 @@ class _Mode(TorchDispatchMode):
         if recording._pending:
             recording._flush()
         out = func(*args, **(kwargs or {}))
-        if torch.is_grad_enabled():  # (off in backward(): its ops are not the model's)
+        # (off in backward(), whose ops are not the model's; on in checkpoint's recomputation)
+        if torch.is_grad_enabled() and not recording.replaying():
             # (autograd sets requires_grad and grad_fn above this level, after the op:
             # `_flush` keeps the results that got one)
             if isinstance(out, torch.Tensor):
