@@ -393,3 +393,42 @@ def test_a_checkpointed_block_is_drawn_once_with_its_forward_values() -> None:
         assert "saved for backward" not in node.detail  # (checkpoint's: not unpacked)
     boxes = [n.label for n in rec.diagram().nodes if n.id.startswith("m")]
     assert boxes == ["blk.0 Linear", "blk.1 ReLU", "blk.2 Linear"]
+
+
+def test_a_reentrant_checkpoint_is_one_node_naming_what_it_hides() -> None:
+    """checkpoint(use_reentrant=True) runs the block with gradients off: autograd's graph
+    has one CheckpointFunctionBackward node for it and none of its 144 parameters. The
+    node shows the block's output and ∂loss/∂output (as retain_grad() sees them) and says
+    what it hides; the module view draws the block as its box; every leaf the text's table
+    says is "(above)" is in the tree above (the ops under a node with no value were cut)."""
+    from torch.utils.checkpoint import checkpoint
+
+    torch.manual_seed(0)
+    nn = torch.nn
+    net = nn.ModuleDict(
+        {
+            "inp": nn.Linear(6, 8),
+            "blk": nn.Sequential(nn.Linear(8, 8), nn.ReLU(), nn.Linear(8, 8), nn.Tanh()),
+            "head": nn.Linear(8, 3),
+        }
+    )
+    x, y = torch.randn(8, 6), torch.tensor([0, 1, 2, 0, 1, 2, 0, 1])
+    with gt.record(net) as rec:
+        h = checkpoint(net.blk, torch.relu(net.inp(x)), use_reentrant=True)
+        h.retain_grad()
+        torch.nn.functional.cross_entropy(net.head(h), y).backward()
+    count = sum(p.numel() for p in net.blk.parameters())
+    assert count == 144
+    d = rec.diagram(level="op")
+    said = f"checkpointed: blk ({count} parameters), recomputed in backward"
+    (node,) = [n for n in d.nodes if said in n.extra_lines]
+    assert describe(h, "data") in node.extra_lines
+    assert describe(h.grad, "grad") in node.extra_lines
+    assert NOT_KEPT not in (d.title or "")
+    tree, table = to_text(d, width=200).split("\nleaf ")
+    for name in ("inp.weight", "inp.bias", "head.weight", "head.bias"):
+        assert name in tree and f"{name} " in table
+    blk_grads = torch.cat([p.grad.flatten() for p in net.blk.parameters()])
+    (box,) = [n for n in rec.diagram().nodes if n.label == "blk Sequential"]
+    assert f"params 144, grad rms {fmt(_rms(blk_grads))}" in box.extra_lines
+    assert "checkpointed: recomputed in backward" in box.extra_lines

@@ -94,6 +94,9 @@ SHAPE_OPS = frozenset(
 # The title's clause when some op's result is unknown (each clause is a line of the
 # picture's caption: short enough for an 800 px page).
 NOT_KEPT = "intermediate values were not kept (gradviz.torch.record keeps them)"
+# torch.utils.checkpoint(use_reentrant=True) runs its function with gradients off: autograd's
+# graph holds this one node in place of the function's ops, run again in backward()
+CHECKPOINT = "CheckpointFunctionBackward"
 FRONTIER_SHARE = 0.1
 
 Names = nn.Module | Mapping[str, torch.Tensor] | None
@@ -275,6 +278,25 @@ class _Source:
         if self.recording is None:
             return None
         return self.recording.saved_bytes.get(fn)
+
+
+def checkpointed(fn: object, recording: Recording | None) -> str | None:
+    """What a reentrant checkpoint's node stands for, the module it ran and its parameters
+    (none of them in autograd's graph): `checkpointed: blk (144 parameters), recomputed
+    in backward`; None for any other node."""
+    if type(fn).__name__ != CHECKPOINT:
+        return None
+    call = None if recording is None else recording.call_of(fn)
+    if call is None:  # (a function, or no recording: what it ran is unknown)
+        return "checkpointed: its ops are not in autograd's graph, recomputed in backward"
+    model, count = recording.model, ""
+    try:
+        module = model.get_submodule(call.path) if model is not None else None
+    except AttributeError:  # (a module outside the model)
+        module = None
+    if module is not None:
+        count = f" ({sum(p.numel() for p in module.parameters()):,} parameters)"
+    return f"checkpointed: {call.path or call.kind}{count}, recomputed in backward"
 
 
 def fold_label(op: str, value: torch.Tensor | None, output: int) -> str:
@@ -471,30 +493,27 @@ def _build(
         box = cut_to(where, depth)
         saved = source.saved(fn)
         value = source.value(fn)
+        hidden = checkpointed(fn, recording)
         if value is None:  # the op alone, named by its id
             target = f"{vid}_op"
             detail = type(fn).__name__ + (f" in {where}" if where else "")
             if saved is not None:
                 detail += f"\nsaved for backward: {_bytes(saved)}"
+            if hidden is not None:
+                detail += f"\n{hidden}"
             nodes.append(Node(target, "op", op, detail=detail, op=op, role="op"))
             missing += 1
         else:  # the op and its result as one node: the op's name, shape, data, grad
             target = vid
             grad = source.grad(fn) if backward_done else None
-            nodes.append(
-                result_node(
-                    vid,
-                    fn,
-                    op,
-                    value,
-                    grad,
-                    fn is root,
-                    where,
-                    saved,
-                    backward_done,
-                    source.summary,
-                )
+            node = result_node(
+                vid, fn, op, value, grad, fn is root, where, saved, backward_done, source.summary
             )
+            if hidden is not None:
+                node = replace(
+                    node, extra_lines=(*node.extra_lines, hidden), detail=_join(node.detail, hidden)
+                )
+            nodes.append(node)
         for index, (child, output) in enumerate(fn.next_functions):
             if child is None:
                 continue

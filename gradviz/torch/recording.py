@@ -186,7 +186,11 @@ class Recording:
             return
         index = self._stack.pop()
         self._flush()
-        self.calls[index].outputs = _tensors(output)
+        outputs = self.calls[index].outputs = _tensors(output)
+        # an output without an autograd node yet may get one when a custom autograd
+        # Function returns it (reentrant checkpoint runs the module so, gradients off):
+        # filed under this call at the next op, its value and gradient kept
+        self._pending += [(t, index) for t in outputs if t.grad_fn is None]
 
     def _result(self, tensor: torch.Tensor) -> None:
         self._pending.append((tensor, self._stack[-1] if self._stack else None))
@@ -239,7 +243,7 @@ def saved_bytes(fn: object) -> int | None:
     seen: set[int] = set()
     total = 0
     for name in names:
-        if not name.startswith("_saved_"):
+        if not name.startswith("_saved_") and name != "saved_tensors":  # (a custom Function)
             continue
         try:
             saved = getattr(fn, name)
