@@ -112,8 +112,10 @@ def test_every_op_of_an_mlp_against_a_forward_written_by_hand() -> None:
         assert node.grad_rms == pytest.approx(_rms(ref.grad), rel=1e-12)
     (out,) = [n for n in d.nodes if n.role == "output"]
     assert out.data == float(ref_loss.detach()) and out.grad == 1.0
-    # the transposes of the weights are not nodes: written on the edge into addmm
-    assert [e.label for e in d.edges if e.label] == ["t", "t"]
+    # the transposes of the weights are not nodes: written on the edge into addmm, with
+    # their shape (a weight's view has the weight's version, which init changed: it was
+    # called changed since, its alias's counter being its own)
+    assert [e.label for e in d.edges if e.label] == ["t 2×16", "t 16×1"]
     assert "t" not in {n.label for n in d.nodes}
     for name in ("0.weight", "2.bias"):
         leaf = next(n for n in d.nodes if n.label == name)
@@ -432,3 +434,35 @@ def test_a_reentrant_checkpoint_is_one_node_naming_what_it_hides() -> None:
     (box,) = [n for n in rec.diagram().nodes if n.label == "blk Sequential"]
     assert f"params 144, grad rms {fmt(_rms(blk_grads))}" in box.extra_lines
     assert "checkpointed: recomputed in backward" in box.extra_lines
+
+
+def test_a_result_changed_in_place_later_in_the_same_module_is_never_drawn_changed() -> None:
+    """Inside one module's forward, x·w then add_(1), then ·2 then tanh_: the two products
+    are overwritten (not kept, and said so), the sum and the tanh are drawn as computed
+    here. The kept tensor was a detached alias made inside the dispatch, whose version
+    counter was its own: the first product was drawn as the sum, the second as its tanh,
+    and the add_ and tanh_ results were called changed."""
+    nn = torch.nn
+
+    class M(nn.Module):
+        def __init__(self) -> None:
+            super().__init__()
+            self.w = nn.Parameter(torch.tensor([0.5, -1.0, 2.0]))
+
+        def forward(self, x):
+            a = x * self.w
+            a.add_(1.0)
+            b = a * 2.0
+            b.tanh_()
+            return b.sum()
+
+    net, x = M(), torch.tensor([1.0, 2.0, 3.0])
+    with gt.record(net) as rec:
+        net(x).backward()
+    d = rec.diagram(level="op")
+    total = x * net.w.detach() + 1.0
+    shown = {n.op: n.extra_lines for n in d.nodes if n.kind == "value" and n.op}
+    assert describe(total, "data") in shown["add"]
+    assert describe(torch.tanh(total * 2.0), "data") in shown["tanh"]
+    assert sorted(n.op for n in d.nodes if n.kind == "op") == ["mul", "mul"]
+    assert NOT_KEPT in (d.title or "")

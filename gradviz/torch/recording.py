@@ -64,7 +64,7 @@ class Recording:
     """What `record` kept: results and gradients by autograd node, and module calls."""
 
     model: nn.Module | None = None
-    # autograd node -> output number -> (the result, detached; its version when kept)
+    # autograd node -> output number -> (the result, detached once read; its version when kept)
     values: dict[Any, dict[int, tuple[torch.Tensor, int]]] = field(default_factory=dict)
     grads: dict[Any, tuple[torch.Tensor | None, ...]] = field(default_factory=dict)
     module_of: dict[Any, int] = field(default_factory=dict)  # node -> index into calls
@@ -83,11 +83,17 @@ class Recording:
     def value(self, fn: object, output: int = 0) -> torch.Tensor | None:
         """The result `fn` made (its output `output`), None when not kept or changed in
         place since."""
-        kept = self.values.get(fn, {}).get(output)
+        outputs = self.values.get(fn, {})
+        kept = outputs.get(output)
         if kept is None:
             return None
         tensor, version = kept
-        return tensor if tensor._version == version else None
+        if tensor._version != version:
+            return None
+        if tensor.requires_grad:  # (kept as made; detached once, here: see `_flush`)
+            tensor = tensor.detach()
+            outputs[output] = (tensor, version)
+        return tensor
 
     def grad(self, fn: object, output: int = 0) -> torch.Tensor | None:
         """∂loss/∂(the result `fn` made), None when backward() did not reach it."""
@@ -202,8 +208,11 @@ class Recording:
             fn = tensor.grad_fn
             if fn is None:
                 continue
+            # the tensor itself: one detached inside the dispatch would not share its
+            # version counter (autograd's keys are off there), and an in-place change
+            # after it would go unseen (the value drawn then was the changed one)
             outputs = self.values.setdefault(fn, {})
-            outputs[tensor.output_nr] = (tensor.detach(), tensor._version)
+            outputs[tensor.output_nr] = (tensor, tensor._version)
             if call is not None:
                 self.module_of.setdefault(fn, call)
             if fn not in self._hooked:
