@@ -20,7 +20,7 @@ from gradviz.numbers import fmt  # noqa: E402
 from gradviz.output import render  # noqa: E402
 from gradviz.render.diagram import preferred_rankdir  # noqa: E402
 from gradviz.torch.examples import MODELS  # noqa: E402
-from gradviz.torch.graph import FRONTIER, NOT_KEPT, describe  # noqa: E402
+from gradviz.torch.graph import FRONTIER, NOT_KEPT, SHAPE_OPS, describe  # noqa: E402
 
 
 def _rms(t) -> float:
@@ -436,6 +436,45 @@ def test_a_reentrant_checkpoint_is_one_node_naming_what_it_hides() -> None:
     assert "checkpointed: recomputed in backward" in box.extra_lines
 
 
+def test_a_recording_says_which_results_it_could_not_keep_and_why() -> None:
+    """A GRU cell on the CPU adds its gates in place, then applies sigmoid_ / tanh_ to the
+    sums (and mul_ then add_): those results are gone before backward. The title says how
+    many, of which ops, and why: the ops whose result an in-place op overwrote, found here
+    by watching them; it does not tell the user to record what is already a recording."""
+    from torch.utils._python_dispatch import TorchDispatchMode
+
+    writer: dict[int, tuple[str, torch.Tensor]] = {}  # id -> the op that last wrote it
+    changed: list[str] = []  # the ops whose result an in-place op then overwrote
+
+    class InPlace(TorchDispatchMode):
+        def __torch_dispatch__(self, func, types, args=(), kwargs=None):
+            name = func._schema.name.split("::")[-1]
+            if name.endswith("_") and id(args[0]) in writer:
+                changed.append(writer[id(args[0])][0])
+            out = func(*args, **(kwargs or {}))
+            for t in out if isinstance(out, tuple | list) else (out,):
+                if isinstance(t, torch.Tensor):  # (the tensor kept: its id is not reused)
+                    writer[id(t)] = (name.rstrip("_"), t)
+            return out
+
+    torch.manual_seed(0)
+    nn = torch.nn
+    net = nn.ModuleDict({"gru": nn.GRU(3, 4, batch_first=True), "head": nn.Linear(4, 2)})
+    x, y = torch.randn(2, 3, 3), torch.tensor([0, 1])
+    with InPlace():  # (a run of its own, the same ops)
+        net.gru(x)
+    with gt.record(net) as rec:
+        out, _ = net.gru(x)
+        torch.nn.functional.cross_entropy(net.head(out[:, -1]), y).backward()
+    d = rec.diagram(level="op")
+    unknown = sorted(n.op for n in d.nodes if n.kind == "op")
+    drawn = sorted(op for op in changed if op not in SHAPE_OPS)  # (shape ops: on edges)
+    assert unknown == drawn and {"add", "mul", "sub"} <= set(drawn)
+    title = d.title or ""
+    assert f"not kept: {len(drawn)} results changed in place by a later op (" in title
+    assert NOT_KEPT not in title and "gradviz.torch.record" not in title
+
+
 def test_a_result_changed_in_place_later_in_the_same_module_is_never_drawn_changed() -> None:
     """Inside one module's forward, x·w then add_(1), then ·2 then tanh_: the two products
     are overwritten (not kept, and said so), the sum and the tanh are drawn as computed
@@ -465,4 +504,4 @@ def test_a_result_changed_in_place_later_in_the_same_module_is_never_drawn_chang
     assert describe(total, "data") in shown["add"]
     assert describe(torch.tanh(total * 2.0), "data") in shown["tanh"]
     assert sorted(n.op for n in d.nodes if n.kind == "op") == ["mul", "mul"]
-    assert NOT_KEPT in (d.title or "")
+    assert "not kept: 2 results changed in place by a later op (mul)" in (d.title or "")

@@ -95,6 +95,12 @@ class Recording:
             outputs[output] = (tensor, version)
         return tensor
 
+    def changed_in_place(self, fn: object, output: int = 0) -> bool:
+        """Whether the result `fn` made was kept and an op has changed it in place since
+        (a GRU cell's `add_` then `sigmoid_`): why `value` is None."""
+        kept = self.values.get(fn, {}).get(output)
+        return kept is not None and kept[0]._version != kept[1]
+
     def grad(self, fn: object, output: int = 0) -> torch.Tensor | None:
         """∂loss/∂(the result `fn` made), None when backward() did not reach it."""
         grads = self.grads.get(fn)
