@@ -77,6 +77,8 @@ class Recording:
     _counts: dict[str, int] = field(default_factory=dict)
     _hooked: set[Any] = field(default_factory=set)
     _replays: int = 0  # module calls open in checkpoint's recomputation (in backward())
+    _packed: set[Any] = field(default_factory=set)  # nodes whose saved tensors hooks packed
+    _packed_pending: list[torch.Tensor] = field(default_factory=list)  # (their results)
 
     # -- reading ------------------------------------------------------------------------
 
@@ -164,16 +166,6 @@ class Recording:
             self._names[id(module)] = name
         return name
 
-    def replaying(self) -> bool:
-        """Whether an op runs in gradient checkpointing's recomputation: a forward pass
-        again inside backward(), in a module's forward or under checkpoint's hooks."""
-        if self._replays:
-            return True
-        return (
-            torch._C._current_graph_task_id() != -1
-            and torch._C._autograd._top_saved_tensors_default_hooks(False) is not None
-        )
-
     def _enter(self, module: nn.Module, args: tuple) -> None:
         if self._replays or torch._C._current_graph_task_id() != -1:
             self._replays += 1  # (no module runs its forward in backward() but to recompute)
@@ -203,6 +195,8 @@ class Recording:
         # Function returns it (reentrant checkpoint runs the module so, gradients off):
         # filed under this call at the next op, its value and gradient kept
         self._pending += [(t, index) for t in outputs if t.grad_fn is None]
+        if _hooks_on():
+            self._packed_pending += outputs
 
     def _result(self, tensor: torch.Tensor) -> None:
         self._pending.append((tensor, self._stack[-1] if self._stack else None))
@@ -225,6 +219,10 @@ class Recording:
                 self._hooked.add(fn)
                 fn.register_prehook(self._grad_hook(fn))
         self._pending.clear()
+        for tensor in self._packed_pending:
+            if tensor.grad_fn is not None:
+                self._packed.add(tensor.grad_fn)
+        self._packed_pending.clear()
 
     def _grad_hook(self, fn: object):
         def hook(grad_outputs: tuple[torch.Tensor | None, ...]) -> None:
@@ -236,28 +234,25 @@ class Recording:
         return hook
 
     def _measure_saved(self) -> None:
-        """Each kept node's saved-for-backward bytes, while they still exist (those packed
-        by hooks are not measured)."""
+        """Each kept node's saved-for-backward bytes, while they still exist; not those
+        saved-tensor hooks packed: unpacking would run the hook (checkpoint's
+        recomputation, which runs once)."""
         for fn in list(self.values):  # (a snapshot: nothing measured may add to it)
-            size = saved_bytes(fn)
-            if size is not None:
-                self.saved_bytes[fn] = size
+            if fn not in self._packed:
+                self.saved_bytes[fn] = saved_bytes(fn)
 
 
-def saved_bytes(fn: object) -> int | None:
+def _hooks_on() -> bool:
+    """Whether saved-tensor hooks (torch.autograd.graph.saved_tensors_hooks) are on."""
+    return torch._C._autograd._top_saved_tensors_default_hooks(False) is not None
+
+
+def saved_bytes(fn: object) -> int:
     """The bytes of the tensors autograd saved on `fn` for its backward (each storage
-    once); 0 once backward() has freed them; None when saved-tensor hooks packed them
-    (unpacking would run the hook: checkpoint's recomputation, which runs only once)."""
-    names = dir(fn)
-    for name in names:
-        if name.startswith("_raw_saved_"):
-            raw = getattr(fn, name)
-            for saved in raw if isinstance(raw, tuple | list) else (raw,):
-                if getattr(saved, "unpack_hook", None) is not None:
-                    return None
+    once); 0 once backward() has freed them."""
     seen: set[int] = set()
     total = 0
-    for name in names:
+    for name in dir(fn):
         if not name.startswith("_saved_") and name != "saved_tensors":  # (a custom Function)
             continue
         try:
@@ -299,16 +294,25 @@ class _Mode(TorchDispatchMode):
         if recording._pending:
             recording._flush()
         out = func(*args, **(kwargs or {}))
-        # (off in backward(), whose ops are not the model's; on in checkpoint's recomputation)
-        if torch.is_grad_enabled() and not recording.replaying():
-            # (autograd sets requires_grad and grad_fn above this level, after the op:
-            # `_flush` keeps the results that got one)
-            if isinstance(out, torch.Tensor):
-                recording._result(out)
-            elif isinstance(out, tuple | list):
-                for t in out:
-                    if isinstance(t, torch.Tensor):
-                        recording._result(t)
+        # (off in backward(), whose ops are not the model's; on in checkpoint's
+        # recomputation there, not recorded: in a module's forward, or under its hooks)
+        if not torch.is_grad_enabled() or recording._replays:
+            return out
+        packed = _hooks_on()
+        if packed and torch._C._current_graph_task_id() != -1:
+            return out
+        # (autograd sets requires_grad and grad_fn above this level, after the op:
+        # `_flush` keeps the results that got one)
+        if isinstance(out, torch.Tensor):
+            results = [out]
+        elif isinstance(out, tuple | list):
+            results = [t for t in out if isinstance(t, torch.Tensor)]
+        else:
+            return out
+        for t in results:
+            recording._result(t)
+        if packed:
+            recording._packed_pending += results
         return out
 
 
