@@ -9,6 +9,7 @@ from __future__ import annotations
 import re
 import subprocess
 import xml.etree.ElementTree as ET
+from dataclasses import replace
 from pathlib import Path
 
 import graphviz
@@ -332,6 +333,22 @@ def test_clusters_become_subgraphs(program):
     text = to_dot(diagram_from_value(L, clusters={L: "the output"}))
     assert 'subgraph cluster_0 {\n\t\tlabel="the output"' in text
     assert "the output" in texts(svg_of(text, program))
+
+
+def test_a_path_that_leaves_a_cluster_and_comes_back_is_drawn(program):
+    """The smallest graph cut from a ViT's op view that dot 2.43 and graphviz-pure both
+    refused ("lost w z edge"): z follows y inside the box, and x inside it too, but through
+    w outside. Ranked a cluster at a time, x→w→z gets one rank and a flat edge lost between
+    records; ranked at once (`newrank`) it is drawn, with every edge."""
+    nodes = [Node(i, "value", i, cluster=None if i == "w" else "box") for i in "yxzw"]
+    edges = [Edge("x", "w"), Edge("w", "z"), Edge("y", "z")]
+    text = to_dot(Diagram(tuple(nodes), tuple(edges), has_grad=False))
+    assert 'newrank="true"' in text
+    svg = svg_of(text, program)
+    assert sum(1 for g in svg.iter(f"{SVG}g") if g.get("class") == "edge") == 3
+    # a box no path leaves and re-enters keeps dot's default ranking (the same text)
+    inside = [replace(n, cluster="box") for n in nodes]
+    assert "newrank" not in to_dot(Diagram(tuple(inside), tuple(edges), has_grad=False))
 
 
 def test_draw_returns_a_digraph_with_the_same_source():

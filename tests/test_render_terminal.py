@@ -10,6 +10,7 @@ from rich.console import Console
 from gradviz import Value
 from gradviz.drawn import diagram_from_value
 from gradviz.expr import parse_program
+from gradviz.render.diagram import Diagram, Edge, Node
 from gradviz.render.terminal import MAX_DEPTH, MAX_LINES, to_terminal, to_text
 
 
@@ -104,3 +105,25 @@ def test_wide_graphs_stop_at_the_line_limit():
     text = to_text(diagram_from_value(out))
     assert f"limit {MAX_LINES} lines" in text
     assert "x449" in text  # the leaf table still lists every input
+
+
+def test_an_op_with_no_result_shows_its_inputs_below_it():
+    """A PyTorch op view draws an op whose result is unknown as the op alone, with edges
+    to its consumers; the tree goes on below it to its inputs, so the leaf table's
+    "(above)" is true of every leaf (the inputs of such an op were cut off)."""
+    nodes = (
+        Node("w", "value", "w", role="input", extra_lines=("shape 2",)),
+        Node("h_op", "op", "checkpoint_function", op="checkpoint_function", role="op"),
+        Node("b", "value", "b", role="input", extra_lines=("shape 2",)),
+        Node("L", "value", "loss", data=1.0, grad=1.0, op="add", role="output"),
+    )
+    edges = (Edge("w", "h_op"), Edge("h_op", "L"), Edge("b", "L"))
+    text = to_text(Diagram(nodes, edges, has_grad=True))
+    tree, table = text.split("\n\n")
+    assert tree == (
+        "loss  data 1  grad 1\n"
+        "├── checkpoint_function\n"
+        "│   └── w  shape 2\n"
+        "└── b  shape 2"
+    )  # fmt: skip
+    assert table.splitlines()[1].split() == ["w", "shape", "2", "(above)"]

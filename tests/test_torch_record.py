@@ -8,6 +8,7 @@ import json
 import xml.etree.ElementTree as ET
 
 import pytest
+from graphviz_support import needs_system_dot
 from torch_support import require_torch
 
 torch = require_torch()
@@ -19,7 +20,7 @@ from gradviz.numbers import fmt  # noqa: E402
 from gradviz.output import render  # noqa: E402
 from gradviz.render.diagram import preferred_rankdir  # noqa: E402
 from gradviz.torch.examples import MODELS  # noqa: E402
-from gradviz.torch.graph import FRONTIER, NOT_KEPT, describe  # noqa: E402
+from gradviz.torch.graph import FRONTIER, NOT_KEPT, SHAPE_OPS, describe  # noqa: E402
 
 
 def _rms(t) -> float:
@@ -111,8 +112,10 @@ def test_every_op_of_an_mlp_against_a_forward_written_by_hand() -> None:
         assert node.grad_rms == pytest.approx(_rms(ref.grad), rel=1e-12)
     (out,) = [n for n in d.nodes if n.role == "output"]
     assert out.data == float(ref_loss.detach()) and out.grad == 1.0
-    # the transposes of the weights are not nodes: written on the edge into addmm
-    assert [e.label for e in d.edges if e.label] == ["t", "t"]
+    # the transposes of the weights are not nodes: written on the edge into addmm, with
+    # their shape (a weight's view has the weight's version, which init changed: it was
+    # called changed since, its alias's counter being its own)
+    assert [e.label for e in d.edges if e.label] == ["t 2×16", "t 16×1"]
     assert "t" not in {n.label for n in d.nodes}
     for name in ("0.weight", "2.bias"):
         leaf = next(n for n in d.nodes if n.label == name)
@@ -309,3 +312,196 @@ def test_every_parameter_at_the_op_level_against_its_own_grad(name: str) -> None
             assert describe(p, "data") in node.extra_lines
             assert describe(p.grad, "grad") in node.extra_lines
             assert node.grad_rms == pytest.approx(_rms(p.grad), rel=1e-12)
+
+
+def _vit():
+    """A tiny ViT: 4×4 patches of an 8×8 image, a class token, one pre-norm encoder layer."""
+    torch.manual_seed(0)
+    nn = torch.nn
+
+    class ViT(nn.Module):
+        def __init__(self) -> None:
+            super().__init__()
+            self.patch = nn.Conv2d(3, 16, 4, stride=4)
+            self.cls = nn.Parameter(torch.zeros(1, 1, 16))
+            self.pos = nn.Parameter(torch.randn(1, 5, 16) * 0.02)
+            layer = nn.TransformerEncoderLayer(
+                16, 2, 32, dropout=0.0, batch_first=True, norm_first=True
+            )
+            self.enc = nn.TransformerEncoder(layer, 1, enable_nested_tensor=False)
+            self.head = nn.Linear(16, 3)
+
+        def forward(self, x):
+            p = self.patch(x).flatten(2).transpose(1, 2)
+            tokens = torch.cat([self.cls.expand(x.shape[0], -1, -1), p], 1) + self.pos
+            return self.head(self.enc(tokens)[:, 0])
+
+    net = ViT()
+    x, y = torch.randn(8, 3, 8, 8), torch.randint(0, 3, (8,))
+    return net, lambda: torch.nn.functional.cross_entropy(net(x), y)
+
+
+@pytest.mark.parametrize("program", [pytest.param("system", marks=needs_system_dot), "pure"])
+def test_a_vit_op_view_is_drawn_by_either_dot(program: str, monkeypatch) -> None:
+    """A ViT's op view has a path that leaves the encoder layer's frame and comes back (its
+    relu, then linear2's frame, then its residual add): both programs refused it ("lost n60
+    n64 edge"). It is drawn now, every edge of the diagram an edge of the SVG."""
+    net, loss_of = _vit()
+    with gt.record(net) as rec:
+        loss_of().backward()
+    d = rec.diagram(level="op")
+    layer = "enc.layers.0"
+    assert {n.cluster for n in d.nodes if n.op == "relu"} == {layer}
+    assert "enc.layers.0.linear2" in d.clusters
+    monkeypatch.setenv("GRADVIZ_DOT", program)
+    svg = ET.fromstring(render(d, "svg"))
+    drawn = [g for g in svg.iter("{http://www.w3.org/2000/svg}g") if g.get("class") == "edge"]
+    assert len(drawn) == len(d.edges)
+
+
+def test_a_checkpointed_block_is_drawn_once_with_its_forward_values() -> None:
+    """torch.utils.checkpoint (non-reentrant) recomputes the block in backward(), under
+    hooks that unpack each saved tensor once: the recording neither unpacks them (it
+    raised "dictionary changed size during iteration", then checkpoint's own error) nor
+    records the recomputation. Each op shows the forward's value and its gradient, as a
+    forward hook (its first call) and retain_grad() see them; each module once."""
+    from torch.utils.checkpoint import checkpoint
+
+    torch.manual_seed(0)
+    nn = torch.nn
+    net = nn.ModuleDict({"blk": nn.Sequential(nn.Linear(8, 8), nn.ReLU(), nn.Linear(8, 8))})
+    x = torch.randn(4, 8)
+    outputs = {}
+
+    def keep(module, args, out, name):
+        if name not in outputs:  # (the second call is checkpoint's recomputation)
+            out.retain_grad()
+            outputs[name] = out
+
+    handles = [
+        net.blk[k].register_forward_hook(lambda m, a, o, k=k: keep(m, a, o, f"blk.{k}"))
+        for k in range(3)
+    ]
+    with gt.record(net) as rec:
+        checkpoint(net.blk, x, use_reentrant=False).pow(2).mean().backward()
+    for h in handles:
+        h.remove()
+    assert [c.path for c in rec.calls] == ["blk", "blk.0", "blk.1", "blk.2"]
+    ops = rec.diagram(level="op").nodes
+    for op, name in (("relu", "blk.1"), ("addmm", "blk.0"), ("addmm", "blk.2")):
+        (node,) = [n for n in ops if n.op == op and n.cluster == name]
+        assert describe(outputs[name], "data") in node.extra_lines
+        assert describe(outputs[name].grad, "grad") in node.extra_lines
+        assert "saved for backward" not in node.detail  # (checkpoint's: not unpacked)
+    boxes = [n.label for n in rec.diagram().nodes if n.id.startswith("m")]
+    assert boxes == ["blk.0 Linear", "blk.1 ReLU", "blk.2 Linear"]
+
+
+def test_a_reentrant_checkpoint_is_one_node_naming_what_it_hides() -> None:
+    """checkpoint(use_reentrant=True) runs the block with gradients off: autograd's graph
+    has one CheckpointFunctionBackward node for it and none of its 144 parameters. The
+    node shows the block's output and ∂loss/∂output (as retain_grad() sees them) and says
+    what it hides; the module view draws the block as its box; every leaf the text's table
+    says is "(above)" is in the tree above (the ops under a node with no value were cut)."""
+    from torch.utils.checkpoint import checkpoint
+
+    torch.manual_seed(0)
+    nn = torch.nn
+    net = nn.ModuleDict(
+        {
+            "inp": nn.Linear(6, 8),
+            "blk": nn.Sequential(nn.Linear(8, 8), nn.ReLU(), nn.Linear(8, 8), nn.Tanh()),
+            "head": nn.Linear(8, 3),
+        }
+    )
+    x, y = torch.randn(8, 6), torch.tensor([0, 1, 2, 0, 1, 2, 0, 1])
+    with gt.record(net) as rec:
+        h = checkpoint(net.blk, torch.relu(net.inp(x)), use_reentrant=True)
+        h.retain_grad()
+        torch.nn.functional.cross_entropy(net.head(h), y).backward()
+    count = sum(p.numel() for p in net.blk.parameters())
+    assert count == 144
+    d = rec.diagram(level="op")
+    said = f"checkpointed: blk ({count} parameters), recomputed in backward"
+    (node,) = [n for n in d.nodes if said in n.extra_lines]
+    assert describe(h, "data") in node.extra_lines
+    assert describe(h.grad, "grad") in node.extra_lines
+    assert NOT_KEPT not in (d.title or "")
+    tree, table = to_text(d, width=200).split("\nleaf ")
+    for name in ("inp.weight", "inp.bias", "head.weight", "head.bias"):
+        assert name in tree and f"{name} " in table
+    blk_grads = torch.cat([p.grad.flatten() for p in net.blk.parameters()])
+    (box,) = [n for n in rec.diagram().nodes if n.label == "blk Sequential"]
+    assert f"params 144, grad rms {fmt(_rms(blk_grads))}" in box.extra_lines
+    assert "checkpointed: recomputed in backward" in box.extra_lines
+
+
+def test_a_recording_says_which_results_it_could_not_keep_and_why() -> None:
+    """A GRU cell on the CPU adds its gates in place, then applies sigmoid_ / tanh_ to the
+    sums (and mul_ then add_): those results are gone before backward. The title says how
+    many, of which ops, and why: the ops whose result an in-place op overwrote, found here
+    by watching them; it does not tell the user to record what is already a recording."""
+    from torch.utils._python_dispatch import TorchDispatchMode
+
+    writer: dict[int, tuple[str, torch.Tensor]] = {}  # id -> the op that last wrote it
+    changed: list[str] = []  # the ops whose result an in-place op then overwrote
+
+    class InPlace(TorchDispatchMode):
+        def __torch_dispatch__(self, func, types, args=(), kwargs=None):
+            name = func._schema.name.split("::")[-1]
+            if name.endswith("_") and id(args[0]) in writer:
+                changed.append(writer[id(args[0])][0])
+            out = func(*args, **(kwargs or {}))
+            for t in out if isinstance(out, tuple | list) else (out,):
+                if isinstance(t, torch.Tensor):  # (the tensor kept: its id is not reused)
+                    writer[id(t)] = (name.rstrip("_"), t)
+            return out
+
+    torch.manual_seed(0)
+    nn = torch.nn
+    net = nn.ModuleDict({"gru": nn.GRU(3, 4, batch_first=True), "head": nn.Linear(4, 2)})
+    x, y = torch.randn(2, 3, 3), torch.tensor([0, 1])
+    with InPlace():  # (a run of its own, the same ops)
+        net.gru(x)
+    with gt.record(net) as rec:
+        out, _ = net.gru(x)
+        torch.nn.functional.cross_entropy(net.head(out[:, -1]), y).backward()
+    d = rec.diagram(level="op")
+    unknown = sorted(n.op for n in d.nodes if n.kind == "op")
+    drawn = sorted(op for op in changed if op not in SHAPE_OPS)  # (shape ops: on edges)
+    assert unknown == drawn and {"add", "mul", "sub"} <= set(drawn)
+    title = d.title or ""
+    assert f"not kept: {len(drawn)} results changed in place by a later op (" in title
+    assert NOT_KEPT not in title and "gradviz.torch.record" not in title
+
+
+def test_a_result_changed_in_place_later_in_the_same_module_is_never_drawn_changed() -> None:
+    """Inside one module's forward, x·w then add_(1), then ·2 then tanh_: the two products
+    are overwritten (not kept, and said so), the sum and the tanh are drawn as computed
+    here. The kept tensor was a detached alias made inside the dispatch, whose version
+    counter was its own: the first product was drawn as the sum, the second as its tanh,
+    and the add_ and tanh_ results were called changed."""
+    nn = torch.nn
+
+    class M(nn.Module):
+        def __init__(self) -> None:
+            super().__init__()
+            self.w = nn.Parameter(torch.tensor([0.5, -1.0, 2.0]))
+
+        def forward(self, x):
+            a = x * self.w
+            a.add_(1.0)
+            b = a * 2.0
+            b.tanh_()
+            return b.sum()
+
+    net, x = M(), torch.tensor([1.0, 2.0, 3.0])
+    with gt.record(net) as rec:
+        net(x).backward()
+    d = rec.diagram(level="op")
+    total = x * net.w.detach() + 1.0
+    shown = {n.op: n.extra_lines for n in d.nodes if n.kind == "value" and n.op}
+    assert describe(total, "data") in shown["add"]
+    assert describe(torch.tanh(total * 2.0), "data") in shown["tanh"]
+    assert sorted(n.op for n in d.nodes if n.kind == "op") == ["mul", "mul"]
+    assert "not kept: 2 results changed in place by a later op (mul)" in (d.title or "")

@@ -312,6 +312,27 @@ def layout_cost(diagram: Diagram) -> int:
     return len(diagram.nodes) + spans
 
 
+def cluster_reentered(diagram: Diagram) -> bool:
+    """Whether a path leaves a cluster and comes back into it (a transformer layer's relu,
+    then its linear2's box, then the layer's residual add). dot's default ranking ranks
+    each cluster alone and keeps its ranks: the longer path outside is squeezed into a
+    flat edge, which dot 2.43 and graphviz-pure lose between record nodes ("lost n60 n64
+    edge"); `newrank` ranks the whole graph at once."""
+    bit = {name: 1 << i for i, name in enumerate(diagram.clusters)}
+    if not bit:
+        return False
+    rank = ranks(diagram)
+    own = {n.id: bit.get(n.cluster, 0) for n in diagram.nodes}  # (0: in no cluster)
+    above = dict.fromkeys(own, 0)  # the clusters of each node's ancestors, as bits
+    edges = [e for e in diagram.edges if e.source in own and e.target in own]
+    for edge in sorted(edges, key=lambda e: rank[e.source]):  # (sources in graph order)
+        source, target = edge.source, edge.target
+        if own[target] & ~own[source] & above[source]:
+            return True
+        above[target] |= above[source] | own[source]
+    return False
+
+
 def legend_cell(band: Band) -> str:
     """One band of the key: its colour, border and text, as the nodes show them."""
     look = f' BGCOLOR="{band.fill}" COLOR="{band.border}"'
@@ -371,6 +392,7 @@ def to_dot(
     horizontal = rankdir in ("LR", "RL") or widest_rank(diagram) > SIDE_BY_SIDE_PX
     fast = f", {FAST_LAYOUT}" if layout_cost(diagram) > HEAVY_LAYOUT else ""
     fast += ', ordering="out"' if diagram.level == "neuron" else ""
+    fast += ', newrank="true"' if cluster_reentered(diagram) else ""
     # a PyTorch drawing sets its title, frames and key at the nodes' 11 pt (edge labels stay
     # 9 pt): the system dot loads a fontset per size, 0.75 ms each (issue 30)
     one_size = diagram.level in TORCH_LEVELS

@@ -93,9 +93,10 @@ def node_line(node: Node, op_symbol: str | None, precision: int, output: str) ->
 def _structure(
     diagram: Diagram,
 ) -> tuple[dict[str, list[str]], dict[str, str | None], list[str], dict[str, int]]:
-    """Each value node's inputs and the op symbol folded into it (the tree shows values
-    only), the roots (nodes nothing consumes), and the levels below each node down to its
-    deepest leaf (inputs come first in a diagram)."""
+    """Each value node's inputs and the op symbol folded into it (the tree shows values,
+    and an op only where its result is unknown: a PyTorch op view's op alone, whose inputs
+    follow it), the roots (nodes nothing consumes), and the levels below each node down to
+    its deepest leaf (inputs come first in a diagram)."""
     nodes = {n.id: n for n in diagram.nodes}
     inputs: dict[str, list[str]] = {n.id: [] for n in diagram.nodes}
     consumers: dict[str, int] = {n.id: 0 for n in diagram.nodes}
@@ -106,10 +107,11 @@ def _structure(
     symbol: dict[str, str | None] = {}
     heights: dict[str, int] = {}
     for node in diagram.nodes:
-        if node.kind == "op":
-            continue
         sources = inputs[node.id]
-        if len(sources) == 1 and nodes[sources[0]].kind == "op":
+        if node.kind == "op":  # (reached only as the input of another op, or of several)
+            symbol[node.id] = None
+            children[node.id] = sources
+        elif len(sources) == 1 and nodes[sources[0]].kind == "op":
             op = nodes[sources[0]]
             symbol[node.id] = op.label
             children[node.id] = inputs[op.id]

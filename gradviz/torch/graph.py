@@ -12,7 +12,8 @@ permute, expand, select…) are not nodes: they are written on the edge they sit
 op's result and gradient are known only from a recording (`gradviz.torch.record`);
 without one, an op's result is shown where autograd kept it (sigmoid, tanh, exp keep
 theirs), the op alone elsewhere, and the title says once that the intermediate values
-were not kept.
+were not kept; in a recording, the title counts the results it could not keep, says why
+(changed in place by a later op, or made with gradients off) and names their ops.
 
 The walk is iterative (no recursion limit) and in a fixed order, so the same graph
 gives the same text. A graph of more than `COLLAPSE_AT` nodes drawn with its model has
@@ -94,6 +95,12 @@ SHAPE_OPS = frozenset(
 # The title's clause when some op's result is unknown (each clause is a line of the
 # picture's caption: short enough for an 800 px page).
 NOT_KEPT = "intermediate values were not kept (gradviz.torch.record keeps them)"
+# ... and inside a recording, why (`Recording.changed_in_place`), said with which ops
+CHANGED = "changed in place by a later op"
+UNSEEN = "made with gradients off or outside the recording"
+# torch.utils.checkpoint(use_reentrant=True) runs its function with gradients off: autograd's
+# graph holds this one node in place of the function's ops, run again in backward()
+CHECKPOINT = "CheckpointFunctionBackward"
 FRONTIER_SHARE = 0.1
 
 Names = nn.Module | Mapping[str, torch.Tensor] | None
@@ -277,6 +284,25 @@ class _Source:
         return self.recording.saved_bytes.get(fn)
 
 
+def checkpointed(fn: object, recording: Recording | None) -> str | None:
+    """What a reentrant checkpoint's node stands for, the module it ran and its parameters
+    (none of them in autograd's graph): `checkpointed: blk (144 parameters), recomputed
+    in backward`; None for any other node."""
+    if type(fn).__name__ != CHECKPOINT:
+        return None
+    call = None if recording is None else recording.call_of(fn)
+    if call is None:  # (a function, or no recording: what it ran is unknown)
+        return "checkpointed: its ops are not in autograd's graph, recomputed in backward"
+    model, count = recording.model, ""
+    try:
+        module = model.get_submodule(call.path) if model is not None else None
+    except AttributeError:  # (a module outside the model)
+        module = None
+    if module is not None:
+        count = f" ({sum(p.numel() for p in module.parameters()):,} parameters)"
+    return f"checkpointed: {call.path or call.kind}{count}, recomputed in backward"
+
+
 def fold_label(op: str, value: torch.Tensor | None, output: int) -> str:
     """A shape-only op as its edge says it: `view 4×8`, `unbind[2] 4`."""
     name = f"{op}[{output}]" if output else op
@@ -442,7 +468,7 @@ def _build(
     starts: dict[object, str] = {}  # node -> the id its edges start from
     folded: dict[object, tuple[str, tuple[str, ...]]] = {}  # a shape op -> its input's start
     clusters: dict[str, str] = {}
-    missing = 0
+    missing: dict[str, list[tuple[str | None, str]]] = {}  # why unknown -> (module, op)
 
     def start(child: object, output: int) -> tuple[str, tuple[str, ...]]:
         """Where an edge from `child`'s output `output` starts, and the shape ops on it."""
@@ -471,30 +497,31 @@ def _build(
         box = cut_to(where, depth)
         saved = source.saved(fn)
         value = source.value(fn)
+        hidden = checkpointed(fn, recording)
         if value is None:  # the op alone, named by its id
             target = f"{vid}_op"
             detail = type(fn).__name__ + (f" in {where}" if where else "")
             if saved is not None:
                 detail += f"\nsaved for backward: {_bytes(saved)}"
+            if hidden is not None:
+                detail += f"\n{hidden}"
+            why = NOT_KEPT
+            if recording is not None:
+                why = CHANGED if recording.changed_in_place(fn) else UNSEEN
+                detail += f"\nits result, not kept: {why}"
             nodes.append(Node(target, "op", op, detail=detail, op=op, role="op"))
-            missing += 1
+            missing.setdefault(why, []).append((where, op))
         else:  # the op and its result as one node: the op's name, shape, data, grad
             target = vid
             grad = source.grad(fn) if backward_done else None
-            nodes.append(
-                result_node(
-                    vid,
-                    fn,
-                    op,
-                    value,
-                    grad,
-                    fn is root,
-                    where,
-                    saved,
-                    backward_done,
-                    source.summary,
-                )
+            node = result_node(
+                vid, fn, op, value, grad, fn is root, where, saved, backward_done, source.summary
             )
+            if hidden is not None:
+                node = replace(
+                    node, extra_lines=(*node.extra_lines, hidden), detail=_join(node.detail, hidden)
+                )
+            nodes.append(node)
         for index, (child, output) in enumerate(fn.next_functions):
             if child is None:
                 continue
@@ -534,8 +561,10 @@ def _build(
             f"the {len(order)} autograd nodes nearest the loss; the earlier ones are one "
             "box (draw(loss, limit=N) draws more)",
         )
-    if missing:
-        notes.append(NOT_KEPT)
+    for why, ops in missing.items():
+        notes.append(
+            why if why == NOT_KEPT else f"not kept: {len(ops)} results {why} ({_where(ops)})"
+        )
     diagram_nodes, frontier = mark_frontier(diagram_nodes, edges, _output_id(source, ids, starts))
     if frontier:
         notes.append(frontier)
@@ -546,6 +575,15 @@ def _build(
         level="op",
         **captioned(None, *notes),
     )
+
+
+def _where(ops: list[tuple[str | None, str]], most: int = 3) -> str:
+    """Ops by module, each once: `add, mul in gru; relu`, the first `most` modules."""
+    by_module: dict[str | None, dict[str, None]] = {}
+    for where, op in ops:
+        by_module.setdefault(where, {})[op] = None
+    said = [", ".join(names) + (f" in {w}" if w else "") for w, names in by_module.items()]
+    return "; ".join(said[:most]) + ("; …" if len(said) > most else "")
 
 
 def _output_id(

@@ -27,6 +27,7 @@ import torch
 from gradviz.numbers import fmt
 from gradviz.render.diagram import FRONTIER, Diagram, Edge, Node, captioned
 from gradviz.torch.graph import (
+    CHECKPOINT,
     SHAPE_OPS,
     Summarize,
     _bytes,
@@ -84,6 +85,8 @@ def module_diagram(
         index = recording.module_of.get(fn)
         if index is None:
             return "loose", None
+        if type(fn).__name__ == CHECKPOINT:  # the one node of its module's call
+            return "box", index
         chain = []
         while index is not None:
             chain.append(index)
@@ -421,6 +424,9 @@ def _box(
     saved = [source.saved(fn) for fn in ops]
     if any(s is not None for s in saved):
         detail.append(f"saved for backward: {_bytes(sum(s or 0 for s in saved))}")
+    if any(type(fn).__name__ == CHECKPOINT for fn in ops):
+        lines.append("checkpointed: recomputed in backward")
+        detail.append("checkpointed (use_reentrant=True): its ops run again in backward()")
     return Node(
         f"m{k}",
         "group",

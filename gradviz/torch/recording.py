@@ -17,7 +17,11 @@ Three of PyTorch's own hooks, each doing one thing:
 - global module forward hooks say which module (by its path in the model, `1.self_attn`)
   each op ran in, and each module call's input and output tensors.
 When the backward pass starts, each node's saved-for-backward tensors are measured
-(bytes, each storage counted once per node): they are freed as it runs.
+(bytes, each storage counted once per node): they are freed as it runs. Tensors packed
+by saved-tensor hooks (`torch.utils.checkpoint`, offloading) are not measured: reading
+them would run the hook. Gradient checkpointing's recomputation in the backward pass (a
+module's forward there, or ops under checkpoint's hooks) is not recorded: the forward
+pass's ops and values are the ones drawn, once.
 
 Cost: every result and every gradient is kept alive until the recording is dropped (the
 activations' memory twice over), and each aten op pays a Python call (bench/README.md).
@@ -60,7 +64,7 @@ class Recording:
     """What `record` kept: results and gradients by autograd node, and module calls."""
 
     model: nn.Module | None = None
-    # autograd node -> output number -> (the result, detached; its version when kept)
+    # autograd node -> output number -> (the result, detached once read; its version when kept)
     values: dict[Any, dict[int, tuple[torch.Tensor, int]]] = field(default_factory=dict)
     grads: dict[Any, tuple[torch.Tensor | None, ...]] = field(default_factory=dict)
     module_of: dict[Any, int] = field(default_factory=dict)  # node -> index into calls
@@ -72,17 +76,32 @@ class Recording:
     _stack: list[int] = field(default_factory=list)
     _counts: dict[str, int] = field(default_factory=dict)
     _hooked: set[Any] = field(default_factory=set)
+    _replays: int = 0  # module calls open in checkpoint's recomputation (in backward())
+    _packed: set[Any] = field(default_factory=set)  # nodes whose saved tensors hooks packed
+    _packed_pending: list[torch.Tensor] = field(default_factory=list)  # (their results)
 
     # -- reading ------------------------------------------------------------------------
 
     def value(self, fn: object, output: int = 0) -> torch.Tensor | None:
         """The result `fn` made (its output `output`), None when not kept or changed in
         place since."""
-        kept = self.values.get(fn, {}).get(output)
+        outputs = self.values.get(fn, {})
+        kept = outputs.get(output)
         if kept is None:
             return None
         tensor, version = kept
-        return tensor if tensor._version == version else None
+        if tensor._version != version:
+            return None
+        if tensor.requires_grad:  # (kept as made; detached once, here: see `_flush`)
+            tensor = tensor.detach()
+            outputs[output] = (tensor, version)
+        return tensor
+
+    def changed_in_place(self, fn: object, output: int = 0) -> bool:
+        """Whether the result `fn` made was kept and an op has changed it in place since
+        (a GRU cell's `add_` then `sigmoid_`): why `value` is None."""
+        kept = self.values.get(fn, {}).get(output)
+        return kept is not None and kept[0]._version != kept[1]
 
     def grad(self, fn: object, output: int = 0) -> torch.Tensor | None:
         """∂loss/∂(the result `fn` made), None when backward() did not reach it."""
@@ -148,6 +167,9 @@ class Recording:
         return name
 
     def _enter(self, module: nn.Module, args: tuple) -> None:
+        if self._replays or torch._C._current_graph_task_id() != -1:
+            self._replays += 1  # (no module runs its forward in backward() but to recompute)
+            return
         if self.model is None and not self._stack:
             self.model = module
         if not self._names and self.model is not None:
@@ -161,11 +183,20 @@ class Recording:
         self._stack.append(len(self.calls) - 1)
 
     def _exit(self, module: nn.Module, output: object) -> None:
+        if self._replays:
+            self._replays -= 1
+            return
         if not self._stack:
             return
         index = self._stack.pop()
         self._flush()
-        self.calls[index].outputs = _tensors(output)
+        outputs = self.calls[index].outputs = _tensors(output)
+        # an output without an autograd node yet may get one when a custom autograd
+        # Function returns it (reentrant checkpoint runs the module so, gradients off):
+        # filed under this call at the next op, its value and gradient kept
+        self._pending += [(t, index) for t in outputs if t.grad_fn is None]
+        if _hooks_on():
+            self._packed_pending += outputs
 
     def _result(self, tensor: torch.Tensor) -> None:
         self._pending.append((tensor, self._stack[-1] if self._stack else None))
@@ -177,14 +208,21 @@ class Recording:
             fn = tensor.grad_fn
             if fn is None:
                 continue
+            # the tensor itself: one detached inside the dispatch would not share its
+            # version counter (autograd's keys are off there), and an in-place change
+            # after it would go unseen (the value drawn then was the changed one)
             outputs = self.values.setdefault(fn, {})
-            outputs[tensor.output_nr] = (tensor.detach(), tensor._version)
+            outputs[tensor.output_nr] = (tensor, tensor._version)
             if call is not None:
                 self.module_of.setdefault(fn, call)
             if fn not in self._hooked:
                 self._hooked.add(fn)
                 fn.register_prehook(self._grad_hook(fn))
         self._pending.clear()
+        for tensor in self._packed_pending:
+            if tensor.grad_fn is not None:
+                self._packed.add(tensor.grad_fn)
+        self._packed_pending.clear()
 
     def _grad_hook(self, fn: object):
         def hook(grad_outputs: tuple[torch.Tensor | None, ...]) -> None:
@@ -196,9 +234,17 @@ class Recording:
         return hook
 
     def _measure_saved(self) -> None:
-        """Each kept node's saved-for-backward bytes, while they still exist."""
-        for fn in self.values:
-            self.saved_bytes[fn] = saved_bytes(fn)
+        """Each kept node's saved-for-backward bytes, while they still exist; not those
+        saved-tensor hooks packed: unpacking would run the hook (checkpoint's
+        recomputation, which runs once)."""
+        for fn in list(self.values):  # (a snapshot: nothing measured may add to it)
+            if fn not in self._packed:
+                self.saved_bytes[fn] = saved_bytes(fn)
+
+
+def _hooks_on() -> bool:
+    """Whether saved-tensor hooks (torch.autograd.graph.saved_tensors_hooks) are on."""
+    return torch._C._autograd._top_saved_tensors_default_hooks(False) is not None
 
 
 def saved_bytes(fn: object) -> int:
@@ -207,7 +253,7 @@ def saved_bytes(fn: object) -> int:
     seen: set[int] = set()
     total = 0
     for name in dir(fn):
-        if not name.startswith("_saved_"):
+        if not name.startswith("_saved_") and name != "saved_tensors":  # (a custom Function)
             continue
         try:
             saved = getattr(fn, name)
@@ -248,15 +294,25 @@ class _Mode(TorchDispatchMode):
         if recording._pending:
             recording._flush()
         out = func(*args, **(kwargs or {}))
-        if torch.is_grad_enabled():  # (off in backward(): its ops are not the model's)
-            # (autograd sets requires_grad and grad_fn above this level, after the op:
-            # `_flush` keeps the results that got one)
-            if isinstance(out, torch.Tensor):
-                recording._result(out)
-            elif isinstance(out, tuple | list):
-                for t in out:
-                    if isinstance(t, torch.Tensor):
-                        recording._result(t)
+        # (off in backward(), whose ops are not the model's; on in checkpoint's
+        # recomputation there, not recorded: in a module's forward, or under its hooks)
+        if not torch.is_grad_enabled() or recording._replays:
+            return out
+        packed = _hooks_on()
+        if packed and torch._C._current_graph_task_id() != -1:
+            return out
+        # (autograd sets requires_grad and grad_fn above this level, after the op:
+        # `_flush` keeps the results that got one)
+        if isinstance(out, torch.Tensor):
+            results = [out]
+        elif isinstance(out, tuple | list):
+            results = [t for t in out if isinstance(t, torch.Tensor)]
+        else:
+            return out
+        for t in results:
+            recording._result(t)
+        if packed:
+            recording._packed_pending += results
         return out
 
 
