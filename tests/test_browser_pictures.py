@@ -276,6 +276,7 @@ MERMAID_PAGE = """<!doctype html><html><head><meta charset="utf-8">
 
 MERMAID_RENDER_JS = """
 const done = arguments[1];
+document.getElementById('out').innerHTML = '';  // (the page's previous picture, if any)
 mermaid.render('picture', arguments[0])
   .then(r => { document.getElementById('out').innerHTML = r.svg; done('ok'); })
   .catch(e => done('error: ' + e));
@@ -318,7 +319,11 @@ def mermaid_page(tmp_path_factory) -> Path:
 
 
 def mermaid_geometry(browser, page: Path, text: str) -> dict:
-    browser.get(page.as_uri())
+    """Draw `text` on the Mermaid page and read its geometry. The page is loaded when the
+    browser shows another: successive pictures are drawn on one page, each in place of
+    the last (loading mermaid.js again for each took more than the drawing)."""
+    if browser.current_url != page.as_uri():
+        browser.get(page.as_uri())
     result = browser.execute_async_script(MERMAID_RENDER_JS, text)
     assert result == "ok", result
     return browser.execute_script(MERMAID_GEOMETRY_JS)

@@ -71,11 +71,18 @@ def _is_type_checking(node: ast.If) -> bool:
     )
 
 
-@cache  # (each test walks every module: parsed once a worker)
+@cache  # (each test walks every module: read and parsed once a worker)
+def source(module: str) -> tuple[str, ast.Module]:
+    """The module's text and its syntax tree."""
+    text = MODULES[module].read_text(encoding="utf-8")
+    return text, ast.parse(text)
+
+
+@cache
 def module_level_imports(module: str) -> frozenset[str]:
     """What importing `module` imports at once: statements outside functions and classes'
     methods, `if`/`try` blocks included, `if TYPE_CHECKING:` excluded."""
-    tree = ast.parse(MODULES[module].read_text(encoding="utf-8"))
+    _, tree = source(module)
     found: set[str] = set()
     body = list(tree.body)
     while body:
@@ -101,10 +108,10 @@ def module_level_imports(module: str) -> frozenset[str]:
 @cache
 def function_level_imports(module: str) -> tuple[tuple[int, str, tuple[str, ...]], ...]:
     """(line number, source line, gradviz modules) of every import inside a function."""
-    text = MODULES[module].read_text(encoding="utf-8")
+    text, tree = source(module)
     lines = text.splitlines()
     found = set()
-    for node in ast.walk(ast.parse(text)):
+    for node in ast.walk(tree):
         if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef):
             for inner in ast.walk(node):
                 if isinstance(inner, ast.Import | ast.ImportFrom):
@@ -196,7 +203,8 @@ def outside_names(node: ast.Import | ast.ImportFrom) -> set[str]:
     return {n for n in names if n and n.split(".")[0] != "gradviz"}
 
 
-def loaded_on_import(module: str) -> set[str]:
+@cache
+def loaded_on_import(module: str) -> frozenset[str]:
     """The modules importing `module` loads for certain: the gradviz modules it imports at
     module level, theirs in turn, and the outside modules any of them imports so."""
     seen, todo, outside = set(), [module], set()
@@ -206,7 +214,7 @@ def loaded_on_import(module: str) -> set[str]:
             continue
         seen.add(current)
         todo.extend(module_level_imports(current))
-        tree = ast.parse(MODULES[current].read_text(encoding="utf-8"))
+        _, tree = source(current)
         typing_only = {
             id(inner)
             for node in tree.body
@@ -216,7 +224,7 @@ def loaded_on_import(module: str) -> set[str]:
         for node in tree.body:  # (top-level statements: what surely runs)
             if isinstance(node, ast.Import | ast.ImportFrom) and id(node) not in typing_only:
                 outside |= outside_names(node)
-    return (seen - {module}) | outside
+    return frozenset((seen - {module}) | outside)
 
 
 def test_a_lazy_import_is_of_a_module_not_loaded_already() -> None:
@@ -224,10 +232,10 @@ def test_a_lazy_import_is_of_a_module_not_loaded_already() -> None:
     importing it loads anyway (then the import goes to the top of the file)."""
     false = []
     for module in MODULES:
-        text = MODULES[module].read_text(encoding="utf-8")
+        text, tree = source(module)
         lines = text.splitlines()
         loaded = None
-        for node in ast.walk(ast.parse(text)):
+        for node in ast.walk(tree):
             if not isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef):
                 continue
             for inner in ast.walk(node):

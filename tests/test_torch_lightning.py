@@ -12,11 +12,13 @@ import math
 import os
 import socket
 import time
+from functools import cache
+from types import SimpleNamespace
 
 import pytest
-from torch_support import require_framework
+from torch_support import require_installed
 
-L = require_framework("lightning")
+require_installed("lightning")
 import torch  # noqa: E402
 import torch.multiprocessing as mp  # noqa: E402
 from click.testing import CliRunner  # noqa: E402
@@ -27,7 +29,6 @@ from gradviz.errors import InputError, OutputError, StatusFound  # noqa: E402
 from gradviz.render.layers import layer_table  # noqa: E402
 from gradviz.schema import load_run  # noqa: E402
 from gradviz.torch import watch  # noqa: E402
-from gradviz.torch.lightning import Watch  # noqa: E402
 
 F64 = torch.float64
 TIMEOUT = 180  # seconds for both ddp processes: far above the ~15 they take
@@ -54,22 +55,37 @@ def _data(n: int = 64, nan_row: int | None = None):
     return X, Y
 
 
-class Module(L.LightningModule):
-    def __init__(self) -> None:
-        super().__init__()
-        self.net = _net()
-        self.calls = 0
+@cache
+def lit() -> SimpleNamespace:
+    """Lightning, gradviz's callback and the test's LightningModules, imported when a test
+    first asks (importing Lightning takes seconds: at module level every worker paid that
+    while collecting, the fast suite's workers too)."""
+    import lightning as L
 
-    def training_step(self, batch, batch_idx):
-        self.calls += 1
-        x, y = batch
-        return {"loss": torch.nn.functional.mse_loss(self.net(x), y), "calls": self.calls}
+    from gradviz.torch.lightning import Watch
 
-    def configure_optimizers(self):
-        return torch.optim.SGD(self.parameters(), lr=0.5)
+    class Module(L.LightningModule):
+        def __init__(self) -> None:
+            super().__init__()
+            self.net = _net()
+            self.calls = 0
+
+        def training_step(self, batch, batch_idx):
+            self.calls += 1
+            x, y = batch
+            return {"loss": torch.nn.functional.mse_loss(self.net(x), y), "calls": self.calls}
+
+        def configure_optimizers(self):
+            return torch.optim.SGD(self.parameters(), lr=0.5)
+
+    class Validated(Module):
+        def validation_step(self, batch, batch_idx):
+            self.net(batch[0] * 10)  # (far from the training batches' activations)
+
+    return SimpleNamespace(L=L, Watch=Watch, Module=Module, Validated=Validated)
 
 
-def _trainer(callback, **options) -> L.Trainer:
+def _trainer(callback, **options):
     quiet = {
         "logger": False,
         "enable_checkpointing": False,
@@ -77,7 +93,7 @@ def _trainer(callback, **options) -> L.Trainer:
         "enable_model_summary": False,
         "accelerator": "cpu",
     }
-    return L.Trainer(callbacks=[callback], **{"devices": 1, **quiet, **options})
+    return lit().L.Trainer(callbacks=[callback], **{"devices": 1, **quiet, **options})
 
 
 def _loader(X, Y, batch: int):
@@ -130,8 +146,10 @@ def _same(a, b, rel: float = 0.0) -> None:
 
 def test_the_run_file_holds_the_plain_loop_s_table_with_accumulation(tmp_path, capsys) -> None:
     X, Y = _data()
-    callback = Watch(every=2, save=tmp_path / "run.json", width=120)
-    _trainer(callback, max_epochs=2, accumulate_grad_batches=2).fit(Module(), _loader(X, Y, 16))
+    callback = lit().Watch(every=2, save=tmp_path / "run.json", width=120)
+    _trainer(callback, max_epochs=2, accumulate_grad_batches=2).fit(
+        lit().Module(), _loader(X, Y, 16)
+    )
     run = load_run(tmp_path / "run.json")
     plain = _plain(X, Y, batch=16, accumulate=2, epochs=2, every=2, path=tmp_path / "plain.json")
     assert [s for s, _ in run.history] == [0, 2] and run.steps_run == 4  # 8 batches, 2 a step
@@ -152,8 +170,8 @@ def test_the_gradients_read_are_the_unclipped_ones(tmp_path, capsys) -> None:
     numbers are those of the plain loop without clipping (later steps differ, as the
     clipped updates do), and a line under the verdict says so."""
     X, Y = _data()
-    callback = Watch(every=1, save=tmp_path / "run.json", width=120)
-    _trainer(callback, max_steps=1, gradient_clip_val=1e-3).fit(Module(), _loader(X, Y, 32))
+    callback = lit().Watch(every=1, save=tmp_path / "run.json", width=120)
+    _trainer(callback, max_steps=1, gradient_clip_val=1e-3).fit(lit().Module(), _loader(X, Y, 32))
     run = load_run(tmp_path / "run.json")
     plain = _plain(X, Y, batch=32, accumulate=1, epochs=1, every=1, path=tmp_path / "p.json")
     first = run.history[0][1]
@@ -164,8 +182,8 @@ def test_the_gradients_read_are_the_unclipped_ones(tmp_path, capsys) -> None:
 
 def test_fail_on_stops_a_run_that_goes_nan_at_a_known_step(tmp_path, capsys) -> None:
     X, Y = _data(nan_row=3 * 16 + 5)  # in the batch of optimizer step 3
-    module = Module()
-    callback = Watch(every=1, save=tmp_path / "run.json", fail_on=("nan",), width=120)
+    module = lit().Module()
+    callback = lit().Watch(every=1, save=tmp_path / "run.json", fail_on=("nan",), width=120)
     with pytest.raises(StatusFound) as caught:
         _trainer(callback, max_epochs=3).fit(module, _loader(X, Y, 16))
     error = caught.value
@@ -181,22 +199,17 @@ def test_fail_on_stops_a_run_that_goes_nan_at_a_known_step(tmp_path, capsys) -> 
 
 def test_without_fail_on_the_run_goes_on(tmp_path) -> None:
     X, Y = _data(nan_row=3 * 16 + 5)
-    module = Module()
-    callback = Watch(every=1, save=tmp_path / "run.json", fail_on=(), show=False)
+    module = lit().Module()
+    callback = lit().Watch(every=1, save=tmp_path / "run.json", fail_on=(), show=False)
     _trainer(callback, max_epochs=1).fit(module, _loader(X, Y, 16))
     assert module.calls == 4 and len(load_run(tmp_path / "run.json").history) == 4
-
-
-class Validated(Module):
-    def validation_step(self, batch, batch_idx):
-        self.net(batch[0] * 10)  # (far from the training batches' activations)
 
 
 def test_validation_batches_leave_the_recorded_steps_as_they_were(tmp_path) -> None:
     X, Y = _data()
     runs = []
-    for module, name in ((Module(), "plain"), (Validated(), "validated")):
-        callback = Watch(every=4, save=tmp_path / f"{name}.json", fail_on=(), show=False)
+    for module, name in ((lit().Module(), "plain"), (lit().Validated(), "validated")):
+        callback = lit().Watch(every=4, save=tmp_path / f"{name}.json", fail_on=(), show=False)
         # 4 batches an epoch: validation runs after step 3, while step 4 is armed
         trainer = _trainer(callback, max_epochs=2, num_sanity_val_steps=0)
         loaders = {"val_dataloaders": _loader(X, Y, 16)} if name == "validated" else {}
@@ -207,16 +220,16 @@ def test_validation_batches_leave_the_recorded_steps_as_they_were(tmp_path) -> N
 
 def test_bad_arguments_are_one_line_input_errors() -> None:
     with pytest.raises(InputError, match=r"fail_on: 'nans' is not a status; choose from nan"):
-        Watch(fail_on=("nans",))
+        lit().Watch(fail_on=("nans",))
     with pytest.raises(InputError, match="every must be a whole number"):
-        Watch(every=0)
+        lit().Watch(every=0)
 
 
 def test_a_save_path_that_cannot_be_written_is_refused_before_training(tmp_path) -> None:
     with pytest.raises(OutputError, match=r"cannot write save=.*does not exist"):
-        Watch(save=tmp_path / "missing" / "run.json")
+        lit().Watch(save=tmp_path / "missing" / "run.json")
     with pytest.raises(OutputError, match="it is a folder"):
-        Watch(save=tmp_path)
+        lit().Watch(save=tmp_path)
 
 
 # -- two processes under the ddp strategy ---------------------------------------------------
@@ -244,8 +257,8 @@ def _ddp_worker(rank: int, port: int, folder: str, nan_row: int | None = None) -
     torch.set_num_threads(1)
     X, Y = _data(nan_row=nan_row)
     every = 2 if nan_row is None else 1
-    callback = Watch(every=every, save=os.path.join(folder, f"run{rank}.json"), show=False)
-    strategy = L.pytorch.strategies.DDPStrategy(
+    callback = lit().Watch(every=every, save=os.path.join(folder, f"run{rank}.json"), show=False)
+    strategy = lit().L.pytorch.strategies.DDPStrategy(
         process_group_backend="gloo", timeout=datetime.timedelta(seconds=TIMEOUT)
     )
     # each rank its own half, every other row (Lightning's own sampler would shuffle):
@@ -254,7 +267,7 @@ def _ddp_worker(rank: int, port: int, folder: str, nan_row: int | None = None) -
         callback, devices=2, strategy=strategy, max_epochs=2, use_distributed_sampler=False
     )
     try:
-        trainer.fit(Module(), _loader(X[rank::2], Y[rank::2], 16))
+        trainer.fit(lit().Module(), _loader(X[rank::2], Y[rank::2], 16))
     except StatusFound as error:
         if nan_row is None:
             raise

@@ -47,3 +47,17 @@ def require_framework(name: str):
         if os.environ.get("CI"):
             pytest.fail(f"the {name} tests must run in CI: {why}", pytrace=False)
         pytest.skip(why, allow_module_level=True)
+
+
+def require_installed(name: str) -> None:
+    """torch, and the framework `name` installed (found, not imported), or skip the test
+    module (fail it under CI): for a module whose tests import the framework themselves,
+    so that collecting it (every worker collects every file) costs no framework import."""
+    require_torch()
+    import importlib.util
+
+    if importlib.util.find_spec(name) is None:
+        why = f"{name} is not installed (make frameworks installs {FRAMEWORKS[name]})"
+        if os.environ.get("CI"):
+            pytest.fail(f"the {name} tests must run in CI: {why}", pytrace=False)
+        pytest.skip(why, allow_module_level=True)
