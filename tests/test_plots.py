@@ -121,3 +121,19 @@ def test_no_warning_for_nan_loss_nan_outputs_or_a_flat_map() -> None:
 def test_an_unknown_format_is_refused() -> None:
     with pytest.raises(ValueError, match="svg, png, pdf"):
         plots.curves_plot([1.0], [1.0], fmt="dot")
+
+
+def test_a_subtitle_is_the_titles_second_line_and_a_recorded_runs_axis_says_step() -> None:
+    """The title and its subtitle on two lines (not joined by the two characters \\n), and
+    the heat map's time axis in the history's own unit: a recorded run's steps."""
+    from dataclasses import replace
+
+    history = odd_history()
+    svg = plots.grads_plot(history[-1][1], history, "a title", "the subtitle", fmt="svg")
+    comments = re.findall(rb"<!-- (.*?) -->", svg)
+    assert b"a title" in comments and b"the subtitle" in comments
+    assert not any(b"\\n" in c for c in comments)
+    assert b"epoch" in comments and b"step" not in comments
+    steps = [(t, replace(d, unit="step")) for t, d in history]
+    comments = re.findall(rb"<!-- (.*?) -->", plots.grads_plot(steps[-1][1], steps, fmt="svg"))
+    assert b"step" in comments and b"epoch" not in comments

@@ -76,7 +76,9 @@ def _save(figure: Figure, title: str, subtitle: str, fmt: str) -> bytes:
     """The figure under its title (and, in the same text, the circumstances: when, on what
     data), as the bytes of a file."""
     if subtitle:
-        figure.suptitle(plain(f"{title}\n{textwrap.fill(subtitle, 100)}"), fontsize=10)
+        # (each line made plain alone: `plain` escapes a line break as the two characters \n)
+        lines = [title, *textwrap.wrap(subtitle, 100)]
+        figure.suptitle("\n".join(plain(line) for line in lines), fontsize=10)
     else:
         figure.suptitle(plain(title), fontweight="bold")
     if fmt not in PLOT_FORMATS:
@@ -165,16 +167,20 @@ def grads_plot(
         for name, (face, hatch) in looks.grads_keys(layers, rows)
     ]
     if grid is not None:
-        _heat(figure, grid, epochs, np.array(rows, dtype=np.float64), LogNorm(lo, hi))
+        rms = np.array(rows, dtype=np.float64)
+        _heat(figure, grid, epochs, rms, LogNorm(lo, hi), diagnosis.unit)
     key = {"title": looks.STATUS_KEY.format(statuses), "title_fontsize": 8}
     columns = min(6, max(1, len(handles)))
     figure.legend(handles=handles, loc="outside lower center", ncol=columns, frameon=False, **key)
     return _save(figure, title, subtitle, fmt)
 
 
-def _heat(figure: Figure, ax: Any, epochs: list[int], grid: np.ndarray, norm: LogNorm) -> None:
-    """The layers x epochs map: one row per layer, one column per recorded epoch (cells
-    as wide as the time they stand for), NaN/inf and zeros hatched over the colour."""
+def _heat(
+    figure: Figure, ax: Any, epochs: list[int], grid: np.ndarray, norm: LogNorm, unit: str
+) -> None:
+    """The layers x epochs map: one row per layer, one column per recorded epoch (or a
+    recorded run's step: `unit`; cells as wide as the time they stand for), NaN/inf and
+    zeros hatched over the colour."""
     e = np.asarray(epochs, dtype=np.float64)
     if len(e) > 1 and not np.all(np.diff(e) > 0):
         # records at one step (a recorder's step() twice between updates): cells of one
@@ -195,7 +201,7 @@ def _heat(figure: Figure, ax: Any, epochs: list[int], grid: np.ndarray, norm: Lo
     ax.set_xlim(edges[0], edges[-1])
     ticks = MaxNLocator(nbins=8, integer=True, steps=[1, 2, 5, 10]).tick_values(e[0], e[-1])
     ax.set_xticks([t for t in ticks if e[0] <= t <= e[-1]])  # recorded epochs only
-    ax.set_xlabel("epoch")
+    ax.set_xlabel(unit)
     ax.set_title(looks.OVER_TRAINING, loc="left")
     ax.tick_params(axis="y", left=False, labelleft=False)
     bar = figure.colorbar(mesh, ax=ax, pad=0.02, aspect=30)
