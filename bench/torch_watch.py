@@ -56,6 +56,24 @@ def _model(kind: str):
     return model, torch.randn(128, 784), torch.randint(0, 10, (128,))
 
 
+def step_timer(net, optimizer, loss_fn, x, y, rec=None):  # type: ignore[no-untyped-def]
+    """`steps(n)`: n training steps of `net` on (x, y), each loss logged to `rec` where one
+    watches; the thread's CPU seconds a step (also bench/torch_watch_ab.py's loop)."""
+
+    def steps(n: int) -> float:
+        start = time.thread_time()
+        for _ in range(n):
+            optimizer.zero_grad()
+            loss = loss_fn(net(x), y)
+            loss.backward()
+            optimizer.step()
+            if rec is not None:
+                rec.log(loss=loss)
+        return (time.thread_time() - start) / n
+
+    return steps
+
+
 def _watch_bench(kind: str = "relu") -> None:
     import torch
 
@@ -74,18 +92,7 @@ def _watch_bench(kind: str = "relu") -> None:
         if every is not None:
             rec = watch(net, every=every, optimizer=optimizer, nan_check=nan_check)
 
-        def steps(n: int) -> float:
-            start = time.thread_time()
-            for _ in range(n):
-                optimizer.zero_grad()
-                loss = loss_fn(net(X), Y)
-                loss.backward()
-                optimizer.step()
-                if rec is not None:
-                    rec.log(loss=loss)
-            return (time.thread_time() - start) / n
-
-        return steps, rec
+        return step_timer(net, optimizer, loss_fn, X, Y, rec), rec
 
     names = (
         "plain",

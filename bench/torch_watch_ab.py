@@ -23,11 +23,11 @@ import json
 import os
 import statistics
 import sys
-import time
 from pathlib import Path
 from types import ModuleType
 
 import torch
+from torch_watch import step_timer  # (bench/: this script's folder)
 
 import gradviz.torch.recorder as after
 
@@ -74,19 +74,7 @@ def bench(kind: str, before: ModuleType, rounds: int) -> None:
         net = copy.deepcopy(base)
         opt = torch.optim.SGD(net.parameters(), lr=0.01)
         rec = recorder.watch(net, every=1, optimizer=opt) if recorder else None
-
-        def steps(n: int) -> float:
-            start = time.thread_time()
-            for _ in range(n):
-                opt.zero_grad()
-                loss = loss_of(net(x), y)
-                loss.backward()
-                opt.step()
-                if rec is not None:
-                    rec.log(loss=loss)
-            return (time.thread_time() - start) / n
-
-        return steps, rec
+        return step_timer(net, opt, loss_of, x, y, rec), rec
 
     runs = {"plain": variant(None), "before": variant(before), "after": variant(after)}
     for steps, _ in runs.values():

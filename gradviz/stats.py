@@ -411,8 +411,8 @@ def assess(
     )
     with np.errstate(all="ignore"):
         stalled = at_rest and batch >= 2 and spread < STALLED_SPREAD * scale
-        _compare(layers, deltas, hop_bounds, judged_by)
         near_zero = _near_zero(layers)
+        _compare(layers, deltas, hop_bounds, judged_by, near_zero)
         # grad:data tells of explosion only where a step is lr·g (not rescaled by the
         # optimizer) and over weights not ~0 (a step of a zero-initialised weight is ∞× it)
         for layer in active:
@@ -442,14 +442,17 @@ def _compare(
     deltas: Sequence[float],
     hop_bounds: Sequence[float | None] | None,
     judged_by: str,
+    near_zero: set[int],
 ) -> None:
     """Fill in what depends on the other layers (a frozen one is compared with none), from
-    the output back: `most` is the largest size of a later layer that is compared."""
+    the output back: `most` is the largest size of a later layer that is compared (under
+    update:data, not one of the `near_zero` layers: a zero-initialised weight's update is
+    large by construction)."""
     active = [lay for lay in layers if not lay.frozen]
     strongest = max((lay.rms for lay in active if math.isfinite(lay.rms)), default=0.0)
     output = active[-1] if active else layers[-1]
-    # update:data of weights near zero (zero-initialised) is large by construction
-    near_zero = _near_zero(layers) if judged_by == "update" else set()
+    if judged_by != "update":
+        near_zero = set()
     most: float | None = None
     for i in reversed(range(len(layers))):
         layer = layers[i]

@@ -67,10 +67,11 @@ def _functional_activations() -> dict[Callable[..., Any], Callable[..., str | No
             function = getattr(home, name, None)
             if function is not None:
                 found[function] = check
-    for home, name in itertools.product((F, torch), _OTHERS):  # (gradviz does not know
-        for function in (getattr(home, name, None), getattr(home, f"{name}_", None)):  # them)
-            if function is not None:
-                found[function] = lambda *args, **kwargs: None
+    # activations gradviz does not know, and their in-place forms: said, read as linear
+    for home, name, suffix in itertools.product((F, torch), _OTHERS, ("", "_")):
+        function = getattr(home, name + suffix, None)
+        if function is not None:
+            found[function] = lambda *args, **kwargs: None
     return found
 
 

@@ -80,6 +80,7 @@ from gradviz.torch.activations import (
     is_activation,
     torch_slope,
 )
+from gradviz.torch.recording import in_backward
 from gradviz.torch.rows import NORMS, Row, rows_of
 
 _SUM_DTYPE = {torch.float16: torch.float32, torch.bfloat16: torch.float32}
@@ -208,13 +209,6 @@ def _dense(t: torch.Tensor) -> torch.Tensor:
 
 def _compiling() -> bool:
     return torch.compiler.is_compiling()
-
-
-def _in_backward() -> bool:
-    """Whether the backward pass is running: a forward call now is gradient checkpointing's
-    recompute (torch.utils.checkpoint), a second run of a forward already seen, neither
-    the order of the rows nor more activations."""
-    return torch._C._current_graph_task_id() != -1
 
 
 class _Mode(TorchFunctionMode):
@@ -348,7 +342,7 @@ class Recorder:
     def _order(self, rows: list[Row]) -> None:
         """Set the rows' order, and with it the parameters' (each tensor once)."""
         self._rows = rows
-        self._params = [p for row in rows for _, p in row.params]
+        self._params = _params_of(rows)
         self._weight_index = _weight_positions(rows)
         self._ids = {id(p) for p in self._params}
         self._sharded = any(_local(p)[1] for p in self._params)
@@ -515,7 +509,7 @@ class Recorder:
             self._leave_mode()
 
     def _enter_mode(self, *_: object) -> None:
-        if _compiling() or self._mode is not None or _in_backward():
+        if _compiling() or self._mode is not None or in_backward():
             return
         self._mode = _Mode(self)
         self._mode.__enter__()
@@ -570,7 +564,7 @@ class Recorder:
     def _observe(self, module: nn.Module, inputs: object, output: object) -> None:
         if _compiling() or not torch.is_grad_enabled():  # (an evaluation pass: not trained on)
             return
-        if _in_backward():  # (a checkpoint's recompute: this forward was seen)
+        if in_backward():  # (a checkpoint's recompute: this forward was seen)
             return
         with torch._C.DisableTorchFunction():  # (our own sums: not the model's calls)
             self._observe_now(module, inputs, output)
@@ -619,7 +613,7 @@ class Recorder:
 
     def _functional(self, kind: str | None, func: object, x: object, result: object) -> None:
         """A functional activation applied to a row's output."""
-        if _compiling() or not torch.is_grad_enabled() or _in_backward():
+        if _compiling() or not torch.is_grad_enabled() or in_backward():
             return
         if not isinstance(x, torch.Tensor) or not isinstance(result, torch.Tensor):
             return
@@ -929,7 +923,7 @@ class Recorder:
         ids = self._trained(pending, optimizer)
         if pending.stepped is not None:
             pending.stepped = pending.stepped | self._holds(optimizer)
-        params = [p for row in pending.rows for _, p in row.params]
+        params = _params_of(pending.rows)
         if pending.updates is not None and self._before is not None and ids:
             with torch.no_grad():
                 weights = [_local(params[k])[0] for k in ids]
@@ -940,7 +934,7 @@ class Recorder:
         """The parameters of `pending` that `optimizer` holds (their positions), not frozen
         unless `requires_grad` is off, and the optimizers' names with it."""
         held = self._holds(optimizer)
-        params = [p for row in pending.rows for _, p in row.params]
+        params = _params_of(pending.rows)
         ids = [k for k, p in enumerate(params) if id(p) in held]
         for k in ids:
             pending.frozen[k] = not params[k].requires_grad
@@ -953,7 +947,7 @@ class Recorder:
         pending = self._moved
         if not ids or pending is None or pending.updates is None or self._before is None:
             return
-        params = [p for row in pending.rows for _, p in row.params]
+        params = _params_of(pending.rows)
         with torch.no_grad():
             moved = [self._before[k] for k in ids]
             torch._foreach_sub_(moved, [_local(params[k])[0] for k in ids])
@@ -1211,7 +1205,7 @@ class Recorder:
 
     def _diagnosis(self, pending: _Pending) -> Diagnosis:
         rows = pending.rows
-        params = [p for row in rows for _, p in row.params]
+        params = _params_of(rows)
         n = len(params)
         values = pending.norms.tolist()
         g2, w2 = values[:n], values[n : 2 * n]
@@ -1635,6 +1629,11 @@ def _like(kept: list[torch.Tensor] | None, tensors: list[torch.Tensor]) -> bool:
     )
 
 
+def _params_of(rows: list[Row]) -> list[torch.Tensor]:
+    """The rows' parameters in the rows' order: the order of every per-parameter list."""
+    return [p for row in rows for _, p in row.params]
+
+
 def _weight_positions(rows: list[Row]) -> list[int]:
     """Where the rows' weights are among their parameters (in the rows' order): Σ|g| and
     max|g| are read of these alone (and of the biases of a row whose weights alone are
@@ -1647,7 +1646,7 @@ def _weight_positions(rows: list[Row]) -> list[int]:
         for b in row.biases
         if b.requires_grad
     }
-    params = [p for row in rows for _, p in row.params]
+    params = _params_of(rows)
     return [k for k, p in enumerate(params) if id(p) in weights]
 
 

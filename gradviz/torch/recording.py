@@ -167,7 +167,7 @@ class Recording:
         return name
 
     def _enter(self, module: nn.Module, args: tuple) -> None:
-        if self._replays or torch._C._current_graph_task_id() != -1:
+        if self._replays or in_backward():
             self._replays += 1  # (no module runs its forward in backward() but to recompute)
             return
         if self.model is None and not self._stack:
@@ -242,6 +242,12 @@ class Recording:
                 self.saved_bytes[fn] = saved_bytes(fn)
 
 
+def in_backward() -> bool:
+    """Whether the backward pass is running: a forward call now is gradient checkpointing's
+    recompute (torch.utils.checkpoint), a second run of a forward already seen."""
+    return torch._C._current_graph_task_id() != -1
+
+
 def _hooks_on() -> bool:
     """Whether saved-tensor hooks (torch.autograd.graph.saved_tensors_hooks) are on."""
     return torch._C._autograd._top_saved_tensors_default_hooks(False) is not None
@@ -299,7 +305,7 @@ class _Mode(TorchDispatchMode):
         if not torch.is_grad_enabled() or recording._replays:
             return out
         packed = _hooks_on()
-        if packed and torch._C._current_graph_task_id() != -1:
+        if packed and in_backward():
             return out
         # (autograd sets requires_grad and grad_fn above this level, after the op:
         # `_flush` keeps the results that got one)
