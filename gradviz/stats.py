@@ -1005,18 +1005,31 @@ def verdict(diagnosis: Diagnosis, snapshots: History | None = None) -> list[str]
         )
 
     if not lines:
-        unread = [lay for lay in d.layers if lay.unread and not lay.frozen]
-        if d.judged_by == "update":
+        active = [lay for lay in d.layers if not lay.frozen]
+        unread = [lay for lay in active if lay.unread]
+        # (fewer than two layers compared, where two or more are trained: as where their
+        # order in the forward pass was not seen, under torch.compile: nothing was compared)
+        compared = len(active) < 2 or sum(lay.compared for lay in active) >= 2
+        found = "No NaN, explosion, vanishing or zero gradient"
+        if not compared:
+            found = "No NaN, explosion or zero gradient"
+            first = (
+                "no two layers' gradients could be compared (the notes say why), so none was "
+                "checked for vanishing or weak gradients"
+            )
+        elif d.judged_by == "update":
             first = "every layer's weights move at least a tenth as far per step (update:data) "
             first += "as those of the layers after it"
         else:
             first = "every layer gets at least a tenth of the gradient of the layers after it"
         if unread:
             lines.append(
-                f"No NaN, explosion, vanishing or zero gradient: {first}. Dead and saturated "
-                f"units were not checked for {_names(unread)} (not read: "
-                f"{unread[0].unread}), so this is not a clean bill of health."
+                f"{found}: {first}. Dead and saturated units were not checked for "
+                f"{_names(unread)} (not read: {unread[0].unread}), so this is not a clean "
+                "bill of health."
             )
+        elif not compared:
+            lines.append(f"{found}, but {first}: this is not a clean bill of health.")
         else:
             lines.append(f"Healthy: {first}, with no NaN, explosion, dead or saturated layer.")
     return lines

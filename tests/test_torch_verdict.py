@@ -232,3 +232,32 @@ def test_a_nan_first_seen_after_an_unread_layer_says_it_may_have_begun_there() -
         "NaN/inf first seen in layer head (its pre-activations) at step 1; it may have begun "
         "before, in rnn.l0, whose outputs were not read"
     )
+
+
+def test_layers_never_compared_get_no_word_that_they_were() -> None:
+    """Where no two layers could be compared (their forward order unseen: torch.compile of
+    an LSTM model), the verdict must not say each gets a tenth of the next one's gradient,
+    nor "Healthy" (the same recorded step, its layers compared, is Healthy)."""
+    from dataclasses import replace
+
+    from gradviz.stats import Diagnosis
+
+    torch.manual_seed(0)
+    net = nn.Sequential(nn.Linear(4, 8, dtype=DT), nn.Tanh(), nn.Linear(8, 3, dtype=DT))
+    X, Y = torch.randn(16, 4, dtype=DT), torch.randint(0, 3, (16,))
+    opt = torch.optim.SGD(net.parameters(), lr=0.1)
+    rec = watch(net, every=1, optimizer=opt)
+    opt.zero_grad()
+    nn.functional.cross_entropy(net(X), Y).backward()
+    rms = [p.grad.pow(2).mean().sqrt().item() for p in (net[0].weight, net[2].weight)]
+    opt.step()
+    d = rec.diagnosis()
+    assert [lay.rms for lay in d.layers] == pytest.approx(rms, rel=1e-9)
+    assert verdict(d)[0].startswith("Healthy: every layer gets at least a tenth")
+    unseen = [replace(lay, compared=False, below=None) for lay in d.layers]
+    lines = verdict(Diagnosis(**{**d.__dict__, "layers": unseen}))
+    assert lines == [
+        "No NaN, explosion or zero gradient, but no two layers' gradients could be compared "
+        "(the notes say why), so none was checked for vanishing or weak gradients: this is "
+        "not a clean bill of health."
+    ]
